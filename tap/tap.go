@@ -1,0 +1,159 @@
+package tap
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Direction is which way a message travelled.
+type Direction uint8
+
+const (
+	// DirNone is a message with no direction: a topic record, a log line.
+	DirNone Direction = iota
+	// DirUpstream is client to server (Gateway → AgentServer).
+	DirUpstream
+	// DirDownstream is server to client (AgentServer → Gateway).
+	DirDownstream
+	numDirections
+)
+
+// NumDirections is the number of Direction values, for arrays indexed by it.
+const NumDirections = int(numDirections)
+
+var dirNames = [...]string{"none", "upstream", "downstream"}
+
+// String is the metric label value of the direction.
+func (d Direction) String() string {
+	if int(d) < len(dirNames) {
+		return dirNames[d]
+	}
+	return "none"
+}
+
+// Format is a hint of what the bytes are. FormatAuto sniffs: a first byte
+// 0xEF is an EventMeshFrame, anything else is JSON.
+type Format uint8
+
+const (
+	FormatAuto Format = iota
+	FormatJSON
+	FormatFrame
+)
+
+// Position kinds: how Position prints.
+const (
+	PosNone    uint8 = iota
+	PosLine          // Name:Line (a JSON-lines file)
+	PosByte          // Name@Offset (a frame file)
+	PosSubject       // Name, or Name#Offset (NATS subject, JetStream stream sequence)
+	PosKafka         // Name/Partition/Offset
+	PosConn          // Name#Offset (WebSocket connection id, message index)
+)
+
+// Position is where a message came from. It is a plain value so that it can
+// be converted to validate.Position (same fields) without allocating.
+type Position struct {
+	Kind      uint8
+	Partition int32
+	Name      string
+	Offset    int64
+	Line      int64
+}
+
+// String formats the position as findings print it.
+func (p Position) String() string {
+	switch p.Kind {
+	case PosLine:
+		return p.Name + ":" + strconv.FormatInt(p.Line, 10)
+	case PosByte:
+		return p.Name + "@" + strconv.FormatInt(p.Offset, 10)
+	case PosSubject:
+		if p.Offset > 0 {
+			return p.Name + "#" + strconv.FormatInt(p.Offset, 10)
+		}
+		return p.Name
+	case PosKafka:
+		return p.Name + "/" + strconv.FormatInt(int64(p.Partition), 10) + "/" + strconv.FormatInt(p.Offset, 10)
+	case PosConn:
+		return p.Name + "#" + strconv.FormatInt(p.Offset, 10)
+	}
+	return p.Name
+}
+
+// Message is one unit a tap saw: a WebSocket message, a NATS or Kafka
+// record, a log line. Data is owned by the receiver of emit once emit is
+// called (a tap never reuses it).
+type Message struct {
+	Tap    string
+	Pos    Position
+	Conn   string // connection scope: WebSocket connection id, or "" (requests are tracked per Conn)
+	Dir    Direction
+	Time   time.Time
+	Format Format
+	Data   []byte
+	// FromLog marks records read from a log file (they are checked for
+	// leaked credentials: e2a.secret).
+	FromLog bool
+	// Gap marks the first message after the tap lost messages on this
+	// connection or position: streams it touches cannot be judged across it.
+	Gap bool
+	// Joined marks messages that arrive within the join window after the tap
+	// (re)connected: a stream first seen then may start mid-stream.
+	Joined bool
+	// ConnClosed marks a control message with no Data: the connection Conn
+	// ended, and the streams it carried end with it (missing_final, reason
+	// disconnect). It travels through emit so that it stays in order.
+	ConnClosed bool
+	// Reconnected marks a control message with no Data: the tap (re)connected
+	// at Time, and the join window starts.
+	Reconnected bool
+}
+
+// EmitFunc hands a message to the engine. A blocking emit is backpressure;
+// taps that must never block (the WebSocket relay) put a bounded queue in
+// front of it and drop when full.
+type EmitFunc func(context.Context, Message) error
+
+// Source is one tap. Run blocks until ctx is done or the source fails for
+// good; it reconnects by itself on transient errors.
+type Source interface {
+	Run(ctx context.Context, emit EmitFunc) error
+}
+
+// Drop reasons: a closed set, used as a metric label.
+const (
+	DropQueueFull uint8 = iota // the mirror queue to the engine was full
+	DropOversize               // a message or line over the size limit
+	DropUpstreamGap            // the source itself lost messages (JetStream sequence gap, truncated file)
+	DropDecode                 // could not be read at all (I/O, broken compression)
+	NumDropReasons
+)
+
+// DropReasonNames are the metric label values of the drop reasons.
+var DropReasonNames = [NumDropReasons]string{"queue_full", "oversize", "upstream_gap", "decode"}
+
+// Stats is a tap's own health. Taps update it with atomics; the metrics
+// exporter reads it (cmd/e2atap adapts it, since tap does not import
+// Prometheus).
+type Stats struct {
+	Up         atomic.Bool
+	Messages   [NumDirections]atomic.Uint64
+	Bytes      [NumDirections]atomic.Uint64
+	Drops      [NumDropReasons]atomic.Uint64
+	Reconnects atomic.Uint64
+	// Lag is how far behind the tap is, in the tap's own unit (bytes not yet
+	// read for logdir, records for Kafka); 0 when unknown.
+	Lag atomic.Int64
+}
+
+// Count records one message seen in direction d.
+func (s *Stats) Count(d Direction, n int) {
+	s.Messages[d].Add(1)
+	s.Bytes[d].Add(uint64(n))
+}
+
+// Drop records one dropped message.
+func (s *Stats) Drop(reason uint8) { s.Drops[reason].Add(1) }

@@ -1,0 +1,218 @@
+package validate
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/frame"
+)
+
+// Severity of a finding. Off turns a rule off in a profile.
+type Severity uint8
+
+const (
+	Off Severity = iota
+	Info
+	Warning
+	Error
+)
+
+var severityNames = [...]string{"off", "info", "warning", "error"}
+
+func (s Severity) String() string {
+	if int(s) < len(severityNames) {
+		return severityNames[s]
+	}
+	return "off"
+}
+
+// ParseSeverity reads "error", "warning", "info" or "off".
+func ParseSeverity(s string) (Severity, bool) {
+	for i, n := range severityNames {
+		if n == s {
+			return Severity(i), true
+		}
+	}
+	return Off, false
+}
+
+// Position kinds, as in tap.Position (same fields, so the two convert).
+const (
+	PosNone uint8 = iota
+	PosLine
+	PosByte
+	PosSubject
+	PosKafka
+	PosConn
+)
+
+// Position is where a record came from. Same fields as tap.Position.
+type Position struct {
+	Kind      uint8
+	Partition int32
+	Name      string
+	Offset    int64
+	Line      int64
+}
+
+func (p Position) String() string {
+	switch p.Kind {
+	case PosLine:
+		return p.Name + ":" + strconv.FormatInt(p.Line, 10)
+	case PosByte:
+		return p.Name + "@" + strconv.FormatInt(p.Offset, 10)
+	case PosSubject:
+		if p.Offset > 0 {
+			return p.Name + "#" + strconv.FormatInt(p.Offset, 10)
+		}
+		return p.Name
+	case PosKafka:
+		return p.Name + "/" + strconv.FormatInt(int64(p.Partition), 10) + "/" + strconv.FormatInt(p.Offset, 10)
+	case PosConn:
+		return p.Name + "#" + strconv.FormatInt(p.Offset, 10)
+	}
+	return p.Name
+}
+
+// Input is one message for the engine, with where and when it was seen.
+type Input struct {
+	Tap  string
+	Conn string // connection scope for requests and disconnects; "" offline
+	Pos  Position
+	Dir  uint8 // tap.Direction
+	Time time.Time
+	Data []byte
+	// FromLog: the record was read from a log file (e2a.secret applies).
+	FromLog bool
+	// Gap: messages were lost just before this one on this connection.
+	Gap bool
+	// Joined: seen within the join window after the tap (re)connected.
+	Joined bool
+	// Index orders records globally (offline: the record number); findings
+	// carry it so that a sharded run can print them in input order.
+	Index uint64
+}
+
+// Source formats where the record came from, as findings print it:
+// "file:line" offline, "tap:position" live.
+func (in *Input) Source() string {
+	p := in.Pos.String()
+	if in.Tap == "" {
+		return p
+	}
+	if p == "" {
+		return in.Tap
+	}
+	return in.Tap + ":" + p
+}
+
+// Finding is one violation. It is a value, never an error.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"-"`
+	Stream   string   `json:"stream"`
+	Source   string   `json:"source"`
+	Message  string   `json:"message"`
+	Tap      string   `json:"tap,omitempty"`
+	// Time is the capture time of the record (zero offline when unknown).
+	Time time.Time `json:"-"`
+	// Index is the Input.Index of the record (end-of-stream findings: the
+	// index of the record or event that ended it).
+	Index uint64 `json:"-"`
+	// Protocol is "e2a" or "eventmesh".
+	Protocol string `json:"-"`
+}
+
+// Outcome is how a stream ended.
+type Outcome uint8
+
+const (
+	OutcomeSucceeded Outcome = iota
+	OutcomeFailed
+	OutcomeCancelled
+	OutcomeMissingFinal
+	OutcomeEvicted
+	NumOutcomes
+)
+
+var outcomeNames = [...]string{"succeeded", "failed", "cancelled", "missing_final", "evicted"}
+
+// String is the metric label value of the outcome.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// End reasons, for streams that ended without a final.
+const (
+	ReasonFinal      = ""            // the stream ended with its final record
+	ReasonEOF        = "end_of_input"
+	ReasonIdle       = "idle_timeout"
+	ReasonDisconnect = "disconnect"
+	ReasonShutdown   = "shutdown"
+	ReasonCancelled  = "interrupt"
+	ReasonEvicted    = "evicted"
+)
+
+// Protocol label values.
+const (
+	ProtoE2A       = "e2a"
+	ProtoEventMesh = "eventmesh"
+)
+
+// RecordInfo describes one record the engine classified. It is passed to
+// Sink.Record by pointer and is valid only during the call: JSON and Frame
+// alias reused buffers.
+type RecordInfo struct {
+	In       *Input
+	Protocol string    // ProtoE2A or ProtoEventMesh
+	Class    e2a.Class // for JSON records
+	// Kind is a bounded label: the response_kind for known kinds ("other"
+	// for unknown ones), "request", "event", "jsonrpc", "cloudevent",
+	// "legacy_response", "unknown" for JSON; "stream_req", "stream_chunk",
+	// "event", "unknown" for frames; "invalid" for undecodable input.
+	Kind string
+	// Status is a bounded label: succeeded, failed, in_progress, other, or
+	// "" where the record has none.
+	Status     string
+	JSON       *e2a.Record  // nil for frames and undecodable input
+	Frame      *frame.Frame // nil for JSON
+	Stream     []byte       // the stream key (request_id, sid, event id) or nil
+	Heartbeat  bool         // a jiuwenswarm keepalive chunk
+	ServerPush bool         // a jiuwenswarm server-push frame
+}
+
+// StreamInfo describes a stream at its start or end.
+type StreamInfo struct {
+	Tap      string
+	Protocol string
+	Key      string
+	Outcome  Outcome // at end
+	Reason   string  // at end: ReasonFinal or why it ended without one
+	Start    time.Time
+	// FirstChunk is zero when the stream had no chunk.
+	FirstChunk time.Time
+	End        time.Time
+	Records    uint32
+	Heartbeats uint32
+	// Gap: the tap lost messages of this stream, its verdicts are partial.
+	Gap bool
+	// Findings counts error findings on the stream (for span status).
+	Errors uint32
+	// Index of the record or event that ended the stream.
+	Index uint64
+}
+
+// Sink receives what the engine sees. Within one engine the calls are
+// sequential; a sharded run calls one Sink from every shard, so a Sink must
+// be safe for concurrent use. A stream always stays on one shard, so the
+// calls for one stream are ordered. Sinks must not retain pointers.
+type Sink interface {
+	Record(*RecordInfo)
+	Finding(*Finding)
+	StreamStart(*StreamInfo)
+	StreamEnd(*StreamInfo)
+}
