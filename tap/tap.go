@@ -125,10 +125,10 @@ type Source interface {
 
 // Drop reasons: a closed set, used as a metric label.
 const (
-	DropQueueFull uint8 = iota // the mirror queue to the engine was full
-	DropOversize               // a message or line over the size limit
-	DropUpstreamGap            // the source itself lost messages (JetStream sequence gap, truncated file)
-	DropDecode                 // could not be read at all (I/O, broken compression)
+	DropQueueFull   uint8 = iota // the mirror queue to the engine was full
+	DropOversize                 // a message or line over the size limit
+	DropUpstreamGap              // the source itself lost messages (JetStream sequence gap, truncated file)
+	DropDecode                   // could not be read at all (I/O, broken compression)
 	NumDropReasons
 )
 

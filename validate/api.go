@@ -148,7 +148,7 @@ func (o Outcome) String() string {
 
 // End reasons, for streams that ended without a final.
 const (
-	ReasonFinal      = ""            // the stream ended with its final record
+	ReasonFinal      = "" // the stream ended with its final record
 	ReasonEOF        = "end_of_input"
 	ReasonIdle       = "idle_timeout"
 	ReasonDisconnect = "disconnect"
