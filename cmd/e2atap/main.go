@@ -1,0 +1,86 @@
+// Command e2atap watches E2A and EventMesh traffic and checks it against
+// the protocol's invariants: live as a sidecar (run), or offline on
+// captures and logs (validate), with the same verdicts.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses scripts can trust.
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitUsage    = 2
+)
+
+// version is set by the linker (-X main.version=...).
+var version = "dev"
+
+const usage = `e2atap: protocol-aware observability for E2A agent traffic and EventMesh frames.
+
+Usage:
+  e2atap <command> [flags] [args]
+
+Commands:
+  validate   check captures and logs offline (JSON lines or EventMesh frame files)
+  decode     print each record or frame as one JSON line (a dissector)
+  version    print the version
+
+Run 'e2atap <command> --help' for the flags of a command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a command; it is main without the process, for tests.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "validate":
+		return cmdValidate(ctx, rest, stdin, stdout, stderr)
+	case "decode":
+		return cmdDecode(ctx, rest, stdin, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "e2atap %s\n", version)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "e2atap: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// errUsage marks errors that are the caller's (exit 2 with the usage).
+var errUsage = errors.New("usage")
+
+// openInput opens a named input; "-" is standard input.
+func openInput(name string, stdin io.Reader) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(stdin), nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory", name)
+	}
+	return f, nil
+}

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/e2atap/e2atap/validate"
+)
+
+const validateUsage = `Usage: e2atap validate [flags] FILE...
+
+Checks captures and logs of E2A traffic (JSON lines: responses, requests,
+event frames, JSON-RPC, CloudEvents) or files of EventMesh frames against
+the rule catalogue, with the verdicts the live sidecar gives. FILE "-" is
+standard input. Several files are one capture, read in order.
+
+Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage or I/O error.
+
+Flags:
+`
+
+type validateFlags struct {
+	profile, format, output, failOn string
+	maxLine, maxStreams, shards     int
+	quiet                           bool
+}
+
+func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var vf validateFlags
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&vf.profile, "profile", validate.ProfileJiuwenswarm, "rule profile: spec (the E2A document) or jiuwenswarm (the reference implementation's real behaviour)")
+	fs.StringVar(&vf.format, "format", "auto", "input format: auto (first byte 0xEF: frames, else JSON lines), jsonl or frames")
+	fs.StringVar(&vf.output, "output", "text", "text (findings, then a summary) or json (one finding per line on stdout, summary on stderr)")
+	fs.StringVar(&vf.failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warning, info or never")
+	fs.IntVar(&vf.maxLine, "max-line-bytes", 8<<20, "a longer JSON line is an e2a.decode finding and is skipped")
+	fs.IntVar(&vf.maxStreams, "max-streams", 1_000_000, "streams held at once; beyond it the stalest is evicted (outcome evicted)")
+	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key)")
+	fs.BoolVar(&vf.quiet, "quiet", false, "text output: print the summary only")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), validateUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	files := fs.Args()
+	cfg, format, failOn, err := vf.config()
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no input: name at least one FILE (or - for standard input)")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "e2atap validate: %v\n", err)
+		fs.Usage()
+		return exitUsage
+	}
+
+	sink := newOfflineSink()
+	run := validate.NewSharded(vf.shards, cfg, sink)
+	start := time.Now()
+	var idx uint64
+	ioFailed := false
+	for _, name := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		rc, err := openInput(name, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "e2atap validate: %v\n", err)
+			ioFailed = true
+			continue
+		}
+		label := name
+		if name == "-" {
+			label = "stdin"
+		}
+		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx}, run)
+		rc.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "e2atap validate: reading %s: %v\n", name, err)
+			ioFailed = true
+		}
+	}
+	run.Finish(validate.ReasonEOF, &validate.Input{Pos: validate.Position{Name: strings.Join(files, ",")}})
+	stats := run.Stats()
+	elapsed := time.Since(start)
+
+	findings := sink.sorted()
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	switch vf.output {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for i := range findings {
+			enc.Encode(jsonFinding(&findings[i]))
+		}
+		w.Flush()
+		writeSummary(stderr, &stats, sink, elapsed)
+	default:
+		if !vf.quiet {
+			for i := range findings {
+				f := &findings[i]
+				stream := ""
+				if f.Stream != "" {
+					stream = " [" + f.Stream + "]"
+				}
+				fmt.Fprintf(w, "%s: %s %s%s: %s\n", f.Source, f.Severity, f.Rule, stream, f.Message)
+			}
+			if len(findings) > 0 {
+				fmt.Fprintln(w)
+			}
+		}
+		writeSummary(w, &stats, sink, elapsed)
+		w.Flush()
+	}
+	if ioFailed {
+		return exitUsage
+	}
+	for i := range findings {
+		if failOn != validate.Off && findings[i].Severity >= failOn {
+			return exitFindings
+		}
+	}
+	return exitOK
+}
+
+func (vf *validateFlags) config() (validate.Config, validate.Format, validate.Severity, error) {
+	var errs []string
+	cfg := validate.DefaultConfig()
+	cfg.IdleTimeout = 0 // offline: streams end at the end of input
+	p, err := validate.ProfileByName(vf.profile)
+	if err != nil {
+		errs = append(errs, "--profile: "+err.Error())
+	}
+	cfg.Profile = p
+	cfg.MaxStreams = vf.maxStreams
+	cfg.MaxRecordBytes = vf.maxLine
+	format, err := validate.ParseFormat(vf.format)
+	if err != nil {
+		errs = append(errs, "--format: "+err.Error())
+	}
+	if vf.output != "text" && vf.output != "json" {
+		errs = append(errs, fmt.Sprintf("--output: unknown output %q (want text or json)", vf.output))
+	}
+	failOn := validate.Off
+	if vf.failOn != "never" {
+		s, ok := validate.ParseSeverity(vf.failOn)
+		if !ok || s == validate.Off {
+			errs = append(errs, fmt.Sprintf("--fail-on: unknown severity %q (want error, warning, info or never)", vf.failOn))
+		}
+		failOn = s
+	}
+	if vf.maxLine < 1 {
+		errs = append(errs, fmt.Sprintf("--max-line-bytes: %d, want at least 1", vf.maxLine))
+	}
+	if vf.maxStreams < 1 {
+		errs = append(errs, fmt.Sprintf("--max-streams: %d, want at least 1", vf.maxStreams))
+	}
+	if vf.shards < 1 {
+		errs = append(errs, fmt.Sprintf("--shards: %d, want at least 1", vf.shards))
+	}
+	if len(errs) > 0 {
+		return cfg, format, failOn, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return cfg, format, failOn, nil
+}
+
+// findingJSON is the RULES.md shape of a finding.
+type findingJSON struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Stream   string `json:"stream"`
+	Source   string `json:"source"`
+	Message  string `json:"message"`
+}
+
+func jsonFinding(f *validate.Finding) findingJSON {
+	return findingJSON{Rule: f.Rule, Severity: f.Severity.String(), Stream: f.Stream, Source: f.Source, Message: f.Message}
+}
+
+// offlineSink keeps the findings (to print them in input order) and counts
+// records; it is called from every shard.
+type offlineSink struct {
+	mu       sync.Mutex
+	findings []validate.Finding
+	kinds    map[string]uint64
+}
+
+func newOfflineSink() *offlineSink { return &offlineSink{kinds: map[string]uint64{}} }
+
+func (s *offlineSink) Record(r *validate.RecordInfo) {
+	s.mu.Lock()
+	s.kinds[r.Protocol+" "+r.Kind]++
+	s.mu.Unlock()
+}
+
+func (s *offlineSink) Finding(f *validate.Finding) {
+	s.mu.Lock()
+	s.findings = append(s.findings, *f)
+	s.mu.Unlock()
+}
+
+func (s *offlineSink) StreamStart(*validate.StreamInfo) {}
+func (s *offlineSink) StreamEnd(*validate.StreamInfo)   {}
+
+// sorted returns the findings in input order; end-of-input findings (index
+// 0 or the end marker) last, in the order they were reported.
+func (s *offlineSink) sorted() []validate.Finding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.findings
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Index, out[j].Index
+		if a == 0 {
+			return false
+		}
+		if b == 0 {
+			return true
+		}
+		return a < b
+	})
+	return out
+}
+
+func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed time.Duration) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var total uint64
+	for _, n := range st.Findings {
+		total += n
+	}
+	rate := float64(st.Records) / elapsed.Seconds()
+	fmt.Fprintf(tw, "%d records, %d findings in %s (%.0f records/s)\n", st.Records, total, elapsed.Round(time.Millisecond), rate)
+	if total > 0 {
+		fmt.Fprintln(tw, "\nrule\tseverity\tfindings")
+		type row struct {
+			rule string
+			n    uint64
+		}
+		var rows []row
+		for r, n := range st.Findings {
+			if n > 0 {
+				rows = append(rows, row{validate.RuleIDs[r], n})
+			}
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].n > rows[j].n || (rows[i].n == rows[j].n && rows[i].rule < rows[j].rule) })
+		sink.mu.Lock()
+		sev := map[string]string{}
+		for _, f := range sink.findings {
+			sev[f.Rule] = f.Severity.String()
+		}
+		sink.mu.Unlock()
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", r.rule, sev[r.rule], r.n)
+		}
+	}
+	var streams uint64
+	for _, n := range st.Outcomes {
+		streams += n
+	}
+	if streams > 0 {
+		fmt.Fprintln(tw, "\nstream outcome\tstreams\t")
+		for o, n := range st.Outcomes {
+			if n > 0 {
+				fmt.Fprintf(tw, "%s\t%d\t\n", validate.Outcome(o), n)
+			}
+		}
+	}
+	if st.Joined > 0 || st.Evicted > 0 {
+		fmt.Fprintf(tw, "\njoined mid-stream: %d, evicted: %d\n", st.Joined, st.Evicted)
+	}
+	tw.Flush()
+}

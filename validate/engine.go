@@ -1,0 +1,433 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/frame"
+)
+
+// Config of an Engine.
+type Config struct {
+	Profile Profile
+	// MaxStreams bounds the stream table; when full, the stalest stream is
+	// evicted (outcome evicted when it was still open).
+	MaxStreams int
+	// IdleTimeout ends streams with no record for this long (Expire); 0
+	// keeps them until the end of input.
+	IdleTimeout time.Duration
+	// MaxRecordBytes: a longer JSON message is an e2a.decode finding.
+	MaxRecordBytes int
+	// ResponseIDWindow is how many response_ids are remembered for
+	// e2a.response_id_dup (only where that rule is on).
+	ResponseIDWindow int
+}
+
+// DefaultConfig is the jiuwenswarm profile with the limits of DESIGN.md.
+func DefaultConfig() Config {
+	return Config{
+		Profile:          JiuwenswarmProfile(),
+		MaxStreams:       1_000_000,
+		IdleTimeout:      10 * time.Minute,
+		MaxRecordBytes:   8 << 20,
+		ResponseIDWindow: 1 << 20,
+	}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Profile.Name == "" {
+		errs = append(errs, errors.New("profile: not set"))
+	}
+	if c.MaxStreams < 1 {
+		errs = append(errs, fmt.Errorf("max_streams: %d, want at least 1", c.MaxStreams))
+	}
+	if c.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("idle_timeout: %s is negative", c.IdleTimeout))
+	}
+	if c.MaxRecordBytes < 1 {
+		errs = append(errs, fmt.Errorf("max_record_bytes: %d, want at least 1", c.MaxRecordBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// Stats counts what an Engine did (read them after the engine stopped, or
+// from the engine's goroutine).
+type Stats struct {
+	Records  uint64
+	Findings [NumRules]uint64
+	Joined   uint64 // streams that started mid-stream inside a join window
+	Evicted  uint64 // open streams evicted from a full table
+	Outcomes [NumOutcomes]uint64
+}
+
+// Engine checks one sequence of records. It is a pure state machine: no
+// goroutines, no clock reads (time comes with each Input). Not safe for
+// concurrent use: a sharded run gives each shard its own Engine.
+type Engine struct {
+	cfg  Config
+	prof Profile
+	sink Sink
+
+	rec   e2a.Record
+	frm   frame.Frame
+	info  RecordInfo
+	tab   *table
+	key   []byte // scratch for composite keys
+	stats Stats
+	rnd   uint64
+
+	respIDs  *respIDSet
+	shared   *respIDSet // set by a Sharded run: one set for all shards
+	echoSeed maphash.Seed
+	idSeed   maphash.Seed
+}
+
+// sharedIDSeed hashes response_ids the same way in every shard.
+var sharedIDSeed = maphash.MakeSeed()
+
+// NewEngine returns an engine reporting to sink.
+func NewEngine(cfg Config, sink Sink) *Engine {
+	if cfg.MaxStreams < 1 {
+		cfg.MaxStreams = DefaultConfig().MaxStreams
+	}
+	if cfg.MaxRecordBytes < 1 {
+		cfg.MaxRecordBytes = DefaultConfig().MaxRecordBytes
+	}
+	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, rnd: 0x9e3779b97f4a7c15, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed}
+	hint := cfg.MaxStreams
+	if hint > 1<<16 {
+		hint = 1 << 16
+	}
+	e.tab = newTable(hint)
+	if e.prof.Severity[RuleE2AResponseIDDup] != Off {
+		w := cfg.ResponseIDWindow
+		e.respIDs = newRespIDSet(w)
+	}
+	return e
+}
+
+// Stats returns the counters so far.
+func (e *Engine) Stats() *Stats { return &e.stats }
+
+// Open returns how many streams the table holds (open and ended).
+func (e *Engine) Open() int { return e.tab.len() }
+
+func (e *Engine) on(r Rule) bool { return e.prof.Severity[r] != Off }
+
+// report emits a finding of rule r at severity sev (Off: the profile's).
+func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, msg string) {
+	if sev == Off {
+		sev = e.prof.Severity[r]
+	}
+	if sev == Off {
+		return
+	}
+	e.stats.Findings[r]++
+	f := Finding{
+		Rule: RuleIDs[r], Severity: sev, Stream: string(stream), Source: in.Source(),
+		Message: msg, Tap: in.Tap, Time: in.Time, Index: in.Index, Protocol: proto,
+	}
+	e.sink.Finding(&f)
+}
+
+// Observe checks one message: JSON, or an EventMeshFrame when the first
+// byte is 0xEF. A frame message holds exactly one frame (trailing bytes are
+// ignored, as the reference decoder does).
+func (e *Engine) Observe(in *Input) {
+	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
+		f, _, err := frame.Decode(in.Data)
+		if err != nil {
+			e.DecodeError(in, ProtoEventMesh, err.Error())
+			return
+		}
+		e.ObserveFrame(in, &f)
+		return
+	}
+	e.ObserveJSON(in)
+}
+
+// DecodeError reports input that could not be decoded at all: e2a.decode
+// for JSON (proto ProtoE2A), frame.decode for frames.
+func (e *Engine) DecodeError(in *Input, proto, msg string) {
+	e.stats.Records++
+	r := RuleE2ADecode
+	if proto == ProtoEventMesh {
+		r = RuleFrameDecode
+	}
+	e.info = RecordInfo{In: in, Protocol: proto, Kind: "invalid"}
+	e.sink.Record(&e.info)
+	e.report(r, Off, in, nil, proto, msg)
+}
+
+// composite builds the table key: tap NUL conn NUL proto stream.
+func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
+	k := append(e.key[:0], in.Tap...)
+	k = append(k, 0)
+	k = append(k, in.Conn...)
+	k = append(k, 0, proto)
+	if len(stream) > maxKeyLen {
+		h := maphash.Bytes(e.echoSeed, stream)
+		k = append(k, stream[:maxKeyLen-17]...)
+		k = append(k, '~')
+		k = strconv.AppendUint(k, h, 16)
+	} else {
+		k = append(k, stream...)
+	}
+	e.key = k
+	return k
+}
+
+// streamOf splits a composite key into its parts.
+func streamOf(k []byte) (tap, conn string, stream []byte) {
+	a := indexByte(k, 0)
+	b := a + 1 + indexByte(k[a+1:], 0)
+	return string(k[:a]), string(k[a+1 : b]), k[b+2:]
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// lookup finds or (create) adds the stream for key.
+func (e *Engine) lookup(key []byte, create bool, in *Input) (int32, bool) {
+	h := e.tab.hash(key)
+	if i := e.tab.find(key, h); i >= 0 {
+		return i, false
+	}
+	if !create {
+		return -1, false
+	}
+	if e.tab.len() >= e.cfg.MaxStreams {
+		e.evict(in)
+		h = e.tab.hash(key)
+	}
+	i := e.tab.insert(key, h)
+	s := &e.tab.dense[i]
+	s.startNs = in.Time.UnixNano()
+	if in.Time.IsZero() {
+		s.startNs = 0
+	}
+	s.lastNs = s.startNs
+	s.first = in.Index
+	return i, true
+}
+
+// evict removes the stalest of a few sampled streams, preferring ended ones.
+func (e *Engine) evict(in *Input) {
+	n := e.tab.len()
+	best := int32(-1)
+	for k := 0; k < 16; k++ {
+		e.rnd ^= e.rnd << 13
+		e.rnd ^= e.rnd >> 7
+		e.rnd ^= e.rnd << 17
+		i := int32(e.rnd % uint64(n))
+		if best < 0 {
+			best = i
+			continue
+		}
+		a, b := &e.tab.dense[i], &e.tab.dense[best]
+		ae, be := a.flags&fEnded != 0, b.flags&fEnded != 0
+		if (ae && !be) || (ae == be && a.lastNs < b.lastNs) || (ae == be && a.lastNs == b.lastNs && a.first < b.first) {
+			best = i
+		}
+	}
+	s := &e.tab.dense[best]
+	if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
+		e.stats.Evicted++
+		e.end(best, OutcomeEvicted, ReasonEvicted, in, false)
+	}
+	e.tab.remove(best)
+}
+
+// touch records activity on stream i.
+func (e *Engine) touch(i int32, in *Input) {
+	s := &e.tab.dense[i]
+	if !in.Time.IsZero() {
+		s.lastNs = in.Time.UnixNano()
+	}
+}
+
+func (e *Engine) startIfNeeded(i int32, in *Input, proto string) {
+	s := &e.tab.dense[i]
+	if s.flags&fStarted != 0 {
+		return
+	}
+	s.flags |= fStarted
+	info := e.streamInfo(i, proto)
+	e.sink.StreamStart(&info)
+}
+
+func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
+	s := &e.tab.dense[i]
+	tap, _, key := streamOf(e.tab.key(i))
+	si := StreamInfo{
+		Tap: tap, Protocol: proto, Key: string(key), Records: s.records,
+		Heartbeats: uint32(s.heartbeats), Gap: s.flags&fGap != 0, Errors: uint32(s.errors), Index: s.first,
+	}
+	if s.startNs != 0 {
+		si.Start = time.Unix(0, s.startNs)
+		si.End = time.Unix(0, s.lastNs)
+		if s.chunkUs != 0 {
+			si.FirstChunk = si.Start.Add(time.Duration(s.chunkUs-1) * time.Microsecond)
+		}
+	}
+	return si
+}
+
+// end closes stream i with an outcome; with missing, a missing_final /
+// missing_done finding is reported (unless the stream had a gap the tap
+// could not see across).
+func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool) {
+	s := &e.tab.dense[i]
+	s.flags |= fEnded
+	if s.flags&fResponded == 0 {
+		return
+	}
+	proto := ProtoE2A
+	rule := RuleE2AMissingFinal
+	if s.flags&fFrame != 0 {
+		proto, rule = ProtoEventMesh, RuleFrameMissingDone
+	}
+	e.stats.Outcomes[o]++
+	info := e.streamInfo(i, proto)
+	info.Outcome, info.Reason = o, reason
+	if in != nil {
+		info.Index = in.Index
+		if !in.Time.IsZero() {
+			info.End = in.Time
+		}
+	}
+	if missing && s.flags&fGap == 0 {
+		tap, _, key := streamOf(e.tab.key(i))
+		what := "no final record"
+		if proto == ProtoEventMesh {
+			what = "no done chunk"
+		}
+		src := Input{Tap: tap, Index: info.Index}
+		if in != nil {
+			src.Pos = Position{Name: in.Pos.Name}
+			src.Time = in.Time
+		}
+		e.report(rule, Off, &src, key, proto, fmt.Sprintf("stream ended (%s) with %s after %d records", reason, what, s.records))
+	}
+	e.sink.StreamEnd(&info)
+}
+
+// Finish ends every open stream: end of input offline (ReasonEOF), or
+// shutdown live. at carries the source name and time for the findings.
+func (e *Engine) Finish(reason string, at *Input) {
+	idx := make([]int32, 0, 16)
+	for i := range e.tab.dense {
+		s := &e.tab.dense[i]
+		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
+			idx = append(idx, int32(i))
+		}
+	}
+	sort.Slice(idx, func(a, b int) bool { return e.tab.dense[idx[a]].first < e.tab.dense[idx[b]].first })
+	for _, i := range idx {
+		e.end(i, OutcomeMissingFinal, reason, at, true)
+	}
+}
+
+// ConnClosed ends the open streams of one connection (reason disconnect).
+// Cancelled streams were already ended and are not reported.
+func (e *Engine) ConnClosed(in *Input) {
+	e.forConn(in, func(i int32, s *stream) {
+		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
+			e.end(i, OutcomeMissingFinal, ReasonDisconnect, in, true)
+		}
+	})
+	// The connection's streams cannot come back: drop them.
+	for i := int32(len(e.tab.dense)) - 1; i >= 0; i-- {
+		tap, conn, _ := streamOf(e.tab.key(i))
+		if tap == in.Tap && conn == in.Conn {
+			e.tab.remove(i)
+		}
+	}
+}
+
+// Gap marks the open streams of in's connection as having lost messages:
+// their next sequence re-bases silently and a missing final is not
+// reported as a finding (the final may be what was lost).
+func (e *Engine) Gap(in *Input) {
+	e.forConn(in, func(_ int32, s *stream) {
+		if s.flags&fEnded == 0 {
+			s.flags |= fGap | fResync
+		}
+	})
+}
+
+func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
+	for i := range e.tab.dense {
+		tap, conn, _ := streamOf(e.tab.key(int32(i)))
+		if tap == in.Tap && conn == in.Conn {
+			fn(int32(i), &e.tab.dense[i])
+		}
+	}
+}
+
+// Expire ends streams idle for longer than the idle timeout at now, and
+// forgets ended streams idle for that long.
+func (e *Engine) Expire(now time.Time) {
+	if e.cfg.IdleTimeout <= 0 {
+		return
+	}
+	limit := now.Add(-e.cfg.IdleTimeout).UnixNano()
+	for i := int32(len(e.tab.dense)) - 1; i >= 0; i-- {
+		if i >= int32(len(e.tab.dense)) {
+			continue
+		}
+		s := &e.tab.dense[i]
+		if s.lastNs == 0 || s.lastNs > limit {
+			continue
+		}
+		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
+			tap, conn, _ := streamOf(e.tab.key(i))
+			at := Input{Tap: tap, Conn: conn, Time: now}
+			e.end(i, OutcomeMissingFinal, ReasonIdle, &at, true)
+		}
+		e.tab.remove(i)
+	}
+}
+
+func (e *Engine) echoHash(v *e2a.Value) uint32 {
+	if !v.Present() {
+		return 0
+	}
+	var h maphash.Hash
+	h.SetSeed(e.echoSeed)
+	h.WriteByte(byte(v.Type))
+	h.Write(v.Str)
+	if v.Type == e2a.Bool && v.Bool {
+		h.WriteByte(1)
+	}
+	x := uint32(h.Sum64())
+	if x == 0 {
+		x = 1
+	}
+	return x
+}
+
+// list formats names for messages: "a, b and c".
+func list(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}

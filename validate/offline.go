@@ -1,0 +1,225 @@
+package validate
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+// Handler takes records from a reader: an *Engine, or a *Sharded run.
+type Handler interface {
+	Observe(*Input)
+	ObserveFrame(*Input, *frame.Frame)
+	DecodeError(in *Input, proto, msg string)
+}
+
+var (
+	_ Handler = (*Engine)(nil)
+)
+
+// Format of an input file.
+type Format uint8
+
+const (
+	FormatAuto Format = iota
+	FormatJSONL
+	FormatFrames
+)
+
+// ParseFormat reads auto, jsonl or frames.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "auto", "":
+		return FormatAuto, nil
+	case "jsonl", "json":
+		return FormatJSONL, nil
+	case "frames", "frame":
+		return FormatFrames, nil
+	}
+	return FormatAuto, fmt.Errorf("unknown format %q (want auto, jsonl or frames)", s)
+}
+
+// ReadOptions bound what a reader holds in memory.
+type ReadOptions struct {
+	// MaxLineBytes: a longer JSON line is one e2a.decode finding and is
+	// skipped without being buffered.
+	MaxLineBytes int
+	// FromLog marks the records as read from a log (e2a.secret applies).
+	FromLog bool
+	// Index is the first Input.Index to use - 1 (records are numbered from
+	// Index+1); the reader returns the last index it used.
+	Index uint64
+}
+
+// maxFrameBuffer bounds how much a frame reader buffers for one frame.
+const maxFrameBuffer = 32 << 20
+
+// Read reads one input and feeds h. It sniffs the format when asked
+// (FormatAuto): a first byte 0xEF means frames, anything else JSON lines.
+// The returned error is an I/O error; bad content becomes findings.
+func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = 8 << 20
+	}
+	br := bufio.NewReaderSize(r, 256<<10)
+	if format == FormatAuto {
+		b, err := br.Peek(1)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return opts.Index, err
+		}
+		format = FormatJSONL
+		if len(b) == 1 && b[0] == frame.Magic {
+			format = FormatFrames
+		}
+	}
+	if format == FormatFrames {
+		return readFrames(br, name, opts, h)
+	}
+	return readJSONL(br, name, opts, h)
+}
+
+func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
+	idx := opts.Index
+	var line int64
+	var long []byte
+	for {
+		b, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the reader's buffer: collect it up to the
+			// limit, then discard the rest.
+			long = append(long[:0], b...)
+			n := len(b)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				b, err = br.ReadSlice('\n')
+				n += len(b)
+				if len(long)+len(b) <= opts.MaxLineBytes+1 {
+					long = append(long, b...)
+				}
+			}
+			line++
+			idx++
+			content := n
+			if err == nil {
+				content-- // the newline
+			}
+			if content > opts.MaxLineBytes {
+				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
+				h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, opts.MaxLineBytes))
+			} else {
+				observeLine(h, name, line, idx, trimEOL(long), opts.FromLog)
+			}
+			long = long[:0]
+		} else if len(b) > 0 {
+			line++
+			if t := trimEOL(b); len(t) > 0 {
+				idx++
+				if len(t) > opts.MaxLineBytes {
+					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
+					h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", len(t), opts.MaxLineBytes))
+				} else {
+					observeLine(h, name, line, idx, t, opts.FromLog)
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return idx, nil
+			}
+			return idx, err
+		}
+	}
+}
+
+func observeLine(h Handler, name string, line int64, idx uint64, data []byte, fromLog bool) {
+	if isBlank(data) {
+		return
+	}
+	in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, Data: data, FromLog: fromLog}
+	h.Observe(&in)
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// readFrames decodes concatenated frames; it stops at the first frame it
+// cannot decode (frame.decode names the byte offset).
+func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
+	idx := opts.Index
+	buf := make([]byte, 0, 1<<20)
+	var base int64 // file offset of buf[0]
+	off := 0
+	eof := false
+	fill := func() error {
+		if off > 0 {
+			n := copy(buf, buf[off:])
+			buf = buf[:n]
+			base += int64(off)
+			off = 0
+		}
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), 2*cap(buf))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := br.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			eof = true
+			return nil
+		}
+		return err
+	}
+	for {
+		if off == len(buf) {
+			if eof {
+				return idx, nil
+			}
+			if err := fill(); err != nil {
+				return idx, err
+			}
+			continue
+		}
+		f, _, err := frame.Decode(buf[off:])
+		if err != nil {
+			if !eof && len(buf)-off < maxFrameBuffer {
+				if err := fill(); err != nil {
+					return idx, err
+				}
+				continue
+			}
+			idx++
+			at := base + int64(off)
+			in := Input{Pos: Position{Kind: PosByte, Name: name, Offset: at}, Index: idx}
+			var de *frame.DecodeError
+			msg := err.Error()
+			if errors.As(err, &de) {
+				msg = fmt.Sprintf("%s at byte %d", de.Reason, at+int64(de.Offset))
+			}
+			h.DecodeError(&in, ProtoEventMesh, msg)
+			return idx, nil
+		}
+		idx++
+		in := Input{Pos: Position{Kind: PosByte, Name: name, Offset: base + int64(off)}, Index: idx, Data: buf[off : off+f.Size]}
+		h.ObserveFrame(&in, &f)
+		off += f.Size
+	}
+}

@@ -1,0 +1,272 @@
+package validate
+
+import (
+	"hash/maphash"
+	"sync"
+
+	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/frame"
+)
+
+type itemKind uint8
+
+const (
+	itemObserve itemKind = iota
+	itemDecodeError
+	itemCancelOnly // a chat.interrupt owned by another shard: cancel only
+	itemConnClosed
+	itemGap
+	itemExpire
+	itemFinish
+)
+
+type item struct {
+	kind   itemKind
+	in     Input
+	off, n int // Data within the batch buffer
+	proto  string
+	msg    string
+}
+
+type batch struct {
+	items []item
+	buf   []byte
+}
+
+// shardBatch bounds a batch: records and bytes.
+const (
+	shardBatchItems = 256
+	shardBatchBytes = 256 << 10
+	shardQueue      = 8 // batches queued per shard before the reader blocks
+)
+
+type shard struct {
+	eng  *Engine
+	ch   chan *batch
+	cur  *batch
+	done chan struct{}
+}
+
+// Sharded spreads records over several Engines by stream key (request_id,
+// sid, event id), one goroutine each, so that every stream is owned by one
+// goroutine and per-stream order is kept while all cores work.
+//
+// The methods of Handler (Observe, ObserveFrame, DecodeError) and
+// ConnClosed, Gap, Expire and Finish must be called from one goroutine
+// (the reader); the Sink is called from every shard. The queue to each
+// shard is bounded (shardQueue batches): a slow shard blocks the reader,
+// which is backpressure, never loss.
+type Sharded struct {
+	shards []*shard
+	seed   maphash.Seed
+	rec    e2a.Record
+	pool   sync.Pool
+	wg     sync.WaitGroup
+	closed bool
+}
+
+var _ Handler = (*Sharded)(nil)
+
+// NewSharded starts n shards (at least 1), each with its own Engine.
+func NewSharded(n int, cfg Config, sink Sink) *Sharded {
+	if n < 1 {
+		n = 1
+	}
+	s := &Sharded{seed: maphash.MakeSeed()}
+	s.pool.New = func() any { return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)} }
+	var ids *respIDSet
+	if cfg.Profile.Severity[RuleE2AResponseIDDup] != Off && n > 1 {
+		// response_id uniqueness is global, not per stream: one shared set.
+		ids = newRespIDSet(cfg.ResponseIDWindow)
+	}
+	for i := 0; i < n; i++ {
+		sh := &shard{eng: NewEngine(cfg, sink), ch: make(chan *batch, shardQueue), done: make(chan struct{})}
+		if ids != nil {
+			sh.eng.shared = ids
+		}
+		sh.cur = s.pool.Get().(*batch)
+		s.shards = append(s.shards, sh)
+		s.wg.Add(1)
+		go s.run(sh)
+	}
+	return s
+}
+
+func (s *Sharded) run(sh *shard) {
+	defer s.wg.Done()
+	for b := range sh.ch {
+		for k := range b.items {
+			it := &b.items[k]
+			it.in.Data = b.buf[it.off : it.off+it.n]
+			e := sh.eng
+			switch it.kind {
+			case itemObserve:
+				e.Observe(&it.in)
+			case itemDecodeError:
+				e.DecodeError(&it.in, it.proto, it.msg)
+			case itemCancelOnly:
+				e.cancelFrom(&it.in)
+			case itemConnClosed:
+				e.ConnClosed(&it.in)
+			case itemGap:
+				e.Gap(&it.in)
+			case itemExpire:
+				e.Expire(it.in.Time)
+			case itemFinish:
+				e.Finish(it.msg, &it.in)
+			}
+		}
+		b.items, b.buf = b.items[:0], b.buf[:0]
+		s.pool.Put(b)
+	}
+}
+
+func (s *Sharded) shardOf(key []byte) *shard {
+	if len(s.shards) == 1 {
+		return s.shards[0]
+	}
+	return s.shards[maphash.Bytes(s.seed, key)%uint64(len(s.shards))]
+}
+
+func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
+	b := sh.cur
+	it := item{kind: kind, in: *in, off: len(b.buf), n: len(in.Data), proto: proto, msg: msg}
+	it.in.Data = nil
+	b.buf = append(b.buf, in.Data...)
+	b.items = append(b.items, it)
+	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
+		s.flush(sh)
+	}
+}
+
+func (s *Sharded) flush(sh *shard) {
+	if len(sh.cur.items) == 0 {
+		return
+	}
+	sh.ch <- sh.cur
+	sh.cur = s.pool.Get().(*batch)
+}
+
+// Observe routes a message to the shard of its stream. A chat.interrupt
+// also reaches every other shard, in order, to cancel streams of its
+// session there.
+func (s *Sharded) Observe(in *Input) {
+	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
+		var key []byte
+		if f, _, err := frame.Decode(in.Data); err == nil {
+			attr := "sid"
+			if f.MsgType == frame.TypeEvent {
+				attr = "id"
+			}
+			key, _ = f.Attr(attr)
+		}
+		s.add(s.shardOf(key), itemObserve, in, "", "")
+		return
+	}
+	key, interrupt := routeJSON(in.Data, &s.rec)
+	owner := s.shardOf(key)
+	s.add(owner, itemObserve, in, "", "")
+	if interrupt {
+		for _, sh := range s.shards {
+			if sh != owner {
+				s.add(sh, itemCancelOnly, in, "", "")
+			}
+		}
+	}
+}
+
+// ObserveFrame routes a decoded frame (the shard decodes it again from
+// in.Data, which is cheap and keeps the frame's memory in the batch).
+func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
+	attr := "sid"
+	if f.MsgType == frame.TypeEvent {
+		attr = "id"
+	}
+	key, _ := f.Attr(attr)
+	s.add(s.shardOf(key), itemObserve, in, "", "")
+}
+
+// DecodeError goes to the first shard (it belongs to no stream).
+func (s *Sharded) DecodeError(in *Input, proto, msg string) {
+	s.add(s.shards[0], itemDecodeError, in, proto, msg)
+}
+
+func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
+	for _, sh := range s.shards {
+		s.add(sh, kind, in, "", msg)
+		s.flush(sh)
+	}
+}
+
+// ConnClosed ends the streams of a connection on every shard.
+func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
+
+// Gap marks a connection's open streams on every shard.
+func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
+
+// Expire runs the idle timeout on every shard.
+func (s *Sharded) Expire(in *Input) { s.broadcast(itemExpire, in, "") }
+
+// Finish ends every open stream (reason), stops the shards and waits for
+// them. The Sharded run cannot be used afterwards.
+func (s *Sharded) Finish(reason string, at *Input) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.broadcast(itemFinish, at, reason)
+	for _, sh := range s.shards {
+		close(sh.ch)
+	}
+	s.wg.Wait()
+}
+
+// Stats adds up the shards' counters (after Finish).
+func (s *Sharded) Stats() Stats {
+	var t Stats
+	for _, sh := range s.shards {
+		st := sh.eng.Stats()
+		t.Records += st.Records
+		t.Joined += st.Joined
+		t.Evicted += st.Evicted
+		for i := range st.Findings {
+			t.Findings[i] += st.Findings[i]
+		}
+		for i := range st.Outcomes {
+			t.Outcomes[i] += st.Outcomes[i]
+		}
+	}
+	return t
+}
+
+// respIDSet is a bounded, shared set of response_id hashes (FIFO
+// forgetting), for e2a.response_id_dup across shards.
+type respIDSet struct {
+	mu   sync.Mutex
+	m    map[uint64]struct{}
+	ring []uint64
+	pos  int
+}
+
+func newRespIDSet(n int) *respIDSet {
+	if n < 1 {
+		n = DefaultConfig().ResponseIDWindow
+	}
+	return &respIDSet{m: make(map[uint64]struct{}, 1024), ring: make([]uint64, n)}
+}
+
+// seen adds h and reports whether it was there already.
+func (r *respIDSet) seen(h uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.m[h]; ok {
+		return true
+	}
+	if old := r.ring[r.pos]; old != 0 {
+		delete(r.m, old)
+	}
+	r.ring[r.pos] = h
+	r.pos = (r.pos + 1) % len(r.ring)
+	r.m[h] = struct{}{}
+	return false
+}
