@@ -1,0 +1,275 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+// renew rewrites the epoch "E0000" of every stream id in lines, so that a
+// benchmark that replays its traffic opens fresh streams each time round.
+func renew(lines [][]byte, epoch int) {
+	tag := []byte(fmt.Sprintf("E%04d", epoch%10000))
+	for _, l := range lines {
+		for i := 0; i+5 <= len(l); i++ {
+			if l[i] == 'E' && l[i+1] >= '0' && l[i+1] <= '9' && l[i+5] == '-' {
+				copy(l[i:], tag)
+			}
+		}
+	}
+}
+
+type nopSink struct{}
+
+func (nopSink) Record(*RecordInfo)      {}
+func (nopSink) Finding(*Finding)        {}
+func (nopSink) StreamStart(*StreamInfo) {}
+func (nopSink) StreamEnd(*StreamInfo)   {}
+
+// benchLines is reference-shaped traffic: 64 interleaved streams of 15
+// chunks and a final, as the AgentServer sends them (jiuwenswarm).
+func benchLines(streams, chunks int) [][]byte {
+	var out [][]byte
+	for c := 0; c <= chunks; c++ {
+		for s := 0; s < streams; s++ {
+			id := fmt.Sprintf("E0000-req-%08d", s)
+			var line string
+			if c < chunks {
+				line = fmt.Sprintf(`{"protocol_version": "1.0", "response_id": %q, "request_id": %q, "sequence": %d, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:%02d.123456+00:00", "provenance": {"source_protocol": "e2a", "converter": null, "converted_at": "2026-03-29T12:00:00.123456+00:00", "details": {}}, "body": {"delta_kind": "text", "delta": "some model output tokens", "event_type": "chat.delta"}, "session_id": "sess-1", "is_stream": true, "metadata": {}}`, id, id, c, c%60)
+			} else {
+				line = fmt.Sprintf(`{"protocol_version": "1.0", "response_id": %q, "request_id": %q, "sequence": %d, "is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "timestamp": "2026-03-29T12:00:59.123456+00:00", "provenance": {"source_protocol": "e2a", "converter": null, "converted_at": "2026-03-29T12:00:00.123456+00:00", "details": {}}, "body": {"result": {"content": "done"}}, "session_id": "sess-1", "is_stream": true, "metadata": {}}`, id, id, c)
+			}
+			out = append(out, []byte(line))
+		}
+	}
+	return out
+}
+
+func BenchmarkValidateJSON(b *testing.B) {
+	lines := benchLines(64, 15)
+	var size int
+	for _, l := range lines {
+		size += len(l)
+	}
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = 0
+	e := NewEngine(cfg, nopSink{})
+	in := Input{Pos: Position{Kind: PosLine, Name: "bench"}}
+	b.SetBytes(int64(size / len(lines)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%len(lines) == 0 && i > 0 {
+			b.StopTimer()
+			renew(lines, i/len(lines))
+			b.StartTimer()
+		}
+		in.Data = lines[i%len(lines)]
+		in.Index = uint64(i + 1)
+		e.Observe(&in)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// stdResponse is what a straightforward encoding/json validator decodes.
+type stdResponse struct {
+	ProtocolVersion *string          `json:"protocol_version"`
+	ResponseID      *string          `json:"response_id"`
+	RequestID       *string          `json:"request_id"`
+	Sequence        *json.Number     `json:"sequence"`
+	IsFinal         *bool            `json:"is_final"`
+	Status          *string          `json:"status"`
+	ResponseKind    *string          `json:"response_kind"`
+	Timestamp       *string          `json:"timestamp"`
+	Provenance      map[string]any   `json:"provenance"`
+	Body            map[string]any   `json:"body"`
+	SessionID       *string          `json:"session_id"`
+	Metadata        map[string]any   `json:"metadata"`
+	IsStream        *bool            `json:"is_stream"`
+	Extra           *json.RawMessage `json:"jsonrpc_id"`
+}
+
+// BenchmarkValidateJSONStdlib is the baseline: decode each record with
+// encoding/json into a struct and check the same things (required fields,
+// status, kind, timestamp, body, sequence semantics in a map).
+func BenchmarkValidateJSONStdlib(b *testing.B) {
+	lines := benchLines(64, 15)
+	type st struct {
+		last  int64
+		ended bool
+	}
+	streams := map[string]*st{}
+	findings := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var r stdResponse
+		if err := json.Unmarshal(lines[i%len(lines)], &r); err != nil {
+			findings++
+			continue
+		}
+		if r.ProtocolVersion == nil || r.ResponseID == nil || r.RequestID == nil || r.Sequence == nil || r.IsFinal == nil ||
+			r.Status == nil || r.ResponseKind == nil || r.Timestamp == nil || r.Provenance == nil || r.Body == nil {
+			findings++
+		}
+		if r.Status != nil && *r.Status != "succeeded" && *r.Status != "failed" && *r.Status != "in_progress" {
+			findings++
+		}
+		if r.Timestamp != nil {
+			if _, err := time.Parse(time.RFC3339Nano, *r.Timestamp); err != nil {
+				findings++
+			}
+		}
+		if r.ResponseKind != nil && *r.ResponseKind == "e2a.chunk" {
+			if _, ok := r.Body["delta_kind"].(string); !ok {
+				findings++
+			}
+		}
+		if r.RequestID == nil || r.Sequence == nil || r.IsFinal == nil {
+			continue
+		}
+		seq, err := r.Sequence.Int64()
+		if err != nil {
+			findings++
+			continue
+		}
+		s, ok := streams[*r.RequestID]
+		if !ok {
+			s = &st{last: -1}
+			streams[*r.RequestID] = s
+		}
+		switch {
+		case s.ended:
+			findings++
+		case seq == s.last+1:
+			s.last = seq
+		case seq > s.last+1:
+			findings++
+			s.last = seq
+		default:
+			findings++
+		}
+		if *r.IsFinal {
+			delete(streams, *r.RequestID) // the loop replays the same streams
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	if findings < 0 {
+		b.Fatal(findings)
+	}
+}
+
+func benchFrames(b *testing.B, streams, chunks int) [][]byte {
+	var out [][]byte
+	for c := 0; c <= chunks; c++ {
+		for s := 0; s < streams; s++ {
+			flags := uint8(0)
+			if c == chunks {
+				flags = frame.FlagDone
+			}
+			f, err := frame.AppendFrame(nil, frame.TypeStreamChunk, flags, int32(c), []frame.Attr{{Name: "sid", Value: fmt.Sprintf("E0000-agent-1:%08d", s)}, {Name: "etype", Value: "text"}}, []byte("tok tok"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// BenchmarkValidateFrames runs every frame rule and the sequence check.
+func BenchmarkValidateFrames(b *testing.B) {
+	frames := benchFrames(b, 64, 15)
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = 0
+	e := NewEngine(cfg, nopSink{})
+	in := Input{Pos: Position{Kind: PosByte, Name: "bench"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%len(frames) == 0 && i > 0 {
+			b.StopTimer()
+			renew(frames, i/len(frames))
+			b.StartTimer()
+		}
+		in.Data = frames[i%len(frames)]
+		f, _, err := frame.Decode(in.Data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.ObserveFrame(&in, &f)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// BenchmarkFrameDecodeSeq is decode plus the sequence check alone: the
+// stream table lookup and RULES.md's sequence semantics.
+func BenchmarkFrameDecodeSeq(b *testing.B) {
+	frames := benchFrames(b, 64, 15)
+	t := newTable(1024)
+	gaps := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f, _, err := frame.Decode(frames[i%len(frames)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		sid, _ := f.Attr("sid")
+		h := t.hash(sid)
+		k := t.find(sid, h)
+		if k < 0 {
+			k = t.insert(sid, h)
+		}
+		s := &t.dense[k]
+		seq := int64(f.Seq)
+		switch {
+		case s.flags&fSeq == 0 || seq == s.last+1:
+			s.last, s.flags = seq, s.flags|fSeq
+		case seq > s.last+1:
+			gaps++
+			s.last = seq
+		default:
+			gaps++
+		}
+		if f.Done() {
+			s.flags &^= fSeq // the loop replays the same streams
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+	if gaps != 0 {
+		b.Fatalf("%d sequence findings on clean frames", gaps)
+	}
+}
+
+// BenchmarkStreamMemory opens one million streams (keys like a reference
+// request id) and reports the heap they take, per stream.
+func BenchmarkStreamMemory(b *testing.B) {
+	const n = 1_000_000
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cfg := DefaultConfig()
+		cfg.IdleTimeout = 0
+		e := NewEngine(cfg, nopSink{})
+		in := Input{}
+		for s := 0; s < n; s++ {
+			in.Data = []byte(fmt.Sprintf(`{"protocol_version":"1.0","response_id":"r","request_id":"%08x-0000-4000-8000-000000000000","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, s))
+			e.Observe(&in)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if e.Open() != n {
+			b.Fatalf("%d streams open, want %d", e.Open(), n)
+		}
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/stream")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc-uint64(n*36))/n, "bytes/stream-excl-key")
+		runtime.KeepAlive(e)
+	}
+}
