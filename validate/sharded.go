@@ -73,7 +73,9 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 		n = 1
 	}
 	s := &Sharded{seed: maphash.MakeSeed()}
-	s.pool.New = func() any { return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)} }
+	s.pool.New = func() any {
+		return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)}
+	}
 	var ids *respIDSet
 	if cfg.Profile.Severity[RuleE2AResponseIDDup] != Off && n > 1 {
 		// response_id uniqueness is global, not per stream: one shared set.

@@ -255,7 +255,9 @@ func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed ti
 				rows = append(rows, row{validate.RuleIDs[r], n})
 			}
 		}
-		sort.Slice(rows, func(i, j int) bool { return rows[i].n > rows[j].n || (rows[i].n == rows[j].n && rows[i].rule < rows[j].rule) })
+		sort.Slice(rows, func(i, j int) bool {
+			return rows[i].n > rows[j].n || (rows[i].n == rows[j].n && rows[i].rule < rows[j].rule)
+		})
 		sink.mu.Lock()
 		sev := map[string]string{}
 		for _, f := range sink.findings {
