@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
 )
@@ -49,7 +50,9 @@ func routeJSON(data []byte, rec *e2a.Record) (key []byte, interrupt bool) {
 			key = nil
 			if data[vs] == '"' {
 				v := data[vs+1 : i-1]
-				if bytes.IndexByte(v, '\\') >= 0 {
+				if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+					// The scanner unescapes and replaces invalid UTF-8:
+					// take its word for the key.
 					return routeSlow(data, rec)
 				}
 				key = v

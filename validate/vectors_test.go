@@ -23,13 +23,21 @@ type streamCase struct {
 
 func loadCases(t *testing.T, file string) []streamCase {
 	t.Helper()
-	b, err := os.ReadFile("testdata/vectors/" + file)
+	cases, err := readVectors(file)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cases
+}
+
+func readVectors(file string) ([]streamCase, error) {
+	b, err := os.ReadFile("testdata/vectors/" + file)
+	if err != nil {
+		return nil, err
+	}
 	// The copy must stay byte-identical to the shared vectors.
 	if shared, err := os.ReadFile("../../shared/vectors/streams/" + file); err == nil && !bytes.Equal(shared, b) {
-		t.Fatalf("testdata/vectors/%s differs from ../shared/vectors/streams/%s: copy it again", file, file)
+		return nil, fmt.Errorf("testdata/vectors/%s differs from ../shared/vectors/streams/%s: copy it again", file, file)
 	}
 	var cases []streamCase
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -37,11 +45,11 @@ func loadCases(t *testing.T, file string) []streamCase {
 	for sc.Scan() {
 		var c streamCase
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		cases = append(cases, c)
 	}
-	return cases
+	return cases, nil
 }
 
 // key renders a finding as the vectors list it: rule stream position.

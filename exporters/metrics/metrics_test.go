@@ -1,0 +1,376 @@
+package metrics
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/e2atap/e2atap/validate"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.prom from the current output")
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func rec(tap, proto, kind, status string, heartbeat bool) *validate.RecordInfo {
+	return &validate.RecordInfo{
+		In:       &validate.Input{Tap: tap},
+		Protocol: proto, Kind: kind, Status: status, Heartbeat: heartbeat,
+	}
+}
+
+const traceA = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+// feed runs a fixed sequence of Sink calls: two taps, an E2A stream that
+// succeeds with a keepalive, one that fails with findings, one that never
+// ends, one without a final, and EventMesh frames.
+func feed(s validate.Sink) {
+	s.Record(rec("agent-ws", "e2a", "request", "", false))
+	s.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_1", Start: t0})
+	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false))
+	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", true))
+	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false))
+	s.Record(rec("agent-ws", "e2a", "e2a.complete", "succeeded", false))
+	s.StreamEnd(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_1", Outcome: validate.OutcomeSucceeded,
+		Start: t0, FirstChunk: t0.Add(300 * time.Millisecond), End: t0.Add(4 * time.Second), Records: 4, Heartbeats: 1})
+
+	s.Record(rec("agent-ws", "e2a", "request", "", false))
+	s.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_2", Start: t0})
+	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false))
+	s.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "req_2", Tap: "agent-ws", Protocol: "e2a"})
+	s.Record(rec("agent-ws", "e2a", "e2a.error", "failed", false))
+	s.Finding(&validate.Finding{Rule: "e2a.timestamp_utc", Severity: validate.Warning, Stream: "req_2", Tap: "agent-ws", Protocol: "e2a"})
+	s.StreamEnd(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_2", Outcome: validate.OutcomeFailed,
+		Start: t0, FirstChunk: t0.Add(2 * time.Second), End: t0.Add(45 * time.Second), Records: 2, Errors: 1})
+
+	s.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_3", Start: t0})
+	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false))
+
+	s.Record(rec("mesh", "eventmesh", "stream_req", "", false))
+	s.StreamStart(&validate.StreamInfo{Tap: "mesh", Protocol: "eventmesh", Key: "a:1", Start: t0})
+	s.Record(rec("mesh", "eventmesh", "stream_chunk", "", false))
+	s.Finding(&validate.Finding{Rule: "frame.missing_done", Severity: validate.Warning, Stream: "a:1", Tap: "mesh", Protocol: "eventmesh"})
+	s.StreamEnd(&validate.StreamInfo{Tap: "mesh", Protocol: "eventmesh", Key: "a:1", Outcome: validate.OutcomeMissingFinal,
+		Reason: validate.ReasonIdle, Start: t0, FirstChunk: t0.Add(20 * time.Millisecond), End: t0.Add(10 * time.Minute), Records: 1})
+	s.Record(rec("mesh", "eventmesh", "invalid", "", false))
+	s.Finding(&validate.Finding{Rule: "frame.decode", Severity: validate.Error, Tap: "mesh", Protocol: "eventmesh"})
+}
+
+func traceIDFor(s *validate.StreamInfo) (string, bool) {
+	if s.Key == "req_2" {
+		return traceA, true
+	}
+	return "", false
+}
+
+func newFixture(t testing.TB) (*prometheus.Registry, *Metrics) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{Version: "v0.1.0-test", TraceID: traceIDFor})
+	if err := RegisterTaps(reg, func() []TapSnapshot {
+		return []TapSnapshot{
+			{Tap: "agent-ws", Up: true,
+				Messages: map[string]uint64{"upstream": 2, "downstream": 7},
+				Bytes:    map[string]uint64{"upstream": 812, "downstream": 4096},
+				Drops:    map[string]uint64{"queue_full": 1, "oversize": 0}},
+			{Tap: "mesh", Up: false,
+				Messages: map[string]uint64{"none": 3}, Bytes: map[string]uint64{"none": 300}},
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterRedactions(reg, func() map[string]uint64 {
+		return map[string]uint64{"credential": 3, "model_output": 12}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return reg, m
+}
+
+func exposition(t testing.TB, g prometheus.Gatherer) []byte {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The Go version is the machine's: keep the golden file portable.
+	return bytes.ReplaceAll(buf.Bytes(), []byte(`goversion="`+runtime.Version()+`"`), []byte(`goversion="GOVERSION"`))
+}
+
+func TestGoldenExposition(t *testing.T) {
+	reg, m := newFixture(t)
+	feed(m)
+	got := exposition(t, reg)
+	golden := filepath.Join("testdata", "exposition.prom")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("exposition differs from %s (-want +got):\n%s", golden, diff)
+	}
+}
+
+// TestPromtoolCheck lints the exposition with Prometheus' own checker.
+func TestPromtoolCheck(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package `prometheus`): skipping `promtool check metrics`")
+	}
+	reg, m := newFixture(t)
+	feed(m)
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(exposition(t, reg))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func family(t *testing.T, reg prometheus.Gatherer, name string) *dto.MetricFamily {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf
+		}
+	}
+	t.Fatalf("no metric family %s", name)
+	return nil
+}
+
+func labels(m *dto.Metric) map[string]string {
+	l := map[string]string{}
+	for _, p := range m.GetLabel() {
+		l[p.GetName()] = p.GetValue()
+	}
+	return l
+}
+
+// TestExemplarsAndNative checks what the text format does not show: native
+// histogram buckets and the trace id exemplars.
+func TestExemplarsAndNative(t *testing.T) {
+	reg, m := newFixture(t)
+	feed(m)
+
+	for _, name := range []string{"e2atap_stream_duration_seconds", "e2atap_time_to_first_chunk_seconds", "e2atap_stream_records"} {
+		for _, mt := range family(t, reg, name).GetMetric() {
+			h := mt.GetHistogram()
+			if h.Schema == nil || h.GetZeroThreshold() == 0 {
+				t.Errorf("%s%v: not a native histogram (schema %v)", name, labels(mt), h.Schema)
+			}
+		}
+	}
+
+	var exemplars []string
+	for _, name := range []string{"e2atap_stream_duration_seconds", "e2atap_time_to_first_chunk_seconds"} {
+		for _, mt := range family(t, reg, name).GetMetric() {
+			h := mt.GetHistogram()
+			seen := map[string]bool{}
+			for _, b := range h.GetBucket() {
+				if e := b.GetExemplar(); e != nil {
+					seen[labels(&dto.Metric{Label: e.GetLabel()})[ExemplarLabel]] = true
+				}
+			}
+			for _, e := range h.GetExemplars() { // native histogram exemplars
+				seen[labels(&dto.Metric{Label: e.GetLabel()})[ExemplarLabel]+" (native)"] = true
+			}
+			for id := range seen {
+				exemplars = append(exemplars, fmt.Sprintf("%s%v %s", name, labels(mt), id))
+			}
+		}
+	}
+	want := []string{
+		"e2atap_stream_duration_seconds" + fmt.Sprint(map[string]string{"outcome": "failed", "tap": "agent-ws"}) + " " + traceA,
+		"e2atap_stream_duration_seconds" + fmt.Sprint(map[string]string{"outcome": "failed", "tap": "agent-ws"}) + " " + traceA + " (native)",
+		"e2atap_time_to_first_chunk_seconds" + fmt.Sprint(map[string]string{"tap": "agent-ws"}) + " " + traceA,
+		"e2atap_time_to_first_chunk_seconds" + fmt.Sprint(map[string]string{"tap": "agent-ws"}) + " " + traceA + " (native)",
+	}
+	if diff := cmp.Diff(want, exemplars, cmpSorted); diff != "" {
+		t.Errorf("exemplars (-want +got):\n%s", diff)
+	}
+}
+
+var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
+	out := append([]string(nil), in...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+})
+
+func TestLabelValuesCapped(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{MaxLabelValues: 4})
+	for i := range 10 {
+		m.Record(rec("t", "e2a", fmt.Sprintf("kind%d", i), "succeeded", false))
+		m.Record(rec("t", "e2a", fmt.Sprintf("kind%d", i), "succeeded", false)) // cached path
+	}
+	got := map[string]float64{}
+	for _, mt := range family(t, reg, "e2atap_records_total").GetMetric() {
+		got[labels(mt)["kind"]] = mt.GetCounter().GetValue()
+	}
+	want := map[string]float64{"kind0": 2, "kind1": 2, "kind2": 2, "kind3": 2, "other": 12}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+}
+
+func TestRedactionsCapped(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	counts := map[string]uint64{}
+	for i := range DefaultMaxLabelValues + 10 {
+		counts[fmt.Sprintf("rule%03d", i)] = 1
+	}
+	if err := RegisterRedactions(reg, func() map[string]uint64 { return counts }); err != nil {
+		t.Fatal(err)
+	}
+	mf := family(t, reg, "e2atap_redactions_total")
+	if n := len(mf.GetMetric()); n != DefaultMaxLabelValues {
+		t.Errorf("%d series, want %d", n, DefaultMaxLabelValues)
+	}
+	var total float64
+	for _, mt := range mf.GetMetric() {
+		total += mt.GetCounter().GetValue()
+	}
+	if total != float64(len(counts)) {
+		t.Errorf("sum %v, want %d", total, len(counts))
+	}
+}
+
+func TestDuplicateTapsMerged(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := RegisterTaps(reg, func() []TapSnapshot {
+		return []TapSnapshot{
+			{Tap: "a", Messages: map[string]uint64{"none": 1}},
+			{Tap: "a", Up: true, Messages: map[string]uint64{"none": 2}},
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := family(t, reg, "e2atap_tap_messages_total").GetMetric()[0].GetCounter().GetValue(); got != 3 {
+		t.Errorf("messages %v, want 3", got)
+	}
+	if got := family(t, reg, "e2atap_tap_up").GetMetric()[0].GetGauge().GetValue(); got != 1 {
+		t.Errorf("up %v, want 1", got)
+	}
+}
+
+// TestNoIDsInLabels: stream keys and session ids must never become label
+// values, whatever the sink is fed.
+func TestNoIDsInLabels(t *testing.T) {
+	reg, m := newFixture(t)
+	feed(m)
+	text := string(exposition(t, reg))
+	for _, id := range []string{"req_1", "req_2", "req_3", "a:1", traceA} {
+		if strings.Contains(text, id) {
+			t.Errorf("exposition contains the id %q", id)
+		}
+	}
+}
+
+func TestRecordZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	m := New(prometheus.NewRegistry(), Options{})
+	ri := rec("agent-ws", "e2a", "e2a.chunk", "in_progress", true)
+	m.Record(ri)
+	if n := testing.AllocsPerRun(1000, func() { m.Record(ri) }); n != 0 {
+		t.Errorf("Record: %v allocs/op, want 0", n)
+	}
+	f := &validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Tap: "agent-ws"}
+	m.Finding(f)
+	if n := testing.AllocsPerRun(1000, func() { m.Finding(f) }); n != 0 {
+		t.Errorf("Finding: %v allocs/op, want 0", n)
+	}
+}
+
+// TestConcurrent drives the sink from many goroutines, as a sharded engine
+// does, and checks the totals (run it with -race).
+func TestConcurrent(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{TraceID: traceIDFor})
+	const workers, per = 8, 500
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tap := fmt.Sprintf("tap%d", w%3)
+			for i := range per {
+				kind := fmt.Sprintf("k%d", i%5)
+				m.Record(rec(tap, "e2a", kind, "in_progress", i%7 == 0))
+				m.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Tap: tap})
+				s := &validate.StreamInfo{Tap: tap, Key: "req_2", Start: t0, End: t0.Add(time.Second), Records: 1}
+				m.StreamStart(s)
+				m.StreamEnd(s)
+			}
+		}()
+	}
+	wg.Wait()
+	var records, findings, streams, active float64
+	for _, mt := range family(t, reg, "e2atap_records_total").GetMetric() {
+		records += mt.GetCounter().GetValue()
+	}
+	for _, mt := range family(t, reg, "e2atap_findings_total").GetMetric() {
+		findings += mt.GetCounter().GetValue()
+	}
+	for _, mt := range family(t, reg, "e2atap_streams_total").GetMetric() {
+		streams += mt.GetCounter().GetValue()
+	}
+	for _, mt := range family(t, reg, "e2atap_streams_active").GetMetric() {
+		active += mt.GetGauge().GetValue()
+	}
+	if records != workers*per || findings != workers*per || streams != workers*per || active != 0 {
+		t.Errorf("records %v findings %v streams %v active %v; want %d, %d, %d, 0",
+			records, findings, streams, active, workers*per, workers*per, workers*per)
+	}
+}
+
+func TestBadTraceIDIgnored(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{TraceID: func(*validate.StreamInfo) (string, bool) { return strings.Repeat("é", 100), true }})
+	s := &validate.StreamInfo{Tap: "t", Start: t0, FirstChunk: t0.Add(time.Second), End: t0.Add(2 * time.Second)}
+	m.StreamStart(s)
+	m.StreamEnd(s) // must not panic
+	for _, mt := range family(t, reg, "e2atap_stream_duration_seconds").GetMetric() {
+		for _, b := range mt.GetHistogram().GetBucket() {
+			if b.GetExemplar() != nil {
+				t.Errorf("exemplar from an invalid trace id: %v", b.GetExemplar())
+			}
+		}
+	}
+}

@@ -1,0 +1,30 @@
+// Package traces is the OpenTelemetry sink of e2atap: one span per stream,
+// exported over OTLP (gRPC or HTTP/protobuf) as configured by the standard
+// OTEL_* environment variables (FromEnv).
+//
+// Place in the pipeline: taps → decode → validate → sinks. A *Tracer is one
+// validate.Sink beside exporters/metrics and exporters/jsonlog. The engine
+// reports records, findings and stream starts and ends; the Tracer keeps a
+// small bounded state per stream (method, session, channel, W3C parent,
+// request time, the first findings) and builds the whole span at StreamEnd
+// with explicit start and end timestamps: no span is ever held open, so an
+// abandoned stream costs nothing in the SDK.
+//
+// Sampling is decided at the end of the stream, when the verdict is known:
+// streams that failed, ended without success, lost messages or have
+// findings are always exported; clean successful streams are kept at
+// Config.Ratio, decided from the trace id (so that every replica and an
+// upstream ratio sampler agree). The SDK itself samples everything.
+//
+// Span attributes carry only ids, channel, method, counts, rule ids and the
+// validator's finding messages (which never echo values): never record
+// content or credentials.
+//
+// Concurrency: every method of *Tracer is safe for concurrent use. The
+// per-stream state is sharded by stream key, each shard behind its own
+// mutex, and bounded (Config.MaxStreams; the stalest entries are evicted
+// and counted). Export runs in the SDK's batch processor goroutine, which
+// drops spans rather than block the engine when its queue is full; Shutdown
+// flushes it and waits for it. A disabled Tracer (no endpoint configured)
+// does nothing and keeps no state.
+package traces

@@ -1,0 +1,83 @@
+package validate
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/e2atap/e2atap/e2a"
+)
+
+func fuzzSeeds(f *testing.F) {
+	for _, file := range []string{"e2a_streams.jsonl"} {
+		for _, c := range loadCasesF(f, file) {
+			for _, l := range c.Lines {
+				f.Add([]byte(l))
+			}
+		}
+	}
+	f.Add([]byte(`{"request_id":"a\"b","method":"chat.interrupt"}`))
+	f.Add([]byte(`{"req\u0075est_id":"x"}`))
+	f.Add([]byte(`{"body":{"request_id":"inner"},"request_id":"outer"}`))
+	f.Add([]byte(`{"request_id":"x","request_id":"y"}`))
+	f.Add([]byte(`{"request_id":1}`))
+}
+
+func loadCasesF(f *testing.F, file string) []streamCase {
+	f.Helper()
+	cases, err := readVectors(file)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return cases
+}
+
+// FuzzRoute: for every valid JSON object the router's stream key is the
+// scanner's request_id (or none when that is not a string), and a
+// chat.interrupt is always seen, so that sharding never splits a stream.
+func FuzzRoute(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r, scratch e2a.Record
+		if e2a.ScanStd(data, &r) != nil {
+			routeJSON(data, &scratch) // must not panic
+			return
+		}
+		key, interrupt := routeJSON(data, &scratch)
+		want := []byte(nil)
+		if v := r.Get(e2a.FRequestID); v.Type == e2a.String {
+			want = v.Str
+		}
+		if !bytes.Equal(key, want) && !(len(key) == 0 && len(want) == 0) {
+			t.Fatalf("route key %q, scanner request_id %q", key, want)
+		}
+		if wantInt := r.Get(e2a.FMethod).Is("chat.interrupt"); interrupt != wantInt {
+			t.Fatalf("route interrupt %v, scanner %v", interrupt, wantInt)
+		}
+	})
+}
+
+// FuzzEngine: any sequence of lines, in either profile, never panics and
+// every finding names a known rule.
+func FuzzEngine(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, prof := range []Profile{SpecProfile(), JiuwenswarmProfile()} {
+			cfg := DefaultConfig()
+			cfg.Profile = prof
+			cfg.MaxStreams = 4 // exercise eviction
+			col := &collector{}
+			e := NewEngine(cfg, col)
+			for i, line := range bytes.Split(data, []byte("\n")) {
+				in := Input{Data: line, Index: uint64(i + 1), FromLog: true}
+				e.Observe(&in)
+			}
+			e.Finish(ReasonEOF, &Input{})
+			for _, fd := range col.findings {
+				if _, ok := ParseRule(fd.Rule); !ok || strings.TrimSpace(fd.Message) == "" {
+					t.Fatalf("bad finding %+v", fd)
+				}
+			}
+		}
+	})
+}
