@@ -31,6 +31,7 @@ Usage:
 Commands:
   validate   check captures and logs offline (JSON lines or EventMesh frame files)
   decode     print each record or frame as one JSON line (a dissector)
+  gen        write synthetic reference-shaped traffic with labelled faults
   version    print the version
 
 Run 'e2atap <command> --help' for the flags of a command.
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdValidate(ctx, rest, stdin, stdout, stderr)
 	case "decode":
 		return cmdDecode(ctx, rest, stdin, stdout, stderr)
+	case "gen":
+		return cmdGen(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "e2atap %s\n", version)
 		return exitOK

@@ -1,0 +1,145 @@
+package frame
+
+import (
+	"encoding/binary"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Attr is one attribute for the builders, and one entry of the reference's
+// attribute map (CanonicalAttrs).
+type Attr struct {
+	Name, Value string
+}
+
+// nextAttr splits the first attribute off a raw attribute section that
+// Decode has validated.
+func nextAttr(b []byte) (name, value, rest []byte) {
+	n := int(binary.BigEndian.Uint16(b))
+	name = b[2 : 2+n]
+	b = b[2+n:]
+	v := int(binary.BigEndian.Uint32(b))
+	return name, b[4 : 4+v], b[4+v:]
+}
+
+// canonical calls fn for each entry of the attribute map the reference
+// decoder builds: a LinkedHashMap keyed by Java String, so a repeated name
+// keeps the position of its first occurrence and the value of its last, and
+// names that differ only in malformed bytes are the same key. name and
+// value alias the frame and are not yet repaired (see appendJava).
+// Quadratic in the attribute count, which Decode bounds to 64.
+func (f *Frame) canonical(fn func(name, value []byte) bool) {
+	b := f.attrs
+	for i := 0; i < int(f.KeyCount); i++ {
+		var name, value []byte
+		name, value, b = nextAttr(b)
+		if f.seenBefore(i, name) {
+			continue
+		}
+		// A later duplicate overrides the value.
+		r := b
+		for j := i + 1; j < int(f.KeyCount); j++ {
+			var n2, v2 []byte
+			n2, v2, r = nextAttr(r)
+			if javaEqual(name, n2) {
+				value = v2
+			}
+		}
+		if !fn(name, value) {
+			return
+		}
+	}
+}
+
+// seenBefore reports whether one of the first i attributes has name.
+func (f *Frame) seenBefore(i int, name []byte) bool {
+	b := f.attrs
+	for j := 0; j < i; j++ {
+		var n2 []byte
+		n2, _, b = nextAttr(b)
+		if javaEqual(n2, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// CanonicalAttrs returns the attributes as the reference exposes them
+// (EventMeshFrame.attributes()): duplicates collapsed, last value at the
+// first position, malformed UTF-8 replaced by U+FFFD. It allocates; the hot
+// path uses Attrs and Attr.
+func (f *Frame) CanonicalAttrs() []Attr {
+	out := make([]Attr, 0, f.KeyCount)
+	f.canonical(func(name, value []byte) bool {
+		out = append(out, Attr{Name: javaString(name), Value: javaString(value)})
+		return true
+	})
+	return out
+}
+
+// DupAttr returns the first attribute name that occurs again later in the
+// frame (as the reference compares names: after UTF-8 repair). Such a
+// frame is not canonical: the reference keeps only the last value.
+func (f *Frame) DupAttr() (name []byte, dup bool) {
+	b := f.attrs
+	for i := 0; i < int(f.KeyCount); i++ {
+		name, _, b = nextAttr(b)
+		r := b
+		for j := i + 1; j < int(f.KeyCount); j++ {
+			var n2 []byte
+			n2, _, r = nextAttr(r)
+			if javaEqual(name, n2) {
+				return name, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// ValidUTF8 reports whether every attribute name and value is well-formed
+// UTF-8. The reference silently replaces malformed bytes, so a frame that
+// fails this does not survive a round trip through it. Data is not checked:
+// it is opaque bytes.
+func (f *Frame) ValidUTF8() bool {
+	b := f.attrs
+	for i := 0; i < int(f.KeyCount); i++ {
+		var name, value []byte
+		name, value, b = nextAttr(b)
+		if !utf8.Valid(name) || !utf8.Valid(value) {
+			return false
+		}
+	}
+	return true
+}
+
+// OverLimits reports the first limit the reference enforces only when it
+// encodes: an attribute name over 256 bytes, a value over 4096 bytes, or a
+// frame over 16 MiB on the wire. A decoded frame may break them; the
+// reference would then fail to re-publish it. what allocates only when
+// over is true.
+func (f *Frame) OverLimits() (what string, over bool) {
+	b := f.attrs
+	for i := 0; i < int(f.KeyCount); i++ {
+		var name, value []byte
+		name, value, b = nextAttr(b)
+		if len(name) > MaxAttrNameBytes {
+			return "attribute name length " + strconv.Itoa(len(name)) + " exceeds limit 256", true
+		}
+		if len(value) > MaxAttrValueBytes {
+			return "attribute " + strconv.Quote(javaString(truncName(name))) + " value length " +
+				strconv.Itoa(len(value)) + " exceeds limit 4096", true
+		}
+	}
+	if f.Size > MaxFrameBytes {
+		return "frame size " + strconv.Itoa(f.Size) + " exceeds limit 16777216", true
+	}
+	return "", false
+}
+
+// truncName keeps messages short when a name is itself huge.
+func truncName(name []byte) []byte {
+	if len(name) > 64 {
+		return name[:64]
+	}
+	return name
+}
