@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"runtime"
 	"sort"
 	"strings"
@@ -33,6 +35,7 @@ type validateFlags struct {
 	profile, format, output, failOn string
 	maxLine, maxStreams, shards     int
 	quiet                           bool
+	cpuProfile                      string
 }
 
 func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -47,6 +50,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.IntVar(&vf.maxStreams, "max-streams", 1_000_000, "streams held at once; beyond it the stalest is evicted (outcome evicted)")
 	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key)")
 	fs.BoolVar(&vf.quiet, "quiet", false, "text output: print the summary only")
+	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), validateUsage)
 		fs.PrintDefaults()
@@ -68,6 +72,19 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitUsage
 	}
 
+	if vf.cpuProfile != "" {
+		f, err := os.Create(vf.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "e2atap validate: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "e2atap validate: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
+	}
 	sink := newOfflineSink()
 	run := validate.NewSharded(vf.shards, cfg, sink)
 	start := time.Now()

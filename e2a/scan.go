@@ -1,0 +1,939 @@
+package e2a
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting of arrays and objects Scan accepts: the
+// same limit as encoding/json (10000 nested containers are valid, 10001 are
+// not), so that Scan and json.Valid agree on every input.
+const MaxDepth = 10000
+
+// SyntaxError is the error Scan returns for input that is not valid JSON.
+type SyntaxError struct {
+	// Offset is the index of the offending byte in the input, or the length
+	// of the input when it ended too early.
+	Offset int64
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return "e2a: invalid JSON at byte " + strconv.FormatInt(e.Offset, 10) + ": " + e.Msg
+}
+
+// Scan fills r from one JSON message without reflection and, in the steady
+// state (r reused, its scratch buffer grown), without allocating. It is the
+// fast path of the pipeline; ScanStd is its specification and the two are
+// fuzzed against each other (FuzzScan).
+//
+// Scan reads the whole input once. It returns a *SyntaxError (with the byte
+// offset) when the input is not valid JSON, ErrNotObject when it is valid
+// JSON but not an object, and nil otherwise. On any error r is left reset.
+//
+// Decisions, all identical to ScanStd (encoding/json without the jsonv2
+// experiment):
+//   - Validity is json.Valid's: RFC 8259 grammar, whitespace is only space,
+//     tab, CR and LF (a byte order mark is an error), control characters in
+//     strings are errors, invalid UTF-8 inside strings is accepted, lone or
+//     reversed \u surrogates are accepted.
+//   - Nesting is bounded by MaxDepth (10000, encoding/json's limit).
+//   - Duplicate keys: the last occurrence wins, at every level. A repeated
+//     container key (body, params, metadata, error, acp_meta,
+//     channel_context, params._meta, params.files, params.attachments)
+//     forgets everything the earlier occurrence contributed.
+//   - Keys are compared exactly (case-sensitive) after unescaping:
+//     "sequ\u0065nce" is sequence, "Sequence" is not.
+//   - Strings are unescaped; invalid UTF-8 and unpaired surrogates become
+//     U+FFFD the way encoding/json replaces them. Str aliases the input when
+//     the string needed no change, else r's scratch buffer.
+//   - Numbers are kept as the raw literal (no range check: 1e400 and -0 are
+//     kept as written); Record.Sequence interprets them.
+//   - traceparent is taken from params._meta, acp_meta, then
+//     channel_context: the first of those that is an object holding the
+//     key wins, whatever the value's type (a null traceparent wins too).
+func Scan(data []byte, r *Record) error {
+	r.Reset()
+	s := scanner{data: data, r: r}
+	i := skipWS(data, 0)
+	if i >= len(data) {
+		return s.syntaxError(len(data), "unexpected end of JSON input")
+	}
+	isObj := data[i] == '{'
+	if isObj {
+		i = s.object(i, 0, kTop)
+	} else {
+		i = s.skipValue(i, 0)
+	}
+	if i >= 0 {
+		i = skipWS(data, i)
+		if i < len(data) {
+			i = s.fail(i, "after top-level value")
+		}
+	}
+	if i < 0 {
+		r.Reset()
+		return s.syntaxError(s.errOff, s.errMsg)
+	}
+	if !isObj {
+		return ErrNotObject
+	}
+	for k := range s.tp {
+		if s.tp[k].Type != Absent {
+			r.Subs[STraceparent] = s.tp[k]
+			break
+		}
+	}
+	r.FileWithoutURI = s.noURI[0] || s.noURI[1]
+	return nil
+}
+
+// scanner is the state of one Scan call. Functions return the index just
+// past what they consumed, or -1 after recording the first error.
+type scanner struct {
+	data   []byte
+	r      *Record
+	errOff int
+	errMsg string
+	// Traceparent candidates from params._meta, acp_meta and
+	// channel_context, resolved in that order when the input is done.
+	tp [3]Value
+	// noURI: params.files / params.attachments has an entry without a
+	// string uri; uriIsString: the entry being read has one so far.
+	noURI       [2]bool
+	uriIsString bool
+}
+
+func (s *scanner) fail(i int, msg string) int {
+	if s.errMsg == "" {
+		s.errOff = i
+		if i < len(s.data) {
+			msg = "invalid character " + quoteByte(s.data[i]) + " " + msg
+		}
+		s.errMsg = msg
+	}
+	return -1
+}
+
+func (s *scanner) eof() int {
+	if s.errMsg == "" {
+		s.errOff = len(s.data)
+		s.errMsg = "unexpected end of JSON input"
+	}
+	return -1
+}
+
+func (s *scanner) syntaxError(off int, msg string) error {
+	return &SyntaxError{Offset: int64(off), Msg: msg}
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return "0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// Objects whose members Scan reads.
+type objKind uint8
+
+const (
+	kTop objKind = iota
+	kBody
+	kMetadata
+	kParams
+	kError
+	kMeta           // params._meta
+	kAcpMeta        // acp_meta
+	kChannelContext // channel_context
+	kEntry          // an element of params.files / params.attachments
+)
+
+// What to do with a member's value.
+type actKind uint8
+
+const (
+	aSkip  actKind = iota
+	aField         // arg: Field
+	aSub           // arg: Sub
+	aTrace         // arg: traceparent candidate
+	aMeta          // params._meta
+	aFiles         // arg: 0 files, 1 attachments
+	aURI
+)
+
+type action struct {
+	kind actKind
+	arg  uint8
+}
+
+var (
+	topKeys    = newKeyTable(FieldKeys[:], nil)
+	bodyKeys   = newKeyTable(SubPaths[SBodyDeltaKind:SBodyEventType+1], func(p string) string { return p[len("body."):] })
+	paramsKeys = newKeyTable([]string{"intent", "_meta", "files", "attachments"}, nil)
+)
+
+// lookup says what to do with the value of key inside an object of kind k.
+func lookup(k objKind, key []byte) action {
+	switch k {
+	case kTop:
+		if v, ok := topKeys.lookup(key); ok {
+			return action{aField, v}
+		}
+	case kBody:
+		if v, ok := bodyKeys.lookup(key); ok {
+			return action{aSub, uint8(SBodyDeltaKind) + v}
+		}
+	case kMetadata:
+		if string(key) == "_jiuwenswarm_server_push" {
+			return action{aSub, uint8(SMetaServerPush)}
+		}
+	case kParams:
+		if v, ok := paramsKeys.lookup(key); ok {
+			switch v {
+			case 0:
+				return action{aSub, uint8(SParamsIntent)}
+			case 1:
+				return action{aMeta, 0}
+			default:
+				return action{aFiles, v - 2}
+			}
+		}
+	case kError:
+		switch string(key) {
+		case "code":
+			return action{aSub, uint8(SErrorCode)}
+		case "message":
+			return action{aSub, uint8(SErrorMessage)}
+		}
+	case kMeta, kAcpMeta, kChannelContext:
+		if string(key) == "traceparent" {
+			return action{aTrace, uint8(k - kMeta)}
+		}
+	case kEntry:
+		if string(key) == "uri" {
+			return action{aURI, 0}
+		}
+	}
+	return action{}
+}
+
+// nestedKind is the kind of the top-level objects Scan looks into, and
+// kTop for the others.
+func nestedKind(f Field) objKind {
+	switch f {
+	case FBody:
+		return kBody
+	case FMetadata:
+		return kMetadata
+	case FParams:
+		return kParams
+	case FError:
+		return kError
+	case FAcpMeta:
+		return kAcpMeta
+	case FChannelContext:
+		return kChannelContext
+	}
+	return kTop
+}
+
+// forget drops what an earlier occurrence of a duplicated container key
+// contributed: the last occurrence wins, also for what is inside it.
+func (s *scanner) forget(k objKind) {
+	r := s.r
+	switch k {
+	case kBody:
+		clear(r.Subs[SBodyDeltaKind : SBodyEventType+1])
+	case kMetadata:
+		r.Subs[SMetaServerPush] = Value{}
+	case kParams:
+		r.Subs[SParamsIntent] = Value{}
+		s.tp[0] = Value{}
+		s.noURI = [2]bool{}
+	case kError:
+		r.Subs[SErrorCode] = Value{}
+		r.Subs[SErrorMessage] = Value{}
+	case kAcpMeta:
+		s.tp[1] = Value{}
+	case kChannelContext:
+		s.tp[2] = Value{}
+	}
+}
+
+// object reads the object at data[i] ('{'), at nesting depth+1, handing
+// each member to member.
+func (s *scanner) object(i, depth int, k objKind) int {
+	data := s.data
+	n := len(data)
+	depth++
+	i = skipWS(data, i+1)
+	if i >= n {
+		return s.eof()
+	}
+	if data[i] == '}' {
+		return i + 1
+	}
+	for {
+		if data[i] != '"' {
+			return s.fail(i, "looking for beginning of object key string")
+		}
+		end, esc := s.keyEnd(i)
+		if end < 0 {
+			return end
+		}
+		key := data[i+1 : end]
+		mark := len(s.r.scratch)
+		if esc {
+			s.r.scratch = appendUnquoted(s.r.scratch, key)
+			key = s.r.scratch[mark:]
+		}
+		act := lookup(k, key)
+		s.r.scratch = s.r.scratch[:mark]
+		i = skipWS(data, end+1)
+		if i >= n {
+			return s.eof()
+		}
+		if data[i] != ':' {
+			return s.fail(i, "after object key")
+		}
+		i = skipWS(data, i+1)
+		if i >= n {
+			return s.eof()
+		}
+		i = s.member(i, depth, act)
+		if i < 0 {
+			return i
+		}
+		i = skipWS(data, i)
+		if i >= n {
+			return s.eof()
+		}
+		switch data[i] {
+		case ',':
+			i = skipWS(data, i+1)
+			if i >= n {
+				return s.eof()
+			}
+		case '}':
+			return i + 1
+		default:
+			return s.fail(i, "after object key:value pair")
+		}
+	}
+}
+
+// member reads a member's value at data[i] (not past the end).
+func (s *scanner) member(i, depth int, act action) int {
+	c := s.data[i]
+	switch act.kind {
+	case aField:
+		f := Field(act.arg)
+		v := &s.r.Fields[f]
+		if k := nestedKind(f); k != kTop {
+			s.forget(k)
+			if c == '{' {
+				*v = Value{Type: Object}
+				return s.object(i, depth, k)
+			}
+		}
+		return s.value(i, depth, v)
+	case aSub:
+		return s.value(i, depth, &s.r.Subs[act.arg])
+	case aTrace:
+		return s.value(i, depth, &s.tp[act.arg])
+	case aMeta:
+		s.tp[0] = Value{}
+		if c == '{' {
+			return s.object(i, depth, kMeta)
+		}
+	case aFiles:
+		s.noURI[act.arg] = false
+		if c == '[' {
+			return s.entries(i, depth, act.arg)
+		}
+	case aURI:
+		s.uriIsString = c == '"'
+	}
+	return s.skipValue(i, depth)
+}
+
+// entries reads the array params.files or params.attachments.
+func (s *scanner) entries(i, depth int, which uint8) int {
+	data := s.data
+	n := len(data)
+	depth++
+	i = skipWS(data, i+1)
+	if i >= n {
+		return s.eof()
+	}
+	if data[i] == ']' {
+		return i + 1
+	}
+	for {
+		if data[i] == '{' {
+			s.uriIsString = false
+			i = s.object(i, depth, kEntry)
+			if i < 0 {
+				return i
+			}
+			if !s.uriIsString {
+				s.noURI[which] = true
+			}
+		} else {
+			s.noURI[which] = true
+			i = s.skipValue(i, depth)
+			if i < 0 {
+				return i
+			}
+		}
+		i = skipWS(data, i)
+		if i >= n {
+			return s.eof()
+		}
+		switch data[i] {
+		case ',':
+			i = skipWS(data, i+1)
+			if i >= n {
+				return s.eof()
+			}
+		case ']':
+			return i + 1
+		default:
+			return s.fail(i, "after array element")
+		}
+	}
+}
+
+// value reads the value at data[i] (not past the end) into v.
+func (s *scanner) value(i, depth int, v *Value) int {
+	data := s.data
+	switch c := data[i]; c {
+	case '"':
+		return s.readString(i, v)
+	case '{':
+		*v = Value{Type: Object}
+		return s.skipContainer(i, depth)
+	case '[':
+		*v = Value{Type: Array}
+		return s.skipContainer(i, depth)
+	case 't':
+		*v = Value{Type: Bool, Bool: true}
+		return s.literal(i, "true")
+	case 'f':
+		*v = Value{Type: Bool}
+		return s.literal(i, "false")
+	case 'n':
+		*v = Value{Type: Null}
+		return s.literal(i, "null")
+	default:
+		j := s.number(i)
+		if j >= 0 {
+			*v = Value{Type: Number, Str: data[i:j:j]}
+		}
+		return j
+	}
+}
+
+// skipValue validates the value at data[i] without keeping it.
+func (s *scanner) skipValue(i, depth int) int {
+	data := s.data
+	if i >= len(data) {
+		return s.eof()
+	}
+	switch data[i] {
+	case '"':
+		return s.skipString(i)
+	case '{', '[':
+		return s.skipContainer(i, depth)
+	}
+	return s.scalar(i)
+}
+
+// scalar validates a literal or number at data[i].
+func (s *scanner) scalar(i int) int {
+	switch s.data[i] {
+	case 't':
+		return s.literal(i, "true")
+	case 'f':
+		return s.literal(i, "false")
+	case 'n':
+		return s.literal(i, "null")
+	}
+	return s.number(i)
+}
+
+func (s *scanner) literal(i int, lit string) int {
+	data := s.data
+	if len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit {
+		return i + len(lit)
+	}
+	for k := 1; k < len(lit); k++ {
+		if i+k >= len(data) {
+			return s.eof()
+		}
+		if data[i+k] != lit[k] {
+			return s.fail(i+k, "in literal "+lit)
+		}
+	}
+	return s.eof()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number validates the number at data[i]: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number(i int) int {
+	data := s.data
+	n := len(data)
+	neg := data[i] == '-'
+	if neg {
+		i++
+		if i >= n {
+			return s.eof()
+		}
+	}
+	switch c := data[i]; {
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		i++
+		for i < n && isDigit(data[i]) {
+			i++
+		}
+	default:
+		if neg {
+			return s.fail(i, "in numeric literal")
+		}
+		return s.fail(i, "looking for beginning of value")
+	}
+	if i < n && data[i] == '.' {
+		i++
+		if i >= n {
+			return s.eof()
+		}
+		if !isDigit(data[i]) {
+			return s.fail(i, "after decimal point in numeric literal")
+		}
+		for i < n && isDigit(data[i]) {
+			i++
+		}
+	}
+	if i < n && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < n && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		if i >= n {
+			return s.eof()
+		}
+		if !isDigit(data[i]) {
+			return s.fail(i, "in exponent of numeric literal")
+		}
+		for i < n && isDigit(data[i]) {
+			i++
+		}
+	}
+	return i
+}
+
+// skipContainer validates the array or object at data[i] whose parent is
+// at nesting depth. Levels are tracked in a 64-bit stack (bit set: object);
+// past 64 levels it recurses, so deep input costs no allocation.
+func (s *scanner) skipContainer(i, depth int) int {
+	data := s.data
+	n := len(data)
+	var stack uint64
+	lvl := 0
+	var c byte
+open:
+	if depth+lvl >= MaxDepth {
+		return s.fail(i, "exceeding the maximum nesting depth")
+	}
+	if data[i] == '{' {
+		stack |= 1 << lvl
+	} else {
+		stack &^= 1 << lvl
+	}
+	lvl++
+	i = skipWS(data, i+1)
+	if i >= n {
+		return s.eof()
+	}
+	if stack>>(lvl-1)&1 != 0 {
+		if data[i] == '}' {
+			i++
+			goto closed
+		}
+		goto key
+	}
+	if data[i] == ']' {
+		i++
+		goto closed
+	}
+	goto value
+key:
+	if data[i] != '"' {
+		return s.fail(i, "looking for beginning of object key string")
+	}
+	i = s.skipString(i)
+	if i < 0 {
+		return i
+	}
+	i = skipWS(data, i)
+	if i >= n {
+		return s.eof()
+	}
+	if data[i] != ':' {
+		return s.fail(i, "after object key")
+	}
+	i = skipWS(data, i+1)
+	if i >= n {
+		return s.eof()
+	}
+value:
+	switch c = data[i]; c {
+	case '{', '[':
+		if lvl < 64 {
+			goto open
+		}
+		i = s.skipContainer(i, depth+lvl)
+	case '"':
+		i = s.skipString(i)
+	default:
+		i = s.scalar(i)
+	}
+	if i < 0 {
+		return i
+	}
+next:
+	i = skipWS(data, i)
+	if i >= n {
+		return s.eof()
+	}
+	c = data[i]
+	if c == ',' {
+		i = skipWS(data, i+1)
+		if i >= n {
+			return s.eof()
+		}
+		if stack>>(lvl-1)&1 != 0 {
+			goto key
+		}
+		goto value
+	}
+	if stack>>(lvl-1)&1 != 0 {
+		if c != '}' {
+			return s.fail(i, "after object key:value pair")
+		}
+	} else if c != ']' {
+		return s.fail(i, "after array element")
+	}
+	i++
+closed:
+	lvl--
+	if lvl == 0 {
+		return i
+	}
+	goto next
+}
+
+// Bytes of a JSON string body that need a look: ", \ and control
+// characters; plus, for strings that are kept, non-ASCII bytes.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special8 has the high bit set in each byte of x that is '"', '\\' or
+// below 0x20 (and maybe in bytes above such a byte: callers use only the
+// lowest one).
+func special8(x uint64) uint64 {
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)
+}
+
+// skipString validates the string at data[i] ('"') and returns the index
+// past its closing quote.
+func (s *scanner) skipString(i int) int {
+	data := s.data
+	n := len(data)
+	i++
+	for {
+		for i+8 <= n {
+			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < n && strPlain[data[i]] {
+			i++
+		}
+		if i >= n {
+			return s.eof()
+		}
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			i = s.escape(i)
+			if i < 0 {
+				return i
+			}
+		case c < 0x20:
+			return s.fail(i, "in string literal")
+		default: // non-ASCII
+			i++
+		}
+	}
+}
+
+// keyEnd validates the string at data[i] and returns the index of its
+// closing quote and whether it holds escapes.
+func (s *scanner) keyEnd(i int) (int, bool) {
+	data := s.data
+	n := len(data)
+	esc := false
+	i++
+	for {
+		for i < n && strPlain[data[i]] {
+			i++
+		}
+		if i >= n {
+			return s.eof(), false
+		}
+		switch c := data[i]; {
+		case c == '"':
+			return i, esc
+		case c == '\\':
+			esc = true
+			i = s.escape(i)
+			if i < 0 {
+				return i, false
+			}
+		case c < 0x20:
+			return s.fail(i, "in string literal"), false
+		default:
+			i++
+		}
+	}
+}
+
+// readString reads the string at data[i] into v.
+func (s *scanner) readString(i int, v *Value) int {
+	data := s.data
+	n := len(data)
+	start := i + 1
+	i = start
+	esc, high := false, false
+	for {
+		for i+8 <= n {
+			x := binary.LittleEndian.Uint64(data[i:])
+			m := (special8(x) | x) & highs
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < n && strPlain[data[i]] && data[i] < utf8.RuneSelf {
+			i++
+		}
+		if i >= n {
+			return s.eof()
+		}
+		c := data[i]
+		if c == '"' {
+			break
+		}
+		switch {
+		case c == '\\':
+			esc = true
+			i = s.escape(i)
+			if i < 0 {
+				return i
+			}
+		case c < 0x20:
+			return s.fail(i, "in string literal")
+		default:
+			high = true
+			i++
+		}
+	}
+	seg := data[start:i:i]
+	if !esc && (!high || utf8.Valid(seg)) {
+		*v = Value{Type: String, Str: seg}
+	} else {
+		r := s.r
+		m := len(r.scratch)
+		r.scratch = appendUnquoted(r.scratch, seg)
+		*v = Value{Type: String, Str: r.scratch[m:len(r.scratch):len(r.scratch)]}
+	}
+	return i + 1
+}
+
+// escape validates the escape sequence at data[i] ('\\') and returns the
+// index past it.
+func (s *scanner) escape(i int) int {
+	data := s.data
+	if i+1 >= len(data) {
+		return s.eof()
+	}
+	switch data[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 2
+	case 'u':
+		for k := i + 2; k < i+6; k++ {
+			if k >= len(data) {
+				return s.eof()
+			}
+			if hexVal(data[k]) < 0 {
+				return s.fail(k, "in \\u hexadecimal character escape")
+			}
+		}
+		return i + 6
+	}
+	return s.fail(i+1, "in string escape code")
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+func hex4(b []byte) rune {
+	return rune(hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3]))
+}
+
+// appendUnquoted appends the unescaped form of a validated JSON string
+// body, replacing invalid UTF-8 and unpaired surrogates with U+FFFD the way
+// encoding/json does.
+func appendUnquoted(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, "\uFFFD"...)
+			} else {
+				dst = append(dst, b[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		if c != '\\' {
+			j := i + 1
+			for j < len(b) && b[j] != '\\' && b[j] < utf8.RuneSelf {
+				j++
+			}
+			dst = append(dst, b[i:j]...)
+			i = j
+			continue
+		}
+		switch e := b[i+1]; e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(b[i+2:])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
+					if d := utf16.DecodeRune(r, hex4(b[i+2:])); d != utf8.RuneError {
+						dst = utf8.AppendRune(dst, d)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+		i += 2
+	}
+	return dst
+}
+
+// strPlain marks the bytes that need no attention inside a JSON string.
+var strPlain = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// keyTable finds a key among a fixed set with one hash and one compare.
+type keyTable struct {
+	mul  uint32
+	keys [256]string
+	vals [256]uint8
+}
+
+func keyHash(k []byte, mul uint32) uint8 {
+	h := uint32(len(k)) | uint32(k[0])<<8 | uint32(k[len(k)-1])<<16 | uint32(k[len(k)/2])<<24
+	return uint8((h * mul) >> 24)
+}
+
+func newKeyTable(keys []string, name func(string) string) *keyTable {
+	t := &keyTable{}
+search:
+	for mul := uint32(0x9E3779B1); ; mul += 2 {
+		*t = keyTable{mul: mul}
+		for v, k := range keys {
+			if name != nil {
+				k = name(k)
+			}
+			h := keyHash([]byte(k), mul)
+			if t.keys[h] != "" {
+				continue search
+			}
+			t.keys[h], t.vals[h] = k, uint8(v)
+		}
+		return t
+	}
+}
+
+func (t *keyTable) lookup(k []byte) (uint8, bool) {
+	if len(k) == 0 {
+		return 0, false
+	}
+	h := keyHash(k, t.mul)
+	if e := t.keys[h]; len(e) == len(k) && e == string(k) {
+		return t.vals[h], true
+	}
+	return 0, false
+}

@@ -1,0 +1,60 @@
+package e2a
+
+import (
+	"strings"
+	"testing"
+)
+
+type benchRecord struct {
+	name string
+	data []byte
+}
+
+// benchRecords are realistic messages: the shapes of the reference
+// implementation's wire frames (Python json.dumps spacing).
+func benchRecords() []benchRecord {
+	text := strings.Repeat("The agent streams model output token by token; each chunk is a JSON line. ", 56)[:4096]
+	return []benchRecord{
+		{"chunk", []byte(`{"protocol_version": "1.0", "response_id": "req_8f14e45f", "request_id": "req_8f14e45f", "sequence": 17, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:17.250000+00:00", "provenance": {"source_protocol": "e2a", "agent_id": "assistant"}, "body": {"delta_kind": "text", "delta": "Hello, this is the next piece of the answer"}, "metadata": {}, "session_id": "sess_42", "method": "chat.send"}`)},
+		{"final", []byte(`{"protocol_version": "1.0", "response_id": "req_8f14e45f", "request_id": "req_8f14e45f", "sequence": 18, "is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "timestamp": "2026-03-29T12:00:18+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"result": {"content": "Hello, this is the whole answer.", "usage": {"input_tokens": 812, "output_tokens": 96}}}, "session_id": "sess_42"}`)},
+		{"request", []byte(`{"protocol_version": "1.0", "request_id": "req_8f14e45f", "session_id": "sess_42", "channel": "web", "method": "chat.send", "jsonrpc_id": 12, "identity_origin": "user", "timestamp": "2026-03-29T12:00:00+00:00", "params": {"query": "Summarise the attached report, please", "intent": "cancel", "_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, "files": [{"uri": "file:///tmp/report.pdf", "name": "report.pdf"}]}, "channel_context": {"feishu_open_id": "ou_123"}, "is_stream": true}`)},
+		{"body4k", []byte(`{"protocol_version": "1.0", "response_id": "req_8f14e45f", "request_id": "req_8f14e45f", "sequence": 3, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:03+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"delta_kind": "text", "delta": "` + text + `"}}`)},
+	}
+}
+
+func benchScan(b *testing.B, scan func([]byte, *Record) error) {
+	for _, rec := range benchRecords() {
+		b.Run(rec.name, func(b *testing.B) {
+			var r Record
+			b.ReportAllocs()
+			b.SetBytes(int64(len(rec.data)))
+			for b.Loop() {
+				if err := scan(rec.data, &r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
+
+func BenchmarkScan(b *testing.B)    { benchScan(b, Scan) }
+func BenchmarkScanStd(b *testing.B) { benchScan(b, ScanStd) }
+
+func BenchmarkScanSecrets(b *testing.B) {
+	recs := benchRecords()
+	recs = append(recs,
+		benchRecord{"with-bearer", []byte(`{"protocol_version": "1.0", "response_id": "q1-r0", "request_id": "q1", "sequence": 0, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"delta_kind": "text", "delta": "use Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl"}}`)},
+		benchRecord{"with-key", []byte(`{"protocol_version": "1.0", "request_id": "req_8f14e45f", "session_id": "sess_42", "method": "chat.send", "params": {"query": "hi"}, "auth": {"bearer_token": "opaque-token-value", "extra_headers": {}}}`)},
+	)
+	for _, rec := range recs {
+		b.Run(rec.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(rec.data)))
+			for b.Loop() {
+				ScanSecrets(rec.data)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}

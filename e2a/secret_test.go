@@ -1,0 +1,317 @@
+package e2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestFindCredential(t *testing.T) {
+	jwt := "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+	cases := []struct {
+		in, want, kind string // want: the matched span
+	}{
+		{"use Bearer " + jwt, jwt, "bearer"},
+		{"Authorization: bearer abc123def456", "abc123def456", "bearer"},
+		{"BEARER\tx1y2z3w4==", "x1y2z3w4==", "bearer"},
+		{"Bearer abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz", "bearer"},
+		{"the Bearer authentication scheme", "", ""},
+		{"Bearer abc12", "", ""},
+		{"Bearer ******(fp:0123abcd)", "", ""},
+		{"xBearer abc123def456", "", ""},
+		{"Bearer", "", ""},
+		{"token " + jwt + " end", jwt, "jwt"},
+		{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0", "", ""},
+		{"eyJa.b.c.d", "eyJa.b.c", "jwt"},
+		{"xeyJa.b.c", "", ""},
+		{"key sk-abcd1234 here", "sk-abcd1234", "sk"},
+		{"sk-proj-AbC_123-xyz", "sk-proj-AbC_123-xyz", "sk"},
+		{"sk-1234567", "", ""},
+		{"task-12345678", "", ""},
+		{"my_sk-12345678", "", ""},
+		{"x-sk-12345678", "", ""},
+		{"(sk-12345678)", "sk-12345678", "sk"},
+		{"\u4ee4\u724csk-12345678", "sk-12345678", "sk"},
+		{"SK-12345678", "", ""},
+		{"ghp_abcdefghij0123456789", "ghp_abcdefghij0123456789", "ghp"},
+		{"ghp_abcdefghij012345678", "", ""},
+		{"ghp_abcdefghij0123456789_x", "ghp_abcdefghij0123456789", "ghp"},
+		{"glpat-abcdefghij-123456789", "glpat-abcdefghij-123456789", "glpat"},
+		{"glpat-short", "", ""},
+		{"sk-12345678 then ghp_abcdefghij0123456789", "sk-12345678", "sk"},
+		{"", "", ""},
+	}
+	for _, c := range cases {
+		start, end, kind, ok := FindCredential([]byte(c.in))
+		got := ""
+		if ok {
+			got = c.in[start:end]
+		}
+		if got != c.want || kind != c.kind || ok != (c.kind != "") {
+			t.Errorf("FindCredential(%q) = %q %q %v, want %q %q", c.in, got, kind, ok, c.want, c.kind)
+		}
+		checkFindCredential(t, []byte(c.in))
+	}
+}
+
+var (
+	reBearer = regexp.MustCompile(`^[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]+=*)`)
+	reShapes = []struct {
+		kind string
+		re   *regexp.Regexp
+	}{
+		{"jwt", regexp.MustCompile(`^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)},
+		{"sk", regexp.MustCompile(`^sk-[A-Za-z0-9_-]{8,}`)},
+		{"ghp", regexp.MustCompile(`^ghp_[A-Za-z0-9]{20,}`)},
+		{"glpat", regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`)},
+	}
+	reLetters = regexp.MustCompile(`^[A-Za-z]+$`)
+)
+
+// refFindCredential is the specification of FindCredential written with
+// regular expressions, tried at every word boundary.
+func refFindCredential(s []byte) (int, int, string, bool) {
+	for i := range s {
+		if i > 0 && wordByte[s[i-1]] {
+			continue
+		}
+		if m := reBearer.FindSubmatchIndex(s[i:]); m != nil {
+			tok := s[i+m[2] : i+m[3]]
+			if len(tok) >= 8 && (len(tok) >= 20 || !reLetters.Match(tok)) {
+				return i + m[2], i + m[3], "bearer", true
+			}
+		}
+		for _, sh := range reShapes {
+			if m := sh.re.FindIndex(s[i:]); m != nil {
+				return i, i + m[1], sh.kind, true
+			}
+		}
+	}
+	return 0, 0, "", false
+}
+
+func checkFindCredential(t testing.TB, s []byte) {
+	t.Helper()
+	s1, e1, k1, ok1 := FindCredential(s)
+	s2, e2, k2, ok2 := refFindCredential(s)
+	if s1 != s2 || e1 != e2 || k1 != k2 || ok1 != ok2 {
+		t.Fatalf("FindCredential(%q) = %d %d %q %v, reference %d %d %q %v", s, s1, e1, k1, ok1, s2, e2, k2, ok2)
+	}
+}
+
+func FuzzFindCredential(f *testing.F) {
+	for _, s := range []string{"Bearer abc123def456", "eyJa.b.c", "sk-12345678", "ghp_abcdefghij0123456789", "glpat-abcdefghij-123456789", "x sk-1 Bearer  a=", "bearer =========="} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) { checkFindCredential(t, s) })
+}
+
+func TestIsSecretKey(t *testing.T) {
+	yes := []string{"bearer_token", "BEARER_TOKEN", "api_key", "apikey", "api-key", "API_Key", "password", "Password", "authorization", "Authorization"}
+	no := []string{"", "token", "bearer", "api", "api key", "api__key", "passwords", "password_hint", "user_password", "auth", "authorization_url", "x-api-key", "passw\u00f6rd"}
+	for _, k := range yes {
+		if !IsSecretKey([]byte(k)) {
+			t.Errorf("IsSecretKey(%q) = false", k)
+		}
+	}
+	for _, k := range no {
+		if IsSecretKey([]byte(k)) {
+			t.Errorf("IsSecretKey(%q) = true", k)
+		}
+	}
+}
+
+// secretCases are the table cases of ScanSecrets and the seeds of
+// FuzzScanSecrets: input, wanted path and kind ("" = nothing found).
+var secretTable = []struct{ in, path, kind string }{
+	{`{"protocol_version": "1.0", "response_id": "q1-r0", "request_id": "q1", "sequence": 0, "body": {"delta_kind": "text", "delta": "use Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl"}}`, "body.delta", "bearer"},
+	{`{"protocol_version": "1.0", "response_id": "q1-r0", "request_id": "q1", "sequence": 0, "body": {"delta_kind": "text", "delta": "tok0"}}`, "", ""},
+	{`{"auth":{"bearer_token":"opaque"}}`, "auth.bearer_token", "bearer_token"},
+	{`{"auth":{"bearer_token":""}}`, "", ""},
+	{`{"auth":{"bearer_token":null,"api_key":3}}`, "", ""},
+	{`{"auth":{"Bearer_Token":"******(fp:0123abcd)"}}`, "", ""},
+	{`{"headers":{"Authorization":"Basic dXNlcjpwYXNz"}}`, "headers.Authorization", "authorization"},
+	{`{"a":[1,{"x":"k"},{"API-KEY":"v"}]}`, "a[2].API-KEY", "api_key"},
+	{`{"password":{"hint":"dog"}}`, "", ""},
+	{`{"password":["x"]}`, "", ""},
+	{`{"p\u0061ssword":"x"}`, "password", "password"},
+	{`{"text":"key: s\u006b-12345678"}`, "text", "sk"},
+	{`{"text":"line\nsk-12345678"}`, "text", "sk"},
+	{`{"text":"\u4ee4\u724csk-12345678"}`, "text", "sk"},
+	{`{"text":"task-12345678 and risk-assessment"}`, "", ""},
+	{`{"params":{"files":[{"uri":"https://x/?t=ghp_abcdefghij0123456789"}]}}`, "params.files[0].uri", "ghp"},
+	{`{"tokens":{"sk-12345678":true}}`, "tokens.{key}", "sk"},
+	{`{"sk-12345678":true}`, "{key}", "sk"},
+	{`{"a.b":{"c d":"glpat-abcdefghij-123456789"}}`, `["a.b"]["c d"]`, "glpat"},
+	{`"Bearer abc123def456"`, "$", "bearer"},
+	{`["x", "eyJa.b.c"]`, "[1]", "jwt"},
+	{`{"a":"sk-12345678","password":"p"}`, "a", "sk"},
+	{`{"password":"p","a":"sk-12345678"}`, "password", "password"},
+	{`{"a":{"b":[[{"c":"sk-12345678"}]]}}`, "a.b[0][0].c", "sk"},
+	{`{"x":"\\u0073k-12345678"}`, "", ""},
+	{`{"x":"apikey api_key api-key password authorization bearer"}`, "", ""},
+	{"{\"x\xff\":{\"y\":\"sk-12345678\"}}", "[\"x\uFFFD\"].y", "sk"},
+	{`{"a":1,"b":true,"c":null,"d":-1.5e3,"e":[],"f":{},"g":"Bearer abc123def456"}`, "g", "bearer"},
+	{`{"a":"sk-123`, "", ""},
+	{`{"a" "sk-12345678"}`, "", ""},
+}
+
+func secretCases() []string {
+	var out []string
+	for _, c := range secretTable {
+		out = append(out, c.in)
+	}
+	return out
+}
+
+func TestScanSecrets(t *testing.T) {
+	for _, c := range secretTable {
+		path, kind, found := ScanSecrets([]byte(c.in))
+		if path != c.path || kind != c.kind || found != (c.kind != "") {
+			t.Errorf("ScanSecrets(%s) = %q %q %v, want %q %q", c.in, path, kind, found, c.path, c.kind)
+		}
+		checkScanSecrets(t, []byte(c.in))
+	}
+}
+
+func TestScanSecretsVectors(t *testing.T) {
+	hits := 0
+	for _, l := range vectorLines(t) {
+		checkScanSecrets(t, l)
+		if _, _, ok := ScanSecrets(l); ok {
+			hits++
+		}
+	}
+	if hits == 0 {
+		t.Errorf("no secret found in the vectors (secret_in_log_record has one)")
+	}
+}
+
+func TestScanSecretsAllocs(t *testing.T) {
+	for _, rec := range benchRecords() {
+		if _, _, ok := ScanSecrets(rec.data); ok {
+			t.Fatalf("%s: unexpected secret", rec.name)
+		}
+		if n := testing.AllocsPerRun(100, func() { ScanSecrets(rec.data) }); n != 0 {
+			t.Errorf("%s: %v allocs", rec.name, n)
+		}
+	}
+	// a walk that finds nothing (the pre-check lets it through) is free too
+	in := []byte(`{"x":"Bearer no","api_key":"","y":"sk-1"}`)
+	if n := testing.AllocsPerRun(100, func() { ScanSecrets(in) }); n != 0 {
+		t.Errorf("walk: %v allocs", n)
+	}
+}
+
+// refScanSecrets is the specification of ScanSecrets on valid JSON, built
+// on encoding/json's token stream.
+func refScanSecrets(data []byte) (string, string, bool) {
+	type frame struct {
+		obj     bool
+		idx     int
+		key     string
+		wantKey bool
+	}
+	var st []frame
+	path := func(keyHit bool) string {
+		var b strings.Builder
+		for n, f := range st {
+			switch {
+			case !f.obj:
+				b.WriteString("[" + strconv.Itoa(f.idx) + "]")
+			case keyHit && n == len(st)-1:
+			case plainKey([]byte(f.key)):
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			default:
+				b.WriteString("[" + strconv.Quote(f.key) + "]")
+			}
+		}
+		if keyHit {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString("{key}")
+		}
+		if b.Len() == 0 {
+			return "$"
+		}
+		return b.String()
+	}
+	done := func() {
+		if len(st) > 0 {
+			if f := &st[len(st)-1]; f.obj {
+				f.wantKey = true
+			} else {
+				f.idx++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return "", "", false
+		}
+		if err != nil {
+			panic(err)
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			st = st[:len(st)-1]
+			done()
+			continue
+		}
+		if len(st) > 0 && st[len(st)-1].wantKey {
+			f := &st[len(st)-1]
+			f.key, f.wantKey = tok.(string), false
+			if _, _, kind, ok := FindCredential([]byte(f.key)); ok {
+				return path(true), kind, true
+			}
+			continue
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			st = append(st, frame{obj: v == '{', wantKey: v == '{'})
+			continue
+		case string:
+			if len(st) > 0 && st[len(st)-1].obj {
+				if k := SecretKeyKind([]byte(st[len(st)-1].key)); k != "" && v != "" && !strings.Contains(v, "******") {
+					return path(false), k, true
+				}
+			}
+			if _, _, kind, ok := FindCredential([]byte(v)); ok {
+				return path(false), kind, true
+			}
+		}
+		done()
+	}
+}
+
+func checkScanSecrets(t testing.TB, data []byte) {
+	t.Helper()
+	p1, k1, ok1 := ScanSecrets(data)
+	if !json.Valid(data) {
+		return
+	}
+	p2, k2, ok2 := refScanSecrets(data)
+	if p1 != p2 || k1 != k2 || ok1 != ok2 {
+		t.Fatalf("ScanSecrets(%q) = %q %q %v, reference %q %q %v", data, p1, k1, ok1, p2, k2, ok2)
+	}
+}
+
+func FuzzScanSecrets(f *testing.F) {
+	for _, c := range secretTable {
+		f.Add([]byte(c.in))
+	}
+	for _, rec := range benchRecords() {
+		f.Add(rec.data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkScanSecrets(t, data) })
+}
