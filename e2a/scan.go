@@ -713,6 +713,14 @@ func (s *scanner) keyEnd(i int) (int, bool) {
 	esc := false
 	i++
 	for {
+		for i+8 <= n {
+			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
 		for i < n && strPlain[data[i]] {
 			i++
 		}
