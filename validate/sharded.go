@@ -215,9 +215,27 @@ func (s *Sharded) Finish(reason string, at *Input) {
 	if s.closed {
 		return
 	}
-	s.closed = true
 	s.broadcast(itemFinish, at, reason)
+	s.Close()
+}
+
+// Flush hands every partly filled batch to its shard (a live run calls it
+// when its queue is idle, so that a quiet link is judged at once).
+func (s *Sharded) Flush() {
 	for _, sh := range s.shards {
+		s.flush(sh)
+	}
+}
+
+// Close stops the shards without ending the open streams (a live run that
+// is not asked to report them at shutdown) and waits for them.
+func (s *Sharded) Close() {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, sh := range s.shards {
+		s.flush(sh)
 		close(sh.ch)
 	}
 	s.wg.Wait()

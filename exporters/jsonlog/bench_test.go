@@ -1,0 +1,55 @@
+package jsonlog
+
+import (
+	"bufio"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/e2atap/e2atap/validate"
+)
+
+var benchRecords = map[string]string{
+	"chunk":   `{"protocol_version":"1.0","response_id":"r-7f3a","request_id":"req_1","sequence":12,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:01+00:00","provenance":{"source_protocol":"e2a"},"body":{"delta_kind":"text","delta":"The quick brown fox jumps over the lazy dog, then writes a long answer about sidecars and observability."},"session_id":"sess-42","method":"chat.send","metadata":{"_jiuwenswarm_server_push":false}}`,
+	"request": `{"protocol_version":"1.0","provenance":{"source_protocol":"e2a"},"request_id":"req_1","session_id":"sess-42","timestamp":"2026-03-29T12:00:00Z","identity_origin":"user","channel":"web","user_id":"u-1","method":"chat.send","params":{"text":"Summarise the incident report for me, please.","mode":"agent","files":[{"uri":"https://files.example.com/a.pdf","name":"a.pdf"}]},"is_stream":true,"auth":{"method_id":"oauth","bearer_token":"abcdefghijklmnopqrstuvwxyz012345","extra_headers":{"X-Trace":"t-1"}},"channel_context":{"feishu_open_id":"ou_123","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`,
+}
+
+// BenchmarkRecord compares, in one run, writing a record as it is (the
+// floor: a locked buffered write of the raw bytes) with writing it through
+// the Writer (redaction, _e2atap object, the same locked buffered write).
+func BenchmarkRecord(b *testing.B) {
+	for _, name := range []string{"chunk", "request"} {
+		rec := []byte(benchRecords[name])
+		b.Run(name+"/plain", func(b *testing.B) {
+			var mu sync.Mutex
+			bw := bufio.NewWriterSize(io.Discard, 64<<10)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(rec)))
+			for b.Loop() {
+				mu.Lock()
+				bw.Write(rec)
+				bw.WriteByte('\n')
+				mu.Unlock()
+			}
+		})
+		b.Run(name+"/redacted", func(b *testing.B) {
+			w := NewWriterTo(io.Discard, NewRedactor(ContentMask, 65536, testKey))
+			ri := jsonInfo(rec)
+			ri.In.Pos = validate.Position{}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(rec)))
+			for b.Loop() {
+				w.Record(ri)
+			}
+		})
+		b.Run(name+"/redact_only", func(b *testing.B) {
+			r := NewRedactor(ContentMask, 65536, testKey)
+			var dst []byte
+			b.ReportAllocs()
+			b.SetBytes(int64(len(rec)))
+			for b.Loop() {
+				dst, _, _ = r.Redact(dst[:0], rec)
+			}
+		})
+	}
+}

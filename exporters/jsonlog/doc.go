@@ -1,0 +1,112 @@
+// Package jsonlog is the redacted record log and the findings log: the
+// sinks at the end of the pipeline (tap → decode → validate → sinks) that
+// write one JSON line per record the engine saw and one per finding.
+//
+// # Lines
+//
+// A JSON record (response, request, event frame, JSON-RPC, CloudEvent) is
+// written in its own shape, redacted in place, with an "_e2atap" object
+// appended: tap, direction, capture time, source position, connection,
+// kind, the paths that were masked ("redacted", at most 64, "[]" for array
+// elements), and "truncated", "gap", "joined" when they apply. An
+// "_e2atap" key already in the record is replaced. Keys keep their order,
+// numbers their literal, untouched strings their bytes; insignificant
+// whitespace is removed so that a record is one line. A response (class
+// response) lacking a minimum key of spec §12.7 (request_id, response_id,
+// sequence, is_final, response_kind, timestamp) gets it as null, which the
+// rules treat as missing, so the verdict does not change.
+//
+// Input that is not a JSON object is written as
+// {"_e2atap":{..., "invalid":true, "length":N, "reason":...}}, with none of
+// its content.
+//
+// A decoded EventMeshFrame is written as a JSON object
+// {"msgType","flags","seq","attrs":{name: value, in wire order},"data"},
+// "_e2atap.format":"frame". Frame lines replay as JSON, not as frames: the
+// frame rules do not run on them. Data that is a JSON object or array (an
+// E2A record or CloudEvent carried in a frame) and JSON attribute values
+// (meta) are redacted as JSON and written as a string; other data is
+// content (below); binary data kept under "keep" is written in base64 with
+// "data_encoding":"base64", credentials masked in the bytes first.
+//
+// # Replay
+//
+// The record log is valid input for `e2atap validate` and gives the same
+// findings, because no value the rules read is changed: types never change
+// (a masked string stays a string, a masked object stays an object with the
+// single key "_masked"); sequence, is_final, status, response_kind, ids,
+// method, timestamp, protocol_version, provenance, body.delta_kind,
+// body.branch, body.sessionUpdate, body.code, body.event_type,
+// metadata._jiuwenswarm_server_push, params.intent and params.files[].uri's
+// type are never masked for size. Credential shapes cannot occur in valid
+// values of the enumerated fields, so masking them never turns a valid
+// value invalid; personal data inside an id is masked with a fingerprint,
+// so equal ids stay equal and different ids different. Not replayable by
+// design: invalid input (no content is kept, so the replay sees no
+// e2a.decode), frames (above), and e2a.secret (the secret is gone; the
+// validator skips masked "******" values).
+//
+// # Redaction policy
+//
+//	what                                          how                       rule
+//	--------------------------------------------  ------------------------  --------------
+//	auth.bearer_token, auth.extra_headers.*,      ******(fp:xxxxxxxx)       auth
+//	auth._meta.*, any other auth.* but method_id
+//	*_ref strings (api_key_ref, credential_ref)   ******(fp:xxxxxxxx)       ref
+//	keys with a credential word (password,        ******(fp:xxxxxxxx)       credential_key
+//	passwd, pwd, secret, authorization,
+//	credential, api key, private key, access
+//	key, cookie, bearer), any depth: strings
+//	and numbers, everything below the key
+//	keys whose last word is token (token,         strings ******(fp:…);     credential_key
+//	access_token, idToken): "tokens",             numbers kept
+//	"max_tokens", "token_count" are not
+//	Bearer <token>, JWT, sk-…, ghp_…, glpat-…     ******(fp:xxxxxxxx)       bearer, jwt, sk,
+//	anywhere in any string or key                 ("Bearer " kept)          ghp, glpat
+//	e-mail addresses, phone numbers (+CC…,        ****** (fingerprinted     email, phone
+//	CN mobile) in any string; email/phone/        inside rule-read ids
+//	mobile/tel keys                               and in keys)
+//	body.delta, body.result, top-level result     content policy            content
+//	and projections; keys delta, text, content,
+//	prompt, query, content_blocks, parts,
+//	rawInput, rawOutput, thought, reasoning at
+//	any depth
+//	data: URL payloads in any string              content policy            data_url
+//	metadata._e2a_wire_legacy_* (any depth)       content policy            legacy_blob
+//	values over max_record_bytes, largest         ******(len:N), same type  truncated
+//	first, never a value the rules read
+//
+// Credentials are masked whatever the configuration. Booleans and nulls are
+// never masked; empty strings stay empty (nothing to hide, and an empty
+// bearer_token stays visibly empty). A value that already is a mask
+// ("******", "******(fp:…)", "******(len:N)") is left alone, so the log
+// can be redacted again without change.
+//
+// The fingerprint is the first 8 hex digits of HMAC-SHA256(key, value); for
+// "Bearer <token>" the value is the token, so a bearer_token and the same
+// token in an Authorization header join. The key comes from the
+// configuration (fingerprint_key); without one a random key is made once
+// per process: fingerprints join within a run, never across runs.
+//
+// The content policy (content: mask | keep | drop): mask writes
+// "******(len:N)" for strings (N: bytes of the text), {"_masked":
+// "******(len:N)"} and ["******(len:N)"] for objects and arrays (N: bytes of
+// the JSON text), and "<media type>,******(len:N)" for data: URLs; drop
+// writes "", {} or []; keep keeps the content but still masks credentials
+// and personal data in it (data: URLs are kept). Numbers, booleans and
+// nulls are content-free and kept.
+//
+// # Concurrency
+//
+// Redactor is immutable and safe for concurrent use (scratch buffers come
+// from a pool). Writer and FindingWriter implement validate.Sink and are
+// safe for concurrent use from every shard: a record is redacted outside
+// the lock and its line written under it, so lines never interleave. Lines
+// are buffered (64 KiB) and reach the file when the buffer fills, on Flush
+// (the caller flushes on a timer) and on Close. Rotation is by size: when a
+// line would take the file past rotate_bytes, path.N-1 … path.1 shift up
+// (the oldest beyond keep is removed), path becomes path.1 and a new path
+// is opened. Write errors do not stop the pipeline: they are counted
+// (Failed) and the first is kept (Err). Redaction counts by rule are
+// atomics (Writer.Redactions, names in RuleNames) for the metrics exporter.
+package jsonlog

@@ -1,0 +1,275 @@
+package jsonlog
+
+import (
+	"bytes"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The grammar checks below accept exactly what encoding/json's Valid
+// accepts (FuzzRedact holds them to it): strict RFC 8259, nesting up to
+// 10000, invalid UTF-8 inside strings allowed.
+
+// str checks the string starting at st.in[i] == '"' and returns the index
+// after its closing quote and whether it holds escapes.
+func (st *state) str(i int) (int, bool, error) {
+	in := st.in
+	esc := false
+	for j := i + 1; j < len(in); j++ {
+		c := in[j]
+		switch {
+		case c == '"':
+			return j + 1, esc, nil
+		case c == '\\':
+			esc = true
+			j++
+			if j >= len(in) {
+				return 0, false, &SyntaxError{j, "unterminated string"}
+			}
+			switch in[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(in)-j < 5 || !isHex4(in[j+1:j+5]) {
+					return 0, false, &SyntaxError{j, "invalid \\u escape"}
+				}
+				j += 4
+			default:
+				return 0, false, &SyntaxError{j, "invalid escape"}
+			}
+		case c < 0x20:
+			return 0, false, &SyntaxError{j, "control character in string"}
+		}
+	}
+	return 0, false, &SyntaxError{len(in), "unterminated string"}
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !isDigit(c) && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// number checks the number literal at st.in[i] and returns its end.
+func (st *state) number(i int) (int, error) {
+	in := st.in
+	j := i
+	if j < len(in) && in[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(in) && in[j] == '0':
+		j++
+	case j < len(in) && in[j] >= '1' && in[j] <= '9':
+		for j < len(in) && isDigit(in[j]) {
+			j++
+		}
+	default:
+		return 0, &SyntaxError{j, "invalid value"}
+	}
+	if j < len(in) && in[j] == '.' {
+		j++
+		d := j
+		for j < len(in) && isDigit(in[j]) {
+			j++
+		}
+		if j == d {
+			return 0, &SyntaxError{j, "invalid number"}
+		}
+	}
+	if j < len(in) && (in[j] == 'e' || in[j] == 'E') {
+		j++
+		if j < len(in) && (in[j] == '+' || in[j] == '-') {
+			j++
+		}
+		d := j
+		for j < len(in) && isDigit(in[j]) {
+			j++
+		}
+		if j == d {
+			return 0, &SyntaxError{j, "invalid number"}
+		}
+	}
+	return j, nil
+}
+
+// skip checks the value at st.in[i] without writing it and returns its end.
+func (st *state) skip(i int) (int, error) {
+	in := st.in
+	if i >= len(in) {
+		return 0, &SyntaxError{i, "unexpected end of input"}
+	}
+	switch c := in[i]; c {
+	case '"':
+		e, _, err := st.str(i)
+		return e, err
+	case '{', '[':
+		st.depth++
+		if st.depth > maxDepth {
+			return 0, &SyntaxError{i, "exceeded max depth"}
+		}
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = st.ws(i + 1)
+		if i < len(in) && in[i] == closer {
+			st.depth--
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if c == '{' {
+				if i >= len(in) || in[i] != '"' {
+					return 0, &SyntaxError{i, "expected a key"}
+				}
+				if i, _, err = st.str(i); err != nil {
+					return 0, err
+				}
+				i = st.ws(i)
+				if i >= len(in) || in[i] != ':' {
+					return 0, &SyntaxError{i, "expected ':'"}
+				}
+				i = st.ws(i + 1)
+			}
+			if i, err = st.skip(i); err != nil {
+				return 0, err
+			}
+			i = st.ws(i)
+			if i >= len(in) {
+				return 0, &SyntaxError{i, "unterminated container"}
+			}
+			switch in[i] {
+			case ',':
+				i = st.ws(i + 1)
+			case closer:
+				st.depth--
+				return i + 1, nil
+			default:
+				return 0, &SyntaxError{i, "expected ',' or a closing bracket"}
+			}
+		}
+	case 't', 'f', 'n':
+		lit := "null"
+		if c == 't' {
+			lit = "true"
+		} else if c == 'f' {
+			lit = "false"
+		}
+		if len(in)-i < len(lit) || string(in[i:i+len(lit)]) != lit {
+			return 0, &SyntaxError{i, "invalid literal"}
+		}
+		return i + len(lit), nil
+	}
+	return st.number(i)
+}
+
+// unescape appends the content of a checked JSON string (raw, between the
+// quotes) unescaped. Lone surrogates become U+FFFD, as in encoding/json.
+func unescape(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return append(dst, raw[i:]...)
+		}
+		dst = append(dst, raw[i:i+j]...)
+		i += j + 1
+		if i >= len(raw) {
+			return dst
+		}
+		c := raw[i]
+		i++
+		switch c {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			if len(raw)-i < 4 || !isHex4(raw[i:]) {
+				return dst
+			}
+			r := hex4(raw[i:])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if len(raw)-i >= 6 && raw[i] == '\\' && raw[i+1] == 'u' && isHex4(raw[i+2:]) {
+					if d := utf16.DecodeRune(r, hex4(raw[i+2:])); d != utf8.RuneError {
+						r2 = d
+						i += 6
+					}
+				}
+				r = r2
+			}
+			dst = utf8.AppendRune(dst, r)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case isDigit(c):
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// appendEscaped appends s as JSON string content (no quotes); invalid UTF-8
+// becomes U+FFFD, as encoding/json writes it.
+func appendEscaped(dst, s []byte) []byte {
+	const hexd = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
+		}
+		i++
+		start = i
+	}
+	return append(dst, s[start:]...)
+}

@@ -1,0 +1,1034 @@
+package jsonlog
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/e2atap/e2atap/e2a"
+)
+
+// ErrInvalidJSON is wrapped by every *SyntaxError.
+var ErrInvalidJSON = errors.New("invalid JSON")
+
+// SyntaxError says where the input stopped being JSON.
+type SyntaxError struct {
+	Offset int
+	Reason string
+}
+
+func (e *SyntaxError) Error() string {
+	return "jsonlog: invalid JSON at offset " + strconv.Itoa(e.Offset) + ": " + e.Reason
+}
+
+func (e *SyntaxError) Unwrap() error { return ErrInvalidJSON }
+
+// maxDepth is encoding/json's nesting limit: input it rejects, Redact
+// rejects too, so "valid JSON" means the same thing on both sides.
+const maxDepth = 10000
+
+// maxPaths bounds the redacted-path list of one record; the rest are counted.
+const maxPaths = 64
+
+// minSpan is the smallest value worth masking to make a record fit.
+const minSpan = 48
+
+const mask = "******"
+
+// Content is the policy for model output and user text.
+type Content uint8
+
+const (
+	// ContentMask replaces the value by "******(len:N)" (objects and arrays
+	// keep their type: {"_masked":"******(len:N)"}, ["******(len:N)"]).
+	ContentMask Content = iota
+	// ContentKeep keeps it, still masking credentials and personal data.
+	ContentKeep
+	// ContentDrop replaces it by an empty value of the same type.
+	ContentDrop
+)
+
+var contentNames = [...]string{"mask", "keep", "drop"}
+
+func (c Content) String() string {
+	if int(c) < len(contentNames) {
+		return contentNames[c]
+	}
+	return "invalid"
+}
+
+// ParseContent reads "mask", "keep" or "drop".
+func ParseContent(s string) (Content, bool) {
+	for i, n := range contentNames {
+		if n == s {
+			return Content(i), true
+		}
+	}
+	return ContentMask, false
+}
+
+// processKey is the fingerprint key used when none is configured: random,
+// made once per process, so that every Redactor of the process (records and
+// findings) fingerprints alike, and fingerprints from two runs never join.
+var processKey = sync.OnceValue(func() []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic("jsonlog: no randomness for the fingerprint key: " + err.Error())
+	}
+	return k
+})
+
+// Redactor rewrites JSON records with the redaction policy. It holds no
+// per-call state and is safe for concurrent use.
+type Redactor struct {
+	key      []byte
+	content  Content
+	maxBytes int
+	pool     sync.Pool
+}
+
+// NewRedactor makes a Redactor from the content policy, the record size cap
+// (0: none) and the fingerprint key (empty: the random per-process key).
+func NewRedactor(content Content, maxRecordBytes int, key []byte) *Redactor {
+	if len(key) == 0 {
+		key = processKey()
+	}
+	r := &Redactor{key: slices.Clone(key), content: content, maxBytes: maxRecordBytes}
+	r.pool.New = func() any { return &state{r: r, mac: hmac.New(sha256.New, r.key)} }
+	return r
+}
+
+// Content is the Redactor's content policy.
+func (r *Redactor) Content() Content { return r.content }
+
+// Fingerprint appends the first 8 hex digits of HMAC-SHA256(key, v): what a
+// masked credential shows as "******(fp:xxxxxxxx)".
+func (r *Redactor) Fingerprint(dst, v []byte) []byte {
+	st := r.get()
+	dst = st.appendFP(dst, v)
+	r.put(st)
+	return dst
+}
+
+// Redact appends the redacted form of the JSON object record to dst: the
+// same keys in the same order, number literals and untouched strings byte
+// for byte, whitespace removed, masked values in place. paths lists where
+// something was masked (dotted, "[]" for array elements, at most 64). A
+// record over the size cap has its largest values masked until it fits.
+// Input that is not valid JSON is a *SyntaxError; valid JSON that is not an
+// object is e2a.ErrNotObject. On error dst is returned unchanged.
+func (r *Redactor) Redact(dst, record []byte) (out []byte, paths []string, err error) {
+	st := r.get()
+	defer r.put(st)
+	base := len(dst)
+	st.out = dst
+	if err := st.record(record, false); err != nil {
+		return dst[:base], nil, err
+	}
+	st.out = append(st.out, '}')
+	return st.out, st.pathList(), nil
+}
+
+// RedactText appends s with credentials, e-mail addresses and phone numbers
+// masked, all with fingerprints, for free text such as finding messages.
+func (r *Redactor) RedactText(dst, s []byte) []byte {
+	st := r.get()
+	defer r.put(st)
+	st.out = dst
+	st.redactText(s, true)
+	return st.out
+}
+
+func (r *Redactor) get() *state {
+	st := r.pool.Get().(*state)
+	st.reset()
+	return st
+}
+
+func (r *Redactor) put(st *state) {
+	st.out, st.in = nil, nil
+	if cap(st.dec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 {
+		return // do not pin huge buffers
+	}
+	r.pool.Put(st)
+}
+
+// state is the scratch of one Redact call.
+type state struct {
+	r        *Redactor
+	mac      hash.Hash
+	sum      [sha256.Size]byte
+	in       []byte
+	out      []byte
+	dec      []byte // unescaped string
+	kdec     []byte // unescaped key
+	enc      []byte // redacted string before encoding
+	alt      []byte // truncation rebuild
+	line     []byte // the Writer's line buffer
+	path     []byte
+	paths    []byte
+	pathEnds []int
+	more     int
+	counts   [NumRules]uint32
+	spans    []tspan
+	spanPath []byte
+	record2  bool // record truncation spans
+	depth    int
+	topSeen  uint8
+	trunc    bool
+}
+
+// tspan is a value that may be masked to make the record fit.
+type tspan struct {
+	start, end int // in out
+	pathEnd    int // in spanPath; starts at the previous span's pathEnd
+	kind       byte
+}
+
+func (st *state) reset() {
+	st.paths, st.pathEnds, st.more = st.paths[:0], st.pathEnds[:0], 0
+	st.counts = [NumRules]uint32{}
+	st.spans, st.spanPath = st.spans[:0], st.spanPath[:0]
+	st.path = st.path[:0]
+	st.depth, st.topSeen, st.trunc = 0, 0, false
+}
+
+// Minimum keys of a response (spec §12.7), in the order they are added.
+var minimumKeys = [...]string{"request_id", "response_id", "sequence", "is_final", "response_kind", "timestamp"}
+
+// record redacts one JSON object into st.out, leaving it open (no closing
+// brace) so that the caller can append keys. With response set, the §12.7
+// minimum keys the record lacks are appended as null.
+func (st *state) record(in []byte, response bool) error {
+	st.in = in
+	base := len(st.out)
+	max := st.r.maxBytes
+	st.record2 = max > 0 && 2*len(in)+256 > max
+	i := st.ws(0)
+	if i >= len(in) {
+		return &SyntaxError{i, "empty input"}
+	}
+	if in[i] != '{' {
+		// Tell "valid but not an object" from garbage.
+		if j, err := st.skip(i); err != nil {
+			return err
+		} else if j = st.ws(j); j != len(in) {
+			return &SyntaxError{j, "data after the top-level value"}
+		}
+		st.out = st.out[:base]
+		return e2a.ErrNotObject
+	}
+	j, err := st.object(i, ctxTop, 0, false)
+	if err != nil {
+		return err
+	}
+	if j = st.ws(j); j != len(in) {
+		return &SyntaxError{j, "data after the top-level value"}
+	}
+	if max > 0 && len(st.out)-base+1 > max {
+		st.truncate(base, max)
+	}
+	if response {
+		for k, name := range minimumKeys {
+			if st.topSeen&(1<<k) != 0 {
+				continue
+			}
+			if st.out[len(st.out)-1] != '{' {
+				st.out = append(st.out, ',')
+			}
+			st.out = append(st.out, '"')
+			st.out = append(st.out, name...)
+			st.out = append(st.out, `":null`...)
+		}
+	}
+	return nil
+}
+
+func (st *state) ws(i int) int {
+	for i < len(st.in) {
+		switch st.in[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// ctx is the container a value sits in, as far as the policy cares.
+type ctx uint8
+
+const (
+	ctxPlain ctx = iota
+	ctxTop
+	ctxBody
+	ctxParams
+	ctxMeta
+	ctxError
+	ctxTraceHolder // acp_meta, channel_context, params._meta
+	ctxFiles       // params.files, params.attachments
+	ctxFileEntry
+	ctxAuth
+	ctxCred // every scalar is a credential
+)
+
+type action uint8
+
+const (
+	actPlain   action = iota // scan strings; walk containers
+	actCred                  // mask strings and numbers, with fingerprint
+	actCredStr               // mask strings, keep numbers
+	actRef                   // mask strings; walk containers as plain
+	actPII                   // mask strings and numbers, no fingerprint
+	actContent               // content policy
+	actDrop                  // leave the member out
+)
+
+// mode is what to do with one value.
+type mode struct {
+	act   action
+	rule  Rule
+	child ctx
+	// keep: a value the rules read: never masked to make the record fit.
+	keep bool
+	// ident: a string the rules read or compare: any mask in it carries a
+	// fingerprint, so that equal values stay equal and distinct ones distinct.
+	ident bool
+}
+
+var contentKeys = [...]string{"delta", "text", "content", "prompt", "query", "content_blocks", "parts", "rawInput", "rawOutput", "thought", "reasoning"}
+
+var fieldKeySet = func() map[string]bool {
+	m := make(map[string]bool, len(e2a.FieldKeys))
+	for _, k := range e2a.FieldKeys {
+		m[k] = true
+	}
+	return m
+}()
+
+func isFieldKey(k []byte) bool { return fieldKeySet[string(k)] }
+
+// decide is the redaction policy for the member key of a container c.
+func (st *state) decide(c ctx, rule Rule, key []byte) mode {
+	switch c {
+	case ctxCred:
+		return mode{act: actCred, rule: rule, child: ctxCred}
+	case ctxAuth:
+		if string(key) == "method_id" {
+			return mode{}
+		}
+		if classifyKey(key) == keyRef {
+			return mode{act: actRef, rule: RuleRef}
+		}
+		return mode{act: actCred, rule: RuleAuth, child: ctxCred}
+	}
+	if c == ctxTop && string(key) == "_e2atap" {
+		return mode{act: actDrop}
+	}
+	if hasPrefixFold(key, "_e2a_wire_legacy_") {
+		return mode{act: actContent, rule: RuleLegacyBlob}
+	}
+	if string(key) == "auth" {
+		return mode{act: actCred, rule: RuleAuth, child: ctxAuth}
+	}
+	switch classifyKey(key) {
+	case keyCredential:
+		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred}
+	case keyToken:
+		return mode{act: actCredStr, rule: RuleCredentialKey, child: ctxCred}
+	case keyRef:
+		return mode{act: actRef, rule: RuleRef}
+	case keyEmail:
+		return mode{act: actPII, rule: RuleEmail}
+	case keyPhone:
+		return mode{act: actPII, rule: RulePhone}
+	}
+	k := string(key)
+	switch c {
+	case ctxTop:
+		switch k {
+		case "body":
+			return mode{child: ctxBody, keep: true}
+		case "params":
+			return mode{child: ctxParams, keep: true}
+		case "metadata":
+			return mode{child: ctxMeta, keep: true}
+		case "error":
+			return mode{child: ctxError, keep: true}
+		case "acp_meta", "channel_context":
+			return mode{child: ctxTraceHolder, keep: true}
+		case "result", "projections":
+			// The JSON-RPC result and the L3 projections carry the same
+			// model output as body.result and body.delta.
+			return mode{act: actContent, rule: RuleContent}
+		}
+		for n, name := range minimumKeys {
+			if k == name {
+				st.topSeen |= 1 << n
+			}
+		}
+		if isFieldKey(key) {
+			// Top-level scalars the rules read; as containers (provenance,
+			// payload...) they may be masked to fit, keeping their type.
+			return mode{keep: true, ident: true}
+		}
+	case ctxBody:
+		switch k {
+		case "delta", "result":
+			return mode{act: actContent, rule: RuleContent}
+		case "delta_kind", "branch", "sessionUpdate", "ext_method", "event_type", "code":
+			return mode{keep: true, ident: true}
+		}
+	case ctxParams:
+		switch k {
+		case "intent":
+			return mode{keep: true, ident: true}
+		case "files", "attachments":
+			return mode{child: ctxFiles, keep: true}
+		case "_meta":
+			return mode{child: ctxTraceHolder, keep: true}
+		}
+	case ctxFileEntry:
+		if k == "uri" {
+			return mode{keep: true}
+		}
+	case ctxTraceHolder:
+		if k == "traceparent" {
+			return mode{keep: true, ident: true}
+		}
+	case ctxMeta:
+		if k == "_jiuwenswarm_server_push" {
+			return mode{keep: true}
+		}
+	case ctxError:
+		if k == "code" || k == "message" {
+			return mode{keep: true, ident: true}
+		}
+	}
+	for _, ck := range contentKeys {
+		if k == ck {
+			return mode{act: actContent, rule: RuleContent}
+		}
+	}
+	return mode{}
+}
+
+// elem is the mode of the elements of an array whose own mode is m.
+func elem(m mode) mode {
+	switch m.act {
+	case actCred, actCredStr:
+		return mode{act: actCred, rule: m.rule, child: ctxCred}
+	case actPII, actRef:
+		return mode{act: m.act, rule: m.rule}
+	}
+	switch m.child {
+	case ctxCred:
+		return mode{act: actCred, rule: m.rule, child: ctxCred}
+	case ctxFiles:
+		return mode{child: ctxFileEntry, keep: true}
+	}
+	return mode{}
+}
+
+func (st *state) object(i int, c ctx, rule Rule, closeIt bool) (int, error) {
+	in := st.in
+	st.depth++
+	if st.depth > maxDepth {
+		return 0, &SyntaxError{i, "exceeded max depth"}
+	}
+	st.out = append(st.out, '{')
+	i = st.ws(i + 1)
+	if i < len(in) && in[i] == '}' {
+		if closeIt {
+			st.out = append(st.out, '}')
+		}
+		st.depth--
+		return i + 1, nil
+	}
+	first := true
+	for {
+		if i >= len(in) || in[i] != '"' {
+			return 0, &SyntaxError{i, "expected a key"}
+		}
+		ke, esc, err := st.str(i)
+		if err != nil {
+			return 0, err
+		}
+		rawKey := in[i+1 : ke-1]
+		key := rawKey
+		if esc {
+			st.kdec = unescape(st.kdec[:0], rawKey)
+			key = st.kdec
+		}
+		i = st.ws(ke)
+		if i >= len(in) || in[i] != ':' {
+			return 0, &SyntaxError{i, "expected ':'"}
+		}
+		i = st.ws(i + 1)
+		m := st.decide(c, rule, key)
+		if m.act == actDrop {
+			if i, err = st.skip(i); err != nil {
+				return 0, err
+			}
+		} else {
+			if !first {
+				st.out = append(st.out, ',')
+			}
+			first = false
+			pl := len(st.path)
+			if pl > 0 {
+				st.path = append(st.path, '.')
+			}
+			ks := len(st.out)
+			st.writeKey(rawKey, key, esc)
+			st.path = append(st.path, st.out[ks+1:len(st.out)-1]...)
+			st.out = append(st.out, ':')
+			i, err = st.value(i, m)
+			st.path = st.path[:pl]
+			if err != nil {
+				return 0, err
+			}
+		}
+		i = st.ws(i)
+		if i >= len(in) {
+			return 0, &SyntaxError{i, "unterminated object"}
+		}
+		switch in[i] {
+		case ',':
+			i = st.ws(i + 1)
+		case '}':
+			if closeIt {
+				st.out = append(st.out, '}')
+			}
+			st.depth--
+			return i + 1, nil
+		default:
+			return 0, &SyntaxError{i, "expected ',' or '}'"}
+		}
+	}
+}
+
+func (st *state) array(i int, m mode) (int, error) {
+	in := st.in
+	st.depth++
+	if st.depth > maxDepth {
+		return 0, &SyntaxError{i, "exceeded max depth"}
+	}
+	st.out = append(st.out, '[')
+	i = st.ws(i + 1)
+	if i < len(in) && in[i] == ']' {
+		st.out = append(st.out, ']')
+		st.depth--
+		return i + 1, nil
+	}
+	em := elem(m)
+	pl := len(st.path)
+	st.path = append(st.path, "[]"...)
+	defer func() { st.path = st.path[:pl] }()
+	for {
+		var err error
+		if i, err = st.value(i, em); err != nil {
+			return 0, err
+		}
+		i = st.ws(i)
+		if i >= len(in) {
+			return 0, &SyntaxError{i, "unterminated array"}
+		}
+		switch in[i] {
+		case ',':
+			st.out = append(st.out, ',')
+			i = st.ws(i + 1)
+		case ']':
+			st.out = append(st.out, ']')
+			st.depth--
+			return i + 1, nil
+		default:
+			return 0, &SyntaxError{i, "expected ',' or ']'"}
+		}
+	}
+}
+
+func (st *state) value(i int, m mode) (int, error) {
+	in := st.in
+	if i >= len(in) {
+		return 0, &SyntaxError{i, "unexpected end of input"}
+	}
+	start := len(st.out)
+	var err error
+	c := in[i]
+	switch {
+	case c == '"':
+		var e int
+		var esc bool
+		if e, esc, err = st.str(i); err != nil {
+			return 0, err
+		}
+		st.stringValue(in[i+1:e-1], esc, m)
+		i = e
+	case c == '{' || c == '[':
+		switch {
+		case m.act == actContent && st.r.content != ContentKeep:
+			e, err := st.skip(i)
+			if err != nil {
+				return 0, err
+			}
+			st.maskContainer(c, e-i)
+			st.hit(m.rule)
+			i = e
+		case c == '{':
+			child := m.child
+			if m.act == actRef || m.act == actPII || m.act == actContent {
+				child = ctxPlain
+			}
+			i, err = st.object(i, child, m.rule, true)
+		default:
+			i, err = st.array(i, m)
+		}
+		if err != nil {
+			return 0, err
+		}
+	case c == 't' || c == 'f' || c == 'n':
+		lit := "null"
+		if c == 't' {
+			lit = "true"
+		} else if c == 'f' {
+			lit = "false"
+		}
+		if len(in)-i < len(lit) || string(in[i:i+len(lit)]) != lit {
+			return 0, &SyntaxError{i, "invalid literal"}
+		}
+		st.out = append(st.out, lit...)
+		return i + len(lit), nil
+	default:
+		e, err := st.number(i)
+		if err != nil {
+			return 0, err
+		}
+		switch m.act {
+		case actCred:
+			st.out = append(st.out, '"')
+			st.out = append(st.out, mask+"(fp:"...)
+			st.out = st.appendFP(st.out, in[i:e])
+			st.out = append(st.out, ')', '"')
+			st.hit(m.rule)
+		case actPII:
+			st.out = append(st.out, `"`+mask+`"`...)
+			st.hit(m.rule)
+		default:
+			st.out = append(st.out, in[i:e]...)
+		}
+		return e, nil
+	}
+	if st.record2 && !m.keep && len(st.out)-start >= minSpan {
+		st.spanPath = append(st.spanPath, st.path...)
+		st.spans = append(st.spans, tspan{start: start, end: len(st.out), pathEnd: len(st.spanPath), kind: c})
+	}
+	return i, nil
+}
+
+// maskContainer writes the content mask of an object or array whose JSON
+// text was n bytes long.
+func (st *state) maskContainer(c byte, n int) {
+	if st.r.content == ContentDrop {
+		if c == '{' {
+			st.out = append(st.out, "{}"...)
+		} else {
+			st.out = append(st.out, "[]"...)
+		}
+		return
+	}
+	if c == '{' {
+		st.out = append(st.out, `{"_masked":`...)
+	} else {
+		st.out = append(st.out, '[')
+	}
+	st.out = appendLenMask(st.out, n)
+	if c == '{' {
+		st.out = append(st.out, '}')
+	} else {
+		st.out = append(st.out, ']')
+	}
+}
+
+func appendLenMask(dst []byte, n int) []byte {
+	dst = append(dst, `"`+mask+`(len:`...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, ')', '"')
+}
+
+// stringValue writes the string whose raw (still escaped) content is raw.
+func (st *state) stringValue(raw []byte, esc bool, m mode) {
+	s := raw
+	if esc {
+		st.dec = unescape(st.dec[:0], raw)
+		s = st.dec
+	}
+	st.strValue(raw, s, m)
+}
+
+// strValue writes the string s; raw is its escaped form, or nil when s does
+// not come from JSON (frame attributes) and must be encoded.
+func (st *state) strValue(raw, s []byte, m mode) {
+	if len(s) == 0 {
+		st.out = append(st.out, `""`...)
+		return
+	}
+	if isMaskToken(s) {
+		st.copyString(raw, s)
+		return
+	}
+	switch m.act {
+	case actCred, actCredStr, actRef:
+		st.out = append(st.out, '"')
+		if n := bearerPrefix(s); n > 0 {
+			st.out = append(st.out, s[:n]...)
+			s = s[n:]
+		}
+		st.out = append(st.out, mask+"(fp:"...)
+		st.out = st.appendFP(st.out, s)
+		st.out = append(st.out, ')', '"')
+		st.hit(m.rule)
+	case actPII:
+		st.out = append(st.out, `"`+mask+`"`...)
+		st.hit(m.rule)
+	case actContent:
+		switch st.r.content {
+		case ContentMask:
+			st.out = appendLenMask(st.out, len(s))
+			st.hit(m.rule)
+		case ContentDrop:
+			st.out = append(st.out, `""`...)
+			st.hit(m.rule)
+		default:
+			st.scanString(raw, s, m.ident)
+		}
+	default:
+		st.scanString(raw, s, m.ident)
+	}
+}
+
+// bearerPrefix is the length of a leading "Bearer " (any case, any number of
+// spaces) with something after it, or 0.
+func bearerPrefix(s []byte) int {
+	if !hasPrefixFold(s, "bearer ") {
+		return 0
+	}
+	n := 7
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	if n == len(s) {
+		return 0
+	}
+	return n
+}
+
+// copyString writes a string unchanged: its escaped form raw, or s encoded
+// when raw is nil.
+func (st *state) copyString(raw, s []byte) {
+	st.out = append(st.out, '"')
+	if raw == nil {
+		st.out = appendEscaped(st.out, s)
+	} else {
+		st.out = append(st.out, raw...)
+	}
+	st.out = append(st.out, '"')
+}
+
+// writeKey writes a member's key: as it was, or masked when the key itself
+// holds a credential or personal data (then always with a fingerprint, so
+// that distinct keys stay distinct).
+func (st *state) writeKey(raw, key []byte, esc bool) {
+	if len(key) < 6 {
+		st.copyString(raw, key)
+		return
+	}
+	st.scanString(raw, key, true)
+}
+
+// scanString writes the string s (raw: its escaped form) with every
+// credential, e-mail address, phone number and (policy allowing) data: URL
+// in it masked. Unchanged strings are copied as they were.
+func (st *state) scanString(raw, s []byte, ident bool) {
+	base := len(st.out)
+	st.out = append(st.out, '"')
+	if st.redactText(s, ident) {
+		st.out = append(st.out, '"')
+		st.addPath()
+		return
+	}
+	st.out = st.out[:base]
+	st.copyString(raw, s)
+}
+
+// redactText appends s to st.out as JSON string content, masks applied,
+// and reports whether anything was masked. When nothing was, what it
+// appended is not meaningful (the caller copies the original).
+func (st *state) redactText(s []byte, ident bool) bool {
+	var changed bool
+	st.out, changed = st.maskSpans(st.out, s, ident, true)
+	return changed
+}
+
+// maskSpans appends s with every credential, e-mail address, phone number
+// and (policy allowing) data: URL masked; escape writes JSON string content,
+// otherwise the bytes are appended as they are.
+func (st *state) maskSpans(dst, s []byte, ident, escape bool) ([]byte, bool) {
+	add := func(dst, b []byte) []byte {
+		if escape {
+			return appendEscaped(dst, b)
+		}
+		return append(dst, b...)
+	}
+	if len(s) < 6 {
+		return add(dst, s), false
+	}
+	const (
+		dCred = iota
+		dEmail
+		dPhone
+		dData
+		nDet
+	)
+	var next [nDet]match
+	var have, done [nDet]bool
+	if st.r.content == ContentKeep {
+		done[dData] = true
+	}
+	cur, changed := 0, false
+	for {
+		best := -1
+		for d := 0; d < nDet; d++ {
+			if done[d] {
+				continue
+			}
+			if !have[d] || next[d].start < cur {
+				var ok bool
+				switch d {
+				case dCred:
+					next[d], ok = findCred(s, cur)
+				case dEmail:
+					next[d], ok = findEmail(s, cur)
+				case dPhone:
+					next[d], ok = findPhone(s, cur)
+				case dData:
+					next[d], ok = findDataURL(s, cur)
+				}
+				if !ok {
+					done[d] = true
+					continue
+				}
+				have[d] = true
+			}
+			if best < 0 || next[d].start < next[best].start {
+				best = d
+			}
+		}
+		if best < 0 {
+			break
+		}
+		m := next[best]
+		have[best] = false
+		if m.start < cur || m.end <= m.start {
+			continue // a finder must not reach back; never loop on it
+		}
+		dst = add(dst, s[cur:m.start+m.keep])
+		v := s[m.start+m.keep : m.end]
+		switch {
+		case m.rule == RuleDataURL:
+			dst = append(dst, mask+"(len:"...)
+			dst = strconv.AppendInt(dst, int64(len(v)), 10)
+			dst = append(dst, ')')
+		case (m.rule == RuleEmail || m.rule == RulePhone) && !ident:
+			dst = append(dst, mask...)
+		default:
+			dst = append(dst, mask+"(fp:"...)
+			dst = st.appendFP(dst, v)
+			dst = append(dst, ')')
+		}
+		st.hit(m.rule)
+		cur, changed = m.end, true
+	}
+	return add(dst, s[cur:]), changed
+}
+
+// findCred wraps FindCredential: the first credential in s at or after
+// from, with a "Bearer " prefix kept visible.
+func findCred(s []byte, from int) (match, bool) {
+	for from < len(s) {
+		a, b, kind, ok := e2a.FindCredential(s[from:])
+		if !ok || b <= a || b > len(s)-from {
+			return match{}, false
+		}
+		m := match{start: from + a, end: from + b, rule: credRule(kind)}
+		if n := bearerPrefix(s[m.start:m.end]); n > 0 {
+			m.keep = n
+		}
+		if !isMaskToken(s[m.start+m.keep : m.end]) {
+			return m, true
+		}
+		from = m.end
+	}
+	return match{}, false
+}
+
+func (st *state) appendFP(dst, v []byte) []byte {
+	st.mac.Reset()
+	st.mac.Write(v)
+	sum := st.mac.Sum(st.sum[:0])
+	const hexd = "0123456789abcdef"
+	for _, b := range sum[:4] {
+		dst = append(dst, hexd[b>>4], hexd[b&15])
+	}
+	return dst
+}
+
+func (st *state) hit(r Rule) {
+	st.counts[r]++
+	if r != RuleTruncated {
+		st.addPath()
+	}
+}
+
+// addPath notes the current path, once.
+func (st *state) addPath() {
+	p := st.path
+	if len(p) == 0 {
+		p = []byte("$")
+	}
+	from := 0
+	for _, end := range st.pathEnds {
+		if string(st.paths[from:end]) == string(p) {
+			return
+		}
+		from = end
+	}
+	if len(st.pathEnds) >= maxPaths {
+		st.more++
+		return
+	}
+	st.paths = append(st.paths, p...)
+	st.pathEnds = append(st.pathEnds, len(st.paths))
+}
+
+func (st *state) pathList() []string {
+	if len(st.pathEnds) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(st.pathEnds))
+	from := 0
+	for _, end := range st.pathEnds {
+		p := st.paths[from:end]
+		out = append(out, string(unescape(nil, p)))
+		from = end
+	}
+	return out
+}
+
+// appendPaths writes the path list as JSON array elements (the paths are
+// already JSON string content: keys are kept in their escaped form).
+func (st *state) appendPaths(dst []byte) []byte {
+	dst = append(dst, '[')
+	from := 0
+	for n, end := range st.pathEnds {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = append(dst, st.paths[from:end]...)
+		dst = append(dst, '"')
+		from = end
+	}
+	return append(dst, ']')
+}
+
+// truncate masks the largest maskable values of the record written at
+// st.out[base:] until it fits in max bytes (closing brace included).
+// Values the rules read are never masked, so a record may still be over.
+func (st *state) truncate(base, max int) {
+	st.trunc = true
+	excess := len(st.out) - base + 1 - max
+	order := make([]int, len(st.spans))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return (st.spans[b].end - st.spans[b].start) - (st.spans[a].end - st.spans[a].start)
+	})
+	var chosen []int
+	for _, k := range order {
+		if excess <= 0 {
+			break
+		}
+		sp := st.spans[k]
+		inside := false
+		for _, c := range chosen {
+			if sp.start >= st.spans[c].start && sp.end <= st.spans[c].end {
+				inside = true
+				break
+			}
+		}
+		if inside {
+			continue
+		}
+		saved := (sp.end - sp.start) - len(truncMask(nil, sp, st.out[sp.start:sp.end]))
+		if saved <= 0 {
+			continue
+		}
+		chosen = append(chosen, k)
+		excess -= saved
+	}
+	slices.SortFunc(chosen, func(a, b int) int { return st.spans[a].start - st.spans[b].start })
+	st.alt = append(st.alt[:0], st.out[base:]...)
+	st.out = st.out[:base]
+	prev := 0
+	for _, k := range chosen {
+		sp := st.spans[k]
+		st.out = append(st.out, st.alt[prev:sp.start-base]...)
+		st.out = truncMask(st.out, sp, st.alt[sp.start-base:sp.end-base])
+		prev = sp.end - base
+		st.counts[RuleTruncated]++
+		from := 0
+		if k > 0 {
+			from = st.spans[k-1].pathEnd
+		}
+		save := st.path
+		st.path = st.spanPath[from:sp.pathEnd]
+		st.addPath()
+		st.path = save
+	}
+	st.out = append(st.out, st.alt[prev:]...)
+}
+
+// truncMask is the mask of a span: same JSON type, length in bytes of the
+// string content (strings) or of the JSON text (objects, arrays).
+func truncMask(dst []byte, sp tspan, text []byte) []byte {
+	n := sp.end - sp.start
+	switch sp.kind {
+	case '"':
+		n = len(unescapedLenBuf(text[1 : len(text)-1]))
+		return appendLenMask(dst, n)
+	case '{':
+		dst = append(dst, `{"_masked":`...)
+		dst = appendLenMask(dst, n)
+		return append(dst, '}')
+	default:
+		dst = append(dst, '[')
+		dst = appendLenMask(dst, n)
+		return append(dst, ']')
+	}
+}
+
+// unescapedLenBuf returns a buffer as long as the unescaped string.
+func unescapedLenBuf(raw []byte) []byte {
+	if slices.Index(raw, '\\') < 0 {
+		return raw
+	}
+	return unescape(nil, raw)
+}

@@ -1,0 +1,257 @@
+package logdir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/e2atap/e2atap/tap"
+)
+
+const (
+	// fingerprintSize is how many leading bytes identify a file's content.
+	fingerprintSize = 1024
+	// readSize is the size of a read chunk. Emitted lines are sub-slices of
+	// the chunk they were read into, so a chunk is allocated once per
+	// readSize bytes, not once per line.
+	readSize = 64 << 10
+	// roundBudget is how many bytes one file may take in one round before
+	// the next file gets its turn (and a due save is done).
+	roundBudget = 256 << 10
+)
+
+// fileKey is a file's identity while it is open: device and inode (which
+// cannot be reused while the tailer holds the file open). On platforms
+// without inodes the path stands in.
+type fileKey struct {
+	dev, ino uint64
+	path     string
+}
+
+// tracked is one open file. Only Run's goroutine touches it.
+type tracked struct {
+	key  fileKey
+	path string // last name it was seen under
+	f    *os.File
+
+	// fp is the file's first min(fingerprintSize, size) bytes, kept to
+	// notice a truncation that was refilled past our offset between two
+	// looks. Only its hash is ever written out.
+	fp []byte
+
+	// buf[r:w] has been read but not yet handled. Bytes before r belong to
+	// lines already emitted (their receivers own them) and bytes are only
+	// ever written after w, so nothing handed out is overwritten.
+	buf  []byte
+	r, w int
+	// clean counts the bytes after r known to hold no newline, so that a
+	// long line is not searched again from its start after every read.
+	clean int
+
+	readOff   int64 // file offset of buf[w]
+	commitOff int64 // offset of the first line not yet handled
+	line      int64 // lines before commitOff
+
+	discarding bool  // inside an oversize line: bytes are read and dropped
+	discardLen int64 // bytes of that line seen so far
+
+	size       int64     // at the last stat
+	mtime      time.Time // at the last stat
+	lastGrowth time.Time
+	readTime   time.Time // when the bytes being handled were read
+	gap        bool      // the next message carries Gap
+
+	orphanSince time.Time // when the globs stopped matching it; zero while matched
+}
+
+func (tf *tracked) pos(off, line int64) tap.Position {
+	return tap.Position{Kind: tap.PosLine, Name: tf.path, Offset: off, Line: line}
+}
+
+// restart forgets everything read: the file was truncated or rewritten.
+func (tf *tracked) restart() {
+	tf.buf, tf.r, tf.w, tf.clean = nil, 0, 0, 0
+	tf.readOff, tf.commitOff, tf.line = 0, 0, 0
+	tf.discarding, tf.discardLen = false, 0
+	tf.fp = tf.fp[:0]
+	tf.gap = true
+}
+
+// partial reports whether bytes of an unfinished line are held.
+func (tf *tracked) partial() bool { return tf.w > tf.r || tf.discarding }
+
+// readPrefix reads the first min(n, size) bytes of f into dst.
+func readPrefix(f *os.File, dst []byte, n int) ([]byte, error) {
+	dst = dst[:0]
+	if cap(dst) < n {
+		dst = make([]byte, 0, n)
+	}
+	k, err := f.ReadAt(dst[:n], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return dst[:0], err
+	}
+	return dst[:k], nil
+}
+
+// extendFingerprint grows fp while the file is shorter than
+// fingerprintSize: a short file's identity grows with it.
+func (tf *tracked) extendFingerprint() {
+	want := min(int64(fingerprintSize), tf.readOff)
+	have := int64(len(tf.fp))
+	if have >= want {
+		return
+	}
+	if cap(tf.fp) < fingerprintSize {
+		nfp := make([]byte, len(tf.fp), fingerprintSize)
+		copy(nfp, tf.fp)
+		tf.fp = nfp
+	}
+	k, _ := tf.f.ReadAt(tf.fp[have:want], have)
+	tf.fp = tf.fp[:have+int64(k)]
+}
+
+// readFile handles up to budget bytes of tf: it reads, emits every complete
+// line, and skips oversize ones. It returns how many bytes it consumed; the
+// error is emit's (the line it failed on stays unhandled and uncommitted)
+// or a read error.
+func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, budget int) (int, error) {
+	n := 0
+	defer tf.extendFingerprint()
+	for n < budget {
+		if tf.discarding {
+			k, err := tf.f.ReadAt(t.scratch, tf.readOff)
+			if k == 0 {
+				return n, ignoreEOF(err)
+			}
+			if i := bytes.IndexByte(t.scratch[:k], '\n'); i >= 0 {
+				// Consume through the newline only; what follows is read
+				// again into the line buffer (cheaper than copying here).
+				tf.readOff += int64(i + 1)
+				t.oversize(tf, tf.discardLen+int64(i), tf.readOff)
+				tf.discarding, tf.discardLen = false, 0
+				n += i + 1
+				continue
+			}
+			tf.readOff += int64(k)
+			tf.discardLen += int64(k)
+			n += k
+			continue
+		}
+		if i := bytes.IndexByte(tf.buf[tf.r+tf.clean:tf.w], '\n'); i >= 0 {
+			i += tf.clean
+			tf.clean = 0
+			start, next := tf.r, tf.r+i+1
+			end := tf.r + i
+			if end > start && tf.buf[end-1] == '\r' {
+				end--
+			}
+			if end-start > t.cfg.MaxLineBytes {
+				tf.r = next
+				t.oversize(tf, int64(end-start), tf.commitOff+int64(i+1))
+				continue
+			}
+			msg := tap.Message{
+				Tap:     t.cfg.Name,
+				Pos:     tf.pos(tf.commitOff, tf.line+1),
+				Dir:     tap.DirNone,
+				Time:    tf.readTime,
+				Data:    tf.buf[start:end:end],
+				FromLog: true,
+				Gap:     tf.gap,
+			}
+			if err := emit(ctx, msg); err != nil {
+				return n, errEmit{err}
+			}
+			// Only now is the line ours to forget: a failed emit leaves it
+			// uncommitted, so it is emitted again (here or after a restart).
+			tf.r = next
+			tf.commitOff += int64(i + 1)
+			tf.line++
+			tf.gap = false
+			t.dirty = true
+			t.stats.Count(tap.DirNone, end-start)
+			continue
+		}
+		tf.clean = tf.w - tf.r
+		if pending := tf.w - tf.r; pending > t.cfg.MaxLineBytes {
+			// Over the limit with no newline yet: stop holding it.
+			tf.discarding, tf.discardLen = true, int64(pending)
+			tf.r, tf.clean = tf.w, 0
+			continue
+		}
+		if tf.w == len(tf.buf) {
+			t.newBuffer(tf)
+		}
+		k, err := tf.f.ReadAt(tf.buf[tf.w:], tf.readOff)
+		if k == 0 {
+			return n, ignoreEOF(err)
+		}
+		tf.readTime = time.Now()
+		tf.w += k
+		tf.readOff += int64(k)
+		n += k
+	}
+	return n, nil
+}
+
+// newBuffer moves the unfinished line into a fresh chunk. The old chunk is
+// left to the receivers of the lines emitted from it.
+func (t *Tailer) newBuffer(tf *tracked) {
+	pending := tf.w - tf.r
+	size := max(readSize, 2*pending)
+	size = min(size, t.cfg.MaxLineBytes+readSize)
+	nb := make([]byte, size)
+	copy(nb, tf.buf[tf.r:tf.w])
+	tf.buf, tf.r, tf.w = nb, 0, pending
+	if size > t.maxBuf {
+		t.maxBuf = size
+	}
+}
+
+// oversize records a skipped line that started at tf.commitOff and ends
+// (newline included) just before next.
+func (t *Tailer) oversize(tf *tracked, length, next int64) {
+	pos := tf.pos(tf.commitOff, tf.line+1)
+	tf.commitOff = next
+	tf.line++
+	tf.gap = true
+	t.dirty = true
+	t.stats.Drop(tap.DropOversize)
+	if t.cfg.OnOversize != nil {
+		t.cfg.OnOversize(pos, length)
+	}
+}
+
+// errEmit marks an error that came from emit, not from the file.
+type errEmit struct{ err error }
+
+func (e errEmit) Error() string { return e.err.Error() }
+func (e errEmit) Unwrap() error { return e.err }
+
+func ignoreEOF(err error) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// lastLineEnd returns the offset just after the last newline before size,
+// or 0 if there is none: where to start so that no half line is read.
+func lastLineEnd(f *os.File, size int64, buf []byte) int64 {
+	end := size
+	for end > 0 {
+		start := max(0, end-int64(len(buf)))
+		k, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0
+		}
+		if i := bytes.LastIndexByte(buf[:k], '\n'); i >= 0 {
+			return start + int64(i) + 1
+		}
+		end = start
+	}
+	return 0
+}

@@ -1,0 +1,168 @@
+package validate
+
+import (
+	"context"
+	"time"
+)
+
+// LiveConfig configures a live run.
+type LiveConfig struct {
+	Engine Config
+	// Shards: engines run in parallel, streams sharded by key.
+	Shards int
+	// JoinWindow: a stream first seen this soon after its tap started or
+	// reconnected may start mid-stream (no seq_start; counted as joined).
+	JoinWindow time.Duration
+	// Queue is the capacity of the queue from the taps to the engine; a
+	// full queue blocks Submit (backpressure). Taps that must never block
+	// keep their own bounded queue and drop when it is full.
+	Queue int
+	// ExpireEvery is how often idle streams are looked for.
+	ExpireEvery time.Duration
+	// FinishOnShutdown ends open streams at shutdown as missing_final with
+	// reason shutdown; otherwise they are dropped unreported.
+	FinishOnShutdown bool
+	// Now is the clock (tests inject one).
+	Now func() time.Time
+}
+
+// DefaultLiveConfig: DESIGN.md's defaults.
+func DefaultLiveConfig() LiveConfig {
+	return LiveConfig{Engine: DefaultConfig(), Shards: 2, JoinWindow: 30 * time.Second, Queue: 4096, ExpireEvery: time.Second}
+}
+
+type liveKind uint8
+
+const (
+	liveObserve liveKind = iota
+	liveConnClosed
+	liveConnected
+	liveDecodeError
+)
+
+type liveItem struct {
+	kind  liveKind
+	in    Input
+	proto string
+	msg   string
+}
+
+// Live feeds a Sharded run from many taps: Submit may be called from any
+// goroutine; Run is the one goroutine that owns the Sharded run.
+type Live struct {
+	cfg     LiveConfig
+	ch      chan liveItem
+	run     *Sharded
+	started map[string]time.Time // tap → last (re)connect
+	index   uint64
+}
+
+// NewLive prepares a live run reporting to sink.
+func NewLive(cfg LiveConfig, sink Sink) *Live {
+	d := DefaultLiveConfig()
+	if cfg.Queue < 1 {
+		cfg.Queue = d.Queue
+	}
+	if cfg.ExpireEvery <= 0 {
+		cfg.ExpireEvery = d.ExpireEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Live{cfg: cfg, ch: make(chan liveItem, cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
+}
+
+func (l *Live) submit(ctx context.Context, it liveItem) error {
+	select {
+	case l.ch <- it:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Submit hands one message to the engine; it blocks while the queue is
+// full (or until ctx is done). The Live owns in.Data afterwards.
+func (l *Live) Submit(ctx context.Context, in Input) error {
+	return l.submit(ctx, liveItem{kind: liveObserve, in: in})
+}
+
+// ConnClosed ends the streams of a connection (reason disconnect).
+func (l *Live) ConnClosed(ctx context.Context, tap, conn string, at time.Time) error {
+	return l.submit(ctx, liveItem{kind: liveConnClosed, in: Input{Tap: tap, Conn: conn, Time: at}})
+}
+
+// Connected opens the join window of a tap (it started or reconnected).
+func (l *Live) Connected(ctx context.Context, tap string, at time.Time) error {
+	return l.submit(ctx, liveItem{kind: liveConnected, in: Input{Tap: tap, Time: at}})
+}
+
+// DecodeError reports input a tap could not hand over whole (an oversize
+// log line, say): e2a.decode or frame.decode.
+func (l *Live) DecodeError(ctx context.Context, in Input, proto, msg string) error {
+	return l.submit(ctx, liveItem{kind: liveDecodeError, in: in, proto: proto, msg: msg})
+}
+
+// Run processes submitted messages until ctx is done, then drains what was
+// queued and stops the shards. It returns the final counters.
+func (l *Live) Run(ctx context.Context) Stats {
+	tick := time.NewTicker(l.cfg.ExpireEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case it := <-l.ch:
+			l.handle(&it)
+			if len(l.ch) == 0 {
+				l.run.Flush()
+			}
+		case <-tick.C:
+			l.run.Expire(&Input{Time: l.cfg.Now()})
+		case <-ctx.Done():
+			for {
+				select {
+				case it := <-l.ch:
+					l.handle(&it)
+					continue
+				default:
+				}
+				break
+			}
+			if l.cfg.FinishOnShutdown {
+				l.run.Finish(ReasonShutdown, &Input{Time: l.cfg.Now()})
+			} else {
+				l.run.Close()
+			}
+			return l.run.Stats()
+		}
+	}
+}
+
+func (l *Live) handle(it *liveItem) {
+	in := &it.in
+	switch it.kind {
+	case liveConnected:
+		l.started[in.Tap] = in.Time
+		return
+	case liveConnClosed:
+		l.run.ConnClosed(in)
+		return
+	}
+	l.index++
+	in.Index = l.index
+	if t, ok := l.started[in.Tap]; !ok {
+		// The first message of a tap opens its window: traffic was
+		// already flowing when the tap came up.
+		l.started[in.Tap] = in.Time
+		in.Joined = l.cfg.JoinWindow > 0
+	} else if l.cfg.JoinWindow > 0 && in.Time.Sub(t) < l.cfg.JoinWindow {
+		in.Joined = true
+	}
+	if in.Gap {
+		l.run.Gap(in)
+	}
+	if it.kind == liveDecodeError {
+		l.run.DecodeError(in, it.proto, it.msg)
+		return
+	}
+	l.run.Observe(in)
+}

@@ -1,0 +1,88 @@
+package validate
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestLive(t *testing.T) {
+	base := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := base
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	cfg := DefaultLiveConfig()
+	cfg.Engine.IdleTimeout = time.Minute
+	cfg.JoinWindow = 10 * time.Second
+	cfg.ExpireEvery = 5 * time.Millisecond
+	cfg.Now = clock
+	col := &collector{}
+	l := NewLive(cfg, col)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats)
+	go func() { done <- l.Run(ctx) }()
+
+	submit := func(tap, conn string, at time.Duration, line string) {
+		t.Helper()
+		if err := l.Submit(ctx, Input{Tap: tap, Conn: conn, Time: base.Add(at), Data: []byte(line), Pos: Position{Kind: PosConn, Name: conn}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Joined mid-stream right after the tap came up: no seq_start.
+	submit("ws", "c1", time.Second, resp(5, "request_id", "a"))
+	// Outside the window, a new stream above 0 is seq_start.
+	submit("ws", "c1", 20*time.Second, resp(3, "request_id", "b"))
+	// c2 closes with an open stream: missing_final (disconnect).
+	submit("ws", "c2", 21*time.Second, resp(0, "request_id", "c"))
+	if err := l.ConnClosed(ctx, "ws", "c2", base.Add(22*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Same request_id on another tap is another stream.
+	submit("logs", "", 23*time.Second, final(0, "request_id", "a"))
+	// Stream a goes idle: the clock moves past the idle timeout.
+	waitFor(t, func() bool { col.mu.Lock(); defer col.mu.Unlock(); return len(col.records) == 4 })
+	mu.Lock()
+	now = base.Add(5 * time.Minute)
+	mu.Unlock()
+	waitFor(t, func() bool { col.mu.Lock(); defer col.mu.Unlock(); return len(col.findings) >= 4 })
+	cancel()
+	st := <-done
+
+	var got []string
+	col.mu.Lock()
+	for _, f := range col.findings {
+		got = append(got, f.Rule+" "+f.Tap+" "+f.Stream)
+	}
+	col.mu.Unlock()
+	sort.Strings(got)
+	want := []string{"e2a.missing_final ws a", "e2a.missing_final ws b", "e2a.missing_final ws c", "e2a.seq_start ws b"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	if st.Joined != 1 {
+		t.Errorf("joined %d, want 1", st.Joined)
+	}
+	for _, e := range col.ends {
+		if e.Key == "c" && e.Reason != ReasonDisconnect {
+			t.Errorf("stream c ended with reason %q, want %q", e.Reason, ReasonDisconnect)
+		}
+		if e.Key == "a" && e.Tap == "ws" && e.Reason != ReasonIdle {
+			t.Errorf("stream a ended with reason %q, want %q", e.Reason, ReasonIdle)
+		}
+	}
+}
+
+// waitFor polls until cond holds (tests never sleep a fixed time).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -1,0 +1,30 @@
+package validate
+
+// MultiSink calls every sink in order.
+type MultiSink []Sink
+
+var _ Sink = MultiSink(nil)
+
+func (m MultiSink) Record(r *RecordInfo) {
+	for _, s := range m {
+		s.Record(r)
+	}
+}
+
+func (m MultiSink) Finding(f *Finding) {
+	for _, s := range m {
+		s.Finding(f)
+	}
+}
+
+func (m MultiSink) StreamStart(i *StreamInfo) {
+	for _, s := range m {
+		s.StreamStart(i)
+	}
+}
+
+func (m MultiSink) StreamEnd(i *StreamInfo) {
+	for _, s := range m {
+		s.StreamEnd(i)
+	}
+}
