@@ -49,7 +49,9 @@ func (e *SyntaxError) Error() string {
 //     "sequ\u0065nce" is sequence, "Sequence" is not.
 //   - Strings are unescaped; invalid UTF-8 and unpaired surrogates become
 //     U+FFFD the way encoding/json replaces them. Str aliases the input when
-//     the string needed no change, else r's scratch buffer.
+//     the string needed no change (numbers always do), else r's scratch
+//     buffer: a Value is valid until data is modified or r is scanned into
+//     again (ScanStd copies; Scan does not).
 //   - Numbers are kept as the raw literal (no range check: 1e400 and -0 are
 //     kept as written); Record.Sequence interprets them.
 //   - traceparent is taken from params._meta, acp_meta, then
