@@ -1,0 +1,118 @@
+package ws
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+)
+
+// Config is one WebSocket tap.
+type Config struct {
+	// Name is the tap's name: Message.Tap and the metric label.
+	Name string
+	// Listen is where the Gateway connects (host:port).
+	Listen string
+	// Upstream is the AgentServer, ws:// or wss://. A path in it is put in
+	// front of the path the client asked for.
+	Upstream string
+	// QueueSize is the capacity of the mirror queue, in messages, shared by
+	// all connections. When it is full, mirror copies are dropped and
+	// counted (tap.DropQueueFull); the relay never waits.
+	QueueSize int
+	// MaxMessageBytes is the largest message (after inflating) that is
+	// mirrored. Bigger messages are relayed all the same; their copy is
+	// dropped (tap.DropOversize). The default is the reference
+	// AgentServer's max_size, 8 MiB.
+	MaxMessageBytes int
+	// DialTimeout bounds dialing the upstream and its opening handshake.
+	DialTimeout time.Duration
+	// CloseTimeout bounds the closing handshakes when Run stops, and how long
+	// a connection half-closed by one peer waits for the other.
+	CloseTimeout time.Duration
+}
+
+// DefaultConfig is the reference deployment: Gateway → :19092 → AgentServer
+// on 127.0.0.1:18092.
+func DefaultConfig() Config {
+	return Config{
+		Name:            "agent-ws",
+		Listen:          "127.0.0.1:19092",
+		Upstream:        "ws://127.0.0.1:18092",
+		QueueSize:       4096,
+		MaxMessageBytes: 8 << 20,
+		DialTimeout:     5 * time.Second,
+		CloseTimeout:    5 * time.Second,
+	}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("ws: name is empty"))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("ws: listen %q: %w", c.Listen, err))
+	}
+	if _, err := parseUpstream(c.Upstream); err != nil {
+		errs = append(errs, err)
+	}
+	if c.QueueSize <= 0 {
+		errs = append(errs, fmt.Errorf("ws: queue_size %d: must be positive", c.QueueSize))
+	}
+	if c.MaxMessageBytes <= 0 {
+		errs = append(errs, fmt.Errorf("ws: max_message_bytes %d: must be positive", c.MaxMessageBytes))
+	}
+	if c.DialTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("ws: dial_timeout %v: must be positive", c.DialTimeout))
+	}
+	if c.CloseTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("ws: close_timeout %v: must be positive", c.CloseTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// upstream is the parsed Config.Upstream.
+type upstream struct {
+	tls    bool
+	addr   string // host:port to dial
+	host   string // the Host header, as written in the URL
+	prefix string // path put in front of the client's request target
+}
+
+func parseUpstream(s string) (upstream, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return upstream{}, fmt.Errorf("ws: upstream %q: %w", s, err)
+	}
+	var up upstream
+	port := ""
+	switch u.Scheme {
+	case "ws":
+		port = "80"
+	case "wss":
+		up.tls, port = true, "443"
+	default:
+		return upstream{}, fmt.Errorf("ws: upstream %q: scheme must be ws or wss", s)
+	}
+	if u.Hostname() == "" {
+		return upstream{}, fmt.Errorf("ws: upstream %q: no host", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return upstream{}, fmt.Errorf("ws: upstream %q: only scheme, host, port and path are allowed", s)
+	}
+	if u.Port() != "" {
+		port = u.Port()
+	}
+	up.addr = net.JoinHostPort(u.Hostname(), port)
+	up.host = u.Host
+	if p := u.EscapedPath(); p != "/" {
+		up.prefix = p
+		for len(up.prefix) > 0 && up.prefix[len(up.prefix)-1] == '/' {
+			up.prefix = up.prefix[:len(up.prefix)-1]
+		}
+	}
+	return up, nil
+}

@@ -1,0 +1,149 @@
+package ws
+
+import (
+	"bytes"
+	"compress/flate"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// extensions is what the upstream's handshake response agreed to, as far as
+// the mirror needs to know.
+type extensions struct {
+	deflate bool // permessage-deflate is on: RSV1 marks a compressed message
+	// Context takeover per sender: whether the sender's compressor keeps its
+	// window across messages (then so must the mirror's inflater).
+	clientTakeover bool
+	serverTakeover bool
+}
+
+// parseExtensions reads Sec-WebSocket-Extensions of a 101 response (RFC 7692
+// §7). Extensions other than permessage-deflate are relayed like everything
+// else; their RSV-marked messages are not mirrored (DropDecode).
+func parseExtensions(h http.Header) extensions {
+	var e extensions
+	for _, line := range h.Values("Sec-WebSocket-Extensions") {
+		for ext := range strings.SplitSeq(line, ",") {
+			params := strings.Split(ext, ";")
+			if !strings.EqualFold(strings.TrimSpace(params[0]), "permessage-deflate") || e.deflate {
+				continue
+			}
+			e = extensions{deflate: true, clientTakeover: true, serverTakeover: true}
+			for _, p := range params[1:] {
+				name, _, _ := strings.Cut(p, "=")
+				switch strings.ToLower(strings.TrimSpace(name)) {
+				case "client_no_context_takeover":
+					e.clientTakeover = false
+				case "server_no_context_takeover":
+					e.serverTakeover = false
+				}
+			}
+		}
+	}
+	return e
+}
+
+// windowSize is the largest LZ77 window permessage-deflate allows (2^15).
+const windowSize = 32 << 10
+
+// deflateTail ends a permessage-deflate message for compress/flate: the
+// empty stored block the sender stripped (RFC 7692 §7.2.1), then an empty
+// final stored block so that the reader stops with io.EOF instead of
+// waiting for more input.
+var deflateTail = []byte{0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0xff, 0xff}
+
+var errInflaterLost = errors.New("ws: compression context lost")
+
+// inflater decompresses one direction's permessage-deflate messages for the
+// mirror. With context takeover each message may refer to the previous 32 KiB
+// of output, so the inflater keeps that window and must see every
+// compressed message of its direction, in order, including the ones whose
+// mirror copy is dropped.
+type inflater struct {
+	takeover bool
+	lost     bool // a message could not be inflated: the window is unknown from here on
+	src      bytes.Reader
+	fr       io.ReadCloser
+	window   []byte // last ≤ windowSize bytes of output, with takeover
+	chunk    []byte // discard buffer for output past the limit
+}
+
+// inflate decompresses in (the message's compressed payload with
+// deflateTail appended). Output past maxBytes is not kept (oversize) but is
+// still decompressed when the window depends on it.
+func (f *inflater) inflate(in []byte, maxBytes int) (out []byte, oversize bool, err error) {
+	if f.lost {
+		return nil, false, errInflaterLost
+	}
+	f.src.Reset(in)
+	var dict []byte
+	if f.takeover {
+		dict = f.window
+	}
+	if f.fr == nil {
+		f.fr = flate.NewReaderDict(&f.src, dict)
+	} else if err := f.fr.(flate.Resetter).Reset(&f.src, dict); err != nil {
+		return nil, false, err
+	}
+	out = make([]byte, 0, min(max(3*len(in), 512), maxBytes+1))
+	for {
+		if len(out) == cap(out) {
+			if len(out) > maxBytes {
+				break
+			}
+			out = append(out, 0)[:len(out)]
+			out = out[:len(out):min(cap(out), maxBytes+1)]
+		}
+		n, rerr := f.fr.Read(out[len(out):cap(out)])
+		out = out[:len(out)+n]
+		if rerr == io.EOF {
+			f.keep(out)
+			return out, false, nil
+		}
+		if rerr != nil {
+			f.lost = f.takeover
+			return nil, false, rerr
+		}
+	}
+	// Over the limit: drop the copy, but follow the stream to its end so the
+	// window stays right for the next message.
+	if !f.takeover {
+		return nil, true, nil
+	}
+	f.keep(out)
+	if f.chunk == nil {
+		f.chunk = make([]byte, windowSize)
+	}
+	for {
+		n, rerr := f.fr.Read(f.chunk)
+		f.keep(f.chunk[:n])
+		if rerr == io.EOF {
+			return nil, true, nil
+		}
+		if rerr != nil {
+			f.lost = true
+			return nil, true, rerr
+		}
+	}
+}
+
+// keep slides the window over p.
+func (f *inflater) keep(p []byte) {
+	if !f.takeover {
+		return
+	}
+	if f.window == nil {
+		f.window = make([]byte, 0, windowSize)
+	}
+	if len(p) >= windowSize {
+		f.window = append(f.window[:0], p[len(p)-windowSize:]...)
+		return
+	}
+	if over := len(f.window) + len(p) - windowSize; over > 0 {
+		n := copy(f.window, f.window[over:])
+		f.window = f.window[:n]
+	}
+	f.window = append(f.window, p...)
+}

@@ -1,0 +1,333 @@
+package ws
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/e2atap/e2atap/tap"
+)
+
+// relayBufSize is what one read may take from a socket. Reads go straight
+// into it (bufio hands over its few buffered bytes first, then steps aside).
+const relayBufSize = 32 << 10
+
+// conn is one Gateway connection and its upstream.
+type conn struct {
+	p   *Proxy
+	id  string
+	seq atomic.Int64 // message index within the connection, both directions
+
+	closing atomic.Bool // Run is stopping: close with 1001 at the next frame boundary
+
+	mu       sync.Mutex // guards the fields below against shutdown/kill from Run
+	client   net.Conn
+	upstream net.Conn
+	closeBy  time.Time
+	killed   bool
+}
+
+// serve runs the connection: dial, handshake, relay, ConnClosed.
+func (c *conn) serve(w http.ResponseWriter, r *http.Request) {
+	p := c.p
+	d, err := p.dial(r)
+	if err != nil {
+		if p.ctx.Err() != nil || c.closing.Load() {
+			http.Error(w, "e2atap: shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		p.dialErrors.Add(1)
+		p.setUp(func() { p.dialOK = false })
+		p.log.Warn("ws: upstream unreachable", "upstream", p.up.addr, "err", err)
+		p.refuse(w, r)
+		return
+	}
+	p.setUp(func() { p.dialOK = true })
+	if d.resp.StatusCode != http.StatusSwitchingProtocols {
+		passResponse(w, r, d)
+		d.nc.Close()
+		return
+	}
+	client, cbrw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		d.nc.Close()
+		http.Error(w, "e2atap: cannot take over the connection", http.StatusInternalServerError)
+		return
+	}
+	// The server's header timeouts must not outlive the handshake.
+	_ = client.SetDeadline(time.Time{})
+	_ = d.nc.SetDeadline(time.Time{})
+	if _, err := client.Write(d.raw); err != nil {
+		client.Close()
+		d.nc.Close()
+		return
+	}
+
+	c.id = newConnID()
+	c.mu.Lock()
+	c.client, c.upstream = client, d.nc
+	killed := c.killed
+	if c.closing.Load() {
+		c.applyShutdownLocked()
+	}
+	c.mu.Unlock()
+	if killed {
+		client.Close()
+		d.nc.Close()
+		return // Run aborted before the relay began: there is nothing to mirror
+	}
+	p.log.Debug("ws: connection open", "conn", c.id)
+	c.relay(cbrw.Reader, d.br, parseExtensions(d.resp.Header))
+	client.Close()
+	d.nc.Close()
+	p.log.Debug("ws: connection closed", "conn", c.id, "messages", c.seq.Load())
+	p.enqueueClosed(c)
+}
+
+// relay copies both directions until both have ended.
+func (c *conn) relay(cbr, ubr *bufio.Reader, ext extensions) {
+	var rsv byte
+	if ext.deflate {
+		rsv = 0x40
+	}
+	maxBytes := c.p.cfg.MaxMessageBytes
+	up := &half{c: c, dir: tap.DirUpstream, src: cbr, srcConn: c.client, dst: c.upstream, maskOut: true,
+		inf: &inflater{takeover: ext.clientTakeover}}
+	down := &half{c: c, dir: tap.DirDownstream, src: ubr, srcConn: c.upstream, dst: c.client,
+		inf: &inflater{takeover: ext.serverTakeover}}
+	up.parser = newFrameParser(up, maxBytes, rsv)
+	down.parser = newFrameParser(down, maxBytes, rsv)
+	up.other, down.other = down, up
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		down.finish(down.run())
+	}()
+	up.finish(up.run())
+	<-done
+}
+
+// shutdown asks the connection to close with 1001 at the next frame
+// boundary of each direction, by closeBy at the latest.
+func (c *conn) shutdown(closeBy time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeBy = closeBy
+	c.closing.Store(true)
+	c.applyShutdownLocked()
+}
+
+func (c *conn) applyShutdownLocked() {
+	if c.client == nil {
+		return
+	}
+	// Wake the relays that wait for input; bound the ones that wait to
+	// write.
+	now := time.Now()
+	for _, nc := range []net.Conn{c.client, c.upstream} {
+		_ = nc.SetReadDeadline(now)
+		_ = nc.SetWriteDeadline(c.closeBy)
+	}
+}
+
+// kill closes the sockets: Run's grace period is over.
+func (c *conn) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.killed = true
+	if c.client != nil {
+		c.client.Close()
+		c.upstream.Close()
+	}
+}
+
+// half is one direction of a connection. Its goroutine is the only writer
+// of dst and the only user of its parser and inflater.
+type half struct {
+	c       *conn
+	other   *half
+	dir     tap.Direction
+	src     *bufio.Reader
+	srcConn net.Conn
+	dst     net.Conn
+	maskOut bool // dst is the upstream: frames the proxy writes must be masked
+	parser  *frameParser
+	inf     *inflater
+	gap     bool // a copy was lost: the next one carries Gap
+	discard bool // relaying has stopped: what still arrives is not mirrored
+}
+
+var errUnframed = errors.New("ws: stream not at a frame boundary")
+
+// run relays src to dst until the stream ends. Each chunk is written on
+// before the mirror looks at it: the mirror adds no latency to the bytes
+// it observes.
+func (h *half) run() error {
+	buf := make([]byte, relayBufSize)
+	for {
+		limit := len(buf)
+		if h.c.closing.Load() && !h.parser.closeSeen {
+			switch {
+			case h.parser.broken:
+				return errUnframed
+			case h.parser.atBoundary():
+				return h.goAway()
+			default:
+				// Read no further than the end of this frame, so the
+				// close can follow it.
+				limit = min(limit, h.parser.toBoundary())
+			}
+		}
+		n, err := h.src.Read(buf[:limit])
+		if n > 0 {
+			if _, werr := h.dst.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			h.observe(buf[:n])
+		}
+		if err != nil {
+			if h.c.closing.Load() && errors.Is(err, os.ErrDeadlineExceeded) {
+				// The wake-up from shutdown: go on with the closing deadline.
+				h.c.mu.Lock()
+				closeBy := h.c.closeBy
+				h.c.mu.Unlock()
+				if time.Now().Before(closeBy) {
+					_ = h.srcConn.SetReadDeadline(closeBy)
+					continue
+				}
+			}
+			return err
+		}
+	}
+}
+
+// goAway ends the direction at shutdown: a 1001 close to dst's peer, then
+// src is read (not relayed) until its peer answers the close of the other
+// half.
+func (h *half) goAway() error {
+	if _, err := h.dst.Write(closeFrame(closeGoingAway, "going away", h.maskOut)); err != nil {
+		return err
+	}
+	h.discard = true
+	buf := make([]byte, 4096)
+	for !h.parser.closeSeen && !h.parser.broken {
+		n, err := h.src.Read(buf)
+		h.parser.feed(buf[:n], time.Time{})
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				h.c.mu.Lock()
+				closeBy := h.c.closeBy
+				h.c.mu.Unlock()
+				if time.Now().Before(closeBy) {
+					_ = h.srcConn.SetReadDeadline(closeBy)
+					continue
+				}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// finish reacts to the end of the direction. A clean end of input (the
+// peer closed after the closing handshake) is passed on as a half-close,
+// and the other direction gets CloseTimeout to end the same way; anything
+// else ends both at once.
+func (h *half) finish(err error) {
+	switch {
+	case err == nil:
+		// goAway completed; the conn closes both sockets when both halves
+		// are done.
+	case errors.Is(err, io.EOF):
+		if cw, ok := h.dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = h.dst.Close()
+		}
+		_ = h.other.srcConn.SetReadDeadline(time.Now().Add(h.c.p.cfg.CloseTimeout))
+	default:
+		h.srcConn.Close()
+		h.dst.Close()
+	}
+}
+
+// observe feeds relayed bytes to the mirror.
+func (h *half) observe(b []byte) {
+	if h.parser.broken {
+		return
+	}
+	if h.parser.feed(b, time.Now()) {
+		// The stream stopped making sense to the mirror (the peers will
+		// likely close it); it is still relayed as it is.
+		h.c.p.stats.Drop(tap.DropDecode)
+		h.gap = true
+		h.c.p.log.Debug("ws: mirror lost framing", "conn", h.c.id, "dir", h.dir.String())
+	}
+}
+
+// message is the parser's sink: one complete data message.
+func (h *half) message(m parsedMessage) {
+	if h.discard {
+		return
+	}
+	p := h.c.p
+	p.stats.Count(h.dir, m.wireSize)
+	idx := h.c.seq.Add(1) - 1
+	reason := -1
+	data := m.payload
+	switch {
+	case m.foreignRSV:
+		reason = int(tap.DropDecode)
+	case m.oversize:
+		reason = int(tap.DropOversize)
+		if m.compressed && h.inf.takeover {
+			h.inf.lost = true // its bytes were not kept: the window is gone
+		}
+	case m.compressed:
+		if !h.inf.takeover && len(p.queue) == cap(p.queue) {
+			reason = int(tap.DropQueueFull) // no need to inflate what cannot be queued
+			break
+		}
+		out, over, err := h.inf.inflate(append(m.payload, deflateTail...), p.cfg.MaxMessageBytes)
+		switch {
+		case err != nil:
+			reason = int(tap.DropDecode)
+		case over:
+			reason = int(tap.DropOversize)
+		default:
+			data = out
+		}
+	}
+	if reason < 0 {
+		format := tap.FormatAuto
+		if m.op == opText {
+			format = tap.FormatJSON
+		}
+		msg := tap.Message{
+			Tap:    p.cfg.Name,
+			Pos:    tap.Position{Kind: tap.PosConn, Name: h.c.id, Offset: idx},
+			Conn:   h.c.id,
+			Dir:    h.dir,
+			Time:   m.at,
+			Format: format,
+			Data:   data,
+			Gap:    h.gap,
+		}
+		select {
+		case p.queue <- msg:
+			h.gap = false
+			return
+		default:
+			reason = int(tap.DropQueueFull)
+		}
+	}
+	p.stats.Drop(uint8(reason))
+	h.gap = true
+}
