@@ -29,6 +29,7 @@ Usage:
   e2atap <command> [flags] [args]
 
 Commands:
+  run        the sidecar: taps, validation, metrics, traces, redacted logs
   validate   check captures and logs offline (JSON lines or EventMesh frame files)
   decode     print each record or frame as one JSON line (a dissector)
   gen        write synthetic reference-shaped traffic with labelled faults
@@ -56,6 +57,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdValidate(ctx, rest, stdin, stdout, stderr)
 	case "decode":
 		return cmdDecode(ctx, rest, stdin, stdout, stderr)
+	case "run":
+		return cmdRun(ctx, rest, stdout, stderr)
 	case "gen":
 		return cmdGen(ctx, rest, stdout, stderr)
 	case "version", "--version":
