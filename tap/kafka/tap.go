@@ -1,0 +1,261 @@
+package kafkatap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/e2atap/e2atap/tap"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// pollWait bounds one poll, so that a partition assignment is announced
+// (Reconnected) even when no record follows it.
+const pollWait = 500 * time.Millisecond
+
+// ErrAlreadyRunning is returned by Run when the tap is already running.
+var ErrAlreadyRunning = errors.New("kafka tap: already running")
+
+// Tap is a Kafka source. Create it with New; Run it once at a time.
+type Tap struct {
+	cfg     Config
+	stats   *tap.Stats
+	log     *slog.Logger
+	running atomic.Bool
+}
+
+var _ tap.Source = (*Tap)(nil)
+
+// New checks cfg (zero fields take their defaults) and returns a tap that
+// reports into stats. It does not connect: Run does.
+func New(cfg Config, stats *tap.Stats, logger *slog.Logger) (*Tap, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if stats == nil {
+		return nil, fmt.Errorf("kafka tap %q: stats is nil", cfg.Name)
+	}
+	if logger == nil {
+		return nil, fmt.Errorf("kafka tap %q: logger is nil", cfg.Name)
+	}
+	return &Tap{cfg: cfg, stats: stats, log: logger.With("tap", cfg.Name)}, nil
+}
+
+// Config returns the tap's config with defaults applied.
+func (t *Tap) Config() Config { return t.cfg }
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// run is the state of one Run call.
+type run struct {
+	*Tap
+	assigned atomic.Bool // a partition assignment not yet announced
+	wasUp    atomic.Bool // Up has been true once: a later false→true is a reconnect
+
+	mu  sync.Mutex
+	lag map[topicPartition]int64
+}
+
+// Run joins the group and emits records until ctx is done (then it commits
+// what was emitted and returns nil) or emit fails (then it returns emit's
+// error). Broker problems are never fatal: the client retries, and Stats.Up
+// says whether the brokers answer.
+func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
+	if !t.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer t.running.Store(false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	r := &run{Tap: t, lag: map[topicPartition]int64{}}
+	start := kgo.NewOffset().AtEnd()
+	if t.cfg.Start == "earliest" {
+		start = kgo.NewOffset().AtStart()
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(t.cfg.Brokers...),
+		kgo.ClientID(t.cfg.ClientID),
+		kgo.ConsumerGroup(t.cfg.Group),
+		kgo.ConsumeTopics(t.cfg.Topics...),
+		kgo.ConsumeResetOffset(start),
+		kgo.AutoCommitMarks(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			r.assigned.Store(true)
+		}),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
+			// Overriding the default revoke means committing here.
+			if err := cl.CommitMarkedOffsets(ctx); err != nil {
+				t.log.Warn("kafka commit on revoke", "err", err)
+			}
+			r.forget(revoked)
+		}),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+			r.forget(lost)
+		}),
+	}
+	if t.cfg.Regex {
+		opts = append(opts, kgo.ConsumeRegex())
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("kafka tap %q: %w", t.cfg.Name, err)
+	}
+
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if err := cl.CommitMarkedOffsets(cctx); err != nil {
+			t.log.Warn("kafka final commit", "err", err)
+		}
+		ccancel()
+		cl.CloseAllowingRebalance()
+		t.stats.Up.Store(false)
+		t.stats.Lag.Store(0)
+	}()
+	wg.Go(func() { r.health(ctx, cl) })
+
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, pollWait)
+		fetches := cl.PollRecords(pctx, t.cfg.MaxPollRecords)
+		pcancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := r.poll(ctx, cl, fetches, emit); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("kafka tap %q: emit: %w", t.cfg.Name, err)
+		}
+	}
+}
+
+// poll handles one poll's fetches: errors, lag, records. It returns only
+// emit's error.
+func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emit tap.EmitFunc) error {
+	defer cl.AllowRebalance()
+	now := time.Now()
+	failed := false
+	fetches.EachError(func(topic string, partition int32, err error) {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return // our own poll bound
+		}
+		failed = true
+		r.log.Warn("kafka fetch", "topic", topic, "partition", partition, "err", err)
+	})
+	if failed {
+		r.setUp(false)
+	} else if fetches.NumRecords() > 0 {
+		r.setUp(true)
+	}
+	if r.assigned.Swap(false) {
+		if err := emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Reconnected: true}); err != nil {
+			return err
+		}
+	}
+
+	var err error
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if len(p.Records) > 0 {
+			next := p.Records[len(p.Records)-1].Offset + 1
+			r.setLag(topicPartition{p.Topic, p.Partition}, p.HighWatermark-next)
+		}
+		for _, rec := range p.Records {
+			if err != nil {
+				return
+			}
+			r.stats.Count(tap.DirNone, len(rec.Value))
+			err = emit(ctx, tap.Message{
+				Tap:    r.cfg.Name,
+				Pos:    tap.Position{Kind: tap.PosKafka, Name: rec.Topic, Partition: rec.Partition, Offset: rec.Offset},
+				Time:   now,
+				Format: sniff(rec.Value),
+				Data:   rec.Value,
+			})
+			if err == nil {
+				cl.MarkCommitRecords(rec)
+			}
+		}
+	})
+	return err
+}
+
+// health pings a broker every HealthInterval, so that Up follows the
+// brokers while no record arrives.
+func (r *run) health(ctx context.Context, cl *kgo.Client) {
+	tick := time.NewTicker(r.cfg.HealthInterval)
+	defer tick.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, max(r.cfg.HealthInterval, time.Second))
+		err := cl.Ping(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		r.setUp(err == nil)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (r *run) setUp(up bool) {
+	if r.stats.Up.Swap(up) == up {
+		return
+	}
+	if up && r.wasUp.Swap(true) {
+		r.stats.Reconnects.Add(1)
+		r.log.Info("kafka brokers reachable again")
+	} else if !up {
+		r.log.Warn("kafka brokers unreachable")
+	}
+}
+
+func (r *run) setLag(tp topicPartition, lag int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stats.Lag.Add(lag - r.lag[tp])
+	r.lag[tp] = lag
+}
+
+func (r *run) forget(parts map[string][]int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			tp := topicPartition{topic, p}
+			r.stats.Lag.Add(-r.lag[tp])
+			delete(r.lag, tp)
+		}
+	}
+}
+
+// sniff is the format hint from the first byte: 0xEF is an EventMeshFrame,
+// '{' the CloudEvents JSON of older bodies; anything else is left to the
+// engine.
+func sniff(b []byte) tap.Format {
+	if len(b) == 0 {
+		return tap.FormatAuto
+	}
+	switch b[0] {
+	case 0xEF:
+		return tap.FormatFrame
+	case '{', '[':
+		return tap.FormatJSON
+	}
+	return tap.FormatAuto
+}

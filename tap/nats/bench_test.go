@@ -1,0 +1,91 @@
+package natstap
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/e2atap/e2atap/tap"
+	"github.com/nats-io/nats.go"
+)
+
+// BenchmarkThroughput compares the tap (core subscription, queue, no-op
+// emit) with a bare nats.go subscription on the same server, 200-byte
+// payloads. The publisher keeps at most `window` messages in flight, so
+// neither side is measured dropping.
+func BenchmarkThroughput(b *testing.B) {
+	s := startServer(b, 0, "")
+	pub := connect(b, s.ClientURL())
+	payload := make([]byte, 200)
+	for i := range payload {
+		payload[i] = 'a' + byte(i%26)
+	}
+	payload[0] = '{'
+	const window = 2048
+
+	run := func(b *testing.B, subject string, received *atomic.Int64) {
+		b.Helper()
+		b.SetBytes(int64(len(payload)))
+		b.ReportAllocs()
+		received.Store(0)
+		b.ResetTimer()
+		start := time.Now()
+		for i := range b.N {
+			for int64(i)-received.Load() >= window {
+				runtime.Gosched()
+			}
+			if err := pub.Publish(subject, payload); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for received.Load() < int64(b.N) {
+			runtime.Gosched()
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	}
+
+	b.Run("bare", func(b *testing.B) {
+		sub := connect(b, s.ClientURL())
+		var received atomic.Int64
+		sb, err := sub.Subscribe("bench.bare.>", func(*nats.Msg) { received.Add(1) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sb.Unsubscribe()
+		sub.Flush()
+		run(b, "bench.bare.x", &received)
+	})
+
+	b.Run("tap", func(b *testing.B) {
+		var received atomic.Int64
+		emit := func(context.Context, tap.Message) error { received.Add(1); return nil }
+		stats := new(tap.Stats)
+		tp, err := New(Config{Name: "bench", URL: s.ClientURL(), Subjects: []string{"bench.tap.>"}}, stats, discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- tp.Run(ctx, emit) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				b.Error(err)
+			}
+		}()
+		// Wait until the subscription is live.
+		for received.Load() == 0 {
+			pub.Publish("bench.tap.probe", payload)
+			pub.Flush()
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond)
+		run(b, "bench.tap.x", &received)
+		if d := stats.Drops[tap.DropQueueFull].Load(); d != 0 {
+			b.Errorf("%d drops", d)
+		}
+	})
+}

@@ -1,0 +1,211 @@
+package natstap
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config is one NATS tap. Zero numeric and duration fields take the value of
+// DefaultConfig.
+type Config struct {
+	// Name is the tap's name: Message.Tap and the metric label.
+	Name string
+	// URL is the NATS server URL, or a comma-separated list of them.
+	URL string
+	// Subjects are core NATS subjects (wildcards allowed) read through plain
+	// subscriptions.
+	Subjects []string
+	// Queue, if set, subscribes to Subjects in this queue group: e2atap's
+	// own group, shared by e2atap replicas. Never an application's group:
+	// that would take messages away from the application.
+	Queue string
+	// Streams are JetStream streams read through the tap's own ephemeral
+	// consumers.
+	Streams []StreamConfig
+
+	// QueueSize is the capacity, in messages, of the queue between the core
+	// NATS callback and emit; when it is full, messages are dropped and
+	// counted (tap.DropQueueFull).
+	QueueSize int
+	// PendingMsgs and PendingBytes are the NATS client's pending limits per
+	// core subscription; beyond them the client drops (slow consumer).
+	PendingMsgs  int
+	PendingBytes int
+	// MaxMessageBytes is the largest payload passed on; larger ones are
+	// dropped and counted (tap.DropOversize).
+	MaxMessageBytes int
+
+	// ReconnectWait is the first delay before a reconnect or a JetStream
+	// consumer recreation; it doubles on every failed attempt up to
+	// ReconnectMaxWait.
+	ReconnectWait    time.Duration
+	ReconnectMaxWait time.Duration
+
+	// FetchBatch is how many JetStream messages the tap keeps pulled ahead.
+	FetchBatch int
+	// Heartbeat is the JetStream idle heartbeat (500ms to 15s); two missed
+	// heartbeats make the tap recreate its consumer.
+	Heartbeat time.Duration
+}
+
+// StreamConfig is one JetStream stream to watch.
+type StreamConfig struct {
+	// Stream is the stream's name.
+	Stream string
+	// FilterSubjects restricts the tap to these subjects of the stream;
+	// empty means every message of the stream.
+	FilterSubjects []string
+	// StartSeq is the first stream sequence to read. 0 reads only messages
+	// stored after the tap started. A StartSeq older than the stream's first
+	// message counts the removed messages as losses (tap.DropUpstreamGap).
+	StartSeq uint64
+}
+
+// DefaultConfig returns a config with every default set; Name and Subjects
+// or Streams still have to be filled in.
+func DefaultConfig() Config {
+	return Config{
+		URL:              "nats://127.0.0.1:4222",
+		QueueSize:        8192,
+		PendingMsgs:      65536,
+		PendingBytes:     64 << 20,
+		MaxMessageBytes:  16 << 20,
+		ReconnectWait:    100 * time.Millisecond,
+		ReconnectMaxWait: 5 * time.Second,
+		FetchBatch:       256,
+		Heartbeat:        5 * time.Second,
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.URL == "" {
+		c.URL = d.URL
+	}
+	setInt(&c.QueueSize, d.QueueSize)
+	setInt(&c.PendingMsgs, d.PendingMsgs)
+	setInt(&c.PendingBytes, d.PendingBytes)
+	setInt(&c.MaxMessageBytes, d.MaxMessageBytes)
+	setInt(&c.FetchBatch, d.FetchBatch)
+	if c.ReconnectWait == 0 {
+		c.ReconnectWait = d.ReconnectWait
+	}
+	if c.ReconnectMaxWait == 0 {
+		c.ReconnectMaxWait = max(d.ReconnectMaxWait, c.ReconnectWait)
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = d.Heartbeat
+	}
+	return c
+}
+
+func setInt(p *int, d int) {
+	if *p == 0 {
+		*p = d
+	}
+}
+
+// Validate reports every problem of the config at once (errors.Join). Zero
+// numeric fields are valid: they mean the default.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("nats tap %q: "+format, append([]any{c.Name}, args...)...))
+	}
+	if c.Name == "" {
+		bad("name is empty")
+	}
+	if len(c.Subjects) == 0 && len(c.Streams) == 0 {
+		bad("neither subjects nor streams are set")
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Subjects {
+		if err := checkSubject(s); err != nil {
+			bad("subject %q: %v", s, err)
+		}
+		if seen[s] {
+			bad("subject %q listed twice", s)
+		}
+		seen[s] = true
+	}
+	if strings.ContainsAny(c.Queue, " \t\r\n.*>") {
+		bad("queue %q: must be one token without wildcards", c.Queue)
+	}
+	streams := map[string]bool{}
+	for i, s := range c.Streams {
+		if s.Stream == "" {
+			bad("streams[%d]: stream name is empty", i)
+		} else if strings.ContainsAny(s.Stream, " \t\r\n.*>") {
+			bad("streams[%d]: stream name %q: must be one token without wildcards", i, s.Stream)
+		}
+		if streams[s.Stream] {
+			bad("stream %q listed twice", s.Stream)
+		}
+		streams[s.Stream] = true
+		for _, f := range s.FilterSubjects {
+			if err := checkSubject(f); err != nil {
+				bad("stream %q: filter subject %q: %v", s.Stream, f, err)
+			}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"queue_size", c.QueueSize},
+		{"pending_msgs", c.PendingMsgs},
+		{"pending_bytes", c.PendingBytes},
+		{"max_message_bytes", c.MaxMessageBytes},
+		{"fetch_batch", c.FetchBatch},
+	} {
+		if f.v < 0 {
+			bad("%s is negative (%d)", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"reconnect_wait", c.ReconnectWait},
+		{"reconnect_max_wait", c.ReconnectMaxWait},
+		{"heartbeat", c.Heartbeat},
+	} {
+		if f.v < 0 {
+			bad("%s is negative (%v)", f.name, f.v)
+		}
+	}
+	if c.Heartbeat != 0 && (c.Heartbeat < 500*time.Millisecond || c.Heartbeat > 15*time.Second) {
+		// The client's limits: 500ms-30s, and under half the 30s pull expiry.
+		bad("heartbeat (%v) must be between 500ms and 15s", c.Heartbeat)
+	}
+	if c.ReconnectWait > 0 && c.ReconnectMaxWait > 0 && c.ReconnectMaxWait < c.ReconnectWait {
+		bad("reconnect_max_wait (%v) is less than reconnect_wait (%v)", c.ReconnectMaxWait, c.ReconnectWait)
+	}
+	return errors.Join(errs...)
+}
+
+// checkSubject accepts what a subscription accepts: dot-separated non-empty
+// tokens without whitespace, '*' and '>' only as whole tokens, '>' last.
+func checkSubject(s string) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	if strings.ContainsAny(s, " \t\r\n") {
+		return errors.New("contains whitespace")
+	}
+	toks := strings.Split(s, ".")
+	for i, tok := range toks {
+		switch {
+		case tok == "":
+			return errors.New("empty token")
+		case tok == ">" && i != len(toks)-1:
+			return errors.New("'>' must be the last token")
+		case len(tok) > 1 && strings.ContainsAny(tok, "*>"):
+			return errors.New("wildcards must be whole tokens")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package natstap
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/e2atap/e2atap/tap"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// inactiveThreshold is how long the server keeps a consumer the tap stopped
+// pulling from (a crashed sidecar, a long backpressure): a recreated
+// consumer resumes where the last one stopped, so losing one costs nothing.
+const inactiveThreshold = 2 * time.Minute
+
+// streamCursor is where the tap is in one stream, across consumers.
+type streamCursor struct {
+	next    uint64 // next stream sequence to read; 0: not known yet (deliver new)
+	consSeq uint64 // last consumer sequence of the current consumer
+	gap     bool   // the next message emitted carries Gap
+	lag     int64  // this stream's share of Stats.Lag
+}
+
+// watchStream reads one stream until ctx is done, recreating its consumer
+// after every failure with capped exponential backoff.
+func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
+	js, err := jetstream.New(r.nc)
+	if err != nil { // only on bad options: none are given
+		r.log.Error("jetstream", "stream", sc.Stream, "err", err)
+		return
+	}
+	cur := &streamCursor{next: sc.StartSeq}
+	defer func() { r.stats.Lag.Add(-cur.lag) }()
+	for attempt := 0; ; {
+		progressed, err := r.consume(ctx, js, sc, cur)
+		if ctx.Err() != nil {
+			return
+		}
+		if progressed {
+			attempt = 0
+		}
+		wait := backoff(attempt, r.cfg.ReconnectWait, r.cfg.ReconnectMaxWait)
+		attempt++
+		r.log.Warn("jetstream consumer failed, recreating", "stream", sc.Stream, "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// consume creates one consumer and emits from it until it fails. progressed
+// says whether any message was emitted.
+func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConfig, cur *streamCursor) (progressed bool, err error) {
+	stream, err := js.Stream(ctx, sc.Stream)
+	if err != nil {
+		return false, fmt.Errorf("stream info: %w", err)
+	}
+	// The tap names its consumer (still ephemeral: no Durable, and an
+	// inactivity threshold), so that it can delete it even when the create
+	// call itself was cut short by a cancel or a disconnect.
+	ccfg := jetstream.ConsumerConfig{
+		Name:              "e2atap-" + rand.Text(),
+		Description:       "e2atap tap " + r.cfg.Name + " (read-only, no acks)",
+		AckPolicy:         jetstream.AckNonePolicy,
+		DeliverPolicy:     jetstream.DeliverNewPolicy,
+		FilterSubjects:    sc.FilterSubjects,
+		InactiveThreshold: inactiveThreshold,
+		MemoryStorage:     true,
+		Replicas:          1,
+	}
+	if cur.next > 0 {
+		ccfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		ccfg.OptStartSeq = cur.next
+		// Messages between the resume point and the stream's first one were
+		// removed (limits, deletes) before the tap read them.
+		if first := stream.CachedInfo().State.FirstSeq; first > cur.next {
+			lost := uint64(1) // filtered: the server cannot say how many matched
+			if len(sc.FilterSubjects) == 0 {
+				lost = first - cur.next
+			}
+			r.stats.Drops[tap.DropUpstreamGap].Add(lost)
+			cur.gap = true
+			cur.next = first
+			ccfg.OptStartSeq = first
+		}
+	}
+	defer func() {
+		// Leave nothing behind on a clean stop; after a failure the server
+		// may already have dropped it, and inactiveThreshold covers the rest.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = stream.DeleteConsumer(dctx, ccfg.Name)
+	}()
+	cons, err := stream.CreateConsumer(ctx, ccfg)
+	if err != nil {
+		return false, fmt.Errorf("create consumer: %w", err)
+	}
+	info := cons.CachedInfo()
+	if cur.next == 0 {
+		// Deliver-new starts after the stream's last message at creation:
+		// a later consumer resumes from there, not from "new" again.
+		cur.next = info.Delivered.Stream + 1
+	}
+	cur.consSeq = 0
+
+	it, err := cons.Messages(
+		jetstream.PullMaxMessages(r.cfg.FetchBatch),
+		jetstream.PullHeartbeat(r.cfg.Heartbeat),
+		jetstream.WithMessagesErrOnMissingHeartbeat(true),
+	)
+	if err != nil {
+		return false, fmt.Errorf("consume: %w", err)
+	}
+	defer it.Stop()
+	r.log.Debug("jetstream consumer created", "stream", sc.Stream, "consumer", info.Name, "start_seq", cur.next)
+
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return progressed, err
+		}
+		now := time.Now()
+		md, err := msg.Metadata()
+		if err != nil {
+			return progressed, fmt.Errorf("message metadata: %w", err)
+		}
+		if want := cur.consSeq + 1; md.Sequence.Consumer != want {
+			if md.Sequence.Consumer < want {
+				// A redelivery cannot happen with AckNone; if the server
+				// says otherwise, a fresh consumer is the safe way on.
+				return progressed, errors.New("consumer sequence went backwards")
+			}
+			r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Consumer - want)
+			cur.gap = true
+		}
+		cur.consSeq = md.Sequence.Consumer
+		cur.next = md.Sequence.Stream + 1
+		if lag := int64(md.NumPending); lag != cur.lag {
+			r.stats.Lag.Add(lag - cur.lag)
+			cur.lag = lag
+		}
+
+		data := msg.Data()
+		r.stats.Count(tap.DirNone, len(data))
+		if len(data) > r.cfg.MaxMessageBytes {
+			r.stats.Drop(tap.DropOversize)
+			cur.gap = true
+			continue
+		}
+		m := tap.Message{
+			Tap: r.cfg.Name,
+			Pos: tap.Position{
+				Kind:   tap.PosSubject,
+				Name:   msg.Subject(),
+				Offset: int64(md.Sequence.Stream),
+				Line:   int64(md.Sequence.Consumer),
+			},
+			Time: now,
+			Gap:  cur.gap,
+		}
+		m.Data, m.Format = payload(msg.Headers(), data)
+		select {
+		case r.jsq <- m:
+			cur.gap = false
+			progressed = true
+		case <-ctx.Done():
+			return progressed, ctx.Err()
+		}
+	}
+}

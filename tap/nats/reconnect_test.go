@@ -1,0 +1,81 @@
+package natstap
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The server goes away and comes back on the same port with the same store:
+// Up flips, a Reconnected control message is emitted, core subscriptions
+// resume, and the JetStream consumer (in memory, so gone with the server) is
+// recreated where the last one stopped: what was stored meanwhile is not lost.
+func TestReconnectAfterServerRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServer(t, 0, dir)
+	port := srv.Addr().(*net.TCPAddr).Port
+	url := srv.ClientURL()
+	nc := connect(t, url)
+	js := newJS(t, nc)
+	stream := createStream(t, js, jetstream.StreamConfig{Name: "MESH", Subjects: []string{"mesh.>"}, Storage: jetstream.FileStorage})
+
+	c := &collector{}
+	_, stats := startTap(t, Config{
+		Name:             "mesh",
+		URL:              url,
+		Subjects:         []string{"core.>"},
+		Streams:          []StreamConfig{{Stream: "MESH"}},
+		ReconnectWait:    20 * time.Millisecond,
+		ReconnectMaxWait: 200 * time.Millisecond,
+		Heartbeat:        500 * time.Millisecond,
+	}, c)
+	waitFor(t, "up and the first Reconnected", func() bool { _, r := c.data(); return stats.Up.Load() && r == 1 })
+	waitFor(t, "the tap's consumer", func() bool { return len(consumerNames(t, stream)) == 1 })
+	waitSubscribed(t, nc, "core.probe", c)
+	publishJS(t, js, "mesh.a", 1, 0)
+	waitFor(t, "stream message 1", func() bool { msgs, _ := c.data(); return len(msgs) == 1 && msgs[0].Pos.Offset == 1 })
+
+	stopServer(srv)
+	waitFor(t, "down", func() bool { return !stats.Up.Load() })
+
+	srv2 := startServer(t, port, dir)
+	waitFor(t, "up again", stats.Up.Load)
+	waitFor(t, "the second Reconnected", func() bool { _, r := c.data(); return r == 2 })
+	if got := stats.Reconnects.Load(); got != 1 {
+		t.Errorf("Reconnects = %d, want 1", got)
+	}
+	if !nc.IsConnected() {
+		waitFor(t, "test client reconnected", nc.IsConnected)
+	}
+	// Stored before the tap's consumer is back: still delivered.
+	publishJS(t, js, "mesh.a", 2, 1)
+	waitFor(t, "stream messages 2 and 3", func() bool {
+		msgs, _ := c.data()
+		var seqs []int64
+		for _, m := range msgs {
+			if m.Pos.Offset > 0 {
+				seqs = append(seqs, m.Pos.Offset)
+			}
+		}
+		return len(seqs) == 3 && seqs[1] == 2 && seqs[2] == 3
+	})
+	waitSubscribed(t, nc, "core.probe", c)
+	if err := nc.Publish("core.x", []byte(`{"after":"restart"}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "core message after restart", func() bool {
+		msgs, _ := c.data()
+		return len(msgs) == 1 && string(msgs[0].Data) == `{"after":"restart"}`
+	})
+	ctx := context.Background()
+	if _, err := js.Stream(ctx, "MESH"); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv2
+	if d := snapshot(stats).drops; d != 0 {
+		t.Errorf("drops = %d", d)
+	}
+}
