@@ -18,14 +18,16 @@ const (
 	itemGap
 	itemExpire
 	itemFinish
+	itemBarrier
 )
 
 type item struct {
-	kind   itemKind
-	in     Input
-	off, n int // Data within the batch buffer
-	proto  string
-	msg    string
+	kind    itemKind
+	barrier *sync.WaitGroup
+	in      Input
+	off, n  int // Data within the batch buffer
+	proto   string
+	msg     string
 }
 
 type batch struct {
@@ -116,6 +118,8 @@ func (s *Sharded) run(sh *shard) {
 				e.Expire(it.in.Time)
 			case itemFinish:
 				e.Finish(it.msg, &it.in)
+			case itemBarrier:
+				it.barrier.Done()
 			}
 		}
 		b.items, b.buf = b.items[:0], b.buf[:0]
@@ -167,14 +171,34 @@ func (s *Sharded) Observe(in *Input) {
 	}
 	key, interrupt := routeJSON(in.Data, &s.rec)
 	owner := s.shardOf(key)
+	if !interrupt || len(s.shards) == 1 {
+		s.add(owner, itemObserve, in, "", "")
+		return
+	}
+	// An interrupt is a point of global order: everything before it is
+	// judged (and logged) on every shard before it, everything after it
+	// only after it. Interrupts are rare (a user's action), so the wait is
+	// cheap; without it a sink that logs from several shards could write
+	// the interrupt before the request of a stream it cancels.
+	s.barrier()
 	s.add(owner, itemObserve, in, "", "")
-	if interrupt {
-		for _, sh := range s.shards {
-			if sh != owner {
-				s.add(sh, itemCancelOnly, in, "", "")
-			}
+	for _, sh := range s.shards {
+		if sh != owner {
+			s.add(sh, itemCancelOnly, in, "", "")
 		}
 	}
+	s.barrier()
+}
+
+// barrier waits until every shard has processed everything queued so far.
+func (s *Sharded) barrier() {
+	var wg sync.WaitGroup
+	wg.Add(len(s.shards))
+	for _, sh := range s.shards {
+		sh.cur.items = append(sh.cur.items, item{kind: itemBarrier, barrier: &wg, off: len(sh.cur.buf)})
+		s.flush(sh)
+	}
+	wg.Wait()
 }
 
 // ObserveFrame routes a decoded frame (the shard decodes it again from

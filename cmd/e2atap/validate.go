@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -36,6 +38,7 @@ type validateFlags struct {
 	maxLine, maxStreams, shards     int
 	quiet                           bool
 	cpuProfile                      string
+	logPath, logContent             string
 }
 
 func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -51,6 +54,8 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key)")
 	fs.BoolVar(&vf.quiet, "quiet", false, "text output: print the summary only")
 	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
+	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log (as `e2atap run` does) to this file")
+	fs.StringVar(&vf.logContent, "log-content", "mask", "with --log: model output and user text: mask, keep or drop (credentials are always masked)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), validateUsage)
 		fs.PrintDefaults()
@@ -86,7 +91,37 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		defer pprof.StopCPUProfile()
 	}
 	sink := newOfflineSink()
-	run := validate.NewSharded(vf.shards, cfg, sink)
+	var handler validate.Sink = sink
+	if vf.logPath != "" {
+		lc := jsonlog.DefaultConfig()
+		lc.Path, lc.Content, lc.RotateBytes = vf.logPath, vf.logContent, 0
+		if k := os.Getenv("E2ATAP_FINGERPRINT_KEY"); k != "" {
+			lc.FingerprintKey = []byte(k)
+		}
+		err := lc.Validate()
+		var lw *jsonlog.Writer
+		if err == nil {
+			// An output file of this run: start it afresh (the sidecar's
+			// writer appends, which is right across restarts, not here).
+			if err = os.Truncate(vf.logPath, 0); errors.Is(err, os.ErrNotExist) {
+				err = nil
+			}
+		}
+		if err == nil {
+			lw, err = jsonlog.NewWriter(lc)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "e2atap validate: --log: %v\n", err)
+			return exitUsage
+		}
+		defer func() {
+			if err := lw.Close(); err != nil {
+				fmt.Fprintf(stderr, "e2atap validate: --log: %v\n", err)
+			}
+		}()
+		handler = validate.MultiSink{sink, lw}
+	}
+	run := validate.NewSharded(vf.shards, cfg, handler)
 	start := time.Now()
 	var idx uint64
 	ioFailed := false
