@@ -34,6 +34,9 @@ func pythonWebsockets(t *testing.T) string {
 			return path
 		}
 	}
+	if os.Getenv("E2ATAP_REQUIRE_PACKAGES") == "1" {
+		t.Fatal("python3-websockets is not installed (apt-get install python3-websockets): no reference peers to test against")
+	}
 	t.Skip("python3-websockets is not installed (apt-get install python3-websockets): no reference peers to test against")
 	return ""
 }
