@@ -483,8 +483,6 @@ func strpAny(p *string) any {
 	return *p
 }
 
-func strPtr(s string) *string { return &s }
-
 func copyDict(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {

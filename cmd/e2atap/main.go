@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,9 +70,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintf(stderr, "e2atap: unknown command %q\n\n%s", cmd, usage)
 	return exitUsage
 }
-
-// errUsage marks errors that are the caller's (exit 2 with the usage).
-var errUsage = errors.New("usage")
 
 // openInput opens a named input; "-" is standard input.
 func openInput(name string, stdin io.Reader) (io.ReadCloser, error) {

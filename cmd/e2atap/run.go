@@ -114,7 +114,6 @@ type sidecar struct {
 	metrics  *metrics.Metrics
 	recLog   *jsonlog.Writer
 	findLog  *jsonlog.FindingWriter
-	closers  []io.Closer
 	extra    []validate.Sink // added by the demo
 	listener net.Listener
 	ready    sync.Map // tap name → struct{} once its source started

@@ -128,9 +128,7 @@ func TestRunPythonPeersMatchValidate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			lines = append(lines, l)
-		}
+		lines = append(lines, strings.Split(strings.TrimSpace(string(b)), "\n")...)
 	}
 	capture := filepath.Join(dir, "capture.jsonl")
 	os.WriteFile(capture, []byte(strings.Join(lines, "\n")+"\n"), 0o644)

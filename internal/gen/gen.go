@@ -75,6 +75,9 @@ type Message struct {
 	// Log marks a record that belongs in the AgentServer's own log file
 	// rather than on the wire.
 	Log bool
+	// Wire is, for a Log record, what the wire carries in its place (the
+	// same record without the leaked credential); nil when nothing is sent.
+	Wire []byte
 }
 
 // Config shapes the traffic.
@@ -129,7 +132,6 @@ type Generator struct {
 	clock  time.Time
 	queue  []Message
 	counts map[Fault]int
-	issued int
 }
 
 // New returns a generator.
@@ -205,6 +207,11 @@ func (g *Generator) step() {
 	}
 	i := g.rnd.IntN(len(g.live))
 	s := g.live[i]
+	if s.done {
+		// Cancelled by an interrupt of its session: it sends nothing more.
+		g.live = append(g.live[:i], g.live[i+1:]...)
+		return
+	}
 	g.advance(s)
 	if s.done {
 		g.live = append(g.live[:i], g.live[i+1:]...)
@@ -235,11 +242,10 @@ func (g *Generator) newStream() *streamState {
 		if s.unary && (s.fault == LostChunk || s.fault == NeverEnds) {
 			s.unary = false
 		}
-		if s.fault == NeverEnds || s.fault == LeakedToken {
-			// A later interrupt in the same session would cancel the
-			// stream (as the reference does) and hide the fault.
-			s.session = "sess-solo-" + strconv.Itoa(g.n)
-		}
+		// A later interrupt in the same session would cancel the stream
+		// (as the reference does) and hide the fault: a missing final, or
+		// a final after the engine marked the stream cancelled.
+		s.session = "sess-solo-" + strconv.Itoa(g.n)
 		if s.fault == LostChunk {
 			if s.chunks < 2 {
 				s.chunks = 2
@@ -301,7 +307,9 @@ func (g *Generator) advance(s *streamState) {
 			seq = s.next
 			s.next++
 			if seq >= s.chunks {
+				// The final comes right after the lost chunk: it carries the gap.
 				g.final(s, "succeeded", "e2a.complete", `{"result":{"content":"done"}}`, true)
+				g.queue[len(g.queue)-1].Fault = LostChunk
 				return
 			}
 			g.emit(Message{Dir: ToClient, Stream: s.id, Fault: LostChunk, Data: g.chunk(s, seq)})
@@ -310,7 +318,7 @@ func (g *Generator) advance(s *streamState) {
 		m := Message{Dir: ToClient, Stream: s.id, Data: g.chunk(s, seq)}
 		if s.fault == LeakedToken && seq == 0 {
 			g.counts[LeakedToken]++
-			m.Fault, m.Log = LeakedToken, true
+			m.Fault, m.Log, m.Wire = LeakedToken, true, m.Data
 			m.Data = g.response(s.id, seq, false, "in_progress", "e2a.chunk",
 				`{"delta_kind":"text","delta":"calling the API with Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkZW1vIn0.c2lnbmF0dXJlLWRlbW8","event_type":"chat.delta"}`, true, "")
 		}
@@ -338,6 +346,28 @@ func (g *Generator) advance(s *streamState) {
 		return
 	}
 	g.final(s, "succeeded", "e2a.complete", `{"result":{"content":"done"}}`, true)
+}
+
+// Live returns the request_ids of the streaming chats in flight: request
+// sent, no final yet, not cancelled. A sender that paces messages slowly
+// keeps them alive with Keepalive, as the reference does after 10 s
+// without a chunk.
+func (g *Generator) Live() []string {
+	var out []string
+	for _, s := range g.live {
+		if s.sentReq && !s.unary && !s.done {
+			out = append(out, s.id)
+		}
+	}
+	return out
+}
+
+// Keepalive returns a keepalive chunk (sequence -1) for stream id, shaped
+// like the reference's heartbeat. It does not change the generator's
+// streams.
+func (g *Generator) Keepalive(id string) Message {
+	return Message{Dir: ToClient, Stream: id, Data: g.response(id, -1, false, "in_progress", "e2a.chunk",
+		`{"delta_kind":"custom","delta":{"event_type":"keepalive"},"event_type":"keepalive"}`, true, "")}
 }
 
 func (g *Generator) final(s *streamState, status, kind, body string, stream bool) {
