@@ -79,6 +79,7 @@ type Engine struct {
 	rec   e2a.Record
 	frm   frame.Frame
 	info  RecordInfo
+	sinfo StreamInfo // reused: a pointer to it is handed to the sink
 	tab   *table
 	key   []byte // scratch for composite keys
 	stats Stats
@@ -266,8 +267,8 @@ func (e *Engine) startIfNeeded(i int32, in *Input, proto string) {
 		return
 	}
 	s.flags |= fStarted
-	info := e.streamInfo(i, proto)
-	e.sink.StreamStart(&info)
+	e.sinfo = e.streamInfo(i, proto)
+	e.sink.StreamStart(&e.sinfo)
 }
 
 func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
@@ -302,7 +303,8 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 		proto, rule = ProtoEventMesh, RuleFrameMissingDone
 	}
 	e.stats.Outcomes[o]++
-	info := e.streamInfo(i, proto)
+	e.sinfo = e.streamInfo(i, proto)
+	info := &e.sinfo
 	info.Outcome, info.Reason = o, reason
 	if in != nil {
 		info.Index = in.Index
@@ -323,7 +325,7 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 		}
 		e.report(rule, Off, &src, key, proto, fmt.Sprintf("stream ended (%s) with %s after %d records", reason, what, s.records))
 	}
-	e.sink.StreamEnd(&info)
+	e.sink.StreamEnd(info)
 }
 
 // Finish ends every open stream: end of input offline (ReasonEOF), or
