@@ -27,6 +27,11 @@ type Config struct {
 	// ResponseIDWindow is how many response_ids are remembered for
 	// e2a.response_id_dup (only where that rule is on).
 	ResponseIDWindow int
+	// Tombstones is how many ended streams are remembered (for
+	// e2a.after_final / frame.after_done) beyond the idle timeout: the
+	// oldest is forgotten first. It keeps memory independent of how long
+	// the input is.
+	Tombstones int
 }
 
 // DefaultConfig is the jiuwenswarm profile with the limits of DESIGN.md.
@@ -37,6 +42,7 @@ func DefaultConfig() Config {
 		IdleTimeout:      10 * time.Minute,
 		MaxRecordBytes:   8 << 20,
 		ResponseIDWindow: 1 << 20,
+		Tombstones:       1 << 16,
 	}
 }
 
@@ -85,6 +91,9 @@ type Engine struct {
 	stats Stats
 	rnd   uint64
 
+	tombs    [][]byte // ring of ended streams' keys, oldest at tombPos
+	tombPos  int
+	forget   []byte // keys to forget: [len u16][key]...
 	respIDs  *respIDSet
 	shared   *respIDSet // set by a Sharded run: one set for all shards
 	echoSeed maphash.Seed
@@ -108,6 +117,10 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 		hint = 1 << 16
 	}
 	e.tab = newTable(hint)
+	if cfg.Tombstones < 1 {
+		cfg.Tombstones = DefaultConfig().Tombstones
+	}
+	e.tombs = make([][]byte, cfg.Tombstones)
 	if e.prof.Severity[RuleE2AResponseIDDup] != Off {
 		w := cfg.ResponseIDWindow
 		e.respIDs = newRespIDSet(w)
@@ -204,6 +217,9 @@ func indexByte(b []byte, c byte) int {
 
 // lookup finds or (create) adds the stream for key.
 func (e *Engine) lookup(key []byte, create bool, in *Input) (int32, bool) {
+	if len(e.forget) > 0 {
+		e.forgetPending()
+	}
 	h := e.tab.hash(key)
 	if i := e.tab.find(key, h); i >= 0 {
 		return i, false
@@ -297,6 +313,7 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	if s.flags&fResponded == 0 {
 		return
 	}
+	defer e.bury(i)
 	proto := ProtoE2A
 	rule := RuleE2AMissingFinal
 	if s.flags&fFrame != 0 {
@@ -326,6 +343,32 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 		e.report(rule, Off, &src, key, proto, fmt.Sprintf("stream ended (%s) with %s after %d records", reason, what, s.records))
 	}
 	e.sink.StreamEnd(info)
+}
+
+// bury remembers that stream i ended. When the ring is full, the oldest
+// ended stream is to be forgotten; that happens at the next lookup (a safe
+// point: callers of end may still hold table indexes).
+func (e *Engine) bury(i int32) {
+	slot := &e.tombs[e.tombPos]
+	if len(*slot) > 0 {
+		e.forget = append(e.forget, byte(len(*slot)>>8), byte(len(*slot)))
+		e.forget = append(e.forget, *slot...)
+	}
+	*slot = append((*slot)[:0], e.tab.key(i)...)
+	e.tombPos = (e.tombPos + 1) % len(e.tombs)
+}
+
+// forgetPending removes the ended streams that fell out of the ring.
+func (e *Engine) forgetPending() {
+	for b := e.forget; len(b) >= 2; {
+		n := int(b[0])<<8 | int(b[1])
+		key := b[2 : 2+n]
+		b = b[2+n:]
+		if j := e.tab.find(key, e.tab.hash(key)); j >= 0 && e.tab.dense[j].flags&fEnded != 0 {
+			e.tab.remove(j)
+		}
+	}
+	e.forget = e.forget[:0]
 }
 
 // Finish ends every open stream: end of input offline (ReasonEOF), or

@@ -13,6 +13,31 @@ import (
 // the shard's full scan does. Keys written with escapes take the slow path
 // (the reference scanner), so that routing and checking never disagree.
 func routeJSON(data []byte, rec *e2a.Record) (key []byte, interrupt bool) {
+	// Fast path for the common line: no escapes anywhere, no interrupt, and
+	// one "request_id" in it. Without a backslash a string cannot contain a
+	// quote, so every occurrence of "request_id" with its quotes is a key or
+	// a whole string value; the walk below stops at it (near the front in
+	// the reference's key order) instead of skipping the whole record.
+	if bytes.IndexByte(data, '\\') < 0 && !bytes.Contains(data, interruptValue) {
+		first := bytes.Index(data, requestIDKey)
+		if first < 0 {
+			return nil, false
+		}
+		if first == bytes.LastIndex(data, requestIDKey) {
+			return walkJSON(data, rec, first)
+		}
+	}
+	return walkJSON(data, rec, -1)
+}
+
+var (
+	requestIDKey   = []byte(`"request_id"`)
+	interruptValue = []byte(`"chat.interrupt"`)
+)
+
+// walkJSON walks the top-level members; with stop >= 0 it returns after
+// the member whose key starts at byte stop (or once past it).
+func walkJSON(data []byte, rec *e2a.Record, stop int) (key []byte, interrupt bool) {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false
@@ -59,6 +84,9 @@ func routeJSON(data []byte, rec *e2a.Record) (key []byte, interrupt bool) {
 			}
 		case "method":
 			interrupt = string(data[vs:i]) == `"chat.interrupt"`
+		}
+		if stop >= 0 && ks-1 >= stop {
+			return key, interrupt
 		}
 		i = skipWS(data, i)
 		if i >= len(data) || data[i] != ',' {

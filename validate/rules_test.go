@@ -283,3 +283,28 @@ func TestEveryRuleFires(t *testing.T) {
 		}
 	}
 }
+
+// TestTombstonesBounded: ended streams are forgotten beyond the tombstone
+// ring, so memory does not grow with the input; a record after a final
+// still within the ring is after_final.
+func TestTombstonesBounded(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Profile = JiuwenswarmProfile()
+	cfg.IdleTimeout = 0
+	cfg.Tombstones = 8
+	col := &collector{}
+	e := NewEngine(cfg, col)
+	for s := 0; s < 1000; s++ {
+		id := "q" + jsonNum(s)
+		in := Input{Data: []byte(final(0, "request_id", id, "response_id", id)), Index: uint64(s + 1)}
+		e.Observe(&in)
+		if e.Open() > cfg.Tombstones+1 {
+			t.Fatalf("after %d streams the table holds %d, want at most %d", s+1, e.Open(), cfg.Tombstones+1)
+		}
+	}
+	in := Input{Data: []byte(resp(1, "request_id", "q999", "response_id", "q999")), Index: 2000}
+	e.Observe(&in)
+	if len(col.findings) != 1 || col.findings[0].Rule != "e2a.after_final" {
+		t.Fatalf("want one after_final for a recent stream, got %+v", col.findings)
+	}
+}
