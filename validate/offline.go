@@ -83,6 +83,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 
 func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
 	idx := opts.Index
+	in := new(Input) // one for the whole read: handlers do not keep it
 	var line int64
 	var long []byte
 	for {
@@ -109,7 +110,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
 				h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, opts.MaxLineBytes))
 			} else {
-				observeLine(h, name, line, idx, trimEOL(long), opts.FromLog)
+				observeLine(h, in, name, line, idx, trimEOL(long), opts.FromLog)
 			}
 			long = long[:0]
 		} else if len(b) > 0 {
@@ -120,7 +121,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
 					h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", len(t), opts.MaxLineBytes))
 				} else {
-					observeLine(h, name, line, idx, t, opts.FromLog)
+					observeLine(h, in, name, line, idx, t, opts.FromLog)
 				}
 			}
 		}
@@ -133,12 +134,12 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 	}
 }
 
-func observeLine(h Handler, name string, line int64, idx uint64, data []byte, fromLog bool) {
+func observeLine(h Handler, in *Input, name string, line int64, idx uint64, data []byte, fromLog bool) {
 	if isBlank(data) {
 		return
 	}
-	in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, Data: data, FromLog: fromLog}
-	h.Observe(&in)
+	*in = Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, Data: data, FromLog: fromLog}
+	h.Observe(in)
 }
 
 func trimEOL(b []byte) []byte {
@@ -164,6 +165,7 @@ func isBlank(b []byte) bool {
 // cannot decode (frame.decode names the byte offset).
 func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
 	idx := opts.Index
+	in := new(Input) // one for the whole read: handlers do not keep it
 	buf := make([]byte, 0, 1<<20)
 	var base int64 // file offset of buf[0]
 	off := 0
@@ -218,8 +220,8 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 			return idx, nil
 		}
 		idx++
-		in := Input{Pos: Position{Kind: PosByte, Name: name, Offset: base + int64(off)}, Index: idx, Data: buf[off : off+f.Size]}
-		h.ObserveFrame(&in, &f)
+		*in = Input{Pos: Position{Kind: PosByte, Name: name, Offset: base + int64(off)}, Index: idx, Data: buf[off : off+f.Size]}
+		h.ObserveFrame(in, &f)
 		off += f.Size
 	}
 }

@@ -32,6 +32,8 @@ Commands:
   validate   check captures and logs offline (JSON lines or EventMesh frame files)
   decode     print each record or frame as one JSON line (a dissector)
   gen        write synthetic reference-shaped traffic with labelled faults
+  demo       everything on one machine: embedded NATS, simulated Gateway and
+             AgentServer with injected faults, e2atap between them, a live view
   version    print the version
 
 Run 'e2atap <command> --help' for the flags of a command.
@@ -60,6 +62,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdRun(ctx, rest, stdout, stderr)
 	case "gen":
 		return cmdGen(ctx, rest, stdout, stderr)
+	case "demo":
+		return cmdDemo(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "e2atap %s\n", version)
 		return exitOK

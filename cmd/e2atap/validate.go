@@ -54,7 +54,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key)")
 	fs.BoolVar(&vf.quiet, "quiet", false, "text output: print the summary only")
 	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
-	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log (as `e2atap run` does) to this file")
+	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log, as e2atap run does, to this FILE")
 	fs.StringVar(&vf.logContent, "log-content", "mask", "with --log: model output and user text: mask, keep or drop (credentials are always masked)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), validateUsage)

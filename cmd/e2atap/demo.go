@@ -1,0 +1,469 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/e2atap/e2atap/internal/demo"
+	"github.com/e2atap/e2atap/internal/gen"
+	"github.com/e2atap/e2atap/tap/ws"
+)
+
+const demoUsage = `Usage: e2atap demo [flags]
+
+Everything on one machine with no setup: an embedded NATS server, a
+simulated AgentServer and Gateway talking E2A over a real WebSocket (as the
+reference implementation does: connection.ack, streaming chats with
+keepalives, unary calls, server push, user interrupts), an agent publishing
+EventMesh stream frames on NATS, and the AgentServer's own JSON-lines log,
+with a small labelled rate of injected faults. e2atap runs between and
+beside them with its real taps (the WebSocket proxy, the NATS tap, the
+log-directory tap), its engine and its exporters; /metrics, /healthz and
+/readyz are served on --metrics-listen.
+
+A live view redraws while it runs (plain periodic lines when standard
+output is not a terminal). --duration or Ctrl-C ends it: the traffic is
+drained, streams are given the idle timeout to be judged, and a summary
+sets the injected faults beside what e2atap found. The exit status is 0
+when every injected fault was found and nothing else, 1 otherwise.
+
+Faults: ` + "%s" + `.
+
+Flags:
+`
+
+// demoOptions are the demo's settings (flags).
+type demoOptions struct {
+	Rate          float64
+	FaultRate     float64
+	Faults        []demo.Fault
+	Seed          uint64
+	Concurrent    int
+	FrameShare    float64
+	MetricsListen string
+	NATSPort      int
+	WSPort        int
+	AgentPort     int
+	IdleTimeout   time.Duration
+	Dir           string // "" a temporary directory, removed at the end
+	Record        bool   // peers keep what they send and receive (tests)
+	Ping          time.Duration
+}
+
+func defaultDemoOptions() demoOptions {
+	return demoOptions{
+		Rate: 200, FaultRate: 0.05, Faults: demo.AllFaults, Seed: 1, Concurrent: 8, FrameShare: 0.2,
+		MetricsListen: "127.0.0.1:9464", IdleTimeout: 4 * time.Second, Ping: 10 * time.Second,
+	}
+}
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := defaultDemoOptions()
+	fs.Float64Var(&o.Rate, "rate", o.Rate, "messages per second, all peers together")
+	fs.Float64Var(&o.FaultRate, "fault-rate", o.FaultRate, "share of streams that carry an injected fault (0 to 1)")
+	faults := fs.String("faults", "all", "comma-separated faults to inject, all or none")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "random seed (the same seed sends the same script)")
+	fs.IntVar(&o.Concurrent, "concurrent", o.Concurrent, "chats interleaved on the WebSocket")
+	fs.Float64Var(&o.FrameShare, "frame-share", o.FrameShare, "share of messages that are EventMesh frames on NATS (0 to 1)")
+	duration := fs.Duration("duration", 0, "stop after this long with the summary (0: until Ctrl-C)")
+	fs.StringVar(&o.MetricsListen, "metrics-listen", o.MetricsListen, "where /metrics, /healthz and /readyz are served")
+	fs.IntVar(&o.NATSPort, "nats-port", 0, "port of the embedded NATS server on 127.0.0.1 (0: a free one)")
+	fs.IntVar(&o.WSPort, "ws-port", 0, "port of e2atap's WebSocket proxy on 127.0.0.1, where the Gateway connects (0: a free one)")
+	fs.IntVar(&o.AgentPort, "agent-port", 0, "port of the simulated AgentServer on 127.0.0.1 (0: a free one)")
+	fs.DurationVar(&o.IdleTimeout, "idle-timeout", o.IdleTimeout, "streams silent this long are judged (missing final)")
+	fs.StringVar(&o.Dir, "dir", "", "keep the logs (AgentServer log, e2atap's redacted record log, findings) in this directory (default: a temporary one, removed)")
+	plain := fs.Bool("plain", false, "periodic plain lines even on a terminal")
+	refresh := fs.Duration("refresh", time.Second, "how often the view redraws")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), demoUsage, demo.FaultNames())
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	var errs []string
+	var err error
+	if o.Faults, err = demo.ParseFaults(*faults); err != nil {
+		errs = append(errs, "--faults: "+err.Error())
+	}
+	if o.Rate < 1 || o.Rate > 100000 {
+		errs = append(errs, fmt.Sprintf("--rate: %g, want 1 to 100000 messages/s", o.Rate))
+	}
+	if o.FaultRate < 0 || o.FaultRate > 1 {
+		errs = append(errs, fmt.Sprintf("--fault-rate: %g is not between 0 and 1", o.FaultRate))
+	}
+	if o.FrameShare < 0 || o.FrameShare > 1 {
+		errs = append(errs, fmt.Sprintf("--frame-share: %g is not between 0 and 1", o.FrameShare))
+	}
+	if o.Concurrent < 1 {
+		errs = append(errs, fmt.Sprintf("--concurrent: %d, want at least 1", o.Concurrent))
+	}
+	if o.IdleTimeout < time.Second {
+		errs = append(errs, fmt.Sprintf("--idle-timeout: %s, want at least 1s", o.IdleTimeout))
+	}
+	if *duration < 0 {
+		errs = append(errs, "--duration: negative")
+	}
+	if *refresh < 100*time.Millisecond {
+		errs = append(errs, "--refresh: want at least 100ms")
+	}
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"--nats-port", o.NATSPort}, {"--ws-port", o.WSPort}, {"--agent-port", o.AgentPort}} {
+		if p.v < 0 || p.v > 65535 {
+			errs = append(errs, fmt.Sprintf("%s: %d is not a port", p.name, p.v))
+		}
+	}
+	if len(errs) > 0 || fs.NArg() > 0 {
+		if fs.NArg() > 0 {
+			errs = append(errs, fmt.Sprintf("unexpected arguments %q", fs.Args()))
+		}
+		fmt.Fprintf(stderr, "e2atap demo: %s\n", strings.Join(errs, "; "))
+		fs.Usage()
+		return exitUsage
+	}
+
+	d, err := startDemo(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "e2atap demo: %v\n", err)
+		return exitUsage
+	}
+	tty := !*plain && isTerminal(stdout)
+	fmt.Fprintf(stdout, "e2atap demo: seed %d, %g messages/s, fault rate %g; metrics on http://%s/metrics; files in %s\n",
+		o.Seed, o.Rate, o.FaultRate, d.metricsAddr, d.dir)
+
+	runCtx := ctx
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	condDone := make(chan error, 1)
+	go func() { condDone <- d.cond.Run(runCtx, 0) }()
+	v := newDemoView(d, *duration, tty)
+	tick := time.NewTicker(*refresh)
+	var runErr error
+loop:
+	for {
+		select {
+		case runErr = <-condDone:
+			break loop
+		case <-tick.C:
+			fmt.Fprint(stdout, v.render())
+		}
+	}
+	tick.Stop()
+	fmt.Fprint(stdout, v.render())
+	if runErr != nil {
+		fmt.Fprintf(stdout, "\nthe simulation stopped: %v\n", runErr)
+	}
+	fmt.Fprintf(stdout, "\nending: draining the traffic, then %s for idle streams to be judged...\n", d.settleTime())
+	if err := d.finish(context.Background()); err != nil && runErr == nil {
+		runErr = err
+		fmt.Fprintf(stdout, "draining: %v\n", err)
+	}
+	rep, stopErr := d.stop()
+	fmt.Fprint(stdout, d.summary(rep))
+	if stopErr != nil {
+		fmt.Fprintf(stderr, "e2atap demo: stopping: %v\n", stopErr)
+	}
+	if runErr != nil || !rep.OK() || d.cond.C.Altered.Load() > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// isTerminal: a character device is a terminal (no x/term in go.mod).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// demoRun is the assembled demo: the simulated peers, the embedded NATS
+// server and the sidecar (assembled by newSidecar, as `e2atap run` does).
+type demoRun struct {
+	opts        demoOptions
+	dir         string
+	removeDir   bool
+	ns          *server.Server
+	as          *demo.AgentServer
+	gw          *demo.Gateway
+	pub         *demo.FramePublisher
+	sc          *sidecar
+	cond        *demo.Conductor
+	ledger      *demo.Ledger
+	coll        *demo.Collector
+	stopSC      context.CancelFunc
+	scDone      chan error
+	metricsAddr string
+	wsAddr      string
+	natsURL     string
+	started     time.Time
+	stopped     bool
+	logf        *os.File // the sidecar's own log
+}
+
+// The demo's tap names.
+const (
+	demoTapWS   = "agent-ws"
+	demoTapLog  = "agent-logs"
+	demoTapNATS = "mesh"
+)
+
+// startDemo starts everything and connects the Gateway through e2atap's
+// proxy. On error, what was started is stopped.
+func startDemo(ctx context.Context, o demoOptions) (d *demoRun, err error) {
+	d = &demoRun{opts: o, ledger: demo.NewLedger(), coll: demo.NewCollector(), started: time.Now()}
+	defer func() {
+		if err != nil {
+			d.stop()
+		}
+	}()
+	if o.Dir == "" {
+		if d.dir, err = os.MkdirTemp("", "e2atap-demo-"); err != nil {
+			return nil, err
+		}
+		d.removeDir = true
+	} else {
+		d.dir = o.Dir
+		if err = os.MkdirAll(d.dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if d.ns, err = demo.StartNATS(o.NATSPort); err != nil {
+		return nil, err
+	}
+	d.natsURL = d.ns.ClientURL()
+	if d.as, err = demo.NewAgentServer(demo.AgentServerConfig{
+		Listen: fmt.Sprintf("127.0.0.1:%d", o.AgentPort), LogDir: filepath.Join(d.dir, "agent"),
+		PingInterval: o.Ping, Compress: true, Record: o.Record,
+	}); err != nil {
+		return nil, err
+	}
+	d.as.Start()
+
+	// The sidecar's own log goes to a file: the terminal is the view's.
+	logf, err := os.Create(filepath.Join(d.dir, "e2atap.log"))
+	if err != nil {
+		return nil, err
+	}
+	logger := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg := demoConfig(o, d.dir, d.as.URL(), d.natsURL)
+	subsBefore := d.ns.NumSubscriptions()
+	d.logf = logf
+	if d.sc, err = newSidecar(ctx, cfg, logger, io.Discard, d.coll); err != nil {
+		return nil, err
+	}
+	d.metricsAddr = d.sc.listener.Addr().String()
+	for _, t := range d.sc.taps {
+		if p, ok := t.src.(*ws.Proxy); ok {
+			d.wsAddr = p.Addr().String()
+		}
+	}
+	scCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d.stopSC, d.scDone = stop, make(chan error, 1)
+	go func() { d.scDone <- d.sc.Run(scCtx) }()
+
+	// Ready: every tap up, and the NATS tap's subscriptions registered
+	// (frames published before would be lost to it).
+	if err = waitFor(ctx, 10*time.Second, func() bool {
+		for _, t := range d.sc.taps {
+			if _, ok := d.sc.ready.Load(t.name); !ok || !t.stats.Up.Load() {
+				return false
+			}
+		}
+		return d.ns.NumSubscriptions() >= subsBefore+uint32(len(cfg.Taps[2].Subjects))
+	}); err != nil {
+		return nil, fmt.Errorf("e2atap's taps did not come up: %w", err)
+	}
+	if d.gw, err = demo.DialGateway(ctx, demo.GatewayConfig{URL: "ws://" + d.wsAddr + "/", Compress: true, Record: o.Record}); err != nil {
+		return nil, err
+	}
+	if d.pub, err = demo.DialPublisher(d.natsURL); err != nil {
+		return nil, err
+	}
+	gc := gen.DefaultConfig()
+	gc.Seed, gc.FaultRate, gc.Concurrent = o.Seed, o.FaultRate, o.Concurrent
+	gc.Faults = []gen.Fault{}
+	for _, f := range o.Faults {
+		if !f.IsFrame() {
+			gc.Faults = append(gc.Faults, gen.Fault(f))
+		}
+	}
+	d.cond = demo.NewConductor(demo.ConductorConfig{
+		Gen:            gc,
+		Frames:         demo.FrameGenConfig{Seed: o.Seed, Concurrent: 3, MinChunks: 3, MaxChunks: 10, FaultRate: o.FaultRate, Faults: o.Faults},
+		FrameShare:     o.FrameShare,
+		Rate:           o.Rate,
+		KeepaliveAfter: o.IdleTimeout / 4,
+		Taps:           demo.Taps{WS: demoTapWS, Log: demoTapLog, NATS: demoTapNATS},
+	}, d.gw, d.as, d.pub, d.ledger)
+	return d, nil
+}
+
+// demoConfig is the sidecar configuration of the demo: the three taps, a
+// short idle timeout so that streams that never end are reported while
+// the demo runs, the findings and the redacted record log in dir.
+func demoConfig(o demoOptions, dir, agentURL, natsURL string) Config {
+	cfg := DefaultConfig()
+	cfg.Listen = o.MetricsListen
+	cfg.Streams.IdleTimeout = o.IdleTimeout
+	// The taps start before any traffic: every stream is seen from its
+	// start, so a late start is a finding, not a join.
+	cfg.Streams.JoinWindow = 0
+	cfg.Taps = []TapConfig{
+		{Name: demoTapWS, Type: "ws", Listen: fmt.Sprintf("127.0.0.1:%d", o.WSPort), Upstream: agentURL},
+		{Name: demoTapLog, Type: "logdir", Paths: []string{filepath.Join(dir, "agent", "*.jsonl")}, Positions: filepath.Join(dir, "positions.json"), StartAt: "beginning"},
+		{Name: demoTapNATS, Type: "nats", URL: natsURL, Subjects: []string{"agent.>", "client.>"}},
+	}
+	cfg.Outputs.Findings.Path = filepath.Join(dir, "findings.jsonl")
+	cfg.Outputs.Log.Path = filepath.Join(dir, "records.jsonl")
+	return cfg
+}
+
+// settleTime is how long after the last message every stream left open
+// has been judged: the idle timeout, the engine's expiry period (1 s)
+// twice, and slack for the log tap's polling.
+func (d *demoRun) settleTime() time.Duration { return d.opts.IdleTimeout + 3*time.Second }
+
+// finish drains the traffic and waits until every stream left open was
+// judged by the idle timeout.
+func (d *demoRun) finish(ctx context.Context) error {
+	err := d.cond.Drain(ctx)
+	t := time.NewTimer(d.settleTime())
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return err
+}
+
+// stop closes everything, in order: the Gateway's connection (its end
+// reaches e2atap), the AgentServer, the publisher, the sidecar (it drains
+// its taps and engine), NATS; then it matches findings with faults.
+func (d *demoRun) stop() (demo.Report, error) {
+	if d.stopped {
+		return demo.Report{}, nil
+	}
+	d.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	if d.gw != nil {
+		errs = append(errs, d.gw.Close(ctx))
+	}
+	if d.as != nil {
+		errs = append(errs, d.as.Close(ctx))
+	}
+	if d.pub != nil {
+		d.pub.Close()
+	}
+	if d.stopSC != nil {
+		d.stopSC()
+		errs = append(errs, <-d.scDone)
+	}
+	if d.logf != nil {
+		errs = append(errs, d.logf.Close())
+	}
+	if d.ns != nil {
+		d.ns.Shutdown()
+		d.ns.WaitForShutdown()
+	}
+	rep := d.ledger.Match(d.coll.Findings())
+	if d.removeDir && d.dir != "" {
+		errs = append(errs, os.RemoveAll(d.dir))
+	}
+	return rep, errors.Join(errs...)
+}
+
+func (d *demoRun) summary(rep demo.Report) string {
+	var b strings.Builder
+	c := &d.cond.C
+	st := d.coll.Snapshot(0)
+	fmt.Fprintf(&b, "\n=== e2atap demo summary (%s, seed %d) ===\n", time.Since(d.started).Round(time.Second), d.opts.Seed)
+	fmt.Fprintf(&b, "sent: %d messages (%d requests, %d responses on the WebSocket, %d log records with a leaked token (clean on the wire), %d keepalives for slow chats, %d frames on NATS); %d server push frames reached the Gateway\n",
+		c.Messages.Load(), c.Requests.Load(), c.Responses.Load(), c.LogOnly.Load(), c.Keepalives.Load(), c.Frames.Load(), d.gw.Pushes())
+	fmt.Fprintf(&b, "relayed by the proxy unchanged: %v (%d altered)\n", c.Altered.Load() == 0, c.Altered.Load())
+	var taps []string
+	for _, t := range []string{demoTapWS, demoTapLog, demoTapNATS} {
+		taps = append(taps, fmt.Sprintf("%s %d", t, st.RecordsPerTap[t]))
+	}
+	fmt.Fprintf(&b, "records judged by e2atap: %d (%s)\n\n", st.Records, strings.Join(taps, ", "))
+	rep.Write(&b)
+	return b.String()
+}
+
+// demoView computes rates between redraws.
+type demoView struct {
+	d        *demoRun
+	duration time.Duration
+	tty      bool
+	lastAt   time.Time
+	lastRec  uint64
+	lastSent uint64
+}
+
+func newDemoView(d *demoRun, duration time.Duration, tty bool) *demoView {
+	return &demoView{d: d, duration: duration, tty: tty, lastAt: time.Now()}
+}
+
+func (v *demoView) render() string {
+	now := time.Now()
+	dt := now.Sub(v.lastAt).Seconds()
+	st := v.d.coll.Snapshot(8)
+	sent := v.d.cond.C.Messages.Load()
+	vs := demo.ViewState{
+		Elapsed: now.Sub(v.d.started), Duration: v.duration, Stats: st, Sent: sent,
+		Altered: v.d.cond.C.Altered.Load(), Injected: v.d.ledger.Injected(),
+		Header: []string{
+			fmt.Sprintf("Gateway → e2atap ws proxy %s → AgentServer %s   NATS %s   metrics http://%s/metrics", v.d.wsAddr, v.d.as.Addr(), v.d.natsURL, v.d.metricsAddr),
+			fmt.Sprintf("AgentServer log %s   idle timeout %s   seed %d   %g msg/s   fault rate %g", v.d.as.LogPath(), v.d.opts.IdleTimeout, v.d.opts.Seed, v.d.opts.Rate, v.d.opts.FaultRate),
+		},
+	}
+	if dt > 0 {
+		vs.RecordsPerSec = float64(st.Records-v.lastRec) / dt
+		vs.SentPerSec = float64(sent-v.lastSent) / dt
+	}
+	v.lastAt, v.lastRec, v.lastSent = now, st.Records, sent
+	if v.tty {
+		return demo.RenderTTY(vs, 120)
+	}
+	return demo.RenderLine(vs)
+}
+
+// waitFor polls cond until it holds, ctx ends or limit passes.
+func waitFor(ctx context.Context, limit time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
