@@ -225,7 +225,7 @@ func BenchmarkFrameDecodeSeq(b *testing.B) {
 		if k < 0 {
 			k = t.insert(sid, h)
 		}
-		s := &t.dense[k]
+		s := t.at(k)
 		seq := int64(f.Seq)
 		switch {
 		case s.flags&fSeq == 0 || seq == s.last+1:

@@ -273,10 +273,8 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	key := e.composite(in, protoE2A, stream)
 	if heartbeat {
 		if i, _ := e.lookup(key, false, in); i >= 0 {
-			s := &e.tab.dense[i]
-			if s.heartbeats < 0xffff {
-				s.heartbeats++
-			}
+			s := e.tab.at(i)
+			s.addHeartbeat()
 			e.touch(i, in)
 		}
 		return
@@ -285,7 +283,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 		return
 	}
 	i, created := e.lookup(key, true, in)
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	if created && in.Joined {
 		s.flags |= fJoined
 	}
@@ -299,7 +297,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	s.flags |= fResponded
 	s.records++
 	e.startIfNeeded(i, in, ProtoE2A)
-	s = &e.tab.dense[i]
+	s = e.tab.at(i)
 	if kind == "e2a.chunk" && s.chunkUs == 0 && s.startNs != 0 && !in.Time.IsZero() {
 		d := in.Time.UnixNano() - s.startNs
 		if d < 0 {
@@ -335,7 +333,7 @@ func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rul
 				return
 			}
 			e.report(start, Off, in, key, proto, fmt.Sprintf("stream starts at sequence %d, not 0", seq))
-			s.errors++
+			s.addError()
 		}
 		return
 	}
@@ -352,43 +350,39 @@ func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rul
 		s.last = seq
 	case seq > expected:
 		e.report(gap, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: %d missing", seq, s.last, seq-expected))
-		s.errors++
+		s.addError()
 		s.last = seq
 	case seq == s.last:
 		e.report(dup, Off, in, key, proto, fmt.Sprintf("sequence %d repeated", seq))
-		s.errors++
+		s.addError()
 	default:
 		e.report(regress, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: goes back", seq, s.last))
-		s.errors++
+		s.addError()
 	}
 }
 
 // echo compares session_id, method and jsonrpc_id with what the stream
 // (its request or earlier records) carried; null or absent is no value.
 func (e *Engine) echo(in *Input, r *e2a.Record, s *stream, key []byte) {
-	check := func(slot *uint32, f e2a.Field) string {
-		h := e.echoHash(r.Get(f))
-		if h == 0 {
-			return ""
-		}
-		if *slot == 0 {
-			*slot = h
-			return ""
-		}
-		if *slot != h {
-			return e2a.FieldKeys[f]
-		}
-		return ""
-	}
 	var diff []string
-	if d := check(&s.sess, e2a.FSessionID); d != "" {
-		diff = append(diff, d)
+	if h := e.echoHash(r.Get(e2a.FSessionID)); h != 0 {
+		if s.sess == 0 {
+			s.sess = h
+		} else if s.sess != h {
+			diff = append(diff, "session_id")
+		}
 	}
-	if d := check(&s.method, e2a.FMethod); d != "" {
-		diff = append(diff, d)
-	}
-	if d := check(&s.rpc, e2a.FJSONRPCID); d != "" {
-		diff = append(diff, d)
+	for _, c := range [...]struct {
+		slot *uint16
+		f    e2a.Field
+	}{{&s.method, e2a.FMethod}, {&s.rpc, e2a.FJSONRPCID}} {
+		if h := echo16(e.echoHash(r.Get(c.f))); h != 0 {
+			if *c.slot == 0 {
+				*c.slot = h
+			} else if *c.slot != h {
+				diff = append(diff, e2a.FieldKeys[c.f])
+			}
+		}
 	}
 	if len(diff) > 0 && e.on(RuleE2AEchoMismatch) {
 		e.report(RuleE2AEchoMismatch, Off, in, key, ProtoE2A, list(diff)+" differ from earlier records of the stream or its request")
@@ -570,23 +564,23 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	}
 	key := e.composite(in, protoE2A, skey)
 	i, created := e.lookup(key, true, in)
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	if !created && s.flags&fRequest != 0 && s.flags&fEnded == 0 && e.on(RuleE2ARequestDup) {
 		e.report(RuleE2ARequestDup, Off, in, skey, ProtoE2A, "request_id already in flight")
 		return
 	}
 	if !created && s.flags&fEnded != 0 {
 		// A new request reusing a finished request_id starts afresh.
-		*s = stream{keyOff: s.keyOff, keyLen: s.keyLen, startNs: s.lastNs, lastNs: s.lastNs, first: in.Index}
+		*s = stream{keyRef: s.keyRef, packed: uint32(s.keyLen()), startNs: s.lastNs()}
 		if !in.Time.IsZero() {
-			s.startNs, s.lastNs = in.Time.UnixNano(), in.Time.UnixNano()
+			s.startNs = in.Time.UnixNano()
 		}
 	}
 	s.flags |= fRequest
 	e.touch(i, in)
 	s.sess = e.echoHash(&f[e2a.FSessionID])
-	s.method = e.echoHash(&f[e2a.FMethod])
-	s.rpc = e.echoHash(&f[e2a.FJSONRPCID])
+	s.method = echo16(e.echoHash(&f[e2a.FMethod]))
+	s.rpc = echo16(e.echoHash(&f[e2a.FJSONRPCID]))
 }
 
 // cancelFrom applies only the cancellation of a chat.interrupt request
@@ -610,17 +604,17 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
 	}
-	for i := range e.tab.dense {
-		s := &e.tab.dense[i]
+	for i := int32(0); i < int32(e.tab.len()); i++ {
+		s := e.tab.at(i)
 		if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
 			continue
 		}
-		tap, _, _ := streamOf(e.tab.key(int32(i)))
+		tap, _, _ := streamOf(e.tab.key(i))
 		if tap != in.Tap {
 			continue
 		}
 		s.flags |= fCancelled
-		e.end(int32(i), OutcomeCancelled, ReasonCancelled, in, false)
+		e.end(i, OutcomeCancelled, ReasonCancelled, in, false)
 	}
 }
 
@@ -693,4 +687,16 @@ func (e *Engine) cloudEvent(in *Input, r *e2a.Record) {
 	if len(miss) > 0 {
 		e.report(RuleFrameAttr, Off, in, strOrNil(r.Get(e2a.FID)), ProtoEventMesh, "CloudEvent without "+list(miss))
 	}
+}
+
+// echo16 folds an echo hash to 16 bits, never 0 for a value.
+func echo16(h uint32) uint16 {
+	if h == 0 {
+		return 0
+	}
+	x := uint16(h ^ h>>16)
+	if x == 0 {
+		x = 1
+	}
+	return x
 }

@@ -52,8 +52,8 @@ func (c *Config) Validate() error {
 	if c.Profile.Name == "" {
 		errs = append(errs, errors.New("profile: not set"))
 	}
-	if c.MaxStreams < 1 {
-		errs = append(errs, fmt.Errorf("max_streams: %d, want at least 1", c.MaxStreams))
+	if c.MaxStreams < 1 || c.MaxStreams > MaxTableStreams {
+		errs = append(errs, fmt.Errorf("max_streams: %d, want 1 to %d", c.MaxStreams, MaxTableStreams))
 	}
 	if c.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("idle_timeout: %s is negative", c.IdleTimeout))
@@ -108,6 +108,7 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 	if cfg.MaxStreams < 1 {
 		cfg.MaxStreams = DefaultConfig().MaxStreams
 	}
+	cfg.MaxStreams = min(cfg.MaxStreams, MaxTableStreams)
 	if cfg.MaxRecordBytes < 1 {
 		cfg.MaxRecordBytes = DefaultConfig().MaxRecordBytes
 	}
@@ -232,13 +233,11 @@ func (e *Engine) lookup(key []byte, create bool, in *Input) (int32, bool) {
 		h = e.tab.hash(key)
 	}
 	i := e.tab.insert(key, h)
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	s.startNs = in.Time.UnixNano()
 	if in.Time.IsZero() {
 		s.startNs = 0
 	}
-	s.lastNs = s.startNs
-	s.first = in.Index
 	return i, true
 }
 
@@ -255,13 +254,13 @@ func (e *Engine) evict(in *Input) {
 			best = i
 			continue
 		}
-		a, b := &e.tab.dense[i], &e.tab.dense[best]
+		a, b := e.tab.at(i), e.tab.at(best)
 		ae, be := a.flags&fEnded != 0, b.flags&fEnded != 0
-		if (ae && !be) || (ae == be && a.lastNs < b.lastNs) || (ae == be && a.lastNs == b.lastNs && a.first < b.first) {
+		if (ae && !be) || (ae == be && a.lastNs() < b.lastNs()) {
 			best = i
 		}
 	}
-	s := &e.tab.dense[best]
+	s := e.tab.at(best)
 	if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 		e.stats.Evicted++
 		e.end(best, OutcomeEvicted, ReasonEvicted, in, false)
@@ -271,14 +270,14 @@ func (e *Engine) evict(in *Input) {
 
 // touch records activity on stream i.
 func (e *Engine) touch(i int32, in *Input) {
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	if !in.Time.IsZero() {
-		s.lastNs = in.Time.UnixNano()
+		s.seen(in.Time.UnixNano())
 	}
 }
 
 func (e *Engine) startIfNeeded(i int32, in *Input, proto string) {
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	if s.flags&fStarted != 0 {
 		return
 	}
@@ -288,15 +287,15 @@ func (e *Engine) startIfNeeded(i int32, in *Input, proto string) {
 }
 
 func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	tap, _, key := streamOf(e.tab.key(i))
 	si := StreamInfo{
 		Tap: tap, Protocol: proto, Key: string(key), Records: s.records,
-		Heartbeats: uint32(s.heartbeats), Gap: s.flags&fGap != 0, Errors: uint32(s.errors), Index: s.first,
+		Heartbeats: uint32(s.heartbeats()), Gap: s.flags&fGap != 0, Errors: uint32(s.errors()),
 	}
 	if s.startNs != 0 {
 		si.Start = time.Unix(0, s.startNs)
-		si.End = time.Unix(0, s.lastNs)
+		si.End = time.Unix(0, s.lastNs())
 		if s.chunkUs != 0 {
 			si.FirstChunk = si.Start.Add(time.Duration(s.chunkUs-1) * time.Microsecond)
 		}
@@ -308,7 +307,7 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 // missing_done finding is reported (unless the stream had a gap the tap
 // could not see across).
 func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool) {
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	s.flags |= fEnded
 	if s.flags&fResponded == 0 {
 		return
@@ -364,7 +363,7 @@ func (e *Engine) forgetPending() {
 		n := int(b[0])<<8 | int(b[1])
 		key := b[2 : 2+n]
 		b = b[2+n:]
-		if j := e.tab.find(key, e.tab.hash(key)); j >= 0 && e.tab.dense[j].flags&fEnded != 0 {
+		if j := e.tab.find(key, e.tab.hash(key)); j >= 0 && e.tab.at(j).flags&fEnded != 0 {
 			e.tab.remove(j)
 		}
 	}
@@ -375,13 +374,20 @@ func (e *Engine) forgetPending() {
 // shutdown live. at carries the source name and time for the findings.
 func (e *Engine) Finish(reason string, at *Input) {
 	idx := make([]int32, 0, 16)
-	for i := range e.tab.dense {
-		s := &e.tab.dense[i]
+	for i := int32(0); i < int32(e.tab.len()); i++ {
+		s := e.tab.at(i)
 		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
-			idx = append(idx, int32(i))
+			idx = append(idx, i)
 		}
 	}
-	sort.Slice(idx, func(a, b int) bool { return e.tab.dense[idx[a]].first < e.tab.dense[idx[b]].first })
+	// Oldest first; offline (no capture times) by stream key.
+	sort.Slice(idx, func(a, b int) bool {
+		sa, sb := e.tab.at(idx[a]), e.tab.at(idx[b])
+		if sa.startNs != sb.startNs {
+			return sa.startNs < sb.startNs
+		}
+		return string(e.tab.key(idx[a])) < string(e.tab.key(idx[b]))
+	})
 	for _, i := range idx {
 		e.end(i, OutcomeMissingFinal, reason, at, true)
 	}
@@ -396,7 +402,7 @@ func (e *Engine) ConnClosed(in *Input) {
 		}
 	})
 	// The connection's streams cannot come back: drop them.
-	for i := int32(len(e.tab.dense)) - 1; i >= 0; i-- {
+	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 		tap, conn, _ := streamOf(e.tab.key(i))
 		if tap == in.Tap && conn == in.Conn {
 			e.tab.remove(i)
@@ -416,10 +422,10 @@ func (e *Engine) Gap(in *Input) {
 }
 
 func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
-	for i := range e.tab.dense {
-		tap, conn, _ := streamOf(e.tab.key(int32(i)))
+	for i := int32(0); i < int32(e.tab.len()); i++ {
+		tap, conn, _ := streamOf(e.tab.key(i))
 		if tap == in.Tap && conn == in.Conn {
-			fn(int32(i), &e.tab.dense[i])
+			fn(i, e.tab.at(i))
 		}
 	}
 }
@@ -431,12 +437,12 @@ func (e *Engine) Expire(now time.Time) {
 		return
 	}
 	limit := now.Add(-e.cfg.IdleTimeout).UnixNano()
-	for i := int32(len(e.tab.dense)) - 1; i >= 0; i-- {
-		if i >= int32(len(e.tab.dense)) {
+	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+		if i >= int32(e.tab.len()) {
 			continue
 		}
-		s := &e.tab.dense[i]
-		if s.lastNs == 0 || s.lastNs > limit {
+		s := e.tab.at(i)
+		if s.startNs == 0 || s.lastNs() > limit {
 			continue
 		}
 		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {

@@ -122,7 +122,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	}
 	ck := e.composite(in, protoFrame, key)
 	i, created := e.lookup(ck, true, in)
-	s := &e.tab.dense[i]
+	s := e.tab.at(i)
 	if created {
 		s.flags |= fFrame
 		if in.Joined {
@@ -139,7 +139,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	s.flags |= fResponded
 	s.records++
 	e.startIfNeeded(i, in, ProtoEventMesh)
-	s = &e.tab.dense[i]
+	s = e.tab.at(i)
 	if s.chunkUs == 0 && s.startNs != 0 && !in.Time.IsZero() {
 		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs, 0)/1000, 1<<32-2)) + 1
 	}

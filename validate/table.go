@@ -20,36 +20,86 @@ const (
 	fFailed                       // ended with a failure
 )
 
-// stream is the state of one stream: a few dozen bytes. Times are unix
-// nanoseconds of capture time (0 offline, where captures carry none).
+// stream is the state of one stream, 48 bytes. Times: startNs is unix
+// nanoseconds of capture time (0 offline, where captures carry none); the
+// others are relative to it.
 type stream struct {
-	last    int64
-	startNs int64
-	lastNs  int64
-	first   uint64 // Input.Index of the first record, orders end-of-input findings
+	last    int64  // last sequence (valid with fSeq)
+	startNs int64  // capture time of the first record or the request
+	lastMs  uint32 // ms from start to the last record (saturates: 49 days)
 	chunkUs uint32 // µs from start to the first chunk, +1; 0 = none yet
 	records uint32
-	// echo hashes (0 = not seen): session_id, method, jsonrpc_id
-	sess, method, rpc uint32
-	keyOff            uint32
-	keyLen            uint16
-	flags             uint16
-	heartbeats        uint16
-	errors            uint16
+	// echo hashes (0 = not seen): session_id (also matches interrupts),
+	// method and jsonrpc_id (16 bits: a missed mismatch is 1 in 65536).
+	sess        uint32
+	method, rpc uint16
+	keyRef      uint32 // arena chunk << 16 | offset
+	packed      uint32 // key length (10 bits) | heartbeats (11) | errors (11), saturating
+	flags       uint16
+	_           uint16
+}
+
+const (
+	keyLenBits = 10
+	countBits  = 11
+	countMax   = 1<<countBits - 1
+)
+
+func (s *stream) keyLen() int     { return int(s.packed & (1<<keyLenBits - 1)) }
+func (s *stream) heartbeats() int { return int(s.packed >> keyLenBits & countMax) }
+func (s *stream) errors() int     { return int(s.packed >> (keyLenBits + countBits)) }
+
+func (s *stream) addHeartbeat() {
+	if s.heartbeats() < countMax {
+		s.packed += 1 << keyLenBits
+	}
+}
+
+func (s *stream) addError() {
+	if s.errors() < countMax {
+		s.packed += 1 << (keyLenBits + countBits)
+	}
+}
+
+// lastNs is the capture time of the stream's last record.
+func (s *stream) lastNs() int64 { return s.startNs + int64(s.lastMs)*1e6 }
+
+// seen records activity at ns.
+func (s *stream) seen(ns int64) {
+	d := (ns - s.startNs) / 1e6
+	switch {
+	case d < 0:
+		d = 0
+	case d > 1<<32-1:
+		d = 1<<32 - 1
+	}
+	if uint32(d) > s.lastMs {
+		s.lastMs = uint32(d)
+	}
 }
 
 // maxKeyLen bounds the stored key; longer keys keep a prefix and a hash of
 // the whole (so that a hostile request_id cannot take unbounded memory).
 const maxKeyLen = 512
 
+const (
+	segBits    = 12 // dense states in segments of 4096: no growth slack
+	segSize    = 1 << segBits
+	arenaChunk = 64 << 10 // keys in 64 KiB chunks (a key never spans two)
+	idxBits    = 24       // a slot: dense index + 1 (24 bits) | hash tag (8 bits)
+	// MaxTableStreams is the most streams one engine can hold.
+	MaxTableStreams = 1<<idxBits - 2
+)
+
 // table is an open-addressing hash table (linear probing, backward-shift
 // deletion) of dense stream states, with keys in an append-only arena.
-// A slot holds the low 32 bits of the key's hash (high half) and the dense
-// index + 1 (low half); 0 is empty.
+// Per stream: 48 bytes of state, 4-byte slots at a load of at most 3/4,
+// and the key itself.
 type table struct {
-	slots []uint64
-	dense []stream
-	arena []byte
+	slots []uint32
+	segs  [][]stream
+	n     int
+	arena [][]byte
 	dead  int
 	seed  maphash.Seed
 }
@@ -59,29 +109,35 @@ func newTable(hint int) *table {
 	for n*3/4 < hint && n < 1<<30 {
 		n <<= 1
 	}
-	return &table{slots: make([]uint64, n), seed: maphash.MakeSeed()}
+	return &table{slots: make([]uint32, n), seed: maphash.MakeSeed()}
 }
 
 func (t *table) hash(key []byte) uint64 { return maphash.Bytes(t.seed, key) }
 
-func (t *table) len() int { return len(t.dense) }
+func (t *table) len() int { return t.n }
+
+// at returns the state of dense index i.
+func (t *table) at(i int32) *stream { return &t.segs[i>>segBits][i&(segSize-1)] }
 
 func (t *table) key(i int32) []byte {
-	s := &t.dense[i]
-	return t.arena[s.keyOff : s.keyOff+uint32(s.keyLen)]
+	s := t.at(i)
+	c, off := s.keyRef>>16, s.keyRef&0xffff
+	return t.arena[c][off : int(off)+s.keyLen()]
 }
+
+func tag(h uint64) uint32 { return uint32(h>>56) << idxBits }
 
 // find returns the dense index of key, or -1.
 func (t *table) find(key []byte, h uint64) int32 {
 	mask := uint64(len(t.slots) - 1)
-	tag := h & 0xffffffff
-	for p := tag & mask; ; p = (p + 1) & mask {
+	tg := tag(h)
+	for p := h & mask; ; p = (p + 1) & mask {
 		sl := t.slots[p]
 		if sl == 0 {
 			return -1
 		}
-		if sl>>32 == tag {
-			i := int32(sl&0xffffffff) - 1
+		if sl&^(1<<idxBits-1) == tg {
+			i := int32(sl&(1<<idxBits-1)) - 1
 			if bytes.Equal(t.key(i), key) {
 				return i
 			}
@@ -90,44 +146,59 @@ func (t *table) find(key []byte, h uint64) int32 {
 }
 
 // insert adds key (not present) and returns its dense index; the state is
-// zeroed.
+// zeroed. The caller keeps len() below MaxTableStreams.
 func (t *table) insert(key []byte, h uint64) int32 {
-	if (len(t.dense)+1)*4 > len(t.slots)*3 {
+	if (t.n+1)*4 > len(t.slots)*3 {
 		t.grow()
 	}
-	i := int32(len(t.dense))
-	t.dense = append(t.dense, stream{keyOff: uint32(len(t.arena)), keyLen: uint16(len(key))})
-	t.arena = append(t.arena, key...)
-	t.place(h&0xffffffff, uint64(i)+1)
+	i := int32(t.n)
+	if t.n&(segSize-1) == 0 && int(i>>segBits) == len(t.segs) {
+		t.segs = append(t.segs, make([]stream, segSize))
+	}
+	t.n++
+	*t.at(i) = stream{keyRef: t.store(key), packed: uint32(len(key))}
+	t.place(h, uint32(i)+1)
 	return i
 }
 
-func (t *table) place(tag, v uint64) {
+// store appends key to the arena and returns its reference.
+func (t *table) store(key []byte) uint32 {
+	c := len(t.arena) - 1
+	if c < 0 || len(t.arena[c])+len(key) > arenaChunk {
+		t.arena = append(t.arena, make([]byte, 0, arenaChunk))
+		c++
+	}
+	off := len(t.arena[c])
+	t.arena[c] = append(t.arena[c], key...)
+	return uint32(c)<<16 | uint32(off)
+}
+
+func (t *table) place(h uint64, v uint32) {
 	mask := uint64(len(t.slots) - 1)
-	p := tag & mask
+	p := h & mask
 	for t.slots[p] != 0 {
 		p = (p + 1) & mask
 	}
-	t.slots[p] = tag<<32 | v
+	t.slots[p] = tag(h) | v
 }
 
 func (t *table) grow() {
-	old := t.slots
-	t.slots = make([]uint64, len(old)*2)
-	for _, sl := range old {
-		if sl != 0 {
-			t.place(sl>>32, sl&0xffffffff)
-		}
+	t.slots = make([]uint32, len(t.slots)*2)
+	for i := int32(0); i < int32(t.n); i++ {
+		t.place(t.hash(t.key(i)), uint32(i)+1)
 	}
+}
+
+func (t *table) home(sl uint32) uint64 {
+	return t.hash(t.key(int32(sl&(1<<idxBits-1))-1)) & uint64(len(t.slots)-1)
 }
 
 // slotOf finds the slot holding dense index i.
 func (t *table) slotOf(i int32) uint64 {
 	mask := uint64(len(t.slots) - 1)
-	tag := t.hash(t.key(i)) & 0xffffffff
-	want := uint64(i) + 1
-	for p := tag & mask; ; p = (p + 1) & mask {
-		if t.slots[p]&0xffffffff == want {
+	want := uint32(i) + 1
+	for p := t.hash(t.key(i)) & mask; ; p = (p + 1) & mask {
+		if t.slots[p]&(1<<idxBits-1) == want {
 			return p
 		}
 	}
@@ -147,7 +218,7 @@ func (t *table) remove(i int32) {
 			if sl == 0 {
 				goto removed
 			}
-			home := (sl >> 32) & mask
+			home := t.home(sl)
 			// Move sl into p if its home is not in (p, q] cyclically.
 			if (q > p && (home <= p || home > q)) || (q < p && home <= p && home > q) {
 				t.slots[p] = sl
@@ -157,27 +228,40 @@ func (t *table) remove(i int32) {
 		}
 	}
 removed:
-	t.dead += int(t.dense[i].keyLen)
-	last := int32(len(t.dense) - 1)
+	t.dead += t.at(i).keyLen()
+	last := int32(t.n - 1)
 	if i != last {
 		lp := t.slotOf(last)
-		t.slots[lp] = t.slots[lp]&^0xffffffff | (uint64(i) + 1)
-		t.dense[i] = t.dense[last]
+		t.slots[lp] = t.slots[lp]&^(1<<idxBits-1) | (uint32(i) + 1)
+		*t.at(i) = *t.at(last)
 	}
-	t.dense = t.dense[:last]
-	if t.dead > 1<<20 && t.dead > len(t.arena)/2 {
+	*t.at(last) = stream{}
+	t.n--
+	if t.n&(segSize-1) == 0 && int(t.n>>segBits) < len(t.segs)-1 {
+		// Keep one spare segment; free the others as the table shrinks.
+		t.segs = t.segs[:t.n>>segBits+1]
+	}
+	if t.dead > 1<<20 && t.dead*2 > t.liveBytes() {
 		t.compact()
 	}
 }
 
+func (t *table) liveBytes() int {
+	n := 0
+	for _, c := range t.arena {
+		n += len(c)
+	}
+	return n - t.dead
+}
+
 // compact rewrites the arena with only the live keys.
 func (t *table) compact() {
-	arena := make([]byte, 0, len(t.arena)-t.dead+len(t.arena)/8)
-	for i := range t.dense {
-		s := &t.dense[i]
-		off := len(arena)
-		arena = append(arena, t.arena[s.keyOff:s.keyOff+uint32(s.keyLen)]...)
-		s.keyOff = uint32(off)
+	old := t.arena
+	t.arena = nil
+	for i := int32(0); i < int32(t.n); i++ {
+		s := t.at(i)
+		c, off := s.keyRef>>16, s.keyRef&0xffff
+		s.keyRef = t.store(old[c][off : int(off)+s.keyLen()])
 	}
-	t.arena, t.dead = arena, 0
+	t.dead = 0
 }
