@@ -55,6 +55,7 @@ type Live struct {
 	run     *Sharded
 	started map[string]time.Time // tap → last (re)connect
 	index   uint64
+	latest  time.Time // newest capture time handed to the shards
 }
 
 // NewLive prepares a live run reporting to sink.
@@ -116,7 +117,14 @@ func (l *Live) Run(ctx context.Context) Stats {
 				l.run.Flush()
 			}
 		case <-tick.C:
-			l.run.Expire(&Input{Time: l.cfg.Now()})
+			// While records still wait in the queue, a stream is idle only
+			// relative to the newest record judged so far: a backlog must
+			// not make streams look idle whose records are queued.
+			now := l.cfg.Now()
+			if len(l.ch) > 0 && !l.latest.IsZero() && l.latest.Before(now) {
+				now = l.latest
+			}
+			l.run.Expire(&Input{Time: now})
 		case <-ctx.Done():
 			for {
 				select {
@@ -149,6 +157,9 @@ func (l *Live) handle(it *liveItem) {
 	}
 	l.index++
 	in.Index = l.index
+	if in.Time.After(l.latest) {
+		l.latest = in.Time
+	}
 	if t, ok := l.started[in.Tap]; !ok {
 		// The first message of a tap opens its window: traffic was
 		// already flowing when the tap came up.

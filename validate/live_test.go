@@ -86,3 +86,64 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// TestLiveBacklogIsNotIdle: records queued behind a slow sink are not
+// idle: expiry measures against the newest record judged, not the wall
+// clock, while the queue is not empty.
+func TestLiveBacklogIsNotIdle(t *testing.T) {
+	base := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := base
+	cfg := DefaultLiveConfig()
+	cfg.Engine.IdleTimeout = time.Second
+	cfg.JoinWindow = 0
+	cfg.ExpireEvery = time.Millisecond
+	cfg.Queue = 20000 // a backlog beyond the shards' own queues
+	cfg.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	gate := make(chan struct{})
+	col := &collector{}
+	slow := &gatedSink{collector: col, gate: gate}
+	l := NewLive(cfg, slow)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats)
+	go func() { done <- l.Run(ctx) }()
+	// Stream q: a chunk, then (much later in capture time than the wall
+	// clock will show) more chunks and the final, all queued.
+	const n = 10000
+	for seq := 0; seq < n; seq++ {
+		line := resp(seq, "request_id", "q")
+		if seq == n-1 {
+			line = final(seq, "request_id", "q")
+		}
+		if err := l.Submit(ctx, Input{Tap: "ws", Time: base.Add(time.Duration(seq) * time.Millisecond), Data: []byte(line)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The wall clock runs far ahead while the engine is stuck.
+	mu.Lock()
+	now = base.Add(time.Hour)
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	close(gate)
+	waitFor(t, func() bool { col.mu.Lock(); defer col.mu.Unlock(); return len(col.ends) == 1 })
+	cancel()
+	<-done
+	for _, f := range col.findings {
+		t.Errorf("false finding under backlog: %s %s: %s", f.Rule, f.Stream, f.Message)
+	}
+	if col.ends[0].Outcome != OutcomeSucceeded {
+		t.Errorf("stream ended %s, want succeeded", col.ends[0].Outcome)
+	}
+}
+
+// gatedSink blocks the first record until gate is closed (a stalled sink).
+type gatedSink struct {
+	*collector
+	gate chan struct{}
+	once sync.Once
+}
+
+func (g *gatedSink) Record(r *RecordInfo) {
+	g.once.Do(func() { <-g.gate })
+	g.collector.Record(r)
+}
