@@ -104,3 +104,23 @@ func TestReadmeConfig(t *testing.T) {
 }
 
 var timing = regexp.MustCompile(`in [0-9.]+[µmn]?s \([0-9]+ records/s\)`)
+
+// TestDocsMatchContract: docs/rules.md and docs/design.md are the team's
+// contract documents, shipped with the code; they stay identical to the
+// shared copies when those are beside the repository.
+func TestDocsMatchContract(t *testing.T) {
+	for doc, shared := range map[string]string{"../../docs/rules.md": "../../../shared/RULES.md", "../../docs/design.md": "../../../shared/DESIGN.md"} {
+		mine, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.ReadFile(shared)
+		if err != nil {
+			t.Logf("%s not beside the repository: nothing to compare", shared)
+			continue
+		}
+		if !bytes.Equal(mine, theirs) {
+			t.Errorf("%s differs from %s: copy it again", doc, shared)
+		}
+	}
+}
