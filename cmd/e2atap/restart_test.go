@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/e2atap/e2atap/internal/gen"
+)
+
+// startProcess starts this test binary as `e2atap run --config cfg`.
+func startProcess(t *testing.T, cfg string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--config", cfg)
+	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("e2atap stderr:\n%s", stderr.String())
+		}
+	})
+	return cmd
+}
+
+// stopProcess sends SIGTERM (what `kill PID` sends) and requires exit 0.
+func stopProcess(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("e2atap did not stop within 20s of SIGTERM")
+	}
+}
+
+// sources counts the records of the redacted log by their source line.
+func sources(t *testing.T, path string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			E struct {
+				Source string `json:"source"`
+			} `json:"_e2atap"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatalf("records log line is not JSON: %v", err)
+		}
+		out[rec.E.Source]++
+	}
+	return out
+}
+
+// TestRestartMidFile: the sidecar tails a log that is being written, is
+// killed (SIGTERM) in the middle of the file, and starts again while the
+// writer goes on: every line is processed exactly once across the two
+// runs, and the findings are those of the whole file.
+func TestRestartMidFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	records := filepath.Join(dir, "records.jsonl")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 0s, join_window: 0s}
+taps:
+  - {name: logs, type: logdir, paths: [%q], positions: %q}
+outputs:
+  findings: {path: %q}
+  log: {path: %q}
+`, freeAddr(t), filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"), filepath.Join(dir, "findings.jsonl"), records)), 0o644)
+
+	// The writer: 12000 lines in bursts, about 1.5 s in all.
+	g := gen.New(gen.Config{Seed: 5, Concurrent: 8, MinChunks: 3, MaxChunks: 10, FaultRate: 0.1, Faults: []gen.Fault{gen.LostChunk, gen.DoubleFinal, gen.FailedWrongKind}})
+	const total = 12000
+	lines := make([][]byte, total)
+	for i := range lines {
+		lines[i] = g.Next().Data
+	}
+	logFile, err := os.Create(filepath.Join(logs, "agent.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	written := make(chan int, total)
+	go func() {
+		for i := 0; i < total; i += 100 {
+			var b bytes.Buffer
+			for _, l := range lines[i : i+100] {
+				b.Write(l)
+				b.WriteByte('\n')
+			}
+			logFile.Write(b.Bytes())
+			written <- i + 100
+			time.Sleep(12 * time.Millisecond)
+		}
+		close(written)
+	}()
+
+	first := startProcess(t, cfgPath)
+	// Kill it once it has processed part of the file but not all of it.
+	pollUntil(t, "the first run to process some lines", 20*time.Second, func() bool {
+		return fileLines(records) > 500
+	})
+	stopProcess(t, first)
+	n1 := fileLines(records)
+	for range written {
+	}
+	if n1 >= total {
+		t.Fatalf("the first run processed the whole file (%d lines) before it was killed: the test proves nothing", n1)
+	}
+	second := startProcess(t, cfgPath)
+	pollUntil(t, "every line to be processed", 30*time.Second, func() bool { return fileLines(records) >= total })
+	stopProcess(t, second)
+
+	seen := sources(t, records)
+	var dup, missing []string
+	for i := 1; i <= total; i++ {
+		src := fmt.Sprintf("logs:%s:%d", filepath.Join(logs, "agent.jsonl"), i)
+		switch seen[src] {
+		case 1:
+		case 0:
+			missing = append(missing, src)
+		default:
+			dup = append(dup, src)
+		}
+	}
+	if len(dup)+len(missing) > 0 || len(seen) != total {
+		t.Fatalf("after a restart at line %d of %d: %d lines repeated (%v…), %d missing (%v…), %d sources", n1, total, len(dup), first3(dup), len(missing), first3(missing), len(seen))
+	}
+	t.Logf("killed after %d of %d lines; every line processed exactly once across the restart", n1, total)
+}
+
+func fileLines(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "\n")
+}
+
+func first3(s []string) []string {
+	if len(s) > 3 {
+		return s[:3]
+	}
+	return s
+}
