@@ -578,6 +578,12 @@ func (st *state) value(i int, m mode) (int, error) {
 			if err != nil {
 				return 0, err
 			}
+			if emptyContainer(in[i:e]) {
+				// Nothing to hide: {} and [] stay as they are.
+				st.out = append(st.out, c, in[e-1])
+				i = e
+				break
+			}
 			st.maskContainer(c, e-i)
 			st.hit(m.rule)
 			i = e
@@ -630,6 +636,17 @@ func (st *state) value(i int, m mode) (int, error) {
 		st.spans = append(st.spans, tspan{start: start, end: len(st.out), pathEnd: len(st.spanPath), kind: c})
 	}
 	return i, nil
+}
+
+// emptyContainer reports an object or array with nothing but white space
+// between its brackets.
+func emptyContainer(b []byte) bool {
+	for _, c := range b[1 : len(b)-1] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // maskContainer writes the content mask of an object or array whose JSON

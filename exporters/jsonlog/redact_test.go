@@ -761,3 +761,25 @@ func TestKeyClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyContentStaysEmpty: an empty object or array where content would
+// be masked is left as it is (nothing to hide, nothing counted).
+func TestEmptyContentStaysEmpty(t *testing.T) {
+	r := NewRedactor(ContentMask, 65536, testKey)
+	in := `{"protocol_version":"1.0","body":{"result":{}},"projections":{ },"params":{"content_blocks":[]}}`
+	out, paths, err := r.Redact(nil, []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"protocol_version":"1.0","body":{"result":{}},"projections":{},"params":{"content_blocks":[]}}`
+	if string(out) != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+	if len(paths) != 0 {
+		t.Errorf("redacted paths %v for empty content", paths)
+	}
+	out, _, _ = r.Redact(nil, []byte(`{"body":{"result":{"a":1}}}`))
+	if !strings.Contains(string(out), `"result":{"_masked":"******(len:7)"}`) {
+		t.Errorf("non-empty content not masked: %s", out)
+	}
+}
