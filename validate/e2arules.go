@@ -272,7 +272,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	}
 	key := e.composite(in, protoE2A, stream)
 	if heartbeat {
-		if i, _ := e.lookup(key, false, in); i >= 0 {
+		if i, _, _ := e.lookup(key, false, false, in); i >= 0 {
 			s := e.tab.at(i)
 			s.addHeartbeat()
 			e.touch(i, in)
@@ -282,18 +282,21 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if !seqTracked {
 		return
 	}
-	i, created := e.lookup(key, true, in)
+	i, created, was := e.lookup(key, true, false, in)
+	if was == ended {
+		if e.on(RuleE2AAfterFinal) {
+			e.report(RuleE2AAfterFinal, Off, in, stream, ProtoE2A, fmt.Sprintf("sequence %d after the stream's final record", seq))
+		}
+		return
+	}
+	if was == cancelled {
+		return // the reference drops late frames of a cancelled request
+	}
 	s := e.tab.at(i)
 	if created && in.Joined {
 		s.flags |= fJoined
 	}
 	e.touch(i, in)
-	if s.flags&fEnded != 0 {
-		if s.flags&fCancelled == 0 && e.on(RuleE2AAfterFinal) {
-			e.report(RuleE2AAfterFinal, Off, in, stream, ProtoE2A, fmt.Sprintf("sequence %d after the stream's final record", seq))
-		}
-		return
-	}
 	s.flags |= fResponded
 	s.records++
 	e.startIfNeeded(i, in, ProtoE2A)
@@ -563,18 +566,12 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 		return
 	}
 	key := e.composite(in, protoE2A, skey)
-	i, created := e.lookup(key, true, in)
+	// A new request may reuse a finished request_id: it starts afresh.
+	i, created, _ := e.lookup(key, true, true, in)
 	s := e.tab.at(i)
-	if !created && s.flags&fRequest != 0 && s.flags&fEnded == 0 && e.on(RuleE2ARequestDup) {
+	if !created && s.flags&fRequest != 0 && e.on(RuleE2ARequestDup) {
 		e.report(RuleE2ARequestDup, Off, in, skey, ProtoE2A, "request_id already in flight")
 		return
-	}
-	if !created && s.flags&fEnded != 0 {
-		// A new request reusing a finished request_id starts afresh.
-		*s = stream{keyRef: s.keyRef, packed: uint32(s.keyLen()), startNs: s.lastNs()}
-		if !in.Time.IsZero() {
-			s.startNs = in.Time.UnixNano()
-		}
 	}
 	s.flags |= fRequest
 	e.touch(i, in)

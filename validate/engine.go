@@ -91,9 +91,8 @@ type Engine struct {
 	stats Stats
 	rnd   uint64
 
-	tombs    [][]byte // ring of ended streams' keys, oldest at tombPos
-	tombPos  int
-	forget   []byte // keys to forget: [len u16][key]...
+	tombs    tombSet // ended streams, by key hash
+	forget   []byte  // ended streams to take out of the table: [len u16][key]...
 	respIDs  *respIDSet
 	shared   *respIDSet // set by a Sharded run: one set for all shards
 	echoSeed maphash.Seed
@@ -121,7 +120,7 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 	if cfg.Tombstones < 1 {
 		cfg.Tombstones = DefaultConfig().Tombstones
 	}
-	e.tombs = make([][]byte, cfg.Tombstones)
+	e.tombs = newTombSet(cfg.Tombstones)
 	if e.prof.Severity[RuleE2AResponseIDDup] != Off {
 		w := cfg.ResponseIDWindow
 		e.respIDs = newRespIDSet(w)
@@ -216,17 +215,32 @@ func indexByte(b []byte, c byte) int {
 	return len(b)
 }
 
-// lookup finds or (create) adds the stream for key.
-func (e *Engine) lookup(key []byte, create bool, in *Input) (int32, bool) {
+// Lookup outcomes for a key not in the table.
+const (
+	notEnded  = iota
+	ended     // the stream ended (a tombstone): a record now is after_final
+	cancelled // the stream was cancelled: late records are silent
+)
+
+// lookup finds or (create) adds the stream for key. A key whose stream
+// ended is not created again (the ended state says how it ended) unless
+// reuse is set: a new request may reuse a finished request_id.
+func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool, int) {
 	if len(e.forget) > 0 {
 		e.forgetPending()
 	}
 	h := e.tab.hash(key)
 	if i := e.tab.find(key, h); i >= 0 {
-		return i, false
+		return i, false, notEnded
+	}
+	if st := e.tombs.state(h); st != notEnded {
+		if !reuse {
+			return -1, false, st
+		}
+		e.tombs.drop(h)
 	}
 	if !create {
-		return -1, false
+		return -1, false, notEnded
 	}
 	if e.tab.len() >= e.cfg.MaxStreams {
 		e.evict(in)
@@ -238,7 +252,7 @@ func (e *Engine) lookup(key []byte, create bool, in *Input) (int32, bool) {
 	if in.Time.IsZero() {
 		s.startNs = 0
 	}
-	return i, true
+	return i, true, notEnded
 }
 
 // evict removes the stalest of a few sampled streams, preferring ended ones.
@@ -309,10 +323,10 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool) {
 	s := e.tab.at(i)
 	s.flags |= fEnded
+	e.bury(i)
 	if s.flags&fResponded == 0 {
 		return
 	}
-	defer e.bury(i)
 	proto := ProtoE2A
 	rule := RuleE2AMissingFinal
 	if s.flags&fFrame != 0 {
@@ -344,20 +358,17 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	e.sink.StreamEnd(info)
 }
 
-// bury remembers that stream i ended. When the ring is full, the oldest
-// ended stream is to be forgotten; that happens at the next lookup (a safe
-// point: callers of end may still hold table indexes).
+// bury remembers that stream i ended (a tombstone: its key hash and
+// whether it was cancelled) and takes it out of the table at the next safe
+// point: callers of end may still hold table indexes.
 func (e *Engine) bury(i int32) {
-	slot := &e.tombs[e.tombPos]
-	if len(*slot) > 0 {
-		e.forget = append(e.forget, byte(len(*slot)>>8), byte(len(*slot)))
-		e.forget = append(e.forget, *slot...)
-	}
-	*slot = append((*slot)[:0], e.tab.key(i)...)
-	e.tombPos = (e.tombPos + 1) % len(e.tombs)
+	key := e.tab.key(i)
+	e.tombs.add(e.tab.hash(key), e.tab.at(i).flags&fCancelled != 0)
+	e.forget = append(e.forget, byte(len(key)>>8), byte(len(key)))
+	e.forget = append(e.forget, key...)
 }
 
-// forgetPending removes the ended streams that fell out of the ring.
+// forgetPending takes the ended streams out of the table.
 func (e *Engine) forgetPending() {
 	for b := e.forget; len(b) >= 2; {
 		n := int(b[0])<<8 | int(b[1])
@@ -373,6 +384,7 @@ func (e *Engine) forgetPending() {
 // Finish ends every open stream: end of input offline (ReasonEOF), or
 // shutdown live. at carries the source name and time for the findings.
 func (e *Engine) Finish(reason string, at *Input) {
+	e.forgetPending()
 	idx := make([]int32, 0, 16)
 	for i := int32(0); i < int32(e.tab.len()); i++ {
 		s := e.tab.at(i)
@@ -422,6 +434,7 @@ func (e *Engine) Gap(in *Input) {
 }
 
 func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
+	e.forgetPending()
 	for i := int32(0); i < int32(e.tab.len()); i++ {
 		tap, conn, _ := streamOf(e.tab.key(i))
 		if tap == in.Tap && conn == in.Conn {
@@ -436,6 +449,7 @@ func (e *Engine) Expire(now time.Time) {
 	if e.cfg.IdleTimeout <= 0 {
 		return
 	}
+	e.forgetPending()
 	limit := now.Add(-e.cfg.IdleTimeout).UnixNano()
 	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 		if i >= int32(e.tab.len()) {

@@ -121,7 +121,13 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 		return
 	}
 	ck := e.composite(in, protoFrame, key)
-	i, created := e.lookup(ck, true, in)
+	i, created, was := e.lookup(ck, true, false, in)
+	if was != notEnded {
+		if e.on(RuleFrameAfterDone) {
+			e.report(RuleFrameAfterDone, Off, in, key, ProtoEventMesh, fmt.Sprintf("chunk seq %d after the done chunk", f.Seq))
+		}
+		return
+	}
 	s := e.tab.at(i)
 	if created {
 		s.flags |= fFrame
@@ -130,12 +136,6 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 		}
 	}
 	e.touch(i, in)
-	if s.flags&fEnded != 0 {
-		if e.on(RuleFrameAfterDone) {
-			e.report(RuleFrameAfterDone, Off, in, key, ProtoEventMesh, fmt.Sprintf("chunk seq %d after the done chunk", f.Seq))
-		}
-		return
-	}
 	s.flags |= fResponded
 	s.records++
 	e.startIfNeeded(i, in, ProtoEventMesh)

@@ -23,7 +23,8 @@ func routeJSON(data []byte, rec *e2a.Record) (key []byte, interrupt bool) {
 		if first < 0 {
 			return nil, false
 		}
-		if first == bytes.LastIndex(data, requestIDKey) {
+		// (bytes.LastIndex is not vectorised; a second Index is.)
+		if bytes.Index(data[first+len(requestIDKey):], requestIDKey) < 0 {
 			return walkJSON(data, rec, first)
 		}
 	}

@@ -3,6 +3,7 @@ package validate
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
@@ -47,6 +48,9 @@ type shard struct {
 	ch   chan *batch
 	cur  *batch
 	done chan struct{}
+	// processed is the highest Input.Index the shard has handled;
+	// dispatched the highest it was given (both for Watermark).
+	processed, dispatched atomic.Uint64
 }
 
 // Sharded spreads records over several Engines by stream key (request_id,
@@ -65,6 +69,7 @@ type Sharded struct {
 	pool   sync.Pool
 	wg     sync.WaitGroup
 	closed bool
+	last   atomic.Uint64 // highest Input.Index handed to any shard
 }
 
 var _ Handler = (*Sharded)(nil)
@@ -121,6 +126,9 @@ func (s *Sharded) run(sh *shard) {
 			case itemBarrier:
 				it.barrier.Done()
 			}
+			if it.in.Index != 0 {
+				sh.processed.Store(it.in.Index)
+			}
 		}
 		b.items, b.buf = b.items[:0], b.buf[:0]
 		s.pool.Put(b)
@@ -140,6 +148,10 @@ func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
 	it.in.Data = nil
 	b.buf = append(b.buf, in.Data...)
 	b.items = append(b.items, it)
+	if in.Index != 0 {
+		sh.dispatched.Store(in.Index)
+		s.last.Store(in.Index)
+	}
 	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
 		s.flush(sh)
 	}
@@ -241,6 +253,21 @@ func (s *Sharded) Finish(reason string, at *Input) {
 	}
 	s.broadcast(itemFinish, at, reason)
 	s.Close()
+}
+
+// Watermark is an Input.Index that every shard has passed: no finding with
+// a lower or equal index can still be reported (end-of-input findings,
+// index 0, aside). Safe to call from any goroutine; a printer uses it to
+// write findings in input order without holding them all.
+func (s *Sharded) Watermark() uint64 {
+	w := s.last.Load()
+	for _, sh := range s.shards {
+		d, p := sh.dispatched.Load(), sh.processed.Load()
+		if p < d && p < w {
+			w = p // this shard still works on what it was given
+		}
+	}
+	return w
 }
 
 // Flush hands every partly filled batch to its shard (a live run calls it

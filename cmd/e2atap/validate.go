@@ -122,6 +122,25 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		handler = validate.MultiSink{sink, lw}
 	}
 	run := validate.NewSharded(vf.shards, cfg, handler)
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	printer := newFindingPrinter(w, vf.output, vf.quiet)
+	// Findings are printed in input order as every shard passes them, so
+	// that memory does not grow with the number of findings either.
+	printDone := make(chan struct{})
+	stopPrint := make(chan struct{})
+	go func() {
+		defer close(printDone)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopPrint:
+				return
+			case <-t.C:
+				sink.release(run.Watermark(), printer.print)
+			}
+		}
+	}()
 	start := time.Now()
 	var idx uint64
 	ioFailed := false
@@ -147,33 +166,17 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 	}
 	run.Finish(validate.ReasonEOF, &validate.Input{Pos: validate.Position{Name: strings.Join(files, ",")}})
+	close(stopPrint)
+	<-printDone
+	sink.release(^uint64(0), printer.print) // everything, end-of-input findings last
 	stats := run.Stats()
 	elapsed := time.Since(start)
-
-	findings := sink.sorted()
-	w := bufio.NewWriterSize(stdout, 64<<10)
-	switch vf.output {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for i := range findings {
-			enc.Encode(jsonFinding(&findings[i]))
-		}
+	if vf.output == "json" {
 		w.Flush()
 		writeSummary(stderr, &stats, sink, elapsed)
-	default:
-		if !vf.quiet {
-			for i := range findings {
-				f := &findings[i]
-				stream := ""
-				if f.Stream != "" {
-					stream = " [" + f.Stream + "]"
-				}
-				fmt.Fprintf(w, "%s: %s %s%s: %s\n", f.Source, f.Severity, f.Rule, stream, f.Message)
-			}
-			if len(findings) > 0 {
-				fmt.Fprintln(w)
-			}
+	} else {
+		if printer.n > 0 && !vf.quiet {
+			fmt.Fprintln(w)
 		}
 		writeSummary(w, &stats, sink, elapsed)
 		w.Flush()
@@ -181,10 +184,8 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if ioFailed {
 		return exitUsage
 	}
-	for i := range findings {
-		if failOn != validate.Off && findings[i].Severity >= failOn {
-			return exitFindings
-		}
+	if failOn != validate.Off && sink.worst >= failOn {
+		return exitFindings
 	}
 	return exitOK
 }
@@ -243,48 +244,80 @@ func jsonFinding(f *validate.Finding) findingJSON {
 	return findingJSON{Rule: f.Rule, Severity: f.Severity.String(), Stream: f.Stream, Source: f.Source, Message: f.Message}
 }
 
-// offlineSink keeps the findings (to print them in input order) and counts
-// records; it is called from every shard.
+// offlineSink holds findings until the shards have all passed them (so
+// they print in input order) and counts them; it is called from every
+// shard.
 type offlineSink struct {
-	mu       sync.Mutex
-	findings []validate.Finding
-	kinds    map[string]uint64
+	mu      sync.Mutex
+	pending []validate.Finding
+	worst   validate.Severity
+	sev     map[string]validate.Severity // rule → highest severity seen
 }
 
-func newOfflineSink() *offlineSink { return &offlineSink{kinds: map[string]uint64{}} }
+func newOfflineSink() *offlineSink { return &offlineSink{sev: map[string]validate.Severity{}} }
 
-func (s *offlineSink) Record(r *validate.RecordInfo) {
-	s.mu.Lock()
-	s.kinds[r.Protocol+" "+r.Kind]++
-	s.mu.Unlock()
-}
-
-func (s *offlineSink) Finding(f *validate.Finding) {
-	s.mu.Lock()
-	s.findings = append(s.findings, *f)
-	s.mu.Unlock()
-}
-
+func (s *offlineSink) Record(*validate.RecordInfo)      {}
 func (s *offlineSink) StreamStart(*validate.StreamInfo) {}
 func (s *offlineSink) StreamEnd(*validate.StreamInfo)   {}
 
-// sorted returns the findings in input order; end-of-input findings (index
-// 0 or the end marker) last, in the order they were reported.
-func (s *offlineSink) sorted() []validate.Finding {
+func (s *offlineSink) Finding(f *validate.Finding) {
+	s.mu.Lock()
+	s.pending = append(s.pending, *f)
+	s.worst = max(s.worst, f.Severity)
+	s.sev[f.Rule] = max(s.sev[f.Rule], f.Severity)
+	s.mu.Unlock()
+}
+
+// release prints, in input order, the held findings with an index up to
+// upTo; end-of-input findings (index 0) only when everything is released.
+func (s *offlineSink) release(upTo uint64, print func(*validate.Finding)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := s.findings
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].Index, out[j].Index
+	all := upTo == ^uint64(0)
+	sort.SliceStable(s.pending, func(i, j int) bool {
+		a, b := s.pending[i].Index, s.pending[j].Index
 		if a == 0 {
 			return false
 		}
-		if b == 0 {
-			return true
-		}
-		return a < b
+		return b == 0 || a < b
 	})
-	return out
+	n := 0
+	for n < len(s.pending) && (all || (s.pending[n].Index != 0 && s.pending[n].Index <= upTo)) {
+		print(&s.pending[n])
+		n++
+	}
+	s.pending = append(s.pending[:0], s.pending[n:]...)
+}
+
+// findingPrinter writes findings as text or JSON lines.
+type findingPrinter struct {
+	w     *bufio.Writer
+	enc   *json.Encoder
+	quiet bool
+	n     int
+}
+
+func newFindingPrinter(w *bufio.Writer, output string, quiet bool) *findingPrinter {
+	p := &findingPrinter{w: w, quiet: quiet}
+	if output == "json" {
+		p.enc = json.NewEncoder(w)
+		p.enc.SetEscapeHTML(false)
+	}
+	return p
+}
+
+func (p *findingPrinter) print(f *validate.Finding) {
+	p.n++
+	switch {
+	case p.enc != nil:
+		p.enc.Encode(jsonFinding(f))
+	case !p.quiet:
+		stream := ""
+		if f.Stream != "" {
+			stream = " [" + f.Stream + "]"
+		}
+		fmt.Fprintf(p.w, "%s: %s %s%s: %s\n", f.Source, f.Severity, f.Rule, stream, f.Message)
+	}
 }
 
 func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed time.Duration) {
@@ -311,14 +344,10 @@ func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed ti
 			return rows[i].n > rows[j].n || (rows[i].n == rows[j].n && rows[i].rule < rows[j].rule)
 		})
 		sink.mu.Lock()
-		sev := map[string]string{}
-		for _, f := range sink.findings {
-			sev[f.Rule] = f.Severity.String()
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", r.rule, sink.sev[r.rule], r.n)
 		}
 		sink.mu.Unlock()
-		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%d\n", r.rule, sev[r.rule], r.n)
-		}
 	}
 	var streams uint64
 	for _, n := range st.Outcomes {

@@ -1,0 +1,62 @@
+package validate
+
+// tombSet remembers streams that ended, by the 64-bit hash of their key,
+// for after_final / after_done (and to keep late records of cancelled
+// streams silent): 8 bytes of ring and a map entry each, instead of a
+// stream's state. The oldest is forgotten first when the ring is full.
+type tombSet struct {
+	ring []uint64
+	pos  int
+	m    map[uint64]uint32 // hash → times in the ring (low 31 bits) | cancelled (bit 31)
+}
+
+const tombCancelled = 1 << 31
+
+func newTombSet(n int) tombSet {
+	return tombSet{ring: make([]uint64, n), m: make(map[uint64]uint32, min(n, 1<<16))}
+}
+
+func (t *tombSet) add(h uint64, wasCancelled bool) {
+	if old := t.ring[t.pos]; old != 0 {
+		if v, ok := t.m[old]; ok {
+			if v&^tombCancelled <= 1 {
+				delete(t.m, old)
+			} else {
+				t.m[old] = v - 1
+			}
+		}
+	}
+	if h == 0 {
+		h = 1
+	}
+	t.ring[t.pos] = h
+	t.pos = (t.pos + 1) % len(t.ring)
+	v := t.m[h]&^tombCancelled + 1
+	if wasCancelled {
+		v |= tombCancelled
+	}
+	t.m[h] = v
+}
+
+// state says whether the stream of hash h ended, and how.
+func (t *tombSet) state(h uint64) int {
+	if h == 0 {
+		h = 1
+	}
+	v, ok := t.m[h]
+	switch {
+	case !ok:
+		return notEnded
+	case v&tombCancelled != 0:
+		return cancelled
+	}
+	return ended
+}
+
+// drop forgets h (a new request reuses a finished id).
+func (t *tombSet) drop(h uint64) {
+	if h == 0 {
+		h = 1
+	}
+	delete(t.m, h)
+}
