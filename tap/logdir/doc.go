@@ -48,10 +48,12 @@
 // \r is removed. A line longer than MaxLineBytes is never held whole: once
 // the limit is passed, the rest is read through a fixed scratch buffer and
 // dropped up to the newline, so memory stays near MaxLineBytes + 64 KiB per
-// file whatever the line's length. It is counted as tap.DropOversize,
-// reported to Config.OnOversize, and the next message of that file carries
-// Gap. Line numbers count from the start of the file as tracked: from 1
-// after a truncation, from the starting point with StartAt "end".
+// file whatever the line's length. It is counted as a message and as
+// tap.DropOversize, and reported to Config.OnOversize (at its position);
+// the next message carries no Gap, since a log file carries many streams
+// and the one line is reported where it was. Line numbers count from the
+// start of the file as tracked: from 1 after a truncation, from the
+// starting point with StartAt "end".
 //
 // Message.Data is a sub-slice of a 64 KiB read chunk that the tailer never
 // writes again (capacity clipped, so appending copies); a receiver that

@@ -217,8 +217,13 @@ func (t *Tailer) oversize(tf *tracked, length, next int64) {
 	pos := tf.pos(tf.commitOff, tf.line+1)
 	tf.commitOff = next
 	tf.line++
-	tf.gap = true
+	// No Gap: the skipped line is reported where it is (OnOversize), and a
+	// log file carries many streams, so a Gap would hide the verdicts of
+	// every open stream of the tap. Truncation losses still set Gap.
 	t.dirty = true
+	// The line was seen, then dropped: it counts as a message, as in the
+	// other taps, so that drops per message means the same everywhere.
+	t.stats.Count(tap.DirNone, int(length))
 	t.stats.Drop(tap.DropOversize)
 	if t.cfg.OnOversize != nil {
 		t.cfg.OnOversize(pos, length)

@@ -427,8 +427,13 @@ func TestOversizeLineNotBuffered(t *testing.T) {
 	if len(msgs) != 2 || string(msgs[0].Data) != first || string(msgs[1].Data) != last {
 		t.Fatalf("messages: %d", len(msgs))
 	}
-	if m := msgs[1]; !m.Gap || m.Pos.Line != 3 || m.Pos.Offset != int64(len(first)+1+huge+1) {
+	// The oversize line is reported on its own (OnOversize): the next
+	// line is not a Gap, which would make every open stream unjudgeable.
+	if m := msgs[1]; m.Gap || m.Pos.Line != 3 || m.Pos.Offset != int64(len(first)+1+huge+1) {
 		t.Errorf("line after the oversize one: gap %v pos %+v", m.Gap, m.Pos)
+	}
+	if n := stats.Messages[tap.DirNone].Load(); n != 3 {
+		t.Errorf("messages = %d, want 3 (the dropped line counts as seen)", n)
 	}
 	want := []report{{tap.Position{Kind: tap.PosLine, Name: path, Offset: int64(len(first) + 1), Line: 2}, huge}}
 	if diff := cmp.Diff(want, reports, cmp.AllowUnexported(report{})); diff != "" {
