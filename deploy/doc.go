@@ -7,7 +7,8 @@
 // strictly into the real Kubernetes and Prometheus Operator types, keep the
 // PrometheusRule identical to the plain rule file, run promtool, and run
 // every dashboard query and alert expression against a real Prometheus
-// scraping a live exporters/metrics registry fed by faulty traffic.
+// scraping a running `e2atap run` (built from cmd/e2atap) whose logdir, ws
+// and nats taps are fed faulty traffic.
 //
 // The reusable harness (start Prometheus, query it, parse PromQL and the
 // exposition) is the sub-package promtest.

@@ -4,188 +4,450 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/coder/websocket"
 
 	"github.com/e2atap/e2atap/dashboards"
 	"github.com/e2atap/e2atap/deploy/promtest"
-	"github.com/e2atap/e2atap/exporters/metrics"
-	"github.com/e2atap/e2atap/frame"
-	"github.com/e2atap/e2atap/validate"
 )
 
-// Faulty traffic, taken from the conformance vectors (vectors/streams) with
-// the request ids made unique per vector: seq_gap, missing_final,
-// failed_kind, decode_garbage_then_more, timestamp_not_utc and two clean
-// streams (spec profile); keepalives (jiuwenswarm); EventMesh frames with
-// a missing done chunk and a truncated frame.
+// Faulty traffic, taken from the conformance vectors (vectors/streams):
+// seq_gap, missing_final, failed_kind, decode_garbage_then_more,
+// timestamp_not_utc and two clean streams; keepalives (jiuwenswarm). Every
+// request id ends in "-q1", which the feeders make unique per round.
 const (
 	faultySpec = "testdata/faulty_spec.jsonl"
 	heartbeats = "testdata/heartbeats_jiuwenswarm.jsonl"
-	faultyMesh = "testdata/faulty.frames"
 )
 
-// tapHandler gives offline input a tap name and a capture time, as a live
-// tap would: validate.Read leaves both empty.
-type tapHandler struct {
-	tap  string
-	e    *validate.Engine
-	base time.Time
+// The sidecar's taps, as the test configures them.
+const (
+	tapLogs = "agent-logs" // logdir over the agent's JSON-lines logs
+	tapWS   = "agent-ws"   // the WebSocket proxy in front of the AgentServer
+	tapMesh = "mesh"       // a nats tap whose server is down
+)
+
+// e2e limits: line length of the logdir tap (the feeder writes longer
+// lines now and then), idle timeout of the sidecar's streams (streams
+// without a final end as missing_final after it).
+const (
+	maxLineBytes = 4096
+	idleTimeout  = 2 * time.Second
+	feedEvery    = 200 * time.Millisecond
+	// oversizeEvery rounds the feeder writes a line over max_line_bytes.
+	// The tap drops it and marks a gap: every stream of the tap that is
+	// open then loses its missing_final finding (the final may be what was
+	// dropped). Rarer than idleTimeout, so that most missing finals are
+	// still reported.
+	oversizeEvery = 25
+)
+
+// block is the records of one stream of a capture, in order: a line
+// without a request id (garbage) belongs to the stream before it.
+type block struct {
+	id    string // request id, ending in -q1
+	lines []string
 }
 
-func (h *tapHandler) stamp(in *validate.Input) {
-	in.Tap = h.tap
-	in.Time = h.base.Add(time.Duration(in.Index) * 150 * time.Millisecond)
-}
+var requestID = regexp.MustCompile(`"request_id": *"([^"]+)"`)
 
-func (h *tapHandler) Observe(in *validate.Input) { h.stamp(in); h.e.Observe(in) }
-func (h *tapHandler) ObserveFrame(in *validate.Input, f *frame.Frame) {
-	h.stamp(in)
-	h.e.ObserveFrame(in, f)
-}
-func (h *tapHandler) DecodeError(in *validate.Input, proto, msg string) {
-	h.stamp(in)
-	h.e.DecodeError(in, proto, msg)
-}
-
-// feeder runs the faulty captures through fresh engines in a loop, so that
-// every counter keeps growing while Prometheus scrapes (rates need that).
-type feeder struct {
-	sink    validate.Sink
-	inputs  []feedInput
-	batches atomic.Int64
-}
-
-type feedInput struct {
-	tap     string
-	profile validate.Profile
-	data    []byte
-}
-
-func (f *feeder) batch(now time.Time) error {
-	for _, in := range f.inputs {
-		cfg := validate.DefaultConfig()
-		cfg.Profile = in.profile
-		e := validate.NewEngine(cfg, f.sink)
-		h := &tapHandler{tap: in.tap, e: e, base: now}
-		last, err := validate.Read(bytes.NewReader(in.data), "capture", validate.FormatAuto, validate.ReadOptions{}, h)
-		if err != nil {
-			return err
-		}
-		end := validate.Input{Tap: in.tap, Index: last + 1}
-		h.stamp(&end)
-		e.Finish(validate.ReasonEOF, &end)
-	}
-	f.batches.Add(1)
-	return nil
-}
-
-// tapStats is the taps' health as metrics.RegisterTaps reads it: agent-ws
-// up, with traffic and queue_full drops growing; mesh down.
-type tapStats struct{ n atomic.Uint64 }
-
-func (s *tapStats) snapshot() []metrics.TapSnapshot {
-	n := s.n.Add(1)
-	return []metrics.TapSnapshot{
-		{
-			Tap: "agent-ws", Up: true,
-			Messages: map[string]uint64{"upstream": 2 * n, "downstream": 20 * n},
-			Bytes:    map[string]uint64{"upstream": 800 * n, "downstream": 9000 * n},
-			Drops:    map[string]uint64{"queue_full": n, "oversize": 0},
-		},
-		{
-			Tap: "mesh", Up: false,
-			Messages: map[string]uint64{"none": 3 * n},
-			Bytes:    map[string]uint64{"none": 400 * n},
-			Drops:    map[string]uint64{"decode": 0},
-		},
-	}
-}
-
-// startExporter serves a registry with exporters/metrics fed by the faulty
-// traffic on 127.0.0.1 and returns its host:port.
-func startExporter(t *testing.T) string {
+func readBlocks(t *testing.T, files ...string) []block {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	m := metrics.New(reg, metrics.Options{Version: "v0.0.0-e2e"})
-	stats := &tapStats{}
-	if err := metrics.RegisterTaps(reg, stats.snapshot); err != nil {
-		t.Fatal(err)
-	}
-	var redactions atomic.Uint64
-	if err := metrics.RegisterRedactions(reg, func() map[string]uint64 {
-		n := redactions.Add(1)
-		return map[string]uint64{"credential": n, "model_output": 4 * n}
-	}); err != nil {
-		t.Fatal(err)
-	}
-
-	f := &feeder{sink: m}
-	for _, in := range []struct {
-		tap, file string
-		profile   validate.Profile
-	}{
-		{"agent-ws", faultySpec, validate.SpecProfile()},
-		{"agent-ws", heartbeats, validate.JiuwenswarmProfile()},
-		{"mesh", faultyMesh, validate.SpecProfile()},
-	} {
-		b, err := os.ReadFile(in.file)
+	var out []block
+	for _, f := range files {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.inputs = append(f.inputs, feedInput{tap: in.tap, profile: in.profile, data: b})
+		for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+			m := requestID.FindStringSubmatch(line)
+			switch {
+			case m != nil && (len(out) == 0 || out[len(out)-1].id != m[1]):
+				if !strings.HasSuffix(m[1], "-q1") {
+					t.Fatalf("%s: request id %q does not end in -q1", f, m[1])
+				}
+				out = append(out, block{id: m[1]})
+			case len(out) == 0:
+				t.Fatalf("%s: first line has no request id: %s", f, line)
+			}
+			out[len(out)-1].lines = append(out[len(out)-1].lines, line)
+		}
 	}
-	if err := f.batch(time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	return out
+}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// unique makes the request and response ids of s unique to a round:
+// "x-q1" becomes "x-q1-<tag>" (and "x-q1-r0" "x-q1-<tag>-r0").
+func unique(s, tag string) string { return strings.ReplaceAll(s, "-q1", "-q1-"+tag) }
+
+// buildSidecar builds cmd/e2atap into dir with the go command that runs
+// the test (go test puts its GOROOT/bin first on PATH) and the test's
+// environment (GOFLAGS included); with -race when the test has it.
+func buildSidecar(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "e2atap")
+	args := []string{"build", "-o", bin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "../cmd/e2atap")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("go %s (GOFLAGS=%q): %v\n%s", strings.Join(args, " "), os.Getenv("GOFLAGS"), err, out)
 	}
-	srv := httptest.NewUnstartedServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
+	t.Logf("built e2atap (go %s) in %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	return bin
+}
 
+// sidecarProc is a running `e2atap run`.
+type sidecarProc struct {
+	addr   string // /metrics, /healthz
+	wsAddr string // the ws tap's listen address
+	cmd    *exec.Cmd
+	exited chan error // receives cmd.Wait's result once
+	out    *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len() < 4<<20 {
+		s.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// sidecarConfig is the e2atap.yaml of the test: the three taps, short
+// stream timeouts, findings and the redacted record log in dir.
+func sidecarConfig(dir, listen, wsListen, upstream, natsURL string) string {
+	return fmt.Sprintf(`profile: jiuwenswarm
+listen: %q
+streams: {idle_timeout: %s, join_window: 0s}
+taps:
+  - {name: %s, type: logdir, paths: [%q], positions: %q, max_line_bytes: %d}
+  - {name: %s, type: ws, listen: %q, upstream: %q}
+  - {name: %s, type: nats, url: %q, subjects: ["agent.>"]}
+outputs:
+  findings: {path: %q}
+  log: {path: %q, content: mask}
+`, listen, idleTimeout,
+		tapLogs, filepath.Join(dir, "logs", "*.jsonl"), filepath.Join(dir, "positions.json"), maxLineBytes,
+		tapWS, wsListen, upstream,
+		tapMesh, natsURL,
+		filepath.Join(dir, "findings.jsonl"), filepath.Join(dir, "records.jsonl"))
+}
+
+// sidecarEnv is the test's environment without what would reach outside:
+// OTLP export and tap overrides.
+func sidecarEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "OTEL_") || strings.HasPrefix(kv, "E2ATAP_TAP_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// startSidecar runs `e2atap run` on free ports of 127.0.0.1 and waits for
+// /healthz. A port taken between probe and bind makes the process exit;
+// then it tries again with new ports. t.Cleanup stops it with SIGTERM and
+// requires exit status 0.
+func startSidecar(t *testing.T, bin, dir, upstream string) *sidecarProc {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		var addrs [3]string
+		for i := range addrs {
+			a, err := promtest.FreeAddr()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addrs[i] = a
+		}
+		// addrs[2]: nothing listens there, so the nats tap stays down.
+		conf := filepath.Join(dir, "e2atap.yaml")
+		if err := os.WriteFile(conf, []byte(sidecarConfig(dir, addrs[0], addrs[1], upstream, "nats://"+addrs[2])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := &sidecarProc{addr: addrs[0], wsAddr: addrs[1], exited: make(chan error, 1), out: &syncBuffer{}}
+		p.cmd = exec.Command(bin, "run", "--config", conf)
+		p.cmd.Dir = dir
+		p.cmd.Env = sidecarEnv()
+		p.cmd.Stdout = p.out
+		p.cmd.Stderr = p.out
+		if err := p.cmd.Start(); err != nil {
+			t.Fatalf("start e2atap: %v", err)
+		}
+		go func() { p.exited <- p.cmd.Wait() }()
+		if lastErr = p.waitHealthy(20 * time.Second); lastErr == nil {
+			t.Cleanup(func() { p.stop(t) })
+			return p
+		}
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	t.Fatalf("e2atap run did not start: %v", lastErr)
+	return nil
+}
+
+func (p *sidecarProc) waitHealthy(timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	defer client.CloseIdleConnections()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		resp, err := client.Get("http://" + p.addr + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-p.exited:
+			p.exited <- err
+			return fmt.Errorf("e2atap exited before it was healthy (%v); output:\n%s", err, p.out.String())
+		case <-deadline.C:
+			return fmt.Errorf("e2atap not healthy after %s; output:\n%s", timeout, p.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// stop sends SIGTERM and requires a clean exit (status 0) within the
+// drain time.
+func (p *sidecarProc) stop(t *testing.T) {
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM to e2atap: %v", err)
+	}
+	var err error
+	select {
+	case err = <-p.exited:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		err = errors.New("did not exit within 20s of SIGTERM (killed)")
+	}
+	if err != nil {
+		t.Errorf("e2atap run on SIGTERM: %v, want exit status 0", err)
+	} else {
+		t.Logf("e2atap exited 0 on SIGTERM after %s", time.Since(start).Round(time.Millisecond))
+	}
+	if t.Failed() {
+		t.Logf("e2atap output:\n%s", p.out.String())
+	}
+}
+
+// every runs f every interval until the returned stop is called; stop
+// waits for the goroutine.
+func every(interval time.Duration, f func(ctx context.Context, round int)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(200 * time.Millisecond)
+		defer close(done)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
-		for {
+		for round := 0; ; round++ {
+			f(ctx, round)
 			select {
 			case <-ctx.Done():
 				return
-			case now := <-tick.C:
-				if err := f.batch(now); err != nil {
-					t.Errorf("feeder: %v", err)
-					return
-				}
+			case <-tick.C:
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		srv.Close()
-		t.Logf("feeder ran %d batches", f.batches.Load())
-	})
-	return ln.Addr().String()
+	return func() { cancel(); <-done }
+}
+
+// logFeeder appends the faulty captures to the agent's log every
+// feedEvery, request ids unique per round, and every oversizeEvery rounds
+// a line over the tap's max_line_bytes.
+type logFeeder struct {
+	path   string
+	blocks []block
+	rounds atomic.Int64
+	err    atomic.Value // first error
+}
+
+func (f *logFeeder) round(_ context.Context, round int) {
+	if f.err.Load() != nil {
+		return
+	}
+	tag := fmt.Sprintf("log%d", round)
+	var b bytes.Buffer
+	for _, bl := range f.blocks {
+		// The AgentServer logs the request it received before its answers,
+		// so that the log tap sees streams from their start (time to first
+		// chunk is measured from the request).
+		if m := requestID.FindStringSubmatch(unique(bl.lines[0], tag)); m != nil {
+			fmt.Fprintf(&b, `{"protocol_version": "1.0", "request_id": %q, "session_id": "sess-%s", "channel": "web", "method": "chat.send", "is_stream": true, "timestamp": "2026-03-29T12:00:00+00:00", "identity_origin": "user", "params": {"query": "Hello"}, "provenance": {"source_protocol": "e2a"}}`+"\n", m[1], tag)
+		}
+		for _, l := range bl.lines {
+			b.WriteString(unique(l, tag))
+			b.WriteByte('\n')
+		}
+	}
+	if round%oversizeEvery == 0 {
+		fmt.Fprintf(&b, `{"protocol_version": "1.0", "request_id": "oversize-%s", "sequence": 0, "is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "body": {"result": {"content": "%s"}}}`+"\n",
+			tag, strings.Repeat("x", 2*maxLineBytes))
+	}
+	fl, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err == nil {
+		_, err = fl.Write(b.Bytes()) // one write: whole lines
+		if cerr := fl.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		f.err.Store(err)
+		return
+	}
+	f.rounds.Add(1)
+}
+
+// agentServer is a stand-in AgentServer behind the ws tap: for each
+// request it answers with the block of the capture whose id the request
+// names (ids are "<block id>-<tag>"), faults included.
+type agentServer struct {
+	blocks map[string][]string
+	ctx    context.Context
+}
+
+func (a *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionContextTakeover})
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	for {
+		_, msg, err := c.Read(a.ctx)
+		if err != nil {
+			return
+		}
+		var req struct {
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(msg, &req) != nil {
+			continue
+		}
+		base, tag, ok := strings.Cut(req.RequestID, "-q1-")
+		lines := a.blocks[base+"-q1"]
+		if !ok || lines == nil {
+			continue
+		}
+		for _, l := range lines {
+			if err := c.Write(a.ctx, websocket.MessageText, []byte(unique(l, tag))); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// gateway connects to the ws tap once per round, sends one chat.send
+// request per block and reads the answers, then closes the connection:
+// the stream without a final ends there (missing_final).
+type gateway struct {
+	url     string
+	blocks  []block
+	rounds  atomic.Int64
+	lastErr atomic.Value
+}
+
+func (g *gateway) round(ctx context.Context, round int) {
+	if err := g.converse(ctx, fmt.Sprintf("ws%d", round)); err != nil {
+		if ctx.Err() == nil {
+			g.lastErr.Store(err.Error())
+		}
+		return
+	}
+	g.rounds.Add(1)
+}
+
+func (g *gateway) converse(ctx context.Context, tag string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, g.url, &websocket.DialOptions{CompressionMode: websocket.CompressionContextTakeover})
+	if err != nil {
+		return err
+	}
+	defer c.CloseNow()
+	for _, bl := range g.blocks {
+		req := fmt.Sprintf(`{"protocol_version": "1.0", "request_id": %q, "session_id": "sess-%s", "channel": "web", "method": "chat.send", "is_stream": true, "timestamp": %q, "identity_origin": "user", "user_id": "u_001", "params": {"query": "Hello"}, "provenance": {"source_protocol": "e2a"}}`,
+			unique(bl.id, tag), tag, time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"))
+		if err := c.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+			return err
+		}
+		for range bl.lines {
+			if _, _, err := c.Read(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return c.Close(websocket.StatusNormalClosure, "")
+}
+
+// checkExposition runs `promtool check metrics` on what the running
+// sidecar serves in the text format.
+func checkExposition(t *testing.T, ctx context.Context, addr string) {
+	t.Helper()
+	promtool := promtest.RequireBinary(t, "promtool", "prometheus")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	if !bytes.Contains(body, []byte("e2atap_findings_total{")) {
+		t.Fatalf("/metrics has no findings yet:\n%s", body)
+	}
+	cmd := exec.CommandContext(ctx, promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("promtool check metrics on the running sidecar's /metrics: %v\n%s", err, out)
+	}
 }
 
 // dashboardQuery is one panel target with where it comes from.
@@ -239,18 +501,58 @@ func dashboardQueries(t *testing.T) []dashboardQuery {
 	return out
 }
 
-// TestEndToEndPrometheus scrapes a live exporters/metrics registry fed by
-// faulty traffic with a real Prometheus that loads the alert rules, then
-// runs every dashboard query and every alert expression and requires data
-// from each, and requires every alert to be pending or firing.
+// TestEndToEndPrometheus builds e2atap and runs it (`e2atap run`) with
+// three real taps: logdir over logs a feeder fills with faulty traffic
+// (oversize lines included), ws in front of a stand-in AgentServer that
+// answers a Gateway's requests with faulty streams (permessage-deflate on),
+// and nats pointed at a port where no server listens (a tap that is down).
+// A real Prometheus scrapes it, with the alert rules loaded, and a second
+// target that never answers (a sidecar that is down). Then every dashboard
+// query and every alert expression must return data, every alert must be
+// pending or firing, and E2AtapProtocolErrors must carry the labels its
+// annotations render. promtool checks the sidecar's exposition, and the
+// sidecar must exit 0 on SIGTERM.
 //
 // The alerts keep their production for: durations; pending is what a
 // few seconds of faults can reach, and it proves the expression matched
 // with the labels the annotations use. promtool's unit tests prove firing.
 func TestEndToEndPrometheus(t *testing.T) {
-	start := time.Now()
 	promtest.RequireBinary(t, "prometheus", "prometheus")
-	live := startExporter(t)
+	dir := t.TempDir()
+	bin := buildSidecar(t, dir)
+	start := time.Now()
+
+	blocks := readBlocks(t, faultySpec, heartbeats)
+	byID := map[string][]string{}
+	for _, b := range blocks {
+		byID[b.id] = b.lines
+	}
+	if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	feed := &logFeeder{path: filepath.Join(dir, "logs", "agent.jsonl"), blocks: blocks}
+	feed.round(context.Background(), -1) // the file exists before the first scan
+
+	upCtx, upCancel := context.WithCancel(context.Background())
+	upstream := httptest.NewServer(&agentServer{blocks: byID, ctx: upCtx})
+	t.Cleanup(func() { upCancel(); upstream.Close() })
+
+	sc := startSidecar(t, bin, dir, "ws"+strings.TrimPrefix(upstream.URL, "http"))
+	gw := &gateway{url: "ws://" + sc.wsAddr + "/agent", blocks: blocks}
+	stopFeed := every(feedEvery, feed.round)
+	stopGateway := every(2*feedEvery, gw.round)
+	t.Cleanup(func() {
+		stopGateway()
+		stopFeed()
+		t.Logf("feeder wrote %d rounds, gateway completed %d conversations", feed.rounds.Load(), gw.rounds.Load())
+		if err := feed.err.Load(); err != nil {
+			t.Errorf("feeder: %v", err)
+		}
+		if err, ok := gw.lastErr.Load().(string); ok && t.Failed() {
+			t.Logf("gateway: last error: %s", err)
+		}
+	})
+
 	// A second target of the e2atap job that never answers: a sidecar that
 	// is down, for E2AtapSidecarDown.
 	dead, err := promtest.FreeAddr()
@@ -260,7 +562,7 @@ func TestEndToEndPrometheus(t *testing.T) {
 	prom := promtest.StartPrometheus(t, promtest.Config{
 		Jobs: []promtest.Job{{
 			Name:    "e2atap",
-			Targets: []string{live, dead},
+			Targets: []string{sc.addr, dead},
 			// What the PodMonitor adds in a cluster; the dashboards filter on it.
 			Labels: map[string]string{"namespace": "test"},
 		}},
@@ -270,10 +572,10 @@ func TestEndToEndPrometheus(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer cancel()
-	if err := prom.WaitTargetUp(ctx, live); err != nil {
-		t.Fatalf("exporter target never up: %v", err)
+	if err := prom.WaitTargetUp(ctx, sc.addr); err != nil {
+		t.Fatalf("e2atap target never up: %v", err)
 	}
-	t.Logf("prometheus up and scraping after %s", time.Since(start).Round(time.Millisecond))
+	t.Logf("e2atap running and prometheus scraping it after %s", time.Since(start).Round(time.Millisecond))
 
 	// Rule files loaded without errors.
 	groups, err := prom.Rules(ctx)
@@ -297,23 +599,36 @@ func TestEndToEndPrometheus(t *testing.T) {
 	}
 
 	// Every dashboard query returns data. Variables: the namespace the
-	// scrape config adds, both taps (overview) or agent-ws (per tap), and
-	// short ranges (1s scrapes).
+	// scrape config adds, every tap (overview) or each tap that carries
+	// traffic (per tap: the dashboard shows one), and short ranges (1s
+	// scrapes).
 	type check struct{ where, expr string }
 	var checks []check
 	for _, q := range dashboardQueries(t) {
-		tap := "agent-ws|mesh"
+		taps := []string{tapLogs + "|" + tapWS + "|" + tapMesh}
 		if strings.HasPrefix(q.where, "e2atap-tap.json") {
-			tap = "agent-ws"
+			taps = []string{tapLogs, tapWS}
 		}
-		expr := promtest.ExpandVars(q.expr, map[string]string{
-			"namespace": "test", "tap": tap,
-			"__rate_interval": "5s", "__interval": "1s", "__range": "30s",
-		})
-		checks = append(checks, check{q.where, expr})
+		for _, tap := range taps {
+			expr := promtest.ExpandVars(q.expr, map[string]string{
+				"namespace": "test", "tap": tap,
+				"__rate_interval": "5s", "__interval": "1s", "__range": "30s",
+			})
+			where := q.where
+			if len(taps) > 1 {
+				where += " tap=" + tap
+			}
+			checks = append(checks, check{where, expr})
+		}
 	}
 	for _, r := range alerts(rf) {
 		checks = append(checks, check{"alert " + r.Alert, r.Expr})
+	}
+	// The idle timeout and the closed connections end streams as findings
+	// too, not only as outcomes.
+	for _, tap := range []string{tapLogs, tapWS} {
+		checks = append(checks, check{"missing_final findings on " + tap,
+			fmt.Sprintf(`sum(e2atap_findings_total{rule="e2a.missing_final", tap=%q}) > 0`, tap)})
 	}
 	pending := map[string]check{}
 	for _, c := range checks {
@@ -344,7 +659,11 @@ func TestEndToEndPrometheus(t *testing.T) {
 		t.Fatalf("queries without data: %v\n%s", err, strings.Join(left, "\n"))
 	}
 	t.Logf("%d dashboard queries and %d alert expressions returned data after %s",
-		len(checks)-len(alerts(rf)), len(alerts(rf)), time.Since(start).Round(time.Millisecond))
+		len(checks)-len(alerts(rf))-2, len(alerts(rf)), time.Since(start).Round(time.Millisecond))
+
+	// The exposition of the running sidecar, with traffic in every family,
+	// passes promtool's lint.
+	checkExposition(t, ctx, sc.addr)
 
 	// Every alert pending or firing, with the labels its annotations use.
 	want := map[string]bool{}
@@ -361,10 +680,21 @@ func TestEndToEndPrometheus(t *testing.T) {
 		got := map[string]bool{}
 		for _, a := range as {
 			if a.State == "pending" || a.State == "firing" {
+				got[a.Labels["alertname"]+"/"+a.Labels["tap"]] = true
 				got[a.Labels["alertname"]] = true
 			}
 		}
 		for name := range want {
+			if !got[name] {
+				return false, fmt.Errorf("%s not pending or firing", name)
+			}
+		}
+		// The taps the faults are on, and the one that is down.
+		for _, name := range []string{
+			"E2AtapProtocolErrors/" + tapLogs, "E2AtapProtocolErrors/" + tapWS,
+			"E2AtapDecodeErrors/" + tapLogs, "E2AtapDecodeErrors/" + tapWS,
+			"E2AtapTapDrops/" + tapLogs, "E2AtapTapDown/" + tapMesh,
+		} {
 			if !got[name] {
 				return false, fmt.Errorf("%s not pending or firing", name)
 			}
@@ -374,18 +704,21 @@ func TestEndToEndPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatalf("alerts: %v; active: %+v", err, active)
 	}
-	var protocol *promtest.Alert
-	for i, a := range active {
-		if a.Labels["alertname"] == "E2AtapProtocolErrors" && a.Labels["tap"] == "agent-ws" {
-			protocol = &active[i]
+	for _, tap := range []string{tapLogs, tapWS} {
+		var protocol *promtest.Alert
+		for i, a := range active {
+			if a.Labels["alertname"] == "E2AtapProtocolErrors" && a.Labels["tap"] == tap {
+				protocol = &active[i]
+			}
 		}
-	}
-	if protocol == nil {
-		t.Fatalf("E2AtapProtocolErrors has no alert for tap agent-ws: %+v", active)
-	}
-	if protocol.Labels["namespace"] != "test" || protocol.Labels["severity"] != "critical" ||
-		!strings.Contains(protocol.Annotations["summary"], "agent-ws") {
-		t.Errorf("E2AtapProtocolErrors: labels %v annotations %v", protocol.Labels, protocol.Annotations)
+		if protocol == nil {
+			t.Fatalf("E2AtapProtocolErrors has no alert for tap %s: %+v", tap, active)
+		}
+		if protocol.Labels["namespace"] != "test" || protocol.Labels["severity"] != "critical" ||
+			!strings.Contains(protocol.Annotations["summary"], tap) ||
+			!strings.Contains(protocol.Annotations["description"], "namespace test") {
+			t.Errorf("E2AtapProtocolErrors: labels %v annotations %v", protocol.Labels, protocol.Annotations)
+		}
 	}
 	for _, a := range active {
 		if strings.Contains(a.Annotations["summary"]+a.Annotations["description"], "<no value>") {

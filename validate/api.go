@@ -195,6 +195,9 @@ type StreamInfo struct {
 	Start    time.Time
 	// FirstChunk is zero when the stream had no chunk.
 	FirstChunk time.Time
+	// Request: the stream's request was seen, so Start is when it was
+	// asked for (time to first chunk means something only then).
+	Request    bool
 	End        time.Time
 	Records    uint32
 	Heartbeats uint32

@@ -306,6 +306,7 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 	si := StreamInfo{
 		Tap: tap, Protocol: proto, Key: string(key), Records: s.records,
 		Heartbeats: uint32(s.heartbeats()), Gap: s.flags&fGap != 0, Errors: uint32(s.errors()),
+		Request: s.flags&fRequest != 0,
 	}
 	if s.startNs != 0 {
 		si.Start = time.Unix(0, s.startNs)

@@ -76,7 +76,7 @@ func BenchmarkRecord(b *testing.B) {
 
 func BenchmarkStreamEnd(b *testing.B) {
 	m := New(prometheus.NewRegistry(), Options{})
-	s := &validate.StreamInfo{Tap: "agent-ws", Start: t0, FirstChunk: t0.Add(1e8), End: t0.Add(3e9), Records: 40}
+	s := &validate.StreamInfo{Tap: "agent-ws", Start: t0, FirstChunk: t0.Add(1e8), Request: true, End: t0.Add(3e9), Records: 40}
 	b.ReportAllocs()
 	for b.Loop() {
 		m.StreamStart(s)

@@ -263,7 +263,9 @@ func (m *Metrics) StreamEnd(s *validate.StreamInfo) {
 			traceID = id
 		}
 	}
-	if !s.FirstChunk.IsZero() {
+	// From the request only: a stream first seen at its first chunk (a
+	// log without requests, a topic) would record a meaningless 0.
+	if !s.FirstChunk.IsZero() && s.Request {
 		ts.firstChunk.observe(seconds(s.FirstChunk.Sub(s.Start)), traceID)
 	}
 	if s.Outcome >= validate.NumOutcomes {

@@ -45,7 +45,7 @@ func feed(s validate.Sink) {
 	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false))
 	s.Record(rec("agent-ws", "e2a", "e2a.complete", "succeeded", false))
 	s.StreamEnd(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_1", Outcome: validate.OutcomeSucceeded,
-		Start: t0, FirstChunk: t0.Add(300 * time.Millisecond), End: t0.Add(4 * time.Second), Records: 4, Heartbeats: 1})
+		Start: t0, FirstChunk: t0.Add(300 * time.Millisecond), Request: true, End: t0.Add(4 * time.Second), Records: 4, Heartbeats: 1})
 
 	s.Record(rec("agent-ws", "e2a", "request", "", false))
 	s.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_2", Start: t0})
@@ -54,7 +54,7 @@ func feed(s validate.Sink) {
 	s.Record(rec("agent-ws", "e2a", "e2a.error", "failed", false))
 	s.Finding(&validate.Finding{Rule: "e2a.timestamp_utc", Severity: validate.Warning, Stream: "req_2", Tap: "agent-ws", Protocol: "e2a"})
 	s.StreamEnd(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_2", Outcome: validate.OutcomeFailed,
-		Start: t0, FirstChunk: t0.Add(2 * time.Second), End: t0.Add(45 * time.Second), Records: 2, Errors: 1})
+		Start: t0, FirstChunk: t0.Add(2 * time.Second), Request: true, End: t0.Add(45 * time.Second), Records: 2, Errors: 1})
 
 	s.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_3", Start: t0})
 	s.Record(rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false))
@@ -64,7 +64,7 @@ func feed(s validate.Sink) {
 	s.Record(rec("mesh", "eventmesh", "stream_chunk", "", false))
 	s.Finding(&validate.Finding{Rule: "frame.missing_done", Severity: validate.Warning, Stream: "a:1", Tap: "mesh", Protocol: "eventmesh"})
 	s.StreamEnd(&validate.StreamInfo{Tap: "mesh", Protocol: "eventmesh", Key: "a:1", Outcome: validate.OutcomeMissingFinal,
-		Reason: validate.ReasonIdle, Start: t0, FirstChunk: t0.Add(20 * time.Millisecond), End: t0.Add(10 * time.Minute), Records: 1})
+		Reason: validate.ReasonIdle, Start: t0, FirstChunk: t0.Add(20 * time.Millisecond), Request: true, End: t0.Add(10 * time.Minute), Records: 1})
 	s.Record(rec("mesh", "eventmesh", "invalid", "", false))
 	s.Finding(&validate.Finding{Rule: "frame.decode", Severity: validate.Error, Tap: "mesh", Protocol: "eventmesh"})
 }
@@ -366,7 +366,7 @@ func TestConcurrent(t *testing.T) {
 func TestBadTraceIDIgnored(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := New(reg, Options{TraceID: func(*validate.StreamInfo) (string, bool) { return strings.Repeat("é", 100), true }})
-	s := &validate.StreamInfo{Tap: "t", Start: t0, FirstChunk: t0.Add(time.Second), End: t0.Add(2 * time.Second)}
+	s := &validate.StreamInfo{Tap: "t", Start: t0, FirstChunk: t0.Add(time.Second), Request: true, End: t0.Add(2 * time.Second)}
 	m.StreamStart(s)
 	m.StreamEnd(s) // must not panic
 	for _, mt := range family(t, reg, "e2atap_stream_duration_seconds").GetMetric() {
@@ -376,4 +376,31 @@ func TestBadTraceIDIgnored(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFirstChunkNeedsRequest: a stream seen without its request (a log, a
+// topic) has no time to first chunk; one with its request has.
+func TestFirstChunkNeedsRequest(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(reg, Options{Version: "t"})
+	t0 := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
+	for _, req := range []bool{false, true} {
+		s := &validate.StreamInfo{Tap: "logs", Protocol: validate.ProtoE2A, Key: "k", Start: t0,
+			FirstChunk: t0.Add(time.Second), End: t0.Add(2 * time.Second), Request: req}
+		m.StreamStart(s)
+		m.StreamEnd(s)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "e2atap_time_to_first_chunk_seconds" {
+			if n := mf.GetMetric()[0].GetHistogram().GetSampleCount(); n != 1 {
+				t.Fatalf("%d observations, want 1 (only the stream with a request)", n)
+			}
+			return
+		}
+	}
+	t.Fatal("no time_to_first_chunk histogram")
 }
