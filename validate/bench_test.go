@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,13 +95,21 @@ type stdResponse struct {
 }
 
 // BenchmarkValidateJSONStdlib is the baseline: decode each record with
-// encoding/json into a struct and check the same things (required fields,
-// status, kind, timestamp, body, sequence semantics in a map).
+// encoding/json into a struct and check what the engine checks on these
+// records (required fields, types, version, status, kind, timestamp and its
+// offset, body per kind, failed_kind, final_status, kind_final, echo of
+// session_id, sequence semantics in a map), written the straightforward way.
 func BenchmarkValidateJSONStdlib(b *testing.B) {
 	lines := benchLines(64, 15)
 	type st struct {
-		last  int64
-		ended bool
+		last    int64
+		ended   bool
+		session string
+	}
+	kinds := map[string]bool{}
+	for _, k := range []string{"e2a.complete", "e2a.chunk", "e2a.error", "acp.session_update", "acp.prompt_result", "acp.jsonrpc_error",
+		"acp.output_request", "a2a.task", "a2a.message", "a2a.stream_event", "cron", "plan.approval_required", "ext"} {
+		kinds[k] = true
 	}
 	streams := map[string]*st{}
 	findings := 0
@@ -119,15 +128,41 @@ func BenchmarkValidateJSONStdlib(b *testing.B) {
 		if r.Status != nil && *r.Status != "succeeded" && *r.Status != "failed" && *r.Status != "in_progress" {
 			findings++
 		}
+		if r.ProtocolVersion != nil && !strings.HasPrefix(*r.ProtocolVersion, "1.") {
+			findings++
+		}
 		if r.Timestamp != nil {
-			if _, err := time.Parse(time.RFC3339Nano, *r.Timestamp); err != nil {
+			if ts, err := time.Parse(time.RFC3339Nano, *r.Timestamp); err != nil {
+				findings++
+			} else if _, off := ts.Zone(); off != 0 {
 				findings++
 			}
 		}
-		if r.ResponseKind != nil && *r.ResponseKind == "e2a.chunk" {
-			if _, ok := r.Body["delta_kind"].(string); !ok {
+		if r.ResponseKind != nil {
+			kind := *r.ResponseKind
+			if !kinds[kind] {
 				findings++
 			}
+			switch kind {
+			case "e2a.chunk":
+				dk, ok := r.Body["delta_kind"].(string)
+				if !ok || (dk != "text" && dk != "reasoning" && dk != "tool" && dk != "custom") || r.Body["delta"] == nil {
+					findings++
+				}
+			case "e2a.complete":
+				if r.Body["result"] == nil {
+					findings++
+				}
+			}
+			if r.Status != nil && *r.Status == "failed" && kind != "e2a.error" && kind != "acp.jsonrpc_error" {
+				findings++
+			}
+			if r.IsFinal != nil && (kind == "e2a.chunk" && *r.IsFinal || kind == "e2a.complete" && !*r.IsFinal) {
+				findings++
+			}
+		}
+		if r.IsFinal != nil && *r.IsFinal && r.Status != nil && *r.Status == "in_progress" {
+			findings++
 		}
 		if r.RequestID == nil || r.Sequence == nil || r.IsFinal == nil {
 			continue
@@ -141,6 +176,13 @@ func BenchmarkValidateJSONStdlib(b *testing.B) {
 		if !ok {
 			s = &st{last: -1}
 			streams[*r.RequestID] = s
+		}
+		if r.SessionID != nil {
+			if s.session == "" {
+				s.session = *r.SessionID
+			} else if s.session != *r.SessionID {
+				findings++
+			}
 		}
 		switch {
 		case s.ended:
