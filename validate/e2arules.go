@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/frame"
 )
 
 // scanJSON is the record scanner: the hand-written fast path, fuzzed
@@ -52,6 +53,9 @@ func (e *Engine) ObserveJSON(in *Input) {
 		info.Kind = "event"
 		e.sink.Record(info)
 	case e2a.ClassCloudEvent:
+		if e.legacyStream(in, r) {
+			break
+		}
 		info.Kind = "cloudevent"
 		info.Protocol = ProtoEventMesh
 		e.sink.Record(info)
@@ -667,6 +671,40 @@ func (e *Engine) jsonrpc(in *Input, r *e2a.Record) {
 	if len(problems) > 0 {
 		e.report(RuleJSONRPCInvalid, Off, in, nil, ProtoE2A, list(problems))
 	}
+}
+
+// legacyStream judges a CloudEvent of EventMesh's old CE-JSON streaming
+// codec (types stream.request and stream.chunk, extensions emsessionid,
+// emseq, emdone, ...), which storage plugins still fall back to, as the
+// STREAM_REQ or STREAM_CHUNK frame it stands for: sequence rules per
+// emsessionid included. It reports whether it took the record.
+func (e *Engine) legacyStream(in *Input, r *e2a.Record) bool {
+	t := r.Get(e2a.FType)
+	if !t.Is("stream.chunk") && !t.Is("stream.request") {
+		return false
+	}
+	ce, err := frame.DecodeCloudEventJSON(in.Data)
+	if err != nil {
+		return false // judged as a plain CloudEvent: it names what is missing
+	}
+	buf, err := frame.FromLegacyStreamEvent(e.ceBuf[:0], &ce)
+	if err != nil {
+		e.stats.Records++
+		e.info = RecordInfo{In: in, Protocol: ProtoEventMesh, Class: e2a.ClassCloudEvent, JSON: r, Kind: "cloudevent", Stream: strOrNil(r.Get(e2a.FID))}
+		e.sink.Record(&e.info)
+		if e.on(RuleFrameAttr) {
+			e.report(RuleFrameAttr, Off, in, nil, ProtoEventMesh, "legacy CE-JSON stream event: "+err.Error())
+		}
+		return true
+	}
+	e.ceBuf = buf
+	f, _, err := frame.Decode(buf)
+	if err != nil {
+		return false
+	}
+	e.stats.Records-- // ObserveFrame counts it
+	e.ObserveFrame(in, &f)
+	return true
 }
 
 // cloudEvent checks a structured-mode CloudEvent as the EVENT frame it

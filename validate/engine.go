@@ -86,6 +86,7 @@ type Engine struct {
 	frm   frame.Frame
 	info  RecordInfo
 	sinfo StreamInfo // reused: a pointer to it is handed to the sink
+	ceBuf []byte     // legacy CE-JSON stream events rebuilt as frames
 	tab   *table
 	key   []byte // scratch for composite keys
 	stats Stats

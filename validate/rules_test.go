@@ -308,3 +308,29 @@ func TestTombstonesBounded(t *testing.T) {
 		t.Fatalf("want one after_final for a recent stream, got %+v", col.findings)
 	}
 }
+
+// TestLegacyCloudEventStream: EventMesh's old CE-JSON streaming codec
+// (the storage plugins' fallback) is judged like the frames it stands for.
+func TestLegacyCloudEventStream(t *testing.T) {
+	chunk := func(seq string, extra string) string {
+		return `{"specversion":"1.0","id":"s1-` + seq + `","source":"em://stream/s1","type":"stream.chunk","datacontenttype":"text/plain","emsessionid":"s1","emseq":"` + seq + `"` + extra + `,"data":"tok"}`
+	}
+	cases := []ruleCase{
+		{name: "clean", lines: []string{
+			`{"specversion":"1.0","id":"r1","source":"em://stream/s1","type":"stream.request","emsessionid":"s1","emreplyto":"cp#client.c1","data":"hi"}`,
+			chunk("0", ""), chunk("1", ""), chunk("2", `,"emdone":"true"`)}},
+		{name: "gap-and-missing-done", lines: []string{chunk("0", ""), chunk("2", "")}, want: []string{"frame.missing_done@end", "frame.seq_gap@2"}},
+		{name: "after-done", lines: []string{chunk("0", `,"emdone":"true"`), chunk("1", "")}, want: []string{"frame.after_done@2"}},
+		{name: "bad-emseq", lines: []string{`{"specversion":"1.0","id":"x","source":"em://stream/s1","type":"stream.chunk","emsessionid":"s1","emseq":"one"}`}, want: []string{"frame.attr@1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := runRuleCase(t, c)
+			want := append([]string(nil), c.want...)
+			sort.Strings(want)
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
