@@ -97,9 +97,10 @@ func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ")
 
 // tapRun is one configured tap with its health.
 type tapRun struct {
-	name  string
-	stats *tap.Stats
-	src   tap.Source
+	name    string
+	stats   *tap.Stats
+	src     tap.Source
+	lagUnit string // metrics.LagBytes or LagMessages
 }
 
 // sidecar is the assembled process: taps → live engine → sinks, and the
@@ -201,7 +202,8 @@ func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
 	out := make([]metrics.TapSnapshot, 0, len(s.taps))
 	for _, t := range s.taps {
 		snap := metrics.TapSnapshot{Tap: t.name, Up: t.stats.Up.Load(),
-			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}}
+			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{},
+			Lag: t.stats.Lag.Load(), LagUnit: t.lagUnit}
 		for d := 0; d < tap.NumDirections; d++ {
 			name := tap.Direction(d).String()
 			snap.Messages[name] = t.stats.Messages[d].Load()
@@ -275,7 +277,11 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tapRun{name: t.Name, stats: stats, src: src}, nil
+	lag := metrics.LagMessages // ws mirror queue, Kafka and JetStream pending
+	if t.Type == "logdir" {
+		lag = metrics.LagBytes
+	}
+	return &tapRun{name: t.Name, stats: stats, src: src, lagUnit: lag}, nil
 }
 
 // emit turns a tap's messages into engine input (the one place where

@@ -18,7 +18,19 @@ type TapSnapshot struct {
 	Messages map[string]uint64
 	Bytes    map[string]uint64
 	Drops    map[string]uint64
+	// Lag is how far behind the engine the tap is, in LagUnit: LagBytes
+	// (a log not yet read) or LagMessages (records pending in a topic or
+	// in a mirror queue); LagNone when the tap cannot tell.
+	Lag     int64
+	LagUnit string
 }
+
+// Lag units of TapSnapshot.
+const (
+	LagNone     = ""
+	LagBytes    = "bytes"
+	LagMessages = "messages"
+)
 
 // RegisterTaps registers a collector that calls snapshot on every scrape and
 // exposes tap_messages_total{tap,direction}, tap_bytes_total{tap,direction},
@@ -36,6 +48,10 @@ func RegisterTaps(reg prometheus.Registerer, snapshot func() []TapSnapshot) erro
 			"Messages a tap could not hand to the engine, by reason.", []string{"tap", "reason"}, nil),
 		up: prometheus.NewDesc(Namespace+"_tap_up",
 			"1 when the tap is connected to its source.", []string{"tap"}, nil),
+		lagBytes: prometheus.NewDesc(Namespace+"_tap_lag_bytes",
+			"Bytes a tap has not read yet (log taps).", []string{"tap"}, nil),
+		lagMessages: prometheus.NewDesc(Namespace+"_tap_lag_messages",
+			"Messages pending for a tap: in its topic (Kafka, JetStream) or in its mirror queue to the engine (WebSocket).", []string{"tap"}, nil),
 	})
 }
 
@@ -43,6 +59,7 @@ type tapCollector struct {
 	snapshot                 func() []TapSnapshot
 	messages, bytes, dropped *prometheus.Desc
 	up                       *prometheus.Desc
+	lagBytes, lagMessages    *prometheus.Desc
 }
 
 func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -50,6 +67,8 @@ func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.bytes
 	ch <- c.dropped
 	ch <- c.up
+	ch <- c.lagBytes
+	ch <- c.lagMessages
 }
 
 func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
@@ -65,6 +84,10 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 			order = append(order, s.Tap)
 		}
 		t.Up = t.Up || s.Up
+		if s.LagUnit != LagNone {
+			t.Lag += s.Lag
+			t.LagUnit = s.LagUnit
+		}
 		addAll(t.Messages, s.Messages)
 		addAll(t.Bytes, s.Bytes)
 		addAll(t.Drops, s.Drops)
@@ -76,6 +99,12 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, t.Tap)
+		switch t.LagUnit {
+		case LagBytes:
+			ch <- prometheus.MustNewConstMetric(c.lagBytes, prometheus.GaugeValue, float64(max(t.Lag, 0)), t.Tap)
+		case LagMessages:
+			ch <- prometheus.MustNewConstMetric(c.lagMessages, prometheus.GaugeValue, float64(max(t.Lag, 0)), t.Tap)
+		}
 		for dir, n := range t.Messages {
 			ch <- prometheus.MustNewConstMetric(c.messages, prometheus.CounterValue, float64(n), t.Tap, dir)
 		}

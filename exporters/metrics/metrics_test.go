@@ -85,9 +85,13 @@ func newFixture(t testing.TB) (*prometheus.Registry, *Metrics) {
 			{Tap: "agent-ws", Up: true,
 				Messages: map[string]uint64{"upstream": 2, "downstream": 7},
 				Bytes:    map[string]uint64{"upstream": 812, "downstream": 4096},
-				Drops:    map[string]uint64{"queue_full": 1, "oversize": 0}},
+				Drops:    map[string]uint64{"queue_full": 1, "oversize": 0},
+				Lag:      2, LagUnit: LagMessages},
 			{Tap: "mesh", Up: false,
 				Messages: map[string]uint64{"none": 3}, Bytes: map[string]uint64{"none": 300}},
+			{Tap: "agent-logs", Up: true,
+				Messages: map[string]uint64{"none": 10}, Bytes: map[string]uint64{"none": 3000},
+				Lag: 4096, LagUnit: LagBytes},
 		}
 	}); err != nil {
 		t.Fatal(err)

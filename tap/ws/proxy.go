@@ -171,6 +171,8 @@ func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 func (p *Proxy) drain(ctx context.Context, emit tap.EmitFunc) {
 	var failures uint64
 	for m := range p.queue {
+		// Lag: mirror copies waiting for the engine.
+		p.stats.Lag.Store(int64(len(p.queue)))
 		if err := emit(ctx, m); err != nil && ctx.Err() == nil {
 			failures++
 			if failures&(failures-1) == 0 { // 1, 2, 4, 8…: visible, never a flood

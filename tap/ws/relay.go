@@ -323,6 +323,7 @@ func (h *half) message(m parsedMessage) {
 		select {
 		case p.queue <- msg:
 			h.gap = false
+			p.stats.Lag.Store(int64(len(p.queue)))
 			return
 		default:
 			reason = int(tap.DropQueueFull)
