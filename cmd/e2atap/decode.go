@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -29,19 +28,11 @@ Flags:
 `
 
 func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("decode", stderr)
 	format := fs.String("format", "auto", "input format: auto (first byte 0xEF: frames, else JSON lines), jsonl or frames")
 	maxLine := fs.Int("max-line-bytes", 8<<20, "a longer JSON line prints an error and is skipped")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), decodeUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if done, code := parseFlags(fs, decodeUsage, args); done {
+		return code
 	}
 	f, err := validate.ParseFormat(*format)
 	if err == nil && fs.NArg() != 1 {

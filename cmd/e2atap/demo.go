@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,8 +67,7 @@ func defaultDemoOptions() demoOptions {
 }
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("demo", stderr)
 	o := defaultDemoOptions()
 	fs.Float64Var(&o.Rate, "rate", o.Rate, "messages per second, all peers together")
 	fs.Float64Var(&o.FaultRate, "fault-rate", o.FaultRate, "share of streams that carry an injected fault (0 to 1)")
@@ -86,15 +84,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Dir, "dir", "", "keep the logs (AgentServer log, e2atap's redacted record log, findings) in this directory (default: a temporary one, removed)")
 	plain := fs.Bool("plain", false, "periodic plain lines even on a terminal")
 	refresh := fs.Duration("refresh", time.Second, "how often the view redraws")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), demoUsage, demo.FaultNames())
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if done, code := parseFlags(fs, fmt.Sprintf(demoUsage, demo.FaultNames()), args); done {
+		return code
 	}
 	var errs []string
 	var err error

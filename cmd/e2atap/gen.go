@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,8 +23,7 @@ Flags:
 `
 
 func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("gen", stderr)
 	cfg := gen.DefaultConfig()
 	records := fs.Int64("records", 10000, "records to write")
 	size := fs.String("size", "", "write about this much instead of --records (e.g. 100M, 1G)")
@@ -34,15 +32,8 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed (the same seed writes the same traffic)")
 	fs.Float64Var(&cfg.FaultRate, "fault-rate", cfg.FaultRate, "share of streams that carry a fault")
 	fs.IntVar(&cfg.Concurrent, "concurrent", cfg.Concurrent, "streams interleaved at once")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), genUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if done, code := parseFlags(fs, genUsage, args); done {
+		return code
 	}
 	var errs []string
 	fl, err := parseFaults(*faults)

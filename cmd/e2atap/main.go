@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -78,6 +79,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "e2atap: unknown command %q\n\n%s", cmd, usage)
 	return exitUsage
+}
+
+// newFlagSet makes a command's flag set: errors and usage go to stderr.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args with usage as the help text. done reports that
+// the command should return code now: 0 after --help, 2 on a bad flag.
+func parseFlags(fs *flag.FlagSet, usage string, args []string) (done bool, code int) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return true, exitOK
+		}
+		return true, exitUsage
+	}
+	return false, 0
 }
 
 // openInput opens a named input; "-" is standard input.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,20 +42,12 @@ Flags:
 `
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", stderr)
 	path := fs.String("config", "", "the YAML configuration file (required)")
 	check := fs.Bool("check", false, "only load and validate the configuration, then exit")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if done, code := parseFlags(fs, runUsage, args); done {
+		return code
 	}
 	if *path == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "e2atap run: --config FILE is required (and nothing else)")

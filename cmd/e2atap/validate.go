@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,8 +42,7 @@ type validateFlags struct {
 
 func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var vf validateFlags
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("validate", stderr)
 	fs.StringVar(&vf.profile, "profile", validate.ProfileJiuwenswarm, "rule profile: spec (the E2A document) or jiuwenswarm (the reference implementation's real behaviour)")
 	fs.StringVar(&vf.format, "format", "auto", "input format: auto (first byte 0xEF: frames, else JSON lines), jsonl or frames")
 	fs.StringVar(&vf.output, "output", "text", "text (findings, then a summary) or json (one finding per line on stdout, summary on stderr)")
@@ -56,15 +54,8 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
 	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log, as e2atap run does, to this FILE")
 	fs.StringVar(&vf.logContent, "log-content", "mask", "with --log: model output and user text: mask, keep or drop (credentials are always masked)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), validateUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if done, code := parseFlags(fs, validateUsage, args); done {
+		return code
 	}
 	files := fs.Args()
 	cfg, format, failOn, err := vf.config()
