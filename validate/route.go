@@ -24,7 +24,7 @@ func routeJSON(data []byte, rec *e2a.Record) (key []byte, interrupt bool) {
 			return nil, false
 		}
 		// (bytes.LastIndex is not vectorised; a second Index is.)
-		if bytes.Index(data[first+len(requestIDKey):], requestIDKey) < 0 {
+		if !bytes.Contains(data[first+len(requestIDKey):], requestIDKey) {
 			return walkJSON(data, rec, first)
 		}
 	}
