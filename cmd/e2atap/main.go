@@ -1,6 +1,3 @@
-// Command e2atap watches E2A and EventMesh traffic and checks it against
-// the protocol's invariants: live as a sidecar (run), or offline on
-// captures and logs (validate), with the same verdicts.
 package main
 
 import (

@@ -1,0 +1,32 @@
+// Package validate is the rule engine: it takes messages (JSON records and
+// EventMesh frames) from the taps or from files, classifies them, and
+// checks every record and every stream against the rule catalogue
+// (docs/rules.md), under a profile (spec, or jiuwenswarm: the reference
+// implementation's real behaviour). What it sees goes to a Sink: every
+// record (for metrics and the redacted log), every finding, and each
+// stream's start and end with its outcome and timings.
+//
+// Place in the pipeline: taps → validate → exporters. It imports only e2a
+// and frame.
+//
+// Pieces:
+//
+//   - Engine: one pure state machine. Observe(record) reports findings; no
+//     goroutines, no clock reads (time comes with each Input, and Expire is
+//     given the time). Streams live in a bounded table (48 bytes of state,
+//     a 4-byte slot and the key per open stream); ended streams leave it for
+//     a compact tombstone set that catches records after the final.
+//   - Sharded: several Engines, one goroutine each, streams sharded by key
+//     (request_id, sid, event id), so that one goroutine owns a stream and
+//     per-stream order is kept while all cores work. Interrupts reach every
+//     shard, in order.
+//   - Live: the entrance for taps (any goroutine may Submit); it opens join
+//     windows, runs idle timeouts and drains at shutdown.
+//   - Read: offline readers for JSON-lines and frame files, shared by
+//     `e2atap validate` and `e2atap decode`.
+//
+// Concurrency: an Engine is not safe for concurrent use. Sharded's and
+// Live's methods say which goroutine may call them. A Sink is called from
+// every shard and must be safe for concurrent use; the calls for one stream
+// are ordered.
+package validate
