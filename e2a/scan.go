@@ -302,7 +302,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		key := data[i+1 : end]
 		mark := len(s.r.scratch)
 		if esc {
-			s.r.scratch = appendUnquoted(s.r.scratch, key)
+			s.r.scratch = AppendUnquoted(s.r.scratch, key)
 			key = s.r.scratch[mark:]
 		}
 		act := lookup(k, key)
@@ -793,7 +793,7 @@ func (s *scanner) readString(i int, v *Value) int {
 	} else {
 		r := s.r
 		m := len(r.scratch)
-		r.scratch = appendUnquoted(r.scratch, seg)
+		r.scratch = AppendUnquoted(r.scratch, seg)
 		*v = Value{Type: String, Str: r.scratch[m:len(r.scratch):len(r.scratch)]}
 	}
 	return i + 1
@@ -839,10 +839,11 @@ func hex4(b []byte) rune {
 	return rune(hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3]))
 }
 
-// appendUnquoted appends the unescaped form of a validated JSON string
-// body, replacing invalid UTF-8 and unpaired surrogates with U+FFFD the way
-// encoding/json does.
-func appendUnquoted(dst, b []byte) []byte {
+// AppendUnquoted appends the unescaped form of a validated JSON string
+// body (the bytes between the quotes), replacing invalid UTF-8 and unpaired
+// surrogates with U+FFFD the way encoding/json does. The redactor uses it
+// too, so that it reads strings exactly as the rules do.
+func AppendUnquoted(dst, b []byte) []byte {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c >= utf8.RuneSelf {

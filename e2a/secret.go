@@ -409,7 +409,7 @@ func (w *secretWalker) decoded(raw []byte, esc bool) []byte {
 	if w.buf == nil {
 		w.buf = unquoteBufs.Get().(*unquoteBuf)
 	}
-	w.buf.b = appendUnquoted(w.buf.b[:0], raw)
+	w.buf.b = AppendUnquoted(w.buf.b[:0], raw)
 	return w.buf.b
 }
 
@@ -540,7 +540,7 @@ func framePath(frames []pathFrame, keyHit bool) string {
 		if keyHit && n == len(frames)-1 {
 			break
 		}
-		key := appendUnquoted(nil, f.key)
+		key := AppendUnquoted(nil, f.key)
 		if plainKey(key) {
 			if len(b) > 0 {
 				b = append(b, '.')

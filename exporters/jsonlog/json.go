@@ -1,8 +1,6 @@
 package jsonlog
 
 import (
-	"bytes"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -166,71 +164,7 @@ func (st *state) skip(i int) (int, error) {
 	return st.number(i)
 }
 
-// unescape appends the content of a checked JSON string (raw, between the
-// quotes) unescaped. Lone surrogates become U+FFFD, as in encoding/json.
-func unescape(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '\\')
-		if j < 0 {
-			return append(dst, raw[i:]...)
-		}
-		dst = append(dst, raw[i:i+j]...)
-		i += j + 1
-		if i >= len(raw) {
-			return dst
-		}
-		c := raw[i]
-		i++
-		switch c {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			if len(raw)-i < 4 || !isHex4(raw[i:]) {
-				return dst
-			}
-			r := hex4(raw[i:])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if len(raw)-i >= 6 && raw[i] == '\\' && raw[i+1] == 'u' && isHex4(raw[i+2:]) {
-					if d := utf16.DecodeRune(r, hex4(raw[i+2:])); d != utf8.RuneError {
-						r2 = d
-						i += 6
-					}
-				}
-				r = r2
-			}
-			dst = utf8.AppendRune(dst, r)
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
-}
 
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case isDigit(c):
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
 
 // appendEscaped appends s as JSON string content (no quotes); invalid UTF-8
 // becomes U+FFFD, as encoding/json writes it.

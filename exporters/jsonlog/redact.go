@@ -463,7 +463,7 @@ func (st *state) object(i int, c ctx, rule Rule, closeIt bool) (int, error) {
 		rawKey := in[i+1 : ke-1]
 		key := rawKey
 		if esc {
-			st.kdec = unescape(st.kdec[:0], rawKey)
+			st.kdec = e2a.AppendUnquoted(st.kdec[:0], rawKey)
 			key = st.kdec
 		}
 		i = st.ws(ke)
@@ -683,7 +683,7 @@ func appendLenMask(dst []byte, n int) []byte {
 func (st *state) stringValue(raw []byte, esc bool, m mode) {
 	s := raw
 	if esc {
-		st.dec = unescape(st.dec[:0], raw)
+		st.dec = e2a.AppendUnquoted(st.dec[:0], raw)
 		s = st.dec
 	}
 	st.strValue(raw, s, m)
@@ -942,7 +942,7 @@ func (st *state) pathList() []string {
 	from := 0
 	for _, end := range st.pathEnds {
 		p := st.paths[from:end]
-		out = append(out, string(unescape(nil, p)))
+		out = append(out, string(e2a.AppendUnquoted(nil, p)))
 		from = end
 	}
 	return out
@@ -1047,5 +1047,5 @@ func unescapedLenBuf(raw []byte) []byte {
 	if slices.Index(raw, '\\') < 0 {
 		return raw
 	}
-	return unescape(nil, raw)
+	return e2a.AppendUnquoted(nil, raw)
 }
