@@ -164,8 +164,6 @@ func (st *state) skip(i int) (int, error) {
 	return st.number(i)
 }
 
-
-
 // appendEscaped appends s as JSON string content (no quotes); invalid UTF-8
 // becomes U+FFFD, as encoding/json writes it.
 func appendEscaped(dst, s []byte) []byte {
