@@ -181,10 +181,27 @@ func ParseConfig(b []byte) (Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, errEOF) && err.Error() != "EOF" {
-		return cfg, err
+		return cfg, errors.New(unknownField.ReplaceAllStringFunc(err.Error(), func(m string) string {
+			sub := unknownField.FindStringSubmatch(m)
+			where := sections[sub[2]]
+			if where == "" {
+				where = "the configuration"
+			}
+			return fmt.Sprintf("unknown key %q in %s", sub[1], where)
+		}))
 	}
 	return cfg, nil
 }
+
+// unknownField matches yaml's error for an unknown key; sections names the
+// place of each configuration type as a user writes it.
+var (
+	unknownField = regexp.MustCompile(`field (\S+) not found in type ([\w.]+)`)
+	sections     = map[string]string{
+		"main.Config": "the top level", "main.StreamsConfig": "streams", "main.OutputsConfig": "outputs",
+		"main.FindingsConfig": "outputs.findings", "jsonlog.Config": "outputs.log", "main.JetStreamConfig": "a jetstream entry",
+	}
+)
 
 var errEOF = errors.New("EOF")
 

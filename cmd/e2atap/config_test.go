@@ -1,0 +1,60 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConfigErrors: unknown keys are errors that name the key, its line
+// and its place; Validate reports every problem at once; secrets in URLs
+// are not echoed.
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown-top", "profile: spec\ncolour: red\n", []string{`line 2: unknown key "colour" in the top level`}},
+		{"unknown-log", "outputs:\n  log: {path: /tmp/x, colr: 1}\n", []string{`unknown key "colr" in outputs.log`}},
+		{"key-of-another-tap-type", "taps:\n  - {name: l, type: logdir, paths: [a], positions: p, upstream: ws://x}\n",
+			[]string{`line 2: key "upstream" is not a setting of a logdir tap`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(c.yaml))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+
+	cfg, err := ParseConfig([]byte(`profile: strict
+listen: 9464
+taps:
+  - {name: "agent ws", type: ws, listen: 127.0.0.1:1, upstream: http://x}
+  - {name: mesh, type: nats, url: "nats://user:hunter2@host:4222"}
+  - {type: kafka}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate()
+	if err == nil {
+		t.Fatal("an invalid configuration validated")
+	}
+	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Validate does not report %q:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Error("Validate echoes a password")
+	}
+	if def := DefaultConfig(); def.Validate() == nil || !strings.Contains(def.Validate().Error(), "taps: none configured") {
+		t.Error("the defaults alone (no tap) must not validate")
+	}
+}
