@@ -2,6 +2,8 @@ package natstap
 
 import (
 	"context"
+	"fmt"
+	"github.com/nats-io/nats.go/jetstream"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -86,6 +88,88 @@ func BenchmarkThroughput(b *testing.B) {
 		run(b, "bench.tap.x", &received)
 		if d := stats.Drops[tap.DropQueueFull].Load(); d != 0 {
 			b.Errorf("%d drops", d)
+		}
+	})
+}
+
+// BenchmarkJetStreamCatchUp reads b.N stored messages from a fresh
+// consumer: the tap (explicit fetches, no-op emit) against the library's
+// own Messages iterator with the same batch, on the same server.
+func BenchmarkJetStreamCatchUp(b *testing.B) {
+	s := startServer(b, 0, "")
+	nc := connect(b, s.ClientURL())
+	js := newJS(b, nc)
+	payload := make([]byte, 200)
+	for i := range payload {
+		payload[i] = 'a' + byte(i%26)
+	}
+	fill := func(b *testing.B, name string) {
+		b.Helper()
+		createStream(b, js, jetstream.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: jetstream.MemoryStorage})
+		for i := range b.N {
+			if _, err := js.PublishAsync(name+".x", payload); err != nil {
+				b.Fatal(err)
+			}
+			if i%4096 == 4095 {
+				<-js.PublishAsyncComplete()
+			}
+		}
+		<-js.PublishAsyncComplete()
+	}
+	const batch = 256
+	var round atomic.Int64
+	streamName := func(kind string) string { return fmt.Sprintf("%s%d", kind, round.Add(1)) }
+
+	b.Run("library", func(b *testing.B) {
+		name := streamName("LIB")
+		fill(b, name)
+		b.SetBytes(int64(len(payload)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		cons, err := js.CreateConsumer(context.Background(), name, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		it, err := cons.Messages(jetstream.PullMaxMessages(batch))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer it.Stop()
+		for range b.N {
+			if _, err := it.Next(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	})
+
+	b.Run("tap", func(b *testing.B) {
+		name := streamName("TAP")
+		fill(b, name)
+		b.SetBytes(int64(len(payload)))
+		b.ReportAllocs()
+		var received atomic.Int64
+		all := make(chan struct{})
+		emit := func(context.Context, tap.Message) error {
+			if received.Add(1) == int64(b.N) {
+				close(all)
+			}
+			return nil
+		}
+		b.ResetTimer()
+		tp, err := New(Config{Name: "bench", URL: s.ClientURL(), FetchBatch: batch, Streams: []StreamConfig{{Stream: name, StartSeq: 1}}}, new(tap.Stats), discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- tp.Run(ctx, emit) }()
+		<-all
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
 		}
 	})
 }

@@ -108,68 +108,105 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 	}
 	cur.consSeq = 0
 
-	it, err := cons.Messages(
-		jetstream.PullMaxMessages(r.cfg.FetchBatch),
-		jetstream.PullHeartbeat(r.cfg.Heartbeat),
-		jetstream.WithMessagesErrOnMissingHeartbeat(true),
-	)
-	if err != nil {
-		return false, fmt.Errorf("consume: %w", err)
+	// Pulls are explicit fetches. The server spreads messages round-robin
+	// over a consumer's waiting requests, so a second request may only be
+	// in flight once the first has all its messages: then it is sent at
+	// once, before the first batch is read, and the server always has a
+	// request to deliver into. (The library's Messages iterator can miss
+	// its own refill when its pull goroutine is descheduled at the wrong
+	// moment, and then stalls until two heartbeats are missed; explicit
+	// fetches keep no such state.)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fetch := func() (jetstream.MessageBatch, error) {
+		b, err := cons.Fetch(r.cfg.FetchBatch, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(r.cfg.Heartbeat))
+		if err != nil {
+			return nil, fmt.Errorf("fetch: %w", err)
+		}
+		return b, nil
 	}
-	defer it.Stop()
 	r.log.Debug("jetstream consumer created", "stream", sc.Stream, "consumer", info.Name, "start_seq", cur.next)
 
+	var next jetstream.MessageBatch
 	for {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
+		batch := next
+		next = nil
+		if batch == nil {
+			if batch, err = fetch(); err != nil {
+				return progressed, err
+			}
+		}
+		msgs := batch.Messages()
+		read := 0
+		for msg := range msgs {
+			if read++; next == nil && read+len(msgs) == r.cfg.FetchBatch {
+				if next, err = fetch(); err != nil {
+					return progressed, err
+				}
+			}
+			emitted, err := r.jsMessage(ctx, msg, cur)
+			progressed = progressed || emitted
+			if err != nil {
+				return progressed, err
+			}
+		}
+		if err := batch.Error(); err != nil {
 			return progressed, err
 		}
-		now := time.Now()
-		md, err := msg.Metadata()
-		if err != nil {
-			return progressed, fmt.Errorf("message metadata: %w", err)
-		}
-		if want := cur.consSeq + 1; md.Sequence.Consumer != want {
-			if md.Sequence.Consumer < want {
-				// A redelivery cannot happen with AckNone; if the server
-				// says otherwise, a fresh consumer is the safe way on.
-				return progressed, errors.New("consumer sequence went backwards")
-			}
-			r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Consumer - want)
-			cur.gap = true
-		}
-		cur.consSeq = md.Sequence.Consumer
-		cur.next = md.Sequence.Stream + 1
-		if lag := int64(md.NumPending); lag != cur.lag {
-			r.stats.Lag.Add(lag - cur.lag)
-			cur.lag = lag
-		}
-
-		data := msg.Data()
-		r.stats.Count(tap.DirNone, len(data))
-		if len(data) > r.cfg.MaxMessageBytes {
-			r.stats.Drop(tap.DropOversize)
-			cur.gap = true
-			continue
-		}
-		m := tap.Message{
-			Tap: r.cfg.Name,
-			Pos: tap.Position{
-				Kind:   tap.PosSubject,
-				Name:   msg.Subject(),
-				Offset: int64(md.Sequence.Stream),
-				Line:   int64(md.Sequence.Consumer),
-			},
-			Time: now,
-			Gap:  cur.gap,
-		}
-		m.Data, m.Format = payload(msg.Headers(), data)
-		select {
-		case r.jsq <- m:
-			cur.gap = false
-			progressed = true
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return progressed, ctx.Err()
 		}
+	}
+}
+
+// jsMessage checks one JetStream message's place in its consumer and
+// stream and queues it; emitted says it was queued.
+func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCursor) (emitted bool, err error) {
+	now := time.Now()
+	md, err := msg.Metadata()
+	if err != nil {
+		return false, fmt.Errorf("message metadata: %w", err)
+	}
+	if want := cur.consSeq + 1; md.Sequence.Consumer != want {
+		if md.Sequence.Consumer < want {
+			// A redelivery cannot happen with AckNone; if the server
+			// says otherwise, a fresh consumer is the safe way on.
+			return false, errors.New("consumer sequence went backwards")
+		}
+		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Consumer - want)
+		cur.gap = true
+	}
+	cur.consSeq = md.Sequence.Consumer
+	cur.next = md.Sequence.Stream + 1
+	if lag := int64(md.NumPending); lag != cur.lag {
+		r.stats.Lag.Add(lag - cur.lag)
+		cur.lag = lag
+	}
+
+	data := msg.Data()
+	r.stats.Count(tap.DirNone, len(data))
+	if len(data) > r.cfg.MaxMessageBytes {
+		r.stats.Drop(tap.DropOversize)
+		cur.gap = true
+		return false, nil
+	}
+	m := tap.Message{
+		Tap: r.cfg.Name,
+		Pos: tap.Position{
+			Kind:   tap.PosSubject,
+			Name:   msg.Subject(),
+			Offset: int64(md.Sequence.Stream),
+			Line:   int64(md.Sequence.Consumer),
+		},
+		Time: now,
+		Gap:  cur.gap,
+	}
+	m.Data, m.Format = payload(msg.Headers(), data)
+	select {
+	case r.jsq <- m:
+		cur.gap = false
+		return true, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
 	}
 }

@@ -264,3 +264,34 @@ func TestJetStreamConsumerSequenceGap(t *testing.T) {
 		t.Errorf("%d messages with Gap, want 1", gaps)
 	}
 }
+
+// A small pull batch refills a thousand times; the tap must never stop
+// pulling while the stream has messages (the 15 s heartbeat would rescue
+// it only much later). The library's Messages iterator failed this one
+// run in a few on a loaded machine: it can skip its own refill.
+func TestJetStreamKeepsPullingSmallBatches(t *testing.T) {
+	srv := startServer(t, 0, "")
+	nc := connect(t, srv.ClientURL())
+	js := newJS(t, nc)
+	createStream(t, js, jetstream.StreamConfig{Name: "MESH", Subjects: []string{"mesh.>"}})
+	const n = 3000
+	publishJS(t, js, "mesh.agent.a", n, 0)
+	c := &collector{}
+	_, stats := startTap(t, Config{Name: "mesh", URL: srv.ClientURL(), FetchBatch: 2, Heartbeat: 15 * time.Second, Streams: []StreamConfig{{Stream: "MESH", StartSeq: 1}}}, c)
+	deadline := time.Now().Add(10 * time.Second)
+	for msgs, _ := c.data(); len(msgs) != n; msgs, _ = c.data() {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d of %d messages", len(msgs), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	msgs, _ := c.data()
+	for i, m := range msgs {
+		if m.Pos.Offset != int64(i+1) || m.Gap {
+			t.Fatalf("message %d: stream seq %d, gap %v", i, m.Pos.Offset, m.Gap)
+		}
+	}
+	if d := stats.Drops[tap.DropUpstreamGap].Load(); d != 0 {
+		t.Errorf("upstream_gap drops = %d", d)
+	}
+}
