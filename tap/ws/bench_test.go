@@ -1,19 +1,28 @@
 package ws
 
 // The benchmark contract: the tap against a direct connection, in the same
-// run, 200-byte messages on loopback, echo round trips. Two other designs
-// (message-level proxies built on gorilla/websocket and coder/websocket,
-// each with the same bounded mirror queue) are measured the same way: the
-// numbers in doc.go come from here.
+// run, 200-byte messages on loopback, echo round trips. As deployed, the
+// tap is a process of its own: the echo server and every relay run in
+// child processes (this test binary, re-executed in a role), the client in
+// the benchmark's. Two other designs (message-level proxies built on
+// gorilla/websocket and coder/websocket, each with the same bounded mirror
+// queue) are measured the same way: the numbers in doc.go come from here.
 //
-//	go test -run '^$' -bench . -benchtime 20000x -count 1 ./tap/ws/
+//	go test -run '^$' -bench . -benchtime 20000x -count 3 ./tap/ws/
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,10 +35,9 @@ import (
 
 const benchMsgSize = 200
 
-// benchEchoServer is the upstream for every design: gorilla, echoing each
+// echoServer is the upstream for every design: gorilla, echoing each
 // message with one reusable buffer, so the server costs little and the same.
-func benchEchoServer(b *testing.B) string {
-	b.Helper()
+func echoServer() (url string, stop func(), err error) {
 	upg := gorillaws.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 4096, CheckOrigin: func(*http.Request) bool { return true }}
 	var wg sync.WaitGroup
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,8 +60,7 @@ func benchEchoServer(b *testing.B) string {
 			}
 		}
 	}))
-	b.Cleanup(func() { srv.Close(); wg.Wait() })
-	return "ws://" + srv.Listener.Addr().String()
+	return "ws://" + srv.Listener.Addr().String(), func() { srv.CloseClientConnections(); srv.Close(); wg.Wait() }, nil
 }
 
 func readAll(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error) {
@@ -70,9 +77,10 @@ func readAll(r interface{ Read([]byte) (int, error) }, buf []byte) (int, error) 
 
 // benchClient is a gorilla client that does echo round trips.
 type benchClient struct {
-	c   *gorillaws.Conn
-	msg []byte
-	buf []byte
+	c    *gorillaws.Conn
+	msg  []byte
+	buf  []byte
+	once sync.Once
 }
 
 func newBenchClient(b *testing.B, url string) *benchClient {
@@ -82,14 +90,20 @@ func newBenchClient(b *testing.B, url string) *benchClient {
 	if err != nil {
 		b.Fatalf("dial %s: %v", url, err)
 	}
-	b.Cleanup(func() {
-		c.WriteControl(gorillaws.CloseMessage, gorillaws.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
-		c.Close()
-	})
 	msg := bytes.Repeat([]byte("x"), benchMsgSize)
 	copy(msg, `{"request_id":"bench","method":"chat.send","params":{"text":"`)
 	msg[len(msg)-2], msg[len(msg)-1] = '"', '}'
-	return &benchClient{c: c, msg: msg, buf: make([]byte, 4096)}
+	bc := &benchClient{c: c, msg: msg, buf: make([]byte, 4096)}
+	b.Cleanup(bc.close)
+	return bc
+}
+
+// close ends the connection with a close frame; safe to call twice.
+func (bc *benchClient) close() {
+	bc.once.Do(func() {
+		bc.c.WriteControl(gorillaws.CloseMessage, gorillaws.FormatCloseMessage(1000, ""), time.Now().Add(time.Second))
+		bc.c.Close()
+	})
 }
 
 func (bc *benchClient) send() error { return bc.c.WriteMessage(gorillaws.TextMessage, bc.msg) }
@@ -147,26 +161,35 @@ func (bc *benchClient) pipelined(b *testing.B, n int) time.Duration {
 	return time.Since(start)
 }
 
-// designs are the ways to put a tap between client and server; each returns
-// the URL to dial.
+// designs are the ways to put a tap between client and server; each
+// returns the URL to dial and how to stop it.
 var designs = []struct {
 	name  string
-	start func(b *testing.B, upstream string) string
+	start func(upstream string) (url string, stop func(), err error)
 }{
 	{"rawtap", startRawTap},
 	{"gorilla", startGorillaProxy},
 	{"coder", startCoderProxy},
 }
 
-// startRawTap is this package, with an engine that keeps up.
-func startRawTap(b *testing.B, upstream string) string {
-	h := startTap(b, upstream, nil, func(context.Context, tap.Message) error { return nil })
-	return h.url("/")
+// startRawTap is this package, with an engine that keeps up: the copies are
+// made and queued, and the drain discards them.
+func startRawTap(upstream string) (string, func(), error) {
+	cfg := DefaultConfig()
+	cfg.Name, cfg.Listen, cfg.Upstream = "bench", "127.0.0.1:0", upstream
+	p, err := New(cfg, new(tap.Stats), slog.New(slog.DiscardHandler))
+	if err != nil {
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, func(context.Context, tap.Message) error { return nil }) }()
+	return "ws://" + p.Addr().String() + "/", func() { cancel(); <-done }, nil
 }
 
 // mirrorQueue is the alternatives' bounded queue with a consumer that keeps
 // up, as in the tap.
-func mirrorQueue(b *testing.B) chan<- []byte {
+func mirrorQueue() (chan<- []byte, func()) {
 	q := make(chan []byte, 4096)
 	done := make(chan struct{})
 	go func() {
@@ -174,15 +197,14 @@ func mirrorQueue(b *testing.B) chan<- []byte {
 		for range q {
 		}
 	}()
-	b.Cleanup(func() { close(q); <-done })
-	return q
+	return q, func() { close(q); <-done }
 }
 
 // startGorillaProxy: a message-level relay on gorilla/websocket: accept the
 // client, dial the upstream, then per direction read a whole message,
 // write it on, queue the copy.
-func startGorillaProxy(b *testing.B, upstream string) string {
-	q := mirrorQueue(b)
+func startGorillaProxy(upstream string) (string, func(), error) {
+	q, stopQ := mirrorQueue()
 	upg := gorillaws.Upgrader{ReadBufferSize: 32 << 10, WriteBufferSize: 32 << 10, CheckOrigin: func(*http.Request) bool { return true }}
 	var wg sync.WaitGroup
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -226,13 +248,12 @@ func startGorillaProxy(b *testing.B, upstream string) string {
 		pipe(cc, uc)
 		<-done
 	}))
-	b.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); wg.Wait() })
-	return "ws://" + srv.Listener.Addr().String()
+	return "ws://" + srv.Listener.Addr().String(), func() { srv.CloseClientConnections(); srv.Close(); wg.Wait(); stopQ() }, nil
 }
 
 // startCoderProxy: the same relay on coder/websocket.
-func startCoderProxy(b *testing.B, upstream string) string {
-	q := mirrorQueue(b)
+func startCoderProxy(upstream string) (string, func(), error) {
+	q, stopQ := mirrorQueue()
 	var wg sync.WaitGroup
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.Background()
@@ -270,8 +291,91 @@ func startCoderProxy(b *testing.B, upstream string) string {
 		pipe(cc, uc)
 		<-done
 	}))
-	b.Cleanup(func() { srv.Close(); wg.Wait() })
-	return "ws://" + srv.Listener.Addr().String()
+	return "ws://" + srv.Listener.Addr().String(), func() { srv.CloseClientConnections(); srv.Close(); wg.Wait(); stopQ() }, nil
+}
+
+// benchRoleEnv names the role of a re-executed test binary: "echo", or a
+// design's name with the upstream URL as E2ATAP_WS_BENCH_UPSTREAM.
+const benchRoleEnv = "E2ATAP_WS_BENCH_ROLE"
+
+// runBenchRole is the child's main: it starts its role, prints the URL to
+// dial on stdout and serves until stdin is closed. It reports whether a
+// role was asked for.
+func runBenchRole() bool {
+	role := os.Getenv(benchRoleEnv)
+	if role == "" {
+		return false
+	}
+	start := echoServer
+	if role != "echo" {
+		i := slices.IndexFunc(designs, func(d struct {
+			name  string
+			start func(string) (string, func(), error)
+		}) bool {
+			return d.name == role
+		})
+		if i < 0 {
+			fmt.Fprintf(os.Stderr, "%s=%q: no such role\n", benchRoleEnv, role)
+			os.Exit(2)
+		}
+		start = func() (string, func(), error) { return designs[i].start(os.Getenv("E2ATAP_WS_BENCH_UPSTREAM")) }
+	}
+	url, stop, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(url)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	stop()
+	return true
+}
+
+// child is a role running in its own process.
+type child struct {
+	url   string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// startChild re-executes the test binary in role, with upstream for a
+// design, and waits for the URL it serves. The child ends with the
+// benchmark.
+func startChild(b *testing.B, role, upstream string) *child {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchRoleEnv+"="+role, "E2ATAP_WS_BENCH_UPSTREAM="+upstream)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &child{cmd: cmd, stdin: stdin}
+	b.Cleanup(func() { c.stop(b) })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("%s child: %v", role, err)
+	}
+	c.url = strings.TrimSpace(line)
+	return c
+}
+
+// stop ends the child and returns the CPU time it used; safe to call twice.
+func (c *child) stop(b *testing.B) time.Duration {
+	if c.cmd.ProcessState == nil {
+		c.stdin.Close()
+		if err := c.cmd.Wait(); err != nil {
+			b.Errorf("child: %v", err)
+		}
+	}
+	return c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime()
 }
 
 func percentile(d []time.Duration, p float64) float64 {
@@ -287,9 +391,9 @@ func percentile(d []time.Duration, p float64) float64 {
 func BenchmarkEchoLatency(b *testing.B) {
 	for _, d := range designs {
 		b.Run(d.name, func(b *testing.B) {
-			upstream := benchEchoServer(b)
+			upstream := startChild(b, "echo", "").url
 			direct := newBenchClient(b, upstream)
-			via := newBenchClient(b, d.start(b, upstream))
+			via := newBenchClient(b, startChild(b, d.name, upstream).url)
 			for range 200 { // warm up both paths
 				direct.roundTrip(b)
 				via.roundTrip(b)
@@ -320,9 +424,10 @@ func BenchmarkEchoLatency(b *testing.B) {
 func BenchmarkEchoThroughput(b *testing.B) {
 	for _, d := range designs {
 		b.Run(d.name, func(b *testing.B) {
-			upstream := benchEchoServer(b)
+			upstream := startChild(b, "echo", "").url
 			direct := newBenchClient(b, upstream)
-			via := newBenchClient(b, d.start(b, upstream))
+			relay := startChild(b, d.name, upstream)
+			via := newBenchClient(b, relay.url)
 			direct.pipelined(b, 1000)
 			via.pipelined(b, 1000)
 			b.ReportAllocs()
@@ -339,6 +444,10 @@ func BenchmarkEchoThroughput(b *testing.B) {
 			b.ReportMetric(directRate, "direct-msgs/s")
 			b.ReportMetric(viaRate, "msgs/s")
 			b.ReportMetric(viaRate/directRate, "ratio")
+			// The relay's CPU (user and system) per message relayed both
+			// ways, warm-up included in the count.
+			via.close()
+			b.ReportMetric(float64(relay.stop(b).Nanoseconds())/1e3/float64(b.N+1000), "relay-cpu-µs/msg")
 		})
 	}
 }
