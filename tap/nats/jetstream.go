@@ -39,6 +39,11 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errReconnected) {
+			r.log.Info("jetstream consumer resumes after a reconnect", "stream", sc.Stream, "next_seq", cur.next)
+			attempt = 0
+			continue
+		}
 		if progressed {
 			attempt = 0
 		}
@@ -53,9 +58,13 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 	}
 }
 
+// errReconnected ends a consumer's reading at a reconnect.
+var errReconnected = errors.New("nats reconnected")
+
 // consume creates one consumer and emits from it until it fails. progressed
 // says whether any message was emitted.
 func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConfig, cur *streamCursor) (progressed bool, err error) {
+	reconn := r.reconnected() // from here on, a reconnect starts over
 	stream, err := js.Stream(ctx, sc.Stream)
 	if err != nil {
 		return false, fmt.Errorf("stream info: %w", err)
@@ -137,9 +146,17 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 			}
 		}
 		msgs := batch.Messages()
-		read := 0
-		for msg := range msgs {
-			if read++; next == nil && read+len(msgs) == r.cfg.FetchBatch {
+		for read := 1; ; read++ {
+			var msg jetstream.Msg
+			select {
+			case msg = <-msgs:
+			case <-reconn:
+				return progressed, errReconnected
+			}
+			if msg == nil { // the batch is complete, expired or failed
+				break
+			}
+			if next == nil && read+len(msgs) == r.cfg.FetchBatch {
 				if next, err = fetch(); err != nil {
 					return progressed, err
 				}

@@ -66,6 +66,15 @@ type run struct {
 	// carries Gap.
 	gap atomic.Bool
 
+	// reconn is closed at a reconnect (and replaced). A pull request sent
+	// before may be gone (in a cluster it may wait on a server the client
+	// no longer talks to; on a single server it survives a blip, see
+	// TestJetStreamResumesRightAfterABlip), so the stream goroutines start
+	// over from their cursor at once, never waiting for two missed
+	// heartbeats.
+	reconnMu sync.Mutex
+	reconn   chan struct{}
+
 	mu      sync.Mutex
 	subs    []*nats.Subscription
 	dropped map[*nats.Subscription]int // client drops already counted, per subscription
@@ -88,6 +97,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		data:    make(chan tap.Message, t.cfg.QueueSize),
 		ctl:     make(chan tap.Message, ctlQueueSize),
 		jsq:     make(chan tap.Message, jsQueueSize),
+		reconn:  make(chan struct{}),
 		dropped: map[*nats.Subscription]int{},
 	}
 	closed := make(chan struct{})
@@ -182,11 +192,22 @@ func (r *run) connected(again bool) {
 	if again {
 		r.stats.Reconnects.Add(1)
 		r.log.Info("nats reconnected", "url", r.nc.ConnectedUrlRedacted())
+		r.reconnMu.Lock()
+		close(r.reconn)
+		r.reconn = make(chan struct{})
+		r.reconnMu.Unlock()
 	}
 	select {
 	case r.ctl <- tap.Message{Tap: r.cfg.Name, Time: time.Now(), Reconnected: true}:
 	default: // a Reconnected is already queued: the join window opens anyway
 	}
+}
+
+// reconnected returns a channel closed at the next reconnect.
+func (r *run) reconnected() <-chan struct{} {
+	r.reconnMu.Lock()
+	defer r.reconnMu.Unlock()
+	return r.reconn
 }
 
 // onMsg is the core subscription callback. It never blocks.
