@@ -26,8 +26,12 @@
 // Authorization, Origin, Cookie, Sec-WebSocket-Protocol and -Extensions…;
 // only Host names the upstream; no header is ever logged), sends the
 // upstream's response head back byte for byte, and from then on each
-// direction is a loop: read what the socket has, write it on, and only then
-// feed the same bytes to an incremental frame parser for the mirror. So:
+// direction is a loop: read what the socket has, feed the same bytes to an
+// incremental frame parser for the mirror, and write them on. The copy is
+// queued before the peer can see the message, so in the queue a request
+// always comes before its answer, whatever the scheduling
+// (TestMirrorOrderIsCausal; copying after the write lost that race under
+// load). So:
 //
 //   - Frames arrive byte-identical: masks, fragment boundaries, RSV bits,
 //     ping/pong payloads, close codes and reasons, everything the peers
@@ -42,11 +46,11 @@
 //     recompress every message on the data path, and the two libraries
 //     measured below would negotiate differently from the peers (gorilla
 //     has no context takeover).
-//   - Fail-open: the parser cannot change or delay what is relayed. If it
-//     loses the framing (a peer's protocol error, an extension it does not
+//   - Fail-open: the parser cannot change what is relayed, and delays it
+//     only by a parse and a copy (and an inflate). If it loses the framing (a peer's protocol error, an extension it does not
 //     know) the copy is lost (tap.DropDecode) and the bytes still flow.
 //
-// Inflation runs on the relay goroutine, after the write: with context
+// Inflation runs on the relay goroutine, before the write: with context
 // takeover every compressed message must be inflated in order, including
 // those whose copy is then dropped, or the window is lost for good. A
 // message whose compressed size exceeds MaxMessageBytes cannot be kept, so

@@ -166,9 +166,13 @@ type half struct {
 
 var errUnframed = errors.New("ws: stream not at a frame boundary")
 
-// run relays src to dst until the stream ends. Each chunk is written on
-// before the mirror looks at it: the mirror adds no latency to the bytes
-// it observes.
+// run relays src to dst until the stream ends. The mirror takes each chunk
+// before it is written on: a copy is queued before the peer can answer it,
+// so the engine never sees a response ahead of the request that caused it
+// (written first, a request's copy could lose that race to its answer's
+// under load, and a finished stream would then look like a new one). The
+// mirror's share of the relay's time is a frame parse and a copy, plus the
+// inflate of a compressed message.
 func (h *half) run() error {
 	buf := make([]byte, relayBufSize)
 	for {
@@ -187,10 +191,10 @@ func (h *half) run() error {
 		}
 		n, err := h.src.Read(buf[:limit])
 		if n > 0 {
+			h.observe(buf[:n])
 			if _, werr := h.dst.Write(buf[:n]); werr != nil {
 				return werr
 			}
-			h.observe(buf[:n])
 		}
 		if err != nil {
 			if h.c.closing.Load() && errors.Is(err, os.ErrDeadlineExceeded) {

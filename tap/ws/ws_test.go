@@ -554,6 +554,46 @@ func TestStalledEmitNeverStallsRelay(t *testing.T) {
 	}
 }
 
+// The mirror sees a message before the peer can answer it: in queue order,
+// every request's copy comes before its answer's, however the relay's two
+// goroutines are scheduled. (Offsets are that order, per connection.)
+func TestMirrorOrderIsCausal(t *testing.T) {
+	up := goServer(t, nil, echo)
+	h := startTap(t, up, nil, nil)
+	c := dial(t, h.url("/"), nil)
+	ctx := context.Background()
+	const n = 2000
+	for i := range n {
+		m := fmt.Appendf(nil, "m%04d", i)
+		if err := c.Write(ctx, websocket.MessageText, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, got, err := c.Read(ctx); err != nil || !bytes.Equal(got, m) {
+			t.Fatalf("echo %d: %q, %v", i, got, err)
+		}
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	eventually(t, "ConnClosed", func() bool { return hasConnClosed(h.mirror()) })
+	var data []tap.Message
+	for _, m := range h.mirror() {
+		if len(m.Data) > 0 {
+			data = append(data, m)
+		}
+	}
+	if len(data) != 2*n {
+		t.Fatalf("%d copies, want %d", len(data), 2*n)
+	}
+	for i, m := range data {
+		want, dir := fmt.Sprintf("m%04d", i/2), tap.DirUpstream
+		if i%2 == 1 {
+			dir = tap.DirDownstream
+		}
+		if string(m.Data) != want || m.Dir != dir || m.Pos.Offset != int64(i) {
+			t.Fatalf("copy %d: %s %q offset %d, want %s %q offset %d", i, m.Dir, m.Data, m.Pos.Offset, dir, want, i)
+		}
+	}
+}
+
 func TestOversizeIsRelayedButNotMirrored(t *testing.T) {
 	up := goServer(t, nil, echo)
 	h := startTap(t, up, func(c *Config) { c.MaxMessageBytes = 1000 }, nil)
