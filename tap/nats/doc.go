@@ -16,10 +16,14 @@
 //     group name.
 //   - JetStream streams are read through ephemeral, in-memory, AckNone pull
 //     consumers that the tap orders itself: it never acks, nacks or pulls for
-//     an application's consumer, so their state is untouched. After any
-//     failure (missed heartbeats, consumer deleted, server restart) the
-//     consumer is recreated from the stream sequence after the last one
-//     emitted, with capped exponential backoff and jitter.
+//     an application's consumer, so their state is untouched. The tap pulls
+//     with explicit fetches of Config.FetchBatch messages, the next one sent
+//     as soon as the current one has all its messages (the server spreads
+//     messages round-robin over a consumer's waiting requests, so two open
+//     at once would interleave). After any failure (missed heartbeats,
+//     consumer deleted, server restart) the consumer is recreated from the
+//     stream sequence after the last one emitted, with capped exponential
+//     backoff and jitter; after a reconnect, at once.
 //
 // # Payloads
 //
