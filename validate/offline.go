@@ -57,22 +57,33 @@ type ReadOptions struct {
 // maxFrameBuffer bounds how much a frame reader buffers for one frame.
 const maxFrameBuffer = 32 << 20
 
+// utf8BOM is the byte order mark some editors and Windows tools put at the
+// start of a text file. Its first byte is also the frame magic.
+const utf8BOM = "\xef\xbb\xbf"
+
 // Read reads one input and feeds h. It sniffs the format when asked
-// (FormatAuto): a first byte 0xEF means frames, anything else JSON lines.
-// The returned error is an I/O error; bad content becomes findings.
+// (FormatAuto): a first byte 0xEF means frames, anything else JSON lines;
+// a UTF-8 byte order mark (EF BB BF: a frame would have version 0xBB)
+// means JSON lines, and is skipped. The returned error is an I/O error;
+// bad content becomes findings.
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
-	if format == FormatAuto {
-		b, err := br.Peek(1)
+	if format != FormatFrames {
+		b, err := br.Peek(len(utf8BOM))
 		if err != nil && !errors.Is(err, io.EOF) {
 			return opts.Index, err
 		}
-		format = FormatJSONL
-		if len(b) == 1 && b[0] == frame.Magic {
+		switch {
+		case string(b) == utf8BOM:
+			_, _ = br.Discard(len(utf8BOM))
+			format = FormatJSONL
+		case format == FormatAuto && len(b) > 0 && b[0] == frame.Magic:
 			format = FormatFrames
+		default:
+			format = FormatJSONL
 		}
 	}
 	if format == FormatFrames {

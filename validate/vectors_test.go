@@ -120,6 +120,29 @@ func TestE2AStreamVectors(t *testing.T) {
 	}
 }
 
+// A UTF-8 byte order mark before JSON lines (some editors and Windows
+// tools write one) is skipped, not read as a frame file of version 0xBB;
+// the verdicts are those of the same lines without it.
+func TestByteOrderMarkBeforeJSONLines(t *testing.T) {
+	for _, c := range loadCases(t, "e2a_streams.jsonl") {
+		data := []byte(strings.Join(c.Lines, "\n") + "\n")
+		plain := got(runCapture(t, c.Profile, data, FormatAuto).findings, 0)
+		for _, format := range []Format{FormatAuto, FormatJSONL} {
+			bom := runCapture(t, c.Profile, append([]byte(utf8BOM), data...), format)
+			if g := got(bom.findings, 0); strings.Join(g, "\n") != strings.Join(plain, "\n") {
+				t.Errorf("%s, format %v, with a BOM:\n got: %q\nwant: %q", c.Name, format, g, plain)
+			}
+		}
+	}
+	// 0xEF alone, or not followed by BB BF, is still a frame file.
+	for _, data := range []string{"\xef", "\xef\xbb", "\xef\x01\x02"} {
+		col := runCapture(t, ProfileJiuwenswarm, []byte(data), FormatAuto)
+		if len(col.findings) != 1 || col.findings[0].Rule != "frame.decode" {
+			t.Errorf("%q: %v, want one frame.decode", data, col.findings)
+		}
+	}
+}
+
 func TestFrameStreamVectors(t *testing.T) {
 	for _, c := range loadCases(t, "frame_streams.jsonl") {
 		t.Run(c.Name, func(t *testing.T) {

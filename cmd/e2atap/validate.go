@@ -44,7 +44,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var vf validateFlags
 	fs := newFlagSet("validate", stderr)
 	fs.StringVar(&vf.profile, "profile", validate.ProfileJiuwenswarm, "rule profile: spec (the E2A document) or jiuwenswarm (the reference implementation's real behaviour)")
-	fs.StringVar(&vf.format, "format", "auto", "input format: auto (first byte 0xEF: frames, else JSON lines), jsonl or frames")
+	fs.StringVar(&vf.format, "format", "auto", "input format: auto (first byte 0xEF: frames, unless a UTF-8 byte order mark; else JSON lines), jsonl or frames")
 	fs.StringVar(&vf.output, "output", "text", "text (findings, then a summary) or json (one finding per line on stdout, summary on stderr)")
 	fs.StringVar(&vf.failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warning, info or never")
 	fs.IntVar(&vf.maxLine, "max-line-bytes", 8<<20, "a longer JSON line is an e2a.decode finding and is skipped")

@@ -117,6 +117,9 @@ func (tf *tracked) extendFingerprint() {
 // line, and skips oversize ones. It returns how many bytes it consumed; the
 // error is emit's (the line it failed on stays unhandled and uncommitted)
 // or a read error.
+// utf8BOM is the byte order mark some tools write at the start of a file.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, budget int) (int, error) {
 	n := 0
 	defer tf.extendFingerprint()
@@ -147,6 +150,9 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			end := tf.r + i
 			if end > start && tf.buf[end-1] == '\r' {
 				end--
+			}
+			if tf.commitOff == 0 && bytes.HasPrefix(tf.buf[start:end], utf8BOM) {
+				start += len(utf8BOM) // a byte order mark opens the file, not the line's JSON
 			}
 			if end-start > t.cfg.MaxLineBytes {
 				tf.r = next

@@ -369,6 +369,32 @@ func TestPartialLineWaits(t *testing.T) {
 	}
 }
 
+// A byte order mark at the start of a file is not part of its first line;
+// positions still count it (they are file offsets).
+func TestByteOrderMarkSkipped(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	cfg := testConfig(dir, "*.jsonl")
+	appendFile(t, path, "\xef\xbb\xbf"+`{"a":1}`+"\n"+"\xef\xbb\xbf"+`{"b":2}`+"\n")
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "two lines", func() bool { return c.len() >= 2 })
+	r.stop(t)
+	msgs := c.snapshot()
+	var got []string
+	for _, m := range msgs {
+		got = append(got, string(m.Data))
+	}
+	// Only the file's first bytes are a byte order mark; a later one is
+	// the line's own (and the engine says so).
+	if diff := cmp.Diff([]string{`{"a":1}`, "\xef\xbb\xbf" + `{"b":2}`}, got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if p := msgs[1].Pos; p.Offset != 11 || p.Line != 2 {
+		t.Errorf("second line at %+v, want offset 11 line 2", p)
+	}
+}
+
 // (5) A 50 MiB line with a 1 MiB limit is skipped without being held: the
 // tailer's buffers stay near the limit and the allocation during the run
 // stays far below the line's size. It is counted, reported, and the next
