@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bufio"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -61,16 +62,26 @@ const maxFrameBuffer = 32 << 20
 // start of a text file. Its first byte is also the frame magic.
 const utf8BOM = "\xef\xbb\xbf"
 
-// Read reads one input and feeds h. It sniffs the format when asked
-// (FormatAuto): a first byte 0xEF means frames, anything else JSON lines;
-// a UTF-8 byte order mark (EF BB BF: a frame would have version 0xBB)
-// means JSON lines, and is skipped. The returned error is an I/O error;
-// bad content becomes findings.
+// Read reads one input and feeds h. A gzip-compressed input (a rotated
+// log, a saved capture) is read decompressed, whatever the format; lines
+// and byte offsets are then those of the decompressed data. It sniffs the
+// format when asked (FormatAuto): a first byte 0xEF means frames, anything
+// else JSON lines; a UTF-8 byte order mark (EF BB BF: a frame would have
+// version 0xBB) means JSON lines, and is skipped. The returned error is an
+// I/O error (a corrupt gzip stream is one); bad content becomes findings.
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
+	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return opts.Index, fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(zr, 256<<10)
+	}
 	if format != FormatFrames {
 		b, err := br.Peek(len(utf8BOM))
 		if err != nil && !errors.Is(err, io.EOF) {

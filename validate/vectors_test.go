@@ -3,6 +3,7 @@ package validate
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -140,6 +141,40 @@ func TestByteOrderMarkBeforeJSONLines(t *testing.T) {
 		if len(col.findings) != 1 || col.findings[0].Rule != "frame.decode" {
 			t.Errorf("%q: %v, want one frame.decode", data, col.findings)
 		}
+	}
+}
+
+// A gzip-compressed capture, JSON lines or frames, gets the verdicts of
+// the same bytes uncompressed; a corrupt one is an I/O error, not findings.
+func TestGzipInput(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	for _, c := range loadCases(t, "e2a_streams.jsonl") {
+		data := []byte(strings.Join(c.Lines, "\n") + "\n")
+		plain := got(runCapture(t, c.Profile, data, FormatAuto).findings, 0)
+		if g := got(runCapture(t, c.Profile, gz(data), FormatAuto).findings, 0); strings.Join(g, "\n") != strings.Join(plain, "\n") {
+			t.Errorf("%s gzipped:\n got: %q\nwant: %q", c.Name, g, plain)
+		}
+	}
+	for _, c := range loadCases(t, "frame_streams.jsonl") {
+		data, err := hex.DecodeString(c.Hex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := got(runCapture(t, ProfileJiuwenswarm, data, FormatAuto).findings, 0)
+		if g := got(runCapture(t, ProfileJiuwenswarm, gz(data), FormatAuto).findings, 0); strings.Join(g, "\n") != strings.Join(plain, "\n") {
+			t.Errorf("%s gzipped:\n got: %q\nwant: %q", c.Name, g, plain)
+		}
+	}
+	corrupt := gz([]byte(`{"a":1}` + "\n"))
+	corrupt = corrupt[:len(corrupt)-6]
+	if _, err := Read(bytes.NewReader(corrupt), "x.gz", FormatAuto, ReadOptions{}, NewEngine(DefaultConfig(), &collector{})); err == nil {
+		t.Error("a truncated gzip stream read without error")
 	}
 }
 

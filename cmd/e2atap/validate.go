@@ -25,7 +25,8 @@ const validateUsage = `Usage: e2atap validate [flags] FILE...
 Checks captures and logs of E2A traffic (JSON lines: responses, requests,
 event frames, JSON-RPC, CloudEvents) or files of EventMesh frames against
 the rule catalogue, with the verdicts the live sidecar gives. FILE "-" is
-standard input. Several files are one capture, read in order.
+standard input; a gzip-compressed FILE is read decompressed. Several files
+are one capture, read in order.
 
 Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage or I/O error.
 
