@@ -45,6 +45,9 @@ const (
 	PosSubject
 	PosKafka
 	PosConn
+	// PosVerbatim: Name is the whole position as another run printed it
+	// (a replayed record log keeps the live source).
+	PosVerbatim
 )
 
 // Position is where a record came from. Same fields as tap.Position.
@@ -92,6 +95,16 @@ type Input struct {
 	// Index orders records globally (offline: the record number); findings
 	// carry it so that a sharded run can print them in input order.
 	Index uint64
+	// Logged is set for a line of e2atap's own record log being replayed:
+	// what the live run knew that the redacted line no longer shows.
+	Logged *Logged
+}
+
+// Logged is what a replayed record log line says of the live record.
+type Logged struct {
+	// SecretKind and SecretPath: the live record (read from a log) held a
+	// credential of that kind at that path, now masked; "" when none.
+	SecretKind, SecretPath string
 }
 
 // Source formats where the record came from, as findings print it:

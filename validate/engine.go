@@ -352,7 +352,13 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 		}
 		src := Input{Tap: tap, Index: info.Index}
 		if in != nil {
-			src.Pos = Position{Name: in.Pos.Name}
+			// The end's own position (offline: the files), unless the
+			// stream was seen on a tap and the end is not that tap's (a
+			// replayed record log ends at its end of input): then the tap,
+			// as the live run printed it.
+			if tap == "" || in.Tap == tap {
+				src.Pos = Position{Name: in.Pos.Name}
+			}
 			src.Time = in.Time
 		}
 		e.report(rule, Off, &src, key, proto, fmt.Sprintf("stream ended (%s) with %s after %d records", reason, what, s.records))

@@ -108,6 +108,19 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 	in := new(Input) // one for the whole read: handlers do not keep it
 	var line int64
 	var long []byte
+	// A file whose first record line is one of e2atap's record log is
+	// replayed (replay.go); decided once, so plain input pays nothing.
+	replay, decided := false, false
+	observe := func(line int64, idx uint64, data []byte) {
+		if !decided && !isBlank(data) {
+			replay, decided = isRecordLog(data), true
+		}
+		if replay {
+			replayLine(h, in, name, line, idx, data)
+			return
+		}
+		observeLine(h, in, name, line, idx, data, opts.FromLog)
+	}
 	for {
 		b, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -132,7 +145,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
 				h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, opts.MaxLineBytes))
 			} else {
-				observeLine(h, in, name, line, idx, trimEOL(long), opts.FromLog)
+				observe(line, idx, trimEOL(long))
 			}
 			long = long[:0]
 		} else if len(b) > 0 {
@@ -143,7 +156,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
 					h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", len(t), opts.MaxLineBytes))
 				} else {
-					observeLine(h, in, name, line, idx, t, opts.FromLog)
+					observe(line, idx, t)
 				}
 			}
 		}

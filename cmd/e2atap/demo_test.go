@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,8 +29,7 @@ import (
 // whole system: every injected fault found by the expected rule, tap and
 // stream, and nothing else; the relay byte-identical and in order;
 // /metrics agreeing with the findings; the redacted record log replaying
-// to the same findings (minus e2a.secret and the frame rules, which it
-// cannot carry by design); no goroutine left behind.
+// to the same findings with `e2atap validate`; no goroutine left behind.
 func TestDemoWholeSystem(t *testing.T) {
 	if testing.Short() {
 		t.Skip("whole-system test: about 10 s")
@@ -124,27 +124,32 @@ func TestDemoWholeSystem(t *testing.T) {
 		t.Errorf("no server push frame reached the Gateway")
 	}
 
-	// The redacted record log, replayed per tap through the same engine,
-	// gives the same findings, minus e2a.secret (masked by design). Frame
-	// lines replay as JSON without the frame rules (jsonlog's doc), so the
-	// NATS tap is not replayed.
-	perTap := splitRecordLog(t, filepath.Join(o.Dir, "records.jsonl"))
-	for _, tapName := range []string{demoTapWS, demoTapLog} {
-		want := map[string]int{}
-		for _, f := range live {
-			if f.Tap == tapName && f.Rule != "e2a.secret" {
-				want[f.Rule+" "+f.Stream]++
-			}
+	// The redacted record log, given to `e2atap validate` whole, gives the
+	// live findings: the same rule, stream and source for each, e2a.secret
+	// and the NATS tap's frame rules included.
+	want := map[string]int{}
+	for _, f := range live {
+		want[f.Rule+" "+f.Stream+" "+f.Source]++
+	}
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"validate", "--output", "json", "--fail-on", "never", filepath.Join(o.Dir, "records.jsonl")}, nil, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("e2atap validate of the record log: exit %d: %s", code, errOut.String())
+	}
+	got := map[string]int{}
+	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		var f validate.Finding
+		if err := json.Unmarshal(line, &f); err != nil {
+			t.Fatalf("validate --output json: %v: %s", err, line)
 		}
-		got := map[string]int{}
-		for _, f := range replay(t, perTap[tapName]) {
-			got[f.Rule+" "+f.Stream]++
-		}
-		if fmt.Sprint(sortedCounts(got)) != fmt.Sprint(sortedCounts(want)) {
-			t.Errorf("tap %s: the redacted log replays to other findings:\nreplay: %v\nlive:   %v", tapName, sortedCounts(got), sortedCounts(want))
-		}
-		if len(want) == 0 {
-			t.Errorf("tap %s: no findings to compare", tapName)
+		got[f.Rule+" "+f.Stream+" "+f.Source]++
+	}
+	if fmt.Sprint(sortedCounts(got)) != fmt.Sprint(sortedCounts(want)) {
+		t.Errorf("the redacted log replays to other findings:\nreplay: %v\nlive:   %v", sortedCounts(got), sortedCounts(want))
+	}
+	for _, rule := range []string{"e2a.secret", "frame.seq_gap", "e2a.seq_gap"} {
+		if !slices.ContainsFunc(live, func(f validate.Finding) bool { return f.Rule == rule }) {
+			t.Errorf("no live %s finding to compare", rule)
 		}
 	}
 	// The leaked token is in the AgentServer's log, never in e2atap's.
@@ -216,54 +221,4 @@ func sameSeq(t *testing.T, what string, sent, got [][]byte) {
 			return
 		}
 	}
-}
-
-// splitRecordLog splits e2atap's redacted record log by the tap that saw
-// each record (one engine per tap, as live).
-func splitRecordLog(t *testing.T, path string) map[string]*bytes.Buffer {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*bytes.Buffer{}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var meta struct {
-			E struct {
-				Tap string `json:"tap"`
-			} `json:"_e2atap"`
-		}
-		if err := json.Unmarshal(line, &meta); err != nil {
-			t.Fatalf("record log line is not JSON: %v: %s", err, line)
-		}
-		buf := out[meta.E.Tap]
-		if buf == nil {
-			buf = &bytes.Buffer{}
-			out[meta.E.Tap] = buf
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
-	}
-	return out
-}
-
-// replay runs `e2atap validate`'s engine (jiuwenswarm, end of input) over
-// one tap's records.
-func replay(t *testing.T, buf *bytes.Buffer) []validate.Finding {
-	t.Helper()
-	if buf == nil {
-		return nil
-	}
-	cfg := validate.DefaultConfig()
-	cfg.IdleTimeout = 0
-	coll := demo.NewCollector()
-	e := validate.NewEngine(cfg, coll)
-	if _, err := validate.Read(bytes.NewReader(buf.Bytes()), "records.jsonl", validate.FormatJSONL, validate.ReadOptions{FromLog: true}, e); err != nil {
-		t.Fatal(err)
-	}
-	e.Finish(validate.ReasonEOF, &validate.Input{})
-	return coll.Findings()
 }

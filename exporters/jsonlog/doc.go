@@ -22,8 +22,8 @@
 //
 // A decoded EventMeshFrame is written as a JSON object
 // {"msgType","flags","seq","attrs":{name: value, in wire order},"data"},
-// "_e2atap.format":"frame". Frame lines replay as JSON, not as frames: the
-// frame rules do not run on them. Data that is a JSON object or array (an
+// "_e2atap.format":"frame"; a replay encodes it again and judges it as a
+// frame. Data that is a JSON object or array (an
 // E2A record or CloudEvent carried in a frame) and JSON attribute values
 // (meta) are redacted as JSON and written as a string; other data is
 // content (below); binary data kept under "keep" is written in base64 with
@@ -31,20 +31,28 @@
 //
 // # Replay
 //
-// The record log is valid input for `e2atap validate` and gives the same
-// findings, because no value the rules read is changed: types never change
-// (a masked string stays a string, a masked object stays an object with the
-// single key "_masked"); sequence, is_final, status, response_kind, ids,
-// method, timestamp, protocol_version, provenance, body.delta_kind,
+// The record log is valid input for `e2atap validate` and gives the live
+// run's findings (rule, stream and source; validate/replay.go reads it):
+// a file whose first line has an "_e2atap" object is replayed, each record
+// in the tap and connection scope it had live, with its live source,
+// capture time, join window and losses ("gap" marks the connection as the
+// live run did). No value the rules read is changed: types never change
+// (a masked string stays a string, a masked object stays an object with
+// the single key "_masked"); sequence, is_final, status, response_kind,
+// ids, method, timestamp, protocol_version, provenance, body.delta_kind,
 // body.branch, body.sessionUpdate, body.code, body.event_type,
 // metadata._jiuwenswarm_server_push, params.intent and params.files[].uri's
 // type are never masked for size. Credential shapes cannot occur in valid
 // values of the enumerated fields, so masking them never turns a valid
 // value invalid; personal data inside an id is masked with a fingerprint,
-// so equal ids stay equal and different ids different. Not replayable by
-// design: invalid input (no content is kept, so the replay sees no
-// e2a.decode), frames (above), and e2a.secret (the secret is gone; the
-// validator skips masked "******" values).
+// so equal ids stay equal and different ids different. What the masking
+// takes away from a rule is carried in "_e2atap": "from_log" and, for a
+// record read from a log that held a credential, "secret" with its kind
+// and path (never the value), for e2a.secret; for undecodable input,
+// "invalid", its length and "reason", and "proto" for which decode rule.
+// Only the messages of a few findings differ: an undecodable input's (its
+// bytes are gone) and the reason a stream ended (idle_timeout or
+// disconnect live, end_of_input in the replay).
 //
 // # Redaction policy
 //

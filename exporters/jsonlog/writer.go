@@ -265,6 +265,15 @@ func (w *Writer) Close() error { return w.out.close() }
 
 var dirNames = [...]string{"none", "upstream", "downstream"}
 
+// secretOf is the e2a.secret check of a record read from a log: the live
+// one, or the one a replayed line carries.
+func secretOf(in *validate.Input) (path, kind string, found bool) {
+	if l := in.Logged; l != nil {
+		return l.SecretPath, l.SecretKind, l.SecretKind != ""
+	}
+	return e2a.ScanSecrets(in.Data)
+}
+
 // appendLine writes the whole line of a record into st.out.
 func (st *state) appendLine(ri *validate.RecordInfo) {
 	var in *validate.Input
@@ -276,7 +285,7 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 	switch {
 	case ri.Frame != nil:
 		st.frame(ri.Frame)
-	case ri.Kind == "invalid" || ri.Protocol == validate.ProtoEventMesh:
+	case ri.Kind == "invalid" || ri.JSON == nil:
 		invalid, reason = true, "undecodable"
 	default:
 		base := len(st.out)
@@ -344,7 +353,23 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 		st.out = strconv.AppendInt(st.out, int64(len(data)), 10)
 		st.out = append(st.out, `,"reason":"`...)
 		st.out = append(st.out, reason...)
+		st.out = append(st.out, `","proto":"`...)
+		st.out = append(st.out, ri.Protocol...)
 		st.out = append(st.out, '"')
+	}
+	if in != nil && in.FromLog {
+		// What the replay needs for e2a.secret, which reads the values the
+		// redaction masks: the hit's kind and path (never the value).
+		st.out = append(st.out, `,"from_log":true`...)
+		if ri.JSON != nil && !invalid {
+			if path, kind, found := secretOf(in); found {
+				st.out = append(st.out, `,"secret":{"kind":"`...)
+				st.out = appendEscaped(st.out, []byte(kind))
+				st.out = append(st.out, `","path":"`...)
+				st.redactText([]byte(path), true) // a key may be personal data
+				st.out = append(st.out, `"}`...)
+			}
+		}
 	}
 	if in != nil && in.Gap {
 		st.out = append(st.out, `,"gap":true`...)
