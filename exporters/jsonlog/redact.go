@@ -180,6 +180,7 @@ type state struct {
 	record2  bool // record truncation spans
 	depth    int
 	topSeen  uint8
+	ce       bool // the record is a CloudEvent: its data is content
 	trunc    bool
 }
 
@@ -195,7 +196,7 @@ func (st *state) reset() {
 	st.counts = [NumRules]uint32{}
 	st.spans, st.spanPath = st.spans[:0], st.spanPath[:0]
 	st.path = st.path[:0]
-	st.depth, st.topSeen, st.trunc = 0, 0, false
+	st.depth, st.topSeen, st.trunc, st.ce = 0, 0, false, false
 }
 
 // Minimum keys of a response (spec §12.7), in the order they are added.
@@ -287,6 +288,7 @@ const (
 	actRef                   // mask strings; walk containers as plain
 	actPII                   // mask strings and numbers, no fingerprint
 	actContent               // content policy
+	actContentStr            // content policy for strings; containers walked as plain
 	actDrop                  // leave the member out
 )
 
@@ -367,6 +369,13 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 			// The JSON-RPC result and the L3 projections carry the same
 			// model output as body.result and body.delta.
 			return mode{act: actContent, rule: RuleContent}
+		case "data", "data_base64":
+			if st.ce {
+				// A CloudEvent's payload: text (a legacy stream chunk's
+				// model output) is content; a JSON payload is walked, its
+				// content keys masked.
+				return mode{act: actContentStr, rule: RuleContent}
+			}
 		}
 		for n, name := range minimumKeys {
 			if k == name {
@@ -589,7 +598,7 @@ func (st *state) value(i int, m mode) (int, error) {
 			i = e
 		case c == '{':
 			child := m.child
-			if m.act == actRef || m.act == actPII || m.act == actContent {
+			if m.act == actRef || m.act == actPII || m.act == actContent || m.act == actContentStr {
 				child = ctxPlain
 			}
 			i, err = st.object(i, child, m.rule, true)
@@ -714,7 +723,7 @@ func (st *state) strValue(raw, s []byte, m mode) {
 	case actPII:
 		st.out = append(st.out, `"`+mask+`"`...)
 		st.hit(m.rule)
-	case actContent:
+	case actContent, actContentStr:
 		switch st.r.content {
 		case ContentMask:
 			st.out = appendLenMask(st.out, len(s))

@@ -783,3 +783,43 @@ func TestEmptyContentStaysEmpty(t *testing.T) {
 		t.Errorf("non-empty content not masked: %s", out)
 	}
 }
+
+// A CloudEvent's data is its payload: text is content (a legacy stream
+// chunk carries model output there), a JSON payload is walked with the
+// usual policy; other records' "data" keys are left to the key rules.
+func TestCloudEventDataIsContent(t *testing.T) {
+	write := func(c Content, rec string) string {
+		var buf bytes.Buffer
+		w := NewWriterTo(&buf, NewRedactor(c, 65536, testKey))
+		var r e2a.Record
+		if err := e2a.Scan([]byte(rec), &r); err != nil {
+			t.Fatal(err)
+		}
+		w.Record(&validate.RecordInfo{In: &validate.Input{Data: []byte(rec), Tap: "mesh"}, Protocol: validate.ProtoEventMesh, Class: e2a.Classify(&r), JSON: &r, Kind: "cloudevent"})
+		w.Flush()
+		return buf.String()
+	}
+	text := `{"specversion":"1.0","id":"e1","source":"/agent","type":"stream.chunk","datacontenttype":"text/plain","emsessionid":"s1","data":"the model says hello"}`
+	if got := write(ContentMask, text); strings.Contains(got, "model says") || !strings.Contains(got, `"data":"******(len:20)"`) {
+		t.Errorf("text data not masked: %s", got)
+	}
+	if got := write(ContentKeep, text); !strings.Contains(got, `"data":"the model says hello"`) {
+		t.Errorf("text data not kept under keep: %s", got)
+	}
+	obj := `{"specversion":"1.0","id":"e2","source":"/agent","type":"x","datacontenttype":"application/json","data":{"delta":"plan","kind":"chunk","n":3}}`
+	got := write(ContentMask, obj)
+	if !strings.Contains(got, `"data":{"delta":"******(len:4)","kind":"chunk","n":3}`) {
+		t.Errorf("JSON data not walked: %s", got)
+	}
+	// Not a CloudEvent: a "data" key is not content by itself.
+	resp := `{"protocol_version":"1.0","response_id":"r","request_id":"q","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":"x"},"metadata":{"data":"kept"}}`
+	var r e2a.Record
+	_ = e2a.Scan([]byte(resp), &r)
+	var buf bytes.Buffer
+	w := NewWriterTo(&buf, NewRedactor(ContentMask, 65536, testKey))
+	w.Record(jsonInfo([]byte(resp)))
+	w.Flush()
+	if !strings.Contains(buf.String(), `"data":"kept"`) {
+		t.Errorf("a response's metadata.data was masked: %s", buf.String())
+	}
+}

@@ -289,6 +289,7 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 		invalid, reason = true, "undecodable"
 	default:
 		base := len(st.out)
+		st.ce = ri.Class == e2a.ClassCloudEvent
 		if err := st.record(data, ri.Class == e2a.ClassResponse); err != nil {
 			st.out = st.out[:base]
 			invalid, reason = true, "invalid_json"
