@@ -282,14 +282,14 @@ const (
 type action uint8
 
 const (
-	actPlain   action = iota // scan strings; walk containers
-	actCred                  // mask strings and numbers, with fingerprint
-	actCredStr               // mask strings, keep numbers
-	actRef                   // mask strings; walk containers as plain
-	actPII                   // mask strings and numbers, no fingerprint
-	actContent               // content policy
-	actContentStr            // content policy for strings; containers walked as plain
-	actDrop                  // leave the member out
+	actPlain      action = iota // scan strings; walk containers
+	actCred                     // mask strings and numbers, with fingerprint
+	actCredStr                  // mask strings, keep numbers
+	actRef                      // mask strings; walk containers as plain
+	actPII                      // mask strings and numbers, no fingerprint
+	actContent                  // content policy
+	actContentStr               // content policy for strings; containers walked as plain
+	actDrop                     // leave the member out
 )
 
 // mode is what to do with one value.
