@@ -81,3 +81,25 @@ func FuzzEngine(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReplay: any line in a record log (a file whose first line carries an
+// "_e2atap" object) is judged or reported, never a crash, with one engine
+// and with shards.
+func FuzzReplay(f *testing.F) {
+	first := []byte(`{"request_id":"q","sequence":0,"_e2atap":{"tap":"t","conn":"c1","source":"t:c1#0","from_log":true}}`)
+	f.Add([]byte(`{"msgType":2,"flags":1,"seq":0,"attrs":{"sid":"s","sid":"s2","meta":"{}"},"data":"x","_e2atap":{"tap":"mesh","format":"frame","gap":true}}`))
+	f.Add([]byte(`{"_e2atap":{"tap":"t","invalid":true,"length":9,"reason":"invalid_json","proto":"eventmesh"}}`))
+	f.Add([]byte(`{"request_id":"q","_e2atap":{"tap":"t","from_log":true,"secret":{"kind":"jwt","path":"body.delta"},"joined":true}}`))
+	f.Add([]byte(`{"msgType":1,"attrs":{"sid":1},"data":"eA==","data_encoding":"base64","_e2atap":{"format":"frame"}}`))
+	f.Add([]byte(`{"_e2atap":{"time":"not a time"}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		data := append(append(append([]byte{}, first...), '\n'), line...)
+		for _, shards := range []int{1, 2} {
+			s := NewSharded(shards, DefaultConfig(), &collector{})
+			if _, err := Read(bytes.NewReader(data), "log", FormatAuto, ReadOptions{FromLog: true}, s); err != nil {
+				t.Fatal(err)
+			}
+			s.Finish(ReasonEOF, &Input{})
+		}
+	})
+}
