@@ -22,8 +22,11 @@
 //     shard, in order.
 //   - Live: the entrance for taps (any goroutine may Submit); it opens join
 //     windows, runs idle timeouts and drains at shutdown.
-//   - Read: offline readers for JSON-lines and frame files, shared by
-//     `e2atap validate` and `e2atap decode`.
+//   - Read: offline readers for JSON-lines and frame files (gzip-compressed
+//     or not), shared by `e2atap validate` and `e2atap decode`. The
+//     sidecar's own record log is replayed (replay.go): each record in the
+//     tap and connection scope it had live, so that it gives the live
+//     findings.
 //
 // Concurrency: an Engine is not safe for concurrent use. Sharded's and
 // Live's methods say which goroutine may call them. A Sink is called from
