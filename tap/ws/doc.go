@@ -88,12 +88,15 @@
 // in the same run (alternating, so both see the same load). As deployed,
 // the relay is a process of its own, and so is the echo server: the
 // benchmark re-executes its binary for both. On the idle 2-core
-// development machine, ranges over three runs, direct p50 23-30 µs:
+// development machine, ranges over three runs, direct p50 26-33 µs:
 //
 //	design          added p50     added p99     throughput vs direct   relay CPU per message
-//	rawtap (this)   60-76 µs      87-107 µs     0.75-0.79×             8.4-8.7 µs
-//	gorilla relay   76-80 µs      89-96 µs      0.43-0.45×             15.7-16.0 µs
-//	coder relay     66-70 µs      66-69 µs      0.37-0.42×             17.3-17.5 µs
+//	rawtap (this)   60-64 µs      65-75 µs      0.73-0.83×             8.4-9.5 µs
+//	gorilla relay   61-67 µs      61-67 µs      0.40-0.44×             16.0-16.2 µs
+//	coder relay     67-68 µs      68-78 µs      0.39-0.44×             16.9-17.7 µs
+//
+// (Three earlier runs of rawtap, before the mirror took its copy ahead of
+// the write: added p50 60-76 µs, p99 87-107 µs, 0.75-0.79×.)
 //
 // Added latency is about the same for the three: it is the extra loopback
 // hop, one more read and write per direction and the wake-up of another
