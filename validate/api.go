@@ -100,6 +100,16 @@ type Input struct {
 	Logged *Logged
 }
 
+// Secret is rule e2a.secret's look at a record: the credential a replayed
+// log line says the live record held (its own is masked), or else a scan
+// of the record. It returns the path and kind of the hit, never the value.
+func (in *Input) Secret() (path, kind string, found bool) {
+	if l := in.Logged; l != nil {
+		return l.SecretPath, l.SecretKind, l.SecretKind != ""
+	}
+	return e2a.ScanSecrets(in.Data)
+}
+
 // Logged is what a replayed record log line says of the live record.
 type Logged struct {
 	// SecretKind and SecretPath: the live record (read from a log) held a

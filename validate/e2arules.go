@@ -13,9 +13,6 @@ import (
 // against e2a.ScanStd (encoding/json) so that the two fill the same Record.
 var scanJSON = e2a.Scan
 
-// scanSecrets finds a credential anywhere in a record (e2a.secret).
-var scanSecrets = e2a.ScanSecrets
-
 const (
 	protoE2A   = 'e'
 	protoFrame = 'f'
@@ -70,16 +67,8 @@ func (e *Engine) ObserveJSON(in *Input) {
 		info.Kind = "unknown"
 		e.sink.Record(info)
 	}
-	if in.FromLog && scanSecrets != nil && e.on(RuleE2ASecret) {
-		path, kind, found := "", "", false
-		if l := in.Logged; l != nil {
-			// A replayed log line: its credentials are masked, the live
-			// run's hit is carried in its _e2atap object.
-			path, kind, found = l.SecretPath, l.SecretKind, l.SecretKind != ""
-		} else {
-			path, kind, found = scanSecrets(in.Data)
-		}
-		if found {
+	if in.FromLog && e.on(RuleE2ASecret) {
+		if path, kind, found := in.Secret(); found {
 			e.report(RuleE2ASecret, Off, in, e.recordStream(r, class), ProtoE2A,
 				fmt.Sprintf("credential (%s) in a logged record at %s", kind, path))
 		}

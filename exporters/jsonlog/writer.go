@@ -265,15 +265,6 @@ func (w *Writer) Close() error { return w.out.close() }
 
 var dirNames = [...]string{"none", "upstream", "downstream"}
 
-// secretOf is the e2a.secret check of a record read from a log: the live
-// one, or the one a replayed line carries.
-func secretOf(in *validate.Input) (path, kind string, found bool) {
-	if l := in.Logged; l != nil {
-		return l.SecretPath, l.SecretKind, l.SecretKind != ""
-	}
-	return e2a.ScanSecrets(in.Data)
-}
-
 // appendLine writes the whole line of a record into st.out.
 func (st *state) appendLine(ri *validate.RecordInfo) {
 	var in *validate.Input
@@ -363,7 +354,7 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 		// redaction masks: the hit's kind and path (never the value).
 		st.out = append(st.out, `,"from_log":true`...)
 		if ri.JSON != nil && !invalid {
-			if path, kind, found := secretOf(in); found {
+			if path, kind, found := in.Secret(); found {
 				st.out = append(st.out, `,"secret":{"kind":"`...)
 				st.out = appendEscaped(st.out, []byte(kind))
 				st.out = append(st.out, `","path":"`...)

@@ -113,13 +113,13 @@ func (tf *tracked) extendFingerprint() {
 	tf.fp = tf.fp[:have+int64(k)]
 }
 
+// utf8BOM is the byte order mark some tools write at the start of a file.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // readFile handles up to budget bytes of tf: it reads, emits every complete
 // line, and skips oversize ones. It returns how many bytes it consumed; the
 // error is emit's (the line it failed on stays unhandled and uncommitted)
 // or a read error.
-// utf8BOM is the byte order mark some tools write at the start of a file.
-var utf8BOM = []byte("\xef\xbb\xbf")
-
 func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, budget int) (int, error) {
 	n := 0
 	defer tf.extendFingerprint()
