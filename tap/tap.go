@@ -110,6 +110,16 @@ type Message struct {
 	// Reconnected marks a control message with no Data: the tap (re)connected
 	// at Time, and the join window starts.
 	Reconnected bool
+	// Lost marks a control message with no Data: the tap could not see some
+	// messages in the scope Conn ("" for a tap whose streams have no
+	// connection: topics, logs) for the reason LossReason (a Drop* value).
+	// Every open stream of that scope is gapped: not judged across the
+	// loss. It travels through emit so that it stays in order.
+	Lost       bool
+	LossReason uint8
+	// Charged is how many bytes of the tap's Budget this message holds; the
+	// engine releases them once it has judged the message.
+	Charged int
 }
 
 // EmitFunc hands a message to the engine. A blocking emit is backpressure;
@@ -129,11 +139,17 @@ const (
 	DropOversize                 // a message or line over the size limit
 	DropUpstreamGap              // the source itself lost messages (JetStream sequence gap, truncated file)
 	DropDecode                   // could not be read at all (I/O, broken compression)
+	DropBudget                   // the byte budget for copies held for the engine was spent
+	DropReconnect                // the transport reconnected and does not replay what was sent meanwhile
+	DropRebalance                // a partition was handed to or taken from this consumer
+	DropTruncated                // a file was truncated and no copy holds what was lost
+	DropScan                     // a scan or read of the source failed (EMFILE, permissions)
 	NumDropReasons
 )
 
 // DropReasonNames are the metric label values of the drop reasons.
-var DropReasonNames = [NumDropReasons]string{"queue_full", "oversize", "upstream_gap", "decode"}
+var DropReasonNames = [NumDropReasons]string{"queue_full", "oversize", "upstream_gap", "decode",
+	"budget", "reconnect", "rebalance", "truncated", "scan"}
 
 // Stats is a tap's own health. Taps update it with atomics; the metrics
 // exporter reads it (cmd/e2atap adapts it, since tap does not import
@@ -144,6 +160,12 @@ type Stats struct {
 	Bytes      [NumDirections]atomic.Uint64
 	Drops      [NumDropReasons]atomic.Uint64
 	Reconnects atomic.Uint64
+	// Errors counts the tap's own faults by reason (ErrorReasonNames):
+	// e2atap_tap_errors_total{tap,reason}.
+	Errors [NumErrorReasons]atomic.Uint64
+	// UpstreamUp is the health of what the tap reads from (the ws tap's
+	// upstream, a broker): a metric and /healthz detail, never readiness.
+	UpstreamUp atomic.Bool
 	// Lag is how far behind the tap is, in the tap's own unit (bytes not yet
 	// read for logdir, records for Kafka); 0 when unknown.
 	Lag atomic.Int64
@@ -157,3 +179,23 @@ func (s *Stats) Count(d Direction, n int) {
 
 // Drop records one dropped message.
 func (s *Stats) Drop(reason uint8) { s.Drops[reason].Add(1) }
+
+// Error reasons: a closed set, used as the reason label of
+// e2atap_tap_errors_total.
+const (
+	ErrDial         uint8 = iota // could not connect to the upstream or broker
+	ErrHandshake                 // the upstream's WebSocket handshake failed or timed out
+	ErrDisconnect                // an established connection to a broker broke
+	ErrPositions                 // the positions file could not be read or written
+	ErrScan                      // a directory scan or file open failed
+	ErrStart                     // the tap could not start (retried with backoff)
+	ErrSlowConsumer              // the client library reported a slow consumer
+	ErrOther
+	NumErrorReasons
+)
+
+// ErrorReasonNames are the metric label values of the error reasons.
+var ErrorReasonNames = [NumErrorReasons]string{"dial", "handshake", "disconnect", "positions", "scan", "start", "slow_consumer", "other"}
+
+// Error records one fault of the tap.
+func (s *Stats) Error(reason uint8) { s.Errors[reason].Add(1) }

@@ -95,6 +95,9 @@ type Input struct {
 	// Index orders records globally (offline: the record number); findings
 	// carry it so that a sharded run can print them in input order.
 	Index uint64
+	// Charged is how many bytes of the taps' byte budget this input holds;
+	// the live run releases them once a shard has judged it.
+	Charged int
 	// Logged is set for a line of e2atap's own record log being replayed:
 	// what the live run knew that the redacted line no longer shows.
 	Logged *Logged

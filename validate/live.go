@@ -24,6 +24,9 @@ type LiveConfig struct {
 	FinishOnShutdown bool
 	// Now is the clock (tests inject one).
 	Now func() time.Time
+	// Release returns the byte-budget charge of an input (Input.Charged)
+	// once it has been judged; nil when the taps charge nothing.
+	Release func(int)
 }
 
 // DefaultLiveConfig: DESIGN.md's defaults.
@@ -38,6 +41,7 @@ const (
 	liveConnClosed
 	liveConnected
 	liveDecodeError
+	liveLost
 )
 
 type liveItem struct {
@@ -70,7 +74,9 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Live{cfg: cfg, ch: make(chan liveItem, cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
+	l := &Live{cfg: cfg, ch: make(chan liveItem, cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
+	l.run.OnRelease(cfg.Release)
+	return l
 }
 
 func (l *Live) submit(ctx context.Context, it liveItem) error {
@@ -96,6 +102,14 @@ func (l *Live) ConnClosed(ctx context.Context, tap, conn string, at time.Time) e
 // Connected opens the join window of a tap (it started or reconnected).
 func (l *Live) Connected(ctx context.Context, tap string, at time.Time) error {
 	return l.submit(ctx, liveItem{kind: liveConnected, in: Input{Tap: tap, Time: at}})
+}
+
+// Lost reports a loss: the tap could not see some messages of the scope
+// conn ("" for the streams of a tap without connections). Every open
+// stream of that scope is gapped: no sequence rule for its next record and
+// no missing_final for it. A loss is never a finding.
+func (l *Live) Lost(ctx context.Context, tap, conn string, at time.Time) error {
+	return l.submit(ctx, liveItem{kind: liveLost, in: Input{Tap: tap, Conn: conn, Time: at}})
 }
 
 // DecodeError reports input a tap could not hand over whole (an oversize
@@ -153,6 +167,9 @@ func (l *Live) handle(it *liveItem) {
 		return
 	case liveConnClosed:
 		l.run.ConnClosed(in)
+		return
+	case liveLost:
+		l.run.Gap(in)
 		return
 	}
 	l.index++

@@ -2,9 +2,11 @@ package validate
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -146,4 +148,50 @@ type gatedSink struct {
 func (g *gatedSink) Record(r *RecordInfo) {
 	g.once.Do(func() { <-g.gate })
 	g.collector.Record(r)
+}
+
+func TestLiveLostGapsTheScopeAndReleasesCharges(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		var released atomic.Int64
+		col := &collector{}
+		cfg := DefaultLiveConfig()
+		cfg.Shards = 2
+		cfg.JoinWindow = 0
+		cfg.Release = func(n int) { released.Add(int64(n)) }
+		l := NewLive(cfg, col)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan Stats, 1)
+		go func() { done <- l.Run(ctx) }()
+		at := time.Unix(1000, 0)
+		var charged int64
+		send := func(line string) {
+			t.Helper()
+			charged += int64(len(line))
+			if err := l.Submit(context.Background(), Input{Tap: "t", Time: at, Data: []byte(line), Charged: len(line)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(resp(0))
+		if lost {
+			if err := l.Lost(context.Background(), "t", "", at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(resp(5))
+		cancel()
+		<-done
+		var rules []string
+		for _, f := range col.findings {
+			rules = append(rules, f.Rule)
+		}
+		if lost && len(rules) > 0 {
+			t.Errorf("findings across a loss: %v", rules)
+		}
+		if !lost && !slices.Contains(rules, "e2a.seq_gap") {
+			t.Errorf("without a loss, sequence 5 after 0 gave %v, want e2a.seq_gap", rules)
+		}
+		if released.Load() != charged {
+			t.Errorf("released %d bytes, charged %d", released.Load(), charged)
+		}
+	}
 }

@@ -70,7 +70,18 @@ type Sharded struct {
 	wg     sync.WaitGroup
 	closed bool
 	last   atomic.Uint64 // highest Input.Index handed to any shard
+	// release returns an input's budget charge once its shard judged it.
+	release func(int)
 }
+
+// maxPooledBatch: a batch that grew past this (a huge message) is not kept
+// for reuse, so that one 8 MiB message does not pin 8 MiB per pooled batch.
+const maxPooledBatch = 4 * shardBatchBytes
+
+// OnRelease sets the function that returns an input's budget charge
+// (Input.Charged) once its shard has judged it. Call before the first
+// Observe.
+func (s *Sharded) OnRelease(fn func(int)) { s.release = fn }
 
 var _ Handler = (*Sharded)(nil)
 
@@ -129,8 +140,14 @@ func (s *Sharded) run(sh *shard) {
 			if it.in.Index != 0 {
 				sh.processed.Store(it.in.Index)
 			}
+			if it.in.Charged > 0 && s.release != nil {
+				s.release(it.in.Charged)
+			}
 		}
 		b.items, b.buf = b.items[:0], b.buf[:0]
+		if cap(b.buf) > maxPooledBatch {
+			b.buf = make([]byte, 0, shardBatchBytes)
+		}
 		s.pool.Put(b)
 	}
 }

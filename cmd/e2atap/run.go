@@ -284,10 +284,16 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			return s.live.ConnClosed(ctx, m.Tap, m.Conn, m.Time)
 		case m.Reconnected:
 			return s.live.Connected(ctx, m.Tap, m.Time)
+		case m.Lost:
+			tapName := m.Tap
+			if tapName == "" {
+				tapName = name
+			}
+			return s.live.Lost(ctx, tapName, m.Conn, m.Time)
 		}
 		in := validate.Input{
 			Tap: m.Tap, Conn: m.Conn, Pos: validate.Position(m.Pos), Dir: uint8(m.Dir), Time: m.Time,
-			Data: m.Data, FromLog: m.FromLog, Gap: m.Gap, Joined: m.Joined,
+			Data: m.Data, FromLog: m.FromLog, Gap: m.Gap, Joined: m.Joined, Charged: m.Charged,
 		}
 		if in.Tap == "" {
 			in.Tap = name
