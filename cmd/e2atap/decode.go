@@ -31,7 +31,7 @@ func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("decode", stderr)
 	format := fs.String("format", "auto", "input format: auto (first byte 0xEF: frames, unless a UTF-8 byte order mark; else JSON lines), jsonl or frames")
 	maxLine := fs.Int("max-line-bytes", 8<<20, "a longer JSON line prints an error and is skipped")
-	if done, code := parseFlags(fs, decodeUsage, args); done {
+	if done, code := parseFlags(fs, decodeUsage, args, stdout); done {
 		return code
 	}
 	f, err := validate.ParseFormat(*format)

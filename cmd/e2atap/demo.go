@@ -84,7 +84,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Dir, "dir", "", "keep the logs (AgentServer log, e2atap's redacted record log, findings) in this directory (default: a temporary one, removed)")
 	plain := fs.Bool("plain", false, "periodic plain lines even on a terminal")
 	refresh := fs.Duration("refresh", time.Second, "how often the view redraws")
-	if done, code := parseFlags(fs, fmt.Sprintf(demoUsage, demo.FaultNames()), args); done {
+	if done, code := parseFlags(fs, fmt.Sprintf(demoUsage, demo.FaultNames()), args, stdout); done {
 		return code
 	}
 	var errs []string

@@ -32,7 +32,7 @@ func cmdGen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "random seed (the same seed writes the same traffic)")
 	fs.Float64Var(&cfg.FaultRate, "fault-rate", cfg.FaultRate, "share of streams that carry a fault")
 	fs.IntVar(&cfg.Concurrent, "concurrent", cfg.Concurrent, "streams interleaved at once")
-	if done, code := parseFlags(fs, genUsage, args); done {
+	if done, code := parseFlags(fs, genUsage, args, stdout); done {
 		return code
 	}
 	var errs []string

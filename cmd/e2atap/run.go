@@ -46,7 +46,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	path := fs.String("config", "", "the YAML configuration file (required)")
 	check := fs.Bool("check", false, "only load and validate the configuration, then exit")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	if done, code := parseFlags(fs, runUsage, args); done {
+	if done, code := parseFlags(fs, runUsage, args, stdout); done {
 		return code
 	}
 	if *path == "" || fs.NArg() > 0 {

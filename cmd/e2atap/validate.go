@@ -55,7 +55,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
 	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log, as e2atap run does, to this FILE")
 	fs.StringVar(&vf.logContent, "log-content", "mask", "with --log: model output and user text: mask, keep or drop (credentials are always masked)")
-	if done, code := parseFlags(fs, validateUsage, args); done {
+	if done, code := parseFlags(fs, validateUsage, args, stdout); done {
 		return code
 	}
 	files := fs.Args()
@@ -136,6 +136,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	start := time.Now()
 	var idx uint64
 	ioFailed := false
+	opened := 0
 	for _, name := range files {
 		if ctx.Err() != nil {
 			break
@@ -146,9 +147,13 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			ioFailed = true
 			continue
 		}
+		opened++
 		label := name
 		if name == "-" {
 			label = "stdin"
+		}
+		if looksLikeConfig(name) {
+			fmt.Fprintf(stderr, "e2atap validate: %s looks like a configuration file; to check one, run: e2atap run --config %s --check\n", name, name)
 		}
 		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx}, run)
 		rc.Close()
@@ -161,6 +166,11 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	close(stopPrint)
 	<-printDone
 	sink.release(^uint64(0), printer.print) // everything, end-of-input findings last
+	if opened == 0 {
+		// Nothing was read: a summary of nothing would only look like a
+		// clean result to a script reading stdout.
+		return exitUsage
+	}
 	stats := run.Stats()
 	elapsed := time.Since(start)
 	if vf.output == "json" {
@@ -180,6 +190,12 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return exitFindings
 	}
 	return exitOK
+}
+
+// looksLikeConfig: a YAML file (by name) is most likely e2atap's own
+// configuration given to the wrong command.
+func looksLikeConfig(name string) bool {
+	return strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")
 }
 
 func (vf *validateFlags) config() (validate.Config, validate.Format, validate.Severity, error) {
