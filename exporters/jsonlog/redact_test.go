@@ -414,9 +414,9 @@ func sameForRules(t *testing.T, name string, a, b *e2a.Record) {
 }
 
 func replayLines(t *testing.T) (names []string, lines []string) {
-	f, err := os.ReadFile("../../../shared/vectors/streams/e2a_streams.jsonl")
+	f, err := os.ReadFile("../../validate/testdata/vectors/e2a_streams.jsonl")
 	if err != nil {
-		t.Skip("vectors not found:", err)
+		t.Fatal("vectors:", err)
 	}
 	for _, l := range bytes.Split(bytes.TrimSpace(f), []byte("\n")) {
 		var c struct {
@@ -432,7 +432,7 @@ func replayLines(t *testing.T) (names []string, lines []string) {
 		}
 	}
 	// The reference vectors' inputs: more shapes of requests and responses.
-	more, _ := filepath.Glob("../../../shared/vectors/e2a/*.jsonl")
+	more, _ := filepath.Glob("../../e2a/testdata/vectors/*.jsonl")
 	for _, p := range more {
 		b, _ := os.ReadFile(p)
 		for i, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {

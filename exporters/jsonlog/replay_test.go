@@ -45,9 +45,9 @@ type liveInput struct {
 func streamCases(t *testing.T) map[string][]liveInput {
 	t.Helper()
 	read := func(name string) [][]byte {
-		b, err := os.ReadFile("../../../shared/vectors/streams/" + name)
+		b, err := os.ReadFile("../../validate/testdata/vectors/" + name)
 		if err != nil {
-			t.Skip("vectors not found:", err)
+			t.Fatal("vectors:", err)
 		}
 		return bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 	}
