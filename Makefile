@@ -6,7 +6,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
 
-.PHONY: all build test test-short lint vet fmt staticcheck bench fuzz demo clean
+.PHONY: all build test test-short lint vet fmt staticcheck bench bench-system fuzz demo image clean
 
 all: lint test build
 
@@ -36,6 +36,13 @@ staticcheck:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 
+# Whole-process benchmarks: the real binary beside jq, a Python loop and
+# plain Go programs on the same files, interleaved, by CPU and wall time.
+# BENCH_ARGS passes flags (e.g. BENCH_ARGS='-size 200M -rounds 5').
+BENCH_ARGS ?=
+bench-system:
+	$(GO) run ./internal/benchsys $(BENCH_ARGS)
+
 # Every fuzz target for FUZZTIME each.
 fuzz:
 	@for pkg in $$($(GO) list $(PKGS)); do \
@@ -46,6 +53,13 @@ fuzz:
 
 demo: build
 	$(BIN) demo
+
+# The container image of deploy/Dockerfile, tagged with the version
+# (IMAGE=registry/e2atap to push elsewhere); docker or podman.
+IMAGE   ?= e2atap
+BUILDER ?= $(shell command -v docker 2>/dev/null || command -v podman 2>/dev/null || echo docker)
+image:
+	$(BUILDER) build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
 
 clean:
 	rm -rf bin

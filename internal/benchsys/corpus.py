@@ -1,0 +1,34 @@
+"""Rewrites an `e2atap gen` capture the way a Python producer would write
+it: deltas in Chinese, json.dumps with the reference's key order (dict
+insertion order), ensure_ascii on or off, and optionally a share of the
+streams whose request_id needs a JSON escape.
+
+usage: corpus.py IN OUT ensure_ascii(0|1) escaped_percent
+"""
+import json
+import sys
+import zlib
+
+src, dst, ascii_, pct = sys.argv[1], sys.argv[2], sys.argv[3] == "1", int(sys.argv[4])
+ZH = "你好，这是一个流式回答的片段。模型正在思考并生成内容。"
+
+
+def escaped(rid):
+    return pct > 0 and zlib.crc32(rid.encode()) % 100 < pct
+
+
+with open(src, "rb") as f, open(dst, "w", encoding="utf-8") as out:
+    for n, line in enumerate(f):
+        r = json.loads(line)
+        rid = r.get("request_id")
+        if isinstance(rid, str) and rid and escaped(rid):
+            # A quote and a non-ASCII letter: escaped by any JSON writer
+            # (the quote) or by ensure_ascii (the letter).
+            new = rid + '/"é"'
+            r["request_id"] = new
+            if r.get("response_id") == rid:
+                r["response_id"] = new
+        body = r.get("body")
+        if isinstance(body, dict) and isinstance(body.get("delta"), str):
+            body["delta"] = ZH[n % 7:n % 7 + 12]
+        out.write(json.dumps(r, ensure_ascii=ascii_) + "\n")

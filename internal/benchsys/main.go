@@ -1,0 +1,416 @@
+// Command benchsys is `make bench-system`: whole-process benchmarks of the
+// real e2atap binary beside the tools a user would otherwise reach for (jq,
+// a Python json.loads loop, a plain Go encoding/json loop, a plain Go frame
+// reader), on the same files, in interleaved rounds, measured by CPU time
+// (user+sys, from the kernel's rusage of each child) and by wall time.
+//
+// The microbenchmarks (go test -bench) measure the engine's inner loops
+// and leave out what a user pays for: reading the file, process start,
+// the output, the garbage collector under a real heap. This measures that.
+//
+// Single-core figures pin every process to CPU 0 with taskset, so that a
+// tool with more threads does not win by using the second core; the shard
+// figures let e2atap use both cores.
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+type sample struct {
+	wall, cpu time.Duration
+	maxRSS    int64 // bytes
+}
+
+type tool struct {
+	name string
+	args func(file string) []string
+}
+
+type corpus struct {
+	name    string
+	file    string
+	records int
+	bytes   int64
+	frames  bool
+}
+
+var (
+	dir      = flag.String("dir", filepath.Join(os.TempDir(), "e2atap-bench"), "where corpora and binaries are kept (reused across runs)")
+	size     = flag.String("size", "100M", "size of the generated capture (e2atap gen --size)")
+	rounds   = flag.Int("rounds", 3, "interleaved rounds per corpus and tool")
+	open     = flag.Int("open-streams", 1_000_000, "open streams for the memory figure (0: skip)")
+	framesN  = flag.Int("frames", 1_000_000, "frames in the frame corpus")
+	only     = flag.String("only", "", "comma-separated parts to run: single,shards,memory (default all)")
+	noPin    = flag.Bool("no-pin", false, "do not pin single-core runs with taskset")
+	repoRoot = flag.String("root", ".", "the repository root")
+)
+
+func main() {
+	flag.Parse()
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		fail(err)
+	}
+	bin := filepath.Join(*dir, "bin")
+	must(build(bin, "e2atap", "./cmd/e2atap"))
+	must(build(bin, "goloop", "./internal/benchsys/goloop"))
+	must(build(bin, "frameloop", "./internal/benchsys/frameloop"))
+	e2atap := filepath.Join(bin, "e2atap")
+
+	parts := map[string]bool{"single": true, "shards": true, "memory": true}
+	if *only != "" {
+		parts = map[string]bool{}
+		for _, p := range strings.Split(*only, ",") {
+			parts[p] = true
+		}
+	}
+	fmt.Printf("e2atap bench-system: %d rounds, interleaved; CPU = user+sys of the child (rusage); %s\n", *rounds, time.Now().Format(time.RFC3339))
+	fmt.Printf("load before: %s\n\n", loadavg())
+
+	json := jsonCorpora(e2atap)
+	fr := frameCorpus()
+	if parts["single"] {
+		single(e2atap, bin, json, fr)
+	}
+	if parts["shards"] {
+		shards(e2atap, []corpus{json[0], fr})
+	}
+	if parts["memory"] && *open > 0 {
+		memory(e2atap)
+	}
+	fmt.Printf("\nload after: %s\n", loadavg())
+}
+
+func single(e2atap, bin string, json []corpus, fr corpus) {
+	py := filepath.Join(*repoRoot, "internal", "benchsys", "loop.py")
+	jsonTools := []tool{
+		{"e2atap", func(f string) []string {
+			return []string{e2atap, "validate", "--quiet", "--shards", "1", "--fail-on", "never", f}
+		}},
+		{"go-encoding/json", func(f string) []string { return []string{filepath.Join(bin, "goloop"), f} }},
+		{"python-json.loads", func(f string) []string { return []string{"python3", py, f} }},
+	}
+	if _, err := exec.LookPath("jq"); err == nil {
+		jsonTools = append(jsonTools, tool{"jq", func(f string) []string {
+			return []string{"jq", "-c", "[.request_id,.sequence,.is_final,.status,.response_kind]", f}
+		}})
+	} else {
+		fmt.Println("jq not found: its column is left out (apt-get install jq)")
+	}
+	frameTools := []tool{
+		{"e2atap", func(f string) []string {
+			return []string{e2atap, "validate", "--quiet", "--shards", "1", "--fail-on", "never", "--format", "frames", f}
+		}},
+		{"go-frame-reader", func(f string) []string { return []string{filepath.Join(bin, "frameloop"), f} }},
+	}
+	fmt.Println("## One core (taskset -c 0, --shards 1): e2atap's throughput and its ratio to each baseline")
+	fmt.Println("Ratio = baseline CPU / e2atap CPU (and wall), per round; median [min–max] over rounds.")
+	fmt.Println()
+	var perByte []struct {
+		name string
+		nsB  float64
+	}
+	for _, c := range append(json, fr) {
+		tools := jsonTools
+		if c.frames {
+			tools = frameTools
+		}
+		res := map[string][]sample{}
+		for r := 0; r < *rounds; r++ {
+			for _, t := range tools {
+				res[t.name] = append(res[t.name], runPinned(t.args(c.file)))
+			}
+		}
+		e := res["e2atap"]
+		cpuRate := rates(c.records, e, func(s sample) time.Duration { return s.cpu })
+		wallRate := rates(c.records, e, func(s sample) time.Duration { return s.wall })
+		unit := "records"
+		if c.frames {
+			unit = "frames"
+		}
+		fmt.Printf("### %s: %d %s, %.0f MB\n", c.name, c.records, unit, float64(c.bytes)/1e6)
+		fmt.Printf("  e2atap: %s %s per CPU-s, %s per wall-s, %.1f ns CPU per byte\n", fmtRate(cpuRate), unit, fmtRate(wallRate),
+			median(nsPerByte(c.bytes, e)))
+		if !c.frames {
+			perByte = append(perByte, struct {
+				name string
+				nsB  float64
+			}{c.name, median(nsPerByte(c.bytes, e))})
+		}
+		for _, t := range tools[1:] {
+			b := res[t.name]
+			fmt.Printf("  ÷ %-18s CPU %s   wall %s   (%s: %s %s per CPU-s)\n", t.name+":",
+				fmtRatio(ratios(b, e, func(s sample) time.Duration { return s.cpu })),
+				fmtRatio(ratios(b, e, func(s sample) time.Duration { return s.wall })),
+				t.name, fmtRate(rates(c.records, b, func(s sample) time.Duration { return s.cpu })), unit)
+		}
+		fmt.Println()
+	}
+	cheapest := perByte[0].nsB
+	for _, p := range perByte {
+		if p.nsB < cheapest {
+			cheapest = p.nsB
+		}
+	}
+	fmt.Println("CPU per byte of each JSON shape relative to the cheapest (goal: none above 1.5×):")
+	for _, p := range perByte {
+		fmt.Printf("  %-12s %.2f×\n", p.name, p.nsB/cheapest)
+	}
+	fmt.Println()
+}
+
+func shards(e2atap string, cs []corpus) {
+	fmt.Println("## Two shards against one (both cores free; goal: wall ≥ 1.8×, CPU ≤ 1.1×)")
+	for _, c := range cs {
+		args := func(n string) []string {
+			a := []string{e2atap, "validate", "--quiet", "--shards", n, "--fail-on", "never"}
+			if c.frames {
+				a = append(a, "--format", "frames")
+			}
+			return append(a, c.file)
+		}
+		var one, two []sample
+		for r := 0; r < *rounds; r++ {
+			one = append(one, runCmd(args("1")))
+			two = append(two, runCmd(args("2")))
+		}
+		fmt.Printf("  %-12s wall speed-up %s   CPU 2 shards ÷ 1 shard %s\n", c.name,
+			fmtRatio(ratios(one, two, func(s sample) time.Duration { return s.wall })),
+			fmtRatio(ratios(two, one, func(s sample) time.Duration { return s.cpu })))
+	}
+	fmt.Println()
+}
+
+// memory: bytes per open stream at the process level, as the peak RSS of
+// a run holding N open streams (36-byte UUID request ids) less that of a
+// run holding 1000, divided by the difference.
+func memory(e2atap string) {
+	big := filepath.Join(*dir, fmt.Sprintf("open-%d.jsonl", *open))
+	small := filepath.Join(*dir, "open-1000.jsonl")
+	writeOpen(big, *open)
+	writeOpen(small, 1000)
+	args := func(f string) []string {
+		return []string{e2atap, "validate", "--quiet", "--shards", "1", "--fail-on", "never", "--max-streams", fmt.Sprint(*open * 2), f}
+	}
+	var per []float64
+	for r := 0; r < *rounds; r++ {
+		b := runPinned(args(big))
+		s := runPinned(args(small))
+		per = append(per, float64(b.maxRSS-s.maxRSS)/float64(*open-1000))
+	}
+	sort.Float64s(per)
+	fmt.Printf("## Memory: %d open streams, 36-byte request ids (goal: ≤ 100 bytes per stream)\n", *open)
+	fmt.Printf("  peak RSS per open stream: %.0f bytes [%.0f–%.0f]\n\n", median(per), per[0], per[len(per)-1])
+}
+
+func writeOpen(path string, n int) {
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	f, err := os.Create(path)
+	must(err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	var b [16]byte
+	for i := 0; i < n; i++ {
+		rand.Read(b[:])
+		h := hex.EncodeToString(b[:])
+		id := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+		fmt.Fprintf(w, `{"protocol_version": "1.0", "response_id": "%s", "request_id": "%s", "sequence": 0, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00.005000+00:00", "body": {"delta_kind": "text", "delta": "tok"}}`+"\n", id, id)
+	}
+	must(w.Flush())
+	must(f.Close())
+}
+
+func jsonCorpora(e2atap string) []corpus {
+	gen := filepath.Join(*dir, "gen-"+*size+".jsonl")
+	if _, err := os.Stat(gen); err != nil {
+		fmt.Printf("generating %s …\n", gen)
+		must(exec.Command(e2atap, "gen", "--size", *size, "--seed", "7", "--fault-rate", "0", "-o", gen).Run())
+	}
+	py := filepath.Join(*repoRoot, "internal", "benchsys", "corpus.py")
+	out := []corpus{newCorpus("gen", gen, false)}
+	for _, v := range []struct {
+		name, ascii, pct string
+	}{{"py-ascii", "1", "0"}, {"py-utf8", "0", "0"}, {"py-esc8", "1", "8"}, {"py-esc100", "1", "100"}} {
+		p := filepath.Join(*dir, v.name+"-"+*size+".jsonl")
+		if _, err := os.Stat(p); err != nil {
+			fmt.Printf("generating %s …\n", p)
+			cmd := exec.Command("python3", py, gen, p, v.ascii, v.pct)
+			cmd.Stderr = os.Stderr
+			must(cmd.Run())
+		}
+		out = append(out, newCorpus(v.name, p, false))
+	}
+	return out
+}
+
+// frameCorpus writes streams of ~200-byte STREAM_CHUNK frames, 8 streams
+// interleaved, each ending with a done chunk.
+func frameCorpus() corpus {
+	p := filepath.Join(*dir, fmt.Sprintf("frames-%d.frames", *framesN))
+	if _, err := os.Stat(p); err != nil {
+		f, err := os.Create(p)
+		must(err)
+		w := bufio.NewWriterSize(f, 1<<20)
+		const perStream, lanes = 50, 8
+		seqs := make([]int, lanes)
+		ids := make([]int, lanes)
+		next := 0
+		for i := range ids {
+			ids[i] = next
+			next++
+		}
+		data := []byte(strings.Repeat("model output text ", 7)[:120])
+		var buf []byte
+		for i := 0; i < *framesN; i++ {
+			l := i % lanes
+			var flags uint8
+			if seqs[l] == perStream-1 {
+				flags = 1
+			}
+			sid := fmt.Sprintf("agent-7:%08d-0000-4000-8000-000000000000", ids[l])
+			buf, err = frame.AppendFrame(buf[:0], 2, flags, int32(seqs[l]), []frame.Attr{{Name: "sid", Value: sid}, {Name: "etype", Value: "text"}}, data)
+			must(err)
+			w.Write(buf)
+			seqs[l]++
+			if flags == 1 {
+				seqs[l], ids[l] = 0, next
+				next++
+			}
+		}
+		must(w.Flush())
+		must(f.Close())
+	}
+	return newCorpus("frames", p, true)
+}
+
+func newCorpus(name, path string, frames bool) corpus {
+	st, err := os.Stat(path)
+	must(err)
+	c := corpus{name: name, file: path, bytes: st.Size(), frames: frames}
+	if frames {
+		c.records = *framesN
+		return c
+	}
+	f, err := os.Open(path)
+	must(err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		c.records++
+	}
+	return c
+}
+
+func runPinned(args []string) sample {
+	if !*noPin {
+		args = append([]string{"taskset", "-c", "0"}, args...)
+	}
+	return runCmd(args)
+}
+
+func runCmd(args []string) sample {
+	cmd := exec.Command(args[0], args[1:]...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	cmd.Stdout = nil // discarded: /dev/null
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 2 {
+			fail(fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, errb.String()))
+		}
+	}
+	wall := time.Since(start)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sample{wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024}
+}
+
+func rates(n int, s []sample, d func(sample) time.Duration) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = float64(n) / d(x).Seconds()
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// ratios pairs the rounds: baseline[i] ÷ e2atap[i].
+func ratios(base, e []sample, d func(sample) time.Duration) []float64 {
+	out := make([]float64, len(e))
+	for i := range e {
+		out[i] = d(base[i]).Seconds() / d(e[i]).Seconds()
+	}
+	sort.Float64s(out)
+	return out
+}
+
+func nsPerByte(n int64, s []sample) []float64 {
+	out := make([]float64, len(s))
+	for i, x := range s {
+		out[i] = float64(x.cpu.Nanoseconds()) / float64(n)
+	}
+	sort.Float64s(out)
+	return out
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func fmtRate(v []float64) string {
+	return fmt.Sprintf("%s [%s–%s]", human(median(v)), human(v[0]), human(v[len(v)-1]))
+}
+
+func fmtRatio(v []float64) string {
+	return fmt.Sprintf("%.2f× [%.2f–%.2f]", median(v), v[0], v[len(v)-1])
+}
+
+func human(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2f M", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.0f k", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func build(bin, name, pkg string) error {
+	cmd := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg)
+	cmd.Dir = *repoRoot
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.TrimSpace(string(b))
+}
+
+func must(err error) {
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench-system:", err)
+	os.Exit(2)
+}
