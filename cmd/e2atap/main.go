@@ -76,6 +76,7 @@ Commands:
   demo       everything on one machine: embedded NATS, simulated Gateway and
              AgentServer with injected faults, e2atap between them, a live view
   completion print a shell completion script (bash, zsh or fish)
+  observe    follow a running sidecar's findings and stream outcomes live
   version    print the version
 
 Run 'e2atap help <command>' (or 'e2atap <command> --help') for the flags of
@@ -83,7 +84,7 @@ a command. Flags may come before or after file names; '--' ends them.
 `
 
 // commands are the names 'e2atap help' and the completions know.
-var commands = []string{"run", "validate", "decode", "gen", "demo", "completion", "version", "help"}
+var commands = []string{"run", "validate", "decode", "gen", "demo", "observe", "completion", "version", "help"}
 
 func main() {
 	ctx, stop := signalContext()
@@ -115,6 +116,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdGen(ctx, rest, stdout, stderr)
 	case "demo":
 		return cmdDemo(ctx, rest, stdout, stderr)
+	case "observe":
+		return cmdObserve(ctx, rest, stdout, stderr)
 	case "completion":
 		return cmdCompletion(rest, stdout, stderr)
 	case "version", "--version":

@@ -21,6 +21,7 @@ import (
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/exporters/metrics"
+	"github.com/e2atap/e2atap/exporters/observe"
 	"github.com/e2atap/e2atap/exporters/traces"
 	"github.com/e2atap/e2atap/tap"
 	kafkatap "github.com/e2atap/e2atap/tap/kafka"
@@ -106,6 +107,7 @@ type sidecar struct {
 	metrics  *metrics.Metrics
 	recLog   *jsonlog.Writer
 	findLog  *jsonlog.FindingWriter
+	observe  *observe.Hub
 	extra    []validate.Sink // added by the demo
 	listener net.Listener
 	ready    sync.Map // tap name → struct{} once its source started
@@ -148,6 +150,12 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if s.findLog != nil {
 		sinks = append(sinks, s.findLog)
 	}
+	// The live view (e2atap observe) redacts with the logs' Redactor.
+	s.observe = observe.NewHub(red, observe.DefaultOptions())
+	if err := s.observe.Register(s.reg); err != nil {
+		return nil, err
+	}
+	sinks = append(sinks, s.observe)
 	sinks = append(sinks, extra...)
 
 	prof, _ := validate.ProfileByName(cfg.Profile)
@@ -348,6 +356,7 @@ func (s *sidecar) Run(ctx context.Context) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	errs = append(errs, s.tracer.Shutdown(shutCtx))
+	s.observe.Close()
 	_ = srv.Shutdown(shutCtx)
 	if err := <-httpDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, err)
@@ -383,6 +392,7 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 func (s *sidecar) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg}))
+	mux.Handle("/observe", s.observe)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
