@@ -89,8 +89,8 @@ type Hub struct {
 	bytes    int
 	watchers map[*watcher]struct{}
 
-	closed   chan struct{} // closed by Close: watchers' streams end
-	once     sync.Once
+	closed chan struct{} // closed by Close: watchers' streams end
+	once   sync.Once
 
 	recordWatchers atomic.Int32 // watchers that asked for records
 	events         atomic.Uint64
