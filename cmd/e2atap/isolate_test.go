@@ -368,12 +368,19 @@ outputs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = startLogged(t, cfgPath, addr)
+	// This run also has GOMEMLIMIT set: the budget is a quarter of it.
+	p = startLogged(t, cfgPath, addr, "GOMEMLIMIT=400MiB")
 	pollUntil(t, "/readyz 503 for a ws tap that cannot listen", 20*time.Second, func() bool {
 		p.alive(t)
 		code, body := p.get(t, "/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "agent-ws")
 	})
+	if v := p.sample(t, "e2atap_budget_bytes"); v != "1.048576e+08" {
+		t.Errorf("e2atap_budget_bytes %q under GOMEMLIMIT=400MiB, want 100 MiB", v)
+	}
+	if l := p.logLines(t, "memory budget", ""); len(l) != 1 || l[0]["source"] != "1/4 of GOMEMLIMIT" || l[0]["go_memory_limit_source"] != "GOMEMLIMIT" {
+		t.Errorf("the start log does not say where the budget came from: %v", l)
+	}
 	if code, _ := p.get(t, "/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz %d with a ws tap down, want 200 (the process is alive)", code)
 	}
