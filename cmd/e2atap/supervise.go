@@ -28,12 +28,16 @@ type backoff struct {
 	// Settle is how long a new attempt must run (or report Up) to count as
 	// recovered: the backoff starts again from Initial after that.
 	Settle time.Duration
-	// LogEvery rate-limits the "still failing" log of a tap.
+	// LogEvery rate-limits the "still failing" log of a tap and the logs
+	// of a flapping upstream.
 	LogEvery time.Duration
+	// UpstreamGrace is how long a new attempt may go without reaching its
+	// upstream, while counting connection errors, before that is logged.
+	UpstreamGrace time.Duration
 }
 
 // defaultBackoff: 1 s doubling to 60 s.
-var defaultBackoff = backoff{Initial: time.Second, Max: time.Minute, Settle: 5 * time.Second, LogEvery: time.Minute}
+var defaultBackoff = backoff{Initial: time.Second, Max: time.Minute, Settle: 5 * time.Second, LogEvery: time.Minute, UpstreamGrace: 10 * time.Second}
 
 // delay is the wait before retry n (0 first), with ±20 % jitter so that
 // the taps of many pods do not retry a shared broker in step.
@@ -77,6 +81,8 @@ type tapSupervisor struct {
 	retryAt      time.Time
 	upstreamWas  int8 // 0 unknown, 1 up, -1 down (for transition logs)
 	upstreamLog  time.Time
+	attemptStart time.Time
+	downLogged   bool // the upstream's going down was logged: log its return
 }
 
 // tapHealth is what /healthz shows of a tap.
@@ -132,6 +138,9 @@ func (s *tapSupervisor) run(ctx context.Context, first tap.Source, firstErr erro
 // runOnce runs one attempt until its Run returns. It reports whether the
 // attempt recovered (ran for Settle or reported Up) before it ended.
 func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered bool, err error) {
+	s.mu.Lock()
+	s.attemptStart, s.upstreamWas = time.Now(), 0
+	s.mu.Unlock()
 	s.running.Store(true)
 	if s.started != nil {
 		s.started(ctx)
@@ -213,41 +222,50 @@ func (s *tapSupervisor) recovered() {
 }
 
 // watchUpstream logs the upstream (broker) going down and coming back,
-// once each, at most once a minute for a flapping upstream. The state
-// at start is not logged: a tap that never reached its upstream says so
-// itself, and /healthz and tap_upstream_up show it.
+// once each, at most once a minute for a flapping upstream. An upstream
+// not reached since the attempt started is logged once upstreamGrace has
+// passed with connection errors counted (dial, handshake, disconnect): a
+// tap that only has not had a reason to connect yet is not reported.
 func (s *tapSupervisor) watchUpstream() {
 	if !s.hasUpstream {
 		return
 	}
 	up := s.stats.UpstreamUp.Load()
+	now := time.Now()
 	s.mu.Lock()
 	was := s.upstreamWas
-	now := time.Now()
-	var logIt bool
+	var down, back bool
 	switch {
 	case up && was != 1:
 		s.upstreamWas = 1
-		logIt = was == -1
+		back = s.downLogged
+		s.downLogged = false
 	case !up && was == 1:
 		s.upstreamWas = -1
-		logIt = true
+		down = true
+	case !up && was == 0 && now.Sub(s.attemptStart) >= s.policy.UpstreamGrace && s.connErrors() > 0:
+		s.upstreamWas = -1
+		down = true
 	}
-	if logIt && now.Sub(s.upstreamLog) < s.policy.LogEvery && !up {
-		logIt = false // flapping: the metric shows it
-	}
-	if logIt {
-		s.upstreamLog = now
+	if down {
+		// A flapping upstream is logged at most once a minute; the
+		// metric shows every change.
+		down = s.upstreamLog.IsZero() || now.Sub(s.upstreamLog) >= s.policy.LogEvery
+		if down {
+			s.upstreamLog, s.downLogged = now, true
+		}
 	}
 	s.mu.Unlock()
-	if !logIt {
-		return
-	}
-	if up {
+	switch {
+	case back:
 		s.log.Info("tap's upstream is back")
-	} else {
+	case down:
 		s.log.Warn("tap's upstream is down; the tap reconnects by itself", "errors", s.errorCounts())
 	}
+}
+
+func (s *tapSupervisor) connErrors() uint64 {
+	return s.stats.Errors[tap.ErrDial].Load() + s.stats.Errors[tap.ErrHandshake].Load() + s.stats.Errors[tap.ErrDisconnect].Load()
 }
 
 func (s *tapSupervisor) errorCounts() map[string]uint64 {

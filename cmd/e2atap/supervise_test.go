@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/e2atap/e2atap/tap"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -107,4 +111,147 @@ func TestEngineQueueBoundedInBytes(t *testing.T) {
 	pollUntil(t, "every charge released", 10*time.Second, func() bool { return sc.budget.Used() == 0 })
 	stop()
 	t.Logf("engine stalled: %d bytes held (%d lines of %d bytes) under a %d-byte budget; all released after", held, held/lineBytes, lineBytes, budget)
+}
+
+// logCapture is a slog handler that keeps the records' messages and
+// attributes.
+type logCapture struct {
+	mu   sync.Mutex
+	recs []string
+}
+
+func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Level.String() + " " + r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		b.WriteString(" " + a.String())
+		return true
+	})
+	c.mu.Lock()
+	c.recs = append(c.recs, b.String())
+	c.mu.Unlock()
+	return nil
+}
+func (c *logCapture) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logCapture) WithGroup(string) slog.Handler      { return c }
+
+func (c *logCapture) count(substr string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, r := range c.recs {
+		if strings.Contains(r, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *logCapture) all() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.recs, "\n")
+}
+
+// upSource is a source that is up while it runs.
+type upSource struct{ stats *tap.Stats }
+
+func (u upSource) Run(ctx context.Context, _ tap.EmitFunc) error {
+	u.stats.Up.Store(true)
+	<-ctx.Done()
+	u.stats.Up.Store(false)
+	return nil
+}
+
+var fastBackoff = backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond, Settle: 100 * time.Millisecond, LogEvery: time.Hour, UpstreamGrace: 100 * time.Millisecond}
+
+// TestSupervisorFailRecoverAndUpstreamLogs: a tap that cannot be built is
+// down, counted once per attempt, logged once (its URL's password masked),
+// retried, and logged once when it recovers; its upstream going down and
+// coming back is logged once each, and a flapping upstream is not logged
+// again within LogEvery.
+func TestSupervisorFailRecoverAndUpstreamLogs(t *testing.T) {
+	stats := &tap.Stats{}
+	logs := &logCapture{}
+	var builds atomic.Int32
+	s := &tapSupervisor{name: "mesh", typ: "nats", hasUpstream: true, stats: stats, log: slog.New(logs), policy: fastBackoff,
+		build: func() (tap.Source, error) {
+			if builds.Add(1) <= 3 {
+				return nil, errors.New("connect nats://e2atap:hunter2@broker:4222: refused")
+			}
+			return upSource{stats}, nil
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src, err := s.build()
+		s.run(ctx, src, err)
+	}()
+	defer func() { cancel(); <-done }()
+
+	pollUntil(t, "the tap to recover", 10*time.Second, func() bool { return logs.count("tap recovered") == 1 })
+	if n := stats.Errors[tap.ErrStart].Load(); n != 3 {
+		t.Errorf("errors{start} = %d after 3 failed builds", n)
+	}
+	if n := logs.count("tap failed; it is down"); n != 1 {
+		t.Errorf("%d failure logs for one run of failures, want 1", n)
+	}
+	if strings.Contains(logs.all(), "hunter2") || !strings.Contains(logs.all(), "nats://******@broker") {
+		t.Errorf("the password is not masked in the log:\n%s", logs.all())
+	}
+	if h := s.health(); h.State != "upstream_down" || !h.Up || h.Failures != 0 || !strings.Contains(h.LastError, "******") {
+		t.Errorf("health after recovery: %+v", h)
+	}
+
+	stats.UpstreamUp.Store(true)
+	pollUntil(t, "healthy", 5*time.Second, func() bool { return s.health().State == "ok" })
+	time.Sleep(500 * time.Millisecond) // the watcher samples every 200ms
+	stats.UpstreamUp.Store(false)
+	pollUntil(t, "the upstream down log", 5*time.Second, func() bool { return logs.count("upstream is down") == 1 })
+	stats.UpstreamUp.Store(true)
+	pollUntil(t, "the upstream back log", 5*time.Second, func() bool { return logs.count("upstream is back") == 1 })
+	// Flapping within LogEvery: counted by the metric, not logged again.
+	for i := 0; i < 3; i++ {
+		stats.UpstreamUp.Store(false)
+		time.Sleep(500 * time.Millisecond)
+		stats.UpstreamUp.Store(true)
+		time.Sleep(500 * time.Millisecond)
+	}
+	if d, b := logs.count("upstream is down"), logs.count("upstream is back"); d != 1 || b != 1 {
+		t.Errorf("a flapping upstream logged %d downs and %d returns within LogEvery, want 1 and 1:\n%s", d, b, logs.all())
+	}
+}
+
+// TestSupervisorUpstreamNeverReached: a tap that has counted connection
+// errors and not reached its upstream since it started is logged once,
+// after the grace period (issue 8 k: brokers unreachable, and silence).
+func TestSupervisorUpstreamNeverReached(t *testing.T) {
+	stats := &tap.Stats{}
+	logs := &logCapture{}
+	s := &tapSupervisor{name: "mesh", typ: "kafka", hasUpstream: true, stats: stats, log: slog.New(logs), policy: fastBackoff,
+		build: func() (tap.Source, error) { return upSource{stats}, nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src, err := s.build()
+		s.run(ctx, src, err)
+	}()
+	defer func() { cancel(); <-done }()
+
+	time.Sleep(3 * fastBackoff.UpstreamGrace)
+	if n := logs.count("upstream is down"); n != 0 {
+		t.Fatalf("logged an unreachable upstream with no connection error counted:\n%s", logs.all())
+	}
+	stats.Error(tap.ErrDial)
+	pollUntil(t, "the unreachable upstream to be logged", 5*time.Second, func() bool { return logs.count("upstream is down") == 1 })
+	stats.Error(tap.ErrDial)
+	time.Sleep(3 * fastBackoff.UpstreamGrace)
+	stats.UpstreamUp.Store(true)
+	pollUntil(t, "the upstream back log", 5*time.Second, func() bool { return logs.count("upstream is back") == 1 })
+	if n := logs.count("upstream is down"); n != 1 {
+		t.Errorf("%d down logs, want 1:\n%s", n, logs.all())
+	}
 }
