@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,7 +148,18 @@ func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered 
 		s.started(ctx)
 	}
 	done := make(chan error, 1)
-	go func() { done <- src.Run(ctx, s.emit) }()
+	go func() {
+		// A panic on Run's own goroutine is this tap's failure, not the
+		// process's: the relay of the other taps goes on. (Goroutines a
+		// tap starts itself are its own to guard.)
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("tap panicked", "panic", redactSecrets(fmt.Sprint(r)), "stack", redactSecrets(string(debug.Stack())))
+				done <- fmt.Errorf("panic: %v", r)
+			}
+		}()
+		done <- src.Run(ctx, s.emit)
+	}()
 	defer func() {
 		s.running.Store(false)
 		if s.stopped != nil {

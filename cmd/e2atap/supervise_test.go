@@ -255,3 +255,39 @@ func TestSupervisorUpstreamNeverReached(t *testing.T) {
 		t.Errorf("%d down logs, want 1:\n%s", n, logs.all())
 	}
 }
+
+// panicSource panics on its first Run, then runs.
+type panicSource struct {
+	stats *tap.Stats
+	runs  *atomic.Int32
+}
+
+func (p panicSource) Run(ctx context.Context, emit tap.EmitFunc) error {
+	if p.runs.Add(1) == 1 {
+		var m map[string]int
+		m["boom"]++ // a nil-map write: a runtime panic
+	}
+	return upSource{p.stats}.Run(ctx, emit)
+}
+
+// TestSupervisorPanicIsATapFailure: a panic on a tap's Run goroutine makes
+// that tap fail and be retried; the process (here: the test) goes on.
+func TestSupervisorPanicIsATapFailure(t *testing.T) {
+	stats := &tap.Stats{}
+	logs := &logCapture{}
+	var runs atomic.Int32
+	s := &tapSupervisor{name: "logs", typ: "logdir", stats: stats, log: slog.New(logs), policy: fastBackoff,
+		build: func() (tap.Source, error) { return panicSource{stats, &runs}, nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src, err := s.build()
+		s.run(ctx, src, err)
+	}()
+	defer func() { cancel(); <-done }()
+	pollUntil(t, "the tap to run again after its panic", 10*time.Second, func() bool { return runs.Load() >= 2 && stats.Up.Load() })
+	if logs.count("tap panicked") != 1 || logs.count("tap failed; it is down") != 1 || stats.Errors[tap.ErrStart].Load() != 1 {
+		t.Errorf("a panic was not reported as one tap failure:\n%s", logs.all())
+	}
+}
