@@ -66,6 +66,13 @@ func chooseBudget(configured int64, root fs.FS, goLimit int64) budgetChoice {
 	if cg > 0 && !goSet {
 		c.GoLimit = cg / 100 * goLimitPercent
 	}
+	var limitSource string
+	switch {
+	case goSet && (cg == 0 || goLimit < cg):
+		c.Limit, limitSource = goLimit, "GOMEMLIMIT"
+	case cg > 0:
+		c.Limit, limitSource = cg, cgSource
+	}
 	switch {
 	case configured < 0:
 		c.Budget, c.Source = 0, "memory.budget_bytes (unlimited)"
@@ -73,18 +80,12 @@ func chooseBudget(configured int64, root fs.FS, goLimit int64) budgetChoice {
 	case configured > 0:
 		c.Budget, c.Source = configured, "memory.budget_bytes"
 		return c
-	}
-	switch {
-	case goSet && (cg == 0 || goLimit < cg):
-		c.Limit, c.Source = goLimit, "GOMEMLIMIT"
-	case cg > 0:
-		c.Limit, c.Source = cg, cgSource
-	default:
+	case c.Limit == 0:
 		c.Budget, c.Source = budgetDefault, "default (no memory limit known)"
 		return c
 	}
 	c.Budget = max(c.Limit/budgetShare, budgetFloor)
-	c.Source = fmt.Sprintf("1/%d of %s", budgetShare, c.Source)
+	c.Source = fmt.Sprintf("1/%d of %s", budgetShare, limitSource)
 	return c
 }
 

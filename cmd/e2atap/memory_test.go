@@ -61,4 +61,9 @@ func TestChooseBudget(t *testing.T) {
 			}
 		})
 	}
+	// A configured budget still knows the limit, so that run warns when
+	// the budget leaves too little of it.
+	if c := chooseBudget(200*mi, v2("0::/\n", "268435456\n"), unset); c.Limit != 268435456 || c.Budget <= c.Limit/2 {
+		t.Errorf("configured 200 MiB under a 256 MiB limit: %+v", c)
+	}
 }

@@ -109,6 +109,9 @@ func applyMemoryLimits(mc MemoryConfig, logger *slog.Logger) int64 {
 		attrs = append(attrs, "go_memory_limit_bytes", l, "go_memory_limit_source", "GOMEMLIMIT")
 	}
 	logger.Info("memory budget", attrs...)
+	if c.Limit > 0 && (c.Budget <= 0 || c.Budget > c.Limit/2) {
+		logger.Warn("memory.budget_bytes leaves less than half of the memory limit for everything else: the process may run out of memory", "budget_bytes", c.Budget, "memory_limit_bytes", c.Limit)
+	}
 	if c.Budget <= 0 {
 		return -1
 	}
