@@ -391,6 +391,22 @@ outputs:
 		return code == http.StatusOK
 	})
 	p.stop(t)
+
+	// SIGTERM while a tap waits for its next retry: a clean, prompt exit.
+	if hold, err = netListen(wsAddr); err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	p = startLogged(t, cfgPath, addr)
+	pollUntil(t, "the ws tap to fail", 20*time.Second, func() bool {
+		p.alive(t)
+		return len(p.logLines(t, "tap failed; it is down and will be retried", "agent-ws")) == 1
+	})
+	start := time.Now()
+	p.stop(t)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("SIGTERM with a tap in backoff took %s", d)
+	}
 }
 
 func netListen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
