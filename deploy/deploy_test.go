@@ -37,6 +37,7 @@ const (
 var requiredAlerts = []string{
 	"E2AtapProtocolErrors", "E2AtapMissingFinals", "E2AtapFailureRate", "E2AtapTapDrops",
 	"E2AtapTapDown", "E2AtapDecodeErrors", "E2AtapSidecarDown",
+	"E2AtapTapErrors", "E2AtapUpstreamDown",
 }
 
 // prometheusMetrics are series Prometheus makes itself; alerts may use them.
@@ -508,6 +509,22 @@ func TestSidecarDeployment(t *testing.T) {
 	}
 	probe("liveness", side.LivenessProbe, "/healthz")
 	probe("readiness", side.ReadinessProbe, "/readyz")
+	// The agent waits for the tap's listener (startup on /readyz), and a
+	// liveness failure (a restart, every relayed connection cut) needs a
+	// process that has not answered for at least 30s.
+	probe("startup", side.StartupProbe, "/readyz")
+	if p := side.LivenessProbe; p != nil {
+		if budget := p.PeriodSeconds * p.FailureThreshold; budget < 30 || p.TimeoutSeconds < 2 {
+			t.Errorf("liveness probe restarts after %ds (timeout %ds): want at least 30s and a 2s timeout", budget, p.TimeoutSeconds)
+		}
+	}
+	// GOMEMLIMIT at the container limit leaves the collector no room; e2atap
+	// sets 90% of the cgroup limit itself when it is not set.
+	for _, e := range side.Env {
+		if e.Name == "GOMEMLIMIT" && e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory" {
+			t.Error("GOMEMLIMIT is the full memory limit: leave it unset (e2atap sets 90% of the cgroup limit) or set it lower")
+		}
+	}
 
 	psc := spec.SecurityContext
 	for _, c := range []corev1.Container{*side, agent} {

@@ -42,6 +42,10 @@ const (
 	tapLogs = "agent-logs" // logdir over the agent's JSON-lines logs
 	tapWS   = "agent-ws"   // the WebSocket proxy in front of the AgentServer
 	tapMesh = "mesh"       // a nats tap whose server is down
+	// tapStuck is a logdir tap that cannot start (its positions file is
+	// under a regular file): down, counted and retried, while the others
+	// run and the sidecar stays ready.
+	tapStuck = "stuck"
 )
 
 // e2e limits: line length of the logdir tap (the feeder writes longer
@@ -148,7 +152,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// sidecarConfig is the e2atap.yaml of the test: the three taps, short
+// sidecarConfig is the e2atap.yaml of the test: the four taps, short
 // stream timeouts, findings and the redacted record log in dir.
 func sidecarConfig(dir, listen, wsListen, upstream, natsURL string) string {
 	return fmt.Sprintf(`profile: jiuwenswarm
@@ -158,6 +162,7 @@ taps:
   - {name: %s, type: logdir, paths: [%q], positions: %q, max_line_bytes: %d}
   - {name: %s, type: ws, listen: %q, upstream: %q}
   - {name: %s, type: nats, url: %q, subjects: ["agent.>"]}
+  - {name: %s, type: logdir, paths: [%q], positions: %q}
 outputs:
   findings: {path: %q}
   log: {path: %q, content: mask}
@@ -165,6 +170,7 @@ outputs:
 		tapLogs, filepath.Join(dir, "logs", "*.jsonl"), filepath.Join(dir, "positions.json"), maxLineBytes,
 		tapWS, wsListen, upstream,
 		tapMesh, natsURL,
+		tapStuck, filepath.Join(dir, "logs", "*.jsonl"), filepath.Join(dir, "not-a-dir", "positions.json"),
 		filepath.Join(dir, "findings.jsonl"), filepath.Join(dir, "records.jsonl"))
 }
 
@@ -502,10 +508,12 @@ func dashboardQueries(t *testing.T) []dashboardQuery {
 }
 
 // TestEndToEndPrometheus builds e2atap and runs it (`e2atap run`) with
-// three real taps: logdir over logs a feeder fills with faulty traffic
+// four real taps: logdir over logs a feeder fills with faulty traffic
 // (oversize lines included), ws in front of a stand-in AgentServer that
 // answers a Gateway's requests with faulty streams (permessage-deflate on),
-// and nats pointed at a port where no server listens (a tap that is down).
+// nats pointed at a port where no server listens (a tap whose upstream is
+// down), and a logdir tap that cannot start (down, counted, retried). The
+// sidecar must stay ready (/readyz 200: readiness is the ws listener).
 // A real Prometheus scrapes it, with the alert rules loaded, and a second
 // target that never answers (a sidecar that is down). Then every dashboard
 // query and every alert expression must return data, every alert must be
@@ -528,6 +536,9 @@ func TestEndToEndPrometheus(t *testing.T) {
 		byID[b.id] = b.lines
 	}
 	if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "not-a-dir"), []byte("a file where tap stuck wants a directory\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	feed := &logFeeder{path: filepath.Join(dir, "logs", "agent.jsonl"), blocks: blocks}
@@ -576,6 +587,11 @@ func TestEndToEndPrometheus(t *testing.T) {
 		t.Fatalf("e2atap target never up: %v", err)
 	}
 	t.Logf("e2atap running and prometheus scraping it after %s", time.Since(start).Round(time.Millisecond))
+	if resp, err := http.Get("http://" + sc.addr + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz %v %v with the NATS broker absent and a logdir tap failing: want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
 	// Rule files loaded without errors.
 	groups, err := prom.Rules(ctx)
@@ -693,7 +709,8 @@ func TestEndToEndPrometheus(t *testing.T) {
 		for _, name := range []string{
 			"E2AtapProtocolErrors/" + tapLogs, "E2AtapProtocolErrors/" + tapWS,
 			"E2AtapDecodeErrors/" + tapLogs, "E2AtapDecodeErrors/" + tapWS,
-			"E2AtapTapDrops/" + tapLogs, "E2AtapTapDown/" + tapMesh,
+			"E2AtapTapDrops/" + tapLogs, "E2AtapTapDown/" + tapStuck,
+			"E2AtapTapErrors/" + tapStuck, "E2AtapUpstreamDown/" + tapMesh,
 		} {
 			if !got[name] {
 				return false, fmt.Errorf("%s not pending or firing", name)

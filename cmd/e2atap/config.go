@@ -28,6 +28,7 @@ type Config struct {
 	Rules   map[string]string `yaml:"rules"` // severity overrides: rule id → error|warning|info|off
 	Taps    []TapConfig       `yaml:"taps"`
 	Outputs OutputsConfig     `yaml:"outputs"`
+	Memory  MemoryConfig      `yaml:"memory"`
 }
 
 // StreamsConfig bounds the stream table.
@@ -200,6 +201,7 @@ var (
 	sections     = map[string]string{
 		"main.Config": "the top level", "main.StreamsConfig": "streams", "main.OutputsConfig": "outputs",
 		"main.FindingsConfig": "outputs.findings", "jsonlog.Config": "outputs.log", "main.JetStreamConfig": "a jetstream entry",
+		"main.MemoryConfig": "memory",
 	}
 )
 
@@ -272,6 +274,9 @@ func (c *Config) Validate() error {
 	}
 	if s.MaxRecordBytes < 1 {
 		add("streams.max_record_bytes: %d, want at least 1", s.MaxRecordBytes)
+	}
+	if b := c.Memory.BudgetBytes; b < -1 || (b > 0 && b < budgetMinBytes) {
+		add("memory.budget_bytes: %d, want 0 (derived from the memory limit), -1 (unlimited) or at least %d", b, budgetMinBytes)
 	}
 	if len(c.Taps) == 0 {
 		add("taps: none configured (a sidecar needs at least one tap: ws, logdir, nats or kafka)")

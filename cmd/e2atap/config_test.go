@@ -15,6 +15,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"unknown-top", "profile: spec\ncolour: red\n", []string{`line 2: unknown key "colour" in the top level`}},
 		{"unknown-log", "outputs:\n  log: {path: /tmp/x, colr: 1}\n", []string{`unknown key "colr" in outputs.log`}},
+		{"unknown-memory", "memory: {budget: 1}\n", []string{`unknown key "budget" in memory`}},
 		{"key-of-another-tap-type", "taps:\n  - {name: l, type: logdir, paths: [a], positions: p, upstream: ws://x}\n",
 			[]string{`line 2: key "upstream" is not a setting of a logdir tap`}},
 	}
@@ -38,6 +39,7 @@ taps:
   - {name: "agent ws", type: ws, listen: 127.0.0.1:1, upstream: http://x}
   - {name: mesh, type: nats, url: "nats://user:hunter2@host:4222"}
   - {type: kafka}
+memory: {budget_bytes: 1000}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ taps:
 	if err == nil {
 		t.Fatal("an invalid configuration validated")
 	}
-	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:"} {
+	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:", "memory.budget_bytes: 1000"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate does not report %q:\n%v", w, err)
 		}

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/exporters/metrics"
@@ -73,6 +73,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Memory.BudgetBytes = applyMemoryLimits(cfg.Memory, logger)
 	sc, err := newSidecar(ctx, cfg, logger, stdout)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
@@ -87,12 +88,46 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
 
+// applyMemoryLimits chooses the byte budget (memory.go) and, when the
+// container has a memory limit and GOMEMLIMIT is not set, sets the Go
+// memory limit to goLimitPercent of it. It logs what it chose and why, and
+// returns the budget in bytes (-1: unlimited).
+func applyMemoryLimits(mc MemoryConfig, logger *slog.Logger) int64 {
+	c := chooseBudget(mc.BudgetBytes, os.DirFS("/"), debug.SetMemoryLimit(-1))
+	if c.GoLimit > 0 {
+		debug.SetMemoryLimit(c.GoLimit)
+	}
+	attrs := []any{"budget_bytes", c.Budget, "budget", mib(c.Budget), "source", c.Source}
+	if c.Budget <= 0 {
+		attrs[3] = "unlimited"
+	}
+	if c.CgroupLimit > 0 {
+		attrs = append(attrs, "cgroup_limit_bytes", c.CgroupLimit)
+	}
+	if c.GoLimit > 0 {
+		attrs = append(attrs, "go_memory_limit_bytes", c.GoLimit, "go_memory_limit_source", fmt.Sprintf("%d%% of the cgroup limit (GOMEMLIMIT not set)", goLimitPercent))
+	} else if l := debug.SetMemoryLimit(-1); l < math.MaxInt64 {
+		attrs = append(attrs, "go_memory_limit_bytes", l, "go_memory_limit_source", "GOMEMLIMIT")
+	}
+	logger.Info("memory budget", attrs...)
+	if c.Limit > 0 && (c.Budget <= 0 || c.Budget > c.Limit/2) {
+		logger.Warn("memory.budget_bytes leaves less than half of the memory limit for everything else: the process may run out of memory", "budget_bytes", c.Budget, "memory_limit_bytes", c.Limit)
+	}
+	if c.Budget <= 0 {
+		return -1
+	}
+	return c.Budget
+}
+
 // tapRun is one configured tap with its health.
 type tapRun struct {
-	name    string
-	stats   *tap.Stats
-	src     tap.Source
-	lagUnit string // metrics.LagBytes or LagMessages
+	name     string
+	typ      string
+	stats    *tap.Stats
+	src      tap.Source // the first build (nil if it failed: firstErr)
+	firstErr error
+	sup      *tapSupervisor
+	lagUnit  string // metrics.LagBytes or LagMessages
 }
 
 // sidecar is the assembled process: taps → live engine → sinks, and the
@@ -110,11 +145,22 @@ type sidecar struct {
 	observe  *observe.Hub
 	extra    []validate.Sink // added by the demo
 	listener net.Listener
-	ready    sync.Map // tap name → struct{} once its source started
+	ready    sync.Map // tap name → struct{} while its source runs
+	// budget is the one byte budget of the process (nil: unlimited).
+	budget   *tap.Budget
+	loadedAt time.Time // when the running configuration was loaded
+	// backoff is the retry schedule of failed taps (tests shorten it).
+	backoff backoff
 }
 
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
-	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra}
+	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, loadedAt: time.Now(), backoff: defaultBackoff}
+	switch b := cfg.Memory.BudgetBytes; {
+	case b > 0:
+		s.budget = tap.NewBudget(b)
+	case b == 0: // not chosen by cmdRun (the demo, tests): derive it, leave the Go limit alone
+		s.budget = tap.NewBudget(chooseBudget(0, os.DirFS("/"), debug.SetMemoryLimit(-1)).Budget)
+	}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	tcfg, err := traces.FromEnv(os.Getenv)
@@ -169,16 +215,23 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	lc.Queue = cfg.Streams.Queue
 	lc.JoinWindow = cfg.Streams.JoinWindow
 	lc.FinishOnShutdown = cfg.Streams.FinishOnShutdown
+	// The queue to the engine holds charged inputs (emit charges what a
+	// tap did not): it is bounded in bytes by the budget, and in count by
+	// streams.queue.
+	lc.Release = s.budget.Release
 	s.live = validate.NewLive(lc, sinks)
 
+	// A tap that cannot be built is not an error of the process: its
+	// supervisor reports it and retries (supervise.go).
 	for _, t := range cfg.Taps {
-		tr, err := s.buildTap(ctx, t)
-		if err != nil {
-			return nil, fmt.Errorf("tap %s: %w", t.Name, err)
-		}
-		s.taps = append(s.taps, tr)
+		s.taps = append(s.taps, s.newTapRun(ctx, t))
 	}
 	if err := metrics.RegisterTaps(s.reg, s.tapSnapshots); err != nil {
+		return nil, err
+	}
+	if err := metrics.RegisterBudget(s.reg, func() metrics.BudgetSnapshot {
+		return metrics.BudgetSnapshot{Limit: s.budget.Limit(), Used: s.budget.Used()}
+	}); err != nil {
 		return nil, err
 	}
 	// Listen now, so that a port in use is an error at start, not later.
@@ -201,7 +254,8 @@ func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
 	out := make([]metrics.TapSnapshot, 0, len(s.taps))
 	for _, t := range s.taps {
 		snap := metrics.TapSnapshot{Tap: t.name, Up: t.stats.Up.Load(),
-			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{},
+			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}, Errors: map[string]uint64{},
+			HasUpstream: t.sup.hasUpstream, UpstreamUp: t.stats.UpstreamUp.Load(),
 			Lag: t.stats.Lag.Load(), LagUnit: t.lagUnit}
 		for d := 0; d < tap.NumDirections; d++ {
 			name := tap.Direction(d).String()
@@ -211,14 +265,43 @@ func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
 		for r := 0; r < int(tap.NumDropReasons); r++ {
 			snap.Drops[tap.DropReasonNames[r]] = t.stats.Drops[r].Load()
 		}
+		for r := 0; r < int(tap.NumErrorReasons); r++ {
+			snap.Errors[tap.ErrorReasonNames[r]] = t.stats.Errors[r].Load()
+		}
 		out = append(out, snap)
 	}
 	return out
 }
 
-func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
+// newTapRun prepares a tap and its supervisor, and builds it a first time.
+func (s *sidecar) newTapRun(ctx context.Context, t TapConfig) *tapRun {
 	stats := &tap.Stats{}
-	log := s.logger.With("tap", t.Name, "type", t.Type)
+	// Every tap adds its own "tap" attribute to the logger it is given.
+	log := s.logger.With("type", t.Type)
+	lag := metrics.LagMessages // ws mirror queue, Kafka and JetStream pending
+	if t.Type == "logdir" {
+		lag = metrics.LagBytes
+	}
+	tr := &tapRun{name: t.Name, typ: t.Type, stats: stats, lagUnit: lag}
+	name := t.Name
+	tr.sup = &tapSupervisor{
+		name: t.Name, typ: t.Type, hasUpstream: t.Type != "logdir",
+		stats: stats, log: log.With("tap", t.Name), policy: s.backoff,
+		build: func() (tap.Source, error) { return s.buildSource(ctx, t, stats, log) },
+		emit:  s.emit(name),
+		started: func(ctx context.Context) {
+			s.ready.Store(name, struct{}{})
+			_ = s.live.Connected(ctx, name, time.Now())
+		},
+		stopped: func() { s.ready.Delete(name) },
+	}
+	tr.src, tr.firstErr = tr.sup.build()
+	return tr
+}
+
+// buildSource makes the source of a tap. Every call makes a new one
+// (sharing stats), so that a failed tap can be built again.
+func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats, log *slog.Logger) (tap.Source, error) {
 	var src tap.Source
 	var err error
 	switch t.Type {
@@ -276,11 +359,7 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	lag := metrics.LagMessages // ws mirror queue, Kafka and JetStream pending
-	if t.Type == "logdir" {
-		lag = metrics.LagBytes
-	}
-	return &tapRun{name: t.Name, stats: stats, src: src, lagUnit: lag}, nil
+	return src, nil
 }
 
 // emit turns a tap's messages into engine input (the one place where
@@ -306,7 +385,22 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		if in.Tap == "" {
 			in.Tap = name
 		}
-		return s.live.Submit(ctx, in)
+		// What a tap did not charge is charged here, waiting (emit may
+		// block: backpressure), so that the queue to the engine is bounded
+		// in bytes whatever the tap does.
+		charged := 0
+		if in.Charged == 0 && len(in.Data) > 0 && s.budget != nil {
+			if err := s.budget.Acquire(ctx, len(in.Data)); err != nil {
+				return err
+			}
+			charged = len(in.Data)
+			in.Charged = charged
+		}
+		err := s.live.Submit(ctx, in)
+		if err != nil && charged > 0 {
+			s.budget.Release(charged)
+		}
+		return err
 	}
 }
 
@@ -323,30 +417,25 @@ func (s *sidecar) Run(ctx context.Context) error {
 	engineDone := make(chan validate.Stats, 1)
 	go func() { engineDone <- s.live.Run(engineCtx) }()
 
-	g, gctx := errgroup.WithContext(ctx)
+	// Every tap under its own supervisor: a tap's failure stops nothing
+	// else (supervise.go). They all stop when ctx is done.
+	var taps sync.WaitGroup
 	for _, t := range s.taps {
-		t := t
-		g.Go(func() error {
-			s.ready.Store(t.name, struct{}{})
-			_ = s.live.Connected(gctx, t.name, time.Now())
-			if err := t.src.Run(gctx, s.emit(t.name)); err != nil && !errors.Is(err, context.Canceled) {
-				return fmt.Errorf("tap %s: %w", t.name, err)
-			}
-			return nil
-		})
+		taps.Add(1)
+		go func() {
+			defer taps.Done()
+			t.sup.run(ctx, t.src, t.firstErr)
+		}()
 	}
 	flushDone := make(chan struct{})
-	go s.flushLoop(gctx, flushDone)
-	tapErr := g.Wait()
+	go s.flushLoop(ctx, flushDone)
+	taps.Wait()
 	<-flushDone
 	s.logger.Info("taps stopped; draining the engine")
 	stopEngine()
 	st := <-engineDone
 
 	var errs []error
-	if tapErr != nil {
-		errs = append(errs, tapErr)
-	}
 	if s.recLog != nil {
 		errs = append(errs, s.recLog.Close())
 	}
@@ -393,22 +482,7 @@ func (s *sidecar) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg}))
 	mux.Handle("/observe", s.observe)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		var down []string
-		for _, t := range s.taps {
-			if _, started := s.ready.Load(t.name); !started || !t.stats.Up.Load() {
-				down = append(down, t.name)
-			}
-		}
-		if len(down) > 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "not ready: taps not up: %s\n", strings.Join(down, ", "))
-			return
-		}
-		fmt.Fprintf(w, "ready: %d taps up (%s)\n", len(s.taps), runtime.Version())
-	})
+	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc("/readyz", s.serveReady)
 	return mux
 }

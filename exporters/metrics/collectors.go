@@ -9,15 +9,21 @@ import (
 // TapSnapshot is one tap's health at scrape time. The maps are keyed by
 // label value: direction names ("none", "upstream", "downstream") for
 // Messages and Bytes, drop reason names ("queue_full", "oversize",
-// "upstream_gap", "decode") for Drops. cmd/e2atap fills them from
-// tap.Stats with tap.Direction.String and tap.DropReasonNames, so that this
-// package needs no import of tap/.
+// "budget", "reconnect", ...) for Drops, error reason names ("dial",
+// "start", ...) for Errors. cmd/e2atap fills them from tap.Stats with
+// tap.Direction.String, tap.DropReasonNames and tap.ErrorReasonNames, so
+// that this package needs no import of tap/.
 type TapSnapshot struct {
 	Tap      string
 	Up       bool
 	Messages map[string]uint64
 	Bytes    map[string]uint64
 	Drops    map[string]uint64
+	Errors   map[string]uint64
+	// HasUpstream says the tap reads from something it connects to (a ws
+	// upstream, a broker); only then is UpstreamUp exposed.
+	HasUpstream bool
+	UpstreamUp  bool
 	// Lag is how far behind the engine the tap is, in LagUnit: LagBytes
 	// (a log not yet read) or LagMessages (records pending in a topic or
 	// in a mirror queue); LagNone when the tap cannot tell.
@@ -34,9 +40,10 @@ const (
 
 // RegisterTaps registers a collector that calls snapshot on every scrape and
 // exposes tap_messages_total{tap,direction}, tap_bytes_total{tap,direction},
-// tap_dropped_total{tap,reason} and tap_up{tap}. snapshot must be safe to
-// call from any goroutine. Two snapshots with the same Tap are summed (up if
-// either is up).
+// tap_dropped_total{tap,reason}, tap_errors_total{tap,reason}, tap_up{tap}
+// and tap_upstream_up{tap}. snapshot must be safe to call from any
+// goroutine. Two snapshots with the same Tap are summed (up, upstream up if
+// either is).
 func RegisterTaps(reg prometheus.Registerer, snapshot func() []TapSnapshot) error {
 	return reg.Register(&tapCollector{
 		snapshot: snapshot,
@@ -46,8 +53,12 @@ func RegisterTaps(reg prometheus.Registerer, snapshot func() []TapSnapshot) erro
 			"Bytes a tap saw, by direction.", []string{"tap", "direction"}, nil),
 		dropped: prometheus.NewDesc(Namespace+"_tap_dropped_total",
 			"Messages a tap could not hand to the engine, by reason.", []string{"tap", "reason"}, nil),
+		errors: prometheus.NewDesc(Namespace+"_tap_errors_total",
+			"Faults of a tap itself (dial, handshake, disconnect, positions, scan, start, slow_consumer, other), by reason.", []string{"tap", "reason"}, nil),
 		up: prometheus.NewDesc(Namespace+"_tap_up",
-			"1 when the tap is connected to its source.", []string{"tap"}, nil),
+			"1 when the tap is running (a ws tap: its listener accepts); 0 when it failed and is being retried.", []string{"tap"}, nil),
+		upstreamUp: prometheus.NewDesc(Namespace+"_tap_upstream_up",
+			"1 when what the tap connects to (the ws upstream, the NATS or Kafka brokers) answers. Never part of readiness.", []string{"tap"}, nil),
 		lagBytes: prometheus.NewDesc(Namespace+"_tap_lag_bytes",
 			"Bytes a tap has not read yet (log taps).", []string{"tap"}, nil),
 		lagMessages: prometheus.NewDesc(Namespace+"_tap_lag_messages",
@@ -58,7 +69,8 @@ func RegisterTaps(reg prometheus.Registerer, snapshot func() []TapSnapshot) erro
 type tapCollector struct {
 	snapshot                 func() []TapSnapshot
 	messages, bytes, dropped *prometheus.Desc
-	up                       *prometheus.Desc
+	errors                   *prometheus.Desc
+	up, upstreamUp           *prometheus.Desc
 	lagBytes, lagMessages    *prometheus.Desc
 }
 
@@ -66,7 +78,9 @@ func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.messages
 	ch <- c.bytes
 	ch <- c.dropped
+	ch <- c.errors
 	ch <- c.up
+	ch <- c.upstreamUp
 	ch <- c.lagBytes
 	ch <- c.lagMessages
 }
@@ -79,11 +93,15 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 		s := &snaps[i]
 		t, ok := merged[s.Tap]
 		if !ok {
-			t = &TapSnapshot{Tap: s.Tap, Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}}
+			t = &TapSnapshot{Tap: s.Tap, Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}, Errors: map[string]uint64{}}
 			merged[s.Tap] = t
 			order = append(order, s.Tap)
 		}
 		t.Up = t.Up || s.Up
+		if s.HasUpstream {
+			t.UpstreamUp = t.UpstreamUp || s.UpstreamUp
+			t.HasUpstream = true
+		}
 		if s.LagUnit != LagNone {
 			t.Lag += s.Lag
 			t.LagUnit = s.LagUnit
@@ -91,14 +109,15 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 		addAll(t.Messages, s.Messages)
 		addAll(t.Bytes, s.Bytes)
 		addAll(t.Drops, s.Drops)
+		addAll(t.Errors, s.Errors)
 	}
 	for _, name := range order {
 		t := merged[name]
-		up := 0.0
-		if t.Up {
-			up = 1
-		}
+		up := b2f(t.Up)
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, t.Tap)
+		if t.HasUpstream {
+			ch <- prometheus.MustNewConstMetric(c.upstreamUp, prometheus.GaugeValue, b2f(t.UpstreamUp), t.Tap)
+		}
 		switch t.LagUnit {
 		case LagBytes:
 			ch <- prometheus.MustNewConstMetric(c.lagBytes, prometheus.GaugeValue, float64(max(t.Lag, 0)), t.Tap)
@@ -114,7 +133,53 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 		for reason, n := range t.Drops {
 			ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(n), t.Tap, reason)
 		}
+		for reason, n := range t.Errors {
+			ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(n), t.Tap, reason)
+		}
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// BudgetSnapshot is the process's byte budget at scrape time: its size
+// (0: unlimited) and what is charged now.
+type BudgetSnapshot struct {
+	Limit, Used int64
+}
+
+// RegisterBudget registers a collector that calls snapshot on every scrape
+// and exposes budget_bytes (the size of the one byte budget for what the
+// taps hold for the engine; 0 when unlimited) and budget_used_bytes.
+// snapshot must be safe to call from any goroutine.
+func RegisterBudget(reg prometheus.Registerer, snapshot func() BudgetSnapshot) error {
+	return reg.Register(&budgetCollector{
+		snapshot: snapshot,
+		limit: prometheus.NewDesc(Namespace+"_budget_bytes",
+			"Size of the byte budget for copies the taps hold for the engine (mirror copies, queued messages, partial fragments); 0 is unlimited.", nil, nil),
+		used: prometheus.NewDesc(Namespace+"_budget_used_bytes",
+			"Bytes of the budget charged now: held for the engine and not yet judged.", nil, nil),
+	})
+}
+
+type budgetCollector struct {
+	snapshot    func() BudgetSnapshot
+	limit, used *prometheus.Desc
+}
+
+func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.limit
+	ch <- c.used
+}
+
+func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	b := c.snapshot()
+	ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(max(b.Limit, 0)))
+	ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(max(b.Used, 0)))
 }
 
 func addAll(dst, src map[string]uint64) {

@@ -83,12 +83,17 @@ func newFixture(t testing.TB) (*prometheus.Registry, *Metrics) {
 	if err := RegisterTaps(reg, func() []TapSnapshot {
 		return []TapSnapshot{
 			{Tap: "agent-ws", Up: true,
-				Messages: map[string]uint64{"upstream": 2, "downstream": 7},
-				Bytes:    map[string]uint64{"upstream": 812, "downstream": 4096},
-				Drops:    map[string]uint64{"queue_full": 1, "oversize": 0},
-				Lag:      2, LagUnit: LagMessages},
+				Messages:    map[string]uint64{"upstream": 2, "downstream": 7},
+				Bytes:       map[string]uint64{"upstream": 812, "downstream": 4096},
+				Drops:       map[string]uint64{"queue_full": 1, "oversize": 0, "budget": 4},
+				Errors:      map[string]uint64{"dial": 2, "handshake": 1},
+				HasUpstream: true, UpstreamUp: true,
+				Lag: 2, LagUnit: LagMessages},
 			{Tap: "mesh", Up: false,
-				Messages: map[string]uint64{"none": 3}, Bytes: map[string]uint64{"none": 300}},
+				Messages: map[string]uint64{"none": 3}, Bytes: map[string]uint64{"none": 300},
+				Drops:       map[string]uint64{"reconnect": 1},
+				Errors:      map[string]uint64{"disconnect": 1, "start": 3},
+				HasUpstream: true, UpstreamUp: false},
 			{Tap: "agent-logs", Up: true,
 				Messages: map[string]uint64{"none": 10}, Bytes: map[string]uint64{"none": 3000},
 				Lag: 4096, LagUnit: LagBytes},
@@ -98,6 +103,11 @@ func newFixture(t testing.TB) (*prometheus.Registry, *Metrics) {
 	}
 	if err := RegisterRedactions(reg, func() map[string]uint64 {
 		return map[string]uint64{"credential": 3, "model_output": 12}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RegisterBudget(reg, func() BudgetSnapshot {
+		return BudgetSnapshot{Limit: 64 << 20, Used: 7 << 20}
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// MemoryConfig sizes the one byte budget for everything the taps hold for
+// the engine (DESIGN.md, "One byte budget"): mirror copies, messages queued
+// for the engine, partial fragments. Past it a copy is dropped as a loss
+// (or, for a tap that can read slower, the tap waits).
+type MemoryConfig struct {
+	// BudgetBytes is the budget's size. 0 derives it from the memory limit
+	// of the container (cgroup) and GOMEMLIMIT, the smaller: a quarter of
+	// it, at least budgetFloor; budgetDefault when no limit is known. -1 is
+	// unlimited (for tests and benchmarks, never in production).
+	BudgetBytes int64 `yaml:"budget_bytes"`
+}
+
+const (
+	// budgetShare: the budget is limit/budgetShare. The rest is headroom
+	// for the engine's stream table, the relay's own buffers, the Go
+	// runtime and the garbage collector's slack.
+	budgetShare = 4
+	// budgetFloor keeps a budget that holds at least two maximal WebSocket
+	// messages (8 MiB), whatever the limit.
+	budgetFloor = 16 << 20
+	// budgetDefault is the budget when no memory limit is known.
+	budgetDefault = 256 << 20
+	// goLimitPercent is where the Go memory limit is set, in percent of the
+	// cgroup limit, when GOMEMLIMIT is not set: the collector works harder
+	// before the kernel kills the process.
+	goLimitPercent = 90
+	// budgetMinBytes is the smallest budget a configuration may set.
+	budgetMinBytes = 1 << 20
+)
+
+// budgetChoice is the budget chosen at start and why.
+type budgetChoice struct {
+	Budget int64  // bytes; <= 0 unlimited
+	Source string // where it came from, for the start log and /healthz
+	// Limit is the memory limit it was derived from (0: none known).
+	Limit int64
+	// CgroupLimit is the container's limit (0: none), and GoLimit what the
+	// Go runtime was set to because of it (0: left alone).
+	CgroupLimit int64
+	GoLimit     int64
+}
+
+// chooseBudget decides the budget. configured is memory.budget_bytes;
+// root is the file system holding /proc and /sys (os.DirFS("/"); tests
+// inject a fake); goLimit is the Go runtime's memory limit as
+// debug.SetMemoryLimit(-1) reports it (math.MaxInt64 when GOMEMLIMIT is
+// not set).
+func chooseBudget(configured int64, root fs.FS, goLimit int64) budgetChoice {
+	cg, cgSource := cgroupMemoryLimit(root)
+	c := budgetChoice{CgroupLimit: cg}
+	goSet := goLimit > 0 && goLimit < math.MaxInt64
+	if cg > 0 && !goSet {
+		c.GoLimit = cg / 100 * goLimitPercent
+	}
+	var limitSource string
+	switch {
+	case goSet && (cg == 0 || goLimit < cg):
+		c.Limit, limitSource = goLimit, "GOMEMLIMIT"
+	case cg > 0:
+		c.Limit, limitSource = cg, cgSource
+	}
+	switch {
+	case configured < 0:
+		c.Budget, c.Source = 0, "memory.budget_bytes (unlimited)"
+		return c
+	case configured > 0:
+		c.Budget, c.Source = configured, "memory.budget_bytes"
+		return c
+	case c.Limit == 0:
+		c.Budget, c.Source = budgetDefault, "default (no memory limit known)"
+		return c
+	}
+	c.Budget = max(c.Limit/budgetShare, budgetFloor)
+	c.Source = fmt.Sprintf("1/%d of %s", budgetShare, limitSource)
+	return c
+}
+
+// cgroupMemoryLimit is the memory limit of the cgroup this process is in,
+// and the file it was read from; 0 when there is none. It takes the
+// smallest limit of the cgroup and its ancestors that are visible (a
+// container without its own cgroup namespace sees the host's hierarchy).
+func cgroupMemoryLimit(root fs.FS) (int64, string) {
+	self, _ := fs.ReadFile(root, "proc/self/cgroup")
+	if _, err := fs.Stat(root, "sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return smallestLimit(root, "sys/fs/cgroup", cgroupPath(self, ""), "memory.max")
+	}
+	return smallestLimit(root, "sys/fs/cgroup/memory", cgroupPath(self, "memory"), "memory.limit_in_bytes")
+}
+
+// cgroupPath finds the path of the cgroup in /proc/self/cgroup: the
+// unified hierarchy ("0::/path") when controller is "", else the v1
+// hierarchy whose controllers include it ("4:memory:/path").
+func cgroupPath(self []byte, controller string) string {
+	sc := bufio.NewScanner(bytes.NewReader(self))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if controller == "" && parts[0] == "0" && parts[1] == "" {
+			return parts[2]
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			if controller != "" && c == controller {
+				return parts[2]
+			}
+		}
+	}
+	return "/"
+}
+
+// smallestLimit reads file in mount/cg and in each of its ancestors up to
+// mount, and returns the smallest limit found.
+func smallestLimit(root fs.FS, mount, cg, file string) (int64, string) {
+	var best int64
+	var from string
+	dir := path.Clean("/" + cg)
+	for {
+		p := path.Join(mount, dir, file)
+		if n, err := readLimit(root, p); err == nil && n > 0 && (best == 0 || n < best) {
+			best, from = n, "/"+p
+		}
+		if dir == "/" {
+			break
+		}
+		dir = path.Dir(dir)
+	}
+	return best, from
+}
+
+// errNoLimit: the file says there is no limit.
+var errNoLimit = errors.New("no limit")
+
+// readLimit parses a cgroup limit file: a byte count, or "max" (v2). v1
+// writes a huge page-aligned number for no limit.
+func readLimit(root fs.FS, p string) (int64, error) {
+	b, err := fs.ReadFile(root, p)
+	if err != nil {
+		return 0, err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "max" || s == "" {
+		return 0, errNoLimit
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if n <= 0 || n >= 1<<62 {
+		return 0, errNoLimit
+	}
+	return n, nil
+}
+
+// mib formats bytes for logs and /healthz.
+func mib(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"math"
+	"testing"
+	"testing/fstest"
+)
+
+func TestChooseBudget(t *testing.T) {
+	const mi = 1 << 20
+	unset := int64(math.MaxInt64)
+	v2 := func(self, limit string) fstest.MapFS {
+		fsys := fstest.MapFS{
+			"proc/self/cgroup":                 {Data: []byte(self)},
+			"sys/fs/cgroup/cgroup.controllers": {Data: []byte("cpu memory pids\n")},
+		}
+		if limit != "" {
+			fsys["sys/fs/cgroup/memory.max"] = &fstest.MapFile{Data: []byte(limit)}
+		}
+		return fsys
+	}
+	nested := v2("0::/kubepods/pod1/ctr\n", "max\n")
+	nested["sys/fs/cgroup/kubepods/pod1/memory.max"] = &fstest.MapFile{Data: []byte("536870912\n")}
+	nested["sys/fs/cgroup/kubepods/pod1/ctr/memory.max"] = &fstest.MapFile{Data: []byte("max\n")}
+	v1 := fstest.MapFS{
+		"proc/self/cgroup": {Data: []byte("12:pids:/docker/x\n4:cpu,memory:/docker/x\n0::/\n")},
+		"sys/fs/cgroup/memory/docker/x/memory.limit_in_bytes": {Data: []byte("268435456\n")},
+	}
+	v1None := fstest.MapFS{
+		"proc/self/cgroup":                           {Data: []byte("4:memory:/\n")},
+		"sys/fs/cgroup/memory/memory.limit_in_bytes": {Data: []byte("9223372036854771712\n")},
+	}
+	for _, c := range []struct {
+		name       string
+		configured int64
+		fsys       fstest.MapFS
+		goLimit    int64
+		budget     int64
+		source     string
+		goSet      int64
+	}{
+		{"v2 limit, no GOMEMLIMIT", 0, v2("0::/\n", "268435456\n"), unset, 64 * mi, "1/4 of /sys/fs/cgroup/memory.max", 268435456 / 100 * 90},
+		{"v2 no limit", 0, v2("0::/\n", "max\n"), unset, 256 * mi, "default (no memory limit known)", 0},
+		{"no cgroup files at all", 0, fstest.MapFS{}, unset, 256 * mi, "default (no memory limit known)", 0},
+		{"GOMEMLIMIT smaller than the cgroup", 0, v2("0::/\n", "1073741824\n"), 200 * mi, 50 * mi, "1/4 of GOMEMLIMIT", 0},
+		{"cgroup smaller than GOMEMLIMIT", 0, v2("0::/\n", "134217728\n"), 1 << 30, 32 * mi, "1/4 of /sys/fs/cgroup/memory.max", 0},
+		{"GOMEMLIMIT only", 0, fstest.MapFS{}, 400 * mi, 100 * mi, "1/4 of GOMEMLIMIT", 0},
+		{"floor", 0, v2("0::/\n", "33554432\n"), unset, 16 * mi, "1/4 of /sys/fs/cgroup/memory.max", 33554432 / 100 * 90},
+		{"an ancestor's limit", 0, nested, unset, 128 * mi, "1/4 of /sys/fs/cgroup/kubepods/pod1/memory.max", 536870912 / 100 * 90},
+		{"v1 limit", 0, v1, unset, 64 * mi, "1/4 of /sys/fs/cgroup/memory/docker/x/memory.limit_in_bytes", 268435456 / 100 * 90},
+		{"v1 no limit", 0, v1None, unset, 256 * mi, "default (no memory limit known)", 0},
+		{"configured", 10 * mi, v2("0::/\n", "268435456\n"), unset, 10 * mi, "memory.budget_bytes", 268435456 / 100 * 90},
+		{"unlimited", -1, fstest.MapFS{}, unset, 0, "memory.budget_bytes (unlimited)", 0},
+		{"garbage in memory.max", 0, v2("0::/\n", "lots\n"), unset, 256 * mi, "default (no memory limit known)", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := chooseBudget(c.configured, c.fsys, c.goLimit)
+			if got.Budget != c.budget || got.Source != c.source || got.GoLimit != c.goSet {
+				t.Errorf("chooseBudget = budget %d (%s) source %q go limit %d; want %d (%s) %q %d",
+					got.Budget, mib(got.Budget), got.Source, got.GoLimit, c.budget, mib(c.budget), c.source, c.goSet)
+			}
+		})
+	}
+	// A configured budget still knows the limit, so that run warns when
+	// the budget leaves too little of it.
+	if c := chooseBudget(200*mi, v2("0::/\n", "268435456\n"), unset); c.Limit != 268435456 || c.Budget <= c.Limit/2 {
+		t.Errorf("configured 200 MiB under a 256 MiB limit: %+v", c)
+	}
+}
