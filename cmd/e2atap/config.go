@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -29,6 +30,9 @@ type Config struct {
 	Taps    []TapConfig       `yaml:"taps"`
 	Outputs OutputsConfig     `yaml:"outputs"`
 	Memory  MemoryConfig      `yaml:"memory"`
+	// TLS serves the HTTP listener (/metrics, /healthz, /readyz, /observe)
+	// over TLS from certificate files, reloaded when they are renewed.
+	TLS tlsfiles.Files `yaml:"tls"`
 }
 
 // StreamsConfig bounds the stream table.
@@ -255,6 +259,11 @@ func (c *Config) Validate() error {
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		add("listen: %q is not host:port: %v", c.Listen, err)
+	}
+	if c.TLS.Enabled() || c.TLS.ClientCAFile != "" {
+		if err := c.TLS.Validate(); err != nil {
+			add("tls: %v", err)
+		}
 	}
 	s := c.Streams
 	if s.Max < 1 {

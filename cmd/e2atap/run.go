@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	kafkatap "github.com/e2atap/e2atap/tap/kafka"
 	"github.com/e2atap/e2atap/tap/logdir"
 	natstap "github.com/e2atap/e2atap/tap/nats"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 	"github.com/e2atap/e2atap/tap/ws"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -237,6 +239,12 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	// Listen now, so that a port in use is an error at start, not later.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
+	}
+	if cfg.TLS.Enabled() {
+		if s.listener, err = s.tlsListener(s.listener); err != nil {
+			s.listener.Close()
+			return nil, fmt.Errorf("tls: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -476,6 +484,23 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 			}
 		}
 	}
+}
+
+// tlsListener serves l over TLS from the configured files, reloaded when
+// they are renewed (a failed reload is logged and the old certificate kept).
+func (s *sidecar) tlsListener(l net.Listener) (net.Listener, error) {
+	r, err := tlsfiles.New(s.cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	log := s.logger.With("component", "tls", "cert_file", s.cfg.TLS.CertFile)
+	r.OnError = func(err error) { log.Warn("cannot reload the certificate; serving the previous one", "err", err) }
+	r.OnReload = func() { log.Info("certificate reloaded") }
+	tc, err := r.Config()
+	if err != nil {
+		return nil, err
+	}
+	return tls.NewListener(l, tc), nil
 }
 
 func (s *sidecar) handler() http.Handler {
