@@ -303,6 +303,8 @@ func (c *Config) Validate() error {
 			listens[t.Listen] = where
 			if u, err := url.Parse(t.Upstream); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 				add("%s: upstream: %q is not a ws:// or wss:// URL", where, tap.RedactURL(t.Upstream))
+			} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				add("%s: upstream: %q: only scheme, host, port and path are allowed", where, tap.RedactURL(t.Upstream))
 			}
 		case "logdir":
 			if len(t.Paths) == 0 {
@@ -312,8 +314,10 @@ func (c *Config) Validate() error {
 				add("%s: positions: a file to keep read offsets in is needed", where)
 			}
 		case "nats":
-			if u, err := url.Parse(t.URL); err != nil || u.Host == "" {
-				add("%s: url: %q is not a URL like nats://host:4222", where, tap.RedactURL(t.URL))
+			for _, one := range strings.Split(t.URL, ",") { // a list of servers
+				if u, err := url.Parse(strings.TrimSpace(one)); err != nil || u.Host == "" {
+					add("%s: url: %q is not a URL like nats://host:4222", where, tap.RedactURL(one))
+				}
 			}
 			if len(t.Subjects) == 0 && len(t.JetStream) == 0 {
 				add("%s: subjects or jetstream: name at least one subject or stream", where)

@@ -23,6 +23,12 @@ func newMasker(key []byte) textMasker {
 	return jsonlog.NewRedactor(jsonlog.ContentMask, 0, key)
 }
 
+// newRecordRedactor is the redaction of whole JSON records, the record
+// log's (exporters/jsonlog), for outputs that print records: decode.
+func newRecordRedactor(content jsonlog.Content, key []byte) *jsonlog.Redactor {
+	return jsonlog.NewRedactor(content, 0, key)
+}
+
 // policy is the process's redaction policy for everything it prints
 // besides the record log: findings (live and offline, text and JSON), span
 // attributes and events, its own log lines, the decode and demo output, and
