@@ -38,7 +38,7 @@ const pemKey = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn
 func TestFind(t *testing.T) {
 	cases := []struct {
 		in, want string // want: the masked spans, joined by "|"
-		kind       Kind   // kind of the first
+		kind     Kind   // kind of the first
 	}{
 		{"key " + awsID + " ok", awsID, KindAWS},
 		{"id" + awsSTS, awsSTS, KindAWS},

@@ -37,7 +37,7 @@ func (c KeyClass) Credential() bool {
 // are compared whole, so "tokens", "max_tokens" and "token_count" are not
 // credentials while "token", "access_token" and "accessToken" are;
 // "password" and "secret" count anywhere ("mysecretvalue",
-// "db_password"). A key whose last word describes the credential rather
+// "db_password"; not "secretary"). A key whose last word describes the credential rather
 // than holding it ("password_hint", "secret_name", "authorization_url")
 // is plain.
 func ClassifyKey[T Text](k T) KeyClass { return classifyWords(k, 0, len(k)) }
@@ -109,7 +109,7 @@ func classifyWords[T Text](s T, from, to int) KeyClass {
 		}
 	}
 	// password, passwd and secret count inside any word.
-	if kind != KeyCredential && (containsFold(k, "passw") || containsFold(k, "secret")) {
+	if kind != KeyCredential && (containsFold(k, "passw") || containsFold(k, "secret") && !containsFold(k, "secretar")) {
 		kind = KeyCredential
 	}
 	if eqFold(last, "ref") {
