@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/redact"
@@ -138,7 +139,7 @@ func (r *Redactor) get() *state {
 
 func (r *Redactor) put(st *state) {
 	st.out, st.in = nil, nil
-	if cap(st.dec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 {
+	if cap(st.dec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 || cap(st.delta) > 1<<20 {
 		return // do not pin huge buffers
 	}
 	r.pool.Put(st)
@@ -166,6 +167,10 @@ type state struct {
 	topSeen  uint8
 	ce       bool // the record is a CloudEvent: its data is content
 	trunc    bool
+	// body.delta (content keep): its string in out, quotes included, and
+	// its unescaped text; deltaEnd == 0 when the record has none.
+	deltaAt, deltaEnd int
+	delta             []byte
 }
 
 // tspan is a value that may be masked to make the record fit.
@@ -181,6 +186,7 @@ func (st *state) reset() {
 	st.spans, st.spanPath = st.spans[:0], st.spanPath[:0]
 	st.path = st.path[:0]
 	st.depth, st.topSeen, st.trunc, st.ce = 0, 0, false, false
+	st.deltaAt, st.deltaEnd, st.delta = 0, 0, st.delta[:0]
 }
 
 // Minimum keys of a response (spec §12.7), in the order they are added.
@@ -286,6 +292,9 @@ type mode struct {
 	// ident: a string the rules read or compare: any mask in it carries a
 	// fingerprint, so that equal values stay equal and distinct ones distinct.
 	ident bool
+	// delta: body.delta, whose text continues in the stream's next chunk
+	// (the Writer's carry checks the boundary).
+	delta bool
 }
 
 var contentKeys = [...]string{"delta", "text", "content", "prompt", "query", "content_blocks", "parts", "rawInput", "rawOutput", "thought", "reasoning"}
@@ -373,7 +382,9 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 		}
 	case ctxBody:
 		switch k {
-		case "delta", "result":
+		case "delta":
+			return mode{act: actContent, rule: RuleContent, delta: true}
+		case "result":
 			return mode{act: actContent, rule: RuleContent}
 		case "delta_kind", "branch", "sessionUpdate", "ext_method", "event_type", "code":
 			return mode{keep: true, ident: true}
@@ -679,6 +690,14 @@ func (st *state) stringValue(raw []byte, esc bool, m mode) {
 		st.dec = e2a.AppendUnquoted(st.dec[:0], raw)
 		s = st.dec
 	}
+	if m.delta && st.r.content == ContentKeep && st.depth == 2 {
+		// Where body.delta's text is in the line, and the text itself.
+		st.deltaAt = len(st.out)
+		st.delta = append(st.delta[:0], s...)
+		st.strValue(raw, s, m)
+		st.deltaEnd = len(st.out)
+		return
+	}
 	st.strValue(raw, s, m)
 }
 
@@ -743,12 +762,39 @@ func bearerPrefix(s []byte) int {
 // when raw is nil.
 func (st *state) copyString(raw, s []byte) {
 	st.out = append(st.out, '"')
-	if raw == nil {
+	switch {
+	case raw == nil:
 		st.out = appendEscaped(st.out, s)
-	} else {
+	case utf8.Valid(raw):
 		st.out = append(st.out, raw...)
+	default:
+		// Strict readers reject invalid UTF-8: write U+FFFD for each bad
+		// byte, as encoding/json does (the engine judged the original).
+		st.out = appendValidUTF8(st.out, raw)
 	}
 	st.out = append(st.out, '"')
+}
+
+// appendValidUTF8 appends raw JSON string content with every byte that is
+// not part of valid UTF-8 written as \ufffd; escapes are ASCII and kept.
+func appendValidUTF8(dst, raw []byte) []byte {
+	start := 0
+	for i := 0; i < len(raw); {
+		if raw[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, raw[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, raw[start:]...)
 }
 
 // writeKey writes a member's key: as it was, or masked when the key itself
