@@ -77,17 +77,23 @@ type Match struct {
 type Text interface{ ~string | ~[]byte }
 
 const (
-	aLetter = 1 << iota // first letter of a token prefix, or of Bearer/Basic
+	aPrefix = 1 << iota // a byte inside a token prefix: A (AKIA, AIza), J (eyJ), '-', '_'
+	aScheme             // b, B: Bearer, Basic
 	aSep                // '=' or ':': key=value, key: value, scheme://
 	aAt                 // '@': e-mail
 	aDigit              // a digit or '+': phone, CN ID
-	aDash               // '-': -----BEGIN
 )
 
+// anchor marks the bytes where a local check runs. They are chosen to be
+// rare in prose: a token prefix is found at its separator ("sk-" at '-',
+// "ghp_" at '_') or its capital letter ("AKIA", "eyJ"), not at its first
+// letter, so that ordinary text costs a table look-up a byte.
 var anchor = func() (t [256]uint8) {
-	for _, c := range []byte("AxsrgebB") {
-		t[c] |= aLetter
+	for _, c := range []byte("AJ-_") {
+		t[c] |= aPrefix
 	}
+	t['b'] |= aScheme
+	t['B'] |= aScheme
 	t['='] |= aSep
 	t[':'] |= aSep
 	t['@'] |= aAt
@@ -95,7 +101,6 @@ var anchor = func() (t [256]uint8) {
 		t[c] |= aDigit
 	}
 	t['+'] |= aDigit
-	t['-'] |= aDash
 	return t
 }()
 
@@ -123,9 +128,15 @@ func find[T Text](s T, from, depth int) (Match, bool) {
 			continue
 		}
 		switch {
-		case a&aLetter != 0:
-			if m, ok := prefixed(s, from, i, depth); ok {
+		case a&aPrefix != 0:
+			if m, ok := prefixed(s, from, i); ok {
 				return m, true
+			}
+		case a&aScheme != 0:
+			if i == 0 || !is(s[i-1], cUpper|cLower) {
+				if m, ok := scheme(s, i); ok {
+					return m, true
+				}
 			}
 		case a&aSep != 0:
 			if m, ok := sep(s, from, i, depth); ok {
@@ -141,10 +152,6 @@ func find[T Text](s T, from, depth int) (Match, bool) {
 				return m, true
 			}
 			i = next - 1
-		case a&aDash != 0:
-			if m, ok := pem(s, i); ok {
-				return m, true
-			}
 		}
 	}
 	return Match{}, false
@@ -239,14 +246,15 @@ func token[T Text](s T, i int, p string, min int, cl uint8) (int, bool) {
 	return e, e-i-len(p) >= min
 }
 
-// prefixed checks the token shapes whose first letter is s[i].
-func prefixed[T Text](s T, from, i, depth int) (Match, bool) {
-	prevWord := i > 0 && is(s[i-1], alnum)
-	var e int
+// prefixed checks the token shapes that s[i] ('A', 'J', '-' or '_') is
+// part of; the start of a match may be before i (never before from).
+func prefixed[T Text](s T, from, i int) (Match, bool) {
+	var st, e int
 	var ok bool
 	k := KindNone
 	switch s[i] {
 	case 'A':
+		st = i
 		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
 			e = run(s, i+4, cUpper|cDigit)
 			if ok = e-i == 20; ok {
@@ -255,67 +263,69 @@ func prefixed[T Text](s T, from, i, depth int) (Match, bool) {
 		} else if e, ok = token(s, i, "AIza", 35, word); ok {
 			k = KindGoogle
 		}
-	case 'x':
-		if at(s, i, "xox") && len(s)-i > 4 && s[i+4] == '-' {
-			switch s[i+3] {
-			case 'a', 'b', 'p', 'r', 's', 'o':
-				e, ok = token(s, i+4, "-", 10, alnum|cDash)
-			}
-		} else {
-			e, ok = token(s, i, "xapp-", 10, alnum|cDash)
+	case 'J': // eyJ
+		if i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' {
+			st = i - 2
+			e, ok = jwt(s, st)
+			k = KindJWT
 		}
-		k = KindSlack
-	case 's':
-		if e, ok = token(s, i, "sk_live_", 10, alnum); ok {
-			k = KindStripe
-		} else if e, ok = token(s, i, "sk_test_", 10, alnum); ok {
-			k = KindStripe
-		} else if !prevWord {
+	case '-':
+		switch {
+		case at(s, i, "-----BEGIN "):
+			if i >= from {
+				return pem(s, i)
+			}
+		case i >= 2 && s[i-2] == 's' && s[i-1] == 'k':
 			// sk- after a letter or digit is a word ("task-1234"); after
 			// '-' or '_' it is a key glued to an id ("idsk-sk-proj-…").
-			e, ok = token(s, i, "sk-", 8, word)
-			k = KindSK
-		}
-	case 'r':
-		if e, ok = token(s, i, "rk_live_", 10, alnum); !ok {
-			e, ok = token(s, i, "rk_test_", 10, alnum)
-		}
-		k = KindStripe
-	case 'g':
-		if len(s)-i > 4 && s[i+1] == 'h' && s[i+3] == '_' {
-			switch s[i+2] {
-			case 'p', 'o', 's', 'u', 'r':
-				e, ok = token(s, i+3, "_", 20, alnum)
+			if st = i - 2; st == 0 || !is(s[st-1], alnum) {
+				e, ok = token(s, st, "sk-", 8, word)
+				k = KindSK
 			}
-			k = KindGitHub
-		} else if e, ok = token(s, i, "github_pat_", 20, alnum|cUnder); ok {
-			k = KindGitHub
-		} else {
-			e, ok = token(s, i, "glpat-", 20, word)
+		case i >= 5 && at(s, i-5, "glpat"):
+			st = i - 5
+			e, ok = token(s, st, "glpat-", 20, word)
 			k = KindGitLab
+		case i >= 4 && at(s, i-4, "xox"):
+			switch s[i-1] {
+			case 'a', 'b', 'p', 'r', 's', 'o':
+				st = i - 4
+				e, ok = token(s, i, "-", 10, alnum|cDash)
+				k = KindSlack
+			}
+		case i >= 4 && at(s, i-4, "xapp"):
+			st = i - 4
+			e, ok = token(s, i, "-", 10, alnum|cDash)
+			k = KindSlack
 		}
-	case 'e':
-		e, ok = jwt(s, i)
-		k = KindJWT
-	case 'b', 'B':
-		if i > 0 && is(s[i-1], cUpper|cLower) {
-			return Match{}, false
+	case '_':
+		switch {
+		case i >= 2 && (at(s, i-2, "sk") || at(s, i-2, "rk")) && (at(s, i+1, "live_") || at(s, i+1, "test_")):
+			st = i - 2
+			e, ok = token(s, i+6, "", 10, alnum)
+			k = KindStripe
+		case i >= 3 && s[i-3] == 'g' && s[i-2] == 'h':
+			switch s[i-1] {
+			case 'p', 'o', 's', 'u', 'r':
+				st = i - 3
+				e, ok = token(s, i, "_", 20, alnum)
+				k = KindGitHub
+			}
+		case i >= 6 && at(s, i-6, "github") && at(s, i+1, "pat_"):
+			st = i - 6
+			e, ok = token(s, st, "github_pat_", 20, alnum|cUnder)
+			k = KindGitHub
 		}
-		return scheme(s, i)
 	}
-	if !ok || i < from {
+	if !ok || st < from || isMask(s, st) {
 		return Match{}, false
 	}
-	if isMask(s, i) {
-		return Match{}, false
-	}
-	_ = depth
 	if k != KindAWS {
 		// A longer run is still the token (or two glued together): mask
 		// all of it.
 		e = run(s, e, word)
 	}
-	return Match{i, e, k}, true
+	return Match{st, e, k}, true
 }
 
 func jwt[T Text](s T, i int) (int, bool) {

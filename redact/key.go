@@ -51,7 +51,7 @@ var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "req
 func classifyWords[T Text](s T, from, to int) KeyClass {
 	k := s[from:to]
 	n := len(k)
-	if n < 3 {
+	if n < 3 || !mayBeSpecial(k) {
 		return KeyPlain
 	}
 	var prev, last T
@@ -138,6 +138,57 @@ func classifyWords[T Text](s T, from, to int) KeyClass {
 		return KeyPhone
 	}
 	return KeyPlain
+}
+
+// mayBeSpecial is a one-pass pre-check: a key that is not plain holds one
+// of these, case-insensitively: pass, pwd, secret, token, auth, key,
+// cookie, cred, bearer, sig, mail, phone, mobile, tel, msisdn, ref, user.
+func mayBeSpecial[T Text](k T) bool {
+	for i := 0; i+3 <= len(k); i++ {
+		switch lower(k[i]) {
+		case 'p':
+			if atFold(k, i, "pass") || atFold(k, i, "pwd") || atFold(k, i, "phone") {
+				return true
+			}
+		case 's':
+			if atFold(k, i, "secret") || atFold(k, i, "sig") {
+				return true
+			}
+		case 't':
+			if atFold(k, i, "token") || atFold(k, i, "tel") {
+				return true
+			}
+		case 'a':
+			if atFold(k, i, "auth") {
+				return true
+			}
+		case 'k':
+			if atFold(k, i, "key") {
+				return true
+			}
+		case 'c':
+			if atFold(k, i, "cookie") || atFold(k, i, "cred") {
+				return true
+			}
+		case 'b':
+			if atFold(k, i, "bearer") {
+				return true
+			}
+		case 'm':
+			if atFold(k, i, "mail") || atFold(k, i, "mobile") || atFold(k, i, "msisdn") {
+				return true
+			}
+		case 'r':
+			if atFold(k, i, "ref") {
+				return true
+			}
+		case 'u':
+			if atFold(k, i, "user") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isUpper(c byte) bool     { return c >= 'A' && c <= 'Z' }
