@@ -32,11 +32,43 @@ func RedactURL(s string) string {
 				end = k
 			}
 		}
-		if at := strings.LastIndexByte(s[:end], '@'); at >= 0 {
+		// A userinfo that already is a mask ("******", "******(fp:…)",
+		// what the text masker leaves) stays: it carries the fingerprint
+		// that joins it with the other outputs.
+		if at := strings.LastIndexByte(s[:end], '@'); at >= 0 && !isMask(s[:at]) {
 			b.WriteString("******")
 			s = s[at:]
 		}
 	}
+}
+
+// isMask reports a userinfo that is a mask: "******", "******(fp:<hex>)"
+// or "******(len:<digits>)".
+func isMask(userinfo string) bool {
+	const mask = "******"
+	if userinfo == mask {
+		return true
+	}
+	inner, ok := strings.CutPrefix(userinfo, mask+"(")
+	if !ok || !strings.HasSuffix(inner, ")") {
+		return false
+	}
+	inner = inner[:len(inner)-1]
+	var digits string
+	if d, ok := strings.CutPrefix(inner, "fp:"); ok {
+		digits = d
+	} else if d, ok := strings.CutPrefix(inner, "len:"); ok {
+		digits = d
+	}
+	if digits == "" {
+		return false
+	}
+	for _, c := range digits {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // RedactErr wraps err so that its message has every URL's userinfo masked

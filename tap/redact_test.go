@@ -15,6 +15,9 @@ func TestRedactURL(t *testing.T) {
 		{"nats://tok@h1,nats://h2", "nats://******@h1,nats://h2"},
 		{"wss://p%40ss:w@rd@host/x", "wss://******@host/x"},
 		{"no url here: a@b", "no url here: a@b"},
+		{"https://******(fp:4c3150ab6d10a8db)@example.com/p", "https://******(fp:4c3150ab6d10a8db)@example.com/p"},
+		{"https://******@example.com/p", "https://******@example.com/p"},
+		{"https://******(x):pw@example.com/p", "https://******@example.com/p"},
 		{"mail user@host after ws://h/x@y", "mail user@host after ws://h/x@y"},
 	} {
 		if got := RedactURL(c.in); got != c.want {
