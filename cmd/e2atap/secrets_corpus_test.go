@@ -174,7 +174,33 @@ func corpusStreams(s corpusShape) []corpusStream {
 				"result": map[string]any{"detail": s.value}}, nil),
 		},
 	}
-	return []corpusStream{idStream, places}
+	// The value spelled with JSON \u00XX escapes, as an id and in params:
+	// what a reader unescapes must be masked as the plain value is.
+	esc := uEscape(s.value)
+	escID := "esc-" + s.name
+	escaped := corpusStream{id: escID,
+		req: `{"protocol_version":"1.0","request_id":"` + escID + `","session_id":"` + esc + `","method":"chat.send","timestamp":"` + ts +
+			`","identity_origin":"user","params":{"note":"` + esc + `"},"metadata":{"note":"` + esc + `"}}`,
+		resps: []string{
+			strings.Replace(resp(escID, 0, false, "in_progress", "e2a.chunk", text("x"), nil), `"status":"in_progress"`, `"status":"`+esc+`"`, 1),
+			resp(escID, 1, true, "succeeded", "e2a.complete", map[string]any{"result": map[string]any{}}, nil),
+		},
+	}
+	return []corpusStream{idStream, places, escaped}
+}
+
+// uEscape writes every letter and digit of s as a JSON \u00XX escape, the
+// rest as JSON string content.
+func uEscape(s string) string {
+	var b strings.Builder
+	for _, c := range jsonStr(s) {
+		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			fmt.Fprintf(&b, "\\u%04x", c)
+		} else {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 // jsonStr is s as the inside of a JSON string.
@@ -202,8 +228,8 @@ func corpusLines() []string {
 }
 
 // needleForms are the forms in which a planted value could show: as is,
-// JSON-escaped (with and without HTML escaping, with "\/"), and each line
-// of a multi-line value.
+// JSON-escaped (with and without HTML escaping, with "\/", with every
+// letter and digit as \u00XX), and each line of a multi-line value.
 func needleForms(s string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -218,6 +244,7 @@ func needleForms(s string) []string {
 	add(string(html[1 : len(html)-1]))
 	add(jsonStr(s))
 	add(strings.ReplaceAll(jsonStr(s), "/", `\/`))
+	add(uEscape(s))
 	for _, l := range strings.Split(s, "\n") {
 		add(l)
 	}
