@@ -714,12 +714,21 @@ outputs:
 	pollUntil(t, "every record in the record log", 60*time.Second, func() bool {
 		return fileLines(records) >= total
 	})
-	resp, err := http.Get("http://" + listen + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	var metricsBody []byte
+	for _, accept := range []string{"text/plain", "application/openmetrics-text"} { // the latter with exemplars
+		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/metrics", nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		metricsBody = append(metricsBody, b...)
 	}
-	metricsBody, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	if !bytes.Contains(metricsBody, []byte("trace_id=")) {
+		t.Error("no exemplar in the OpenMetrics exposition: the search misses them")
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
