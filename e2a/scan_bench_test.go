@@ -43,7 +43,9 @@ func BenchmarkScanStd(b *testing.B) { benchScan(b, ScanStd) }
 
 func BenchmarkScanSecrets(b *testing.B) {
 	recs := benchRecords()
+	zh := strings.Repeat(`\u4f60\u597d\uff0c\u8fd9\u662f\u4e00\u4e2a\u5173\u4e8e\u8fb9\u8f66\u7684\u56de\u7b54\u3002`, 8)
 	recs = append(recs,
+		benchRecord{"chinese", []byte(`{"protocol_version": "1.0", "response_id": "req_8f14e45f", "request_id": "req_8f14e45f", "sequence": 17, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:17.250000+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"delta_kind": "text", "delta": "` + zh + `"}, "metadata": {"note": "\u7528\u6237"}, "session_id": "sess_42", "method": "chat.send"}`)},
 		benchRecord{"with-bearer", []byte(`{"protocol_version": "1.0", "response_id": "q1-r0", "request_id": "q1", "sequence": 0, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"delta_kind": "text", "delta": "use Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl"}}`)},
 		benchRecord{"with-key", []byte(`{"protocol_version": "1.0", "request_id": "req_8f14e45f", "session_id": "sess_42", "method": "chat.send", "params": {"query": "hi"}, "auth": {"bearer_token": "opaque-token-value", "extra_headers": {}}}`)},
 	)

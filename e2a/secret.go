@@ -3,25 +3,25 @@ package e2a
 import (
 	"strconv"
 	"sync"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 // Credential detection for rule e2a.secret and for the redactor. Nothing
 // here allocates unless a credential is found (and then only ScanSecrets,
 // to build the path); no function returns or logs the secret itself.
 
-// Credential kinds FindCredential reports.
+// Credential kinds FindCredential reports: the names of the credential
+// kinds of package redact (redact.Kind.String), among them these.
 const (
 	CredBearer = "bearer" // the token of "Bearer <token>"
 	CredJWT    = "jwt"    // eyJ….….…
 	CredSK     = "sk"     // sk-… API keys
-	CredGHP    = "ghp"    // GitHub personal access tokens
+	CredGHP    = "ghp"    // GitHub tokens (ghp_, gho_, ghs_, ghu_, ghr_, github_pat_)
 	CredGLPAT  = "glpat"  // GitLab personal access tokens
 )
 
-// wordByte marks the bytes that continue a token: [A-Za-z0-9_-]. A
-// credential shape only starts where the byte before it is not one of
-// these (so "task-12345678" holds no sk- key, and neither does
-// "my_sk-12345678").
+// wordByte marks the bytes that continue a token: [A-Za-z0-9_-].
 var wordByte = func() (t [256]bool) {
 	for c := range t {
 		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
@@ -31,12 +31,6 @@ var wordByte = func() (t [256]bool) {
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// isB64Token marks the characters of an RFC 6750 b64token (before the
-// trailing '=' padding).
-func isB64Token(c byte) bool {
-	return isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
 }
 
 func lower(c byte) byte {
@@ -60,133 +54,25 @@ func hasFoldPrefix(s []byte, lowerWord string) bool {
 	return true
 }
 
-// FindCredential returns the span and kind of the first credential-shaped
-// substring of s (the leftmost; the span of a Bearer credential is the
-// token after the scheme, its position is that of the word "Bearer"):
-//
-//   - "Bearer <token>" (kind "bearer"): the scheme in any ASCII case, one or
-//     more spaces or tabs, then an RFC 6750 b64token of at least 8
-//     characters. So that prose ("the Bearer authentication scheme") is not
-//     taken for a credential, a token made only of letters must be at least
-//     20 characters long.
-//   - JWT, eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+ ("jwt")
-//   - sk-[A-Za-z0-9_-]{8,} ("sk")
-//   - ghp_[A-Za-z0-9]{20,} ("ghp")
-//   - glpat-[A-Za-z0-9_-]{20,} ("glpat")
-//
-// Every shape must start at a word boundary: the byte before it, if any,
-// is not in [A-Za-z0-9_-]. The prefixes (eyJ, sk-, ghp_, glpat-) are case
-// sensitive. s is matched byte-wise: non-ASCII bytes are boundaries.
+// FindCredential returns the span and kind of the first credential in s:
+// the first match of redact.Find whose kind is a credential (token shapes
+// of the common providers, JWTs, PEM private keys, the value of Bearer,
+// Basic, Authorization, Cookie, of a credential-named key=value pair, a
+// URL's userinfo); personal data (e-mail, phone, ID numbers) is not a
+// credential. The span is the credential itself (for "Bearer <token>",
+// the token). kind is the redact.Kind name ("bearer", "sk", "aws", ...).
 func FindCredential(s []byte) (start, end int, kind string, ok bool) {
-	n := len(s)
-	for i := 0; i < n; {
-		c := s[i]
-		if !wordByte[c] {
-			i++
-			continue
+	for from := 0; from < len(s); {
+		m, ok := redact.Find(s, from)
+		if !ok {
+			break
 		}
-		// s[i] starts a word.
-		switch c {
-		case 'b', 'B':
-			if st, en, ok := matchBearer(s, i); ok {
-				return st, en, CredBearer, true
-			}
-		case 'e':
-			if en, ok := matchJWT(s, i); ok {
-				return i, en, CredJWT, true
-			}
-		case 's':
-			if en, ok := matchRun(s, i, "sk-", 8, wordByte[:]); ok {
-				return i, en, CredSK, true
-			}
-		case 'g':
-			if en, ok := matchRun(s, i, "ghp_", 20, alnumByte[:]); ok {
-				return i, en, CredGHP, true
-			}
-			if en, ok := matchRun(s, i, "glpat-", 20, wordByte[:]); ok {
-				return i, en, CredGLPAT, true
-			}
+		if m.Kind.Credential() {
+			return m.Start, m.End, m.Kind.String(), true
 		}
-		for i++; i < n && wordByte[s[i]]; i++ {
-		}
+		from = m.End
 	}
 	return 0, 0, "", false
-}
-
-var alnumByte = func() (t [256]bool) {
-	for c := range t {
-		t[c] = isAlnum(byte(c))
-	}
-	return t
-}()
-
-// matchRun matches prefix followed by at least min bytes of class at
-// s[i:] and returns the end of the longest such run.
-func matchRun(s []byte, i int, prefix string, min int, class []bool) (int, bool) {
-	if len(s)-i < len(prefix)+min || string(s[i:i+len(prefix)]) != prefix {
-		return 0, false
-	}
-	j := i + len(prefix)
-	for j < len(s) && class[s[j]] {
-		j++
-	}
-	return j, j-i-len(prefix) >= min
-}
-
-func matchJWT(s []byte, i int) (int, bool) {
-	if len(s)-i < 8 || s[i+1] != 'y' || s[i+2] != 'J' {
-		return 0, false
-	}
-	j := i + 3
-	for seg := 0; seg < 3; seg++ {
-		if seg > 0 {
-			if j >= len(s) || s[j] != '.' {
-				return 0, false
-			}
-			j++
-		}
-		k := j
-		for j < len(s) && wordByte[s[j]] {
-			j++
-		}
-		if j == k {
-			return 0, false
-		}
-	}
-	return j, true
-}
-
-func matchBearer(s []byte, i int) (int, int, bool) {
-	if !hasFoldPrefix(s[i:], "bearer") {
-		return 0, 0, false
-	}
-	j := i + len("bearer")
-	k := j
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-		j++
-	}
-	if j == k {
-		return 0, 0, false
-	}
-	start := j
-	lettersOnly := true
-	for j < len(s) && isB64Token(s[j]) {
-		if c := lower(s[j]); c < 'a' || c > 'z' {
-			lettersOnly = false
-		}
-		j++
-	}
-	if j == start {
-		return 0, 0, false
-	}
-	for j < len(s) && s[j] == '=' {
-		lettersOnly = false
-		j++
-	}
-	if n := j - start; n < 8 || lettersOnly && n < 20 {
-		return 0, 0, false
-	}
-	return start, j, true
 }
 
 // Key classes of rule e2a.secret, as ScanSecrets reports them.
@@ -197,9 +83,18 @@ const (
 	KeyAuthorization = "authorization"
 )
 
-// SecretKeyKind returns the class of a secret-carrying key, or "": the key
-// must be, ASCII case-insensitively and as a whole, bearer_token, api_key
-// (or apikey, api-key), password or authorization.
+// KeyCredential is the kind ScanSecrets reports for a credential-named key
+// that is none of the four above (client_secret, x-api-key, access_token,
+// private_key, cookie...).
+const KeyCredential = "credential_key"
+
+// SecretKeyKind returns the class of a secret-carrying key, or "": a key
+// that redact.ClassifyKey calls a credential (password, secret, api key,
+// private key, authorization, cookie, a last word "token"...), reported as
+// bearer_token, api_key (apikey, api-key), password, authorization when
+// it is, case-insensitively and as a whole, one of these, else as
+// credential_key. References (api_key_ref) and keys that describe a
+// credential (password_hint) are not secret keys.
 func SecretKeyKind(key []byte) string {
 	switch len(key) {
 	case 6:
@@ -223,11 +118,14 @@ func SecretKeyKind(key []byte) string {
 			return KeyAuthorization
 		}
 	}
+	if redact.ClassifyKey(key).Credential() {
+		return KeyCredential
+	}
 	return ""
 }
 
 // IsSecretKey reports whether key is one of the keys of rule e2a.secret
-// (see SecretKeyKind). Substrings do not count: "password_hint" is not.
+// (see SecretKeyKind): "password_hint" is not.
 func IsSecretKey(key []byte) bool { return SecretKeyKind(key) != "" }
 
 // masked reports whether a value was already redacted ("******", with or
@@ -255,14 +153,11 @@ func masked(v []byte) bool {
 // is reported as its object's path followed by ".{key}" (the key itself
 // stays out of the path); the root value is "$".
 //
-// The common case (nothing found) does not allocate: a pre-pass over the
-// raw bytes looks for the few anchors a hit needs and only then is the
-// record walked. data should be valid JSON; on invalid input the result is
+// The common case (nothing found) does not allocate and costs one walk of
+// the record: the detector is one pass over each string with a byte table
+// (no regular expressions), and a key costs a word split. data should be valid JSON; on invalid input the result is
 // unspecified but ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {
-	if !mayHoldSecret(data) {
-		return "", "", false
-	}
 	w := secretWalker{data: data}
 	path, kind, found = w.walk()
 	if w.buf != nil {
@@ -270,76 +165,6 @@ func ScanSecrets(data []byte) (path string, kind string, found bool) {
 		unquoteBufs.Put(w.buf)
 	}
 	return path, kind, found
-}
-
-// anchorByte marks the bytes mayHoldSecret stops at.
-var anchorByte = func() (t [256]uint8) {
-	for _, c := range []byte("\\J-_bBwWzZkK") {
-		t[c] = 1
-	}
-	return t
-}()
-
-// mayHoldSecret is a conservative pre-check on the raw record: a hit of
-// ScanSecrets needs one of these anchors in the raw bytes, since only a
-// \u00XX escape can spell an ASCII letter or digit another way.
-func mayHoldSecret(d []byte) bool {
-	n := len(d)
-	t := &anchorByte
-	for i := 0; i < n; i++ {
-		// eight bytes a round while there is nothing to look at
-		for i+8 <= n {
-			b := d[i : i+8 : i+8]
-			if t[b[0]]|t[b[1]]|t[b[2]]|t[b[3]]|t[b[4]]|t[b[5]]|t[b[6]]|t[b[7]] != 0 {
-				break
-			}
-			i += 8
-		}
-		if i >= n {
-			break
-		}
-		if t[d[i]] == 0 {
-			continue
-		}
-		switch d[i] {
-		case '\\':
-			if i+4 < n && d[i+1] == 'u' && d[i+2] == '0' && d[i+3] == '0' && d[i+4] >= '2' && d[i+4] <= '7' {
-				return true
-			}
-			i++ // an escaped backslash is not the start of an escape
-		case 'J': // eyJ
-			if i >= 2 && d[i-2] == 'e' && d[i-1] == 'y' {
-				return true
-			}
-		case '-': // sk-, glpat-, api-key
-			if i >= 2 && d[i-2] == 's' && d[i-1] == 'k' ||
-				i >= 5 && string(d[i-5:i]) == "glpat" ||
-				i >= 3 && hasFoldPrefix(d[i-3:], "api") {
-				return true
-			}
-		case '_': // ghp_, api_key (bearer_token starts with b)
-			if i >= 3 && (string(d[i-3:i]) == "ghp" || hasFoldPrefix(d[i-3:], "api")) {
-				return true
-			}
-		case 'b', 'B': // Bearer, bearer_token
-			if hasFoldPrefix(d[i+1:], "earer") {
-				return true
-			}
-		case 'w', 'W': // password
-			if i >= 4 && hasFoldPrefix(d[i-4:], "password") {
-				return true
-			}
-		case 'z', 'Z': // authorization
-			if i >= 7 && hasFoldPrefix(d[i-7:], "authorization") {
-				return true
-			}
-		case 'k', 'K': // apikey
-			if i >= 3 && hasFoldPrefix(d[i-3:], "apikey") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 type unquoteBuf struct{ b []byte }

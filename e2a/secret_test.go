@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 func TestFindCredential(t *testing.T) {
@@ -16,7 +17,7 @@ func TestFindCredential(t *testing.T) {
 		in, want, kind string // want: the matched span
 	}{
 		{"use Bearer " + jwt, jwt, "bearer"},
-		{"Authorization: bearer abc123def456", "abc123def456", "bearer"},
+		{"Authorization: bearer abc123def456", "abc123def456", "authorization"},
 		{"BEARER\tx1y2z3w4==", "x1y2z3w4==", "bearer"},
 		{"Bearer abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz", "bearer"},
 		{"the Bearer authentication scheme", "", ""},
@@ -27,19 +28,29 @@ func TestFindCredential(t *testing.T) {
 		{"token " + jwt + " end", jwt, "jwt"},
 		{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0", "", ""},
 		{"eyJa.b.c.d", "eyJa.b.c", "jwt"},
-		{"xeyJa.b.c", "", ""},
+		{"xeyJa.b.c", "eyJa.b.c", "jwt"},
 		{"key sk-abcd1234 here", "sk-abcd1234", "sk"},
 		{"sk-proj-AbC_123-xyz", "sk-proj-AbC_123-xyz", "sk"},
 		{"sk-1234567", "", ""},
 		{"task-12345678", "", ""},
-		{"my_sk-12345678", "", ""},
-		{"x-sk-12345678", "", ""},
+		{"my_sk-12345678", "sk-12345678", "sk"},
+		{"x-sk-12345678", "sk-12345678", "sk"},
+		{"idsk-sk-proj-AbC_123-xyz", "sk-proj-AbC_123-xyz", "sk"},
+		{"AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "aws"},
+		{"xoxb-123456789012-abcdefghij", "xoxb-123456789012-abcdefghij", "slack"},
+		{"pw sk_live_51HxAbCdEfGhIjKl", "sk_live_51HxAbCdEfGhIjKl", "stripe"},
+		{"gho_abcdefghij0123456789", "gho_abcdefghij0123456789", "ghp"},
+		{"password=hunter2 ok", "hunter2", "key_value"},
+		{"Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz", "authorization"},
+		{"nats://u:PASSWORD@host:4222", "u:PASSWORD", "url_userinfo"},
+		{"mail a@example.com then sk-12345678", "sk-12345678", "sk"},
+		{"mail a@example.com, phone 13912345678", "", ""},
 		{"(sk-12345678)", "sk-12345678", "sk"},
 		{"\u4ee4\u724csk-12345678", "sk-12345678", "sk"},
 		{"SK-12345678", "", ""},
 		{"ghp_abcdefghij0123456789", "ghp_abcdefghij0123456789", "ghp"},
 		{"ghp_abcdefghij012345678", "", ""},
-		{"ghp_abcdefghij0123456789_x", "ghp_abcdefghij0123456789", "ghp"},
+		{"ghp_abcdefghij0123456789_x", "ghp_abcdefghij0123456789_x", "ghp"},
 		{"glpat-abcdefghij-123456789", "glpat-abcdefghij-123456789", "glpat"},
 		{"glpat-short", "", ""},
 		{"sk-12345678 then ghp_abcdefghij0123456789", "sk-12345678", "sk"},
@@ -58,48 +69,31 @@ func TestFindCredential(t *testing.T) {
 	}
 }
 
-var (
-	reBearer = regexp.MustCompile(`^[Bb][Ee][Aa][Rr][Ee][Rr][ \t]+([A-Za-z0-9._~+/-]+=*)`)
-	reShapes = []struct {
-		kind string
-		re   *regexp.Regexp
-	}{
-		{"jwt", regexp.MustCompile(`^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)},
-		{"sk", regexp.MustCompile(`^sk-[A-Za-z0-9_-]{8,}`)},
-		{"ghp", regexp.MustCompile(`^ghp_[A-Za-z0-9]{20,}`)},
-		{"glpat", regexp.MustCompile(`^glpat-[A-Za-z0-9_-]{20,}`)},
-	}
-	reLetters = regexp.MustCompile(`^[A-Za-z]+$`)
-)
-
-// refFindCredential is the specification of FindCredential written with
-// regular expressions, tried at every word boundary.
-func refFindCredential(s []byte) (int, int, string, bool) {
-	for i := range s {
-		if i > 0 && wordByte[s[i-1]] {
-			continue
-		}
-		if m := reBearer.FindSubmatchIndex(s[i:]); m != nil {
-			tok := s[i+m[2] : i+m[3]]
-			if len(tok) >= 8 && (len(tok) >= 20 || !reLetters.Match(tok)) {
-				return i + m[2], i + m[3], "bearer", true
-			}
-		}
-		for _, sh := range reShapes {
-			if m := sh.re.FindIndex(s[i:]); m != nil {
-				return i, i + m[1], sh.kind, true
-			}
-		}
-	}
-	return 0, 0, "", false
-}
-
 func checkFindCredential(t testing.TB, s []byte) {
 	t.Helper()
-	s1, e1, k1, ok1 := FindCredential(s)
-	s2, e2, k2, ok2 := refFindCredential(s)
-	if s1 != s2 || e1 != e2 || k1 != k2 || ok1 != ok2 {
-		t.Fatalf("FindCredential(%q) = %d %d %q %v, reference %d %d %q %v", s, s1, e1, k1, ok1, s2, e2, k2, ok2)
+	st, en, kind, ok := FindCredential(s)
+	if !ok {
+		if st != 0 || en != 0 || kind != "" {
+			t.Fatalf("FindCredential(%q): no hit but %d %d %q", s, st, en, kind)
+		}
+		return
+	}
+	if st < 0 || en <= st || en > len(s) || kind == "" {
+		t.Fatalf("FindCredential(%q) = %d %d %q", s, st, en, kind)
+	}
+	// The hit is redact's first credential.
+	for from := 0; ; {
+		m, found := redact.Find(s, from)
+		if !found {
+			t.Fatalf("FindCredential(%q) = %q, redact.Find has no credential", s, s[st:en])
+		}
+		if m.Kind.Credential() {
+			if m.Start != st || m.End != en || m.Kind.String() != kind {
+				t.Fatalf("FindCredential(%q) = %d %d %s, redact.Find %v", s, st, en, kind, m)
+			}
+			break
+		}
+		from = m.End
 	}
 }
 
@@ -111,8 +105,9 @@ func FuzzFindCredential(f *testing.F) {
 }
 
 func TestIsSecretKey(t *testing.T) {
-	yes := []string{"bearer_token", "BEARER_TOKEN", "api_key", "apikey", "api-key", "API_Key", "password", "Password", "authorization", "Authorization"}
-	no := []string{"", "token", "bearer", "api", "api key", "api__key", "passwords", "password_hint", "user_password", "auth", "authorization_url", "x-api-key", "passw\u00f6rd"}
+	yes := []string{"bearer_token", "BEARER_TOKEN", "api_key", "apikey", "api-key", "API_Key", "password", "Password", "authorization", "Authorization",
+		"token", "access_token", "client_secret", "x-api-key", "user_password", "passwords", "private_key", "Cookie", "AccountKey"}
+	no := []string{"", "tokens", "max_tokens", "token_count", "api", "password_hint", "authorization_url", "api_key_ref", "request_id", "user_id"}
 	for _, k := range yes {
 		if !IsSecretKey([]byte(k)) {
 			t.Errorf("IsSecretKey(%q) = false", k)

@@ -236,10 +236,10 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 		}
 		if !valid {
 			if e.on(RuleE2ATimestamp) {
-				e.report(RuleE2ATimestamp, Off, in, stream, ProtoE2A, "timestamp "+quoteValue(tv)+" is not an RFC 3339 date-time")
+				e.report(RuleE2ATimestamp, Off, in, stream, ProtoE2A, "timestamp "+quoteTimestamp(tv)+" is not an RFC 3339 date-time")
 			}
 		} else if !utc && e.on(RuleE2ATimestampUTC) {
-			e.report(RuleE2ATimestampUTC, Off, in, stream, ProtoE2A, "timestamp "+quoteValue(tv)+" is not in UTC")
+			e.report(RuleE2ATimestampUTC, Off, in, stream, ProtoE2A, "timestamp "+quoteTimestamp(tv)+" is not in UTC")
 		}
 	}
 	if kind != "" && f[e2a.FBody].Type == e2a.Object && e.on(RuleE2ABody) {
@@ -263,7 +263,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 				set = e.shared
 			}
 			if set.seen(maphash.Bytes(e.idSeed, v.Str)) {
-				e.report(RuleE2AResponseIDDup, Off, in, stream, ProtoE2A, "response_id "+quoteValue(v)+" seen before")
+				e.report(RuleE2AResponseIDDup, Off, in, stream, ProtoE2A, "response_id "+maskedLen(len(v.Str))+" seen before")
 			}
 		}
 	}
@@ -482,20 +482,17 @@ func isVersion1(v *e2a.Value) bool {
 	return true
 }
 
-// quoteValue prints a value for a message: strings quoted and cut at 64
-// bytes, other types by name. Messages never carry more of a record than
-// this, and never a field that may hold a credential.
+// quoteValue prints a value for a message (quote.go): strings only when
+// they are words of the protocol's vocabulary, else masked with their
+// length; numbers up to 6 characters (a version, a code), longer ones
+// masked; other types by name.
 func quoteValue(v *e2a.Value) string {
 	switch v.Type {
 	case e2a.String:
-		s := v.Str
-		if len(s) > 64 {
-			return fmt.Sprintf("%q…", s[:64])
-		}
-		return fmt.Sprintf("%q", s)
+		return quoteString(v.Str)
 	case e2a.Number:
-		if len(v.Str) > 32 {
-			return string(v.Str[:32]) + "…"
+		if len(v.Str) > 6 {
+			return maskedLen(len(v.Str))
 		}
 		return string(v.Str)
 	case e2a.Bool:
@@ -534,7 +531,7 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	switch ts.Type {
 	case e2a.String:
 		if ok, _ := parseRFC3339(ts.Str); !ok {
-			problems = append(problems, "timestamp "+quoteValue(ts)+" is not an RFC 3339 date-time")
+			problems = append(problems, "timestamp "+quoteTimestamp(ts)+" is not an RFC 3339 date-time")
 		}
 	case e2a.Bool, e2a.Object, e2a.Array:
 		problems = append(problems, "timestamp is a "+ts.Type.String())
@@ -690,7 +687,7 @@ func (e *Engine) legacyStream(in *Input, r *e2a.Record) bool {
 		e.info = RecordInfo{In: in, Protocol: ProtoEventMesh, Class: e2a.ClassCloudEvent, JSON: r, Kind: "cloudevent", Stream: strOrNil(r.Get(e2a.FID))}
 		e.sink.Record(&e.info)
 		if e.on(RuleFrameAttr) {
-			e.report(RuleFrameAttr, Off, in, nil, ProtoEventMesh, "legacy CE-JSON stream event: "+err.Error())
+			e.report(RuleFrameAttr, Off, in, nil, ProtoEventMesh, "legacy CE-JSON stream event: "+legacyReason(err))
 		}
 		return true
 	}
@@ -731,4 +728,14 @@ func echo16(h uint32) uint16 {
 		x = 1
 	}
 	return x
+}
+
+// legacyReason names what is wrong with a legacy CE-JSON stream event
+// without the value that is wrong (CloudEventError's reason quotes it).
+func legacyReason(err error) string {
+	var ce *frame.CloudEventError
+	if errors.As(err, &ce) && ce.Attr != "" {
+		return ce.Attr + " is not valid"
+	}
+	return err.Error()
 }

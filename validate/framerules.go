@@ -74,7 +74,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 			problems = append(problems, "missing "+list(miss))
 		}
 		if name, dup := f.DupAttr(); dup {
-			problems = append(problems, fmt.Sprintf("duplicate attribute %q", truncate(name, 64)))
+			problems = append(problems, "duplicate attribute "+quoteString(name))
 		}
 		if !f.ValidUTF8() {
 			problems = append(problems, "invalid UTF-8 in an attribute")
@@ -114,7 +114,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 		switch string(et) {
 		case "text", "thought", "tool", "structured":
 		default:
-			e.report(RuleFrameEtype, Off, in, key, ProtoEventMesh, fmt.Sprintf("etype %q is not text, thought, tool or structured", truncate(et, 64)))
+			e.report(RuleFrameEtype, Off, in, key, ProtoEventMesh, "etype "+quoteString(et)+" is not text, thought, tool or structured")
 		}
 	}
 	if key == nil {
@@ -159,11 +159,4 @@ func isJSONObject(b []byte) bool {
 		b = b[1:]
 	}
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
+	"github.com/e2atap/e2atap/tap"
 	"github.com/e2atap/e2atap/tap/tlsfiles"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -315,7 +316,9 @@ func (c *Config) Validate() error {
 			}
 			listens[t.Listen] = where
 			if u, err := url.Parse(t.Upstream); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-				add("%s: upstream: %q is not a ws:// or wss:// URL", where, t.Upstream)
+				add("%s: upstream: %q is not a ws:// or wss:// URL", where, tap.RedactURL(t.Upstream))
+			} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+				add("%s: upstream: %q: only scheme, host, port and path are allowed", where, tap.RedactURL(t.Upstream))
 			}
 		case "logdir":
 			if len(t.Paths) == 0 {
@@ -325,8 +328,10 @@ func (c *Config) Validate() error {
 				add("%s: positions: a file to keep read offsets in is needed", where)
 			}
 		case "nats":
-			if u, err := url.Parse(t.URL); err != nil || u.Host == "" {
-				add("%s: url: %q is not a URL like nats://host:4222", where, redactURL(t.URL))
+			for _, one := range strings.Split(t.URL, ",") { // a list of servers
+				if u, err := url.Parse(strings.TrimSpace(one)); err != nil || u.Host == "" {
+					add("%s: url: %q is not a URL like nats://host:4222", where, tap.RedactURL(one))
+				}
 			}
 			if len(t.Subjects) == 0 && len(t.JetStream) == 0 {
 				add("%s: subjects or jetstream: name at least one subject or stream", where)
@@ -352,16 +357,4 @@ func (c *Config) Validate() error {
 		return errors.New(strings.Join(errs, "\n"))
 	}
 	return nil
-}
-
-// redactURL hides a password in a URL for messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "******")
-	}
-	return u.String()
 }

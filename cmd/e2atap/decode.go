@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -22,15 +24,24 @@ type, flags, sequence and attributes) and its content. FILE "-" is standard
 input. Records that cannot be decoded print an "error" line and decoding
 goes on where the format allows (a frame file stops at the first bad frame).
 
+The output is redacted as the sidecar's record log is: credentials and
+personal data are always masked (with the fingerprints of
+E2ATAP_FINGERPRINT_KEY, or of a random key), and model output and user
+text are masked with their length unless --show-content is given.
+
 Exit status: 0, or 2 on a usage or I/O error.
 
 Flags:
 `
 
 func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	key := []byte(os.Getenv("E2ATAP_FINGERPRINT_KEY"))
+	pol := newPolicy(key)
+	stderr = redactingWriter{w: stderr, p: pol}
 	fs := newFlagSet("decode", stderr)
 	format := fs.String("format", "auto", "input format: auto (first byte 0xEF: frames, unless a UTF-8 byte order mark; else JSON lines), jsonl or frames")
 	maxLine := fs.Int("max-line-bytes", 8<<20, "a longer JSON line prints an error and is skipped")
+	showContent := fs.Bool("show-content", false, "print model output and user text (credentials and personal data stay masked): for a person debugging on their own machine")
 	if done, code := parseFlags(fs, decodeUsage, args, stdout); done {
 		return code
 	}
@@ -55,7 +66,11 @@ func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		label = "stdin"
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	d := &dissector{enc: json.NewEncoder(w)}
+	content := jsonlog.ContentMask
+	if *showContent {
+		content = jsonlog.ContentKeep
+	}
+	d := &dissector{enc: json.NewEncoder(w), pol: pol, red: newRecordRedactor(content, key)}
 	d.enc.SetEscapeHTML(false)
 	_, err = validate.Read(rc, label, f, validate.ReadOptions{MaxLineBytes: *maxLine}, d)
 	w.Flush()
@@ -66,10 +81,15 @@ func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return exitOK
 }
 
-// dissector prints what the reader hands it (a validate.Handler).
+// dissector prints what the reader hands it (a validate.Handler), every
+// value redacted: records and JSON frame data and attributes by the record
+// log's Redactor, other text by the policy.
 type dissector struct {
 	enc *json.Encoder
+	pol *policy
+	red *jsonlog.Redactor
 	rec e2a.Record
+	buf []byte
 }
 
 type decodedJSON struct {
@@ -99,35 +119,63 @@ type decodeFailure struct {
 }
 
 func (d *dissector) Observe(in *validate.Input) {
+	src := d.pol.String(in.Source())
 	if err := e2a.ScanStd(in.Data, &d.rec); err != nil {
-		d.enc.Encode(decodeFailure{Source: in.Source(), Error: "not a JSON object: " + err.Error()})
+		d.enc.Encode(decodeFailure{Source: src, Error: d.pol.String("not a JSON object: " + err.Error())})
 		return
 	}
-	d.enc.Encode(decodedJSON{Source: in.Source(), Class: e2a.Classify(&d.rec).String(), Record: json.RawMessage(in.Data)})
+	out, _, err := d.red.Redact(d.buf[:0], in.Data)
+	if err != nil {
+		d.enc.Encode(decodeFailure{Source: src, Error: d.pol.String("not a JSON object: " + err.Error())})
+		return
+	}
+	d.buf = out
+	d.enc.Encode(decodedJSON{Source: src, Class: e2a.Classify(&d.rec).String(), Record: json.RawMessage(out)})
+}
+
+// text redacts a frame attribute or data that is text: JSON objects as
+// records, anything else as free text.
+func (d *dissector) text(b []byte) string {
+	if len(b) > 0 && b[0] == '{' {
+		if out, _, err := d.red.Redact(nil, b); err == nil {
+			return string(out)
+		}
+	}
+	return d.pol.String(string(b))
 }
 
 func (d *dissector) ObserveFrame(in *validate.Input, f *frame.Frame) {
 	out := decodedFrame{
-		Source: in.Source(), MsgType: f.MsgType, Type: frameTypeName(f.MsgType), Flags: f.Flags,
+		Source: d.pol.String(in.Source()), MsgType: f.MsgType, Type: frameTypeName(f.MsgType), Flags: f.Flags,
 		Done: f.Done(), HasError: f.HasError(), HasMeta: f.HasMeta(), Seq: f.Seq, Size: f.Size,
 		Attrs: [][2]string{},
 	}
 	f.Attrs(func(name, value []byte) bool {
-		out.Attrs = append(out.Attrs, [2]string{string(name), string(value)})
+		out.Attrs = append(out.Attrs, [2]string{d.pol.String(string(name)), d.text(value)})
 		return true
 	})
-	if utf8.Valid(f.Data) {
-		s := string(f.Data)
+	// Data is content: masked with its length unless shown; shown, its
+	// credentials and personal data are still masked (in the bytes, for
+	// binary data).
+	switch {
+	case len(f.Data) > 0 && f.Data[0] == '{' && utf8.Valid(f.Data):
+		s := d.text(f.Data)
 		out.Data = &s
-	} else {
-		s := base64.StdEncoding.EncodeToString(f.Data)
+	case d.red.Content() != jsonlog.ContentKeep && len(f.Data) > 0:
+		s := fmt.Sprintf("******(len:%d)", len(f.Data))
+		out.Data = &s
+	case utf8.Valid(f.Data):
+		s := d.pol.String(string(f.Data))
+		out.Data = &s
+	default:
+		s := base64.StdEncoding.EncodeToString(d.pol.MaskText(nil, f.Data))
 		out.DataBase64 = &s
 	}
 	d.enc.Encode(out)
 }
 
 func (d *dissector) DecodeError(in *validate.Input, proto, msg string) {
-	d.enc.Encode(decodeFailure{Source: in.Source(), Error: msg})
+	d.enc.Encode(decodeFailure{Source: d.pol.String(in.Source()), Error: d.pol.String(msg)})
 }
 
 func frameTypeName(t uint8) string {

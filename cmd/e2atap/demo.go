@@ -201,6 +201,7 @@ type demoRun struct {
 	gw          *demo.Gateway
 	pub         *demo.FramePublisher
 	sc          *sidecar
+	policy      *policy // the redaction policy of everything the view prints
 	cond        *demo.Conductor
 	ledger      *demo.Ledger
 	coll        *demo.Collector
@@ -258,8 +259,9 @@ func startDemo(ctx context.Context, o demoOptions) (d *demoRun, err error) {
 	if err != nil {
 		return nil, err
 	}
-	logger := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg := demoConfig(o, d.dir, d.as.URL(), d.natsURL)
+	d.policy = newPolicy(cfg.Outputs.Log.FingerprintKey)
+	logger := d.policy.logger(logf, slog.LevelInfo)
 	subsBefore := d.ns.NumSubscriptions()
 	d.logf = logf
 	if d.sc, err = newSidecar(ctx, cfg, logger, io.Discard, d.coll); err != nil {
@@ -401,7 +403,10 @@ func (d *demoRun) summary(rep demo.Report) string {
 		taps = append(taps, fmt.Sprintf("%s %d", t, st.RecordsPerTap[t]))
 	}
 	fmt.Fprintf(&b, "records judged by e2atap: %d (%s)\n\n", st.Records, strings.Join(taps, ", "))
-	rep.Write(&b)
+	// The report quotes findings (stream, source, message): the policy.
+	var r strings.Builder
+	rep.Write(&r)
+	b.WriteString(d.policy.String(r.String()))
 	return b.String()
 }
 
@@ -427,6 +432,7 @@ func (v *demoView) render() string {
 	vs := demo.ViewState{
 		Elapsed: now.Sub(v.d.started), Duration: v.duration, Stats: st, Sent: sent,
 		Altered: v.d.cond.C.Altered.Load(), Injected: v.d.ledger.Injected(),
+		Redact: v.d.policy.String,
 		Header: []string{
 			fmt.Sprintf("Gateway → e2atap ws proxy %s → AgentServer %s   NATS %s   metrics http://%s/metrics", v.d.wsAddr, v.d.as.Addr(), v.d.natsURL, v.d.metricsAddr),
 			fmt.Sprintf("AgentServer log %s   idle timeout %s   seed %d   %g msg/s   fault rate %g", v.d.as.LogPath(), v.d.opts.IdleTimeout, v.d.opts.Seed, v.d.opts.Rate, v.d.opts.FaultRate),

@@ -66,15 +66,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = cfg.Validate()
 	}
+	pol := newPolicy(cfg.Outputs.Log.FingerprintKey)
 	if err != nil {
-		fmt.Fprintf(stderr, "e2atap run: configuration %s:\n%v\n", *path, indent(err.Error()))
+		fmt.Fprintf(stderr, "e2atap run: configuration %s:\n%v\n", *path, indent(pol.String(err.Error())))
 		return exitUsage
 	}
 	if *check {
 		fmt.Fprintf(stdout, "configuration %s is valid: %d taps\n", *path, len(cfg.Taps))
 		return exitOK
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := pol.logger(stderr, level)
 	cfg.Memory.BudgetBytes = applyMemoryLimits(cfg.Memory, logger)
 	sc, err := newSidecar(ctx, cfg, logger, stdout)
 	if err != nil {
@@ -169,6 +170,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
+	tcfg.Redactor = newPolicy(cfg.Outputs.Log.FingerprintKey)
 	if s.tracer, err = traces.New(ctx, tcfg, logger.With("component", "traces")); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}

@@ -42,6 +42,12 @@ type validateFlags struct {
 }
 
 func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// One policy for everything this command prints (findings in both
+	// formats, errors), keyed as the --log writer and the sidecar are, so
+	// that a value shows the same fingerprint here and in their outputs.
+	fpKey := []byte(os.Getenv("E2ATAP_FINGERPRINT_KEY"))
+	pol := newPolicy(fpKey)
+	stderr = redactingWriter{w: stderr, p: pol}
 	var vf validateFlags
 	fs := newFlagSet("validate", stderr)
 	fs.StringVar(&vf.profile, "profile", validate.ProfileJiuwenswarm, "rule profile: spec (the E2A document) or jiuwenswarm (the reference implementation's real behaviour)")
@@ -87,9 +93,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if vf.logPath != "" {
 		lc := jsonlog.DefaultConfig()
 		lc.Path, lc.Content, lc.RotateBytes = vf.logPath, vf.logContent, 0
-		if k := os.Getenv("E2ATAP_FINGERPRINT_KEY"); k != "" {
-			lc.FingerprintKey = []byte(k)
-		}
+		lc.FingerprintKey = fpKey
 		err := lc.Validate()
 		var lw *jsonlog.Writer
 		if err == nil {
@@ -115,7 +119,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	run := validate.NewSharded(vf.shards, cfg, handler)
 	w := bufio.NewWriterSize(stdout, 64<<10)
-	printer := newFindingPrinter(w, vf.output, vf.quiet)
+	printer := newFindingPrinter(w, vf.output, vf.quiet, pol)
 	// Findings are printed in input order as every shard passes them, so
 	// that memory does not grow with the number of findings either.
 	printDone := make(chan struct{})
@@ -297,16 +301,19 @@ func (s *offlineSink) release(upTo uint64, print func(*validate.Finding)) {
 	s.pending = append(s.pending[:0], s.pending[n:]...)
 }
 
-// findingPrinter writes findings as text or JSON lines.
+// findingPrinter writes findings as text or JSON lines. A finding's stream,
+// source and message pass the redaction policy in both formats, as they do
+// in the sidecar's findings log.
 type findingPrinter struct {
 	w     *bufio.Writer
 	enc   *json.Encoder
 	quiet bool
+	pol   *policy
 	n     int
 }
 
-func newFindingPrinter(w *bufio.Writer, output string, quiet bool) *findingPrinter {
-	p := &findingPrinter{w: w, quiet: quiet}
+func newFindingPrinter(w *bufio.Writer, output string, quiet bool, pol *policy) *findingPrinter {
+	p := &findingPrinter{w: w, quiet: quiet, pol: pol}
 	if output == "json" {
 		p.enc = json.NewEncoder(w)
 		p.enc.SetEscapeHTML(false)
@@ -316,6 +323,9 @@ func newFindingPrinter(w *bufio.Writer, output string, quiet bool) *findingPrint
 
 func (p *findingPrinter) print(f *validate.Finding) {
 	p.n++
+	red := *f
+	red.Stream, red.Source, red.Message = p.pol.String(f.Stream), p.pol.String(f.Source), p.pol.String(f.Message)
+	f = &red
 	switch {
 	case p.enc != nil:
 		p.enc.Encode(jsonFinding(f))
@@ -373,4 +383,19 @@ func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed ti
 		fmt.Fprintf(tw, "\njoined mid-stream: %d, evicted: %d\n", st.Joined, st.Evicted)
 	}
 	tw.Flush()
+}
+
+// redactingWriter passes what a command writes to stderr (errors that may
+// quote input, flags or configuration) through the policy. Each Write is
+// masked on its own: callers write whole messages.
+type redactingWriter struct {
+	w io.Writer
+	p *policy
+}
+
+func (r redactingWriter) Write(b []byte) (int, error) {
+	if _, err := r.w.Write(r.p.MaskText(nil, b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -30,6 +30,8 @@ func TestValidateGolden(t *testing.T) {
 		{"frames", []string{"validate", "../../testdata/stream.frames"}, exitFindings},
 		{"generated-clean", []string{"validate", "testdata/generated-clean.jsonl"}, exitOK},
 		{"decode-frames", []string{"decode", "../../testdata/stream.frames"}, exitOK},
+		{"decode-frames-show-content", []string{"decode", "--show-content", "../../testdata/stream.frames"}, exitOK},
+		{"decode-jsonl", []string{"decode", "../../testdata/faulty.jsonl"}, exitOK},
 		{"usage-no-file", []string{"validate"}, exitUsage},
 		{"usage-bad-flags", []string{"validate", "--profile", "nope", "--output", "xml", "x"}, exitUsage},
 		{"missing-file", []string{"validate", "testdata/does-not-exist.jsonl"}, exitUsage},

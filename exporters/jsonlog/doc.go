@@ -104,6 +104,15 @@
 // and personal data in it (data: URLs are kept). Numbers, booleans and
 // nulls are content-free and kept.
 //
+// # Every other output
+//
+// The same masking covers what is not a record: Redactor.RedactText (JSON
+// string content) and MaskText (plain text) mask free text with the
+// record log's masks and fingerprints; the findings log uses it for a
+// finding's stream, source and message, cmd's policy for offline findings,
+// spans (exporters/traces Config.Redactor), the demo view and error
+// messages, and LogHandler, a slog.Handler, for the process's own log lines.
+//
 // # Concurrency
 //
 // Redactor is immutable and safe for concurrent use (scratch buffers come

@@ -1,16 +1,14 @@
 package jsonlog
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"errors"
-	"hash"
 	"slices"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/redact"
 )
 
 // ErrInvalidJSON is wrapped by every *SyntaxError.
@@ -72,47 +70,36 @@ func ParseContent(s string) (Content, bool) {
 	return ContentMask, false
 }
 
-// processKey is the fingerprint key used when none is configured: random,
-// made once per process, so that every Redactor of the process (records and
-// findings) fingerprints alike, and fingerprints from two runs never join.
-var processKey = sync.OnceValue(func() []byte {
-	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		panic("jsonlog: no randomness for the fingerprint key: " + err.Error())
-	}
-	return k
-})
-
 // Redactor rewrites JSON records with the redaction policy. It holds no
 // per-call state and is safe for concurrent use.
 type Redactor struct {
-	key      []byte
+	masker   *redact.Masker
 	content  Content
 	maxBytes int
 	pool     sync.Pool
 }
 
 // NewRedactor makes a Redactor from the content policy, the record size cap
-// (0: none) and the fingerprint key (empty: the random per-process key).
+// (0: none) and the fingerprint key (empty: redact.DefaultKey, the
+// process's, so that every output of the process fingerprints alike).
 func NewRedactor(content Content, maxRecordBytes int, key []byte) *Redactor {
-	if len(key) == 0 {
-		key = processKey()
-	}
-	r := &Redactor{key: slices.Clone(key), content: content, maxBytes: maxRecordBytes}
-	r.pool.New = func() any { return &state{r: r, mac: hmac.New(sha256.New, r.key)} }
+	r := &Redactor{masker: redact.New(key), content: content, maxBytes: maxRecordBytes}
+	r.pool.New = func() any { return &state{r: r} }
 	return r
 }
+
+// Masker is the text masker of the Redactor's key: give it to the other
+// outputs (findings, spans, logs) so that their masks join the log's.
+func (r *Redactor) Masker() *redact.Masker { return r.masker }
 
 // Content is the Redactor's content policy.
 func (r *Redactor) Content() Content { return r.content }
 
-// Fingerprint appends the first 8 hex digits of HMAC-SHA256(key, v): what a
-// masked credential shows as "******(fp:xxxxxxxx)".
+// Fingerprint appends the first 16 hex digits (64 bits) of
+// HMAC-SHA256(key, v): what a masked credential shows as
+// "******(fp:xxxxxxxxxxxxxxxx)".
 func (r *Redactor) Fingerprint(dst, v []byte) []byte {
-	st := r.get()
-	dst = st.appendFP(dst, v)
-	r.put(st)
-	return dst
+	return redact.AppendFingerprint(r.masker, dst, v)
 }
 
 // Redact appends the redacted form of the JSON object record to dst: the
@@ -152,7 +139,7 @@ func (r *Redactor) get() *state {
 
 func (r *Redactor) put(st *state) {
 	st.out, st.in = nil, nil
-	if cap(st.dec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 {
+	if cap(st.dec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 || cap(st.delta) > 1<<20 {
 		return // do not pin huge buffers
 	}
 	r.pool.Put(st)
@@ -161,8 +148,6 @@ func (r *Redactor) put(st *state) {
 // state is the scratch of one Redact call.
 type state struct {
 	r        *Redactor
-	mac      hash.Hash
-	sum      [sha256.Size]byte
 	in       []byte
 	out      []byte
 	dec      []byte // unescaped string
@@ -182,6 +167,10 @@ type state struct {
 	topSeen  uint8
 	ce       bool // the record is a CloudEvent: its data is content
 	trunc    bool
+	// body.delta (content keep): its string in out, quotes included, and
+	// its unescaped text; deltaEnd == 0 when the record has none.
+	deltaAt, deltaEnd int
+	delta             []byte
 }
 
 // tspan is a value that may be masked to make the record fit.
@@ -197,6 +186,7 @@ func (st *state) reset() {
 	st.spans, st.spanPath = st.spans[:0], st.spanPath[:0]
 	st.path = st.path[:0]
 	st.depth, st.topSeen, st.trunc, st.ce = 0, 0, false, false
+	st.deltaAt, st.deltaEnd, st.delta = 0, 0, st.delta[:0]
 }
 
 // Minimum keys of a response (spec §12.7), in the order they are added.
@@ -302,6 +292,9 @@ type mode struct {
 	// ident: a string the rules read or compare: any mask in it carries a
 	// fingerprint, so that equal values stay equal and distinct ones distinct.
 	ident bool
+	// delta: body.delta, whose text continues in the stream's next chunk
+	// (the Writer's carry checks the boundary).
+	delta bool
 }
 
 var contentKeys = [...]string{"delta", "text", "content", "prompt", "query", "content_blocks", "parts", "rawInput", "rawOutput", "thought", "reasoning"}
@@ -389,7 +382,9 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 		}
 	case ctxBody:
 		switch k {
-		case "delta", "result":
+		case "delta":
+			return mode{act: actContent, rule: RuleContent, delta: true}
+		case "result":
 			return mode{act: actContent, rule: RuleContent}
 		case "delta_kind", "branch", "sessionUpdate", "ext_method", "event_type", "code":
 			return mode{keep: true, ident: true}
@@ -695,6 +690,14 @@ func (st *state) stringValue(raw []byte, esc bool, m mode) {
 		st.dec = e2a.AppendUnquoted(st.dec[:0], raw)
 		s = st.dec
 	}
+	if m.delta && st.r.content == ContentKeep && st.depth == 2 {
+		// Where body.delta's text is in the line, and the text itself.
+		st.deltaAt = len(st.out)
+		st.delta = append(st.delta[:0], s...)
+		st.strValue(raw, s, m)
+		st.deltaEnd = len(st.out)
+		return
+	}
 	st.strValue(raw, s, m)
 }
 
@@ -759,12 +762,39 @@ func bearerPrefix(s []byte) int {
 // when raw is nil.
 func (st *state) copyString(raw, s []byte) {
 	st.out = append(st.out, '"')
-	if raw == nil {
+	switch {
+	case raw == nil:
 		st.out = appendEscaped(st.out, s)
-	} else {
+	case utf8.Valid(raw):
 		st.out = append(st.out, raw...)
+	default:
+		// Strict readers reject invalid UTF-8: write U+FFFD for each bad
+		// byte, as encoding/json does (the engine judged the original).
+		st.out = appendValidUTF8(st.out, raw)
 	}
 	st.out = append(st.out, '"')
+}
+
+// appendValidUTF8 appends raw JSON string content with every byte that is
+// not part of valid UTF-8 written as \ufffd; escapes are ASCII and kept.
+func appendValidUTF8(dst, raw []byte) []byte {
+	start := 0
+	for i := 0; i < len(raw); {
+		if raw[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, raw[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, raw[start:]...)
 }
 
 // writeKey writes a member's key: as it was, or masked when the key itself
@@ -815,54 +845,23 @@ func (st *state) maskSpans(dst, s []byte, ident, escape bool) ([]byte, bool) {
 	if len(s) < 6 {
 		return add(dst, s), false
 	}
-	const (
-		dCred = iota
-		dEmail
-		dPhone
-		dData
-		nDet
-	)
-	var next [nDet]match
-	var have, done [nDet]bool
-	if st.r.content == ContentKeep {
-		done[dData] = true
-	}
 	cur, changed := 0, false
-	for {
-		best := -1
-		for d := 0; d < nDet; d++ {
-			if done[d] {
-				continue
-			}
-			if !have[d] || next[d].start < cur {
-				var ok bool
-				switch d {
-				case dCred:
-					next[d], ok = findCred(s, cur)
-				case dEmail:
-					next[d], ok = findEmail(s, cur)
-				case dPhone:
-					next[d], ok = findPhone(s, cur)
-				case dData:
-					next[d], ok = findDataURL(s, cur)
-				}
-				if !ok {
-					done[d] = true
-					continue
-				}
-				have[d] = true
-			}
-			if best < 0 || next[d].start < next[best].start {
-				best = d
-			}
+	// Two finders: redact's (credentials and personal data, one pass) and,
+	// under the mask and drop policies, data: URLs.
+	var data match
+	haveData, dataDone := false, st.r.content == ContentKeep
+	for cur < len(s) {
+		m, ok := st.find(s, cur)
+		if !dataDone && (!haveData || data.start < cur) {
+			data, haveData = findDataURL(s, cur)
+			dataDone = !haveData
 		}
-		if best < 0 {
-			break
+		if haveData && data.start >= cur && (!ok || data.start < m.start) {
+			m, ok = data, true
+			haveData = false
 		}
-		m := next[best]
-		have[best] = false
-		if m.start < cur || m.end <= m.start {
-			continue // a finder must not reach back; never loop on it
+		if !ok || m.start < cur || m.end <= m.start {
+			break // a finder must not reach back; never loop on it
 		}
 		dst = add(dst, s[cur:m.start+m.keep])
 		v := s[m.start+m.keep : m.end]
@@ -871,7 +870,7 @@ func (st *state) maskSpans(dst, s []byte, ident, escape bool) ([]byte, bool) {
 			dst = append(dst, mask+"(len:"...)
 			dst = strconv.AppendInt(dst, int64(len(v)), 10)
 			dst = append(dst, ')')
-		case (m.rule == RuleEmail || m.rule == RulePhone) && !ident:
+		case m.rule.isPII() && !ident:
 			dst = append(dst, mask...)
 		default:
 			dst = append(dst, mask+"(fp:"...)
@@ -884,35 +883,23 @@ func (st *state) maskSpans(dst, s []byte, ident, escape bool) ([]byte, bool) {
 	return add(dst, s[cur:]), changed
 }
 
-// findCred wraps FindCredential: the first credential in s at or after
-// from, with a "Bearer " prefix kept visible.
-func findCred(s []byte, from int) (match, bool) {
+// find is redact.Find as a match, skipping what already is a mask.
+func (st *state) find(s []byte, from int) (match, bool) {
 	for from < len(s) {
-		a, b, kind, ok := e2a.FindCredential(s[from:])
-		if !ok || b <= a || b > len(s)-from {
+		m, ok := redact.Find(s, from)
+		if !ok || m.End <= m.Start || m.Start < from {
 			return match{}, false
 		}
-		m := match{start: from + a, end: from + b, rule: credRule(kind)}
-		if n := bearerPrefix(s[m.start:m.end]); n > 0 {
-			m.keep = n
+		if !isMaskToken(s[m.Start:m.End]) {
+			return match{start: m.Start, end: m.End, rule: kindRule[m.Kind]}, true
 		}
-		if !isMaskToken(s[m.start+m.keep : m.end]) {
-			return m, true
-		}
-		from = m.end
+		from = m.End
 	}
 	return match{}, false
 }
 
 func (st *state) appendFP(dst, v []byte) []byte {
-	st.mac.Reset()
-	st.mac.Write(v)
-	sum := st.mac.Sum(st.sum[:0])
-	const hexd = "0123456789abcdef"
-	for _, b := range sum[:4] {
-		dst = append(dst, hexd[b>>4], hexd[b&15])
-	}
-	return dst
+	return redact.AppendFingerprint(st.r.masker, dst, v)
 }
 
 func (st *state) hit(r Rule) {

@@ -1,6 +1,6 @@
 package jsonlog
 
-import "github.com/e2atap/e2atap/e2a"
+import "github.com/e2atap/e2atap/redact"
 
 // Rule names why a value was masked. The set is closed: the names are the
 // label values of e2atap_redactions_total{rule}.
@@ -21,6 +21,18 @@ const (
 	RuleEmail                     // an e-mail address
 	RulePhone                     // a phone number
 	RuleTruncated                 // a value masked to fit max_record_bytes
+	RuleAWS                       // an AWS access key id (AKIA…, ASIA…)
+	RuleSlack                     // a Slack token (xoxb-, xoxp-, xapp-…)
+	RuleStripe                    // a Stripe secret or restricted key
+	RuleGoogle                    // a Google API key (AIza…)
+	RulePrivateKey                // a PEM private key block
+	RuleBasic                     // the credentials of "Basic <base64>"
+	RuleAuthHeader                // an Authorization header's credentials, any scheme
+	RuleCookie                    // a Cookie / Set-Cookie value
+	RuleKeyValue                  // the value of password=…, api_key: … in text
+	RuleURLUserinfo               // the user:password of a URL
+	RuleCNID                      // a Chinese resident ID number
+	RuleUserID                    // user_id=… in text
 	NumRules
 )
 
@@ -40,6 +52,18 @@ var RuleNames = [NumRules]string{
 	RuleEmail:         "email",
 	RulePhone:         "phone",
 	RuleTruncated:     "truncated",
+	RuleAWS:           "aws",
+	RuleSlack:         "slack",
+	RuleStripe:        "stripe",
+	RuleGoogle:        "google",
+	RulePrivateKey:    "private_key",
+	RuleBasic:         "basic",
+	RuleAuthHeader:    "authorization",
+	RuleCookie:        "cookie",
+	RuleKeyValue:      "key_value",
+	RuleURLUserinfo:   "url_userinfo",
+	RuleCNID:          "cn_id",
+	RuleUserID:        "user_id",
 }
 
 func (r Rule) String() string {
@@ -49,20 +73,35 @@ func (r Rule) String() string {
 	return "unknown"
 }
 
-// credRule maps the kind e2a.FindCredential reports to a rule. An unknown
-// kind still counts, as credential_key, so a new shape never goes uncounted.
-func credRule(kind string) Rule {
-	switch kind {
-	case e2a.CredBearer:
-		return RuleBearer
-	case e2a.CredJWT:
-		return RuleJWT
-	case e2a.CredSK:
-		return RuleSK
-	case e2a.CredGHP:
-		return RuleGHP
-	case e2a.CredGLPAT:
-		return RuleGLPAT
+// kindRule maps what redact.Find reports to a rule. An unknown kind still
+// counts, as credential_key, so a new shape never goes uncounted.
+var kindRule = func() (t [redact.NumKinds]Rule) {
+	for k := range t {
+		t[k] = RuleCredentialKey
 	}
-	return RuleCredentialKey
+	t[redact.KindBearer] = RuleBearer
+	t[redact.KindJWT] = RuleJWT
+	t[redact.KindSK] = RuleSK
+	t[redact.KindGitHub] = RuleGHP
+	t[redact.KindGitLab] = RuleGLPAT
+	t[redact.KindAWS] = RuleAWS
+	t[redact.KindSlack] = RuleSlack
+	t[redact.KindStripe] = RuleStripe
+	t[redact.KindGoogle] = RuleGoogle
+	t[redact.KindPrivateKey] = RulePrivateKey
+	t[redact.KindBasic] = RuleBasic
+	t[redact.KindAuthorization] = RuleAuthHeader
+	t[redact.KindCookie] = RuleCookie
+	t[redact.KindKeyValue] = RuleKeyValue
+	t[redact.KindURLUserinfo] = RuleURLUserinfo
+	t[redact.KindEmail] = RuleEmail
+	t[redact.KindPhone] = RulePhone
+	t[redact.KindCNID] = RuleCNID
+	t[redact.KindUserID] = RuleUserID
+	return t
+}()
+
+// isPII: masked without a fingerprint, except inside ids and keys.
+func (r Rule) isPII() bool {
+	return r == RuleEmail || r == RulePhone || r == RuleCNID || r == RuleUserID
 }

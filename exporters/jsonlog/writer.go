@@ -190,6 +190,7 @@ func (o *output) firstErr() error {
 type Writer struct {
 	red    *Redactor
 	out    *output
+	carry  *carry // content keep: secrets split across chunks (carry.go)
 	counts [NumRules]atomic.Uint64
 }
 
@@ -204,12 +205,20 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{red: cfg.Redactor(), out: out}, nil
+	return newWriter(cfg.Redactor(), out), nil
 }
 
 // NewWriterTo writes to w with the Redactor r (no rotation).
 func NewWriterTo(w io.Writer, r *Redactor) *Writer {
-	return &Writer{red: r, out: writerOutput(w)}
+	return newWriter(r, writerOutput(w))
+}
+
+func newWriter(r *Redactor, out *output) *Writer {
+	w := &Writer{red: r, out: out}
+	if r.content == ContentKeep {
+		w.carry = newCarry()
+	}
+	return w
 }
 
 // Redactor is the Writer's Redactor; give it to NewFindingWriter so that
@@ -227,7 +236,11 @@ func (w *Writer) Record(ri *validate.RecordInfo) {
 			w.counts[r].Add(uint64(n))
 		}
 	}
-	w.out.write(st.line)
+	if w.carry != nil {
+		w.carry.record(w, ri, st)
+	} else {
+		w.out.write(st.line)
+	}
 	w.red.put(st)
 }
 
@@ -237,8 +250,24 @@ func (w *Writer) Finding(*validate.Finding) {}
 // StreamStart does nothing.
 func (w *Writer) StreamStart(*validate.StreamInfo) {}
 
-// StreamEnd does nothing.
-func (w *Writer) StreamEnd(*validate.StreamInfo) {}
+// StreamEnd writes the stream's held chunk line (see carry.go).
+func (w *Writer) StreamEnd(si *validate.StreamInfo) {
+	if w.carry != nil {
+		w.carry.end(w, si.Tap, si.Key)
+	}
+}
+
+// CarryMissed counts chunk boundaries where a secret straddled two chunks
+// but the earlier chunk's line had been written already (held too long or
+// too large): its part of the secret could not be masked.
+func (w *Writer) CarryMissed() uint64 {
+	if w.carry == nil {
+		return 0
+	}
+	w.carry.mu.Lock()
+	defer w.carry.mu.Unlock()
+	return w.carry.missed
+}
 
 // Redactions returns how many values each rule masked so far, indexed by
 // Rule (RuleNames gives the label values).
@@ -257,11 +286,23 @@ func (w *Writer) Failed() uint64 { return w.out.failed.Load() }
 // Err is the first write, rotation or close error, if any.
 func (w *Writer) Err() error { return w.out.firstErr() }
 
-// Flush writes buffered lines out.
-func (w *Writer) Flush() error { return w.out.flush() }
+// Flush writes buffered lines out, and the chunk lines held since before
+// the previous Flush.
+func (w *Writer) Flush() error {
+	if w.carry != nil {
+		w.carry.flush(w)
+	}
+	return w.out.flush()
+}
 
-// Close flushes and closes the file (standard output stays open).
-func (w *Writer) Close() error { return w.out.close() }
+// Close writes the held chunk lines, flushes and closes the file
+// (standard output stays open).
+func (w *Writer) Close() error {
+	if w.carry != nil {
+		w.carry.all(w)
+	}
+	return w.out.close()
+}
 
 var dirNames = [...]string{"none", "upstream", "downstream"}
 

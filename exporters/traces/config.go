@@ -47,6 +47,20 @@ type Config struct {
 	// QueueSize is the batch processor's span queue; spans beyond it are
 	// dropped, never waited for.
 	QueueSize int
+	// Redactor is the process's redaction policy: every attribute and
+	// event value taken from a record (ids, session, channel, method,
+	// finding messages) passes it before it reaches the SDK, so that a span
+	// shows what the record log shows (the same fingerprints). Nil masks
+	// those values whole ("******"): a Tracer never exports a record's
+	// value that no redactor has seen.
+	Redactor Redactor
+}
+
+// Redactor masks credentials and personal data in free text, appending the
+// result to dst as plain text (no JSON escaping): the text masking of the
+// record log (exporters/jsonlog's Redactor.MaskText).
+type Redactor interface {
+	MaskText(dst, s []byte) []byte
 }
 
 // DefaultConfig is tracing off, with the defaults used once an endpoint is

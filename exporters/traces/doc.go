@@ -17,8 +17,13 @@
 // upstream ratio sampler agree). The SDK itself samples everything.
 //
 // Span attributes carry only ids, channel, method, counts, rule ids and the
-// validator's finding messages (which never echo values): never record
-// content or credentials.
+// validator's finding messages: never record content. Every value taken
+// from a record (request_id or sid, session_id, channel, method, finding
+// messages) passes Config.Redactor, the process's one redaction policy, at
+// StreamEnd: a credential or personal datum in an id shows as the same
+// fingerprint as in the record log and the findings log. A method that the
+// policy would change is not used as the span name. Without a Redactor
+// those values are exported as "******".
 //
 // Concurrency: every method of *Tracer is safe for concurrent use. The
 // per-stream state is sharded by stream key, each shard behind its own

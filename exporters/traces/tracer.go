@@ -374,6 +374,19 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 	}
 }
 
+// redact passes a value taken from a record through the configured
+// Redactor; without one the value is masked whole. It runs once per value
+// of an exported span, at StreamEnd, never on the record path.
+func (t *Tracer) redact(v string) string {
+	if v == "" {
+		return v
+	}
+	if t.cfg.Redactor == nil {
+		return "******"
+	}
+	return string(t.cfg.Redactor.MaskText(make([]byte, 0, len(v)+16), []byte(v)))
+}
+
 func (st *stream) setParent(v []byte) {
 	if st.parent.IsValid() {
 		return
@@ -535,7 +548,12 @@ func (t *Tracer) emit(s *validate.StreamInfo, st *stream, tid trace.TraceID) {
 	if end.Before(start) {
 		end = start
 	}
-	name := st.method
+	red := func(v string) string { return t.redact(v) }
+	method := st.method
+	if method != "" && red(method) != method {
+		method = "" // a method shaped like a credential is no span name
+	}
+	name := method
 	if name == "" {
 		name = NameE2A
 		if s.Protocol == validate.ProtoEventMesh {
@@ -548,18 +566,18 @@ func (t *Tracer) emit(s *validate.StreamInfo, st *stream, tid trace.TraceID) {
 	}
 	attrs := make([]attribute.KeyValue, 0, 14)
 	if s.Protocol == validate.ProtoEventMesh {
-		attrs = append(attrs, attribute.String(AttrSID, s.Key))
+		attrs = append(attrs, attribute.String(AttrSID, red(s.Key)))
 	} else {
-		attrs = append(attrs, attribute.String(AttrRequestID, s.Key))
+		attrs = append(attrs, attribute.String(AttrRequestID, red(s.Key)))
 	}
 	if st.session != "" {
-		attrs = append(attrs, attribute.String(AttrSessionID, st.session))
+		attrs = append(attrs, attribute.String(AttrSessionID, red(st.session)))
 	}
 	if st.channel != "" {
-		attrs = append(attrs, attribute.String(AttrChannel, st.channel))
+		attrs = append(attrs, attribute.String(AttrChannel, red(st.channel)))
 	}
-	if st.method != "" {
-		attrs = append(attrs, attribute.String(AttrMethod, st.method))
+	if method != "" {
+		attrs = append(attrs, attribute.String(AttrMethod, method))
 	}
 	attrs = append(attrs,
 		attribute.String(AttrOutcome, s.Outcome.String()),
@@ -589,7 +607,7 @@ func (t *Tracer) emit(s *validate.StreamInfo, st *stream, tid trace.TraceID) {
 		span.AddEvent(EventFinding, trace.WithTimestamp(at), trace.WithAttributes(
 			attribute.String(AttrRule, f.rule),
 			attribute.String(AttrSeverity, f.severity.String()),
-			attribute.String(AttrMessage, f.message),
+			attribute.String(AttrMessage, red(f.message)),
 		))
 	}
 	switch {

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/exporters/metrics"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -205,8 +206,14 @@ func feed(t *testing.T, sinks ...validate.Sink) map[string]*validate.StreamInfo 
 	return ends
 }
 
+// testKey is the fingerprint key of the tests' redaction policy.
+var testKey = []byte("traces-test-fingerprint-key")
+
 func newTracer(t *testing.T, cfg Config) *Tracer {
 	t.Helper()
+	if cfg.Redactor == nil {
+		cfg.Redactor = jsonlog.NewRedactor(jsonlog.ContentMask, 0, testKey)
+	}
 	tr, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -124,7 +124,8 @@ func TestRender(t *testing.T) {
 	c.Record(&validate.RecordInfo{In: &validate.Input{Tap: "ws"}})
 	c.StreamStart(&validate.StreamInfo{Tap: "ws"})
 	c.Finding(&validate.Finding{Rule: "e2a.seq_gap", Tap: "ws", Stream: "req-1", Source: "ws:c1#4", Message: "sequence 3 after 1: 1 missing", Time: time.Now()})
-	vs := ViewState{Elapsed: 5 * time.Second, Duration: time.Minute, Stats: c.Snapshot(5), Injected: map[Fault]int{"lost_chunk": 1}}
+	vs := ViewState{Elapsed: 5 * time.Second, Duration: time.Minute, Stats: c.Snapshot(5), Injected: map[Fault]int{"lost_chunk": 1},
+		Redact: func(s string) string { return s }}
 	tty := RenderTTY(vs, 120)
 	for _, want := range []string{clearHome, "e2a.seq_gap", "req-1", "ws:c1#4", "55s left", "ws 1 records, 1 open streams"} {
 		if !strings.Contains(tty, want) {
@@ -134,5 +135,24 @@ func TestRender(t *testing.T) {
 	line := RenderLine(vs)
 	if strings.Contains(line, "\x1b") || !strings.Contains(line, "e2a.seq_gap=1") || strings.Count(line, "\n") != 1 {
 		t.Errorf("plain line: %q", line)
+	}
+}
+
+// TestRenderRedacts: the view prints a finding's stream, source and message
+// and the header only through ViewState.Redact; without one, masked whole.
+func TestRenderRedacts(t *testing.T) {
+	const secret = "sk-proj-Zq7XAbCdEfGhIjKlMnOp"
+	c := NewCollector()
+	c.Finding(&validate.Finding{Rule: "e2a.status", Tap: "ws", Stream: secret, Source: "ws:" + secret, Message: "status " + secret, Time: time.Now()})
+	for _, red := range []func(string) string{nil, func(s string) string { return strings.ReplaceAll(s, secret, "MASK") }} {
+		vs := ViewState{Stats: c.Snapshot(5), Header: []string{"nats://u:" + secret + "@h"}, Redact: red}
+		for _, out := range []string{RenderTTY(vs, 200), RenderLine(vs)} {
+			if strings.Contains(out, secret) {
+				t.Errorf("the view shows the secret:\n%s", out)
+			}
+			if red != nil && !strings.Contains(out, "MASK") {
+				t.Errorf("the view does not use Redact:\n%s", out)
+			}
+		}
 	}
 }

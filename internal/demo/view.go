@@ -16,6 +16,22 @@ type ViewState struct {
 	Altered           uint64
 	Injected          map[Fault]int
 	Header            []string // addresses and settings
+	// Redact is the process's redaction policy: every value the view
+	// prints that comes from a record or the configuration (a finding's
+	// stream, source and message; the header) passes it. Nil masks those
+	// values whole.
+	Redact func(string) string
+}
+
+// redact applies st.Redact, or masks s whole without one.
+func (st *ViewState) redact(s string) string {
+	switch {
+	case s == "":
+		return s
+	case st.Redact == nil:
+		return "******"
+	}
+	return st.Redact(s)
 }
 
 // ANSI: clear the screen and go home.
@@ -34,7 +50,7 @@ func RenderTTY(st ViewState, width int) string {
 	}
 	fmt.Fprintf(&b, "e2atap demo   %s elapsed, %s   (Ctrl-C ends it with a summary)\n", st.Elapsed.Round(time.Second), left)
 	for _, h := range st.Header {
-		fmt.Fprintf(&b, "  %s\n", h)
+		fmt.Fprintf(&b, "  %s\n", st.redact(h))
 	}
 	b.WriteString(strings.Repeat("─", min(width, 100)) + "\n")
 	fmt.Fprintf(&b, "records  %8.0f/s   total %-9d   sent by the simulation %8.0f/s (%d, altered in relay: %d)\n",
@@ -65,7 +81,7 @@ func RenderTTY(st ViewState, width int) string {
 	}
 	for i := len(st.Stats.Last) - 1; i >= 0; i-- {
 		f := st.Stats.Last[i]
-		line := fmt.Sprintf("  %s %-19s %-28s %-34s %s", f.Time.Format("15:04:05"), f.Rule, trunc(f.Stream, 28), trunc(shortSource(f.Source), 34), f.Message)
+		line := fmt.Sprintf("  %s %-19s %-28s %-34s %s", f.Time.Format("15:04:05"), f.Rule, trunc(st.redact(f.Stream), 28), trunc(shortSource(st.redact(f.Source)), 34), st.redact(f.Message))
 		b.WriteString(trunc(line, width) + "\n")
 	}
 	return b.String()
@@ -92,7 +108,7 @@ func RenderLine(st ViewState) string {
 	}
 	if n := len(st.Stats.Last); n > 0 {
 		f := st.Stats.Last[n-1]
-		s += fmt.Sprintf(" last: %s stream=%s source=%s", f.Rule, f.Stream, f.Source)
+		s += fmt.Sprintf(" last: %s stream=%s source=%s", f.Rule, st.redact(f.Stream), st.redact(f.Source))
 	}
 	return s + "\n"
 }

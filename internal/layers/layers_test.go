@@ -16,18 +16,19 @@ const module = "github.com/e2atap/e2atap/"
 // import (DESIGN.md, "Packages"). Third-party imports are checked
 // separately: e2a, frame and validate take none.
 var allowed = map[string][]string{
-	"e2a":       {},
+	"redact":    {},
+	"e2a":       {"redact"},
 	"frame":     {},
-	"validate":  {"e2a", "frame"},
-	"tap":       {"tap"},
-	"exporters": {"e2a", "frame", "validate", "exporters"},
-	"cmd":       {"e2a", "frame", "validate", "tap", "exporters", "internal"},
-	"internal":  {"e2a", "frame", "validate", "tap", "exporters", "internal"},
+	"validate":  {"e2a", "frame", "redact"},
+	"tap":       {"tap", "redact"},
+	"exporters": {"e2a", "frame", "validate", "exporters", "redact"},
+	"cmd":       {"e2a", "frame", "validate", "tap", "exporters", "internal", "redact"},
+	"internal":  {"e2a", "frame", "validate", "tap", "exporters", "internal", "redact"},
 }
 
 // stdlibOnly are the packages that may import nothing outside the module
 // and the standard library.
-var stdlibOnly = map[string]bool{"e2a": true, "frame": true, "validate": true}
+var stdlibOnly = map[string]bool{"redact": true, "e2a": true, "frame": true, "validate": true}
 
 func TestImportDirection(t *testing.T) {
 	root := "../.."

@@ -3,8 +3,11 @@ package natstap
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/e2atap/e2atap/tap"
 )
 
 // Config is one NATS tap. Zero numeric and duration fields take the value of
@@ -117,6 +120,18 @@ func (c Config) Validate() error {
 	}
 	if c.Name == "" {
 		bad("name is empty")
+	}
+	for _, u := range strings.Split(c.URL, ",") {
+		// The URL may carry credentials (nats://user:pass@host): only its
+		// userinfo-free form and the reason are printed, never url.Error's
+		// text, which quotes the URL whole.
+		if _, err := url.Parse(strings.TrimSpace(u)); err != nil {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			bad("url %q: %v", tap.RedactURL(u), err)
+		}
 	}
 	if len(c.Subjects) == 0 && len(c.Streams) == 0 {
 		bad("neither subjects nor streams are set")

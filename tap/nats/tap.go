@@ -127,7 +127,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	)
 	if err != nil {
 		// With RetryOnFailedConnect only a bad option or URL gets here.
-		return fmt.Errorf("nats tap %q: connect: %w", t.cfg.Name, err)
+		return fmt.Errorf("nats tap %q: connect: %w", t.cfg.Name, tap.RedactErr(err))
 	}
 	r.nc = nc
 

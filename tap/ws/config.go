@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/url"
 	"time"
+
+	"github.com/e2atap/e2atap/tap"
 )
 
 // Config is one WebSocket tap.
@@ -85,7 +87,13 @@ type upstream struct {
 func parseUpstream(s string) (upstream, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		return upstream{}, fmt.Errorf("ws: upstream %q: %w", s, err)
+		// url.Error quotes the URL: print its reason only, and the URL
+		// without userinfo.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return upstream{}, fmt.Errorf("ws: upstream %q: %w", tap.RedactURL(s), err)
 	}
 	var up upstream
 	port := ""
@@ -95,13 +103,13 @@ func parseUpstream(s string) (upstream, error) {
 	case "wss":
 		up.tls, port = true, "443"
 	default:
-		return upstream{}, fmt.Errorf("ws: upstream %q: scheme must be ws or wss", s)
+		return upstream{}, fmt.Errorf("ws: upstream %q: scheme must be ws or wss", tap.RedactURL(s))
 	}
 	if u.Hostname() == "" {
-		return upstream{}, fmt.Errorf("ws: upstream %q: no host", s)
+		return upstream{}, fmt.Errorf("ws: upstream %q: no host", tap.RedactURL(s))
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return upstream{}, fmt.Errorf("ws: upstream %q: only scheme, host, port and path are allowed", s)
+		return upstream{}, fmt.Errorf("ws: upstream %q: only scheme, host, port and path are allowed", tap.RedactURL(s))
 	}
 	if u.Port() != "" {
 		port = u.Port()

@@ -1,0 +1,237 @@
+package jsonlog
+
+import (
+	"sync"
+
+	"github.com/e2atap/e2atap/redact"
+	"github.com/e2atap/e2atap/validate"
+)
+
+// A secret can be split across two chunks of one stream: "…sk-proj-Ab" in
+// chunk n's body.delta, "CdEf…" in chunk n+1's. Neither half need be a
+// shape on its own, so the record log (under content: keep, where deltas
+// are written) checks every boundary: the last carryTail bytes of the
+// previous delta of the stream are scanned again with the start of the
+// next one, and a match across the boundary is masked on both sides, with
+// the fingerprint of the whole secret.
+//
+// Masking chunk n's part means its line cannot be written before chunk
+// n+1 arrives: the Writer holds the latest chunk line of each stream.
+// The hold is bounded in bytes and in time:
+//
+//   - at most maxHeldLine bytes a line (a longer line is written at once)
+//     and maxHeld bytes in all (past it, the oldest held line is written);
+//   - a held line is written when the next record of its stream arrives,
+//     when the stream ends (StreamEnd), on the second Flush after it was
+//     held (the caller flushes on a timer: so at most two flush periods),
+//     and on Close.
+//
+// A line written early by these bounds cannot get its tail masked
+// afterwards; the next chunk's part still is (the tail is kept apart from
+// the line), and such boundaries are counted (Writer.CarryMissed). Lines
+// of one stream stay in their order; a held line may come after lines of
+// other streams that arrived later.
+const (
+	carryTail   = 256
+	carryHead   = 1024
+	maxHeldLine = 64 << 10
+	maxHeld     = 4 << 20
+	maxTails    = 1 << 16
+)
+
+type carry struct {
+	mu      sync.Mutex
+	streams map[string]*held
+	order   []string // keys of held lines, oldest first (may hold stale keys)
+	bytes   int      // held line bytes
+	epoch   uint64   // Flush count
+	missed  uint64
+}
+
+// held is one stream's carry: the tail of its last delta, and that chunk's
+// line while it is held.
+type held struct {
+	tail   []byte
+	line   []byte // nil when written
+	at     int    // body.delta's string in line, quotes included
+	end    int
+	delta  []byte // the unescaped delta of line
+	epoch  uint64
+	queued bool // in carry.order
+}
+
+func newCarry() *carry { return &carry{streams: make(map[string]*held)} }
+
+func carryKey(tap string, stream []byte) string {
+	return tap + "\x00" + string(stream)
+}
+
+// record writes, or holds, the line in st.line of the record ri.
+func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
+	if ri.Stream == nil || ri.In == nil {
+		w.out.write(st.line)
+		return
+	}
+	key := carryKey(ri.In.Tap, ri.Stream)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.streams[key]
+	if st.deltaEnd == 0 || st.trunc {
+		// Not a chunk with text: the held line goes first, then this one.
+		if h != nil {
+			c.release(w, h)
+			h.tail = h.tail[:0]
+		}
+		w.out.write(st.line)
+		return
+	}
+	if h == nil {
+		if len(c.streams) >= maxTails {
+			c.evict(w)
+		}
+		h = &held{}
+		c.streams[key] = h
+	}
+	cur := st.delta
+	if len(h.tail) > 0 {
+		c.straddle(w, h, st, cur)
+	}
+	c.release(w, h)
+	// Hold this line; keep this delta's tail.
+	h.tail = append(h.tail[:0], cur[max(0, len(cur)-carryTail):]...)
+	if len(st.line) > maxHeldLine {
+		w.out.write(st.line)
+		return
+	}
+	h.line = append(h.line[:0], st.line...)
+	h.at, h.end = st.deltaAt, st.deltaEnd
+	h.delta = append(h.delta[:0], cur...)
+	h.epoch = c.epoch
+	c.bytes += len(h.line)
+	if !h.queued {
+		h.queued = true
+		c.order = append(c.order, key)
+	}
+	for c.bytes > maxHeld && len(c.order) > 1 {
+		k := c.order[0]
+		c.order = c.order[1:]
+		o := c.streams[k]
+		if o == h {
+			c.order = append(c.order, k)
+			continue
+		}
+		if o != nil {
+			o.queued = false
+			c.release(w, o)
+		}
+	}
+}
+
+// straddle masks a credential that starts in h's tail and ends in cur (the
+// current delta): in h's held line, and in st.line.
+func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
+	nt := len(h.tail)
+	j := append(append(make([]byte, 0, nt+carryHead), h.tail...), cur[:min(len(cur), carryHead)]...)
+	for from := 0; from < nt; {
+		m, ok := redact.Find(j, from)
+		if !ok || m.Start >= nt {
+			return
+		}
+		if m.End <= nt || isMaskToken(j[m.Start:m.End]) {
+			from = m.End
+			continue
+		}
+		// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one.
+		fp := st.appendFP(nil, j[m.Start:m.End])
+		cut := m.End - nt
+		if h.line != nil {
+			keep := len(h.delta) - (nt - m.Start)
+			h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, true)
+		} else {
+			c.missed++
+		}
+		st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[cut:], fp, false)
+		w.counts[kindRule[m.Kind]].Add(1)
+		return
+	}
+}
+
+// spliceDelta rewrites the delta string line[at:end] as rest (masked as any
+// text is) with the mask of fingerprint fp after it (tail) or before it.
+func (st *state) spliceDelta(line []byte, at, end int, rest, fp []byte, tail bool) []byte {
+	out := append([]byte(nil), line[:at]...)
+	out = append(out, '"')
+	m := append(append([]byte(mask+"(fp:"), fp...), ')')
+	if !tail {
+		out = append(out, m...)
+	}
+	out, _ = st.maskSpans(out, rest, false, true)
+	if tail {
+		out = append(out, m...)
+	}
+	out = append(out, '"')
+	return append(out, line[end:]...)
+}
+
+// release writes h's held line, if any.
+func (c *carry) release(w *Writer, h *held) {
+	if h.line == nil {
+		return
+	}
+	w.out.write(h.line)
+	c.bytes -= len(h.line)
+	h.line = nil
+}
+
+// evict forgets some stream (the map is full: streams whose end was never
+// reported).
+func (c *carry) evict(w *Writer) {
+	for k, h := range c.streams {
+		c.release(w, h)
+		delete(c.streams, k)
+		return
+	}
+}
+
+// end writes the held line of a stream that ended and forgets it.
+func (c *carry) end(w *Writer, tap, stream string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := tap + "\x00" + stream
+	if h := c.streams[key]; h != nil {
+		c.release(w, h)
+		delete(c.streams, key)
+	}
+}
+
+// flush writes the lines held since before the previous flush.
+func (c *carry) flush(w *Writer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keep := c.order[:0]
+	for _, k := range c.order {
+		h := c.streams[k]
+		if h == nil {
+			continue
+		}
+		if h.line == nil || h.epoch < c.epoch {
+			h.queued = false
+			c.release(w, h)
+			continue
+		}
+		keep = append(keep, k)
+	}
+	c.order = keep
+	c.epoch++
+}
+
+// all writes every held line.
+func (c *carry) all(w *Writer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, h := range c.streams {
+		h.queued = false
+		c.release(w, h)
+	}
+	c.order = c.order[:0]
+}

@@ -1,0 +1,152 @@
+package jsonlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/e2atap/e2atap/validate"
+)
+
+func chunk(rid string, seq int, delta string, final bool) []byte {
+	d, _ := json.Marshal(delta)
+	kind, status := "e2a.chunk", "in_progress"
+	if final {
+		kind, status = "e2a.complete", "succeeded"
+	}
+	return []byte(`{"protocol_version":"1.0","response_id":"` + rid + `","request_id":"` + rid + `","sequence":` + strconv.Itoa(seq) +
+		`,"is_final":` + strconv.FormatBool(final) + `,"status":"` + status + `","response_kind":"` + kind +
+		`","timestamp":"2026-03-29T12:00:0` + strconv.Itoa(seq) + `+00:00","provenance":{"source_protocol":"e2a"},"body":{"delta_kind":"text","delta":` + string(d) + `}}`)
+}
+
+// runEngine feeds records through the real engine into a record-log
+// Writer (content keep: deltas are written) and returns the log's lines.
+func runEngine(t *testing.T, w *Writer, buf *bytes.Buffer, recs ...[]byte) []string {
+	t.Helper()
+	e := validate.NewEngine(validate.DefaultConfig(), w)
+	base := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
+	for n, r := range recs {
+		e.Observe(&validate.Input{Tap: "ws", Conn: "c1", Dir: 2, Time: base.Add(time.Duration(n) * time.Millisecond),
+			Pos: validate.Position{Kind: validate.PosLine, Name: "cap.jsonl", Line: int64(n + 1)}, Data: r})
+	}
+	e.Finish("end_of_input", nil)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(buf)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}
+
+// TestSplitSecret: a secret split across the deltas of two chunks of one
+// stream, neither half a shape on its own, leaves no half in the log, and
+// both parts carry the whole secret's fingerprint.
+func TestSplitSecret(t *testing.T) {
+	const secret = "sk-proj-AbCdEfGhIjKlMnOpQrStUv"
+	for _, cut := range []int{3, 5, 9, 20, len(secret) - 2} {
+		first, second := secret[:cut], secret[cut:]
+		var buf bytes.Buffer
+		r := NewRedactor(ContentKeep, 65536, testKey)
+		w := NewWriterTo(&buf, r)
+		lines := runEngine(t, w, &buf,
+			chunk("q1", 0, "your key is "+first, false),
+			chunk("q2", 0, "other stream", false), // interleaved
+			chunk("q1", 1, second+" keep it safe", false),
+			chunk("q1", 2, "", true))
+		if len(lines) != 4 {
+			t.Fatalf("cut %d: %d lines: %q", cut, len(lines), lines)
+		}
+		all := strings.Join(lines, "\n")
+		for _, half := range []string{first[min(3, len(first)):], second[:len(second)-1]} {
+			if len(half) >= 3 && strings.Contains(all, half) {
+				t.Errorf("cut %d: half %q in the log:\n%s", cut, half, all)
+			}
+		}
+		fp := "******(fp:" + string(r.Fingerprint(nil, []byte(secret))) + ")"
+		if n := strings.Count(all, fp); n != 2 {
+			t.Errorf("cut %d: the whole secret's mask %s appears %d times:\n%s", cut, fp, n, all)
+		}
+		if !strings.Contains(all, `your key is `) || !strings.Contains(all, ` keep it safe`) {
+			t.Errorf("cut %d: the text around the secret is gone:\n%s", cut, all)
+		}
+		// Lines of a stream stay in order.
+		if i, j := strings.Index(all, `"sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00+00:00","provenance":{"source_protocol":"e2a"},"body":{"delta_kind":"text","delta":"your`), strings.Index(all, "keep it safe"); i < 0 || j < i {
+			t.Errorf("cut %d: chunk order broken:\n%s", cut, all)
+		}
+		for _, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Errorf("cut %d: invalid line %s", cut, l)
+			}
+		}
+	}
+}
+
+// TestSplitSecretBounds: a held line is written on the second Flush even if
+// its stream says nothing more; the next chunk's part is still masked.
+func TestSplitSecretBounds(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey))
+	ri := func(seq int, delta string) *validate.RecordInfo {
+		x := jsonInfo(chunk("q1", seq, delta, false))
+		x.Stream = []byte("q1")
+		return x
+	}
+	w.Record(ri(0, "pass: ghp_"))
+	w.Flush()
+	if buf.Len() != 0 {
+		t.Fatalf("line written before the second flush: %s", buf.String())
+	}
+	w.Flush()
+	if !strings.Contains(buf.String(), `"delta":"pass: ghp_"`) {
+		t.Fatalf("held line not written by the second flush: %q", buf.String())
+	}
+	w.Record(ri(1, "16C7e42F292c6912E7710c838347Ae178B4a done"))
+	w.Close()
+	if strings.Contains(buf.String(), "16C7e42F292c6912E7710c838347Ae178B4a") {
+		t.Errorf("second half leaked: %s", buf.String())
+	}
+	if w.CarryMissed() != 1 {
+		t.Errorf("CarryMissed = %d, want 1", w.CarryMissed())
+	}
+}
+
+// TestInvalidUTF8: invalid UTF-8 in a record's strings and keys is written
+// as U+FFFD, so every line is valid JSON and valid UTF-8; the engine still
+// judges the original bytes.
+func TestInvalidUTF8(t *testing.T) {
+	recs := [][]byte{
+		[]byte("{\"protocol_version\":\"1.0\",\"response_id\":\"r\xff1\",\"request_id\":\"q\xc3\",\"sequence\":0,\"is_final\":true,\"status\":\"succeeded\",\"response_kind\":\"e2a.complete\",\"timestamp\":\"2026-03-29T12:00:00+00:00\",\"provenance\":{\"source_protocol\":\"e2a\"},\"body\":{\"delta\":\"ok \xed\xa0\x80 \xf0\x9f\x98\x80\"},\"metadata\":{\"k\xfe\":\"v\x80\\n\"}}"),
+		[]byte("{\"method\":\"chat.send\",\"request_id\":\"x\xe2\x82\",\"params\":{\"text\":\"a\xffb sk-proj-AbCdEfGhIjKl\"}}"),
+	}
+	for _, c := range []Content{ContentKeep, ContentMask} {
+		var buf bytes.Buffer
+		lines := runEngine(t, NewWriterTo(&buf, NewRedactor(c, 65536, testKey)), &buf, recs...)
+		if len(lines) != len(recs) {
+			t.Fatalf("%v: %d lines", c, len(lines))
+		}
+		for _, l := range lines {
+			if !utf8.ValidString(l) || !json.Valid([]byte(l)) {
+				t.Errorf("%v: not valid UTF-8 JSON: %q", c, l)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
+				t.Errorf("%v: %v", c, err)
+			}
+			if strings.Contains(l, "AbCdEfGhIjKl") {
+				t.Errorf("%v: secret leaked: %s", c, l)
+			}
+		}
+		if !strings.Contains(lines[0], `"request_id":"q\ufffd"`) || !strings.Contains(lines[0], "\\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80") && c == ContentKeep {
+			t.Errorf("%v: replacement not as expected: %s", c, lines[0])
+		}
+	}
+}

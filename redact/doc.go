@@ -1,0 +1,38 @@
+// Package redact is e2atap's one redaction policy for text: it finds the
+// credentials and personal data people actually leak (token shapes of the
+// common providers, JWTs, PEM private keys, Authorization/Cookie headers,
+// key=value pairs under credential names, URL userinfo, e-mail addresses,
+// phone numbers, Chinese resident ID numbers) wherever they start, and masks
+// them as "******(fp:<16 hex>)", a keyed fingerprint of the masked value.
+//
+// It sits at the bottom of the import layers (standard library only), so
+// that e2a (rule e2a.secret), validate, the exporters and cmd all use the
+// same detector: a shape is added once and every output masks it.
+//
+// # Place in the pipeline
+//
+// Every output that can print a value taken from traffic or configuration
+// passes it through a Masker: the record log (exporters/jsonlog, which
+// walks JSON and calls Find on every string and ClassifyKey on every key),
+// findings, span attributes, the process's log lines, error messages. The
+// fast path is one pass over the text with a 256-entry byte table: only at
+// a few anchor bytes (a token prefix's first letter, '=', ':', '@', a digit
+// run, '-----BEGIN') does a local check run; text with nothing to mask is
+// returned as it is, without allocating.
+//
+// # Fingerprints
+//
+// A fingerprint is the first 64 bits of HMAC-SHA256(key, value), in hex.
+// Equal values under one key get equal fingerprints, so a masked token can
+// still be followed across records, findings and spans. The key comes from
+// the configuration or E2ATAP_FINGERPRINT_KEY; without one a random key is
+// made per process (fingerprints then never join across runs). 64 bits
+// stop a search for a collision, not a search of a small value space: who
+// knows the key can test every phone number in seconds, so the key is a
+// secret (a Kubernetes Secret, never a ConfigMap) and is rotated.
+//
+// # Concurrency
+//
+// A Masker is immutable and safe for concurrent use; its HMAC state comes
+// from a pool.
+package redact

@@ -1,0 +1,742 @@
+package redact
+
+// Kind says which shape a Match is. The names (Kind.String) are metric
+// label values: the set is closed.
+type Kind uint8
+
+const (
+	KindNone          Kind = iota
+	KindBearer             // the token of "Bearer <token>" / "Bearer: <token>"
+	KindBasic              // the credentials of "Basic <base64>"
+	KindAuthorization      // an Authorization header's credentials, any scheme
+	KindJWT                // eyJ….….…
+	KindSK                 // sk-…, sk-proj-…, sk-ant-… (OpenAI, Anthropic)
+	KindGitHub             // ghp_ gho_ ghs_ ghu_ ghr_ github_pat_
+	KindGitLab             // glpat-
+	KindAWS                // AKIA…/ASIA… access key ids
+	KindSlack              // xoxb- xoxp- xoxa- xoxr- xoxs- xapp-
+	KindStripe             // sk_live_ sk_test_ rk_live_ rk_test_
+	KindGoogle             // AIza… API keys
+	KindPrivateKey         // a PEM private key block
+	KindCookie             // a Cookie / Set-Cookie header's value
+	KindKeyValue           // the value of a credential-named key in text (password=…)
+	KindURLUserinfo        // the user:password of scheme://user:password@host
+	KindBase64             // base64 that decodes to a credential
+	KindEmail              // an e-mail address
+	KindPhone              // a phone number (+CC…, CN mobile)
+	KindCNID               // a Chinese resident ID number (check digit valid)
+	KindUserID             // the value of user_id=… in text (the reference masks it)
+	NumKinds
+)
+
+var kindNames = [NumKinds]string{
+	KindNone:          "none",
+	KindBearer:        "bearer",
+	KindBasic:         "basic",
+	KindAuthorization: "authorization",
+	KindJWT:           "jwt",
+	KindSK:            "sk",
+	KindGitHub:        "ghp",
+	KindGitLab:        "glpat",
+	KindAWS:           "aws",
+	KindSlack:         "slack",
+	KindStripe:        "stripe",
+	KindGoogle:        "google",
+	KindPrivateKey:    "private_key",
+	KindCookie:        "cookie",
+	KindKeyValue:      "key_value",
+	KindURLUserinfo:   "url_userinfo",
+	KindBase64:        "base64",
+	KindEmail:         "email",
+	KindPhone:         "phone",
+	KindCNID:          "cn_id",
+	KindUserID:        "user_id",
+}
+
+func (k Kind) String() string {
+	if k < NumKinds {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Credential reports whether the kind is a credential (rule e2a.secret's
+// business) rather than personal data.
+func (k Kind) Credential() bool {
+	return k > KindNone && k < KindEmail
+}
+
+// Match is one thing to mask: s[Start:End] is the value (a header's scheme,
+// a key=, "scheme://" and "@host" stay outside it).
+type Match struct {
+	Start, End int
+	Kind       Kind
+}
+
+// Text is what Find reads: a string or a byte slice.
+type Text interface{ ~string | ~[]byte }
+
+const (
+	aPrefix = 1 << iota // a byte inside a token prefix: A (AKIA, AIza), J (eyJ), '-', '_'
+	aScheme             // b, B: Bearer, Basic
+	aSep                // '=' or ':': key=value, key: value, scheme://
+	aAt                 // '@': e-mail
+	aDigit              // a digit or '+': phone, CN ID
+)
+
+// anchor marks the bytes where a local check runs. They are chosen to be
+// rare in prose: a token prefix is found at its separator ("sk-" at '-',
+// "ghp_" at '_') or its capital letter ("AKIA", "eyJ"), not at its first
+// letter, so that ordinary text costs a table look-up a byte.
+var anchor = func() (t [256]uint8) {
+	for _, c := range []byte("AJ-_") {
+		t[c] |= aPrefix
+	}
+	t['b'] |= aScheme
+	t['B'] |= aScheme
+	t['='] |= aSep
+	t[':'] |= aSep
+	t['@'] |= aAt
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= aDigit
+	}
+	t['+'] |= aDigit
+	return t
+}()
+
+// Find returns the first thing to mask in s at or after from (no match
+// starts before from). "First" is in the order of the anchors that reveal
+// them, which is the order of their starts except where a key or an e-mail
+// local part reaches back. It never allocates.
+func Find[T Text](s T, from int) (Match, bool) {
+	return find(s, from, 0)
+}
+
+// depth: 1 inside decoded base64 (no second decoding).
+func find[T Text](s T, from, depth int) (Match, bool) {
+	n := len(s)
+	t := &anchor
+	for i := from; i < n; i++ {
+		for i+8 <= n && t[s[i]]|t[s[i+1]]|t[s[i+2]]|t[s[i+3]]|t[s[i+4]]|t[s[i+5]]|t[s[i+6]]|t[s[i+7]] == 0 {
+			i += 8
+		}
+		if i >= n {
+			break
+		}
+		a := t[s[i]]
+		if a == 0 {
+			continue
+		}
+		switch {
+		case a&aPrefix != 0:
+			if m, ok := prefixed(s, from, i); ok {
+				return m, true
+			}
+		case a&aScheme != 0:
+			if i == 0 || !is(s[i-1], cUpper|cLower) {
+				if m, ok := scheme(s, i); ok {
+					return m, true
+				}
+			}
+		case a&aSep != 0:
+			if m, ok := sep(s, from, i, depth); ok {
+				return m, true
+			}
+		case a&aAt != 0:
+			if m, ok := email(s, from, i); ok {
+				return m, true
+			}
+		case a&aDigit != 0:
+			m, ok, next := number(s, from, i)
+			if ok {
+				return m, true
+			}
+			i = next - 1
+		}
+	}
+	return Match{}, false
+}
+
+// Byte classes.
+const (
+	cUpper = 1 << iota
+	cLower
+	cDigit
+	cDash  // '-'
+	cUnder // '_'
+	cB64   // + / (base64), . ~ (b64token)
+	cKey   // '.' in a key
+)
+
+var class = func() (t [256]uint8) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] |= cUpper
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= cLower
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= cDigit
+	}
+	t['-'] |= cDash
+	t['_'] |= cUnder
+	t['+'] |= cB64
+	t['/'] |= cB64
+	t['.'] |= cB64 | cKey
+	t['~'] |= cB64
+	return t
+}()
+
+const (
+	alnum    = cUpper | cLower | cDigit
+	word     = alnum | cDash | cUnder
+	b64token = word | cB64
+)
+
+func is(c byte, cl uint8) bool { return class[c]&cl != 0 }
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// at reports whether s[i:] starts with p (exactly).
+func at[T Text](s T, i int, p string) bool {
+	if len(s)-i < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		if s[i+k] != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// atFold reports whether s[i:] starts with p (lower case), ASCII
+// case-insensitively.
+func atFold[T Text](s T, i int, p string) bool {
+	if len(s)-i < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		if lower(s[i+k]) != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// run returns the end of the run of class cl starting at i.
+func run[T Text](s T, i int, cl uint8) int {
+	for i < len(s) && class[s[i]]&cl != 0 {
+		i++
+	}
+	return i
+}
+
+// token matches prefix p at i followed by at least min bytes of class cl.
+func token[T Text](s T, i int, p string, min int, cl uint8) (int, bool) {
+	if !at(s, i, p) {
+		return 0, false
+	}
+	e := run(s, i+len(p), cl)
+	return e, e-i-len(p) >= min
+}
+
+// prefixed checks the token shapes that s[i] ('A', 'J', '-' or '_') is
+// part of; the start of a match may be before i (never before from).
+func prefixed[T Text](s T, from, i int) (Match, bool) {
+	var st, e int
+	var ok bool
+	k := KindNone
+	switch s[i] {
+	case 'A':
+		st = i
+		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
+			e = run(s, i+4, cUpper|cDigit)
+			if ok = e-i == 20; ok {
+				k = KindAWS
+			}
+		} else if e, ok = token(s, i, "AIza", 35, word); ok {
+			k = KindGoogle
+		}
+	case 'J': // eyJ
+		if i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' {
+			st = i - 2
+			e, ok = jwt(s, st)
+			k = KindJWT
+		}
+	case '-':
+		switch {
+		case at(s, i, "-----BEGIN "):
+			if i >= from {
+				return pem(s, i)
+			}
+		case i >= 2 && s[i-2] == 's' && s[i-1] == 'k':
+			// sk- after a letter or digit is a word ("task-1234"); after
+			// '-' or '_' it is a key glued to an id ("idsk-sk-proj-…").
+			if st = i - 2; st == 0 || !is(s[st-1], alnum) {
+				e, ok = token(s, st, "sk-", 8, word)
+				k = KindSK
+			}
+		case i >= 5 && at(s, i-5, "glpat"):
+			st = i - 5
+			e, ok = token(s, st, "glpat-", 20, word)
+			k = KindGitLab
+		case i >= 4 && at(s, i-4, "xox"):
+			switch s[i-1] {
+			case 'a', 'b', 'p', 'r', 's', 'o':
+				st = i - 4
+				e, ok = token(s, i, "-", 10, alnum|cDash)
+				k = KindSlack
+			}
+		case i >= 4 && at(s, i-4, "xapp"):
+			st = i - 4
+			e, ok = token(s, i, "-", 10, alnum|cDash)
+			k = KindSlack
+		}
+	case '_':
+		switch {
+		case i >= 2 && (at(s, i-2, "sk") || at(s, i-2, "rk")) && (at(s, i+1, "live_") || at(s, i+1, "test_")):
+			st = i - 2
+			e, ok = token(s, i+6, "", 10, alnum)
+			k = KindStripe
+		case i >= 3 && s[i-3] == 'g' && s[i-2] == 'h':
+			switch s[i-1] {
+			case 'p', 'o', 's', 'u', 'r':
+				st = i - 3
+				e, ok = token(s, i, "_", 20, alnum)
+				k = KindGitHub
+			}
+		case i >= 6 && at(s, i-6, "github") && at(s, i+1, "pat_"):
+			st = i - 6
+			e, ok = token(s, st, "github_pat_", 20, alnum|cUnder)
+			k = KindGitHub
+		}
+	}
+	if !ok || st < from || isMask(s, st) {
+		return Match{}, false
+	}
+	if k != KindAWS {
+		// A longer run is still the token (or two glued together): mask
+		// all of it.
+		e = run(s, e, word)
+	}
+	return Match{st, e, k}, true
+}
+
+func jwt[T Text](s T, i int) (int, bool) {
+	if !at(s, i, "eyJ") {
+		return 0, false
+	}
+	j := i + 3
+	for seg := 0; seg < 3; seg++ {
+		if seg > 0 {
+			if j >= len(s) || s[j] != '.' {
+				return 0, false
+			}
+			j++
+		}
+		k := j
+		j = run(s, j, word)
+		if j == k {
+			return 0, false
+		}
+	}
+	return j, true
+}
+
+// scheme matches "Bearer <token>", "Bearer: <token>" and "Basic <base64>"
+// at s[i]. So that prose ("the Bearer authentication scheme") is not taken
+// for a credential, a token after a space must be at least 8 bytes long,
+// and at least 20 if it is made of letters only.
+func scheme[T Text](s T, i int) (Match, bool) {
+	var k Kind
+	j := i
+	switch {
+	case atFold(s, i, "bearer"):
+		k, j = KindBearer, i+6
+	case atFold(s, i, "basic"):
+		k, j = KindBasic, i+5
+	default:
+		return Match{}, false
+	}
+	colon := false
+	if j < len(s) && s[j] == ':' && k == KindBearer {
+		colon = true
+		j++
+	}
+	sp := j
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j == sp && !colon {
+		return Match{}, false
+	}
+	start := j
+	letters := true
+	for j < len(s) && is(s[j], b64token) {
+		if !is(s[j], cUpper|cLower) {
+			letters = false
+		}
+		j++
+	}
+	if j == start {
+		return Match{}, false
+	}
+	for j < len(s) && s[j] == '=' {
+		letters = false
+		j++
+	}
+	if n := j - start; !colon && (n < 8 || letters && n < 20) {
+		return Match{}, false
+	}
+	if isMask(s, start) {
+		return Match{}, false
+	}
+	return Match{start, j, k}, true
+}
+
+// isMask reports a value this package wrote: "******…".
+func isMask[T Text](s T, i int) bool { return at(s, i, "******") }
+
+// pem matches a PEM private key block at s[i] ("-----BEGIN … PRIVATE KEY-----"):
+// up to the matching "-----END …-----", or, without one, to the end of the
+// base64 run (line breaks, literal "\n" escapes included).
+func pem[T Text](s T, i int) (Match, bool) {
+	if !at(s, i, "-----BEGIN ") {
+		return Match{}, false
+	}
+	j := i + len("-----BEGIN ")
+	h := j
+	for j < len(s) && j-h < 40 && (is(s[j], cUpper|cDigit) || s[j] == ' ') {
+		j++
+	}
+	if !at(s, j-len("PRIVATE KEY"), "PRIVATE KEY") || !at(s, j, "-----") {
+		return Match{}, false
+	}
+	j += 5
+	for k := j; k < len(s) && k-j < 1<<16; k++ {
+		c := s[k]
+		if c == '-' {
+			if at(s, k, "-----END ") {
+				e := k + len("-----END ")
+				for e < len(s) && e-k < 60 && s[e] != '-' {
+					e++
+				}
+				return Match{i, run(s, e, cDash), KindPrivateKey}, true
+			}
+			continue
+		}
+		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' {
+			return Match{i, k, KindPrivateKey}, true
+		}
+	}
+	e := j
+	for e < len(s) && e-j < 1<<16 && (is(s[e], alnum|cB64) || s[e] == '=' || s[e] == '\n' || s[e] == '\r' || s[e] == '\\') {
+		e++
+	}
+	return Match{i, e, KindPrivateKey}, true
+}
+
+// sep handles '=' and ':' at s[i]: a URL's userinfo after "://", or the
+// value of a credential-named key ("password=…", "api_key: …",
+// `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
+func sep[T Text](s T, from, i, depth int) (Match, bool) {
+	if s[i] == ':' {
+		if at(s, i+1, "//") {
+			return userinfo(s, i+3, false)
+		}
+		if at(s, i+1, `\/\/`) {
+			return userinfo(s, i+5, true)
+		}
+	}
+	// The key: skip back over spaces and a closing quote (`"`, `'`, `\"`).
+	j := i
+	for j > from && j > i-4 && s[j-1] == ' ' {
+		j--
+	}
+	quotedKey := false
+	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
+		quotedKey = true
+		j--
+		if j > from && s[j-1] == '\\' {
+			j--
+		}
+	}
+	ke := j
+	for j > from && ke-j < 64 && is(s[j-1], word|cKey) {
+		j--
+	}
+	if j == ke {
+		return Match{}, false
+	}
+	kc := classifyWords(s, j, ke)
+	var k Kind
+	switch kc {
+	case KeyCredential, KeyToken, KeyRef:
+		k = KindKeyValue
+	case KeyAuthorization:
+		k = KindAuthorization
+	case KeyCookie:
+		k = KindCookie
+	case KeyEmail:
+		k = KindEmail
+	case KeyPhone:
+		k = KindPhone
+	case KeyUserID:
+		k = KindUserID
+	default:
+		return Match{}, false
+	}
+	// The value: spaces, an optional opening quote, then to the closing
+	// quote, or (unquoted) to a delimiter.
+	v := i + 1
+	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	var quote byte
+	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
+		quote = s[v]
+		v++
+	} else if v+1 < len(s) && s[v] == '\\' && s[v+1] == '"' {
+		quote = '\\'
+		v += 2
+	}
+	if k == KindAuthorization {
+		// Keep the scheme ("Basic", "Bearer", "Digest") visible.
+		w := run(s, v, alnum|cDash)
+		if w > v && w < len(s) && s[w] == ' ' && w-v <= 24 {
+			x := w
+			for x < len(s) && s[x] == ' ' {
+				x++
+			}
+			if x < len(s) && x > w && !isValueEnd(s[x], quote, true, quotedKey) {
+				v = x
+			}
+		}
+	}
+	whole := k == KindAuthorization || k == KindCookie
+	e := v
+	for e < len(s) && e-v < 1<<16 && !isValueEnd(s[e], quote, whole, quotedKey) {
+		e++
+	}
+	if e == v || isMask(s, v) {
+		return Match{}, false
+	}
+	return Match{v, e, k}, true
+}
+
+// isValueEnd says where a key's value ends: at its closing quote, or
+// unquoted at white space and the delimiters of query strings and prose;
+// a header value (whole) runs to the end of the line (or of its JSON
+// string, when the key was quoted).
+func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
+	switch {
+	case quote == '\\':
+		return c == '\\' || c == '"'
+	case quote != 0:
+		return c == quote
+	case whole:
+		return c == '\n' || c == '\r' || c == '\\' || quotedKey && c == '"'
+	}
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', '&', ',', ';', '<', '>', ')', ']', '}', '#', '\\':
+		return true
+	}
+	return false
+}
+
+// userinfo matches the userinfo of a URL whose authority starts at s[i]:
+// up to '@', before any '/', '?', '#', white space or quote.
+func userinfo[T Text](s T, i int, escaped bool) (Match, bool) {
+	for j := i; j < len(s) && j-i < 512; j++ {
+		switch c := s[j]; c {
+		case '@':
+			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) {
+				return Match{}, false
+			}
+			return Match{i, j, KindURLUserinfo}, true
+		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
+			return Match{}, false
+		case '\\':
+			if escaped {
+				return Match{}, false
+			}
+		}
+	}
+	return Match{}, false
+}
+
+// email matches an e-mail address around the '@' at s[i].
+func email[T Text](s T, from, i int) (Match, bool) {
+	a := i
+	for a > from && isLocal(s[a-1]) {
+		a--
+	}
+	if a == i {
+		return Match{}, false
+	}
+	// Domain: labels of [A-Za-z0-9-] separated by dots, the last one
+	// alphabetic and at least two letters long.
+	e, dots, last := i+1, 0, i+1
+	for e < len(s) {
+		c := s[e]
+		if is(c, alnum|cDash) {
+			e++
+			continue
+		}
+		if c == '.' && e+1 < len(s) && is(s[e+1], alnum) && e > last {
+			dots++
+			e++
+			last = e
+			continue
+		}
+		break
+	}
+	if dots == 0 || e-last < 2 {
+		return Match{}, false
+	}
+	for k := last; k < e; k++ {
+		if !is(s[k], cUpper|cLower) {
+			return Match{}, false
+		}
+	}
+	if isMask(s, a) {
+		return Match{}, false
+	}
+	return Match{a, e, KindEmail}, true
+}
+
+func isLocal(c byte) bool {
+	return is(c, word) || c == '.' || c == '%' || c == '+'
+}
+
+// number handles a digit or '+' at s[i]: an international phone number
+// ("+" and 8 to 15 digits, single separators between groups), a CN mobile
+// number (1[3-9] and 9 digits, optionally after 86, or written 3-4-4), a CN
+// resident ID number (17 digits and a check digit or X, checked). A number
+// must not touch a letter or digit on either side. next is where the scan
+// goes on when nothing matched.
+func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
+	c := s[i]
+	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+') {
+		return Match{}, false, run(s, i, cDigit) + 1
+	}
+	if c == '+' {
+		if e, ok := intlPhone(s, i); ok {
+			return Match{i, e, KindPhone}, true, 0
+		}
+		return Match{}, false, i + 1
+	}
+	e := run(s, i, cDigit)
+	d := e - i
+	if e < len(s) && is(s[e], cUpper|cLower) {
+		if d == 17 && (s[e] == 'X' || s[e] == 'x') && (e+1 >= len(s) || !is(s[e+1], alnum)) && cnID(s, i) {
+			return Match{i, e + 1, KindCNID}, true, 0
+		}
+		return Match{}, false, e
+	}
+	switch {
+	case d == 3:
+		if end, ok := cnGrouped(s, i); ok {
+			return Match{i, end, KindPhone}, true, 0
+		}
+	case d == 11 && cnMobile(s, i), d == 13 && s[i] == '8' && s[i+1] == '6' && cnMobile(s, i+2):
+		return Match{i, e, KindPhone}, true, 0
+	case d == 18 && cnID(s, i):
+		return Match{i, e, KindCNID}, true, 0
+	}
+	return Match{}, false, e
+}
+
+func cnMobile[T Text](s T, i int) bool {
+	return s[i] == '1' && s[i+1] >= '3' && s[i+1] <= '9'
+}
+
+// cnID checks the 18-character ID number at s[i:]: a plausible birth date
+// (19xx or 20xx, month, day) and the ISO 7064 MOD 11-2 check character.
+func cnID[T Text](s T, i int) bool {
+	weights := [17]int{7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2}
+	sum := 0
+	for k := 0; k < 17; k++ {
+		sum += int(s[i+k]-'0') * weights[k]
+	}
+	check := "10X98765432"[sum%11]
+	last := s[i+17]
+	if last == 'x' {
+		last = 'X'
+	}
+	if last != check {
+		return false
+	}
+	y := s[i+6 : i+8]
+	if !(y[0] == '1' && y[1] == '9' || y[0] == '2' && y[1] == '0') {
+		return false
+	}
+	month := int(s[i+10]-'0')*10 + int(s[i+11]-'0')
+	day := int(s[i+12]-'0')*10 + int(s[i+13]-'0')
+	return month >= 1 && month <= 12 && day >= 1 && day <= 31
+}
+
+// intlPhone reads "+CC digits..." at s[i] == '+': 8 to 15 digits in all,
+// groups separated by at most two of " -.()".
+func intlPhone[T Text](s T, i int) (int, bool) {
+	digits, e, lastDigit := 0, i+1, -1
+	for e < len(s) {
+		if is(s[e], cDigit) {
+			digits++
+			lastDigit = e
+			e++
+			continue
+		}
+		k := e
+		for k < len(s) && k-e < 2 && isPhoneSep(s[k]) {
+			k++
+		}
+		if k == e || k >= len(s) || !is(s[k], cDigit) || lastDigit < 0 {
+			break
+		}
+		e = k
+	}
+	if digits < 8 || digits > 15 {
+		return 0, false
+	}
+	end := lastDigit + 1
+	if end < len(s) && is(s[end], alnum) {
+		return 0, false
+	}
+	return end, true
+}
+
+func isPhoneSep(c byte) bool {
+	return c == ' ' || c == '-' || c == '.' || c == '(' || c == ')'
+}
+
+// cnGrouped matches a CN mobile number written 3-4-4 with spaces or dashes
+// ("139-1234-5678") at s[i:], returning its end.
+func cnGrouped[T Text](s T, i int) (int, bool) {
+	groups := [3]int{3, 4, 4}
+	e := i
+	for g, n := range groups {
+		if g > 0 {
+			if e >= len(s) || (s[e] != ' ' && s[e] != '-') {
+				return 0, false
+			}
+			e++
+		}
+		for k := 0; k < n; k++ {
+			if e >= len(s) || !is(s[e], cDigit) {
+				return 0, false
+			}
+			e++
+		}
+	}
+	if !cnMobile(s, i) || (e < len(s) && is(s[e], alnum)) {
+		return 0, false
+	}
+	return e, true
+}

@@ -1,0 +1,175 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// Planted values: made-up, shaped like the real ones.
+const (
+	awsID     = "AKIAIOSFODNN7EXAMPLE"
+	awsSTS    = "ASIAY34FZKBOKMUTVV7A"
+	awsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	slackBot  = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+	slackUser = "xoxp-123456789012-1234567890123-1234567890123-abcdef0123456789abcdef0123456789"
+	slackApp  = "xapp-1-A0123456789-1234567890123-abcdef0123456789"
+	stripeSK  = "sk_live_51HxAbCdEfGhIjKlMnOpQrStUv"
+	stripeTK  = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"
+	stripeRK  = "rk_live_51HxAbCdEfGhIjKlMnOpQrStUv"
+	googleKey = "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"
+	ghp       = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+	gho       = "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+	ghs       = "ghs_16C7e42F292c6912E7710c838347Ae178B4a"
+	ghu       = "ghu_16C7e42F292c6912E7710c838347Ae178B4a"
+	ghr       = "ghr_16C7e42F292c6912E7710c838347Ae178B4a"
+	ghPAT     = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRS"
+	glpat     = "glpat-xYz12AbCdEfGhIjKlMnOp"
+	openai    = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+	anthropic = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-AA"
+	jwtTok    = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+	basicCred = "dXNlcjpodW50ZXIy" // user:hunter2
+	cnMob     = "13912345678"
+	cnIDNum   = "11010519491231002X"
+	mail      = "alice.liu@example.com"
+)
+
+const pemKey = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naFDrBz9vFqU4yU0wL0fQ2Km0ZSy9Zk4eC2S0a8Qv\n-----END RSA PRIVATE KEY-----"
+
+func TestFind(t *testing.T) {
+	cases := []struct {
+		in, want string // want: the masked spans, joined by "|"
+		kind     Kind   // kind of the first
+	}{
+		{"key " + awsID + " ok", awsID, KindAWS},
+		{"id" + awsSTS, awsSTS, KindAWS},
+		{"aws_secret_access_key=" + awsSecret, awsSecret, KindKeyValue},
+		{"AWS_SECRET_ACCESS_KEY: " + awsSecret + "\n", awsSecret, KindKeyValue},
+		{slackBot, slackBot, KindSlack},
+		{"t=" + slackUser, slackUser, KindSlack},
+		{"app " + slackApp, slackApp, KindSlack},
+		{stripeSK + " " + stripeTK + " " + stripeRK, stripeSK + "|" + stripeTK + "|" + stripeRK, KindStripe},
+		{"maps?key=" + googleKey, googleKey, KindGoogle},
+		{ghp + gho, ghp + gho, KindGitHub},
+		{ghs + " " + ghu + " " + ghr, ghs + "|" + ghu + "|" + ghr, KindGitHub},
+		{"pat:" + ghPAT, ghPAT, KindGitHub},
+		{"x" + glpat, glpat, KindGitLab},
+		{"idsk-" + openai, openai, KindSK},
+		{"key_" + anthropic, anthropic, KindSK},
+		{"task-12345678 and risk-assessment-framework", "", 0},
+		{"jwt:" + jwtTok, jwtTok, KindJWT},
+		{"Authorization: Basic " + basicCred, basicCred, KindAuthorization},
+		{"authorization=Digest username=\"bob\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "username=\"bob\", response=\"6629fae49393a05397450978507c4ef1\"", KindAuthorization},
+		{`"Authorization": "Token abcdef"`, "abcdef", KindAuthorization},
+		{"use Basic " + basicCred, basicCred, KindBasic},
+		{"Basic authentication is weak", "", 0},
+		{"Bearer: x", "x", KindBearer},
+		{"Bearer abc123def456", "abc123def456", KindBearer},
+		{"the Bearer authentication scheme", "", 0},
+		{"Bearer ******(fp:0123456789abcdef)", "", 0},
+		{"Cookie: sid=31d4d96e407aad42; lang=en\r\nHost: x", "sid=31d4d96e407aad42; lang=en", KindCookie},
+		{"Set-Cookie: id=a3fWa; Expires=Thu, 21 Oct 2021 07:28:00 GMT; Secure", "id=a3fWa; Expires=Thu, 21 Oct 2021 07:28:00 GMT; Secure", KindCookie},
+		{`private_key: "` + pemKey + `"`, pemKey, KindKeyValue},
+		{"here " + pemKey + " there", pemKey, KindPrivateKey},
+		{`{"k":"` + strings.ReplaceAll(pemKey, "\n", `\n`) + `"}`, strings.ReplaceAll(pemKey, "\n", `\n`), KindPrivateKey},
+		{"https://api.example.com/v1?api_key=abc123&x=1", "abc123", KindKeyValue},
+		{"/cb#access_token=tok-123&state=1", "tok-123", KindKeyValue},
+		{"login with password=hunter2, then secret=s3cr3t;", "hunter2|s3cr3t", KindKeyValue},
+		{"api_key: AbC123 and pwd = 'x y'", "AbC123|x y", KindKeyValue},
+		{`{\"password\":\"p@ss w0rd\"}`, "p@ss w0rd", KindKeyValue},
+		{"token=abc max_tokens: 5 tokens=9 token_count=3", "abc", KindKeyValue},
+		{"password=******(fp:0123456789abcdef)", "", 0},
+		{"user_id=u-42 userId: 7", "u-42|7", KindUserID},
+		{"nats://u:PASSWORD@bad host:4222", "u:PASSWORD", KindURLUserinfo},
+		{`"https:\/\/bob:pw@h.example\/x"`, "bob:pw", KindURLUserinfo},
+		{"http://host:8080/path", "", 0},
+		{"mail " + mail + ".", mail, KindEmail},
+		{"call " + cnMob + " or +86 139 1234 5678 or 139-1234-5678", cnMob + "|+86 139 1234 5678|139-1234-5678", KindPhone},
+		{"id " + cnIDNum + " ok", cnIDNum, KindCNID},
+		{"id 110105194912310021 bad check", "", 0},
+		{"2026-03-29T12:00:01+00:00 seq 12 req_1 1717171717171", "", 0},
+		{"AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==;EndpointSuffix=core", "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==", KindKeyValue},
+		{"", "", 0},
+	}
+	for _, c := range cases {
+		var got []string
+		var first Kind
+		for from := 0; ; {
+			m, ok := Find(c.in, from)
+			if !ok {
+				break
+			}
+			if first == 0 {
+				first = m.Kind
+			}
+			got = append(got, c.in[m.Start:m.End])
+			from = m.End
+		}
+		if g := strings.Join(got, "|"); g != c.want || first != c.kind {
+			t.Errorf("Find(%q) = %q %v, want %q %v", c.in, g, first, c.want, c.kind)
+		}
+		// []byte and string agree.
+		m1, ok1 := Find(c.in, 0)
+		m2, ok2 := Find([]byte(c.in), 0)
+		if m1 != m2 || ok1 != ok2 {
+			t.Errorf("Find(%q): string %v, bytes %v", c.in, m1, m2)
+		}
+	}
+}
+
+func TestClassifyKey(t *testing.T) {
+	cases := map[string]KeyClass{
+		"password": KeyCredential, "db_password": KeyCredential, "mysecretvalue": KeyCredential, "clientSecret": KeyCredential,
+		"api_key": KeyCredential, "x-api-key": KeyCredential, "apiKey": KeyCredential, "private_key": KeyCredential,
+		"aws_secret_access_key": KeyCredential, "AccountKey": KeyCredential, "SharedAccessKey": KeyCredential,
+		"access_token": KeyToken, "idToken": KeyToken, "token": KeyToken, "refresh_token": KeyToken,
+		"tokens": KeyPlain, "max_tokens": KeyPlain, "token_count": KeyPlain,
+		"Authorization": KeyAuthorization, "Proxy-Authorization": KeyAuthorization, "Cookie": KeyCookie, "Set-Cookie": KeyCookie,
+		"api_key_ref": KeyRef, "credential_ref": KeyRef, "email": KeyEmail, "phone": KeyPhone, "user_id": KeyUserID,
+		"password_hint": KeyPlain, "authorization_url": KeyPlain, "secret_name": KeyPlain,
+		"request_id": KeyPlain, "session_id": KeyPlain, "sequence": KeyPlain, "status": KeyPlain, "key": KeyPlain, "auth": KeyCredential,
+	}
+	for k, want := range cases {
+		if got := ClassifyKey(k); got != want {
+			t.Errorf("ClassifyKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestMaskText(t *testing.T) {
+	m := New([]byte("test-key-0123456789abcdef"))
+	in := "id " + openai + " and " + openai + " mail " + mail
+	out := m.Text(in)
+	if strings.Contains(out, openai) || strings.Contains(out, mail) {
+		t.Fatalf("leak: %s", out)
+	}
+	fp := m.Fingerprint(openai)
+	if len(fp) != 16 || strings.Count(out, Mask+"(fp:"+fp+")") != 2 {
+		t.Errorf("equal secrets, equal masks: %s (fp %s)", out, fp)
+	}
+	if fp != Fingerprint([]byte("test-key-0123456789abcdef"), openai) {
+		t.Errorf("Masker.Fingerprint and Fingerprint differ")
+	}
+	if fp == New([]byte("another-key-0123456789")).Fingerprint(openai) {
+		t.Errorf("the key does not change the fingerprint")
+	}
+	if got := m.Text(out); got != out {
+		t.Errorf("masking twice changes the text: %s -> %s", out, got)
+	}
+	esc := `{"k":"\u0073k-proj-AbCdEfGhIjKlMnOp"}`
+	if got := m.Text(esc); strings.Contains(got, "AbCdEfGhIjKlMnOp") {
+		t.Errorf("escaped form leaked: %s", got)
+	}
+	if got := m.ID("idsk-" + openai); !strings.HasPrefix(got, Mask+"(fp:") || got != m.ID("idsk-"+openai) || strings.Contains(got, "idsk") {
+		t.Errorf("ID = %s", got)
+	}
+	if got := m.ID("req_1"); got != "req_1" {
+		t.Errorf("ID(req_1) = %s", got)
+	}
+	clean := "2026-03-29T12:00:01Z stream req_1 of tap ws: status in_progress, sequence 12 after 11 (e2a.chunk)"
+	if n := testing.AllocsPerRun(100, func() { m.Text(clean) }); n != 0 {
+		t.Errorf("clean text: %v allocs", n)
+	}
+	if m.Text(clean) != clean {
+		t.Errorf("clean text changed")
+	}
+}

@@ -1,0 +1,226 @@
+package redact
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"hash"
+	"os"
+	"slices"
+	"sync"
+	"unsafe"
+)
+
+// Mask is what every masked value starts with.
+const Mask = "******"
+
+// FingerprintHex is the length of a fingerprint: 16 hex digits, 64 bits.
+const FingerprintHex = 16
+
+// EnvKey is the environment variable of the fingerprint key.
+const EnvKey = "E2ATAP_FINGERPRINT_KEY"
+
+// DefaultKey is the fingerprint key of the process: E2ATAP_FINGERPRINT_KEY
+// if set, else 32 random bytes made once. Outputs that are not handed the
+// configured key use it, so that they join with the record log's masks.
+var DefaultKey = sync.OnceValue(func() []byte {
+	if v := os.Getenv(EnvKey); v != "" {
+		return []byte(v)
+	}
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic("redact: no randomness for the fingerprint key: " + err.Error())
+	}
+	return k
+})
+
+var defaultMasker = sync.OnceValue(func() *Masker { return New(nil) })
+
+// Default is the Masker of DefaultKey.
+func Default() *Masker { return defaultMasker() }
+
+// MaskText is Default().Text(s).
+func MaskText(s string) string { return Default().Text(s) }
+
+// MaskID is Default().ID(s).
+func MaskID(s string) string { return Default().ID(s) }
+
+// Masker masks text with fingerprints under one key. It is immutable and
+// safe for concurrent use.
+type Masker struct {
+	key  []byte
+	macs sync.Pool
+}
+
+// New makes a Masker keyed by key (empty: DefaultKey).
+func New(key []byte) *Masker {
+	if len(key) == 0 {
+		key = DefaultKey()
+	}
+	m := &Masker{key: slices.Clone(key)}
+	m.macs.New = func() any { return &mac{h: hmac.New(sha256.New, m.key)} }
+	return m
+}
+
+type mac struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
+}
+
+// Fingerprint is the 16 hex digits of HMAC-SHA256(key, v), truncated to
+// 64 bits.
+func Fingerprint(key []byte, v string) string {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(v))
+	return string(appendHex(nil, h.Sum(nil)[:FingerprintHex/2]))
+}
+
+// Fingerprint is Fingerprint(key, v) under the Masker's key.
+func (m *Masker) Fingerprint(v string) string {
+	return string(AppendFingerprint(m, nil, v))
+}
+
+// AppendFingerprint appends the fingerprint of v (16 hex digits).
+func AppendFingerprint[T Text](m *Masker, dst []byte, v T) []byte {
+	x := m.macs.Get().(*mac)
+	x.h.Reset()
+	switch w := any(v).(type) {
+	case string:
+		hashString(x.h, w)
+	case []byte:
+		x.h.Write(w)
+	default:
+		x.h.Write([]byte(v))
+	}
+	dst = appendHex(dst, x.h.Sum(x.sum[:0])[:FingerprintHex/2])
+	m.macs.Put(x)
+	return dst
+}
+
+// hashString writes s without copying it (hash.Hash.Write neither keeps
+// nor changes its argument).
+func hashString(h hash.Hash, s string) {
+	h.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+func appendHex(dst, b []byte) []byte {
+	const hexd = "0123456789abcdef"
+	for _, c := range b {
+		dst = append(dst, hexd[c>>4], hexd[c&15])
+	}
+	return dst
+}
+
+// AppendMask appends "******(fp:<fingerprint of v>)".
+func AppendMask[T Text](m *Masker, dst []byte, v T) []byte {
+	dst = append(dst, Mask+"(fp:"...)
+	dst = AppendFingerprint(m, dst, v)
+	return append(dst, ')')
+}
+
+// Text returns s with every credential and item of personal data Find sees
+// masked as "******(fp:…)" (equal values, equal masks). Text that holds
+// nothing to mask is returned as it is, without allocating. Text that
+// spells a shape with JSON \u00XX escapes ("\u0073k-…") is masked in its
+// unescaped form.
+func (m *Masker) Text(s string) string {
+	if _, ok := Find(s, 0); !ok {
+		if !hasASCIIEscape(s) {
+			return s
+		}
+		u := unescapeASCII(nil, s)
+		if _, ok := Find(u, 0); !ok {
+			return s
+		}
+		out, _ := AppendText(m, nil, u)
+		return string(out)
+	}
+	out, _ := AppendText(m, nil, s)
+	return string(out)
+}
+
+// AppendText appends s with every match of Find masked and reports
+// whether anything was.
+func AppendText[T Text](m *Masker, dst []byte, s T) ([]byte, bool) {
+	cur, changed := 0, false
+	for cur < len(s) {
+		x, ok := Find(s, cur)
+		if !ok || x.End <= x.Start || x.Start < cur {
+			break
+		}
+		dst = append(dst, s[cur:x.Start]...)
+		dst = AppendMask(m, dst, s[x.Start:x.End])
+		cur, changed = x.End, true
+	}
+	return append(dst, s[cur:]...), changed
+}
+
+// ID is for a stream id or any other identifier printed as it is: an id
+// that holds a credential or personal data anywhere becomes
+// "******(fp:<fingerprint of the whole id>)", so the same id always gets
+// the same mark and different ids different ones; other ids are returned
+// as they are.
+func (m *Masker) ID(s string) string {
+	if _, ok := Find(s, 0); !ok {
+		if !hasASCIIEscape(s) {
+			return s
+		}
+		if _, ok := Find(unescapeASCII(nil, s), 0); !ok {
+			return s
+		}
+	}
+	return string(AppendMask(m, nil, s))
+}
+
+// Contains reports whether Find sees anything in s.
+func Contains[T Text](s T) bool {
+	_, ok := Find(s, 0)
+	return ok
+}
+
+// hasASCIIEscape reports a JSON escape of a printable ASCII byte (\u0020 to
+// \u007f): the only way JSON text can spell a letter or digit differently.
+func hasASCIIEscape[T Text](s T) bool {
+	for i := 0; i+5 < len(s); i++ {
+		if s[i] == '\\' && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && s[i+4] >= '2' && s[i+4] <= '7' {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeASCII appends s with its \u00XX escapes of ASCII bytes and its
+// "\/" decoded, everything else as it is.
+func unescapeASCII[T Text](dst []byte, s T) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			if s[i+1] == '/' {
+				dst = append(dst, '/')
+				i++
+				continue
+			}
+			if i+5 < len(s) && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' {
+				h, l := hexVal(s[i+4]), hexVal(s[i+5])
+				if h >= 0 && l >= 0 && h < 8 {
+					dst = append(dst, byte(h<<4|l))
+					i += 5
+					continue
+				}
+			}
+		}
+		dst = append(dst, s[i])
+	}
+	return dst
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
