@@ -223,6 +223,12 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 		if t.MaxMessageBytes > 0 {
 			c.MaxMessageBytes = t.MaxMessageBytes
 		}
+		if t.DialTimeout > 0 {
+			c.DialTimeout = t.DialTimeout
+		}
+		if t.HandshakeTimeout > 0 {
+			c.HandshakeTimeout = t.HandshakeTimeout
+		}
 		src, err = ws.New(c, stats, log)
 	case "logdir":
 		c := logdir.DefaultConfig()
