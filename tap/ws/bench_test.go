@@ -313,6 +313,9 @@ func runBenchRole() bool {
 	case "memload":
 		runMemLoad()
 		return true
+	case "fdtap":
+		runFDTap()
+		return true
 	}
 	start := echoServer
 	if role != "echo" {

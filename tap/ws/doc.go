@@ -38,11 +38,19 @@
 // What is not a complete WebSocket upgrade request (plain HTTP, a head
 // the tap cannot parse or that exceeds 64 KiB, bytes that are not HTTP)
 // is passed through to the upstream unchanged, both ways, and not
-// mirrored: e2atap never answers in the upstream's place. The only
+// mirrored (a connection that begins so stays passed through, even if a
+// WebSocket upgrade follows on it): e2atap never answers in the
+// upstream's place. The only
 // answers of its own are 502 Bad Gateway when the upstream cannot be
 // connected to, 504 Gateway Timeout when it connected but did not answer
-// the handshake within HandshakeTimeout, and 503 while shutting down, all
-// before any upgrade (never a 101 followed by a close). A client that
+// the handshake within HandshakeTimeout, and 503 while shutting down or
+// while this process is out of file descriptors, all before any upgrade
+// (never a 101 followed by a close). Running out of descriptors is the
+// tap's own fault, never counted or logged as the upstream's: accepting
+// backs off (clients wait in the listen backlog), a dial that cannot get
+// a socket answers 503, both counted as tap.ErrOther and logged at most
+// once a minute (TestOutOfDescriptorsIsNotAnUpstreamOutage, a tap child
+// under RLIMIT_NOFILE=32). A client that
 // hangs up while the tap waits for the upstream ends that wait, so the
 // upstream sees the close as it would directly. The copy is
 // queued before the peer can see the message, so in the queue a request

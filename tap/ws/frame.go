@@ -20,10 +20,7 @@ const (
 
 // Close codes the proxy itself sends; every other code is the peers' and
 // passes through untouched.
-const (
-	closeGoingAway  = 1001
-	closeBadGateway = 1014
-)
+const closeGoingAway = 1001
 
 // maxControlPayload is the largest payload a control frame may carry.
 const maxControlPayload = 125

@@ -82,6 +82,9 @@ func (c *conn) upgrade(cbr *bufio.Reader, head []byte) {
 			writeStatus(c.client, http.StatusServiceUnavailable, "e2atap: shutting down")
 		case gone.Load():
 			// The client gave up first, as it would have directly.
+		case exhausted(err):
+			p.exhaustedNow(err)
+			writeStatus(c.client, http.StatusServiceUnavailable, "e2atap: out of file descriptors")
 		case errors.As(err, &ue) && ue.stage == "dial":
 			p.health.fail("dial", ue.err)
 			writeStatus(c.client, http.StatusBadGateway, "e2atap: upstream unreachable")
@@ -238,9 +241,15 @@ func (c *conn) splice(cbr *bufio.Reader, head []byte, d *dialed) {
 		cancel()
 		if err != nil {
 			if !c.closing.Load() && p.ctx.Err() == nil {
-				p.health.fail("dial", err)
+				code, msg := http.StatusBadGateway, "e2atap: upstream unreachable"
+				if exhausted(err) {
+					p.exhaustedNow(err)
+					code, msg = http.StatusServiceUnavailable, "e2atap: out of file descriptors"
+				} else {
+					p.health.fail("dial", err)
+				}
 				if len(head) > 0 {
-					writeStatus(c.client, http.StatusBadGateway, "e2atap: upstream unreachable")
+					writeStatus(c.client, code, msg)
 				}
 			}
 			return

@@ -3,8 +3,10 @@ package ws
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
@@ -192,6 +194,12 @@ func (h *health) probe(ctx context.Context) bool {
 	}
 	nc.Close()
 	return true
+}
+
+// exhausted reports an error of this process running out of descriptors
+// or buffers: the tap's own fault, never the upstream's.
+func exhausted(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOBUFS)
 }
 
 // dialUpstream connects to the upstream, with TLS for wss://.

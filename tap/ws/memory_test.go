@@ -272,9 +272,15 @@ type childProc struct {
 
 func startRole(t *testing.T, bin, role string, env ...string) *childProc {
 	t.Helper()
+	return startRoleTo(t, bin, role, os.Stderr, env...)
+}
+
+// startRoleTo is startRole with the child's stderr going to stderr.
+func startRoleTo(t *testing.T, bin, role string, stderr io.Writer, env ...string) *childProc {
+	t.Helper()
 	cmd := exec.Command(bin, "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), benchRoleEnv+"="+role), env...)
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -40,6 +40,8 @@ type Proxy struct {
 	closing bool
 	conns   map[*conn]struct{}
 	wg      sync.WaitGroup // every connection, from register to its ConnClosed
+
+	exhaustedLog atomic.Int64 // when exhaustedNow last logged (unix ns)
 }
 
 var _ tap.Source = (*Proxy)(nil)
@@ -155,12 +157,26 @@ func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 	return err
 }
 
+// exhaustedNow counts a dial that failed for want of descriptors here, and
+// logs it at most once a minute.
+func (p *Proxy) exhaustedNow(err error) {
+	p.stats.Error(tap.ErrOther)
+	now := time.Now().UnixNano()
+	last := p.exhaustedLog.Load()
+	if (last == 0 || now-last >= int64(time.Minute)) && p.exhaustedLog.CompareAndSwap(last, now) {
+		p.log.Warn("ws: out of file descriptors: clients get 503 (logged at most once a minute)", "err", err)
+	}
+}
+
 // accept takes the listener's connections until it is closed. A failed
 // accept (EMFILE, a connection reset in the backlog) is waited out with
-// backoff, as net/http does, and logged once until accepting works again.
+// backoff, as net/http does; a streak of failures is logged when it
+// begins and when it ends, at most once a minute.
 func (p *Proxy) accept() error {
 	var delay time.Duration
 	var failures uint64
+	logged := false // this streak's start was logged (not within a minute of the last)
+	var lastLog time.Time
 	for {
 		nc, err := p.ln.Accept()
 		if err != nil {
@@ -171,16 +187,19 @@ func (p *Proxy) accept() error {
 				return err
 			}
 			p.stats.Error(tap.ErrOther)
-			if failures++; failures == 1 {
-				p.log.Warn("ws: accept failed; retrying with backoff", "err", err)
+			if failures++; failures == 1 && time.Since(lastLog) >= time.Minute {
+				p.log.Warn("ws: accept failed; retrying with backoff (waiting clients stay in the listen backlog)", "err", err)
+				logged, lastLog = true, time.Now()
 			}
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 			time.Sleep(delay)
 			continue
 		}
 		if failures > 0 {
-			p.log.Info("ws: accepting again", "failed_accepts", failures)
-			failures, delay = 0, 0
+			if logged {
+				p.log.Info("ws: accepting again", "failed_accepts", failures)
+			}
+			failures, delay, logged = 0, 0, false
 		}
 		c := p.register(nc)
 		if c == nil {
