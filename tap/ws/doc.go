@@ -80,8 +80,8 @@
 // those whose copy is then dropped, or the window is lost for good. A
 // message whose compressed size exceeds MaxMessageBytes cannot be kept, so
 // with context takeover the direction's later compressed copies are
-// dropped as DropDecode (the peers' own 8 MiB max_size rejects such a
-// message anyway).
+// dropped for the same reason, DropOversize (the peers' own 8 MiB
+// max_size rejects such a message anyway).
 //
 // # Concurrency contract
 //

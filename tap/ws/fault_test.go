@@ -586,3 +586,56 @@ func TestShutdownEndsSplicedConnections(t *testing.T) {
 		t.Errorf("spliced client not closed at shutdown: %v", err)
 	}
 }
+
+// A shutdown while the tap waits for the upstream's answer ends the wait:
+// the client gets a 503 before any upgrade, and Run returns in time.
+func TestShutdownDuringHandshakeGets503(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{}, 4)
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, nc)
+			mu.Unlock()
+			go func() {
+				if _, err := http.ReadRequest(bufio.NewReader(nc)); err == nil {
+					got <- struct{}{} // and never answers
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, nc := range held {
+			nc.Close()
+		}
+		mu.Unlock()
+	})
+	h := startTap(t, "ws://"+ln.Addr().String(), nil, nil)
+	res := make(chan *http.Response, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, resp, _ := websocket.Dial(ctx, h.url("/"), nil)
+		res <- resp
+	}()
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream got no handshake")
+	}
+	h.stop(t)
+	if resp := <-res; resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("client got %v, want 503", resp)
+	}
+}

@@ -37,7 +37,12 @@ func (c *conn) serve() {
 	p := c.p
 	defer c.closeSockets()
 	cbr := bufio.NewReaderSize(c.client, 4096)
+	c.mu.Lock()
 	_ = c.client.SetReadDeadline(time.Now().Add(p.cfg.HandshakeTimeout))
+	if c.closing.Load() {
+		c.applyShutdownLocked() // a shutdown before this deadline was set
+	}
+	c.mu.Unlock()
 	head, err := readHead(cbr)
 	if c.closing.Load() {
 		if err == nil {
@@ -127,7 +132,12 @@ func (c *conn) upgrade(cbr *bufio.Reader, head []byte) {
 func (c *conn) watchClient(cbr *bufio.Reader, gone func()) (stop func()) {
 	done := make(chan struct{})
 	var stopping atomic.Bool
+	c.mu.Lock()
 	_ = c.client.SetReadDeadline(time.Time{})
+	if c.closing.Load() {
+		c.applyShutdownLocked()
+	}
+	c.mu.Unlock()
 	go func() {
 		defer close(done)
 		if _, err := cbr.Peek(1); err != nil && !stopping.Load() && !errors.Is(err, os.ErrDeadlineExceeded) {
