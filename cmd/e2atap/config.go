@@ -52,10 +52,12 @@ type TapConfig struct {
 	Name string `yaml:"name"`
 	Type string `yaml:"type"`
 	// ws
-	Listen          string `yaml:"listen"`
-	Upstream        string `yaml:"upstream"`
-	QueueSize       int    `yaml:"queue_size"`
-	MaxMessageBytes int    `yaml:"max_message_bytes"`
+	Listen           string        `yaml:"listen"`
+	Upstream         string        `yaml:"upstream"`
+	QueueSize        int           `yaml:"queue_size"`
+	MaxMessageBytes  int           `yaml:"max_message_bytes"`
+	DialTimeout      time.Duration `yaml:"dial_timeout"`
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
 	// logdir
 	Paths        []string `yaml:"paths"`
 	Positions    string   `yaml:"positions"`
@@ -85,7 +87,7 @@ type JetStreamConfig struct {
 
 // tapKeys lists the keys each tap type takes (besides name and type).
 var tapKeys = map[string][]string{
-	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes"},
+	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "queue_size", "max_message_bytes"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
@@ -319,6 +321,9 @@ func (c *Config) Validate() error {
 				add("%s: upstream: %q is not a ws:// or wss:// URL", where, tap.RedactURL(t.Upstream))
 			} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 				add("%s: upstream: %q: only scheme, host, port and path are allowed", where, tap.RedactURL(t.Upstream))
+			}
+			if t.DialTimeout < 0 || t.HandshakeTimeout < 0 {
+				add("%s: dial_timeout and handshake_timeout must be positive (or unset: 30s, 60s)", where)
 			}
 		case "logdir":
 			if len(t.Paths) == 0 {

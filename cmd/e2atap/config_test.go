@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConfigErrors: unknown keys are errors that name the key, its line
@@ -58,5 +59,27 @@ memory: {budget_bytes: 1000}
 	}
 	if def := DefaultConfig(); def.Validate() == nil || !strings.Contains(def.Validate().Error(), "taps: none configured") {
 		t.Error("the defaults alone (no tap) must not validate")
+	}
+}
+
+// The ws tap's timeouts are settings of the tap (issue 8 a).
+func TestConfigWSTimeouts(t *testing.T) {
+	cfg, err := ParseConfig([]byte("taps:\n  - {name: w, type: ws, listen: 127.0.0.1:1, upstream: ws://127.0.0.1:2, dial_timeout: 3s, handshake_timeout: 90s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Taps[0]; got.DialTimeout != 3*time.Second || got.HandshakeTimeout != 90*time.Second {
+		t.Errorf("dial_timeout %v, handshake_timeout %v", got.DialTimeout, got.HandshakeTimeout)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Error(err)
+	}
+	cfg, err = ParseConfig([]byte("taps:\n  - {name: w, type: ws, listen: 127.0.0.1:1, upstream: \"ws://u:hunter2@x:2\", dial_timeout: -1s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "dial_timeout") {
+		t.Errorf("a negative dial_timeout validated: %v", err)
 	}
 }

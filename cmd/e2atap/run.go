@@ -324,6 +324,13 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.MaxMessageBytes > 0 {
 			c.MaxMessageBytes = t.MaxMessageBytes
 		}
+		if t.DialTimeout > 0 {
+			c.DialTimeout = t.DialTimeout
+		}
+		if t.HandshakeTimeout > 0 {
+			c.HandshakeTimeout = t.HandshakeTimeout
+		}
+		c.Budget = s.budget
 		src, err = ws.New(c, stats, log)
 	case "logdir":
 		c := logdir.DefaultConfig()

@@ -306,6 +306,17 @@ func runBenchRole() bool {
 	if role == "" {
 		return false
 	}
+	switch role {
+	case "memtap":
+		runMemTap()
+		return true
+	case "memload":
+		runMemLoad()
+		return true
+	case "fdtap":
+		runFDTap()
+		return true
+	}
 	start := echoServer
 	if role != "echo" {
 		i := slices.IndexFunc(designs, func(d struct {

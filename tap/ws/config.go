@@ -28,24 +28,48 @@ type Config struct {
 	// dropped (tap.DropOversize). The default is the reference
 	// AgentServer's max_size, 8 MiB.
 	MaxMessageBytes int
-	// DialTimeout bounds dialing the upstream and its opening handshake.
+	// DialTimeout bounds connecting to the upstream (TCP, and TLS for
+	// wss://). The default is longer than a client's own timeout (the
+	// reference Gateway's websockets client gives the whole opening
+	// handshake 10 s), so that the client, not the tap, decides when to give
+	// up, as it would directly: a loaded upstream whose listen backlog
+	// overflows answers a SYN only on its retransmission, 1 s, 3 s, 7 s
+	// later.
 	DialTimeout time.Duration
+	// HandshakeTimeout bounds the wait for a client's request head, and for
+	// the upstream's answer to it once connected. The default is longer
+	// than common clients' (gorilla's 45 s), for the same reason; a
+	// client that gives up earlier closes its connection, and the tap then
+	// stops waiting for the upstream at once.
+	HandshakeTimeout time.Duration
+	// Budget is the byte budget that mirror copies draw on (nil:
+	// unlimited): every copy is charged for its bytes while it waits for the
+	// engine, and so is a fragmented message while it is being assembled.
+	// A copy that does not fit is dropped (tap.DropBudget); the relay never
+	// waits for it.
+	Budget *tap.Budget
 	// CloseTimeout bounds the closing handshakes when Run stops, and how long
 	// a connection half-closed by one peer waits for the other.
 	CloseTimeout time.Duration
+
+	// Health probing (tests shorten it): the first and longest pause
+	// between probes of an unreachable upstream, and how long it must keep
+	// answering before the outage is logged as over. Zero: the defaults.
+	probeMin, probeMax, settle time.Duration
 }
 
 // DefaultConfig is the reference deployment: Gateway → :19092 → AgentServer
 // on 127.0.0.1:18092.
 func DefaultConfig() Config {
 	return Config{
-		Name:            "agent-ws",
-		Listen:          "127.0.0.1:19092",
-		Upstream:        "ws://127.0.0.1:18092",
-		QueueSize:       4096,
-		MaxMessageBytes: 8 << 20,
-		DialTimeout:     5 * time.Second,
-		CloseTimeout:    5 * time.Second,
+		Name:             "agent-ws",
+		Listen:           "127.0.0.1:19092",
+		Upstream:         "ws://127.0.0.1:18092",
+		QueueSize:        4096,
+		MaxMessageBytes:  8 << 20,
+		DialTimeout:      30 * time.Second,
+		HandshakeTimeout: 60 * time.Second,
+		CloseTimeout:     5 * time.Second,
 	}
 }
 
@@ -70,6 +94,9 @@ func (c Config) Validate() error {
 	if c.DialTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ws: dial_timeout %v: must be positive", c.DialTimeout))
 	}
+	if c.HandshakeTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("ws: handshake_timeout %v: must be positive", c.HandshakeTimeout))
+	}
 	if c.CloseTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ws: close_timeout %v: must be positive", c.CloseTimeout))
 	}
@@ -82,6 +109,7 @@ type upstream struct {
 	addr   string // host:port to dial
 	host   string // the Host header, as written in the URL
 	prefix string // path put in front of the client's request target
+	url    string // as logged: scheme, host and path only (never userinfo)
 }
 
 func parseUpstream(s string) (upstream, error) {
@@ -95,6 +123,7 @@ func parseUpstream(s string) (upstream, error) {
 		}
 		return upstream{}, fmt.Errorf("ws: upstream %q: %w", tap.RedactURL(s), err)
 	}
+	s = u.Redacted()
 	var up upstream
 	port := ""
 	switch u.Scheme {
@@ -115,6 +144,7 @@ func parseUpstream(s string) (upstream, error) {
 		port = u.Port()
 	}
 	up.addr = net.JoinHostPort(u.Hostname(), port)
+	up.url = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
 	up.host = u.Host
 	if p := u.EscapedPath(); p != "/" {
 		up.prefix = p

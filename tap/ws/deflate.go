@@ -1,12 +1,13 @@
 package ws
 
 import (
-	"bytes"
 	"compress/flate"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/e2atap/e2atap/tap"
 )
 
 // extensions is what the upstream's handshake response agreed to, as far as
@@ -63,21 +64,60 @@ var errInflaterLost = errors.New("ws: compression context lost")
 // mirror copy is dropped.
 type inflater struct {
 	takeover bool
-	lost     bool // a message could not be inflated: the window is unknown from here on
-	src      bytes.Reader
+	lost     bool  // a message could not be inflated: the window is unknown from here on
+	lostWhy  uint8 // the drop reason of the message that lost it
+	src      twoPart
 	fr       io.ReadCloser
 	window   []byte // last ≤ windowSize bytes of output, with takeover
 	chunk    []byte // discard buffer for output past the limit
 }
 
-// inflate decompresses in (the message's compressed payload with
-// deflateTail appended). Output past maxBytes is not kept (oversize) but is
-// still decompressed when the window depends on it.
-func (f *inflater) inflate(in []byte, maxBytes int) (out []byte, oversize bool, err error) {
-	if f.lost {
-		return nil, false, errInflaterLost
+// inflate results besides success.
+const (
+	inflateOK = iota
+	inflateOversize
+	inflateOverBudget
+)
+
+// twoPart reads a, then b: a compressed payload and deflateTail, without
+// copying the payload to append the tail.
+type twoPart struct{ a, b []byte }
+
+func (t *twoPart) Read(p []byte) (int, error) {
+	if len(t.a) == 0 {
+		t.a, t.b = t.b, nil
+		if len(t.a) == 0 {
+			return 0, io.EOF
+		}
 	}
-	f.src.Reset(in)
+	n := copy(p, t.a)
+	t.a = t.a[n:]
+	return n, nil
+}
+
+func (t *twoPart) ReadByte() (byte, error) {
+	if len(t.a) == 0 {
+		t.a, t.b = t.b, nil
+		if len(t.a) == 0 {
+			return 0, io.EOF
+		}
+	}
+	c := t.a[0]
+	t.a = t.a[1:]
+	return c, nil
+}
+
+// inflate decompresses in (a message's compressed payload, without
+// deflateTail). The output is charged to budget as it grows, by capacity;
+// charged is what out holds, for the caller to pass on or release. Output
+// past maxBytes (inflateOversize) or past what the budget allows
+// (inflateOverBudget) is not kept, but is still decompressed when the
+// window depends on it.
+func (f *inflater) inflate(in []byte, maxBytes int, budget *tap.Budget) (out []byte, charged int, res int, err error) {
+	if f.lost {
+		return nil, 0, inflateOK, errInflaterLost
+	}
+	f.src = twoPart{in, deflateTail}
 	var dict []byte
 	if f.takeover {
 		dict = f.window
@@ -85,32 +125,43 @@ func (f *inflater) inflate(in []byte, maxBytes int) (out []byte, oversize bool, 
 	if f.fr == nil {
 		f.fr = flate.NewReaderDict(&f.src, dict)
 	} else if err := f.fr.(flate.Resetter).Reset(&f.src, dict); err != nil {
-		return nil, false, err
+		return nil, 0, inflateOK, err
 	}
-	out = make([]byte, 0, min(max(3*len(in), 512), maxBytes+1))
 	for {
 		if len(out) == cap(out) {
 			if len(out) > maxBytes {
+				res = inflateOversize
 				break
 			}
-			out = append(out, 0)[:len(out)]
-			out = out[:len(out):min(cap(out), maxBytes+1)]
+			c := min(max(2*cap(out), 3*len(in), 512), maxBytes+1)
+			if !budget.TryAcquire(c - cap(out)) {
+				res = inflateOverBudget
+				break
+			}
+			if budget != nil {
+				charged += c - cap(out)
+			}
+			nb := make([]byte, len(out), c)
+			copy(nb, out)
+			out = nb
 		}
 		n, rerr := f.fr.Read(out[len(out):cap(out)])
 		out = out[:len(out)+n]
 		if rerr == io.EOF {
 			f.keep(out)
-			return out, false, nil
+			return out, charged, inflateOK, nil
 		}
 		if rerr != nil {
-			f.lost = f.takeover
-			return nil, false, rerr
+			budget.Release(charged)
+			f.lost, f.lostWhy = f.takeover, tap.DropDecode
+			return nil, 0, inflateOK, rerr
 		}
 	}
-	// Over the limit: drop the copy, but follow the stream to its end so the
+	// Not kept: drop the copy, but follow the stream to its end so the
 	// window stays right for the next message.
+	budget.Release(charged)
 	if !f.takeover {
-		return nil, true, nil
+		return nil, 0, res, nil
 	}
 	f.keep(out)
 	if f.chunk == nil {
@@ -120,11 +171,11 @@ func (f *inflater) inflate(in []byte, maxBytes int) (out []byte, oversize bool, 
 		n, rerr := f.fr.Read(f.chunk)
 		f.keep(f.chunk[:n])
 		if rerr == io.EOF {
-			return nil, true, nil
+			return nil, 0, res, nil
 		}
 		if rerr != nil {
-			f.lost = true
-			return nil, true, rerr
+			f.lost, f.lostWhy = true, tap.DropDecode
+			return nil, 0, res, rerr
 		}
 	}
 }

@@ -5,7 +5,8 @@
 // # Place in the pipeline
 //
 //	Gateway ──ws──► Proxy ──ws──► AgentServer
-//	                  │ mirror copy (bounded queue, drop and count when full)
+//	                  │ mirror copy (bounded queue, bytes charged to the budget;
+//	                  │ drop, count and gap when either is spent)
 //	                  ▼
 //	            emit(ctx, tap.Message) ─► decode ─► validate ─► sinks
 //
@@ -21,13 +22,37 @@
 //
 // # Design: a byte relay that parses a copy
 //
-// The proxy does not terminate WebSocket on either side. It replays the
-// client's opening handshake to the upstream (every header as it came:
-// Authorization, Origin, Cookie, Sec-WebSocket-Protocol and -Extensions…;
-// only Host names the upstream; no header is ever logged), sends the
-// upstream's response head back byte for byte, and from then on each
-// direction is a loop: read what the socket has, feed the same bytes to an
-// incremental frame parser for the mirror, and write them on. The copy is
+// The proxy does not terminate WebSocket, nor HTTP, on either side. It
+// reads the client's request head as it comes and, for a WebSocket
+// upgrade, sends those very bytes to the upstream: header names, their
+// case and order, Host, Authorization, Origin, Cookie,
+// Sec-WebSocket-Protocol and -Extensions… (only the request target gains
+// Config.Upstream's path, when it has one; no header is ever logged). The
+// client gets the upstream's answer as it came: its 101 head byte for
+// byte (so subprotocol and extensions are the upstream's choice), or its
+// refusal (403, 404, 500…, body and all), after which the connection is
+// passed through. From the 101 on, each direction is a loop: read what the
+// socket has, feed the same bytes to an incremental frame parser for the
+// mirror, and write them on.
+//
+// What is not a complete WebSocket upgrade request (plain HTTP, a head
+// the tap cannot parse or that exceeds 64 KiB, bytes that are not HTTP)
+// is passed through to the upstream unchanged, both ways, and not
+// mirrored (a connection that begins so stays passed through, even if a
+// WebSocket upgrade follows on it): e2atap never answers in the
+// upstream's place. The only
+// answers of its own are 502 Bad Gateway when the upstream cannot be
+// connected to, 504 Gateway Timeout when it connected but did not answer
+// the handshake within HandshakeTimeout, and 503 while shutting down or
+// while this process is out of file descriptors, all before any upgrade
+// (never a 101 followed by a close). Running out of descriptors is the
+// tap's own fault, never counted or logged as the upstream's: accepting
+// backs off (clients wait in the listen backlog), a dial that cannot get
+// a socket answers 503, both counted as tap.ErrOther and logged at most
+// once a minute (TestOutOfDescriptorsIsNotAnUpstreamOutage, a tap child
+// under RLIMIT_NOFILE=32). A client that
+// hangs up while the tap waits for the upstream ends that wait, so the
+// upstream sees the close as it would directly. The copy is
 // queued before the peer can see the message, so in the queue a request
 // always comes before its answer, whatever the scheduling
 // (TestMirrorOrderIsCausal; copying after the write lost that race under
@@ -55,24 +80,71 @@
 // those whose copy is then dropped, or the window is lost for good. A
 // message whose compressed size exceeds MaxMessageBytes cannot be kept, so
 // with context takeover the direction's later compressed copies are
-// dropped as DropDecode (the peers' own 8 MiB max_size rejects such a
-// message anyway).
+// dropped for the same reason, DropOversize (the peers' own 8 MiB
+// max_size rejects such a message anyway).
 //
 // # Concurrency contract
 //
 // Per connection: two goroutines, one per direction; each is the only
 // writer of its destination socket and the only user of its parser and
-// inflater. One goroutine per Proxy drains the mirror queue (capacity
-// Config.QueueSize, shared by all connections) into emit. A relay never
-// waits for the queue: when it is full the copy is dropped, counted
-// (Stats.Drops[tap.DropQueueFull]) and the next copy of that connection and
-// direction carries Gap=true; messages over MaxMessageBytes are relayed
-// and their copy dropped the same way (DropOversize). The ConnClosed
-// message alone waits for room, on the connection's goroutine after its
-// sockets are closed, so no traffic waits with it. Stats.Up is true while
-// the listener serves and the last upstream dial succeeded; a failed dial
-// completes the client's handshake and closes it with 1014 (Bad Gateway),
-// counted by DialErrors.
+// inflater. One goroutine per Proxy drains the mirror queue (at most
+// Config.QueueSize copies, shared by all connections) into emit. A relay
+// never waits for the queue: when it is full the copy is dropped, counted
+// (Stats.Drops[tap.DropQueueFull]) and the next copy of that connection,
+// in either direction, carries Gap=true (the engine gaps every stream of
+// the connection); messages over MaxMessageBytes are relayed and their
+// copy dropped the same way (DropOversize). When the connection ends with
+// a loss not yet marked, a Lost message (LossReason the drop's) comes
+// before its ConnClosed, so that no stream ends as missing_final across
+// it. The ConnClosed and Lost messages alone wait for room, on the
+// connection's goroutine after its sockets are closed, so no traffic waits
+// with them.
+//
+// # Memory: one budget
+//
+// Everything the tap holds for the engine draws on Config.Budget (one
+// tap.Budget for the process; nil is unlimited), charged by the capacity
+// of the buffers actually held: a message being reassembled as its
+// fragments arrive (so an unfinished fragmented message is charged as it
+// grows), the compressed bytes until they are inflated, the inflated
+// copy, and the copy in the queue until the engine has judged it (the
+// engine releases Message.Charged; a copy emit refused is released by the
+// drain). A charge that does not fit drops the copy at once (DropBudget),
+// lets its bytes go, and gaps the connection as queue_full does; the relay
+// never waits on the budget. With context takeover, a compressed message
+// whose bytes were let go takes the direction's window with it: that
+// direction's later copies are dropped for the same reason. What the
+// relay itself holds is fixed per connection, whatever the message size:
+// a 32 KiB read buffer and a 4 KiB reader per direction (and, for
+// permessage-deflate with context takeover, the inflater's 32 KiB window).
+// TestMemoryBudgetBoundsTheProcess runs issue 8's load (2 connections × 60
+// messages of 7 MB and 50 idle connections each holding an unfinished
+// 7 MiB fragmented message) through the tap in a process of its own with
+// GOMEMLIMIT=256MiB and a 64 MiB budget: peak RSS 147-182 MiB, every byte
+// relayed identical, the copies past the budget dropped as budget (without
+// a budget: 626 MiB; the issue's figures on the old tap: 850 MB RSS, 481 MB
+// heap).
+//
+// # Readiness and upstream health
+//
+// Stats.Up is true while the listener accepts, whatever the upstream does:
+// readiness is "e2atap can relay". The upstream's health is
+// Stats.UpstreamUp: false from a failed dial (tap.ErrDial) or handshake
+// (tap.ErrHandshake, counted in Stats.Errors), true again once it answers.
+// The tap finds that out by itself: while the upstream is down it probes
+// it with a TCP connect (250 ms, doubling to 10 s), and it probes once at
+// start. An outage is logged once when it begins (naming the tap and the
+// upstream URL, which never holds userinfo) and once when it is over,
+// after the upstream has answered for 5 s (with its duration and the
+// number of failed connections and probes); a relapse within those 5 s is
+// the same outage, and nothing is logged per connection in between.
+// DialTimeout (30 s) and HandshakeTimeout (60 s) are longer than the
+// clients' own (the reference websockets client's open_timeout is 10 s),
+// so that, as directly, the client decides when to give up:
+// TestThousandConcurrentConnectionsPython opens 1000 connections at once
+// to a loaded Python websockets upstream directly and through the tap,
+// and through the tap none fails that did not fail directly (with the old
+// fixed 5 s: 151 of 1000 closed with 1014).
 //
 // Run owns every goroutine. When its ctx ends, each direction closes with
 // 1001 (going away) at its next frame boundary, the peers' close replies

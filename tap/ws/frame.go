@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"time"
+
+	"github.com/e2atap/e2atap/tap"
 )
 
 // WebSocket opcodes (RFC 6455 §5.2).
@@ -18,10 +20,7 @@ const (
 
 // Close codes the proxy itself sends; every other code is the peers' and
 // passes through untouched.
-const (
-	closeGoingAway  = 1001
-	closeBadGateway = 1014
-)
+const closeGoingAway = 1001
 
 // maxControlPayload is the largest payload a control frame may carry.
 const maxControlPayload = 125
@@ -29,9 +28,15 @@ const maxControlPayload = 125
 // messageSink receives what a frameParser reassembles: one call per
 // complete data message. payload is the unmasked message (still compressed
 // when compressed is set); it is nil when the message was not kept
-// (oversize). wireSize is the sum of the frames' payload lengths.
+// (oversize, over budget). charged is how much of the parser's budget
+// payload holds: the sink owns that charge and must pass it on or release
+// it. wireSize is the sum of the frames' payload lengths.
 type messageSink interface {
 	message(m parsedMessage)
+	// overBudget says that the message being reassembled was let go
+	// because the budget had no room: its copy is lost now, whether or
+	// not the message ever ends.
+	overBudget()
 }
 
 type parsedMessage struct {
@@ -39,7 +44,9 @@ type parsedMessage struct {
 	compressed bool // RSV1 on the first frame (permessage-deflate)
 	foreignRSV bool // RSV bits this tap cannot interpret
 	oversize   bool // the payload grew past the limit and was not kept
+	overBudget bool // the budget had no room for the payload: not kept
 	payload    []byte
+	charged    int
 	wireSize   int
 	at         time.Time // when the last byte of the message was read
 }
@@ -48,9 +55,14 @@ type parsedMessage struct {
 // chunks of any size, and reassembles data messages for the mirror. It never
 // influences what is relayed: the relay has already written the bytes when
 // the parser sees them. A framing error stops it for good (broken).
+//
+// The message being reassembled is charged to budget as its buffer grows
+// (by capacity, so the charge is what is held); when a charge fails its
+// bytes are let go at once and the message is reported overBudget.
 type frameParser struct {
 	sink     messageSink
 	maxBytes int
+	budget   *tap.Budget
 	// rsvOK are the RSV bits the negotiated extensions explain: 0x4 (RSV1)
 	// when permessage-deflate is on.
 	rsvOK byte
@@ -74,9 +86,10 @@ type frameParser struct {
 	ctlN int
 
 	// Message being reassembled.
-	inMsg   bool
-	msg     parsedMessage
-	scratch []byte // reused buffer for compressed payloads
+	inMsg bool
+	msg   parsedMessage
+	buf   []byte // its payload so far (unmasked, still compressed if it is)
+	held  int    // budget charged for buf
 
 	broken    bool
 	closeSeen bool // a close frame travelled in this direction
@@ -120,6 +133,7 @@ func (p *frameParser) feed(b []byte, now time.Time) (brokeNow bool) {
 			}
 			if !p.startFrame() {
 				p.broken = true
+				p.release()
 				return true
 			}
 			if p.remain == 0 {
@@ -202,12 +216,11 @@ func (p *frameParser) startFrame() bool {
 			compressed: rsv&0x40 != 0 && p.rsvOK&0x40 != 0,
 			foreignRSV: rsv&^p.rsvOK != 0,
 		}
-		if p.msg.compressed {
-			p.scratch = p.scratch[:0]
-		} else if p.fin && p.remain <= uint64(p.maxBytes) {
-			// The common case: one frame, so the exact size is known and
-			// the mirror copy is allocated once.
-			p.msg.payload = make([]byte, 0, p.remain)
+		if p.fin && p.remain <= uint64(p.maxBytes) && !p.msg.foreignRSV && !p.reserve(int(p.remain)) {
+			// The common case is one frame, whose exact size is known: the
+			// copy is allocated (and charged) once.
+			p.msg.overBudget = true
+			p.sink.overBudget()
 		}
 		return true
 	case opContinuation:
@@ -226,25 +239,54 @@ func (p *frameParser) payload(b []byte) {
 	}
 	m := &p.msg
 	m.wireSize += len(b)
-	if m.oversize || m.foreignRSV {
-		p.maskPos = (p.maskPos + len(b)) & 3
-		return
-	}
-	if m.wireSize > p.maxBytes {
+	switch {
+	case m.oversize || m.foreignRSV || m.overBudget:
+	case m.wireSize > p.maxBytes:
 		m.oversize = true
-		m.payload = nil
-		p.maskPos = (p.maskPos + len(b)) & 3
+		p.release()
+	case !p.reserve(len(b)):
+		m.overBudget = true
+		p.release()
+		p.sink.overBudget()
+	default:
+		start := len(p.buf)
+		p.buf = append(p.buf, b...)
+		p.unmask(p.buf[start:])
 		return
 	}
-	if m.compressed {
-		start := len(p.scratch)
-		p.scratch = append(p.scratch, b...)
-		p.unmask(p.scratch[start:])
-		return
+	p.maskPos = (p.maskPos + len(b)) & 3
+}
+
+// reserve makes room for n more bytes in buf, charging the budget for the
+// capacity it adds; false when the budget has no room.
+func (p *frameParser) reserve(n int) bool {
+	if cap(p.buf)-len(p.buf) >= n {
+		return true
 	}
-	start := len(m.payload)
-	m.payload = append(m.payload, b...)
-	p.unmask(m.payload[start:])
+	// A whole message in one frame gets its exact size; fragments grow by
+	// doubling, but never past the limit the message may reach.
+	c := max(2*cap(p.buf), len(p.buf)+n)
+	if !p.fin {
+		c = max(c, 512)
+	}
+	c = min(c, max(p.maxBytes, len(p.buf)+n))
+	if !p.budget.TryAcquire(c - cap(p.buf)) {
+		return false
+	}
+	if p.budget != nil {
+		p.held += c - cap(p.buf)
+	}
+	nb := make([]byte, len(p.buf), c)
+	copy(nb, p.buf)
+	p.buf = nb
+	return true
+}
+
+// release lets go of the message being reassembled and of its charge: it
+// was not kept, or the connection ended before it did.
+func (p *frameParser) release() {
+	p.budget.Release(p.held)
+	p.buf, p.held = nil, 0
 }
 
 func (p *frameParser) endFrame(now time.Time) {
@@ -261,15 +303,16 @@ func (p *frameParser) endFrame(now time.Time) {
 	}
 	m := p.msg
 	m.at = now
-	if m.compressed && !m.oversize {
-		m.payload = p.scratch
+	if !m.oversize && !m.foreignRSV && !m.overBudget {
+		m.payload, m.charged = p.buf, p.held
+		if m.payload == nil {
+			m.payload = []byte{} // an empty message, kept
+		}
 	}
+	p.buf, p.held = nil, 0
 	p.inMsg = false
 	p.msg = parsedMessage{}
 	p.sink.message(m)
-	if cap(p.scratch) > 1<<20 {
-		p.scratch = nil // do not pin one big message's buffer for the life of the connection
-	}
 }
 
 // unmask XORs b with the frame's masking key, continuing at maskPos.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/binary"
 	"io"
 	"math/rand/v2"
@@ -54,6 +56,8 @@ func rawFrame(fin bool, rsv1 bool, op byte, mask bool, payload []byte) []byte {
 }
 
 type collectSink struct{ msgs []parsedMessage }
+
+func (s *collectSink) overBudget() {}
 
 func (s *collectSink) message(m parsedMessage) {
 	m.payload = bytes.Clone(m.payload)
@@ -177,21 +181,29 @@ func TestInflaterContextTakeover(t *testing.T) {
 	}
 	for _, takeover := range []bool{true, false} {
 		inf := &inflater{takeover: takeover}
+		budget := tap.NewBudget(1 << 20)
 		for i, c := range compressMessages(t, msgs, takeover) {
-			limit := 1 << 20
+			limit, b := 1<<20, budget
 			if i == 10 {
 				limit = 100 // oversize: dropped, but the window must follow
 			}
-			out, over, err := inf.inflate(append(c, deflateTail...), limit)
+			if i == 20 {
+				b = tap.NewBudget(100) // over budget: the same
+			}
+			out, charged, res, err := inf.inflate(c, limit, b)
 			if err != nil {
 				t.Fatalf("takeover %v, message %d: %v", takeover, i, err)
 			}
-			if i == 10 {
-				if !over || out != nil {
-					t.Fatalf("message %d not reported oversize", i)
+			if i == 10 || i == 20 {
+				if want := map[int]int{10: inflateOversize, 20: inflateOverBudget}[i]; res != want || out != nil || charged != 0 || b.Used() != 0 {
+					t.Fatalf("message %d: result %d, %d bytes, charged %d, used %d; want result %d and nothing held", i, res, len(out), charged, b.Used(), want)
 				}
 				continue
 			}
+			if charged < len(out) || int64(charged) != budget.Used() {
+				t.Fatalf("message %d: charged %d for %d bytes, budget used %d", i, charged, len(out), budget.Used())
+			}
+			budget.Release(charged)
 			if !bytes.Equal(out, msgs[i]) {
 				t.Fatalf("takeover %v, message %d: %d bytes, want %d", takeover, i, len(out), len(msgs[i]))
 			}
@@ -212,18 +224,19 @@ func rawPeer(t *testing.T, send []byte, want int) (url string, got <-chan []byte
 	t.Cleanup(func() { ln.Close(); <-done })
 	go func() {
 		defer close(done)
-		nc, err := ln.Accept()
-		if err != nil {
-			ch <- nil
-			return
-		}
-		defer nc.Close()
-		nc.SetDeadline(time.Now().Add(10 * time.Second))
-		br := bufio.NewReader(nc)
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			ch <- nil
-			return
+		var nc net.Conn
+		var br *bufio.Reader
+		var req *http.Request
+		for req == nil { // skip connections that bring no request: the tap's health probes
+			var err error
+			if nc, err = ln.Accept(); err != nil {
+				ch <- nil
+				return
+			}
+			defer nc.Close()
+			nc.SetDeadline(time.Now().Add(10 * time.Second))
+			br = bufio.NewReader(nc)
+			req, _ = http.ReadRequest(br)
 		}
 		io.WriteString(nc, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "+
 			acceptKey(req.Header.Get("Sec-WebSocket-Key"))+"\r\nX-Raw: yes\r\n\r\n")
@@ -318,4 +331,10 @@ func FuzzFrameParser(f *testing.F) {
 			t.Fatalf("split changes messages:\n%s", diff)
 		}
 	})
+}
+
+// acceptKey is Sec-WebSocket-Accept for a client's Sec-WebSocket-Key.
+func acceptKey(key string) string {
+	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(h[:])
 }

@@ -41,10 +41,11 @@ func pythonWebsockets(t *testing.T) string {
 	return ""
 }
 
-// startPythonServer runs testdata/py_server.py and returns its ws:// URL.
-func startPythonServer(t *testing.T, py string) string {
+// startPythonServer runs testdata/py_server.py (with args) and returns its
+// ws:// URL.
+func startPythonServer(t *testing.T, py string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(py, filepath.Join("testdata", "py_server.py"))
+	cmd := exec.Command(py, append([]string{filepath.Join("testdata", "py_server.py")}, args...)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -23,71 +22,60 @@ type conn struct {
 	p   *Proxy
 	id  string
 	seq atomic.Int64 // message index within the connection, both directions
+	// gap: a copy of this connection was lost since the last one queued;
+	// the next copy, whichever its direction, carries Gap (the engine gaps
+	// every stream of the connection). gapWhy is the last drop's reason,
+	// for the Lost message that stands in when no copy follows.
+	gap    atomic.Bool
+	gapWhy atomic.Uint32
 
 	closing atomic.Bool // Run is stopping: close with 1001 at the next frame boundary
 
 	mu       sync.Mutex // guards the fields below against shutdown/kill from Run
 	client   net.Conn
 	upstream net.Conn
+	phase    connPhase
 	closeBy  time.Time
 	killed   bool
 }
 
-// serve runs the connection: dial, handshake, relay, ConnClosed.
-func (c *conn) serve(w http.ResponseWriter, r *http.Request) {
-	p := c.p
-	d, err := p.dial(r)
-	if err != nil {
-		if p.ctx.Err() != nil || c.closing.Load() {
-			http.Error(w, "e2atap: shutting down", http.StatusServiceUnavailable)
-			return
-		}
-		p.dialErrors.Add(1)
-		p.setUp(func() { p.dialOK = false })
-		p.log.Warn("ws: upstream unreachable", "upstream", p.up.addr, "err", err)
-		p.refuse(w, r)
-		return
-	}
-	p.setUp(func() { p.dialOK = true })
-	if d.resp.StatusCode != http.StatusSwitchingProtocols {
-		passResponse(w, r, d)
-		d.nc.Close()
-		return
-	}
-	client, cbrw, err := http.NewResponseController(w).Hijack()
-	if err != nil {
-		d.nc.Close()
-		http.Error(w, "e2atap: cannot take over the connection", http.StatusInternalServerError)
-		return
-	}
-	// The server's header timeouts must not outlive the handshake.
-	_ = client.SetDeadline(time.Time{})
-	_ = d.nc.SetDeadline(time.Time{})
-	if _, err := client.Write(d.raw); err != nil {
-		client.Close()
-		d.nc.Close()
-		return
-	}
+// lost records a dropped copy.
+func (c *conn) lost(reason uint8) {
+	c.p.stats.Drop(reason)
+	c.gapWhy.Store(uint32(reason))
+	c.gap.Store(true)
+}
 
-	c.id = newConnID()
+func (c *conn) gapReason() uint8 { return uint8(c.gapWhy.Load()) }
+
+// enter moves the connection to phase with its upstream socket, unless Run
+// has aborted (false). Deadlines left from the handshake are cleared, and
+// a shutdown asked for meanwhile is applied to the new phase.
+func (c *conn) enter(phase connPhase, upstream net.Conn) bool {
 	c.mu.Lock()
-	c.client, c.upstream = client, d.nc
-	killed := c.killed
+	defer c.mu.Unlock()
+	if c.killed {
+		return false
+	}
+	c.phase, c.upstream = phase, upstream
+	if phase != phaseHandshake {
+		_ = c.client.SetDeadline(time.Time{})
+		_ = upstream.SetDeadline(time.Time{})
+	}
 	if c.closing.Load() {
 		c.applyShutdownLocked()
 	}
-	c.mu.Unlock()
-	if killed {
-		client.Close()
-		d.nc.Close()
-		return // Run aborted before the relay began: there is nothing to mirror
+	return true
+}
+
+// closeSockets closes both sockets; safe to call twice.
+func (c *conn) closeSockets() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.client.Close()
+	if c.upstream != nil {
+		c.upstream.Close()
 	}
-	p.log.Debug("ws: connection open", "conn", c.id)
-	c.relay(cbrw.Reader, d.br, parseExtensions(d.resp.Header))
-	client.Close()
-	d.nc.Close()
-	p.log.Debug("ws: connection closed", "conn", c.id, "messages", c.seq.Load())
-	p.enqueueClosed(c)
 }
 
 // relay copies both directions until both have ended.
@@ -103,6 +91,7 @@ func (c *conn) relay(cbr, ubr *bufio.Reader, ext extensions) {
 		inf: &inflater{takeover: ext.serverTakeover}}
 	up.parser = newFrameParser(up, maxBytes, rsv)
 	down.parser = newFrameParser(down, maxBytes, rsv)
+	up.parser.budget, down.parser.budget = c.p.cfg.Budget, c.p.cfg.Budget
 	up.other, down.other = down, up
 
 	done := make(chan struct{})
@@ -112,6 +101,9 @@ func (c *conn) relay(cbr, ubr *bufio.Reader, ext extensions) {
 	}()
 	up.finish(up.run())
 	<-done
+	// A message still being reassembled will never end: let its bytes go.
+	up.parser.release()
+	down.parser.release()
 }
 
 // shutdown asks the connection to close with 1001 at the next frame
@@ -125,27 +117,37 @@ func (c *conn) shutdown(closeBy time.Time) {
 }
 
 func (c *conn) applyShutdownLocked() {
-	if c.client == nil {
-		return
-	}
-	// Wake the relays that wait for input; bound the ones that wait to
-	// write.
 	now := time.Now()
-	for _, nc := range []net.Conn{c.client, c.upstream} {
-		_ = nc.SetReadDeadline(now)
-		_ = nc.SetWriteDeadline(c.closeBy)
+	switch c.phase {
+	case phaseHandshake:
+		// Wake whoever waits for the client or the upstream: the handshake
+		// ends with 503.
+		_ = c.client.SetReadDeadline(now)
+		if c.upstream != nil {
+			_ = c.upstream.SetReadDeadline(now)
+		}
+	case phaseRelay:
+		// Wake the relays that wait for input; bound the ones that wait to
+		// write.
+		for _, nc := range []net.Conn{c.client, c.upstream} {
+			_ = nc.SetReadDeadline(now)
+			_ = nc.SetWriteDeadline(c.closeBy)
+		}
+	case phaseSplice:
+		// No frame boundary to close at: what is under way gets until
+		// closeBy.
+		for _, nc := range []net.Conn{c.client, c.upstream} {
+			_ = nc.SetDeadline(c.closeBy)
+		}
 	}
 }
 
 // kill closes the sockets: Run's grace period is over.
 func (c *conn) kill() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.killed = true
-	if c.client != nil {
-		c.client.Close()
-		c.upstream.Close()
-	}
+	c.mu.Unlock()
+	c.closeSockets()
 }
 
 // half is one direction of a connection. Its goroutine is the only writer
@@ -160,7 +162,6 @@ type half struct {
 	maskOut bool // dst is the upstream: frames the proxy writes must be masked
 	parser  *frameParser
 	inf     *inflater
-	gap     bool // a copy was lost: the next one carries Gap
 	discard bool // relaying has stopped: what still arrives is not mirrored
 }
 
@@ -270,43 +271,70 @@ func (h *half) observe(b []byte) {
 	if h.parser.feed(b, time.Now()) {
 		// The stream stopped making sense to the mirror (the peers will
 		// likely close it); it is still relayed as it is.
-		h.c.p.stats.Drop(tap.DropDecode)
-		h.gap = true
+		h.c.lost(tap.DropDecode)
 		h.c.p.log.Debug("ws: mirror lost framing", "conn", h.c.id, "dir", h.dir.String())
 	}
 }
 
-// message is the parser's sink: one complete data message.
+// overBudget is the parser's report of a copy let go half-way: it is lost
+// now, even if its message never ends.
+func (h *half) overBudget() {
+	if !h.discard {
+		h.c.lost(tap.DropBudget)
+	}
+}
+
+// message is the parser's sink: one complete data message. It owns the
+// message's charge: passed on with the copy, or released when the copy is
+// dropped.
 func (h *half) message(m parsedMessage) {
+	p := h.c.p
+	budget := p.cfg.Budget
 	if h.discard {
+		budget.Release(m.charged)
 		return
 	}
-	p := h.c.p
 	p.stats.Count(h.dir, m.wireSize)
 	idx := h.c.seq.Add(1) - 1
 	reason := -1
-	data := m.payload
+	data, charged := m.payload, m.charged
 	switch {
 	case m.foreignRSV:
 		reason = int(tap.DropDecode)
-	case m.oversize:
+	case m.oversize, m.overBudget:
 		reason = int(tap.DropOversize)
-		if m.compressed && h.inf.takeover {
-			h.inf.lost = true // its bytes were not kept: the window is gone
+		if m.overBudget {
+			reason = int(tap.DropBudget)
+		}
+		if m.compressed && h.inf.takeover && !h.inf.lost {
+			// Its bytes were not kept: the window is gone, and with it
+			// every later copy of this direction (counted as this reason).
+			h.inf.lost, h.inf.lostWhy = true, uint8(reason)
+		}
+		if m.overBudget {
+			return // counted when it was let go (overBudget)
 		}
 	case m.compressed:
+		if h.inf.lost {
+			reason = int(h.inf.lostWhy)
+			break
+		}
 		if !h.inf.takeover && len(p.queue) == cap(p.queue) {
 			reason = int(tap.DropQueueFull) // no need to inflate what cannot be queued
 			break
 		}
-		out, over, err := h.inf.inflate(append(m.payload, deflateTail...), p.cfg.MaxMessageBytes)
+		out, outCharged, res, err := h.inf.inflate(m.payload, p.cfg.MaxMessageBytes, budget)
+		budget.Release(charged) // the compressed bytes have served
+		charged = 0
 		switch {
 		case err != nil:
 			reason = int(tap.DropDecode)
-		case over:
+		case res == inflateOversize:
 			reason = int(tap.DropOversize)
+		case res == inflateOverBudget:
+			reason = int(tap.DropBudget)
 		default:
-			data = out
+			data, charged = out, outCharged
 		}
 	}
 	if reason < 0 {
@@ -315,18 +343,18 @@ func (h *half) message(m parsedMessage) {
 			format = tap.FormatJSON
 		}
 		msg := tap.Message{
-			Tap:    p.cfg.Name,
-			Pos:    tap.Position{Kind: tap.PosConn, Name: h.c.id, Offset: idx},
-			Conn:   h.c.id,
-			Dir:    h.dir,
-			Time:   m.at,
-			Format: format,
-			Data:   data,
-			Gap:    h.gap,
+			Tap:     p.cfg.Name,
+			Pos:     tap.Position{Kind: tap.PosConn, Name: h.c.id, Offset: idx},
+			Conn:    h.c.id,
+			Dir:     h.dir,
+			Time:    m.at,
+			Format:  format,
+			Data:    data,
+			Gap:     h.c.gap.Swap(false),
+			Charged: charged,
 		}
 		select {
 		case p.queue <- msg:
-			h.gap = false
 			if idx&63 == 0 { // fresh while the drain is stuck in a slow emit
 				p.stats.Lag.Store(int64(len(p.queue)))
 			}
@@ -335,6 +363,6 @@ func (h *half) message(m parsedMessage) {
 			reason = int(tap.DropQueueFull)
 		}
 	}
-	p.stats.Drop(uint8(reason))
-	h.gap = true
+	budget.Release(charged)
+	h.c.lost(uint8(reason))
 }
