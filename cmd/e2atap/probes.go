@@ -30,7 +30,8 @@ func (s *sidecar) wsNotAccepting() (down []string, ws int) {
 			continue
 		}
 		ws++
-		if !t.sup.running.Load() {
+		// Running (Run entered) and Up (the ws tap's listener accepts).
+		if !t.sup.running.Load() || !t.stats.Up.Load() {
 			down = append(down, t.name)
 		}
 	}
