@@ -111,12 +111,13 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 	// A file whose first record line is one of e2atap's record log is
 	// replayed (replay.go); decided once, so plain input pays nothing.
 	replay, decided := false, false
+	var seen replaySeen
 	observe := func(line int64, idx uint64, data []byte) {
 		if !decided && !isBlank(data) {
 			replay, decided = isRecordLog(data), true
 		}
 		if replay {
-			replayLine(h, in, name, line, idx, data)
+			replayLine(h, in, &seen, name, line, idx, data)
 			return
 		}
 		observeLine(h, in, name, line, idx, data, opts.FromLog)

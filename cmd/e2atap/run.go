@@ -9,15 +9,17 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/exporters/metrics"
@@ -36,7 +38,9 @@ Runs the sidecar: the taps of the configuration (ws, logdir, nats, kafka),
 the validation engine, and the exporters (findings log, redacted record log,
 Prometheus metrics, OpenTelemetry traces configured by the OTEL_*
 variables). Serves /metrics, /healthz and /readyz on the listen address.
-SIGTERM or SIGINT drains and stops it.
+SIGTERM or SIGINT drains and stops it. SIGHUP, or a change of the
+configuration file's content, reloads the configuration: an invalid one is
+logged and the running one kept.
 
 Flags:
 `
@@ -46,6 +50,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	path := fs.String("config", "", "the YAML configuration file (required)")
 	check := fs.Bool("check", false, "only load and validate the configuration, then exit")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
 	if done, code := parseFlags(fs, runUsage, args); done {
 		return code
 	}
@@ -59,6 +64,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "e2atap run: --log-level: %v\n", err)
 		return exitUsage
 	}
+	// Caught from the start: SIGHUP's default action ends the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	raw, _ := os.ReadFile(*path)
 	cfg, err := LoadConfig(*path, os.Getenv)
 	if err == nil {
 		err = cfg.Validate()
@@ -77,6 +87,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Error("cannot start", "err", err)
 		return exitUsage
 	}
+	sc.watchConfig(*path, configHash(raw), hup, *reloadEvery)
 	if err := sc.Run(ctx); err != nil {
 		logger.Error("stopped with an error", "err", err)
 		return exitFindings
@@ -92,6 +103,8 @@ type tapRun struct {
 	stats   *tap.Stats
 	src     tap.Source
 	lagUnit string // metrics.LagBytes or LagMessages
+	stop    context.CancelFunc
+	done    chan struct{} // closed when src.Run returned
 }
 
 // sidecar is the assembled process: taps → live engine → sinks, and the
@@ -101,18 +114,34 @@ type sidecar struct {
 	logger   *slog.Logger
 	reg      *prometheus.Registry
 	live     *validate.Live
+	tapsMu   sync.Mutex // taps changes at a reload
 	taps     []*tapRun
 	tracer   *traces.Tracer
 	metrics  *metrics.Metrics
-	recLog   *jsonlog.Writer
-	findLog  *jsonlog.FindingWriter
-	extra    []validate.Sink // added by the demo
+	outs     atomic.Pointer[outputs] // findings and record logs (reload.go)
+	stdout   io.Writer
+	redMu    sync.Mutex
+	redBase  [jsonlog.NumRules]uint64 // redactions of outputs closed at reloads
+	resume   *resumeMarks             // records the log holds already (durable.go)
+	extra    []validate.Sink          // added by the demo
 	listener net.Listener
 	ready    sync.Map // tap name → struct{} once its source started
+
+	runCtx    context.Context // of the taps, set by Run
+	failRun   context.CancelCauseFunc
+	tapsWG    sync.WaitGroup
+	reloading sync.WaitGroup
+	// Reload (reload.go): the file, the hash of what runs, of what was
+	// rejected last, the signal and the poll interval.
+	cfgPath          string
+	cfgHash, badHash string
+	hup              <-chan os.Signal
+	reloadEvery      time.Duration
+	reloadM          *reloadMetrics
 }
 
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
-	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra}
+	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	tcfg, err := traces.FromEnv(os.Getenv)
@@ -124,30 +153,19 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	}
 	s.metrics = metrics.New(s.reg, metrics.Options{Version: version, TraceID: s.tracer.TraceID})
 
-	red := cfg.Outputs.Log.Redactor()
-	sinks := validate.MultiSink{s.metrics, s.tracer}
-	if cfg.Outputs.Log.Path != "" {
-		if s.recLog, err = jsonlog.NewWriter(cfg.Outputs.Log); err != nil {
-			return nil, fmt.Errorf("outputs.log: %w", err)
-		}
-		red = s.recLog.Redactor()
-		sinks = append(sinks, s.recLog)
-		if err := metrics.RegisterRedactions(s.reg, s.redactions); err != nil {
-			return nil, err
-		}
+	s.reloadM = newReloadMetrics(s.reg)
+	outs, err := openOutputs(cfg.Outputs, stdout)
+	if err != nil {
+		return nil, err
 	}
-	switch p := cfg.Outputs.Findings.Path; p {
-	case "":
-	case "-":
-		s.findLog = jsonlog.NewFindingWriterTo(stdout, red)
-	default:
-		if s.findLog, err = jsonlog.NewFindingWriter(p, red); err != nil {
-			return nil, fmt.Errorf("outputs.findings: %w", err)
-		}
+	s.outs.Store(outs)
+	if err := s.openedOutputs(outs); err != nil {
+		return nil, err
 	}
-	if s.findLog != nil {
-		sinks = append(sinks, s.findLog)
+	if err := metrics.RegisterRedactions(s.reg, s.redactions); err != nil {
+		return nil, err
 	}
+	sinks := validate.MultiSink{s.metrics, s.tracer, outputSink{&s.outs}}
 	sinks = append(sinks, extra...)
 
 	prof, _ := validate.ProfileByName(cfg.Profile)
@@ -181,17 +199,23 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 }
 
 func (s *sidecar) redactions() map[string]uint64 {
-	counts := s.recLog.Redactions()
+	var counts [jsonlog.NumRules]uint64
+	if w := s.outs.Load().rec; w != nil {
+		counts = w.Redactions()
+	}
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
 	out := make(map[string]uint64, len(counts))
 	for i, n := range counts {
-		out[jsonlog.RuleNames[i]] = n
+		out[jsonlog.RuleNames[i]] = n + s.redBase[i]
 	}
 	return out
 }
 
 func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
-	out := make([]metrics.TapSnapshot, 0, len(s.taps))
-	for _, t := range s.taps {
+	taps := s.tapList()
+	out := make([]metrics.TapSnapshot, 0, len(taps))
+	for _, t := range taps {
 		snap := metrics.TapSnapshot{Tap: t.name, Up: t.stats.Up.Load(),
 			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{},
 			Lag: t.stats.Lag.Load(), LagUnit: t.lagUnit}
@@ -289,6 +313,7 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			if tapName == "" {
 				tapName = name
 			}
+			s.resume.lost(tapName, m.Conn)
 			return s.live.Lost(ctx, tapName, m.Conn, m.Time)
 		}
 		in := validate.Input{
@@ -297,6 +322,9 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		}
 		if in.Tap == "" {
 			in.Tap = name
+		}
+		if s.skipLogged(&m, &in) {
+			return nil // read again after a crash: in the record log already
 		}
 		return s.live.Submit(ctx, in)
 	}
@@ -315,22 +343,29 @@ func (s *sidecar) Run(ctx context.Context) error {
 	engineDone := make(chan validate.Stats, 1)
 	go func() { engineDone <- s.live.Run(engineCtx) }()
 
-	g, gctx := errgroup.WithContext(ctx)
-	for _, t := range s.taps {
-		t := t
-		g.Go(func() error {
-			s.ready.Store(t.name, struct{}{})
-			_ = s.live.Connected(gctx, t.name, time.Now())
-			if err := t.src.Run(gctx, s.emit(t.name)); err != nil && !errors.Is(err, context.Canceled) {
-				return fmt.Errorf("tap %s: %w", t.name, err)
-			}
-			return nil
-		})
+	gctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	s.runCtx, s.failRun = gctx, fail
+	for _, t := range s.tapList() {
+		s.startTap(t)
 	}
 	flushDone := make(chan struct{})
 	go s.flushLoop(gctx, flushDone)
-	tapErr := g.Wait()
+	if s.cfgPath != "" {
+		s.reloading.Add(1)
+		go func() {
+			defer s.reloading.Done()
+			s.reloadLoop(gctx, s.hup, s.reloadEvery)
+		}()
+	}
+	<-gctx.Done()
+	s.reloading.Wait() // no reload starts or stops taps from here on
+	s.tapsWG.Wait()
 	<-flushDone
+	var tapErr error
+	if cause := context.Cause(gctx); !errors.Is(cause, context.Canceled) {
+		tapErr = cause
+	}
 	s.logger.Info("taps stopped; draining the engine")
 	stopEngine()
 	st := <-engineDone
@@ -339,12 +374,7 @@ func (s *sidecar) Run(ctx context.Context) error {
 	if tapErr != nil {
 		errs = append(errs, tapErr)
 	}
-	if s.recLog != nil {
-		errs = append(errs, s.recLog.Close())
-	}
-	if s.findLog != nil {
-		errs = append(errs, s.findLog.Close())
-	}
+	errs = append(errs, s.outs.Load().close())
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	errs = append(errs, s.tracer.Shutdown(shutCtx))
@@ -356,11 +386,12 @@ func (s *sidecar) Run(ctx context.Context) error {
 	for _, n := range st.Findings {
 		findings += n
 	}
-	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings)
+	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount())
 	return errors.Join(errs...)
 }
 
-// flushLoop writes buffered log lines out every second.
+// flushLoop writes buffered log lines out every second, at a point where
+// everything handed over is judged (sync), findings before records.
 func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(time.Second)
@@ -370,14 +401,95 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if s.recLog != nil {
-				_ = s.recLog.Flush()
-			}
-			if s.findLog != nil {
-				_ = s.findLog.Flush()
+			if err := s.sync(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Warn("writing the logs out failed", "err", err)
 			}
 		}
 	}
+}
+
+// startTap runs a tap until it is stopped or the run ends. A tap that fails
+// ends the run (the supervision of taps is another change's).
+func (s *sidecar) startTap(t *tapRun) {
+	ctx, stop := context.WithCancel(s.runCtx)
+	t.stop, t.done = stop, make(chan struct{})
+	s.tapsWG.Add(1)
+	go func() {
+		defer s.tapsWG.Done()
+		defer close(t.done)
+		s.ready.Store(t.name, struct{}{})
+		_ = s.live.Connected(ctx, t.name, time.Now())
+		err := t.src.Run(ctx, s.emit(t.name))
+		if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			s.failRun(fmt.Errorf("tap %s: %w", t.name, err))
+		}
+	}()
+	s.tapsMu.Lock()
+	defer s.tapsMu.Unlock()
+	for i, o := range s.taps {
+		if o == t {
+			return // a tap of the configuration at start
+		}
+		if o.name == t.name {
+			s.taps[i] = t
+			return
+		}
+	}
+	s.taps = append(s.taps, t)
+}
+
+// stopTap stops a tap and waits until it has returned.
+func (s *sidecar) stopTap(name string) {
+	s.tapsMu.Lock()
+	var t *tapRun
+	for i, o := range s.taps {
+		if o.name == name {
+			t = o
+			s.taps = append(s.taps[:i:i], s.taps[i+1:]...)
+			break
+		}
+	}
+	s.tapsMu.Unlock()
+	if t == nil || t.stop == nil {
+		return
+	}
+	s.ready.Delete(name)
+	t.stop()
+	<-t.done
+}
+
+func (s *sidecar) tapList() []*tapRun {
+	s.tapsMu.Lock()
+	defer s.tapsMu.Unlock()
+	return append([]*tapRun(nil), s.taps...)
+}
+
+// watchConfig makes Run reload the configuration file path on hup and
+// when its content changes (hash is that of the loaded content).
+func (s *sidecar) watchConfig(path, hash string, hup <-chan os.Signal, every time.Duration) {
+	s.cfgPath, s.cfgHash, s.hup, s.reloadEvery = path, hash, hup, every
+	s.reloadM.loaded(hash, time.Now())
+}
+
+// openedOutputs logs what opening the outputs cut (a torn last line left
+// by a crash) and learns what the record log holds for the taps that read
+// again after a crash.
+func (s *sidecar) openedOutputs(o *outputs) error {
+	if o.find != nil && o.find.Cut() > 0 {
+		s.logger.Warn("the findings log ended in a torn line (a crash): cut", "path", o.cfg.Findings.Path, "bytes", o.find.Cut())
+	}
+	if o.rec == nil {
+		return nil
+	}
+	if o.rec.Cut() > 0 {
+		s.logger.Warn("the record log ended in a torn line (a crash): cut", "path", o.cfg.Log.Path, "bytes", o.rec.Cut())
+	}
+	rec := o.rec
+	var err error
+	if s.resume, err = loadResumeMarks(o.cfg.Log.Path, rec.ResumeSource); err != nil {
+		s.logger.Warn("cannot read the record log's tail: records read again after a crash are judged again", "err", err)
+	}
+	return nil
 }
 
 func (s *sidecar) handler() http.Handler {
@@ -388,7 +500,8 @@ func (s *sidecar) handler() http.Handler {
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		var down []string
-		for _, t := range s.taps {
+		taps := s.tapList()
+		for _, t := range taps {
 			if _, started := s.ready.Load(t.name); !started || !t.stats.Up.Load() {
 				down = append(down, t.name)
 			}
@@ -398,7 +511,7 @@ func (s *sidecar) handler() http.Handler {
 			fmt.Fprintf(w, "not ready: taps not up: %s\n", strings.Join(down, ", "))
 			return
 		}
-		fmt.Fprintf(w, "ready: %d taps up (%s)\n", len(s.taps), runtime.Version())
+		fmt.Fprintf(w, "ready: %d taps up (%s)\n", len(taps), runtime.Version())
 	})
 	return mux
 }
