@@ -1,0 +1,273 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// echoUpstream is a real WebSocket server that sends every message back;
+// it counts the connections it accepted.
+func echoUpstream(t *testing.T) (url string, conns *atomic.Int64) {
+	t.Helper()
+	conns = new(atomic.Int64)
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		conns.Add(1)
+		defer c.Close()
+		for {
+			typ, b, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			if c.WriteMessage(typ, b) != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http"), conns
+}
+
+// dialWS connects a client through the tap, retrying while it starts.
+func dialWS(t *testing.T, addr string) *websocket.Conn {
+	t.Helper()
+	var c *websocket.Conn
+	pollUntil(t, "the ws tap at "+addr+" to accept", 20*time.Second, func() bool {
+		var err error
+		c, _, err = websocket.DefaultDialer.Dial("ws://"+addr+"/", nil)
+		return err == nil
+	})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// roundTrip sends msg and requires it back unchanged (the relay relays).
+func roundTrip(t *testing.T, c *websocket.Conn, msg string) {
+	t.Helper()
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		t.Fatalf("send %q: %v", msg, err)
+	}
+	_, b, err := c.ReadMessage()
+	if err != nil || string(b) != msg {
+		t.Fatalf("relay of %q: got %q, %v", msg, b, err)
+	}
+}
+
+// nthFinding waits for the n-th finding of rule on the tap agent-ws and
+// returns its severity. An undecodable message relayed by the echo
+// upstream gives two (one per direction): message k's are 2k-1 and 2k.
+func nthFinding(t *testing.T, path, rule string, n int) string {
+	t.Helper()
+	var sev string
+	pollUntil(t, fmt.Sprintf("finding %d of %s", n, rule), 20*time.Second, func() bool {
+		b, _ := os.ReadFile(path)
+		k := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `"rule":"`+rule+`"`) && strings.Contains(l, `"tap":"agent-ws"`) {
+				k++
+				if k == n {
+					i := strings.Index(l, `"severity":"`)
+					sev = l[i+len(`"severity":"`):]
+					sev = sev[:strings.IndexByte(sev, '"')]
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return sev
+}
+
+func metric(t *testing.T, listen, name string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + listen + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, name+" ") || strings.HasPrefix(l, name+"{") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func reloadConfig(listen, wsListen, upstream, findings, severity string, extraTaps string) string {
+	return fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+rules: {e2a.decode: %s}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+%soutputs:
+  findings: {path: %q}
+  log: {path: "-", content: mask}
+`, listen, severity, wsListen, upstream, extraTaps, findings)
+}
+
+// TestReloadOnSIGHUP: with the real binary and real signals, a SIGHUP that
+// changes a rule's severity is applied while a WebSocket connection
+// through the ws tap stays up (the upstream sees one connection, the
+// finding after it has the new severity); a SIGHUP with an invalid
+// configuration is logged with every problem (no secret) and the running
+// configuration kept, the relay still relaying; SIGTERM still drains.
+func TestReloadOnSIGHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, upConns := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	findings := filepath.Join(dir, "findings.jsonl")
+	os.WriteFile(cfgPath, []byte(reloadConfig(listen, wsListen, upstream, findings, "warning", "")), 0o644)
+
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	c := dialWS(t, wsListen)
+	roundTrip(t, c, "not json 1")
+	if sev := nthFinding(t, findings, "e2a.decode", 2); sev != "warning" {
+		t.Fatalf("first finding: severity %s, want warning (the configuration)", sev)
+	}
+	hash1 := metric(t, listen, "e2atap_config_info")
+
+	os.WriteFile(cfgPath, []byte(reloadConfig(listen, wsListen, upstream, findings, "error", "")), 0o644)
+	cmd.Process.Signal(syscall.SIGHUP)
+	pollUntil(t, "the reload to be logged", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), `"msg":"configuration reloaded"`)
+	})
+	roundTrip(t, c, "not json 2")
+	if sev := nthFinding(t, findings, "e2a.decode", 4); sev != "error" {
+		t.Fatalf("finding after the reload: severity %s, want error", sev)
+	}
+	if got := metric(t, listen, "e2atap_config_last_reload_successful"); !strings.HasSuffix(got, " 1") {
+		t.Fatalf("after a good reload: %s", got)
+	}
+	if hash2 := metric(t, listen, "e2atap_config_info"); hash2 == hash1 || !strings.Contains(hash2, `hash="`) {
+		t.Fatalf("e2atap_config_info did not change with the configuration: %q then %q", hash1, hash2)
+	}
+
+	// An invalid configuration: two problems and a password.
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: nope
+listen: %s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+  - {name: mesh, type: nats, url: "nats://user:hunter2@", subjects: [a]}
+`, listen, wsListen, upstream)), 0o644)
+	cmd.Process.Signal(syscall.SIGHUP)
+	pollUntil(t, "the rejection to be logged", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "configuration rejected")
+	})
+	log := stderr.String()
+	if !strings.Contains(log, "profile:") || !strings.Contains(log, "taps[1] (mesh): url") {
+		t.Errorf("the rejection does not name every problem:\n%s", log)
+	}
+	if strings.Contains(log, "hunter2") {
+		t.Errorf("the log shows the password:\n%s", log)
+	}
+	if got := metric(t, listen, "e2atap_config_last_reload_successful"); !strings.HasSuffix(got, " 0") {
+		t.Fatalf("after a rejected reload: %s", got)
+	}
+	roundTrip(t, c, "not json 3") // still relaying, on the same connection
+	if sev := nthFinding(t, findings, "e2a.decode", 6); sev != "error" {
+		t.Fatalf("finding after a rejected reload: severity %s, want error (the running configuration)", sev)
+	}
+	if n := upConns.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d connections: the client's connection did not stay up across the reloads", n)
+	}
+	c.Close()
+	stopProcess(t, cmd)
+}
+
+// TestReloadOnFileChange: without a signal, a configuration file rewritten
+// in place, and then one swapped as Kubernetes swaps a mounted ConfigMap
+// (a symlink to a new directory), is picked up: a severity change is
+// applied, a new ws tap starts and a removed one stops, and the tap whose
+// settings did not change keeps its connection.
+func TestReloadOnFileChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, upConns := echoUpstream(t)
+	listen, wsListen, ws2 := freeAddr(t), freeAddr(t), freeAddr(t)
+	findings := filepath.Join(dir, "findings.jsonl")
+	// The Kubernetes layout: e2atap.yaml → ..data/e2atap.yaml, ..data →
+	// a timestamped directory.
+	mount := filepath.Join(dir, "config")
+	os.MkdirAll(filepath.Join(mount, "v1"), 0o755)
+	os.WriteFile(filepath.Join(mount, "v1", "e2atap.yaml"), []byte(reloadConfig(listen, wsListen, upstream, findings, "warning", "")), 0o644)
+	os.Symlink("v1", filepath.Join(mount, "..data"))
+	cfgPath := filepath.Join(mount, "e2atap.yaml")
+	os.Symlink(filepath.Join("..data", "e2atap.yaml"), cfgPath)
+
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "200ms")
+	c := dialWS(t, wsListen)
+	roundTrip(t, c, "not json 1")
+	if sev := nthFinding(t, findings, "e2a.decode", 2); sev != "warning" {
+		t.Fatalf("first finding: severity %s, want warning", sev)
+	}
+
+	// In place: the file behind the link is rewritten; a second tap.
+	second := fmt.Sprintf("  - {name: extra-ws, type: ws, listen: %s, upstream: %q}\n", ws2, upstream)
+	os.WriteFile(filepath.Join(mount, "v1", "e2atap.yaml"), []byte(reloadConfig(listen, wsListen, upstream, findings, "error", second)), 0o644)
+	c2 := dialWS(t, ws2) // the new tap came up
+	roundTrip(t, c2, "hello through the new tap")
+	c2Closed := make(chan error, 1)
+	go func() {
+		c2.SetReadDeadline(time.Time{})
+		_, _, err := c2.ReadMessage()
+		c2Closed <- err
+	}()
+	roundTrip(t, c, "not json 2")
+	if sev := nthFinding(t, findings, "e2a.decode", 4); sev != "error" {
+		t.Fatalf("finding after the file changed: severity %s, want error", sev)
+	}
+	if !strings.Contains(stderr.String(), `"trigger":"file changed"`) {
+		t.Fatalf("the reload does not say the file changed")
+	}
+
+	// The ConfigMap way: a new directory, the ..data link swapped
+	// atomically; the second tap is gone again.
+	os.MkdirAll(filepath.Join(mount, "v2"), 0o755)
+	os.WriteFile(filepath.Join(mount, "v2", "e2atap.yaml"), []byte(reloadConfig(listen, wsListen, upstream, findings, "warning", "")), 0o644)
+	os.Symlink("v2", filepath.Join(mount, "..data_tmp"))
+	if err := os.Rename(filepath.Join(mount, "..data_tmp"), filepath.Join(mount, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c2Closed:
+		if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Fatalf("the removed tap's connection ended with %v, want a close 1001 (going away)", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the removed tap did not stop")
+	}
+	roundTrip(t, c, "not json 3")
+	if sev := nthFinding(t, findings, "e2a.decode", 6); sev != "warning" {
+		t.Fatalf("finding after the ConfigMap swap: severity %s, want warning", sev)
+	}
+	if n := upConns.Load(); n != 2 {
+		t.Fatalf("the upstream saw %d connections, want 2 (one per tap): the unchanged tap's connection did not stay up", n)
+	}
+	c.Close()
+	stopProcess(t, cmd)
+}
