@@ -249,7 +249,7 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 		log.Info("outputs reopened")
 	}
 	s.cfg = cfg
-	return s.applyTaps(ctx, old.Taps, cfg.Taps, log)
+	return s.applyTaps(cfg.Taps, log)
 }
 
 // sameTap reports whether two tap settings are the same (where they are
@@ -259,32 +259,31 @@ func sameTap(a, b TapConfig) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// applyTaps stops the taps that are gone or changed and starts the new and
-// changed ones; the others keep running untouched.
-func (s *sidecar) applyTaps(ctx context.Context, before, after []TapConfig, log interface {
+// applyTaps stops the running taps that are gone from after or changed,
+// and starts the new and changed ones (and any that failed to start at an
+// earlier reload); the others keep running untouched.
+func (s *sidecar) applyTaps(after []TapConfig, log interface {
 	Info(string, ...any)
 	Warn(string, ...any)
 }) error {
-	was := map[string]TapConfig{}
-	for _, t := range before {
-		was[t.Name] = t
-	}
-	now := map[string]bool{}
-	var start []TapConfig
+	want := map[string]TapConfig{}
 	for _, t := range after {
-		now[t.Name] = true
-		if old, ok := was[t.Name]; !ok || !sameTap(old, t) {
-			start = append(start, t)
-		}
+		want[t.Name] = t
 	}
-	for _, t := range before {
-		if !now[t.Name] || !sameTap(t, s.tapConfig(t.Name, after)) {
-			s.stopTap(t.Name)
-			log.Info("tap stopped", "tap", t.Name)
+	running := map[string]bool{}
+	for _, tr := range s.tapList() {
+		if t, ok := want[tr.name]; ok && sameTap(t, tr.cfg) {
+			running[tr.name] = true
+			continue
 		}
+		s.stopTap(tr.name)
+		log.Info("tap stopped", "tap", tr.name)
 	}
 	var errs []error
-	for _, t := range start {
+	for _, t := range after {
+		if running[t.Name] {
+			continue
+		}
 		tr, err := s.buildTap(s.runCtx, t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tap %s: %w", t.Name, err))
@@ -294,15 +293,6 @@ func (s *sidecar) applyTaps(ctx context.Context, before, after []TapConfig, log 
 		log.Info("tap started", "tap", t.Name, "type", t.Type)
 	}
 	return errors.Join(errs...)
-}
-
-func (s *sidecar) tapConfig(name string, in []TapConfig) TapConfig {
-	for _, t := range in {
-		if t.Name == name {
-			return t
-		}
-	}
-	return TapConfig{}
 }
 
 // keepRedactions adds the counts of outputs being closed to those kept,

@@ -177,6 +177,8 @@ taps:
 		return strings.Contains(stderr.String(), "configuration rejected")
 	})
 	log := stderr.String()
+	rejected := log[strings.LastIndex(log[:strings.Index(log, "configuration rejected")], "\n")+1:]
+	t.Logf("rejection: %s", rejected[:strings.IndexByte(rejected, '\n')])
 	if !strings.Contains(log, "profile:") || !strings.Contains(log, "taps[1] (mesh): url") {
 		t.Errorf("the rejection does not name every problem:\n%s", log)
 	}

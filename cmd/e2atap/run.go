@@ -103,6 +103,7 @@ type tapRun struct {
 	stats   *tap.Stats
 	src     tap.Source
 	lagUnit string // metrics.LagBytes or LagMessages
+	cfg     TapConfig
 	stop    context.CancelFunc
 	done    chan struct{} // closed when src.Run returned
 }
@@ -296,7 +297,7 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 	if t.Type == "logdir" {
 		lag = metrics.LagBytes
 	}
-	return &tapRun{name: t.Name, stats: stats, src: src, lagUnit: lag}, nil
+	return &tapRun{name: t.Name, stats: stats, src: src, lagUnit: lag, cfg: t}, nil
 }
 
 // emit turns a tap's messages into engine input (the one place where
