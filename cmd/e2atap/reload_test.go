@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -272,4 +274,75 @@ func TestReloadOnFileChange(t *testing.T) {
 	}
 	c.Close()
 	stopProcess(t, cmd)
+}
+
+// TestReloadReopensOutputs: a reload that moves the findings and record
+// logs writes what is judged after it to the new files, leaves the old
+// ones whole, and leaves a tap whose settings did not change running.
+func TestReloadReopensOutputs(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	src := filepath.Join(logs, "a.jsonl")
+	os.WriteFile(src, nil, 0o644)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	write := func(n int) {
+		os.WriteFile(cfgPath, []byte(fmt.Sprintf(`listen: 127.0.0.1:0
+taps:
+  - {name: logs, type: logdir, paths: [%q], positions: %q}
+outputs:
+  findings: {path: %q}
+  log: {path: %q}
+`, filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"), filepath.Join(dir, fmt.Sprintf("findings%d.jsonl", n)), filepath.Join(dir, fmt.Sprintf("records%d.jsonl", n)))), 0o644)
+	}
+	write(1)
+	cfg, err := LoadConfig(cfgPath, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sc, err := newSidecar(context.Background(), cfg, logger, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(cfgPath)
+	sc.watchConfig(cfgPath, configHash(raw), nil, 0) // reloaded by hand, from this goroutine only
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("sidecar stopped with: %v", err)
+		}
+	}
+	defer cancel()
+	pollUntil(t, "the tap to start", 20*time.Second, func() bool { _, ok := sc.ready.Load("logs"); return ok })
+	appendLine := func(s string) {
+		f, _ := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+		f.WriteString(s + "\n")
+		f.Close()
+	}
+	appendLine("not json 1")
+	pollUntil(t, "the first finding", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "findings1.jsonl")) == 1 })
+	taps := sc.tapList()
+
+	write(2)
+	sc.reload(context.Background(), "test")
+	if sc.cfgHash == "" || sc.badHash != "" {
+		t.Fatalf("reload not applied: hash %q, rejected %q", sc.cfgHash, sc.badHash)
+	}
+	if after := sc.tapList(); len(after) != 1 || after[0] != taps[0] {
+		t.Fatal("the unchanged tap was restarted")
+	}
+	appendLine("not json 2")
+	pollUntil(t, "the second finding in the new file", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "findings2.jsonl")) == 1 })
+	pollUntil(t, "the second record in the new log", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "records2.jsonl")) == 1 })
+	stop()
+	if n := fileLines(filepath.Join(dir, "findings1.jsonl")); n != 1 {
+		t.Fatalf("the old findings log has %d lines, want 1", n)
+	}
+	if n := wholeLines(t, filepath.Join(dir, "records1.jsonl")); n != 1 {
+		t.Fatalf("the old record log has %d lines, want 1", n)
+	}
 }
