@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"strconv"
 	"strings"
@@ -120,33 +121,69 @@ type seenKey struct {
 	off      int64
 }
 
-// replaySeen recognises records of a record log read twice by the live run
-// (at-least-once delivery across a crash): same tap, same resume point,
-// same length. It forgets the oldest first (FIFO), so memory is bounded
-// whatever the log's length.
-type replaySeen struct {
-	m    map[seenKey]int
-	ring []seenKey
-	pos  int
+type seenVal struct {
+	n int    // length of the input
+	h uint64 // the logged content, fingerprints aside (contentHash)
 }
 
-// again adds the point and reports whether it was there already.
-func (r *replaySeen) again(tap string, at *LoggedAt) bool {
-	k := seenKey{tap: tap, src: at.Src, off: at.Off}
-	if n, ok := r.m[k]; ok && n == at.Len {
-		return true
-	}
+// replaySeen recognises records of a record log read twice by the live run
+// (at-least-once delivery across a crash): same tap, same resume point,
+// same length and the same logged content. The content tells a re-read
+// from a new file's line at a logged offset (a rotation or truncation to
+// the same name), which may well have the same length. It forgets the
+// oldest first (FIFO), so memory is bounded whatever the log's length.
+type replaySeen struct {
+	m    map[seenKey]seenVal
+	ring []seenKey
+	pos  int
+	seed maphash.Seed
+}
+
+// again adds the point of line and reports whether it was there already.
+func (r *replaySeen) again(tap string, at *LoggedAt, line []byte) bool {
 	if r.m == nil {
-		r.m = make(map[seenKey]int, 1024)
+		r.m = make(map[seenKey]seenVal, 1024)
 		r.ring = make([]seenKey, replayWindow)
+		r.seed = maphash.MakeSeed()
+	}
+	k := seenKey{tap: tap, src: at.Src, off: at.Off}
+	v := seenVal{n: at.Len, h: contentHash(r.seed, line)}
+	if old, ok := r.m[k]; ok && old == v {
+		return true
 	}
 	if old := r.ring[r.pos]; old.src != "" || old.tap != "" {
 		delete(r.m, old)
 	}
 	r.ring[r.pos] = k
 	r.pos = (r.pos + 1) % len(r.ring)
-	r.m[k] = at.Len
+	r.m[k] = v
 	return false
+}
+
+// fpMark opens a fingerprint in a masked value: "******(fp:xxxxxxxx)".
+var fpMark = []byte("(fp:")
+
+// contentHash hashes a logged record, its "_e2atap" object and its
+// fingerprints aside: a run without a fingerprint key has a key of its own,
+// so the same credential is fingerprinted differently after a restart.
+func contentHash(seed maphash.Seed, line []byte) uint64 {
+	if i := bytes.LastIndex(line, loggedKey); i >= 0 {
+		line = line[:i]
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for {
+		i := bytes.Index(line, fpMark)
+		if i < 0 {
+			h.Write(line)
+			return h.Sum64()
+		}
+		h.Write(line[:i+len(fpMark)])
+		line = line[i+len(fpMark):]
+		if j := bytes.IndexByte(line, ')'); j >= 0 && j <= 16 {
+			line = line[j:]
+		}
+	}
 }
 
 // gapper is the part of a Handler that marks a connection's loss (Engine
@@ -167,7 +204,7 @@ func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64,
 		observeLine(h, in, name, line, idx, data, true)
 		return
 	}
-	if m.At != nil && seen.again(m.Tap, m.At) {
+	if m.At != nil && seen.again(m.Tap, m.At, data) {
 		return
 	}
 	*in = Input{

@@ -59,7 +59,8 @@
 // validate.Input.ResumePoint) carries it as "at":{"src","off","len"} (src
 // redacted like the source, len the input's bytes). A tap reads such
 // records again after a crash; the live run skips those its log holds
-// already, and a replay judges a line whose point it saw already once.
+// already, and a replay skips a line whose point, length and content
+// (fingerprints aside) it saw already: judged once.
 //
 // # Crashes
 //

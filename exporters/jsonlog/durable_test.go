@@ -89,9 +89,13 @@ func TestWritesWholeLines(t *testing.T) {
 // logOf runs inputs through an engine into a record log and returns its
 // lines.
 func logOf(t *testing.T, ins []validate.Input) [][]byte {
+	return logWithKey(t, ins, []byte("0123456789abcdef0123"))
+}
+
+func logWithKey(t *testing.T, ins []validate.Input, key []byte) [][]byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := NewWriterTo(&buf, NewRedactor(ContentMask, 65536, []byte("0123456789abcdef0123")))
+	w := NewWriterTo(&buf, NewRedactor(ContentMask, 65536, key))
 	cfg := validate.DefaultConfig()
 	cfg.Profile = validate.JiuwenswarmProfile()
 	e := validate.NewEngine(cfg, w)
@@ -100,13 +104,29 @@ func logOf(t *testing.T, ins []validate.Input) [][]byte {
 		e.Observe(&in)
 	}
 	w.Flush()
-	return bytes.SplitAfter(bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), []byte{'\n'})
+	lines := bytes.SplitAfter(buf.Bytes(), []byte{'\n'})
+	return lines[:len(lines)-1] // each with its newline
 }
 
 // replayFindings is what `e2atap validate` reports for a record log.
 func replayFindings(t *testing.T, log []byte) []string {
 	t.Helper()
-	var f findingsOf
+	f, _ := replay(t, log)
+	return f
+}
+
+// counted is findingsOf that also counts the records judged.
+type counted struct {
+	findingsOf
+	records uint64
+}
+
+func (c *counted) Record(*validate.RecordInfo) { c.records++ }
+
+// replay returns the findings and how many records were judged.
+func replay(t *testing.T, log []byte) ([]string, uint64) {
+	t.Helper()
+	var f counted
 	cfg := validate.DefaultConfig()
 	cfg.Profile = validate.JiuwenswarmProfile()
 	e := validate.NewEngine(cfg, &f)
@@ -114,7 +134,7 @@ func replayFindings(t *testing.T, log []byte) []string {
 		t.Fatal(err)
 	}
 	e.Finish(validate.ReasonEOF, &validate.Input{})
-	return f.keys()
+	return f.keys(), f.records
 }
 
 // TestReplayJudgesReReadOnce: a record log where, as after a crash, the
@@ -133,6 +153,9 @@ func TestReplayJudgesReReadOnce(t *testing.T) {
 	}
 	msgs = append(msgs, g.Drain()...)
 	for i, m := range msgs {
+		if i%5 == 0 { // a leaked credential, masked with a fingerprint (and e2a.secret)
+			m.Data = bytes.Replace(m.Data, []byte("{"), []byte(fmt.Sprintf(`{"authorization":"Bearer tok%04d-abcdefghijklmnopqrstuvwxyz",`, i)), 1)
+		}
 		ins = append(ins, validate.Input{Tap: "logs", FromLog: true, Time: at.Add(time.Duration(i) * time.Millisecond),
 			Pos:  validate.Position{Kind: validate.PosLine, Name: "/var/log/agent/a.jsonl", Line: int64(i + 1), Offset: off},
 			Data: m.Data})
@@ -145,16 +168,51 @@ func TestReplayJudgesReReadOnce(t *testing.T) {
 	if _, a, ok := validate.ReadLoggedAt(lines[7]); !ok || a.Src != "/var/log/agent/a.jsonl" || a.Off != ins[7].Pos.Offset || a.Len != len(ins[7].Data) {
 		t.Fatalf("line 8 has no usable resume point: %+v %v\n%s", a, ok, lines[7])
 	}
-	if got := replayFindings(t, bytes.Join(lines, nil)); len(got) > 0 {
-		t.Fatalf("the clean log has findings: %v", got)
+	clean := strings.Join(replayFindings(t, bytes.Join(lines, nil)), "\n")
+	for _, f := range strings.Split(clean, "\n") {
+		if !strings.HasPrefix(f, "e2a.secret ") {
+			t.Fatalf("the log before any crash has a finding other than the planted leaks: %s", f)
+		}
 	}
 	// A crash after line 300 whose last save was at line 180: the next
 	// run reads 181..300 again (logged again), then goes on.
 	var crashed []byte
 	crashed = append(crashed, bytes.Join(lines[:300], nil)...)
 	crashed = append(crashed, bytes.Join(lines[180:], nil)...)
-	if got := replayFindings(t, crashed); len(got) > 0 {
-		t.Fatalf("the log with re-read lines replays with %d findings (live: none), e.g. %v", len(got), got[:min(3, len(got))])
+	if got := strings.Join(replayFindings(t, crashed), "\n"); got != clean {
+		t.Fatalf("the log with re-read lines replays with other findings than the live run's:\n%s\nwant\n%s", got, clean)
+	}
+	// The next run had a fingerprint key of its own (none configured):
+	// the re-read lines' credentials and e-mail addresses have other
+	// fingerprints, and are still recognised.
+	relogged := logWithKey(t, ins, []byte("another key, another run"))
+	if bytes.Equal(bytes.Join(relogged, nil), bytes.Join(lines, nil)) {
+		t.Fatal("the other key changed nothing: the generator's records hold no fingerprinted value")
+	}
+	rekeyed := append(bytes.Join(lines[:300], nil), bytes.Join(relogged[180:], nil)...)
+	if got, n := replay(t, rekeyed); strings.Join(got, "\n") != clean || n != uint64(len(ins)) {
+		t.Fatalf("re-read lines fingerprinted with another key: %d findings, %d records judged (want the live run's, %d)", len(got), n, len(ins))
+	}
+	// Not a re-read: the file was truncated and written again, lines of
+	// the same length at the same offsets but other records (other ids).
+	// (A line logged as the one it replaces, a push without ids or one
+	// whose only change was masked, is indistinguishable from a re-read:
+	// judged once.)
+	var rewritten []validate.Input
+	for _, in := range ins[:120] {
+		in.Data = bytes.ReplaceAll(in.Data, []byte("req-"), []byte("rex-"))
+		rewritten = append(rewritten, in)
+	}
+	relines := logOf(t, rewritten)
+	changed := 0
+	for i, l := range relines {
+		if !bytes.Equal(l, lines[i]) {
+			changed++
+		}
+	}
+	again := append(bytes.Join(lines, nil), bytes.Join(relines, nil)...)
+	if _, n := replay(t, again); n != uint64(len(ins)+changed) || changed < 100 {
+		t.Fatalf("new lines at logged offsets: %d records judged, want %d (%d changed)", n, len(ins)+changed, changed)
 	}
 	// The control: the same lines without their position are judged
 	// twice.
@@ -166,10 +224,10 @@ func TestReplayJudgesReReadOnce(t *testing.T) {
 		}
 		stripped = append(stripped, l...)
 	}
-	if got := replayFindings(t, stripped); len(got) == 0 {
-		t.Fatal("without positions the re-read lines gave no finding: the test proves nothing")
+	if got := replayFindings(t, stripped); strings.Join(got, "\n") == clean {
+		t.Fatal("without positions the re-read lines gave the same findings: the test proves nothing")
 	} else {
-		t.Logf("without positions: %d findings (e.g. %s)", len(got), got[0])
+		t.Logf("without positions: %d findings, live %d", len(got), strings.Count(clean, "\n")+1)
 	}
 }
 
