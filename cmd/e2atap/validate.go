@@ -135,6 +135,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}()
 	start := time.Now()
 	var idx uint64
+	var replayed validate.Replayed // re-reads across rotated files too
 	ioFailed := false
 	for _, name := range files {
 		if ctx.Err() != nil {
@@ -150,7 +151,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		if name == "-" {
 			label = "stdin"
 		}
-		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx}, run)
+		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
 		rc.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "e2atap validate: reading %s: %v\n", name, err)

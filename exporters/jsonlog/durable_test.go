@@ -123,15 +123,19 @@ type counted struct {
 
 func (c *counted) Record(*validate.RecordInfo) { c.records++ }
 
-// replay returns the findings and how many records were judged.
-func replay(t *testing.T, log []byte) ([]string, uint64) {
+// replay returns the findings and how many records were judged, the logs
+// read one after the other as `e2atap validate` reads its files.
+func replay(t *testing.T, logs ...[]byte) ([]string, uint64) {
 	t.Helper()
 	var f counted
 	cfg := validate.DefaultConfig()
 	cfg.Profile = validate.JiuwenswarmProfile()
 	e := validate.NewEngine(cfg, &f)
-	if _, err := validate.Read(bytes.NewReader(log), "records.jsonl", validate.FormatAuto, validate.ReadOptions{}, e); err != nil {
-		t.Fatal(err)
+	var mem validate.Replayed
+	for i, log := range logs {
+		if _, err := validate.Read(bytes.NewReader(log), fmt.Sprintf("records.jsonl.%d", len(logs)-i), validate.FormatAuto, validate.ReadOptions{Replayed: &mem}, e); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.Finish(validate.ReasonEOF, &validate.Input{})
 	return f.keys(), f.records
@@ -181,6 +185,10 @@ func TestReplayJudgesReReadOnce(t *testing.T) {
 	crashed = append(crashed, bytes.Join(lines[180:], nil)...)
 	if got := strings.Join(replayFindings(t, crashed), "\n"); got != clean {
 		t.Fatalf("the log with re-read lines replays with other findings than the live run's:\n%s\nwant\n%s", got, clean)
+	}
+	// The log rotated at the crash: the re-read lines are in the next file.
+	if got, n := replay(t, bytes.Join(lines[:300], nil), bytes.Join(lines[180:], nil)); strings.Join(got, "\n") != clean || n != uint64(len(ins)) {
+		t.Fatalf("re-read lines in the next file: %d findings, %d records judged (want the live run's, %d)", len(got), n, len(ins))
 	}
 	// The next run had a fingerprint key of its own (none configured):
 	// the re-read lines' credentials and e-mail addresses have other
