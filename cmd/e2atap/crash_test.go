@@ -161,9 +161,11 @@ outputs:
 	}()
 
 	rnd := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	var runs []*syncBuffer
 	for kill := 1; kill <= 4; kill++ {
 		before := fileLines(records)
-		cmd, _ := startProcessArgs(t, cfgPath)
+		cmd, stderr := startProcessArgs(t, cfgPath)
+		runs = append(runs, stderr)
 		// A random moment: after 0 to 1.5 s of reading (the positions are
 		// saved every second), or once some lines went by.
 		wait := time.Duration(rnd.IntN(1500)) * time.Millisecond
@@ -174,7 +176,8 @@ outputs:
 		kill9(t, cmd)
 		t.Logf("kill -9 #%d after %v: %d lines in the record log", kill, wait, fileLines(records))
 	}
-	last, _ := startProcessArgs(t, cfgPath)
+	last, stderr := startProcessArgs(t, cfgPath)
+	runs = append(runs, stderr)
 	<-writerDone
 	want := make([]string, 0, total)
 	for i := 1; i <= total; i++ {
@@ -212,7 +215,20 @@ outputs:
 		lines := strings.SplitN(out.String(), "\n", 6)
 		t.Errorf("e2atap validate of the record log: exit %d, %d findings (live: none), first: %s\n%s", code, strings.Count(out.String(), "\n"), strings.Join(lines[:min(5, len(lines))], "\n"), errb.String())
 	}
-	t.Logf("4 kills: %d record log lines for %d source lines (%d logged twice)", n, total, twice)
+	skipped, cuts := 0, 0
+	for _, r := range runs {
+		for _, l := range strings.Split(r.String(), "\n") {
+			if strings.Contains(l, "records read again after a crash were recognised") {
+				var k int
+				fmt.Sscanf(l[strings.Index(l, `"reread_skipped":`)+len(`"reread_skipped":`):], "%d", &k)
+				skipped += k
+			}
+			if strings.Contains(l, "torn line") {
+				cuts++
+			}
+		}
+	}
+	t.Logf("4 kills: %d record log lines for %d source lines (%d logged twice); %d re-read records recognised, %d torn lines cut", n, total, twice, skipped, cuts)
 }
 
 // sourcesLax is sources without failing on a line being written.

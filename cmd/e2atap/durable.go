@@ -41,6 +41,8 @@ type resumeMarks struct {
 	// redacted form).
 	redact  func(string) string
 	skipped atomic.Uint64
+	// done is called once, when no tap has marks left.
+	done func(skipped uint64)
 }
 
 type tapMarks struct {
@@ -195,7 +197,13 @@ func (r *resumeMarks) lost(tapName, conn string) {
 	defer r.mu.Unlock()
 	if _, ok := r.taps[tapName]; ok {
 		delete(r.taps, tapName)
-		r.active.Add(-1)
+		r.decLocked()
+	}
+}
+
+func (r *resumeMarks) decLocked() {
+	if r.active.Add(-1) == 0 && r.done != nil {
+		r.done(r.skipped.Load())
 	}
 }
 
@@ -203,7 +211,7 @@ func (r *resumeMarks) dropLocked(tapName string, tm *tapMarks, key string) {
 	delete(tm.srcs, key)
 	if len(tm.srcs) == 0 {
 		delete(r.taps, tapName)
-		r.active.Add(-1)
+		r.decLocked()
 	}
 }
 

@@ -490,6 +490,9 @@ func (s *sidecar) openedOutputs(o *outputs) error {
 	if s.resume, err = loadResumeMarks(o.cfg.Log.Path, rec.ResumeSource); err != nil {
 		s.logger.Warn("cannot read the record log's tail: records read again after a crash are judged again", "err", err)
 	}
+	s.resume.done = func(n uint64) {
+		s.logger.Info("taps past what the record log held: records read again after a crash were recognised, not judged twice", "reread_skipped", n)
+	}
 	return nil
 }
 
