@@ -102,10 +102,13 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
-	if !hasBeforeSave() {
-		// Without it a position may be saved ahead of what reached the
-		// record log, and a crash then loses those records from the log.
-		t.Skip("logdir.Config.BeforeSave is not there yet (the logdir change): wire it to sidecar.sync")
+	// Without logdir's BeforeSave a position may be saved ahead of what
+	// reached the record log, and a crash then loses those records from
+	// the log (their streams then have gaps on replay): only whole lines,
+	// no record logged twice and no live finding can be asserted.
+	durable := hasBeforeSave()
+	if !durable {
+		t.Log("logdir.Config.BeforeSave is not there yet (the logdir change): not asserting that every line is logged and that validate agrees")
 	}
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
@@ -203,15 +206,18 @@ outputs:
 			missing++ // glued into another line
 		}
 	}
-	if missing > 0 {
+	if missing > 0 && durable {
 		t.Errorf("%d source lines are not in the record log as records of their own", missing)
+	}
+	if twice > 0 {
+		t.Errorf("%d source lines are in the record log twice: judged twice", twice)
 	}
 	if b, _ := os.ReadFile(findings); len(b) > 0 {
 		t.Errorf("the live run reported findings on clean streams:\n%s", tail(b, 2000))
 	}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"validate", "--output", "json", "--fail-on", "warning", records}, nil, &out, &errb)
-	if code != exitOK || out.Len() > 0 {
+	if durable && (code != exitOK || out.Len() > 0) {
 		lines := strings.SplitN(out.String(), "\n", 6)
 		t.Errorf("e2atap validate of the record log: exit %d, %d findings (live: none), first: %s\n%s", code, strings.Count(out.String(), "\n"), strings.Join(lines[:min(5, len(lines))], "\n"), errb.String())
 	}
