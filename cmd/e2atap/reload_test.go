@@ -323,7 +323,10 @@ outputs:
 		f.WriteString(s + "\n")
 		f.Close()
 	}
-	appendLine("not json 1")
+	// A leaked credential: masked with a fingerprint (the process's random
+	// key: none is configured), which joins across the reload.
+	const leak = `{"jsonrpc":"2.0","id":"r1","method":"chat.send","params":{"request_id":"r1","authorization":"Bearer tok-abcdefghijklmnopqrstuvwxyz0123"}}`
+	appendLine(leak)
 	pollUntil(t, "the first finding", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "findings1.jsonl")) == 1 })
 	taps := sc.tapList()
 
@@ -335,7 +338,7 @@ outputs:
 	if after := sc.tapList(); len(after) != 1 || after[0] != taps[0] {
 		t.Fatal("the unchanged tap was restarted")
 	}
-	appendLine("not json 2")
+	appendLine(strings.ReplaceAll(leak, "r1", "r2"))
 	pollUntil(t, "the second finding in the new file", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "findings2.jsonl")) == 1 })
 	pollUntil(t, "the second record in the new log", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "records2.jsonl")) == 1 })
 	stop()
@@ -344,5 +347,16 @@ outputs:
 	}
 	if n := wholeLines(t, filepath.Join(dir, "records1.jsonl")); n != 1 {
 		t.Fatalf("the old record log has %d lines, want 1", n)
+	}
+	fp := func(path string) string {
+		b, _ := os.ReadFile(path)
+		i := strings.Index(string(b), "(fp:")
+		if i < 0 {
+			t.Fatalf("no fingerprint in %s: %s", filepath.Base(path), b)
+		}
+		return string(b[i : i+13])
+	}
+	if a, b := fp(filepath.Join(dir, "records1.jsonl")), fp(filepath.Join(dir, "records2.jsonl")); a != b {
+		t.Fatalf("the credential's fingerprint changed at the reload (%s, then %s): logs no longer join", a, b)
 	}
 }
