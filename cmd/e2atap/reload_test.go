@@ -249,6 +249,19 @@ func TestReloadOnFileChange(t *testing.T) {
 		t.Fatalf("the reload does not say the file changed")
 	}
 
+	// An invalid file is rejected once, not at every poll, and the
+	// running configuration (error) kept.
+	os.WriteFile(filepath.Join(mount, "v1", "e2atap.yaml"), []byte("profile: [\n"), 0o644)
+	pollUntil(t, "the rejection", 20*time.Second, func() bool { return strings.Contains(stderr.String(), "configuration rejected") })
+	time.Sleep(time.Second) // five polls
+	if n := strings.Count(stderr.String(), "configuration rejected"); n != 1 {
+		t.Fatalf("an invalid file was rejected %d times, want once", n)
+	}
+	roundTrip(t, c, "not json 2b")
+	if sev := nthFinding(t, findings, "e2a.decode", 6); sev != "error" {
+		t.Fatalf("finding after a rejected file: severity %s, want error (the running configuration)", sev)
+	}
+
 	// The ConfigMap way: a new directory, the ..data link swapped
 	// atomically; the second tap is gone again.
 	os.MkdirAll(filepath.Join(mount, "v2"), 0o755)
@@ -266,7 +279,7 @@ func TestReloadOnFileChange(t *testing.T) {
 		t.Fatal("the removed tap did not stop")
 	}
 	roundTrip(t, c, "not json 3")
-	if sev := nthFinding(t, findings, "e2a.decode", 6); sev != "warning" {
+	if sev := nthFinding(t, findings, "e2a.decode", 8); sev != "warning" {
 		t.Fatalf("finding after the ConfigMap swap: severity %s, want warning", sev)
 	}
 	if n := upConns.Load(); n != 2 {
