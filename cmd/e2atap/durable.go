@@ -59,6 +59,9 @@ type srcMarks struct {
 // path.1 when path is shorter than the tail: it may just have rotated).
 func loadResumeMarks(path string, redact func(string) string) (*resumeMarks, error) {
 	r := &resumeMarks{taps: map[string]*tapMarks{}, redact: redact}
+	if path == "-" {
+		return r, nil // standard output: nothing to read back
+	}
 	left := int64(resumeTail)
 	var tails [][]byte
 	for _, p := range []string{path, path + ".1"} {

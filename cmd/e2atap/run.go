@@ -261,6 +261,9 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 		name := t.Name
 		c.OnOversize = func(pos tap.Position, n int64) {
 			in := validate.Input{Tap: name, Pos: validate.Position(pos), Time: time.Now(), FromLog: true}
+			if s.resume.seen(&in) {
+				return // read again after a crash: reported already
+			}
 			_ = s.live.DecodeError(ctx, in, validate.ProtoE2A, fmt.Sprintf("log line of %d bytes is over the %d-byte limit: skipped", n, c.MaxLineBytes))
 		}
 		src, err = logdir.New(c, stats, log)
