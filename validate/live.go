@@ -42,6 +42,8 @@ const (
 	liveConnected
 	liveDecodeError
 	liveLost
+	liveSync
+	liveProfile
 )
 
 type liveItem struct {
@@ -49,6 +51,8 @@ type liveItem struct {
 	in    Input
 	proto string
 	msg   string
+	done  chan struct{} // liveSync, liveProfile: closed once applied
+	prof  *Profile      // liveProfile
 }
 
 // Live feeds a Sharded run from many taps: Submit may be called from any
@@ -118,6 +122,41 @@ func (l *Live) DecodeError(ctx context.Context, in Input, proto, msg string) err
 	return l.submit(ctx, liveItem{kind: liveDecodeError, in: in, proto: proto, msg: msg})
 }
 
+// Sync returns once everything submitted before it has been judged and
+// handed to the sinks (a barrier through the queue and every shard): a
+// caller that then flushes the sinks has every verdict so far on disk, so
+// that a tap may commit its position (DESIGN.md, "Durability order").
+func (l *Live) Sync(ctx context.Context) error {
+	return l.await(ctx, liveItem{kind: liveSync, done: make(chan struct{})})
+}
+
+// SetProfile makes p the profile (rule severities) of everything submitted
+// after it; what was submitted before is judged with the old one. Streams
+// in flight keep their state. It returns once every shard uses p.
+func (l *Live) SetProfile(ctx context.Context, p Profile) error {
+	return l.await(ctx, liveItem{kind: liveProfile, done: make(chan struct{}), prof: &p})
+}
+
+func (l *Live) await(ctx context.Context, it liveItem) error {
+	if err := l.submit(ctx, it); err != nil {
+		return err
+	}
+	select {
+	case <-it.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Release returns a budget charge of input that is not submitted after
+// all (a record the tap read again after a crash, say).
+func (l *Live) Release(n int) {
+	if n > 0 && l.cfg.Release != nil {
+		l.cfg.Release(n)
+	}
+}
+
 // Run processes submitted messages until ctx is done, then drains what was
 // queued and stops the shards. It returns the final counters.
 func (l *Live) Run(ctx context.Context) Stats {
@@ -171,6 +210,14 @@ func (l *Live) handle(it *liveItem) {
 	case liveLost:
 		l.run.Gap(in)
 		return
+	case liveSync:
+		l.run.barrier()
+		close(it.done)
+		return
+	case liveProfile:
+		l.setProfile(*it.prof)
+		close(it.done)
+		return
 	}
 	l.index++
 	in.Index = l.index
@@ -193,4 +240,31 @@ func (l *Live) handle(it *liveItem) {
 		return
 	}
 	l.run.Observe(in)
+}
+
+// setProfile gives every shard's engine the profile p. The shards are
+// idle during it (after a barrier, before the next batch): the channel
+// sends order the change with what they judge next.
+func (l *Live) setProfile(p Profile) {
+	l.run.barrier()
+	l.cfg.Engine.Profile = p
+	var shared *respIDSet
+	if p.Severity[RuleE2AResponseIDDup] != Off && len(l.run.shards) > 1 {
+		// response_id uniqueness is global: one set for all shards, the
+		// one they have if the rule was on before.
+		shared = l.run.shards[0].eng.shared
+		if shared == nil {
+			shared = newRespIDSet(l.cfg.Engine.ResponseIDWindow)
+		}
+	}
+	for _, sh := range l.run.shards {
+		e := sh.eng
+		e.prof, e.cfg.Profile = p, p
+		if p.Severity[RuleE2AResponseIDDup] != Off && e.respIDs == nil {
+			e.respIDs = newRespIDSet(l.cfg.Engine.ResponseIDWindow)
+		}
+		if shared != nil {
+			e.shared = shared
+		}
+	}
 }

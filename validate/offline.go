@@ -53,7 +53,16 @@ type ReadOptions struct {
 	// Index is the first Input.Index to use - 1 (records are numbered from
 	// Index+1); the reader returns the last index it used.
 	Index uint64
+	// Replayed, if set, remembers the records of a replayed record log
+	// across Reads, so that a record read again after a crash is judged
+	// once also when the log was rotated in between (validate path.1,
+	// then path). Nil: each Read remembers its own.
+	Replayed *Replayed
 }
+
+// Replayed is what replays of record logs remember across files (the
+// resume points seen: replay.go). The zero value is ready to use.
+type Replayed struct{ seen replaySeen }
 
 // maxFrameBuffer bounds how much a frame reader buffers for one frame.
 const maxFrameBuffer = 32 << 20
@@ -111,12 +120,16 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 	// A file whose first record line is one of e2atap's record log is
 	// replayed (replay.go); decided once, so plain input pays nothing.
 	replay, decided := false, false
+	seen := &replaySeen{}
+	if opts.Replayed != nil {
+		seen = &opts.Replayed.seen
+	}
 	observe := func(line int64, idx uint64, data []byte) {
 		if !decided && !isBlank(data) {
 			replay, decided = isRecordLog(data), true
 		}
 		if replay {
-			replayLine(h, in, name, line, idx, data)
+			replayLine(h, in, seen, name, line, idx, data)
 			return
 		}
 		observeLine(h, in, name, line, idx, data, opts.FromLog)

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +47,7 @@ type loggedMeta struct {
 	Gap       bool      `json:"gap"`
 	Joined    bool      `json:"joined"`
 	FromLog   bool      `json:"from_log"`
+	At        *LoggedAt `json:"at"`
 	Secret    *struct {
 		Kind string `json:"kind"`
 		Path string `json:"path"`
@@ -67,19 +70,141 @@ func readLogged(line []byte) (loggedMeta, bool) {
 	return m, true
 }
 
+// LoggedAt is where a logged record was read, in a form that survives a
+// restart of its tap (Input.ResumePoint): the record log writes it as
+// "at":{"src":…,"off":…,"len":…}, src passed through the log's text
+// redaction like the source.
+type LoggedAt struct {
+	Src string `json:"src"`
+	Off int64  `json:"off"`
+	Len int    `json:"len"`
+}
+
+// ResumePoint is the part of a record's position that a tap reads again
+// after a crash (DESIGN.md, "Durability order"): src names the sequence the
+// tap resumes in (a log file, a Kafka topic/partition, a subject of a
+// JetStream stream) and off the record's place in it (byte offset, Kafka
+// offset, stream sequence). Positions that do not survive a restart (a
+// WebSocket connection, core NATS) have none: ok is false.
+func (in *Input) ResumePoint() (src string, off int64, ok bool) {
+	p := &in.Pos
+	switch {
+	case p.Kind == PosLine && in.FromLog && p.Name != "":
+		return p.Name, p.Offset, true
+	case p.Kind == PosKafka:
+		return p.Name + "/" + strconv.FormatInt(int64(p.Partition), 10), p.Offset, true
+	case p.Kind == PosSubject && p.Offset > 0:
+		return p.Name, p.Offset, true
+	}
+	return "", 0, false
+}
+
+// ReadLoggedAt reads the tap and resume point of one record log line
+// (false when the line has none: another writer, an older log, a position
+// that does not survive a restart).
+func ReadLoggedAt(line []byte) (tap string, at LoggedAt, ok bool) {
+	m, ok := readLogged(line)
+	if !ok || m.At == nil {
+		return "", LoggedAt{}, false
+	}
+	return m.Tap, *m.At, true
+}
+
+// replayWindow is how many resume points a replay remembers: a record
+// read again after a crash follows its first reading closely (by what the
+// tap read after its last saved position), and the live run skips those it
+// finds in its log's tail already (cmd/e2atap).
+const replayWindow = 1 << 18
+
+type seenKey struct {
+	tap, src string
+	off      int64
+}
+
+type seenVal struct {
+	n int    // length of the input
+	h uint64 // the logged content, fingerprints aside (contentHash)
+}
+
+// replaySeen recognises records of a record log read twice by the live run
+// (at-least-once delivery across a crash): same tap, same resume point,
+// same length and the same logged content. The content tells a re-read
+// from a new file's line at a logged offset (a rotation or truncation to
+// the same name), which may well have the same length. It forgets the
+// oldest first (FIFO), so memory is bounded whatever the log's length.
+type replaySeen struct {
+	m    map[seenKey]seenVal
+	ring []seenKey
+	pos  int
+	seed maphash.Seed
+}
+
+// again adds the point of line and reports whether it was there already.
+func (r *replaySeen) again(tap string, at *LoggedAt, line []byte) bool {
+	if r.m == nil {
+		r.m = make(map[seenKey]seenVal, 1024)
+		r.ring = make([]seenKey, replayWindow)
+		r.seed = maphash.MakeSeed()
+	}
+	k := seenKey{tap: tap, src: at.Src, off: at.Off}
+	v := seenVal{n: at.Len, h: contentHash(r.seed, line)}
+	if old, ok := r.m[k]; ok && old == v {
+		return true
+	}
+	if old := r.ring[r.pos]; old.src != "" || old.tap != "" {
+		delete(r.m, old)
+	}
+	r.ring[r.pos] = k
+	r.pos = (r.pos + 1) % len(r.ring)
+	r.m[k] = v
+	return false
+}
+
+// fpMark opens a fingerprint in a masked value: "******(fp:xxxxxxxx)".
+var fpMark = []byte("(fp:")
+
+// contentHash hashes a logged record, its "_e2atap" object and its
+// fingerprints aside: a run without a fingerprint key has a key of its own,
+// so the same credential is fingerprinted differently after a restart.
+func contentHash(seed maphash.Seed, line []byte) uint64 {
+	if i := bytes.LastIndex(line, loggedKey); i >= 0 {
+		line = line[:i]
+	}
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for {
+		i := bytes.Index(line, fpMark)
+		if i < 0 {
+			h.Write(line)
+			return h.Sum64()
+		}
+		h.Write(line[:i+len(fpMark)])
+		line = line[i+len(fpMark):]
+		if j := bytes.IndexByte(line, ')'); j >= 0 && j <= 16 {
+			line = line[j:]
+		}
+	}
+}
+
 // gapper is the part of a Handler that marks a connection's loss (Engine
 // and Sharded have it).
 type gapper interface{ Gap(*Input) }
 
 // replayLine judges one line of a record log as the live run did. A line
 // without a readable "_e2atap" object is judged as a plain record.
-func replayLine(h Handler, in *Input, name string, line int64, idx uint64, data []byte) {
+// A line whose resume point was seen already in this replay is the
+// live run's at-least-once re-read after a crash and is skipped: judged
+// once (RULES.md).
+func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64, idx uint64, data []byte) {
 	if isBlank(data) {
 		return
 	}
 	m, ok := readLogged(data)
 	if !ok {
 		observeLine(h, in, name, line, idx, data, true)
+		return
+	}
+	if m.At != nil && seen.again(m.Tap, m.At, data) {
 		return
 	}
 	*in = Input{

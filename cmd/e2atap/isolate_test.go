@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,30 +141,6 @@ func (p *proc) logLines(t *testing.T, msg, tap string) []map[string]any {
 	return out
 }
 
-// echoUpstream is a real WebSocket server that echoes every message.
-func echoUpstream(t *testing.T) *httptest.Server {
-	t.Helper()
-	up := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			typ, b, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			if c.WriteMessage(typ, b) != nil {
-				return
-			}
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // relayRoundTrip sends n messages through the ws tap and requires each
 // echo back byte-identical.
 func relayRoundTrip(t *testing.T, wsAddr string, n int) {
@@ -212,7 +187,7 @@ func TestTapFailureIsolated(t *testing.T) {
 		t.Skip("process-level test")
 	}
 	dir := t.TempDir()
-	up := echoUpstream(t)
+	upURL, _ := echoUpstream(t)
 	addr, wsAddr := freeAddr(t), freeAddr(t)
 	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
 	os.WriteFile(filepath.Join(dir, "logs", "a.jsonl"), []byte(`{"x":1}`+"\n"), 0o644)
@@ -231,7 +206,7 @@ taps:
   - {name: mesh, type: nats, url: "nats://e2atap:hunter2@%s", subjects: ["agent.>"]}
 outputs:
   findings: {path: %q}
-`, addr, wsAddr, "ws"+strings.TrimPrefix(up.URL, "http"),
+`, addr, wsAddr, upURL,
 		filepath.Join(dir, "logs", "*.jsonl"), filepath.Join(blocker, "positions.json"),
 		filepath.Join(dir, "logs", "*.jsonl"), corrupt,
 		freeAddr(t), filepath.Join(dir, "findings.jsonl"))), 0o644)

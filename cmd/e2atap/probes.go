@@ -25,7 +25,7 @@ import (
 
 // wsNotAccepting lists the ws taps whose listener does not accept.
 func (s *sidecar) wsNotAccepting() (down []string, ws int) {
-	for _, t := range s.taps {
+	for _, t := range s.tapList() {
 		if t.typ != "ws" {
 			continue
 		}
@@ -70,7 +70,7 @@ func (s *sidecar) health() health {
 	down, _ := s.wsNotAccepting()
 	h := health{Status: "ok", Version: version, Ready: len(down) == 0, ConfigLoadedAt: s.loadedAt.UTC(),
 		Budget: budgetState{LimitBytes: s.budget.Limit(), UsedBytes: s.budget.Used()}}
-	for _, t := range s.taps {
+	for _, t := range s.tapList() {
 		h.Taps = append(h.Taps, t.sup.health())
 	}
 	return h

@@ -11,9 +11,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +42,9 @@ Runs the sidecar: the taps of the configuration (ws, logdir, nats, kafka),
 the validation engine, and the exporters (findings log, redacted record log,
 Prometheus metrics, OpenTelemetry traces configured by the OTEL_*
 variables). Serves /metrics, /healthz and /readyz on the listen address.
-SIGTERM or SIGINT drains and stops it.
+SIGTERM or SIGINT drains and stops it. SIGHUP, or a change of the
+configuration file's content, reloads the configuration: an invalid one is
+logged and the running one kept.
 
 Flags:
 `
@@ -49,6 +54,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	path := fs.String("config", "", "the YAML configuration file (required)")
 	check := fs.Bool("check", false, "only load and validate the configuration, then exit")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
 	if done, code := parseFlags(fs, runUsage, args, stdout); done {
 		return code
 	}
@@ -62,6 +68,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "e2atap run: --log-level: %v\n", err)
 		return exitUsage
 	}
+	// Caught from the start: SIGHUP's default action ends the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	raw, _ := os.ReadFile(*path)
 	cfg, err := LoadConfig(*path, os.Getenv)
 	if err == nil {
 		err = cfg.Validate()
@@ -82,6 +93,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Error("cannot start", "err", err)
 		return exitUsage
 	}
+	sc.watchConfig(*path, configHash(raw), hup, *reloadEvery)
 	if err := sc.Run(ctx); err != nil {
 		logger.Error("stopped with an error", "err", err)
 		return exitFindings
@@ -131,6 +143,9 @@ type tapRun struct {
 	firstErr error
 	sup      *tapSupervisor
 	lagUnit  string // metrics.LagBytes or LagMessages
+	cfg      TapConfig
+	stop     context.CancelFunc
+	done     chan struct{} // closed when the supervisor returned
 }
 
 // sidecar is the assembled process: taps → live engine → sinks, and the
@@ -140,11 +155,15 @@ type sidecar struct {
 	logger   *slog.Logger
 	reg      *prometheus.Registry
 	live     *validate.Live
+	tapsMu   sync.Mutex // taps changes at a reload
 	taps     []*tapRun
 	tracer   *traces.Tracer
 	metrics  *metrics.Metrics
-	recLog   *jsonlog.Writer
-	findLog  *jsonlog.FindingWriter
+	outs     atomic.Pointer[outputs] // findings and record logs (reload.go)
+	stdout   io.Writer
+	redMu    sync.Mutex
+	redBase  [jsonlog.NumRules]uint64 // redactions of outputs closed at reloads
+	resume   *resumeMarks             // records the log holds already (durable.go)
 	observe  *observe.Hub
 	extra    []validate.Sink // added by the demo
 	listener net.Listener
@@ -154,10 +173,21 @@ type sidecar struct {
 	loadedAt time.Time // when the running configuration was loaded
 	// backoff is the retry schedule of failed taps (tests shorten it).
 	backoff backoff
+
+	runCtx    context.Context // of the taps, set by Run
+	tapsWG    sync.WaitGroup
+	reloading sync.WaitGroup
+	// Reload (reload.go): the file, the hash of what runs, of what was
+	// rejected last, the signal and the poll interval.
+	cfgPath          string
+	cfgHash, badHash string
+	hup              <-chan os.Signal
+	reloadEvery      time.Duration
+	reloadM          *reloadMetrics
 }
 
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
-	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, loadedAt: time.Now(), backoff: defaultBackoff}
+	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, loadedAt: time.Now(), backoff: defaultBackoff}
 	switch b := cfg.Memory.BudgetBytes; {
 	case b > 0:
 		s.budget = tap.NewBudget(b)
@@ -176,32 +206,22 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	}
 	s.metrics = metrics.New(s.reg, metrics.Options{Version: version, TraceID: s.tracer.TraceID})
 
-	red := cfg.Outputs.Log.Redactor()
-	sinks := validate.MultiSink{s.metrics, s.tracer}
-	if cfg.Outputs.Log.Path != "" {
-		if s.recLog, err = jsonlog.NewWriter(cfg.Outputs.Log); err != nil {
-			return nil, fmt.Errorf("outputs.log: %w", err)
-		}
-		red = s.recLog.Redactor()
-		sinks = append(sinks, s.recLog)
-		if err := metrics.RegisterRedactions(s.reg, s.redactions); err != nil {
-			return nil, err
-		}
+	s.reloadM = newReloadMetrics(s.reg)
+	outs, err := openOutputs(cfg.Outputs, stdout)
+	if err != nil {
+		return nil, err
 	}
-	switch p := cfg.Outputs.Findings.Path; p {
-	case "":
-	case "-":
-		s.findLog = jsonlog.NewFindingWriterTo(stdout, red)
-	default:
-		if s.findLog, err = jsonlog.NewFindingWriter(p, red); err != nil {
-			return nil, fmt.Errorf("outputs.findings: %w", err)
-		}
+	s.outs.Store(outs)
+	if err := s.openedOutputs(outs); err != nil {
+		return nil, err
 	}
-	if s.findLog != nil {
-		sinks = append(sinks, s.findLog)
+	if err := metrics.RegisterRedactions(s.reg, s.redactions); err != nil {
+		return nil, err
 	}
-	// The live view (e2atap observe) redacts with the logs' Redactor.
-	s.observe = observe.NewHub(red, observe.DefaultOptions())
+	sinks := validate.MultiSink{s.metrics, s.tracer, outputSink{&s.outs}}
+	// The live view (e2atap observe) redacts with the logs' Redactor,
+	// whichever the outputs of the running configuration are.
+	s.observe = observe.NewHub(outputsRedactor{&s.outs}, observe.DefaultOptions())
 	if err := s.observe.Register(s.reg); err != nil {
 		return nil, err
 	}
@@ -252,17 +272,23 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 }
 
 func (s *sidecar) redactions() map[string]uint64 {
-	counts := s.recLog.Redactions()
+	var counts [jsonlog.NumRules]uint64
+	if w := s.outs.Load().rec; w != nil {
+		counts = w.Redactions()
+	}
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
 	out := make(map[string]uint64, len(counts))
 	for i, n := range counts {
-		out[jsonlog.RuleNames[i]] = n
+		out[jsonlog.RuleNames[i]] = n + s.redBase[i]
 	}
 	return out
 }
 
 func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
-	out := make([]metrics.TapSnapshot, 0, len(s.taps))
-	for _, t := range s.taps {
+	taps := s.tapList()
+	out := make([]metrics.TapSnapshot, 0, len(taps))
+	for _, t := range taps {
 		snap := metrics.TapSnapshot{Tap: t.name, Up: t.stats.Up.Load(),
 			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}, Errors: map[string]uint64{},
 			HasUpstream: t.sup.hasUpstream, UpstreamUp: t.stats.UpstreamUp.Load(),
@@ -292,7 +318,7 @@ func (s *sidecar) newTapRun(ctx context.Context, t TapConfig) *tapRun {
 	if t.Type == "logdir" {
 		lag = metrics.LagBytes
 	}
-	tr := &tapRun{name: t.Name, typ: t.Type, stats: stats, lagUnit: lag}
+	tr := &tapRun{name: t.Name, typ: t.Type, stats: stats, lagUnit: lag, cfg: t}
 	name := t.Name
 	tr.sup = &tapSupervisor{
 		name: t.Name, typ: t.Type, hasUpstream: t.Type != "logdir",
@@ -344,6 +370,9 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		name := t.Name
 		c.OnOversize = func(pos tap.Position, n int64) {
 			in := validate.Input{Tap: name, Pos: validate.Position(pos), Time: time.Now(), FromLog: true}
+			if s.resume.seen(&in) {
+				return // read again after a crash: reported already
+			}
 			_ = s.live.DecodeError(ctx, in, validate.ProtoE2A, fmt.Sprintf("log line of %d bytes is over the %d-byte limit: skipped", n, c.MaxLineBytes))
 		}
 		src, err = logdir.New(c, stats, log)
@@ -393,6 +422,7 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			if tapName == "" {
 				tapName = name
 			}
+			s.resume.lost(tapName, m.Conn)
 			return s.live.Lost(ctx, tapName, m.Conn, m.Time)
 		}
 		in := validate.Input{
@@ -401,6 +431,12 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		}
 		if in.Tap == "" {
 			in.Tap = name
+		}
+		if s.skipLogged(&m, &in) {
+			if in.Charged > 0 {
+				s.budget.Release(in.Charged)
+			}
+			return nil // read again after a crash: in the record log already
 		}
 		// What a tap did not charge is charged here, waiting (emit may
 		// block: backpressure), so that the queue to the engine is bounded
@@ -434,31 +470,34 @@ func (s *sidecar) Run(ctx context.Context) error {
 	engineDone := make(chan validate.Stats, 1)
 	go func() { engineDone <- s.live.Run(engineCtx) }()
 
-	// Every tap under its own supervisor: a tap's failure stops nothing
-	// else (supervise.go). They all stop when ctx is done.
-	var taps sync.WaitGroup
-	for _, t := range s.taps {
-		taps.Add(1)
-		go func() {
-			defer taps.Done()
-			t.sup.run(ctx, t.src, t.firstErr)
-		}()
+	// Every tap under its own supervisor (supervise.go), with a context
+	// of its own so that a reload can stop one: a tap's failure stops
+	// nothing else. They all stop when ctx is done.
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.runCtx = gctx
+	for _, t := range s.tapList() {
+		s.startTap(t)
 	}
 	flushDone := make(chan struct{})
-	go s.flushLoop(ctx, flushDone)
-	taps.Wait()
+	go s.flushLoop(gctx, flushDone)
+	if s.cfgPath != "" {
+		s.reloading.Add(1)
+		go func() {
+			defer s.reloading.Done()
+			s.reloadLoop(gctx, s.hup, s.reloadEvery)
+		}()
+	}
+	<-gctx.Done()
+	s.reloading.Wait() // no reload starts or stops taps from here on
+	s.tapsWG.Wait()
 	<-flushDone
 	s.logger.Info("taps stopped; draining the engine")
 	stopEngine()
 	st := <-engineDone
 
 	var errs []error
-	if s.recLog != nil {
-		errs = append(errs, s.recLog.Close())
-	}
-	if s.findLog != nil {
-		errs = append(errs, s.findLog.Close())
-	}
+	errs = append(errs, s.outs.Load().close())
 	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	errs = append(errs, s.tracer.Shutdown(shutCtx))
@@ -471,11 +510,12 @@ func (s *sidecar) Run(ctx context.Context) error {
 	for _, n := range st.Findings {
 		findings += n
 	}
-	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings)
+	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount())
 	return errors.Join(errs...)
 }
 
-// flushLoop writes buffered log lines out every second.
+// flushLoop writes buffered log lines out every second, at a point where
+// everything handed over is judged (sync), findings before records.
 func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(time.Second)
@@ -485,11 +525,8 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if s.recLog != nil {
-				_ = s.recLog.Flush()
-			}
-			if s.findLog != nil {
-				_ = s.findLog.Flush()
+			if err := s.sync(ctx); err != nil && ctx.Err() == nil {
+				s.logger.Warn("writing the logs out failed", "err", err)
 			}
 		}
 	}
@@ -510,6 +547,88 @@ func (s *sidecar) tlsListener(l net.Listener) (net.Listener, error) {
 		return nil, err
 	}
 	return tls.NewListener(l, tc), nil
+}
+
+// startTap runs a tap under its supervisor until it is stopped or the run
+// ends: a tap that fails is retried, never the end of the run.
+func (s *sidecar) startTap(t *tapRun) {
+	ctx, stop := context.WithCancel(s.runCtx)
+	t.stop, t.done = stop, make(chan struct{})
+	s.tapsWG.Add(1)
+	go func() {
+		defer s.tapsWG.Done()
+		defer close(t.done)
+		t.sup.run(ctx, t.src, t.firstErr)
+	}()
+	s.tapsMu.Lock()
+	defer s.tapsMu.Unlock()
+	for i, o := range s.taps {
+		if o == t {
+			return // a tap of the configuration at start
+		}
+		if o.name == t.name {
+			s.taps[i] = t
+			return
+		}
+	}
+	s.taps = append(s.taps, t)
+}
+
+// stopTap stops a tap and waits until it has returned.
+func (s *sidecar) stopTap(name string) {
+	s.tapsMu.Lock()
+	var t *tapRun
+	for i, o := range s.taps {
+		if o.name == name {
+			t = o
+			s.taps = append(s.taps[:i:i], s.taps[i+1:]...)
+			break
+		}
+	}
+	s.tapsMu.Unlock()
+	if t == nil || t.stop == nil {
+		return
+	}
+	s.ready.Delete(name)
+	t.stop()
+	<-t.done
+}
+
+func (s *sidecar) tapList() []*tapRun {
+	s.tapsMu.Lock()
+	defer s.tapsMu.Unlock()
+	return append([]*tapRun(nil), s.taps...)
+}
+
+// watchConfig makes Run reload the configuration file path on hup and
+// when its content changes (hash is that of the loaded content).
+func (s *sidecar) watchConfig(path, hash string, hup <-chan os.Signal, every time.Duration) {
+	s.cfgPath, s.cfgHash, s.hup, s.reloadEvery = path, hash, hup, every
+	s.reloadM.loaded(hash, time.Now())
+}
+
+// openedOutputs logs what opening the outputs cut (a torn last line left
+// by a crash) and learns what the record log holds for the taps that read
+// again after a crash.
+func (s *sidecar) openedOutputs(o *outputs) error {
+	if o.find != nil && o.find.Cut() > 0 {
+		s.logger.Warn("the findings log ended in a torn line (a crash): cut", "path", o.cfg.Findings.Path, "bytes", o.find.Cut())
+	}
+	if o.rec == nil {
+		return nil
+	}
+	if o.rec.Cut() > 0 {
+		s.logger.Warn("the record log ended in a torn line (a crash): cut", "path", o.cfg.Log.Path, "bytes", o.rec.Cut())
+	}
+	rec := o.rec
+	var err error
+	if s.resume, err = loadResumeMarks(o.cfg.Log.Path, rec.ResumeSource); err != nil {
+		s.logger.Warn("cannot read the record log's tail: records read again after a crash are judged again", "err", err)
+	}
+	s.resume.done = func(n uint64) {
+		s.logger.Info("taps past what the record log held: records read again after a crash were recognised, not judged twice", "reread_skipped", n)
+	}
+	return nil
 }
 
 func (s *sidecar) handler() http.Handler {

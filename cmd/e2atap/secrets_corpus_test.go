@@ -641,7 +641,7 @@ outputs:
 		"E2ATAP_TAP_MESH_URL=nats://e2atap:"+natsPass+"@"+natsAddr,
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+otlp.URL+"/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
 		"OTEL_BSP_SCHEDULE_DELAY=200")
-	var stderr syncBuffer
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -652,7 +652,7 @@ outputs:
 			cmd.Wait()
 		}
 		if t.Failed() {
-			t.Logf("e2atap stderr (tail):\n%s", tail(stderr.String(), 4000))
+			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 4000))
 		}
 	})
 	pollUntil(t, "e2atap ready", 20*time.Second, func() bool {
@@ -859,26 +859,7 @@ func TestCorpusConfigErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func tail(s string, n int) string {
+func tailText(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
 	}

@@ -139,6 +139,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}()
 	start := time.Now()
 	var idx uint64
+	var replayed validate.Replayed // re-reads across rotated files too
 	ioFailed := false
 	opened := 0
 	for _, name := range files {
@@ -159,7 +160,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		if looksLikeConfig(name) {
 			fmt.Fprintf(stderr, "e2atap validate: %s looks like a configuration file; to check one, run: e2atap run --config %s --check\n", name, name)
 		}
-		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx}, run)
+		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
 		rc.Close()
 		if err != nil {
 			fmt.Fprintf(stderr, "e2atap validate: reading %s: %v\n", name, err)

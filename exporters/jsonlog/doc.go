@@ -54,6 +54,23 @@
 // bytes are gone) and the reason a stream ended (idle_timeout or
 // disconnect live, end_of_input in the replay).
 //
+// A record whose position survives a restart of its tap (a log file's
+// byte offset, a Kafka partition's offset, a JetStream stream sequence:
+// validate.Input.ResumePoint) carries it as "at":{"src","off","len"} (src
+// redacted like the source, len the input's bytes). A tap reads such
+// records again after a crash; the live run skips those its log holds
+// already, and a replay skips a line whose point, length and content
+// (fingerprints aside) it saw already: judged once.
+//
+// # Crashes
+//
+// Both logs are whole lines across a crash: lines are gathered in a buffer
+// and written out with one write call, whole lines only (a write to a
+// regular file is not cut short by a signal), and a file that ends in a
+// partial line when it is opened (power loss, a full disk) is cut back to
+// its last newline before anything is appended (Cut says how much). A
+// write that fails part way is cut back the same way.
+//
 // # Redaction policy
 //
 //	what                                          how                       rule
@@ -119,8 +136,10 @@
 // from a pool). Writer and FindingWriter implement validate.Sink and are
 // safe for concurrent use from every shard: a record is redacted outside
 // the lock and its line written under it, so lines never interleave. Lines
-// are buffered (64 KiB) and reach the file when the buffer fills, on Flush
-// (the caller flushes on a timer) and on Close. Rotation is by size: when a
+// are buffered (256 KiB) and reach the file when the buffer fills (the
+// record log writes the findings log out first: FlushFirst), on Flush, on
+// Sync (also fsync: the caller does it at points where everything handed
+// over is judged, and before a tap commits positions) and on Close. Rotation is by size: when a
 // line would take the file past rotate_bytes, path.N-1 … path.1 shift up
 // (the oldest beyond keep is removed), path becomes path.1 and a new path
 // is opened. Write errors do not stop the pipeline: they are counted

@@ -1,8 +1,10 @@
 package jsonlog
 
 import (
-	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -20,6 +22,13 @@ var ErrClosed = errors.New("jsonlog: writer closed")
 
 // output is a line sink shared by Writer and FindingWriter: a buffered
 // file (rotated by size) or any io.Writer. Its methods take the lock.
+//
+// It writes whole lines only, so that a crash (kill -9) leaves the file
+// ending in a whole line: lines are gathered in buf and written out with
+// one write call each time (a write(2) to a regular file is not cut short
+// by a signal), and a file found ending in a partial line when it is opened
+// (a crash in the middle of a write, a full disk, a power loss) is cut back
+// to its last newline before anything is appended.
 type output struct {
 	path   string // "" for an io.Writer
 	rotate int64
@@ -28,13 +37,23 @@ type output struct {
 	mu     sync.Mutex
 	file   *os.File
 	dst    io.Writer
-	bw     *bufio.Writer
-	size   int64
+	buf    []byte
+	size   int64 // of the file, buffered lines included
+	disk   int64 // of the file as written: where a failed write is cut back to
 	err    error
 	closed bool
+	// before is called (lock held) before buffered lines are written out
+	// because the buffer is full: the record log flushes the findings log
+	// first, so that a record on disk has its findings on disk too.
+	before func()
 
 	lines, failed atomic.Uint64
+	cut           atomic.Int64 // bytes of torn last lines cut at open
 }
+
+// outputBuffer is how much an output holds before it writes out by itself;
+// Flush and Sync write out sooner.
+const outputBuffer = 256 << 10
 
 func openOutput(path string, rotate int64, keep int) (*output, error) {
 	if path == "-" {
@@ -48,26 +67,59 @@ func openOutput(path string, rotate int64, keep int) (*output, error) {
 }
 
 func writerOutput(w io.Writer) *output {
-	return &output{dst: w, bw: bufio.NewWriterSize(w, 64<<10)}
+	return &output{dst: w}
 }
 
 func (o *output) open() error {
-	f, err := os.OpenFile(o.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	f, err := os.OpenFile(o.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o640)
 	if err != nil {
 		return err
 	}
-	fi, err := f.Stat()
+	size, cut, err := cutTornLine(f)
 	if err != nil {
 		f.Close()
 		return err
 	}
-	o.file, o.size = f, fi.Size()
-	if o.bw == nil {
-		o.bw = bufio.NewWriterSize(f, 64<<10)
-	} else {
-		o.bw.Reset(f)
-	}
+	o.cut.Add(cut)
+	o.file, o.dst, o.size, o.disk = f, f, size, size
 	return nil
+}
+
+// cutTornLine truncates f after its last newline, if it does not end in
+// one, and returns the size it then has and how many bytes it cut.
+func cutTornLine(f *os.File) (size, cut int64, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	size = fi.Size()
+	if size == 0 || !fi.Mode().IsRegular() {
+		return size, 0, nil
+	}
+	var chunk [32 << 10]byte
+	end := size
+	for end > 0 {
+		n := int64(len(chunk))
+		if n > end {
+			n = end
+		}
+		b := chunk[:n]
+		if _, err := f.ReadAt(b, end-n); err != nil {
+			return 0, 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			end = end - n + int64(i) + 1
+			break
+		}
+		end -= n
+	}
+	if end == size {
+		return size, 0, nil
+	}
+	if err := f.Truncate(end); err != nil {
+		return 0, 0, fmt.Errorf("cutting a torn last line: %w", err)
+	}
+	return end, size - end, nil
 }
 
 func (o *output) setErr(err error) {
@@ -105,26 +157,61 @@ func (o *output) write(line []byte) {
 			}
 		}
 	}
-	n, err := o.bw.Write(line)
-	o.size += int64(n)
+	if len(o.buf) > 0 && len(o.buf)+len(line) > outputBuffer {
+		if o.before != nil {
+			o.before()
+		}
+		_ = o.writeOutLocked()
+	}
+	o.buf = append(o.buf, line...)
+	o.size += int64(len(line))
+	o.lines.Add(1)
+	if len(o.buf) >= outputBuffer {
+		if o.before != nil {
+			o.before()
+		}
+		_ = o.writeOutLocked()
+	}
+}
+
+// writeOutLocked writes the buffered lines with one write call. If it
+// fails part way, the file is cut back to its last whole line and the
+// lines are counted as failed.
+func (o *output) writeOutLocked() error {
+	if len(o.buf) == 0 || o.dst == nil {
+		return nil
+	}
+	n, err := o.dst.Write(o.buf)
+	if err == nil && n < len(o.buf) {
+		err = io.ErrShortWrite
+	}
 	if err != nil {
 		o.setErr(err)
-		o.failed.Add(1)
-		// bufio errors are sticky: start over on the same file.
+		o.failed.Add(uint64(bytes.Count(o.buf, []byte{'\n'})))
 		if o.file != nil {
-			o.bw.Reset(o.file)
+			if n > 0 {
+				_ = o.file.Truncate(o.disk)
+			}
+			o.size = o.disk
 		}
-		return
+		o.buf = o.buf[:0]
+		return err
 	}
-	o.lines.Add(1)
+	o.disk += int64(n)
+	if cap(o.buf) > 4*outputBuffer {
+		o.buf = nil // one huge line does not pin its buffer
+	} else {
+		o.buf = o.buf[:0]
+	}
+	return nil
 }
 
 // rotateLocked renames path.i to path.i+1 (the oldest falls off), path to
 // path.1, and opens a new path.
 func (o *output) rotateLocked() error {
-	ferr := o.bw.Flush()
+	ferr := o.writeOutLocked()
 	cerr := o.file.Close()
-	o.file = nil
+	o.file, o.dst = nil, nil
 	if o.keep == 0 {
 		if err := os.Remove(o.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -149,12 +236,28 @@ func (o *output) rotateLocked() error {
 func (o *output) flush() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed || o.bw == nil {
+	if o.closed {
 		return nil
 	}
-	if err := o.bw.Flush(); err != nil {
-		o.setErr(err)
+	return o.writeOutLocked()
+}
+
+// sync writes the buffered lines out and, for a file, makes them durable
+// (fsync).
+func (o *output) sync() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return nil
+	}
+	if err := o.writeOutLocked(); err != nil {
 		return err
+	}
+	if o.file != nil {
+		if err := o.file.Sync(); err != nil {
+			o.setErr(err)
+			return err
+		}
 	}
 	return nil
 }
@@ -166,13 +269,10 @@ func (o *output) close() error {
 		return nil
 	}
 	o.closed = true
-	var err error
-	if o.bw != nil && (o.file != nil || o.path == "") {
-		err = o.bw.Flush()
-	}
+	err := o.writeOutLocked()
 	if o.file != nil {
-		err = errors.Join(err, o.file.Close())
-		o.file = nil
+		err = errors.Join(err, o.file.Sync(), o.file.Close())
+		o.file, o.dst = nil, nil
 	}
 	return err
 }
@@ -295,6 +395,14 @@ func (w *Writer) Flush() error {
 	return w.out.flush()
 }
 
+// Sync writes buffered lines out and fsyncs the file. Chunk lines held
+// for a split secret (content keep, carry.go) stay held: writing one
+// early could leak the first half of a secret whose second half has not
+// arrived yet. A crash can therefore lose, from the log only, the held
+// lines (at most one per stream and maxHeld bytes in all); their records
+// were judged.
+func (w *Writer) Sync() error { return w.out.sync() }
+
 // Close writes the held chunk lines, flushes and closes the file
 // (standard output stays open).
 func (w *Writer) Close() error {
@@ -302,6 +410,30 @@ func (w *Writer) Close() error {
 		w.carry.all(w)
 	}
 	return w.out.close()
+}
+
+// Cut is how many bytes of a torn last line (left by a crash) were cut
+// from the file when it was opened.
+func (w *Writer) Cut() int64 { return w.out.cut.Load() }
+
+// FlushFirst makes the Writer write fw's buffered findings out whenever
+// its own full buffer is written out, so that a record on disk has the
+// findings reported before it on disk too (after a crash, a record found
+// in the log is not judged again). Call before the first Record.
+func (w *Writer) FlushFirst(fw *FindingWriter) {
+	w.out.before = func() { _ = fw.out.flush() }
+}
+
+// ResumeSource is src of a record's resume point as the log writes it
+// (redacted like the source), for matching records read again after a
+// crash with what the log holds (validate.ReadLoggedAt).
+func (w *Writer) ResumeSource(src string) string {
+	b := w.red.RedactText([]byte{'"'}, []byte(src))
+	var out string
+	if json.Unmarshal(append(b, '"'), &out) != nil {
+		return src
+	}
+	return out
 }
 
 var dirNames = [...]string{"none", "upstream", "downstream"}
@@ -360,6 +492,17 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 			st.out = append(st.out, `,"conn":"`...)
 			st.redactText([]byte(in.Conn), true)
 			st.out = append(st.out, '"')
+		}
+		if src, off, ok := in.ResumePoint(); ok {
+			// What recognises the record when the tap reads it again after
+			// a crash (validate.ReadLoggedAt).
+			st.out = append(st.out, `,"at":{"src":"`...)
+			st.redactText([]byte(src), true)
+			st.out = append(st.out, `","off":`...)
+			st.out = strconv.AppendInt(st.out, off, 10)
+			st.out = append(st.out, `,"len":`...)
+			st.out = strconv.AppendInt(st.out, int64(len(data)), 10)
+			st.out = append(st.out, '}')
 		}
 	} else {
 		st.out = append(st.out, `"tap":""`...)
@@ -492,5 +635,11 @@ func (fw *FindingWriter) Err() error { return fw.out.firstErr() }
 // Flush writes buffered lines out.
 func (fw *FindingWriter) Flush() error { return fw.out.flush() }
 
+// Sync writes buffered findings out and fsyncs the file.
+func (fw *FindingWriter) Sync() error { return fw.out.sync() }
+
 // Close flushes and closes the file.
 func (fw *FindingWriter) Close() error { return fw.out.close() }
+
+// Cut is how many bytes of a torn last line were cut at open.
+func (fw *FindingWriter) Cut() int64 { return fw.out.cut.Load() }

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/e2atap/e2atap/exporters/jsonlog"
+	"github.com/e2atap/e2atap/validate"
+)
+
+// Reload, not restart (DESIGN.md). SIGHUP, or a change of the configuration
+// file's content, loads the file again. An invalid file is logged (every
+// problem) and the running configuration kept. A valid one is applied:
+//
+//   - profile and rules: the engines take the new severities for
+//     everything read after (validate.Live.SetProfile);
+//   - outputs: the findings and record logs are reopened if their settings
+//     changed;
+//   - taps: a tap whose settings did not change keeps running (a ws tap
+//     keeps its connections); removed and changed taps stop, new and
+//     changed taps start;
+//   - listen and streams take effect at the next start (said in the log).
+//
+// The file is polled by content hash, not watched: Kubernetes updates a
+// mounted ConfigMap by swapping a symlink of the directory, which events
+// on the file itself do not see.
+
+// defaultReloadInterval is how often the configuration file is read for a
+// change; --reload-interval sets it (0: only SIGHUP).
+const defaultReloadInterval = 3 * time.Second
+
+// outputs are the findings and record logs of one configuration. A
+// reload that changes them opens new ones, switches to them and closes
+// the old ones once every shard is past them.
+type outputs struct {
+	cfg  OutputsConfig
+	rec  *jsonlog.Writer
+	find *jsonlog.FindingWriter
+	red  *jsonlog.Redactor // of the record log when there is one: fingerprints join
+}
+
+// outputsRedactor redacts with the Redactor of the outputs running now
+// (they change at a reload), for the outputs that outlive a reload.
+type outputsRedactor struct{ p *atomic.Pointer[outputs] }
+
+func (r outputsRedactor) RedactText(dst, s []byte) []byte { return r.p.Load().red.RedactText(dst, s) }
+
+func (r outputsRedactor) Redact(dst, rec []byte) ([]byte, []string, error) {
+	return r.p.Load().red.Redact(dst, rec)
+}
+
+func openOutputs(cfg OutputsConfig, stdout io.Writer) (*outputs, error) {
+	o := &outputs{cfg: cfg}
+	red := cfg.Log.Redactor()
+	var err error
+	if cfg.Log.Path != "" {
+		if o.rec, err = jsonlog.NewWriter(cfg.Log); err != nil {
+			return nil, fmt.Errorf("outputs.log: %w", err)
+		}
+		red = o.rec.Redactor()
+	}
+	o.red = red
+	switch p := cfg.Findings.Path; p {
+	case "":
+	case "-":
+		o.find = jsonlog.NewFindingWriterTo(stdout, red)
+	default:
+		if o.find, err = jsonlog.NewFindingWriter(p, red); err != nil {
+			o.close()
+			return nil, fmt.Errorf("outputs.findings: %w", err)
+		}
+	}
+	if o.rec != nil && o.find != nil {
+		o.rec.FlushFirst(o.find)
+	}
+	return o, nil
+}
+
+// close flushes, fsyncs and closes (findings first).
+func (o *outputs) close() error {
+	var errs []error
+	if o.find != nil {
+		errs = append(errs, o.find.Close())
+	}
+	if o.rec != nil {
+		errs = append(errs, o.rec.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// outputSink is the validate.Sink of the current outputs.
+type outputSink struct{ p *atomic.Pointer[outputs] }
+
+func (o outputSink) Record(ri *validate.RecordInfo) {
+	if w := o.p.Load().rec; w != nil {
+		w.Record(ri)
+	}
+}
+
+func (o outputSink) Finding(f *validate.Finding) {
+	if w := o.p.Load().find; w != nil {
+		w.Finding(f)
+	}
+}
+
+func (outputSink) StreamStart(*validate.StreamInfo) {}
+func (outputSink) StreamEnd(*validate.StreamInfo)   {}
+
+// reloadMetrics say which configuration is loaded and when.
+type reloadMetrics struct {
+	ok   prometheus.Gauge
+	when prometheus.Gauge
+	info *prometheus.GaugeVec
+}
+
+func newReloadMetrics(reg prometheus.Registerer) *reloadMetrics {
+	m := &reloadMetrics{
+		ok: prometheus.NewGauge(prometheus.GaugeOpts{Name: "e2atap_config_last_reload_successful",
+			Help: "Whether the last configuration (re)load succeeded (1) or was rejected, the running configuration kept (0)."}),
+		when: prometheus.NewGauge(prometheus.GaugeOpts{Name: "e2atap_config_last_reload_success_timestamp_seconds",
+			Help: "When the configuration was last loaded successfully, in seconds since the epoch."}),
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "e2atap_config_info",
+			Help: "The configuration in use: hash is a short SHA-256 of the configuration file's content."}, []string{"hash"}),
+	}
+	reg.MustRegister(m.ok, m.when, m.info)
+	return m
+}
+
+func (m *reloadMetrics) loaded(hash string, at time.Time) {
+	m.ok.Set(1)
+	m.when.Set(float64(at.UnixNano()) / 1e9)
+	m.info.Reset()
+	m.info.WithLabelValues(hash).Set(1)
+}
+
+// configHash is the short hex hash of a configuration file's content.
+func configHash(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}
+
+// reloadLoop reloads on every signal from hup and whenever the file's
+// content hash changes, until ctx is done.
+func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every time.Duration) {
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			s.reload(ctx, "SIGHUP")
+		case <-tick:
+			b, err := os.ReadFile(s.cfgPath)
+			if err != nil {
+				continue // a ConfigMap update swaps the file: read it next time
+			}
+			if h := configHash(b); h != s.cfgHash && h != s.badHash {
+				s.reload(ctx, "file changed")
+			}
+		}
+	}
+}
+
+// yamlValue matches a value that yaml quotes in its errors: it may be a
+// secret put in the wrong key, and is left out of the log.
+var yamlValue = regexp.MustCompile("`[^`]*`")
+
+// reload loads the configuration file again and applies it, or logs why
+// not. It runs on the reload goroutine only.
+func (s *sidecar) reload(ctx context.Context, why string) {
+	log := s.logger.With("config", s.cfgPath, "trigger", why)
+	b, err := os.ReadFile(s.cfgPath)
+	var cfg Config
+	if err == nil {
+		if cfg, err = ParseConfig(b); err == nil {
+			cfg.applyEnv(os.Getenv)
+			err = cfg.Validate()
+		}
+	}
+	hash := configHash(b)
+	if err != nil {
+		s.badHash = hash
+		s.reloadM.ok.Set(0)
+		msg := yamlValue.ReplaceAllString(err.Error(), "`…`")
+		log.Error("configuration rejected; the running configuration is kept", "hash", hash, "problems", strings.Split(msg, "\n"))
+		return
+	}
+	if err := s.apply(ctx, cfg, log); err != nil {
+		s.badHash = hash
+		s.reloadM.ok.Set(0)
+		log.Error("configuration not fully applied", "hash", hash, "err", err)
+		return
+	}
+	s.cfgHash, s.badHash = hash, ""
+	s.reloadM.loaded(hash, time.Now())
+	log.Info("configuration reloaded", "hash", hash, "taps", len(cfg.Taps), "profile", cfg.Profile)
+}
+
+// apply makes cfg (valid) the running configuration.
+func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) error {
+	old := s.cfg
+	if cfg.Listen != old.Listen {
+		log.Warn("listen changed: it takes effect at the next start", "running", old.Listen, "configured", cfg.Listen)
+		cfg.Listen = old.Listen
+	}
+	if cfg.Streams != old.Streams {
+		log.Warn("streams changed: they take effect at the next start")
+		cfg.Streams = old.Streams
+	}
+
+	// Outputs first: opening them is what can fail.
+	var next *outputs
+	if !reflect.DeepEqual(cfg.Outputs, old.Outputs) {
+		var err error
+		if next, err = openOutputs(cfg.Outputs, s.stdout); err != nil {
+			return err
+		}
+	}
+	if cfg.Profile != old.Profile || !reflect.DeepEqual(cfg.Rules, old.Rules) {
+		prof, _ := validate.ProfileByName(cfg.Profile)
+		prof, _ = prof.WithSeverities(cfg.Rules)
+		if err := s.live.SetProfile(ctx, prof); err != nil {
+			if next != nil {
+				next.close()
+			}
+			return err
+		}
+		log.Info("profile and severities applied", "profile", cfg.Profile)
+	}
+	if next != nil {
+		prev := s.outs.Swap(next)
+		// Every shard is past the old outputs once a barrier is through.
+		err := s.live.Sync(ctx)
+		s.keepRedactions(prev)
+		if cerr := prev.close(); cerr != nil {
+			log.Warn("closing the previous outputs", "err", cerr)
+		}
+		if err != nil {
+			return err
+		}
+		log.Info("outputs reopened")
+	}
+	s.cfg = cfg
+	return s.applyTaps(cfg.Taps, log)
+}
+
+// sameTap reports whether two tap settings are the same (where they are
+// in the file aside).
+func sameTap(a, b TapConfig) bool {
+	a.line, b.line = 0, 0
+	return reflect.DeepEqual(a, b)
+}
+
+// applyTaps stops the running taps that are gone from after or changed,
+// and starts the new and changed ones (and any that failed to start at an
+// earlier reload); the others keep running untouched.
+func (s *sidecar) applyTaps(after []TapConfig, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) error {
+	want := map[string]TapConfig{}
+	for _, t := range after {
+		want[t.Name] = t
+	}
+	running := map[string]bool{}
+	for _, tr := range s.tapList() {
+		if t, ok := want[tr.name]; ok && sameTap(t, tr.cfg) {
+			running[tr.name] = true
+			continue
+		}
+		s.stopTap(tr.name)
+		log.Info("tap stopped", "tap", tr.name)
+	}
+	var errs []error
+	for _, t := range after {
+		if running[t.Name] {
+			continue
+		}
+		// A tap that cannot be built is started all the same: its
+		// supervisor reports the error and retries (supervise.go).
+		tr := s.newTapRun(s.runCtx, t)
+		if tr.firstErr != nil {
+			errs = append(errs, fmt.Errorf("tap %s: %w", t.Name, tr.firstErr))
+		}
+		s.startTap(tr)
+		log.Info("tap started", "tap", t.Name, "type", t.Type)
+	}
+	return errors.Join(errs...)
+}
+
+// keepRedactions adds the counts of outputs being closed to those kept,
+// so that e2atap_redactions_total does not go back at a reload.
+func (s *sidecar) keepRedactions(o *outputs) {
+	if o.rec == nil {
+		return
+	}
+	c := o.rec.Redactions()
+	s.redMu.Lock()
+	for i, n := range c {
+		s.redBase[i] += n
+	}
+	s.redMu.Unlock()
+}
