@@ -1,5 +1,7 @@
 package redact
 
+import "math"
+
 // Kind says which shape a Match is. The names (Kind.String) are metric
 // label values: the set is closed.
 type Kind uint8
@@ -26,6 +28,7 @@ const (
 	KindPhone              // a phone number (+CC…, CN mobile)
 	KindCNID               // a Chinese resident ID number (check digit valid)
 	KindUserID             // the value of user_id=… in text (the reference masks it)
+	KindHighEntropy        // a long random token with no known prefix (masked, not a credential for e2a.secret)
 	NumKinds
 )
 
@@ -51,6 +54,7 @@ var kindNames = [NumKinds]string{
 	KindPhone:         "phone",
 	KindCNID:          "cn_id",
 	KindUserID:        "user_id",
+	KindHighEntropy:   "high_entropy",
 }
 
 func (k Kind) String() string {
@@ -151,7 +155,7 @@ func find[T Text](s T, from, depth int) (Match, bool) {
 			if ok {
 				return m, true
 			}
-			i = next - 1
+			i = max(next, i+1) - 1 // never stay in place
 		}
 	}
 	return Match{}, false
@@ -624,7 +628,11 @@ func isLocal(c byte) bool {
 func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
 	c := s[i]
 	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+') {
-		return Match{}, false, run(s, i, cDigit) + 1
+		// A digit inside a word: the word may be a random token.
+		if m, ok, next := highEntropy(s, from, i); ok || next > i {
+			return m, ok, next
+		}
+		return Match{}, false, max(run(s, i, cDigit), i+1)
 	}
 	if c == '+' {
 		if e, ok := intlPhone(s, i); ok {
@@ -637,6 +645,9 @@ func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
 	if e < len(s) && is(s[e], cUpper|cLower) {
 		if d == 17 && (s[e] == 'X' || s[e] == 'x') && (e+1 >= len(s) || !is(s[e+1], alnum)) && cnID(s, i) {
 			return Match{i, e + 1, KindCNID}, true, 0
+		}
+		if m, ok, next := highEntropy(s, from, i); ok || next > i {
+			return m, ok, next
 		}
 		return Match{}, false, e
 	}
@@ -651,6 +662,51 @@ func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
 		return Match{i, e, KindCNID}, true, 0
 	}
 	return Match{}, false, e
+}
+
+// Random tokens with no known prefix (npm_…, hf_…, SendGrid's SG.….…, a
+// Twilio SK…, a bot token): a run of [A-Za-z0-9_-] at least minEntropyLen
+// long, with upper and lower case letters and digits, whose characters
+// carry at least minEntropy bits each (Shannon, over the run). Words,
+// camelCase identifiers, hex ids, UUIDs and timestamps fall short.
+const (
+	minEntropyLen = 32
+	minEntropy    = 4.3
+)
+
+// highEntropy checks the token around the digit at s[i]. next > i is where
+// the scan goes on (after the token) when the token was looked at.
+func highEntropy[T Text](s T, from, i int) (Match, bool, int) {
+	a := i
+	for a > from && is(s[a-1], word) {
+		a--
+	}
+	b := run(s, i, word)
+	if b-a < minEntropyLen {
+		return Match{}, false, 0
+	}
+	var seen uint8
+	var counts [128]uint16
+	for k := a; k < b; k++ {
+		c := s[k]
+		seen |= class[c] & alnum
+		counts[c]++
+	}
+	if seen != alnum || isMask(s, a) {
+		return Match{}, false, b
+	}
+	n := float64(b - a)
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	if h < minEntropy {
+		return Match{}, false, b
+	}
+	return Match{a, b, KindHighEntropy}, true, 0
 }
 
 func cnMobile[T Text](s T, i int) bool {

@@ -28,7 +28,9 @@ func chunk(rid string, seq int, delta string, final bool) []byte {
 // Writer (content keep: deltas are written) and returns the log's lines.
 func runEngine(t *testing.T, w *Writer, buf *bytes.Buffer, recs ...[]byte) []string {
 	t.Helper()
-	e := validate.NewEngine(validate.DefaultConfig(), w)
+	cfg := validate.DefaultConfig()
+	cfg.MaxStreams = 64 // a small table: tests make many engines
+	e := validate.NewEngine(cfg, w)
 	base := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
 	for n, r := range recs {
 		e.Observe(&validate.Input{Tap: "ws", Conn: "c1", Dir: 2, Time: base.Add(time.Duration(n) * time.Millisecond),
