@@ -23,7 +23,6 @@ const (
 	KindCookie             // a Cookie / Set-Cookie header's value
 	KindKeyValue           // the value of a credential-named key in text (password=…)
 	KindURLUserinfo        // the user:password of scheme://user:password@host
-	KindBase64             // base64 that decodes to a credential
 	KindEmail              // an e-mail address
 	KindPhone              // a phone number (+CC…, CN mobile)
 	KindCNID               // a Chinese resident ID number (check digit valid)
@@ -49,7 +48,6 @@ var kindNames = [NumKinds]string{
 	KindCookie:        "cookie",
 	KindKeyValue:      "key_value",
 	KindURLUserinfo:   "url_userinfo",
-	KindBase64:        "base64",
 	KindEmail:         "email",
 	KindPhone:         "phone",
 	KindCNID:          "cn_id",
@@ -113,11 +111,10 @@ var anchor = func() (t [256]uint8) {
 // them, which is the order of their starts except where a key or an e-mail
 // local part reaches back. It never allocates.
 func Find[T Text](s T, from int) (Match, bool) {
-	return find(s, from, 0)
+	return find(s, from)
 }
 
-// depth: 1 inside decoded base64 (no second decoding).
-func find[T Text](s T, from, depth int) (Match, bool) {
+func find[T Text](s T, from int) (Match, bool) {
 	n := len(s)
 	t := &anchor
 	for i := from; i < n; i++ {
@@ -143,7 +140,7 @@ func find[T Text](s T, from, depth int) (Match, bool) {
 				}
 			}
 		case a&aSep != 0:
-			if m, ok := sep(s, from, i, depth); ok {
+			if m, ok := sep(s, from, i); ok {
 				return m, true
 			}
 		case a&aAt != 0:
@@ -449,7 +446,7 @@ func pem[T Text](s T, i int) (Match, bool) {
 // sep handles '=' and ':' at s[i]: a URL's userinfo after "://", or the
 // value of a credential-named key ("password=…", "api_key: …",
 // `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
-func sep[T Text](s T, from, i, depth int) (Match, bool) {
+func sep[T Text](s T, from, i int) (Match, bool) {
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
 			return userinfo(s, i+3, false)
