@@ -140,50 +140,32 @@ func classifyWords[T Text](s T, from, to int) KeyClass {
 	return KeyPlain
 }
 
-// mayBeSpecial is a one-pass pre-check: a key that is not plain holds one
-// of these, case-insensitively: pass, pwd, secret, token, auth, key,
-// cookie, cred, bearer, sig, mail, phone, mobile, tel, msisdn, ref, user.
+// specialWords are the substrings one of which every key that is not
+// plain holds (case-insensitively).
+var specialWords = []string{"pass", "pwd", "phone", "secret", "sig", "token", "tel", "auth", "key",
+	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
+
+// specialPair marks the first two letters of a special word.
+var specialPair = func() (t [256][256]bool) {
+	for _, w := range specialWords {
+		for _, a := range []byte{w[0], w[0] - 'a' + 'A'} {
+			for _, b := range []byte{w[1], w[1] - 'a' + 'A'} {
+				t[a][b] = true
+			}
+		}
+	}
+	return t
+}()
+
+// mayBeSpecial is a one-pass pre-check: one table look-up a byte; only
+// where two letters start a special word is the word compared.
 func mayBeSpecial[T Text](k T) bool {
 	for i := 0; i+3 <= len(k); i++ {
-		switch lower(k[i]) {
-		case 'p':
-			if atFold(k, i, "pass") || atFold(k, i, "pwd") || atFold(k, i, "phone") {
-				return true
-			}
-		case 's':
-			if atFold(k, i, "secret") || atFold(k, i, "sig") {
-				return true
-			}
-		case 't':
-			if atFold(k, i, "token") || atFold(k, i, "tel") {
-				return true
-			}
-		case 'a':
-			if atFold(k, i, "auth") {
-				return true
-			}
-		case 'k':
-			if atFold(k, i, "key") {
-				return true
-			}
-		case 'c':
-			if atFold(k, i, "cookie") || atFold(k, i, "cred") {
-				return true
-			}
-		case 'b':
-			if atFold(k, i, "bearer") {
-				return true
-			}
-		case 'm':
-			if atFold(k, i, "mail") || atFold(k, i, "mobile") || atFold(k, i, "msisdn") {
-				return true
-			}
-		case 'r':
-			if atFold(k, i, "ref") {
-				return true
-			}
-		case 'u':
-			if atFold(k, i, "user") {
+		if !specialPair[k[i]][k[i+1]] {
+			continue
+		}
+		for _, w := range specialWords {
+			if lower(k[i]) == w[0] && atFold(k, i, w) {
 				return true
 			}
 		}
