@@ -807,3 +807,25 @@ func cnGrouped(s []byte, i int) (int, bool) {
 	}
 	return e, true
 }
+
+// Straddle finds a match that starts in tail (the end of a stream's
+// previous text, e.g. the last 256 bytes of chunk n's delta) and ends in
+// head (the start of the next text): a secret split across two chunks.
+// joined is scratch (tail and head are appended to joined[:0]; pass it back
+// in to reuse it); m is in joined's coordinates: joined[m.Start:len(tail)]
+// ends the previous text, joined[len(tail):m.End] starts the next one.
+func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
+	joined = append(append(joined[:0], tail...), head...)
+	nt := len(tail)
+	for from := 0; from < nt; {
+		x, found := find(joined, from)
+		if !found || x.Start >= nt {
+			break
+		}
+		if x.End > nt && !isMask(joined, x.Start) {
+			return joined, x, true
+		}
+		from = x.End
+	}
+	return joined, Match{}, false
+}

@@ -205,3 +205,20 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+func TestStraddle(t *testing.T) {
+	const secret = "sk-proj-AbCdEfGhIjKlMnOp"
+	for cut := 1; cut < len(secret); cut++ {
+		tail := []byte("key is " + secret[:cut])
+		head := []byte(secret[cut:] + " ok")
+		j, m, ok := Straddle(nil, tail, head)
+		if !ok || string(j[m.Start:m.End]) != secret {
+			t.Errorf("cut %d: %v %v %q", cut, ok, m, j)
+		}
+	}
+	for _, c := range [][2]string{{"no secret ", "here"}, {"sk-proj-AbCdEfGhIjKl", " and then"}, {"end", "sk-proj-AbCdEfGhIjKl"}} {
+		if _, m, ok := Straddle(nil, []byte(c[0]), []byte(c[1])); ok {
+			t.Errorf("%q|%q: %v", c[0], c[1], m)
+		}
+	}
+}
