@@ -152,3 +152,34 @@ func TestInvalidUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestCarryBytesBound: held chunk lines never exceed maxHeld bytes; past it
+// the oldest are written at once, in order within each stream.
+func TestCarryBytesBound(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriterTo(&buf, NewRedactor(ContentKeep, 1<<20, testKey))
+	text := strings.Repeat("lorem ipsum dolor ", 3000) // ~54 KiB, under maxHeldLine
+	streams := maxHeld/len(text) + 8
+	for n := range streams {
+		ri := jsonInfo(chunk("q"+strconv.Itoa(n), 0, text, false))
+		ri.Stream = []byte("q" + strconv.Itoa(n))
+		w.Record(ri)
+		w.carry.mu.Lock()
+		held := w.carry.bytes
+		w.carry.mu.Unlock()
+		if held > maxHeld {
+			t.Fatalf("after %d streams %d bytes held, bound %d", n+1, held, maxHeld)
+		}
+	}
+	w.out.flush()
+	if got := strings.Count(buf.String(), "\n"); got < 8 {
+		t.Errorf("%d lines written before any Flush, want the oldest written at the bound", got)
+	}
+	if !strings.Contains(buf.String(), `"request_id":"q0"`) {
+		t.Errorf("the oldest held line (q0) was not the one written")
+	}
+	w.Close()
+	if got := strings.Count(buf.String(), "\n"); got != streams {
+		t.Errorf("%d lines after Close, want %d", got, streams)
+	}
+}
