@@ -153,11 +153,16 @@ func masked(v []byte) bool {
 // is reported as its object's path followed by ".{key}" (the key itself
 // stays out of the path); the root value is "$".
 //
-// The common case (nothing found) does not allocate and costs one walk of
-// the record: the detector is one pass over each string with a byte table
-// (no regular expressions), and a key costs a word split. data should be valid JSON; on invalid input the result is
+// The common case (nothing found) does not allocate: a pre-pass over the
+// raw bytes (redact.MayHoldCredential, one table look-up a byte) looks for
+// what any hit needs, and only then is the record walked, each string
+// scanned by the detector (one pass with a byte table, no regular
+// expressions) and each key classified. data should be valid JSON; on invalid input the result is
 // unspecified but ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {
+	if !redact.MayHoldCredential(data) {
+		return "", "", false
+	}
 	w := secretWalker{data: data}
 	path, kind, found = w.walk()
 	if w.buf != nil {

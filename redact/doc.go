@@ -20,6 +20,12 @@
 // run, '-----BEGIN') does a local check run; text with nothing to mask is
 // returned as it is, without allocating.
 //
+// For JSON: e2a.ScanSecrets (rule e2a.secret) skips a record for which
+// MayHoldCredential, a conservative one-pass pre-check on the raw bytes,
+// is false; the record log walks every record and calls Find on each
+// decoded string. Straddle finds a secret split across two texts of a
+// stream (two chunks' deltas).
+//
 // # Fingerprints
 //
 // A fingerprint is the first 64 bits of HMAC-SHA256(key, value), in hex.

@@ -1,5 +1,10 @@
 package redact
 
+import (
+	"math"
+	"unsafe"
+)
+
 // Kind says which shape a Match is. The names (Kind.String) are metric
 // label values: the set is closed.
 type Kind uint8
@@ -21,11 +26,11 @@ const (
 	KindCookie             // a Cookie / Set-Cookie header's value
 	KindKeyValue           // the value of a credential-named key in text (password=…)
 	KindURLUserinfo        // the user:password of scheme://user:password@host
-	KindBase64             // base64 that decodes to a credential
 	KindEmail              // an e-mail address
 	KindPhone              // a phone number (+CC…, CN mobile)
 	KindCNID               // a Chinese resident ID number (check digit valid)
 	KindUserID             // the value of user_id=… in text (the reference masks it)
+	KindHighEntropy        // a long random token with no known prefix (masked, not a credential for e2a.secret)
 	NumKinds
 )
 
@@ -46,11 +51,11 @@ var kindNames = [NumKinds]string{
 	KindCookie:        "cookie",
 	KindKeyValue:      "key_value",
 	KindURLUserinfo:   "url_userinfo",
-	KindBase64:        "base64",
 	KindEmail:         "email",
 	KindPhone:         "phone",
 	KindCNID:          "cn_id",
 	KindUserID:        "user_id",
+	KindHighEntropy:   "high_entropy",
 }
 
 func (k Kind) String() string {
@@ -109,11 +114,21 @@ var anchor = func() (t [256]uint8) {
 // them, which is the order of their starts except where a key or an e-mail
 // local part reaches back. It never allocates.
 func Find[T Text](s T, from int) (Match, bool) {
-	return find(s, from, 0)
+	return find(view(s), from)
 }
 
-// depth: 1 inside decoded base64 (no second decoding).
-func find[T Text](s T, from, depth int) (Match, bool) {
+// view is s as a byte slice, without a copy: the detector only reads it.
+// (The detector works on []byte, not on the type parameter: generic code
+// with a dictionary was 2.4 times slower on the hot path.)
+func view[T Text](s T) []byte {
+	if unsafe.Sizeof(s) == unsafe.Sizeof("") {
+		str := *(*string)(unsafe.Pointer(&s))
+		return unsafe.Slice(unsafe.StringData(str), len(str))
+	}
+	return *(*[]byte)(unsafe.Pointer(&s))
+}
+
+func find(s []byte, from int) (Match, bool) {
 	n := len(s)
 	t := &anchor
 	for i := from; i < n; i++ {
@@ -139,7 +154,7 @@ func find[T Text](s T, from, depth int) (Match, bool) {
 				}
 			}
 		case a&aSep != 0:
-			if m, ok := sep(s, from, i, depth); ok {
+			if m, ok := sep(s, from, i); ok {
 				return m, true
 			}
 		case a&aAt != 0:
@@ -151,7 +166,7 @@ func find[T Text](s T, from, depth int) (Match, bool) {
 			if ok {
 				return m, true
 			}
-			i = next - 1
+			i = max(next, i+1) - 1 // never stay in place
 		}
 	}
 	return Match{}, false
@@ -203,7 +218,7 @@ func lower(c byte) byte {
 }
 
 // at reports whether s[i:] starts with p (exactly).
-func at[T Text](s T, i int, p string) bool {
+func at(s []byte, i int, p string) bool {
 	if len(s)-i < len(p) {
 		return false
 	}
@@ -217,7 +232,7 @@ func at[T Text](s T, i int, p string) bool {
 
 // atFold reports whether s[i:] starts with p (lower case), ASCII
 // case-insensitively.
-func atFold[T Text](s T, i int, p string) bool {
+func atFold(s []byte, i int, p string) bool {
 	if len(s)-i < len(p) {
 		return false
 	}
@@ -230,7 +245,7 @@ func atFold[T Text](s T, i int, p string) bool {
 }
 
 // run returns the end of the run of class cl starting at i.
-func run[T Text](s T, i int, cl uint8) int {
+func run(s []byte, i int, cl uint8) int {
 	for i < len(s) && class[s[i]]&cl != 0 {
 		i++
 	}
@@ -238,7 +253,7 @@ func run[T Text](s T, i int, cl uint8) int {
 }
 
 // token matches prefix p at i followed by at least min bytes of class cl.
-func token[T Text](s T, i int, p string, min int, cl uint8) (int, bool) {
+func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 	if !at(s, i, p) {
 		return 0, false
 	}
@@ -248,7 +263,7 @@ func token[T Text](s T, i int, p string, min int, cl uint8) (int, bool) {
 
 // prefixed checks the token shapes that s[i] ('A', 'J', '-' or '_') is
 // part of; the start of a match may be before i (never before from).
-func prefixed[T Text](s T, from, i int) (Match, bool) {
+func prefixed(s []byte, from, i int) (Match, bool) {
 	var st, e int
 	var ok bool
 	k := KindNone
@@ -328,7 +343,7 @@ func prefixed[T Text](s T, from, i int) (Match, bool) {
 	return Match{st, e, k}, true
 }
 
-func jwt[T Text](s T, i int) (int, bool) {
+func jwt(s []byte, i int) (int, bool) {
 	if !at(s, i, "eyJ") {
 		return 0, false
 	}
@@ -353,7 +368,7 @@ func jwt[T Text](s T, i int) (int, bool) {
 // at s[i]. So that prose ("the Bearer authentication scheme") is not taken
 // for a credential, a token after a space must be at least 8 bytes long,
 // and at least 20 if it is made of letters only.
-func scheme[T Text](s T, i int) (Match, bool) {
+func scheme(s []byte, i int) (Match, bool) {
 	var k Kind
 	j := i
 	switch {
@@ -401,12 +416,12 @@ func scheme[T Text](s T, i int) (Match, bool) {
 }
 
 // isMask reports a value this package wrote: "******…".
-func isMask[T Text](s T, i int) bool { return at(s, i, "******") }
+func isMask(s []byte, i int) bool { return at(s, i, "******") }
 
 // pem matches a PEM private key block at s[i] ("-----BEGIN … PRIVATE KEY-----"):
 // up to the matching "-----END …-----", or, without one, to the end of the
 // base64 run (line breaks, literal "\n" escapes included).
-func pem[T Text](s T, i int) (Match, bool) {
+func pem(s []byte, i int) (Match, bool) {
 	if !at(s, i, "-----BEGIN ") {
 		return Match{}, false
 	}
@@ -445,7 +460,7 @@ func pem[T Text](s T, i int) (Match, bool) {
 // sep handles '=' and ':' at s[i]: a URL's userinfo after "://", or the
 // value of a credential-named key ("password=…", "api_key: …",
 // `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
-func sep[T Text](s T, from, i, depth int) (Match, bool) {
+func sep(s []byte, from, i int) (Match, bool) {
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
 			return userinfo(s, i+3, false)
@@ -552,7 +567,7 @@ func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
 
 // userinfo matches the userinfo of a URL whose authority starts at s[i]:
 // up to '@', before any '/', '?', '#', white space or quote.
-func userinfo[T Text](s T, i int, escaped bool) (Match, bool) {
+func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 	for j := i; j < len(s) && j-i < 512; j++ {
 		switch c := s[j]; c {
 		case '@':
@@ -572,7 +587,7 @@ func userinfo[T Text](s T, i int, escaped bool) (Match, bool) {
 }
 
 // email matches an e-mail address around the '@' at s[i].
-func email[T Text](s T, from, i int) (Match, bool) {
+func email(s []byte, from, i int) (Match, bool) {
 	a := i
 	for a > from && isLocal(s[a-1]) {
 		a--
@@ -621,10 +636,14 @@ func isLocal(c byte) bool {
 // resident ID number (17 digits and a check digit or X, checked). A number
 // must not touch a letter or digit on either side. next is where the scan
 // goes on when nothing matched.
-func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
+func number(s []byte, from, i int) (m Match, ok bool, next int) {
 	c := s[i]
 	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+') {
-		return Match{}, false, run(s, i, cDigit) + 1
+		// A digit inside a word: the word may be a random token.
+		if m, ok, next := highEntropy(s, from, i); ok || next > i {
+			return m, ok, next
+		}
+		return Match{}, false, max(run(s, i, cDigit), i+1)
 	}
 	if c == '+' {
 		if e, ok := intlPhone(s, i); ok {
@@ -637,6 +656,9 @@ func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
 	if e < len(s) && is(s[e], cUpper|cLower) {
 		if d == 17 && (s[e] == 'X' || s[e] == 'x') && (e+1 >= len(s) || !is(s[e+1], alnum)) && cnID(s, i) {
 			return Match{i, e + 1, KindCNID}, true, 0
+		}
+		if m, ok, next := highEntropy(s, from, i); ok || next > i {
+			return m, ok, next
 		}
 		return Match{}, false, e
 	}
@@ -653,13 +675,58 @@ func number[T Text](s T, from, i int) (m Match, ok bool, next int) {
 	return Match{}, false, e
 }
 
-func cnMobile[T Text](s T, i int) bool {
+// Random tokens with no known prefix (npm_…, hf_…, SendGrid's SG.….…, a
+// Twilio SK…, a bot token): a run of [A-Za-z0-9_-] at least minEntropyLen
+// long, with upper and lower case letters and digits, whose characters
+// carry at least minEntropy bits each (Shannon, over the run). Words,
+// camelCase identifiers, hex ids, UUIDs and timestamps fall short.
+const (
+	minEntropyLen = 32
+	minEntropy    = 4.3
+)
+
+// highEntropy checks the token around the digit at s[i]. next > i is where
+// the scan goes on (after the token) when the token was looked at.
+func highEntropy(s []byte, from, i int) (Match, bool, int) {
+	a := i
+	for a > from && is(s[a-1], word) {
+		a--
+	}
+	b := run(s, i, word)
+	if b-a < minEntropyLen {
+		return Match{}, false, 0
+	}
+	var seen uint8
+	var counts [128]uint16
+	for k := a; k < b; k++ {
+		c := s[k]
+		seen |= class[c] & alnum
+		counts[c]++
+	}
+	if seen != alnum || isMask(s, a) {
+		return Match{}, false, b
+	}
+	n := float64(b - a)
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	if h < minEntropy {
+		return Match{}, false, b
+	}
+	return Match{a, b, KindHighEntropy}, true, 0
+}
+
+func cnMobile(s []byte, i int) bool {
 	return s[i] == '1' && s[i+1] >= '3' && s[i+1] <= '9'
 }
 
 // cnID checks the 18-character ID number at s[i:]: a plausible birth date
 // (19xx or 20xx, month, day) and the ISO 7064 MOD 11-2 check character.
-func cnID[T Text](s T, i int) bool {
+func cnID(s []byte, i int) bool {
 	weights := [17]int{7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2}
 	sum := 0
 	for k := 0; k < 17; k++ {
@@ -684,7 +751,7 @@ func cnID[T Text](s T, i int) bool {
 
 // intlPhone reads "+CC digits..." at s[i] == '+': 8 to 15 digits in all,
 // groups separated by at most two of " -.()".
-func intlPhone[T Text](s T, i int) (int, bool) {
+func intlPhone(s []byte, i int) (int, bool) {
 	digits, e, lastDigit := 0, i+1, -1
 	for e < len(s) {
 		if is(s[e], cDigit) {
@@ -718,7 +785,7 @@ func isPhoneSep(c byte) bool {
 
 // cnGrouped matches a CN mobile number written 3-4-4 with spaces or dashes
 // ("139-1234-5678") at s[i:], returning its end.
-func cnGrouped[T Text](s T, i int) (int, bool) {
+func cnGrouped(s []byte, i int) (int, bool) {
 	groups := [3]int{3, 4, 4}
 	e := i
 	for g, n := range groups {
@@ -739,4 +806,26 @@ func cnGrouped[T Text](s T, i int) (int, bool) {
 		return 0, false
 	}
 	return e, true
+}
+
+// Straddle finds a match that starts in tail (the end of a stream's
+// previous text, e.g. the last 256 bytes of chunk n's delta) and ends in
+// head (the start of the next text): a secret split across two chunks.
+// joined is scratch (tail and head are appended to joined[:0]; pass it back
+// in to reuse it); m is in joined's coordinates: joined[m.Start:len(tail)]
+// ends the previous text, joined[len(tail):m.End] starts the next one.
+func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
+	joined = append(append(joined[:0], tail...), head...)
+	nt := len(tail)
+	for from := 0; from < nt; {
+		x, found := find(joined, from)
+		if !found || x.Start >= nt {
+			break
+		}
+		if x.End > nt && !isMask(joined, x.Start) {
+			return joined, x, true
+		}
+		from = x.End
+	}
+	return joined, Match{}, false
 }

@@ -88,6 +88,11 @@ func TestFind(t *testing.T) {
 		{"id 110105194912310021 bad check", "", 0},
 		{"2026-03-29T12:00:01+00:00 seq 12 req_1 1717171717171", "", 0},
 		{"AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==;EndpointSuffix=core", "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==", KindKeyValue},
+		{"a+b 1+2 x+", "", 0},
+		{"mail bob42@example.com", "bob42@example.com", KindEmail},
+		{"npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", KindHighEntropy},
+		{"trace 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 id 123e4567-e89b-12d3-a456-426614174000", "", 0},
+		{"getUserById2FactorAuthenticationHandler and sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "", 0},
 		{"", "", 0},
 	}
 	for _, c := range cases {
@@ -171,5 +176,49 @@ func TestMaskText(t *testing.T) {
 	}
 	if m.Text(clean) != clean {
 		t.Errorf("clean text changed")
+	}
+}
+
+func FuzzFind(f *testing.F) {
+	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h"} {
+		f.Add(s)
+	}
+	m := New([]byte("fuzz-key-0123456789abcdef"))
+	f.Fuzz(func(t *testing.T, s string) {
+		for from := 0; from < len(s); {
+			x, ok := Find(s, from)
+			y, ok2 := Find([]byte(s), from)
+			if x != y || ok != ok2 {
+				t.Fatalf("string %v, bytes %v", x, y)
+			}
+			if !ok {
+				break
+			}
+			if x.Start < from || x.End <= x.Start || x.End > len(s) || x.Kind == KindNone {
+				t.Fatalf("Find(%q, %d) = %v", s, from, x)
+			}
+			from = x.End
+		}
+		out := m.Text(s)
+		if again := m.Text(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	})
+}
+
+func TestStraddle(t *testing.T) {
+	const secret = "sk-proj-AbCdEfGhIjKlMnOp"
+	for cut := 1; cut < len(secret); cut++ {
+		tail := []byte("key is " + secret[:cut])
+		head := []byte(secret[cut:] + " ok")
+		j, m, ok := Straddle(nil, tail, head)
+		if !ok || string(j[m.Start:m.End]) != secret {
+			t.Errorf("cut %d: %v %v %q", cut, ok, m, j)
+		}
+	}
+	for _, c := range [][2]string{{"no secret ", "here"}, {"sk-proj-AbCdEfGhIjKl", " and then"}, {"end", "sk-proj-AbCdEfGhIjKl"}} {
+		if _, m, ok := Straddle(nil, []byte(c[0]), []byte(c[1])); ok {
+			t.Errorf("%q|%q: %v", c[0], c[1], m)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func (c KeyClass) Credential() bool {
 // "db_password"; not "secretary"). A key whose last word describes the credential rather
 // than holding it ("password_hint", "secret_name", "authorization_url")
 // is plain.
-func ClassifyKey[T Text](k T) KeyClass { return classifyWords(k, 0, len(k)) }
+func ClassifyKey[T Text](k T) KeyClass { return classifyWords(view(k), 0, len(k)) }
 
 // stopLast are last words that make a credential-named key plain.
 var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "required", "enabled", "name",
@@ -48,16 +48,16 @@ var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "req
 	"field", "path", "file", "id", "ids", "kind", "version", "source", "set", "present", "rotated",
 	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength"}
 
-func classifyWords[T Text](s T, from, to int) KeyClass {
+func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]
 	n := len(k)
 	if n < 3 || !mayBeSpecial(k) {
 		return KeyPlain
 	}
-	var prev, last T
+	var prev, last []byte
 	kind := KeyPlain
 	words := 0
-	flush := func(w T) {
+	flush := func(w []byte) {
 		before := prev
 		prev, last = w, w
 		words++
@@ -140,50 +140,46 @@ func classifyWords[T Text](s T, from, to int) KeyClass {
 	return KeyPlain
 }
 
-// mayBeSpecial is a one-pass pre-check: a key that is not plain holds one
-// of these, case-insensitively: pass, pwd, secret, token, auth, key,
-// cookie, cred, bearer, sig, mail, phone, mobile, tel, msisdn, ref, user.
-func mayBeSpecial[T Text](k T) bool {
-	for i := 0; i+3 <= len(k); i++ {
-		switch lower(k[i]) {
-		case 'p':
-			if atFold(k, i, "pass") || atFold(k, i, "pwd") || atFold(k, i, "phone") {
-				return true
+// specialWords are the substrings one of which every key that is not
+// plain holds (case-insensitively).
+var specialWords = []string{"pass", "pwd", "phone", "secret", "sig", "token", "tel", "auth", "key",
+	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
+
+// pairTable indexes words by their first two bytes (ASCII case folded):
+// pair[a][b] is 1 + the index in groups of the words starting with ab.
+type pairTable struct {
+	pair   [256][256]uint8
+	groups [][]string
+}
+
+func newPairTable(words []string) *pairTable {
+	t := &pairTable{}
+	for _, w := range words {
+		g := int(t.pair[w[0]][w[1]])
+		if g == 0 {
+			t.groups = append(t.groups, nil)
+			g = len(t.groups)
+			for _, a := range foldBytes(w[0]) {
+				for _, b := range foldBytes(w[1]) {
+					t.pair[a][b] = uint8(g)
+				}
 			}
-		case 's':
-			if atFold(k, i, "secret") || atFold(k, i, "sig") {
-				return true
-			}
-		case 't':
-			if atFold(k, i, "token") || atFold(k, i, "tel") {
-				return true
-			}
-		case 'a':
-			if atFold(k, i, "auth") {
-				return true
-			}
-		case 'k':
-			if atFold(k, i, "key") {
-				return true
-			}
-		case 'c':
-			if atFold(k, i, "cookie") || atFold(k, i, "cred") {
-				return true
-			}
-		case 'b':
-			if atFold(k, i, "bearer") {
-				return true
-			}
-		case 'm':
-			if atFold(k, i, "mail") || atFold(k, i, "mobile") || atFold(k, i, "msisdn") {
-				return true
-			}
-		case 'r':
-			if atFold(k, i, "ref") {
-				return true
-			}
-		case 'u':
-			if atFold(k, i, "user") {
+		}
+		t.groups[g-1] = append(t.groups[g-1], w)
+	}
+	return t
+}
+
+// any reports whether s holds one of the words, case-insensitively: one
+// table look-up a byte, the words compared only where two bytes start one.
+func anyWord(t *pairTable, s []byte) bool {
+	for i := 0; i+1 < len(s); i++ {
+		g := t.pair[s[i]][s[i+1]]
+		if g == 0 {
+			continue
+		}
+		for _, w := range t.groups[g-1] {
+			if atFold(s, i, w) {
 				return true
 			}
 		}
@@ -191,10 +187,22 @@ func mayBeSpecial[T Text](k T) bool {
 	return false
 }
 
+func foldBytes(c byte) []byte {
+	if c >= 'a' && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+var specialTable = newPairTable(specialWords)
+
+// mayBeSpecial is a one-pass pre-check for ClassifyKey.
+func mayBeSpecial(k []byte) bool { return anyWord(specialTable, k) }
+
 func isUpper(c byte) bool     { return c >= 'A' && c <= 'Z' }
 func isLowerByte(c byte) bool { return c >= 'a' && c <= 'z' }
 
-func eqFold[T Text](b T, s string) bool {
+func eqFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
@@ -206,7 +214,7 @@ func eqFold[T Text](b T, s string) bool {
 	return true
 }
 
-func eqFoldAny[T Text](b T, ss ...string) bool {
+func eqFoldAny(b []byte, ss ...string) bool {
 	for _, s := range ss {
 		if eqFold(b, s) {
 			return true
@@ -216,11 +224,34 @@ func eqFoldAny[T Text](b T, ss ...string) bool {
 }
 
 // containsFold reports whether k holds p (lower case), case-insensitively.
-func containsFold[T Text](k T, p string) bool {
+func containsFold(k []byte, p string) bool {
 	for i := 0; i+len(p) <= len(k); i++ {
 		if lower(k[i]) == p[0] && atFold(k, i, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// credNeedles are substrings that every credential Find reports contains,
+// besides the special words of keys (pass, token, auth, cookie...), which
+// key=value pairs, Authorization and Cookie values need: token prefixes,
+// the scheme words, a URL's "://" (or its JSON-escaped ":\/\/"), a PEM
+// header. Compared case-insensitively (so a little more passes).
+var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
+	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
+	"xapp-", "bearer", "basic", "://", `:\/\/`}
+
+var needleTable = newPairTable(append(append([]string(nil), specialWords...), credNeedles...))
+
+// MayHoldCredential is a conservative pre-check on a raw JSON text: false
+// means that no decoded string of it holds a credential Find reports and
+// no decoded key of it is a credential name (ClassifyKey), so a scan of
+// the decoded record can be skipped. It is one pass with a two-byte
+// table; only where two bytes start a needle is the needle compared. A
+// \u00XX escape of a printable ASCII byte (the only way JSON spells a
+// letter differently) always passes.
+func MayHoldCredential[T Text](raw T) bool {
+	b := view(raw)
+	return anyWord(needleTable, b) || hasASCIIEscape(b)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"unsafe"
 )
 
 // Mask is what every masked value starts with.
@@ -84,23 +83,10 @@ func (m *Masker) Fingerprint(v string) string {
 func AppendFingerprint[T Text](m *Masker, dst []byte, v T) []byte {
 	x := m.macs.Get().(*mac)
 	x.h.Reset()
-	switch w := any(v).(type) {
-	case string:
-		hashString(x.h, w)
-	case []byte:
-		x.h.Write(w)
-	default:
-		x.h.Write([]byte(v))
-	}
+	x.h.Write(view(v)) // hash.Hash.Write neither keeps nor changes it
 	dst = appendHex(dst, x.h.Sum(x.sum[:0])[:FingerprintHex/2])
 	m.macs.Put(x)
 	return dst
-}
-
-// hashString writes s without copying it (hash.Hash.Write neither keeps
-// nor changes its argument).
-func hashString(h hash.Hash, s string) {
-	h.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 func appendHex(dst, b []byte) []byte {
@@ -125,10 +111,10 @@ func AppendMask[T Text](m *Masker, dst []byte, v T) []byte {
 // unescaped form.
 func (m *Masker) Text(s string) string {
 	if _, ok := Find(s, 0); !ok {
-		if !hasASCIIEscape(s) {
+		if !hasASCIIEscape(view(s)) {
 			return s
 		}
-		u := unescapeASCII(nil, s)
+		u := unescapeASCII(nil, view(s))
 		if _, ok := Find(u, 0); !ok {
 			return s
 		}
@@ -141,7 +127,8 @@ func (m *Masker) Text(s string) string {
 
 // AppendText appends s with every match of Find masked and reports
 // whether anything was.
-func AppendText[T Text](m *Masker, dst []byte, s T) ([]byte, bool) {
+func AppendText[T Text](m *Masker, dst []byte, text T) ([]byte, bool) {
+	s := view(text)
 	cur, changed := 0, false
 	for cur < len(s) {
 		x, ok := Find(s, cur)
@@ -162,10 +149,10 @@ func AppendText[T Text](m *Masker, dst []byte, s T) ([]byte, bool) {
 // as they are.
 func (m *Masker) ID(s string) string {
 	if _, ok := Find(s, 0); !ok {
-		if !hasASCIIEscape(s) {
+		if !hasASCIIEscape(view(s)) {
 			return s
 		}
-		if _, ok := Find(unescapeASCII(nil, s), 0); !ok {
+		if _, ok := Find(unescapeASCII(nil, view(s)), 0); !ok {
 			return s
 		}
 	}
@@ -174,13 +161,13 @@ func (m *Masker) ID(s string) string {
 
 // Contains reports whether Find sees anything in s.
 func Contains[T Text](s T) bool {
-	_, ok := Find(s, 0)
+	_, ok := find(view(s), 0)
 	return ok
 }
 
 // hasASCIIEscape reports a JSON escape of a printable ASCII byte (\u0020 to
 // \u007f): the only way JSON text can spell a letter or digit differently.
-func hasASCIIEscape[T Text](s T) bool {
+func hasASCIIEscape(s []byte) bool {
 	for i := 0; i+5 < len(s); i++ {
 		if s[i] == '\\' && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && s[i+4] >= '2' && s[i+4] <= '7' {
 			return true
@@ -191,7 +178,7 @@ func hasASCIIEscape[T Text](s T) bool {
 
 // unescapeASCII appends s with its \u00XX escapes of ASCII bytes and its
 // "\/" decoded, everything else as it is.
-func unescapeASCII[T Text](dst []byte, s T) []byte {
+func unescapeASCII(dst []byte, s []byte) []byte {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) {
 			if s[i+1] == '/' {

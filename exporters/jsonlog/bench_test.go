@@ -50,6 +50,19 @@ func BenchmarkRecord(b *testing.B) {
 				w.Record(ri)
 			}
 		})
+		b.Run(name+"/redacted_keep_stream", func(b *testing.B) {
+			// content keep, one stream: every chunk line is held until the
+			// next and its delta's boundary checked (carry.go).
+			w := NewWriterTo(io.Discard, NewRedactor(ContentKeep, 65536, testKey))
+			ri := jsonInfo(rec)
+			ri.In.Pos = validate.Position{}
+			ri.Stream = []byte("req_1")
+			b.ReportAllocs()
+			b.SetBytes(int64(len(rec)))
+			for b.Loop() {
+				w.Record(ri)
+			}
+		})
 		b.Run(name+"/redact_only", func(b *testing.B) {
 			r := NewRedactor(ContentMask, 65536, testKey)
 			var dst []byte

@@ -46,14 +46,18 @@ type carry struct {
 	bytes   int      // held line bytes
 	epoch   uint64   // Flush count
 	missed  uint64
+	joined  []byte // scratch of Straddle
+	kbuf    []byte // scratch of the map key
 }
 
 // held is one stream's carry: the tail of its last delta, and that chunk's
 // line while it is held.
 type held struct {
+	key    string
 	tail   []byte
-	line   []byte // nil when written
-	at     int    // body.delta's string in line, quotes included
+	has    bool // line is held (not written yet)
+	line   []byte
+	at     int // body.delta's string in line, quotes included
 	end    int
 	delta  []byte // the unescaped delta of line
 	epoch  uint64
@@ -62,20 +66,16 @@ type held struct {
 
 func newCarry() *carry { return &carry{streams: make(map[string]*held)} }
 
-func carryKey(tap string, stream []byte) string {
-	return tap + "\x00" + string(stream)
-}
-
 // record writes, or holds, the line in st.line of the record ri.
 func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 	if ri.Stream == nil || ri.In == nil {
 		w.out.write(st.line)
 		return
 	}
-	key := carryKey(ri.In.Tap, ri.Stream)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	h := c.streams[key]
+	c.kbuf = append(append(append(c.kbuf[:0], ri.In.Tap...), 0), ri.Stream...)
+	h := c.streams[string(c.kbuf)] // no allocation for a look-up
 	if st.deltaEnd == 0 || st.trunc {
 		// Not a chunk with text: the held line goes first, then this one.
 		if h != nil {
@@ -89,8 +89,8 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 		if len(c.streams) >= maxTails {
 			c.evict(w)
 		}
-		h = &held{}
-		c.streams[key] = h
+		h = &held{key: string(c.kbuf)}
+		c.streams[h.key] = h
 	}
 	cur := st.delta
 	if len(h.tail) > 0 {
@@ -103,14 +103,14 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 		w.out.write(st.line)
 		return
 	}
-	h.line = append(h.line[:0], st.line...)
+	h.line, h.has = append(h.line[:0], st.line...), true
 	h.at, h.end = st.deltaAt, st.deltaEnd
 	h.delta = append(h.delta[:0], cur...)
 	h.epoch = c.epoch
 	c.bytes += len(h.line)
 	if !h.queued {
 		h.queued = true
-		c.order = append(c.order, key)
+		c.order = append(c.order, h.key)
 	}
 	for c.bytes > maxHeld && len(c.order) > 1 {
 		k := c.order[0]
@@ -131,29 +131,24 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 // current delta): in h's held line, and in st.line.
 func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	nt := len(h.tail)
-	j := append(append(make([]byte, 0, nt+carryHead), h.tail...), cur[:min(len(cur), carryHead)]...)
-	for from := 0; from < nt; {
-		m, ok := redact.Find(j, from)
-		if !ok || m.Start >= nt {
-			return
-		}
-		if m.End <= nt || isMaskToken(j[m.Start:m.End]) {
-			from = m.End
-			continue
-		}
-		// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one.
-		fp := st.appendFP(nil, j[m.Start:m.End])
-		cut := m.End - nt
-		if h.line != nil {
-			keep := len(h.delta) - (nt - m.Start)
-			h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, true)
-		} else {
-			c.missed++
-		}
-		st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[cut:], fp, false)
-		w.counts[kindRule[m.Kind]].Add(1)
+	var m redact.Match
+	var ok bool
+	c.joined, m, ok = redact.Straddle(c.joined, h.tail, cur[:min(len(cur), carryHead)])
+	if !ok || isMaskToken(c.joined[m.Start:m.End]) {
 		return
 	}
+	j := c.joined
+	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one.
+	fp := st.appendFP(nil, j[m.Start:m.End])
+	cut := m.End - nt
+	if h.has {
+		keep := len(h.delta) - (nt - m.Start)
+		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, true)
+	} else {
+		c.missed++
+	}
+	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[cut:], fp, false)
+	w.counts[kindRule[m.Kind]].Add(1)
 }
 
 // spliceDelta rewrites the delta string line[at:end] as rest (masked as any
@@ -175,12 +170,15 @@ func (st *state) spliceDelta(line []byte, at, end int, rest, fp []byte, tail boo
 
 // release writes h's held line, if any.
 func (c *carry) release(w *Writer, h *held) {
-	if h.line == nil {
+	if !h.has {
 		return
 	}
 	w.out.write(h.line)
 	c.bytes -= len(h.line)
-	h.line = nil
+	h.has = false
+	if cap(h.line) > maxHeldLine {
+		h.line = nil
+	}
 }
 
 // evict forgets some stream (the map is full: streams whose end was never
@@ -214,7 +212,7 @@ func (c *carry) flush(w *Writer) {
 		if h == nil {
 			continue
 		}
-		if h.line == nil || h.epoch < c.epoch {
+		if !h.has || h.epoch < c.epoch {
 			h.queued = false
 			c.release(w, h)
 			continue

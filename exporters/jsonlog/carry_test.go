@@ -28,7 +28,9 @@ func chunk(rid string, seq int, delta string, final bool) []byte {
 // Writer (content keep: deltas are written) and returns the log's lines.
 func runEngine(t *testing.T, w *Writer, buf *bytes.Buffer, recs ...[]byte) []string {
 	t.Helper()
-	e := validate.NewEngine(validate.DefaultConfig(), w)
+	cfg := validate.DefaultConfig()
+	cfg.MaxStreams = 64 // a small table: tests make many engines
+	e := validate.NewEngine(cfg, w)
 	base := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
 	for n, r := range recs {
 		e.Observe(&validate.Input{Tap: "ws", Conn: "c1", Dir: 2, Time: base.Add(time.Duration(n) * time.Millisecond),
@@ -148,5 +150,36 @@ func TestInvalidUTF8(t *testing.T) {
 		if !strings.Contains(lines[0], `"request_id":"q\ufffd"`) || !strings.Contains(lines[0], "\\ufffd\\ufffd\\ufffd \xf0\x9f\x98\x80") && c == ContentKeep {
 			t.Errorf("%v: replacement not as expected: %s", c, lines[0])
 		}
+	}
+}
+
+// TestCarryBytesBound: held chunk lines never exceed maxHeld bytes; past it
+// the oldest are written at once, in order within each stream.
+func TestCarryBytesBound(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriterTo(&buf, NewRedactor(ContentKeep, 1<<20, testKey))
+	text := strings.Repeat("lorem ipsum dolor ", 3000) // ~54 KiB, under maxHeldLine
+	streams := maxHeld/len(text) + 8
+	for n := range streams {
+		ri := jsonInfo(chunk("q"+strconv.Itoa(n), 0, text, false))
+		ri.Stream = []byte("q" + strconv.Itoa(n))
+		w.Record(ri)
+		w.carry.mu.Lock()
+		held := w.carry.bytes
+		w.carry.mu.Unlock()
+		if held > maxHeld {
+			t.Fatalf("after %d streams %d bytes held, bound %d", n+1, held, maxHeld)
+		}
+	}
+	w.out.flush()
+	if got := strings.Count(buf.String(), "\n"); got < 8 {
+		t.Errorf("%d lines written before any Flush, want the oldest written at the bound", got)
+	}
+	if !strings.Contains(buf.String(), `"request_id":"q0"`) {
+		t.Errorf("the oldest held line (q0) was not the one written")
+	}
+	w.Close()
+	if got := strings.Count(buf.String(), "\n"); got != streams {
+		t.Errorf("%d lines after Close, want %d", got, streams)
 	}
 }

@@ -70,15 +70,6 @@ func eqFold(b []byte, s string) bool {
 	return true
 }
 
-func eqFoldAny(b []byte, ss ...string) bool {
-	for _, s := range ss {
-		if eqFold(b, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func hasPrefixFold(b []byte, s string) bool {
 	return len(b) >= len(s) && eqFold(b[:len(s)], s)
 }

@@ -75,22 +75,34 @@
 //
 //	what                                          how                       rule
 //	--------------------------------------------  ------------------------  --------------
-//	auth.bearer_token, auth.extra_headers.*,      ******(fp:xxxxxxxx)       auth
+//	auth.bearer_token, auth.extra_headers.*,      ******(fp:16 hex)         auth
 //	auth._meta.*, any other auth.* but method_id
-//	*_ref strings (api_key_ref, credential_ref)   ******(fp:xxxxxxxx)       ref
-//	keys with a credential word (password,        ******(fp:xxxxxxxx)       credential_key
-//	passwd, pwd, secret, authorization,
-//	credential, api key, private key, access
-//	key, cookie, bearer), any depth: strings
-//	and numbers, everything below the key
+//	*_ref strings (api_key_ref, credential_ref)   ******(fp:…)              ref
+//	keys redact.ClassifyKey calls credentials     ******(fp:…)              credential_key
+//	(*password*, *secret*, passwd, pwd,
+//	authorization, credential, api key, private
+//	key, access/account/signing key, cookie,
+//	bearer, sig, auth; not *_hint, *_url,
+//	*_name...), any depth: strings and numbers,
+//	everything below the key
 //	keys whose last word is token (token,         strings ******(fp:…);     credential_key
 //	access_token, idToken): "tokens",             numbers kept
 //	"max_tokens", "token_count" are not
-//	Bearer <token>, JWT, sk-…, ghp_…, glpat-…     ******(fp:xxxxxxxx)       bearer, jwt, sk,
-//	anywhere in any string or key                 ("Bearer " kept)          ghp, glpat
-//	e-mail addresses, phone numbers (+CC…,        ****** (fingerprinted     email, phone
-//	CN mobile) in any string; email/phone/        inside rule-read ids
-//	mobile/tel keys                               and in keys)
+//	in any string or key, wherever they start     ******(fp:…)              bearer, basic,
+//	(redact.Find): Bearer/Basic/Authorization     (the scheme kept:         authorization,
+//	(any scheme)/Cookie values, JWT, sk-…,        "Bearer ******(fp:…)")    jwt, sk, ghp,
+//	gh[pousr]_…, github_pat_…, glpat-…, AKIA…,                              glpat, aws,
+//	xox?-…, sk_live_…, AIza…, PEM private keys,                             slack, stripe,
+//	password=…/api_key: …/token=… pairs (URLs,                              google,
+//	query strings, text), URL userinfo, long                                private_key,
+//	random tokens (≥32, mixed, ≥4.3 bits/char)                              cookie,
+//	                                                                        key_value,
+//	                                                                        url_userinfo,
+//	                                                                        high_entropy
+//	e-mail addresses, phone numbers (+CC…,        ****** (fingerprinted     email, phone,
+//	CN mobile), CN ID numbers (check digit),      inside rule-read ids      cn_id, user_id
+//	user_id=… in text; email/phone/mobile/tel     and in keys)
+//	keys
 //	body.delta, body.result, top-level result     content policy            content
 //	and projections; keys delta, text, content,
 //	prompt, query, content_blocks, parts,
@@ -107,11 +119,30 @@
 // ("******", "******(fp:…)", "******(len:N)") is left alone, so the log
 // can be redacted again without change.
 //
-// The fingerprint is the first 8 hex digits of HMAC-SHA256(key, value); for
-// "Bearer <token>" the value is the token, so a bearer_token and the same
-// token in an Authorization header join. The key comes from the
-// configuration (fingerprint_key); without one a random key is made once
-// per process: fingerprints join within a run, never across runs.
+// The fingerprint is the first 16 hex digits (64 bits) of
+// HMAC-SHA256(key, value) (redact.Fingerprint); for "Bearer <token>" the
+// value is the token, so a bearer_token and the same token in an
+// Authorization header join. The key comes from the configuration
+// (fingerprint_key, E2ATAP_FINGERPRINT_KEY); without one a random key is
+// made once per process (redact.DefaultKey): fingerprints join within a
+// run, never across runs. Masks of 8 hex digits (logs written before) are
+// still recognised as masks.
+//
+// Invalid UTF-8 inside a string or key is written as U+FFFD, so that every
+// line is valid JSON for strict readers; the engine judged the original
+// bytes.
+//
+// # Secrets split across chunks
+//
+// Under content: keep a stream's body.delta texts are written, and a
+// secret may be split across two of them. The Writer scans the last 256
+// bytes of a stream's previous delta again with the start of the next one;
+// a match across the boundary is masked on both sides with the whole
+// secret's fingerprint. So the latest chunk line of each stream is held
+// until the stream's next record, its end (StreamEnd), the second Flush
+// after it was held, or Close; at most 64 KiB a line and 4 MiB in all
+// (past that the oldest is written). carry.go has the details; a boundary
+// whose earlier line had to be written already is counted (CarryMissed).
 //
 // The content policy (content: mask | keep | drop): mask writes
 // "******(len:N)" for strings (N: bytes of the text), {"_masked":

@@ -812,6 +812,10 @@ func (st *state) writeKey(raw, key []byte, esc bool) {
 // credential, e-mail address, phone number and (policy allowing) data: URL
 // in it masked. Unchanged strings are copied as they were.
 func (st *state) scanString(raw, s []byte, ident bool) {
+	if !st.mayMask(s) {
+		st.copyString(raw, s) // the common case: one pass, no rewrite
+		return
+	}
 	base := len(st.out)
 	st.out = append(st.out, '"')
 	if st.redactText(s, ident) {
@@ -821,6 +825,21 @@ func (st *state) scanString(raw, s []byte, ident bool) {
 	}
 	st.out = st.out[:base]
 	st.copyString(raw, s)
+}
+
+// mayMask reports whether maskSpans would change s.
+func (st *state) mayMask(s []byte) bool {
+	if len(s) < 6 {
+		return false
+	}
+	if _, ok := st.find(s, 0); ok {
+		return true
+	}
+	if st.r.content != ContentKeep {
+		_, ok := findDataURL(s, 0)
+		return ok
+	}
+	return false
 }
 
 // redactText appends s to st.out as JSON string content, masks applied,

@@ -33,6 +33,7 @@ const (
 	RuleURLUserinfo               // the user:password of a URL
 	RuleCNID                      // a Chinese resident ID number
 	RuleUserID                    // user_id=… in text
+	RuleHighEntropy               // a long random token with no known prefix
 	NumRules
 )
 
@@ -64,6 +65,7 @@ var RuleNames = [NumRules]string{
 	RuleURLUserinfo:   "url_userinfo",
 	RuleCNID:          "cn_id",
 	RuleUserID:        "user_id",
+	RuleHighEntropy:   "high_entropy",
 }
 
 func (r Rule) String() string {
@@ -98,6 +100,7 @@ var kindRule = func() (t [redact.NumKinds]Rule) {
 	t[redact.KindPhone] = RulePhone
 	t[redact.KindCNID] = RuleCNID
 	t[redact.KindUserID] = RuleUserID
+	t[redact.KindHighEntropy] = RuleHighEntropy
 	return t
 }()
 
