@@ -267,7 +267,14 @@ func TestReReadAfterCrashJudgedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
-	dir := t.TempDir()
+	// Not t.TempDir(): its name (the test's, then ten random digits) is a
+	// 40-character mixed-case token that the redactor masks as a random
+	// secret wherever the path is printed, sources included.
+	dir, err := os.MkdirTemp("", "e2atap-crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	logs := filepath.Join(dir, "agent")
 	os.MkdirAll(logs, 0o755)
 	cfgPath := filepath.Join(dir, "e2atap.yaml")
