@@ -55,6 +55,7 @@ type TapConfig struct {
 	Positions    string   `yaml:"positions"`
 	MaxLineBytes int      `yaml:"max_line_bytes"`
 	StartAt      string   `yaml:"start_at"`
+	MaxOpenFiles int      `yaml:"max_open_files"`
 	// nats
 	URL       string            `yaml:"url"`
 	Subjects  []string          `yaml:"subjects"`
@@ -80,7 +81,7 @@ type JetStreamConfig struct {
 // tapKeys lists the keys each tap type takes (besides name and type).
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes"},
-	"logdir": {"paths", "positions", "max_line_bytes", "start_at"},
+	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "queue_size", "max_message_bytes"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
 }

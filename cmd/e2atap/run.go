@@ -234,8 +234,13 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 			c.StartAt = t.StartAt
 		}
 		name := t.Name
-		c.OnOversize = func(pos tap.Position, n int64) {
-			in := validate.Input{Tap: name, Pos: validate.Position(pos), Time: time.Now(), FromLog: true}
+		if t.MaxOpenFiles > 0 {
+			c.MaxOpenFiles = t.MaxOpenFiles
+		}
+		c.OnOversize = func(pos tap.Position, n int64, head []byte) {
+			// The head lets the engine gap only the line's own stream (its
+			// request_id and sequence are near the start of a record).
+			in := validate.Input{Tap: name, Pos: validate.Position(pos), Time: time.Now(), FromLog: true, Data: head}
 			_ = s.live.DecodeError(ctx, in, validate.ProtoE2A, fmt.Sprintf("log line of %d bytes is over the %d-byte limit: skipped", n, c.MaxLineBytes))
 		}
 		src, err = logdir.New(c, stats, log)

@@ -1,0 +1,170 @@
+package logdir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/logdir/positions"
+)
+
+// maxCopyCandidates bounds how many files of a directory are opened to
+// look for the copy of a truncated file (the most recently modified first).
+const maxCopyCandidates = 32
+
+// copyRead is the copy of a truncated file's old content, being finished
+// from where the file was when it was truncated.
+type copyRead struct {
+	tf *tracked // the copy, read like any file; its Pos name is the copy's
+	// oldFp and oldSum are the truncated file's fingerprint before the
+	// truncation: its checkpoint keeps them until the copy is finished, so
+	// that a restart finds the copy again (truncatedWhileDown).
+	oldFp  []byte
+	oldSum string
+	oldLen int
+	// seen is how much of the old content the tailer knew of (its size at
+	// the last stat before the truncation; 0 if unknown): a copy shorter
+	// than that does not hold everything.
+	seen int64
+}
+
+// prefixMatch says whether the first bytes of a candidate are the old
+// content's. n is how many bytes are compared.
+type prefixMatch struct {
+	n   int
+	raw []byte // the bytes themselves, when known
+	sum string // else their positions.Sum
+}
+
+func (m prefixMatch) matches(b []byte) bool {
+	if len(b) < m.n {
+		return false
+	}
+	if m.raw != nil {
+		return bytes.Equal(b[:m.n], m.raw[:m.n])
+	}
+	return positions.Sum(b[:m.n]) == m.sum
+}
+
+// findCopy looks in the directory of path for a regular file, other than
+// the truncated one (self) and the files the tailer tracks, whose first
+// bytes match and that holds at least from bytes: the copy made by a
+// copy-truncate rotation. It returns the copy opened, or nil.
+func (t *Tailer) findCopy(path string, self fileKey, m prefixMatch, from int64) (*os.File, string, os.FileInfo) {
+	if m.n <= 0 {
+		return nil, "", nil // nothing to recognise it by
+	}
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.warnOnce(dir+"\x00copy", "cannot look for the copy of a truncated file", "dir", dir, "err", err)
+		return nil, "", nil
+	}
+	type cand struct {
+		path string
+		fi   fs.FileInfo
+		near bool // named after the file (app.jsonl.1, app-2024.jsonl)
+	}
+	var cands []cand
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := e.Info()
+		if err != nil || fi.Size() < from || fi.Size() < int64(m.n) {
+			continue
+		}
+		key := keyOf(fi, p)
+		if key == self || t.byKey[key] != nil {
+			continue
+		}
+		cands = append(cands, cand{p, fi, strings.HasPrefix(e.Name(), stem)})
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].near != cands[j].near {
+			return cands[i].near
+		}
+		return cands[i].fi.ModTime().After(cands[j].fi.ModTime())
+	})
+	buf := t.fpCheck
+	for i, c := range cands {
+		if i == maxCopyCandidates {
+			break
+		}
+		f, err := os.Open(c.path)
+		if err != nil {
+			continue
+		}
+		prefix, err := readPrefix(f, buf, m.n)
+		if err == nil && m.matches(prefix) {
+			return f, c.path, c.fi
+		}
+		f.Close()
+	}
+	return nil, "", nil
+}
+
+// startCopy switches tf, found truncated, to finishing its copy: the old
+// content from tf's committed offset. It returns false when there is no
+// copy (the caller counts the loss).
+func (t *Tailer) startCopy(tf *tracked, m prefixMatch, from, line, seen int64) bool {
+	f, path, fi := t.findCopy(tf.path, tf.key, m, from)
+	if f == nil {
+		return false
+	}
+	ctf := &tracked{
+		key: keyOf(fi, path), path: path, f: f,
+		size: fi.Size(), mtime: fi.ModTime(),
+		readOff: from, commitOff: from, line: line,
+		fp: bytes.Clone(m.raw), // not extended: the copy is never checkpointed
+	}
+	cr := &copyRead{tf: ctf, seen: seen, oldSum: m.sum, oldLen: m.n}
+	if m.raw != nil {
+		cr.oldFp = bytes.Clone(m.raw[:m.n])
+		cr.oldSum = positions.Sum(cr.oldFp)
+	}
+	ctf.fpLen = len(ctf.fp) + 1 // never recomputed (sum is not used for a copy)
+	t.nOpen++
+	tf.copy = cr
+	t.log.Info("file truncated (copy-truncate rotation); finishing its copy first",
+		"path", tf.path, "copy", path, "offset", from, "copy_size", fi.Size())
+	return true
+}
+
+// readCopy reads tf's copy; once it is read to its end it is closed, and
+// what it did not hold is counted as a loss. It reports whether tf may be
+// read now (the copy is finished).
+func (t *Tailer) readCopy(ctx context.Context, emit tap.EmitFunc, tf *tracked) (int, bool, error) {
+	cr := tf.copy
+	ctf := cr.tf
+	n, err := t.readFile(ctx, emit, ctf, roundBudget)
+	if err != nil {
+		if e := (errEmit{}); errors.As(err, &e) {
+			return n, false, err
+		}
+		t.warnOnce(ctf.path+"\x00read", "read of the copy failed; giving it up", "path", ctf.path, "err", err)
+	} else if n > 0 {
+		return n, false, nil
+	}
+	// Read to its end (a copy is not written to any more), or unreadable.
+	ctf.f.Close()
+	t.nOpen--
+	tf.copy = nil
+	t.dirty = true
+	if ctf.partial() || err != nil || (cr.seen > 0 && ctf.commitOff < cr.seen) {
+		t.log.Info("copy of a truncated file holds less than the tailer saw; the rest is lost",
+			"path", tf.path, "copy", ctf.path, "copy_end", ctf.commitOff, "seen", cr.seen)
+		t.lose(tap.DropTruncated)
+	} else {
+		t.log.Debug("copy of a truncated file finished; nothing lost", "path", tf.path, "copy", ctf.path, "offset", ctf.commitOff)
+	}
+	return n, true, nil
+}
