@@ -246,6 +246,13 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			tf.r, tf.clean = tf.w, 0
 			continue
 		}
+		if n > 0 && time.Since(tf.readTime) > t.cfg.PollInterval {
+			// emit blocked for a while since the last read: look at the
+			// file again (checkFile) before reading on, so that content
+			// written after a truncation meanwhile is not read from the
+			// old offset.
+			return n, nil
+		}
 		if tf.w == len(tf.buf) {
 			t.newBuffer(tf)
 		}

@@ -16,7 +16,12 @@ import (
 	"github.com/e2atap/e2atap/tap"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(fdChildEnv); dir != "" {
+		os.Exit(fdChild(dir)) // the child of TestDescriptorLimit
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testConfig is a config with short intervals, so tests are quick.
 func testConfig(dir string, patterns ...string) Config {

@@ -310,6 +310,7 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 			return err
 		}
 		now = time.Now()
+		t.shrink(now)
 		t.closeFinished(now)
 		t.updateLag()
 		t.saveIfDue(nextSave)
@@ -454,7 +455,9 @@ func (t *Tailer) openFile(path string, keep *tracked, bounded bool) (*os.File, o
 	t.stats.Error(tap.ErrScan)
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		t.lastEMFILE = now
-		if lower := max(1, t.nOpen-max(1, t.nOpen/8)); lower < t.openLimit {
+		// Leave room for what else needs descriptors (scans, the
+		// positions file, the rest of the process).
+		if lower := max(1, t.nOpen-max(16, t.nOpen/8)); lower < t.openLimit {
 			t.openLimit = lower
 			t.log.Warn("out of file descriptors; holding fewer files open", "open", t.nOpen, "max_open_files", lower)
 		}
@@ -484,6 +487,13 @@ func (t *Tailer) evict(keep *tracked, now time.Time) bool {
 	}
 	t.closeFile(best, now)
 	return true
+}
+
+// shrink closes files read to their end until the bound holds again (it
+// is lowered after EMFILE; new files are opened beyond it for a moment).
+func (t *Tailer) shrink(now time.Time) {
+	for t.nOpen > t.openLimit && t.evict(nil, now) {
+	}
 }
 
 // closeFile closes tf's descriptor; a partial last line is dropped and
@@ -549,6 +559,7 @@ func (t *Tailer) updateLag() {
 // scan that failed anywhere (EMFILE, EACCES, EIO) makes no file an orphan:
 // a file the scan could not see is not taken as deleted.
 func (t *Tailer) rescan(now time.Time, first bool) {
+	t.shrink(now) // a scan needs a descriptor too
 	seen := make(map[fileKey]bool, len(t.files))
 	var scanErr error
 	for _, pat := range t.cfg.Paths {

@@ -125,19 +125,25 @@ func (e Entry) check() error {
 const corruptSuffix = ".corrupt-"
 
 // MoveAside renames a corrupt positions file to
-// <path>.corrupt-<unix seconds> (for an operator to look at) and removes
+// <path>.corrupt-<unix seconds>.<nanoseconds> (for an operator to look at) and removes
 // the oldest such files beyond keep. It returns the new name. The rename is
 // in the same directory, so it is atomic: the next Load finds no file.
 func MoveAside(path string, now time.Time, keep int) (string, error) {
-	aside := fmt.Sprintf("%s%s%d", path, corruptSuffix, now.Unix())
-	for i := 1; ; i++ {
+	// Seconds and nanoseconds, fixed width: names sort by time.
+	for ; ; now = now.Add(time.Nanosecond) {
+		aside := fmt.Sprintf("%s%s%d.%09d", path, corruptSuffix, now.Unix(), now.Nanosecond())
 		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
-			break
+			if err := moveAside(path, aside, keep); err != nil {
+				return "", err
+			}
+			return aside, nil
 		}
-		aside = fmt.Sprintf("%s%s%d.%d", path, corruptSuffix, now.Unix(), i)
 	}
+}
+
+func moveAside(path, aside string, keep int) error {
 	if err := os.Rename(path, aside); err != nil {
-		return "", fmt.Errorf("move corrupt positions aside: %w", err)
+		return fmt.Errorf("move corrupt positions aside: %w", err)
 	}
 	old, _ := filepath.Glob(escapeGlob(path) + corruptSuffix + "*")
 	if len(old) > keep {
@@ -150,7 +156,7 @@ func MoveAside(path string, now time.Time, keep int) (string, error) {
 			}
 		}
 	}
-	return aside, nil
+	return nil
 }
 
 // escapeGlob quotes the glob characters of a literal path.

@@ -1,0 +1,436 @@
+package logdir
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/logdir/positions"
+)
+
+// Fault tests (issue 8, faults c, e, g, h): real files, real limits. Each
+// fails without its fix; the comment says how it failed.
+
+// (c) A corrupt positions file (empty, garbage, cut short) does not stop
+// the tap: it is moved aside, counted, and the tap goes on from the files'
+// ends after reporting a loss and a rejoin, so nothing is read twice and no
+// open stream is judged across what was skipped. New files are read from
+// their start. Before: Run returned "positions file is corrupt: EOF" and
+// the process exited 1.
+func TestCorruptPositionsRecovers(t *testing.T) {
+	for name, corrupt := range map[string]func(good []byte) []byte{
+		"empty":     func([]byte) []byte { return nil },
+		"garbage":   func([]byte) []byte { return []byte("\x00\x17not json at all\xff") },
+		"cut short": func(good []byte) []byte { return good[:len(good)/2] },
+		"bad value": func(good []byte) []byte { return bytes.Replace(good, []byte(`"offset": `), []byte(`"offset": -`), 1) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "app.jsonl")
+			cfg := testConfig(dir, "*.jsonl")
+			writeNumbered(t, path, 1, 100)
+			var a collector
+			r := start(t, cfg, a.emit)
+			waitFor(t, 5*time.Second, "first run", func() bool { return a.len() >= 100 })
+			r.stop(t)
+			good, err := os.ReadFile(cfg.Positions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg.Positions, corrupt(good), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			writeNumbered(t, path, 101, 150) // written while down: skipped, as a loss
+
+			var b collector
+			r = start(t, cfg, b.emit)
+			waitFor(t, 5*time.Second, "Up", r.stats.Up.Load)
+			writeNumbered(t, path, 151, 160)
+			writeNumbered(t, filepath.Join(dir, "new.jsonl"), 1, 5)
+			waitFor(t, 5*time.Second, "lines after the restart", func() bool { return b.len() >= 15 })
+			time.Sleep(5 * cfg.PollInterval)
+			r.stop(t) // fails the test if Run returned an error
+
+			perFile := map[string][]int{}
+			for _, m := range b.snapshot() {
+				_, n := parseNumbered(t, m.Data)
+				perFile[filepath.Base(m.Pos.Name)] = append(perFile[filepath.Base(m.Pos.Name)], n)
+			}
+			if got := perFile["app.jsonl"]; len(got) != 10 || got[0] != 151 || got[9] != 160 {
+				t.Errorf("app.jsonl after the corrupt positions: lines %v, want 151..160 (nothing read twice)", got)
+			}
+			if got := perFile["new.jsonl"]; len(got) != 5 || got[0] != 1 {
+				t.Errorf("a new file: lines %v, want 1..5", got)
+			}
+			l := b.losses()
+			if len(l) != 1 || l[0].after != 0 || l[0].LossReason != tap.DropUpstreamGap {
+				t.Errorf("losses %+v, want one before any line", l)
+			}
+			rejoined := false
+			for _, c := range b.ctrl {
+				rejoined = rejoined || (c.Reconnected && c.after == 0)
+			}
+			if !rejoined {
+				t.Error("no Reconnected before the first line: streams first seen then would be judged as starting mid-stream")
+			}
+			if n := r.stats.Errors[tap.ErrPositions].Load(); n != 1 {
+				t.Errorf("ErrPositions = %d, want 1", n)
+			}
+			aside, _ := filepath.Glob(cfg.Positions + ".corrupt-*")
+			if len(aside) != 1 {
+				t.Fatalf("corrupt files kept aside: %v", aside)
+			}
+			if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, corrupt(good)) {
+				t.Error("the file kept aside is not the corrupt one")
+			}
+			if _, _, err := positions.Load(cfg.Positions); err != nil {
+				t.Errorf("the positions file written after recovery: %v", err)
+			}
+		})
+	}
+}
+
+// (c) At most keepCorrupt corrupt files are kept aside.
+func TestCorruptPositionsKeepsFew(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir, "*.jsonl")
+	for i := range keepCorrupt + 3 {
+		if err := os.WriteFile(cfg.Positions, []byte("{"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var c collector
+		r := start(t, cfg, c.emit)
+		waitFor(t, 5*time.Second, "Up", r.stats.Up.Load)
+		r.stop(t)
+		aside, _ := filepath.Glob(cfg.Positions + ".corrupt-*")
+		if want := min(i+1, keepCorrupt); len(aside) != want {
+			t.Fatalf("run %d: %d files aside, want %d: %v", i, len(aside), want, aside)
+		}
+	}
+}
+
+// (c, more generally) A positions file that cannot be read (here: the path
+// is a directory, EISDIR; as root, permissions cannot stand in) keeps the
+// tap down and retrying, counted, instead of failing Run; once it can be
+// read, the tap starts. A positions file that cannot be written (its
+// directory is missing) is counted and retried, never fatal. Before: both
+// made Run return an error, which stopped the process.
+func TestPositionsUnreadableAndUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir, "*.jsonl")
+	if err := os.Mkdir(cfg.Positions, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeNumbered(t, filepath.Join(dir, "a.jsonl"), 1, 3)
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "retries", func() bool { return r.stats.Errors[tap.ErrPositions].Load() >= 2 })
+	if r.stats.Up.Load() || c.len() != 0 {
+		t.Fatalf("up %v with %d lines while the positions file cannot be read", r.stats.Up.Load(), c.len())
+	}
+	if err := os.Remove(cfg.Positions); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "lines once it can be read", func() bool { return c.len() >= 3 })
+	r.stop(t)
+
+	// Unwritable: the positions file's directory does not exist.
+	cfg.Positions = filepath.Join(dir, "missing", "positions.json")
+	var d collector
+	r = start(t, cfg, d.emit)
+	writeNumbered(t, filepath.Join(dir, "b.jsonl"), 1, 3)
+	waitFor(t, 5*time.Second, "lines", func() bool { return d.len() >= 6 })
+	waitFor(t, 5*time.Second, "failed saves counted", func() bool { return r.stats.Errors[tap.ErrPositions].Load() >= 2 })
+	if err := os.Mkdir(filepath.Dir(cfg.Positions), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "a save once it can be written", func() bool {
+		_, exists, err := positions.Load(cfg.Positions)
+		return exists && err == nil
+	})
+	r.stop(t)
+}
+
+// (g) Copy-truncate with a copy: the tailer is held back (a blocking emit)
+// while the writer appends, copies the file and truncates it, then writes
+// on. Everything arrives once and in order: the old content's rest from the
+// copy (positions name the copy), then the new content; no loss is
+// reported, so open streams stay judged across the rotation. Before: every
+// truncation was a loss (Gap), and the rest of the old content was never
+// read.
+func TestCopyTruncateFinishesCopy(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	copyPath := path + ".1"
+	cfg := testConfig(dir, "*.jsonl") // the copy's name is not matched
+	writeNumbered(t, path, 1, 2000)
+	gate := make(chan struct{})
+	var c collector
+	c.after = func(n int) {
+		if n == 100 {
+			<-gate // the engine is slow: the tailer is behind
+		}
+	}
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "the tailer at line 100", func() bool { return c.len() >= 100 })
+	writeNumbered(t, path, 2001, 2500)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	writeNumbered(t, path, 2501, 2600) // shorter than what was read: the refilled file is noticed by its size
+	close(gate)
+	waitFor(t, 10*time.Second, "all lines", func() bool { return c.len() >= 2600 })
+	time.Sleep(5 * cfg.PollInterval)
+	r.stop(t)
+
+	msgs := c.snapshot()
+	if len(msgs) != 2600 {
+		t.Fatalf("%d lines, want 2600", len(msgs))
+	}
+	fromCopy := 0
+	for i, m := range msgs {
+		_, n := parseNumbered(t, m.Data)
+		if n != i+1 {
+			t.Fatalf("message %d is line %d: lost, repeated or out of order", i, n)
+		}
+		switch {
+		case n <= 2500 && m.Pos.Name == copyPath:
+			fromCopy++
+			if m.Pos.Line != int64(n) {
+				t.Fatalf("line %d from the copy at Pos.Line %d", n, m.Pos.Line)
+			}
+		case n > 2500 && (m.Pos.Name != path || m.Pos.Line != int64(n-2500)):
+			t.Fatalf("line %d at %+v, want %s:%d", n, m.Pos, path, n-2500)
+		}
+	}
+	if fromCopy == 0 {
+		t.Error("no line was read from the copy")
+	}
+	if l := c.losses(); len(l) != 0 || r.stats.Drops[tap.DropTruncated].Load() != 0 {
+		t.Errorf("losses %+v, truncated drops %d: the copy held everything", l, r.stats.Drops[tap.DropTruncated].Load())
+	}
+	t.Logf("%d lines finished from the copy", fromCopy)
+}
+
+// (g) Copy-truncate without a copy: what was not read is a loss, counted
+// once and reported as one Lost (and a rejoin) before the new content; no
+// line is read twice.
+func TestCopyTruncateWithoutCopyIsALoss(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	cfg := testConfig(dir, "*.jsonl")
+	writeNumbered(t, path, 1, 2000)
+	gate := make(chan struct{})
+	var c collector
+	c.after = func(n int) {
+		if n == 100 {
+			<-gate
+		}
+	}
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "the tailer at line 100", func() bool { return c.len() >= 100 })
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	writeNumbered(t, path, 3001, 3100)
+	close(gate)
+	waitFor(t, 10*time.Second, "the new content", func() bool {
+		ms := c.snapshot()
+		_, n := parseNumbered(t, ms[len(ms)-1].Data)
+		return n == 3100
+	})
+	time.Sleep(5 * cfg.PollInterval)
+	r.stop(t)
+
+	prev, firstNew := 0, -1
+	for i, m := range c.snapshot() {
+		_, n := parseNumbered(t, m.Data)
+		if n <= prev {
+			t.Fatalf("line %d after %d", n, prev)
+		}
+		if n > 3000 && firstNew < 0 {
+			firstNew = i
+		}
+		prev = n
+	}
+	l := c.losses()
+	if len(l) != 1 || l[0].LossReason != tap.DropTruncated || l[0].after > firstNew {
+		t.Errorf("losses %+v, want one DropTruncated before the first new line (index %d)", l, firstNew)
+	}
+	if d := r.stats.Drops[tap.DropTruncated].Load(); d != 1 {
+		t.Errorf("DropTruncated = %d", d)
+	}
+}
+
+// (g, restart) A file copy-truncated while the tailer was down: its copy is
+// found by the checkpoint's fingerprint and finished from the checkpoint.
+func TestCopyTruncateWhileDown(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	cfg := testConfig(dir, "*.jsonl")
+	writeNumbered(t, path, 1, 50)
+	var a collector
+	r := start(t, cfg, a.emit)
+	waitFor(t, 5*time.Second, "first run", func() bool { return a.len() >= 50 })
+	r.stop(t)
+	writeNumbered(t, path, 51, 80)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path+".1", data, 0o644)
+	os.Truncate(path, 0)
+	writeNumbered(t, path, 81, 90)
+
+	var b collector
+	r = start(t, cfg, b.emit)
+	waitFor(t, 5*time.Second, "the rest", func() bool { return b.len() >= 40 })
+	time.Sleep(5 * cfg.PollInterval)
+	r.stop(t)
+	for i, m := range b.snapshot() {
+		if _, n := parseNumbered(t, m.Data); n != 51+i {
+			t.Fatalf("message %d is line %d", i, n)
+		}
+	}
+	if b.len() != 40 || len(b.losses()) != 0 {
+		t.Fatalf("%d lines, losses %+v", b.len(), b.losses())
+	}
+}
+
+// (h) The defaults take the reference's largest message (8 MiB) as one
+// line, and a longer line's head is handed over (its stream is the one to
+// gap), while the line itself is never held whole.
+func TestOversizeDefaultsAndHead(t *testing.T) {
+	if d := DefaultConfig().MaxLineBytes; d < 8<<20 {
+		t.Fatalf("default max line %d bytes: below the reference's 8 MiB messages", d)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	cfg := testConfig(dir, "*.jsonl")
+	var heads [][]byte
+	var lengths []int64
+	cfg.OnOversize = func(_ tap.Position, n int64, head []byte) {
+		heads = append(heads, head)
+		lengths = append(lengths, n)
+	}
+	big := `{"request_id":"r-big","sequence":7,"body":"` + strings.Repeat("a", 8<<20) + `"}`
+	huge := `{"request_id":"r-huge","sequence":3,"body":"` + strings.Repeat("b", cfg.MaxLineBytes) + `"}`
+	appendFile(t, path, big+"\n"+huge+"\n"+`{"after":1}`+"\n")
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 10*time.Second, "lines", func() bool { return c.len() >= 2 })
+	r.stop(t)
+	msgs := c.snapshot()
+	if len(msgs) != 2 || len(msgs[0].Data) != len(big) || string(msgs[1].Data) != `{"after":1}` {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	if len(heads) != 1 || lengths[0] != int64(len(huge)) || len(heads[0]) != OversizeHead ||
+		!bytes.HasPrefix(heads[0], []byte(`{"request_id":"r-huge","sequence":3,`)) {
+		t.Fatalf("oversize reports: %d, lengths %v", len(heads), lengths)
+	}
+}
+
+// (5) With a budget, each line is charged before emit (Message.Charged)
+// and reading waits while the budget is spent: nothing is dropped.
+func TestBudgetBackpressure(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir, "*.jsonl")
+	line := numbered(0, 1)
+	cfg.Budget = tap.NewBudget(int64(10 * len(line))) // room for about 10 lines
+	writeNumbered(t, filepath.Join(dir, "a.jsonl"), 1, 1000)
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "the budget spent", func() bool { return c.len() >= 5 })
+	time.Sleep(10 * cfg.PollInterval)
+	n1 := c.len()
+	time.Sleep(10 * cfg.PollInterval)
+	if n2 := c.len(); n2 != n1 || n1 > 10 {
+		t.Fatalf("%d then %d lines emitted with room for 10", n1, n2)
+	}
+	// The engine judges them one by one: each release lets more in.
+	for i := 0; i < 1000; i++ {
+		waitFor(t, 5*time.Second, "next line", func() bool { return c.len() > i })
+		m := c.snapshot()[i]
+		if m.Charged != len(m.Data) {
+			t.Fatalf("line %d: charged %d for %d bytes", i, m.Charged, len(m.Data))
+		}
+		if used := cfg.Budget.Used(); used > cfg.Budget.Limit() {
+			t.Fatalf("budget used %d of %d", used, cfg.Budget.Limit())
+		}
+		cfg.Budget.Release(m.Charged)
+	}
+	r.stop(t)
+	if c.len() != 1000 || cfg.Budget.Used() != 0 {
+		t.Fatalf("%d lines, %d bytes still charged", c.len(), cfg.Budget.Used())
+	}
+}
+
+// (6) Durability order: a save takes its offsets, then calls BeforeSave
+// (which waits for the engine while more lines are emitted), then writes
+// those offsets, never later ones. A failing BeforeSave skips the save.
+func TestBeforeSaveOrder(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.jsonl")
+	cfg := testConfig(dir, "*.jsonl")
+	cfg.BeforeSave = func(ctx context.Context) error { return context.DeadlineExceeded } // never confirmed
+	writeNumbered(t, path, 1, 2000)
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "lines", func() bool { return c.len() >= 2000 })
+	time.Sleep(5 * cfg.SaveInterval)
+	r.stop(t)
+	if _, exists, _ := positions.Load(cfg.Positions); exists || r.t.saves.Load() != 0 {
+		t.Fatal("positions written although BeforeSave failed")
+	}
+
+	// Confirmed, but slowly: lines keep coming while BeforeSave waits.
+	var emitted atomic.Int64
+	var calls, bad atomic.Int64
+	prevAt := int64(-1)
+	cfg.BeforeSave = func(ctx context.Context) error {
+		// The file now holds the previous save's offsets: they must not
+		// be past what was emitted when that save called BeforeSave.
+		if e, _, _ := positions.Load(cfg.Positions); len(e) == 1 && prevAt >= 0 && e[0].Line > prevAt {
+			bad.Add(1)
+		}
+		at := emitted.Load()
+		time.Sleep(3 * time.Millisecond) // the engine catching up
+		prevAt = at
+		calls.Add(1)
+		return nil
+	}
+	writeNumbered(t, path, 2001, 40000)
+	var d collector
+	r = start(t, cfg, func(ctx context.Context, m tap.Message) error {
+		if err := d.emit(ctx, m); err != nil {
+			return err
+		}
+		emitted.Add(1)
+		if emitted.Load()%50 == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		return nil
+	})
+	// Lines 1..2000 were never committed: they come again.
+	waitFor(t, 30*time.Second, "lines", func() bool { return d.len() >= 40000 })
+	waitFor(t, 5*time.Second, "saves", func() bool { return calls.Load() >= 3 })
+	r.stop(t)
+	if bad.Load() != 0 {
+		t.Fatalf("%d saves wrote offsets taken after BeforeSave was called", bad.Load())
+	}
+	e, _, err := positions.Load(cfg.Positions)
+	if err != nil || len(e) != 1 || e[0].Line != 40000 {
+		t.Fatalf("final positions %v %+v", err, e)
+	}
+	t.Logf("%d confirmed saves", calls.Load())
+}
