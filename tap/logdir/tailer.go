@@ -527,9 +527,10 @@ func (t *Tailer) closeFinished(now time.Time) {
 		}
 		switch {
 		case tf.f != nil && tf.partial():
-			// The last line never got its newline: it is never emitted half.
-			t.stats.Drop(tap.DropUpstreamGap)
+			// The last line never got its newline: it is never emitted half,
+			// and the record it was is missing from its stream.
 			t.log.Info("file gone with an unfinished last line", "path", tf.path, "offset", tf.commitOff)
+			t.lose(tap.DropUpstreamGap)
 		case tf.f == nil && (tf.closedActive || tf.size > tf.commitOff):
 			t.log.Info("file went away while closed to make room; what it got since is lost",
 				"path", tf.path, "offset", tf.commitOff)
