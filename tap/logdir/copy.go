@@ -53,10 +53,11 @@ func (m prefixMatch) matches(b []byte) bool {
 }
 
 // findCopy looks in the directory of path for a regular file, other than
-// the truncated one (self) and the files the tailer tracks, whose first
-// bytes match and that holds at least from bytes: the copy made by a
-// copy-truncate rotation. It returns the copy opened, or nil.
-func (t *Tailer) findCopy(path string, self fileKey, m prefixMatch, from int64) (*os.File, string, os.FileInfo) {
+// the truncated one (self) and the files the tailer tracks (except its
+// shadows: copies the globs matched), whose first bytes match and that
+// holds at least from bytes: the copy made by a copy-truncate rotation. It
+// returns the copy opened, or nil.
+func (t *Tailer) findCopy(path string, self *tracked, m prefixMatch, from int64) (*os.File, string, os.FileInfo) {
 	if m.n <= 0 {
 		return nil, "", nil // nothing to recognise it by
 	}
@@ -83,10 +84,10 @@ func (t *Tailer) findCopy(path string, self fileKey, m prefixMatch, from int64) 
 			continue
 		}
 		key := keyOf(fi, p)
-		if key == self || t.byKey[key] != nil {
+		if tr := t.byKey[key]; key == self.key || (tr != nil && tr.shadowOf != self) {
 			continue
 		}
-		cands = append(cands, cand{p, fi, strings.HasPrefix(e.Name(), stem)})
+		cands = append(cands, cand{p, fi, strings.HasPrefix(e.Name(), stem) || t.byKey[key] != nil})
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		if cands[i].near != cands[j].near {
@@ -116,7 +117,7 @@ func (t *Tailer) findCopy(path string, self fileKey, m prefixMatch, from int64) 
 // content from tf's committed offset. It returns false when there is no
 // copy (the caller counts the loss).
 func (t *Tailer) startCopy(tf *tracked, m prefixMatch, from, line, seen int64) bool {
-	f, path, fi := t.findCopy(tf.path, tf.key, m, from)
+	f, path, fi := t.findCopy(tf.path, tf, m, from)
 	if f == nil {
 		return false
 	}
@@ -134,6 +135,9 @@ func (t *Tailer) startCopy(tf *tracked, m prefixMatch, from, line, seen int64) b
 	ctf.fpLen = len(ctf.fp) + 1 // never recomputed (sum is not used for a copy)
 	t.nOpen++
 	tf.copy = cr
+	if sh := t.byKey[ctf.key]; sh != nil {
+		sh.shadowOf = tf // a copy the globs match: it is read as the copy, never on its own
+	}
 	t.log.Info("file truncated (copy-truncate rotation); finishing its copy first",
 		"path", tf.path, "copy", path, "offset", from, "copy_size", fi.Size())
 	return true
@@ -159,6 +163,7 @@ func (t *Tailer) readCopy(ctx context.Context, emit tap.EmitFunc, tf *tracked) (
 	t.nOpen--
 	tf.copy = nil
 	t.dirty = true
+	t.copied(ctf)
 	if ctf.partial() || err != nil || (cr.seen > 0 && ctf.commitOff < cr.seen) {
 		t.log.Info("copy of a truncated file holds less than the tailer saw; the rest is lost",
 			"path", tf.path, "copy", ctf.path, "copy_end", ctf.commitOff, "seen", cr.seen)
@@ -167,4 +172,54 @@ func (t *Tailer) readCopy(ctx context.Context, emit tap.EmitFunc, tf *tracked) (
 		t.log.Debug("copy of a truncated file finished; nothing lost", "path", tf.path, "copy", ctf.path, "offset", ctf.commitOff)
 	}
 	return n, true, nil
+}
+
+// maxCopiesKept bounds the copies remembered after they were finished.
+const maxCopiesKept = 64
+
+// copied remembers a finished copy: if the globs match it, it is tracked
+// from where the copy was finished, not read again from 0.
+func (t *Tailer) copied(ctf *tracked) {
+	done := copyDone{off: ctf.commitOff, line: ctf.line}
+	if sh := t.byKey[ctf.key]; sh != nil && sh.shadowOf != nil {
+		sh.shadowOf = nil
+		sh.dropBuffer()
+		sh.readOff, sh.commitOff, sh.line = done.off, done.off, done.line
+		sh.looked = 0 // looked at again by checkFile
+		return
+	}
+	if len(t.copies) >= maxCopiesKept {
+		clear(t.copies)
+	}
+	t.copies[ctf.key] = done
+}
+
+// copyDone is where a finished copy ended.
+type copyDone struct{ off, line int64 }
+
+// shadowFor decides how a file the globs matched for the first time
+// relates to a copy-truncate rotation: the copy being finished, a copy
+// already finished, or a copy of a tracked file (same full 1 KiB
+// fingerprint: it holds what that file holds, and is read only as that
+// file's copy if it is truncated). It returns the file it shadows, or
+// where a finished copy ended.
+func (t *Tailer) shadowFor(key fileKey, fp []byte) (of *tracked, done copyDone, isDone bool) {
+	if d, ok := t.copies[key]; ok {
+		delete(t.copies, key)
+		return nil, d, true
+	}
+	for _, o := range t.files {
+		if cr := o.copy; cr != nil && cr.tf.key == key {
+			return o, copyDone{}, false
+		}
+	}
+	if len(fp) < fingerprintSize {
+		return nil, copyDone{}, false // too short to tell a copy from a file that starts alike
+	}
+	for _, o := range t.files {
+		if o.shadowOf == nil && len(o.fp) == fingerprintSize && bytes.Equal(o.fp, fp) {
+			return o, copyDone{}, false
+		}
+	}
+	return nil, copyDone{}, false
 }

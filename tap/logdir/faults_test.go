@@ -165,10 +165,25 @@ func TestPositionsUnreadableAndUnwritable(t *testing.T) {
 // truncation was a loss (Gap), and the rest of the old content was never
 // read.
 func TestCopyTruncateFinishesCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		glob string
+		// seenFirst: the tailer's scans see the copy before the truncation.
+		seenFirst bool
+	}{
+		{"copy not matched", "*.jsonl", false},
+		{"copy matched, truncation first", "*.jsonl*", false},
+		{"copy matched and seen first", "*.jsonl*", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { copyTruncate(t, tc.glob, tc.seenFirst) })
+	}
+}
+
+func copyTruncate(t *testing.T, glob string, seenFirst bool) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.jsonl")
 	copyPath := path + ".1"
-	cfg := testConfig(dir, "*.jsonl") // the copy's name is not matched
+	cfg := testConfig(dir, glob)
 	writeNumbered(t, path, 1, 2000)
 	gate := make(chan struct{})
 	var c collector
@@ -187,13 +202,19 @@ func TestCopyTruncateFinishesCopy(t *testing.T) {
 	if err := os.WriteFile(copyPath, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if seenFirst {
+		close(gate) // reading on, the tailer scans and finds the copy
+		time.Sleep(4 * cfg.RescanInterval)
+	}
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
 	writeNumbered(t, path, 2501, 2600) // shorter than what was read: the refilled file is noticed by its size
-	close(gate)
+	if !seenFirst {
+		close(gate)
+	}
 	waitFor(t, 10*time.Second, "all lines", func() bool { return c.len() >= 2600 })
-	time.Sleep(5 * cfg.PollInterval)
+	time.Sleep(4 * cfg.RescanInterval)
 	r.stop(t)
 
 	msgs := c.snapshot()
@@ -204,7 +225,7 @@ func TestCopyTruncateFinishesCopy(t *testing.T) {
 	for i, m := range msgs {
 		_, n := parseNumbered(t, m.Data)
 		if n != i+1 {
-			t.Fatalf("message %d is line %d: lost, repeated or out of order", i, n)
+			t.Fatalf("message %d is line %d (%s): lost, repeated or out of order", i, n, m.Pos)
 		}
 		switch {
 		case n <= 2500 && m.Pos.Name == copyPath:
@@ -216,11 +237,20 @@ func TestCopyTruncateFinishesCopy(t *testing.T) {
 			t.Fatalf("line %d at %+v, want %s:%d", n, m.Pos, path, n-2500)
 		}
 	}
-	if fromCopy == 0 {
+	if fromCopy == 0 && !seenFirst {
 		t.Error("no line was read from the copy")
 	}
 	if l := c.losses(); len(l) != 0 || r.stats.Drops[tap.DropTruncated].Load() != 0 {
 		t.Errorf("losses %+v, truncated drops %d: the copy held everything", l, r.stats.Drops[tap.DropTruncated].Load())
+	}
+	// A restart reads nothing again, from either file.
+	var d collector
+	r = start(t, cfg, d.emit)
+	time.Sleep(4 * cfg.RescanInterval)
+	r.stop(t)
+	if d.len() != 0 {
+		pb, _ := os.ReadFile(cfg.Positions)
+		t.Errorf("a restart read %d lines again, first %s at %s\n%s", d.len(), d.snapshot()[0].Data, d.snapshot()[0].Pos, pb)
 	}
 	t.Logf("%d lines finished from the copy", fromCopy)
 }

@@ -81,6 +81,12 @@ type tracked struct {
 	// looked is, while the file is closed, how far it was read when it was
 	// closed: a stat that shows another size (or mtime) reopens it.
 	looked int64
+	// shadowOf: this file is a copy of that one (a copy-truncate copy the
+	// globs match). It is not read on its own: what it holds is read
+	// through the original, or as the original's copy once it is
+	// truncated (then it is tracked on from the copy's end).
+	shadowOf *tracked
+
 	// closedActive: closed to make room while it was still being written.
 	// If it then disappears, what it got meanwhile was not read: a loss.
 	closedActive bool
@@ -99,7 +105,7 @@ func (tf *tracked) pos(off, line int64) tap.Position {
 func (tf *tracked) restart() {
 	tf.dropBuffer()
 	tf.readOff, tf.commitOff, tf.line = 0, 0, 0
-	tf.fp = nil
+	tf.fp, tf.fpSum = nil, ""
 }
 
 // dropBuffer forgets what was read after the last handled line; it is

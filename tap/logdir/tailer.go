@@ -73,6 +73,8 @@ type Tailer struct {
 	// firstSeen are files found by the first scan that could not be opened
 	// then: where they start is decided as if they had been.
 	firstSeen map[fileKey]bool
+	// copies are finished copy-truncate copies not tracked (yet).
+	copies map[fileKey]copyDone
 
 	fsw *fsnotify.Watcher
 
@@ -213,6 +215,7 @@ func (t *Tailer) reset() {
 	t.restored, t.hadPositions, t.recovering, t.dirty = nil, false, false, false
 	t.warned = make(map[string]bool)
 	t.firstSeen = make(map[fileKey]bool)
+	t.copies = make(map[fileKey]copyDone)
 	t.nOpen, t.openLimit, t.lastEMFILE = 0, t.cfg.MaxOpenFiles, time.Time{}
 	t.scanFault = fault{what: "directory scan"}
 	t.openFault = fault{what: "opening files"}
@@ -281,7 +284,7 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 					continue
 				}
 			}
-			if !t.checkFile(tf, statClosed) {
+			if tf.shadowOf != nil || !t.checkFile(tf, statClosed) {
 				continue
 			}
 			if err := t.flushPending(ctx, emit); err != nil {
@@ -531,7 +534,7 @@ func (t *Tailer) closeFinished(now time.Time) {
 			// and the record it was is missing from its stream.
 			t.log.Info("file gone with an unfinished last line", "path", tf.path, "offset", tf.commitOff)
 			t.lose(tap.DropUpstreamGap)
-		case tf.f == nil && (tf.closedActive || tf.size > tf.commitOff):
+		case tf.f == nil && tf.shadowOf == nil && (tf.closedActive || tf.size > tf.commitOff):
 			t.log.Info("file went away while closed to make room; what it got since is lost",
 				"path", tf.path, "offset", tf.commitOff)
 			t.lose(tap.DropUpstreamGap)
@@ -619,6 +622,9 @@ func (t *Tailer) rescan(now time.Time, first bool) {
 	}
 	t.restored = kept
 	t.watchDirs()
+	// What the tap reads from is healthy when it can be scanned and
+	// opened: a metric and /healthz detail, never readiness.
+	t.stats.UpstreamUp.Store(!t.scanFault.active && !t.openFault.active)
 }
 
 func keyOf(fi os.FileInfo, path string) fileKey {
@@ -661,6 +667,23 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		return false
 	}
 	tf := &tracked{key: key, path: path, f: f, fp: fp, size: size, mtime: fi.ModTime(), lastGrowth: now, seen: now}
+	if of, done, isDone := t.shadowFor(key, fp); of != nil || isDone {
+		// A copy-truncate copy the globs match: never read from 0.
+		if isDone {
+			tf.readOff, tf.commitOff, tf.line = done.off, done.off, done.line
+		} else {
+			tf.shadowOf = of
+			off := lastLineEnd(f, size, t.scratch)
+			tf.readOff, tf.commitOff = off, off
+			t.closeFile(tf, now)
+		}
+		t.log.Debug("file is a copy of a tracked file", "path", path, "offset", tf.commitOff)
+		t.files = append(t.files, tf)
+		t.byKey[key] = tf
+		t.dirty = true
+		delete(t.firstSeen, key)
+		return true
+	}
 	switch e, i, how := t.matchCheckpoint(key, fp, size); how {
 	case resumed:
 		tf.readOff, tf.commitOff, tf.line = e.Offset, e.Offset, e.Line
