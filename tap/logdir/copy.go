@@ -87,7 +87,11 @@ func (t *Tailer) findCopy(path string, self *tracked, m prefixMatch, from int64)
 		if tr := t.byKey[key]; key == self.key || (tr != nil && tr.shadowOf != self) {
 			continue
 		}
-		cands = append(cands, cand{p, fi, strings.HasPrefix(e.Name(), stem) || t.byKey[key] != nil})
+		near := strings.HasPrefix(e.Name(), stem) || t.byKey[key] != nil
+		if !near && m.n < fingerprintSize {
+			continue // a short prefix is too weak to take a file named otherwise for the copy
+		}
+		cands = append(cands, cand{p, fi, near})
 	}
 	sort.Slice(cands, func(i, j int) bool {
 		if cands[i].near != cands[j].near {
@@ -200,10 +204,10 @@ type copyDone struct{ off, line int64 }
 // shadowFor decides how a file the globs matched for the first time
 // relates to a copy-truncate rotation: the copy being finished, a copy
 // already finished, or a copy of a tracked file (same full 1 KiB
-// fingerprint: it holds what that file holds, and is read only as that
-// file's copy if it is truncated). It returns the file it shadows, or
+// fingerprint and named after it: it holds what that file holds, and is
+// read only as that file's copy if it is truncated). It returns the file it shadows, or
 // where a finished copy ended.
-func (t *Tailer) shadowFor(key fileKey, fp []byte) (of *tracked, done copyDone, isDone bool) {
+func (t *Tailer) shadowFor(path string, key fileKey, fp []byte) (of *tracked, done copyDone, isDone bool) {
 	if d, ok := t.copies[key]; ok {
 		delete(t.copies, key)
 		return nil, d, true
@@ -217,9 +221,21 @@ func (t *Tailer) shadowFor(key fileKey, fp []byte) (of *tracked, done copyDone, 
 		return nil, copyDone{}, false // too short to tell a copy from a file that starts alike
 	}
 	for _, o := range t.files {
-		if o.shadowOf == nil && len(o.fp) == fingerprintSize && bytes.Equal(o.fp, fp) {
+		if o.shadowOf == nil && len(o.fp) == fingerprintSize && bytes.Equal(o.fp, fp) && namedAfter(path, o.path) {
 			return o, copyDone{}, false
 		}
 	}
 	return nil, copyDone{}, false
+}
+
+// namedAfter reports whether path looks like a rotated copy of orig: in
+// the same directory, and named after it (app.jsonl.1, app.jsonl-20260329,
+// app-20260329.jsonl). Two files that merely start alike (the same capture
+// written twice) are not each other's copies.
+func namedAfter(path, orig string) bool {
+	if path == orig || filepath.Dir(path) != filepath.Dir(orig) {
+		return false
+	}
+	base := filepath.Base(orig)
+	return strings.HasPrefix(filepath.Base(path), strings.TrimSuffix(base, filepath.Ext(base)))
 }

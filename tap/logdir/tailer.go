@@ -667,7 +667,7 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		return false
 	}
 	tf := &tracked{key: key, path: path, f: f, fp: fp, size: size, mtime: fi.ModTime(), lastGrowth: now, seen: now}
-	if of, done, isDone := t.shadowFor(key, fp); of != nil || isDone {
+	if of, done, isDone := t.shadowFor(path, key, fp); of != nil || isDone {
 		// A copy-truncate copy the globs match: never read from 0.
 		if isDone {
 			tf.readOff, tf.commitOff, tf.line = done.off, done.off, done.line
