@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/logdir/positions"
 )
 
 // The descriptor-limit test (issue 8, fault e) runs the tailer in a child
@@ -43,6 +44,7 @@ type fdResult struct {
 	Skipped   int    `json:"skipped"`  // lines that never came before a later one
 	MaxFDs    int    `json:"max_fds"`  // counted by the parent
 	ErrScan   uint64 `json:"err_scan"`
+	ErrPos    uint64 `json:"err_positions"`
 	Lost      int    `json:"lost"` // Lost control messages
 	IdleSaves int    `json:"idle_saves"`
 	Done      bool   `json:"done"`
@@ -220,8 +222,20 @@ func fdChildRun(dir string) (res fdResult) {
 	}
 	// Idle: every line read, nothing changes; the positions file must not
 	// be written again (after the save of the last offsets).
+	// Idle once the positions file holds every line (a save may be slow:
+	// fsync on a loaded disk), then 5 more save intervals for good measure.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		entries, _, _ := positions.Load(cfg.Positions)
+		var lines int64
+		for _, e := range entries {
+			lines += e.Line
+		}
+		if lines == int64(expect) {
+			break
+		}
+	}
+	time.Sleep(5 * cfg.SaveInterval)
 	// Each save renames a new file into place: count new inodes.
-	time.Sleep(10 * cfg.SaveInterval)
 	ino := func() uint64 {
 		fi, err := os.Stat(cfg.Positions)
 		if err != nil {
@@ -243,5 +257,6 @@ func fdChildRun(dir string) (res fdResult) {
 	mu.Lock()
 	defer mu.Unlock()
 	res.ErrScan = stats.Errors[tap.ErrScan].Load()
+	res.ErrPos = stats.Errors[tap.ErrPositions].Load()
 	return res
 }
