@@ -299,6 +299,7 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 				if e := (errEmit{}); errors.As(err, &e) {
 					return err
 				}
+				t.stats.Error(tap.ErrScan)
 				t.warnOnce(tf.path+"\x00read", "read failed; retrying", "path", tf.path, "err", err)
 			}
 			if n > 0 {
