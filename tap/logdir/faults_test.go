@@ -552,3 +552,43 @@ func TestRenameRotationOverOpenFileBound(t *testing.T) {
 		})
 	}
 }
+
+// (h) The head handed over is the line's first min(64 KiB, length) bytes
+// however the line arrives: here in small writes while the tailer reads,
+// with a limit far below the head's size.
+func TestOversizeHeadAcrossReads(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	cfg := testConfig(dir, "*.jsonl")
+	cfg.MaxLineBytes = 100
+	heads := make(chan []byte, 1)
+	cfg.OnOversize = func(_ tap.Position, n int64, head []byte) { heads <- head }
+	var c collector
+	r := start(t, cfg, c.emit)
+	line := make([]byte, 200<<10)
+	for i := range line {
+		line[i] = 'a' + byte(i%26)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < len(line); off += 1 << 10 {
+		f.Write(line[off : off+1<<10])
+		if off%(16<<10) == 0 {
+			time.Sleep(cfg.PollInterval / 2)
+		}
+	}
+	f.WriteString("\n{}\n")
+	f.Close()
+	waitFor(t, 5*time.Second, "the next line", func() bool { return c.len() >= 1 })
+	r.stop(t)
+	select {
+	case head := <-heads:
+		if !bytes.Equal(head, line[:OversizeHead]) {
+			t.Fatalf("head of %d bytes, want the line's first %d", len(head), OversizeHead)
+		}
+	default:
+		t.Fatal("no oversize report")
+	}
+}

@@ -176,7 +176,15 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			if k == 0 {
 				return n, ignoreEOF(err)
 			}
-			if i := bytes.IndexByte(t.scratch[:k], '\n'); i >= 0 {
+			i := bytes.IndexByte(t.scratch[:k], '\n')
+			if room := OversizeHead - len(tf.head); room > 0 {
+				end := k
+				if i >= 0 {
+					end = i
+				}
+				tf.head = append(tf.head, t.scratch[:min(end, room)]...)
+			}
+			if i >= 0 {
 				// Consume through the newline only; what follows is read
 				// again into the line buffer (cheaper than copying here).
 				tf.readOff += int64(i + 1)
@@ -247,7 +255,7 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			if tf.commitOff == 0 && bytes.HasPrefix(tf.buf[start:tf.w], utf8BOM) {
 				start += len(utf8BOM)
 			}
-			tf.head = bytes.Clone(tf.buf[start:min(tf.w, start+OversizeHead)])
+			tf.head = append(make([]byte, 0, OversizeHead), tf.buf[start:min(tf.w, start+OversizeHead)]...) // completed while discarding
 			tf.discarding, tf.discardLen = true, int64(tf.w-start)
 			tf.r, tf.clean = tf.w, 0
 			continue
