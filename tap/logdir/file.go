@@ -119,9 +119,6 @@ func (tf *tracked) dropBuffer() {
 // partial reports whether bytes of an unfinished line are held.
 func (tf *tracked) partial() bool { return tf.w > tf.r || tf.discarding }
 
-// unread reports whether the last stat showed bytes not yet read.
-func (tf *tracked) unread() bool { return tf.size > tf.readOff }
-
 // sum is the hash of the fingerprint, as written to the positions file.
 func (tf *tracked) sum() string {
 	if tf.fpSum == "" || tf.fpLen != len(tf.fp) {
