@@ -207,3 +207,48 @@ func TestRunLogdirOversizeLine(t *testing.T) {
 		t.Fatalf("the engine got %d undecodable inputs; want the oversize line's 64 KiB head", len(sink.heads))
 	}
 }
+
+// TestRunLogdirCorruptPositions (issue 8, fault c): a corrupt positions
+// file no longer stops the sidecar (before: `run` exited 1 with "positions
+// file is corrupt: EOF", taking every other tap with it). The tap moves it
+// aside, counts it, starts from the files' ends (what was already there is
+// not judged again: no e2a.after_final) and judges what comes next.
+func TestRunLogdirCorruptPositions(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	path := filepath.Join(logs, "agent.jsonl")
+	// Already judged by an earlier run whose positions are now unreadable.
+	appendLines(t, path, e2aStream("old", 0, 3, true, true))
+	pos := filepath.Join(dir, "pos.json")
+	if err := os.WriteFile(pos, []byte(`{"version":1,"files":[{"pa`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Listen = freeAddr(t)
+	cfg.Outputs.Findings.Path = filepath.Join(dir, "findings.jsonl")
+	cfg.Outputs.Log.Path = filepath.Join(dir, "records.jsonl")
+	cfg.Taps = []TapConfig{{Name: "agent-logs", Type: "logdir", Paths: []string{filepath.Join(logs, "*.jsonl")}, Positions: pos}}
+	live := &findingSink{}
+	sc, stop := startSidecar(t, cfg, live)
+	stats := sc.taps[0].stats
+	pollUntil(t, "the tap up", 10*time.Second, stats.Up.Load)
+	lines := e2aStream("new", 0, 4, true, true, 2) // planted: sequence 2 missing
+	appendLines(t, path, lines)
+	pollUntil(t, "the new records", 10*time.Second, func() bool { return stats.Messages[tap.DirNone].Load() >= uint64(len(lines)) })
+	time.Sleep(300 * time.Millisecond)
+	stop() // fails the test if the sidecar stopped with an error
+
+	if got := live.keys(); len(got) != 1 || got[0] != "e2a.seq_gap new" {
+		t.Fatalf("findings %v, want only the planted seq_gap of the new stream", got)
+	}
+	if n := stats.Messages[tap.DirNone].Load(); n != uint64(len(lines)) {
+		t.Errorf("%d records read, want the %d new ones only", n, len(lines))
+	}
+	if n := stats.Errors[tap.ErrPositions].Load(); n != 1 {
+		t.Errorf("positions errors = %d, want 1", n)
+	}
+	if aside, _ := filepath.Glob(pos + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("corrupt file kept aside: %v", aside)
+	}
+}
