@@ -47,7 +47,7 @@ type fdResult struct {
 	ErrScan   uint64 `json:"err_scan"`
 	ErrPos    uint64 `json:"err_positions"`
 	HeapKiB   uint64 `json:"heap_kib"` // live heap once everything was read
-	Lost      int    `json:"lost"` // Lost control messages
+	Lost      int    `json:"lost"`     // Lost control messages
 	IdleSaves int    `json:"idle_saves"`
 	Done      bool   `json:"done"`
 	Err       string `json:"err,omitempty"`
