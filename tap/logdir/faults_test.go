@@ -592,3 +592,61 @@ func TestOversizeHeadAcrossReads(t *testing.T) {
 		t.Fatal("no oversize report")
 	}
 }
+
+// (e) A scan that fails is not a deletion. The directory of a tracked file
+// is swapped for a symlink loop (ELOOP: the scan cannot read it; as root,
+// permissions cannot stand in), longer than the grace after which a file
+// the scans no longer see is forgotten, then put back. The file is read on
+// through its descriptor, the failure is counted, and nothing is read
+// twice. Before: filepath.Glob ignored the error, the file looked deleted,
+// was forgotten, and read again from 0 once the directory was back.
+func TestFailedScanIsNotADeletion(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs")
+	if err := os.Mkdir(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(logs, "a.jsonl")
+	cfg := testConfig(dir, "logs/*.jsonl")
+	writeNumbered(t, path, 1, 50)
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "first lines", func() bool { return c.len() >= 50 })
+
+	real := filepath.Join(dir, "logs.real")
+	if err := os.Rename(logs, real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("logs", logs); err != nil { // logs -> logs: ELOOP
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "a failed scan", func() bool { return r.stats.Errors[tap.ErrScan].Load() > 0 })
+	time.Sleep(4 * cfg.RescanInterval) // past the grace of a file that went away
+	writeNumbered(t, filepath.Join(real, "a.jsonl"), 51, 60)
+	waitFor(t, 5*time.Second, "lines while the scans fail", func() bool { return c.len() >= 60 })
+	if r.stats.UpstreamUp.Load() {
+		t.Error("UpstreamUp while the scans fail")
+	}
+	if err := os.Remove(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(real, logs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * cfg.RescanInterval)
+	writeNumbered(t, path, 61, 70)
+	waitFor(t, 5*time.Second, "lines after", func() bool { return c.len() >= 70 })
+	time.Sleep(4 * cfg.RescanInterval)
+	r.stop(t)
+	for i, m := range c.snapshot() {
+		if _, n := parseNumbered(t, m.Data); n != i+1 {
+			t.Fatalf("message %d is line %d: read again or lost", i, n)
+		}
+	}
+	if c.len() != 70 || len(c.losses()) != 0 {
+		t.Fatalf("%d lines, losses %+v", c.len(), c.losses())
+	}
+	if !r.stats.UpstreamUp.Load() {
+		t.Error("UpstreamUp false once the scans work again")
+	}
+}
