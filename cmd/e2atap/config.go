@@ -311,6 +311,9 @@ func (c *Config) Validate() error {
 			if t.Positions == "" {
 				add("%s: positions: a file to keep read offsets in is needed", where)
 			}
+			if t.MaxOpenFiles < 0 {
+				add("%s: max_open_files: %d is negative (0 = the default, 256)", where, t.MaxOpenFiles)
+			}
 		case "nats":
 			if u, err := url.Parse(t.URL); err != nil || u.Host == "" {
 				add("%s: url: %q is not a URL like nats://host:4222", where, redactURL(t.URL))

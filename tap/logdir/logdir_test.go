@@ -203,12 +203,14 @@ func TestRenameRotationUnderLoad(t *testing.T) {
 }
 
 // (3) Copy-truncate under load. A writer appends while a rotator copies
-// the file and truncates it, as logrotate's copytruncate does. What this
-// proves: no line is emitted twice, lines come in file order, the
-// truncations are detected and counted (and flagged with Gap), and the only
-// lines ever lost are, in each generation, a suffix: the lines appended
-// after the tailer's last read before the truncation. Lines written after
-// a truncation are never lost.
+// the file and truncates it, as logrotate's copytruncate does (with a
+// random pause in between, its race window). What this proves: no line is
+// emitted twice, lines come in file order (the rest of each generation
+// from its copy), and the only lines ever lost are, in each generation, a
+// suffix: those appended between the copy and the truncation, in neither
+// file. Each truncation where the tailer saw more than the copy holds is
+// one counted loss and one Lost message. Lines written after a truncation
+// are never lost.
 func TestCopyTruncateUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.jsonl")

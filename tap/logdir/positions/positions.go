@@ -129,9 +129,19 @@ const corruptSuffix = ".corrupt-"
 // the oldest such files beyond keep. It returns the new name. The rename is
 // in the same directory, so it is atomic: the next Load finds no file.
 func MoveAside(path string, now time.Time, keep int) (string, error) {
-	// Seconds and nanoseconds, fixed width: names sort by time.
+	// Seconds and nanoseconds, fixed width: names sort by time. A new name
+	// sorts after every older one even if the clock did not move (or went
+	// back), so that the oldest are the ones removed.
+	old, _ := filepath.Glob(escapeGlob(path) + corruptSuffix + "*")
+	newest := ""
+	for _, p := range old {
+		newest = max(newest, p)
+	}
 	for ; ; now = now.Add(time.Nanosecond) {
 		aside := fmt.Sprintf("%s%s%d.%09d", path, corruptSuffix, now.Unix(), now.Nanosecond())
+		if aside <= newest {
+			continue
+		}
 		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
 			if err := moveAside(path, aside, keep); err != nil {
 				return "", err
