@@ -137,11 +137,14 @@ func MoveAside(path string, now time.Time, keep int) (string, error) {
 	for _, p := range old {
 		newest = max(newest, p)
 	}
+	var sec, nsec int64
+	if _, err := fmt.Sscanf(strings.TrimPrefix(newest, path+corruptSuffix), "%d.%d", &sec, &nsec); err == nil {
+		if last := time.Unix(sec, nsec); !now.After(last) {
+			now = last.Add(time.Nanosecond)
+		}
+	}
 	for ; ; now = now.Add(time.Nanosecond) {
 		aside := fmt.Sprintf("%s%s%d.%09d", path, corruptSuffix, now.Unix(), now.Nanosecond())
-		if aside <= newest {
-			continue
-		}
 		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
 			if err := moveAside(path, aside, keep); err != nil {
 				return "", err
