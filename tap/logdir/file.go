@@ -70,6 +70,7 @@ type tracked struct {
 	mtime      time.Time // at the last stat
 	lastGrowth time.Time
 	lastRead   time.Time // when a read last found data: the least recent is closed first
+	lastStat   time.Time // when it was last looked at by name while closed
 	readTime   time.Time // when the bytes being handled were read
 	seen       time.Time // Entry.Seen: refreshed coarsely, so that it alone never rewrites the file
 

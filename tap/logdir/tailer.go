@@ -76,7 +76,8 @@ type Tailer struct {
 	// copies are finished copy-truncate copies not tracked (yet).
 	copies map[fileKey]copyDone
 
-	fsw *fsnotify.Watcher
+	fsw    *fsnotify.Watcher
+	writes writtenSet // names with write events, for closed files
 
 	pollWake   chan struct{} // capacity 1: a pending wake is enough, more are dropped
 	rescanWake chan struct{} // capacity 1, same policy
@@ -216,6 +217,7 @@ func (t *Tailer) reset() {
 	t.warned = make(map[string]bool)
 	t.firstSeen = make(map[fileKey]bool)
 	t.copies = make(map[fileKey]copyDone)
+	t.writes.take()
 	t.nOpen, t.openLimit, t.lastEMFILE = 0, t.cfg.MaxOpenFiles, time.Time{}
 	t.scanFault = fault{what: "directory scan"}
 	t.openFault = fault{what: "opening files"}
@@ -267,9 +269,12 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 		}
 		progress := false
 		now := time.Now()
-		statClosed := now.Sub(t.lastClosedStat) >= t.cfg.PollInterval
-		if statClosed {
+		var look closedLook
+		if now.Sub(t.lastClosedStat) >= t.cfg.PollInterval {
 			t.lastClosedStat = now
+			look.now = now
+			look.written, look.all = t.writes.take()
+			look.all = look.all || t.fsw == nil // no events: poll them all
 		}
 		for _, tf := range t.files {
 			if tf.copy != nil {
@@ -284,7 +289,7 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 					continue
 				}
 			}
-			if tf.shadowOf != nil || !t.checkFile(tf, statClosed) {
+			if tf.shadowOf != nil || !t.checkFile(tf, &look) {
 				continue
 			}
 			if err := t.flushPending(ctx, emit); err != nil {
@@ -343,14 +348,37 @@ func (t *Tailer) saveIfDue(next *time.Time) {
 	}
 }
 
+// closedLook says which closed files a drain round looks at: none (now is
+// zero: PollInterval has not passed), those with write events, or all.
+type closedLook struct {
+	now     time.Time
+	written map[string]struct{}
+	all     bool
+}
+
+// wants reports whether a closed file is looked at: it had a write event,
+// or events are unavailable or were lost, or it has not been looked at for
+// a rescan interval (events are only a hint).
+func (l *closedLook) wants(tf *tracked, every time.Duration) bool {
+	if l.now.IsZero() {
+		return false
+	}
+	_, written := l.written[tf.path]
+	if !l.all && !written && l.now.Sub(tf.lastStat) < every {
+		return false
+	}
+	tf.lastStat = l.now
+	return true
+}
+
 // checkFile looks at tf's size and first bytes to notice new data and a
 // truncation (the file shrank below what was read, or its first bytes
 // changed: truncated and refilled between two looks). It opens a closed
-// file that has something new (a closed file is looked at by name, at most
-// every PollInterval), and reports whether tf is open to be read.
-func (t *Tailer) checkFile(tf *tracked, statClosed bool) bool {
+// file that has something new (a closed file is looked at by name: see
+// closedLook), and reports whether tf is open to be read.
+func (t *Tailer) checkFile(tf *tracked, look *closedLook) bool {
 	if tf.f == nil {
-		if tf.gone || !statClosed {
+		if tf.gone || !look.wants(tf, t.cfg.RescanInterval) {
 			return false
 		}
 		fi, err := os.Stat(tf.path)
