@@ -67,8 +67,9 @@
 // least recently among those read to their current end is closed (idle
 // ones first, then ones still being written). A closed file keeps its
 // identity, offsets and fingerprint; it is looked at by name (stat, no
-// descriptor) every PollInterval and reopened when its size or mtime
-// changes; on reopening, device and inode must match, and a change of its
+// descriptor) when a write event names it, or every RescanInterval (every
+// PollInterval when events are unavailable or were lost), and reopened
+// when its size or mtime changes; on reopening, device and inode must match, and a change of its
 // first bytes is a truncation as above. A partial last line is dropped on
 // close and read again. A line buffer is sized to what is waiting (4 KiB to
 // 64 KiB), so thousands of quiet files hold little memory. An open that
@@ -178,7 +179,9 @@
 // Run owns everything and waits for every goroutine it starts: its own
 // goroutine reads all files and calls emit; one goroutine turns fsnotify
 // events into wakes through two channels of capacity 1 (a pending wake is
-// enough; more are dropped); one goroutine (the saver) calls BeforeSave and
+// enough; more are dropped) and notes the names of written files in a
+// mutex-guarded set of at most 4096 (past that, every closed file is
+// looked at); one goroutine (the saver) calls BeforeSave and
 // writes positions snapshots (taken on Run's goroutine, so consistent)
 // through a channel of capacity 1 where a newer snapshot replaces a pending
 // older one, so that a slow fsync or a BeforeSave waiting for the engine
