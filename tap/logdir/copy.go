@@ -203,9 +203,10 @@ type copyDone struct{ off, line int64 }
 
 // shadowFor decides how a file the globs matched for the first time
 // relates to a copy-truncate rotation: the copy being finished, a copy
-// already finished, or a copy of a tracked file (same full 1 KiB
-// fingerprint and named after it: it holds what that file holds, and is
-// read only as that file's copy if it is truncated). It returns the file it shadows, or
+// already finished, or a copy of a tracked file (named after it, starting
+// with its whole fingerprint: 1 KiB, or all of a file shorter than that but
+// at least minShortPrefix; it holds what that file holds, and is read only
+// as that file's copy if it is truncated). It returns the file it shadows, or
 // where a finished copy ended.
 func (t *Tailer) shadowFor(path string, key fileKey, fp []byte) (of *tracked, done copyDone, isDone bool) {
 	if d, ok := t.copies[key]; ok {
@@ -217,16 +218,25 @@ func (t *Tailer) shadowFor(path string, key fileKey, fp []byte) (of *tracked, do
 			return o, copyDone{}, false
 		}
 	}
-	if len(fp) < fingerprintSize {
-		return nil, copyDone{}, false // too short to tell a copy from a file that starts alike
-	}
 	for _, o := range t.files {
-		if o.shadowOf == nil && len(o.fp) == fingerprintSize && bytes.Equal(o.fp, fp) && namedAfter(path, o.path) {
-			return o, copyDone{}, false
+		if o.shadowOf != nil || !namedAfter(path, o.path) {
+			continue
+		}
+		// The whole fingerprint, or all of a file shorter than that if it
+		// is long enough to tell a copy from a file that starts alike.
+		n := len(o.fp)
+		if n == fingerprintSize || (n >= minShortPrefix && len(fp) >= n) {
+			if len(fp) >= n && bytes.Equal(fp[:n], o.fp) {
+				return o, copyDone{}, false
+			}
 		}
 	}
 	return nil, copyDone{}, false
 }
+
+// minShortPrefix is the shortest fingerprint of a small file (under 1 KiB)
+// by which a file named after it is taken for its copy.
+const minShortPrefix = 64
 
 // namedAfter reports whether path looks like a rotated copy of orig: in
 // the same directory, and named after it (app.jsonl.1, app.jsonl-20260329,

@@ -650,3 +650,33 @@ func TestFailedScanIsNotADeletion(t *testing.T) {
 		t.Error("UpstreamUp false once the scans work again")
 	}
 }
+
+// (g) A small file (under the 1 KiB fingerprint) copy-truncated with globs
+// that match the copy: the copy is known by the file's whole content so
+// far and its name, and is not read again.
+func TestCopyTruncateSmallFileCopyMatched(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	cfg := testConfig(dir, "*.jsonl*")
+	writeNumbered(t, path, 1, 5) // ~300 bytes
+	var c collector
+	r := start(t, cfg, c.emit)
+	waitFor(t, 5*time.Second, "first lines", func() bool { return c.len() >= 5 })
+	writeNumbered(t, path, 6, 8)
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path+".1", data, 0o644)
+	time.Sleep(4 * cfg.RescanInterval) // the copy is found by a scan first
+	os.Truncate(path, 0)
+	writeNumbered(t, path, 9, 10)
+	waitFor(t, 5*time.Second, "all lines", func() bool { return c.len() >= 10 })
+	time.Sleep(4 * cfg.RescanInterval)
+	r.stop(t)
+	for i, m := range c.snapshot() {
+		if _, n := parseNumbered(t, m.Data); n != i+1 {
+			t.Fatalf("message %d is line %d (%s)", i, n, m.Pos)
+		}
+	}
+	if c.len() != 10 || len(c.losses()) != 0 {
+		t.Fatalf("%d lines, losses %+v", c.len(), c.losses())
+	}
+}
