@@ -602,10 +602,23 @@ func TestOversizeHeadAcrossReads(t *testing.T) {
 // was forgotten, and read again from 0 once the directory was back.
 func TestFailedScanIsNotADeletion(t *testing.T) {
 	dir := t.TempDir()
-	logs := filepath.Join(dir, "logs")
-	if err := os.Mkdir(logs, 0o755); err != nil {
+	real := filepath.Join(dir, "logs.real")
+	if err := os.Mkdir(real, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// logs is a symlink, so that it can be swapped atomically (rename over
+	// it): a moment with no directory at all would be a real deletion.
+	logs := filepath.Join(dir, "logs")
+	point := func(target string) {
+		tmp := filepath.Join(dir, "link.tmp")
+		if err := os.Symlink(target, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, logs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	point("logs.real")
 	path := filepath.Join(logs, "a.jsonl")
 	cfg := testConfig(dir, "logs/*.jsonl")
 	writeNumbered(t, path, 1, 50)
@@ -613,13 +626,7 @@ func TestFailedScanIsNotADeletion(t *testing.T) {
 	r := start(t, cfg, c.emit)
 	waitFor(t, 5*time.Second, "first lines", func() bool { return c.len() >= 50 })
 
-	real := filepath.Join(dir, "logs.real")
-	if err := os.Rename(logs, real); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("logs", logs); err != nil { // logs -> logs: ELOOP
-		t.Fatal(err)
-	}
+	point("logs") // logs -> logs: ELOOP
 	waitFor(t, 5*time.Second, "a failed scan", func() bool { return r.stats.Errors[tap.ErrScan].Load() > 0 })
 	time.Sleep(4 * cfg.RescanInterval) // past the grace of a file that went away
 	writeNumbered(t, filepath.Join(real, "a.jsonl"), 51, 60)
@@ -627,12 +634,7 @@ func TestFailedScanIsNotADeletion(t *testing.T) {
 	if r.stats.UpstreamUp.Load() {
 		t.Error("UpstreamUp while the scans fail")
 	}
-	if err := os.Remove(logs); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(real, logs); err != nil {
-		t.Fatal(err)
-	}
+	point("logs.real")
 	time.Sleep(4 * cfg.RescanInterval)
 	writeNumbered(t, path, 61, 70)
 	waitFor(t, 5*time.Second, "lines after", func() bool { return c.len() >= 70 })
