@@ -186,10 +186,10 @@ const maxCopiesKept = 64
 func (t *Tailer) copied(ctf *tracked) {
 	done := copyDone{off: ctf.commitOff, line: ctf.line}
 	if sh := t.byKey[ctf.key]; sh != nil && sh.shadowOf != nil {
-		sh.shadowOf = nil
+		sh.shadowOf, sh.tentative = nil, false
 		sh.dropBuffer()
 		sh.readOff, sh.commitOff, sh.line = done.off, done.off, done.line
-		sh.looked = 0 // looked at again by checkFile
+		sh.looked = -1 // looked at again by checkFile
 		return
 	}
 	if len(t.copies) >= maxCopiesKept {
@@ -203,35 +203,105 @@ type copyDone struct{ off, line int64 }
 
 // shadowFor decides how a file the globs matched for the first time
 // relates to a copy-truncate rotation: the copy being finished, a copy
-// already finished, or a copy of a tracked file (named after it, starting
-// with its whole fingerprint: 1 KiB, or all of a file shorter than that but
-// at least minShortPrefix; it holds what that file holds, and is read only
-// as that file's copy if it is truncated). It returns the file it shadows, or
-// where a finished copy ended.
-func (t *Tailer) shadowFor(path string, key fileKey, fp []byte) (of *tracked, done copyDone, isDone bool) {
+// already finished, or a copy of a tracked file: named after it and
+// starting with its whole fingerprint (1 KiB, or all of a file shorter
+// than that but at least minShortPrefix long). Such a copy holds what that
+// file holds, and is read only as its copy if it is truncated. A file named
+// after it whose content so far is a prefix of that fingerprint may be a
+// copy still being written (cp creates it empty): it is a tentative shadow,
+// looked at again until it either holds the whole fingerprint or differs.
+func (t *Tailer) shadowFor(path string, key fileKey, fp []byte) (of *tracked, tentative bool, done copyDone, isDone bool) {
 	if d, ok := t.copies[key]; ok {
 		delete(t.copies, key)
-		return nil, d, true
+		return nil, false, d, true
 	}
 	for _, o := range t.files {
 		if cr := o.copy; cr != nil && cr.tf.key == key {
-			return o, copyDone{}, false
+			return o, false, copyDone{}, false
 		}
 	}
 	for _, o := range t.files {
 		if o.shadowOf != nil || !namedAfter(path, o.path) {
 			continue
 		}
-		// The whole fingerprint, or all of a file shorter than that if it
-		// is long enough to tell a copy from a file that starts alike.
-		n := len(o.fp)
-		if n == fingerprintSize || (n >= minShortPrefix && len(fp) >= n) {
-			if len(fp) >= n && bytes.Equal(fp[:n], o.fp) {
-				return o, copyDone{}, false
-			}
+		if c := copyOf(fp, o.fp); c != notCopy {
+			return o, c == maybeCopy, copyDone{}, false
 		}
 	}
-	return nil, copyDone{}, false
+	return nil, false, copyDone{}, false
+}
+
+type copyMatch uint8
+
+const (
+	notCopy copyMatch = iota
+	isCopy
+	maybeCopy // a prefix so far
+)
+
+// copyOf compares the first bytes of a file with the fingerprint of the
+// file it may be a copy of.
+func copyOf(fp, of []byte) copyMatch {
+	n := len(of)
+	if n < fingerprintSize && n < minShortPrefix {
+		return notCopy // too short to tell a copy from a file that starts alike
+	}
+	if len(fp) >= n {
+		if bytes.Equal(fp[:n], of) {
+			return isCopy
+		}
+		return notCopy
+	}
+	if bytes.Equal(fp, of[:len(fp)]) {
+		return maybeCopy
+	}
+	return notCopy
+}
+
+// lookShadow keeps a shadow's checkpoint at its last complete line (what
+// it holds was read through the file it copies, so a restart must not read
+// it again), and decides a tentative shadow: a copy once it holds the whole
+// fingerprint, a file of its own (read from 0) once it differs.
+func (t *Tailer) lookShadow(tf *tracked) {
+	fi, err := os.Stat(tf.path)
+	if err != nil || keyOf(fi, tf.path) != tf.key || (fi.Size() == tf.size && fi.ModTime().Equal(tf.mtime)) {
+		return
+	}
+	f, fi, ok := t.openFile(tf.path, nil, false)
+	if !ok {
+		return
+	}
+	defer func() {
+		f.Close()
+		t.nOpen--
+	}()
+	if keyOf(fi, tf.path) != tf.key {
+		return
+	}
+	size := fi.Size()
+	fp, err := readPrefix(f, nil, int(min(size, fingerprintSize)))
+	if err != nil {
+		return
+	}
+	tf.size, tf.mtime = size, fi.ModTime()
+	if tf.tentative {
+		switch copyOf(fp, tf.shadowOf.fp) {
+		case isCopy:
+			tf.tentative = false
+		case notCopy:
+			t.log.Debug("file named like a copy is not one; reading it", "path", tf.path)
+			tf.shadowOf, tf.tentative = nil, false
+			tf.fp, tf.fpSum = fp, ""
+			tf.readOff, tf.commitOff, tf.line, tf.looked = 0, 0, 0, -1
+			t.dirty = true
+			return
+		}
+	}
+	tf.fp, tf.fpSum = fp, ""
+	if off := lastLineEnd(f, size, t.scratch); off != tf.commitOff {
+		tf.readOff, tf.commitOff = off, off
+		t.dirty = true
+	}
 }
 
 // minShortPrefix is the shortest fingerprint of a small file (under 1 KiB)

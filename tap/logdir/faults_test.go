@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/e2atap/e2atap/tap"
 	"github.com/e2atap/e2atap/tap/logdir/positions"
 )
@@ -666,19 +668,43 @@ func TestCopyTruncateSmallFileCopyMatched(t *testing.T) {
 	waitFor(t, 5*time.Second, "first lines", func() bool { return c.len() >= 5 })
 	writeNumbered(t, path, 6, 8)
 	data, _ := os.ReadFile(path)
-	os.WriteFile(path+".1", data, 0o644)
-	time.Sleep(4 * cfg.RescanInterval) // the copy is found by a scan first
+	// Like cp: the copy is created empty (and found so by a scan), then
+	// filled.
+	os.WriteFile(path+".1", nil, 0o644)
+	time.Sleep(4 * cfg.RescanInterval)
+	appendFile(t, path+".1", string(data[:100]))
+	time.Sleep(4 * cfg.RescanInterval)
+	appendFile(t, path+".1", string(data[100:]))
+	time.Sleep(4 * cfg.RescanInterval)
 	os.Truncate(path, 0)
 	writeNumbered(t, path, 9, 10)
-	waitFor(t, 5*time.Second, "all lines", func() bool { return c.len() >= 10 })
+	// A file named like a copy that is not one (it starts empty too) is
+	// read from its start.
+	other := path + ".other"
+	os.WriteFile(other, nil, 0o644)
+	time.Sleep(4 * cfg.RescanInterval)
+	writeNumbered(t, other, 500, 502)
+	waitFor(t, 5*time.Second, "all lines", func() bool { return c.len() >= 13 })
 	time.Sleep(4 * cfg.RescanInterval)
 	r.stop(t)
-	for i, m := range c.snapshot() {
-		if _, n := parseNumbered(t, m.Data); n != i+1 {
-			t.Fatalf("message %d is line %d (%s)", i, n, m.Pos)
-		}
+	var got []int
+	for _, m := range c.snapshot() {
+		_, n := parseNumbered(t, m.Data)
+		got = append(got, n)
 	}
-	if c.len() != 10 || len(c.losses()) != 0 {
-		t.Fatalf("%d lines, losses %+v", c.len(), c.losses())
+	want := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 500, 501, 502}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("lines (-want +got):\n%s", diff)
+	}
+	if len(c.losses()) != 0 {
+		t.Fatalf("losses %+v", c.losses())
+	}
+	// Nothing is read again after a restart.
+	var d collector
+	r = start(t, cfg, d.emit)
+	time.Sleep(4 * cfg.RescanInterval)
+	r.stop(t)
+	if d.len() != 0 {
+		t.Errorf("a restart read %d lines again", d.len())
 	}
 }

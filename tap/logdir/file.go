@@ -87,6 +87,9 @@ type tracked struct {
 	// through the original, or as the original's copy once it is
 	// truncated (then it is tracked on from the copy's end).
 	shadowOf *tracked
+	// tentative: a shadow whose content so far is only a prefix of the
+	// fingerprint of the file it may copy (see shadowFor).
+	tentative bool
 
 	// closedActive: closed to make room while it was still being written.
 	// If it then disappears, what it got meanwhile was not read: a loss.

@@ -289,7 +289,13 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 					continue
 				}
 			}
-			if tf.shadowOf != nil || !t.checkFile(tf, &look) {
+			if tf.shadowOf != nil {
+				if look.wants(tf, t.cfg.RescanInterval) {
+					t.lookShadow(tf)
+				}
+				continue
+			}
+			if !t.checkFile(tf, &look) {
 				continue
 			}
 			if err := t.flushPending(ctx, emit); err != nil {
@@ -425,6 +431,11 @@ func (t *Tailer) checkFile(tf *tracked, look *closedLook) bool {
 // not read is lost. tf itself is then read again from 0.
 func (t *Tailer) truncated(tf *tracked, seen int64, now time.Time) {
 	from, line := tf.commitOff, tf.line
+	for _, sh := range t.files {
+		if sh.shadowOf == tf {
+			sh.tentative = false // a copy of the old content, never of the new
+		}
+	}
 	tf.dropBuffer()
 	if !t.startCopy(tf, prefixMatch{n: len(tf.fp), raw: tf.fp}, from, line, seen) {
 		t.log.Info("file truncated and no copy of its old content found; what was not read is lost",
@@ -696,12 +707,12 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		return false
 	}
 	tf := &tracked{key: key, path: path, f: f, fp: fp, size: size, mtime: fi.ModTime(), lastGrowth: now, seen: now}
-	if of, done, isDone := t.shadowFor(path, key, fp); of != nil || isDone {
+	if of, tentative, done, isDone := t.shadowFor(path, key, fp); of != nil || isDone {
 		// A copy-truncate copy the globs match: never read from 0.
 		if isDone {
 			tf.readOff, tf.commitOff, tf.line = done.off, done.off, done.line
 		} else {
-			tf.shadowOf = of
+			tf.shadowOf, tf.tentative = of, tentative
 			off := lastLineEnd(f, size, t.scratch)
 			tf.readOff, tf.commitOff = off, off
 			t.closeFile(tf, now)
