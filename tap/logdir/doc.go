@@ -42,8 +42,15 @@
 //     the truncation is in neither file: that is copytruncate's own window
 //     (logrotate documents it), invisible to any reader unless the tailer
 //     happened to see it. A copy that is not in the same directory, or is
-//     compressed at once, is not found. Point the globs at the live name
-//     only: a glob that also matches the copy reads the copy as a new file.
+//     compressed at once, is not found. Globs may match the copies too: a
+//     new file named after a tracked one (app.jsonl.1, app.jsonl-20260329,
+//     app-1.jsonl) that starts with that file's whole fingerprint (1 KiB,
+//     or all of a shorter file if at least 64 bytes) is its shadow: never
+//     read on its own (it holds what the file holds), only as its copy once
+//     the file is truncated, and checkpointed at its last line. One whose
+//     content so far is a prefix of that (cp creates the copy empty) is
+//     looked at again until it is one or the other. A copy of a file
+//     shorter than 64 bytes, or named otherwise, is read as a new file.
 //     A restart finds the copy too: a file whose inode holds other first
 //     bytes than its checkpoint was truncated while the tailer was down,
 //     and a file with the checkpoint's fingerprint is finished from the
