@@ -70,7 +70,9 @@ type Config struct {
 	// durability order). An error skips that save (the previous positions
 	// stay; nothing is lost, more is read again after a crash). It is
 	// called from one goroutine at a time, never from Run's, so it may
-	// wait for the engine to consume what Run emits.
+	// wait for the engine to consume what Run emits; it must return when
+	// ctx is done (the last save, after Run's ctx ended, gets a ctx of its
+	// own with 10s).
 	BeforeSave func(context.Context) error
 }
 
