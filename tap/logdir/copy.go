@@ -163,6 +163,7 @@ func (t *Tailer) readCopy(ctx context.Context, emit tap.EmitFunc, tf *tracked) (
 		return n, false, nil
 	}
 	// Read to its end (a copy is not written to any more), or unreadable.
+	t.release(ctf)
 	ctf.f.Close()
 	t.nOpen--
 	tf.copy = nil
@@ -187,6 +188,7 @@ func (t *Tailer) copied(ctf *tracked) {
 	done := copyDone{off: ctf.commitOff, line: ctf.line}
 	if sh := t.byKey[ctf.key]; sh != nil && sh.shadowOf != nil {
 		sh.shadowOf, sh.tentative = nil, false
+		t.release(sh)
 		sh.dropBuffer()
 		sh.readOff, sh.commitOff, sh.line = done.off, done.off, done.line
 		sh.looked = -1 // looked at again by checkFile

@@ -137,7 +137,10 @@
 // \r is removed. A line longer than MaxLineBytes is never held whole: once
 // the limit is passed, the rest is read through a fixed scratch buffer and
 // dropped up to the newline, so memory stays near MaxLineBytes + 64 KiB per
-// file whatever the line's length. It is counted as a message and as
+// file whatever the line's length; and across files, lines longer than a
+// 64 KiB chunk that are still being read hold at most 2 × MaxLineBytes
+// (each reserves MaxLineBytes; a file that cannot reserve waits until
+// another long line is handed over or dropped). It is counted as a message and as
 // tap.DropOversize, and reported to Config.OnOversize at its position with
 // its head (the first 64 KiB: a record's request_id and sequence come
 // first), so that the engine gaps that line's stream only; no loss is

@@ -708,3 +708,44 @@ func TestCopyTruncateSmallFileCopyMatched(t *testing.T) {
 		t.Errorf("a restart read %d lines again", d.len())
 	}
 }
+
+// (b, h) Many files each in the middle of a long line do not each hold up
+// to MaxLineBytes: what long unfinished lines hold beyond a read chunk is
+// bounded (2 × MaxLineBytes) across files; a file whose line needs more
+// waits its turn, and every line still arrives whole.
+func TestLongUnfinishedLinesBounded(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir, "*.jsonl")
+	cfg.MaxLineBytes = 1 << 20
+	const files, long = 8, 900 << 10
+	tl, err := New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c collector
+	r := startTailer(t, tl, tl.stats, c.emit)
+	lines := make([]string, files)
+	for i := range files {
+		lines[i] = fmt.Sprintf(`{"file":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i)), long))
+		appendFile(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), lines[i][:long]) // no newline yet
+	}
+	time.Sleep(20 * cfg.PollInterval)
+	for i := range files {
+		appendFile(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), lines[i][long:]+"\n")
+	}
+	waitFor(t, 10*time.Second, "every long line", func() bool { return c.len() >= files })
+	r.stop(t)
+	got := map[string]bool{}
+	for _, m := range c.snapshot() {
+		got[string(m.Data)] = true
+	}
+	for i, l := range lines {
+		if !got[l] {
+			t.Fatalf("line of file %d did not arrive whole", i)
+		}
+	}
+	if limit := 2 * int64(cfg.MaxLineBytes); tl.maxPartial > limit {
+		t.Fatalf("long unfinished lines held %d bytes beyond their chunks, bound %d", tl.maxPartial, limit)
+	}
+	t.Logf("at most %d KiB held by unfinished long lines (8 files × 900 KiB)", tl.maxPartial>>10)
+}

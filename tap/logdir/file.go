@@ -57,6 +57,9 @@ type tracked struct {
 	// clean counts the bytes after r known to hold no newline, so that a
 	// long line is not searched again from its start after every read.
 	clean int
+	// extra is what a long line in buf reserved (MaxLineBytes), counted
+	// in Tailer.partial until the line is handed over or dropped.
+	extra int64
 
 	readOff   int64 // file offset of buf[w]
 	commitOff int64 // offset of the first line not yet handled
@@ -245,6 +248,9 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			tf.commitOff += int64(i + 1)
 			tf.line++
 			t.dirty = true
+			if tf.extra > 0 && tf.w-tf.r < readSize {
+				t.release(tf) // the long line is the receiver's now (and charged there)
+			}
 			t.stats.Count(tap.DirNone, size)
 			continue
 		}
@@ -258,7 +264,8 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			}
 			tf.head = append(make([]byte, 0, OversizeHead), tf.buf[start:min(tf.w, start+OversizeHead)]...) // completed while discarding
 			tf.discarding, tf.discardLen = true, int64(tf.w-start)
-			tf.r, tf.clean = tf.w, 0
+			tf.buf, tf.r, tf.w, tf.clean = nil, 0, 0, 0 // the line is not held
+			t.release(tf)
 			continue
 		}
 		if n > 0 && time.Since(tf.readTime) > t.cfg.PollInterval {
@@ -268,8 +275,8 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			// old offset.
 			return n, nil
 		}
-		if tf.w == len(tf.buf) {
-			t.newBuffer(tf)
+		if tf.w == len(tf.buf) && !t.newBuffer(tf) {
+			return n, nil // no room for a longer line now: later
 		}
 		k, err := tf.f.ReadAt(tf.buf[tf.w:], tf.readOff)
 		if k == 0 {
@@ -290,7 +297,13 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 // unless a long line needs more): with thousands of files that each get a
 // line now and then, a full chunk per file would hold 64 KiB for every
 // line the engine still has.
-func (t *Tailer) newBuffer(tf *tracked) {
+//
+// Long unfinished lines are bounded across files: a buffer beyond
+// readSize reserves MaxLineBytes of partialLimit (2 × MaxLineBytes), and a
+// file that cannot reserve waits (false) until a long line of another file
+// is handed over or dropped, so that many files each in the middle of a
+// long line cannot take all memory. One file alone always may.
+func (t *Tailer) newBuffer(tf *tracked) bool {
 	pending := tf.w - tf.r
 	size := readSize
 	if want := tf.size - tf.readOff + int64(pending); want < readSize {
@@ -301,12 +314,32 @@ func (t *Tailer) newBuffer(tf *tracked) {
 	}
 	size = max(size, 2*pending)
 	size = min(size, t.cfg.MaxLineBytes+readSize)
+	if size > readSize && tf.extra == 0 {
+		// A long line reserves all it may need at once, so that a line
+		// that got room can always finish (two lines growing by turns
+		// could otherwise each wait for the other).
+		need := int64(t.cfg.MaxLineBytes)
+		if t.partial > 0 && t.partial+need > t.partialLimit {
+			return false
+		}
+		t.partial += need
+		tf.extra = need
+		t.maxPartial = max(t.maxPartial, t.partial)
+	}
 	nb := make([]byte, size)
 	copy(nb, tf.buf[tf.r:tf.w])
 	tf.buf, tf.r, tf.w = nb, 0, pending
 	if size > t.maxBuf {
 		t.maxBuf = size
 	}
+	return true
+}
+
+// release gives back what tf's buffer held beyond readSize (its long line
+// was handed over or dropped).
+func (t *Tailer) release(tf *tracked) {
+	t.partial -= tf.extra
+	tf.extra = 0
 }
 
 // oversize records a skipped line that started at tf.commitOff and ends

@@ -61,6 +61,8 @@ type Tailer struct {
 	fpCheck      []byte
 	warned       map[string]bool
 
+	partial        int64     // held by long unfinished lines beyond readSize (newBuffer)
+	partialLimit   int64     // 2 × MaxLineBytes
 	nOpen          int       // descriptors held (files and copies)
 	openLimit      int       // MaxOpenFiles, lowered for a while after EMFILE
 	lastEMFILE     time.Time // when an open last failed for want of descriptors
@@ -92,6 +94,7 @@ type Tailer struct {
 	// Test hooks.
 	noFinalSave bool         // simulate a crash: Run returns without saving
 	maxBuf      int          // largest line buffer allocated
+	maxPartial  int64        // largest partial seen
 	saves       atomic.Int64 // positions files written
 }
 
@@ -158,6 +161,7 @@ func (t *Tailer) Run(ctx context.Context, emit tap.EmitFunc) (err error) {
 		for _, tf := range t.files {
 			t.closeFile(tf, time.Now())
 			if tf.copy != nil {
+				t.release(tf.copy.tf)
 				tf.copy.tf.f.Close()
 				t.nOpen--
 			}
@@ -219,6 +223,7 @@ func (t *Tailer) reset() {
 	t.copies = make(map[fileKey]copyDone)
 	t.writes.take()
 	t.nOpen, t.openLimit, t.lastEMFILE = 0, t.cfg.MaxOpenFiles, time.Time{}
+	t.partial, t.partialLimit = 0, 2*int64(t.cfg.MaxLineBytes)
 	t.scanFault = fault{what: "directory scan"}
 	t.openFault = fault{what: "opening files"}
 	t.saveFault = fault{what: "saving positions"}
@@ -431,6 +436,7 @@ func (t *Tailer) checkFile(tf *tracked, look *closedLook) bool {
 // not read is lost. tf itself is then read again from 0.
 func (t *Tailer) truncated(tf *tracked, seen int64, now time.Time) {
 	from, line := tf.commitOff, tf.line
+	t.release(tf)
 	for _, sh := range t.files {
 		if sh.shadowOf == tf {
 			sh.tentative = false // a copy of the old content, never of the new
@@ -550,6 +556,7 @@ func (t *Tailer) closeFile(tf *tracked, now time.Time) {
 	t.nOpen--
 	tf.looked = tf.readOff
 	tf.closedActive = now.Sub(tf.lastGrowth) < t.cfg.RescanInterval
+	t.release(tf)
 	tf.dropBuffer()
 }
 
