@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +251,55 @@ func TestRunLogdirCorruptPositions(t *testing.T) {
 	}
 	if aside, _ := filepath.Glob(pos + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("corrupt file kept aside: %v", aside)
+	}
+}
+
+// TestProcessLogdirCorruptPositions (issue 8, fault c, process level): the
+// real binary with an empty positions file keeps running, judges what is
+// written next, and exits 0 on SIGTERM. Before: it exited 1 at once
+// ("positions file is corrupt: EOF"), and on a persistent volume the pod
+// crash-looped.
+func TestProcessLogdirCorruptPositions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	pos := filepath.Join(dir, "positions.json")
+	os.WriteFile(pos, nil, 0o644) // empty: cut short by a full disk, say
+	records := filepath.Join(dir, "records.jsonl")
+	findings := filepath.Join(dir, "findings.jsonl")
+	listen := freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - {name: logs, type: logdir, paths: [%q], positions: %q}
+outputs:
+  findings: {path: %q}
+  log: {path: %q}
+`, listen, filepath.Join(logs, "*.jsonl"), pos, findings, records)), 0o644)
+	cmd := startProcess(t, cfgPath)
+	healthy := func() bool {
+		resp, err := http.Get("http://" + listen + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}
+	pollUntil(t, "the process up", 10*time.Second, healthy)
+	lines := e2aStream("after", 0, 3, true, true, 1) // planted: sequence 1 missing
+	appendLines(t, filepath.Join(logs, "agent.jsonl"), lines)
+	pollUntil(t, "the planted finding", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(findings)
+		return strings.Contains(string(b), `"e2a.seq_gap"`)
+	})
+	if !healthy() {
+		t.Fatal("e2atap is not serving any more")
+	}
+	stopProcess(t, cmd) // requires exit 0
+	if aside, _ := filepath.Glob(pos + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("corrupt positions kept aside: %v", aside)
 	}
 }
