@@ -63,6 +63,7 @@ type TapConfig struct {
 	Positions    string   `yaml:"positions"`
 	MaxLineBytes int      `yaml:"max_line_bytes"`
 	StartAt      string   `yaml:"start_at"`
+	MaxOpenFiles int      `yaml:"max_open_files"`
 	// nats
 	URL       string            `yaml:"url"`
 	Subjects  []string          `yaml:"subjects"`
@@ -88,7 +89,7 @@ type JetStreamConfig struct {
 // tapKeys lists the keys each tap type takes (besides name and type).
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout"},
-	"logdir": {"paths", "positions", "max_line_bytes", "start_at"},
+	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "queue_size", "max_message_bytes"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
 }
@@ -331,6 +332,9 @@ func (c *Config) Validate() error {
 			}
 			if t.Positions == "" {
 				add("%s: positions: a file to keep read offsets in is needed", where)
+			}
+			if t.MaxOpenFiles < 0 {
+				add("%s: max_open_files: %d is negative (0 = the default, 256)", where, t.MaxOpenFiles)
 			}
 		case "nats":
 			for _, one := range strings.Split(t.URL, ",") { // a list of servers

@@ -368,13 +368,22 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 			c.StartAt = t.StartAt
 		}
 		name := t.Name
-		c.OnOversize = func(pos tap.Position, n int64) {
-			in := validate.Input{Tap: name, Pos: validate.Position(pos), Time: time.Now(), FromLog: true}
+		if t.MaxOpenFiles > 0 {
+			c.MaxOpenFiles = t.MaxOpenFiles
+		}
+		c.OnOversize = func(pos tap.Position, n int64, head []byte) {
+			// The head lets the engine gap only the line's own stream (its
+			// request_id and sequence are near the start of a record).
+			in := validate.Input{Tap: name, Pos: validate.Position(pos), Time: time.Now(), FromLog: true, Data: head}
 			if s.resume.seen(&in) {
 				return // read again after a crash: reported already
 			}
 			_ = s.live.DecodeError(ctx, in, validate.ProtoE2A, fmt.Sprintf("log line of %d bytes is over the %d-byte limit: skipped", n, c.MaxLineBytes))
 		}
+		c.Budget = s.budget
+		// Durability order: positions are saved only once what was read
+		// is judged and in the record log (durable.go).
+		c.BeforeSave = s.sync
 		src, err = logdir.New(c, stats, log)
 	case "nats":
 		c := natstap.DefaultConfig()

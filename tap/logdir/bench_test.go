@@ -3,9 +3,11 @@ package logdir
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +113,103 @@ func BenchmarkScannerBaseline(b *testing.B) {
 			}
 			_ = sink
 			b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}
+
+// record920 is a 920-byte E2A chunk record, newline included, as issue 10
+// measures with.
+func record920(i int) []byte {
+	head := fmt.Sprintf(`{"protocol_version":"1.0","response_id":"req-%08d","request_id":"req-%08d","sequence":%d,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00.000000+00:00","body":{"delta_kind":"text","delta":"`, i%1000, i%1000, i/1000)
+	tail := `"}}` + "\n"
+	return []byte(head + strings.Repeat("x", 920-len(head)-len(tail)) + tail)
+}
+
+// BenchmarkTailerLiveWriter: lines/s the tailer hands over while a writer
+// appends 920-byte records to the file it tails, paced at 150 k lines/s
+// (issue 10's goal) or as fast as it can write. It reports the writer's
+// rate, the tailer's rate over the same run (from the first line written to
+// the last line handed over) and the largest lag seen, in lines. The emit
+// is a counter: this measures the tap, not the engine.
+func BenchmarkTailerLiveWriter(b *testing.B) {
+	const lines = 300_000 // 276 MB per run
+	for _, tc := range []struct {
+		name string
+		rate int // lines/s; 0 = unpaced
+	}{{"paced150k", 150_000}, {"unpaced", 0}} {
+		b.Run(tc.name, func(b *testing.B) {
+			recs := make([][]byte, 1000)
+			for i := range recs {
+				recs[i] = record920(i)
+			}
+			var writeSecs, tapSecs float64
+			maxLag := int64(0)
+			for range b.N {
+				dir := b.TempDir()
+				path := filepath.Join(dir, "agent.jsonl")
+				if err := os.WriteFile(path, nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				cfg := DefaultConfig()
+				cfg.Name, cfg.Paths, cfg.Positions = "bench", []string{path}, filepath.Join(dir, "positions.json")
+				tl, err := New(cfg, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				var got atomic.Int64
+				var last atomic.Int64 // unix nanos of the last line handed over
+				done := make(chan error, 1)
+				go func() {
+					done <- tl.Run(ctx, func(_ context.Context, m tap.Message) error {
+						if m.Data != nil {
+							if got.Add(1) == lines {
+								last.Store(time.Now().UnixNano())
+							}
+						}
+						return nil
+					})
+				}()
+				time.Sleep(50 * time.Millisecond) // the tailer found the file
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				const batch = 150 // lines per write: 1 ms at 150 k/s
+				buf := make([]byte, 0, batch*920)
+				start := time.Now()
+				for i := 0; i < lines; i += batch {
+					buf = buf[:0]
+					for j := i; j < i+batch && j < lines; j++ {
+						buf = append(buf, recs[j%len(recs)]...)
+					}
+					if _, err := f.Write(buf); err != nil {
+						b.Fatal(err)
+					}
+					if lag := int64(i+batch) - got.Load(); lag > maxLag {
+						maxLag = lag
+					}
+					if tc.rate > 0 {
+						if ahead := time.Until(start.Add(time.Duration(i+batch) * time.Second / time.Duration(tc.rate))); ahead > 0 {
+							time.Sleep(ahead)
+						}
+					}
+				}
+				writeSecs += time.Since(start).Seconds()
+				f.Close()
+				deadline := time.Now().Add(60 * time.Second)
+				for got.Load() < lines && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				cancel()
+				if err := <-done; err != nil || got.Load() != lines {
+					b.Fatalf("%d of %d lines: %v", got.Load(), lines, err)
+				}
+				tapSecs += time.Duration(last.Load() - start.UnixNano()).Seconds()
+			}
+			b.ReportMetric(float64(lines*b.N)/writeSecs, "written_lines/s")
+			b.ReportMetric(float64(lines*b.N)/tapSecs, "tap_lines/s")
+			b.ReportMetric(float64(maxLag), "max_lag_lines")
 		})
 	}
 }

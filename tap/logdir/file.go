@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/logdir/positions"
 )
 
 const (
@@ -21,6 +22,8 @@ const (
 	// roundBudget is how many bytes one file may take in one round before
 	// the next file gets its turn (and a due save is done).
 	roundBudget = 256 << 10
+	// minChunk is the smallest read chunk.
+	minChunk = 4 << 10
 )
 
 // fileKey is a file's identity while it is open: device and inode (which
@@ -31,7 +34,8 @@ type fileKey struct {
 	path     string
 }
 
-// tracked is one open file. Only Run's goroutine touches it.
+// tracked is one file the tailer knows, open or not. Only Run's goroutine
+// touches it.
 type tracked struct {
 	key  fileKey
 	path string // last name it was seen under
@@ -39,8 +43,11 @@ type tracked struct {
 
 	// fp is the file's first min(fingerprintSize, size) bytes, kept to
 	// notice a truncation that was refilled past our offset between two
-	// looks. Only its hash is ever written out.
-	fp []byte
+	// looks, and to know the file again when it is reopened. Only its hash
+	// is ever written out.
+	fp    []byte
+	fpSum string // positions.Sum(fp), kept while len(fp) does not change
+	fpLen int    // len(fp) when fpSum was computed
 
 	// buf[r:w] has been read but not yet handled. Bytes before r belong to
 	// lines already emitted (their receivers own them) and bytes are only
@@ -50,19 +57,49 @@ type tracked struct {
 	// clean counts the bytes after r known to hold no newline, so that a
 	// long line is not searched again from its start after every read.
 	clean int
+	// extra is what a long line in buf reserved (MaxLineBytes), counted
+	// in Tailer.partial until the line is handed over or dropped.
+	extra int64
 
 	readOff   int64 // file offset of buf[w]
 	commitOff int64 // offset of the first line not yet handled
 	line      int64 // lines before commitOff
 
-	discarding bool  // inside an oversize line: bytes are read and dropped
-	discardLen int64 // bytes of that line seen so far
+	discarding bool   // inside an oversize line: bytes are read and dropped
+	discardLen int64  // bytes of that line seen so far
+	head       []byte // the oversize line's first bytes, for OnOversize
 
 	size       int64     // at the last stat
 	mtime      time.Time // at the last stat
 	lastGrowth time.Time
+	lastRead   time.Time // when a read last found data: the least recent is closed first
+	lastStat   time.Time // when it was last looked at by name while closed
 	readTime   time.Time // when the bytes being handled were read
-	gap        bool      // the next message carries Gap
+	seen       time.Time // Entry.Seen: refreshed coarsely, so that it alone never rewrites the file
+
+	// copy is the copy of this file's old content, found at a
+	// copy-truncate rotation: it is finished from the old offset before
+	// the file itself is read again.
+	copy *copyRead
+
+	// looked is, while the file is closed, how far it was read when it was
+	// closed: a stat that shows another size (or mtime) reopens it.
+	looked int64
+	// shadowOf: this file is a copy of that one (a copy-truncate copy the
+	// globs match). It is not read on its own: what it holds is read
+	// through the original, or as the original's copy once it is
+	// truncated (then it is tracked on from the copy's end).
+	shadowOf *tracked
+	// tentative: a shadow whose content so far is only a prefix of the
+	// fingerprint of the file it may copy (see shadowFor).
+	tentative bool
+
+	// closedActive: closed to make room while it was still being written.
+	// If it then disappears, what it got meanwhile was not read: a loss.
+	closedActive bool
+	// gone: its name no longer holds it (seen while closed); only a scan
+	// that finds it under another name brings it back.
+	gone bool
 
 	orphanSince time.Time // when the globs stopped matching it; zero while matched
 }
@@ -73,15 +110,29 @@ func (tf *tracked) pos(off, line int64) tap.Position {
 
 // restart forgets everything read: the file was truncated or rewritten.
 func (tf *tracked) restart() {
-	tf.buf, tf.r, tf.w, tf.clean = nil, 0, 0, 0
+	tf.dropBuffer()
 	tf.readOff, tf.commitOff, tf.line = 0, 0, 0
-	tf.discarding, tf.discardLen = false, 0
-	tf.fp = tf.fp[:0]
-	tf.gap = true
+	tf.fp, tf.fpSum = nil, ""
+}
+
+// dropBuffer forgets what was read after the last handled line; it is
+// read again from commitOff.
+func (tf *tracked) dropBuffer() {
+	tf.buf, tf.r, tf.w, tf.clean = nil, 0, 0, 0
+	tf.readOff = tf.commitOff
+	tf.discarding, tf.discardLen, tf.head = false, 0, nil
 }
 
 // partial reports whether bytes of an unfinished line are held.
 func (tf *tracked) partial() bool { return tf.w > tf.r || tf.discarding }
+
+// sum is the hash of the fingerprint, as written to the positions file.
+func (tf *tracked) sum() string {
+	if tf.fpSum == "" || tf.fpLen != len(tf.fp) {
+		tf.fpSum, tf.fpLen = positions.Sum(tf.fp), len(tf.fp)
+	}
+	return tf.fpSum
+}
 
 // readPrefix reads the first min(n, size) bytes of f into dst.
 func readPrefix(f *os.File, dst []byte, n int) ([]byte, error) {
@@ -129,12 +180,24 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			if k == 0 {
 				return n, ignoreEOF(err)
 			}
-			if i := bytes.IndexByte(t.scratch[:k], '\n'); i >= 0 {
+			i := bytes.IndexByte(t.scratch[:k], '\n')
+			if room := OversizeHead - len(tf.head); room > 0 {
+				end := k
+				if i >= 0 {
+					end = i
+				}
+				tf.head = append(tf.head, t.scratch[:min(end, room)]...)
+			}
+			if i >= 0 {
 				// Consume through the newline only; what follows is read
 				// again into the line buffer (cheaper than copying here).
 				tf.readOff += int64(i + 1)
-				t.oversize(tf, tf.discardLen+int64(i), tf.readOff)
-				tf.discarding, tf.discardLen = false, 0
+				length := tf.discardLen + int64(i)
+				if i > 0 && t.scratch[i-1] == '\r' {
+					length--
+				}
+				t.oversize(tf, length, tf.readOff, tf.head)
+				tf.discarding, tf.discardLen, tf.head = false, 0, nil
 				n += i + 1
 				continue
 			}
@@ -156,8 +219,13 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			}
 			if end-start > t.cfg.MaxLineBytes {
 				tf.r = next
-				t.oversize(tf, int64(end-start), tf.commitOff+int64(i+1))
+				head := bytes.Clone(tf.buf[start:min(end, start+OversizeHead)])
+				t.oversize(tf, int64(end-start), tf.commitOff+int64(i+1), head)
 				continue
+			}
+			size := end - start
+			if err := t.cfg.Budget.Acquire(ctx, size); err != nil {
+				return n, errEmit{err}
 			}
 			msg := tap.Message{
 				Tap:     t.cfg.Name,
@@ -166,9 +234,12 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 				Time:    tf.readTime,
 				Data:    tf.buf[start:end:end],
 				FromLog: true,
-				Gap:     tf.gap,
+			}
+			if t.cfg.Budget != nil {
+				msg.Charged = size
 			}
 			if err := emit(ctx, msg); err != nil {
+				t.cfg.Budget.Release(msg.Charged) // not handed over: nobody else will
 				return n, errEmit{err}
 			}
 			// Only now is the line ours to forget: a failed emit leaves it
@@ -176,26 +247,43 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			tf.r = next
 			tf.commitOff += int64(i + 1)
 			tf.line++
-			tf.gap = false
 			t.dirty = true
-			t.stats.Count(tap.DirNone, end-start)
+			if tf.extra > 0 && tf.w-tf.r < readSize {
+				t.release(tf) // the long line is the receiver's now (and charged there)
+			}
+			t.stats.Count(tap.DirNone, size)
 			continue
 		}
 		tf.clean = tf.w - tf.r
 		if pending := tf.w - tf.r; pending > t.cfg.MaxLineBytes {
-			// Over the limit with no newline yet: stop holding it.
-			tf.discarding, tf.discardLen = true, int64(pending)
-			tf.r, tf.clean = tf.w, 0
+			// Over the limit with no newline yet: stop holding it, keeping
+			// only its head for OnOversize.
+			start := tf.r
+			if tf.commitOff == 0 && bytes.HasPrefix(tf.buf[start:tf.w], utf8BOM) {
+				start += len(utf8BOM)
+			}
+			tf.head = append(make([]byte, 0, OversizeHead), tf.buf[start:min(tf.w, start+OversizeHead)]...) // completed while discarding
+			tf.discarding, tf.discardLen = true, int64(tf.w-start)
+			tf.buf, tf.r, tf.w, tf.clean = nil, 0, 0, 0 // the line is not held
+			t.release(tf)
 			continue
 		}
-		if tf.w == len(tf.buf) {
-			t.newBuffer(tf)
+		if n > 0 && time.Since(tf.readTime) > t.cfg.PollInterval {
+			// emit blocked for a while since the last read: look at the
+			// file again (checkFile) before reading on, so that content
+			// written after a truncation meanwhile is not read from the
+			// old offset.
+			return n, nil
+		}
+		if tf.w == len(tf.buf) && !t.newBuffer(tf) {
+			return n, nil // no room for a longer line now: later
 		}
 		k, err := tf.f.ReadAt(tf.buf[tf.w:], tf.readOff)
 		if k == 0 {
 			return n, ignoreEOF(err)
 		}
 		tf.readTime = time.Now()
+		tf.lastRead = tf.readTime
 		tf.w += k
 		tf.readOff += int64(k)
 		n += k
@@ -204,35 +292,72 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 }
 
 // newBuffer moves the unfinished line into a fresh chunk. The old chunk is
-// left to the receivers of the lines emitted from it.
-func (t *Tailer) newBuffer(tf *tracked) {
+// left to the receivers of the lines emitted from it. A chunk is sized to
+// what the last stat said is waiting (at least minChunk, at most readSize,
+// unless a long line needs more): with thousands of files that each get a
+// line now and then, a full chunk per file would hold 64 KiB for every
+// line the engine still has.
+//
+// Long unfinished lines are bounded across files: a buffer beyond
+// readSize reserves MaxLineBytes of partialLimit (2 × MaxLineBytes), and a
+// file that cannot reserve waits (false) until a long line of another file
+// is handed over or dropped, so that many files each in the middle of a
+// long line cannot take all memory. One file alone always may.
+func (t *Tailer) newBuffer(tf *tracked) bool {
 	pending := tf.w - tf.r
-	size := max(readSize, 2*pending)
+	size := readSize
+	if want := tf.size - tf.readOff + int64(pending); want < readSize {
+		size = minChunk
+		for int64(size) < want {
+			size *= 2
+		}
+	}
+	size = max(size, 2*pending)
 	size = min(size, t.cfg.MaxLineBytes+readSize)
+	if size > readSize && tf.extra == 0 {
+		// A long line reserves all it may need at once, so that a line
+		// that got room can always finish (two lines growing by turns
+		// could otherwise each wait for the other).
+		need := int64(t.cfg.MaxLineBytes)
+		if t.partial > 0 && t.partial+need > t.partialLimit {
+			return false
+		}
+		t.partial += need
+		tf.extra = need
+		t.maxPartial = max(t.maxPartial, t.partial)
+	}
 	nb := make([]byte, size)
 	copy(nb, tf.buf[tf.r:tf.w])
 	tf.buf, tf.r, tf.w = nb, 0, pending
 	if size > t.maxBuf {
 		t.maxBuf = size
 	}
+	return true
+}
+
+// release gives back what tf's buffer held beyond readSize (its long line
+// was handed over or dropped).
+func (t *Tailer) release(tf *tracked) {
+	t.partial -= tf.extra
+	tf.extra = 0
 }
 
 // oversize records a skipped line that started at tf.commitOff and ends
-// (newline included) just before next.
-func (t *Tailer) oversize(tf *tracked, length, next int64) {
+// (newline included) just before next; head is its first bytes.
+func (t *Tailer) oversize(tf *tracked, length, next int64, head []byte) {
 	pos := tf.pos(tf.commitOff, tf.line+1)
 	tf.commitOff = next
 	tf.line++
-	// No Gap: the skipped line is reported where it is (OnOversize), and a
-	// log file carries many streams, so a Gap would hide the verdicts of
-	// every open stream of the tap. Truncation losses still set Gap.
+	// No loss for the whole tap: the skipped line is reported where it is
+	// (OnOversize, with its head), so that only its own stream is gapped;
+	// a log file carries many streams.
 	t.dirty = true
 	// The line was seen, then dropped: it counts as a message, as in the
 	// other taps, so that drops per message means the same everywhere.
 	t.stats.Count(tap.DirNone, int(length))
 	t.stats.Drop(tap.DropOversize)
 	if t.cfg.OnOversize != nil {
-		t.cfg.OnOversize(pos, length)
+		t.cfg.OnOversize(pos, length, head)
 	}
 }
 

@@ -16,7 +16,12 @@ import (
 	"github.com/e2atap/e2atap/tap"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(fdChildEnv); dir != "" {
+		os.Exit(fdChild(dir)) // the child of TestDescriptorLimit
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testConfig is a config with short intervals, so tests are quick.
 func testConfig(dir string, patterns ...string) Config {
@@ -37,6 +42,9 @@ func testConfig(dir string, patterns ...string) Config {
 type collector struct {
 	mu   sync.Mutex
 	msgs []tap.Message
+	// ctrl are the control messages (Lost, Reconnected), each with the
+	// number of lines accepted before it.
+	ctrl []ctrlMsg
 	// after, if set, runs after a message is accepted (count is the number
 	// accepted so far), inside emit.
 	after func(count int)
@@ -47,6 +55,11 @@ func (c *collector) emit(ctx context.Context, m tap.Message) error {
 		return err
 	}
 	c.mu.Lock()
+	if m.Data == nil {
+		c.ctrl = append(c.ctrl, ctrlMsg{m, len(c.msgs)})
+		c.mu.Unlock()
+		return nil
+	}
 	c.msgs = append(c.msgs, m)
 	n := len(c.msgs)
 	c.mu.Unlock()
@@ -54,6 +67,24 @@ func (c *collector) emit(ctx context.Context, m tap.Message) error {
 		c.after(n)
 	}
 	return nil
+}
+
+type ctrlMsg struct {
+	tap.Message
+	after int // lines accepted before it
+}
+
+// losses returns the Lost control messages.
+func (c *collector) losses() []ctrlMsg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []ctrlMsg
+	for _, m := range c.ctrl {
+		if m.Lost {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func (c *collector) len() int {

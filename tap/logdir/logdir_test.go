@@ -83,7 +83,7 @@ func TestBurstsInOrderExactlyOnce(t *testing.T) {
 	for i, m := range msgs {
 		got = append(got, string(m.Data))
 		wantPos := tap.Position{Kind: tap.PosLine, Name: path, Line: int64(i + 1), Offset: off}
-		if m.Pos != wantPos || m.Tap != "logs" || !m.FromLog || m.Dir != tap.DirNone || m.Gap || m.Time.IsZero() {
+		if m.Pos != wantPos || m.Tap != "logs" || !m.FromLog || m.Dir != tap.DirNone || m.Gap || m.Time.IsZero() || m.Charged != 0 {
 			t.Fatalf("message %d: %+v, want pos %+v", i, m, wantPos)
 		}
 		off += int64(len(m.Data)) + 1
@@ -203,12 +203,14 @@ func TestRenameRotationUnderLoad(t *testing.T) {
 }
 
 // (3) Copy-truncate under load. A writer appends while a rotator copies
-// the file and truncates it, as logrotate's copytruncate does. What this
-// proves: no line is emitted twice, lines come in file order, the
-// truncations are detected and counted (and flagged with Gap), and the only
-// lines ever lost are, in each generation, a suffix: the lines appended
-// after the tailer's last read before the truncation. Lines written after
-// a truncation are never lost.
+// the file and truncates it, as logrotate's copytruncate does (with a
+// random pause in between, its race window). What this proves: no line is
+// emitted twice, lines come in file order (the rest of each generation
+// from its copy), and the only lines ever lost are, in each generation, a
+// suffix: those appended between the copy and the truncation, in neither
+// file. Each truncation where the tailer saw more than the copy holds is
+// one counted loss and one Lost message. Lines written after a truncation
+// are never lost.
 func TestCopyTruncateUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.jsonl")
@@ -281,7 +283,7 @@ func TestCopyTruncateUnderLoad(t *testing.T) {
 	r.stop(t)
 
 	got := make(map[int]bool)
-	prev, gaps := 0, 0
+	prev, fromCopies := 0, 0
 	for _, m := range c.snapshot() {
 		_, n := parseNumbered(t, m.Data)
 		if n <= prev {
@@ -289,8 +291,8 @@ func TestCopyTruncateUnderLoad(t *testing.T) {
 		}
 		prev = n
 		got[n] = true
-		if m.Gap {
-			gaps++
+		if m.Pos.Name != path {
+			fromCopies++
 		}
 	}
 	lost := 0
@@ -313,14 +315,18 @@ func TestCopyTruncateUnderLoad(t *testing.T) {
 			t.Fatalf("line %d, written after the last truncation, was lost", n)
 		}
 	}
-	drops := int(r.stats.Drops[tap.DropUpstreamGap].Load())
-	if drops < 1 || drops > rotations {
-		t.Errorf("truncations counted = %d, want 1..%d", drops, rotations)
+	// A loss is counted only where the tailer saw more than the copy
+	// holds; each is one Lost control message.
+	drops := int(r.stats.Drops[tap.DropTruncated].Load())
+	if drops > rotations {
+		t.Errorf("truncations counted as losses = %d, more than %d rotations", drops, rotations)
 	}
-	if gaps != drops {
-		t.Errorf("messages with Gap = %d, truncations counted = %d", gaps, drops)
+	if n := len(c.losses()); n != drops {
+		t.Errorf("Lost messages = %d, losses counted = %d", n, drops)
 	}
-	t.Logf("%d rotations, %d detected, %d of %d lines lost in the copy-truncate windows", rotations, drops, lost, total)
+	t.Logf("%d rotations, %d losses counted, %d lines read from the copies, %d of %d lines lost in the copy-truncate windows",
+		rotations, drops, fromCopies, lost, total)
+
 }
 
 // (4) A partial last line waits for its newline, and on shutdown its offset
@@ -397,8 +403,8 @@ func TestByteOrderMarkSkipped(t *testing.T) {
 
 // (5) A 50 MiB line with a 1 MiB limit is skipped without being held: the
 // tailer's buffers stay near the limit and the allocation during the run
-// stays far below the line's size. It is counted, reported, and the next
-// line is fine (and flagged Gap).
+// stays far below the line's size. It is counted and reported with its
+// head, and the next line is fine; no loss is reported for the tap.
 func TestOversizeLineNotBuffered(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.jsonl")
@@ -406,14 +412,16 @@ func TestOversizeLineNotBuffered(t *testing.T) {
 	cfg.MaxLineBytes = 1 << 20
 	const huge = 50 << 20
 	type report struct {
-		pos tap.Position
-		n   int64
+		pos     tap.Position
+		n       int64
+		headLen int
+		headOK  bool
 	}
 	var reports []report
 	var mu sync.Mutex
-	cfg.OnOversize = func(pos tap.Position, n int64) {
+	cfg.OnOversize = func(pos tap.Position, n int64, head []byte) {
 		mu.Lock()
-		reports = append(reports, report{pos, n})
+		reports = append(reports, report{pos, n, len(head), bytes.Count(head, []byte("x")) == len(head)})
 		mu.Unlock()
 	}
 	stats := new(tap.Stats)
@@ -455,13 +463,16 @@ func TestOversizeLineNotBuffered(t *testing.T) {
 	}
 	// The oversize line is reported on its own (OnOversize): the next
 	// line is not a Gap, which would make every open stream unjudgeable.
-	if m := msgs[1]; m.Gap || m.Pos.Line != 3 || m.Pos.Offset != int64(len(first)+1+huge+1) {
-		t.Errorf("line after the oversize one: gap %v pos %+v", m.Gap, m.Pos)
+	if m := msgs[1]; m.Pos.Line != 3 || m.Pos.Offset != int64(len(first)+1+huge+1) {
+		t.Errorf("line after the oversize one: pos %+v", m.Pos)
+	}
+	if l := c.losses(); len(l) != 0 {
+		t.Errorf("losses %+v: an oversize line gaps its own stream only", l)
 	}
 	if n := stats.Messages[tap.DirNone].Load(); n != 3 {
 		t.Errorf("messages = %d, want 3 (the dropped line counts as seen)", n)
 	}
-	want := []report{{tap.Position{Kind: tap.PosLine, Name: path, Offset: int64(len(first) + 1), Line: 2}, huge}}
+	want := []report{{tap.Position{Kind: tap.PosLine, Name: path, Offset: int64(len(first) + 1), Line: 2}, huge, OversizeHead, true}}
 	if diff := cmp.Diff(want, reports, cmp.AllowUnexported(report{})); diff != "" {
 		t.Errorf("OnOversize (-want +got):\n%s", diff)
 	}
@@ -484,7 +495,11 @@ func TestOversizeSmallLimit(t *testing.T) {
 	cfg := testConfig(dir, "*.jsonl")
 	cfg.MaxLineBytes = 10
 	var sizes []int64
-	cfg.OnOversize = func(_ tap.Position, n int64) { sizes = append(sizes, n) }
+	var heads []string
+	cfg.OnOversize = func(_ tap.Position, n int64, head []byte) {
+		sizes = append(sizes, n)
+		heads = append(heads, string(head))
+	}
 	appendFile(t, path, "short\n"+strings.Repeat("y", 11)+"\n0123456789\n"+strings.Repeat("z", 500)+"\nend\n")
 	var c collector
 	r := start(t, cfg, c.emit)
@@ -499,6 +514,9 @@ func TestOversizeSmallLimit(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int64{11, 500}, sizes); diff != "" {
 		t.Errorf("oversize lengths (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{strings.Repeat("y", 11), strings.Repeat("z", 500)}, heads); diff != "" {
+		t.Errorf("oversize heads (-want +got):\n%s", diff)
 	}
 }
 
@@ -650,15 +668,15 @@ func TestRestartTruncatedWhileDown(t *testing.T) {
 	for _, m := range b.snapshot() {
 		_, n := parseNumbered(t, m.Data)
 		got = append(got, n)
-		if n == 100 && !m.Gap {
-			t.Error("first line after the truncation lacks Gap")
-		}
 	}
 	if diff := cmp.Diff([]int{100, 101, 102, 200, 201}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if d := r.stats.Drops[tap.DropUpstreamGap].Load(); d != 1 {
-		t.Errorf("DropUpstreamGap = %d", d)
+	if d := r.stats.Drops[tap.DropTruncated].Load(); d != 1 {
+		t.Errorf("DropTruncated = %d", d)
+	}
+	if l := b.losses(); len(l) != 1 || l[0].after != 0 || l[0].LossReason != tap.DropTruncated {
+		t.Errorf("losses %+v, want one before the first line", l)
 	}
 }
 

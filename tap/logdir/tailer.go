@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -23,6 +25,20 @@ import (
 // volume is mounted).
 const forgetAfter = 24 * time.Hour
 
+// seenRefresh is how stale Entry.Seen of a file that is still there may
+// get: refreshing it more often would rewrite an unchanged positions file.
+const seenRefresh = time.Hour
+
+// keepCorrupt is how many corrupt positions files are kept aside.
+const keepCorrupt = 3
+
+// finalSaveWait bounds how long the last save waits for BeforeSave.
+const finalSaveWait = 10 * time.Second
+
+// limitRestore is how long after the last EMFILE the lowered open-file
+// bound is given back.
+const limitRestore = time.Minute
+
 // ErrRunning is returned by Run when the Tailer is already running.
 var ErrRunning = errors.New("logdir: tailer is already running")
 
@@ -34,27 +50,52 @@ type Tailer struct {
 
 	running atomic.Bool
 
-	// Everything below belongs to Run's goroutine.
+	// Everything below belongs to Run's goroutine, except where noted.
 	files        []*tracked // in discovery order: an older file is drained first
 	byKey        map[fileKey]*tracked
-	restored     []restoredEntry // checkpoints not yet matched to an open file
+	restored     []restoredEntry // checkpoints not yet matched to a file
 	hadPositions bool
+	recovering   bool // the positions file was corrupt: see loadPositions
 	dirty        bool
 	scratch      []byte // discard reads and fingerprint checks; never emitted
 	fpCheck      []byte
 	warned       map[string]bool
 
-	fsw *fsnotify.Watcher
+	partial        int64     // held by long unfinished lines beyond readSize (newBuffer)
+	partialLimit   int64     // 2 × MaxLineBytes
+	nOpen          int       // descriptors held (files and copies)
+	openLimit      int       // MaxOpenFiles, lowered for a while after EMFILE
+	lastEMFILE     time.Time // when an open last failed for want of descriptors
+	lastClosedStat time.Time
+	scanFault      fault
+	openFault      fault
+	// pending are control messages (losses) to emit before the next line.
+	pending  []tap.Message
+	lastSent []positions.Entry // the last snapshot handed to the saver
+	// firstSeen are files found by the first scan that could not be opened
+	// then: where they start is decided as if they had been.
+	firstSeen map[fileKey]bool
+	// copies are finished copy-truncate copies not tracked (yet).
+	copies map[fileKey]copyDone
+
+	fsw    *fsnotify.Watcher
+	writes writtenSet // names with write events, for closed files
 
 	pollWake   chan struct{} // capacity 1: a pending wake is enough, more are dropped
 	rescanWake chan struct{} // capacity 1, same policy
 	// saveCh carries snapshots to the saver goroutine. Capacity 1: a
 	// pending snapshot is replaced by a newer one, never queued behind it.
 	saveCh chan []positions.Entry
+	// Owned by the saver goroutine while it runs, by Run's after.
+	saveFault  fault
+	written    []positions.Entry // the last snapshot written
+	saveFailed atomic.Bool       // the last save failed: try again even if nothing changed
 
 	// Test hooks.
-	noFinalSave bool // simulate a crash: Run returns without saving
-	maxBuf      int  // largest line buffer allocated
+	noFinalSave bool         // simulate a crash: Run returns without saving
+	maxBuf      int          // largest line buffer allocated
+	maxPartial  int64        // largest partial seen
+	saves       atomic.Int64 // positions files written
 }
 
 type restoredEntry struct {
@@ -86,24 +127,27 @@ func New(cfg Config, stats *tap.Stats, logger *slog.Logger) (*Tailer, error) {
 }
 
 // Run tails until ctx is done, emitting every complete line once, in order
-// per file. It returns nil when ctx ends, the emit error when emit fails for
-// another reason, or an error when the positions file cannot be read. The
-// positions are saved before it returns, whatever the reason. Run may be
-// called again after it returned, not concurrently.
+// per file. It returns nil when ctx ends and the emit error when emit fails
+// for another reason; nothing else stops it: a positions file that cannot
+// be read, a directory that cannot be scanned, a file that cannot be opened
+// or a positions file that cannot be written are logged, counted in
+// Stats.Errors and retried. The positions are saved before it returns,
+// whatever the reason. Run may be called again after it returned, not
+// concurrently.
 func (t *Tailer) Run(ctx context.Context, emit tap.EmitFunc) (err error) {
 	if !t.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
 	defer t.running.Store(false)
 	t.reset()
-	if err := t.loadPositions(); err != nil {
-		return err
+	if !t.loadPositions(ctx) {
+		return nil // ctx ended while the positions file could not be read
 	}
 
 	var wg sync.WaitGroup
 	t.startWatcher(&wg)
 	wg.Add(1)
-	go t.saver(&wg)
+	go t.saver(ctx, &wg)
 	defer func() {
 		if t.fsw != nil {
 			t.fsw.Close()
@@ -112,17 +156,26 @@ func (t *Tailer) Run(ctx context.Context, emit tap.EmitFunc) (err error) {
 		wg.Wait()
 		t.stats.Up.Store(false)
 		if !t.noFinalSave {
-			if serr := t.saveFinal(); serr != nil && err == nil {
-				err = serr
-			}
+			t.saveFinal(ctx)
 		}
 		for _, tf := range t.files {
-			tf.f.Close()
+			t.closeFile(tf, time.Now())
+			if tf.copy != nil {
+				t.release(tf.copy.tf)
+				tf.copy.tf.f.Close()
+				t.nOpen--
+			}
 		}
 		t.files, t.byKey = nil, nil
 	}()
 
 	now := time.Now()
+	if t.recovering {
+		// What the files got while the positions were unknown is not
+		// read: streams open before are not judged across it, and streams
+		// first seen now may start mid-stream.
+		t.lose(tap.DropUpstreamGap)
+	}
 	t.rescan(now, true)
 	t.stats.Up.Store(true)
 	nextRescan := now.Add(t.cfg.RescanInterval)
@@ -141,7 +194,7 @@ func (t *Tailer) Run(ctx context.Context, emit tap.EmitFunc) (err error) {
 		}
 		now := time.Now()
 		wake := min(nextRescan.Sub(now), t.cfg.PollInterval)
-		if t.dirty {
+		if t.dirty || t.saveFailed.Load() {
 			wake = min(wake, nextSave.Sub(now))
 		}
 		timer.Reset(max(wake, 0))
@@ -164,8 +217,18 @@ func (t *Tailer) Run(ctx context.Context, emit tap.EmitFunc) (err error) {
 
 func (t *Tailer) reset() {
 	t.files, t.byKey = nil, make(map[fileKey]*tracked)
-	t.restored, t.hadPositions, t.dirty = nil, false, false
+	t.restored, t.hadPositions, t.recovering, t.dirty = nil, false, false, false
 	t.warned = make(map[string]bool)
+	t.firstSeen = make(map[fileKey]bool)
+	t.copies = make(map[fileKey]copyDone)
+	t.writes.take()
+	t.nOpen, t.openLimit, t.lastEMFILE = 0, t.cfg.MaxOpenFiles, time.Time{}
+	t.partial, t.partialLimit = 0, 2*int64(t.cfg.MaxLineBytes)
+	t.scanFault = fault{what: "directory scan"}
+	t.openFault = fault{what: "opening files"}
+	t.saveFault = fault{what: "saving positions"}
+	t.pending, t.lastSent, t.written = nil, nil, nil
+	t.saveFailed.Store(false)
 	t.pollWake = make(chan struct{}, 1)
 	t.rescanWake = make(chan struct{}, 1)
 	t.saveCh = make(chan []positions.Entry, 1)
@@ -175,20 +238,84 @@ func (t *Tailer) reset() {
 	}
 }
 
+// lose queues a loss for the whole tap (Message.Lost, scope ""), and a
+// rejoin (Message.Reconnected): open streams are not judged across it, and
+// a stream whose first records were in what was lost may start mid-stream.
+func (t *Tailer) lose(reason uint8) {
+	t.stats.Drop(reason)
+	now := time.Now()
+	t.pending = append(t.pending,
+		tap.Message{Tap: t.cfg.Name, Time: now, Lost: true, LossReason: reason},
+		tap.Message{Tap: t.cfg.Name, Time: now, Reconnected: true})
+}
+
+// flushPending emits the queued control messages, in order, before any
+// line read after them.
+func (t *Tailer) flushPending(ctx context.Context, emit tap.EmitFunc) error {
+	for len(t.pending) > 0 {
+		if err := emit(ctx, t.pending[0]); err != nil {
+			return errEmit{err}
+		}
+		t.pending[0] = tap.Message{}
+		t.pending = t.pending[1:]
+	}
+	t.pending = nil
+	return nil
+}
+
 // drain reads every file, round after round, until a round finds nothing
 // new. A round gives each file at most roundBudget bytes, so one busy file
 // does not starve the others; rescans and saves that fall due in between
 // are done in between.
 func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextSave *time.Time) error {
 	for {
+		if err := t.flushPending(ctx, emit); err != nil {
+			return err
+		}
 		progress := false
+		now := time.Now()
+		var look closedLook
+		if now.Sub(t.lastClosedStat) >= t.cfg.PollInterval {
+			t.lastClosedStat = now
+			look.now = now
+			look.written, look.all = t.writes.take()
+			look.all = look.all || t.fsw == nil // no events: poll them all
+		}
 		for _, tf := range t.files {
-			t.checkFile(tf)
+			if tf.copy != nil {
+				n, done, err := t.readCopy(ctx, emit, tf)
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					progress = true
+				}
+				if !done {
+					continue
+				}
+			}
+			if tf.shadowOf != nil {
+				if look.wants(tf, t.cfg.RescanInterval) {
+					t.lookShadow(tf)
+				}
+				continue
+			}
+			if !t.checkFile(tf, &look) {
+				continue
+			}
+			if err := t.flushPending(ctx, emit); err != nil {
+				return err // a loss goes out before what follows it
+			}
+			if tf.copy != nil {
+				progress = true // a copy to finish first, next round
+				continue
+			}
 			n, err := t.readFile(ctx, emit, tf, roundBudget)
 			if err != nil {
 				if e := (errEmit{}); errors.As(err, &e) {
 					return err
 				}
+				t.stats.Error(tap.ErrScan)
 				t.warnOnce(tf.path+"\x00read", "read failed; retrying", "path", tf.path, "err", err)
 			}
 			if n > 0 {
@@ -199,7 +326,11 @@ func (t *Tailer) drain(ctx context.Context, emit tap.EmitFunc, nextRescan, nextS
 			}
 			t.saveIfDue(nextSave)
 		}
-		now := time.Now()
+		if err := t.flushPending(ctx, emit); err != nil {
+			return err
+		}
+		now = time.Now()
+		t.shrink(now)
 		t.closeFinished(now)
 		t.updateLag()
 		t.saveIfDue(nextSave)
@@ -228,17 +359,60 @@ func (t *Tailer) saveIfDue(next *time.Time) {
 	}
 }
 
-// checkFile looks at tf's size and first bytes to notice a truncation (the
-// file shrank below what was read, or its first bytes changed: truncated
-// and refilled between two looks). The file is then read again from 0.
-func (t *Tailer) checkFile(tf *tracked) {
+// closedLook says which closed files a drain round looks at: none (now is
+// zero: PollInterval has not passed), those with write events, or all.
+type closedLook struct {
+	now     time.Time
+	written map[string]struct{}
+	all     bool
+}
+
+// wants reports whether a closed file is looked at: it had a write event,
+// or events are unavailable or were lost, or it has not been looked at for
+// a rescan interval (events are only a hint).
+func (l *closedLook) wants(tf *tracked, every time.Duration) bool {
+	if l.now.IsZero() {
+		return false
+	}
+	_, written := l.written[tf.path]
+	if !l.all && !written && l.now.Sub(tf.lastStat) < every {
+		return false
+	}
+	tf.lastStat = l.now
+	return true
+}
+
+// checkFile looks at tf's size and first bytes to notice new data and a
+// truncation (the file shrank below what was read, or its first bytes
+// changed: truncated and refilled between two looks). It opens a closed
+// file that has something new (a closed file is looked at by name: see
+// closedLook), and reports whether tf is open to be read.
+func (t *Tailer) checkFile(tf *tracked, look *closedLook) bool {
+	if tf.f == nil {
+		if tf.gone || !look.wants(tf, t.cfg.RescanInterval) {
+			return false
+		}
+		fi, err := os.Stat(tf.path)
+		if err != nil || keyOf(fi, tf.path) != tf.key {
+			// Its name holds another file now, or none: a scan finds it
+			// under its new name, or makes it an orphan.
+			tf.gone = err == nil || errors.Is(err, fs.ErrNotExist)
+			return false
+		}
+		if fi.Size() == tf.looked && fi.ModTime().Equal(tf.mtime) {
+			return false
+		}
+		if !t.reopen(tf) {
+			return false
+		}
+	}
 	fi, err := tf.f.Stat()
 	if err != nil {
-		return
+		return true
 	}
 	size, mtime := fi.Size(), fi.ModTime()
 	if size == tf.size && mtime.Equal(tf.mtime) {
-		return
+		return true
 	}
 	now := time.Now()
 	if size > tf.size {
@@ -249,37 +423,171 @@ func (t *Tailer) checkFile(tf *tracked) {
 		cur, err := readPrefix(tf.f, t.fpCheck, len(tf.fp))
 		truncated = err == nil && !bytes.Equal(cur, tf.fp)
 	}
+	seen := max(tf.size, tf.readOff)
 	tf.size, tf.mtime = size, mtime
 	if truncated {
-		t.stats.Drop(tap.DropUpstreamGap)
-		t.log.Info("file truncated; reading it again from the start",
-			"path", tf.path, "offset", tf.commitOff, "size", size)
-		tf.restart()
-		tf.lastGrowth = now
-		t.dirty = true
+		t.truncated(tf, seen, now)
+	}
+	return true
+}
+
+// truncated handles a truncation of tf noticed while running: its copy,
+// if one is found, is finished from the committed offset; else what was
+// not read is lost. tf itself is then read again from 0.
+func (t *Tailer) truncated(tf *tracked, seen int64, now time.Time) {
+	from, line := tf.commitOff, tf.line
+	t.release(tf)
+	for _, sh := range t.files {
+		if sh.shadowOf == tf {
+			sh.tentative = false // a copy of the old content, never of the new
+		}
+	}
+	tf.dropBuffer()
+	if !t.startCopy(tf, prefixMatch{n: len(tf.fp), raw: tf.fp}, from, line, seen) {
+		t.log.Info("file truncated and no copy of its old content found; what was not read is lost",
+			"path", tf.path, "offset", from, "seen", seen)
+		t.lose(tap.DropTruncated)
+	}
+	tf.restart()
+	tf.lastGrowth = now
+	t.dirty = true
+}
+
+// reopen opens a closed file again, making room if the bound is reached.
+// The file must still be the one known (device and inode; its first bytes
+// are checked by checkFile, which notices a rewrite).
+func (t *Tailer) reopen(tf *tracked) bool {
+	f, fi, ok := t.openFile(tf.path, tf, true)
+	if !ok {
+		return false
+	}
+	if keyOf(fi, tf.path) != tf.key {
+		f.Close()
+		t.nOpen--
+		tf.gone = true
+		return false
+	}
+	tf.f = f
+	tf.closedActive = false
+	t.log.Debug("file reopened", "path", tf.path, "offset", tf.commitOff)
+	return true
+}
+
+// openFile opens path, within the bound on open files if bounded (closing
+// the least recently read file that is at its end, other than keep, if
+// needed; a new file is opened beyond it for a moment, see track). A
+// failure is counted and logged as a fault; EMFILE also lowers the bound.
+// It is never taken as the file being gone, except for ENOENT.
+func (t *Tailer) openFile(path string, keep *tracked, bounded bool) (*os.File, os.FileInfo, bool) {
+	now := time.Now()
+	if t.openLimit < t.cfg.MaxOpenFiles && now.Sub(t.lastEMFILE) >= limitRestore {
+		t.log.Info("giving back the open file bound", "max_open_files", t.cfg.MaxOpenFiles)
+		t.openLimit = t.cfg.MaxOpenFiles
+	}
+	if bounded && t.nOpen >= t.openLimit && !t.evict(keep, now) {
+		return nil, nil, false
+	}
+	f, err := os.Open(path)
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err != nil {
+			f.Close()
+		} else {
+			t.openFault.ok(t.log, now)
+			t.nOpen++
+			return f, fi, true
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false
+	}
+	t.stats.Error(tap.ErrScan)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		t.lastEMFILE = now
+		// Leave room for what else needs descriptors (scans, the
+		// positions file, the rest of the process).
+		if lower := max(1, t.nOpen-max(16, t.nOpen/8)); lower < t.openLimit {
+			t.openLimit = lower
+			t.log.Warn("out of file descriptors; holding fewer files open", "open", t.nOpen, "max_open_files", lower)
+		}
+	}
+	t.openFault.fail(t.log, now, err, "path", path)
+	return nil, nil, false
+}
+
+// evict closes the open file, other than keep, that was read least
+// recently among those read to their end (as of the last stat), to make
+// room for another. Idle files go first, so that files still being
+// written stay open while they can.
+func (t *Tailer) evict(keep *tracked, now time.Time) bool {
+	var best *tracked
+	bestIdle := false
+	for _, tf := range t.files {
+		if tf == keep || tf.f == nil || tf.readOff < tf.size || tf.discarding {
+			continue
+		}
+		idle := now.Sub(tf.lastGrowth) >= t.cfg.RescanInterval
+		if best == nil || (idle && !bestIdle) || (idle == bestIdle && tf.lastRead.Before(best.lastRead)) {
+			best, bestIdle = tf, idle
+		}
+	}
+	if best == nil {
+		return false
+	}
+	t.closeFile(best, now)
+	return true
+}
+
+// shrink closes files read to their end until the bound holds again (it
+// is lowered after EMFILE; new files are opened beyond it for a moment).
+func (t *Tailer) shrink(now time.Time) {
+	for t.nOpen > t.openLimit && t.evict(nil, now) {
 	}
 }
 
-// closeFinished closes files that the globs no longer match (renamed away
+// closeFile closes tf's descriptor; a partial last line is dropped and
+// read again when it is reopened.
+func (t *Tailer) closeFile(tf *tracked, now time.Time) {
+	if tf.f == nil {
+		return
+	}
+	tf.f.Close()
+	tf.f = nil
+	t.nOpen--
+	tf.looked = tf.readOff
+	tf.closedActive = now.Sub(tf.lastGrowth) < t.cfg.RescanInterval
+	t.release(tf)
+	tf.dropBuffer()
+}
+
+// closeFinished forgets files that the globs no longer match (renamed away
 // or deleted) once they have been read to the end and stayed quiet for a
 // rescan interval: a writer may still finish its last lines into a file it
-// has not yet reopened.
+// has not yet reopened. A file that went away while closed cannot be read
+// any more: if it had unread bytes or was still being written when it was
+// closed, that is a loss.
 func (t *Tailer) closeFinished(now time.Time) {
 	grace := t.cfg.RescanInterval
 	kept := t.files[:0]
 	for _, tf := range t.files {
-		if tf.orphanSince.IsZero() || tf.readOff < tf.size ||
+		if tf.orphanSince.IsZero() || tf.copy != nil || (tf.f != nil && tf.readOff < tf.size) ||
 			now.Sub(tf.orphanSince) < grace || now.Sub(tf.lastGrowth) < grace {
 			kept = append(kept, tf)
 			continue
 		}
-		if tf.partial() {
-			// The last line never got its newline: it is never emitted half.
-			t.stats.Drop(tap.DropUpstreamGap)
+		switch {
+		case tf.f != nil && tf.partial():
+			// The last line never got its newline: it is never emitted half,
+			// and the record it was is missing from its stream.
 			t.log.Info("file gone with an unfinished last line", "path", tf.path, "offset", tf.commitOff)
+			t.lose(tap.DropUpstreamGap)
+		case tf.f == nil && tf.shadowOf == nil && (tf.closedActive || tf.size > tf.commitOff):
+			t.log.Info("file went away while closed to make room; what it got since is lost",
+				"path", tf.path, "offset", tf.commitOff)
+			t.lose(tap.DropUpstreamGap)
 		}
 		t.log.Debug("file finished", "path", tf.path, "inode", tf.key.ino, "offset", tf.commitOff)
-		tf.f.Close()
+		t.closeFile(tf, now)
 		delete(t.byKey, tf.key)
 		t.dirty = true
 	}
@@ -297,15 +605,26 @@ func (t *Tailer) updateLag() {
 	t.stats.Lag.Store(lag)
 }
 
-// rescan expands the globs: new files are opened, files that moved are
-// renamed, files that are no longer matched become orphans to finish.
+// rescan expands the globs: new files are tracked, files that moved are
+// renamed, files that are no longer matched become orphans to finish. A
+// scan that failed anywhere (EMFILE, EACCES, EIO) makes no file an orphan:
+// a file the scan could not see is not taken as deleted.
 func (t *Tailer) rescan(now time.Time, first bool) {
+	t.shrink(now) // a scan needs a descriptor too
 	seen := make(map[fileKey]bool, len(t.files))
+	var scanErr error
 	for _, pat := range t.cfg.Paths {
-		matches, _ := filepath.Glob(pat) // the only error is a bad pattern, rejected by Validate
+		matches, err := glob(pat)
+		scanErr = errors.Join(scanErr, err)
 		for _, p := range matches {
 			fi, err := os.Stat(p)
-			if err != nil || !fi.Mode().IsRegular() {
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					scanErr = errors.Join(scanErr, err)
+				}
+				continue
+			}
+			if !fi.Mode().IsRegular() {
 				continue
 			}
 			key := keyOf(fi, p)
@@ -317,15 +636,29 @@ func (t *Tailer) rescan(now time.Time, first bool) {
 				if tf.path != p {
 					t.dirty = true
 				}
-				tf.path, tf.orphanSince = p, time.Time{}
+				tf.path, tf.orphanSince, tf.gone = p, time.Time{}, false
+				if now.Sub(tf.seen) >= seenRefresh {
+					tf.seen, t.dirty = now, true
+				}
 				continue
 			}
-			t.open(p, fi, key, first, now)
+			if !t.track(p, key, first, now) {
+				seen[key] = false // not tracked yet: the next scan tries again
+				if first {
+					t.firstSeen[key] = true // but it was there at the start
+				}
+			}
 		}
 	}
-	for _, tf := range t.files {
-		if !seen[tf.key] && tf.orphanSince.IsZero() {
-			tf.orphanSince = now
+	if scanErr != nil {
+		t.stats.Error(tap.ErrScan)
+		t.scanFault.fail(t.log, now, scanErr)
+	} else {
+		t.scanFault.ok(t.log, now)
+		for _, tf := range t.files {
+			if !seen[tf.key] && tf.orphanSince.IsZero() {
+				tf.orphanSince = now
+			}
 		}
 	}
 	kept := t.restored[:0]
@@ -336,6 +669,9 @@ func (t *Tailer) rescan(now time.Time, first bool) {
 	}
 	t.restored = kept
 	t.watchDirs()
+	// What the tap reads from is healthy when it can be scanned and
+	// opened: a metric and /healthz detail, never readiness.
+	t.stats.UpstreamUp.Store(!t.scanFault.active && !t.openFault.active)
 }
 
 func keyOf(fi os.FileInfo, path string) fileKey {
@@ -346,33 +682,68 @@ func keyOf(fi os.FileInfo, path string) fileKey {
 	return fileKey{dev: dev, ino: ino}
 }
 
-// open starts tracking a file the globs matched for the first time: it
+// track starts tracking a file the globs matched for the first time: it
 // resumes from a checkpoint when one matches, else starts at 0 (or at the
-// end, on a first ever start with StartAt "end").
-func (t *Tailer) open(path string, fi os.FileInfo, key fileKey, first bool, now time.Time) {
-	f, err := os.Open(path)
-	if err != nil {
-		t.warnOnce(path, "cannot open file", "path", path, "err", err)
-		return
+// end, on a first ever start with StartAt "end", and for the files found
+// at start after a corrupt positions file). The file stays open if the
+// bound allows, else it is closed until it is read. It reports false if the
+// file could not be opened (tried again at the next scan).
+func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool {
+	// Opened beyond the bound if it must be (and closed again below): its
+	// fingerprint and checkpoint are needed now, and a file at its start
+	// is not one that evict may close.
+	if t.nOpen >= t.openLimit {
+		t.evict(nil, now)
+	}
+	f, fi, ok := t.openFile(path, nil, false)
+	if !ok {
+		return false
+	}
+	if keyOf(fi, path) != key {
+		f.Close() // replaced since the scan: the next scan sees the new one
+		t.nOpen--
+		return false
 	}
 	delete(t.warned, path)
 	size := fi.Size()
 	fp, err := readPrefix(f, nil, int(min(size, fingerprintSize)))
 	if err != nil {
 		f.Close()
+		t.nOpen--
 		t.warnOnce(path, "cannot read file", "path", path, "err", err)
-		return
+		return false
 	}
-	tf := &tracked{key: key, path: path, f: f, fp: fp, size: size, mtime: fi.ModTime(), lastGrowth: now}
-	switch e, how := t.matchCheckpoint(key, fp, size); how {
+	tf := &tracked{key: key, path: path, f: f, fp: fp, size: size, mtime: fi.ModTime(), lastGrowth: now, seen: now}
+	if of, tentative, done, isDone := t.shadowFor(path, key, fp); of != nil || isDone {
+		// A copy-truncate copy the globs match: never read from 0.
+		if isDone {
+			tf.readOff, tf.commitOff, tf.line = done.off, done.off, done.line
+		} else {
+			tf.shadowOf, tf.tentative = of, tentative
+			off := lastLineEnd(f, size, t.scratch)
+			tf.readOff, tf.commitOff = off, off
+			t.closeFile(tf, now)
+		}
+		t.log.Debug("file is a copy of a tracked file", "path", path, "offset", tf.commitOff)
+		t.files = append(t.files, tf)
+		t.byKey[key] = tf
+		t.dirty = true
+		delete(t.firstSeen, key)
+		return true
+	}
+	switch e, i, how := t.matchCheckpoint(key, fp, size); how {
 	case resumed:
 		tf.readOff, tf.commitOff, tf.line = e.Offset, e.Offset, e.Line
 	case truncatedWhileDown:
-		t.stats.Drop(tap.DropUpstreamGap)
-		t.log.Info("file truncated while not running; reading it from the start", "path", path)
-		tf.gap = true
+		m := prefixMatch{n: e.FingerprintLen, sum: e.Fingerprint}
+		if t.startCopy(tf, m, e.Offset, e.Line, 0) {
+			t.restored = append(t.restored[:i], t.restored[i+1:]...)
+		} else {
+			t.log.Info("file truncated while not running and no copy of its old content found; reading it from the start", "path", path)
+			t.lose(tap.DropTruncated)
+		}
 	default:
-		if first && !t.hadPositions && t.cfg.StartAt == StartEnd {
+		if (first || t.firstSeen[key]) && ((!t.hadPositions && t.cfg.StartAt == StartEnd) || t.recovering) {
 			off := lastLineEnd(f, size, t.scratch)
 			tf.readOff, tf.commitOff = off, off
 		}
@@ -381,6 +752,11 @@ func (t *Tailer) open(path string, fi os.FileInfo, key fileKey, first bool, now 
 	t.byKey[key] = tf
 	t.dirty = true
 	t.log.Debug("file opened", "path", path, "dev", key.dev, "inode", key.ino, "offset", tf.commitOff)
+	delete(t.firstSeen, key)
+	if t.nOpen > t.openLimit {
+		t.closeFile(tf, now) // over the bound: it waits for its turn
+	}
+	return true
 }
 
 type matchKind uint8
@@ -396,8 +772,9 @@ const (
 // file moved to another device, or the device number changed across a
 // reboot, or it is the copy made by copy-truncate rotation). Same inode with
 // other first bytes means it was truncated and rewritten while the tailer
-// was down; that checkpoint stays, for a copy of the old content to match.
-func (t *Tailer) matchCheckpoint(key fileKey, fp []byte, size int64) (positions.Entry, matchKind) {
+// was down; that checkpoint (returned with its index) stays, for a copy of
+// the old content to match.
+func (t *Tailer) matchCheckpoint(key fileKey, fp []byte, size int64) (positions.Entry, int, matchKind) {
 	hashes := make(map[int]string, 2)
 	sum := func(n int) string {
 		h, ok := hashes[n]
@@ -410,10 +787,10 @@ func (t *Tailer) matchCheckpoint(key fileKey, fp []byte, size int64) (positions.
 	fits := func(e restoredEntry) bool {
 		return e.FingerprintLen <= len(fp) && e.Offset <= size && sum(e.FingerprintLen) == e.Fingerprint
 	}
-	take := func(i int) (positions.Entry, matchKind) {
+	take := func(i int) (positions.Entry, int, matchKind) {
 		e := t.restored[i].Entry
 		t.restored = append(t.restored[:i], t.restored[i+1:]...)
-		return e, resumed
+		return e, -1, resumed
 	}
 	sameInode := -1
 	if key.path == "" {
@@ -434,43 +811,83 @@ func (t *Tailer) matchCheckpoint(key fileKey, fp []byte, size int64) (positions.
 	}
 	if sameInode >= 0 {
 		t.restored[sameInode].rewritten = true
-		return positions.Entry{}, truncatedWhileDown
+		return t.restored[sameInode].Entry, sameInode, truncatedWhileDown
 	}
-	return positions.Entry{}, noCheckpoint
+	return positions.Entry{}, -1, noCheckpoint
 }
 
-func (t *Tailer) loadPositions() error {
+// loadPositions reads the checkpoints. It reports false only if ctx ended
+// first. A positions file that cannot be read (EACCES, EIO) is retried with
+// backoff while the tap stays down: starting without it would read files
+// again from a guessed place. A corrupt one (empty, garbage, cut short) is
+// moved aside and the tailer starts in recovery: every file found now is
+// read from its end (its last complete line), a loss and a rejoin are
+// reported first, and files that appear later are read from the start. That
+// reads nothing twice (no false e2a.after_final or duplicate) and judges no
+// open stream across what was skipped (see doc.go).
+func (t *Tailer) loadPositions(ctx context.Context) bool {
 	if t.cfg.Positions == "" {
-		return nil
+		return true
 	}
-	entries, exists, err := positions.Load(t.cfg.Positions)
-	if err != nil {
-		return fmt.Errorf("logdir %s: %w", t.cfg.Name, err)
+	f := fault{what: "reading positions"}
+	backoff := 100 * time.Millisecond
+	for {
+		entries, exists, err := positions.Load(t.cfg.Positions)
+		now := time.Now()
+		if err == nil {
+			f.ok(t.log, now)
+			t.hadPositions = exists
+			for _, e := range entries {
+				t.restored = append(t.restored, restoredEntry{Entry: e})
+			}
+			return true
+		}
+		t.stats.Error(tap.ErrPositions)
+		if errors.Is(err, positions.ErrCorrupt) {
+			aside, merr := positions.MoveAside(t.cfg.Positions, now, keepCorrupt)
+			args := []any{"path", t.cfg.Positions, "err", err}
+			if merr != nil {
+				args = append(args, "move_err", merr)
+			} else {
+				args = append(args, "moved_to", aside)
+			}
+			t.log.Error("positions file is corrupt: moved aside; every file found now is read from its end, and a loss is reported", args...)
+			t.hadPositions, t.recovering = true, true
+			return true
+		}
+		f.fail(t.log, now, err, "path", t.cfg.Positions)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
 	}
-	t.hadPositions = exists
-	for _, e := range entries {
-		t.restored = append(t.restored, restoredEntry{Entry: e})
-	}
-	return nil
 }
 
-// snapshot returns the checkpoints of open files (their committed offsets:
-// only lines emit accepted are behind them) and of checkpoints not yet
-// matched. Taken on Run's goroutine, it is consistent.
+// snapshot returns the checkpoints of tracked files (their committed
+// offsets: only lines emit accepted are behind them) and of checkpoints
+// not yet matched. Taken on Run's goroutine, it is consistent. A file whose
+// copy is being finished keeps its old checkpoint (old fingerprint, offset
+// in the copy) until the copy is done, so that a restart finds the copy
+// again.
 func (t *Tailer) snapshot() []positions.Entry {
-	now := time.Now()
 	entries := make([]positions.Entry, 0, len(t.files)+len(t.restored))
 	for _, tf := range t.files {
-		entries = append(entries, positions.Entry{
+		e := positions.Entry{
 			Path:           tf.path,
 			Dev:            tf.key.dev,
 			Inode:          tf.key.ino,
 			FingerprintLen: len(tf.fp),
-			Fingerprint:    positions.Sum(tf.fp),
+			Fingerprint:    tf.sum(),
 			Offset:         tf.commitOff,
 			Line:           tf.line,
-			Seen:           now,
-		})
+			Seen:           tf.seen,
+		}
+		if cr := tf.copy; cr != nil {
+			e.FingerprintLen, e.Fingerprint, e.Offset, e.Line = cr.oldLen, cr.oldSum, cr.tf.commitOff, cr.tf.line
+		}
+		entries = append(entries, e)
 	}
 	for _, e := range t.restored {
 		entries = append(entries, e.Entry)
@@ -478,16 +895,25 @@ func (t *Tailer) snapshot() []positions.Entry {
 	return entries
 }
 
-// saveAsync hands a snapshot to the saver goroutine: an fsync can take long
-// on a busy disk, and reading must not wait for it. If the saver is still
-// busy with an older snapshot, the pending one is replaced (the newest
-// checkpoint is all that matters).
+// saveAsync hands a snapshot to the saver goroutine, if it differs from the
+// last one (or the last save failed): an fsync can take long on a busy
+// disk, and BeforeSave waits for the engine, and reading must not wait for
+// either. If the saver is still busy with an older snapshot, the pending
+// one is replaced (the newest checkpoint is all that matters).
 func (t *Tailer) saveAsync() {
-	if t.cfg.Positions == "" || !t.dirty {
+	if t.cfg.Positions == "" {
+		return
+	}
+	retry := t.saveFailed.Swap(false)
+	if !t.dirty && !retry {
 		return
 	}
 	snap := t.snapshot()
 	t.dirty = false
+	if !retry && slices.Equal(snap, t.lastSent) {
+		return
+	}
+	t.lastSent = snap
 	select {
 	case <-t.saveCh: // drop the older pending snapshot
 	default:
@@ -496,32 +922,52 @@ func (t *Tailer) saveAsync() {
 }
 
 // saver writes snapshots until saveCh is closed.
-func (t *Tailer) saver(wg *sync.WaitGroup) {
+func (t *Tailer) saver(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
-	failing := false
 	for snap := range t.saveCh {
-		if err := positions.Save(t.cfg.Positions, snap); err != nil {
-			if !failing {
-				t.log.Warn("saving positions failed", "err", err)
-			}
-			failing = true
-			continue
-		}
-		failing = false
+		t.write(ctx, snap)
 	}
 }
 
+// write commits a snapshot: BeforeSave first (what was emitted before the
+// snapshot is judged and logged), then the file. Failures are counted and
+// logged as a fault, never fatal; the next save tries again.
+func (t *Tailer) write(ctx context.Context, snap []positions.Entry) {
+	if t.cfg.BeforeSave != nil {
+		if err := t.cfg.BeforeSave(ctx); err != nil {
+			t.saveFailed.Store(true)
+			if ctx.Err() == nil {
+				t.log.Debug("positions not saved: what was read is not confirmed yet", "err", err)
+			}
+			return
+		}
+	}
+	now := time.Now()
+	if err := positions.Save(t.cfg.Positions, snap); err != nil {
+		t.stats.Error(tap.ErrPositions)
+		t.saveFault.fail(t.log, now, err, "path", t.cfg.Positions)
+		t.saveFailed.Store(true)
+		return
+	}
+	t.saveFault.ok(t.log, now)
+	t.written = snap
+	t.saves.Add(1)
+}
+
 // saveFinal writes the last checkpoints synchronously, after the saver has
-// stopped.
-func (t *Tailer) saveFinal() error {
-	if t.cfg.Positions == "" || !t.dirty {
-		return nil
+// stopped, if they differ from what was written.
+func (t *Tailer) saveFinal(ctx context.Context) {
+	if t.cfg.Positions == "" {
+		return
 	}
-	if err := positions.Save(t.cfg.Positions, t.snapshot()); err != nil {
-		return fmt.Errorf("logdir %s: %w", t.cfg.Name, err)
+	snap := t.snapshot()
+	if t.written != nil && slices.Equal(snap, t.written) {
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalSaveWait)
+	defer cancel()
+	t.write(ctx, snap)
 	t.dirty = false
-	return nil
 }
 
 // warnOnce logs a problem the first time it happens for key, not on every

@@ -31,6 +31,7 @@ func (t *Tailer) startWatcher(wg *sync.WaitGroup) {
 					return
 				}
 				if ev.Has(fsnotify.Write) {
+					t.writes.add(ev.Name)
 					wake(t.pollWake)
 				} else {
 					// Create, Rename, Remove, Chmod: which files exist may
@@ -43,6 +44,7 @@ func (t *Tailer) startWatcher(wg *sync.WaitGroup) {
 				}
 				// Most likely an event queue overflow: events were lost,
 				// so look at everything again.
+				t.writes.markAll()
 				wake(t.rescanWake)
 			}
 		}
@@ -111,4 +113,48 @@ func staticPrefix(p string) string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// maxWritten bounds the names a writtenSet holds; past it, every closed
+// file is looked at.
+const maxWritten = 4096
+
+// writtenSet collects the names of files that had write events since the
+// tailer last looked, so that closed files are looked at (stat) when they
+// were written rather than all of them every PollInterval. The watcher
+// goroutine adds; Run's goroutine takes.
+type writtenSet struct {
+	mu    sync.Mutex
+	names map[string]struct{}
+	all   bool // overflowed or events were lost: look at every closed file
+}
+
+func (s *writtenSet) add(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.all:
+	case len(s.names) >= maxWritten:
+		s.all, s.names = true, nil
+	default:
+		if s.names == nil {
+			s.names = make(map[string]struct{})
+		}
+		s.names[name] = struct{}{}
+	}
+}
+
+func (s *writtenSet) markAll() {
+	s.mu.Lock()
+	s.all, s.names = true, nil
+	s.mu.Unlock()
+}
+
+// take returns what was collected and starts over.
+func (s *writtenSet) take() (names map[string]struct{}, all bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names, all = s.names, s.all
+	s.names, s.all = nil, false
+	return names, all
 }

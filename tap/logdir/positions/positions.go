@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -17,9 +19,16 @@ import (
 const Version = 1
 
 // ErrCorrupt is returned (wrapped) by Load when the file exists but cannot
-// be understood. Since Save never leaves a partial file, this means someone
-// else wrote it; the caller should refuse to guess.
+// be understood: empty, cut short, garbage, another version, or values no
+// Save writes. Since Save never leaves a partial file, someone or something
+// else wrote it (a full disk under another writer, a restore, a hand edit).
+// The caller decides what to do; the logdir tap moves it aside
+// (MoveAside) and starts from a documented position.
 var ErrCorrupt = errors.New("positions file is corrupt")
+
+// maxFingerprintLen bounds Entry.FingerprintLen when reading: larger values
+// were never written by Save.
+const maxFingerprintLen = 1 << 20
 
 // Entry is one file's checkpoint.
 type Entry struct {
@@ -85,7 +94,94 @@ func Decode(b []byte) ([]Entry, error) {
 	if doc.Version != Version {
 		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, doc.Version, Version)
 	}
+	for i, e := range doc.Files {
+		if err := e.check(); err != nil {
+			return nil, fmt.Errorf("%w: entry %d (%s): %v", ErrCorrupt, i, e.Path, err)
+		}
+	}
 	return doc.Files, nil
+}
+
+// check rejects values that Save never writes: resuming from them would
+// read from a made-up place.
+func (e Entry) check() error {
+	switch {
+	case e.Offset < 0 || e.Line < 0:
+		return fmt.Errorf("negative offset %d or line %d", e.Offset, e.Line)
+	case e.Line > e.Offset:
+		return fmt.Errorf("%d lines in %d bytes", e.Line, e.Offset)
+	case e.FingerprintLen < 0 || e.FingerprintLen > maxFingerprintLen:
+		return fmt.Errorf("fingerprint length %d", e.FingerprintLen)
+	case len(e.Fingerprint) != 2*sha256.Size:
+		return fmt.Errorf("fingerprint is not a hex SHA-256")
+	}
+	if _, err := hex.DecodeString(e.Fingerprint); err != nil {
+		return fmt.Errorf("fingerprint is not a hex SHA-256")
+	}
+	return nil
+}
+
+// corruptSuffix is what MoveAside appends to the name, before the time.
+const corruptSuffix = ".corrupt-"
+
+// MoveAside renames a corrupt positions file to
+// <path>.corrupt-<unix seconds>.<nanoseconds> (for an operator to look at) and removes
+// the oldest such files beyond keep. It returns the new name. The rename is
+// in the same directory, so it is atomic: the next Load finds no file.
+func MoveAside(path string, now time.Time, keep int) (string, error) {
+	// Seconds and nanoseconds, fixed width: names sort by time. A new name
+	// sorts after every older one even if the clock did not move (or went
+	// back), so that the oldest are the ones removed.
+	old, _ := filepath.Glob(escapeGlob(path) + corruptSuffix + "*")
+	newest := ""
+	for _, p := range old {
+		newest = max(newest, p)
+	}
+	var sec, nsec int64
+	if _, err := fmt.Sscanf(strings.TrimPrefix(newest, path+corruptSuffix), "%d.%d", &sec, &nsec); err == nil {
+		if last := time.Unix(sec, nsec); !now.After(last) {
+			now = last.Add(time.Nanosecond)
+		}
+	}
+	for ; ; now = now.Add(time.Nanosecond) {
+		aside := fmt.Sprintf("%s%s%d.%09d", path, corruptSuffix, now.Unix(), now.Nanosecond())
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			if err := moveAside(path, aside, keep); err != nil {
+				return "", err
+			}
+			return aside, nil
+		}
+	}
+}
+
+func moveAside(path, aside string, keep int) error {
+	if err := os.Rename(path, aside); err != nil {
+		return fmt.Errorf("move corrupt positions aside: %w", err)
+	}
+	old, _ := filepath.Glob(escapeGlob(path) + corruptSuffix + "*")
+	if len(old) > keep {
+		// Names sort by the time they were moved aside (unix seconds have
+		// 10 digits until 2286).
+		sort.Strings(old)
+		for _, p := range old[:len(old)-keep] {
+			if p != aside {
+				_ = os.Remove(p)
+			}
+		}
+	}
+	return nil
+}
+
+// escapeGlob quotes the glob characters of a literal path.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Encode renders entries as the content of a positions file.

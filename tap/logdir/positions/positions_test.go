@@ -133,3 +133,29 @@ func TestSaveFailsCleanly(t *testing.T) {
 		t.Fatal("Save into a missing directory succeeded")
 	}
 }
+
+// A corrupt file moved aside keeps its content; only the newest keep are
+// kept, and the names sort by time.
+func TestMoveAside(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "positions.json")
+	var names []string
+	for i := range 5 {
+		os.WriteFile(path, []byte(fmt.Sprint("corrupt ", i)), 0o644)
+		aside, err := MoveAside(path, time.Unix(1700000000, 0), 3) // the same second every time
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(aside); string(b) != fmt.Sprint("corrupt ", i) {
+			t.Fatalf("%s holds %q", aside, b)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatal("the corrupt file is still in place")
+		}
+		names = append(names, aside)
+	}
+	left, _ := filepath.Glob(path + ".corrupt-*")
+	if diff := cmp.Diff(names[2:], left); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+}
