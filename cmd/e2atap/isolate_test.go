@@ -212,9 +212,11 @@ outputs:
 		freeAddr(t), filepath.Join(dir, "findings.jsonl"))), 0o644)
 
 	p := startLogged(t, cfgPath, addr)
-	pollUntil(t, "the tap stuck to be counted as failed to start", 20*time.Second, func() bool {
+	// The logdir tap retries an unreadable positions file itself (it never
+	// returns from Run for what it can retry): down, counted, logged once.
+	pollUntil(t, "the tap stuck to count its positions errors", 20*time.Second, func() bool {
 		p.alive(t)
-		n, _ := strconv.ParseFloat(p.sample(t, `e2atap_tap_errors_total{reason="start",tap="stuck"}`), 64)
+		n, _ := strconv.ParseFloat(p.sample(t, `e2atap_tap_errors_total{reason="positions",tap="stuck"}`), 64)
 		return n >= 2 // failed at start and at its first retry
 	})
 	p.alive(t)
@@ -229,19 +231,19 @@ outputs:
 		t.Error("no e2atap_tap_up for the ws tap")
 	}
 	code, body := p.get(t, "/healthz")
-	if code != http.StatusOK || !regexp.MustCompile(`tap stuck \(logdir\): failing; up=false failures=\d+ .*last_error=".*not a directory`).MatchString(body) {
-		t.Errorf("/healthz %d does not say why the tap stuck is down:\n%s", code, body)
+	if code != http.StatusOK || !regexp.MustCompile(`tap stuck \(logdir\): \w+; up=false`).MatchString(body) {
+		t.Errorf("/healthz %d does not say the tap stuck is down:\n%s", code, body)
 	}
-	if !strings.Contains(body, "tap mesh (nats): upstream_down") {
+	if !strings.Contains(body, "tap mesh (nats): ") || !strings.Contains(body, "upstream_up=false") {
 		t.Errorf("/healthz does not say the nats tap's broker is down:\n%s", body)
 	}
 	if strings.Contains(body+p.log.String(), "hunter2") {
 		t.Error("a password of a tap URL is in /healthz or the log")
 	}
-	failed := p.logLines(t, "tap failed; it is down and will be retried", "stuck")
+	failed := p.logLines(t, "reading positions failing; retrying", "stuck")
 	if len(failed) != 1 {
-		t.Errorf("%d 'tap failed' log lines for tap stuck after 2 failures; want exactly 1 (rate-limited)", len(failed))
-	} else if err, _ := failed[0]["err"].(string); !strings.Contains(err, "not a directory") || failed[0]["level"] != "ERROR" {
+		t.Errorf("%d 'failing' log lines for tap stuck after 2 failures; want exactly 1 (rate-limited)", len(failed))
+	} else if err, _ := failed[0]["err"].(string); !strings.Contains(err, "not a directory") {
 		t.Errorf("the failure log does not carry the error: %v", failed[0])
 	}
 
@@ -253,10 +255,10 @@ outputs:
 		return p.sample(t, `e2atap_tap_up{tap="stuck"}`) == "1"
 	})
 	pollUntil(t, "the recovery to be logged", 10*time.Second, func() bool {
-		return len(p.logLines(t, "tap recovered", "stuck")) == 1
+		return len(p.logLines(t, "reading positions works again", "stuck")) == 1
 	})
-	if n := len(p.logLines(t, "tap failed; it is down and will be retried", "stuck")); n != 1 {
-		t.Errorf("%d 'tap failed' log lines for tap stuck; want 1", n)
+	if n := len(p.logLines(t, "reading positions failing; retrying", "stuck")); n != 1 {
+		t.Errorf("%d 'failing' log lines for tap stuck; want 1", n)
 	}
 	_, body = p.get(t, "/healthz")
 	if !strings.Contains(body, "tap stuck (logdir): ok") {
