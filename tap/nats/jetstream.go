@@ -21,7 +21,10 @@ type streamCursor struct {
 	next    uint64 // next stream sequence to read; 0: not known yet (deliver new)
 	consSeq uint64 // last consumer sequence of the current consumer
 	gap     bool   // the next message emitted carries Gap
-	lag     int64  // this stream's share of Stats.Lag
+	// unfiltered: the consumer reads every subject of the stream, so its
+	// stream sequences have no holes but deleted messages.
+	unfiltered bool
+	lag        int64 // this stream's share of Stats.Lag
 }
 
 // watchStream reads one stream until ctx is done, recreating its consumer
@@ -32,7 +35,7 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 		r.log.Error("jetstream", "stream", sc.Stream, "err", err)
 		return
 	}
-	cur := &streamCursor{next: sc.StartSeq}
+	cur := &streamCursor{next: sc.StartSeq, unfiltered: len(sc.FilterSubjects) == 0}
 	defer func() { r.stats.Lag.Add(-cur.lag) }()
 	for attempt := 0; ; {
 		progressed, err := r.consume(ctx, js, sc, cur)
@@ -184,13 +187,21 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 	if err != nil {
 		return false, fmt.Errorf("message metadata: %w", err)
 	}
+	consumerJumped := false
 	if want := cur.consSeq + 1; md.Sequence.Consumer != want {
+		consumerJumped = true
 		if md.Sequence.Consumer < want {
 			// A redelivery cannot happen with AckNone; if the server
 			// says otherwise, a fresh consumer is the safe way on.
 			return false, errors.New("consumer sequence went backwards")
 		}
 		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Consumer - want)
+		cur.gap = true
+	}
+	if cur.unfiltered && !consumerJumped && cur.next > 0 && md.Sequence.Stream > cur.next {
+		// An unfiltered consumer delivers every stored message: a jump in
+		// the stream sequence is messages deleted before the tap read them.
+		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Stream - cur.next)
 		cur.gap = true
 	}
 	cur.consSeq = md.Sequence.Consumer
@@ -219,11 +230,18 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 		Gap:  cur.gap,
 	}
 	m.Data, m.Format = payload(msg.Headers(), data)
+	// JetStream keeps what the tap has not read: wait for the budget (read
+	// slower), never drop.
+	if err := r.cfg.Budget.Acquire(ctx, len(m.Data)); err != nil {
+		return false, err
+	}
+	m.Charged = len(m.Data)
 	select {
 	case r.jsq <- m:
 		cur.gap = false
 		return true, nil
 	case <-ctx.Done():
+		r.cfg.Budget.Release(m.Charged)
 		return false, ctx.Err()
 	}
 }

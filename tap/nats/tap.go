@@ -18,9 +18,6 @@ import (
 const (
 	ctlQueueSize = 16 // control messages; full: coalesce (drop the newest Reconnected)
 	jsQueueSize  = 64 // JetStream messages; full: block (backpressure)
-	// dropCheckEvery is how often the client's slow-consumer drop counters
-	// are read, besides when the client reports a slow consumer.
-	dropCheckEvery = time.Second
 )
 
 // ErrAlreadyRunning is returned by Run when the tap is already running.
@@ -58,13 +55,12 @@ func (t *Tap) Config() Config { return t.cfg }
 // run is the state of one Run call.
 type run struct {
 	*Tap
-	nc   *nats.Conn
-	data chan tap.Message // core NATS: callback → emit, non-blocking send
-	ctl  chan tap.Message // control: connection handlers → emit
-	jsq  chan tap.Message // JetStream: stream goroutines → emit, blocking send
-	// gap is set when a core message was lost; the next one enqueued
-	// carries Gap.
-	gap atomic.Bool
+	ctx    context.Context
+	nc     *nats.Conn
+	data   chan tap.Message // core NATS: callbacks → emit; full: the callback waits (the client buffers)
+	ctl    chan tap.Message // control: connection handlers → emit
+	jsq    chan tap.Message // JetStream: stream goroutines → emit, blocking send
+	outage *outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
@@ -75,15 +71,15 @@ type run struct {
 	reconnMu sync.Mutex
 	reconn   chan struct{}
 
-	mu      sync.Mutex
-	subs    []*nats.Subscription
-	dropped map[*nats.Subscription]int // client drops already counted, per subscription
+	mu   sync.Mutex
+	subs []*coreSub
 }
 
 // Run connects, subscribes and emits until ctx is done (then it returns
 // nil) or emit fails (then it returns emit's error). Connection problems are
-// never fatal: the client reconnects by itself, and Stats.Up says whether
-// it is connected.
+// never fatal: the client connects and reconnects by itself, even when the
+// server is down at start, and Stats.UpstreamUp says whether it is
+// connected.
 func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	if !t.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -93,12 +89,13 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	defer cancel()
 
 	r := &run{
-		Tap:     t,
-		data:    make(chan tap.Message, t.cfg.QueueSize),
-		ctl:     make(chan tap.Message, ctlQueueSize),
-		jsq:     make(chan tap.Message, jsQueueSize),
-		reconn:  make(chan struct{}),
-		dropped: map[*nats.Subscription]int{},
+		Tap:    t,
+		ctx:    ctx,
+		data:   make(chan tap.Message, t.cfg.QueueSize),
+		ctl:    make(chan tap.Message, ctlQueueSize),
+		jsq:    make(chan tap.Message, jsQueueSize),
+		reconn: make(chan struct{}),
+		outage: newOutage(t.log, "nats server", redactURLs(t.cfg.URL)),
 	}
 	closed := make(chan struct{})
 	nc, err := nats.Connect(t.cfg.URL,
@@ -108,18 +105,18 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
 			return backoff(attempts-1, t.cfg.ReconnectWait, t.cfg.ReconnectMaxWait)
 		}),
-		nats.ConnectHandler(func(*nats.Conn) { r.connected(false) }),
-		nats.ReconnectHandler(func(*nats.Conn) { r.connected(true) }),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			t.stats.Up.Store(false)
-			if err != nil {
-				t.log.Warn("nats disconnected", "err", err)
-			}
+		nats.ConnectHandler(func(c *nats.Conn) { r.connected(c, false) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { r.connected(c, true) }),
+		nats.DisconnectErrHandler(func(c *nats.Conn, err error) { r.disconnected(c, err) }),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			// A failed connect or reconnect attempt (also at start, with
+			// RetryOnFailedConnect).
+			t.stats.Error(tap.ErrDial)
+			r.outage.failed(err)
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrSlowConsumer) {
-				r.countClientDrops()
-				return
+				return // counted and marked in order by the subscription's callback
 			}
 			t.log.Warn("nats async error", "err", err)
 		}),
@@ -130,53 +127,70 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		return fmt.Errorf("nats tap %q: connect: %w", t.cfg.Name, err)
 	}
 	r.nc = nc
+	t.stats.Up.Store(true)
 
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait() // stream goroutines delete their consumers while nc is open
-		r.countClientDrops()
 		nc.Close()
 		<-closed
+		// Callbacks return at once once ctx is done; what they handed over
+		// and nobody emitted gives its charge back.
+		for {
+			select {
+			case m := <-r.data:
+				t.cfg.Budget.Release(m.Charged)
+				continue
+			case m := <-r.jsq:
+				t.cfg.Budget.Release(m.Charged)
+				continue
+			default:
+			}
+			break
+		}
 		t.stats.Up.Store(false)
+		t.stats.UpstreamUp.Store(false)
 	}()
 
+	pendingBytes := t.cfg.PendingBytes
+	if pendingBytes == 0 {
+		pendingBytes = defaultPendingBytes(t.cfg.Budget, len(t.cfg.Subjects))
+	}
 	for _, subj := range t.cfg.Subjects {
+		cs := &coreSub{run: r}
 		var sub *nats.Subscription
 		if t.cfg.Queue != "" {
-			sub, err = nc.QueueSubscribe(subj, t.cfg.Queue, r.onMsg)
+			sub, err = nc.QueueSubscribe(subj, t.cfg.Queue, cs.onMsg)
 		} else {
-			sub, err = nc.Subscribe(subj, r.onMsg)
+			sub, err = nc.Subscribe(subj, cs.onMsg)
 		}
 		if err != nil {
 			return fmt.Errorf("nats tap %q: subscribe %q: %w", t.cfg.Name, subj, err)
 		}
-		if err := sub.SetPendingLimits(t.cfg.PendingMsgs, t.cfg.PendingBytes); err != nil {
+		cs.sub = sub
+		if err := sub.SetPendingLimits(t.cfg.PendingMsgs, pendingBytes); err != nil {
 			return fmt.Errorf("nats tap %q: pending limits %q: %w", t.cfg.Name, subj, err)
 		}
 		r.mu.Lock()
-		r.subs = append(r.subs, sub)
+		r.subs = append(r.subs, cs)
 		r.mu.Unlock()
 	}
 	for _, sc := range t.cfg.Streams {
 		wg.Go(func() { r.watchStream(ctx, sc) })
 	}
 
-	tick := time.NewTicker(dropCheckEvery)
-	defer tick.Stop()
 	for {
 		var m tap.Message
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-tick.C:
-			r.countClientDrops()
-			continue
 		case m = <-r.ctl:
 		case m = <-r.data:
 		case m = <-r.jsq:
 		}
 		if err := emit(ctx, m); err != nil {
+			t.cfg.Budget.Release(m.Charged)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -185,13 +199,25 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	}
 }
 
+// defaultPendingBytes sizes the client's pending buffer of each core
+// subscription: the budget split over the subscriptions (what waits in the
+// client may be as much as what waits for the engine), or 64 MiB each
+// without a budget.
+func defaultPendingBytes(b *tap.Budget, subs int) int {
+	const noBudget = 64 << 20
+	if b.Limit() == 0 || subs == 0 {
+		return noBudget
+	}
+	return int(max(b.Limit()/int64(subs), 1<<20))
+}
+
 // connected runs on the client's callback goroutine after the first connect
 // and after every reconnect.
-func (r *run) connected(again bool) {
-	r.stats.Up.Store(true)
+func (r *run) connected(nc *nats.Conn, again bool) {
+	r.stats.UpstreamUp.Store(true)
+	r.outage.reachable(redactURLs(nc.ConnectedUrl()))
 	if again {
 		r.stats.Reconnects.Add(1)
-		r.log.Info("nats reconnected", "url", r.nc.ConnectedUrlRedacted())
 		r.reconnMu.Lock()
 		close(r.reconn)
 		r.reconn = make(chan struct{})
@@ -203,6 +229,29 @@ func (r *run) connected(again bool) {
 	}
 }
 
+// disconnected runs on the client's callback goroutine when an established
+// connection breaks. Core NATS does not replay what is published until the
+// client is back: every subscription has lost messages from the point
+// where its old connection ended.
+func (r *run) disconnected(nc *nats.Conn, err error) {
+	if r.ctx.Err() != nil || nc.IsClosed() {
+		return // our own Close
+	}
+	r.stats.UpstreamUp.Store(false)
+	r.stats.Error(tap.ErrDisconnect)
+	r.stats.Drop(tap.DropReconnect)
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	r.outage.failed(err)
+	r.mu.Lock()
+	subs := append([]*coreSub(nil), r.subs...)
+	r.mu.Unlock()
+	for _, cs := range subs {
+		cs.markDisconnect(nc)
+	}
+}
+
 // reconnected returns a channel closed at the next reconnect.
 func (r *run) reconnected() <-chan struct{} {
 	r.reconnMu.Lock()
@@ -210,46 +259,172 @@ func (r *run) reconnected() <-chan struct{} {
 	return r.reconn
 }
 
-// onMsg is the core subscription callback. It never blocks.
-func (r *run) onMsg(m *nats.Msg) {
+// coreSub is one core subscription and where its losses are, counted in
+// callbacks: the client hands a subscription's messages to its callback one
+// at a time, in the order they arrived, so the n-th callback is the n-th
+// message the subscription received.
+type coreSub struct {
+	*run
+	sub *nats.Subscription
+
+	// Written by the callback goroutine only.
+	n        atomic.Uint64 // callbacks started
+	dropped  int           // the client's drop count when last looked at
+	gapNext  bool          // an oversize message was skipped: the next one carries Gap
+	lostOpen bool          // inside a loss window: its first message was preceded by Lost
+
+	mu      sync.Mutex
+	windows []lossWindow // pending loss windows, in order
+}
+
+// lossWindow says that the first message after a loss is one of the
+// messages numbered from..to (callback numbers): the first of them is
+// preceded by a Lost control message and every other one carries Gap, so
+// that no stream is judged across the loss, wherever in the window it is.
+type lossWindow struct {
+	from, to uint64
+	reason   uint8
+}
+
+func (cs *coreSub) addWindow(w lossWindow) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if k := len(cs.windows); k > 0 && cs.windows[k-1].to+1 >= w.from {
+		last := &cs.windows[k-1]
+		last.to = max(last.to, w.to)
+		return
+	}
+	cs.windows = append(cs.windows, w)
+}
+
+// window reports whether message n is inside a loss window, and whether
+// it is the window's first message that this callback sees.
+func (cs *coreSub) window(n uint64) (in bool, reason uint8) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for len(cs.windows) > 0 && cs.windows[0].to < n {
+		cs.windows = cs.windows[1:]
+	}
+	if len(cs.windows) == 0 || cs.windows[0].from > n {
+		return false, 0
+	}
+	return true, cs.windows[0].reason
+}
+
+// markDisconnect finds where the subscription's old connection ended: the
+// messages received so far are those the callback has started plus those
+// still pending in the client, give or take the one in the callback (the
+// client counts a message out of pending only once its callback returned).
+// It runs while the client is reconnecting, when nothing arrives; if the
+// client is already back (this handler ran late), the window reaches back
+// to what the callback had started.
+func (cs *coreSub) markDisconnect(nc *nats.Conn) {
+	for range 100 {
+		c1 := cs.n.Load()
+		p, _, err := cs.sub.Pending()
+		if err != nil {
+			return // closed
+		}
+		c2 := cs.n.Load()
+		from, to := c1+uint64(p), c2+uint64(p)+1
+		if st := nc.Status(); st != nats.RECONNECTING && st != nats.DISCONNECTED {
+			from = c1
+		}
+		if c1 == c2 || from == c1 {
+			cs.addWindow(lossWindow{from: max(from, 1), to: to, reason: tap.DropReconnect})
+			return
+		}
+	}
+	// The callback ran through a burst while we looked: cover the lot.
+	c := cs.n.Load()
+	p, _, _ := cs.sub.Pending()
+	cs.addWindow(lossWindow{from: max(c, 1), to: c + uint64(max(p, 0)) + 1, reason: tap.DropReconnect})
+}
+
+// checkDropped looks for messages the client dropped (slow consumer) since
+// the last callback. They were dropped after message n-1 was handed to the
+// callback, while at most p+1 messages were pending (p: pending now, this
+// one included), so the first message after them is numbered n to n+p+2.
+func (cs *coreSub) checkDropped(n uint64) {
+	d, err := cs.sub.Dropped()
+	if err != nil || d <= cs.dropped {
+		return
+	}
+	lost := d - cs.dropped
+	cs.dropped = d
+	p, _, _ := cs.sub.Pending()
+	cs.stats.Drops[tap.DropQueueFull].Add(uint64(lost))
+	cs.stats.Error(tap.ErrSlowConsumer)
+	cs.addWindow(lossWindow{from: n, to: n + uint64(max(p, 0)) + 2, reason: tap.DropQueueFull})
+}
+
+// onMsg is the core subscription callback. It hands the message over and
+// waits while the hand-off is full: the burst stays in the client's own
+// pending buffer (Config.PendingBytes), and the client's slow-consumer
+// drops past it are the only loss.
+func (cs *coreSub) onMsg(m *nats.Msg) {
+	n := cs.n.Add(1)
 	now := time.Now()
-	n := len(m.Data)
-	r.stats.Count(tap.DirNone, n)
-	if n > r.cfg.MaxMessageBytes {
-		r.stats.Drop(tap.DropOversize)
-		r.gap.Store(true)
+	cs.checkDropped(n)
+	size := len(m.Data)
+	cs.stats.Count(tap.DirNone, size)
+
+	var lost tap.Message
+	gap := false
+	if in, reason := cs.window(n); in {
+		if !cs.lostOpen {
+			cs.lostOpen = true
+			lost = tap.Message{Tap: cs.cfg.Name, Time: now, Lost: true, LossReason: reason}
+		} else {
+			gap = true
+		}
+	} else {
+		cs.lostOpen = false
+	}
+	if size > cs.cfg.MaxMessageBytes {
+		cs.stats.Drop(tap.DropOversize)
+		cs.gapNext = true
+		if lost.Lost {
+			cs.send(lost)
+		}
 		return
 	}
 	msg := tap.Message{
-		Tap:  r.cfg.Name,
+		Tap:  cs.cfg.Name,
 		Pos:  tap.Position{Kind: tap.PosSubject, Name: m.Subject},
 		Time: now,
+		Gap:  gap || cs.gapNext,
 	}
+	cs.gapNext = false
 	msg.Data, msg.Format = payload(m.Header, m.Data)
-	msg.Gap = r.gap.Swap(false)
-	select {
-	case r.data <- msg:
-	default:
-		r.stats.Drop(tap.DropQueueFull)
-		r.gap.Store(true)
+	// Charged while it waits for the engine. Waiting for the budget keeps
+	// the burst in the client's pending buffer, like a slow engine does.
+	if err := cs.cfg.Budget.Acquire(cs.ctx, len(msg.Data)); err != nil {
+		return // stopping
+	}
+	msg.Charged = len(msg.Data)
+	if lost.Lost && !cs.send(lost) {
+		cs.cfg.Budget.Release(msg.Charged)
+		return
+	}
+	if !cs.send(msg) {
+		cs.cfg.Budget.Release(msg.Charged)
 	}
 }
 
-// countClientDrops adds what the client dropped (slow consumer) since the
-// last call to the drop counters.
-func (r *run) countClientDrops() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, sub := range r.subs {
-		n, err := sub.Dropped()
-		if err != nil { // closed subscription: its count is final
-			continue
-		}
-		if d := n - r.dropped[sub]; d > 0 {
-			r.stats.Drops[tap.DropQueueFull].Add(uint64(d))
-			r.dropped[sub] = n
-			r.gap.Store(true)
-		}
+// send hands a message to Run's goroutine, waiting while the hand-off is
+// full; false when the tap is stopping.
+func (cs *coreSub) send(m tap.Message) bool {
+	select {
+	case cs.data <- m:
+		return true
+	default:
+	}
+	select {
+	case cs.data <- m:
+		return true
+	case <-cs.ctx.Done():
+		return false
 	}
 }
 
