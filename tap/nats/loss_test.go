@@ -265,3 +265,75 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// logLines returns the JSON log lines with the given msg.
+func logLines(buf *bytes.Buffer, mu *sync.Mutex, msg string) []map[string]any {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(buf.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// The server is down when the tap starts: the tap comes up anyway, says
+// once that the server is unreachable (naming it, credentials removed),
+// keeps trying, says once that it is back (how long, how many attempts),
+// and then passes messages on.
+func TestServerDownAtStartIsLoggedOnceAndRetried(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := &collector{}
+	stats := new(tap.Stats)
+	runTap(t, Config{Name: "mesh", URL: fmt.Sprintf("nats://e2atap:s3cret@127.0.0.1:%d", port), Subjects: []string{"agent.>"},
+		ReconnectWait: 20 * time.Millisecond, ReconnectMaxWait: 200 * time.Millisecond}, stats, logger, c)
+	waitFor(t, "the unreachable line", func() bool { return len(logLines(&logs, &mu, "nats server unreachable")) == 1 })
+	waitFor(t, "a few failed attempts", func() bool { return stats.Errors[tap.ErrDial].Load() >= 3 })
+	if !stats.Up.Load() || stats.UpstreamUp.Load() {
+		t.Errorf("Up %v UpstreamUp %v while the server is down; want true, false", stats.Up.Load(), stats.UpstreamUp.Load())
+	}
+	time.Sleep(time.Second)
+
+	srv := startServer(t, port, "")
+	waitFor(t, "UpstreamUp", stats.UpstreamUp.Load)
+	nc := connect(t, srv.ClientURL())
+	waitSubscribed(t, nc, "agent.probe", c)
+	if err := nc.Publish("agent.x", []byte(`{"after":"start"}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a message after the server came up", func() bool {
+		msgs, _ := c.data()
+		return len(msgs) == 1 && string(msgs[0].Data) == `{"after":"start"}`
+	})
+	down := logLines(&logs, &mu, "nats server unreachable")
+	back := logLines(&logs, &mu, "nats server reachable again")
+	if len(down) != 1 || len(back) != 1 {
+		t.Fatalf("%d unreachable and %d reachable lines, want 1 each", len(down), len(back))
+	}
+	want := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	if down[0]["addr"] != want || down[0]["tap"] != "mesh" || down[0]["err"] == "" {
+		t.Errorf("unreachable line %v: want addr %s, the tap, the error", down[0], want)
+	}
+	if n, _ := back[0]["failed_attempts"].(float64); n < 3 {
+		t.Errorf("reachable line %v: failed_attempts < 3", back[0])
+	}
+	if s, _ := back[0]["outage_seconds"].(float64); s < 1 {
+		t.Errorf("reachable line %v: outage_seconds < 1", back[0])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(logs.String(), "s3cret") {
+		t.Errorf("the log holds the URL's password:\n%s", logs.String())
+	}
+}
