@@ -60,6 +60,9 @@ type TapConfig struct {
 	Subjects  []string          `yaml:"subjects"`
 	Queue     string            `yaml:"queue"`
 	JetStream []JetStreamConfig `yaml:"jetstream"`
+	// PendingBytes: the NATS client's pending buffer per core subject
+	// (default: the byte budget split over the subjects).
+	PendingBytes int `yaml:"pending_bytes"`
 	// kafka
 	Brokers []string `yaml:"brokers"`
 	Topics  []string `yaml:"topics"`
@@ -81,7 +84,7 @@ type JetStreamConfig struct {
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at"},
-	"nats":   {"url", "subjects", "queue", "jetstream", "queue_size", "max_message_bytes"},
+	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
 }
 

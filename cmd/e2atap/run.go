@@ -245,8 +245,8 @@ func (s *sidecar) buildTap(ctx context.Context, t TapConfig) (*tapRun, error) {
 		for _, js := range t.JetStream {
 			c.Streams = append(c.Streams, natstap.StreamConfig{Stream: js.Stream, FilterSubjects: js.FilterSubjects, StartSeq: js.StartSeq})
 		}
-		if t.QueueSize > 0 {
-			c.QueueSize = t.QueueSize
+		if t.PendingBytes > 0 {
+			c.PendingBytes = t.PendingBytes
 		}
 		if t.MaxMessageBytes > 0 {
 			c.MaxMessageBytes = t.MaxMessageBytes

@@ -27,10 +27,6 @@ type Config struct {
 	// consumers.
 	Streams []StreamConfig
 
-	// QueueSize is the capacity, in messages, of the hand-off between the
-	// core NATS callbacks and emit; when it is full the callback waits and
-	// the burst stays in the client's pending buffer.
-	QueueSize int
 	// PendingMsgs and PendingBytes are the NATS client's pending limits per
 	// core subscription; beyond them the client drops (slow consumer), and
 	// that is the only place where core NATS loses messages. PendingMsgs -1
@@ -77,7 +73,6 @@ type StreamConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		URL:              "nats://127.0.0.1:4222",
-		QueueSize:        256,
 		PendingMsgs:      -1,
 		MaxMessageBytes:  16 << 20,
 		ReconnectWait:    100 * time.Millisecond,
@@ -93,7 +88,6 @@ func (c Config) withDefaults() Config {
 	if c.URL == "" {
 		c.URL = d.URL
 	}
-	setInt(&c.QueueSize, d.QueueSize)
 	setInt(&c.PendingMsgs, d.PendingMsgs)
 	setInt(&c.MaxMessageBytes, d.MaxMessageBytes)
 	setInt(&c.FetchBatch, d.FetchBatch)
@@ -162,7 +156,7 @@ func (c Config) Validate() error {
 		name string
 		v    int
 	}{
-		{"queue_size", c.QueueSize},
+		{"pending_bytes", c.PendingBytes},
 		{"pending_bytes", c.PendingBytes},
 		{"max_message_bytes", c.MaxMessageBytes},
 		{"fetch_batch", c.FetchBatch},

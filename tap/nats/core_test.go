@@ -224,7 +224,7 @@ func TestConfigValidate(t *testing.T) {
 		Subjects:         []string{"a..b", "a.>.c", "a.b*", "ok", "ok", "sp ace"},
 		Queue:            "a.b",
 		Streams:          []StreamConfig{{}, {Stream: "S", FilterSubjects: []string{""}}, {Stream: "S"}},
-		QueueSize:        -1,
+		PendingBytes:     -1,
 		ReconnectWait:    time.Second,
 		ReconnectMaxWait: time.Millisecond,
 		Heartbeat:        -1,
@@ -236,7 +236,7 @@ func TestConfigValidate(t *testing.T) {
 	for _, want := range []string{
 		"name is empty", `"a..b": empty token`, `"a.>.c": '>' must be the last`, `"a.b*": wildcards`,
 		`"ok" listed twice`, `"sp ace": contains whitespace`, `queue "a.b"`, "streams[0]: stream name is empty",
-		`filter subject "": empty`, `stream "S" listed twice`, "queue_size is negative", "heartbeat is negative", "heartbeat (-1ns) must be between",
+		`filter subject "": empty`, `stream "S" listed twice`, "pending_bytes is negative", "heartbeat is negative", "heartbeat (-1ns) must be between",
 		"reconnect_max_wait (1ms) is less than reconnect_wait (1s)",
 	} {
 		if !strings.Contains(err.Error(), want) {

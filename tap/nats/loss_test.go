@@ -71,7 +71,7 @@ func TestCoreSlowConsumerIsALoss(t *testing.T) {
 	s := startServer(t, 0, "")
 	nc := connect(t, s.ClientURL())
 	c := &collector{}
-	_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}, QueueSize: 4, PendingMsgs: 50}, c)
+	_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}, PendingMsgs: 50}, c)
 	waitFor(t, "up", stats.UpstreamUp.Load)
 	waitSubscribed(t, nc, "agent.probe", c)
 

@@ -55,12 +55,19 @@ func (t *Tap) Config() Config { return t.cfg }
 // run is the state of one Run call.
 type run struct {
 	*Tap
-	ctx    context.Context
-	nc     *nats.Conn
-	data   chan tap.Message // core NATS: callbacks → emit; full: the callback waits (the client buffers)
-	ctl    chan tap.Message // control: connection handlers → emit
-	jsq    chan tap.Message // JetStream: stream goroutines → emit, blocking send
-	outage *outage
+	ctx context.Context
+	nc  *nats.Conn
+	// emitMu serializes emit: core callbacks call it themselves (no
+	// hand-off: a burst waits in the client's pending buffer), Run's
+	// goroutine calls it for control and JetStream messages.
+	emitMu  sync.Mutex
+	emitFn  tap.EmitFunc
+	failMu  sync.Mutex
+	failErr error // emit's first error; Run returns it
+	cancel  context.CancelFunc
+	ctl     chan tap.Message // control: connection handlers → emit
+	jsq     chan tap.Message // JetStream: stream goroutines → emit, blocking send
+	outage  *outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
@@ -91,7 +98,8 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	r := &run{
 		Tap:    t,
 		ctx:    ctx,
-		data:   make(chan tap.Message, t.cfg.QueueSize),
+		emitFn: emit,
+		cancel: cancel,
 		ctl:    make(chan tap.Message, ctlQueueSize),
 		jsq:    make(chan tap.Message, jsQueueSize),
 		reconn: make(chan struct{}),
@@ -139,9 +147,6 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		// and nobody emitted gives its charge back.
 		for {
 			select {
-			case m := <-r.data:
-				t.cfg.Budget.Release(m.Charged)
-				continue
 			case m := <-r.jsq:
 				t.cfg.Budget.Release(m.Charged)
 				continue
@@ -184,19 +189,39 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		var m tap.Message
 		select {
 		case <-ctx.Done():
+			r.failMu.Lock()
+			defer r.failMu.Unlock()
+			if r.failErr != nil {
+				return fmt.Errorf("nats tap %q: emit: %w", t.cfg.Name, r.failErr)
+			}
 			return nil
 		case m = <-r.ctl:
-		case m = <-r.data:
 		case m = <-r.jsq:
 		}
-		if err := emit(ctx, m); err != nil {
-			t.cfg.Budget.Release(m.Charged)
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("nats tap %q: emit: %w", t.cfg.Name, err)
-		}
+		r.emit(m)
 	}
+}
+
+// emit hands one message to the engine, one at a time whoever calls; false
+// when the tap is stopping (emit failed, or ctx is done). A message that
+// was not handed over gives its charge back.
+func (r *run) emit(m tap.Message) bool {
+	r.emitMu.Lock()
+	err := r.emitFn(r.ctx, m)
+	r.emitMu.Unlock()
+	if err == nil {
+		return true
+	}
+	r.cfg.Budget.Release(m.Charged)
+	if r.ctx.Err() == nil {
+		r.failMu.Lock()
+		if r.failErr == nil {
+			r.failErr = err
+		}
+		r.failMu.Unlock()
+		r.cancel()
+	}
+	return false
 }
 
 // defaultPendingBytes sizes the client's pending buffer of each core
@@ -275,6 +300,7 @@ type coreSub struct {
 
 	mu      sync.Mutex
 	windows []lossWindow // pending loss windows, in order
+	nwin    atomic.Int32 // len(windows), read without the lock on the hot path
 }
 
 // lossWindow says that the first message after a loss is one of the
@@ -295,16 +321,21 @@ func (cs *coreSub) addWindow(w lossWindow) {
 		return
 	}
 	cs.windows = append(cs.windows, w)
+	cs.nwin.Store(int32(len(cs.windows)))
 }
 
 // window reports whether message n is inside a loss window, and whether
 // it is the window's first message that this callback sees.
 func (cs *coreSub) window(n uint64) (in bool, reason uint8) {
+	if cs.nwin.Load() == 0 {
+		return false, 0
+	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	for len(cs.windows) > 0 && cs.windows[0].to < n {
 		cs.windows = cs.windows[1:]
 	}
+	cs.nwin.Store(int32(len(cs.windows)))
 	if len(cs.windows) == 0 || cs.windows[0].from > n {
 		return false, 0
 	}
@@ -407,26 +438,12 @@ func (cs *coreSub) onMsg(m *nats.Msg) {
 		cs.cfg.Budget.Release(msg.Charged)
 		return
 	}
-	if !cs.send(msg) {
-		cs.cfg.Budget.Release(msg.Charged)
-	}
+	cs.send(msg) // a message not handed over gives its charge back
 }
 
-// send hands a message to Run's goroutine, waiting while the hand-off is
-// full; false when the tap is stopping.
-func (cs *coreSub) send(m tap.Message) bool {
-	select {
-	case cs.data <- m:
-		return true
-	default:
-	}
-	select {
-	case cs.data <- m:
-		return true
-	case <-cs.ctx.Done():
-		return false
-	}
-}
+// send emits a message from the callback: while the engine is busy, the
+// client buffers what follows.
+func (cs *coreSub) send(m tap.Message) bool { return cs.emit(m) }
 
 // backoff is the delay before retry number attempt (0 first): base doubled
 // per attempt, capped, with ±20% jitter so that replicas do not retry in step.
