@@ -93,7 +93,8 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // BenchmarkJetStreamCatchUp reads b.N stored messages from a fresh
-// consumer: the tap (explicit fetches, no-op emit) against the library's
+// consumer: the tap (explicit fetches, a byte budget charged and released,
+// no-op emit) against the library's
 // own Messages iterator with the same batch, on the same server.
 func BenchmarkJetStreamCatchUp(b *testing.B) {
 	s := startServer(b, 0, "")
@@ -150,14 +151,16 @@ func BenchmarkJetStreamCatchUp(b *testing.B) {
 		b.ReportAllocs()
 		var received atomic.Int64
 		all := make(chan struct{})
-		emit := func(context.Context, tap.Message) error {
+		budget := tap.NewBudget(64 << 20) // charged and released, as the engine does
+		emit := func(_ context.Context, m tap.Message) error {
+			budget.Release(m.Charged)
 			if received.Add(1) == int64(b.N) {
 				close(all)
 			}
 			return nil
 		}
 		b.ResetTimer()
-		tp, err := New(Config{Name: "bench", URL: s.ClientURL(), FetchBatch: batch, Streams: []StreamConfig{{Stream: name, StartSeq: 1}}}, new(tap.Stats), discard)
+		tp, err := New(Config{Name: "bench", URL: s.ClientURL(), FetchBatch: batch, Budget: budget, Streams: []StreamConfig{{Stream: name, StartSeq: 1}}}, new(tap.Stats), discard)
 		if err != nil {
 			b.Fatal(err)
 		}

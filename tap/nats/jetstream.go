@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
@@ -52,7 +53,11 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 		}
 		wait := backoff(attempt, r.cfg.ReconnectWait, r.cfg.ReconnectMaxWait)
 		attempt++
-		r.log.Warn("jetstream consumer failed, recreating", "stream", sc.Stream, "err", err, "retry_in", wait)
+		level := slog.LevelWarn
+		if !r.stats.UpstreamUp.Load() {
+			level = slog.LevelDebug // the outage itself is logged once, by the connection
+		}
+		r.log.Log(ctx, level, "jetstream consumer failed, recreating", "stream", sc.Stream, "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
 			return
