@@ -90,6 +90,15 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 		MemoryStorage:     true,
 		Replicas:          1,
 	}
+	if st := stream.CachedInfo().State; cur.next > st.LastSeq+1 {
+		// The stream went backwards: deleted and created again, or purged
+		// with a new first sequence below the tap's cursor. Its sequences
+		// start over, and whatever the old one still held after the cursor
+		// is gone: a loss. Read the new one from its start.
+		r.stats.Drops[tap.DropUpstreamGap].Add(1)
+		cur.gap = true
+		cur.next = max(st.FirstSeq, 1)
+	}
 	if cur.next > 0 {
 		ccfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		ccfg.OptStartSeq = cur.next

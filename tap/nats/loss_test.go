@@ -2,6 +2,7 @@ package natstap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -335,5 +336,110 @@ func TestServerDownAtStartIsLoggedOnceAndRetried(t *testing.T) {
 	defer mu.Unlock()
 	if strings.Contains(logs.String(), "s3cret") {
 		t.Errorf("the log holds the URL's password:\n%s", logs.String())
+	}
+}
+
+// A stalled engine and a spent budget: the core tap waits, the burst waits
+// in the client's pending buffer (sized in bytes, here big enough for the
+// whole burst, so that the test cannot flake), nothing is dropped, what
+// waits for the engine never exceeds the budget, and everything arrives in
+// order once the engine goes on.
+func TestCoreBudgetWaitsWithoutLoss(t *testing.T) {
+	s := startServer(t, 0, "")
+	nc := connect(t, s.ClientURL())
+	budget := tap.NewBudget(256 << 10)
+	var mu sync.Mutex
+	var held []tap.Message // charged messages the "engine" has not judged
+	var maxUsed atomic.Int64
+	var got atomic.Int64
+	gate := make(chan struct{})
+	var order []int
+	emit := func(ctx context.Context, m tap.Message) error {
+		if m.Reconnected || m.Lost {
+			return nil
+		}
+		if u := budget.Used(); u > maxUsed.Load() {
+			maxUsed.Store(u)
+		}
+		var p seqMsg
+		if json.Unmarshal(m.Data, &p) == nil && bytes.HasPrefix(m.Data, []byte(`{"s":`)) {
+			if m.Charged != len(m.Data) {
+				return fmt.Errorf("message charged %d bytes, holds %d", m.Charged, len(m.Data))
+			}
+			mu.Lock()
+			held = append(held, m)
+			order = append(order, p.I)
+			mu.Unlock()
+			got.Add(1)
+		} else {
+			budget.Release(m.Charged)
+		}
+		return nil
+	}
+	stats := new(tap.Stats)
+	tp, err := New(Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}, Budget: budget, PendingBytes: 64 << 20}, stats, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tp.Run(ctx, emit) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, "up", stats.UpstreamUp.Load)
+	// The "engine" judges (releases) only once the gate opens.
+	go func() {
+		<-gate
+		for {
+			mu.Lock()
+			h := held
+			held = nil
+			mu.Unlock()
+			for _, m := range h {
+				budget.Release(m.Charged)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the subscription reaches the server
+	const n = 20000
+	payload := bytes.Repeat([]byte("x"), 880)
+	for i := range n {
+		b, _ := json.Marshal(struct {
+			S int    `json:"s"`
+			I int    `json:"i"`
+			P []byte `json:"p"`
+		}{0, i, payload})
+		if err := nc.Publish("agent.x", b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the tap to stall on the budget", func() bool {
+		g := got.Load()
+		time.Sleep(50 * time.Millisecond)
+		return g > 0 && g == got.Load() && g < n
+	})
+	close(gate)
+	waitFor(t, "every message", func() bool { return got.Load() == n })
+	for i := range stats.Drops {
+		if d := stats.Drops[i].Load(); d != 0 {
+			t.Errorf("%s drops = %d", tap.DropReasonNames[i], d)
+		}
+	}
+	if maxUsed.Load() > budget.Limit() {
+		t.Errorf("%d bytes charged at most, over the budget of %d", maxUsed.Load(), budget.Limit())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("message %d is %d: out of order", i, v)
+		}
 	}
 }
