@@ -63,7 +63,8 @@ type run struct {
 	emitMu  sync.Mutex
 	emitFn  tap.EmitFunc
 	failMu  sync.Mutex
-	failErr error // emit's first error; Run returns it
+	failErr error        // emit's first error; Run returns it
+	slowLog atomic.Int64 // when a slow consumer was last logged (Unix ns)
 	cancel  context.CancelFunc
 	ctl     chan tap.Message // control: connection handlers → emit
 	jsq     chan tap.Message // JetStream: stream goroutines → emit, blocking send
@@ -105,6 +106,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		reconn: make(chan struct{}),
 		outage: newOutage(t.log, "nats server", redactURLs(t.cfg.URL)),
 	}
+	pendingBytes := t.cfg.PendingBytes
+	if pendingBytes == 0 {
+		pendingBytes = defaultPendingBytes(t.cfg.Budget, len(t.cfg.Subjects))
+	}
 	closed := make(chan struct{})
 	nc, err := nats.Connect(t.cfg.URL,
 		nats.Name("e2atap tap "+t.cfg.Name),
@@ -124,7 +129,18 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrSlowConsumer) {
-				return // counted and marked in order by the subscription's callback
+				// Counted and marked in order by the subscription's
+				// callback; logged here, at most once a minute.
+				if now := time.Now().UnixNano(); now-r.slowLog.Load() >= int64(outageEvery) {
+					r.slowLog.Store(now)
+					subject := ""
+					if sub != nil {
+						subject = sub.Subject
+					}
+					t.log.Warn("nats slow consumer: the client dropped messages past its pending limits (logged at most once a minute)",
+						"subject", subject, "pending_bytes_limit", pendingBytes)
+				}
+				return
 			}
 			t.log.Warn("nats async error", "err", err)
 		}),
@@ -158,10 +174,6 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		t.stats.UpstreamUp.Store(false)
 	}()
 
-	pendingBytes := t.cfg.PendingBytes
-	if pendingBytes == 0 {
-		pendingBytes = defaultPendingBytes(t.cfg.Budget, len(t.cfg.Subjects))
-	}
 	for _, subj := range t.cfg.Subjects {
 		cs := &coreSub{run: r}
 		var sub *nats.Subscription
