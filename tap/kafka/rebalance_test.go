@@ -2,6 +2,7 @@ package kafkatap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -210,5 +211,67 @@ func TestBrokerDownAtStartIsLoggedOnceAndRetried(t *testing.T) {
 	}
 	if s, _ := back[0]["outage_seconds"].(float64); s < 1 {
 		t.Errorf("reachable line %v: outage_seconds < 1", back[0])
+	}
+}
+
+// A spent budget makes the Kafka tap read slower, never drop: it waits
+// until the engine gives charges back, and then reads on.
+func TestBudgetSlowsReading(t *testing.T) {
+	brokers := newCluster(t, 1, "eventmesh-stream")
+	prod := newClient(t, brokers)
+	recs := records("eventmesh-stream", 60)
+	produce(t, prod, recs...)
+	budget := tap.NewBudget(2048) // a few records' worth
+	var mu sync.Mutex
+	var held []tap.Message
+	n := 0
+	emit := func(_ context.Context, m tap.Message) error {
+		if m.Lost || m.Reconnected {
+			return nil
+		}
+		if m.Charged != len(m.Data) {
+			return fmt.Errorf("record charged %d bytes, holds %d", m.Charged, len(m.Data))
+		}
+		if budget.Used() > budget.Limit() {
+			return fmt.Errorf("%d bytes charged, budget %d", budget.Used(), budget.Limit())
+		}
+		mu.Lock()
+		held = append(held, m)
+		n++
+		mu.Unlock()
+		return nil
+	}
+	stats := new(tap.Stats)
+	tp, err := New(Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{"eventmesh-stream"}, Start: "earliest", Budget: budget}, stats, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tp.Run(ctx, emit) }()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return n }
+	waitFor(t, "the tap to stall on the budget", func() bool {
+		c := count()
+		time.Sleep(100 * time.Millisecond)
+		return c > 0 && c == count() && c < len(recs)
+	})
+	for count() < len(recs) {
+		mu.Lock()
+		h := held
+		held = nil
+		mu.Unlock()
+		for _, m := range h {
+			budget.Release(m.Charged)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i := range stats.Drops {
+		if d := stats.Drops[i].Load(); d != 0 {
+			t.Errorf("%s drops = %d", tap.DropReasonNames[i], d)
+		}
 	}
 }
