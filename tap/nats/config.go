@@ -48,7 +48,9 @@ type Config struct {
 	ReconnectWait    time.Duration
 	ReconnectMaxWait time.Duration
 
-	// FetchBatch is how many JetStream messages the tap keeps pulled ahead.
+	// FetchBatch is how many JetStream messages the tap keeps pulled ahead
+	// (each fetch is also bounded in bytes: 32 MiB, or one message of
+	// MaxMessageBytes if that is more).
 	FetchBatch int
 	// Heartbeat is the JetStream idle heartbeat (500ms to 15s); two missed
 	// heartbeats make the tap recreate its consumer.
@@ -77,7 +79,7 @@ func DefaultConfig() Config {
 		MaxMessageBytes:  16 << 20,
 		ReconnectWait:    100 * time.Millisecond,
 		ReconnectMaxWait: 5 * time.Second,
-		FetchBatch:       256,
+		FetchBatch:       1024,
 		Heartbeat:        5 * time.Second,
 	}
 }

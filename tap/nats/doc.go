@@ -84,8 +84,8 @@
 // goroutine per JetStream stream) and waits for all of it before it returns.
 // emit is called one message at a time, never concurrently: by a core
 // subscription's callback (the client runs one callback goroutine per
-// subscription, in arrival order) or by Run's goroutine (control and
-// JetStream messages), so messages of one subscription reach emit in the
+// subscription, in arrival order), by a JetStream stream's goroutine, or by
+// Run's goroutine (control messages), so messages of one subscription reach emit in the
 // order NATS delivered them.
 //
 //   - Core NATS has no backpressure, so the client's own pending buffer is
@@ -97,8 +97,9 @@
 //     loses messages under load. Every message handed over is charged to
 //     Config.Budget (tap.Message.Charged) until the engine has judged it.
 //   - JetStream is lossless under backpressure: a stream goroutine waits for
-//     the budget and then on a 64-message queue, so a slow engine only slows
-//     the pull.
+//     the budget and emits itself, so a slow engine only slows the pull.
+//     Each fetch holds at most Config.FetchBatch messages (default 1024) and
+//     32 MiB (or one message of MaxMessageBytes, if that is more).
 //   - Control messages (Reconnected) travel through their own 16-message
 //     queue; when it is full a Reconnected is coalesced with the ones queued.
 //

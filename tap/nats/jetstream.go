@@ -145,7 +145,8 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fetch := func() (jetstream.MessageBatch, error) {
-		b, err := cons.Fetch(r.cfg.FetchBatch, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(r.cfg.Heartbeat))
+		b, err := cons.Fetch(r.cfg.FetchBatch, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(r.cfg.Heartbeat),
+			jetstream.FetchMaxBytes(r.fetchMaxBytes()))
 		if err != nil {
 			return nil, fmt.Errorf("fetch: %w", err)
 		}
@@ -250,12 +251,22 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 		return false, err
 	}
 	m.Charged = len(m.Data)
-	select {
-	case r.jsq <- m:
-		cur.gap = false
-		return true, nil
-	case <-ctx.Done():
-		r.cfg.Budget.Release(m.Charged)
-		return false, ctx.Err()
+	// Emitted from this goroutine (serialized with the others): a slow
+	// engine slows the pull, and no hand-off costs a goroutine switch per
+	// message.
+	if !r.emit(m) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		return false, errors.New("emit failed")
 	}
+	cur.gap = false
+	return true, nil
+}
+
+// fetchMaxBytes bounds what one fetch may hold in the client: a batch of
+// FetchBatch small messages, or fewer large ones (never less than one
+// message of MaxMessageBytes, which the server would otherwise never send).
+func (r *run) fetchMaxBytes() int {
+	return max(32<<20, r.cfg.MaxMessageBytes+1<<20)
 }

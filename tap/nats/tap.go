@@ -17,7 +17,6 @@ import (
 // Queue capacities (see doc.go for their overflow policies).
 const (
 	ctlQueueSize = 16 // control messages; full: coalesce (drop the newest Reconnected)
-	jsQueueSize  = 64 // JetStream messages; full: block (backpressure)
 )
 
 // ErrAlreadyRunning is returned by Run when the tap is already running.
@@ -67,7 +66,6 @@ type run struct {
 	slowLog atomic.Int64 // when a slow consumer was last logged (Unix ns)
 	cancel  context.CancelFunc
 	ctl     chan tap.Message // control: connection handlers → emit
-	jsq     chan tap.Message // JetStream: stream goroutines → emit, blocking send
 	outage  *outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
@@ -102,7 +100,6 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		emitFn: emit,
 		cancel: cancel,
 		ctl:    make(chan tap.Message, ctlQueueSize),
-		jsq:    make(chan tap.Message, jsQueueSize),
 		reconn: make(chan struct{}),
 		outage: newOutage(t.log, "nats server", redactURLs(t.cfg.URL)),
 	}
@@ -159,17 +156,6 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		wg.Wait() // stream goroutines delete their consumers while nc is open
 		nc.Close()
 		<-closed
-		// Callbacks return at once once ctx is done; what they handed over
-		// and nobody emitted gives its charge back.
-		for {
-			select {
-			case m := <-r.jsq:
-				t.cfg.Budget.Release(m.Charged)
-				continue
-			default:
-			}
-			break
-		}
 		t.stats.Up.Store(false)
 		t.stats.UpstreamUp.Store(false)
 	}()
@@ -208,7 +194,6 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			}
 			return nil
 		case m = <-r.ctl:
-		case m = <-r.jsq:
 		}
 		r.emit(m)
 	}
