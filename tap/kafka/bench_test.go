@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +46,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		topic := fill(b, brokers)
 		b.SetBytes(int64(len(value)))
 		b.ResetTimer()
+		c0 := cpuTime()
 		cl := newClient(b, brokers, kgo.ConsumerGroup("bare-"+topic), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 		n := 0
 		for n < b.N {
@@ -53,6 +55,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
 	})
 
 	b.Run("tap", func(b *testing.B) {
@@ -69,6 +72,7 @@ func BenchmarkCatchUp(b *testing.B) {
 			return nil
 		}
 		b.ResetTimer()
+		c0 := cpuTime()
 		tp, err := New(Config{Name: "bench", Brokers: brokers, Topics: []string{topic}, Group: "tap-" + topic, Start: "earliest", Budget: budget}, new(tap.Stats), discard)
 		if err != nil {
 			b.Fatal(err)
@@ -83,9 +87,18 @@ func BenchmarkCatchUp(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
 		cancel()
 		if err := <-done; err != nil {
 			b.Error(err)
 		}
 	})
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -207,6 +207,12 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		r.mu.Lock()
 		next, seen := r.next[tp]
 		r.mu.Unlock()
+		var last *kgo.Record // the last record emitted: marking it marks the partition up to it
+		defer func() {
+			if last != nil {
+				cl.MarkCommitRecords(last)
+			}
+		}()
 		for _, rec := range p.Records {
 			if err != nil {
 				return
@@ -232,7 +238,7 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				r.cfg.Budget.Release(len(rec.Value))
 				return
 			}
-			cl.MarkCommitRecords(rec)
+			last = rec
 			next, seen = rec.Offset+1, true
 		}
 		r.mu.Lock()
