@@ -443,3 +443,18 @@ func TestCoreBudgetWaitsWithoutLoss(t *testing.T) {
 		}
 	}
 }
+
+func TestLossWindowsStaySortedAndDisjoint(t *testing.T) {
+	cs := &coreSub{}
+	cs.addWindow(lossWindow{from: 1000, to: 1002, reason: tap.DropReconnect}) // a disconnect behind a full buffer
+	cs.addWindow(lossWindow{from: 10, to: 20, reason: tap.DropQueueFull})     // then a slow consumer, nearer
+	cs.addWindow(lossWindow{from: 15, to: 30, reason: tap.DropQueueFull})
+	for _, tt := range []struct {
+		n  uint64
+		in bool
+	}{{9, false}, {10, true}, {30, true}, {31, false}, {999, false}, {1000, true}, {1002, true}, {1003, false}} {
+		if in, _ := cs.window(tt.n); in != tt.in {
+			t.Errorf("message %d: in a window %v, want %v", tt.n, in, tt.in)
+		}
+	}
+}

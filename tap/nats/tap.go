@@ -1,11 +1,13 @@
 package natstap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -309,15 +311,24 @@ type lossWindow struct {
 	reason   uint8
 }
 
+// addWindow adds a loss window, keeping the windows sorted and disjoint:
+// a disconnect's window may lie far ahead (behind a full pending buffer)
+// when a slow consumer's window nearer by is added.
 func (cs *coreSub) addWindow(w lossWindow) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if k := len(cs.windows); k > 0 && cs.windows[k-1].to+1 >= w.from {
-		last := &cs.windows[k-1]
-		last.to = max(last.to, w.to)
-		return
+	ws := append(cs.windows, w)
+	slices.SortFunc(ws, func(a, b lossWindow) int { return cmp.Compare(a.from, b.from) })
+	out := ws[:1]
+	for _, x := range ws[1:] {
+		last := &out[len(out)-1]
+		if x.from <= last.to+1 {
+			last.to = max(last.to, x.to)
+			continue
+		}
+		out = append(out, x)
 	}
-	cs.windows = append(cs.windows, w)
+	cs.windows = out
 	cs.nwin.Store(int32(len(cs.windows)))
 }
 
