@@ -277,3 +277,91 @@ func sumMetric(metrics, prefix, label string) float64 {
 	}
 	return sum
 }
+
+// TestNATSSlowConsumerGivesNoFalseFinding: e2atap run behind a small
+// client buffer (pending_bytes 1 MiB) gets bursts faster than it judges:
+// the NATS client drops (slow consumer), the tap says where, and no stream
+// is judged across the drops: every finding is a planted violation.
+func TestNATSSlowConsumerGivesNoFalseFinding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	srv := startNATS(t, -1)
+	dir := t.TempDir()
+	findings := filepath.Join(dir, "findings.jsonl")
+	listen := freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 10m, join_window: 5s}
+taps:
+  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"], pending_bytes: 1048576}
+outputs:
+  findings: {path: %q}
+`, listen, srv.ClientURL(), findings)), 0o644)
+	proc := startProcess(t, cfgPath)
+	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+
+	pub, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	g := gen.New(gen.Config{Seed: 11, Concurrent: 200, MinChunks: 10, MaxChunks: 400, FaultRate: 0.25,
+		Faults: []gen.Fault{gen.LostChunk, gen.DoubleFinal, gen.FailedWrongKind}, KeepaliveRate: 0.02, UnaryRate: 0.1, Sessions: 50})
+	planted := map[string]gen.Fault{}
+	send := func(m gen.Message) {
+		if m.Log {
+			if m.Wire == nil {
+				return
+			}
+			m.Data = m.Wire
+		}
+		if err := pub.Publish("e2a.traffic", m.Data); err != nil {
+			t.Fatal(err)
+		}
+		if m.Fault != "" && m.Fault != gen.LeakedToken {
+			planted[m.Stream] = m.Fault
+		}
+	}
+	for burst := range 4 {
+		for range 40_000 {
+			send(g.Next())
+		}
+		pub.Flush()
+		if burst < 3 {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	for _, m := range g.Drain() {
+		send(m)
+	}
+	pub.Flush()
+	var metrics string
+	prev := -1.0
+	pollUntil(t, "the engine to catch up", 120*time.Second, func() bool {
+		time.Sleep(500 * time.Millisecond)
+		metrics = scrape(t, listen)
+		seen, judged := tapMessages(metrics, "mesh"), recordsJudged(metrics, "mesh")
+		done := seen > 0 && seen == judged && seen == prev
+		prev = seen
+		return done
+	})
+	stopProcess(t, proc)
+	dropped := sumMetric(metrics, "e2atap_tap_dropped_total{", `reason="queue_full"`)
+	if dropped == 0 {
+		t.Skip("the engine kept up with every burst: no slow consumer to test on this machine")
+	}
+	var falses []string
+	got := readFindings(t, findings)
+	for _, f := range got {
+		if fault, ok := planted[f.Stream]; !ok || fault.Rule() != f.Rule {
+			falses = append(falses, f.Rule+" "+f.Stream)
+		}
+	}
+	if len(falses) > 0 {
+		sort.Strings(falses)
+		t.Errorf("%d false findings (first %v)", len(falses), falses[:min(5, len(falses))])
+	}
+	t.Logf("%.0f messages dropped by the client, %d findings, none false", dropped, len(got))
+}

@@ -51,6 +51,9 @@
 // whole tap: its streams have no connection) or as Gap on the next message
 // (the engine handles both the same way: every open stream of the tap is
 // re-based, not judged across the loss, and no missing final is reported).
+// A loss also opens the join window (a Reconnected control message, at most
+// one per 100 ms): what was lost may hold the start of a stream first seen
+// after it.
 //
 //   - tap.DropReconnect: an established connection broke. Core NATS does
 //     not replay what was published until the client is back, so every

@@ -19,6 +19,9 @@ import (
 // Queue capacities (see doc.go for their overflow policies).
 const (
 	ctlQueueSize = 16 // control messages; full: coalesce (drop the newest Reconnected)
+	// rejoinEvery coalesces the join windows that losses open: one per
+	// this much time is enough (the window is much longer).
+	rejoinEvery = 100 * time.Millisecond
 )
 
 // ErrAlreadyRunning is returned by Run when the tap is already running.
@@ -61,14 +64,15 @@ type run struct {
 	// emitMu serializes emit: core callbacks call it themselves (no
 	// hand-off: a burst waits in the client's pending buffer), Run's
 	// goroutine calls it for control and JetStream messages.
-	emitMu  sync.Mutex
-	emitFn  tap.EmitFunc
-	failMu  sync.Mutex
-	failErr error        // emit's first error; Run returns it
-	slowLog atomic.Int64 // when a slow consumer was last logged (Unix ns)
-	cancel  context.CancelFunc
-	ctl     chan tap.Message // control: connection handlers → emit
-	outage  *outage
+	emitMu   sync.Mutex
+	emitFn   tap.EmitFunc
+	lastJoin time.Time // when a loss last opened the join window (under emitMu)
+	failMu   sync.Mutex
+	failErr  error        // emit's first error; Run returns it
+	slowLog  atomic.Int64 // when a slow consumer was last logged (Unix ns)
+	cancel   context.CancelFunc
+	ctl      chan tap.Message // control: connection handlers → emit
+	outage   *outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
@@ -206,7 +210,17 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 // was not handed over gives its charge back.
 func (r *run) emit(m tap.Message) bool {
 	r.emitMu.Lock()
-	err := r.emitFn(r.ctx, m)
+	var err error
+	if (m.Lost || m.Gap) && m.Time.Sub(r.lastJoin) >= rejoinEvery {
+		// What was lost may hold the start of a stream first seen after
+		// it: open the join window, as after a reconnect, so that such a
+		// stream may start mid-stream.
+		r.lastJoin = m.Time
+		err = r.emitFn(r.ctx, tap.Message{Tap: r.cfg.Name, Time: m.Time, Reconnected: true})
+	}
+	if err == nil {
+		err = r.emitFn(r.ctx, m)
+	}
 	r.emitMu.Unlock()
 	if err == nil {
 		return true
