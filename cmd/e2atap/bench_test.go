@@ -133,7 +133,7 @@ func BenchmarkNATSIntoEngine(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- t.Run(ctx, emit) }()
-	for !stats.Up.Load() {
+	for !stats.UpstreamUp.Load() {
 		time.Sleep(time.Millisecond)
 	}
 	nc, err := nats.Connect(srv.ClientURL())

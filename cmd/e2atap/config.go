@@ -69,6 +69,9 @@ type TapConfig struct {
 	Subjects  []string          `yaml:"subjects"`
 	Queue     string            `yaml:"queue"`
 	JetStream []JetStreamConfig `yaml:"jetstream"`
+	// PendingBytes: the NATS client's pending buffer per core subject
+	// (default: the byte budget split over the subjects).
+	PendingBytes int `yaml:"pending_bytes"`
 	// kafka
 	Brokers []string `yaml:"brokers"`
 	Topics  []string `yaml:"topics"`
@@ -90,7 +93,7 @@ type JetStreamConfig struct {
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
-	"nats":   {"url", "subjects", "queue", "jetstream", "queue_size", "max_message_bytes"},
+	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
 }
 

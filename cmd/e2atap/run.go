@@ -391,12 +391,13 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		for _, js := range t.JetStream {
 			c.Streams = append(c.Streams, natstap.StreamConfig{Stream: js.Stream, FilterSubjects: js.FilterSubjects, StartSeq: js.StartSeq})
 		}
-		if t.QueueSize > 0 {
-			c.QueueSize = t.QueueSize
+		if t.PendingBytes > 0 {
+			c.PendingBytes = t.PendingBytes
 		}
 		if t.MaxMessageBytes > 0 {
 			c.MaxMessageBytes = t.MaxMessageBytes
 		}
+		c.Budget = s.budget
 		src, err = natstap.New(c, stats, log)
 	case "kafka":
 		c := kafkatap.DefaultConfig()
@@ -407,6 +408,7 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.Start != "" {
 			c.Start = t.Start
 		}
+		c.Budget = s.budget
 		src, err = kafkatap.New(c, stats, log)
 	default:
 		err = fmt.Errorf("unknown type %q", t.Type)

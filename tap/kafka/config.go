@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/e2atap/e2atap/tap"
 )
 
 // Config is one Kafka tap. Zero fields take the value of DefaultConfig.
@@ -29,6 +31,10 @@ type Config struct {
 	MaxPollRecords int
 	// HealthInterval is how often the tap pings a broker while idle.
 	HealthInterval time.Duration
+	// Budget is the byte budget for what waits for the engine (nil:
+	// unlimited). The tap waits for it (reads slower) and charges every
+	// record it emits (tap.Message.Charged).
+	Budget *tap.Budget
 }
 
 // DefaultConfig returns a config with every default set; Name, Brokers and

@@ -28,12 +28,12 @@ func TestUpFollowsBroker(t *testing.T) {
 	brokers := c1.ListenAddrs()
 	col := &collector{}
 	stats, stop := startTap(t, Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{"eventmesh-stream"}, HealthInterval: 50 * time.Millisecond}, col)
-	waitFor(t, "up", stats.Up.Load)
+	waitFor(t, "up", stats.UpstreamUp.Load)
 	c1.Close()
-	waitFor(t, "down", func() bool { return !stats.Up.Load() })
+	waitFor(t, "down", func() bool { return !stats.UpstreamUp.Load() })
 	c2 := start()
 	t.Cleanup(c2.Close)
-	waitFor(t, "up again", stats.Up.Load)
+	waitFor(t, "up again", stats.UpstreamUp.Load)
 	if n := stats.Reconnects.Load(); n != 1 {
 		t.Errorf("Reconnects = %d, want 1", n)
 	}

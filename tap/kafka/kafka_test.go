@@ -97,7 +97,7 @@ func TestTopicsByName(t *testing.T) {
 	if reconnected < 1 {
 		t.Error("no Reconnected control message on assignment")
 	}
-	if !stats.Up.Load() {
+	if !stats.UpstreamUp.Load() {
 		t.Error("not Up")
 	}
 	if n := stats.Messages[tap.DirNone].Load(); n != 36 {

@@ -93,18 +93,31 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 type collector struct {
 	mu          sync.Mutex
 	msgs        []tap.Message
+	all         []tap.Message // control messages too, in order
 	reconnected int
+	lost        int
 }
 
 func (c *collector) emit(_ context.Context, m tap.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.all = append(c.all, m)
 	if m.Reconnected {
 		c.reconnected++
 		return nil
 	}
+	if m.Lost {
+		c.lost++
+		return nil
+	}
 	c.msgs = append(c.msgs, m)
 	return nil
+}
+
+func (c *collector) counts() (reconnected, lost int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconnected, c.lost
 }
 
 func (c *collector) data() ([]tap.Message, int) {
@@ -117,8 +130,13 @@ func (c *collector) data() ([]tap.Message, int) {
 // return nil.
 func startTap(t testing.TB, cfg Config, c *collector) (stats *tap.Stats, stop func()) {
 	t.Helper()
+	return startTapLog(t, cfg, discard, c)
+}
+
+func startTapLog(t testing.TB, cfg Config, logger *slog.Logger, c *collector) (stats *tap.Stats, stop func()) {
+	t.Helper()
 	stats = new(tap.Stats)
-	tp, err := New(cfg, stats, discard)
+	tp, err := New(cfg, stats, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,10 +60,21 @@ type topicPartition struct {
 type run struct {
 	*Tap
 	assigned atomic.Bool // a partition assignment not yet announced
-	wasUp    atomic.Bool // Up has been true once: a later false→true is a reconnect
+	// revoked: partitions were revoked or lost, not yet emitted as a loss.
+	revoked atomic.Bool
+	wasUp   atomic.Bool // UpstreamUp has been true once: a later false→true is a reconnect
 
 	mu  sync.Mutex
 	lag map[topicPartition]int64
+	// next is, per partition, the offset after the last record emitted in
+	// this run: a partition taken away and given back resumes from the
+	// group's commit, and what was emitted already is not emitted twice.
+	next map[topicPartition]int64
+
+	outMu   sync.Mutex
+	outages map[string]*outage // by redacted broker address
+	// fetchLog rate-limits the log of fetch errors.
+	fetchLog time.Time
 }
 
 // Run joins the group and emits records until ctx is done (then it commits
@@ -76,7 +89,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	r := &run{Tap: t, lag: map[topicPartition]int64{}}
+	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]int64{}, outages: map[string]*outage{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -97,11 +110,12 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			if err := cl.CommitMarkedOffsets(ctx); err != nil {
 				t.log.Warn("kafka commit on revoke", "err", err)
 			}
-			r.forget(revoked)
+			r.lose(revoked, "revoked")
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-			r.forget(lost)
+			r.lose(lost, "lost")
 		}),
+		kgo.WithHooks(brokerHooks{r}),
 	}
 	if t.cfg.Regex {
 		opts = append(opts, kgo.ConsumeRegex())
@@ -122,8 +136,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		ccancel()
 		cl.CloseAllowingRebalance()
 		t.stats.Up.Store(false)
+		t.stats.UpstreamUp.Store(false)
 		t.stats.Lag.Store(0)
 	}()
+	t.stats.Up.Store(true)
 	wg.Go(func() { r.health(ctx, cl) })
 
 	for {
@@ -153,12 +169,27 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			return // our own poll bound
 		}
 		failed = true
-		r.log.Warn("kafka fetch", "topic", topic, "partition", partition, "err", err)
+		if now.Sub(r.fetchLog) >= outageEvery {
+			r.fetchLog = now
+			r.log.Warn("kafka fetch failed (logged at most once a minute)", "topic", topic, "partition", partition, "err", err)
+		}
 	})
 	if failed {
 		r.setUp(false)
 	} else if fetches.NumRecords() > 0 {
 		r.setUp(true)
+	}
+	// A partition taken away (revoked, or lost with the group session):
+	// the streams it carried go on elsewhere, or resume here later from the
+	// group's commit. This tap does not see them meanwhile: a loss, before
+	// any record read after it. The scope is the whole tap (a partition's
+	// streams are not known by name): over-gapping loses findings but never
+	// invents one.
+	if r.revoked.Swap(false) {
+		r.stats.Drop(tap.DropRebalance)
+		if err := emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropRebalance}); err != nil {
+			return err
+		}
 	}
 	if r.assigned.Swap(false) {
 		if err := emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Reconnected: true}); err != nil {
@@ -168,28 +199,81 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 
 	var err error
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if len(p.Records) > 0 {
-			next := p.Records[len(p.Records)-1].Offset + 1
-			r.setLag(topicPartition{p.Topic, p.Partition}, p.HighWatermark-next)
+		if err != nil || len(p.Records) == 0 {
+			return
 		}
+		tp := topicPartition{p.Topic, p.Partition}
+		r.setLag(tp, p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1))
+		r.mu.Lock()
+		next, seen := r.next[tp]
+		r.mu.Unlock()
+		var last *kgo.Record // the last record emitted: marking it marks the partition up to it
+		defer func() {
+			if last != nil {
+				cl.MarkCommitRecords(last)
+			}
+		}()
 		for _, rec := range p.Records {
 			if err != nil {
 				return
 			}
-			r.stats.Count(tap.DirNone, len(rec.Value))
-			err = emit(ctx, tap.Message{
-				Tap:    r.cfg.Name,
-				Pos:    tap.Position{Kind: tap.PosKafka, Name: rec.Topic, Partition: rec.Partition, Offset: rec.Offset},
-				Time:   now,
-				Format: sniff(rec.Value),
-				Data:   rec.Value,
-			})
-			if err == nil {
-				cl.MarkCommitRecords(rec)
+			if seen && rec.Offset < next {
+				continue // emitted already, before the partition went away and came back
 			}
+			r.stats.Count(tap.DirNone, len(rec.Value))
+			// Kafka keeps what the tap has not read: wait for the budget
+			// (read slower), never drop.
+			if err = r.cfg.Budget.Acquire(ctx, len(rec.Value)); err != nil {
+				return
+			}
+			err = emit(ctx, tap.Message{
+				Tap:     r.cfg.Name,
+				Pos:     tap.Position{Kind: tap.PosKafka, Name: rec.Topic, Partition: rec.Partition, Offset: rec.Offset},
+				Time:    now,
+				Format:  sniff(rec.Value),
+				Data:    rec.Value,
+				Charged: len(rec.Value),
+			})
+			if err != nil {
+				r.cfg.Budget.Release(len(rec.Value))
+				return
+			}
+			last = rec
+			next, seen = rec.Offset+1, true
 		}
+		r.mu.Lock()
+		r.next[tp] = next
+		r.mu.Unlock()
 	})
 	return err
+}
+
+// brokerHooks sees every connection attempt to a broker: the log of an
+// outage (once when a broker becomes unreachable, once when it is back) and
+// the dial errors counted.
+type brokerHooks struct{ r *run }
+
+var _ kgo.HookBrokerConnect = brokerHooks{}
+
+func (h brokerHooks) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	o := h.r.outageOf(redactBroker(net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))))
+	if err != nil {
+		h.r.stats.Error(tap.ErrDial)
+		o.failed(err)
+		return
+	}
+	o.reachable("")
+}
+
+func (r *run) outageOf(addr string) *outage {
+	r.outMu.Lock()
+	defer r.outMu.Unlock()
+	o, ok := r.outages[addr]
+	if !ok {
+		o = newOutage(r.log, "kafka broker", addr)
+		r.outages[addr] = o
+	}
+	return o
 }
 
 // health pings a broker every HealthInterval, so that Up follows the
@@ -213,15 +297,14 @@ func (r *run) health(ctx context.Context, cl *kgo.Client) {
 	}
 }
 
+// setUp follows the brokers' health (UpstreamUp); the log of an outage is
+// the broker hooks'.
 func (r *run) setUp(up bool) {
-	if r.stats.Up.Swap(up) == up {
+	if r.stats.UpstreamUp.Swap(up) == up {
 		return
 	}
 	if up && r.wasUp.Swap(true) {
 		r.stats.Reconnects.Add(1)
-		r.log.Info("kafka brokers reachable again")
-	} else if !up {
-		r.log.Warn("kafka brokers unreachable")
 	}
 }
 
@@ -232,7 +315,18 @@ func (r *run) setLag(tp topicPartition, lag int64) {
 	r.lag[tp] = lag
 }
 
-func (r *run) forget(parts map[string][]int32) {
+// lose forgets the lag of partitions taken away and marks the loss that
+// the next poll emits.
+func (r *run) lose(parts map[string][]int32, how string) {
+	n := 0
+	for _, ps := range parts {
+		n += len(ps)
+	}
+	if n == 0 {
+		return
+	}
+	r.revoked.Store(true)
+	r.log.Info("kafka partitions "+how+": their open streams are not judged across the rebalance", "partitions", n)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for topic, ps := range parts {

@@ -2,6 +2,7 @@ package natstap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/nats-io/nats.go/jetstream"
 	"runtime"
@@ -93,8 +94,9 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // BenchmarkJetStreamCatchUp reads b.N stored messages from a fresh
-// consumer: the tap (explicit fetches, no-op emit) against the library's
-// own Messages iterator with the same batch, on the same server.
+// consumer: the tap (explicit fetches, a byte budget charged and released,
+// no-op emit) against the library's
+// own Messages iterator, each with its defaults, on the same server.
 func BenchmarkJetStreamCatchUp(b *testing.B) {
 	s := startServer(b, 0, "")
 	nc := connect(b, s.ClientURL())
@@ -107,16 +109,22 @@ func BenchmarkJetStreamCatchUp(b *testing.B) {
 		b.Helper()
 		createStream(b, js, jetstream.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: jetstream.MemoryStorage})
 		for i := range b.N {
-			if _, err := js.PublishAsync(name+".x", payload); err != nil {
-				b.Fatal(err)
+			for {
+				_, err := js.PublishAsync(name+".x", payload)
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+					b.Fatal(err)
+				}
+				<-js.PublishAsyncComplete() // a loaded machine: let the acks catch up
 			}
-			if i%4096 == 4095 {
+			if i%1024 == 1023 {
 				<-js.PublishAsyncComplete()
 			}
 		}
 		<-js.PublishAsyncComplete()
 	}
-	const batch = 256
 	var round atomic.Int64
 	streamName := func(kind string) string { return fmt.Sprintf("%s%d", kind, round.Add(1)) }
 
@@ -126,11 +134,12 @@ func BenchmarkJetStreamCatchUp(b *testing.B) {
 		b.SetBytes(int64(len(payload)))
 		b.ReportAllocs()
 		b.ResetTimer()
+		c0 := cpuTime()
 		cons, err := js.CreateConsumer(context.Background(), name, jetstream.ConsumerConfig{AckPolicy: jetstream.AckNonePolicy, MemoryStorage: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		it, err := cons.Messages(jetstream.PullMaxMessages(batch))
+		it, err := cons.Messages() // the library's defaults
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -141,6 +150,7 @@ func BenchmarkJetStreamCatchUp(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
 	})
 
 	b.Run("tap", func(b *testing.B) {
@@ -150,14 +160,17 @@ func BenchmarkJetStreamCatchUp(b *testing.B) {
 		b.ReportAllocs()
 		var received atomic.Int64
 		all := make(chan struct{})
-		emit := func(context.Context, tap.Message) error {
+		budget := tap.NewBudget(64 << 20) // charged and released, as the engine does
+		emit := func(_ context.Context, m tap.Message) error {
+			budget.Release(m.Charged)
 			if received.Add(1) == int64(b.N) {
 				close(all)
 			}
 			return nil
 		}
 		b.ResetTimer()
-		tp, err := New(Config{Name: "bench", URL: s.ClientURL(), FetchBatch: batch, Streams: []StreamConfig{{Stream: name, StartSeq: 1}}}, new(tap.Stats), discard)
+		c0 := cpuTime()
+		tp, err := New(Config{Name: "bench", URL: s.ClientURL(), Budget: budget, Streams: []StreamConfig{{Stream: name, StartSeq: 1}}}, new(tap.Stats), discard)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -167,6 +180,7 @@ func BenchmarkJetStreamCatchUp(b *testing.B) {
 		<-all
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+		b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/msg")
 		cancel()
 		if err := <-done; err != nil {
 			b.Error(err)

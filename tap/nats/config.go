@@ -28,14 +28,17 @@ type Config struct {
 	// consumers.
 	Streams []StreamConfig
 
-	// QueueSize is the capacity, in messages, of the queue between the core
-	// NATS callback and emit; when it is full, messages are dropped and
-	// counted (tap.DropQueueFull).
-	QueueSize int
 	// PendingMsgs and PendingBytes are the NATS client's pending limits per
-	// core subscription; beyond them the client drops (slow consumer).
+	// core subscription; beyond them the client drops (slow consumer), and
+	// that is the only place where core NATS loses messages. PendingMsgs -1
+	// (the default) is no limit by count; PendingBytes 0 is the budget's
+	// limit split over the subjects (64 MiB each without a budget).
 	PendingMsgs  int
 	PendingBytes int
+	// Budget is the byte budget for what waits for the engine (nil:
+	// unlimited). Core NATS and JetStream wait for it (read slower) and
+	// charge every message they hand over (tap.Message.Charged).
+	Budget *tap.Budget
 	// MaxMessageBytes is the largest payload passed on; larger ones are
 	// dropped and counted (tap.DropOversize).
 	MaxMessageBytes int
@@ -46,7 +49,9 @@ type Config struct {
 	ReconnectWait    time.Duration
 	ReconnectMaxWait time.Duration
 
-	// FetchBatch is how many JetStream messages the tap keeps pulled ahead.
+	// FetchBatch is how many JetStream messages the tap keeps pulled ahead
+	// (each fetch is also bounded in bytes: 32 MiB, or one message of
+	// MaxMessageBytes if that is more).
 	FetchBatch int
 	// Heartbeat is the JetStream idle heartbeat (500ms to 15s); two missed
 	// heartbeats make the tap recreate its consumer.
@@ -71,13 +76,11 @@ type StreamConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		URL:              "nats://127.0.0.1:4222",
-		QueueSize:        8192,
-		PendingMsgs:      65536,
-		PendingBytes:     64 << 20,
+		PendingMsgs:      -1,
 		MaxMessageBytes:  16 << 20,
 		ReconnectWait:    100 * time.Millisecond,
 		ReconnectMaxWait: 5 * time.Second,
-		FetchBatch:       256,
+		FetchBatch:       1024,
 		Heartbeat:        5 * time.Second,
 	}
 }
@@ -88,9 +91,7 @@ func (c Config) withDefaults() Config {
 	if c.URL == "" {
 		c.URL = d.URL
 	}
-	setInt(&c.QueueSize, d.QueueSize)
 	setInt(&c.PendingMsgs, d.PendingMsgs)
-	setInt(&c.PendingBytes, d.PendingBytes)
 	setInt(&c.MaxMessageBytes, d.MaxMessageBytes)
 	setInt(&c.FetchBatch, d.FetchBatch)
 	if c.ReconnectWait == 0 {
@@ -170,8 +171,7 @@ func (c Config) Validate() error {
 		name string
 		v    int
 	}{
-		{"queue_size", c.QueueSize},
-		{"pending_msgs", c.PendingMsgs},
+		{"pending_bytes", c.PendingBytes},
 		{"pending_bytes", c.PendingBytes},
 		{"max_message_bytes", c.MaxMessageBytes},
 		{"fetch_batch", c.FetchBatch},
@@ -195,6 +195,9 @@ func (c Config) Validate() error {
 	if c.Heartbeat != 0 && (c.Heartbeat < 500*time.Millisecond || c.Heartbeat > 15*time.Second) {
 		// The client's limits: 500ms-30s, and under half the 30s pull expiry.
 		bad("heartbeat (%v) must be between 500ms and 15s", c.Heartbeat)
+	}
+	if c.PendingMsgs < -1 {
+		bad("pending_msgs (%d) must be -1 (no limit) or positive", c.PendingMsgs)
 	}
 	if c.ReconnectWait > 0 && c.ReconnectMaxWait > 0 && c.ReconnectMaxWait < c.ReconnectWait {
 		bad("reconnect_max_wait (%v) is less than reconnect_wait (%v)", c.ReconnectMaxWait, c.ReconnectWait)

@@ -19,7 +19,7 @@ func TestCoreWildcardsPassBytesUnchanged(t *testing.T) {
 	nc := connect(t, s.ClientURL())
 	c := &collector{}
 	_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>", "client.*"}}, c)
-	waitFor(t, "up", stats.Up.Load)
+	waitFor(t, "up", stats.UpstreamUp.Load)
 	waitSubscribed(t, nc, "agent.probe", c)
 	waitSubscribed(t, nc, "client.probe", c)
 	base := *snapshot(stats)
@@ -113,7 +113,7 @@ func TestCoreDoesNotStealFromQueueGroups(t *testing.T) {
 	}
 	c := &collector{}
 	_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}}, c)
-	waitFor(t, "up", stats.Up.Load)
+	waitFor(t, "up", stats.UpstreamUp.Load)
 	waitSubscribed(t, nc, "agent.probe", c)
 	appGot[0].Store(0)
 	appGot[1].Store(0)
@@ -139,56 +139,12 @@ func TestCoreDoesNotStealFromQueueGroups(t *testing.T) {
 	}
 }
 
-func TestCoreQueueFullDropsAndMarksGap(t *testing.T) {
-	s := startServer(t, 0, "")
-	nc := connect(t, s.ClientURL())
-	c := &collector{}
-	_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}, QueueSize: 4}, c)
-	waitFor(t, "up", stats.Up.Load)
-	waitSubscribed(t, nc, "agent.probe", c)
-	base := snapshot(stats)
-
-	c.mu.Lock()
-	c.gate = make(chan struct{})
-	c.mu.Unlock()
-	const n = 100
-	for i := range n {
-		nc.Publish("agent.x", []byte(fmt.Sprintf(`{"i":%d}`, i)))
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "every message seen", func() bool { return snapshot(stats).messages-base.messages == n })
-	close(c.gate)
-	nc.Publish("agent.x", []byte(`{"after":true}`))
-	waitFor(t, "the message after the drops", func() bool {
-		msgs, _ := c.data()
-		return len(msgs) > 0 && string(msgs[len(msgs)-1].Data) == `{"after":true}`
-	})
-	msgs, _ := c.data()
-	drops := stats.Drops[tap.DropQueueFull].Load()
-	if drops == 0 || uint64(len(msgs)-1)+drops != n {
-		t.Fatalf("emitted %d + dropped %d != published %d", len(msgs)-1, drops, n)
-	}
-	// The queue held at most 4 and one was in emit: the rest were dropped,
-	// and the first one enqueued after the drops says so.
-	gaps := 0
-	for _, m := range msgs {
-		if m.Gap {
-			gaps++
-		}
-	}
-	if gaps != 1 || !msgs[len(msgs)-1].Gap {
-		t.Errorf("%d messages with Gap; want exactly the first after the drops", gaps)
-	}
-}
-
 func TestCoreCloudEventsBinaryMode(t *testing.T) {
 	s := startServer(t, 0, "")
 	nc := connect(t, s.ClientURL())
 	c := &collector{}
 	_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}}, c)
-	waitFor(t, "up", stats.Up.Load)
+	waitFor(t, "up", stats.UpstreamUp.Load)
 	waitSubscribed(t, nc, "agent.probe", c)
 
 	m := nats.NewMsg("agent.events")
@@ -268,7 +224,7 @@ func TestConfigValidate(t *testing.T) {
 		Subjects:         []string{"a..b", "a.>.c", "a.b*", "ok", "ok", "sp ace"},
 		Queue:            "a.b",
 		Streams:          []StreamConfig{{}, {Stream: "S", FilterSubjects: []string{""}}, {Stream: "S"}},
-		QueueSize:        -1,
+		PendingBytes:     -1,
 		ReconnectWait:    time.Second,
 		ReconnectMaxWait: time.Millisecond,
 		Heartbeat:        -1,
@@ -280,7 +236,7 @@ func TestConfigValidate(t *testing.T) {
 	for _, want := range []string{
 		"name is empty", `"a..b": empty token`, `"a.>.c": '>' must be the last`, `"a.b*": wildcards`,
 		`"ok" listed twice`, `"sp ace": contains whitespace`, `queue "a.b"`, "streams[0]: stream name is empty",
-		`filter subject "": empty`, `stream "S" listed twice`, "queue_size is negative", "heartbeat is negative", "heartbeat (-1ns) must be between",
+		`filter subject "": empty`, `stream "S" listed twice`, "pending_bytes is negative", "heartbeat is negative", "heartbeat (-1ns) must be between",
 		"reconnect_max_wait (1ms) is less than reconnect_wait (1s)",
 	} {
 		if !strings.Contains(err.Error(), want) {

@@ -46,42 +46,86 @@
 // is the stream sequence and Line the consumer sequence (of the tap's current
 // consumer: it restarts at 1 when the consumer is recreated).
 //
-// Losses are the tap's, not the protocol's: they are counted in Stats.Drops
-// and the next message emitted carries Gap = true.
+// Losses are the tap's, not the protocol's. Each is counted in Stats.Drops
+// and said in order, as a control Message with Lost (scope Conn "", the
+// whole tap: its streams have no connection) or as Gap on the next message
+// (the engine handles both the same way: every open stream of the tap is
+// re-based, not judged across the loss, and no missing final is reported).
+// A loss also opens the join window (a Reconnected control message, at most
+// one per 100 ms): what was lost may hold the start of a stream first seen
+// after it.
 //
-//   - tap.DropQueueFull: the bounded queue between the NATS callback and emit
-//     was full, or the client reported a slow consumer (its per-subscription
-//     pending limits, Config.PendingMsgs/PendingBytes, were exceeded).
-//   - tap.DropUpstreamGap: a jump in the JetStream consumer sequence
-//     (messages the server delivered to the tap that never arrived), or a
-//     resume point older than the stream's first message (messages removed by
-//     the stream's limits before the tap read them: exact for an unfiltered
-//     consumer; for a filtered one the server cannot say how many of the
-//     removed messages matched, and the tap counts one).
-//   - tap.DropOversize: a payload over Config.MaxMessageBytes.
+//   - tap.DropReconnect: an established connection broke. Core NATS does
+//     not replay what was published until the client is back, so every
+//     core subscription lost messages from the point where its old
+//     connection ended. The disconnect handler finds that point in each
+//     subscription's own order (the messages its callback has started plus
+//     those still pending in the client, give or take the one in the
+//     callback), and the callback emits a Lost before the first message
+//     after it (Gap on the one or two after, which the uncertainty covers).
+//     One drop is counted per disconnect (how many messages were published
+//     meanwhile is not known), with Stats.Errors[tap.ErrDisconnect].
+//   - tap.DropQueueFull: the client reported a slow consumer (the pending
+//     limits, Config.PendingMsgs/PendingBytes, were exceeded; counted in
+//     messages, with Stats.Errors[tap.ErrSlowConsumer]). The client drops
+//     at arrival; the callback sees the drop count change at its next call
+//     and knows the drop lies within the messages pending then, so the
+//     first of them is preceded by a Lost and the rest carry Gap.
+//   - tap.DropUpstreamGap: JetStream messages the tap could not read: a
+//     jump in the consumer sequence (delivered to the tap, never arrived), a
+//     jump in the stream sequence of an unfiltered consumer (deleted before
+//     the tap read them), or a resume point older than the stream's first
+//     message (removed by the stream's limits: exact for an unfiltered
+//     consumer; for a filtered one the server cannot say how many matched,
+//     and the tap counts one). The next message carries Gap.
+//   - tap.DropOversize: a payload over Config.MaxMessageBytes; the next
+//     message of its subscription carries Gap.
 //
 // # Concurrency and flow control
 //
 // Run owns everything it starts (the connection, its subscriptions, one
 // goroutine per JetStream stream) and waits for all of it before it returns.
-// emit is called from Run's goroutine only, one message at a time, so
-// messages of one subscription reach emit in the order NATS delivered them.
+// emit is called one message at a time, never concurrently: by a core
+// subscription's callback (the client runs one callback goroutine per
+// subscription, in arrival order), by a JetStream stream's goroutine, or by
+// Run's goroutine (control messages), so messages of one subscription reach emit in the
+// order NATS delivered them.
 //
-//   - Core NATS has no backpressure: the subscription callback never blocks.
-//     It puts the message into a queue of Config.QueueSize messages (default
-//     8192); when the queue is full the message is dropped and counted
-//     (DropQueueFull). The NATS client buffers in front of that, up to
-//     PendingMsgs/PendingBytes per subscription, and what it drops is counted
-//     too.
-//   - JetStream is lossless under backpressure: a stream goroutine blocks on
-//     a 64-message queue, so a slow emit only slows the pull.
+//   - Core NATS has no backpressure, so the client's own pending buffer is
+//     the tap's buffer: the callback emits itself, and while the engine is
+//     busy (or the budget spent) it waits and the burst waits in the client,
+//     up to Config.PendingBytes per subscription (default: the budget's
+//     limit split over the subjects; no limit by count). Only past that does
+//     the client drop (slow consumer), and that is the only place core NATS
+//     loses messages under load. Every message handed over is charged to
+//     Config.Budget (tap.Message.Charged) until the engine has judged it.
+//   - JetStream is lossless under backpressure: a stream goroutine waits for
+//     the budget and emits itself, so a slow engine only slows the pull.
+//     Each fetch holds at most Config.FetchBatch messages (default 1024) and
+//     32 MiB (or one message of MaxMessageBytes, if that is more).
 //   - Control messages (Reconnected) travel through their own 16-message
 //     queue; when it is full a Reconnected is coalesced with the ones queued.
 //
-// Stats.Up follows the connection (connect, disconnect, reconnect handlers
-// of the NATS client, which reconnects by itself with capped exponential
-// backoff). Every connect and reconnect emits a control Message with
-// Reconnected = true, so that the engine opens its join window. Stats.Lag is
-// the sum over JetStream streams of the messages not yet delivered to the
-// tap (NumPending); core NATS has no lag.
+// # Health and the log
+//
+// Stats.Up is true while Run runs (the tap serves even with the server
+// down: it connects and reconnects by itself, with capped exponential
+// backoff and jitter, also when the server is down at start).
+// Stats.UpstreamUp follows the connection. Stats.Reconnects counts
+// reconnects, Stats.Errors[tap.ErrDial] failed connection attempts. An
+// outage is logged once when it starts ("nats server unreachable": the
+// address with any credentials removed, the error), at most once a minute
+// while it lasts, and once when it ends ("nats server reachable again": how
+// long, how many attempts failed). Every connect and reconnect emits a
+// control Message with Reconnected = true, so that the engine opens its
+// join window. Stats.Lag is the sum over JetStream streams of the messages
+// not yet delivered to the tap (NumPending); core NATS has no lag.
+//
+// # Performance
+//
+// BenchmarkCoreBurst and BenchmarkCoreSustained compare the tap (no-op
+// emit) with a bare nats.go subscriber on the same in-process server, 920-byte
+// records; BenchmarkJetStreamCatchUp compares reading a stored stream with
+// the library's Messages iterator. They measure the tap, not the engine
+// behind it.
 package natstap

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
@@ -21,7 +22,10 @@ type streamCursor struct {
 	next    uint64 // next stream sequence to read; 0: not known yet (deliver new)
 	consSeq uint64 // last consumer sequence of the current consumer
 	gap     bool   // the next message emitted carries Gap
-	lag     int64  // this stream's share of Stats.Lag
+	// unfiltered: the consumer reads every subject of the stream, so its
+	// stream sequences have no holes but deleted messages.
+	unfiltered bool
+	lag        int64 // this stream's share of Stats.Lag
 }
 
 // watchStream reads one stream until ctx is done, recreating its consumer
@@ -32,7 +36,7 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 		r.log.Error("jetstream", "stream", sc.Stream, "err", err)
 		return
 	}
-	cur := &streamCursor{next: sc.StartSeq}
+	cur := &streamCursor{next: sc.StartSeq, unfiltered: len(sc.FilterSubjects) == 0}
 	defer func() { r.stats.Lag.Add(-cur.lag) }()
 	for attempt := 0; ; {
 		progressed, err := r.consume(ctx, js, sc, cur)
@@ -49,7 +53,11 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 		}
 		wait := backoff(attempt, r.cfg.ReconnectWait, r.cfg.ReconnectMaxWait)
 		attempt++
-		r.log.Warn("jetstream consumer failed, recreating", "stream", sc.Stream, "err", err, "retry_in", wait)
+		level := slog.LevelWarn
+		if !r.stats.UpstreamUp.Load() {
+			level = slog.LevelDebug // the outage itself is logged once, by the connection
+		}
+		r.log.Log(ctx, level, "jetstream consumer failed, recreating", "stream", sc.Stream, "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -81,6 +89,15 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 		InactiveThreshold: inactiveThreshold,
 		MemoryStorage:     true,
 		Replicas:          1,
+	}
+	if st := stream.CachedInfo().State; cur.next > st.LastSeq+1 {
+		// The stream went backwards: deleted and created again, or purged
+		// with a new first sequence below the tap's cursor. Its sequences
+		// start over, and whatever the old one still held after the cursor
+		// is gone: a loss. Read the new one from its start.
+		r.stats.Drops[tap.DropUpstreamGap].Add(1)
+		cur.gap = true
+		cur.next = max(st.FirstSeq, 1)
 	}
 	if cur.next > 0 {
 		ccfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
@@ -128,7 +145,8 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	fetch := func() (jetstream.MessageBatch, error) {
-		b, err := cons.Fetch(r.cfg.FetchBatch, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(r.cfg.Heartbeat))
+		b, err := cons.Fetch(r.cfg.FetchBatch, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(r.cfg.Heartbeat),
+			jetstream.FetchMaxBytes(r.fetchMaxBytes()))
 		if err != nil {
 			return nil, fmt.Errorf("fetch: %w", err)
 		}
@@ -184,13 +202,21 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 	if err != nil {
 		return false, fmt.Errorf("message metadata: %w", err)
 	}
+	consumerJumped := false
 	if want := cur.consSeq + 1; md.Sequence.Consumer != want {
+		consumerJumped = true
 		if md.Sequence.Consumer < want {
 			// A redelivery cannot happen with AckNone; if the server
 			// says otherwise, a fresh consumer is the safe way on.
 			return false, errors.New("consumer sequence went backwards")
 		}
 		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Consumer - want)
+		cur.gap = true
+	}
+	if cur.unfiltered && !consumerJumped && cur.next > 0 && md.Sequence.Stream > cur.next {
+		// An unfiltered consumer delivers every stored message: a jump in
+		// the stream sequence is messages deleted before the tap read them.
+		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Stream - cur.next)
 		cur.gap = true
 	}
 	cur.consSeq = md.Sequence.Consumer
@@ -219,11 +245,28 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 		Gap:  cur.gap,
 	}
 	m.Data, m.Format = payload(msg.Headers(), data)
-	select {
-	case r.jsq <- m:
-		cur.gap = false
-		return true, nil
-	case <-ctx.Done():
-		return false, ctx.Err()
+	// JetStream keeps what the tap has not read: wait for the budget (read
+	// slower), never drop.
+	if err := r.cfg.Budget.Acquire(ctx, len(m.Data)); err != nil {
+		return false, err
 	}
+	m.Charged = len(m.Data)
+	// Emitted from this goroutine (serialized with the others): a slow
+	// engine slows the pull, and no hand-off costs a goroutine switch per
+	// message.
+	if !r.emit(m) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		return false, errors.New("emit failed")
+	}
+	cur.gap = false
+	return true, nil
+}
+
+// fetchMaxBytes bounds what one fetch may hold in the client: a batch of
+// FetchBatch small messages, or fewer large ones (never less than one
+// message of MaxMessageBytes, which the server would otherwise never send).
+func (r *run) fetchMaxBytes() int {
+	return max(32<<20, r.cfg.MaxMessageBytes+1<<20)
 }

@@ -295,3 +295,35 @@ func TestJetStreamKeepsPullingSmallBatches(t *testing.T) {
 		t.Errorf("upstream_gap drops = %d", d)
 	}
 }
+
+// The stream is deleted and created again under the tap: its sequences
+// start over below the tap's cursor. The tap must not wait for the old
+// sequence to come back (it would skip everything the new stream holds
+// until then); it reads the new stream from its start, and the restart is
+// a loss.
+func TestJetStreamRecreatedStreamIsALoss(t *testing.T) {
+	srv := startServer(t, 0, "")
+	nc := connect(t, srv.ClientURL())
+	js := newJS(t, nc)
+	cfg := jetstream.StreamConfig{Name: "MESH", Subjects: []string{"mesh.>"}}
+	createStream(t, js, cfg)
+	c := &collector{}
+	_, stats := startTap(t, Config{Name: "mesh", URL: srv.ClientURL(), Streams: []StreamConfig{{Stream: "MESH", StartSeq: 1}},
+		ReconnectWait: 20 * time.Millisecond, ReconnectMaxWait: 100 * time.Millisecond, Heartbeat: 500 * time.Millisecond}, c)
+	publishJS(t, js, "mesh.a", 5, 0)
+	waitFor(t, "5 messages", func() bool { msgs, _ := c.data(); return len(msgs) == 5 })
+
+	if err := js.DeleteStream(context.Background(), "MESH"); err != nil {
+		t.Fatal(err)
+	}
+	createStream(t, js, cfg)
+	publishJS(t, js, "mesh.a", 3, 100)
+	waitFor(t, "the new stream's 3 messages", func() bool { msgs, _ := c.data(); return len(msgs) == 8 })
+	msgs, _ := c.data()
+	if m := msgs[5]; !m.Gap || m.Pos.Offset != 1 || string(m.Data) != `{"i":100}` {
+		t.Errorf("first message of the new stream: %+v; want Gap, stream sequence 1", m)
+	}
+	if d := stats.Drops[tap.DropUpstreamGap].Load(); d != 1 {
+		t.Errorf("upstream_gap drops = %d, want 1", d)
+	}
+}

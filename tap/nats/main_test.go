@@ -82,6 +82,7 @@ type collector struct {
 	mu          sync.Mutex
 	msgs        []tap.Message
 	reconnected int // control messages with Reconnected, never reset
+	lost        int // control messages with Lost, never reset
 	gate        chan struct{}
 }
 
@@ -100,6 +101,12 @@ func (c *collector) emit(ctx context.Context, m tap.Message) error {
 		}
 		c.reconnected++
 	}
+	if m.Lost {
+		if len(m.Data) != 0 || m.Tap == "" || m.Time.IsZero() {
+			panic("bad loss message")
+		}
+		c.lost++
+	}
 	c.msgs = append(c.msgs, m)
 	c.mu.Unlock()
 	return nil
@@ -111,7 +118,7 @@ func (c *collector) data() (msgs []tap.Message, reconnected int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.msgs {
-		if !m.Reconnected {
+		if !m.Reconnected && !m.Lost {
 			msgs = append(msgs, m)
 		}
 	}
@@ -128,7 +135,13 @@ func (c *collector) reset() {
 func startTap(t testing.TB, cfg Config, c *collector) (*Tap, *tap.Stats) {
 	t.Helper()
 	stats := new(tap.Stats)
-	tp, err := New(cfg, stats, discard)
+	return runTap(t, cfg, stats, discard, c), stats
+}
+
+// runTap runs a tap with its stats and logger until the test ends.
+func runTap(t testing.TB, cfg Config, stats *tap.Stats, logger *slog.Logger, c *collector) *Tap {
+	t.Helper()
+	tp, err := New(cfg, stats, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +159,7 @@ func startTap(t testing.TB, cfg Config, c *collector) (*Tap, *tap.Stats) {
 			t.Error("Run did not return after cancel")
 		}
 	})
-	return tp, stats
+	return tp
 }
 
 // waitSubscribed publishes probes on subject until the tap passes one on,

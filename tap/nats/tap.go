@@ -1,11 +1,13 @@
 package natstap
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,10 +19,9 @@ import (
 // Queue capacities (see doc.go for their overflow policies).
 const (
 	ctlQueueSize = 16 // control messages; full: coalesce (drop the newest Reconnected)
-	jsQueueSize  = 64 // JetStream messages; full: block (backpressure)
-	// dropCheckEvery is how often the client's slow-consumer drop counters
-	// are read, besides when the client reports a slow consumer.
-	dropCheckEvery = time.Second
+	// rejoinEvery coalesces the join windows that losses open: one per
+	// this much time is enough (the window is much longer).
+	rejoinEvery = 100 * time.Millisecond
 )
 
 // ErrAlreadyRunning is returned by Run when the tap is already running.
@@ -58,13 +59,20 @@ func (t *Tap) Config() Config { return t.cfg }
 // run is the state of one Run call.
 type run struct {
 	*Tap
-	nc   *nats.Conn
-	data chan tap.Message // core NATS: callback → emit, non-blocking send
-	ctl  chan tap.Message // control: connection handlers → emit
-	jsq  chan tap.Message // JetStream: stream goroutines → emit, blocking send
-	// gap is set when a core message was lost; the next one enqueued
-	// carries Gap.
-	gap atomic.Bool
+	ctx context.Context
+	nc  *nats.Conn
+	// emitMu serializes emit: core callbacks call it themselves (no
+	// hand-off: a burst waits in the client's pending buffer), Run's
+	// goroutine calls it for control and JetStream messages.
+	emitMu   sync.Mutex
+	emitFn   tap.EmitFunc
+	lastJoin time.Time // when a loss last opened the join window (under emitMu)
+	failMu   sync.Mutex
+	failErr  error        // emit's first error; Run returns it
+	slowLog  atomic.Int64 // when a slow consumer was last logged (Unix ns)
+	cancel   context.CancelFunc
+	ctl      chan tap.Message // control: connection handlers → emit
+	outage   *outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
@@ -75,15 +83,15 @@ type run struct {
 	reconnMu sync.Mutex
 	reconn   chan struct{}
 
-	mu      sync.Mutex
-	subs    []*nats.Subscription
-	dropped map[*nats.Subscription]int // client drops already counted, per subscription
+	mu   sync.Mutex
+	subs []*coreSub
 }
 
 // Run connects, subscribes and emits until ctx is done (then it returns
 // nil) or emit fails (then it returns emit's error). Connection problems are
-// never fatal: the client reconnects by itself, and Stats.Up says whether
-// it is connected.
+// never fatal: the client connects and reconnects by itself, even when the
+// server is down at start, and Stats.UpstreamUp says whether it is
+// connected.
 func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	if !t.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
@@ -93,12 +101,17 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	defer cancel()
 
 	r := &run{
-		Tap:     t,
-		data:    make(chan tap.Message, t.cfg.QueueSize),
-		ctl:     make(chan tap.Message, ctlQueueSize),
-		jsq:     make(chan tap.Message, jsQueueSize),
-		reconn:  make(chan struct{}),
-		dropped: map[*nats.Subscription]int{},
+		Tap:    t,
+		ctx:    ctx,
+		emitFn: emit,
+		cancel: cancel,
+		ctl:    make(chan tap.Message, ctlQueueSize),
+		reconn: make(chan struct{}),
+		outage: newOutage(t.log, "nats server", redactURLs(t.cfg.URL)),
+	}
+	pendingBytes := t.cfg.PendingBytes
+	if pendingBytes == 0 {
+		pendingBytes = defaultPendingBytes(t.cfg.Budget, len(t.cfg.Subjects))
 	}
 	closed := make(chan struct{})
 	nc, err := nats.Connect(t.cfg.URL,
@@ -108,17 +121,28 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		nats.CustomReconnectDelay(func(attempts int) time.Duration {
 			return backoff(attempts-1, t.cfg.ReconnectWait, t.cfg.ReconnectMaxWait)
 		}),
-		nats.ConnectHandler(func(*nats.Conn) { r.connected(false) }),
-		nats.ReconnectHandler(func(*nats.Conn) { r.connected(true) }),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			t.stats.Up.Store(false)
-			if err != nil {
-				t.log.Warn("nats disconnected", "err", err)
-			}
+		nats.ConnectHandler(func(c *nats.Conn) { r.connected(c, false) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { r.connected(c, true) }),
+		nats.DisconnectErrHandler(func(c *nats.Conn, err error) { r.disconnected(c, err) }),
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			// A failed connect or reconnect attempt (also at start, with
+			// RetryOnFailedConnect).
+			t.stats.Error(tap.ErrDial)
+			r.outage.failed(err)
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrSlowConsumer) {
-				r.countClientDrops()
+				// Counted and marked in order by the subscription's
+				// callback; logged here, at most once a minute.
+				if now := time.Now().UnixNano(); now-r.slowLog.Load() >= int64(outageEvery) {
+					r.slowLog.Store(now)
+					subject := ""
+					if sub != nil {
+						subject = sub.Subject
+					}
+					t.log.Warn("nats slow consumer: the client dropped messages past its pending limits (logged at most once a minute)",
+						"subject", subject, "pending_bytes_limit", pendingBytes)
+				}
 				return
 			}
 			t.log.Warn("nats async error", "err", err)
@@ -130,68 +154,108 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		return fmt.Errorf("nats tap %q: connect: %w", t.cfg.Name, tap.RedactErr(err))
 	}
 	r.nc = nc
+	t.stats.Up.Store(true)
 
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()
 		wg.Wait() // stream goroutines delete their consumers while nc is open
-		r.countClientDrops()
 		nc.Close()
 		<-closed
 		t.stats.Up.Store(false)
+		t.stats.UpstreamUp.Store(false)
 	}()
 
 	for _, subj := range t.cfg.Subjects {
+		cs := &coreSub{run: r}
 		var sub *nats.Subscription
 		if t.cfg.Queue != "" {
-			sub, err = nc.QueueSubscribe(subj, t.cfg.Queue, r.onMsg)
+			sub, err = nc.QueueSubscribe(subj, t.cfg.Queue, cs.onMsg)
 		} else {
-			sub, err = nc.Subscribe(subj, r.onMsg)
+			sub, err = nc.Subscribe(subj, cs.onMsg)
 		}
 		if err != nil {
 			return fmt.Errorf("nats tap %q: subscribe %q: %w", t.cfg.Name, subj, err)
 		}
-		if err := sub.SetPendingLimits(t.cfg.PendingMsgs, t.cfg.PendingBytes); err != nil {
+		cs.sub = sub
+		if err := sub.SetPendingLimits(t.cfg.PendingMsgs, pendingBytes); err != nil {
 			return fmt.Errorf("nats tap %q: pending limits %q: %w", t.cfg.Name, subj, err)
 		}
 		r.mu.Lock()
-		r.subs = append(r.subs, sub)
+		r.subs = append(r.subs, cs)
 		r.mu.Unlock()
 	}
 	for _, sc := range t.cfg.Streams {
 		wg.Go(func() { r.watchStream(ctx, sc) })
 	}
 
-	tick := time.NewTicker(dropCheckEvery)
-	defer tick.Stop()
 	for {
 		var m tap.Message
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-			r.countClientDrops()
-			continue
-		case m = <-r.ctl:
-		case m = <-r.data:
-		case m = <-r.jsq:
-		}
-		if err := emit(ctx, m); err != nil {
-			if ctx.Err() != nil {
-				return nil
+			r.failMu.Lock()
+			defer r.failMu.Unlock()
+			if r.failErr != nil {
+				return fmt.Errorf("nats tap %q: emit: %w", t.cfg.Name, r.failErr)
 			}
-			return fmt.Errorf("nats tap %q: emit: %w", t.cfg.Name, err)
+			return nil
+		case m = <-r.ctl:
 		}
+		r.emit(m)
 	}
+}
+
+// emit hands one message to the engine, one at a time whoever calls; false
+// when the tap is stopping (emit failed, or ctx is done). A message that
+// was not handed over gives its charge back.
+func (r *run) emit(m tap.Message) bool {
+	r.emitMu.Lock()
+	var err error
+	if (m.Lost || m.Gap) && m.Time.Sub(r.lastJoin) >= rejoinEvery {
+		// What was lost may hold the start of a stream first seen after
+		// it: open the join window, as after a reconnect, so that such a
+		// stream may start mid-stream.
+		r.lastJoin = m.Time
+		err = r.emitFn(r.ctx, tap.Message{Tap: r.cfg.Name, Time: m.Time, Reconnected: true})
+	}
+	if err == nil {
+		err = r.emitFn(r.ctx, m)
+	}
+	r.emitMu.Unlock()
+	if err == nil {
+		return true
+	}
+	r.cfg.Budget.Release(m.Charged)
+	if r.ctx.Err() == nil {
+		r.failMu.Lock()
+		if r.failErr == nil {
+			r.failErr = err
+		}
+		r.failMu.Unlock()
+		r.cancel()
+	}
+	return false
+}
+
+// defaultPendingBytes sizes the client's pending buffer of each core
+// subscription: the budget split over the subscriptions (what waits in the
+// client may be as much as what waits for the engine), or 64 MiB each
+// without a budget.
+func defaultPendingBytes(b *tap.Budget, subs int) int {
+	const noBudget = 64 << 20
+	if b.Limit() == 0 || subs == 0 {
+		return noBudget
+	}
+	return int(max(b.Limit()/int64(subs), 1<<20))
 }
 
 // connected runs on the client's callback goroutine after the first connect
 // and after every reconnect.
-func (r *run) connected(again bool) {
-	r.stats.Up.Store(true)
+func (r *run) connected(nc *nats.Conn, again bool) {
+	r.stats.UpstreamUp.Store(true)
+	r.outage.reachable(redactURLs(nc.ConnectedUrl()))
 	if again {
 		r.stats.Reconnects.Add(1)
-		r.log.Info("nats reconnected", "url", r.nc.ConnectedUrlRedacted())
 		r.reconnMu.Lock()
 		close(r.reconn)
 		r.reconn = make(chan struct{})
@@ -203,6 +267,29 @@ func (r *run) connected(again bool) {
 	}
 }
 
+// disconnected runs on the client's callback goroutine when an established
+// connection breaks. Core NATS does not replay what is published until the
+// client is back: every subscription has lost messages from the point
+// where its old connection ended.
+func (r *run) disconnected(nc *nats.Conn, err error) {
+	if r.ctx.Err() != nil || nc.IsClosed() {
+		return // our own Close
+	}
+	r.stats.UpstreamUp.Store(false)
+	r.stats.Error(tap.ErrDisconnect)
+	r.stats.Drop(tap.DropReconnect)
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	r.outage.failed(err)
+	r.mu.Lock()
+	subs := append([]*coreSub(nil), r.subs...)
+	r.mu.Unlock()
+	for _, cs := range subs {
+		cs.markDisconnect(nc)
+	}
+}
+
 // reconnected returns a channel closed at the next reconnect.
 func (r *run) reconnected() <-chan struct{} {
 	r.reconnMu.Lock()
@@ -210,48 +297,175 @@ func (r *run) reconnected() <-chan struct{} {
 	return r.reconn
 }
 
-// onMsg is the core subscription callback. It never blocks.
-func (r *run) onMsg(m *nats.Msg) {
+// coreSub is one core subscription and where its losses are, counted in
+// callbacks: the client hands a subscription's messages to its callback one
+// at a time, in the order they arrived, so the n-th callback is the n-th
+// message the subscription received.
+type coreSub struct {
+	*run
+	sub *nats.Subscription
+
+	// Written by the callback goroutine only.
+	n        atomic.Uint64 // callbacks started
+	dropped  int           // the client's drop count when last looked at
+	gapNext  bool          // an oversize message was skipped: the next one carries Gap
+	lostOpen bool          // inside a loss window: its first message was preceded by Lost
+
+	mu      sync.Mutex
+	windows []lossWindow // pending loss windows, in order
+	nwin    atomic.Int32 // len(windows), read without the lock on the hot path
+}
+
+// lossWindow says that the first message after a loss is one of the
+// messages numbered from..to (callback numbers): the first of them is
+// preceded by a Lost control message and every other one carries Gap, so
+// that no stream is judged across the loss, wherever in the window it is.
+type lossWindow struct {
+	from, to uint64
+	reason   uint8
+}
+
+// addWindow adds a loss window, keeping the windows sorted and disjoint:
+// a disconnect's window may lie far ahead (behind a full pending buffer)
+// when a slow consumer's window nearer by is added.
+func (cs *coreSub) addWindow(w lossWindow) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	ws := append(cs.windows, w)
+	slices.SortFunc(ws, func(a, b lossWindow) int { return cmp.Compare(a.from, b.from) })
+	out := ws[:1]
+	for _, x := range ws[1:] {
+		last := &out[len(out)-1]
+		if x.from <= last.to+1 {
+			last.to = max(last.to, x.to)
+			continue
+		}
+		out = append(out, x)
+	}
+	cs.windows = out
+	cs.nwin.Store(int32(len(cs.windows)))
+}
+
+// window reports whether message n is inside a loss window, and whether
+// it is the window's first message that this callback sees.
+func (cs *coreSub) window(n uint64) (in bool, reason uint8) {
+	if cs.nwin.Load() == 0 {
+		return false, 0
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for len(cs.windows) > 0 && cs.windows[0].to < n {
+		cs.windows = cs.windows[1:]
+	}
+	cs.nwin.Store(int32(len(cs.windows)))
+	if len(cs.windows) == 0 || cs.windows[0].from > n {
+		return false, 0
+	}
+	return true, cs.windows[0].reason
+}
+
+// markDisconnect finds where the subscription's old connection ended: the
+// messages received so far are those the callback has started plus those
+// still pending in the client, give or take the one in the callback (the
+// client counts a message out of pending only once its callback returned).
+// It runs while the client is reconnecting, when nothing arrives; if the
+// client is already back (this handler ran late), the window reaches back
+// to what the callback had started.
+func (cs *coreSub) markDisconnect(nc *nats.Conn) {
+	for range 100 {
+		c1 := cs.n.Load()
+		p, _, err := cs.sub.Pending()
+		if err != nil {
+			return // closed
+		}
+		c2 := cs.n.Load()
+		from, to := c1+uint64(p), c2+uint64(p)+1
+		if st := nc.Status(); st != nats.RECONNECTING && st != nats.DISCONNECTED {
+			from = c1
+		}
+		if c1 == c2 || from == c1 {
+			cs.addWindow(lossWindow{from: max(from, 1), to: to, reason: tap.DropReconnect})
+			return
+		}
+	}
+	// The callback ran through a burst while we looked: cover the lot.
+	c := cs.n.Load()
+	p, _, _ := cs.sub.Pending()
+	cs.addWindow(lossWindow{from: max(c, 1), to: c + uint64(max(p, 0)) + 1, reason: tap.DropReconnect})
+}
+
+// checkDropped looks for messages the client dropped (slow consumer) since
+// the last callback. They were dropped after message n-1 was handed to the
+// callback, while at most p+1 messages were pending (p: pending now, this
+// one included), so the first message after them is numbered n to n+p+2.
+func (cs *coreSub) checkDropped(n uint64) {
+	d, err := cs.sub.Dropped()
+	if err != nil || d <= cs.dropped {
+		return
+	}
+	lost := d - cs.dropped
+	cs.dropped = d
+	p, _, _ := cs.sub.Pending()
+	cs.stats.Drops[tap.DropQueueFull].Add(uint64(lost))
+	cs.stats.Error(tap.ErrSlowConsumer)
+	cs.addWindow(lossWindow{from: n, to: n + uint64(max(p, 0)) + 2, reason: tap.DropQueueFull})
+}
+
+// onMsg is the core subscription callback. It hands the message over and
+// waits while the hand-off is full: the burst stays in the client's own
+// pending buffer (Config.PendingBytes), and the client's slow-consumer
+// drops past it are the only loss.
+func (cs *coreSub) onMsg(m *nats.Msg) {
+	n := cs.n.Add(1)
 	now := time.Now()
-	n := len(m.Data)
-	r.stats.Count(tap.DirNone, n)
-	if n > r.cfg.MaxMessageBytes {
-		r.stats.Drop(tap.DropOversize)
-		r.gap.Store(true)
+	cs.checkDropped(n)
+	size := len(m.Data)
+	cs.stats.Count(tap.DirNone, size)
+
+	var lost tap.Message
+	gap := false
+	if in, reason := cs.window(n); in {
+		if !cs.lostOpen {
+			cs.lostOpen = true
+			lost = tap.Message{Tap: cs.cfg.Name, Time: now, Lost: true, LossReason: reason}
+		} else {
+			gap = true
+		}
+	} else {
+		cs.lostOpen = false
+	}
+	if size > cs.cfg.MaxMessageBytes {
+		cs.stats.Drop(tap.DropOversize)
+		cs.gapNext = true
+		if lost.Lost {
+			cs.send(lost)
+		}
 		return
 	}
 	msg := tap.Message{
-		Tap:  r.cfg.Name,
+		Tap:  cs.cfg.Name,
 		Pos:  tap.Position{Kind: tap.PosSubject, Name: m.Subject},
 		Time: now,
+		Gap:  gap || cs.gapNext,
 	}
+	cs.gapNext = false
 	msg.Data, msg.Format = payload(m.Header, m.Data)
-	msg.Gap = r.gap.Swap(false)
-	select {
-	case r.data <- msg:
-	default:
-		r.stats.Drop(tap.DropQueueFull)
-		r.gap.Store(true)
+	// Charged while it waits for the engine. Waiting for the budget keeps
+	// the burst in the client's pending buffer, like a slow engine does.
+	if err := cs.cfg.Budget.Acquire(cs.ctx, len(msg.Data)); err != nil {
+		return // stopping
 	}
+	msg.Charged = len(msg.Data)
+	if lost.Lost && !cs.send(lost) {
+		cs.cfg.Budget.Release(msg.Charged)
+		return
+	}
+	cs.send(msg) // a message not handed over gives its charge back
 }
 
-// countClientDrops adds what the client dropped (slow consumer) since the
-// last call to the drop counters.
-func (r *run) countClientDrops() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, sub := range r.subs {
-		n, err := sub.Dropped()
-		if err != nil { // closed subscription: its count is final
-			continue
-		}
-		if d := n - r.dropped[sub]; d > 0 {
-			r.stats.Drops[tap.DropQueueFull].Add(uint64(d))
-			r.dropped[sub] = n
-			r.gap.Store(true)
-		}
-	}
-}
+// send emits a message from the callback: while the engine is busy, the
+// client buffers what follows.
+func (cs *coreSub) send(m tap.Message) bool { return cs.emit(m) }
 
 // backoff is the delay before retry number attempt (0 first): base doubled
 // per attempt, capped, with ±20% jitter so that replicas do not retry in step.
