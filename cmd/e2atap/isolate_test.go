@@ -319,7 +319,7 @@ outputs:
 	if code != http.StatusOK {
 		t.Fatalf("/healthz %d, want 200 while the process runs", code)
 	}
-	if !strings.Contains(body, "tap mesh (nats): upstream_down; up=false upstream_up=false") ||
+	if !strings.Contains(body, "tap mesh (nats): upstream_down; up=true upstream_up=false") ||
 		!strings.Contains(body, "tap agent-ws (ws): ") || !strings.Contains(body, "upstream_up=false") {
 		t.Errorf("/healthz does not say the upstreams are down:\n%s", body)
 	}

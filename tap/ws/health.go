@@ -91,6 +91,12 @@ func (h *health) fail(cause string, err error) {
 }
 
 func (h *health) down(cause string, err error, probe bool) {
+	if exhausted(err) {
+		// This process is out of descriptors (a probe or a dial could not
+		// even make a socket): the tap's own fault, never an outage of the
+		// upstream (fd_test.go).
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if probe {
