@@ -614,18 +614,20 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
 	}
-	for i := int32(0); i < int32(e.tab.len()); i++ {
-		s := e.tab.at(i)
-		if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
-			continue
+	e.eachPart(func(int) {
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			s := e.tab.at(i)
+			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
+				continue
+			}
+			tap, _, _ := streamOf(e.tab.key(i))
+			if tap != in.Tap {
+				continue
+			}
+			s.flags |= fCancelled
+			e.end(i, OutcomeCancelled, ReasonCancelled, in, false)
 		}
-		tap, _, _ := streamOf(e.tab.key(i))
-		if tap != in.Tap {
-			continue
-		}
-		s.flags |= fCancelled
-		e.end(i, OutcomeCancelled, ReasonCancelled, in, false)
-	}
+	})
 }
 
 // jsonrpc checks a JSON-RPC 2.0 message (ACP/A2A).

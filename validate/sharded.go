@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -64,7 +63,7 @@ type shard struct {
 // which is backpressure, never loss.
 type Sharded struct {
 	shards []*shard
-	seed   maphash.Seed
+	parts  int // partitions of the stream state (partition.go)
 	rec    e2a.Record
 	pool   sync.Pool
 	wg     sync.WaitGroup
@@ -85,12 +84,17 @@ func (s *Sharded) OnRelease(fn func(int)) { s.release = fn }
 
 var _ Handler = (*Sharded)(nil)
 
-// NewSharded starts n shards (at least 1), each with its own Engine.
+// NewSharded starts n shards, each with its own Engine; n is bounded by
+// ShardsFor (callers that tell the user use ShardsFor first). Each shard
+// owns whole partitions of the stream state, so the verdicts do not depend
+// on n.
 func NewSharded(n int, cfg Config, sink Sink) *Sharded {
-	if n < 1 {
-		n = 1
+	if cfg.MaxStreams < 1 {
+		cfg.MaxStreams = DefaultConfig().MaxStreams
 	}
-	s := &Sharded{seed: maphash.MakeSeed()}
+	cfg.MaxStreams = min(cfg.MaxStreams, MaxTableStreams)
+	n, _ = ShardsFor(n, cfg.MaxStreams)
+	s := &Sharded{parts: partitions(cfg.MaxStreams)}
 	s.pool.New = func() any {
 		return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)}
 	}
@@ -152,11 +156,12 @@ func (s *Sharded) run(sh *shard) {
 	}
 }
 
+// shardOf is the shard owning the partition of key.
 func (s *Sharded) shardOf(key []byte) *shard {
 	if len(s.shards) == 1 {
 		return s.shards[0]
 	}
-	return s.shards[maphash.Bytes(s.seed, key)%uint64(len(s.shards))]
+	return s.shards[partitionOf(key, s.parts)%len(s.shards)]
 }
 
 func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {

@@ -54,3 +54,76 @@ func summarize(fs []Finding) string {
 	sort.Strings(out)
 	return strings.Join(out, " ")
 }
+
+// TestShardsBounded: a run never starts more shards than MaxShards (4 per
+// CPU, at most 256) or than its stream bound has partitions; the bounds of
+// the partitions add up to MaxStreams.
+func TestShardsBounded(t *testing.T) {
+	for _, c := range []struct{ req, maxStreams, want int }{
+		{100000, 1_000_000, MaxShards()},
+		{0, 1_000_000, 1},
+		{-3, 1000, 1},
+		{8, 100, 1}, // one partition: one shard
+		{8, 130, min(2, MaxShards())},
+	} {
+		got, capped := ShardsFor(c.req, c.maxStreams)
+		if got != c.want || capped != (c.req > c.want) {
+			t.Errorf("ShardsFor(%d, %d) = %d, %t; want %d", c.req, c.maxStreams, got, capped, c.want)
+		}
+	}
+	if MaxShards() > MaxPartitions {
+		t.Errorf("MaxShards %d over %d", MaxShards(), MaxPartitions)
+	}
+	s := NewSharded(100000, DefaultConfig(), &collector{})
+	n := len(s.shards)
+	s.Close()
+	if n != MaxShards() {
+		t.Errorf("NewSharded(100000) started %d shards, want %d", n, MaxShards())
+	}
+	for _, m := range []int{1, 63, 64, 1000, 1_000_000, 1_000_003} {
+		p, sum := partitions(m), 0
+		for i := 0; i < p; i++ {
+			sum += partShare(m, p, i)
+		}
+		if sum != m {
+			t.Errorf("max %d over %d partitions: shares add up to %d", m, p, sum)
+		}
+	}
+}
+
+// TestEvictedStreamResumesGapped: a stream evicted from a full table is
+// not judged across what the table forgot: its next record is neither
+// after_final nor a sequence finding, and it is not missing_final.
+func TestEvictedStreamResumesGapped(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.IdleTimeout, cfg.MaxStreams = 0, 2
+	col := &collector{}
+	e := NewEngine(cfg, col)
+	var idx uint64
+	feed := func(line string) {
+		idx++
+		e.Observe(&Input{Data: []byte(line), Index: idx})
+	}
+	feed(resp(0, "request_id", "a"))
+	feed(resp(0, "request_id", "b"))
+	feed(resp(0, "request_id", "c")) // evicts a or b
+	feed(resp(5, "request_id", "a"))
+	feed(resp(6, "request_id", "b"))
+	feed(final(6, "request_id", "a"))
+	feed(final(7, "request_id", "b"))
+	feed(final(1, "request_id", "c"))
+	e.Finish(ReasonEOF, &Input{})
+	if e.Stats().Evicted == 0 {
+		t.Fatal("nothing was evicted")
+	}
+	// A stream held across its jump is a seq_gap; one evicted before it
+	// resumes gapped and says nothing. Nothing else may be reported.
+	for _, f := range col.findings {
+		if f.Rule != "e2a.seq_gap" {
+			t.Errorf("finding %s on %s at %d: an evicted stream was judged across the eviction", f.Rule, f.Stream, f.Index)
+		}
+	}
+	if o := e.Stats().Outcomes; o[OutcomeEvicted] == 0 || o[OutcomeMissingFinal] != 0 {
+		t.Errorf("outcomes %v", o)
+	}
+}

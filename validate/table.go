@@ -18,6 +18,7 @@ const (
 	fFrame                        // an EventMesh sid stream (else E2A)
 	fStarted                      // StreamStart was reported
 	fFailed                       // ended with a failure
+	fEvicted                      // ended by eviction from a full table
 )
 
 // stream is the state of one stream, 48 bytes. Times: startNs is unix
