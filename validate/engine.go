@@ -98,6 +98,8 @@ type Engine struct {
 	cur      *part
 	tab      *table
 	forget   []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
+	head     e2a.Head
+	headBuf  []byte
 	respIDs  *respIDSet
 	shared   *respIDSet // set by a Sharded run: one set for all shards
 	echoSeed maphash.Seed
@@ -202,7 +204,14 @@ func (e *Engine) Observe(in *Input) {
 }
 
 // DecodeError reports input that could not be decoded at all: e2a.decode
-// for JSON (proto ProtoE2A), frame.decode for frames.
+// for JSON (proto ProtoE2A), frame.decode for frames. in.Data is the
+// message or its head (a tap that skips an oversize line hands over its
+// first bytes, cut anywhere): when the head names a stream (a whole
+// request_id), that stream lost a record and is gapped, so that its next
+// record is judged neither against the lost one (no seq_gap, seq_start) nor
+// is the stream missing_final. No other stream is touched. The finding
+// itself belongs to no stream (RULES.md: the record has none that could be
+// read).
 func (e *Engine) DecodeError(in *Input, proto, msg string) {
 	e.stats.Records++
 	r := RuleE2ADecode
@@ -212,6 +221,20 @@ func (e *Engine) DecodeError(in *Input, proto, msg string) {
 	e.info = RecordInfo{In: in, Protocol: proto, Kind: "invalid"}
 	e.sink.Record(&e.info)
 	e.report(r, Off, in, nil, proto, msg)
+	if proto != ProtoE2A || len(in.Data) == 0 {
+		return
+	}
+	var stream []byte
+	stream, e.headBuf = headKey(lineHead(in.Data), &e.head, e.headBuf)
+	if len(stream) == 0 {
+		return
+	}
+	i, _, was := e.lookup(e.composite(in, protoE2A, stream), true, false, in)
+	if was != notEnded {
+		return // ended or cancelled: nothing left to judge across
+	}
+	e.touch(i, in)
+	e.tab.at(i).flags |= fGap | fResync
 }
 
 // composite builds the table key: tap NUL conn NUL proto stream, and makes

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
 )
 
@@ -64,7 +63,7 @@ type shard struct {
 type Sharded struct {
 	shards []*shard
 	parts  int // partitions of the stream state (partition.go)
-	rec    e2a.Record
+	route  router
 	pool   sync.Pool
 	wg     sync.WaitGroup
 	closed bool
@@ -191,21 +190,22 @@ func (s *Sharded) flush(sh *shard) {
 // also reaches every other shard, in order, to cancel streams of its
 // session there.
 func (s *Sharded) Observe(in *Input) {
+	if len(s.shards) == 1 {
+		// One shard: no routing at all (its engine reads what it needs).
+		s.add(s.shards[0], itemObserve, in, "", "")
+		return
+	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		var key []byte
 		if f, _, err := frame.Decode(in.Data); err == nil {
-			attr := "sid"
-			if f.MsgType == frame.TypeEvent {
-				attr = "id"
-			}
-			key, _ = f.Attr(attr)
+			key = routeFrame(&f)
 		}
 		s.add(s.shardOf(key), itemObserve, in, "", "")
 		return
 	}
-	key, interrupt := routeJSON(in.Data, &s.rec)
+	key, interrupt := s.route.routeJSON(in.Data)
 	owner := s.shardOf(key)
-	if !interrupt || len(s.shards) == 1 {
+	if !interrupt {
 		s.add(owner, itemObserve, in, "", "")
 		return
 	}
@@ -238,17 +238,17 @@ func (s *Sharded) barrier() {
 // ObserveFrame routes a decoded frame (the shard decodes it again from
 // in.Data, which is cheap and keeps the frame's memory in the batch).
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
-	attr := "sid"
-	if f.MsgType == frame.TypeEvent {
-		attr = "id"
-	}
-	key, _ := f.Attr(attr)
-	s.add(s.shardOf(key), itemObserve, in, "", "")
+	s.add(s.shardOf(routeFrame(f)), itemObserve, in, "", "")
 }
 
-// DecodeError goes to the first shard (it belongs to no stream).
+// DecodeError goes to the shard of the stream named by the head of the
+// message (in.Data, possibly cut at a size limit), which the shard gaps.
 func (s *Sharded) DecodeError(in *Input, proto, msg string) {
-	s.add(s.shards[0], itemDecodeError, in, proto, msg)
+	var key []byte
+	if proto == ProtoE2A && len(s.shards) > 1 {
+		key, s.route.buf = headKey(lineHead(in.Data), &s.route.head, s.route.buf)
+	}
+	s.add(s.shardOf(key), itemDecodeError, in, proto, msg)
 }
 
 func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
