@@ -63,8 +63,8 @@ func TestShardsBounded(t *testing.T) {
 		{100000, 1_000_000, MaxShards()},
 		{0, 1_000_000, 1},
 		{-3, 1000, 1},
-		{8, 100, 1}, // one partition: one shard
-		{8, 130, min(2, MaxShards())},
+		{8, 1000, 1}, // one partition: one shard
+		{8, 2048, min(2, MaxShards())},
 	} {
 		got, capped := ShardsFor(c.req, c.maxStreams)
 		if got != c.want || capped != (c.req > c.want) {
@@ -80,7 +80,7 @@ func TestShardsBounded(t *testing.T) {
 	if n != MaxShards() {
 		t.Errorf("NewSharded(100000) started %d shards, want %d", n, MaxShards())
 	}
-	for _, m := range []int{1, 63, 64, 1000, 1_000_000, 1_000_003} {
+	for _, m := range []int{1, 1023, 1024, 5000, 1_000_000, 1_000_003} {
 		p, sum := partitions(m), 0
 		for i := 0; i < p; i++ {
 			sum += partShare(m, p, i)
