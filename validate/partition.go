@@ -17,14 +17,16 @@ import (
 // outcomes are the same for --shards 1, 2, 4 or 8, and the sum of the
 // partitions' bounds is MaxStreams.
 //
-// The number of partitions depends only on MaxStreams: one per 1024
-// streams of the bound, at most MaxPartitions, so that a partition is never
-// a sliver. Streams hash evenly over partitions, so a partition fills at
-// about the same time as the whole; one that fills first evicts within
-// itself: with uniform keys and the default bound (1 M, 256 partitions of
-// 3906) the first eviction comes at about 96 % of the bound (the fullest
-// partition is some 2.8 standard deviations above its mean). That is the
-// price of verdicts that do not depend on the shards. The seed is fixed so that two runs (or a run and its
+// The number of partitions depends only on MaxStreams: one per 16384
+// streams of the bound, at most MaxPartitions. Large partitions fill
+// evenly and waste little: streams hash evenly over partitions, so a
+// partition fills at about the same time as the whole, and one that fills
+// first evicts within itself; with uniform keys and the default bound (1 M,
+// 61 partitions of 16393) the first eviction comes at about 98 % of the
+// bound (the fullest partition is some 2.4 standard deviations above its
+// mean): the price of verdicts that do not depend on the shards. Each
+// partition also has its own partly used key chunk and state segment
+// (about 100 KiB), which is why there are not more of them. The seed is fixed so that two runs (or a run and its
 // replay) agree: a sender that crafts request_ids to crowd one partition
 // only gets that partition's own streams evicted earlier, never more than
 // MaxStreams held.
@@ -32,8 +34,9 @@ import (
 // MaxPartitions is the most partitions (and so the most useful shards).
 const MaxPartitions = 256
 
-// partitionStreams is the least share of MaxStreams a partition gets.
-const partitionStreams = 1024
+// partitionStreams is the least share of MaxStreams a partition gets (a
+// variable so that tests can have many partitions with few streams).
+var partitionStreams = 16384
 
 // partitions returns the number of partitions for a stream bound.
 func partitions(maxStreams int) int {
@@ -89,7 +92,7 @@ func MaxShards() int { return min(MaxPartitions, 4*runtime.GOMAXPROCS(0)) }
 
 // ShardsFor bounds a requested number of shards: at least 1, at most
 // MaxShards and at most the number of partitions of the stream bound (one
-// per 1024 streams of it: a shard with no partition would have nothing to
+// per 16384 streams of it: a shard with no partition would have nothing to
 // do). capped says the
 // request was lowered.
 func ShardsFor(requested, maxStreams int) (n int, capped bool) {

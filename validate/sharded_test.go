@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -63,8 +64,8 @@ func TestShardsBounded(t *testing.T) {
 		{100000, 1_000_000, MaxShards()},
 		{0, 1_000_000, 1},
 		{-3, 1000, 1},
-		{8, 1000, 1}, // one partition: one shard
-		{8, 2048, min(2, MaxShards())},
+		{8, 16000, 1}, // one partition: one shard
+		{8, 32768, min(2, MaxShards())},
 	} {
 		got, capped := ShardsFor(c.req, c.maxStreams)
 		if got != c.want || capped != (c.req > c.want) {
@@ -80,7 +81,7 @@ func TestShardsBounded(t *testing.T) {
 	if n != MaxShards() {
 		t.Errorf("NewSharded(100000) started %d shards, want %d", n, MaxShards())
 	}
-	for _, m := range []int{1, 1023, 1024, 5000, 1_000_000, 1_000_003} {
+	for _, m := range []int{1, 16383, 16384, 50000, 1_000_000, 1_000_003} {
 		p, sum := partitions(m), 0
 		for i := 0; i < p; i++ {
 			sum += partShare(m, p, i)
@@ -125,5 +126,62 @@ func TestEvictedStreamResumesGapped(t *testing.T) {
 	}
 	if o := e.Stats().Outcomes; o[OutcomeEvicted] == 0 || o[OutcomeMissingFinal] != 0 {
 		t.Errorf("outcomes %v", o)
+	}
+}
+
+// TestShardedEvictionSameForAnyShards: with more open streams than the
+// bound, the findings and outcomes (evictions included) are the same for
+// 1, 2, 4 and 8 shards, and the same as one Engine's.
+func TestShardedEvictionSameForAnyShards(t *testing.T) {
+	defer func(n int) { partitionStreams = n }(partitionStreams)
+	partitionStreams = 64 // 8 partitions of 64 streams
+	var buf bytes.Buffer
+	const streams = 2000
+	for round, seqs := range [][]int{{0}, {1}, {2}} {
+		for i := 0; i < streams; i++ {
+			id := (i*(7+2*round) + round) % streams
+			if round == 2 && id%3 == 0 {
+				buf.WriteString(final(seqs[0], "request_id", fmt.Sprintf("q%05d", id)))
+			} else {
+				buf.WriteString(resp(seqs[0], "request_id", fmt.Sprintf("q%05d", id)))
+			}
+			buf.WriteByte('\n')
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.IdleTimeout, cfg.MaxStreams = 0, 512
+	render := func(c *collector, st Stats) string {
+		fs := append([]Finding(nil), c.findings...)
+		sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
+		var b strings.Builder
+		for _, f := range fs {
+			fmt.Fprintf(&b, "%d %s %s %s\n", f.Index, f.Rule, f.Stream, f.Message)
+		}
+		fmt.Fprintf(&b, "evicted %d outcomes %v\n", st.Evicted, st.Outcomes)
+		return b.String()
+	}
+	one := &collector{}
+	e := NewEngine(cfg, one)
+	if _, err := Read(bytes.NewReader(buf.Bytes()), "cap", FormatJSONL, ReadOptions{}, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	want := render(one, *e.Stats())
+	if e.Stats().Evicted == 0 {
+		t.Fatal("nothing evicted")
+	}
+	for _, n := range []int{1, 2, 4, 8} {
+		if got, _ := ShardsFor(n, cfg.MaxStreams); got != min(n, MaxShards()) {
+			t.Fatalf("%d shards capped to %d", n, got)
+		}
+		c := &collector{}
+		s := NewSharded(n, cfg, c)
+		if _, err := Read(bytes.NewReader(buf.Bytes()), "cap", FormatJSONL, ReadOptions{}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Finish(ReasonEOF, &Input{})
+		if got := render(c, s.Stats()); got != want {
+			t.Errorf("%d shards: findings or outcomes differ from one engine's", n)
+		}
 	}
 }

@@ -115,7 +115,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	shards, capped := validate.ShardsFor(vf.shards, cfg.MaxStreams)
 	if capped {
-		fmt.Fprintf(stderr, "e2atap validate: --shards %d capped at %d (at most 4 per CPU of GOMAXPROCS %d, %d in all, one per 1024 streams of --max-streams)\n",
+		fmt.Fprintf(stderr, "e2atap validate: --shards %d capped at %d (at most 4 per CPU of GOMAXPROCS %d, %d in all, one per 16384 streams of --max-streams)\n",
 			vf.shards, shards, runtime.GOMAXPROCS(0), validate.MaxPartitions)
 	}
 	run := validate.NewSharded(shards, cfg, handler)

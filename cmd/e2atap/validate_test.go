@@ -117,9 +117,9 @@ func TestValidateShardsSameVerdicts(t *testing.T) {
 		fmt.Fprintf(&b, `{"protocol_version":"1.0","response_id":"%s-%d","request_id":"%s","sequence":%d,"is_final":%t,"status":"%s","response_kind":"%s","timestamp":"2026-03-29T12:00:00Z","provenance":{"source_protocol":"e2a"},"body":%s}`+"\n",
 			id, seq, id, seq, final, status, kind, body)
 	}
-	// 24000 streams open at once against a bound of 8192 (8 partitions),
+	// 40000 streams open at once against a bound of 32768 (2 partitions),
 	// then each gets a second chunk (in another order) and a final.
-	const streams = 24000
+	const streams = 40000
 	for i := 0; i < streams; i++ {
 		line(fmt.Sprintf("q%05d", i), 0, false)
 	}
@@ -136,7 +136,7 @@ func TestValidateShardsSameVerdicts(t *testing.T) {
 	var first string
 	for _, shards := range []string{"1", "2", "4", "8"} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), []string{"validate", "--output", "json", "--fail-on", "warning", "--max-streams", "8192", "--shards", shards, capture}, strings.NewReader(""), &out, &errb)
+		code := run(context.Background(), []string{"validate", "--output", "json", "--fail-on", "warning", "--max-streams", "32768", "--shards", shards, capture}, strings.NewReader(""), &out, &errb)
 		if code != exitFindings {
 			t.Fatalf("--shards %s: exit %d\n%s", shards, code, errb.String())
 		}
