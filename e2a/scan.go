@@ -716,9 +716,19 @@ func (s *scanner) skipString(i int) int {
 		case c == '"':
 			return i + 1
 		case c == '\\':
-			i = s.escape(i)
-			if i < 0 {
-				return i
+			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
+			// character so (a Chinese model output is nothing else).
+			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
+				i += 6
+				if i >= n || data[i] != '\\' {
+					break
+				}
+			}
+			if i < n && data[i] == '\\' {
+				i = s.escape(i)
+				if i < 0 {
+					return i
+				}
 			}
 		case c < 0x20:
 			return s.fail(i, "in string literal")
