@@ -1,6 +1,7 @@
 package e2a
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
@@ -31,7 +32,17 @@ type Head struct {
 //
 // Unescaped strings are appended to buf, which is returned; RequestID
 // aliases data when the string needed no change, else buf.
-func ScanHead(data, buf []byte, h *Head) []byte {
+func ScanHead(data, buf []byte, h *Head) []byte { return scanHead(data, buf, h, -1) }
+
+// ScanHeadTo is ScanHead for a caller that knows there is at most one
+// request_id key and no method that matters, and where the only candidate
+// key starts (stop, the offset of its opening quote): it returns once the
+// member at stop is read, or as soon as the walk is past stop (the
+// candidate was nested, so there is no top-level request_id). Complete is
+// then not meaningful.
+func ScanHeadTo(data, buf []byte, h *Head, stop int) []byte { return scanHead(data, buf, h, stop) }
+
+func scanHead(data, buf []byte, h *Head, stop int) []byte {
 	*h = Head{}
 	n := len(data)
 	i := skipWS(data, 0)
@@ -44,7 +55,7 @@ func ScanHead(data, buf []byte, h *Head) []byte {
 		return buf
 	}
 	for i < n {
-		if data[i] != '"' {
+		if data[i] != '"' || (stop >= 0 && i > stop) {
 			return buf
 		}
 		ks := i + 1
@@ -111,6 +122,9 @@ func ScanHead(data, buf []byte, h *Head) []byte {
 				h.Interrupt = string(s) == "chat.interrupt"
 				buf = nb[:len(buf)]
 			}
+		}
+		if ks-1 == stop {
+			return buf
 		}
 		i = skipWS(data, i)
 		if i >= n {
@@ -213,35 +227,43 @@ func escapesValid(b []byte) bool {
 
 // headStringEnd returns the index of the closing quote of the string
 // whose body starts at i, and whether it holds a backslash; -1 when the
-// input ends first.
+// input ends first. Short strings (keys, ids) are read eight bytes a step;
+// long ones (model output) with the vectorised bytes.IndexByte, a run of
+// \uXXXX escapes (ensure_ascii output) in one tight loop.
 func headStringEnd(data []byte, i int) (int, bool) {
 	n := len(data)
+	for k := 0; k < 8 && i+8 <= n; k++ {
+		x := binary.LittleEndian.Uint64(data[i:])
+		q := x ^ (ones * '"')
+		b := x ^ (ones * '\\')
+		if m := ((q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if data[i] == '"' {
+				return i, false
+			}
+			break
+		}
+		i += 8
+	}
 	esc := false
 	for {
-		for i+8 <= n {
-			x := binary.LittleEndian.Uint64(data[i:])
-			q := x ^ (ones * '"')
-			b := x ^ (ones * '\\')
-			m := ((q-ones)&^q | (b-ones)&^b) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto found
-			}
-			i += 8
-		}
-		for i < n && data[i] != '"' && data[i] != '\\' {
-			i++
-		}
-		if i >= n {
+		q := bytes.IndexByte(data[i:], '"')
+		if q < 0 {
 			return -1, esc
 		}
-	found:
-		if data[i] == '"' {
-			return i, esc
+		b := bytes.IndexByte(data[i:i+q], '\\')
+		if b < 0 {
+			return i + q, esc
 		}
 		esc = true
-		i += 2
-		if i > n {
+		i += b
+		for i+6 <= n && data[i] == '\\' && data[i+1] == 'u' {
+			i += 6
+		}
+		if i < n && data[i] == '\\' {
+			i += 2
+		}
+		if i >= n {
 			return -1, esc
 		}
 	}

@@ -70,7 +70,21 @@ type Sharded struct {
 	last   atomic.Uint64 // highest Input.Index handed to any shard
 	// release returns an input's budget charge once its shard judged it.
 	release func(int)
+	// unordered: no sink depends on the order of Record calls across
+	// shards, so an interrupt needs no barrier (Unordered).
+	unordered bool
 }
+
+// Unordered says that no sink depends on the order of calls across shards
+// (only on each stream's, which is always kept): a chat.interrupt is then
+// queued to every shard in order without waiting for them, so interrupts
+// do not stall the pipeline. The verdicts are the same either way (every
+// shard sees the interrupt at the same place in its own queue); what
+// changes is only when a sink hears of the interrupt relative to records
+// of other shards. A record log (replayed later in its own order) needs
+// the barriers; offline findings are printed by index and do not. Call
+// before the first Observe.
+func (s *Sharded) Unordered() { s.unordered = true }
 
 // maxPooledBatch: a batch that grew past this (a huge message) is not kept
 // for reuse, so that one 8 MiB message does not pin 8 MiB per pooled batch.
@@ -214,14 +228,18 @@ func (s *Sharded) Observe(in *Input) {
 	// only after it. Interrupts are rare (a user's action), so the wait is
 	// cheap; without it a sink that logs from several shards could write
 	// the interrupt before the request of a stream it cancels.
-	s.barrier()
+	if !s.unordered {
+		s.barrier()
+	}
 	s.add(owner, itemObserve, in, "", "")
 	for _, sh := range s.shards {
 		if sh != owner {
 			s.add(sh, itemCancelOnly, in, "", "")
 		}
 	}
-	s.barrier()
+	if !s.unordered {
+		s.barrier()
+	}
 }
 
 // barrier waits until every shard has processed everything queued so far.

@@ -34,12 +34,17 @@ func TestShardedMatchesEngine(t *testing.T) {
 	e := NewEngine(vc, one)
 	run(e, func() { e.Finish(ReasonEOF, &Input{}) })
 	for _, shards := range []int{2, 5} {
-		many := &collector{}
-		s := NewSharded(shards, vc, many)
-		run(s, func() { s.Finish(ReasonEOF, &Input{}) })
-		a, b := summarize(one.findings), summarize(many.findings)
-		if a != b {
-			t.Errorf("%d shards: findings differ\n one: %s\nmany: %s", shards, a, b)
+		for _, unordered := range []bool{false, true} {
+			many := &collector{}
+			s := NewSharded(shards, vc, many)
+			if unordered {
+				s.Unordered() // no barrier at interrupts: the same verdicts
+			}
+			run(s, func() { s.Finish(ReasonEOF, &Input{}) })
+			a, b := summarize(one.findings), summarize(many.findings)
+			if a != b {
+				t.Errorf("%d shards (unordered %t): findings differ\n one: %s\nmany: %s", shards, unordered, a, b)
+			}
 		}
 	}
 	if len(one.findings) == 0 {
