@@ -256,6 +256,10 @@ func (s *Sharded) barrier() {
 // ObserveFrame routes a decoded frame (the shard decodes it again from
 // in.Data, which is cheap and keeps the frame's memory in the batch).
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
+	if len(s.shards) == 1 {
+		s.add(s.shards[0], itemObserve, in, "", "")
+		return
+	}
 	s.add(s.shardOf(routeFrame(f)), itemObserve, in, "", "")
 }
 
