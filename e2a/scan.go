@@ -151,6 +151,19 @@ func skipWS(data []byte, i int) int {
 	return i
 }
 
+// presenceOnly marks the Subs whose rules look only at their presence and
+// JSON type (body.delta, body.result, body.message, body.payload): a string
+// there is validated but not decoded, and its Str is nil (ScanStd does the
+// same). They are the large values of a record (a model's output, often
+// \u-escaped end to end), so decoding them would be most of a scan.
+func presenceOnly(s Sub) bool {
+	switch s {
+	case SBodyDelta, SBodyResult, SBodyMessage, SBodyPayload:
+		return true
+	}
+	return false
+}
+
 // Objects whose members Scan reads.
 type objKind uint8
 
@@ -356,7 +369,15 @@ func (s *scanner) member(i, depth int, act action) int {
 		}
 		return s.value(i, depth, v)
 	case aSub:
-		return s.value(i, depth, &s.r.Subs[act.arg])
+		v := &s.r.Subs[act.arg]
+		if c == '"' && presenceOnly(Sub(act.arg)) {
+			j := s.skipString(i)
+			if j >= 0 {
+				*v = Value{Type: String}
+			}
+			return j
+		}
+		return s.value(i, depth, v)
 	case aTrace:
 		return s.value(i, depth, &s.tp[act.arg])
 	case aMeta:
@@ -695,9 +716,19 @@ func (s *scanner) skipString(i int) int {
 		case c == '"':
 			return i + 1
 		case c == '\\':
-			i = s.escape(i)
-			if i < 0 {
-				return i
+			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
+			// character so (a Chinese model output is nothing else).
+			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
+				i += 6
+				if i >= n || data[i] != '\\' {
+					break
+				}
+			}
+			if i < n && data[i] == '\\' {
+				i = s.escape(i)
+				if i < 0 {
+					return i
+				}
 			}
 		case c < 0x20:
 			return s.fail(i, "in string literal")
@@ -810,6 +841,9 @@ func (s *scanner) escape(i int) int {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		return i + 2
 	case 'u':
+		if i+6 <= len(data) && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
+			return i + 6
+		}
 		for k := i + 2; k < i+6; k++ {
 			if k >= len(data) {
 				return s.eof()
@@ -822,6 +856,27 @@ func (s *scanner) escape(i int) int {
 	}
 	return s.fail(i+1, "in string escape code")
 }
+
+// isHex is 1 for the hexadecimal digits.
+var isHex = func() (t [256]uint8) {
+	for c := range t {
+		if hexVal(byte(c)) >= 0 {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// hexDigit is the value of a hexadecimal digit (0 for others: callers
+// have validated).
+var hexDigit = func() (t [256]uint8) {
+	for c := range t {
+		if v := hexVal(byte(c)); v >= 0 {
+			t[c] = uint8(v)
+		}
+	}
+	return t
+}()
 
 func hexVal(c byte) int {
 	switch {
@@ -836,7 +891,8 @@ func hexVal(c byte) int {
 }
 
 func hex4(b []byte) rune {
-	return rune(hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3]))
+	_ = b[3]
+	return rune(hexDigit[b[0]])<<12 | rune(hexDigit[b[1]])<<8 | rune(hexDigit[b[2]])<<4 | rune(hexDigit[b[3]])
 }
 
 // AppendUnquoted appends the unescaped form of a validated JSON string

@@ -169,12 +169,16 @@ func TestScanFacts(t *testing.T) {
 			t.Fatalf("Scan(%q): %v", s, err)
 		}
 	}
-	mustScan(`{"sequ\u0065nce": 5, "body": {"delta": "a\u00e9\ud83d\ude00\ud83d"}, "body2": {"delta": "no"}}`)
+	mustScan(`{"sequ\u0065nce": 5, "body": {"code": "a\u00e9\ud83d\ude00\ud83d", "delta": "\u4f60"}, "body2": {"code": "no"}}`)
 	if n, ok := r.Sequence(); !ok || n != 5 {
 		t.Errorf("escaped key: sequence %d %v", n, ok)
 	}
-	if got := string(r.Sub(SBodyDelta).Str); got != "a\u00e9\U0001F600\uFFFD" {
-		t.Errorf("delta %q", got)
+	if got := string(r.Sub(SBodyCode).Str); got != "a\u00e9\U0001F600\uFFFD" {
+		t.Errorf("code %q", got)
+	}
+	// body.delta is presence-only: a validated string, not decoded.
+	if d := r.Sub(SBodyDelta); d.Type != String || d.Str != nil {
+		t.Errorf("delta %s %q, want a string with no Str", d.Type, d.Str)
 	}
 	mustScan(`{"body":{"delta":"a"},"body":{"code":"E"}}`)
 	if r.Sub(SBodyDelta).Type != Absent || !r.Sub(SBodyCode).Is("E") {

@@ -64,6 +64,11 @@ func ScanStd(data []byte, r *Record) error {
 	set(SParamsIntent, params, "intent")
 	set(SErrorCode, top["error"], "code")
 	set(SErrorMessage, top["error"], "message")
+	for k := range r.Subs {
+		if presenceOnly(Sub(k)) && r.Subs[k].Type == String {
+			r.Subs[k].Str = nil
+		}
+	}
 	for _, src := range []json.RawMessage{nil, top["acp_meta"], top["channel_context"]} {
 		if src == nil {
 			m, ok := sub(params, "_meta")

@@ -245,3 +245,32 @@ type Sink interface {
 	StreamStart(*StreamInfo)
 	StreamEnd(*StreamInfo)
 }
+
+// FindingBefore is the order in which findings are printed: input order
+// (Index), end-of-input findings (Index 0) last; findings of one record keep
+// the order they were reported in (sort stably). End-of-input findings come
+// from every shard at once, so they are ordered by what they say (protocol,
+// stream, rule, source, message): the output is the same for any number of
+// shards.
+func FindingBefore(a, b *Finding) bool {
+	if a.Index != b.Index {
+		if a.Index == 0 || b.Index == 0 {
+			return b.Index == 0
+		}
+		return a.Index < b.Index
+	}
+	if a.Index != 0 {
+		return false
+	}
+	switch {
+	case a.Protocol != b.Protocol:
+		return a.Protocol < b.Protocol
+	case a.Stream != b.Stream:
+		return a.Stream < b.Stream
+	case a.Rule != b.Rule:
+		return a.Rule < b.Rule
+	case a.Source != b.Source:
+		return a.Source < b.Source
+	}
+	return a.Message < b.Message
+}

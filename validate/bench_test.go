@@ -318,6 +318,7 @@ func BenchmarkStreamMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		cfg := DefaultConfig()
 		cfg.IdleTimeout = 0
+		cfg.MaxStreams = 2 * n // partitions fill unevenly: room for all n
 		e := NewEngine(cfg, nopSink{})
 		in := Input{}
 		for s := 0; s < n; s++ {

@@ -15,11 +15,15 @@
 //     goroutines, no clock reads (time comes with each Input, and Expire is
 //     given the time). Streams live in a bounded table (48 bytes of state,
 //     a 4-byte slot and the key per open stream); ended streams leave it for
-//     a compact tombstone set that catches records after the final.
+//     a compact tombstone set that catches records after the final. The
+//     state is split into fixed partitions by a fixed-seed hash of the
+//     stream key (partition.go), each with its share of the limits.
 //   - Sharded: several Engines, one goroutine each, streams sharded by key
 //     (request_id, sid, event id), so that one goroutine owns a stream and
-//     per-stream order is kept while all cores work. Interrupts reach every
-//     shard, in order.
+//     per-stream order is kept while all cores work. A shard owns whole
+//     partitions, so the limits are global and the verdicts (evictions
+//     included) are the same for any number of shards. Interrupts reach
+//     every shard, in order.
 //   - Live: the entrance for taps (any goroutine may Submit); it opens join
 //     windows, runs idle timeouts and drains at shutdown.
 //   - Read: offline readers for JSON-lines and frame files (gzip-compressed

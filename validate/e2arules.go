@@ -172,9 +172,10 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	e.sink.Record(info)
 
 	// e2a.required: every missing or null field, once.
+	noStream := e.prof.InvalidJSONReply && isInvalidJSONReply(r, kind, final, seq, seqOK)
 	var missing []string
 	for _, fl := range responseRequired {
-		if !f[fl].Present() {
+		if !f[fl].Present() && !(noStream && fl == e2a.FRequestID) {
 			missing = append(missing, e2a.FieldKeys[fl])
 		}
 	}
@@ -319,6 +320,17 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 		}
 		e.end(i, o, ReasonFinal, in, false)
 	}
+}
+
+// isInvalidJSONReply says whether r is the reference AgentServer's reply
+// to a message it could not parse (reference/e2a.md, "Errors"): every part
+// of its fixed shape must be there, so that a real response that lost its
+// request_id is still e2a.required.
+func isInvalidJSONReply(r *e2a.Record, kind string, final bool, seq int64, seqOK bool) bool {
+	return kind == "e2a.error" && final && seqOK && seq == 0 &&
+		r.Fields[e2a.FRequestID].Type == e2a.Null &&
+		r.Fields[e2a.FResponseID].Is("invalid-json") &&
+		r.Sub(e2a.SBodyCode).Is(e2a.CodeInvalidJSON)
 }
 
 // sequence applies RULES.md's sequence semantics. rule0 is the seq_start
@@ -599,18 +611,20 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
 	}
-	for i := int32(0); i < int32(e.tab.len()); i++ {
-		s := e.tab.at(i)
-		if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
-			continue
+	e.eachPart(func(int) {
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			s := e.tab.at(i)
+			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
+				continue
+			}
+			tap, _, _ := streamOf(e.tab.key(i))
+			if tap != in.Tap {
+				continue
+			}
+			s.flags |= fCancelled
+			e.end(i, OutcomeCancelled, ReasonCancelled, in, false)
 		}
-		tap, _, _ := streamOf(e.tab.key(i))
-		if tap != in.Tap {
-			continue
-		}
-		s.flags |= fCancelled
-		e.end(i, OutcomeCancelled, ReasonCancelled, in, false)
-	}
+	})
 }
 
 // jsonrpc checks a JSON-RPC 2.0 message (ACP/A2A).

@@ -16,8 +16,10 @@ import (
 // Config of an Engine.
 type Config struct {
 	Profile Profile
-	// MaxStreams bounds the stream table; when full, the stalest stream is
-	// evicted (outcome evicted when it was still open).
+	// MaxStreams bounds the streams held, over all shards: each partition
+	// holds its share, and when it is full its stalest stream is evicted
+	// (outcome evicted when it was still open; its next record starts it
+	// again, gapped).
 	MaxStreams int
 	// IdleTimeout ends streams with no record for this long (Expire); 0
 	// keeps them until the end of input.
@@ -87,13 +89,17 @@ type Engine struct {
 	info  RecordInfo
 	sinfo StreamInfo // reused: a pointer to it is handed to the sink
 	ceBuf []byte     // legacy CE-JSON stream events rebuilt as frames
-	tab   *table
-	key   []byte // scratch for composite keys
+	key   []byte     // scratch for composite keys
 	stats Stats
-	rnd   uint64
 
-	tombs    tombSet // ended streams, by key hash
-	forget   []byte  // ended streams to take out of the table: [len u16][key]...
+	// parts is the stream state by partition (partition.go); cur is the
+	// partition in use and tab its table.
+	parts    []part
+	cur      *part
+	tab      *table
+	forget   []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
+	head     e2a.Head
+	headBuf  []byte
 	respIDs  *respIDSet
 	shared   *respIDSet // set by a Sharded run: one set for all shards
 	echoSeed maphash.Seed
@@ -112,16 +118,15 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 	if cfg.MaxRecordBytes < 1 {
 		cfg.MaxRecordBytes = DefaultConfig().MaxRecordBytes
 	}
-	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, rnd: 0x9e3779b97f4a7c15, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed}
-	hint := cfg.MaxStreams
-	if hint > 1<<16 {
-		hint = 1 << 16
-	}
-	e.tab = newTable(hint)
 	if cfg.Tombstones < 1 {
 		cfg.Tombstones = DefaultConfig().Tombstones
 	}
-	e.tombs = newTombSet(cfg.Tombstones)
+	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed}
+	e.parts = make([]part, partitions(cfg.MaxStreams))
+	for p := range e.parts {
+		e.parts[p] = part{id: uint8(p), rnd: 0x9e3779b97f4a7c15 + uint64(p), max: partShare(cfg.MaxStreams, len(e.parts), p)}
+	}
+	e.use(0)
 	if e.prof.Severity[RuleE2AResponseIDDup] != Off {
 		w := cfg.ResponseIDWindow
 		e.respIDs = newRespIDSet(w)
@@ -132,8 +137,37 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 // Stats returns the counters so far.
 func (e *Engine) Stats() *Stats { return &e.stats }
 
-// Open returns how many streams the table holds (open and ended).
-func (e *Engine) Open() int { return e.tab.len() }
+// Open returns how many streams the tables hold (open and ended).
+func (e *Engine) Open() int {
+	n := 0
+	for p := range e.parts {
+		if t := e.parts[p].tab; t != nil {
+			n += t.len()
+		}
+	}
+	return n
+}
+
+// use makes partition p current, allocating its state on first use (a
+// shard only ever uses the partitions it owns).
+func (e *Engine) use(p int) {
+	pt := &e.parts[p]
+	if pt.tab == nil {
+		pt.tab = newTable(min(pt.max, 1<<16/len(e.parts)))
+		pt.tombs = newTombSet(max(1, partShare(e.cfg.Tombstones, len(e.parts), p)))
+	}
+	e.cur, e.tab = pt, pt.tab
+}
+
+// eachPart calls fn with every allocated partition current.
+func (e *Engine) eachPart(fn func(p int)) {
+	for p := range e.parts {
+		if e.parts[p].tab != nil {
+			e.use(p)
+			fn(p)
+		}
+	}
+}
 
 func (e *Engine) on(r Rule) bool { return e.prof.Severity[r] != Off }
 
@@ -170,7 +204,14 @@ func (e *Engine) Observe(in *Input) {
 }
 
 // DecodeError reports input that could not be decoded at all: e2a.decode
-// for JSON (proto ProtoE2A), frame.decode for frames.
+// for JSON (proto ProtoE2A), frame.decode for frames. in.Data is the
+// message or its head (a tap that skips an oversize line hands over its
+// first bytes, cut anywhere): when the head names a stream (a whole
+// request_id), that stream lost a record and is gapped, so that its next
+// record is judged neither against the lost one (no seq_gap, seq_start) nor
+// is the stream missing_final. No other stream is touched. The finding
+// itself belongs to no stream (RULES.md: the record has none that could be
+// read).
 func (e *Engine) DecodeError(in *Input, proto, msg string) {
 	e.stats.Records++
 	r := RuleE2ADecode
@@ -180,10 +221,26 @@ func (e *Engine) DecodeError(in *Input, proto, msg string) {
 	e.info = RecordInfo{In: in, Protocol: proto, Kind: "invalid"}
 	e.sink.Record(&e.info)
 	e.report(r, Off, in, nil, proto, msg)
+	if proto != ProtoE2A || len(in.Data) == 0 {
+		return
+	}
+	var stream []byte
+	stream, e.headBuf = headKey(lineHead(in.Data), &e.head, e.headBuf)
+	if len(stream) == 0 {
+		return
+	}
+	i, _, was := e.lookup(e.composite(in, protoE2A, stream), true, false, in)
+	if was != notEnded {
+		return // ended or cancelled: nothing left to judge across
+	}
+	e.touch(i, in)
+	e.tab.at(i).flags |= fGap | fResync
 }
 
-// composite builds the table key: tap NUL conn NUL proto stream.
+// composite builds the table key: tap NUL conn NUL proto stream, and makes
+// the stream's partition current.
 func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
+	e.use(partitionOf(stream, len(e.parts)))
 	k := append(e.key[:0], in.Tap...)
 	k = append(k, 0)
 	k = append(k, in.Conn...)
@@ -221,6 +278,7 @@ const (
 	notEnded  = iota
 	ended     // the stream ended (a tombstone): a record now is after_final
 	cancelled // the stream was cancelled: late records are silent
+	evicted   // the stream was evicted from a full table: its next record starts it again, gapped
 )
 
 // lookup finds or (create) adds the stream for key. A key whose stream
@@ -234,16 +292,24 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 	if i := e.tab.find(key, h); i >= 0 {
 		return i, false, notEnded
 	}
-	if st := e.tombs.state(h); st != notEnded {
-		if !reuse {
+	resume := false
+	if st := e.cur.tombs.state(h); st != notEnded {
+		if !reuse && st != evicted {
 			return -1, false, st
 		}
-		e.tombs.drop(h)
+		if !create {
+			return -1, false, notEnded
+		}
+		// What the table forgot of an evicted stream is a gap: its next
+		// record is not judged by the sequence rules, and it is not
+		// missing_final (RULES.md: a loss is never a finding).
+		resume = st == evicted && !reuse
+		e.cur.tombs.drop(h)
 	}
 	if !create {
 		return -1, false, notEnded
 	}
-	if e.tab.len() >= e.cfg.MaxStreams {
+	if e.tab.len() >= e.cur.max {
 		e.evict(in)
 		h = e.tab.hash(key)
 	}
@@ -253,6 +319,9 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 	if in.Time.IsZero() {
 		s.startNs = 0
 	}
+	if resume {
+		s.flags |= fGap | fResync
+	}
 	return i, true, notEnded
 }
 
@@ -261,10 +330,11 @@ func (e *Engine) evict(in *Input) {
 	n := e.tab.len()
 	best := int32(-1)
 	for k := 0; k < 16; k++ {
-		e.rnd ^= e.rnd << 13
-		e.rnd ^= e.rnd >> 7
-		e.rnd ^= e.rnd << 17
-		i := int32(e.rnd % uint64(n))
+		r := &e.cur.rnd
+		*r ^= *r << 13
+		*r ^= *r >> 7
+		*r ^= *r << 17
+		i := int32(*r % uint64(n))
 		if best < 0 {
 			best = i
 			continue
@@ -278,6 +348,7 @@ func (e *Engine) evict(in *Input) {
 	s := e.tab.at(best)
 	if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 		e.stats.Evicted++
+		s.flags |= fEvicted
 		e.end(best, OutcomeEvicted, ReasonEvicted, in, false)
 	}
 	e.tab.remove(best)
@@ -371,19 +442,27 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 // point: callers of end may still hold table indexes.
 func (e *Engine) bury(i int32) {
 	key := e.tab.key(i)
-	e.tombs.add(e.tab.hash(key), e.tab.at(i).flags&fCancelled != 0)
-	e.forget = append(e.forget, byte(len(key)>>8), byte(len(key)))
+	how := ended
+	switch f := e.tab.at(i).flags; {
+	case f&fCancelled != 0:
+		how = cancelled
+	case f&fEvicted != 0:
+		how = evicted
+	}
+	e.cur.tombs.add(e.tab.hash(key), how)
+	e.forget = append(e.forget, e.cur.id, byte(len(key)>>8), byte(len(key)))
 	e.forget = append(e.forget, key...)
 }
 
-// forgetPending takes the ended streams out of the table.
+// forgetPending takes the ended streams out of their tables.
 func (e *Engine) forgetPending() {
-	for b := e.forget; len(b) >= 2; {
-		n := int(b[0])<<8 | int(b[1])
-		key := b[2 : 2+n]
-		b = b[2+n:]
-		if j := e.tab.find(key, e.tab.hash(key)); j >= 0 && e.tab.at(j).flags&fEnded != 0 {
-			e.tab.remove(j)
+	for b := e.forget; len(b) >= 3; {
+		t := e.parts[b[0]].tab
+		n := int(b[1])<<8 | int(b[2])
+		key := b[3 : 3+n]
+		b = b[3+n:]
+		if j := t.find(key, t.hash(key)); j >= 0 && t.at(j).flags&fEnded != 0 {
+			t.remove(j)
 		}
 	}
 	e.forget = e.forget[:0]
@@ -392,24 +471,32 @@ func (e *Engine) forgetPending() {
 // Finish ends every open stream: end of input offline (ReasonEOF), or
 // shutdown live. at carries the source name and time for the findings.
 func (e *Engine) Finish(reason string, at *Input) {
-	e.forgetPending()
-	idx := make([]int32, 0, 16)
-	for i := int32(0); i < int32(e.tab.len()); i++ {
-		s := e.tab.at(i)
-		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
-			idx = append(idx, i)
-		}
+	type open struct {
+		p, i    int32
+		startNs int64
+		key     []byte
 	}
-	// Oldest first; offline (no capture times) by stream key.
-	sort.Slice(idx, func(a, b int) bool {
-		sa, sb := e.tab.at(idx[a]), e.tab.at(idx[b])
-		if sa.startNs != sb.startNs {
-			return sa.startNs < sb.startNs
+	var all []open
+	e.forgetPending()
+	e.eachPart(func(p int) {
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			s := e.tab.at(i)
+			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
+				all = append(all, open{int32(p), i, s.startNs, e.tab.key(i)})
+			}
 		}
-		return string(e.tab.key(idx[a])) < string(e.tab.key(idx[b]))
 	})
-	for _, i := range idx {
-		e.end(i, OutcomeMissingFinal, reason, at, true)
+	// Oldest first; offline (no capture times) by stream key. Ending a
+	// stream only marks it (bury): the indexes and keys stay valid.
+	sort.Slice(all, func(a, b int) bool {
+		if all[a].startNs != all[b].startNs {
+			return all[a].startNs < all[b].startNs
+		}
+		return string(all[a].key) < string(all[b].key)
+	})
+	for _, o := range all {
+		e.use(int(o.p))
+		e.end(o.i, OutcomeMissingFinal, reason, at, true)
 	}
 }
 
@@ -422,12 +509,15 @@ func (e *Engine) ConnClosed(in *Input) {
 		}
 	})
 	// The connection's streams cannot come back: drop them.
-	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
-		tap, conn, _ := streamOf(e.tab.key(i))
-		if tap == in.Tap && conn == in.Conn {
-			e.tab.remove(i)
+	e.forgetPending()
+	e.eachPart(func(p int) {
+		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+			tap, conn, _ := streamOf(e.tab.key(i))
+			if tap == in.Tap && conn == in.Conn {
+				e.tab.remove(i)
+			}
 		}
-	}
+	})
 }
 
 // Gap marks the open streams of in's connection as having lost messages:
@@ -443,12 +533,14 @@ func (e *Engine) Gap(in *Input) {
 
 func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
 	e.forgetPending()
-	for i := int32(0); i < int32(e.tab.len()); i++ {
-		tap, conn, _ := streamOf(e.tab.key(i))
-		if tap == in.Tap && conn == in.Conn {
-			fn(i, e.tab.at(i))
+	e.eachPart(func(p int) {
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			tap, conn, _ := streamOf(e.tab.key(i))
+			if tap == in.Tap && conn == in.Conn {
+				fn(i, e.tab.at(i))
+			}
 		}
-	}
+	})
 }
 
 // Expire ends streams idle for longer than the idle timeout at now, and
@@ -457,23 +549,27 @@ func (e *Engine) Expire(now time.Time) {
 	if e.cfg.IdleTimeout <= 0 {
 		return
 	}
-	e.forgetPending()
 	limit := now.Add(-e.cfg.IdleTimeout).UnixNano()
-	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
-		if i >= int32(e.tab.len()) {
-			continue
+	e.forgetPending()
+	e.eachPart(func(p int) {
+		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+			if i >= int32(e.tab.len()) {
+				continue
+			}
+			s := e.tab.at(i)
+			if s.startNs == 0 || s.lastNs() > limit {
+				continue
+			}
+			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
+				tap, conn, _ := streamOf(e.tab.key(i))
+				at := Input{Tap: tap, Conn: conn, Time: now}
+				e.end(i, OutcomeMissingFinal, ReasonIdle, &at, true)
+			}
+			e.tab.remove(i)
 		}
-		s := e.tab.at(i)
-		if s.startNs == 0 || s.lastNs() > limit {
-			continue
-		}
-		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
-			tap, conn, _ := streamOf(e.tab.key(i))
-			at := Input{Tap: tap, Conn: conn, Time: now}
-			e.end(i, OutcomeMissingFinal, ReasonIdle, &at, true)
-		}
-		e.tab.remove(i)
-	}
+	})
+	// What end buried is already out of the tables.
+	e.forget = e.forget[:0]
 }
 
 func (e *Engine) echoHash(v *e2a.Value) uint32 {

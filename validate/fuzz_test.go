@@ -38,12 +38,13 @@ func loadCasesF(f *testing.F, file string) []streamCase {
 func FuzzRoute(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var r, scratch e2a.Record
+		var r e2a.Record
+		var rt router
 		if e2a.ScanStd(data, &r) != nil {
-			routeJSON(data, &scratch) // must not panic
+			rt.routeJSON(data) // must not panic
 			return
 		}
-		key, interrupt := routeJSON(data, &scratch)
+		key, interrupt := rt.routeJSON(data)
 		want := []byte(nil)
 		if v := r.Get(e2a.FRequestID); v.Type == e2a.String {
 			want = v.Str

@@ -155,7 +155,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 				content-- // the newline
 			}
 			if content > opts.MaxLineBytes {
-				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
+				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(long)}
 				h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, opts.MaxLineBytes))
 			} else {
 				observe(line, idx, trimEOL(long))
@@ -166,7 +166,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			if t := trimEOL(b); len(t) > 0 {
 				idx++
 				if len(t) > opts.MaxLineBytes {
-					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog}
+					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(t)}
 					h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", len(t), opts.MaxLineBytes))
 				} else {
 					observe(line, idx, t)
@@ -181,6 +181,13 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 		}
 	}
 }
+
+// MaxHeadBytes is how much of an oversize line is handed over with its
+// e2a.decode, as a live tap that skips the line does: enough to name its
+// stream, which is then gapped.
+const MaxHeadBytes = 64 << 10
+
+func lineHead(b []byte) []byte { return b[:min(len(b), MaxHeadBytes)] }
 
 func observeLine(h Handler, in *Input, name string, line int64, idx uint64, data []byte, fromLog bool) {
 	if isBlank(data) {

@@ -171,6 +171,13 @@ type Profile struct {
 	// Interrupt: a chat.interrupt request (intent cancel or supplement)
 	// cancels the in-flight streams of its session_id.
 	Interrupt bool
+	// InvalidJSONReply: the AgentServer's reply to an undecodable message
+	// (e2a.error, body.code E2A.INVALID_JSON, response_id invalid-json,
+	// request_id null, final, sequence 0) belongs to no stream: its null
+	// request_id is not e2a.required (the e2a.decode of the message it
+	// answers is the finding). Off under spec, where request_id is
+	// required on every response as the document says.
+	InvalidJSONReply bool
 }
 
 // Profile names.
@@ -187,7 +194,7 @@ func SpecProfile() Profile {
 // JiuwenswarmProfile is the reference implementation's real behaviour
 // (RULES.md, "Reference behaviours").
 func JiuwenswarmProfile() Profile {
-	p := Profile{Name: ProfileJiuwenswarm, Severity: specSeverities, Keepalive: true, ServerPush: true, Interrupt: true}
+	p := Profile{Name: ProfileJiuwenswarm, Severity: specSeverities, Keepalive: true, ServerPush: true, Interrupt: true, InvalidJSONReply: true}
 	p.Severity[RuleE2AResponseIDDup] = Off
 	p.Severity[RuleE2AKindFinal] = Error
 	return p

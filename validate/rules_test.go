@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -31,6 +32,21 @@ var respCounter int
 func final(seq int, kv ...any) string {
 	return resp(seq, append([]any{"is_final", true, "status", "succeeded", "response_kind", "e2a.complete",
 		"body", map[string]any{"result": map[string]any{}}}, kv...)...)
+}
+
+// invalidJSONReply is the reference AgentServer's reply to an undecodable
+// message, as its encode_json_parse_error_wire writes it (the vector
+// wire_special_frames.jsonl json_parse_error_frame), changed by kv.
+func invalidJSONReply(kv ...any) string {
+	m := map[string]any{
+		"protocol_version": "1.0", "response_id": "invalid-json", "request_id": json.RawMessage("null"), "sequence": 0,
+		"is_final": true, "status": "failed", "response_kind": "e2a.error", "timestamp": "2026-03-29T12:00:00.123456+00:00",
+		"provenance": map[string]any{"source_protocol": "e2a", "converter": "jiuwenswarm.common.e2a.wire_codec:encode_json_parse_error_wire", "details": map[string]any{"kind": "json_parse_error"}},
+		"body":       map[string]any{"code": "E2A.INVALID_JSON", "message": "JSON 解析失败: Expecting value: line 1 column 1 (char 0)", "details": map[string]any{}},
+		"jsonrpc_id": nil, "session_id": nil, "is_stream": false, "identity_origin": "agent", "method": nil,
+		"projections": map[string]any{}, "channel_context": map[string]any{}, "metadata": map[string]any{},
+	}
+	return build(m, kv...)
 }
 
 func req(kv ...any) string {
@@ -181,6 +197,17 @@ var ruleCases = []ruleCase{
 	{name: "jsonrpc/bad-id", lines: []string{`{"jsonrpc":"2.0","id":[1],"result":1}`}, want: []string{"jsonrpc.invalid@1"}},
 	{name: "jsonrpc/error-code-float", lines: []string{`{"jsonrpc":"2.0","id":"a","error":{"code":1.5,"message":"m"}}`}, want: []string{"jsonrpc.invalid@1"}},
 	{name: "jsonrpc/near-miss", lines: []string{`{"jsonrpc":"2.0","method":"session/update","params":{}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"m"}}`}},
+	// The reference AgentServer's reply to an undecodable message (RULES.md,
+	// reference behaviours): no stream, no e2a.required for its null
+	// request_id under jiuwenswarm; the junk line's e2a.decode is the finding.
+	{name: "invalid_json_reply/jiuwenswarm", profile: ProfileJiuwenswarm, lines: []string{`{"a":`, invalidJSONReply()}, want: []string{"e2a.decode@1"}},
+	{name: "invalid_json_reply/jiuwenswarm-no-stream-tracked", profile: ProfileJiuwenswarm, lines: []string{`x`, invalidJSONReply(), `y`, invalidJSONReply(), resp(0, "request_id", "invalid-json"), final(1, "request_id", "invalid-json")}, want: []string{"e2a.decode@1", "e2a.decode@3"}},
+	{name: "invalid_json_reply/spec-requires-request_id", lines: []string{`{"a":`, invalidJSONReply()}, want: []string{"e2a.decode@1", "e2a.required@2"}},
+	{name: "invalid_json_reply/near-miss-other-code", profile: ProfileJiuwenswarm, lines: []string{invalidJSONReply("body", map[string]any{"code": "E2A.AGENT_ERROR", "message": "m"})}, want: []string{"e2a.required@1"}},
+	{name: "invalid_json_reply/near-miss-other-response_id", profile: ProfileJiuwenswarm, lines: []string{invalidJSONReply("response_id", "r9")}, want: []string{"e2a.required@1"}},
+	{name: "invalid_json_reply/near-miss-absent-request_id", profile: ProfileJiuwenswarm, lines: []string{invalidJSONReply("request_id", nil)}, want: []string{"e2a.required@1"}},
+	{name: "invalid_json_reply/near-miss-not-final", profile: ProfileJiuwenswarm, lines: []string{invalidJSONReply("is_final", false, "status", "in_progress")}, want: []string{"e2a.required@1", "e2a.kind_final@1"}},
+	{name: "invalid_json_reply/near-miss-sequence-1", profile: ProfileJiuwenswarm, lines: []string{invalidJSONReply("sequence", 1)}, want: []string{"e2a.required@1"}},
 	// CloudEvents JSON map to EVENT frames
 	{name: "cloudevent/missing-source", lines: []string{`{"specversion":"1.0","id":"e1","type":"t"}`}, want: []string{"frame.attr@1"}},
 	{name: "cloudevent/near-miss", lines: []string{`{"specversion":"1.0","id":"e1","type":"t","source":"/a","data":{}}`}},
@@ -328,4 +355,34 @@ func TestLegacyCloudEventStream(t *testing.T) {
 		{name: "bad-emseq", lines: []string{`{"specversion":"1.0","id":"x","source":"em://stream/s1","type":"stream.chunk","emsessionid":"s1","emseq":"one"}`}, want: []string{"frame.attr@1"}},
 	}
 	checkRuleCases(t, cases)
+}
+
+// TestInvalidJSONReplyVector runs the reference's own parse-error reply
+// (the executed vector json_parse_error_frame, in e2a's byte-identical copy
+// of the shared vectors) after a junk line: under jiuwenswarm the junk's
+// e2a.decode is the only finding; under spec the null request_id is
+// e2a.required as the document says.
+func TestInvalidJSONReplyVector(t *testing.T) {
+	b, err := os.ReadFile("../e2a/testdata/vectors/wire_special_frames.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply string
+	for _, line := range strings.Split(string(b), "\n") {
+		var c struct {
+			Name   string          `json:"name"`
+			Output json.RawMessage `json:"output"`
+		}
+		if line == "" || json.Unmarshal([]byte(line), &c) != nil || c.Name != "json_parse_error_frame" {
+			continue
+		}
+		reply = strings.ReplaceAll(string(c.Output), "<nondeterministic:utc_now_iso>", "2026-03-29T12:00:00.123456+00:00")
+	}
+	if reply == "" {
+		t.Fatal("vector json_parse_error_frame not found")
+	}
+	checkRuleCases(t, []ruleCase{
+		{name: "jiuwenswarm", profile: ProfileJiuwenswarm, lines: []string{`{"a":`, reply}, want: []string{"e2a.decode@1"}},
+		{name: "spec", profile: ProfileSpec, lines: []string{`{"a":`, reply}, want: []string{"e2a.decode@1", "e2a.required@2"}},
+	})
 }

@@ -1,11 +1,9 @@
 package validate
 
 import (
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
-	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
 )
 
@@ -64,15 +62,29 @@ type shard struct {
 // which is backpressure, never loss.
 type Sharded struct {
 	shards []*shard
-	seed   maphash.Seed
-	rec    e2a.Record
+	parts  int // partitions of the stream state (partition.go)
+	route  router
 	pool   sync.Pool
 	wg     sync.WaitGroup
 	closed bool
 	last   atomic.Uint64 // highest Input.Index handed to any shard
 	// release returns an input's budget charge once its shard judged it.
 	release func(int)
+	// unordered: no sink depends on the order of Record calls across
+	// shards, so an interrupt needs no barrier (Unordered).
+	unordered bool
 }
+
+// Unordered says that no sink depends on the order of calls across shards
+// (only on each stream's, which is always kept): a chat.interrupt is then
+// queued to every shard in order without waiting for them, so interrupts
+// do not stall the pipeline. The verdicts are the same either way (every
+// shard sees the interrupt at the same place in its own queue); what
+// changes is only when a sink hears of the interrupt relative to records
+// of other shards. A record log (replayed later in its own order) needs
+// the barriers; offline findings are printed by index and do not. Call
+// before the first Observe.
+func (s *Sharded) Unordered() { s.unordered = true }
 
 // maxPooledBatch: a batch that grew past this (a huge message) is not kept
 // for reuse, so that one 8 MiB message does not pin 8 MiB per pooled batch.
@@ -85,12 +97,17 @@ func (s *Sharded) OnRelease(fn func(int)) { s.release = fn }
 
 var _ Handler = (*Sharded)(nil)
 
-// NewSharded starts n shards (at least 1), each with its own Engine.
+// NewSharded starts n shards, each with its own Engine; n is bounded by
+// ShardsFor (callers that tell the user use ShardsFor first). Each shard
+// owns whole partitions of the stream state, so the verdicts do not depend
+// on n.
 func NewSharded(n int, cfg Config, sink Sink) *Sharded {
-	if n < 1 {
-		n = 1
+	if cfg.MaxStreams < 1 {
+		cfg.MaxStreams = DefaultConfig().MaxStreams
 	}
-	s := &Sharded{seed: maphash.MakeSeed()}
+	cfg.MaxStreams = min(cfg.MaxStreams, MaxTableStreams)
+	n, _ = ShardsFor(n, cfg.MaxStreams)
+	s := &Sharded{parts: partitions(cfg.MaxStreams)}
 	s.pool.New = func() any {
 		return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)}
 	}
@@ -152,11 +169,12 @@ func (s *Sharded) run(sh *shard) {
 	}
 }
 
+// shardOf is the shard owning the partition of key.
 func (s *Sharded) shardOf(key []byte) *shard {
 	if len(s.shards) == 1 {
 		return s.shards[0]
 	}
-	return s.shards[maphash.Bytes(s.seed, key)%uint64(len(s.shards))]
+	return s.shards[partitionOf(key, s.parts)%len(s.shards)]
 }
 
 func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
@@ -186,21 +204,22 @@ func (s *Sharded) flush(sh *shard) {
 // also reaches every other shard, in order, to cancel streams of its
 // session there.
 func (s *Sharded) Observe(in *Input) {
+	if len(s.shards) == 1 {
+		// One shard: no routing at all (its engine reads what it needs).
+		s.add(s.shards[0], itemObserve, in, "", "")
+		return
+	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		var key []byte
 		if f, _, err := frame.Decode(in.Data); err == nil {
-			attr := "sid"
-			if f.MsgType == frame.TypeEvent {
-				attr = "id"
-			}
-			key, _ = f.Attr(attr)
+			key = routeFrame(&f)
 		}
 		s.add(s.shardOf(key), itemObserve, in, "", "")
 		return
 	}
-	key, interrupt := routeJSON(in.Data, &s.rec)
+	key, interrupt := s.route.routeJSON(in.Data)
 	owner := s.shardOf(key)
-	if !interrupt || len(s.shards) == 1 {
+	if !interrupt {
 		s.add(owner, itemObserve, in, "", "")
 		return
 	}
@@ -209,14 +228,18 @@ func (s *Sharded) Observe(in *Input) {
 	// only after it. Interrupts are rare (a user's action), so the wait is
 	// cheap; without it a sink that logs from several shards could write
 	// the interrupt before the request of a stream it cancels.
-	s.barrier()
+	if !s.unordered {
+		s.barrier()
+	}
 	s.add(owner, itemObserve, in, "", "")
 	for _, sh := range s.shards {
 		if sh != owner {
 			s.add(sh, itemCancelOnly, in, "", "")
 		}
 	}
-	s.barrier()
+	if !s.unordered {
+		s.barrier()
+	}
 }
 
 // barrier waits until every shard has processed everything queued so far.
@@ -233,17 +256,21 @@ func (s *Sharded) barrier() {
 // ObserveFrame routes a decoded frame (the shard decodes it again from
 // in.Data, which is cheap and keeps the frame's memory in the batch).
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
-	attr := "sid"
-	if f.MsgType == frame.TypeEvent {
-		attr = "id"
+	if len(s.shards) == 1 {
+		s.add(s.shards[0], itemObserve, in, "", "")
+		return
 	}
-	key, _ := f.Attr(attr)
-	s.add(s.shardOf(key), itemObserve, in, "", "")
+	s.add(s.shardOf(routeFrame(f)), itemObserve, in, "", "")
 }
 
-// DecodeError goes to the first shard (it belongs to no stream).
+// DecodeError goes to the shard of the stream named by the head of the
+// message (in.Data, possibly cut at a size limit), which the shard gaps.
 func (s *Sharded) DecodeError(in *Input, proto, msg string) {
-	s.add(s.shards[0], itemDecodeError, in, proto, msg)
+	var key []byte
+	if proto == ProtoE2A && len(s.shards) > 1 {
+		key, s.route.buf = headKey(lineHead(in.Data), &s.route.head, s.route.buf)
+	}
+	s.add(s.shardOf(key), itemDecodeError, in, proto, msg)
 }
 
 func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {

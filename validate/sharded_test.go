@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -33,12 +34,17 @@ func TestShardedMatchesEngine(t *testing.T) {
 	e := NewEngine(vc, one)
 	run(e, func() { e.Finish(ReasonEOF, &Input{}) })
 	for _, shards := range []int{2, 5} {
-		many := &collector{}
-		s := NewSharded(shards, vc, many)
-		run(s, func() { s.Finish(ReasonEOF, &Input{}) })
-		a, b := summarize(one.findings), summarize(many.findings)
-		if a != b {
-			t.Errorf("%d shards: findings differ\n one: %s\nmany: %s", shards, a, b)
+		for _, unordered := range []bool{false, true} {
+			many := &collector{}
+			s := NewSharded(shards, vc, many)
+			if unordered {
+				s.Unordered() // no barrier at interrupts: the same verdicts
+			}
+			run(s, func() { s.Finish(ReasonEOF, &Input{}) })
+			a, b := summarize(one.findings), summarize(many.findings)
+			if a != b {
+				t.Errorf("%d shards (unordered %t): findings differ\n one: %s\nmany: %s", shards, unordered, a, b)
+			}
 		}
 	}
 	if len(one.findings) == 0 {
@@ -53,4 +59,134 @@ func summarize(fs []Finding) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// TestShardsBounded: a run never starts more shards than MaxShards (4 per
+// CPU, at most 256) or than its stream bound has partitions; the bounds of
+// the partitions add up to MaxStreams.
+func TestShardsBounded(t *testing.T) {
+	for _, c := range []struct{ req, maxStreams, want int }{
+		{100000, 1_000_000, MaxShards()},
+		{0, 1_000_000, 1},
+		{-3, 1000, 1},
+		{8, 16000, 1}, // one partition: one shard
+		{8, 32768, min(2, MaxShards())},
+	} {
+		got, capped := ShardsFor(c.req, c.maxStreams)
+		if got != c.want || capped != (c.req > c.want) {
+			t.Errorf("ShardsFor(%d, %d) = %d, %t; want %d", c.req, c.maxStreams, got, capped, c.want)
+		}
+	}
+	if MaxShards() > MaxPartitions {
+		t.Errorf("MaxShards %d over %d", MaxShards(), MaxPartitions)
+	}
+	s := NewSharded(100000, DefaultConfig(), &collector{})
+	n := len(s.shards)
+	s.Close()
+	if n != MaxShards() {
+		t.Errorf("NewSharded(100000) started %d shards, want %d", n, MaxShards())
+	}
+	for _, m := range []int{1, 16383, 16384, 50000, 1_000_000, 1_000_003} {
+		p, sum := partitions(m), 0
+		for i := 0; i < p; i++ {
+			sum += partShare(m, p, i)
+		}
+		if sum != m {
+			t.Errorf("max %d over %d partitions: shares add up to %d", m, p, sum)
+		}
+	}
+}
+
+// TestEvictedStreamResumesGapped: a stream evicted from a full table is
+// not judged across what the table forgot: its next record is neither
+// after_final nor a sequence finding, and it is not missing_final.
+func TestEvictedStreamResumesGapped(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.IdleTimeout, cfg.MaxStreams = 0, 2
+	col := &collector{}
+	e := NewEngine(cfg, col)
+	var idx uint64
+	feed := func(line string) {
+		idx++
+		e.Observe(&Input{Data: []byte(line), Index: idx})
+	}
+	feed(resp(0, "request_id", "a"))
+	feed(resp(0, "request_id", "b"))
+	feed(resp(0, "request_id", "c")) // evicts a or b
+	feed(resp(5, "request_id", "a"))
+	feed(resp(6, "request_id", "b"))
+	feed(final(6, "request_id", "a"))
+	feed(final(7, "request_id", "b"))
+	feed(final(1, "request_id", "c"))
+	e.Finish(ReasonEOF, &Input{})
+	if e.Stats().Evicted == 0 {
+		t.Fatal("nothing was evicted")
+	}
+	// A stream held across its jump is a seq_gap; one evicted before it
+	// resumes gapped and says nothing. Nothing else may be reported.
+	for _, f := range col.findings {
+		if f.Rule != "e2a.seq_gap" {
+			t.Errorf("finding %s on %s at %d: an evicted stream was judged across the eviction", f.Rule, f.Stream, f.Index)
+		}
+	}
+	if o := e.Stats().Outcomes; o[OutcomeEvicted] == 0 || o[OutcomeMissingFinal] != 0 {
+		t.Errorf("outcomes %v", o)
+	}
+}
+
+// TestShardedEvictionSameForAnyShards: with more open streams than the
+// bound, the findings and outcomes (evictions included) are the same for
+// 1, 2, 4 and 8 shards, and the same as one Engine's.
+func TestShardedEvictionSameForAnyShards(t *testing.T) {
+	defer func(n int) { partitionStreams = n }(partitionStreams)
+	partitionStreams = 64 // 8 partitions of 64 streams
+	var buf bytes.Buffer
+	const streams = 2000
+	for round, seqs := range [][]int{{0}, {1}, {2}} {
+		for i := 0; i < streams; i++ {
+			id := (i*(7+2*round) + round) % streams
+			if round == 2 && id%3 == 0 {
+				buf.WriteString(final(seqs[0], "request_id", fmt.Sprintf("q%05d", id)))
+			} else {
+				buf.WriteString(resp(seqs[0], "request_id", fmt.Sprintf("q%05d", id)))
+			}
+			buf.WriteByte('\n')
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.IdleTimeout, cfg.MaxStreams = 0, 512
+	render := func(c *collector, st Stats) string {
+		fs := append([]Finding(nil), c.findings...)
+		sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
+		var b strings.Builder
+		for _, f := range fs {
+			fmt.Fprintf(&b, "%d %s %s %s\n", f.Index, f.Rule, f.Stream, f.Message)
+		}
+		fmt.Fprintf(&b, "evicted %d outcomes %v\n", st.Evicted, st.Outcomes)
+		return b.String()
+	}
+	one := &collector{}
+	e := NewEngine(cfg, one)
+	if _, err := Read(bytes.NewReader(buf.Bytes()), "cap", FormatJSONL, ReadOptions{}, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	want := render(one, *e.Stats())
+	if e.Stats().Evicted == 0 {
+		t.Fatal("nothing evicted")
+	}
+	for _, n := range []int{1, 2, 4, 8} {
+		if got, _ := ShardsFor(n, cfg.MaxStreams); got != min(n, MaxShards()) {
+			t.Fatalf("%d shards capped to %d", n, got)
+		}
+		c := &collector{}
+		s := NewSharded(n, cfg, c)
+		if _, err := Read(bytes.NewReader(buf.Bytes()), "cap", FormatJSONL, ReadOptions{}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Finish(ReasonEOF, &Input{})
+		if got := render(c, s.Stats()); got != want {
+			t.Errorf("%d shards: findings or outcomes differ from one engine's", n)
+		}
+	}
 }

@@ -18,6 +18,7 @@ const (
 	fFrame                        // an EventMesh sid stream (else E2A)
 	fStarted                      // StreamStart was reported
 	fFailed                       // ended with a failure
+	fEvicted                      // ended by eviction from a full table
 )
 
 // stream is the state of one stream, 48 bytes. Times: startNs is unix
@@ -152,14 +153,36 @@ func (t *table) insert(key []byte, h uint64) int32 {
 		t.grow()
 	}
 	i := int32(t.n)
-	if t.n&(segSize-1) == 0 && int(i>>segBits) == len(t.segs) {
-		t.segs = append(t.segs, make([]stream, segSize))
-	}
+	t.room(i)
 	t.n++
 	*t.at(i) = stream{keyRef: t.store(key), packed: uint32(len(key))}
 	t.place(h, uint32(i)+1)
 	return i
 }
+
+// room makes dense index i addressable. A segment starts small and doubles
+// up to segSize, so that a table that holds a little more than a multiple
+// of segSize (every partition does, by chance) does not carry a whole
+// empty segment: pointers from at are valid until the next insert.
+func (t *table) room(i int32) {
+	seg, off := int(i>>segBits), int(i&(segSize-1))
+	if seg == len(t.segs) {
+		t.segs = append(t.segs, make([]stream, 0, minSeg))
+	}
+	sg := t.segs[seg]
+	if off < len(sg) {
+		return
+	}
+	if off == cap(sg) {
+		ns := make([]stream, len(sg), min(segSize, 2*cap(sg)))
+		copy(ns, sg)
+		sg = ns
+	}
+	t.segs[seg] = sg[:off+1]
+}
+
+// minSeg is the size a segment starts at.
+const minSeg = 256
 
 // store appends key to the arena and returns its reference.
 func (t *table) store(key []byte) uint32 {

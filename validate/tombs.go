@@ -7,19 +7,25 @@ package validate
 type tombSet struct {
 	ring []uint64
 	pos  int
-	m    map[uint64]uint32 // hash → times in the ring (low 31 bits) | cancelled (bit 31)
+	m    map[uint64]uint32 // hash → times in the ring (low 30 bits) | cancelled (bit 31) | evicted (bit 30)
 }
 
-const tombCancelled = 1 << 31
+const (
+	tombCancelled = 1 << 31
+	tombEvicted   = 1 << 30
+	tombFlags     = tombCancelled | tombEvicted
+)
 
 func newTombSet(n int) tombSet {
 	return tombSet{ring: make([]uint64, n), m: make(map[uint64]uint32, min(n, 1<<16))}
 }
 
-func (t *tombSet) add(h uint64, wasCancelled bool) {
+// add remembers the end of the stream of hash h; how is ended, cancelled
+// or evicted.
+func (t *tombSet) add(h uint64, how int) {
 	if old := t.ring[t.pos]; old != 0 {
 		if v, ok := t.m[old]; ok {
-			if v&^tombCancelled <= 1 {
+			if v&^tombFlags <= 1 {
 				delete(t.m, old)
 			} else {
 				t.m[old] = v - 1
@@ -31,9 +37,12 @@ func (t *tombSet) add(h uint64, wasCancelled bool) {
 	}
 	t.ring[t.pos] = h
 	t.pos = (t.pos + 1) % len(t.ring)
-	v := t.m[h]&^tombCancelled + 1
-	if wasCancelled {
+	v := t.m[h]&^tombFlags + 1
+	switch how {
+	case cancelled:
 		v |= tombCancelled
+	case evicted:
+		v |= tombEvicted
 	}
 	t.m[h] = v
 }
@@ -49,6 +58,8 @@ func (t *tombSet) state(h uint64) int {
 		return notEnded
 	case v&tombCancelled != 0:
 		return cancelled
+	case v&tombEvicted != 0:
+		return evicted
 	}
 	return ended
 }

@@ -55,8 +55,8 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.StringVar(&vf.output, "output", "text", "text (findings, then a summary) or json (one finding per line on stdout, summary on stderr)")
 	fs.StringVar(&vf.failOn, "fail-on", "error", "exit 1 when a finding is at or above this severity: error, warning, info or never")
 	fs.IntVar(&vf.maxLine, "max-line-bytes", 8<<20, "a longer JSON line is an e2a.decode finding and is skipped")
-	fs.IntVar(&vf.maxStreams, "max-streams", 1_000_000, "streams held at once; beyond it the stalest is evicted (outcome evicted)")
-	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key)")
+	fs.IntVar(&vf.maxStreams, "max-streams", 1_000_000, "streams held at once over all shards; beyond it the stalest is evicted (outcome evicted), the same streams for any --shards")
+	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key; at most 4 per CPU and 256)")
 	fs.BoolVar(&vf.quiet, "quiet", false, "text output: print the summary only")
 	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
 	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log, as e2atap run does, to this FILE")
@@ -117,7 +117,15 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}()
 		handler = validate.MultiSink{sink, lw}
 	}
-	run := validate.NewSharded(vf.shards, cfg, handler)
+	shards, capped := validate.ShardsFor(vf.shards, cfg.MaxStreams)
+	if capped {
+		fmt.Fprintf(stderr, "e2atap validate: --shards %d capped at %d (at most 4 per CPU of GOMAXPROCS %d, %d in all, one per 16384 streams of --max-streams)\n",
+			vf.shards, shards, runtime.GOMAXPROCS(0), validate.MaxPartitions)
+	}
+	run := validate.NewSharded(shards, cfg, handler)
+	if vf.logPath == "" {
+		run.Unordered() // findings print by index: interrupts need no barrier
+	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	printer := newFindingPrinter(w, vf.output, vf.quiet, pol)
 	// Findings are printed in input order as every shard passes them, so
@@ -287,13 +295,7 @@ func (s *offlineSink) release(upTo uint64, print func(*validate.Finding)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	all := upTo == ^uint64(0)
-	sort.SliceStable(s.pending, func(i, j int) bool {
-		a, b := s.pending[i].Index, s.pending[j].Index
-		if a == 0 {
-			return false
-		}
-		return b == 0 || a < b
-	})
+	sort.SliceStable(s.pending, func(i, j int) bool { return validate.FindingBefore(&s.pending[i], &s.pending[j]) })
 	n := 0
 	for n < len(s.pending) && (all || (s.pending[n].Index != 0 && s.pending[n].Index <= upTo)) {
 		print(&s.pending[n])

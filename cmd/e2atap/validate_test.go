@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,5 +100,66 @@ func TestValidateStdinAndLongLine(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "2 records") {
 		t.Fatalf("the line after the long one was not read: %s", errb.String())
+	}
+}
+
+// TestValidateShardsSameVerdicts: --max-streams is one bound over all
+// shards and eviction does not depend on them: a capture with far more
+// open streams than the bound gives byte-identical findings and outcomes
+// (which streams were evicted included: an evicted stream is gapped, so
+// it is never missing_final, while the others are) for --shards 1, 2, 4
+// and 8.
+func TestValidateShardsSameVerdicts(t *testing.T) {
+	var b strings.Builder
+	line := func(id string, seq int, final bool) {
+		kind, status, body := "e2a.chunk", "in_progress", `{"delta_kind":"text","delta":"x"}`
+		if final {
+			kind, status, body = "e2a.complete", "succeeded", `{"result":{}}`
+		}
+		fmt.Fprintf(&b, `{"protocol_version":"1.0","response_id":"%s-%d","request_id":"%s","sequence":%d,"is_final":%t,"status":"%s","response_kind":"%s","timestamp":"2026-03-29T12:00:00Z","provenance":{"source_protocol":"e2a"},"body":%s}`+"\n",
+			id, seq, id, seq, final, status, kind, body)
+	}
+	// 40000 streams open at once against a bound of 32768 (2 partitions),
+	// then each gets a second chunk (in another order) and a final.
+	const streams = 40000
+	for i := 0; i < streams; i++ {
+		line(fmt.Sprintf("q%05d", i), 0, false)
+	}
+	for i := 0; i < streams; i++ {
+		line(fmt.Sprintf("q%05d", (i*7)%streams), 1, false)
+	}
+	for i := streams - 1; i >= 0; i-- {
+		line(fmt.Sprintf("q%05d", i), 2, i%3 == 0)
+	}
+	capture := filepath.Join(t.TempDir(), "many.jsonl")
+	if err := os.WriteFile(capture, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for _, shards := range []string{"1", "2", "4", "8"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"validate", "--output", "json", "--fail-on", "warning", "--max-streams", "32768", "--shards", shards, capture}, strings.NewReader(""), &out, &errb)
+		if code != exitFindings {
+			t.Fatalf("--shards %s: exit %d\n%s", shards, code, errb.String())
+		}
+		if !strings.Contains(out.String(), `"e2a.missing_final"`) || strings.Contains(errb.String(), "evicted: 0") {
+			t.Fatalf("--shards %s: no eviction seen\n%s", shards, errb.String())
+		}
+		var summary []string
+		for _, l := range strings.Split(timing.ReplaceAllString(errb.String(), "in T (R records/s)"), "\n") {
+			if strings.Contains(l, "capped at") {
+				t.Logf("--shards %s: %s", shards, l) // fewer CPUs (or partitions) than asked for
+				continue
+			}
+			summary = append(summary, l)
+		}
+		got := out.String() + "--- summary\n" + strings.Join(summary, "\n")
+		if first == "" {
+			first = got
+			continue
+		}
+		if got != first {
+			t.Errorf("--shards %s: findings differ from --shards 1", shards)
+		}
 	}
 }
