@@ -89,6 +89,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		defer pprof.StopCPUProfile()
 	}
 	sink := newOfflineSink()
+	sink.discard = vf.quiet && vf.output == "text"
 	var handler validate.Sink = sink
 	if vf.logPath != "" {
 		lc := jsonlog.DefaultConfig()
@@ -269,7 +270,11 @@ func jsonFinding(f *validate.Finding) findingJSON {
 // they print in input order) and counts them; it is called from every
 // shard.
 type offlineSink struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// discard: the findings are not printed (--quiet text output), so
+	// none is held, only counted; end-of-input findings of a million open
+	// streams would otherwise be held for ordering.
+	discard bool
 	pending []validate.Finding
 	worst   validate.Severity
 	sev     map[string]validate.Severity // rule → highest severity seen
@@ -283,7 +288,9 @@ func (s *offlineSink) StreamEnd(*validate.StreamInfo)   {}
 
 func (s *offlineSink) Finding(f *validate.Finding) {
 	s.mu.Lock()
-	s.pending = append(s.pending, *f)
+	if !s.discard {
+		s.pending = append(s.pending, *f)
+	}
 	s.worst = max(s.worst, f.Severity)
 	s.sev[f.Rule] = max(s.sev[f.Rule], f.Severity)
 	s.mu.Unlock()
