@@ -58,6 +58,8 @@ type TapConfig struct {
 	MaxMessageBytes  int           `yaml:"max_message_bytes"`
 	DialTimeout      time.Duration `yaml:"dial_timeout"`
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	// TLS serves the tap's listener over TLS (wss:// for the Gateway).
+	TLS tlsfiles.Files `yaml:"tls"`
 	// logdir
 	Paths        []string `yaml:"paths"`
 	Positions    string   `yaml:"positions"`
@@ -91,7 +93,7 @@ type JetStreamConfig struct {
 
 // tapKeys lists the keys each tap type takes (besides name and type).
 var tapKeys = map[string][]string{
-	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout"},
+	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
@@ -325,6 +327,11 @@ func (c *Config) Validate() error {
 				add("%s: upstream: %q is not a ws:// or wss:// URL", where, tap.RedactURL(t.Upstream))
 			} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 				add("%s: upstream: %q: only scheme, host, port and path are allowed", where, tap.RedactURL(t.Upstream))
+			}
+			if t.TLS.Enabled() || t.TLS.ClientCAFile != "" {
+				if err := t.TLS.Validate(); err != nil {
+					add("%s: tls: %v", where, err)
+				}
 			}
 			if t.DialTimeout < 0 || t.HandshakeTimeout < 0 {
 				add("%s: dial_timeout and handshake_timeout must be positive (or unset: 30s, 60s)", where)

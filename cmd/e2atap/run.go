@@ -357,6 +357,7 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 			c.HandshakeTimeout = t.HandshakeTimeout
 		}
 		c.Budget = s.budget
+		c.TLS = t.TLS
 		src, err = ws.New(c, stats, log)
 	case "logdir":
 		c := logdir.DefaultConfig()

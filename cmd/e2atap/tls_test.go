@@ -69,3 +69,31 @@ func TestHTTPListenerTLS(t *testing.T) {
 		return err == nil && serial == 2
 	})
 }
+
+func TestWSTapTLSConfig(t *testing.T) {
+	dir := t.TempDir()
+	cf, kf := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if _, err := tlsfiles.WriteSelfSigned(cf, kf, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tls     string
+		wantErr string
+	}{
+		{fmt.Sprintf("{cert_file: %q, key_file: %q}", cf, kf), ""},
+		{fmt.Sprintf("{cert_file: %q}", cf), "cert_file and key_file are both required"},
+		{`{cert_file: /nonexistent.crt, key_file: /nonexistent.key}`, "nonexistent.crt"},
+	} {
+		y := fmt.Sprintf("taps:\n  - {name: agent-ws, type: ws, listen: 127.0.0.1:0, upstream: ws://127.0.0.1:1, tls: %s}\n", c.tls)
+		cfg, err := ParseConfig([]byte(y))
+		if err == nil {
+			err = cfg.Validate()
+		}
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("tls %s: %v", c.tls, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("tls %s: error %v, want one naming %q", c.tls, err, c.wantErr)
+		}
+	}
+}

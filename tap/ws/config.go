@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 )
 
 // Config is one WebSocket tap.
@@ -48,6 +49,10 @@ type Config struct {
 	// A copy that does not fit is dropped (tap.DropBudget); the relay never
 	// waits for it.
 	Budget *tap.Budget
+	// TLS, when its files are named, serves the listener over TLS (the
+	// Gateway connects with wss://), the certificate reloaded when the
+	// files are renewed. The upstream is independent: ws:// or wss://.
+	TLS tlsfiles.Files
 	// CloseTimeout bounds the closing handshakes when Run stops, and how long
 	// a connection half-closed by one peer waits for the other.
 	CloseTimeout time.Duration

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 )
 
 // Proxy is the WebSocket tap: it accepts the Gateway's connections, dials
@@ -65,11 +67,28 @@ func New(cfg Config, stats *tap.Stats, logger *slog.Logger) (*Proxy, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	log := logger.With("tap", cfg.Name)
+	var tlsConf *tls.Config
+	if cfg.TLS.Enabled() {
+		r, err := tlsfiles.New(cfg.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("ws: tls: %w", err)
+		}
+		r.OnError = func(err error) { log.Warn("ws: cannot reload the certificate; serving the previous one", "err", err) }
+		r.OnReload = func() { log.Info("ws: certificate reloaded", "cert_file", cfg.TLS.CertFile) }
+		if tlsConf, err = r.Config(); err != nil {
+			return nil, fmt.Errorf("ws: tls: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("ws: listen: %w", err)
 	}
-	log := logger.With("tap", cfg.Name)
+	if tlsConf != nil {
+		// The relay reads and writes the decrypted stream; the handshake
+		// happens on the first read, in the connection's own goroutine.
+		ln = tls.NewListener(ln, tlsConf)
+	}
 	return &Proxy{
 		cfg:    cfg,
 		up:     up,
