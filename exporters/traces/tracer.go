@@ -308,6 +308,11 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 	default:
 		return
 	}
+	// A request is read before the shard is locked.
+	var f reqFields
+	if create && ri.JSON != nil {
+		scanRequest(ri.In.Data, &f)
+	}
 	var buf [128]byte
 	k := appendKey(buf[:0], ri.In.Tap, ri.Stream)
 	sh, slot := t.shardOf(k)
@@ -349,7 +354,7 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 		}
 	}
 	if create {
-		st.fromRequest(ri)
+		st.fromRequest(ri, &f)
 		return
 	}
 	// A response (or a JSON-RPC reply): nothing here allocates but once
@@ -373,7 +378,7 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 
 // fromRequest reads what a JSON request says of the call: its W3C parent,
 // streaming mode, agent, task and context, and provenance.
-func (st *stream) fromRequest(ri *validate.RecordInfo) {
+func (st *stream) fromRequest(ri *validate.RecordInfo, f *reqFields) {
 	r := ri.JSON
 	if v := r.Sub(e2a.STraceparent); v.Type == e2a.String {
 		st.setParent(v.Str)
@@ -384,8 +389,6 @@ func (st *stream) fromRequest(ri *validate.RecordInfo) {
 			st.isStream = 2
 		}
 	}
-	var f reqFields
-	scanRequest(ri.In.Data, &f)
 	set := func(dst *string, v []byte) {
 		if *dst == "" && len(v) > 0 {
 			*dst = clip(v)

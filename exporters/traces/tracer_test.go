@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -587,5 +588,45 @@ func BenchmarkTracerRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tr.Record(ri)
+	}
+}
+
+// BenchmarkTracerRecordRequest: what a request costs beyond a response: the
+// bounded scan for agent, task and context (once per stream).
+func BenchmarkTracerRecordRequest(b *testing.B) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	cfg := DefaultConfig()
+	cfg.Protocol, cfg.Endpoint, cfg.MaxStreams = ProtocolGRPC, "http://"+addr, 1024
+	tr, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = tr.Shutdown(ctx)
+	}()
+	// The reference's key order: provenance and ids, agent fields, then method and params.
+	data := []byte(`{"protocol_version":"1.0","provenance":{"source_protocol":"e2a","converter":null,"converted_at":null,"details":{}},` +
+		`"request_id":"req_1","jsonrpc_id":null,"correlation_id":null,"task_id":null,"context_id":null,"session_id":"sess_1",` +
+		`"message_id":null,"timestamp":"2026-05-01T12:00:00.000000+00:00","identity_origin":"user","channel":"web","user_id":"u1",` +
+		`"agent_ref":{"mode":"code","id":"default"},"chat_id":null,"source_agent_id":null,"agent_id":"main","service_id":null,` +
+		`"workspace_key":null,"method":"chat.send","params":{"content":"` + strings.Repeat("word ", 100) + `"},"ext_method":null,` +
+		`"session_update_kind":null,"is_stream":true,"expected_output_modes":[],"auth":null,"channel_context":{},"a2a_metadata":{},"acp_meta":{}}`)
+	var r e2a.Record
+	if err := e2a.ScanStd(data, &r); err != nil {
+		b.Fatal(err)
+	}
+	ri := &validate.RecordInfo{In: &validate.Input{Tap: "agent-ws", Data: data}, Protocol: "e2a", Class: e2a.ClassRequest,
+		Kind: "request", JSON: &r, Stream: []byte("req_1")}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tr.Record(ri) // the same stream again: the scan and the lookup (its fields are kept once)
 	}
 }
