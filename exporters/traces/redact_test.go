@@ -10,10 +10,12 @@ import (
 	"github.com/e2atap/e2atap/validate"
 )
 
-// TestSpanValuesRedacted: a request_id, session, channel, method and finding
+// TestSpanValuesRedacted: a request_id, session, channel, method, agent id
+// and name, task and context ids, response_id, error code and finding
 // message carrying credentials and personal data reach the collector only
 // as the record log's masks, with the record log's fingerprints (the same
-// key gives the same mark); without a Redactor they are masked whole.
+// key gives the same mark); without a Redactor they are masked whole. A
+// credential is never a name: not the span's, not error.type.
 func TestSpanValuesRedacted(t *testing.T) {
 	const (
 		sk    = "sk-proj-Zq7XAbCdEfGhIjKlMnOp"

@@ -518,7 +518,10 @@ func TestRecordHotPathAllocs(t *testing.T) {
 	tr := newTracer(t, cfg)
 	defer tr.Shutdown(context.Background())
 	req := jsonRecord(t, "agent-ws", "req_1", t0, `{"request_id":"req_1","method":"chat.send","session_id":"s","channel":"web","params":{}}`)
-	chunk := jsonRecord(t, "agent-ws", "req_1", t0, `{"protocol_version":"1.0","request_id":"req_1","response_kind":"e2a.chunk","session_id":"s","sequence":1}`)
+	// A response_id other than the request_id and an A2A kind: kept once, at
+	// the first response (AllocsPerRun's warm-up), never again.
+	chunk := jsonRecord(t, "agent-ws", "req_1", t0, `{"protocol_version":"1.0","request_id":"req_1","response_id":"resp-1","response_kind":"a2a.stream_event","session_id":"s","sequence":1,"status":"in_progress"}`)
+	chunk.Kind = "a2a.stream_event"
 	tr.Record(req)
 	if raceEnabled {
 		return
