@@ -201,6 +201,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		return nil, fmt.Errorf("traces: %w", err)
 	}
 	tcfg.Redactor = newPolicy(cfg.Outputs.Log.FingerprintKey)
+	tcfg.Taps = s.traceTap
 	if s.tracer, err = traces.New(ctx, tcfg, logger.With("component", "traces")); err != nil {
 		return nil, fmt.Errorf("traces: %w", err)
 	}
@@ -604,6 +605,19 @@ func (s *sidecar) stopTap(name string) {
 	s.ready.Delete(name)
 	t.stop()
 	<-t.done
+}
+
+// traceTap describes a running tap to the Tracer (span kind, network
+// attributes). tapsMu is never held while the engine waits.
+func (s *sidecar) traceTap(name string) (traces.Tap, bool) {
+	s.tapsMu.Lock()
+	defer s.tapsMu.Unlock()
+	for _, t := range s.taps {
+		if t.name == name {
+			return traces.Tap{Type: t.typ, Upstream: t.cfg.Upstream}, true
+		}
+	}
+	return traces.Tap{}, false
 }
 
 func (s *sidecar) tapList() []*tapRun {

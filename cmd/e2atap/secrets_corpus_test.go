@@ -786,12 +786,12 @@ outputs:
 	lc.strict("/metrics", metricsBody)
 	var spanMessages bytes.Buffer
 	for _, l := range bytes.Split(spanText, []byte("\n")) {
-		if bytes.HasPrefix(l, []byte("e2a.message=")) || bytes.HasPrefix(l, []byte("span ")) {
+		if bytes.HasPrefix(l, []byte("e2atap.message=")) || bytes.HasPrefix(l, []byte("span ")) {
 			spanMessages.Write(l)
 			spanMessages.WriteByte('\n')
 		}
 	}
-	if !bytes.Contains(spanMessages.Bytes(), []byte("e2a.message=")) {
+	if !bytes.Contains(spanMessages.Bytes(), []byte("e2atap.message=")) {
 		t.Error("no span carries a finding event")
 	}
 	lc.strict("span names, status and finding events", spanMessages.Bytes())

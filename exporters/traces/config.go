@@ -54,6 +54,12 @@ type Config struct {
 	// those values whole ("******"): a Tracer never exports a record's
 	// value that no redactor has seen.
 	Redactor Redactor
+	// Taps describes a tap by name (its type and upstream) for the kind
+	// and network attributes of its spans. It is called at the end of an
+	// exported stream, never on the record path, and must not block. Nil,
+	// or a tap it does not know: an INTERNAL span with no network
+	// attributes.
+	Taps func(name string) (Tap, bool)
 }
 
 // Redactor masks credentials and personal data in free text, appending the

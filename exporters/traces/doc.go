@@ -16,14 +16,30 @@
 // Config.Ratio, decided from the trace id (so that every replica and an
 // upstream ratio sampler agree). The SDK itself samples everything.
 //
-// Span attributes carry only ids, channel, method, counts, rule ids and the
+// Names follow the OpenTelemetry semantic conventions where they fit: a
+// span that invokes an agent is "invoke_agent {gen_ai.agent.name}" with
+// gen_ai.operation.name invoke_agent, gen_ai.conversation.id,
+// gen_ai.request.stream, gen_ai.response.time_to_first_chunk, error.type,
+// network.protocol.name and server.address; an A2A projection adds a2a.*;
+// E2A ids without a convention stay under e2a.*, and e2atap's own verdicts
+// and counts are e2atap.* (semconv.go; docs/traces.md is the mapping). A
+// ws tap relays the call, so its spans are CLIENT; the other taps watch
+// copies and make INTERNAL spans.
+//
+// Span attributes carry only ids, names, codes, counts, rule ids and the
 // validator's finding messages: never record content. Every value taken
-// from a record (request_id or sid, session_id, channel, method, finding
-// messages) passes Config.Redactor, the process's one redaction policy, at
-// StreamEnd: a credential or personal datum in an id shows as the same
-// fingerprint as in the record log and the findings log. A method that the
-// policy would change is not used as the span name. Without a Redactor
-// those values are exported as "******".
+// from a record (ids, session and context, channel, agent, model, method,
+// error codes, finding messages) passes Config.Redactor, the process's one
+// redaction policy, at StreamEnd: a credential or personal datum in an id
+// shows as the same fingerprint as in the record log and the findings log.
+// A value used as a name or a low-cardinality value (span name, method,
+// error.type) is used only if the policy leaves it unchanged. Without a
+// Redactor record values are exported as "******".
+//
+// The fields the engine's scanner does not keep (agent_id, agent_ref,
+// source_agent_id, task_id, context_id, provenance) are read from the
+// first 16 KiB of each request (reqscan.go): once per stream, never on
+// the responses' path.
 //
 // Concurrency: every method of *Tracer is safe for concurrent use. The
 // per-stream state is sharded by stream key, each shard behind its own

@@ -10,10 +10,12 @@ import (
 	"github.com/e2atap/e2atap/validate"
 )
 
-// TestSpanValuesRedacted: a request_id, session, channel, method and finding
+// TestSpanValuesRedacted: a request_id, session, channel, method, agent id
+// and name, task and context ids, response_id, error code and finding
 // message carrying credentials and personal data reach the collector only
 // as the record log's masks, with the record log's fingerprints (the same
-// key gives the same mark); without a Redactor they are masked whole.
+// key gives the same mark); without a Redactor they are masked whole. A
+// credential is never a name: not the span's, not error.type.
 func TestSpanValuesRedacted(t *testing.T) {
 	const (
 		sk    = "sk-proj-Zq7XAbCdEfGhIjKlMnOp"
@@ -38,8 +40,13 @@ func TestSpanValuesRedacted(t *testing.T) {
 			}
 		}
 		key := "id/" + phone + "/" + sk // "-sk-" is not detected before the sec-detect merge
-		req := jsonRecord(t, "agent-ws", key, t0, `{"request_id":"`+key+`","method":"`+sk+`","session_id":"`+mail+`","channel":"`+jwt+`","params":{}}`)
+		req := jsonRecord(t, "agent-ws", key, t0, `{"request_id":"`+key+`","method":"`+sk+`","session_id":"`+mail+`","channel":"`+jwt+`",
+			"agent_id":"`+sk+`","agent_ref":{"id":"`+mail+`"},"task_id":"`+phone+`","context_id":"`+jwt+`",
+			"provenance":{"source_protocol":"`+sk+`"},"params":{}}`)
 		tr.Record(req)
+		// A failed reply whose response_id and code are credentials.
+		tr.Record(jsonRecord(t, "agent-ws", key, t0, `{"protocol_version":"1.0","request_id":"`+key+`","response_id":"`+jwt+`",
+			"sequence":0,"is_final":true,"status":"failed","response_kind":"e2a.error","body":{"code":"`+sk+`"}}`))
 		tr.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: key, Start: t0})
 		tr.Finding(&validate.Finding{Rule: "e2a.status", Severity: validate.Error, Stream: key, Tap: "agent-ws",
 			Message: `status "` + sk + `" is not succeeded, failed or in_progress`, Time: t0})
@@ -70,12 +77,17 @@ func TestSpanValuesRedacted(t *testing.T) {
 				t.Errorf("redactor %t: %q reaches the collector:\n%s", withRedactor, secret, all)
 			}
 		}
-		if sp.GetName() != NameE2A {
+		if sp.GetName() != OperationInvokeAgent {
 			t.Errorf("span name %q: a credential-shaped method must not name the span", sp.GetName())
 		}
-		want := map[string]string{AttrRequestID: mark(key), AttrSessionID: mark(mail), AttrChannel: mark(jwt)}
+		want := map[string]string{AttrRequestID: mark(key), AttrConversationID: mark(mail), AttrChannel: mark(jwt),
+			AttrAgentID: mark(sk), AttrAgentName: mark(mail), AttrResponseID: mark(jwt), AttrErrorType: ErrorTypeOther}
 		if !withRedactor {
-			want = map[string]string{AttrRequestID: "******", AttrSessionID: "******", AttrChannel: "******"}
+			want = map[string]string{AttrRequestID: "******", AttrConversationID: "******", AttrChannel: "******",
+				AttrAgentID: "******", AttrAgentName: "******", AttrResponseID: "******", AttrErrorType: ErrorTypeOther}
+		}
+		if _, ok := a[AttrSourceProtocol]; ok {
+			t.Errorf("redactor %t: a credential-shaped source_protocol is exported: %q", withRedactor, a[AttrSourceProtocol])
 		}
 		for k, v := range want {
 			if a[k] != v {

@@ -23,36 +23,6 @@ import (
 	"github.com/e2atap/e2atap/validate"
 )
 
-// Span names when the request's method is unknown.
-const (
-	NameE2A       = "e2a.stream"
-	NameEventMesh = "eventmesh.stream"
-)
-
-// Attribute keys and event names: a contract with dashboards and queries.
-const (
-	AttrRequestID       = "e2a.request_id"
-	AttrSessionID       = "e2a.session_id"
-	AttrChannel         = "e2a.channel"
-	AttrMethod          = "e2a.method"
-	AttrOutcome         = "e2a.outcome"
-	AttrEndReason       = "e2a.end_reason"
-	AttrRecords         = "e2a.records"
-	AttrHeartbeats      = "e2a.heartbeats"
-	AttrErrors          = "e2a.errors"
-	AttrSID             = "eventmesh.sid"
-	AttrTap             = "e2atap.tap"
-	AttrProtocol        = "e2atap.protocol"
-	AttrGap             = "e2atap.gap"
-	AttrFindingsDropped = "e2atap.findings_dropped"
-
-	EventFirstChunk = "e2a.first_chunk"
-	EventFinding    = "e2a.finding"
-	AttrRule        = "e2a.rule"
-	AttrSeverity    = "e2a.severity"
-	AttrMessage     = "e2a.message"
-)
-
 // ErrShutdown is returned by Shutdown when called twice.
 var ErrShutdown = errors.New("traces: already shut down")
 
@@ -201,20 +171,33 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 	return nil
 }
 
-// stream is what the Tracer remembers of one stream until it ends.
+// stream is what the Tracer remembers of one stream until it ends. The
+// strings are the record's bytes, clipped; they are redacted at StreamEnd.
 type stream struct {
-	key      string // tap NUL key, the map key
-	method   string
-	session  string
-	channel  string
-	parent   trace.SpanContext
-	traceID  trace.TraceID
-	reqTime  time.Time
-	findings []findingEvent
-	dropped  uint32
-	flagged  bool   // a warning or error finding: always exported
-	errRule  string // first error finding: the span status says it
-	touched  uint64 // shard tick of the last use, for eviction
+	key       string // tap NUL key, the map key
+	method    string
+	session   string
+	channel   string
+	model     string // EventMesh STREAM_REQ model
+	agentID   string
+	agent     string // agent_ref.id
+	taskID    string
+	context   string // context_id
+	source    string // provenance.source_protocol
+	a2aOp     string // a well-known a2a.method.name, from provenance.details
+	respID    string // the first response_id, unless it is the request_id
+	errCode   string // code of the first failed record
+	parent    trace.SpanContext
+	traceID   trace.TraceID
+	reqTime   time.Time
+	findings  []findingEvent
+	dropped   uint32
+	isStream  int8   // gen_ai.request.stream: 0 unknown, 1 false, 2 true
+	a2a       bool   // an A2A projection (source a2a, or a2a.* responses)
+	respIsKey bool   // the first response_id is the request_id
+	flagged   bool   // a warning or error finding: always exported
+	errRule   string // first error finding: the span status says it
+	touched   uint64 // shard tick of the last use, for eviction
 }
 
 type findingEvent struct {
@@ -325,6 +308,11 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 	default:
 		return
 	}
+	// A request is read before the shard is locked.
+	var f reqFields
+	if create && ri.JSON != nil {
+		scanRequest(ri.In.Data, &f)
+	}
 	var buf [128]byte
 	k := appendKey(buf[:0], ri.In.Tap, ri.Stream)
 	sh, slot := t.shardOf(k)
@@ -342,9 +330,7 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 		st.reqTime = ri.In.Time
 	}
 	if ri.Frame != nil {
-		if v, ok := ri.Frame.Attr("traceparent"); ok {
-			st.setParent(v)
-		}
+		st.fromStreamReq(ri)
 		return
 	}
 	r := ri.JSON
@@ -368,10 +354,89 @@ func (t *Tracer) Record(ri *validate.RecordInfo) {
 		}
 	}
 	if create {
-		if v := r.Sub(e2a.STraceparent); v.Type == e2a.String {
-			st.setParent(v.Str)
+		st.fromRequest(ri, &f)
+		return
+	}
+	// A response (or a JSON-RPC reply): nothing here allocates but once
+	// per stream (the first other response_id, the first failure's code).
+	if st.respID == "" && !st.respIsKey {
+		if v := r.Get(e2a.FResponseID); v.Type == e2a.String && len(v.Str) > 0 {
+			if string(v.Str) == string(ri.Stream) {
+				st.respIsKey = true // the reference's way: nothing to keep
+			} else {
+				st.respID = clip(v.Str)
+			}
 		}
 	}
+	if len(ri.Kind) > 4 && ri.Kind[:4] == "a2a." {
+		st.a2a = true
+	}
+	if st.errCode == "" {
+		st.errCode = failureCode(r)
+	}
+}
+
+// fromRequest reads what a JSON request says of the call: its W3C parent,
+// streaming mode, agent, task and context, and provenance.
+func (st *stream) fromRequest(ri *validate.RecordInfo, f *reqFields) {
+	r := ri.JSON
+	if v := r.Sub(e2a.STraceparent); v.Type == e2a.String {
+		st.setParent(v.Str)
+	}
+	if v := r.Get(e2a.FIsStream); v.Type == e2a.Bool && st.isStream == 0 {
+		st.isStream = 1
+		if v.Bool {
+			st.isStream = 2
+		}
+	}
+	set := func(dst *string, v []byte) {
+		if *dst == "" && len(v) > 0 {
+			*dst = clip(v)
+		}
+	}
+	// The reference's own rule: agent_id, else source_agent_id.
+	set(&st.agentID, f.agentID)
+	set(&st.agentID, f.sourceAgentID)
+	set(&st.agent, f.agentRef)
+	set(&st.taskID, f.taskID)
+	set(&st.context, f.contextID)
+	set(&st.source, f.sourceProtocol)
+	if m, ok := a2aMethods[string(f.abstractOp)]; ok && st.a2aOp == "" {
+		st.a2aOp = m
+	}
+	if string(f.sourceProtocol) == e2a.SourceProtocolA2A {
+		st.a2a = true
+	}
+}
+
+// fromStreamReq reads an EventMesh STREAM_REQ: parent, model and
+// conversation. A STREAM_REQ always asks for a stream.
+func (st *stream) fromStreamReq(ri *validate.RecordInfo) {
+	fr := ri.Frame
+	if v, ok := fr.Attr("traceparent"); ok {
+		st.setParent(v)
+	}
+	st.isStream = 2
+	if v, ok := fr.Attr("model"); ok && len(v) > 0 && st.model == "" {
+		st.model = clip(v)
+	}
+	if v, ok := fr.Attr("conv"); ok && len(v) > 0 && st.session == "" {
+		st.session = clip(v)
+	}
+}
+
+// failureCode is the error code of a failed record: body.code of a failed
+// response (an e2a.error's string code, an acp.jsonrpc_error's JSON-RPC
+// number), ErrorTypeOther for a failure without one, "" if the record did
+// not fail.
+func failureCode(r *e2a.Record) string {
+	if !r.Get(e2a.FStatus).Is("failed") {
+		return ""
+	}
+	if v := r.Sub(e2a.SBodyCode); (v.Type == e2a.Number || v.Type == e2a.String) && len(v.Str) > 0 {
+		return clip(v.Str)
+	}
+	return ErrorTypeOther
 }
 
 // redact passes a value taken from a record through the configured
@@ -548,40 +613,103 @@ func (t *Tracer) emit(s *validate.StreamInfo, st *stream, tid trace.TraceID) {
 	if end.Before(start) {
 		end = start
 	}
-	red := func(v string) string { return t.redact(v) }
-	method := st.method
-	if method != "" && red(method) != method {
-		method = "" // a method shaped like a credential is no span name
+	red := t.redact
+	method := t.token(st.method)
+	invoke := st.a2a || invokesAgent(method)
+	agent := t.token(st.agent)
+	var name string
+	switch {
+	case invoke && agent != "":
+		name = OperationInvokeAgent + " " + agent
+	case invoke:
+		name = OperationInvokeAgent
+	default:
+		name = method
 	}
-	name := method
-	if name == "" {
-		name = NameE2A
-		if s.Protocol == validate.ProtoEventMesh {
-			name = NameEventMesh
-		}
+
+	attrs := make([]attribute.KeyValue, 0, 28)
+	if invoke {
+		attrs = append(attrs, attribute.String(AttrOperationName, OperationInvokeAgent))
 	}
-	reason := s.Reason
-	if reason == validate.ReasonFinal {
-		reason = "final"
+	if st.agent != "" {
+		attrs = append(attrs, attribute.String(AttrAgentName, red(st.agent)))
 	}
-	attrs := make([]attribute.KeyValue, 0, 14)
+	if st.agentID != "" {
+		attrs = append(attrs, attribute.String(AttrAgentID, red(st.agentID)))
+	}
+	// An A2A projection's conversation is its contextId (A2A conventions);
+	// otherwise the E2A session (or the EventMesh conv).
+	conv := st.session
+	if st.a2a && st.context != "" {
+		conv = st.context
+	}
+	if conv != "" {
+		attrs = append(attrs, attribute.String(AttrConversationID, red(conv)))
+	}
+	if st.model != "" {
+		attrs = append(attrs, attribute.String(AttrRequestModel, red(st.model)))
+	}
+	if st.isStream != 0 {
+		attrs = append(attrs, attribute.Bool(AttrRequestStream, st.isStream == 2))
+	}
 	if s.Protocol == validate.ProtoEventMesh {
 		attrs = append(attrs, attribute.String(AttrSID, red(s.Key)))
 	} else {
 		attrs = append(attrs, attribute.String(AttrRequestID, red(s.Key)))
+		// The reference answers with response_id == request_id.
+		if rid := st.respID; rid != "" || st.respIsKey {
+			if st.respIsKey {
+				rid = s.Key
+			}
+			attrs = append(attrs, attribute.String(AttrResponseID, red(rid)))
+		}
 	}
-	if st.session != "" {
-		attrs = append(attrs, attribute.String(AttrSessionID, red(st.session)))
+	if !s.FirstChunk.IsZero() && (s.Request || !st.reqTime.IsZero()) && !s.FirstChunk.Before(start) {
+		attrs = append(attrs, attribute.Float64(AttrTimeToFirstChunk, s.FirstChunk.Sub(start).Seconds()))
 	}
-	if st.channel != "" {
-		attrs = append(attrs, attribute.String(AttrChannel, red(st.channel)))
+	if st.a2a {
+		if st.a2aOp != "" {
+			attrs = append(attrs, attribute.String(AttrA2AMethod, st.a2aOp))
+		}
+		if st.taskID != "" {
+			attrs = append(attrs, attribute.String(AttrA2ATaskID, red(st.taskID)))
+		}
 	}
 	if method != "" {
 		attrs = append(attrs, attribute.String(AttrMethod, method))
 	}
+	if st.channel != "" {
+		attrs = append(attrs, attribute.String(AttrChannel, red(st.channel)))
+	}
+	if src := t.token(st.source); src != "" {
+		attrs = append(attrs, attribute.String(AttrSourceProtocol, src))
+	}
+
+	kind := trace.SpanKindInternal
+	if t.cfg.Taps != nil {
+		if tp, ok := t.cfg.Taps(s.Tap); ok {
+			if tp.relays() {
+				kind = trace.SpanKindClient
+			}
+			if p := tp.networkProtocol(); p != "" {
+				attrs = append(attrs, attribute.String(AttrNetworkProtocol, p))
+			}
+			if host, port := tp.server(); host != "" {
+				attrs = append(attrs, attribute.String(AttrServerAddress, red(host)), attribute.Int(AttrServerPort, port))
+			}
+			if tp.Type != "" {
+				attrs = append(attrs, attribute.String(AttrTapType, tp.Type))
+			}
+		}
+	}
+
+	reason := s.Reason
+	if reason == validate.ReasonFinal {
+		reason = ReasonFinal
+	}
 	attrs = append(attrs,
 		attribute.String(AttrOutcome, s.Outcome.String()),
-		attribute.String(AttrEndReason, reason),
+		attribute.String(AttrReason, reason),
 		attribute.Int64(AttrRecords, int64(s.Records)),
 		attribute.Int64(AttrHeartbeats, int64(s.Heartbeats)),
 		attribute.Int64(AttrErrors, int64(s.Errors)),
@@ -594,8 +722,28 @@ func (t *Tracer) emit(s *validate.StreamInfo, st *stream, tid trace.TraceID) {
 	if st.dropped > 0 {
 		attrs = append(attrs, attribute.Int64(AttrFindingsDropped, int64(st.dropped)))
 	}
+
+	// Status and error.type (Recording Errors): a failed stream says the
+	// failed record's code; a stream e2atap found broken, the first error
+	// rule; _OTHER when neither is usable.
+	errType, status := "", ""
+	switch {
+	case s.Outcome == validate.OutcomeFailed:
+		errType, status = t.token(st.errCode), "stream failed"
+		if errType == "" {
+			errType = ErrorTypeOther
+		}
+	case st.errRule != "":
+		errType, status = st.errRule, st.errRule
+	case s.Errors > 0:
+		errType, status = ErrorTypeOther, "error findings"
+	}
+	if errType != "" {
+		attrs = append(attrs, attribute.String(AttrErrorType, errType))
+	}
+
 	_, span := t.tracer.Start(ctx, name, trace.WithTimestamp(start),
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 	if !s.FirstChunk.IsZero() {
 		span.AddEvent(EventFirstChunk, trace.WithTimestamp(s.FirstChunk))
 	}
@@ -610,14 +758,19 @@ func (t *Tracer) emit(s *validate.StreamInfo, st *stream, tid trace.TraceID) {
 			attribute.String(AttrMessage, red(f.message)),
 		))
 	}
-	switch {
-	case s.Outcome == validate.OutcomeFailed:
-		span.SetStatus(codes.Error, "stream failed")
-	case st.errRule != "":
-		span.SetStatus(codes.Error, st.errRule)
-	case s.Errors > 0:
-		span.SetStatus(codes.Error, "error findings")
+	if status != "" {
+		span.SetStatus(codes.Error, status)
 	}
 	span.End(trace.WithTimestamp(end))
 	t.spans.Add(1)
+}
+
+// token returns v if it can be a span name or a low-cardinality value
+// (short, no spaces or odd bytes) that the redaction policy leaves alone;
+// "" otherwise. A value shaped like a credential is no name.
+func (t *Tracer) token(v string) string {
+	if v == "" || spanName([]byte(v)) == "" || t.redact(v) != v {
+		return ""
+	}
+	return v
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,8 @@ func attrs(kvs []*commonpb.KeyValue) map[string]string {
 			m[kv.GetKey()] = fmt.Sprint(v.GetIntValue())
 		case *commonpb.AnyValue_BoolValue:
 			m[kv.GetKey()] = fmt.Sprint(v.GetBoolValue())
+		case *commonpb.AnyValue_DoubleValue:
+			m[kv.GetKey()] = fmt.Sprint(v.GetDoubleValue())
 		default:
 			m[kv.GetKey()] = v.GetStringValue()
 		}
@@ -171,6 +174,7 @@ func feed(t *testing.T, sinks ...validate.Sink) map[string]*validate.StreamInfo 
 	ends := map[string]*validate.StreamInfo{}
 
 	req1 := jsonRecord(t, "agent-ws", "req_1", t0.Add(-50*time.Millisecond), `{"request_id":"req_1","method":"chat.send","session_id":"sess_9","channel":"web",
+		"agent_ref":{"mode":"code","id":"default"},"agent_id":"agent-7","is_stream":true,
 		"params":{"content":"my password is hunter2","_meta":{"traceparent":"00-`+parentTrace+`-`+parentSpan+`-01"}}}`)
 	each(func(s validate.Sink) { s.Record(req1) })
 	each(func(s validate.Sink) {
@@ -191,6 +195,9 @@ func feed(t *testing.T, sinks ...validate.Sink) map[string]*validate.StreamInfo 
 	each(func(s validate.Sink) {
 		s.StreamStart(&validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_2", Start: t0})
 	})
+	fail := jsonRecord(t, "agent-ws", "req_2", t0.Add(time.Second), `{"protocol_version":"1.0","request_id":"req_2","response_id":"req_2",
+		"sequence":0,"is_final":true,"status":"failed","response_kind":"e2a.error","body":{"code":"E2A.AGENT_ERROR","message":"agent crashed"}}`)
+	each(func(s validate.Sink) { s.Record(fail) })
 	ends["req_2"] = &validate.StreamInfo{Tap: "agent-ws", Protocol: "e2a", Key: "req_2", Outcome: validate.OutcomeFailed,
 		Start: t0, End: t0.Add(time.Second), Records: 1}
 
@@ -204,6 +211,14 @@ func feed(t *testing.T, sinks ...validate.Sink) map[string]*validate.StreamInfo 
 		each(func(s validate.Sink) { s.StreamEnd(ends[k]) })
 	}
 	return ends
+}
+
+// wsTap describes the tests' tap agent-ws: a ws relay to the agent server.
+func wsTap(name string) (Tap, bool) {
+	if name != "agent-ws" {
+		return Tap{}, false
+	}
+	return Tap{Type: "ws", Upstream: "ws://user:pw@agent:18092/"}, true
 }
 
 // testKey is the fingerprint key of the tests' redaction policy.
@@ -236,6 +251,7 @@ func TestExportGRPCAndHTTP(t *testing.T) {
 				cfg.Endpoint = base + "/v1/traces"
 				cfg.Headers = map[string]string{"api-key": "k1"}
 			}
+			cfg.Taps = wsTap
 			tr := newTracer(t, cfg)
 			feed(t, tr)
 			if err := tr.Shutdown(context.Background()); err != nil {
@@ -266,8 +282,11 @@ func checkSpans(t *testing.T, rcv *receiver) {
 	if got := hex.EncodeToString(s1.GetParentSpanId()); got != parentSpan {
 		t.Errorf("req_1 parent span %s, want %s", got, parentSpan)
 	}
-	if s1.GetName() != "chat.send" {
-		t.Errorf("req_1 name %q", s1.GetName())
+	if s1.GetName() != "invoke_agent default" {
+		t.Errorf("req_1 name %q, want invoke_agent and the agent_ref", s1.GetName())
+	}
+	if s1.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("req_1 kind %v, want client (a ws tap relays the call)", s1.GetKind())
 	}
 	if got, want := s1.GetStartTimeUnixNano(), uint64(t0.Add(-50*time.Millisecond).UnixNano()); got != want {
 		t.Errorf("req_1 starts at %d, want the request time %d", got, want)
@@ -276,9 +295,13 @@ func checkSpans(t *testing.T, rcv *receiver) {
 		t.Errorf("req_1 ends at %d, want %d", got, want)
 	}
 	wantAttrs := map[string]string{
-		AttrRequestID: "req_1", AttrSessionID: "sess_9", AttrChannel: "web", AttrMethod: "chat.send",
-		AttrOutcome: "succeeded", AttrEndReason: "final", AttrRecords: "5", AttrHeartbeats: "1", AttrErrors: "0",
-		AttrTap: "agent-ws", AttrProtocol: "e2a",
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "default", "gen_ai.agent.id": "agent-7",
+		"gen_ai.conversation.id": "sess_9", "gen_ai.request.stream": "true", "gen_ai.response.id": "req_1",
+		"gen_ai.response.time_to_first_chunk": "0.25",
+		"network.protocol.name":               "websocket", "server.address": "agent", "server.port": "18092",
+		"e2a.request_id": "req_1", "e2a.channel": "web", "e2a.method": "chat.send",
+		"e2atap.outcome": "succeeded", "e2atap.reason": "final", "e2atap.records": "5", "e2atap.heartbeats": "1",
+		"e2atap.errors": "0", "e2atap.tap": "agent-ws", "e2atap.tap.type": "ws", "e2atap.protocol": "e2a",
 	}
 	if diff := cmp.Diff(wantAttrs, attrs(s1.GetAttributes())); diff != "" {
 		t.Errorf("req_1 attributes (-want +got):\n%s", diff)
@@ -293,9 +316,9 @@ func checkSpans(t *testing.T, rcv *receiver) {
 		evs = append(evs, ev{e.GetName(), time.Duration(int64(e.GetTimeUnixNano()) - t0.UnixNano()), attrs(e.GetAttributes())})
 	}
 	wantEvs := []ev{
-		{EventFirstChunk, 200 * time.Millisecond, map[string]string{}},
-		{EventFinding, 200 * time.Millisecond, map[string]string{AttrRule: "e2a.timestamp_utc", AttrSeverity: "warning",
-			AttrMessage: "timestamp has offset +02:00, not UTC"}},
+		{"e2atap.first_chunk", 200 * time.Millisecond, map[string]string{}},
+		{"e2atap.finding", 200 * time.Millisecond, map[string]string{"e2atap.rule": "e2a.timestamp_utc", "e2atap.severity": "warning",
+			"e2atap.message": "timestamp has offset +02:00, not UTC"}},
 	}
 	if diff := cmp.Diff(wantEvs, evs); diff != "" {
 		t.Errorf("req_1 events (-want +got):\n%s", diff)
@@ -311,8 +334,12 @@ func checkSpans(t *testing.T, rcv *receiver) {
 	if len(s2.GetParentSpanId()) != 0 {
 		t.Errorf("req_2 has a parent %x, want a root span", s2.GetParentSpanId())
 	}
-	if got := attrs(s2.GetAttributes())[AttrOutcome]; got != "failed" {
-		t.Errorf("req_2 outcome %q", got)
+	a2 := attrs(s2.GetAttributes())
+	if a2["e2atap.outcome"] != "failed" || a2["error.type"] != "E2A.AGENT_ERROR" {
+		t.Errorf("req_2 outcome %q, error.type %q: want failed, the failed record's code", a2["e2atap.outcome"], a2["error.type"])
+	}
+	if s2.GetName() != "invoke_agent" {
+		t.Errorf("req_2 name %q", s2.GetName())
 	}
 
 	// Nothing from the records' content reaches the spans.
@@ -491,7 +518,10 @@ func TestRecordHotPathAllocs(t *testing.T) {
 	tr := newTracer(t, cfg)
 	defer tr.Shutdown(context.Background())
 	req := jsonRecord(t, "agent-ws", "req_1", t0, `{"request_id":"req_1","method":"chat.send","session_id":"s","channel":"web","params":{}}`)
-	chunk := jsonRecord(t, "agent-ws", "req_1", t0, `{"protocol_version":"1.0","request_id":"req_1","response_kind":"e2a.chunk","session_id":"s","sequence":1}`)
+	// A response_id other than the request_id and an A2A kind: kept once, at
+	// the first response (AllocsPerRun's warm-up), never again.
+	chunk := jsonRecord(t, "agent-ws", "req_1", t0, `{"protocol_version":"1.0","request_id":"req_1","response_id":"resp-1","response_kind":"a2a.stream_event","session_id":"s","sequence":1,"status":"in_progress"}`)
+	chunk.Kind = "a2a.stream_event"
 	tr.Record(req)
 	if raceEnabled {
 		return
@@ -561,5 +591,45 @@ func BenchmarkTracerRecord(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tr.Record(ri)
+	}
+}
+
+// BenchmarkTracerRecordRequest: what a request costs beyond a response: the
+// bounded scan for agent, task and context (once per stream).
+func BenchmarkTracerRecordRequest(b *testing.B) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	cfg := DefaultConfig()
+	cfg.Protocol, cfg.Endpoint, cfg.MaxStreams = ProtocolGRPC, "http://"+addr, 1024
+	tr, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = tr.Shutdown(ctx)
+	}()
+	// The reference's key order: provenance and ids, agent fields, then method and params.
+	data := []byte(`{"protocol_version":"1.0","provenance":{"source_protocol":"e2a","converter":null,"converted_at":null,"details":{}},` +
+		`"request_id":"req_1","jsonrpc_id":null,"correlation_id":null,"task_id":null,"context_id":null,"session_id":"sess_1",` +
+		`"message_id":null,"timestamp":"2026-05-01T12:00:00.000000+00:00","identity_origin":"user","channel":"web","user_id":"u1",` +
+		`"agent_ref":{"mode":"code","id":"default"},"chat_id":null,"source_agent_id":null,"agent_id":"main","service_id":null,` +
+		`"workspace_key":null,"method":"chat.send","params":{"content":"` + strings.Repeat("word ", 100) + `"},"ext_method":null,` +
+		`"session_update_kind":null,"is_stream":true,"expected_output_modes":[],"auth":null,"channel_context":{},"a2a_metadata":{},"acp_meta":{}}`)
+	var r e2a.Record
+	if err := e2a.ScanStd(data, &r); err != nil {
+		b.Fatal(err)
+	}
+	ri := &validate.RecordInfo{In: &validate.Input{Tap: "agent-ws", Data: data}, Protocol: "e2a", Class: e2a.ClassRequest,
+		Kind: "request", JSON: &r, Stream: []byte("req_1")}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tr.Record(ri) // the same stream again: the scan and the lookup (its fields are kept once)
 	}
 }
