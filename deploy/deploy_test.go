@@ -719,6 +719,9 @@ func TestSidecarDeployment(t *testing.T) {
 		if v, ok := sec.StringData[keyRef.Key]; !ok || len(v) < 16 {
 			t.Errorf("example Secret %s: key %q missing or under 16 bytes (e2atap refuses shorter keys)", sec.Name, keyRef.Key)
 		}
+		if k := find[*kustomization](t, ex, "Kustomization", ""); sec.Namespace != k.Namespace {
+			t.Errorf("example Secret in namespace %q, the overlay deploys to %q", sec.Namespace, k.Namespace)
+		}
 	}
 	if !selects(svc.Spec.Selector, dep.Spec.Template.Labels) {
 		t.Error("Service selector does not select the pod")
