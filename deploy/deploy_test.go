@@ -37,11 +37,24 @@ const (
 var requiredAlerts = []string{
 	"E2AtapProtocolErrors", "E2AtapMissingFinals", "E2AtapFailureRate", "E2AtapTapDrops",
 	"E2AtapTapDown", "E2AtapDecodeErrors", "E2AtapSidecarDown",
-	"E2AtapTapErrors", "E2AtapUpstreamDown",
+	"E2AtapTapErrors", "E2AtapUpstreamDown", "E2AtapSecretInLog",
+	"E2AtapConfigReloadFailed", "E2AtapNoSidecarUp",
 }
 
 // prometheusMetrics are series Prometheus makes itself; alerts may use them.
 var prometheusMetrics = map[string]bool{"up": true}
+
+// sidecarMetrics are the metrics cmd/e2atap registers itself (not in the
+// exporter's golden exposition), with their labels. The end-to-end test
+// proves they are served: every alert expression must return data there.
+var sidecarMetrics = map[string]map[string]bool{
+	"e2atap_config_last_reload_successful":                {},
+	"e2atap_config_last_reload_success_timestamp_seconds": {},
+	"e2atap_config_info":                                  {"hash": true},
+}
+
+// byClause matches an aggregation's grouping labels: "by (a, b)".
+var byClause = regexp.MustCompile(`\bby\s*\(([^)]*)\)`)
 
 // ruleFile is a Prometheus rule file; unknown keys are errors.
 type ruleFile struct {
@@ -194,22 +207,46 @@ func TestAlertRules(t *testing.T) {
 			t.Errorf("%s: %v", r.Alert, err)
 			continue
 		}
-		tapLabelled := false
+		tapLabelled, sidecarMetric := false, false
 		for _, s := range sels {
 			if prometheusMetrics[s.Metric] {
 				continue
 			}
-			fam, ok := fams[s.Metric]
-			if !ok {
-				t.Errorf("%s: metric %q is not exported by exporters/metrics", r.Alert, s.Metric)
+			labels := sidecarMetrics[s.Metric]
+			if labels != nil {
+				sidecarMetric = true
+			} else if fam, ok := fams[s.Metric]; ok {
+				labels = fam.Labels
+			} else {
+				t.Errorf("%s: metric %q is not exported by exporters/metrics nor registered by cmd/e2atap", r.Alert, s.Metric)
 				continue
 			}
-			tapLabelled = tapLabelled || fam.Labels["tap"]
+			tapLabelled = tapLabelled || labels["tap"]
 			for _, m := range s.Matchers {
-				if !fam.Labels[m.Label] {
+				if !labels[m.Label] {
 					t.Errorf("%s: %s has no label %q", r.Alert, s.Metric, m.Label)
 				}
 			}
+		}
+		// Per pod: an alert on a sidecar's own series never aggregates its
+		// pods away (one replica's tap down among three must alert), and
+		// says which pod.
+		if tapLabelled || sidecarMetric {
+			for _, m := range byClause.FindAllStringSubmatch(r.Expr, -1) {
+				if !slices.Contains(strings.Fields(strings.ReplaceAll(m[1], ",", " ")), "pod") {
+					t.Errorf("%s: %q aggregates the pods away: keep pod", r.Alert, m[0])
+				}
+			}
+			if strings.Contains(r.Expr, " without") {
+				t.Errorf("%s: use by (..., pod, ...), not without", r.Alert)
+			}
+			if !strings.Contains(r.Annotations["summary"], "{{ $labels.pod }}") {
+				t.Errorf("%s: summary does not name {{ $labels.pod }}", r.Alert)
+			}
+		}
+		// Critical pages a person: only for what needs one now.
+		if r.Labels["severity"] == "critical" && !pages[r.Alert] {
+			t.Errorf("%s: critical, but it is not one of the alerts that page (%v): make it a warning, or say why it pages", r.Alert, pages)
 		}
 		// Alerts about a tap say which one. (E2AtapSidecarDown is about a
 		// scrape target: up has no tap label.)
@@ -265,6 +302,12 @@ func runbookAnchors(t *testing.T) map[string]bool {
 	}
 	return anchors
 }
+
+// pages are the alerts that page (severity critical): no e2atap sidecar of a
+// namespace answers, so the agents behind its ws taps may be unreachable.
+// Everything else is a warning: a bug to fix, a tap or configuration to
+// repair, while the traffic flows.
+var pages = map[string]bool{"E2AtapNoSidecarUp": true}
 
 var anchorDrop = regexp.MustCompile(`[^a-z0-9 _-]`)
 
@@ -412,6 +455,8 @@ func loadManifests(t *testing.T, dir string) []object {
 				obj = &corev1.ConfigMap{}
 			case "v1 Service":
 				obj = &corev1.Service{}
+			case "v1 Secret":
+				obj = &corev1.Secret{}
 			case "monitoring.coreos.com/v1 PodMonitor":
 				obj = &monitoringv1.PodMonitor{}
 			case "monitoring.coreos.com/v1 PrometheusRule":
@@ -450,8 +495,8 @@ func find[T any](t *testing.T, objs []object, kind, name string) T {
 
 func TestManifestsDecodeStrictly(t *testing.T) {
 	objs := loadManifests(t, "kubernetes")
-	if len(objs) < 9 {
-		t.Errorf("decoded %d objects, expected the base (6 files) and the overlay (3)", len(objs))
+	if len(objs) < 10 {
+		t.Errorf("decoded %d objects, expected the base (6 files), the overlay (3) and its example Secret", len(objs))
 	}
 }
 
@@ -629,11 +674,53 @@ func TestSidecarDeployment(t *testing.T) {
 		}
 	}
 
-	// The Service sends clients to the tap.
+	// The Service sends clients to the tap, by port number: the port is on
+	// a native sidecar (an init container), and Kubernetes before 1.32 does
+	// not resolve a named targetPort there (kubernetes/kubernetes#127958),
+	// which leaves the Service without endpoints.
 	svc := find[*corev1.Service](t, objs, "Service", "")
 	for _, p := range svc.Spec.Ports {
-		if _, ok := ports[p.TargetPort.StrVal]; !ok {
-			t.Errorf("Service port %s targets %q, not a port of the e2atap sidecar", p.Name, p.TargetPort.String())
+		if p.TargetPort.StrVal != "" {
+			t.Errorf("Service port %s targets the named port %q: use its number (%d), named ports of native sidecars need Kubernetes 1.32", p.Name, p.TargetPort.StrVal, ports[p.TargetPort.StrVal])
+			continue
+		}
+		if p.TargetPort.IntVal != ports["e2a-ws"] {
+			t.Errorf("Service port %s targets %d, not the e2atap sidecar's e2a-ws port %d", p.Name, p.TargetPort.IntVal, ports["e2a-ws"])
+		}
+	}
+
+	// The fingerprint key comes from a Secret, never from the ConfigMap.
+	var keyRef *corev1.SecretKeySelector
+	for _, e := range side.Env {
+		if e.Name == "E2ATAP_FINGERPRINT_KEY" {
+			if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				t.Errorf("E2ATAP_FINGERPRINT_KEY %+v: want it from a Secret (secretKeyRef)", e)
+				continue
+			}
+			keyRef = e.ValueFrom.SecretKeyRef
+		}
+	}
+	if keyRef == nil {
+		t.Error("the sidecar has no E2ATAP_FINGERPRINT_KEY from a Secret: fingerprints would not join across restarts")
+	}
+	if strings.Contains(cm.Data["e2atap.yaml"], "fingerprint_key") {
+		t.Error("the ConfigMap holds fingerprint_key: the key is a secret, take it from a Secret (E2ATAP_FINGERPRINT_KEY)")
+	}
+	for _, e := range side.EnvFrom {
+		if e.ConfigMapRef != nil {
+			t.Errorf("envFrom a ConfigMap (%s): secrets could arrive from it", e.ConfigMapRef.Name)
+		}
+	}
+	// The example Secret names the same Secret and key, and is not applied
+	// with the overlay (a placeholder everyone knows is no key).
+	if keyRef != nil {
+		ex := loadManifests(t, "kubernetes/overlays/example")
+		sec := find[*corev1.Secret](t, ex, "Secret", keyRef.Name)
+		if v, ok := sec.StringData[keyRef.Key]; !ok || len(v) < 16 {
+			t.Errorf("example Secret %s: key %q missing or under 16 bytes (e2atap refuses shorter keys)", sec.Name, keyRef.Key)
+		}
+		if k := find[*kustomization](t, ex, "Kustomization", ""); sec.Namespace != k.Namespace {
+			t.Errorf("example Secret in namespace %q, the overlay deploys to %q", sec.Namespace, k.Namespace)
 		}
 	}
 	if !selects(svc.Spec.Selector, dep.Spec.Template.Labels) {
@@ -819,6 +906,14 @@ func TestKustomizations(t *testing.T) {
 		}
 		var unlisted []string
 		for _, e := range entries {
+			// *.example.yaml are templates to copy (a Secret with a
+			// placeholder): never applied with the directory.
+			if strings.HasSuffix(e.Name(), ".example.yaml") {
+				if listed[e.Name()] {
+					t.Errorf("%s: %s is listed in kustomization.yaml; examples with placeholders must not be applied", dir, e.Name())
+				}
+				continue
+			}
 			if !e.IsDir() && strings.HasSuffix(e.Name(), ".yaml") && !listed[e.Name()] {
 				unlisted = append(unlisted, e.Name())
 			}
@@ -910,6 +1005,70 @@ func TestDockerfile(t *testing.T) {
 			}
 		case g != v:
 			t.Errorf("%s %s, want %s", k, g, v)
+		}
+	}
+}
+
+// TestKustomizeBuild renders the example overlay with kubectl's own
+// kustomize, as `kubectl apply -k` would, and checks what reaches the API
+// server: the namespace, the numeric targetPort, the key from the Secret.
+func TestKustomizeBuild(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl not on PATH: the overlay is checked file by file only (TestKustomizations)")
+	}
+	out, err := exec.Command(kubectl, "kustomize", "kubernetes/overlays/example").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize kubernetes/overlays/example: %v\n%s", err, out)
+	}
+	kinds := map[string]int{}
+	for _, doc := range splitYAML(out) {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			t.Fatal(err)
+		}
+		kinds[head.Kind]++
+		if head.Metadata.Namespace != "agents" {
+			t.Errorf("%s in namespace %q, want agents", head.Kind, head.Metadata.Namespace)
+		}
+		switch head.Kind {
+		case "Secret":
+			t.Error("the overlay renders a Secret: the fingerprint key must be created beside it, not applied with a placeholder")
+		case "Service":
+			var svc corev1.Service
+			if err := decodeStrict(doc, &svc); err != nil {
+				t.Fatal(err)
+			}
+			if tp := svc.Spec.Ports[0].TargetPort; tp.StrVal != "" || tp.IntVal != 19092 {
+				t.Errorf("rendered Service targets %s, want 19092", tp.String())
+			}
+		case "Deployment":
+			var dep appsv1.Deployment
+			if err := decodeStrict(doc, &dep); err != nil {
+				t.Fatal(err)
+			}
+			if r := dep.Spec.Replicas; r == nil || *r != 3 {
+				t.Errorf("rendered replicas %v, want the overlay's 3", r)
+			}
+			found := false
+			for _, c := range dep.Spec.Template.Spec.InitContainers {
+				for _, e := range c.Env {
+					found = found || (e.Name == "E2ATAP_FINGERPRINT_KEY" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil)
+				}
+			}
+			if !found {
+				t.Error("rendered sidecar has no E2ATAP_FINGERPRINT_KEY from a Secret")
+			}
+		}
+	}
+	for _, k := range []string{"ConfigMap", "Deployment", "Service", "PodMonitor", "PrometheusRule"} {
+		if kinds[k] != 1 {
+			t.Errorf("rendered %d %s, want 1", kinds[k], k)
 		}
 	}
 }

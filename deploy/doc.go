@@ -8,7 +8,10 @@
 // PrometheusRule identical to the plain rule file, run promtool, and run
 // every dashboard query and alert expression against a real Prometheus
 // scraping a running `e2atap run` (built from cmd/e2atap) whose logdir, ws
-// and nats taps are fed faulty traffic.
+// and nats taps are fed faulty traffic, and run every command of
+// docs/runbook.md and docs/deploy.md that can run without a cluster against
+// such a sidecar (TestDocCommands; kubectl cp or a shell in the distroless
+// sidecar is an error there).
 //
 // The reusable harness (start Prometheus, query it, parse PromQL and the
 // exposition) is the sub-package promtest.

@@ -327,6 +327,10 @@ func (f *logFeeder) round(_ context.Context, round int) {
 			b.WriteByte('\n')
 		}
 	}
+	if round%oversizeEvery == 1 {
+		// A credential in a log record: e2a.secret (E2AtapSecretInLog).
+		fmt.Fprintf(&b, `{"protocol_version": "1.0", "request_id": "secret-%s", "sequence": 0, "is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "body": {"result": {"content": "ok"}}, "metadata": {"api_key": "k3y-%s-not-a-real-one"}}`+"\n", tag, tag)
+	}
 	if round%oversizeEvery == 0 {
 		fmt.Fprintf(&b, `{"protocol_version": "1.0", "request_id": "oversize-%s", "sequence": 0, "is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "body": {"result": {"content": "%s"}}}`+"\n",
 			tag, strings.Repeat("x", 2*maxLineBytes))
@@ -512,7 +516,9 @@ func dashboardQueries(t *testing.T) []dashboardQuery {
 // (oversize lines included), ws in front of a stand-in AgentServer that
 // answers a Gateway's requests with faulty streams (permessage-deflate on),
 // nats pointed at a port where no server listens (a tap whose upstream is
-// down), and a logdir tap that cannot start (down, counted, retried). The
+// down), and a logdir tap that cannot start (down, counted, retried); a
+// credential in the logs; and, once running, a configuration file that the
+// sidecar rejects (it keeps the running one). The
 // sidecar must stay ready (/readyz 200: readiness is the ws listener).
 // A real Prometheus scrapes it, with the alert rules loaded, and a second
 // target that never answers (a sidecar that is down). Then every dashboard
@@ -564,9 +570,25 @@ func TestEndToEndPrometheus(t *testing.T) {
 		}
 	})
 
+	// A rejected reload: the sidecar keeps running its configuration and
+	// says so (E2AtapConfigReloadFailed).
+	conf := filepath.Join(dir, "e2atap.yaml")
+	good, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, append(good, "no_such_key: true\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	// A second target of the e2atap job that never answers: a sidecar that
-	// is down, for E2AtapSidecarDown.
+	// is down, for E2AtapSidecarDown; and a namespace whose only sidecar
+	// never answers, for E2AtapNoSidecarUp.
 	dead, err := promtest.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, err := promtest.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,8 +596,13 @@ func TestEndToEndPrometheus(t *testing.T) {
 		Jobs: []promtest.Job{{
 			Name:    "e2atap",
 			Targets: []string{sc.addr, dead},
-			// What the PodMonitor adds in a cluster; the dashboards filter on it.
-			Labels: map[string]string{"namespace": "test"},
+			// What the PodMonitor adds in a cluster; the dashboards filter
+			// on namespace, the alerts keep pod.
+			Labels: map[string]string{"namespace": "test", "pod": "agent-0"},
+		}, {
+			Name:    "e2atap-gone",
+			Targets: []string{gone},
+			Labels:  map[string]string{"job": "e2atap", "namespace": "gone", "pod": "gone-0"},
 		}},
 		RuleFiles:          []string{alertsFile},
 		ScrapeInterval:     time.Second,
@@ -711,6 +738,7 @@ func TestEndToEndPrometheus(t *testing.T) {
 			"E2AtapDecodeErrors/" + tapLogs, "E2AtapDecodeErrors/" + tapWS,
 			"E2AtapTapDrops/" + tapLogs, "E2AtapTapDown/" + tapStuck,
 			"E2AtapTapErrors/" + tapStuck, "E2AtapUpstreamDown/" + tapMesh,
+			"E2AtapSecretInLog/" + tapLogs,
 		} {
 			if !got[name] {
 				return false, fmt.Errorf("%s not pending or firing", name)
@@ -731,9 +759,9 @@ func TestEndToEndPrometheus(t *testing.T) {
 		if protocol == nil {
 			t.Fatalf("E2AtapProtocolErrors has no alert for tap %s: %+v", tap, active)
 		}
-		if protocol.Labels["namespace"] != "test" || protocol.Labels["severity"] != "critical" ||
+		if protocol.Labels["namespace"] != "test" || protocol.Labels["pod"] != "agent-0" || protocol.Labels["severity"] != "warning" ||
 			!strings.Contains(protocol.Annotations["summary"], tap) ||
-			!strings.Contains(protocol.Annotations["description"], "namespace test") {
+			!strings.Contains(protocol.Annotations["description"], "pod test/agent-0") {
 			t.Errorf("E2AtapProtocolErrors: labels %v annotations %v", protocol.Labels, protocol.Annotations)
 		}
 	}
@@ -741,6 +769,9 @@ func TestEndToEndPrometheus(t *testing.T) {
 		if strings.Contains(a.Annotations["summary"]+a.Annotations["description"], "<no value>") {
 			t.Errorf("%s: annotation renders a missing label: %v", a.Labels["alertname"], a.Annotations)
 		}
+	}
+	if out := sc.out.String(); !strings.Contains(out, "configuration rejected") {
+		t.Errorf("the sidecar did not log the rejected reload:\n%s", out)
 	}
 	t.Logf("all %d alerts pending or firing after %s", len(want), time.Since(start).Round(time.Millisecond))
 }
