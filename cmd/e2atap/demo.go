@@ -148,11 +148,19 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tty := !*plain && isTerminal(stdout)
-	fmt.Fprintf(stdout, "e2atap demo: seed %d, %g messages/s, fault rate %g; metrics on http://%s/metrics; files in %s\n",
-		o.Seed, o.Rate, o.FaultRate, d.metricsAddr, d.dir)
-	for _, l := range d.nextSteps(true) {
-		fmt.Fprintln(stdout, l)
+	v := newDemoView(d, *duration, tty, stdout)
+	// say prints text once (not the view), wrapped at a terminal's width.
+	say := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		if tty {
+			w, _ := v.size()
+			s = demo.WrapText(s, w)
+		}
+		fmt.Fprint(stdout, s)
 	}
+	say("e2atap demo: seed %d, %g messages/s, fault rate %g; metrics on http://%s/metrics; files in %s\n",
+		o.Seed, o.Rate, o.FaultRate, d.metricsAddr, d.dir)
+	say("%s\n", strings.Join(d.nextSteps(true), "\n"))
 
 	runCtx := ctx
 	if *duration > 0 {
@@ -162,7 +170,6 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	condDone := make(chan error, 1)
 	go func() { condDone <- d.cond.Run(runCtx, 0) }()
-	v := newDemoView(d, *duration, tty, stdout)
 	tick := time.NewTicker(*refresh)
 	var runErr error
 loop:
@@ -177,19 +184,15 @@ loop:
 	tick.Stop()
 	fmt.Fprint(stdout, v.render())
 	if runErr != nil {
-		fmt.Fprintf(stdout, "\nthe simulation stopped: %v\n", runErr)
+		say("\nthe simulation stopped: %v\n", runErr)
 	}
-	fmt.Fprintf(stdout, "\nending: draining the traffic, then %s for idle streams to be judged...\n", d.settleTime())
+	say("\nending: draining the traffic, then %s for idle streams to be judged...\n", d.settleTime())
 	if err := d.finish(context.Background()); err != nil && runErr == nil {
 		runErr = err
-		fmt.Fprintf(stdout, "draining: %v\n", err)
+		say("draining: %v\n", err)
 	}
 	rep, stopErr := d.stop()
-	fmt.Fprint(stdout, d.summary(rep))
-	fmt.Fprintln(stdout)
-	for _, l := range d.nextSteps(false) {
-		fmt.Fprintln(stdout, l)
-	}
+	say("%s\n%s\n", d.summary(rep), strings.Join(d.nextSteps(false), "\n"))
 	if stopErr != nil {
 		fmt.Fprintf(stderr, "e2atap demo: stopping: %v\n", stopErr)
 	}
@@ -462,33 +465,32 @@ func (d *demoRun) removeFiles() error {
 // name can look like a token) would be a command that does not work.
 func (d *demoRun) nextSteps(running bool) []string {
 	records := filepath.Join(d.dir, "records.jsonl")
-	var l []string
 	if running {
-		l = append(l,
-			"while it runs, in another terminal:",
-			fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'   # findings per tap and rule", d.metricsAddr),
-			fmt.Sprintf("  e2atap observe --addr %s   # follow findings and stream outcomes live", d.metricsAddr),
-		)
-		if d.opts.Keep {
-			l = append(l, fmt.Sprintf("files (kept at the end; --keep=false removes them): %s", d.dir))
-		} else {
-			l = append(l, fmt.Sprintf("files (removed at the end: --keep=false): %s", d.dir))
+		files := fmt.Sprintf("files in %s, kept at the end (--keep=false removes them)", d.dir)
+		if !d.opts.Keep {
+			files = fmt.Sprintf("files in %s, removed at the end (--keep=false)", d.dir)
 		}
-		return append(l, fmt.Sprintf("  e2atap validate %s   # replay e2atap's redacted record log offline", records))
+		return []string{
+			"try, in another terminal: the findings per tap and rule, the findings live, the redacted record log replayed offline:",
+			fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'", d.metricsAddr),
+			fmt.Sprintf("  e2atap observe --addr %s", d.metricsAddr),
+			fmt.Sprintf("  e2atap validate %s", records),
+			files,
+		}
 	}
 	if !d.opts.Keep {
-		return append(l, fmt.Sprintf("files removed (--keep=false): %s", d.dir))
+		return []string{fmt.Sprintf("files removed (--keep=false): %s", d.dir)}
 	}
-	return append(l,
+	return []string{
 		fmt.Sprintf("files kept in %s:", d.dir),
 		"  records.jsonl             e2atap's redacted record log",
 		"  findings.jsonl            the findings, one JSON line each",
 		"  agent/agentserver.jsonl   the AgentServer's own log, the log tap's input (it holds the leaked test tokens)",
 		"  e2atap.log                e2atap's own log",
-		"next:",
-		fmt.Sprintf("  e2atap validate %s   # the same findings, offline", records),
-		fmt.Sprintf("  rm -r %s   # when done (or run the demo with --keep=false)", d.dir),
-	)
+		"next: replay the record log offline (the same findings), and remove the files when done (or run with --keep=false):",
+		fmt.Sprintf("  e2atap validate %s", records),
+		fmt.Sprintf("  rm -r %s", d.dir),
+	}
 }
 
 func (d *demoRun) summary(rep demo.Report) string {
@@ -562,8 +564,8 @@ func (v *demoView) state(n int) demo.ViewState {
 		Taps:    demo.Taps{WS: demoTapWS, Log: demoTapLog, NATS: demoTapNATS}, IdleTimeout: v.d.opts.IdleTimeout,
 		Redact: v.d.policy.String,
 		Header: []string{
-			fmt.Sprintf("Gateway → e2atap ws proxy %s → AgentServer %s   NATS %s   metrics http://%s/metrics", v.d.wsAddr, v.d.as.Addr(), v.d.natsURL, v.d.metricsAddr),
-			fmt.Sprintf("AgentServer log %s   idle timeout %s   seed %d   %g msg/s   fault rate %g", v.d.as.LogPath(), v.d.opts.IdleTimeout, v.d.opts.Seed, v.d.opts.Rate, v.d.opts.FaultRate),
+			fmt.Sprintf("Gateway → e2atap ws proxy %s → AgentServer %s   NATS %s", v.d.wsAddr, v.d.as.Addr(), v.d.natsURL),
+			fmt.Sprintf("seed %d   %g msg/s   fault rate %g   idle timeout %s", v.d.opts.Seed, v.d.opts.Rate, v.d.opts.FaultRate, v.d.opts.IdleTimeout),
 		},
 		Next: v.d.nextSteps(true),
 	}

@@ -297,7 +297,7 @@ func TestDemoNextStepsAndFiles(t *testing.T) {
 	}()
 
 	// While it runs: the printed commands work against this run.
-	observeAt := regexp.MustCompile(`(?m)^  e2atap observe --addr (127\.0\.0\.1:\d+)   # follow`)
+	observeAt := regexp.MustCompile(`(?m)^  e2atap observe --addr (127\.0\.0\.1:\d+)$`)
 	var addr string
 	if err := waitFor(ctx, 20*time.Second, func() bool {
 		if m := observeAt.FindStringSubmatch(out.String()); m != nil {
@@ -308,7 +308,7 @@ func TestDemoNextStepsAndFiles(t *testing.T) {
 		t.Fatalf("no observe command printed: %v\n%s%s", err, out, errOut)
 	}
 	start := out.String()
-	dirLine := regexp.MustCompile(`(?m)^files \(kept at the end; --keep=false removes them\): (\S+)$`).FindStringSubmatch(start)
+	dirLine := regexp.MustCompile(`(?m)^files in (\S+), kept at the end \(--keep=false removes them\)$`).FindStringSubmatch(start)
 	if dirLine == nil {
 		t.Fatalf("the start does not say where the files are kept:\n%s", start)
 	}
@@ -318,8 +318,8 @@ func TestDemoNextStepsAndFiles(t *testing.T) {
 	}
 	records := filepath.Join(dir, "records.jsonl")
 	for _, want := range []string{
-		fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'", addr),
-		fmt.Sprintf("  e2atap validate %s   # replay", records),
+		fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'\n", addr),
+		fmt.Sprintf("\n  e2atap validate %s\n", records),
 	} {
 		if !strings.Contains(start, want) {
 			t.Errorf("the start lacks %q:\n%s", want, start)
@@ -353,7 +353,7 @@ func TestDemoNextStepsAndFiles(t *testing.T) {
 	// say per tap what was found of what was injected, and why twice.
 	for _, want := range []string{"found/expected{agent-ws=", " agent-logs=", " mesh=", "expected = 2 × injected",
 		"files kept in " + dir + ":", "  records.jsonl ", "  agent/agentserver.jsonl ",
-		"  e2atap validate " + records + "   # the same findings, offline", "  rm -r " + dir} {
+		"next: replay the record log offline", "\n  e2atap validate " + records + "\n  rm -r " + dir + "\n"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("output lacks %q:\n%s", want, all)
 		}
@@ -408,7 +408,7 @@ func TestDemoKeepFalse(t *testing.T) {
 				t.Fatalf("exit %d:\n%s%s", code, out.String(), errOut.String())
 			}
 			m := regexp.MustCompile(`(?m)^files removed \(--keep=false\): (\S+)$`).FindStringSubmatch(out.String())
-			if m == nil || !strings.Contains(out.String(), "files (removed at the end: --keep=false): "+m[1]) {
+			if m == nil || !strings.Contains(out.String(), "files in "+m[1]+", removed at the end (--keep=false)\n") {
 				t.Fatalf("the output does not say the files are removed:\n%s", out.String())
 			}
 			if tc.args == nil {

@@ -201,6 +201,17 @@ func TestRender(t *testing.T) {
 	}
 }
 
+func TestWrapText(t *testing.T) {
+	in := "summary\n  aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll mmmm\nend"
+	want := "summary\n  aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii\n    jjjj kkkk llll mmmm\nend"
+	if got := WrapText(in, 48); got != want {
+		t.Errorf("WrapText:\n%s\nwant\n%s", got, want)
+	}
+	if got := WrapText(in, 0); got != in {
+		t.Errorf("WrapText with no width changed the text: %q", got)
+	}
+}
+
 func TestWrap(t *testing.T) {
 	for _, tc := range []struct {
 		in    string

@@ -263,3 +263,22 @@ func runeOffset(s string, n int) int {
 	}
 	return len(s)
 }
+
+// WrapText wraps every line of s at width columns (a terminal's), the
+// continuation lines indented two more than their line: for the text
+// printed once, before and after the view (settings, summary, next
+// steps). Nothing is cut; width < 40 leaves s as it is.
+func WrapText(s string, width int) string {
+	if width < 40 {
+		return s
+	}
+	var b strings.Builder
+	for i, ln := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		indent := len(ln) - len(strings.TrimLeft(ln, " "))
+		b.WriteString(strings.Join(wrap(ln, width, strings.Repeat(" ", indent+2)), "\n"))
+	}
+	return b.String()
+}
