@@ -190,6 +190,18 @@ func TestRender(t *testing.T) {
 		t.Errorf("short terminal: %d seq_gap findings shown:\n%s", n, short)
 	}
 
+	// An 80x24 terminal: nothing scrolls off; the title, the faults table
+	// and the newest finding stay, the rest gives way.
+	small := RenderTTY(vs, 80, 24)
+	if n := strings.Count(small, "\n"); n > 23 {
+		t.Errorf("%d lines in a 24-row terminal:\n%s", n, small)
+	}
+	for _, want := range []string{"e2atap demo   5s elapsed", "lost_chunk                1  e2a.seq_gap", "Why found is twice injected", "e2a.secret          req-2", "credential (authorization)"} {
+		if !strings.Contains(small, want) {
+			t.Errorf("24-row view lacks %q:\n%s", want, small)
+		}
+	}
+
 	line := RenderLine(vs)
 	for _, want := range []string{"e2a.seq_gap=2", "found/expected{ws=1/1 logs=2/2 mesh=0/1}", "injected=3", "unexplained=0", "credential (authorization) in a logged record at body.delta"} {
 		if !strings.Contains(line, want) {

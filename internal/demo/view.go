@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/e2atap/e2atap/validate"
 )
 
 // ViewState is what the live view shows at one moment.
@@ -69,8 +71,9 @@ const clearHome = "\x1b[H\x1b[2J"
 // know the terminal's height.
 const lastShown = 8
 
-// screen collects the view's lines, wrapped at the terminal's width so
-// that the line count is the terminal's and nothing is cut.
+// screen collects the lines of one section of the view, wrapped at the
+// terminal's width so that the line count is the terminal's and nothing
+// is cut.
 type screen struct {
 	width int
 	lines []string
@@ -83,97 +86,169 @@ func (sc *screen) add(s, cont string) {
 
 func (sc *screen) addf(format string, args ...any) { sc.add(fmt.Sprintf(format, args...), "    ") }
 
+// section is a part of the view; on a short terminal the sections of
+// lower keep are shown first (0: always).
+type section struct {
+	keep  int
+	lines []string
+}
+
 // RenderTTY draws the full-screen view (the caller writes it at once) for
 // a terminal of width columns and height rows (0: unknown). Finding
 // messages are shown whole, wrapped; the last findings fill the rows
-// that are left.
+// that are left. On a terminal too short for everything, the blank lines
+// go first, then whole sections in this order: the header, the rates,
+// the per-tap records, the next steps; the faults table stays.
 func RenderTTY(st ViewState, width, height int) string {
 	if width < 40 {
 		width = 100
 	}
-	sc := &screen{width: width}
-	left := "until Ctrl-C"
-	if st.Duration > 0 {
-		left = fmt.Sprintf("%s left", max(st.Duration-st.Elapsed, 0).Round(time.Second))
+	var secs []section
+	add := func(keep int, fill func(sc *screen)) {
+		sc := &screen{width: width}
+		fill(sc)
+		secs = append(secs, section{keep, sc.lines})
 	}
-	sc.addf("e2atap demo   %s elapsed, %s   (Ctrl-C ends it with a summary)", st.Elapsed.Round(time.Second), left)
-	for _, h := range st.Header {
-		sc.add("  "+st.redact(h), "      ")
-	}
-	sc.add(strings.Repeat("─", min(width, 100)), "")
-	sc.addf("records %8.0f/s   total %-9d   sent by the simulation %6.0f/s (%d, altered in relay: %d)",
-		st.RecordsPerSec, st.Stats.Records, st.SentPerSec, st.Sent, st.Altered)
-
+	add(0, func(sc *screen) {
+		left := "until Ctrl-C"
+		if st.Duration > 0 {
+			left = fmt.Sprintf("%s left", max(st.Duration-st.Elapsed, 0).Round(time.Second))
+		}
+		sc.addf("e2atap demo   %s elapsed, %s   (Ctrl-C ends it with a summary)", st.Elapsed.Round(time.Second), left)
+	})
+	add(5, func(sc *screen) {
+		for _, h := range st.Header {
+			sc.add("  "+st.redact(h), "      ")
+		}
+		sc.add(strings.Repeat("─", min(width, 100)), "")
+	})
+	add(4, func(sc *screen) {
+		sc.addf("records %8.0f/s   total %-9d   sent by the simulation %6.0f/s (%d, altered in relay: %d)",
+			st.RecordsPerSec, st.Stats.Records, st.SentPerSec, st.Sent, st.Altered)
+	})
 	taps := st.taps()
-	sc.add("", "")
-	sc.addf("%-14s %9s %6s %9s   %s", "tap", "records", "open", "findings", "watches")
-	for _, t := range taps {
-		sc.addf("  %-12s %9d %6d %9d   %s", t.name, st.Stats.RecordsPerTap[t.name], st.Stats.Open[t.name], st.Stats.ByTap[t.name], t.what)
-	}
-
-	sc.add("", "")
-	sc.add("injected faults and what each tap found of them (found/expected: one finding per tap that can see the fault)", "  ")
-	// Columns as narrow as their contents, so that the table fits 80
-	// columns with the demo's tap names.
-	cell := func(name, v string) string { return fmt.Sprintf(" %*s", max(len(name), 7), v) }
-	head := fmt.Sprintf("  %-18s %8s  %-18s", "fault", "injected", "rule")
-	for _, t := range taps {
-		head += cell(t.name, t.name)
-	}
-	sc.add(head, "")
-	injected := 0
-	for _, f := range st.Report.Faults {
-		injected += f.Injected
-		row := fmt.Sprintf("  %-18s %8d  %-18s", f.Fault, f.Injected, f.Rule)
-		for _, t := range taps {
-			row += cell(t.name, foundOf(f.Found[t.name], f.ExpectedByTap[t.name]))
-		}
-		sc.add(strings.TrimRight(row, " "), "")
-	}
-	found, expected := st.Report.ByTap()
-	row := fmt.Sprintf("  %-18s %8d  %-18s", "total", injected, "")
-	for _, t := range taps {
-		row += cell(t.name, fmt.Sprintf("%d/%d", found[t.name], expected[t.name]))
-	}
-	sc.add(row, "")
-	sc.add(fmt.Sprintf("  Why found is twice injected: an E2A fault crosses the wire and is written to the AgentServer's log, "+
-		"so the %s and the %s tap each report it; a leaked token is only in the log, a frame fault only on NATS. "+
-		"A stream that never ends is reported after the %s idle timeout.", st.Taps.WS, st.Taps.Log, st.IdleTimeout), "  ")
-	sc.add(fmt.Sprintf("  Findings no injected fault explains: %d", len(st.Report.False)), "  ")
-
-	if len(st.Next) > 0 {
+	add(3, func(sc *screen) {
 		sc.add("", "")
-		for _, n := range st.Next {
-			sc.add(n, "      ")
+		sc.addf("%-14s %9s %6s %9s   %s", "tap", "records", "open", "findings", "watches")
+		for _, t := range taps {
+			sc.addf("  %-12s %9d %6d %9d   %s", t.name, st.Stats.RecordsPerTap[t.name], st.Stats.Open[t.name], st.Stats.ByTap[t.name], t.what)
 		}
+	})
+	add(0, func(sc *screen) {
+		sc.add("", "")
+		sc.add("injected faults and what each tap found of them (found/expected: one finding per tap that can see the fault)", "  ")
+		// Columns as narrow as their contents, so that the table fits 80
+		// columns with the demo's tap names.
+		cell := func(name, v string) string { return fmt.Sprintf(" %*s", max(len(name), 7), v) }
+		head := fmt.Sprintf("  %-18s %8s  %-18s", "fault", "injected", "rule")
+		for _, t := range taps {
+			head += cell(t.name, t.name)
+		}
+		sc.add(head, "")
+		injected := 0
+		for _, f := range st.Report.Faults {
+			injected += f.Injected
+			row := fmt.Sprintf("  %-18s %8d  %-18s", f.Fault, f.Injected, f.Rule)
+			for _, t := range taps {
+				row += cell(t.name, foundOf(f.Found[t.name], f.ExpectedByTap[t.name]))
+			}
+			sc.add(strings.TrimRight(row, " "), "")
+		}
+		found, expected := st.Report.ByTap()
+		row := fmt.Sprintf("  %-18s %8d  %-18s", "total", injected, "")
+		for _, t := range taps {
+			row += cell(t.name, fmt.Sprintf("%d/%d", found[t.name], expected[t.name]))
+		}
+		sc.add(row, "")
+		sc.add(fmt.Sprintf("  Why found is twice injected: an E2A fault crosses the wire and is written to the AgentServer's log, "+
+			"so the %s and the %s tap each report it; a leaked token is only in the log, a frame fault only on NATS. "+
+			"A stream that never ends is reported after the %s idle timeout.", st.Taps.WS, st.Taps.Log, st.IdleTimeout), "  ")
+		sc.add(fmt.Sprintf("  Findings no injected fault explains: %d", len(st.Report.False)), "  ")
+	})
+	if len(st.Next) > 0 {
+		add(2, func(sc *screen) {
+			sc.add("", "")
+			for _, n := range st.Next {
+				sc.add(n, "      ")
+			}
+		})
 	}
 
-	sc.add("", "")
-	sc.add("last findings, newest first", "")
-	if len(st.Stats.Last) == 0 {
-		sc.add("  (none yet)", "")
+	// The findings get what is left, at least their title and one.
+	var first []string
+	if n := len(st.Stats.Last); n > 0 {
+		first = findingLines(&st, &st.Stats.Last[n-1], width)
 	}
-	shown := 0
-	for i := len(st.Stats.Last) - 1; i >= 0; i-- {
-		f := st.Stats.Last[i]
-		lines := wrap(fmt.Sprintf("  %s %-19s %s  at %s", f.Time.Format("15:04:05"), f.Rule, st.redact(f.Stream), shortSource(st.redact(f.Source))), width, "           ")
-		lines = append(lines, wrap("           "+st.redact(f.Message), width, "           ")...)
-		if height > 0 && len(sc.lines)+len(lines) > height-1 && shown > 0 {
+	lines := fit(secs, height, 2+len(first))
+	lines = append(lines, "", "last findings, newest first")
+	if len(st.Stats.Last) == 0 {
+		lines = append(lines, "  (none yet)")
+	}
+	for i, shown := len(st.Stats.Last)-1, 0; i >= 0; i, shown = i-1, shown+1 {
+		fl := findingLines(&st, &st.Stats.Last[i], width)
+		if shown > 0 && (height > 0 && len(lines)+len(fl) > height-1 || height <= 0 && shown == lastShown) {
 			break
 		}
-		if height <= 0 && shown == lastShown {
-			break
-		}
-		sc.lines = append(sc.lines, lines...)
-		shown++
+		lines = append(lines, fl...)
 	}
 	var b strings.Builder
 	b.WriteString(clearHome)
-	for _, l := range sc.lines {
+	for _, l := range lines {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// findingLines is one finding: where, then its whole message, wrapped.
+func findingLines(st *ViewState, f *validate.Finding, width int) []string {
+	const cont = "           "
+	lines := wrap(fmt.Sprintf("  %s %-19s %s  at %s", f.Time.Format("15:04:05"), f.Rule, st.redact(f.Stream), shortSource(st.redact(f.Source))), width, cont)
+	return append(lines, wrap(cont+st.redact(f.Message), width, cont)...)
+}
+
+// fit lays the sections out in order within height-1 rows less reserve
+// (height 0: all of them): blank lines go first, then the sections of
+// highest keep.
+func fit(secs []section, height, reserve int) []string {
+	count := func(skipBlank bool, upTo int) int {
+		n := 0
+		for _, s := range secs {
+			if s.keep > upTo {
+				continue
+			}
+			for _, l := range s.lines {
+				if !skipBlank || l != "" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	maxKeep := 0
+	for _, s := range secs {
+		maxKeep = max(maxKeep, s.keep)
+	}
+	budget := height - 1 - reserve
+	skipBlank, upTo := false, maxKeep
+	if height > 0 && count(false, upTo) > budget {
+		skipBlank = true
+		for upTo > 0 && count(true, upTo) > budget {
+			upTo--
+		}
+	}
+	var out []string
+	for _, s := range secs {
+		if s.keep > upTo {
+			continue
+		}
+		for _, l := range s.lines {
+			if !skipBlank || l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // foundOf is one cell of the faults table: blank where the tap cannot
