@@ -471,9 +471,9 @@ func (d *demoRun) nextSteps(running bool) []string {
 			files = fmt.Sprintf("files in %s, removed at the end (--keep=false)", d.dir)
 		}
 		return []string{
-			"try, in another terminal: the findings per tap and rule, the findings live, the redacted record log replayed offline:",
+			"try, in another terminal: the findings per tap and rule; the findings live (without --streams=false, every stream's outcome too); the redacted record log replayed offline:",
 			fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'", d.metricsAddr),
-			fmt.Sprintf("  e2atap observe --addr %s", d.metricsAddr),
+			fmt.Sprintf("  e2atap observe --addr %s --streams=false", d.metricsAddr),
 			fmt.Sprintf("  e2atap validate %s", records),
 			files,
 		}

@@ -206,7 +206,7 @@ func checkView(t *testing.T, screen string, rep demo.Report, live []validate.Fin
 	}
 	for _, want := range []string{
 		"Why found is twice injected",
-		"e2atap observe --addr " + d.metricsAddr,
+		"e2atap observe --addr " + d.metricsAddr + " --streams=false",
 		"curl -s http://" + d.metricsAddr + "/metrics",
 		"e2atap validate " + filepath.Join(d.dir, "records.jsonl"),
 	} {
@@ -297,7 +297,7 @@ func TestDemoNextStepsAndFiles(t *testing.T) {
 	}()
 
 	// While it runs: the printed commands work against this run.
-	observeAt := regexp.MustCompile(`(?m)^  e2atap observe --addr (127\.0\.0\.1:\d+)$`)
+	observeAt := regexp.MustCompile(`(?m)^  e2atap observe --addr (127\.0\.0\.1:\d+) --streams=false$`)
 	var addr string
 	if err := waitFor(ctx, 20*time.Second, func() bool {
 		if m := observeAt.FindStringSubmatch(out.String()); m != nil {
@@ -335,7 +335,7 @@ func TestDemoNextStepsAndFiles(t *testing.T) {
 		t.Errorf("the printed metrics URL serves no e2atap metrics")
 	}
 	var obs, obsErr bytes.Buffer
-	if code := run(ctx, []string{"observe", "--addr", addr, "--follow=false", "--output", "table"}, nil, &obs, &obsErr); code != 0 || !strings.HasPrefix(obs.String(), "TIME ") {
+	if code := run(ctx, []string{"observe", "--addr", addr, "--streams=false", "--follow=false", "--output", "table"}, nil, &obs, &obsErr); code != 0 || !strings.HasPrefix(obs.String(), "TIME ") {
 		t.Errorf("e2atap observe --addr %s: exit %d: %s%s", addr, code, obs.String(), obsErr.String())
 	}
 
