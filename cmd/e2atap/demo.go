@@ -186,7 +186,7 @@ loop:
 	if runErr != nil {
 		say("\nthe simulation stopped: %v\n", runErr)
 	}
-	say("\nending: draining the traffic, then %s for idle streams to be judged...\n", d.settleTime())
+	say("\nending: draining the traffic, then up to %s until the streams left open are judged by the %s idle timeout...\n", d.settleTime(), o.IdleTimeout)
 	if err := d.finish(context.Background()); err != nil && runErr == nil {
 		runErr = err
 		say("draining: %v\n", err)
@@ -352,21 +352,34 @@ func demoConfig(o demoOptions, dir, agentURL, natsURL string) Config {
 	return cfg
 }
 
-// settleTime is how long after the last message every stream left open
-// has been judged: the idle timeout, the engine's expiry period (1 s)
-// twice, and slack for the log tap's polling.
-func (d *demoRun) settleTime() time.Duration { return d.opts.IdleTimeout + 3*time.Second }
+// settleTime bounds the wait, after the last message, for every stream
+// left open to be judged: the idle timeout, then slack. The engine's
+// expiry runs every second but has been seen to judge an idle stream up
+// to 4 s after its timeout on a loaded machine, so the wait ends as soon
+// as no stream is open rather than after a fixed time.
+func (d *demoRun) settleTime() time.Duration { return d.opts.IdleTimeout + 10*time.Second }
 
 // finish drains the traffic and waits until every stream left open was
-// judged by the idle timeout.
+// judged by the idle timeout (no stream open on any tap), at most
+// settleTime.
 func (d *demoRun) finish(ctx context.Context) error {
 	err := d.cond.Drain(ctx)
-	t := time.NewTimer(d.settleTime())
-	defer t.Stop()
+	// The last messages reach the taps (the log tap polls) before the
+	// open streams are counted.
+	t := time.NewTimer(time.Second)
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	t.Stop()
+	waitFor(ctx, d.settleTime(), func() bool {
+		for _, n := range d.coll.Snapshot(0).Open {
+			if n > 0 {
+				return false
+			}
+		}
+		return true
+	})
 	return err
 }
 
@@ -471,7 +484,7 @@ func (d *demoRun) nextSteps(running bool) []string {
 			files = fmt.Sprintf("files in %s, removed at the end (--keep=false)", d.dir)
 		}
 		return []string{
-			"try, in another terminal: the findings per tap and rule; the findings live (without --streams=false, every stream's outcome too); the redacted record log replayed offline:",
+			"try, in another terminal (the findings per tap and rule; live; the record log replayed offline):",
 			fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'", d.metricsAddr),
 			fmt.Sprintf("  e2atap observe --addr %s --streams=false", d.metricsAddr),
 			fmt.Sprintf("  e2atap validate %s", records),
