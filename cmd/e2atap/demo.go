@@ -36,6 +36,16 @@ drained, streams are given the idle timeout to be judged, and a summary
 sets the injected faults beside what e2atap found. The exit status is 0
 when every injected fault was found and nothing else, 1 otherwise.
 
+The view shows, per tap, what it found of the injected faults: an E2A
+fault crosses the wire and is written to the AgentServer's log, so the
+WebSocket tap and the log tap each report it (twice the injected count);
+a leaked token is only in the log, a frame fault only on NATS. It prints
+what to try while it runs (curl the metrics, 'e2atap observe --addr'
+against this run) and, at the end, where the files are: they are kept
+(in --dir, or a new e2atap-demo-* directory under the temporary
+directory) unless --keep=false, so 'e2atap validate DIR/records.jsonl'
+replays e2atap's redacted record log offline.
+
 Faults: ` + "%s" + `.
 
 Flags:
@@ -54,7 +64,8 @@ type demoOptions struct {
 	WSPort        int
 	AgentPort     int
 	IdleTimeout   time.Duration
-	Dir           string // "" a temporary directory, removed at the end
+	Dir           string // "": a new e2atap-demo-* directory under os.TempDir()
+	Keep          bool   // keep the files at the end (false: remove what the demo wrote)
 	Record        bool   // peers keep what they send and receive (tests)
 	Ping          time.Duration
 }
@@ -62,7 +73,7 @@ type demoOptions struct {
 func defaultDemoOptions() demoOptions {
 	return demoOptions{
 		Rate: 200, FaultRate: 0.05, Faults: demo.AllFaults, Seed: 1, Concurrent: 8, FrameShare: 0.2,
-		MetricsListen: "127.0.0.1:9464", IdleTimeout: 4 * time.Second, Ping: 10 * time.Second,
+		MetricsListen: "127.0.0.1:9464", IdleTimeout: 4 * time.Second, Ping: 10 * time.Second, Keep: true,
 	}
 }
 
@@ -81,7 +92,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.WSPort, "ws-port", 0, "port of e2atap's WebSocket proxy on 127.0.0.1, where the Gateway connects (0: a free one)")
 	fs.IntVar(&o.AgentPort, "agent-port", 0, "port of the simulated AgentServer on 127.0.0.1 (0: a free one)")
 	fs.DurationVar(&o.IdleTimeout, "idle-timeout", o.IdleTimeout, "streams silent this long are judged (missing final)")
-	fs.StringVar(&o.Dir, "dir", "", "keep the logs (AgentServer log, e2atap's redacted record log, findings) in this directory (default: a temporary one, removed)")
+	fs.StringVar(&o.Dir, "dir", "", "write the files (AgentServer log, e2atap's redacted record log, findings, e2atap's log) in this directory (default: a new e2atap-demo-* directory under "+os.TempDir()+")")
+	fs.BoolVar(&o.Keep, "keep", o.Keep, "keep the files at the end (--keep=false removes what the demo wrote)")
 	plain := fs.Bool("plain", false, "periodic plain lines even on a terminal")
 	refresh := fs.Duration("refresh", time.Second, "how often the view redraws")
 	if done, code := parseFlags(fs, fmt.Sprintf(demoUsage, demo.FaultNames()), args, stdout); done {
@@ -136,8 +148,19 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tty := !*plain && isTerminal(stdout)
-	fmt.Fprintf(stdout, "e2atap demo: seed %d, %g messages/s, fault rate %g; metrics on http://%s/metrics; files in %s\n",
+	v := newDemoView(d, *duration, tty, stdout)
+	// say prints text once (not the view), wrapped at a terminal's width.
+	say := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		if tty {
+			w, _ := v.size()
+			s = demo.WrapText(s, w)
+		}
+		fmt.Fprint(stdout, s)
+	}
+	say("e2atap demo: seed %d, %g messages/s, fault rate %g; metrics on http://%s/metrics; files in %s\n",
 		o.Seed, o.Rate, o.FaultRate, d.metricsAddr, d.dir)
+	say("%s\n", strings.Join(d.nextSteps(true), "\n"))
 
 	runCtx := ctx
 	if *duration > 0 {
@@ -147,7 +170,6 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	condDone := make(chan error, 1)
 	go func() { condDone <- d.cond.Run(runCtx, 0) }()
-	v := newDemoView(d, *duration, tty)
 	tick := time.NewTicker(*refresh)
 	var runErr error
 loop:
@@ -162,15 +184,15 @@ loop:
 	tick.Stop()
 	fmt.Fprint(stdout, v.render())
 	if runErr != nil {
-		fmt.Fprintf(stdout, "\nthe simulation stopped: %v\n", runErr)
+		say("\nthe simulation stopped: %v\n", runErr)
 	}
-	fmt.Fprintf(stdout, "\nending: draining the traffic, then %s for idle streams to be judged...\n", d.settleTime())
+	say("\nending: draining the traffic, then up to %s until the streams left open are judged by the %s idle timeout...\n", d.settleTime(), o.IdleTimeout)
 	if err := d.finish(context.Background()); err != nil && runErr == nil {
 		runErr = err
-		fmt.Fprintf(stdout, "draining: %v\n", err)
+		say("draining: %v\n", err)
 	}
 	rep, stopErr := d.stop()
-	fmt.Fprint(stdout, d.summary(rep))
+	say("%s\n%s\n", d.summary(rep), strings.Join(d.nextSteps(false), "\n"))
 	if stopErr != nil {
 		fmt.Fprintf(stderr, "e2atap demo: stopping: %v\n", stopErr)
 	}
@@ -195,7 +217,7 @@ func isTerminal(w io.Writer) bool {
 type demoRun struct {
 	opts        demoOptions
 	dir         string
-	removeDir   bool
+	createdDir  bool // the demo made dir (it may remove it whole)
 	ns          *server.Server
 	as          *demo.AgentServer
 	gw          *demo.Gateway
@@ -226,21 +248,17 @@ const (
 // proxy. On error, what was started is stopped.
 func startDemo(ctx context.Context, o demoOptions) (d *demoRun, err error) {
 	d = &demoRun{opts: o, ledger: demo.NewLedger(), coll: demo.NewCollector(), started: time.Now()}
+	started := d // the returns below set d to nil
 	defer func() {
 		if err != nil {
-			d.stop()
+			started.stop()
+			if started.createdDir {
+				os.RemoveAll(started.dir) // nothing ran: nothing to keep
+			}
 		}
 	}()
-	if o.Dir == "" {
-		if d.dir, err = os.MkdirTemp("", "e2atap-demo-"); err != nil {
-			return nil, err
-		}
-		d.removeDir = true
-	} else {
-		d.dir = o.Dir
-		if err = os.MkdirAll(d.dir, 0o755); err != nil {
-			return nil, err
-		}
+	if d.dir, d.createdDir, err = demoDir(o.Dir, d.started); err != nil {
+		return nil, err
 	}
 	if d.ns, err = demo.StartNATS(o.NATSPort); err != nil {
 		return nil, err
@@ -334,21 +352,34 @@ func demoConfig(o demoOptions, dir, agentURL, natsURL string) Config {
 	return cfg
 }
 
-// settleTime is how long after the last message every stream left open
-// has been judged: the idle timeout, the engine's expiry period (1 s)
-// twice, and slack for the log tap's polling.
-func (d *demoRun) settleTime() time.Duration { return d.opts.IdleTimeout + 3*time.Second }
+// settleTime bounds the wait, after the last message, for every stream
+// left open to be judged: the idle timeout, then slack. The engine's
+// expiry runs every second but has been seen to judge an idle stream up
+// to 4 s after its timeout on a loaded machine, so the wait ends as soon
+// as no stream is open rather than after a fixed time.
+func (d *demoRun) settleTime() time.Duration { return d.opts.IdleTimeout + 10*time.Second }
 
 // finish drains the traffic and waits until every stream left open was
-// judged by the idle timeout.
+// judged by the idle timeout (no stream open on any tap), at most
+// settleTime.
 func (d *demoRun) finish(ctx context.Context) error {
 	err := d.cond.Drain(ctx)
-	t := time.NewTimer(d.settleTime())
-	defer t.Stop()
+	// The last messages reach the taps (the log tap polls) before the
+	// open streams are counted.
+	t := time.NewTimer(time.Second)
 	select {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	t.Stop()
+	waitFor(ctx, d.settleTime(), func() bool {
+		for _, n := range d.coll.Snapshot(0).Open {
+			if n > 0 {
+				return false
+			}
+		}
+		return true
+	})
 	return err
 }
 
@@ -384,10 +415,95 @@ func (d *demoRun) stop() (demo.Report, error) {
 		d.ns.WaitForShutdown()
 	}
 	rep := d.ledger.Match(d.coll.Findings())
-	if d.removeDir && d.dir != "" {
-		errs = append(errs, os.RemoveAll(d.dir))
+	if !d.opts.Keep && d.dir != "" {
+		errs = append(errs, d.removeFiles())
 	}
 	return rep, errors.Join(errs...)
+}
+
+// The files the demo writes in its directory.
+var (
+	demoFiles = []string{"records.jsonl", "findings.jsonl", "e2atap.log", "positions.json", filepath.Join("agent", "agentserver.jsonl")}
+	// The files that tell a directory holds a finished demo's output:
+	// a second run would append to them, and its stream ids (the same
+	// seed, the same ids) would turn the replay into after_final findings.
+	demoOutputs = []string{"records.jsonl", "findings.jsonl", filepath.Join("agent", "agentserver.jsonl")}
+)
+
+// demoDir makes the demo's directory: dir, or a new e2atap-demo-<time>-*
+// under os.TempDir(). A dir that holds a previous demo's files is refused.
+func demoDir(dir string, now time.Time) (path string, created bool, err error) {
+	if dir == "" {
+		path, err = os.MkdirTemp("", "e2atap-demo-"+now.Format("20060102-150405")+"-")
+		return path, err == nil, err
+	}
+	for _, f := range demoOutputs {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return "", false, fmt.Errorf("--dir %s already holds a demo's %s: remove it, or give another directory", dir, f)
+		}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		created = true
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, err
+	}
+	return dir, created, nil
+}
+
+// removeFiles removes what the demo wrote (--keep=false): the whole
+// directory when the demo made it, else only its own files.
+func (d *demoRun) removeFiles() error {
+	if d.createdDir {
+		return os.RemoveAll(d.dir)
+	}
+	var errs []error
+	for _, f := range demoFiles {
+		if err := os.Remove(filepath.Join(d.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(d.dir, "agent")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// nextSteps says what to do with this run, with its real addresses and
+// paths: while it runs (the metrics, `e2atap observe` on the same
+// listener), and with its files (kept or not). They are printed as they
+// are, not through the redaction policy: they hold nothing from a record
+// or a credential (the listen address, the directory the demo made or
+// was given), and a fingerprinted path (a temporary directory's random
+// name can look like a token) would be a command that does not work.
+func (d *demoRun) nextSteps(running bool) []string {
+	records := filepath.Join(d.dir, "records.jsonl")
+	if running {
+		files := fmt.Sprintf("files in %s, kept at the end (--keep=false removes them)", d.dir)
+		if !d.opts.Keep {
+			files = fmt.Sprintf("files in %s, removed at the end (--keep=false)", d.dir)
+		}
+		return []string{
+			"try, in another terminal (the findings per tap and rule; live; the record log replayed offline):",
+			fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'", d.metricsAddr),
+			fmt.Sprintf("  e2atap observe --addr %s --streams=false", d.metricsAddr),
+			fmt.Sprintf("  e2atap validate %s", records),
+			files,
+		}
+	}
+	if !d.opts.Keep {
+		return []string{fmt.Sprintf("files removed (--keep=false): %s", d.dir)}
+	}
+	return []string{
+		fmt.Sprintf("files kept in %s:", d.dir),
+		"  records.jsonl             e2atap's redacted record log",
+		"  findings.jsonl            the findings, one JSON line each",
+		"  agent/agentserver.jsonl   the AgentServer's own log, the log tap's input (it holds the leaked test tokens)",
+		"  e2atap.log                e2atap's own log",
+		"next: replay the record log offline (the same findings), and remove the files when done (or run with --keep=false):",
+		fmt.Sprintf("  e2atap validate %s", records),
+		fmt.Sprintf("  rm -r %s", d.dir),
+	}
 }
 
 func (d *demoRun) summary(rep demo.Report) string {
@@ -402,7 +518,9 @@ func (d *demoRun) summary(rep demo.Report) string {
 	for _, t := range []string{demoTapWS, demoTapLog, demoTapNATS} {
 		taps = append(taps, fmt.Sprintf("%s %d", t, st.RecordsPerTap[t]))
 	}
-	fmt.Fprintf(&b, "records judged by e2atap: %d (%s)\n\n", st.Records, strings.Join(taps, ", "))
+	fmt.Fprintf(&b, "records judged by e2atap: %d (%s)\n", st.Records, strings.Join(taps, ", "))
+	fmt.Fprintf(&b, "expected: one finding per tap that can see a fault. An E2A fault crosses the wire and is written to the AgentServer's log, so %s and %s each report it (expected = 2 × injected); a leaked token is only in the log (%s), a frame fault only on NATS (%s).\n\n",
+		demoTapWS, demoTapLog, demoTapLog, demoTapNATS)
 	// The report quotes findings (stream, source, message): the policy.
 	var r strings.Builder
 	rep.Write(&r)
@@ -415,38 +533,61 @@ type demoView struct {
 	d        *demoRun
 	duration time.Duration
 	tty      bool
+	out      io.Writer // the terminal, for its size
 	lastAt   time.Time
 	lastRec  uint64
 	lastSent uint64
 }
 
-func newDemoView(d *demoRun, duration time.Duration, tty bool) *demoView {
-	return &demoView{d: d, duration: duration, tty: tty, lastAt: time.Now()}
+func newDemoView(d *demoRun, duration time.Duration, tty bool, out io.Writer) *demoView {
+	return &demoView{d: d, duration: duration, tty: tty, out: out, lastAt: time.Now()}
+}
+
+// size is the terminal's columns and rows, asked at every redraw (the
+// window may change); 120 columns and an unknown height when it cannot be
+// asked.
+func (v *demoView) size() (width, height int) {
+	if f, ok := v.out.(*os.File); ok && v.tty {
+		if w, h, ok := terminalSize(f); ok {
+			return w, h
+		}
+	}
+	return 120, 0
 }
 
 func (v *demoView) render() string {
+	width, height := v.size()
+	vs := v.state(max(height, 8))
+	if v.tty {
+		return demo.RenderTTY(vs, width, height)
+	}
+	return demo.RenderLine(vs)
+}
+
+// state is the view's state now, with the last n findings.
+func (v *demoView) state(n int) demo.ViewState {
 	now := time.Now()
 	dt := now.Sub(v.lastAt).Seconds()
-	st := v.d.coll.Snapshot(8)
+	st := v.d.coll.Snapshot(n)
 	sent := v.d.cond.C.Messages.Load()
 	vs := demo.ViewState{
 		Elapsed: now.Sub(v.d.started), Duration: v.duration, Stats: st, Sent: sent,
-		Altered: v.d.cond.C.Altered.Load(), Injected: v.d.ledger.Injected(),
+		Altered: v.d.cond.C.Altered.Load(),
+		Report:  v.d.ledger.Match(v.d.coll.Findings()),
+		Taps:    demo.Taps{WS: demoTapWS, Log: demoTapLog, NATS: demoTapNATS}, IdleTimeout: v.d.opts.IdleTimeout,
 		Redact: v.d.policy.String,
 		Header: []string{
-			fmt.Sprintf("Gateway → e2atap ws proxy %s → AgentServer %s   NATS %s   metrics http://%s/metrics", v.d.wsAddr, v.d.as.Addr(), v.d.natsURL, v.d.metricsAddr),
-			fmt.Sprintf("AgentServer log %s   idle timeout %s   seed %d   %g msg/s   fault rate %g", v.d.as.LogPath(), v.d.opts.IdleTimeout, v.d.opts.Seed, v.d.opts.Rate, v.d.opts.FaultRate),
+			fmt.Sprintf("Gateway → e2atap ws proxy %s → AgentServer %s   NATS %s", v.d.wsAddr, v.d.as.Addr(), v.d.natsURL),
+			fmt.Sprintf("seed %d   %g msg/s   fault rate %g   idle timeout %s", v.d.opts.Seed, v.d.opts.Rate, v.d.opts.FaultRate, v.d.opts.IdleTimeout),
 		},
+		Next: v.d.nextSteps(true),
 	}
 	if dt > 0 {
 		vs.RecordsPerSec = float64(st.Records-v.lastRec) / dt
 		vs.SentPerSec = float64(sent-v.lastSent) / dt
 	}
 	v.lastAt, v.lastRec, v.lastSent = now, st.Records, sent
-	if v.tty {
-		return demo.RenderTTY(vs, 120)
-	}
-	return demo.RenderLine(vs)
+	return vs
 }
 
 // waitFor polls cond until it holds, ctx ends or limit passes.

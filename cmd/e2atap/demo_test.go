@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -73,6 +74,13 @@ func TestDemoWholeSystem(t *testing.T) {
 	if fmt.Sprint(sortedCounts(metricCounts)) != fmt.Sprint(sortedCounts(collected)) {
 		t.Errorf("e2atap_findings_total disagrees with the findings:\nmetrics:  %v\nfindings: %v", sortedCounts(metricCounts), sortedCounts(collected))
 	}
+
+	// The live view of this run, as a 100-column terminal shows it: per
+	// tap what it found of the injected faults (the ledger's own count),
+	// the last findings' messages whole, this run's next steps.
+	view := newDemoView(d, 0, true, nil)
+	screen := demo.RenderTTY(view.state(8), 100, 0)
+	checkView(t, screen, d.ledger.Match(live), live, d)
 
 	rep, err := d.stop()
 	stopped = true
@@ -164,6 +172,50 @@ func TestDemoWholeSystem(t *testing.T) {
 	}
 }
 
+// checkView checks a rendered live view against the run: each fault's
+// row holds found/expected per tap as the ledger counts them, the newest
+// findings' messages are there whole, and the next steps name this run's
+// metrics address and record log.
+func checkView(t *testing.T, screen string, rep demo.Report, live []validate.Finding, d *demoRun) {
+	t.Helper()
+	rows := map[string]string{}
+	for _, ln := range strings.Split(screen, "\n") {
+		if f := strings.Fields(ln); len(f) > 0 {
+			rows[f[0]] = strings.Join(f, " ")
+		}
+	}
+	for _, f := range rep.Faults {
+		want := fmt.Sprintf("%s %d %s", f.Fault, f.Injected, f.Rule)
+		for _, tap := range []string{demoTapWS, demoTapLog, demoTapNATS} {
+			if n := f.ExpectedByTap[tap]; n > 0 {
+				want += fmt.Sprintf(" %d/%d", f.Found[tap], n)
+			}
+		}
+		if rows[string(f.Fault)] != want {
+			t.Errorf("view row %q, want %q", rows[string(f.Fault)], want)
+		}
+		if f.Injected > 0 && f.Fault != "leaked_token" && !f.Fault.IsFrame() && f.ExpectedByTap[demoTapWS] != f.Injected {
+			t.Errorf("%s: %d injected, %d expected of %s", f.Fault, f.Injected, f.ExpectedByTap[demoTapWS], demoTapWS)
+		}
+	}
+	flat := strings.Join(strings.Fields(screen), " ")
+	for _, f := range live[max(len(live)-3, 0):] {
+		if msg := strings.Join(strings.Fields(d.policy.String(f.Message)), " "); !strings.Contains(flat, msg) {
+			t.Errorf("view lacks the whole message %q:\n%s", msg, screen)
+		}
+	}
+	for _, want := range []string{
+		"Why found is twice injected",
+		"e2atap observe --addr " + d.metricsAddr + " --streams=false",
+		"curl -s http://" + d.metricsAddr + "/metrics",
+		"e2atap validate " + filepath.Join(d.dir, "records.jsonl"),
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("view lacks %q:\n%s", want, screen)
+		}
+	}
+}
+
 var findingsLine = regexp.MustCompile(`^e2atap_findings_total\{([^}]*)\} ([0-9.e+]+)`)
 var labelPair = regexp.MustCompile(`(\w+)="([^"]*)"`)
 
@@ -220,5 +272,155 @@ func sameSeq(t *testing.T, what string, sent, got [][]byte) {
 			t.Errorf("%s: message %d differs:\nsent %s\ngot  %s", what, i, sent[i], got[i])
 			return
 		}
+	}
+}
+
+// TestDemoNextStepsAndFiles runs `e2atap demo` as a person would (the
+// command, its flags, its output) and checks what it tells them to do:
+// the metrics URL and `e2atap observe --addr` with this run's real
+// address, both answering while it runs; the record log's path and the
+// validate command for it; the files kept at the end in a printed
+// e2atap-demo-* directory under the temporary directory, and replayable.
+func TestDemoNextStepsAndFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo: about 8 s")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, errOut := &lockedBuffer{}, &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--duration", "3s", "--idle-timeout", "1s", "--metrics-listen", "127.0.0.1:0", "--fault-rate", "0.2", "--rate", "300"}, nil, out, errOut)
+	}()
+
+	// While it runs: the printed commands work against this run.
+	observeAt := regexp.MustCompile(`(?m)^  e2atap observe --addr (127\.0\.0\.1:\d+) --streams=false$`)
+	var addr string
+	if err := waitFor(ctx, 20*time.Second, func() bool {
+		if m := observeAt.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	}); err != nil {
+		t.Fatalf("no observe command printed: %v\n%s%s", err, out, errOut)
+	}
+	start := out.String()
+	dirLine := regexp.MustCompile(`(?m)^files in (\S+), kept at the end \(--keep=false removes them\)$`).FindStringSubmatch(start)
+	if dirLine == nil {
+		t.Fatalf("the start does not say where the files are kept:\n%s", start)
+	}
+	dir := dirLine[1]
+	if filepath.Dir(dir) != tmp || !strings.HasPrefix(filepath.Base(dir), "e2atap-demo-") {
+		t.Errorf("files in %s, want a new e2atap-demo-* directory in %s", dir, tmp)
+	}
+	records := filepath.Join(dir, "records.jsonl")
+	for _, want := range []string{
+		fmt.Sprintf("  curl -s http://%s/metrics | grep '^e2atap_findings_total'\n", addr),
+		fmt.Sprintf("\n  e2atap validate %s\n", records),
+	} {
+		if !strings.Contains(start, want) {
+			t.Errorf("the start lacks %q:\n%s", want, start)
+		}
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(b, []byte("e2atap_records_total")) {
+		t.Errorf("the printed metrics URL serves no e2atap metrics")
+	}
+	var obs, obsErr bytes.Buffer
+	if code := run(ctx, []string{"observe", "--addr", addr, "--streams=false", "--follow=false", "--output", "table"}, nil, &obs, &obsErr); code != 0 || !strings.HasPrefix(obs.String(), "TIME ") {
+		t.Errorf("e2atap observe --addr %s: exit %d: %s%s", addr, code, obs.String(), obsErr.String())
+	}
+
+	var code int
+	select {
+	case code = <-done:
+	case <-ctx.Done():
+		t.Fatal("the demo did not end")
+	}
+	all := out.String()
+	if code != exitOK && code != exitFindings {
+		t.Fatalf("exit %d:\n%s%s", code, all, errOut)
+	}
+	// The view's lines (plain, as stdout is no terminal) and the summary
+	// say per tap what was found of what was injected, and why twice.
+	for _, want := range []string{"found/expected{agent-ws=", " agent-logs=", " mesh=", "expected = 2 × injected",
+		"files kept in " + dir + ":", "  records.jsonl ", "  agent/agentserver.jsonl ",
+		"next: replay the record log offline", "\n  e2atap validate " + records + "\n  rm -r " + dir + "\n"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("output lacks %q:\n%s", want, all)
+		}
+	}
+	// Kept: the files are there, and the record log replays.
+	for _, f := range demoFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("not kept: %v", err)
+		}
+	}
+	var val, valErr bytes.Buffer
+	if code := run(ctx, []string{"validate", "--output", "json", records}, nil, &val, &valErr); code != exitFindings || !strings.Contains(val.String(), `"rule":`) {
+		t.Errorf("e2atap validate %s: exit %d, %d bytes of findings: %s", records, code, val.Len(), valErr.String())
+	}
+	// A second run into the same --dir would mix two runs' streams.
+	var again bytes.Buffer
+	if code := run(ctx, []string{"demo", "--dir", dir, "--metrics-listen", "127.0.0.1:0"}, nil, io.Discard, &again); code != exitUsage || !strings.Contains(again.String(), "already holds a demo's records.jsonl") {
+		t.Errorf("a second demo into %s: exit %d: %s", dir, code, again.String())
+	}
+}
+
+// TestDemoKeepFalse: --keep=false removes what the demo wrote and says so:
+// the whole directory it made, or only its own files in a --dir that was
+// there before.
+func TestDemoKeepFalse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo twice: about 12 s")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	mine := filepath.Join(tmp, "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"a directory of its own", nil},
+		{"a --dir that was there", []string{"--dir", mine}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var out, errOut bytes.Buffer
+			args := append([]string{"demo", "--keep=false", "--duration", "1s", "--idle-timeout", "1s", "--metrics-listen", "127.0.0.1:0"}, tc.args...)
+			if code := run(ctx, args, nil, &out, &errOut); code != exitOK && code != exitFindings {
+				t.Fatalf("exit %d:\n%s%s", code, out.String(), errOut.String())
+			}
+			m := regexp.MustCompile(`(?m)^files removed \(--keep=false\): (\S+)$`).FindStringSubmatch(out.String())
+			if m == nil || !strings.Contains(out.String(), "files in "+m[1]+", removed at the end (--keep=false)\n") {
+				t.Fatalf("the output does not say the files are removed:\n%s", out.String())
+			}
+			if tc.args == nil {
+				if _, err := os.Stat(m[1]); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s is still there: %v", m[1], err)
+				}
+				return
+			}
+			entries, err := os.ReadDir(mine)
+			if err != nil || len(entries) != 1 || entries[0].Name() != "notes.txt" {
+				t.Errorf("--dir %s after --keep=false: %v, %v; want only notes.txt", mine, entries, err)
+			}
+		})
 	}
 }

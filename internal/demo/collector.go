@@ -23,6 +23,7 @@ type Collector struct {
 	open     map[string]int
 	findings []validate.Finding
 	byRule   map[string]int
+	byTap    map[string]int
 	dropped  int
 }
 
@@ -30,7 +31,7 @@ var _ validate.Sink = (*Collector)(nil)
 
 // NewCollector returns an empty collector.
 func NewCollector() *Collector {
-	return &Collector{perTap: map[string]uint64{}, open: map[string]int{}, byRule: map[string]int{}}
+	return &Collector{perTap: map[string]uint64{}, open: map[string]int{}, byRule: map[string]int{}, byTap: map[string]int{}}
 }
 
 // Record counts a record.
@@ -46,6 +47,7 @@ func (c *Collector) Finding(f *validate.Finding) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.byRule[f.Rule]++
+	c.byTap[f.Tap]++
 	if len(c.findings) >= maxKept {
 		c.dropped++
 		return
@@ -83,6 +85,7 @@ type Stats struct {
 	RecordsPerTap map[string]uint64
 	Open          map[string]int
 	ByRule        map[string]int
+	ByTap         map[string]int // findings per tap
 	Findings      int
 	Last          []validate.Finding // the most recent, newest last
 }
@@ -91,7 +94,7 @@ type Stats struct {
 func (c *Collector) Snapshot(n int) Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Stats{Records: c.records.Load(), RecordsPerTap: map[string]uint64{}, Open: map[string]int{}, ByRule: map[string]int{}}
+	s := Stats{Records: c.records.Load(), RecordsPerTap: map[string]uint64{}, Open: map[string]int{}, ByRule: map[string]int{}, ByTap: map[string]int{}}
 	for k, v := range c.perTap {
 		s.RecordsPerTap[k] = v
 	}
@@ -101,6 +104,9 @@ func (c *Collector) Snapshot(n int) Stats {
 	for k, v := range c.byRule {
 		s.ByRule[k] = v
 		s.Findings += v
+	}
+	for k, v := range c.byTap {
+		s.ByTap[k] = v
 	}
 	if len(c.findings) > n {
 		s.Last = append(s.Last, c.findings[len(c.findings)-n:]...)

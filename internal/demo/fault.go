@@ -130,9 +130,14 @@ func (l *Ledger) Expects() []Expect {
 type FaultResult struct {
 	Fault    Fault
 	Rule     string
-	Injected int            // faults sent
-	Expected int            // findings they must cause (one per observing tap)
-	Found    map[string]int // tap → findings found by the rule, on the stream
+	Injected int // faults sent
+	Expected int // findings they must cause (one per observing tap)
+	// ExpectedByTap splits Expected by tap: an E2A fault is on the wire
+	// and in the AgentServer's log, so the ws tap and the log tap each
+	// must report it; a leaked token is only in the log; a frame fault
+	// only on NATS.
+	ExpectedByTap map[string]int
+	Found         map[string]int // tap → findings found by the rule, on the stream
 }
 
 // FoundTotal sums Found.
@@ -155,6 +160,21 @@ type Report struct {
 	Findings int
 }
 
+// ByTap sums, per tap, the findings that matched an injected fault and
+// the findings expected.
+func (r *Report) ByTap() (found, expected map[string]int) {
+	found, expected = map[string]int{}, map[string]int{}
+	for _, f := range r.Faults {
+		for t, n := range f.Found {
+			found[t] += n
+		}
+		for t, n := range f.ExpectedByTap {
+			expected[t] += n
+		}
+	}
+	return found, expected
+}
+
 // OK is true when every expected finding was reported and nothing else.
 func (r *Report) OK() bool { return len(r.Missing) == 0 && len(r.False) == 0 }
 
@@ -173,10 +193,11 @@ func (l *Ledger) Match(findings []validate.Finding) Report {
 	rep := Report{Findings: len(findings)}
 	byFault := map[Fault]*FaultResult{}
 	for _, f := range AllFaults {
-		byFault[f] = &FaultResult{Fault: f, Rule: f.Rule(), Injected: inj[f], Found: map[string]int{}}
+		byFault[f] = &FaultResult{Fault: f, Rule: f.Rule(), Injected: inj[f], ExpectedByTap: map[string]int{}, Found: map[string]int{}}
 	}
 	for _, e := range exp {
 		byFault[e.Fault].Expected++
+		byFault[e.Fault].ExpectedByTap[e.Tap]++
 	}
 	for _, f := range findings {
 		k := findingKey{f.Rule, f.Tap, f.Stream}
@@ -203,11 +224,11 @@ func (l *Ledger) Match(findings []validate.Finding) Report {
 // Write prints the summary: per fault kind, injected N, found M by rule X
 // (per tap); then the misses and false findings, listed.
 func (r *Report) Write(sb *strings.Builder) {
-	fmt.Fprintf(sb, "%-20s %8s %9s %6s  %-20s %s\n", "fault", "injected", "expected", "found", "rule", "found by tap")
+	fmt.Fprintf(sb, "%-20s %8s %9s %6s  %-20s %s\n", "fault", "injected", "expected", "found", "rule", "found/expected by tap")
 	for _, f := range r.Faults {
 		var taps []string
-		for t, n := range f.Found {
-			taps = append(taps, fmt.Sprintf("%s %d", t, n))
+		for t, n := range f.ExpectedByTap {
+			taps = append(taps, fmt.Sprintf("%s %d/%d", t, f.Found[t], n))
 		}
 		sort.Strings(taps)
 		fmt.Fprintf(sb, "%-20s %8d %9d %6d  %-20s %s\n", f.Fault, f.Injected, f.Expected, f.FoundTotal(), f.Rule, strings.Join(taps, ", "))
