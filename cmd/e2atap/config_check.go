@@ -1,0 +1,222 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/e2atap/e2atap/exporters/traces"
+)
+
+// checkMode says how much checkConfig looks at beyond the file.
+type checkMode int
+
+const (
+	// atStart: what `e2atap run` needs before it starts anything. A tap's
+	// problem on the machine is a warning (the tap is isolated: it is
+	// down, retried and reported while the rest runs).
+	atStart checkMode = iota
+	// forCheck: `run --check`, which judges everything a start would meet;
+	// it also tries the listen ports, a busy one being a warning (the
+	// running sidecar itself holds it).
+	forCheck
+)
+
+// checkConfig loads the configuration file at path and reports every
+// problem at once: those of the file (keys, types), of the values
+// (Validate, on whatever could be decoded), of the OTEL_* variables the
+// process reads, and of the machine (output and positions directories,
+// ports). It creates nothing.
+func checkConfig(path string, getenv func(string) string, mode checkMode) (Config, Problems) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return DefaultConfig(), Problems{{Msg: fmt.Sprintf("cannot read the file: %v", err)}}
+	}
+	cfg, probs := parseChecked(b, getenv)
+	if len(probs) == 1 && probs[0].syntax {
+		return cfg, probs
+	}
+	probs = append(probs, otelProblems(getenv)...)
+	if len(probs.errors()) == 0 || mode == forCheck {
+		probs = append(probs, cfg.checkHost(mode)...)
+	}
+	return cfg, probs.sorted()
+}
+
+// parseChecked decodes b, applies the environment and validates, and
+// returns every problem of the three at once. The Config is usable only
+// when no problem is an error.
+func parseChecked(b []byte, getenv func(string) string) (Config, Problems) {
+	cfg, err := ParseConfig(b)
+	var probs Problems
+	errors.As(err, &probs)
+	if len(probs) == 1 && probs[0].syntax {
+		return cfg, probs // the defaults: nothing of the file to validate
+	}
+	cfg.applyEnv(getenv)
+	return cfg, append(probs, cfg.validate()...).sorted()
+}
+
+// otelProblems validates the OTEL_* variables as the trace exporter will
+// read them, each problem naming its variable. traces.FromEnv never
+// quotes a header value or an endpoint's user:password.
+func otelProblems(getenv func(string) string) Problems {
+	_, err := traces.FromEnv(getenv)
+	if err == nil {
+		return nil
+	}
+	var probs Problems
+	for _, e := range splitErr(err) {
+		probs = append(probs, Problem{Msg: "traces: " + e.Error()})
+	}
+	return probs
+}
+
+// checkHost checks what the configuration needs of this machine: that
+// the output files can be created or appended to (their directory exists
+// and is writable; for a rotated log, also when the file exists), that each logdir tap
+// can write its positions, and in forCheck mode that the listen ports are
+// free. It creates and changes nothing.
+func (c *Config) checkHost(mode checkMode) Problems {
+	var probs Problems
+	add := func(path string, warn bool, format string, a ...any) {
+		line, env := c.src.where(path)
+		probs = append(probs, Problem{Line: line, Env: env, Warning: warn, Msg: fmt.Sprintf(format, a...)})
+	}
+	for _, o := range []struct {
+		key, path string
+		rotated   bool
+	}{
+		{"outputs.findings.path", c.Outputs.Findings.Path, false},
+		{"outputs.log.path", c.Outputs.Log.Path, c.Outputs.Log.RotateBytes > 0},
+	} {
+		if o.path == "" || o.path == "-" {
+			continue
+		}
+		if err := checkWritableFile(o.path, o.rotated); err != nil {
+			add(o.key, false, "%s: %q: %v", o.key, o.path, err)
+		}
+	}
+	for i, t := range c.Taps {
+		key := fmt.Sprintf("taps[%d]", i)
+		where := key
+		if t.Name != "" {
+			where = fmt.Sprintf("taps[%d] (%s)", i, t.Name)
+		}
+		if t.Type != "logdir" {
+			continue
+		}
+		if t.Positions != "" {
+			if err := checkWritableFile(t.Positions, true); err != nil {
+				add(key+".positions", mode == atStart, "%s: positions: %q: %v", where, t.Positions, err)
+			}
+		}
+		for j, p := range t.Paths {
+			// The tap waits for files to appear, not for their directory.
+			if dir := globDir(p); dir != "" {
+				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+					add(fmt.Sprintf("%s.paths[%d]", key, j), true, "%s: paths: %q: directory %s does not exist (yet): nothing is read until it does", where, p, dir)
+				}
+			}
+		}
+	}
+	if mode == forCheck {
+		addrs := []struct{ key, addr, what string }{{"listen", c.Listen, "listen"}}
+		for i, t := range c.Taps {
+			if t.Type == "ws" {
+				addrs = append(addrs, struct{ key, addr, what string }{fmt.Sprintf("taps[%d].listen", i), t.Listen, fmt.Sprintf("taps[%d] (%s): listen", i, t.Name)})
+			}
+		}
+		for _, a := range addrs {
+			if checkHostPort(a.addr, true) != nil {
+				continue // Validate said why
+			}
+			if err := tryListen(a.addr); err != nil {
+				add(a.key, true, "%s: %s: %v", a.what, a.addr, err)
+			}
+		}
+	}
+	return probs
+}
+
+// checkWritableFile reports why path could not be opened for appending
+// (created if missing), without creating or opening it. inDir: the file
+// is also replaced or rotated beside itself (a temp file and a rename), so
+// its directory must be writable even when the file exists.
+func checkWritableFile(path string, inDir bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return errors.New("is a directory")
+	case err == nil:
+		if err := access(path, wOK); err != nil {
+			return fmt.Errorf("is not writable: %w", err)
+		}
+		if !inDir {
+			return nil
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(path)
+	di, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case err != nil:
+		return err
+	case !di.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := access(dir, wOK|xOK); err != nil {
+		return fmt.Errorf("directory %s is not writable: %w", dir, err)
+	}
+	return nil
+}
+
+const (
+	wOK = 0x2
+	xOK = 0x1
+)
+
+// access is access(2): may this process write there? It answers for the
+// real user, which is the user of a sidecar (no setuid).
+func access(path string, mode uint32) error { return syscall.Access(path, mode) }
+
+// globDir is the directory part of a glob before its first pattern
+// character ("" if the pattern starts there).
+func globDir(pattern string) string {
+	i := strings.IndexAny(pattern, "*?[\\")
+	if i < 0 {
+		return filepath.Dir(pattern)
+	}
+	j := strings.LastIndex(pattern[:i], string(filepath.Separator))
+	if j < 0 {
+		return ""
+	}
+	if j == 0 {
+		return string(filepath.Separator)
+	}
+	return pattern[:j]
+}
+
+// tryListen binds addr for a moment to see whether a start could.
+func tryListen(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err == nil {
+		return l.Close()
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return errors.New("in use (by another process, or by the running sidecar itself)")
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return fmt.Errorf("cannot listen: %v", oe.Err)
+	}
+	return fmt.Errorf("cannot listen: %v", err)
+}
