@@ -32,7 +32,9 @@ const (
 // (Validate, on whatever could be decoded), of the OTEL_* variables the
 // process reads, and of the machine (output and positions directories,
 // ports). It creates nothing.
-func checkConfig(path string, getenv func(string) string, mode checkMode) (Config, Problems) {
+// environ is the environment as os.Environ gives it, for the names of the
+// OTEL_* variables that are set.
+func checkConfig(path string, getenv func(string) string, environ []string, mode checkMode) (Config, Problems) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return DefaultConfig(), Problems{{Msg: fmt.Sprintf("cannot read the file: %v", err)}}
@@ -41,10 +43,8 @@ func checkConfig(path string, getenv func(string) string, mode checkMode) (Confi
 	if len(probs) == 1 && probs[0].syntax {
 		return cfg, probs
 	}
-	probs = append(probs, otelProblems(getenv)...)
-	if len(probs.errors()) == 0 || mode == forCheck {
-		probs = append(probs, cfg.checkHost(mode)...)
-	}
+	probs = append(probs, otelProblems(getenv, environ)...)
+	probs = append(probs, cfg.checkHost(mode)...)
 	return cfg, probs.sorted()
 }
 
@@ -63,19 +63,78 @@ func parseChecked(b []byte, getenv func(string) string) (Config, Problems) {
 }
 
 // otelProblems validates the OTEL_* variables as the trace exporter will
-// read them, each problem naming its variable. traces.FromEnv never
-// quotes a header value or an endpoint's user:password.
-func otelProblems(getenv func(string) string) Problems {
-	_, err := traces.FromEnv(getenv)
-	if err == nil {
-		return nil
-	}
+// read them, each problem naming its variable: those traces.FromEnv reads
+// (it never quotes a header value or an endpoint's user:password), and
+// those the OTLP exporter reads by itself (compression, TLS files). A
+// variable of environ that is not one e2atap reads but is one edit or two
+// from one is a warning (a typo there silently leaves the default).
+func otelProblems(getenv func(string) string, environ []string) Problems {
 	var probs Problems
-	for _, e := range splitErr(err) {
-		probs = append(probs, Problem{Msg: "traces: " + e.Error()})
+	tc, err := traces.FromEnv(getenv)
+	if err != nil {
+		for _, e := range splitErr(err) {
+			probs = append(probs, Problem{Msg: "traces: " + e.Error()})
+		}
+	}
+	pick := func(suffix string) (string, string) {
+		if v := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_" + suffix)); v != "" {
+			return "OTEL_EXPORTER_OTLP_TRACES_" + suffix, v
+		}
+		return "OTEL_EXPORTER_OTLP_" + suffix, strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + suffix))
+	}
+	if err == nil && tc.Enabled() {
+		if name, v := pick("COMPRESSION"); v != "" && v != "gzip" && v != "none" {
+			probs = append(probs, Problem{Msg: fmt.Sprintf("traces: %s=%q: want gzip or none", name, v)})
+		}
+		files := map[string]string{}
+		for _, suffix := range []string{"CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY"} {
+			name, v := pick(suffix)
+			if v == "" {
+				continue
+			}
+			files[suffix] = v
+			if err := access(v, rOK); err != nil {
+				probs = append(probs, Problem{Msg: fmt.Sprintf("traces: %s=%q: cannot read the file: %v", name, v, err)})
+			}
+		}
+		if (files["CLIENT_CERTIFICATE"] == "") != (files["CLIENT_KEY"] == "") {
+			probs = append(probs, Problem{Msg: "traces: OTEL_EXPORTER_OTLP_[TRACES_]CLIENT_CERTIFICATE and CLIENT_KEY go together: set both or neither"})
+		}
+	}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "OTEL_") || contains(otelKnown, name) ||
+			strings.HasPrefix(name, "OTEL_EXPORTER_OTLP_METRICS_") || strings.HasPrefix(name, "OTEL_EXPORTER_OTLP_LOGS_") {
+			continue
+		}
+		if s := closest(name, otelRead); s != "" {
+			probs = append(probs, Problem{Warning: true, Msg: fmt.Sprintf("traces: %s is not a variable e2atap reads (did you mean %s?)", name, s)})
+		}
 	}
 	return probs
 }
+
+// otelRead are the OTEL_* variables that configure e2atap's traces;
+// otelKnown adds the other variables of the OpenTelemetry specification
+// that are not typos of them.
+var (
+	otelRead = func() []string {
+		out := []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
+			"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"}
+		for _, s := range []string{"PROTOCOL", "INSECURE", "HEADERS", "TIMEOUT", "COMPRESSION", "CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY"} {
+			out = append(out, "OTEL_EXPORTER_OTLP_"+s, "OTEL_EXPORTER_OTLP_TRACES_"+s)
+		}
+		return out
+	}()
+	otelKnown = append([]string{"OTEL_LOG_LEVEL", "OTEL_PROPAGATORS", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER",
+		"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+		"OTEL_BLRP_SCHEDULE_DELAY", "OTEL_BLRP_EXPORT_TIMEOUT", "OTEL_BLRP_MAX_QUEUE_SIZE", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE",
+		"OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT", "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+		"OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_SPAN_EVENT_COUNT_LIMIT", "OTEL_SPAN_LINK_COUNT_LIMIT",
+		"OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", "OTEL_METRIC_EXPORT_INTERVAL",
+		"OTEL_METRIC_EXPORT_TIMEOUT", "OTEL_EXPORTER_ZIPKIN_ENDPOINT", "OTEL_EXPORTER_ZIPKIN_TIMEOUT",
+		"OTEL_EXPORTER_PROMETHEUS_HOST", "OTEL_EXPORTER_PROMETHEUS_PORT", "OTEL_GO_X_EXEMPLAR", "OTEL_GO_X_RESOURCE"}, otelRead...)
+)
 
 // checkHost checks what the configuration needs of this machine: that
 // the output files can be created or appended to (their directory exists
@@ -180,6 +239,7 @@ func checkWritableFile(path string, inDir bool) error {
 }
 
 const (
+	rOK = 0x4
 	wOK = 0x2
 	xOK = 0x1
 )

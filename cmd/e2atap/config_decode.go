@@ -465,7 +465,7 @@ func keyPlaces(k string) []string {
 func closest(s string, names []string) string {
 	best, bestD := "", 0
 	for _, n := range names {
-		dist := editDistance(strings.ToLower(s), n)
+		dist := editDistance(strings.ToLower(s), strings.ToLower(n))
 		if best == "" || dist < bestD || (dist == bestD && n < best) {
 			best, bestD = n, dist
 		}
@@ -483,7 +483,7 @@ func closest(s string, names []string) string {
 	// A shortened key ("budget" for "budget_bytes"), if only one fits.
 	var fits []string
 	for _, n := range names {
-		if len(s) >= 4 && strings.HasPrefix(n, strings.ToLower(s)) {
+		if len(s) >= 4 && strings.HasPrefix(strings.ToLower(n), strings.ToLower(s)) {
 			fits = append(fits, n)
 		}
 	}

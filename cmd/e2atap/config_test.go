@@ -224,6 +224,17 @@ func TestConfigEnvProblems(t *testing.T) {
 		}, []string{"s3cretPW", "user:", "tok-ABCDEF", "Bearer"}},
 		{"malformed endpoint with credentials", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://u:s3cretPW@bad host:4318"},
 			[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "invalid character"}, []string{"s3cretPW"}},
+		{"compression, TLS files of the OTLP exporter", map[string]string{
+			"OTEL_EXPORTER_OTLP_ENDPOINT":           "https://c:4318",
+			"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "zstd",
+			"OTEL_EXPORTER_OTLP_CERTIFICATE":        "/nonexistent/ca.pem",
+			"OTEL_EXPORTER_OTLP_CLIENT_KEY":         "/nonexistent/key.pem",
+		}, []string{
+			`traces: OTEL_EXPORTER_OTLP_TRACES_COMPRESSION="zstd": want gzip or none`,
+			`traces: OTEL_EXPORTER_OTLP_CERTIFICATE="/nonexistent/ca.pem": cannot read the file`,
+			`traces: OTEL_EXPORTER_OTLP_CLIENT_KEY="/nonexistent/key.pem": cannot read the file`,
+			"CLIENT_CERTIFICATE and CLIENT_KEY go together",
+		}, nil},
 		{"nats url from its variable", map[string]string{"E2ATAP_TAP_MESH_URL": "nats://u:s3cretPW@h:99999"},
 			[]string{`taps[0] (mesh): url: "nats://******@h:99999": port "99999": want a number from 1 to 65535 (from E2ATAP_TAP_MESH_URL)`}, []string{"s3cretPW"}},
 	}
@@ -234,7 +245,7 @@ func TestConfigEnvProblems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, probs := checkConfig(path, func(k string) string { return c.env[k] }, atStart)
+			_, probs := checkConfig(path, func(k string) string { return c.env[k] }, environ(c.env), atStart)
 			text := probs.errors().Error()
 			for _, w := range c.want {
 				if !strings.Contains(text, w) {
@@ -248,9 +259,23 @@ func TestConfigEnvProblems(t *testing.T) {
 			}
 		})
 	}
-	if _, probs := checkConfig(path, func(string) string { return "" }, atStart); len(probs.errors()) > 0 {
+	if _, probs := checkConfig(path, func(string) string { return "" }, nil, atStart); len(probs.errors()) > 0 {
 		t.Errorf("a valid configuration: %v", probs)
 	}
+	// A typo in a variable's name is a warning; other OTel variables are not.
+	env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPONT": "http://c:4318", "OTEL_BSP_MAX_QUEUE_SIZE": "10", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://m"}
+	_, probs := checkConfig(path, func(k string) string { return env[k] }, environ(env), atStart)
+	if len(probs) != 1 || !probs[0].Warning || probs[0].Msg != "traces: OTEL_EXPORTER_OTLP_ENDPONT is not a variable e2atap reads (did you mean OTEL_EXPORTER_OTLP_ENDPOINT?)" {
+		t.Errorf("a misspelt OTEL_ variable: %v", probs)
+	}
+}
+
+func environ(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 // TestConfigHostChecks: --check (and a start) finds what the machine
@@ -308,7 +333,7 @@ func TestConfigHostChecks(t *testing.T) {
 			p := filepath.Join(t.TempDir(), fmt.Sprintf("c%d.yaml", i))
 			y := fmt.Sprintf("listen: %q\ntaps:\n  - %s\noutputs:\n  %s\n", freeAddr(t), c.taps, c.out)
 			os.WriteFile(p, []byte(y), 0o644)
-			_, probs := checkConfig(p, func(string) string { return "" }, c.mode)
+			_, probs := checkConfig(p, func(string) string { return "" }, nil, c.mode)
 			var errs, warns []string
 			for _, pr := range probs {
 				if pr.Warning {
@@ -383,6 +408,11 @@ outputs:
 	}
 	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
 		t.Error("--check created the output directory")
+	}
+	// A start meets the same list before it starts anything.
+	_, stderr, code = corpusProcess(t, nil, env, "run", "--config", bad)
+	if code != exitUsage || !strings.Contains(string(stderr), bad+":9: outputs.findings.path:") || !strings.Contains(string(stderr), ": 7 problems:") {
+		t.Errorf("start: exit %d: %s", code, stderr)
 	}
 
 	busy, err := net.Listen("tcp", "127.0.0.1:0")

@@ -77,7 +77,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *check {
 		mode = forCheck
 	}
-	cfg, probs := checkConfig(*path, os.Getenv, mode)
+	cfg, probs := checkConfig(*path, os.Getenv, os.Environ(), mode)
 	pol := newPolicy(cfg.Outputs.Log.FingerprintKey)
 	if errs := probs.errors(); len(errs) > 0 {
 		fmt.Fprintf(stderr, "e2atap run: configuration %s: %s:\n", *path, countProblems(probs))
