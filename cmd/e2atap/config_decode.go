@@ -274,6 +274,22 @@ func (d *configDecoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		key := k.Value
+		if k.Tag == "!!merge" { // "<<: *defaults": the keys of the anchor(s), then these
+			for val.Kind == yaml.AliasNode && val.Alias != nil {
+				val = val.Alias
+			}
+			merged := []*yaml.Node{val}
+			if val.Kind == yaml.SequenceNode {
+				merged = val.Content
+			}
+			for _, m := range merged {
+				for m.Kind == yaml.AliasNode && m.Alias != nil {
+					m = m.Alias
+				}
+				d.mapping(m, v, path)
+			}
+			continue
+		}
 		if l, dup := seen[key]; dup {
 			d.add(k.Line, "%s: key %q is set twice (first on line %d)", show(path), key, l)
 			continue
