@@ -107,9 +107,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// printProblems lists problems one a line as FILE:LINE: MESSAGE (the
-// form editors and CI annotate), warnings marked, through the redaction
-// policy: a value quoted from the file or the environment may be a secret.
 // countProblems says "3 problems" or "1 problem and 2 warnings".
 func countProblems(probs Problems) string {
 	n := len(probs.errors())
@@ -125,6 +122,9 @@ func countProblems(probs Problems) string {
 	return plural(n, "problem")
 }
 
+// printProblems lists problems one a line as FILE:LINE: MESSAGE (the
+// form editors and CI annotate), warnings marked, through the redaction
+// policy: a value quoted from the file or the environment may be a secret.
 func printProblems(w io.Writer, pol *policy, path string, probs Problems) {
 	for _, p := range probs {
 		where := path
