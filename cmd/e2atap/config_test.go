@@ -464,7 +464,7 @@ outputs:
   log: {path: "-", content: drop, keep: 0}
 `,
 		"nulls keep the defaults": "streams:\nrules:\ntaps:\n",
-		"anchors and merge keys": "taps:\n  - &ws {name: a, type: ws, listen: \"127.0.0.1:1\", upstream: \"ws://h:2\", dial_timeout: 2s}\n  - <<: *ws\n    name: b\n    listen: \"127.0.0.1:3\"\n",
+		"anchors and merge keys":  "taps:\n  - &ws {name: a, type: ws, listen: \"127.0.0.1:1\", upstream: \"ws://h:2\", dial_timeout: 2s}\n  - <<: *ws\n    name: b\n    listen: \"127.0.0.1:3\"\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := ParseConfig([]byte(in))
