@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -481,5 +482,64 @@ outputs:
 				t.Errorf("(-yaml +ParseConfig):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDeployConfigChecks: the Kubernetes ConfigMap's configuration has no
+// problem, and every directory it needs of the machine (outputs,
+// positions, logs) is a volume the sidecar container mounts, writable
+// where e2atap writes (the root filesystem is read-only there).
+func TestDeployConfigChecks(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/kubernetes/base/configmap.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(b, &cm); err != nil {
+		t.Fatal(err)
+	}
+	cfg, probs := parseChecked([]byte(cm.Data["e2atap.yaml"]), func(string) string { return "" })
+	if len(probs) > 0 {
+		t.Fatalf("the ConfigMap's configuration:\n%v", probs)
+	}
+	dep, err := os.ReadFile("../../deploy/kubernetes/base/deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts := map[string]bool{} // of the e2atap container: path → writable
+	for _, m := range regexp.MustCompile(`(?m)^\s+mountPath: (\S+)\n(\s+readOnly: true)?`).FindAllStringSubmatch(string(dep), -1) {
+		if _, seen := mounts[m[1]]; !seen { // the e2atap container comes first
+			mounts[m[1]] = m[2] == ""
+		}
+	}
+	need := map[string]bool{} // directory → must be writable
+	for _, p := range []string{cfg.Outputs.Findings.Path, cfg.Outputs.Log.Path} {
+		if p != "" && p != "-" {
+			need[filepath.Dir(p)] = true
+		}
+	}
+	for _, tc := range cfg.Taps {
+		if tc.Type == "logdir" {
+			need[filepath.Dir(tc.Positions)] = true
+			for _, p := range tc.Paths {
+				if _, ok := need[globDir(p)]; !ok {
+					need[globDir(p)] = false // read only
+				}
+			}
+		}
+	}
+	if len(need) == 0 {
+		t.Fatal("the ConfigMap needs no directory: the test reads it wrong")
+	}
+	for dir, write := range need {
+		w, ok := mounts[dir]
+		switch {
+		case !ok:
+			t.Errorf("%s is not a volume of the e2atap container (its root filesystem is read-only)", dir)
+		case write && !w:
+			t.Errorf("%s is mounted read-only, and e2atap writes there", dir)
+		}
 	}
 }
