@@ -238,16 +238,6 @@ func checkWritableFile(path string, inDir bool) error {
 	return nil
 }
 
-const (
-	rOK = 0x4
-	wOK = 0x2
-	xOK = 0x1
-)
-
-// access is access(2): may this process write there? It answers for the
-// real user, which is the user of a sidecar (no setuid).
-func access(path string, mode uint32) error { return syscall.Access(path, mode) }
-
 // globDir is the directory part of a glob before its first pattern
 // character ("" if the pattern starts there).
 func globDir(pattern string) string {
