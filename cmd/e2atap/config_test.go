@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -546,4 +549,51 @@ func TestDeployConfigChecks(t *testing.T) {
 			t.Errorf("%s is mounted read-only, and e2atap writes there", dir)
 		}
 	}
+}
+
+// TestReloadChecksNewOutputs: a reload to outputs whose directory does not
+// exist is rejected with the problem named, before anything is closed:
+// the running outputs keep being written.
+func TestReloadChecksNewOutputs(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	src := filepath.Join(logs, "a.jsonl")
+	os.WriteFile(src, nil, 0o644)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	write := func(outDir string) {
+		os.WriteFile(cfgPath, []byte(fmt.Sprintf("listen: 127.0.0.1:0\ntaps:\n  - {name: logs, type: logdir, paths: [%q], positions: %q}\noutputs:\n  findings: {path: %q}\n",
+			filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"), filepath.Join(outDir, "findings.jsonl"))), 0o644)
+	}
+	write(dir)
+	cfg, err := LoadConfig(cfgPath, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf lockedBuffer
+	sc, err := newSidecar(context.Background(), cfg, slog.New(slog.NewTextHandler(&logBuf, nil)), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(cfgPath)
+	sc.watchConfig(cfgPath, configHash(raw), nil, 0) // reloaded by hand
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	pollUntil(t, "the tap to start", 20*time.Second, func() bool { _, ok := sc.ready.Load("logs"); return ok })
+
+	missing := filepath.Join(dir, "gone")
+	write(missing)
+	sc.reload(context.Background(), "test")
+	if sc.badHash == "" || sc.cfgHash != configHash(raw) {
+		t.Fatalf("a reload to a missing output directory was applied (hash %q, rejected %q)", sc.cfgHash, sc.badHash)
+	}
+	if w := "directory " + missing + " does not exist"; !strings.Contains(logBuf.String(), w) {
+		t.Errorf("the rejection does not say %q:\n%s", w, logBuf.String())
+	}
+	f, _ := os.OpenFile(src, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("not json\n")
+	f.Close()
+	pollUntil(t, "a finding in the running findings log", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "findings.jsonl")) >= 1 })
 }

@@ -189,9 +189,9 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 	b, err := os.ReadFile(s.cfgPath)
 	var cfg Config
 	if err == nil {
-		// Every problem at once, and what the outputs need of the machine.
+		// Every problem at once, and what new outputs need of the machine.
 		var probs Problems
-		if cfg, probs = parseChecked(b, os.Getenv); len(probs) == 0 {
+		if cfg, probs = parseChecked(b, os.Getenv); len(probs) == 0 && !reflect.DeepEqual(cfg.Outputs, s.cfg.Outputs) {
 			probs = cfg.checkHost(atStart)
 		}
 		err = probs.errors().err()
