@@ -128,9 +128,50 @@ func parentPath(p string) string {
 type configDecoder struct {
 	probs Problems
 	lines map[string]int
+	// inAlias: the anchors being decoded, for an alias inside its own
+	// anchor; steps bounds the work aliases can multiply.
+	inAlias map[*yaml.Node]bool
+	steps   int
 }
 
-func newConfigDecoder() *configDecoder { return &configDecoder{lines: map[string]int{}} }
+// maxDecodeSteps bounds the nodes visited, aliases expanded: a
+// configuration has a few hundred; a "billion laughs" file has no end.
+const maxDecodeSteps = 1_000_000
+
+func newConfigDecoder() *configDecoder {
+	return &configDecoder{lines: map[string]int{}, inAlias: map[*yaml.Node]bool{}}
+}
+
+// resolve follows an alias to its anchor's node, and says false (with a
+// problem) if that anchor is being decoded already (it contains itself) or
+// the work is beyond maxDecodeSteps. done is to be called after decoding.
+func (d *configDecoder) resolve(n *yaml.Node, path string) (_ *yaml.Node, done func(), ok bool) {
+	d.steps++
+	if d.steps == maxDecodeSteps {
+		d.add(n.Line, "%s: the aliases expand to more than %d values", show(path), maxDecodeSteps)
+	}
+	if d.steps >= maxDecodeSteps {
+		return nil, nil, false
+	}
+	var held []*yaml.Node
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		if d.inAlias[n.Alias] {
+			d.add(n.Line, "%s: alias *%s is inside its own anchor", show(path), n.Value)
+			for _, h := range held {
+				delete(d.inAlias, h)
+			}
+			return nil, nil, false
+		}
+		d.inAlias[n.Alias] = true
+		held = append(held, n.Alias)
+		n = n.Alias
+	}
+	return n, func() {
+		for _, h := range held {
+			delete(d.inAlias, h)
+		}
+	}, true
+}
 
 func (d *configDecoder) add(line int, format string, a ...any) {
 	d.probs = append(d.probs, Problem{Line: line, Msg: fmt.Sprintf(format, a...)})
@@ -172,9 +213,11 @@ var (
 
 // value decodes n into v; path is the key path of v ("" for the top).
 func (d *configDecoder) value(n *yaml.Node, v reflect.Value, path string) {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
+	n, done, ok := d.resolve(n, path)
+	if !ok {
+		return
 	}
+	defer done()
 	if _, ok := d.lines[path]; !ok && path != "" {
 		d.lines[path] = n.Line
 	}
@@ -219,14 +262,26 @@ func (d *configDecoder) value(n *yaml.Node, v reflect.Value, path string) {
 			d.add(n.Line, "%s: want a list ([a, b] or lines of \"- item\"), not %s", show(path), kindName(n))
 			return
 		}
-		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
-		for i, e := range n.Content {
-			d.value(e, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		s := reflect.MakeSlice(t, 0, len(n.Content))
+		for _, e := range n.Content {
+			if isNull(e) && t.Elem().Kind() != reflect.Pointer && t.Elem().Kind() != reflect.Interface {
+				continue // as yaml does: "- " alone is no entry
+			}
+			s = reflect.Append(s, reflect.New(t.Elem()).Elem())
+			d.value(e, s.Index(s.Len()-1), fmt.Sprintf("%s[%d]", path, s.Len()-1))
 		}
 		v.Set(s)
 	default:
 		d.leaf(n, v, path)
 	}
+}
+
+// isNull: a null scalar, or an alias of one.
+func isNull(n *yaml.Node) bool {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // leaf lets yaml decode a scalar (or a type with its own UnmarshalYAML);
@@ -275,19 +330,7 @@ func (d *configDecoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		k, val := n.Content[i], n.Content[i+1]
 		key := k.Value
 		if k.Tag == "!!merge" { // "<<: *defaults": the keys of the anchor(s), then these
-			for val.Kind == yaml.AliasNode && val.Alias != nil {
-				val = val.Alias
-			}
-			merged := []*yaml.Node{val}
-			if val.Kind == yaml.SequenceNode {
-				merged = val.Content
-			}
-			for _, m := range merged {
-				for m.Kind == yaml.AliasNode && m.Alias != nil {
-					m = m.Alias
-				}
-				d.mapping(m, v, path)
-			}
+			d.merge(val, v, path)
 			continue
 		}
 		if l, dup := seen[key]; dup {
@@ -312,6 +355,25 @@ func (d *configDecoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 	if v.Type() == tapType {
 		v.Addr().Interface().(*TapConfig).line = n.Line
+	}
+}
+
+// merge decodes the mapping (or list of mappings) of a "<<" key into v.
+func (d *configDecoder) merge(val *yaml.Node, v reflect.Value, path string) {
+	val, done, ok := d.resolve(val, path)
+	if !ok {
+		return
+	}
+	defer done()
+	if val.Kind != yaml.SequenceNode {
+		d.mapping(val, v, path)
+		return
+	}
+	for _, m := range val.Content {
+		if m, done, ok := d.resolve(m, path); ok {
+			d.mapping(m, v, path)
+			done()
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -172,6 +173,7 @@ rules: {e2a.legacy: [off]}
 		{"not YAML", "profile: spec\ntaps: [\n", []string{"not valid YAML"}, 1},
 		{"a secret in the wrong form is not quoted", "outputs:\n  log: {path: /tmp/x, fingerprint_key: Secret0123456789}\n",
 			[]string{"line 2: outputs.log.fingerprint_key: a key is not set in the file (it would be in a ConfigMap): set E2ATAP_FINGERPRINT_KEY"}, 0},
+		{"an alias inside its own anchor", "taps:\n  - &t {name: a, type: ws, <<: *t}\n", []string{"line 2: taps[0]: alias *t is inside its own anchor"}, 0},
 		{"two documents", "profile: spec\n---\nprofile: strict\n", []string{"line 2: a second YAML document"}, 0},
 	}
 	for _, c := range cases {
@@ -596,4 +598,40 @@ func TestReloadChecksNewOutputs(t *testing.T) {
 	f.WriteString("not json\n")
 	f.Close()
 	pollUntil(t, "a finding in the running findings log", 20*time.Second, func() bool { return fileLines(filepath.Join(dir, "findings.jsonl")) >= 1 })
+}
+
+// FuzzParseConfig: the key-by-key decoder never panics, lists problems in
+// the order of the file, and where it finds none it agrees with yaml's own
+// strict decoding.
+func FuzzParseConfig(f *testing.F) {
+	if b, err := os.ReadFile("../../docs/e2atap.example.yaml"); err == nil {
+		f.Add(string(b))
+	}
+	f.Add("streams: {join_window: abc, shards: 2}\ntaps: [{name: a, type: ws, listn: x}]\n")
+	f.Add("taps:\n  - &a {name: a, type: nats, url: nats://h:1, subjects: [x]}\n  - <<: *a\n    name: b\n")
+	f.Add("rules: {e2a.legacy: off}\nmemory: {budget_bytes: -1}\n---\nx: 1\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := ParseConfig([]byte(in))
+		var probs Problems
+		if err != nil && !errors.As(err, &probs) {
+			t.Fatalf("not Problems: %v", err)
+		}
+		for i := 1; i < len(probs); i++ {
+			if a, b := probs[i-1].Line, probs[i].Line; b > 0 && (a == 0 || a > b) {
+				t.Fatalf("out of order: %v", probs)
+			}
+		}
+		if err != nil {
+			return
+		}
+		want := DefaultConfig()
+		dec := yaml.NewDecoder(strings.NewReader(in))
+		dec.KnownFields(true)
+		if err := dec.Decode(&want); err != nil && !errors.Is(err, io.EOF) {
+			t.Fatalf("ParseConfig found no problem, yaml says: %v", err)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Config{}, TapConfig{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("(-yaml +ParseConfig):\n%s", diff)
+		}
+	})
 }
