@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -244,9 +245,21 @@ func (c *Config) validate() Problems {
 	}
 	if _, err := validate.ProfileByName(c.Profile); err != nil {
 		add("profile", "profile: %v", err)
-	} else if p, _ := validate.ProfileByName(c.Profile); len(c.Rules) > 0 {
-		if _, err := p.WithSeverities(c.Rules); err != nil {
-			add("rules", "rules: %v", err)
+	}
+	ids := make([]string, 0, len(c.Rules))
+	for id := range c.Rules {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids { // each override with its own line
+		if _, ok := validate.ParseRule(id); !ok {
+			hint := ""
+			if s := closest(id, validate.RuleIDs[:]); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			add("rules."+id, "rules: unknown rule %q%s", id, hint)
+		} else if _, ok := validate.ParseSeverity(c.Rules[id]); !ok {
+			add("rules."+id, "rules.%s: unknown severity %q (want error, warning, info or off)", id, c.Rules[id])
 		}
 	}
 	if err := checkHostPort(c.Listen, true); err != nil {

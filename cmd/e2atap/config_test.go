@@ -170,6 +170,12 @@ rules: {e2a.legacy: [off]}
 			"line 6: streams: want a mapping of keys (key: value), not a list",
 			"line 7: rules.e2a.legacy: want a string, not a list",
 		}, 5},
+		{"rule overrides, each on its line", "taps: []\nrules:\n  e2a.legacy: loud\n  e2a.seq_gapp: info\n  e2a.nope_nope_nope: off\n", []string{
+			`line 3: rules.e2a.legacy: unknown severity "loud"`,
+			`line 4: rules: unknown rule "e2a.seq_gapp" (did you mean "e2a.seq_gap"?)`,
+			`line 5: rules: unknown rule "e2a.nope_nope_nope"`,
+			"line 1: taps: none configured",
+		}, 4},
 		{"not YAML", "profile: spec\ntaps: [\n", []string{"not valid YAML"}, 1},
 		{"a secret in the wrong form is not quoted", "outputs:\n  log: {path: /tmp/x, fingerprint_key: Secret0123456789}\n",
 			[]string{"line 2: outputs.log.fingerprint_key: a key is not set in the file (it would be in a ConfigMap): set E2ATAP_FINGERPRINT_KEY"}, 0},

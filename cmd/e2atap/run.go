@@ -52,7 +52,7 @@ Flags:
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
 	path := fs.String("config", "", "the YAML configuration file (required)")
-	check := fs.Bool("check", false, "only load and validate the configuration, then exit")
+	check := fs.Bool("check", false, "check the configuration, the OTEL_* variables and what they need of this machine (directories, ports), list every problem, and exit (2 if any); creates nothing")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
 	if done, code := parseFlags(fs, runUsage, args, stdout); done {
