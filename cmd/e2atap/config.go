@@ -1,18 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/tap"
@@ -34,6 +33,8 @@ type Config struct {
 	// TLS serves the HTTP listener (/metrics, /healthz, /readyz, /observe)
 	// over TLS from certificate files, reloaded when they are renewed.
 	TLS tlsfiles.Files `yaml:"tls"`
+
+	src *configSource // where each value came from, for messages
 }
 
 // StreamsConfig bounds the stream table.
@@ -99,58 +100,6 @@ var tapKeys = map[string][]string{
 	"kafka":  {"brokers", "topics", "regex", "group", "start"},
 }
 
-// UnmarshalYAML checks that every key of a tap is one its type takes.
-func (t *TapConfig) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: a tap is a mapping of keys (name, type, ...)", n.Line)
-	}
-	typ := ""
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "type" {
-			typ = n.Content[i+1].Value
-		}
-	}
-	keys, known := tapKeys[typ]
-	var errs []string
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i].Value
-		if k == "name" || k == "type" {
-			continue
-		}
-		if !known {
-			continue // Validate names the bad type
-		}
-		ok := false
-		for _, a := range keys {
-			ok = ok || a == k
-		}
-		if !ok {
-			all := false
-			for _, ks := range tapKeys {
-				for _, a := range ks {
-					all = all || a == k
-				}
-			}
-			if all {
-				errs = append(errs, fmt.Sprintf("line %d: key %q is not a setting of a %s tap (it takes %s)", n.Content[i].Line, k, typ, strings.Join(keys, ", ")))
-			} else {
-				errs = append(errs, fmt.Sprintf("line %d: unknown key %q in a %s tap (it takes %s)", n.Content[i].Line, k, typ, strings.Join(keys, ", ")))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	type plain TapConfig
-	var p plain
-	if err := n.Decode(&p); err != nil {
-		return err
-	}
-	*t = TapConfig(p)
-	t.line = n.Line
-	return nil
-}
-
 // OutputsConfig: where findings and the redacted log go.
 type OutputsConfig struct {
 	Findings FindingsConfig `yaml:"findings"`
@@ -174,51 +123,36 @@ func DefaultConfig() Config {
 	}
 }
 
-// LoadConfig reads a YAML file over the defaults, strictly, then applies
-// the environment overrides.
+// LoadConfig reads a YAML file over the defaults, leniently (decode.go:
+// every problem of the file is found, and what could be decoded is kept),
+// then applies the environment overrides. The error is Problems.
 func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, err
+		return DefaultConfig(), err
 	}
 	cfg, err := ParseConfig(b)
+	cfg.applyEnv(getenv)
 	if err != nil {
 		return cfg, fmt.Errorf("%s: %w", path, err)
 	}
-	cfg.applyEnv(getenv)
 	return cfg, nil
 }
 
-// ParseConfig decodes YAML over the defaults; unknown keys are errors.
+// ParseConfig decodes YAML over the defaults. Unknown keys and values of
+// the wrong type are problems that name their line and key path; every one
+// is reported (the error is Problems), and the returned Config holds
+// everything else the file sets, so that Validate can judge it too.
 func ParseConfig(b []byte) (Config, error) {
 	cfg := DefaultConfig()
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, errEOF) && err.Error() != "EOF" {
-		return cfg, errors.New(unknownField.ReplaceAllStringFunc(err.Error(), func(m string) string {
-			sub := unknownField.FindStringSubmatch(m)
-			where := sections[sub[2]]
-			if where == "" {
-				where = "the configuration"
-			}
-			return fmt.Sprintf("unknown key %q in %s", sub[1], where)
-		}))
+	d := newConfigDecoder()
+	d.document(b, &cfg)
+	cfg.src = &configSource{lines: d.lines}
+	if len(d.probs) > 0 {
+		return cfg, d.probs.sorted()
 	}
 	return cfg, nil
 }
-
-// unknownField matches yaml's error for an unknown key; sections names the
-// place of each configuration type as a user writes it.
-var (
-	unknownField = regexp.MustCompile(`field (\S+) not found in type ([\w.]+)`)
-	sections     = map[string]string{
-		"main.Config": "the top level", "main.StreamsConfig": "streams", "main.OutputsConfig": "outputs",
-		"main.FindingsConfig": "outputs.findings", "jsonlog.Config": "outputs.log", "main.JetStreamConfig": "a jetstream entry",
-		"main.MemoryConfig": "memory",
-	}
-)
-
-var errEOF = errors.New("EOF")
 
 // Environment overrides, for secrets that do not belong in a ConfigMap:
 //
@@ -227,18 +161,28 @@ var errEOF = errors.New("EOF")
 //	E2ATAP_TAP_<NAME>_BROKERS        a kafka tap's brokers, comma-separated
 //
 // <NAME> is the tap name in upper case with every other character as "_".
+// What they set is remembered, so that a problem with it names the
+// variable rather than a line of the file.
 func (c *Config) applyEnv(getenv func(string) string) {
 	if v := getenv("E2ATAP_FINGERPRINT_KEY"); v != "" {
 		c.Outputs.Log.FingerprintKey = []byte(v)
+	}
+	if c.src == nil {
+		c.src = &configSource{}
+	}
+	if v := getenv("E2ATAP_FINGERPRINT_KEY"); v != "" {
+		c.src.setEnv("outputs.log.fingerprint_key", "E2ATAP_FINGERPRINT_KEY")
 	}
 	for i := range c.Taps {
 		t := &c.Taps[i]
 		p := "E2ATAP_TAP_" + envName(t.Name) + "_"
 		if v := getenv(p + "URL"); v != "" {
 			t.URL = v
+			c.src.setEnv(fmt.Sprintf("taps[%d].url", i), p+"URL")
 		}
 		if v := getenv(p + "BROKERS"); v != "" {
 			t.Brokers = strings.Split(v, ",")
+			c.src.setEnv(fmt.Sprintf("taps[%d].brokers", i), p+"BROKERS")
 		}
 	}
 }
@@ -255,78 +199,139 @@ func envName(s string) string {
 
 var tapName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 
-// Validate reports every problem of the configuration at once.
-func (c *Config) Validate() error {
-	var errs []string
-	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+// checkHostPort checks a host:port address; the port is a number from 0
+// to 65535 (0: any free port, for a listen address only).
+func checkHostPort(addr string, listen bool) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return errors.New(ae.Err)
+		}
+		return err
+	}
+	n, err := strconv.Atoi(port)
+	switch {
+	case port == "":
+		return errors.New("the port is missing")
+	case err != nil || n < 0 || n > 65535:
+		return fmt.Errorf("port %q: want a number from 1 to 65535", port)
+	case n == 0 && !listen:
+		return errors.New("port 0: want a number from 1 to 65535")
+	}
+	return nil
+}
+
+// checkURLPort checks the port of a parsed URL, if it has one.
+func checkURLPort(u *url.URL) error {
+	p := u.Port()
+	if p == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q: want a number from 1 to 65535", p)
+	}
+	return nil
+}
+
+// Validate reports every problem of the configuration at once (the error
+// is Problems), each with the line of the file or the environment
+// variable its value came from.
+func (c *Config) Validate() error { return c.validate().err() }
+
+func (c *Config) validate() Problems {
+	var probs Problems
+	add := func(path, format string, a ...any) {
+		line, env := c.src.where(path)
+		probs = append(probs, Problem{Line: line, Env: env, Msg: fmt.Sprintf(format, a...)})
+	}
 	if _, err := validate.ProfileByName(c.Profile); err != nil {
-		add("profile: %v", err)
-	} else if p, _ := validate.ProfileByName(c.Profile); len(c.Rules) > 0 {
-		if _, err := p.WithSeverities(c.Rules); err != nil {
-			add("rules: %v", err)
+		add("profile", "profile: %v", err)
+	}
+	ids := make([]string, 0, len(c.Rules))
+	for id := range c.Rules {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids { // each override with its own line
+		if _, ok := validate.ParseRule(id); !ok {
+			hint := ""
+			if s := closest(id, validate.RuleIDs[:]); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			add("rules."+id, "rules: unknown rule %q%s", id, hint)
+		} else if _, ok := validate.ParseSeverity(c.Rules[id]); !ok {
+			add("rules."+id, "rules.%s: unknown severity %q (want error, warning, info or off)", id, c.Rules[id])
 		}
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		add("listen: %q is not host:port: %v", c.Listen, err)
+	if err := checkHostPort(c.Listen, true); err != nil {
+		add("listen", "listen: %q is not host:port: %v", c.Listen, err)
 	}
 	if c.TLS.Enabled() || c.TLS.ClientCAFile != "" {
 		if err := c.TLS.Validate(); err != nil {
-			add("tls: %v", err)
+			add("tls", "tls: %v", err)
 		}
 	}
 	s := c.Streams
 	if s.Max < 1 {
-		add("streams.max: %d, want at least 1", s.Max)
+		add("streams.max", "streams.max: %d, want at least 1", s.Max)
 	}
 	if s.IdleTimeout < 0 {
-		add("streams.idle_timeout: %s is negative", s.IdleTimeout)
+		add("streams.idle_timeout", "streams.idle_timeout: %s is negative", s.IdleTimeout)
 	}
 	if s.JoinWindow < 0 {
-		add("streams.join_window: %s is negative", s.JoinWindow)
+		add("streams.join_window", "streams.join_window: %s is negative", s.JoinWindow)
 	}
 	if s.Shards < 1 || s.Shards > 256 {
-		add("streams.shards: %d, want 1 to 256", s.Shards)
+		add("streams.shards", "streams.shards: %d, want 1 to 256", s.Shards)
 	}
 	if s.Queue < 1 {
-		add("streams.queue: %d, want at least 1", s.Queue)
+		add("streams.queue", "streams.queue: %d, want at least 1", s.Queue)
 	}
 	if s.MaxRecordBytes < 1 {
-		add("streams.max_record_bytes: %d, want at least 1", s.MaxRecordBytes)
+		add("streams.max_record_bytes", "streams.max_record_bytes: %d, want at least 1", s.MaxRecordBytes)
 	}
 	if b := c.Memory.BudgetBytes; b < -1 || (b > 0 && b < budgetMinBytes) {
-		add("memory.budget_bytes: %d, want 0 (derived from the memory limit), -1 (unlimited) or at least %d", b, budgetMinBytes)
+		add("memory.budget_bytes", "memory.budget_bytes: %d, want 0 (derived from the memory limit), -1 (unlimited) or at least %d", b, budgetMinBytes)
 	}
 	if len(c.Taps) == 0 {
-		add("taps: none configured (a sidecar needs at least one tap: ws, logdir, nats or kafka)")
+		add("taps", "taps: none configured (a sidecar needs at least one tap: ws, logdir, nats or kafka)")
 	}
 	names := map[string]bool{}
 	listens := map[string]string{c.Listen: "listen"}
 	for i, t := range c.Taps {
-		where := fmt.Sprintf("taps[%d]", i)
+		key := fmt.Sprintf("taps[%d]", i)
+		where := key
 		if t.Name != "" {
 			where = fmt.Sprintf("taps[%d] (%s)", i, t.Name)
 		}
 		switch {
 		case t.Name == "":
-			add("%s: name is missing", where)
+			add(key, "%s: name is missing", where)
 		case !tapName.MatchString(t.Name):
-			add("%s: name %q: use letters, digits, '.', '_' or '-' (it is a metric label)", where, t.Name)
+			add(key+".name", "%s: name %q: use letters, digits, '.', '_' or '-' (it is a metric label)", where, t.Name)
 		case names[t.Name]:
-			add("%s: name %q is used by another tap", where, t.Name)
+			add(key+".name", "%s: name %q is used by another tap", where, t.Name)
 		}
 		names[t.Name] = true
 		switch t.Type {
 		case "ws":
-			if _, _, err := net.SplitHostPort(t.Listen); err != nil {
-				add("%s: listen: %q is not host:port", where, t.Listen)
+			if t.Listen == "" {
+				add(key, "%s: listen is missing (the host:port the tap accepts connections on)", where)
+			} else if err := checkHostPort(t.Listen, true); err != nil {
+				add(key+".listen", "%s: listen: %q is not host:port: %v", where, t.Listen, err)
 			} else if other, dup := listens[t.Listen]; dup {
-				add("%s: listen %s is also used by %s", where, t.Listen, other)
+				add(key+".listen", "%s: listen %s is also used by %s", where, t.Listen, other)
 			}
 			listens[t.Listen] = where
-			if u, err := url.Parse(t.Upstream); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-				add("%s: upstream: %q is not a ws:// or wss:// URL", where, tap.RedactURL(t.Upstream))
+			if t.Upstream == "" {
+				add(key, "%s: upstream is missing (the ws:// or wss:// URL it relays to)", where)
+			} else if u, err := url.Parse(t.Upstream); err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+				add(key+".upstream", "%s: upstream: %q is not a ws:// or wss:// URL", where, tap.RedactURL(t.Upstream))
 			} else if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-				add("%s: upstream: %q: only scheme, host, port and path are allowed", where, tap.RedactURL(t.Upstream))
+				add(key+".upstream", "%s: upstream: %q: only scheme, host, port and path are allowed", where, tap.RedactURL(t.Upstream))
+			} else if err := checkURLPort(u); err != nil {
+				add(key+".upstream", "%s: upstream: %q: %v", where, tap.RedactURL(t.Upstream), err)
 			}
 			if t.TLS.Enabled() || t.TLS.ClientCAFile != "" {
 				if err := t.TLS.Validate(); err != nil {
@@ -334,46 +339,69 @@ func (c *Config) Validate() error {
 				}
 			}
 			if t.DialTimeout < 0 || t.HandshakeTimeout < 0 {
-				add("%s: dial_timeout and handshake_timeout must be positive (or unset: 30s, 60s)", where)
+				add(key+".dial_timeout", "%s: dial_timeout and handshake_timeout must be positive (or unset: 30s, 60s)", where)
 			}
 		case "logdir":
 			if len(t.Paths) == 0 {
-				add("%s: paths: at least one glob is needed", where)
+				add(key+".paths", "%s: paths: at least one glob is needed", where)
+			}
+			for j, p := range t.Paths {
+				if _, err := filepath.Match(p, ""); err != nil {
+					add(fmt.Sprintf("%s.paths[%d]", key, j), "%s: paths: %q is not a valid glob: %v", where, p, err)
+				}
 			}
 			if t.Positions == "" {
-				add("%s: positions: a file to keep read offsets in is needed", where)
+				add(key+".positions", "%s: positions: a file to keep read offsets in is needed", where)
 			}
 			if t.MaxOpenFiles < 0 {
-				add("%s: max_open_files: %d is negative (0 = the default, 256)", where, t.MaxOpenFiles)
+				add(key+".max_open_files", "%s: max_open_files: %d is negative (0 = the default, 256)", where, t.MaxOpenFiles)
 			}
 		case "nats":
 			for _, one := range strings.Split(t.URL, ",") { // a list of servers
 				if u, err := url.Parse(strings.TrimSpace(one)); err != nil || u.Host == "" {
-					add("%s: url: %q is not a URL like nats://host:4222", where, tap.RedactURL(one))
+					add(key+".url", "%s: url: %q is not a URL like nats://host:4222", where, tap.RedactURL(one))
+				} else if err := checkURLPort(u); err != nil {
+					add(key+".url", "%s: url: %q: %v", where, tap.RedactURL(one), err)
 				}
 			}
 			if len(t.Subjects) == 0 && len(t.JetStream) == 0 {
-				add("%s: subjects or jetstream: name at least one subject or stream", where)
+				add(key, "%s: subjects or jetstream: name at least one subject or stream", where)
 			}
 		case "kafka":
 			if len(t.Brokers) == 0 {
-				add("%s: brokers: at least one host:port is needed", where)
+				add(key+".brokers", "%s: brokers: at least one host:port is needed", where)
+			}
+			for j, b := range t.Brokers {
+				if err := checkHostPort(strings.TrimSpace(b), false); err != nil {
+					add(fmt.Sprintf("%s.brokers[%d]", key, j), "%s: brokers: %q is not host:port: %v", where, tap.RedactURL(b), err)
+				}
 			}
 			if len(t.Topics) == 0 {
-				add("%s: topics: at least one topic (or regex) is needed", where)
+				add(key+".topics", "%s: topics: at least one topic (or regex) is needed", where)
 			}
 		case "":
-			add("%s: type is missing (ws, logdir, nats or kafka)", where)
+			add(key, "%s: type is missing (ws, logdir, nats or kafka)", where)
 		default:
-			add("%s: type %q is not ws, logdir, nats or kafka", where, t.Type)
+			hint := ""
+			if s := closest(t.Type, []string{"ws", "logdir", "nats", "kafka"}); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			add(key+".type", "%s: type %q is not ws, logdir, nats or kafka%s", where, t.Type, hint)
 		}
 	}
 	if err := c.Outputs.Log.Validate(); c.Outputs.Log.Path != "" && err != nil {
-		add("outputs.log: %v", err)
+		for _, e := range splitErr(err) {
+			k, _, _ := strings.Cut(e.Error(), ":")
+			add("outputs."+k, "outputs.%v", e)
+		}
 	}
-	if len(errs) > 0 {
-		sort.SliceStable(errs, func(i, j int) bool { return false })
-		return errors.New(strings.Join(errs, "\n"))
+	return probs.sorted()
+}
+
+// splitErr returns the errors an errors.Join holds (or err itself).
+func splitErr(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
 	}
-	return nil
+	return []error{err}
 }

@@ -189,10 +189,12 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 	b, err := os.ReadFile(s.cfgPath)
 	var cfg Config
 	if err == nil {
-		if cfg, err = ParseConfig(b); err == nil {
-			cfg.applyEnv(os.Getenv)
-			err = cfg.Validate()
+		// Every problem at once, and what new outputs need of the machine.
+		var probs Problems
+		if cfg, probs = parseChecked(b, os.Getenv); len(probs) == 0 && !reflect.DeepEqual(cfg.Outputs, s.cfg.Outputs) {
+			probs = cfg.checkHost(atStart)
 		}
+		err = probs.errors().err()
 	}
 	hash := configHash(b)
 	if err != nil {

@@ -52,7 +52,7 @@ Flags:
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", stderr)
 	path := fs.String("config", "", "the YAML configuration file (required)")
-	check := fs.Bool("check", false, "only load and validate the configuration, then exit")
+	check := fs.Bool("check", false, "check the configuration, the OTEL_* variables and what they need of this machine (directories, ports), list every problem, and exit (2 if any); creates nothing")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
 	if done, code := parseFlags(fs, runUsage, args, stdout); done {
@@ -73,20 +73,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	raw, _ := os.ReadFile(*path)
-	cfg, err := LoadConfig(*path, os.Getenv)
-	if err == nil {
-		err = cfg.Validate()
+	mode := atStart
+	if *check {
+		mode = forCheck
 	}
+	cfg, probs := checkConfig(*path, os.Getenv, os.Environ(), mode)
 	pol := newPolicy(cfg.Outputs.Log.FingerprintKey)
-	if err != nil {
-		fmt.Fprintf(stderr, "e2atap run: configuration %s:\n%v\n", *path, indent(pol.String(err.Error())))
+	if errs := probs.errors(); len(errs) > 0 {
+		fmt.Fprintf(stderr, "e2atap run: configuration %s: %s:\n", *path, countProblems(probs))
+		printProblems(stderr, pol, *path, probs)
 		return exitUsage
 	}
 	if *check {
+		printProblems(stderr, pol, *path, probs)
 		fmt.Fprintf(stdout, "configuration %s is valid: %d taps\n", *path, len(cfg.Taps))
 		return exitOK
 	}
 	logger := pol.logger(stderr, level)
+	for _, p := range probs { // warnings only, here
+		logger.Warn("configuration: "+p.Msg, "config", *path, "line", p.Line)
+	}
 	cfg.Memory.BudgetBytes = applyMemoryLimits(cfg.Memory, logger)
 	sc, err := newSidecar(ctx, cfg, logger, stdout)
 	if err != nil {
@@ -101,7 +107,42 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+// countProblems says "3 problems" or "1 problem and 2 warnings".
+func countProblems(probs Problems) string {
+	n := len(probs.errors())
+	plural := func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what
+		}
+		return fmt.Sprintf("%d %ss", n, what)
+	}
+	if w := len(probs) - n; w > 0 {
+		return plural(n, "problem") + " and " + plural(w, "warning")
+	}
+	return plural(n, "problem")
+}
+
+// printProblems lists problems one a line as FILE:LINE: MESSAGE (the
+// form editors and CI annotate), warnings marked, through the redaction
+// policy: a value quoted from the file or the environment may be a secret.
+func printProblems(w io.Writer, pol *policy, path string, probs Problems) {
+	for _, p := range probs {
+		where := path
+		if p.Line > 0 {
+			where = fmt.Sprintf("%s:%d", path, p.Line)
+		}
+		msg := p.Msg
+		if p.Env != "" {
+			where, msg = p.Env, p.Msg+" (from the environment)"
+		} else if strings.HasPrefix(p.Msg, "traces: ") {
+			where = "environment"
+		}
+		if p.Warning {
+			msg = "warning: " + msg
+		}
+		fmt.Fprintf(w, "  %s: %s\n", where, pol.String(msg))
+	}
+}
 
 // applyMemoryLimits chooses the byte budget (memory.go) and, when the
 // container has a memory limit and GOMEMLIMIT is not set, sets the Go

@@ -207,11 +207,18 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			}
 		}
 		u, err := url.Parse(endpoint)
+		shown := hideUserinfo(endpoint) // never a user:password@ in an error
 		switch {
 		case err != nil:
-			bad(endpointVar, endpoint, err.Error())
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // url.Error quotes the whole URL
+			}
+			bad(endpointVar, shown, err.Error())
 		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-			bad(endpointVar, endpoint, "want an http:// or https:// URL with a host")
+			bad(endpointVar, shown, "want an http:// or https:// URL with a host")
+		case !validPort(u.Port()):
+			bad(endpointVar, shown, fmt.Sprintf("port %q: want a number from 1 to 65535", u.Port()))
 		default:
 			if !signal && c.Protocol == ProtocolHTTP {
 				// The general endpoint is a base: the traces path is appended.
@@ -276,6 +283,33 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return DefaultConfig(), err
 	}
 	return c, nil
+}
+
+// hideUserinfo masks what lies between "://" and an "@" of the authority:
+// an endpoint may carry credentials, and an error about it is printed.
+func hideUserinfo(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		return s[:i+3] + "******@" + rest[at+1:]
+	}
+	return s
+}
+
+// validPort: empty (the scheme's default) or a number from 1 to 65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // parseKV reads the W3C-baggage-like list the OTEL_* variables use:
