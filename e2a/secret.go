@@ -1,8 +1,10 @@
 package e2a
 
 import (
+	"hash/maphash"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/e2atap/e2atap/redact"
 )
@@ -344,16 +346,62 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 	}
 	frames[len(frames)-1].key = raw
 	k := w.decoded(raw, esc)
-	if _, _, kind, ok := FindCredential(k); ok {
-		return framePath(frames, true), kind, true, false
+	if kind, ok := keyKinds.get(k); ok {
+		*secretKey = kind
+	} else {
+		if _, _, kind, ok := FindCredential(k); ok {
+			return framePath(frames, true), kind, true, false
+		}
+		*secretKey = SecretKeyKind(k)
+		keyKinds.put(k, *secretKey)
 	}
-	*secretKey = SecretKeyKind(k)
 	w.ws()
 	if w.i >= len(d) || d[w.i] != ':' {
 		return "", "", false, true
 	}
 	w.i++
 	return "", "", false, false
+}
+
+// keyCache remembers what a key is, for keys that hold no credential
+// themselves: records repeat the same few dozen keys, and classifying one
+// (FindCredential, then SecretKeyKind) costs more than looking it up.
+// It is a fixed, direct-mapped table of immutable entries, safe for
+// concurrent shards: a racing store only replaces an entry, and a key an
+// attacker varies only evicts others. Keys holding a credential are never
+// stored (their hit needs the path, and they are rare).
+type keyCache struct {
+	seed    maphash.Seed
+	entries [keyCacheSize]atomic.Pointer[keyEntry]
+}
+
+type keyEntry struct{ key, kind string }
+
+const (
+	keyCacheSize   = 1024
+	keyCacheMaxLen = 64
+)
+
+var keyKinds = &keyCache{seed: maphash.MakeSeed()}
+
+func (c *keyCache) slot(k []byte) *atomic.Pointer[keyEntry] {
+	return &c.entries[maphash.Bytes(c.seed, k)%keyCacheSize]
+}
+
+func (c *keyCache) get(k []byte) (kind string, ok bool) {
+	if len(k) > keyCacheMaxLen {
+		return "", false
+	}
+	if e := c.slot(k).Load(); e != nil && e.key == string(k) {
+		return e.kind, true
+	}
+	return "", false
+}
+
+func (c *keyCache) put(k []byte, kind string) {
+	if len(k) <= keyCacheMaxLen {
+		c.slot(k).Store(&keyEntry{key: string(k), kind: kind})
+	}
 }
 
 // framePath renders the position of the open frames; for a key hit the

@@ -320,3 +320,35 @@ func FuzzScanSecrets(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkScanSecrets(t, data) })
 }
+
+// TestSecretKeyCache: a key's class is the same whether it is classified
+// or looked up, and a key that is itself a credential is found every time
+// (it is never cached as harmless).
+func TestSecretKeyCache(t *testing.T) {
+	rec := []byte(`{"password":"hunter2-not-empty","sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789":1}`)
+	for i := 0; i < 3; i++ {
+		path, kind, found := ScanSecrets(rec)
+		if !found {
+			t.Fatalf("round %d: no hit", i)
+		}
+		if i == 0 {
+			t.Logf("hit %s (%s)", path, kind)
+		}
+	}
+	// The credential-shaped key alone, after its record was scanned twice.
+	if _, _, found := ScanSecrets([]byte(`{"sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789":1}`)); !found {
+		t.Fatal("a credential used as a key was cached as harmless")
+	}
+	for _, k := range []string{"password", "api_key", "authorization", "request_id", "x-api-key"} {
+		want := SecretKeyKind([]byte(k))
+		keyKinds.put([]byte(k), want)
+		if got, ok := keyKinds.get([]byte(k)); !ok || got != want {
+			t.Errorf("cache of %q: %q %v, want %q", k, got, ok, want)
+		}
+	}
+	long := []byte(strings.Repeat("k", keyCacheMaxLen+1))
+	keyKinds.put(long, "")
+	if _, ok := keyKinds.get(long); ok {
+		t.Error("a key over the cache's length bound was cached")
+	}
+}
