@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -289,9 +290,22 @@ outputs:
 		return err == nil
 	}
 	pollUntil(t, "the process up", 10*time.Second, healthy)
+	// The tap up: it has made its first scan (the recovery reads the files
+	// found then from their end), so the file written next is a new one,
+	// read from its start. Without this wait a loaded machine could let the
+	// file appear before that scan.
+	pollUntil(t, "the logdir tap up", 20*time.Second, func() bool {
+		resp, err := http.Get("http://" + listen + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), `e2atap_tap_up{tap="logs"} 1`)
+	})
 	lines := e2aStream("after", 0, 3, true, true, 1) // planted: sequence 1 missing
 	appendLines(t, filepath.Join(logs, "agent.jsonl"), lines)
-	pollUntil(t, "the planted finding", 10*time.Second, func() bool {
+	pollUntil(t, "the planted finding", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(findings)
 		return strings.Contains(string(b), `"e2a.seq_gap"`)
 	})
