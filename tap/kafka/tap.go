@@ -72,7 +72,7 @@ type run struct {
 	next map[topicPartition]int64
 
 	outMu   sync.Mutex
-	outages map[string]*outage // by redacted broker address
+	outages map[string]*tap.Outage // by redacted broker address
 	// fetchLog rate-limits the log of fetch errors.
 	fetchLog time.Time
 }
@@ -89,7 +89,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]int64{}, outages: map[string]*outage{}}
+	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]int64{}, outages: map[string]*tap.Outage{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -169,7 +169,7 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			return // our own poll bound
 		}
 		failed = true
-		if now.Sub(r.fetchLog) >= outageEvery {
+		if now.Sub(r.fetchLog) >= tap.OutageEvery {
 			r.fetchLog = now
 			r.log.Warn("kafka fetch failed (logged at most once a minute)", "topic", topic, "partition", partition, "err", err)
 		}
@@ -259,18 +259,18 @@ func (h brokerHooks) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _
 	o := h.r.outageOf(redactBroker(net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))))
 	if err != nil {
 		h.r.stats.Error(tap.ErrDial)
-		o.failed(err)
+		o.Failed(err)
 		return
 	}
-	o.reachable("")
+	o.Reachable("")
 }
 
-func (r *run) outageOf(addr string) *outage {
+func (r *run) outageOf(addr string) *tap.Outage {
 	r.outMu.Lock()
 	defer r.outMu.Unlock()
 	o, ok := r.outages[addr]
 	if !ok {
-		o = newOutage(r.log, "kafka broker", addr)
+		o = tap.NewOutage(r.log, "kafka broker", addr)
 		r.outages[addr] = o
 	}
 	return o

@@ -72,7 +72,7 @@ type run struct {
 	slowLog  atomic.Int64 // when a slow consumer was last logged (Unix ns)
 	cancel   context.CancelFunc
 	ctl      chan tap.Message // control: connection handlers → emit
-	outage   *outage
+	outage   *tap.Outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
@@ -107,7 +107,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		cancel: cancel,
 		ctl:    make(chan tap.Message, ctlQueueSize),
 		reconn: make(chan struct{}),
-		outage: newOutage(t.log, "nats server", redactURLs(t.cfg.URL)),
+		outage: tap.NewOutage(t.log, "nats server", redactURLs(t.cfg.URL)),
 	}
 	pendingBytes := t.cfg.PendingBytes
 	if pendingBytes == 0 {
@@ -128,13 +128,13 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			// A failed connect or reconnect attempt (also at start, with
 			// RetryOnFailedConnect).
 			t.stats.Error(tap.ErrDial)
-			r.outage.failed(err)
+			r.outage.Failed(err)
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrSlowConsumer) {
 				// Counted and marked in order by the subscription's
 				// callback; logged here, at most once a minute.
-				if now := time.Now().UnixNano(); now-r.slowLog.Load() >= int64(outageEvery) {
+				if now := time.Now().UnixNano(); now-r.slowLog.Load() >= int64(tap.OutageEvery) {
 					r.slowLog.Store(now)
 					subject := ""
 					if sub != nil {
@@ -253,7 +253,7 @@ func defaultPendingBytes(b *tap.Budget, subs int) int {
 // and after every reconnect.
 func (r *run) connected(nc *nats.Conn, again bool) {
 	r.stats.UpstreamUp.Store(true)
-	r.outage.reachable(redactURLs(nc.ConnectedUrl()))
+	r.outage.Reachable(redactURLs(nc.ConnectedUrl()))
 	if again {
 		r.stats.Reconnects.Add(1)
 		r.reconnMu.Lock()
@@ -281,7 +281,7 @@ func (r *run) disconnected(nc *nats.Conn, err error) {
 	if err == nil {
 		err = errors.New("connection closed")
 	}
-	r.outage.failed(err)
+	r.outage.Failed(err)
 	r.mu.Lock()
 	subs := append([]*coreSub(nil), r.subs...)
 	r.mu.Unlock()
