@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,26 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// logTail collects a process's stderr (JSON log lines) as it comes.
-type logTail struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logTail) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logTail) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // lines returns the log lines with the given msg.
-func (l *logTail) lines(msg string) []map[string]any {
+func (l *lockedBuffer) lines(msg string) []map[string]any {
 	var out []map[string]any
 	for _, s := range strings.Split(l.String(), "\n") {
 		var m map[string]any
@@ -83,7 +64,7 @@ outputs:
   findings: {path: %q}
 `, listen, natsPort, kafkaPort, filepath.Join(dir, "findings.jsonl"))), 0o644)
 
-	logs := &logTail{}
+	logs := &lockedBuffer{}
 	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
 	cmd.Stderr = logs
