@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,34 +63,12 @@ outputs:
   findings: {path: %q}
 `, listen, natsPort, kafkaPort, filepath.Join(dir, "findings.jsonl"))), 0o644)
 
-	logs := &lockedBuffer{}
-	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("e2atap stderr:\n%s", logs.String())
-		}
-	})
+	cmd, logs := startE2atap(t, nil, "run", "--config", cfgPath, "--log-level", "debug")
 
 	pollUntil(t, "both outages logged", 20*time.Second, func() bool {
 		return len(logs.lines("nats server unreachable")) > 0 && len(logs.lines("kafka broker unreachable")) > 0
 	})
-	pollUntil(t, "/readyz", 10*time.Second, func() bool {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	waitReady(t, listen)
 	time.Sleep(3 * time.Second) // the tap keeps retrying: no more lines
 	down := map[string][]map[string]any{
 		"mesh":       logs.lines("nats server unreachable"),

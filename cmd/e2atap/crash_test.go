@@ -20,29 +20,6 @@ import (
 	"github.com/e2atap/e2atap/tap/logdir"
 )
 
-// startProcessArgs starts this test binary as `e2atap run --config cfg
-// args...`; stderr is kept in the returned buffer.
-func startProcessArgs(t *testing.T, cfg string, args ...string) (*exec.Cmd, *lockedBuffer) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"run", "--config", cfg}, args...)...)
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("e2atap (pid %d) stderr:\n%s", cmd.Process.Pid, stderr.String())
-		}
-	})
-	return cmd, stderr
-}
-
 // kill9 sends SIGKILL and reaps the process.
 func kill9(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()

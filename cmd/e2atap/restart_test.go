@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,13 +17,16 @@ import (
 	"github.com/e2atap/e2atap/internal/gen"
 )
 
-// startProcess starts this test binary as `e2atap run --config cfg`.
-func startProcess(t *testing.T, cfg string) *exec.Cmd {
+// startE2atap starts this test binary as the real process `e2atap ARGS`
+// (E2ATAP_BE_MAIN=1) with env added to the environment; its stderr is
+// collected, shown when the test fails, and the process is killed at the
+// end of the test if it is still running.
+func startE2atap(t *testing.T, env []string, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "run", "--config", cfg)
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1"), env...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,10 +36,42 @@ func startProcess(t *testing.T, cfg string) *exec.Cmd {
 			cmd.Wait()
 		}
 		if t.Failed() {
-			t.Logf("e2atap stderr:\n%s", stderr.String())
+			t.Logf("e2atap (pid %d) stderr (tail):\n%s", cmd.Process.Pid, tailText(stderr.String(), 8000))
 		}
 	})
+	return cmd, stderr
+}
+
+// startProcess starts `e2atap run --config cfg`.
+func startProcess(t *testing.T, cfg string) *exec.Cmd {
+	t.Helper()
+	cmd, _ := startE2atap(t, nil, "run", "--config", cfg)
 	return cmd
+}
+
+// startProcessArgs starts `e2atap run --config cfg ARGS`.
+func startProcessArgs(t *testing.T, cfg string, args ...string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	return startE2atap(t, nil, append([]string{"run", "--config", cfg}, args...)...)
+}
+
+// otlpEnv sends the process's spans over OTLP/HTTP to a receiver at url,
+// exported within 200 ms.
+func otlpEnv(url string) []string {
+	return []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + url + "/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_BSP_SCHEDULE_DELAY=200"}
+}
+
+// waitReady waits until the sidecar listening on listen answers /readyz 200.
+func waitReady(t *testing.T, listen string) {
+	t.Helper()
+	pollUntil(t, "e2atap ready", 20*time.Second, func() bool {
+		resp, err := http.Get("http://" + listen + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 // stopProcess sends SIGTERM (what `kill PID` sends) and requires exit 0.

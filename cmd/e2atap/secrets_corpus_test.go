@@ -636,33 +636,9 @@ outputs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "run", "--log-level", "debug", "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1", "E2ATAP_FINGERPRINT_KEY="+corpusFPKey,
-		"E2ATAP_TAP_MESH_URL=nats://e2atap:"+natsPass+"@"+natsAddr,
-		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+otlp.URL+"/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-		"OTEL_BSP_SCHEDULE_DELAY=200")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 4000))
-		}
-	})
-	pollUntil(t, "e2atap ready", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	env := append(otlpEnv(otlp.URL), "E2ATAP_FINGERPRINT_KEY="+corpusFPKey, "E2ATAP_TAP_MESH_URL=nats://e2atap:"+natsPass+"@"+natsAddr)
+	cmd, stderr := startE2atap(t, env, "run", "--log-level", "debug", "--config", cfgPath)
+	waitReady(t, listen)
 
 	// The ws tap: a Gateway sends every request, the AgentServer answers.
 	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/", nil)

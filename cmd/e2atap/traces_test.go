@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -141,32 +140,8 @@ outputs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1",
-		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+otlp.URL+"/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-		"OTEL_BSP_SCHEDULE_DELAY=200")
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 4000))
-		}
-	})
-	pollUntil(t, "e2atap ready", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + listen + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	cmd, _ := startE2atap(t, otlpEnv(otlp.URL), "run", "--config", cfgPath)
+	waitReady(t, listen)
 
 	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/", nil)
 	if err != nil {

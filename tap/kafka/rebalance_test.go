@@ -13,14 +13,10 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/taptest"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-type seqRec struct {
-	S int `json:"s"`
-	I int `json:"i"`
-}
 
 // produceRound writes one record of each stream, rounds times, keyed by
 // stream (so that a stream stays on one partition); next is each stream's
@@ -30,43 +26,12 @@ func produceRound(t *testing.T, prod *kgo.Client, topic string, next []int, roun
 	var recs []*kgo.Record
 	for range rounds {
 		for s := range next {
-			b, _ := json.Marshal(seqRec{S: s, I: next[s]})
+			b, _ := json.Marshal(taptest.SeqRecord{S: s, I: next[s]})
 			next[s]++
 			recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprintf("stream-%d", s)), Value: b})
 		}
 	}
 	produce(t, prod, recs...)
-}
-
-// unjudgedJumps replays what the engine does with one tap's messages: a
-// Lost (or a Gap) re-bases every open stream; a jump in a stream's
-// sequence that no loss covers is a false e2a.seq_gap.
-func unjudgedJumps(msgs []tap.Message) (jumps []string, checked int) {
-	last := map[int]int{}
-	rebased := map[int]bool{}
-	for _, m := range msgs {
-		if m.Lost || m.Gap {
-			for s := range last {
-				rebased[s] = true
-			}
-		}
-		if m.Lost || m.Reconnected {
-			continue
-		}
-		var r seqRec
-		if json.Unmarshal(m.Data, &r) != nil {
-			continue
-		}
-		if prev, ok := last[r.S]; ok && !rebased[r.S] {
-			checked++
-			if r.I != prev+1 {
-				jumps = append(jumps, fmt.Sprintf("stream %d: %d after %d", r.S, r.I, prev))
-			}
-		}
-		last[r.S] = r.I
-		rebased[r.S] = false
-	}
-	return jumps, checked
 }
 
 func (c *collector) snapshot() []tap.Message {
@@ -111,7 +76,7 @@ func TestRebalanceIsALoss(t *testing.T) {
 	waitFor(t, "round 3 at tap A", func() bool { ma, _ := a.data(); mb, _ := b.data(); return len(ma)+len(mb) == 180 })
 
 	for name, c := range map[string]*collector{"A": a, "B": b} {
-		jumps, checked := unjudgedJumps(c.snapshot())
+		jumps, checked := taptest.UnjudgedJumps(c.snapshot())
 		if len(jumps) > 0 {
 			t.Errorf("tap %s: %d sequence jumps across a rebalance not covered by a loss: %v", name, len(jumps), jumps[:min(5, len(jumps))])
 		}

@@ -14,50 +14,9 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/taptest"
 	"github.com/nats-io/nats.go"
 )
-
-// seqMsg is the payload of the loss tests: stream s, sequence i.
-type seqMsg struct {
-	S int `json:"s"`
-	I int `json:"i"`
-}
-
-// unjudgedJumps replays what the engine does with the emitted messages: a
-// Lost control message, or a message with Gap, re-bases every open stream
-// of the tap. It returns every jump in a stream's sequence that no loss
-// covers: a false e2a.seq_gap the engine would report.
-func unjudgedJumps(t *testing.T, msgs []tap.Message) (jumps []string, checked int) {
-	t.Helper()
-	last := map[int]int{}     // stream → last sequence
-	rebased := map[int]bool{} // stream → a loss since its last message
-	for _, m := range msgs {
-		if m.Reconnected {
-			continue
-		}
-		if m.Lost || m.Gap {
-			for s := range last {
-				rebased[s] = true
-			}
-		}
-		if m.Lost {
-			continue
-		}
-		var p seqMsg
-		if !bytes.HasPrefix(m.Data, []byte(`{"s":`)) || json.Unmarshal(m.Data, &p) != nil {
-			continue // a probe or marker
-		}
-		if prev, ok := last[p.S]; ok && !rebased[p.S] {
-			checked++
-			if p.I != prev+1 {
-				jumps = append(jumps, fmt.Sprintf("stream %d: %d after %d", p.S, p.I, prev))
-			}
-		}
-		last[p.S] = p.I
-		rebased[p.S] = false
-	}
-	return jumps, checked
-}
 
 func (c *collector) all() []tap.Message {
 	c.mu.Lock()
@@ -86,7 +45,7 @@ func TestCoreSlowConsumerIsALoss(t *testing.T) {
 	c.mu.Unlock()
 	const streams, n = 5, 2000
 	for i := range n {
-		b, _ := json.Marshal(seqMsg{S: i % streams, I: i / streams})
+		b, _ := json.Marshal(taptest.SeqRecord{S: i % streams, I: i / streams})
 		nc.Publish("agent.x", b)
 	}
 	if err := nc.Flush(); err != nil {
@@ -102,7 +61,7 @@ func TestCoreSlowConsumerIsALoss(t *testing.T) {
 	// The streams go on, at a pace the tap keeps up with.
 	const more = 1000
 	for i := n; i < n+more; i++ {
-		b, _ := json.Marshal(seqMsg{S: i % streams, I: i / streams})
+		b, _ := json.Marshal(taptest.SeqRecord{S: i % streams, I: i / streams})
 		nc.Publish("agent.x", b)
 		if i%50 == 0 {
 			nc.Flush()
@@ -128,7 +87,7 @@ func TestCoreSlowConsumerIsALoss(t *testing.T) {
 	if c.lost == 0 {
 		t.Error("no Lost control message")
 	}
-	jumps, checked := unjudgedJumps(t, c.all())
+	jumps, checked := taptest.UnjudgedJumps(c.all())
 	if len(jumps) > 0 {
 		t.Errorf("%d sequence jumps not covered by a loss (false seq_gap): %v", len(jumps), jumps[:min(5, len(jumps))])
 	}
@@ -165,7 +124,7 @@ func startPublisher(t *testing.T, url string, streams int) *publisher {
 				return
 			default:
 			}
-			b, _ := json.Marshal(seqMsg{S: i % streams, I: i / streams})
+			b, _ := json.Marshal(taptest.SeqRecord{S: i % streams, I: i / streams})
 			if err := nc.Publish("mesh.traffic", b); err != nil {
 				p.failed.Add(1)
 				time.Sleep(time.Millisecond)
@@ -221,7 +180,7 @@ func TestCoreReconnectIsALossInOrder(t *testing.T) {
 	if pub.failed.Load() == 0 {
 		t.Fatal("no publish failed during the outage: the test proves nothing")
 	}
-	jumps, checked := unjudgedJumps(t, c.all())
+	jumps, checked := taptest.UnjudgedJumps(c.all())
 	if len(jumps) > 0 {
 		t.Errorf("%d sequence jumps not covered by a loss (false seq_gap): %v", len(jumps), jumps[:min(5, len(jumps))])
 	}
@@ -361,7 +320,7 @@ func TestCoreBudgetWaitsWithoutLoss(t *testing.T) {
 		if u := budget.Used(); u > maxUsed.Load() {
 			maxUsed.Store(u)
 		}
-		var p seqMsg
+		var p taptest.SeqRecord
 		if json.Unmarshal(m.Data, &p) == nil && bytes.HasPrefix(m.Data, []byte(`{"s":`)) {
 			if m.Charged != len(m.Data) {
 				return fmt.Errorf("message charged %d bytes, holds %d", m.Charged, len(m.Data))
