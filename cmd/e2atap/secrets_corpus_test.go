@@ -549,6 +549,12 @@ func corpusAgentServer(t *testing.T, streams []corpusStream) *httptest.Server {
 	for _, st := range streams {
 		byID[st.id] = st.resps
 	}
+	return answeringAgentServer(t, byID)
+}
+
+// answeringAgentServer is a WebSocket AgentServer that answers each
+// request with the responses byID holds for its request_id.
+func answeringAgentServer(t *testing.T, byID map[string][]string) *httptest.Server {
 	up := websocket.Upgrader{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)

@@ -98,30 +98,7 @@ func TestTraceConventionsRun(t *testing.T) {
 			resp("r-ok", 1, true, "succeeded", "e2a.complete", `{"result":{}}`)},
 		"r-fail": {resp("r-fail", 0, true, "failed", "e2a.error", `{"code":"E2A.AGENT_ERROR","message":"boom"}`)},
 	}
-	up := websocket.Upgrader{}
-	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			for id, rs := range answers {
-				if strings.Contains(string(msg), `"request_id":"`+id+`"`) {
-					for _, r := range rs {
-						if c.WriteMessage(websocket.TextMessage, []byte(r)) != nil {
-							return
-						}
-					}
-				}
-			}
-		}
-	}))
-	t.Cleanup(agent.Close)
+	agent := answeringAgentServer(t, answers)
 	_, agentPort, _ := net.SplitHostPort(strings.TrimPrefix(agent.URL, "http://"))
 
 	listen, wsListen := freeAddr(t), freeAddr(t)
