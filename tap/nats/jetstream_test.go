@@ -320,7 +320,15 @@ func TestJetStreamRecreatedStreamIsALoss(t *testing.T) {
 	if err := js.DeleteStream(context.Background(), "MESH"); err != nil {
 		t.Fatal(err)
 	}
-	createStream(t, js, cfg)
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err = js.CreateStream(context.Background(), cfg); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("creating the stream again: %v", err)
+	}
 	publishJS(t, js, "mesh.a", 3, 100)
 	waitFor(t, "the new stream's 3 messages", func() bool { msgs, _ := c.data(); return len(msgs) == 8 })
 	msgs, _ := c.data()
