@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/exporters/observe"
+	"github.com/e2atap/e2atap/validate"
 )
 
 const observeUsage = `Usage: e2atap observe [flags]
@@ -144,6 +145,16 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
+// outcomeWord is a stream outcome as a person reads it: an EventMesh
+// stream with no done chunk is missing_done (its rule's name), not the
+// metric label missing_final.
+func outcomeWord(ev *observe.Event) string {
+	if ev.Outcome == validate.OutcomeMissingFinal.String() && ev.Protocol == validate.ProtoEventMesh {
+		return "missing_done"
+	}
+	return ev.Outcome
+}
+
 // writeEventRow prints one event as an aligned row; the detail column is
 // never cut.
 func writeEventRow(w io.Writer, ev *observe.Event) {
@@ -159,7 +170,7 @@ func writeEventRow(w io.Writer, ev *observe.Event) {
 		if ev.Gap {
 			detail += ", across a loss (not judged across it)"
 		}
-		fmt.Fprintf(w, "%-12s %-12s %-8s %-22s %-24s %s\n", t, ev.Tap, "stream", ev.Outcome, ev.Stream, detail)
+		fmt.Fprintf(w, "%-12s %-12s %-8s %-22s %-24s %s\n", t, ev.Tap, "stream", outcomeWord(ev), ev.Stream, detail)
 	case observe.TypeRecord:
 		fmt.Fprintf(w, "%-12s %-12s %-8s %-22s %-24s %s %s\n", t, ev.Tap, "record", ev.Kind+"/"+ev.Status, ev.Stream, ev.Source, ev.Record)
 	case observe.TypeLost:

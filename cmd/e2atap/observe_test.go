@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/e2atap/e2atap/exporters/observe"
 	"github.com/e2atap/e2atap/internal/gen"
+	"github.com/e2atap/e2atap/validate"
 )
 
 // TestObserveARunningSidecar runs the real binary (`e2atap run`) on a log
@@ -198,4 +200,19 @@ outputs:
 		t.Fatalf("the stuck watcher was never told it lost events (it read %v): %v", seen, sc.Err())
 	}
 
+}
+
+// An EventMesh stream with no done chunk reads as missing_done in the
+// table (the name of its rule), while the JSON keeps the metric label.
+func TestObserveTableNamesFrameOutcome(t *testing.T) {
+	for _, c := range []struct {
+		protocol, want string
+	}{{validate.ProtoEventMesh, "missing_done"}, {validate.ProtoE2A, "missing_final"}} {
+		var b strings.Builder
+		writeEventRow(&b, &observe.Event{Type: observe.TypeStream, Tap: "mesh", Stream: "s1", Outcome: validate.OutcomeMissingFinal.String(),
+			Protocol: c.protocol, Reason: validate.ReasonIdle, Records: 3})
+		if f := strings.Fields(b.String()); len(f) < 5 || f[3] != c.want {
+			t.Errorf("%s stream: row %q, want outcome %s", c.protocol, b.String(), c.want)
+		}
+	}
 }

@@ -30,15 +30,19 @@ const (
 // Event is one line a watcher receives. Every string that came from
 // traffic has passed the Redactor.
 type Event struct {
-	Type     string          `json:"type"`
-	Time     time.Time       `json:"time"`
-	Tap      string          `json:"tap,omitempty"`
-	Rule     string          `json:"rule,omitempty"`
-	Severity string          `json:"severity,omitempty"`
-	Stream   string          `json:"stream,omitempty"`
-	Source   string          `json:"source,omitempty"`
-	Message  string          `json:"message,omitempty"`
+	Type     string    `json:"type"`
+	Time     time.Time `json:"time"`
+	Tap      string    `json:"tap,omitempty"`
+	Rule     string    `json:"rule,omitempty"`
+	Severity string    `json:"severity,omitempty"`
+	Stream   string    `json:"stream,omitempty"`
+	Source   string    `json:"source,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	// Outcome is the outcome label of the metrics (streams_total): an
+	// EventMesh stream that never sent its done chunk is "missing_final"
+	// there too; Protocol tells the two apart.
 	Outcome  string          `json:"outcome,omitempty"`
+	Protocol string          `json:"protocol,omitempty"`
 	Reason   string          `json:"reason,omitempty"`
 	Records  uint32          `json:"records,omitempty"`
 	Duration float64         `json:"duration_seconds,omitempty"`
@@ -153,7 +157,7 @@ func (h *Hub) Finding(f *validate.Finding) {
 // StreamEnd publishes a stream's outcome.
 func (h *Hub) StreamEnd(s *validate.StreamInfo) {
 	ev := Event{Type: TypeStream, Time: h.at(s.End), Tap: s.Tap, Stream: h.redact(s.Key), Outcome: s.Outcome.String(),
-		Reason: s.Reason, Records: s.Records, Gap: s.Gap}
+		Protocol: s.Protocol, Reason: s.Reason, Records: s.Records, Gap: s.Gap}
 	if !s.Start.IsZero() && !s.End.IsZero() {
 		ev.Duration = s.End.Sub(s.Start).Seconds()
 	}
