@@ -75,6 +75,9 @@ outputs:
 		"mesh-kafka": logs.lines("kafka broker unreachable"),
 	}
 	wantAddr := map[string]string{"mesh": fmt.Sprintf("nats://127.0.0.1:%d", natsPort), "mesh-kafka": fmt.Sprintf("127.0.0.1:%d", kafkaPort)}
+	if n := len(logs.lines("upstream is down")); n != 0 {
+		t.Errorf("%d more lines about the same outages (one line per outage, from the tap)", n)
+	}
 	for name, ls := range down {
 		if len(ls) != 1 {
 			t.Errorf("tap %s: %d unreachable lines, want 1", name, len(ls))

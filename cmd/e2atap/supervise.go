@@ -30,16 +30,16 @@ type backoff struct {
 	// Settle is how long a new attempt must run (or report Up) to count as
 	// recovered: the backoff starts again from Initial after that.
 	Settle time.Duration
-	// LogEvery rate-limits the "still failing" log of a tap and the logs
-	// of a flapping upstream.
+	// LogEvery rate-limits the "still failing" log of a tap. (An
+	// upstream's outage is logged by the tap itself, which knows the
+	// address and the error: ws, nats and kafka each log it once when it
+	// begins and once when it ends; the supervisor only shows it in
+	// /healthz and the metrics.)
 	LogEvery time.Duration
-	// UpstreamGrace is how long a new attempt may go without reaching its
-	// upstream, while counting connection errors, before that is logged.
-	UpstreamGrace time.Duration
 }
 
 // defaultBackoff: 1 s doubling to 60 s.
-var defaultBackoff = backoff{Initial: time.Second, Max: time.Minute, Settle: 5 * time.Second, LogEvery: time.Minute, UpstreamGrace: 10 * time.Second}
+var defaultBackoff = backoff{Initial: time.Second, Max: time.Minute, Settle: 5 * time.Second, LogEvery: time.Minute}
 
 // delay is the wait before retry n (0 first), with ±20 % jitter so that
 // the taps of many pods do not retry a shared broker in step.
@@ -81,10 +81,6 @@ type tapSupervisor struct {
 	lastErrAt    time.Time
 	lastLog      time.Time
 	retryAt      time.Time
-	upstreamWas  int8 // 0 unknown, 1 up, -1 down (for transition logs)
-	upstreamLog  time.Time
-	attemptStart time.Time
-	downLogged   bool // the upstream's going down was logged: log its return
 }
 
 // tapHealth is what /healthz shows of a tap.
@@ -140,9 +136,6 @@ func (s *tapSupervisor) run(ctx context.Context, first tap.Source, firstErr erro
 // runOnce runs one attempt until its Run returns. It reports whether the
 // attempt recovered (ran for Settle or reported Up) before it ended.
 func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered bool, err error) {
-	s.mu.Lock()
-	s.attemptStart, s.upstreamWas = time.Now(), 0
-	s.mu.Unlock()
 	s.running.Store(true)
 	if s.started != nil {
 		s.started(ctx)
@@ -184,7 +177,6 @@ func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered 
 				recovered = true
 				s.recovered()
 			}
-			s.watchUpstream()
 		}
 	}
 }
@@ -232,53 +224,6 @@ func (s *tapSupervisor) recovered() {
 	if n > 0 {
 		s.log.Info("tap recovered", "failures", n, "down_for", time.Since(since).Round(time.Millisecond).String())
 	}
-}
-
-// watchUpstream logs the upstream (broker) going down and coming back,
-// once each, at most once a minute for a flapping upstream. An upstream
-// not reached since the attempt started is logged once upstreamGrace has
-// passed with connection errors counted (dial, handshake, disconnect): a
-// tap that only has not had a reason to connect yet is not reported.
-func (s *tapSupervisor) watchUpstream() {
-	if !s.hasUpstream {
-		return
-	}
-	up := s.stats.UpstreamUp.Load()
-	now := time.Now()
-	s.mu.Lock()
-	was := s.upstreamWas
-	var down, back bool
-	switch {
-	case up && was != 1:
-		s.upstreamWas = 1
-		back = s.downLogged
-		s.downLogged = false
-	case !up && was == 1:
-		s.upstreamWas = -1
-		down = true
-	case !up && was == 0 && now.Sub(s.attemptStart) >= s.policy.UpstreamGrace && s.connErrors() > 0:
-		s.upstreamWas = -1
-		down = true
-	}
-	if down {
-		// A flapping upstream is logged at most once a minute; the
-		// metric shows every change.
-		down = s.upstreamLog.IsZero() || now.Sub(s.upstreamLog) >= s.policy.LogEvery
-		if down {
-			s.upstreamLog, s.downLogged = now, true
-		}
-	}
-	s.mu.Unlock()
-	switch {
-	case back:
-		s.log.Info("tap's upstream is back")
-	case down:
-		s.log.Warn("tap's upstream is down; the tap reconnects by itself", "errors", s.errorCounts())
-	}
-}
-
-func (s *tapSupervisor) connErrors() uint64 {
-	return s.stats.Errors[tap.ErrDial].Load() + s.stats.Errors[tap.ErrHandshake].Load() + s.stats.Errors[tap.ErrDisconnect].Load()
 }
 
 func (s *tapSupervisor) errorCounts() map[string]uint64 {
