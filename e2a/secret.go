@@ -1,8 +1,11 @@
 package e2a
 
 import (
+	"bytes"
+	"encoding/binary"
 	"hash/maphash"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -155,16 +158,15 @@ func masked(v []byte) bool {
 // is reported as its object's path followed by ".{key}" (the key itself
 // stays out of the path); the root value is "$".
 //
-// The common case (nothing found) does not allocate: a pre-pass over the
-// raw bytes (redact.MayHoldCredential, one table look-up a byte) looks for
-// what any hit needs, and only then is the record walked, each string
-// scanned by the detector (one pass with a byte table, no regular
-// expressions) and each key classified. data should be valid JSON; on invalid input the result is
-// unspecified but ScanSecrets does not panic.
+// The common case (nothing found) does not allocate and costs about one
+// pass over the bytes: strings are delimited with bytes.IndexByte, a key
+// the reference sends is classified by one look-up in a table made at
+// start (knownKeys), another by a cache, and a string value is given to
+// the detector only if redact.MayHoldCredentialText, which stops only at
+// the few bytes that can start a credential, lets it through. data should
+// be valid JSON; on invalid input the result is unspecified but
+// ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {
-	if !redact.MayHoldCredential(data) {
-		return "", "", false
-	}
 	w := secretWalker{data: data}
 	path, kind, found = w.walk()
 	if w.buf != nil {
@@ -192,18 +194,27 @@ type secretWalker struct {
 }
 
 // str reads the string at w.data[w.i] ('"') and returns its raw body and
-// whether it has escapes; ok is false on malformed input.
+// whether it has escapes; ok is false on malformed input. The body is
+// delimited with bytes.IndexByte (vector code in the runtime): a string
+// costs two calls, not a branch a byte. Control bytes inside a string are
+// not rejected (the input is then not JSON, and the result unspecified).
 func (w *secretWalker) str() (raw []byte, esc, ok bool) {
 	d := w.data
-	i := w.i + 1
-	start := i
-	for i < len(d) {
-		switch c := d[i]; {
-		case c == '"':
-			w.i = i + 1
-			return d[start:i], esc, true
-		case c == '\\':
-			esc = true
+	start := w.i + 1
+	q := bytes.IndexByte(d[start:], '"') + start
+	if q < start {
+		return nil, false, false
+	}
+	for i := start; ; {
+		b := bytes.IndexByte(d[i:q], '\\')
+		if b < 0 {
+			w.i = q + 1
+			return d[start:q], esc, true
+		}
+		esc = true
+		// A run of escapes (\uXXXX\uXXXX... in ASCII-escaped text) is
+		// read here, without a search per escape.
+		for i += b; i < q && d[i] == '\\'; {
 			if i+1 >= len(d) {
 				return nil, false, false
 			}
@@ -223,13 +234,13 @@ func (w *secretWalker) str() (raw []byte, esc, ok bool) {
 			default:
 				return nil, false, false
 			}
-		case c < 0x20:
-			return nil, false, false
-		default:
-			i++
+		}
+		if i > q { // the quote was escaped: find the next one
+			if q = bytes.IndexByte(d[i:], '"') + i; q < i {
+				return nil, false, false
+			}
 		}
 	}
-	return nil, false, false
 }
 
 // decoded returns the unescaped form of a string body read by str. It is
@@ -250,6 +261,15 @@ func (w *secretWalker) ws() {
 	for w.i < len(d) && (d[w.i] == ' ' || d[w.i] == '\t' || d[w.i] == '\n' || d[w.i] == '\r') {
 		w.i++
 	}
+}
+
+// findCredential is FindCredential behind the detector's pre-check.
+func findCredential(s []byte) (kind string, ok bool) {
+	if !redact.MayHoldCredentialText(s) {
+		return "", false
+	}
+	_, _, kind, ok = FindCredential(s)
+	return kind, ok
 }
 
 func (w *secretWalker) walk() (string, string, bool) {
@@ -291,7 +311,7 @@ func (w *secretWalker) walk() (string, string, bool) {
 			if secretKey != "" && len(v) > 0 && !masked(v) {
 				return framePath(frames, false), secretKey, true
 			}
-			if _, _, kind, ok := FindCredential(v); ok {
+			if kind, ok := findCredential(v); ok {
 				return framePath(frames, false), kind, true
 			}
 		default: // number or literal
@@ -345,15 +365,19 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 		return "", "", false, true
 	}
 	frames[len(frames)-1].key = raw
-	k := w.decoded(raw, esc)
-	if kind, ok := keyKinds.get(k); ok {
-		*secretKey = kind
+	if k, known := knownKeys.lookup(raw); known && !esc {
+		*secretKey = k
 	} else {
-		if _, _, kind, ok := FindCredential(k); ok {
-			return framePath(frames, true), kind, true, false
+		k := w.decoded(raw, esc)
+		if kind, ok := keyKinds.get(k); ok {
+			*secretKey = kind
+		} else {
+			if kind, ok := findCredential(k); ok {
+				return framePath(frames, true), kind, true, false
+			}
+			*secretKey = SecretKeyKind(k)
+			keyKinds.put(k, *secretKey)
 		}
-		*secretKey = SecretKeyKind(k)
-		keyKinds.put(k, *secretKey)
 	}
 	w.ws()
 	if w.i >= len(d) || d[w.i] != ':' {
@@ -361,6 +385,80 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 	}
 	w.i++
 	return "", "", false, false
+}
+
+// knownKeyNames are the keys the reference sends (envelopes, responses,
+// bodies, provenance, params, metadata): classified once, at start, so that
+// a record made of them costs no hash and no classification. Any other key
+// goes through keyKinds.
+var knownKeyNames = func() []string {
+	ks := append([]string(nil), FieldKeys[:]...)
+	for _, p := range SubPaths {
+		ks = append(ks, p[strings.LastIndexByte(p, '.')+1:])
+	}
+	return append(ks, "_jiuwenswarm_server_push", "a2a_metadata", "agent_id", "agent_ref", "auth", "channel_context",
+		"chat_id", "content", "context_id", "converted_at", "converter", "correlation_id", "details", "expected_output_modes",
+		"intent", "kind", "message_id", "query", "service_id", "session_update_kind", "source_agent_id",
+		"source_chunk_type", "source_protocol", "success", "task_id", "turns", "user_id", "workspace_key", "usage",
+		"input_tokens", "output_tokens", "total_tokens", "role", "name", "uri", "files", "attachments", "_meta",
+		"tracestate", "code", "message", "data", "text", "model", "messages", "tool_calls", "arguments", "function",
+		"mime_type", "size", "title", "url", "index", "finish_reason", "sessionUpdate", "toolCallId", "status_code")
+}()
+
+// knownKeys is the table of knownKeyNames: open addressing, linear
+// probing, filled at start and never written again (safe for concurrent
+// shards). A key that holds a credential itself is left out: its hit
+// needs the walk's path.
+var knownKeys = func() *keyClassTable {
+	t := &keyClassTable{}
+	for _, k := range knownKeyNames {
+		if _, _, _, cred := FindCredential([]byte(k)); cred || len(k) == 0 {
+			continue
+		}
+		if _, ok := t.lookup([]byte(k)); ok {
+			continue
+		}
+		h := knownKeyHash([]byte(k))
+		for t.keys[h] != "" {
+			h = (h + 1) % knownKeySlots
+		}
+		t.keys[h], t.kinds[h] = k, SecretKeyKind([]byte(k))
+	}
+	return t
+}()
+
+const knownKeySlots = 256 // a power of two, at least twice the keys
+
+type keyClassTable struct {
+	keys  [knownKeySlots]string
+	kinds [knownKeySlots]string
+}
+
+// knownKeyHash mixes the length and the first and last eight bytes of k.
+func knownKeyHash(k []byte) uint {
+	n := len(k)
+	var a, b uint64
+	if n >= 8 {
+		a = binary.LittleEndian.Uint64(k)
+		b = binary.LittleEndian.Uint64(k[n-8:])
+	} else {
+		for i, c := range k {
+			a |= uint64(c) << (8 * i)
+		}
+	}
+	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>56) % knownKeySlots
+}
+
+func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
+	for h := knownKeyHash(k); ; h = (h + 1) % knownKeySlots {
+		e := t.keys[h]
+		if e == "" {
+			return "", false
+		}
+		if len(e) == len(k) && e == string(k) {
+			return t.kinds[h], true
+		}
+	}
 }
 
 // keyCache remembers what a key is, for keys that hold no credential

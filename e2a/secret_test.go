@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +163,16 @@ var secretTable = []struct{ in, path, kind string }{
 	{`{"k":"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----"}`, "k", "private_key"},
 	{`{"s":"\u0078oxb-123456789012-abcdefghij"}`, "s", "slack"},
 	{`{"m":"mail a@example.com, 13912345678, 11010519491231002X, npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}`, "", ""},
+	// keys the reference sends (classified from a table made at start)
+	{`{"auth":"opaque"}`, "auth", "credential_key"},
+	{`{"auth":{"token":"t"}}`, "auth.token", "credential_key"},
+	{`{"a\u0075th":"opaque"}`, "auth", "credential_key"},
+	{`{"request_id":"q","user_id":"u-1","agent_ref":"a","workspace_key":"w","auth":null}`, "", ""},
+	{`{"request\u005fid":"sk-12345678"}`, "request_id", "sk"},
+	{`{"timestamp":"2026-03-29T12:00:00+00:00","converter":"m.n:f_g","note":"x:\/\/u:p@h"}`, "note", "url_userinfo"},
+	{`{"t":"2026-03-29T12:00:00 password=hunter2xyz"}`, "t", "key_value"},
+	{`{"m":"a@b.secretary_sig=v"}`, "m", "key_value"},
+	{`{"m":"\u0061@b.secretary_sig=v"}`, "m", "key_value"},
 	{`{"a":"sk-123`, "", ""},
 	{`{"a" "sk-12345678"}`, "", ""},
 }
@@ -318,6 +330,12 @@ func FuzzScanSecrets(f *testing.F) {
 	for _, rec := range benchRecords() {
 		f.Add(rec.data)
 	}
+	for _, s := range scanCases {
+		f.Add([]byte(s))
+	}
+	for _, s := range fuzzSeeds(f, "FuzzScan", "FuzzScanHead", "FuzzEnvelopeFromDict", "FuzzResponseFromDict") {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkScanSecrets(t, data) })
 }
 
@@ -350,5 +368,78 @@ func TestSecretKeyCache(t *testing.T) {
 	keyKinds.put(long, "")
 	if _, ok := keyKinds.get(long); ok {
 		t.Error("a key over the cache's length bound was cached")
+	}
+}
+
+// TestScanSecretsSeeds holds ScanSecrets to its reference on every seed of
+// the package's fuzz corpora (FuzzScanSecrets' own run as its seeds) and
+// on the field scan's table cases.
+func TestScanSecretsSeeds(t *testing.T) {
+	seeds := fuzzSeeds(t, "FuzzScan", "FuzzScanHead", "FuzzEnvelopeFromDict", "FuzzResponseFromDict", "FuzzClassify")
+	if len(seeds) < 100 {
+		t.Fatalf("only %d seeds", len(seeds))
+	}
+	for _, s := range scanCases {
+		seeds = append(seeds, []byte(s))
+	}
+	for _, s := range seeds {
+		checkScanSecrets(t, s)
+	}
+}
+
+// fuzzSeeds reads the []byte seeds of native fuzz corpora under
+// testdata/fuzz.
+func fuzzSeeds(t testing.TB, targets ...string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, target := range targets {
+		files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+		for _, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(b), "\n")
+			for _, l := range lines[1:] {
+				l = strings.TrimSpace(l)
+				if !strings.HasPrefix(l, "[]byte(") || !strings.HasSuffix(l, ")") {
+					continue
+				}
+				v, err := strconv.Unquote(l[len("[]byte(") : len(l)-1])
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				out = append(out, []byte(v))
+			}
+		}
+	}
+	return out
+}
+
+// TestKnownKeys: the table of the reference's keys gives each key the
+// class SecretKeyKind gives it, finds every key it holds, and holds no
+// key that is a credential itself.
+func TestKnownKeys(t *testing.T) {
+	n := 0
+	for _, k := range knownKeyNames {
+		kind, ok := knownKeys.lookup([]byte(k))
+		if _, _, _, cred := FindCredential([]byte(k)); cred {
+			if ok {
+				t.Errorf("credential-shaped key %q is in the table", k)
+			}
+			continue
+		}
+		if !ok || kind != SecretKeyKind([]byte(k)) {
+			t.Errorf("knownKeys %q = %q %v, SecretKeyKind %q", k, kind, ok, SecretKeyKind([]byte(k)))
+		}
+		n++
+	}
+	if n*2 > knownKeySlots {
+		t.Errorf("%d keys in %d slots: make the table larger", n, knownKeySlots)
+	}
+	for _, k := range []string{"", "password", "request_i", "request_idd", "Request_id", "api_key", "x"} {
+		if _, ok := knownKeys.lookup([]byte(k)); ok {
+			t.Errorf("knownKeys holds %q", k)
+		}
 	}
 }
