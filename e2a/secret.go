@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,18 +195,53 @@ type secretWalker struct {
 }
 
 // str reads the string at w.data[w.i] ('"') and returns its raw body and
-// whether it has escapes; ok is false on malformed input. The body is
-// delimited with bytes.IndexByte (vector code in the runtime): a string
-// costs two calls, not a branch a byte. Control bytes inside a string are
-// not rejected (the input is then not JSON, and the result unspecified).
+// whether it has escapes; ok is false on malformed input. Control bytes
+// inside a string are not rejected (the input is then not JSON, and the
+// result unspecified).
 func (w *secretWalker) str() (raw []byte, esc, ok bool) {
 	d := w.data
 	start := w.i + 1
-	q := bytes.IndexByte(d[start:], '"') + start
-	if q < start {
+	i := start
+	// Most strings are short: look for their end eight bytes at a time,
+	// without a call.
+	for end := min(len(d)-8, start+32); i <= end; i += 8 {
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if d[i] == '"' {
+				w.i = i + 1
+				return d[start:i], false, true
+			}
+			break
+		}
+	}
+	return w.strFrom(start, i)
+}
+
+// SWAR constants: a byte of ones, a byte's high bit, in every byte.
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// quoteOrBackslash marks the bytes of x (little-endian) that are '"' or
+// '\\' by their high bit. Only the lowest mark is exact (a borrow can mark
+// a byte above a true one), which is the one str reads.
+func quoteOrBackslash(x uint64) uint64 {
+	q := x ^ swarOnes*'"'
+	b := x ^ swarOnes*'\\'
+	return ((q-swarOnes)&^q | (b-swarOnes)&^b) & swarHigh
+}
+
+// strFrom finishes str for a string whose body starts at start, with no
+// '"' or '\\' in d[start:i]: bytes.IndexByte (vector code in the runtime)
+// finds the closing quote, and again the escapes before it.
+func (w *secretWalker) strFrom(start, i int) (raw []byte, esc, ok bool) {
+	d := w.data
+	q := bytes.IndexByte(d[i:], '"') + i
+	if q < i {
 		return nil, false, false
 	}
-	for i := start; ; {
+	for {
 		b := bytes.IndexByte(d[i:q], '\\')
 		if b < 0 {
 			w.i = q + 1
@@ -272,6 +308,34 @@ func findCredential(s []byte) (kind string, ok bool) {
 	return kind, ok
 }
 
+// anchorAfterUnescape reports whether the body of a JSON string, once
+// unescaped, may hold a byte at which a credential can be revealed
+// (redact.IsCredentialAnchor), without unescaping it: ASCII-escaped text
+// (Python's default, \uXXXX for every non-ASCII character) is then passed
+// over in one look-up a byte. Only a literal anchor byte or a \u escape
+// below U+0080 can be one (\" \\ \/ \b \f \n \r \t are not); the body
+// must be one str accepted.
+func anchorAfterUnescape(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			if redact.IsCredentialAnchor(c) {
+				return true
+			}
+			continue
+		}
+		if i+1 < len(raw) && raw[i+1] == 'u' {
+			if i+5 >= len(raw) || raw[i+2] == '0' && raw[i+3] == '0' && hexVal(raw[i+4]) < 8 {
+				return true
+			}
+			i += 5
+			continue
+		}
+		i++
+	}
+	return false
+}
+
 func (w *secretWalker) walk() (string, string, bool) {
 	d := w.data
 	var stack [16]pathFrame
@@ -307,11 +371,15 @@ func (w *secretWalker) walk() (string, string, bool) {
 			if !ok {
 				return "", "", false
 			}
-			v := w.decoded(raw, esc)
-			if secretKey != "" && len(v) > 0 && !masked(v) {
-				return framePath(frames, false), secretKey, true
+			if secretKey != "" {
+				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) {
+					return framePath(frames, false), secretKey, true
+				}
 			}
-			if kind, ok := findCredential(v); ok {
+			if esc && !anchorAfterUnescape(raw) {
+				break
+			}
+			if kind, ok := findCredential(w.decoded(raw, esc)); ok {
 				return framePath(frames, false), kind, true
 			}
 		default: // number or literal
@@ -407,22 +475,25 @@ var knownKeyNames = func() []string {
 
 // knownKeys is the table of knownKeyNames: open addressing, linear
 // probing, filled at start and never written again (safe for concurrent
-// shards). A key that holds a credential itself is left out: its hit
-// needs the walk's path.
+// shards). A key is held as its length and its first and last eight
+// bytes, which a look-up loads anyway to hash it: a key of up to 16
+// bytes is compared without a call. A key that holds a credential itself
+// is left out: its hit needs the walk's path.
 var knownKeys = func() *keyClassTable {
 	t := &keyClassTable{}
 	for _, k := range knownKeyNames {
-		if _, _, _, cred := FindCredential([]byte(k)); cred || len(k) == 0 {
+		if _, _, _, cred := FindCredential([]byte(k)); cred || len(k) == 0 || len(k) > 255 {
 			continue
 		}
 		if _, ok := t.lookup([]byte(k)); ok {
 			continue
 		}
-		h := knownKeyHash([]byte(k))
-		for t.keys[h] != "" {
+		a, b := keyWords([]byte(k))
+		h := knownKeyHash(a, b, len(k))
+		for t.n[h] != 0 {
 			h = (h + 1) % knownKeySlots
 		}
-		t.keys[h], t.kinds[h] = k, SecretKeyKind([]byte(k))
+		t.n[h], t.a[h], t.b[h], t.key[h], t.kind[h] = uint8(len(k)), a, b, k, SecretKeyKind([]byte(k))
 	}
 	return t
 }()
@@ -430,35 +501,37 @@ var knownKeys = func() *keyClassTable {
 const knownKeySlots = 256 // a power of two, at least twice the keys
 
 type keyClassTable struct {
-	keys  [knownKeySlots]string
-	kinds [knownKeySlots]string
+	n    [knownKeySlots]uint8 // 0: empty
+	a, b [knownKeySlots]uint64
+	key  [knownKeySlots]string
+	kind [knownKeySlots]string
 }
 
-// knownKeyHash mixes the length and the first and last eight bytes of k.
-func knownKeyHash(k []byte) uint {
-	n := len(k)
-	var a, b uint64
-	if n >= 8 {
-		a = binary.LittleEndian.Uint64(k)
-		b = binary.LittleEndian.Uint64(k[n-8:])
-	} else {
-		for i, c := range k {
-			a |= uint64(c) << (8 * i)
-		}
+// keyWords returns the first and the last eight bytes of k (little-endian;
+// a key shorter than eight bytes is a, zero-padded, and b is 0).
+func keyWords(k []byte) (a, b uint64) {
+	if n := len(k); n >= 8 {
+		return binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[n-8:])
 	}
+	for i, c := range k {
+		a |= uint64(c) << (8 * i)
+	}
+	return a, 0
+}
+
+func knownKeyHash(a, b uint64, n int) uint {
 	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>56) % knownKeySlots
 }
 
 func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
-	for h := knownKeyHash(k); ; h = (h + 1) % knownKeySlots {
-		e := t.keys[h]
-		if e == "" {
-			return "", false
-		}
-		if len(e) == len(k) && e == string(k) {
-			return t.kinds[h], true
+	a, b := keyWords(k)
+	n := len(k)
+	for h := knownKeyHash(a, b, n); t.n[h] != 0; h = (h + 1) % knownKeySlots {
+		if int(t.n[h]) == n && t.a[h] == a && t.b[h] == b && (n <= 16 || t.key[h] == string(k)) {
+			return t.kind[h], true
 		}
 	}
+	return "", false
 }
 
 // keyCache remembers what a key is, for keys that hold no credential

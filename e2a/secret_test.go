@@ -173,6 +173,9 @@ var secretTable = []struct{ in, path, kind string }{
 	{`{"t":"2026-03-29T12:00:00 password=hunter2xyz"}`, "t", "key_value"},
 	{`{"m":"a@b.secretary_sig=v"}`, "m", "key_value"},
 	{`{"m":"\u0061@b.secretary_sig=v"}`, "m", "key_value"},
+	{`{"t":"\u4f60\u0041KIAIOSFODNN7EXAMPLE"}`, "t", "aws"},
+	{`{"t":"\u4f60\u597d\u00e9sk-12345678\ud83d\ude00"}`, "t", "sk"},
+	{`{"t":"\u4f60\u597d\n\u00e9\/\"\\\ud83d\ude00"}`, "", ""},
 	{`{"a":"sk-123`, "", ""},
 	{`{"a" "sk-12345678"}`, "", ""},
 }
