@@ -184,8 +184,10 @@ var unquoteBufs = sync.Pool{New: func() any { return new(unquoteBuf) }}
 // pathFrame is one open container of the walk.
 type pathFrame struct {
 	obj   bool
-	index int    // arrays: index of the current element
-	key   []byte // objects: raw (still escaped) current key
+	index int // arrays: index of the current element
+	// objects: where the current key's raw (still escaped) body is in the
+	// record (offsets, not a slice: a frame holds no pointer to write)
+	keyStart, keyEnd int
 }
 
 type secretWalker struct {
@@ -294,7 +296,7 @@ func (w *secretWalker) decoded(raw []byte, esc bool) []byte {
 
 func (w *secretWalker) ws() {
 	d := w.data
-	for w.i < len(d) && (d[w.i] == ' ' || d[w.i] == '\t' || d[w.i] == '\n' || d[w.i] == '\r') {
+	for w.i < len(d) && d[w.i] <= ' ' && (d[w.i] == ' ' || d[w.i] == '\t' || d[w.i] == '\n' || d[w.i] == '\r') {
 		w.i++
 	}
 }
@@ -373,14 +375,14 @@ func (w *secretWalker) walk() (string, string, bool) {
 			}
 			if secretKey != "" {
 				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) {
-					return framePath(frames, false), secretKey, true
+					return framePath(w.data, frames, false), secretKey, true
 				}
 			}
 			if esc && !anchorAfterUnescape(raw) {
 				break
 			}
 			if kind, ok := findCredential(w.decoded(raw, esc)); ok {
-				return framePath(frames, false), kind, true
+				return framePath(w.data, frames, false), kind, true
 			}
 		default: // number or literal
 			start := w.i
@@ -432,7 +434,7 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 	if !good {
 		return "", "", false, true
 	}
-	frames[len(frames)-1].key = raw
+	frames[len(frames)-1].keyStart, frames[len(frames)-1].keyEnd = w.i-1-len(raw), w.i-1
 	if k, known := knownKeys.lookup(raw); known && !esc {
 		*secretKey = k
 	} else {
@@ -441,7 +443,7 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 			*secretKey = kind
 		} else {
 			if kind, ok := findCredential(k); ok {
-				return framePath(frames, true), kind, true, false
+				return framePath(w.data, frames, true), kind, true, false
 			}
 			*secretKey = SecretKeyKind(k)
 			keyKinds.put(k, *secretKey)
@@ -577,7 +579,7 @@ func (c *keyCache) put(k []byte, kind string) {
 
 // framePath renders the position of the open frames; for a key hit the
 // last key is replaced by "{key}".
-func framePath(frames []pathFrame, keyHit bool) string {
+func framePath(data []byte, frames []pathFrame, keyHit bool) string {
 	var b []byte
 	for n, f := range frames {
 		if !f.obj {
@@ -589,7 +591,7 @@ func framePath(frames []pathFrame, keyHit bool) string {
 		if keyHit && n == len(frames)-1 {
 			break
 		}
-		key := AppendUnquoted(nil, f.key)
+		key := AppendUnquoted(nil, data[f.keyStart:f.keyEnd])
 		if plainKey(key) {
 			if len(b) > 0 {
 				b = append(b, '.')
