@@ -1,11 +1,14 @@
 package e2a
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects Scan accepts: the
@@ -90,6 +93,7 @@ func Scan(data []byte, r *Record) error {
 		}
 	}
 	r.FileWithoutURI = s.noURI[0] || s.noURI[1]
+	r.secretFree = !s.secretMaybe
 	return nil
 }
 
@@ -107,6 +111,9 @@ type scanner struct {
 	// string uri; uriIsString: the entry being read has one so far.
 	noURI       [2]bool
 	uriIsString bool
+	// secretMaybe: ScanSecrets may find something (Record.MayHoldSecret);
+	// once set, no more secret checks are made.
+	secretMaybe bool
 }
 
 func (s *scanner) fail(i int, msg string) int {
@@ -319,6 +326,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			key = s.r.scratch[mark:]
 		}
 		act := lookup(k, key)
+		secretKey := !s.secretMaybe && s.secretKeyClass(key)
 		s.r.scratch = s.r.scratch[:mark]
 		i = skipWS(data, end+1)
 		if i >= n {
@@ -330,6 +338,9 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		i = skipWS(data, i+1)
 		if i >= n {
 			return s.eof()
+		}
+		if secretKey {
+			s.secretValue(i)
 		}
 		i = s.member(i, depth, act)
 		if i < 0 {
@@ -583,6 +594,8 @@ func (s *scanner) skipContainer(i, depth int) int {
 	var stack uint64
 	lvl := 0
 	var c byte
+	var keyStart int
+	var secretKey bool
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -613,10 +626,12 @@ key:
 	if data[i] != '"' {
 		return s.fail(i, "looking for beginning of object key string")
 	}
+	keyStart = i + 1
 	i = s.skipString(i)
 	if i < 0 {
 		return i
 	}
+	secretKey = !s.secretMaybe && s.secretRawKeyClass(data[keyStart:i-1])
 	i = skipWS(data, i)
 	if i >= n {
 		return s.eof()
@@ -627,6 +642,9 @@ key:
 	i = skipWS(data, i+1)
 	if i >= n {
 		return s.eof()
+	}
+	if secretKey {
+		s.secretValue(i)
 	}
 value:
 	switch c = data[i]; c {
@@ -675,6 +693,65 @@ closed:
 	goto next
 }
 
+// The secret pre-check of Record.MayHoldSecret: what ScanSecrets would
+// look at, looked at while the record is read anyway, so that rule
+// e2a.secret walks only the records where it may find something. Every
+// string goes through secretString (readString or skipString); every key
+// through secretKeyClass (object) or secretRawKeyClass (skipContainer).
+
+// secretKeyClass classifies an object key (unescaped) as ScanSecrets
+// does, and reports whether it is a secret key; a key it cannot classify
+// without the detector (one seen for the first time) sets secretMaybe.
+// A key it knows holds no credential itself.
+func (s *scanner) secretKeyClass(key []byte) bool {
+	if k, ok := knownKeys.lookup(key); ok {
+		return k != ""
+	}
+	if k, ok := keyKinds.get(key); ok {
+		return k != ""
+	}
+	s.secretMaybe = true
+	return false
+}
+
+// secretRawKeyClass is secretKeyClass for a key as written: one with an
+// escape is left to ScanSecrets.
+func (s *scanner) secretRawKeyClass(raw []byte) bool {
+	if k, ok := knownKeys.lookup(raw); ok { // no known key has a backslash
+		return k != ""
+	}
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		s.secretMaybe = true
+		return false
+	}
+	return s.secretKeyClass(raw)
+}
+
+// secretValue looks at the value at data[i] of a secret key: a non-empty
+// string is a hit of ScanSecrets (unless masked, which it decides).
+func (s *scanner) secretValue(i int) {
+	if s.data[i] == '"' && i+1 < len(s.data) && s.data[i+1] != '"' {
+		s.secretMaybe = true
+	}
+}
+
+// secretString runs ScanSecrets' pre-checks on a string body: raw as
+// written, esc if it has escapes.
+func (s *scanner) secretString(raw []byte, esc bool) {
+	if !esc {
+		s.secretMaybe = redact.MayHoldCredentialText(raw)
+		return
+	}
+	if !anchorAfterUnescape(raw) {
+		return
+	}
+	r := s.r
+	m := len(r.scratch)
+	r.scratch = AppendUnquoted(r.scratch, raw)
+	s.secretMaybe = redact.MayHoldCredentialText(r.scratch[m:])
+	r.scratch = r.scratch[:m]
+}
+
 // Bytes of a JSON string body that need a look: ", \ and control
 // characters; plus, for strings that are kept, non-ASCII bytes.
 const (
@@ -697,6 +774,7 @@ func (s *scanner) skipString(i int) int {
 	data := s.data
 	n := len(data)
 	i++
+	start, esc := i, false
 	for {
 		for i+8 <= n {
 			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
@@ -714,8 +792,12 @@ func (s *scanner) skipString(i int) int {
 		}
 		switch c := data[i]; {
 		case c == '"':
+			if !s.secretMaybe {
+				s.secretString(data[start:i], esc)
+			}
 			return i + 1
 		case c == '\\':
+			esc = true
 			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
 			// character so (a Chinese model output is nothing else).
 			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
@@ -826,6 +908,14 @@ func (s *scanner) readString(i int, v *Value) int {
 		m := len(r.scratch)
 		r.scratch = AppendUnquoted(r.scratch, seg)
 		*v = Value{Type: String, Str: r.scratch[m:len(r.scratch):len(r.scratch)]}
+	}
+	if !s.secretMaybe {
+		if esc {
+			// ScanSecrets reads it unescaped, as v holds it.
+			s.secretMaybe = redact.MayHoldCredentialText(v.Str)
+		} else {
+			s.secretMaybe = redact.MayHoldCredentialText(seg)
+		}
 	}
 	return i + 1
 }

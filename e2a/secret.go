@@ -164,7 +164,10 @@ func masked(v []byte) bool {
 // the reference sends is classified by one look-up in a table made at
 // start (knownKeys), another by a cache, and a string value is given to
 // the detector only if redact.MayHoldCredentialText, which stops only at
-// the few bytes that can start a credential, lets it through. data should
+// the few bytes that can start a credential, lets it through. Scan makes
+// the same checks while it reads a record (Record.MayHoldSecret), so that
+// the engine calls ScanSecrets only for the few records where it may find
+// something. data should
 // be valid JSON; on invalid input the result is unspecified but
 // ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {

@@ -314,8 +314,25 @@ func refScanSecrets(data []byte) (string, string, bool) {
 	}
 }
 
+// checkMayHoldSecret: a record Scan read without error and calls free of
+// secrets is one in which ScanSecrets finds nothing; a record ScanStd
+// filled says nothing.
+func checkMayHoldSecret(t testing.TB, data []byte, r *Record, scanErr error) {
+	t.Helper()
+	if scanErr != nil && r.MayHoldSecret() == false {
+		t.Fatalf("Scan(%q) failed (%v) but MayHoldSecret is false", data, scanErr)
+	}
+	if !r.MayHoldSecret() {
+		if p, k, found := ScanSecrets(data); found {
+			t.Fatalf("Scan(%q): MayHoldSecret false, ScanSecrets finds %s at %s", data, k, p)
+		}
+	}
+}
+
 func checkScanSecrets(t testing.TB, data []byte) {
 	t.Helper()
+	var r Record
+	checkMayHoldSecret(t, data, &r, Scan(data, &r))
 	p1, k1, ok1 := ScanSecrets(data)
 	if !json.Valid(data) {
 		return
@@ -443,6 +460,36 @@ func TestKnownKeys(t *testing.T) {
 	for _, k := range []string{"", "password", "request_i", "request_idd", "Request_id", "api_key", "x"} {
 		if _, ok := knownKeys.lookup([]byte(k)); ok {
 			t.Errorf("knownKeys holds %q", k)
+		}
+	}
+}
+
+// TestMayHoldSecretSkips: the records the reference sends are found free
+// of secrets by Scan itself (so rule e2a.secret does not walk them again),
+// once their keys are known; ScanStd's records are never.
+func TestMayHoldSecretSkips(t *testing.T) {
+	var r Record
+	for _, rec := range append(benchRecords(), genRecords...) {
+		if rec.name == "request" {
+			continue // a file:// URI: "://" is a candidate for the detector
+		}
+		if err := Scan(rec.data, &r); err != nil {
+			t.Fatal(err)
+		}
+		ScanSecrets(rec.data) // classifies and caches keys the table does not hold
+		if err := Scan(rec.data, &r); err != nil || r.MayHoldSecret() {
+			t.Errorf("%s: MayHoldSecret true (%v)", rec.name, err)
+		}
+		if ScanStd(rec.data, &r); !r.MayHoldSecret() {
+			t.Errorf("%s: MayHoldSecret false after ScanStd", rec.name)
+		}
+	}
+	for _, c := range secretTable {
+		if c.kind == "" {
+			continue
+		}
+		if err := Scan([]byte(c.in), &r); err == nil && !r.MayHoldSecret() {
+			t.Errorf("%s holds %s, MayHoldSecret false", c.in, c.kind)
 		}
 	}
 }
