@@ -1,7 +1,6 @@
 package e2a
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"strconv"
@@ -594,8 +593,8 @@ func (s *scanner) skipContainer(i, depth int) int {
 	var stack uint64
 	lvl := 0
 	var c byte
-	var keyStart int
-	var secretKey bool
+	var keyEnd int
+	var keyEsc, secretKey bool
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -626,13 +625,21 @@ key:
 	if data[i] != '"' {
 		return s.fail(i, "looking for beginning of object key string")
 	}
-	keyStart = i + 1
-	i = s.skipString(i)
-	if i < 0 {
-		return i
+	// keyEnd, not skipString: a key needs no credential pre-check (one
+	// secretKeyClass knows holds none).
+	keyEnd, keyEsc = s.keyEnd(i)
+	if keyEnd < 0 {
+		return keyEnd
 	}
-	secretKey = !s.secretMaybe && s.secretRawKeyClass(data[keyStart:i-1])
-	i = skipWS(data, i)
+	secretKey = false
+	if !s.secretMaybe {
+		if keyEsc {
+			s.secretMaybe = true // left to ScanSecrets
+		} else {
+			secretKey = s.secretKeyClass(data[i+1 : keyEnd])
+		}
+	}
+	i = skipWS(data, keyEnd+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -712,19 +719,6 @@ func (s *scanner) secretKeyClass(key []byte) bool {
 	}
 	s.secretMaybe = true
 	return false
-}
-
-// secretRawKeyClass is secretKeyClass for a key as written: one with an
-// escape is left to ScanSecrets.
-func (s *scanner) secretRawKeyClass(raw []byte) bool {
-	if k, ok := knownKeys.lookup(raw); ok { // no known key has a backslash
-		return k != ""
-	}
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		s.secretMaybe = true
-		return false
-	}
-	return s.secretKeyClass(raw)
 }
 
 // secretValue looks at the value at data[i] of a secret key: a non-empty

@@ -457,7 +457,7 @@ func TestKnownKeys(t *testing.T) {
 	if n*2 > knownKeySlots {
 		t.Errorf("%d keys in %d slots: make the table larger", n, knownKeySlots)
 	}
-	for _, k := range []string{"", "password", "request_i", "request_idd", "Request_id", "api_key", "x"} {
+	for _, k := range []string{"", "password", "request_i", "request_idd", "Request_id", "api_key", "x", "id\x00", "auth\x00"} {
 		if _, ok := knownKeys.lookup([]byte(k)); ok {
 			t.Errorf("knownKeys holds %q", k)
 		}

@@ -18,16 +18,18 @@ package redact
 // credential: aPrefix (token shapes, PEM), aScheme (Bearer, Basic), aSep
 // (key=value, Authorization, Cookie, URL userinfo). aAt and aDigit reveal
 // only personal data and high-entropy tokens, which are not credentials.
-var credAnchor = func() (t [256]bool) {
+var credAnchor = func() (t [256]uint8) {
 	for c := range t {
-		t[c] = anchor[c]&(aPrefix|aScheme|aSep) != 0
+		if anchor[c]&(aPrefix|aScheme|aSep) != 0 {
+			t[c] = 1
+		}
 	}
 	return t
 }()
 
 // IsCredentialAnchor reports whether Find can reveal a credential at the
 // byte c: text without any of these bytes holds no credential.
-func IsCredentialAnchor(c byte) bool { return credAnchor[c] }
+func IsCredentialAnchor(c byte) bool { return credAnchor[c] != 0 }
 
 // MayHoldCredentialText is a conservative pre-check on decoded text (a
 // JSON string after unescaping, a header value): false means that no
@@ -40,13 +42,13 @@ func MayHoldCredentialText[T Text](s T) bool {
 	n := len(b)
 	t := &credAnchor
 	for i := 0; i < n; i++ {
-		for i+8 <= n && !(t[b[i]] || t[b[i+1]] || t[b[i+2]] || t[b[i+3]] || t[b[i+4]] || t[b[i+5]] || t[b[i+6]] || t[b[i+7]]) {
+		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
 		}
 		if i >= n {
 			break
 		}
-		if t[b[i]] && mayRevealCredential(b, i) {
+		if t[b[i]] != 0 && mayRevealCredential(b, i) {
 			return true
 		}
 	}

@@ -119,3 +119,20 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkMayHoldCredentialText(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"timestamp", "2026-03-29T12:00:00.001000+00:00"},
+		{"converter", "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"},
+		{"id", "req-000007-f3a6"},
+		{"prose4k", strings.Repeat("The agent streams model output token by token; each chunk is a JSON line. ", 56)[:4096]},
+	} {
+		s := []byte(c.s)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				MayHoldCredentialText(s)
+			}
+		})
+	}
+}
