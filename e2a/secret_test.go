@@ -484,6 +484,15 @@ func TestMayHoldSecretSkips(t *testing.T) {
 			t.Errorf("%s: MayHoldSecret false after ScanStd", rec.name)
 		}
 	}
+	// ASCII-escaped text with a candidate byte is unescaped into the
+	// record's scratch buffer: no allocation once it has grown.
+	esc := []byte(`{"request_id":"q-1/\"\u00e9\"","body":{"delta":"\u4f60\u597d A-b_c: \u0041"}}`)
+	if err := Scan(esc, &r); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Scan(esc, &r) }); n != 0 {
+		t.Errorf("Scan of escaped text: %v allocs", n)
+	}
 	for _, c := range secretTable {
 		if c.kind == "" {
 			continue
