@@ -198,7 +198,21 @@ type Record struct {
 
 	// scratch holds unescaped strings; reused across Scan calls.
 	scratch []byte
+
+	// secretFree: the Scan that filled the record found that ScanSecrets
+	// would find nothing in its input (see MayHoldSecret).
+	secretFree bool
 }
+
+// MayHoldSecret reports whether ScanSecrets may find a credential in the
+// input the record was filled from: false only after a successful Scan
+// that, while reading the record, saw every key be one whose class is
+// known (knownKeys or the key cache) and no secret key with a string
+// value, and every string pass no credential pre-check
+// (redact.MayHoldCredentialText). Rule e2a.secret then skips its own walk
+// of the record; true (a key seen for the first time, a candidate, a
+// record filled by ScanStd) says nothing.
+func (r *Record) MayHoldSecret() bool { return !r.secretFree }
 
 // Get returns the top-level value f.
 func (r *Record) Get(f Field) *Value { return &r.Fields[f] }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects Scan accepts: the
@@ -90,6 +92,7 @@ func Scan(data []byte, r *Record) error {
 		}
 	}
 	r.FileWithoutURI = s.noURI[0] || s.noURI[1]
+	r.secretFree = !s.secretMaybe
 	return nil
 }
 
@@ -107,6 +110,9 @@ type scanner struct {
 	// string uri; uriIsString: the entry being read has one so far.
 	noURI       [2]bool
 	uriIsString bool
+	// secretMaybe: ScanSecrets may find something (Record.MayHoldSecret);
+	// once set, no more secret checks are made.
+	secretMaybe bool
 }
 
 func (s *scanner) fail(i int, msg string) int {
@@ -319,6 +325,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			key = s.r.scratch[mark:]
 		}
 		act := lookup(k, key)
+		secretKey := !s.secretMaybe && s.secretKeyClass(key)
 		s.r.scratch = s.r.scratch[:mark]
 		i = skipWS(data, end+1)
 		if i >= n {
@@ -330,6 +337,9 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		i = skipWS(data, i+1)
 		if i >= n {
 			return s.eof()
+		}
+		if secretKey {
+			s.secretValue(i)
 		}
 		i = s.member(i, depth, act)
 		if i < 0 {
@@ -583,6 +593,8 @@ func (s *scanner) skipContainer(i, depth int) int {
 	var stack uint64
 	lvl := 0
 	var c byte
+	var keyEnd int
+	var keyEsc, secretKey bool
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -613,11 +625,21 @@ key:
 	if data[i] != '"' {
 		return s.fail(i, "looking for beginning of object key string")
 	}
-	i = s.skipString(i)
-	if i < 0 {
-		return i
+	// keyEnd, not skipString: a key needs no credential pre-check (one
+	// secretKeyClass knows holds none).
+	keyEnd, keyEsc = s.keyEnd(i)
+	if keyEnd < 0 {
+		return keyEnd
 	}
-	i = skipWS(data, i)
+	secretKey = false
+	if !s.secretMaybe {
+		if keyEsc {
+			s.secretMaybe = true // left to ScanSecrets
+		} else {
+			secretKey = s.secretKeyClass(data[i+1 : keyEnd])
+		}
+	}
+	i = skipWS(data, keyEnd+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -627,6 +649,9 @@ key:
 	i = skipWS(data, i+1)
 	if i >= n {
 		return s.eof()
+	}
+	if secretKey {
+		s.secretValue(i)
 	}
 value:
 	switch c = data[i]; c {
@@ -675,6 +700,52 @@ closed:
 	goto next
 }
 
+// The secret pre-check of Record.MayHoldSecret: what ScanSecrets would
+// look at, looked at while the record is read anyway, so that rule
+// e2a.secret walks only the records where it may find something. Every
+// string goes through secretString (readString or skipString); every key
+// through secretKeyClass (object) or secretRawKeyClass (skipContainer).
+
+// secretKeyClass classifies an object key (unescaped) as ScanSecrets
+// does, and reports whether it is a secret key; a key it cannot classify
+// without the detector (one seen for the first time) sets secretMaybe.
+// A key it knows holds no credential itself.
+func (s *scanner) secretKeyClass(key []byte) bool {
+	if k, ok := knownKeys.lookup(key); ok {
+		return k != ""
+	}
+	if k, ok := keyKinds.get(key); ok {
+		return k != ""
+	}
+	s.secretMaybe = true
+	return false
+}
+
+// secretValue looks at the value at data[i] of a secret key: a non-empty
+// string is a hit of ScanSecrets (unless masked, which it decides).
+func (s *scanner) secretValue(i int) {
+	if s.data[i] == '"' && i+1 < len(s.data) && s.data[i+1] != '"' {
+		s.secretMaybe = true
+	}
+}
+
+// secretString runs ScanSecrets' pre-checks on a string body: raw as
+// written, esc if it has escapes.
+func (s *scanner) secretString(raw []byte, esc bool) {
+	if !esc {
+		s.secretMaybe = redact.MayHoldCredentialText(raw)
+		return
+	}
+	if !anchorAfterUnescape(raw) {
+		return
+	}
+	r := s.r
+	m := len(r.scratch)
+	r.scratch = AppendUnquoted(r.scratch, raw)
+	s.secretMaybe = redact.MayHoldCredentialText(r.scratch[m:])
+	r.scratch = r.scratch[:m]
+}
+
 // Bytes of a JSON string body that need a look: ", \ and control
 // characters; plus, for strings that are kept, non-ASCII bytes.
 const (
@@ -697,6 +768,7 @@ func (s *scanner) skipString(i int) int {
 	data := s.data
 	n := len(data)
 	i++
+	start, esc := i, false
 	for {
 		for i+8 <= n {
 			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
@@ -714,8 +786,12 @@ func (s *scanner) skipString(i int) int {
 		}
 		switch c := data[i]; {
 		case c == '"':
+			if !s.secretMaybe {
+				s.secretString(data[start:i], esc)
+			}
 			return i + 1
 		case c == '\\':
+			esc = true
 			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
 			// character so (a Chinese model output is nothing else).
 			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
@@ -826,6 +902,14 @@ func (s *scanner) readString(i int, v *Value) int {
 		m := len(r.scratch)
 		r.scratch = AppendUnquoted(r.scratch, seg)
 		*v = Value{Type: String, Str: r.scratch[m:len(r.scratch):len(r.scratch)]}
+	}
+	if !s.secretMaybe {
+		if esc {
+			// ScanSecrets reads it unescaped, as v holds it.
+			s.secretMaybe = redact.MayHoldCredentialText(v.Str)
+		} else {
+			s.secretMaybe = redact.MayHoldCredentialText(seg)
+		}
 	}
 	return i + 1
 }

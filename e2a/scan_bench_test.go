@@ -47,6 +47,7 @@ func BenchmarkScanSecrets(b *testing.B) {
 	recs = append(recs,
 		benchRecord{"chinese", []byte(`{"protocol_version": "1.0", "response_id": "req_8f14e45f", "request_id": "req_8f14e45f", "sequence": 17, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:17.250000+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"delta_kind": "text", "delta": "` + zh + `"}, "metadata": {"note": "\u7528\u6237"}, "session_id": "sess_42", "method": "chat.send"}`)},
 		benchRecord{"with-bearer", []byte(`{"protocol_version": "1.0", "response_id": "q1-r0", "request_id": "q1", "sequence": 0, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00+00:00", "provenance": {"source_protocol": "e2a"}, "body": {"delta_kind": "text", "delta": "use Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl"}}`)},
+		genRecords[0], genRecords[1],
 		benchRecord{"with-key", []byte(`{"protocol_version": "1.0", "request_id": "req_8f14e45f", "session_id": "sess_42", "method": "chat.send", "params": {"query": "hi"}, "auth": {"bearer_token": "opaque-token-value", "extra_headers": {}}}`)},
 	)
 	for _, rec := range recs {
@@ -59,4 +60,11 @@ func BenchmarkScanSecrets(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
+}
+
+// genRecords are e2atap gen's records (the shapes of make bench-system's
+// corpus): a request and a response chunk.
+var genRecords = []benchRecord{
+	benchRecord{"gen-request", []byte(`{"protocol_version": "1.0", "provenance": {"source_protocol": "e2a", "converter": null, "converted_at": null, "details": {}}, "request_id": "req-000007-f3a6", "jsonrpc_id": null, "correlation_id": null, "task_id": null, "context_id": null, "session_id": "sess-5", "message_id": null, "timestamp": "2026-03-29T12:00:00.001000+00:00", "identity_origin": "user", "channel": "web", "user_id": "u-1", "agent_ref": null, "chat_id": null, "source_agent_id": null, "agent_id": null, "service_id": null, "workspace_key": null, "method": "chat.send", "params": {"query":"hello","content":"hello"}, "ext_method": null, "session_update_kind": null, "is_stream": true, "expected_output_modes": [], "auth": null, "channel_context": {}, "a2a_metadata": {}, "acp_meta": {}}`)},
+	benchRecord{"gen-chunk", []byte(`{"protocol_version": "1.0", "response_id": "req-000002-c37e", "request_id": "req-000002-c37e", "sequence": -1, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00.003000+00:00", "provenance": {"source_protocol": "e2a", "converter": "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk", "converted_at": "2026-03-29T12:00:00.003000+00:00", "details": {"kind": "legacy_agent_response_chunk", "is_complete": false}}, "body": {"delta_kind":"custom","delta":{"event_type":"keepalive"},"event_type":"keepalive"}, "jsonrpc_id": null, "correlation_id": null, "task_id": null, "context_id": null, "session_id": null, "message_id": null, "is_stream": true, "identity_origin": "agent", "channel": "web", "user_id": null, "agent_ref": null, "source_agent_id": null, "method": null, "projections": {}, "channel_context": {}, "metadata": {}, "a2a_metadata": {}, "acp_meta": {}}`)},
 }

@@ -67,6 +67,7 @@ func checkScan(t testing.TB, data []byte, reused *Record) {
 		if outcome(err) != outcome(wantErr) {
 			t.Fatalf("Scan(%q): %v (%s), ScanStd: %v (%s)", data, err, outcome(err), wantErr, outcome(wantErr))
 		}
+		checkMayHoldSecret(t, data, r, err)
 		if outcome(err) == "invalid" {
 			var se *SyntaxError
 			if !errors.As(err, &se) {

@@ -1,8 +1,12 @@
 package e2a
 
 import (
+	"bytes"
+	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -155,16 +159,18 @@ func masked(v []byte) bool {
 // is reported as its object's path followed by ".{key}" (the key itself
 // stays out of the path); the root value is "$".
 //
-// The common case (nothing found) does not allocate: a pre-pass over the
-// raw bytes (redact.MayHoldCredential, one table look-up a byte) looks for
-// what any hit needs, and only then is the record walked, each string
-// scanned by the detector (one pass with a byte table, no regular
-// expressions) and each key classified. data should be valid JSON; on invalid input the result is
-// unspecified but ScanSecrets does not panic.
+// The common case (nothing found) does not allocate and costs about one
+// pass over the bytes: strings are delimited with bytes.IndexByte, a key
+// the reference sends is classified by one look-up in a table made at
+// start (knownKeys), another by a cache, and a string value is given to
+// the detector only if redact.MayHoldCredentialText, which stops only at
+// the few bytes that can start a credential, lets it through. Scan makes
+// the same checks while it reads a record (Record.MayHoldSecret), so that
+// the engine calls ScanSecrets only for the few records where it may find
+// something. data should
+// be valid JSON; on invalid input the result is unspecified but
+// ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {
-	if !redact.MayHoldCredential(data) {
-		return "", "", false
-	}
 	w := secretWalker{data: data}
 	path, kind, found = w.walk()
 	if w.buf != nil {
@@ -181,8 +187,10 @@ var unquoteBufs = sync.Pool{New: func() any { return new(unquoteBuf) }}
 // pathFrame is one open container of the walk.
 type pathFrame struct {
 	obj   bool
-	index int    // arrays: index of the current element
-	key   []byte // objects: raw (still escaped) current key
+	index int // arrays: index of the current element
+	// objects: where the current key's raw (still escaped) body is in the
+	// record (offsets, not a slice: a frame holds no pointer to write)
+	keyStart, keyEnd int
 }
 
 type secretWalker struct {
@@ -192,18 +200,62 @@ type secretWalker struct {
 }
 
 // str reads the string at w.data[w.i] ('"') and returns its raw body and
-// whether it has escapes; ok is false on malformed input.
+// whether it has escapes; ok is false on malformed input. Control bytes
+// inside a string are not rejected (the input is then not JSON, and the
+// result unspecified).
 func (w *secretWalker) str() (raw []byte, esc, ok bool) {
 	d := w.data
-	i := w.i + 1
-	start := i
-	for i < len(d) {
-		switch c := d[i]; {
-		case c == '"':
-			w.i = i + 1
-			return d[start:i], esc, true
-		case c == '\\':
-			esc = true
+	start := w.i + 1
+	i := start
+	// Most strings are short: look for their end eight bytes at a time,
+	// without a call.
+	for end := min(len(d)-8, start+32); i <= end; i += 8 {
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(d[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if d[i] == '"' {
+				w.i = i + 1
+				return d[start:i], false, true
+			}
+			break
+		}
+	}
+	return w.strFrom(start, i)
+}
+
+// SWAR constants: a byte of ones, a byte's high bit, in every byte.
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// quoteOrBackslash marks the bytes of x (little-endian) that are '"' or
+// '\\' by their high bit. Only the lowest mark is exact (a borrow can mark
+// a byte above a true one), which is the one str reads.
+func quoteOrBackslash(x uint64) uint64 {
+	q := x ^ swarOnes*'"'
+	b := x ^ swarOnes*'\\'
+	return ((q-swarOnes)&^q | (b-swarOnes)&^b) & swarHigh
+}
+
+// strFrom finishes str for a string whose body starts at start, with no
+// '"' or '\\' in d[start:i]: bytes.IndexByte (vector code in the runtime)
+// finds the closing quote, and again the escapes before it.
+func (w *secretWalker) strFrom(start, i int) (raw []byte, esc, ok bool) {
+	d := w.data
+	q := bytes.IndexByte(d[i:], '"') + i
+	if q < i {
+		return nil, false, false
+	}
+	for {
+		b := bytes.IndexByte(d[i:q], '\\')
+		if b < 0 {
+			w.i = q + 1
+			return d[start:q], esc, true
+		}
+		esc = true
+		// A run of escapes (\uXXXX\uXXXX... in ASCII-escaped text) is
+		// read here, without a search per escape.
+		for i += b; i < q && d[i] == '\\'; {
 			if i+1 >= len(d) {
 				return nil, false, false
 			}
@@ -223,13 +275,13 @@ func (w *secretWalker) str() (raw []byte, esc, ok bool) {
 			default:
 				return nil, false, false
 			}
-		case c < 0x20:
-			return nil, false, false
-		default:
-			i++
+		}
+		if i > q { // the quote was escaped: find the next one
+			if q = bytes.IndexByte(d[i:], '"') + i; q < i {
+				return nil, false, false
+			}
 		}
 	}
-	return nil, false, false
 }
 
 // decoded returns the unescaped form of a string body read by str. It is
@@ -247,9 +299,46 @@ func (w *secretWalker) decoded(raw []byte, esc bool) []byte {
 
 func (w *secretWalker) ws() {
 	d := w.data
-	for w.i < len(d) && (d[w.i] == ' ' || d[w.i] == '\t' || d[w.i] == '\n' || d[w.i] == '\r') {
+	for w.i < len(d) && d[w.i] <= ' ' && (d[w.i] == ' ' || d[w.i] == '\t' || d[w.i] == '\n' || d[w.i] == '\r') {
 		w.i++
 	}
+}
+
+// findCredential is FindCredential behind the detector's pre-check.
+func findCredential(s []byte) (kind string, ok bool) {
+	if !redact.MayHoldCredentialText(s) {
+		return "", false
+	}
+	_, _, kind, ok = FindCredential(s)
+	return kind, ok
+}
+
+// anchorAfterUnescape reports whether the body of a JSON string, once
+// unescaped, may hold a byte at which a credential can be revealed
+// (redact.IsCredentialAnchor), without unescaping it: ASCII-escaped text
+// (Python's default, \uXXXX for every non-ASCII character) is then passed
+// over in one look-up a byte. Only a literal anchor byte or a \u escape
+// below U+0080 can be one (\" \\ \/ \b \f \n \r \t are not); the body
+// must be one str accepted.
+func anchorAfterUnescape(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			if redact.IsCredentialAnchor(c) {
+				return true
+			}
+			continue
+		}
+		if i+1 < len(raw) && raw[i+1] == 'u' {
+			if i+5 >= len(raw) || raw[i+2] == '0' && raw[i+3] == '0' && hexVal(raw[i+4]) < 8 {
+				return true
+			}
+			i += 5
+			continue
+		}
+		i++
+	}
+	return false
 }
 
 func (w *secretWalker) walk() (string, string, bool) {
@@ -287,12 +376,16 @@ func (w *secretWalker) walk() (string, string, bool) {
 			if !ok {
 				return "", "", false
 			}
-			v := w.decoded(raw, esc)
-			if secretKey != "" && len(v) > 0 && !masked(v) {
-				return framePath(frames, false), secretKey, true
+			if secretKey != "" {
+				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) {
+					return framePath(w.data, frames, false), secretKey, true
+				}
 			}
-			if _, _, kind, ok := FindCredential(v); ok {
-				return framePath(frames, false), kind, true
+			if esc && !anchorAfterUnescape(raw) {
+				break
+			}
+			if kind, ok := findCredential(w.decoded(raw, esc)); ok {
+				return framePath(w.data, frames, false), kind, true
 			}
 		default: // number or literal
 			start := w.i
@@ -344,16 +437,20 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 	if !good {
 		return "", "", false, true
 	}
-	frames[len(frames)-1].key = raw
-	k := w.decoded(raw, esc)
-	if kind, ok := keyKinds.get(k); ok {
-		*secretKey = kind
+	frames[len(frames)-1].keyStart, frames[len(frames)-1].keyEnd = w.i-1-len(raw), w.i-1
+	if k, known := knownKeys.lookup(raw); known && !esc {
+		*secretKey = k
 	} else {
-		if _, _, kind, ok := FindCredential(k); ok {
-			return framePath(frames, true), kind, true, false
+		k := w.decoded(raw, esc)
+		if kind, ok := keyKinds.get(k); ok {
+			*secretKey = kind
+		} else {
+			if kind, ok := findCredential(k); ok {
+				return framePath(w.data, frames, true), kind, true, false
+			}
+			*secretKey = SecretKeyKind(k)
+			keyKinds.put(k, *secretKey)
 		}
-		*secretKey = SecretKeyKind(k)
-		keyKinds.put(k, *secretKey)
 	}
 	w.ws()
 	if w.i >= len(d) || d[w.i] != ':' {
@@ -361,6 +458,85 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 	}
 	w.i++
 	return "", "", false, false
+}
+
+// knownKeyNames are the keys the reference sends (envelopes, responses,
+// bodies, provenance, params, metadata): classified once, at start, so that
+// a record made of them costs no hash and no classification. Any other key
+// goes through keyKinds.
+var knownKeyNames = func() []string {
+	ks := append([]string(nil), FieldKeys[:]...)
+	for _, p := range SubPaths {
+		ks = append(ks, p[strings.LastIndexByte(p, '.')+1:])
+	}
+	return append(ks, "_jiuwenswarm_server_push", "a2a_metadata", "agent_id", "agent_ref", "auth", "channel_context",
+		"chat_id", "content", "context_id", "converted_at", "converter", "correlation_id", "details", "expected_output_modes",
+		"intent", "kind", "message_id", "query", "service_id", "session_update_kind", "source_agent_id",
+		"source_chunk_type", "source_protocol", "success", "task_id", "turns", "user_id", "workspace_key", "usage",
+		"input_tokens", "output_tokens", "total_tokens", "role", "name", "uri", "files", "attachments", "_meta",
+		"tracestate", "code", "message", "data", "text", "model", "messages", "tool_calls", "arguments", "function",
+		"mime_type", "size", "title", "url", "index", "finish_reason", "sessionUpdate", "toolCallId", "status_code")
+}()
+
+// knownKeys is the table of knownKeyNames: open addressing, linear
+// probing, filled at start and never written again (safe for concurrent
+// shards). A key is held as its length and its first and last eight
+// bytes, which a look-up loads anyway to hash it: a key of up to 16
+// bytes is compared without a call. A key that holds a credential itself
+// is left out: its hit needs the walk's path.
+var knownKeys = func() *keyClassTable {
+	t := &keyClassTable{}
+	for _, k := range knownKeyNames {
+		if _, _, _, cred := FindCredential([]byte(k)); cred || len(k) == 0 || len(k) > 255 {
+			continue
+		}
+		if _, ok := t.lookup([]byte(k)); ok {
+			continue
+		}
+		a, b := keyWords([]byte(k))
+		h := knownKeyHash(a, b, len(k))
+		for t.n[h] != 0 {
+			h = (h + 1) % knownKeySlots
+		}
+		t.n[h], t.a[h], t.b[h], t.key[h], t.kind[h] = uint8(len(k)), a, b, k, SecretKeyKind([]byte(k))
+	}
+	return t
+}()
+
+const knownKeySlots = 256 // a power of two, at least twice the keys
+
+type keyClassTable struct {
+	n    [knownKeySlots]uint8 // 0: empty
+	a, b [knownKeySlots]uint64
+	key  [knownKeySlots]string
+	kind [knownKeySlots]string
+}
+
+// keyWords returns the first and the last eight bytes of k (little-endian;
+// a key shorter than eight bytes is a, zero-padded, and b is 0).
+func keyWords(k []byte) (a, b uint64) {
+	if n := len(k); n >= 8 {
+		return binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[n-8:])
+	}
+	for i, c := range k {
+		a |= uint64(c) << (8 * i)
+	}
+	return a, 0
+}
+
+func knownKeyHash(a, b uint64, n int) uint {
+	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>56) % knownKeySlots
+}
+
+func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
+	a, b := keyWords(k)
+	n := len(k)
+	for h := knownKeyHash(a, b, n); t.n[h] != 0; h = (h + 1) % knownKeySlots {
+		if int(t.n[h]) == n && t.a[h] == a && t.b[h] == b && (n <= 16 || t.key[h] == string(k)) {
+			return t.kind[h], true
+		}
+	}
+	return "", false
 }
 
 // keyCache remembers what a key is, for keys that hold no credential
@@ -406,7 +582,7 @@ func (c *keyCache) put(k []byte, kind string) {
 
 // framePath renders the position of the open frames; for a key hit the
 // last key is replaced by "{key}".
-func framePath(frames []pathFrame, keyHit bool) string {
+func framePath(data []byte, frames []pathFrame, keyHit bool) string {
 	var b []byte
 	for n, f := range frames {
 		if !f.obj {
@@ -418,7 +594,7 @@ func framePath(frames []pathFrame, keyHit bool) string {
 		if keyHit && n == len(frames)-1 {
 			break
 		}
-		key := AppendUnquoted(nil, f.key)
+		key := AppendUnquoted(nil, data[f.keyStart:f.keyEnd])
 		if plainKey(key) {
 			if len(b) > 0 {
 				b = append(b, '.')

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +163,19 @@ var secretTable = []struct{ in, path, kind string }{
 	{`{"k":"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----"}`, "k", "private_key"},
 	{`{"s":"\u0078oxb-123456789012-abcdefghij"}`, "s", "slack"},
 	{`{"m":"mail a@example.com, 13912345678, 11010519491231002X, npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}`, "", ""},
+	// keys the reference sends (classified from a table made at start)
+	{`{"auth":"opaque"}`, "auth", "credential_key"},
+	{`{"auth":{"token":"t"}}`, "auth.token", "credential_key"},
+	{`{"a\u0075th":"opaque"}`, "auth", "credential_key"},
+	{`{"request_id":"q","user_id":"u-1","agent_ref":"a","workspace_key":"w","auth":null}`, "", ""},
+	{`{"request\u005fid":"sk-12345678"}`, "request_id", "sk"},
+	{`{"timestamp":"2026-03-29T12:00:00+00:00","converter":"m.n:f_g","note":"x:\/\/u:p@h"}`, "note", "url_userinfo"},
+	{`{"t":"2026-03-29T12:00:00 password=hunter2xyz"}`, "t", "key_value"},
+	{`{"m":"a@b.secretary_sig=v"}`, "m", "key_value"},
+	{`{"m":"\u0061@b.secretary_sig=v"}`, "m", "key_value"},
+	{`{"t":"\u4f60\u0041KIAIOSFODNN7EXAMPLE"}`, "t", "aws"},
+	{`{"t":"\u4f60\u597d\u00e9sk-12345678\ud83d\ude00"}`, "t", "sk"},
+	{`{"t":"\u4f60\u597d\n\u00e9\/\"\\\ud83d\ude00"}`, "", ""},
 	{`{"a":"sk-123`, "", ""},
 	{`{"a" "sk-12345678"}`, "", ""},
 }
@@ -299,8 +314,25 @@ func refScanSecrets(data []byte) (string, string, bool) {
 	}
 }
 
+// checkMayHoldSecret: a record Scan read without error and calls free of
+// secrets is one in which ScanSecrets finds nothing; a record ScanStd
+// filled says nothing.
+func checkMayHoldSecret(t testing.TB, data []byte, r *Record, scanErr error) {
+	t.Helper()
+	if scanErr != nil && r.MayHoldSecret() == false {
+		t.Fatalf("Scan(%q) failed (%v) but MayHoldSecret is false", data, scanErr)
+	}
+	if !r.MayHoldSecret() {
+		if p, k, found := ScanSecrets(data); found {
+			t.Fatalf("Scan(%q): MayHoldSecret false, ScanSecrets finds %s at %s", data, k, p)
+		}
+	}
+}
+
 func checkScanSecrets(t testing.TB, data []byte) {
 	t.Helper()
+	var r Record
+	checkMayHoldSecret(t, data, &r, Scan(data, &r))
 	p1, k1, ok1 := ScanSecrets(data)
 	if !json.Valid(data) {
 		return
@@ -317,6 +349,12 @@ func FuzzScanSecrets(f *testing.F) {
 	}
 	for _, rec := range benchRecords() {
 		f.Add(rec.data)
+	}
+	for _, s := range scanCases {
+		f.Add([]byte(s))
+	}
+	for _, s := range fuzzSeeds(f, "FuzzScan", "FuzzScanHead", "FuzzEnvelopeFromDict", "FuzzResponseFromDict") {
+		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkScanSecrets(t, data) })
 }
@@ -350,5 +388,117 @@ func TestSecretKeyCache(t *testing.T) {
 	keyKinds.put(long, "")
 	if _, ok := keyKinds.get(long); ok {
 		t.Error("a key over the cache's length bound was cached")
+	}
+}
+
+// TestScanSecretsSeeds holds ScanSecrets to its reference on every seed of
+// the package's fuzz corpora (FuzzScanSecrets' own run as its seeds) and
+// on the field scan's table cases.
+func TestScanSecretsSeeds(t *testing.T) {
+	seeds := fuzzSeeds(t, "FuzzScan", "FuzzScanHead", "FuzzEnvelopeFromDict", "FuzzResponseFromDict", "FuzzClassify")
+	if len(seeds) < 100 {
+		t.Fatalf("only %d seeds", len(seeds))
+	}
+	for _, s := range scanCases {
+		seeds = append(seeds, []byte(s))
+	}
+	for _, s := range seeds {
+		checkScanSecrets(t, s)
+	}
+}
+
+// fuzzSeeds reads the []byte seeds of native fuzz corpora under
+// testdata/fuzz.
+func fuzzSeeds(t testing.TB, targets ...string) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for _, target := range targets {
+		files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+		for _, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(b), "\n")
+			for _, l := range lines[1:] {
+				l = strings.TrimSpace(l)
+				if !strings.HasPrefix(l, "[]byte(") || !strings.HasSuffix(l, ")") {
+					continue
+				}
+				v, err := strconv.Unquote(l[len("[]byte(") : len(l)-1])
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				out = append(out, []byte(v))
+			}
+		}
+	}
+	return out
+}
+
+// TestKnownKeys: the table of the reference's keys gives each key the
+// class SecretKeyKind gives it, finds every key it holds, and holds no
+// key that is a credential itself.
+func TestKnownKeys(t *testing.T) {
+	n := 0
+	for _, k := range knownKeyNames {
+		kind, ok := knownKeys.lookup([]byte(k))
+		if _, _, _, cred := FindCredential([]byte(k)); cred {
+			if ok {
+				t.Errorf("credential-shaped key %q is in the table", k)
+			}
+			continue
+		}
+		if !ok || kind != SecretKeyKind([]byte(k)) {
+			t.Errorf("knownKeys %q = %q %v, SecretKeyKind %q", k, kind, ok, SecretKeyKind([]byte(k)))
+		}
+		n++
+	}
+	if n*2 > knownKeySlots {
+		t.Errorf("%d keys in %d slots: make the table larger", n, knownKeySlots)
+	}
+	for _, k := range []string{"", "password", "request_i", "request_idd", "Request_id", "api_key", "x", "id\x00", "auth\x00"} {
+		if _, ok := knownKeys.lookup([]byte(k)); ok {
+			t.Errorf("knownKeys holds %q", k)
+		}
+	}
+}
+
+// TestMayHoldSecretSkips: the records the reference sends are found free
+// of secrets by Scan itself (so rule e2a.secret does not walk them again),
+// once their keys are known; ScanStd's records are never.
+func TestMayHoldSecretSkips(t *testing.T) {
+	var r Record
+	for _, rec := range append(benchRecords(), genRecords...) {
+		if rec.name == "request" {
+			continue // a file:// URI: "://" is a candidate for the detector
+		}
+		if err := Scan(rec.data, &r); err != nil {
+			t.Fatal(err)
+		}
+		ScanSecrets(rec.data) // classifies and caches keys the table does not hold
+		if err := Scan(rec.data, &r); err != nil || r.MayHoldSecret() {
+			t.Errorf("%s: MayHoldSecret true (%v)", rec.name, err)
+		}
+		if ScanStd(rec.data, &r); !r.MayHoldSecret() {
+			t.Errorf("%s: MayHoldSecret false after ScanStd", rec.name)
+		}
+	}
+	// ASCII-escaped text with a candidate byte is unescaped into the
+	// record's scratch buffer: no allocation once it has grown.
+	esc := []byte(`{"request_id":"q-1/\"\u00e9\"","body":{"delta":"\u4f60\u597d A-b_c: \u0041"}}`)
+	if err := Scan(esc, &r); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Scan(esc, &r) }); n != 0 {
+		t.Errorf("Scan of escaped text: %v allocs", n)
+	}
+	for _, c := range secretTable {
+		if c.kind == "" {
+			continue
+		}
+		if err := Scan([]byte(c.in), &r); err == nil && !r.MayHoldSecret() {
+			t.Errorf("%s holds %s, MayHoldSecret false", c.in, c.kind)
+		}
 	}
 }

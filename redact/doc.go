@@ -20,10 +20,12 @@
 // run, '-----BEGIN') does a local check run; text with nothing to mask is
 // returned as it is, without allocating.
 //
-// For JSON: e2a.ScanSecrets (rule e2a.secret) skips a record for which
-// MayHoldCredential, a conservative one-pass pre-check on the raw bytes,
-// is false; the record log walks every record and calls Find on each
-// decoded string. Straddle finds a secret split across two texts of a
+// For JSON: e2a.ScanSecrets (rule e2a.secret) walks each record and
+// skips a decoded string for which MayHoldCredentialText, a conservative
+// pre-check that stops only at the bytes where a credential can be
+// revealed, is false (MayHoldCredential is the same promise for a raw JSON
+// text, keys included); the record log walks every record and calls Find
+// on each decoded string. Straddle finds a secret split across two texts of a
 // stream (two chunks' deltas).
 //
 // # Fingerprints

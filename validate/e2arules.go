@@ -34,6 +34,9 @@ func (e *Engine) ObserveJSON(in *Input) {
 		return
 	}
 	e.stats.Records++
+	// Scan has already looked for what e2a.secret would find (rules below
+	// may scan into r again, so it is read now).
+	maySecret := r.MayHoldSecret()
 	class := e2a.Classify(r)
 	e.info = RecordInfo{In: in, Protocol: ProtoE2A, Class: class, JSON: r}
 	info := &e.info
@@ -67,7 +70,7 @@ func (e *Engine) ObserveJSON(in *Input) {
 		info.Kind = "unknown"
 		e.sink.Record(info)
 	}
-	if in.FromLog && e.on(RuleE2ASecret) {
+	if in.FromLog && e.on(RuleE2ASecret) && (maySecret || in.Logged != nil) {
 		if path, kind, found := in.Secret(); found {
 			e.report(RuleE2ASecret, Off, in, e.recordStream(r, class), ProtoE2A,
 				fmt.Sprintf("credential (%s) in a logged record at %s", kind, path))

@@ -178,6 +178,12 @@ var ruleCases = []ruleCase{
 	// e2a.secret
 	{name: "secret/bearer-token-key", lines: []string{final(0, "auth", map[string]any{"bearer_token": "abc"})}, want: []string{"e2a.secret@1"}},
 	{name: "secret/sk", lines: []string{final(0, "body", map[string]any{"result": "key sk-abcdefgh12345678"})}, want: []string{"e2a.secret@1"}},
+	// (where Scan reads the value, skips it, or reads it escaped: the field
+	// scan's own secret pre-check must let each through)
+	{name: "secret/in-skipped-container", lines: []string{final(0, "metadata", map[string]any{"a": []any{map[string]any{"b": "sk-abcdefgh12345678"}}})}, want: []string{"e2a.secret@1"}},
+	{name: "secret/auth-string", lines: []string{final(0, "auth", "opaque-value")}, want: []string{"e2a.secret@1"}},
+	{name: "secret/escaped-in-read-field", lines: []string{strings.Replace(final(0, "session_id", "sk-abcdefgh12345678"), `"sk-`, `"\u0073k-`, 1)}, want: []string{"e2a.secret@1"}},
+	{name: "secret/in-files-entry", lines: []string{req("params", map[string]any{"files": []any{map[string]any{"uri": "https://x/?t=ghp_abcdefghij0123456789"}}}), final(0)}, want: []string{"e2a.secret@1"}},
 	{name: "secret/near-miss-empty-token-and-task-id", lines: []string{final(0, "auth", map[string]any{"bearer_token": ""}, "body", map[string]any{"result": "task-12345678901"})}},
 	// e2a.envelope
 	{name: "envelope/params-not-object", lines: []string{req("params", "hi"), final(0)}, want: []string{"e2a.envelope@1"}},

@@ -1,0 +1,125 @@
+package redact
+
+// The credential pre-check of decoded text: rule e2a.secret calls Find on
+// every string of every record, and almost none holds a credential. Find
+// stops at every digit, '@' and '+' (phone numbers, ID numbers, e-mail,
+// random tokens: personal data or masked-only kinds), which fill
+// timestamps and ids; a credential is only ever revealed at one of eight
+// bytes. MayHoldCredentialText stops only there and runs the detector's
+// own check (prefixed, scheme), or, for key=value pairs, the first gate
+// of the key's classification, so that it cannot disagree with Find as
+// the detectors change: a new token prefix is added to prefixed, a new
+// credential key word to specialWords, and both are seen here. A new
+// anchor byte or a new way to report a credential must be added to
+// credAnchor and mayRevealCredential (TestMayHoldCredentialTextKinds fails
+// for a Kind with no example that passes).
+
+// credAnchor marks the bytes of anchor at which find can return a
+// credential: aPrefix (token shapes, PEM), aScheme (Bearer, Basic), aSep
+// (key=value, Authorization, Cookie, URL userinfo). aAt and aDigit reveal
+// only personal data and high-entropy tokens, which are not credentials.
+var credAnchor = func() (t [256]uint8) {
+	for c := range t {
+		if anchor[c]&(aPrefix|aScheme|aSep) != 0 {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// IsCredentialAnchor reports whether Find can reveal a credential at the
+// byte c: text without any of these bytes holds no credential.
+func IsCredentialAnchor(c byte) bool { return credAnchor[c] != 0 }
+
+// MayHoldCredentialText is a conservative pre-check on decoded text (a
+// JSON string after unescaping, a header value): false means that no
+// match Find reports in s, from any start, is a credential
+// (Kind.Credential), so that a credential search of s can be skipped.
+// True says nothing (a check passed at some byte; Find decides). It is one
+// table look-up a byte, eight at a time, and never allocates.
+func MayHoldCredentialText[T Text](s T) bool {
+	b := view(s)
+	n := len(b)
+	t := &credAnchor
+	for i := 0; i < n; i++ {
+		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
+			i += 8
+		}
+		if i >= n {
+			break
+		}
+		if t[b[i]] != 0 && mayRevealCredential(b, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayRevealCredential reports whether find, reaching the anchor s[i] from
+// any from ≤ i, could return a credential there. It is implied by every
+// detector that can: prefixed and scheme are run as find runs them (from
+// = 0 only widens what they accept); for sep, a URL's "://" or a key
+// before the separator that may be credential-named.
+func mayRevealCredential(s []byte, i int) bool {
+	a := anchor[s[i]]
+	switch {
+	case a&aPrefix != 0:
+		_, ok := prefixed(s, 0, i)
+		return ok
+	case a&aScheme != 0:
+		if i > 0 && is(s[i-1], cUpper|cLower) {
+			return false
+		}
+		_, ok := scheme(s, i)
+		return ok
+	case a&aSep != 0:
+		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i)
+	}
+	return false
+}
+
+// keyBefore is the gate of sep's key=value branch: sep takes the key as
+// the run of key bytes (at most 64) that ends before s[i], past up to
+// three spaces and a closing quote; with a later from, the key it takes
+// is a suffix of that run or empty. classifyWords calls a key plain unless
+// it is at least three bytes long and holds one of the special words, and
+// a suffix holds one only if the run does.
+func keyBefore(s []byte, i int) bool {
+	j := i
+	for j > 0 && j > i-4 && s[j-1] == ' ' {
+		j--
+	}
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+		if j > 0 && s[j-1] == '\\' {
+			j--
+		}
+	}
+	ke := j
+	letters, most := 0, 0 // the longest run of letters in the key
+	for j > 0 && ke-j < 64 && is(s[j-1], word|cKey) {
+		j--
+		if letters++; !is(s[j], cUpper|cLower) {
+			letters = 0
+		}
+		most = max(most, letters)
+	}
+	return ke-j >= 3 && most >= minSpecialLetters && mayBeSpecial(s[j:ke])
+}
+
+// minSpecialLetters is the length of the shortest special word when every
+// one is made of letters (so that a key holds one only if it has that many
+// letters in a row), else 0. It spares the word search for the ':' of
+// timestamps and the like.
+var minSpecialLetters = func() int {
+	n := 1 << 30
+	for _, w := range specialWords {
+		for i := 0; i < len(w); i++ {
+			if !is(w[i], cUpper|cLower) {
+				return 0
+			}
+		}
+		n = min(n, len(w))
+	}
+	return n
+}()

@@ -1,0 +1,138 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// credentialExamples holds, for every Kind, texts whose first credential
+// (as FindCredential in package e2a takes it: the first match of Find
+// that is a credential) is of that kind, in the shapes records carry them:
+// alone, in prose, after a key, after personal data, JSON-escaped.
+var credentialExamples = map[Kind][]string{
+	KindBearer:        {"Bearer abc123def456", "use bearer " + jwtTok, "Bearer: x", "x@example.com Bearer abc123def456"},
+	KindBasic:         {"use Basic " + basicCred, "(BASIC " + basicCred + ")"},
+	KindAuthorization: {"Authorization: Basic " + basicCred, `"Authorization": "Token abcdef"`, `{\"authorization\":\"x y\"}`},
+	KindJWT:           {jwtTok, "jwt:" + jwtTok, "eyJa.b.c"},
+	KindSK:            {openai, "key_" + anthropic, "idsk-" + openai, "(sk-12345678)"},
+	KindGitHub:        {ghp, gho, ghs, ghu, ghr, "pat:" + ghPAT},
+	KindGitLab:        {glpat, "x" + glpat},
+	KindAWS:           {awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE"},
+	KindSlack:         {slackBot, "t=" + slackUser, "app " + slackApp, "xoxa-1234567890", "xoxr-1234567890", "xoxs-1234567890", "xoxo-1234567890"},
+	KindStripe:        {stripeSK, stripeTK, stripeRK, "rk_test_4eC39HqLyjWDarjtT1zdp7dc"},
+	KindGoogle:        {googleKey, "maps?key=" + googleKey},
+	KindPrivateKey:    {pemKey, "here " + pemKey + " there", strings.ReplaceAll(pemKey, "\n", `\n`)},
+	KindCookie:        {"Cookie: sid=31d4d96e407aad42; lang=en", "Set-Cookie: id=a3fWa; Secure", "cookies=a"},
+	KindKeyValue: {"password=hunter2", "api_key: AbC123", "pwd = 'x y'", `{\"password\":\"p@ss w0rd\"}`, "token=abc",
+		"/cb#access_token=tok-123&state=1", "aws_secret_access_key=" + "wJalrXUtnFEMI", "AccountKey=Zm9v==", "api_key_ref=vault://k",
+		"x@b.secretary_sig=v", "my.passphrase: v", "client_secret='v'", "auth=v", "sig=v", "credentials: v", "CSRFToken=v"},
+	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h"},
+}
+
+// TestMayHoldCredentialTextKinds is the pre-check's contract: every
+// credential Find reports passes it, for every credential Kind. A Kind
+// added to redact without an example here fails the test.
+func TestMayHoldCredentialTextKinds(t *testing.T) {
+	for k := KindNone + 1; k < NumKinds; k++ {
+		if !k.Credential() {
+			continue
+		}
+		ex := credentialExamples[k]
+		if len(ex) == 0 {
+			t.Errorf("credential kind %v has no example: add one to credentialExamples", k)
+		}
+		for _, s := range ex {
+			if got, ok := firstCredential([]byte(s)); !ok || got.Kind != k {
+				t.Errorf("example %q of %v: Find's first credential is %v (%v)", s, k, got.Kind, ok)
+				continue
+			}
+			if !MayHoldCredentialText(s) || !MayHoldCredentialText([]byte(s)) {
+				t.Errorf("MayHoldCredentialText(%q) = false, Find reports %v", s, k)
+			}
+			if !MayHoldCredential(s) {
+				t.Errorf("MayHoldCredential(%q) = false, Find reports %v", s, k)
+			}
+			// and where the text is a JSON string of a record
+			raw := `{"k": "` + strings.ReplaceAll(s, `"`, `\"`) + `"}`
+			if _, ok := firstCredential([]byte(raw)); ok && !MayHoldCredential(raw) {
+				t.Errorf("MayHoldCredential(%s) = false, Find reports a credential", raw)
+			}
+		}
+	}
+}
+
+// TestMayHoldCredentialTextSkips: what records are made of (timestamps,
+// ids, dotted names, prose, personal data) is turned away without the
+// detector, which is what makes rule e2a.secret cheap.
+func TestMayHoldCredentialTextSkips(t *testing.T) {
+	for _, s := range []string{"", "1.0", "e2a", "req-000007-f3a6", "sess-5", "u-1", "in_progress", "e2a.chunk",
+		"2026-03-29T12:00:00.001000+00:00", "2026-03-29T12:00:17Z", "chat.send", "hello",
+		"jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk", "legacy_agent_response_chunk",
+		"123e4567-e89b-12d3-a456-426614174000", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"mail alice.liu@example.com, call 13912345678, id 11010519491231002X",
+		"The agent streams model output token by token; each chunk is a JSON line.",
+		"task-12345678 and risk-assessment", "the Bearer authentication scheme", "sk-1234567", "AKIA",
+		"\u4f60\u597d\uff0c\u8fd9\u662f\u4e00\u4e2a\u56de\u7b54"} {
+		if MayHoldCredentialText(s) {
+			t.Errorf("MayHoldCredentialText(%q) = true", s)
+		}
+		if _, ok := firstCredential([]byte(s)); ok {
+			t.Errorf("%q holds a credential", s)
+		}
+	}
+}
+
+// firstCredential is the first match of Find that is a credential.
+func firstCredential(s []byte) (Match, bool) {
+	for from := 0; from < len(s); {
+		m, ok := Find(s, from)
+		if !ok {
+			break
+		}
+		if m.Kind.Credential() {
+			return m, true
+		}
+		from = m.End
+	}
+	return Match{}, false
+}
+
+func FuzzMayHoldCredentialText(f *testing.F) {
+	for _, ex := range credentialExamples {
+		for _, s := range ex {
+			f.Add(s)
+		}
+	}
+	for _, s := range []string{"2026-03-29T12:00:00+00:00", "a@b.c password=x", "x_y:z", "ref=1", "Bearer", "b:" + strings.Repeat("k", 70) + "key=v"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, ok := firstCredential([]byte(s))
+		if !ok {
+			return
+		}
+		if !MayHoldCredentialText(s) {
+			t.Fatalf("MayHoldCredentialText(%q) = false, Find reports %v at %d:%d", s, m.Kind, m.Start, m.End)
+		}
+		if !MayHoldCredential(s) {
+			t.Fatalf("MayHoldCredential(%q) = false, Find reports %v at %d:%d", s, m.Kind, m.Start, m.End)
+		}
+	})
+}
+
+func BenchmarkMayHoldCredentialText(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"timestamp", "2026-03-29T12:00:00.001000+00:00"},
+		{"converter", "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"},
+		{"id", "req-000007-f3a6"},
+		{"prose4k", strings.Repeat("The agent streams model output token by token; each chunk is a JSON line. ", 56)[:4096]},
+	} {
+		s := []byte(c.s)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				MayHoldCredentialText(s)
+			}
+		})
+	}
+}
