@@ -143,3 +143,62 @@ func truncName(name []byte) []byte {
 	}
 	return name
 }
+
+// Find reads the frame's attributes in one pass, for a validator that
+// needs several of them and the checks below on every frame. For each
+// names[i] present, bit i of found is set and vals[i] is its value (the
+// last occurrence, compared byte for byte, as Attr does); len(vals) must
+// be at least len(names), at most 64 names. clean is true exactly when
+// DupAttr, ValidUTF8 and OverLimits all pass (no repeated name, every name
+// and value well-formed UTF-8, every limit kept): the caller asks them for
+// their message only when it is false. Nothing is allocated.
+func (f *Frame) Find(names []string, vals [][]byte) (found uint64, clean bool) {
+	clean = f.Size <= MaxFrameBytes
+	b := f.attrs
+	for i := 0; i < int(f.KeyCount); i++ {
+		var name, value []byte
+		name, value, b = nextAttr(b)
+		if len(name) > MaxAttrNameBytes || len(value) > MaxAttrValueBytes {
+			clean = false
+		}
+		if clean && (!ascii(name) && !utf8.Valid(name) || !ascii(value) && !utf8.Valid(value)) {
+			clean = false
+		}
+		if clean {
+			// With every name well-formed UTF-8, names are the same Java
+			// String exactly when their bytes are equal.
+			r := f.attrs
+			for j := 0; j < i; j++ {
+				var n2 []byte
+				n2, _, r = nextAttr(r)
+				if len(n2) == len(name) && string(n2) == string(name) {
+					clean = false
+					break
+				}
+			}
+		}
+		for k, n := range names {
+			if len(n) == len(name) && n == string(name) {
+				found |= 1 << k
+				vals[k] = value
+			}
+		}
+	}
+	return found, clean
+}
+
+// ascii reports whether b holds only ASCII bytes, eight at a step.
+func ascii(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

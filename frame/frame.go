@@ -87,3 +87,15 @@ func (f *Frame) Attr(name string) (value []byte, ok bool) {
 	}
 	return value, ok
 }
+
+// On returns the same frame on b, a copy of the frame's wire bytes (the
+// first f.Size bytes of what it was decoded from): what a reader that
+// decoded a frame once hands to another goroutine with a copy of its bytes,
+// so that the frame is not decoded again there.
+func (f *Frame) On(b []byte) Frame {
+	a := HeaderLen + len(f.attrs)
+	g := *f
+	g.attrs = b[HeaderLen:a:a]
+	g.Data = b[a:f.Size:f.Size]
+	return g
+}

@@ -11,6 +11,7 @@ type itemKind uint8
 
 const (
 	itemObserve itemKind = iota
+	itemFrame            // a frame the reader decoded: frm, on the batch's copy
 	itemDecodeError
 	itemCancelOnly // a chat.interrupt owned by another shard: cancel only
 	itemConnClosed
@@ -27,6 +28,7 @@ type item struct {
 	off, n  int // Data within the batch buffer
 	proto   string
 	msg     string
+	frm     frame.Frame // itemFrame
 }
 
 type batch struct {
@@ -73,6 +75,26 @@ type Sharded struct {
 	// unordered: no sink depends on the order of Record calls across
 	// shards, so an interrupt needs no barrier (Unordered).
 	unordered bool
+	// inline: the one shard's engine runs on the caller's goroutine
+	// (Inline).
+	inline bool
+}
+
+// Inline makes a run of one shard judge every message on the caller's
+// goroutine before the call returns: no copy into a batch, no queue, no
+// second goroutine, so that one shard costs what one Engine costs. The
+// Sink is then called from the caller's goroutine. A run of several shards
+// is not changed. Call before the first Observe.
+func (s *Sharded) Inline() {
+	if len(s.shards) != 1 || s.inline {
+		return
+	}
+	sh := s.shards[0]
+	close(sh.ch) // nothing was queued: its goroutine ends at once
+	s.wg.Wait()
+	s.pool.Put(sh.cur)
+	sh.cur = nil
+	s.inline = true
 }
 
 // Unordered says that no sink depends on the order of calls across shards
@@ -135,37 +157,48 @@ func (s *Sharded) run(sh *shard) {
 		for k := range b.items {
 			it := &b.items[k]
 			it.in.Data = b.buf[it.off : it.off+it.n]
-			e := sh.eng
-			switch it.kind {
-			case itemObserve:
-				e.Observe(&it.in)
-			case itemDecodeError:
-				e.DecodeError(&it.in, it.proto, it.msg)
-			case itemCancelOnly:
-				e.cancelFrom(&it.in)
-			case itemConnClosed:
-				e.ConnClosed(&it.in)
-			case itemGap:
-				e.Gap(&it.in)
-			case itemExpire:
-				e.Expire(it.in.Time)
-			case itemFinish:
-				e.Finish(it.msg, &it.in)
-			case itemBarrier:
-				it.barrier.Done()
+			if it.kind == itemFrame {
+				it.frm = it.frm.On(it.in.Data)
 			}
-			if it.in.Index != 0 {
-				sh.processed.Store(it.in.Index)
-			}
-			if it.in.Charged > 0 && s.release != nil {
-				s.release(it.in.Charged)
-			}
+			s.apply(sh, it.kind, &it.in, it.proto, it.msg, &it.frm, it.barrier)
 		}
 		b.items, b.buf = b.items[:0], b.buf[:0]
 		if cap(b.buf) > maxPooledBatch {
 			b.buf = make([]byte, 0, shardBatchBytes)
 		}
 		s.pool.Put(b)
+	}
+}
+
+// apply has the shard's engine judge one item (f: the decoded frame of
+// an itemFrame; wg: the barrier of an itemBarrier).
+func (s *Sharded) apply(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
+	e := sh.eng
+	switch kind {
+	case itemObserve:
+		e.Observe(in)
+	case itemFrame:
+		e.ObserveFrame(in, f)
+	case itemDecodeError:
+		e.DecodeError(in, proto, msg)
+	case itemCancelOnly:
+		e.cancelFrom(in)
+	case itemConnClosed:
+		e.ConnClosed(in)
+	case itemGap:
+		e.Gap(in)
+	case itemExpire:
+		e.Expire(in.Time)
+	case itemFinish:
+		e.Finish(msg, in)
+	case itemBarrier:
+		wg.Done()
+	}
+	if in.Index != 0 {
+		sh.processed.Store(in.Index)
+	}
+	if in.Charged > 0 && s.release != nil {
+		s.release(in.Charged)
 	}
 }
 
@@ -178,11 +211,32 @@ func (s *Sharded) shardOf(key []byte) *shard {
 }
 
 func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
+	s.addFrame(sh, kind, in, proto, msg, nil)
+}
+
+// addFrame queues an item (with the frame the reader decoded, for
+// itemFrame) to sh, or has it judged at once when the run is inline.
+func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame) {
+	if s.inline {
+		// No copy, no queue: in and f are judged before the call returns,
+		// which is as long as the caller keeps them.
+		if in.Index != 0 {
+			sh.dispatched.Store(in.Index)
+		}
+		s.apply(sh, kind, in, proto, msg, f, nil)
+		if in.Index != 0 {
+			s.last.Store(in.Index)
+		}
+		return
+	}
 	b := sh.cur
-	it := item{kind: kind, in: *in, off: len(b.buf), n: len(in.Data), proto: proto, msg: msg}
+	b.items = append(b.items, item{kind: kind, in: *in, off: len(b.buf), n: len(in.Data), proto: proto, msg: msg})
+	it := &b.items[len(b.items)-1]
 	it.in.Data = nil
+	if f != nil {
+		it.frm = *f
+	}
 	b.buf = append(b.buf, in.Data...)
-	b.items = append(b.items, it)
 	if in.Index != 0 {
 		sh.dispatched.Store(in.Index)
 		s.last.Store(in.Index)
@@ -193,7 +247,7 @@ func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
 }
 
 func (s *Sharded) flush(sh *shard) {
-	if len(sh.cur.items) == 0 {
+	if s.inline || len(sh.cur.items) == 0 {
 		return
 	}
 	sh.ch <- sh.cur
@@ -210,11 +264,12 @@ func (s *Sharded) Observe(in *Input) {
 		return
 	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
-		var key []byte
-		if f, _, err := frame.Decode(in.Data); err == nil {
-			key = routeFrame(&f)
+		f, _, err := frame.Decode(in.Data)
+		if err != nil {
+			s.add(s.shards[0], itemObserve, in, "", "") // the shard reports it
+			return
 		}
-		s.add(s.shardOf(key), itemObserve, in, "", "")
+		s.ObserveFrame(in, &f)
 		return
 	}
 	key, interrupt := s.route.routeJSON(in.Data)
@@ -244,6 +299,9 @@ func (s *Sharded) Observe(in *Input) {
 
 // barrier waits until every shard has processed everything queued so far.
 func (s *Sharded) barrier() {
+	if s.inline {
+		return // everything handed over has been judged
+	}
 	var wg sync.WaitGroup
 	wg.Add(len(s.shards))
 	for _, sh := range s.shards {
@@ -253,14 +311,15 @@ func (s *Sharded) barrier() {
 	wg.Wait()
 }
 
-// ObserveFrame routes a decoded frame (the shard decodes it again from
-// in.Data, which is cheap and keeps the frame's memory in the batch).
+// ObserveFrame routes a decoded frame; in.Data holds exactly its bytes.
+// The shard judges the frame as decoded here, on its batch's copy of the
+// bytes: a frame is decoded once.
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
-	if len(s.shards) == 1 {
-		s.add(s.shards[0], itemObserve, in, "", "")
-		return
+	sh := s.shards[0]
+	if len(s.shards) > 1 {
+		sh = s.shardOf(routeFrame(f))
 	}
-	s.add(s.shardOf(routeFrame(f)), itemObserve, in, "", "")
+	s.addFrame(sh, itemFrame, in, "", "", f)
 }
 
 // DecodeError goes to the shard of the stream named by the head of the
@@ -329,6 +388,9 @@ func (s *Sharded) Close() {
 		return
 	}
 	s.closed = true
+	if s.inline {
+		return
+	}
 	for _, sh := range s.shards {
 		s.flush(sh)
 		close(sh.ch)

@@ -3,10 +3,12 @@ package validate
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/internal/gen"
 )
 
@@ -33,7 +35,14 @@ func TestShardedMatchesEngine(t *testing.T) {
 	one := &collector{}
 	e := NewEngine(vc, one)
 	run(e, func() { e.Finish(ReasonEOF, &Input{}) })
-	for _, shards := range []int{2, 5} {
+	inline := &collector{}
+	s := NewSharded(1, vc, inline)
+	s.Inline() // the offline one-shard run: on the reader's goroutine
+	run(s, func() { s.Finish(ReasonEOF, &Input{}) })
+	if a, b := summarize(one.findings), summarize(inline.findings); a != b {
+		t.Errorf("one inline shard: findings differ\n one: %s\nmany: %s", a, b)
+	}
+	for _, shards := range []int{1, 2, 5} {
 		for _, unordered := range []bool{false, true} {
 			many := &collector{}
 			s := NewSharded(shards, vc, many)
@@ -49,6 +58,111 @@ func TestShardedMatchesEngine(t *testing.T) {
 	}
 	if len(one.findings) == 0 {
 		t.Fatal("generated traffic with faults gave no finding")
+	}
+}
+
+// TestShardedFramesMatchEngine: on frames with every kind of fault the
+// frame rules look for (and a corrupt tail), any number of shards, inline
+// or queued, gives exactly one engine's findings, messages included, and
+// the same records and outcomes: the frame the reader decoded is the one
+// the shard judges.
+func TestShardedFramesMatchEngine(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 9))
+	var capture []byte
+	seqs := make([]int32, 40)
+	for i := 0; i < 20000; i++ {
+		l := rnd.IntN(len(seqs))
+		sid := fmt.Sprintf("agent:%04d-%d", l, seqs[l]>>6)
+		attrs := []frame.Attr{{Name: "sid", Value: sid}, {Name: "etype", Value: "text"}}
+		typ, flags, seq := frame.TypeStreamChunk, uint8(0), seqs[l]&63
+		switch rnd.IntN(60) {
+		case 0:
+			seq += 2 // a gap
+		case 1:
+			attrs = append(attrs, frame.Attr{Name: "sid", Value: sid + "x"}) // duplicate: the last wins
+		case 2:
+			attrs[1].Value = "movie" // bad etype
+		case 3:
+			flags |= frame.FlagHasError // no err attribute
+		case 4:
+			attrs = append(attrs, frame.Attr{Name: "meta", Value: "[1]"}) // no hasMeta, not an object
+		case 5:
+			attrs[0].Value = sid + "\xff" // malformed UTF-8 (the key too)
+		case 6:
+			typ, attrs = frame.TypeEvent, []frame.Attr{{Name: "id", Value: sid}, {Name: "type", Value: "t"}}
+		case 7:
+			typ, attrs = frame.TypeStreamReq, []frame.Attr{{Name: "sid", Value: sid}}
+		case 8:
+			typ = 9
+		case 9:
+			flags |= 0x10 // reserved
+		case 10:
+			attrs = attrs[1:] // no sid: judged, no stream
+		}
+		if seq == 63 || rnd.IntN(40) == 0 {
+			flags |= frame.FlagDone
+			if rnd.IntN(3) == 0 {
+				flags |= frame.FlagHasError
+				attrs = append(attrs, frame.Attr{Name: "err", Value: "boom"})
+			}
+		}
+		b, err := frame.AppendFrame(nil, typ, flags, seq, attrs, []byte("tok"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		capture = append(capture, b...)
+		if typ == frame.TypeStreamChunk && flags&frame.FlagDone != 0 {
+			seqs[l] = (seqs[l]>>6 + 1) << 6
+		} else {
+			seqs[l]++
+		}
+	}
+	capture = append(capture, frame.Magic, frame.Version, 2) // cut short
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	render := func(c *collector, st *Stats) string {
+		fs := append([]Finding(nil), c.findings...)
+		sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
+		var b strings.Builder
+		for _, f := range fs {
+			fmt.Fprintf(&b, "%d %s %q %s %s\n", f.Index, f.Rule, f.Stream, f.Source, f.Message)
+		}
+		recs := append([]string(nil), c.records...)
+		sort.Strings(recs)
+		fmt.Fprintf(&b, "records %d %v outcomes %v\n", st.Records, recs, st.Outcomes)
+		return b.String()
+	}
+	one := &collector{}
+	e := NewEngine(vc, one)
+	if _, err := Read(bytes.NewReader(capture), "cap", FormatFrames, ReadOptions{}, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	want := render(one, e.Stats())
+	rules := map[string]bool{}
+	for _, f := range one.findings {
+		rules[f.Rule] = true
+	}
+	if len(rules) < 8 {
+		t.Fatalf("the capture fires only %d frame rules: %v", len(rules), rules)
+	}
+	for _, c := range []struct {
+		shards int
+		inline bool
+	}{{1, true}, {1, false}, {2, false}, {5, false}} {
+		col := &collector{}
+		s := NewSharded(c.shards, vc, col)
+		if c.inline {
+			s.Inline()
+		}
+		if _, err := Read(bytes.NewReader(capture), "cap", FormatFrames, ReadOptions{}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Finish(ReasonEOF, &Input{})
+		st := s.Stats()
+		if got := render(col, &st); got != want {
+			t.Errorf("%d shards (inline %t): findings, records or outcomes differ from one engine's", c.shards, c.inline)
+		}
 	}
 }
 
