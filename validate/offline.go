@@ -221,6 +221,7 @@ func isBlank(b []byte) bool {
 func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
 	idx := opts.Index
 	in := new(Input) // one for the whole read: handlers do not keep it
+	f := new(frame.Frame)
 	buf := make([]byte, 0, 1<<20)
 	var base int64 // file offset of buf[0]
 	off := 0
@@ -255,7 +256,8 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 			}
 			continue
 		}
-		f, _, err := frame.Decode(buf[off:])
+		var err error
+		*f, _, err = frame.Decode(buf[off:])
 		if err != nil {
 			if !eof && len(buf)-off < maxFrameBuffer {
 				if err := fill(); err != nil {
@@ -276,7 +278,7 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 		}
 		idx++
 		*in = Input{Pos: Position{Kind: PosByte, Name: name, Offset: base + int64(off)}, Index: idx, Data: buf[off : off+f.Size]}
-		h.ObserveFrame(in, &f)
+		h.ObserveFrame(in, f)
 		off += f.Size
 	}
 }
