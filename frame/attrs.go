@@ -153,52 +153,61 @@ func truncName(name []byte) []byte {
 // and value well-formed UTF-8, every limit kept): the caller asks them for
 // their message only when it is false. Nothing is allocated.
 func (f *Frame) Find(names []string, vals [][]byte) (found uint64, clean bool) {
-	clean = f.Size <= MaxFrameBytes
+	const few = 8 // names kept aside for the repeat check
+	var seen [few][]byte
+	var hi uint64 // OR of all name and value bytes: bit 7 of a byte set = not ASCII
+	long := f.Size > MaxFrameBytes
 	b := f.attrs
-	for i := 0; i < int(f.KeyCount); i++ {
+	n := int(f.KeyCount)
+	for i := 0; i < n; i++ {
 		var name, value []byte
 		name, value, b = nextAttr(b)
 		if len(name) > MaxAttrNameBytes || len(value) > MaxAttrValueBytes {
-			clean = false
+			long = true
 		}
-		if clean && (!ascii(name) && !utf8.Valid(name) || !ascii(value) && !utf8.Valid(value)) {
-			clean = false
+		hi |= orBytes(name) | orBytes(value)
+		if i < few {
+			seen[i] = name
 		}
-		if clean {
-			// With every name well-formed UTF-8, names are the same Java
-			// String exactly when their bytes are equal.
-			r := f.attrs
-			for j := 0; j < i; j++ {
-				var n2 []byte
-				n2, _, r = nextAttr(r)
-				if len(n2) == len(name) && string(n2) == string(name) {
-					clean = false
-					break
-				}
-			}
-		}
-		for k, n := range names {
-			if len(n) == len(name) && n == string(name) {
+		for k, nm := range names {
+			if len(nm) == len(name) && nm == string(name) {
 				found |= 1 << k
 				vals[k] = value
 			}
 		}
 	}
-	return found, clean
+	if long {
+		return found, false
+	}
+	if hi&0x8080808080808080 != 0 && !f.ValidUTF8() {
+		return found, false
+	}
+	// Every name is well-formed UTF-8 now: names are the same Java String
+	// exactly when their bytes are equal.
+	if n > few {
+		_, dup := f.DupAttr()
+		return found, !dup
+	}
+	for i := 1; i < n; i++ {
+		for j := 0; j < i; j++ {
+			if len(seen[i]) == len(seen[j]) && string(seen[i]) == string(seen[j]) {
+				return found, false
+			}
+		}
+	}
+	return found, true
 }
 
-// ascii reports whether b holds only ASCII bytes, eight at a step.
-func ascii(b []byte) bool {
+// orBytes ORs the bytes of b into a word, eight at a step; a byte's bit 7
+// stays at bit 7 of some byte of the result.
+func orBytes(b []byte) uint64 {
+	var x uint64
 	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
-			return false
-		}
+		x |= binary.LittleEndian.Uint64(b)
 		b = b[8:]
 	}
 	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
+		x |= uint64(c)
 	}
-	return true
+	return x
 }

@@ -52,8 +52,12 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 		}
 	}
 	e.frm = *f
-	e.info = RecordInfo{In: in, Protocol: ProtoEventMesh, Kind: kind, Status: status, Frame: &e.frm, Stream: key}
-	e.sink.Record(&e.info)
+	// Field by field: a composite literal is built aside and copied, once
+	// per frame.
+	ri := &e.info
+	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
+	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+	e.sink.Record(ri)
 
 	if f.MsgType < frame.TypeStreamReq || f.MsgType > frame.TypeEvent {
 		if e.on(RuleFrameType) {

@@ -303,7 +303,9 @@ func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h
 
 func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64, error) {
 	idx := opts.Index
-	in := new(Input) // one for the whole read: handlers do not keep it
+	// One Input and one Frame for the whole read: handlers neither keep
+	// nor change them, so only what differs is set for each frame.
+	in := &Input{Pos: Position{Kind: PosByte, Name: name}}
 	f := new(frame.Frame)
 	for {
 		if s.off == len(s.buf) {
@@ -316,7 +318,7 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 			continue
 		}
 		var err error
-		*f, _, err = frame.Decode(s.buf[s.off:])
+		_, err = frame.DecodeTo(f, s.buf[s.off:])
 		if err != nil {
 			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
 				if err := s.fill(s); err != nil {
@@ -336,7 +338,7 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 			return idx, nil
 		}
 		idx++
-		*in = Input{Pos: Position{Kind: PosByte, Name: name, Offset: s.base + int64(s.off)}, Index: idx, Data: s.buf[s.off : s.off+f.Size]}
+		in.Pos.Offset, in.Index, in.Data = s.base+int64(s.off), idx, s.buf[s.off:s.off+f.Size]
 		h.ObserveFrame(in, f)
 		s.off += f.Size
 	}

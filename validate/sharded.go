@@ -78,6 +78,7 @@ type Sharded struct {
 	// inline: the one shard's engine runs on the caller's goroutine
 	// (Inline).
 	inline bool
+	done   uint64 // inline: the last Input.Index judged
 }
 
 // Inline makes a run of one shard judge every message on the caller's
@@ -171,9 +172,18 @@ func (s *Sharded) run(sh *shard) {
 }
 
 // apply has the shard's engine judge one item (f: the decoded frame of
-// an itemFrame; wg: the barrier of an itemBarrier).
+// an itemFrame; wg: the barrier of an itemBarrier) and marks it done.
 func (s *Sharded) apply(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
-	e := sh.eng
+	judge(sh.eng, kind, in, proto, msg, f, wg)
+	if in.Index != 0 {
+		sh.processed.Store(in.Index)
+	}
+	if in.Charged > 0 && s.release != nil {
+		s.release(in.Charged)
+	}
+}
+
+func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
 	switch kind {
 	case itemObserve:
 		e.Observe(in)
@@ -194,8 +204,17 @@ func (s *Sharded) apply(sh *shard, kind itemKind, in *Input, proto, msg string, 
 	case itemBarrier:
 		wg.Done()
 	}
+}
+
+// judged is the bookkeeping of an inline run after each input: the
+// watermark moves every 256 records (and after anything else), which
+// keeps it at or below what was judged without a locked store per record.
+func (s *Sharded) judged(in *Input, always bool) {
 	if in.Index != 0 {
-		sh.processed.Store(in.Index)
+		s.done = in.Index
+		if always || in.Index&255 == 0 {
+			s.last.Store(in.Index)
+		}
 	}
 	if in.Charged > 0 && s.release != nil {
 		s.release(in.Charged)
@@ -220,13 +239,8 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 	if s.inline {
 		// No copy, no queue: in and f are judged before the call returns,
 		// which is as long as the caller keeps them.
-		if in.Index != 0 {
-			sh.dispatched.Store(in.Index)
-		}
-		s.apply(sh, kind, in, proto, msg, f, nil)
-		if in.Index != 0 {
-			s.last.Store(in.Index)
-		}
+		judge(sh.eng, kind, in, proto, msg, f, nil)
+		s.judged(in, kind != itemObserve && kind != itemFrame)
 		return
 	}
 	b := sh.cur
@@ -258,6 +272,11 @@ func (s *Sharded) flush(sh *shard) {
 // also reaches every other shard, in order, to cancel streams of its
 // session there.
 func (s *Sharded) Observe(in *Input) {
+	if s.inline {
+		s.shards[0].eng.Observe(in)
+		s.judged(in, false)
+		return
+	}
 	if len(s.shards) == 1 {
 		// One shard: no routing at all (its engine reads what it needs).
 		s.add(s.shards[0], itemObserve, in, "", "")
@@ -315,6 +334,11 @@ func (s *Sharded) barrier() {
 // The shard judges the frame as decoded here, on its batch's copy of the
 // bytes: a frame is decoded once.
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
+	if s.inline {
+		s.shards[0].eng.ObserveFrame(in, f)
+		s.judged(in, false)
+		return
+	}
 	sh := s.shards[0]
 	if len(s.shards) > 1 {
 		sh = s.shardOf(routeFrame(f))
@@ -389,6 +413,7 @@ func (s *Sharded) Close() {
 	}
 	s.closed = true
 	if s.inline {
+		s.last.Store(s.done)
 		return
 	}
 	for _, sh := range s.shards {

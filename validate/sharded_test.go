@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -302,5 +303,14 @@ func TestShardedEvictionSameForAnyShards(t *testing.T) {
 		if got := render(c, s.Stats()); got != want {
 			t.Errorf("%d shards: findings or outcomes differ from one engine's", n)
 		}
+	}
+}
+
+// TestRecordInfoFields: ObserveFrame sets RecordInfo field by field (no
+// literal copied per frame); a field added to RecordInfo must be set there
+// too, or a frame would carry the previous JSON record's value.
+func TestRecordInfoFields(t *testing.T) {
+	if n := reflect.TypeOf(RecordInfo{}).NumField(); n != 10 {
+		t.Fatalf("RecordInfo has %d fields; set the new ones in ObserveFrame (framerules.go) and update this count", n)
 	}
 }
