@@ -48,9 +48,18 @@ type shard struct {
 	ch   chan *batch
 	cur  *batch
 	done chan struct{}
-	// processed is the highest Input.Index the shard has handled;
-	// dispatched the highest it was given (both for Watermark).
-	processed, dispatched atomic.Uint64
+	// For Watermark, stored once a batch, not once a record (a locked
+	// store each, and a cache line the reader and the shard would pass
+	// back and forth): processed is the highest Input.Index of the
+	// batches the shard has judged; dispatched the highest of the batches
+	// handed to it; open the lowest of the batch being filled (0: none).
+	// The reader writes dispatched and open, the shard processed, each on
+	// its own cache line.
+	dispatched, open atomic.Uint64
+	pending          uint64 // reader only: the highest Input.Index in cur
+	_                [48]byte
+	processed        atomic.Uint64
+	_                [56]byte
 }
 
 // Sharded spreads records over several Engines by stream key (request_id,
@@ -64,12 +73,14 @@ type shard struct {
 // which is backpressure, never loss.
 type Sharded struct {
 	shards []*shard
-	parts  int // partitions of the stream state (partition.go)
+	parts  int      // partitions of the stream state (partition.go)
+	owner  []*shard // partition → the shard that owns it (partition mod shards)
 	route  router
 	pool   sync.Pool
 	wg     sync.WaitGroup
 	closed bool
-	last   atomic.Uint64 // highest Input.Index handed to any shard
+	last   atomic.Uint64 // highest Input.Index added when a batch was last handed over
+	added  uint64        // reader only: the highest Input.Index added
 	// release returns an input's budget charge once its shard judged it.
 	release func(int)
 	// unordered: no sink depends on the order of Record calls across
@@ -149,37 +160,39 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 		s.wg.Add(1)
 		go s.run(sh)
 	}
+	s.owner = make([]*shard, s.parts)
+	for p := range s.owner {
+		s.owner[p] = s.shards[p%n]
+	}
 	return s
 }
 
 func (s *Sharded) run(sh *shard) {
 	defer s.wg.Done()
 	for b := range sh.ch {
+		var hi uint64
 		for k := range b.items {
 			it := &b.items[k]
 			it.in.Data = b.buf[it.off : it.off+it.n]
 			if it.kind == itemFrame {
 				it.frm = it.frm.On(it.in.Data)
 			}
-			s.apply(sh, it.kind, &it.in, it.proto, it.msg, &it.frm, it.barrier)
+			judge(sh.eng, it.kind, &it.in, it.proto, it.msg, &it.frm, it.barrier)
+			if it.in.Index != 0 {
+				hi = it.in.Index
+			}
+			if it.in.Charged > 0 && s.release != nil {
+				s.release(it.in.Charged)
+			}
+		}
+		if hi != 0 {
+			sh.processed.Store(hi)
 		}
 		b.items, b.buf = b.items[:0], b.buf[:0]
 		if cap(b.buf) > maxPooledBatch {
 			b.buf = make([]byte, 0, shardBatchBytes)
 		}
 		s.pool.Put(b)
-	}
-}
-
-// apply has the shard's engine judge one item (f: the decoded frame of
-// an itemFrame; wg: the barrier of an itemBarrier) and marks it done.
-func (s *Sharded) apply(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
-	judge(sh.eng, kind, in, proto, msg, f, wg)
-	if in.Index != 0 {
-		sh.processed.Store(in.Index)
-	}
-	if in.Charged > 0 && s.release != nil {
-		s.release(in.Charged)
 	}
 }
 
@@ -226,7 +239,7 @@ func (s *Sharded) shardOf(key []byte) *shard {
 	if len(s.shards) == 1 {
 		return s.shards[0]
 	}
-	return s.shards[partitionOf(key, s.parts)%len(s.shards)]
+	return s.owner[partitionOf(key, s.parts)]
 }
 
 func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
@@ -244,16 +257,25 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		return
 	}
 	b := sh.cur
-	b.items = append(b.items, item{kind: kind, in: *in, off: len(b.buf), n: len(in.Data), proto: proto, msg: msg})
+	// Filled in place: an item is a few hundred bytes, built once.
+	if len(b.items) == cap(b.items) {
+		b.items = append(b.items, item{})
+	} else {
+		b.items = b.items[:len(b.items)+1]
+	}
 	it := &b.items[len(b.items)-1]
+	it.kind, it.barrier, it.in = kind, nil, *in
+	it.off, it.n, it.proto, it.msg = len(b.buf), len(in.Data), proto, msg
 	it.in.Data = nil
 	if f != nil {
 		it.frm = *f
 	}
 	b.buf = append(b.buf, in.Data...)
 	if in.Index != 0 {
-		sh.dispatched.Store(in.Index)
-		s.last.Store(in.Index)
+		if sh.pending == 0 {
+			sh.open.Store(in.Index)
+		}
+		sh.pending, s.added = in.Index, in.Index
 	}
 	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
 		s.flush(sh)
@@ -264,8 +286,18 @@ func (s *Sharded) flush(sh *shard) {
 	if s.inline || len(sh.cur.items) == 0 {
 		return
 	}
+	// In this order, so that Watermark, reading open before dispatched,
+	// always sees the batch as open or as dispatched.
+	if sh.pending != 0 {
+		sh.dispatched.Store(sh.pending)
+	}
 	sh.ch <- sh.cur
 	sh.cur = s.pool.Get().(*batch)
+	if sh.pending != 0 {
+		sh.open.Store(0)
+		sh.pending = 0
+		s.last.Store(s.added)
+	}
 }
 
 // Observe routes a message to the shard of its stream. A chat.interrupt
@@ -389,6 +421,9 @@ func (s *Sharded) Finish(reason string, at *Input) {
 func (s *Sharded) Watermark() uint64 {
 	w := s.last.Load()
 	for _, sh := range s.shards {
+		if o := sh.open.Load(); o != 0 && o-1 < w {
+			w = o - 1 // a batch being filled holds o
+		}
 		d, p := sh.dispatched.Load(), sh.processed.Load()
 		if p < d && p < w {
 			w = p // this shard still works on what it was given

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"sort"
 	"strings"
 	"testing"
@@ -312,5 +315,93 @@ func TestShardedEvictionSameForAnyShards(t *testing.T) {
 func TestRecordInfoFields(t *testing.T) {
 	if n := reflect.TypeOf(RecordInfo{}).NumField(); n != 10 {
 		t.Fatalf("RecordInfo has %d fields; set the new ones in ObserveFrame (framerules.go) and update this count", n)
+	}
+}
+
+// watermarkSink checks, at every finding a shard reports, that the run's
+// watermark is still below the finding's record: the printer of validate
+// would otherwise have printed later findings before it.
+type watermarkSink struct {
+	collector
+	run  *Sharded
+	max  atomic.Uint64 // the highest watermark a poller saw, as the printer polls it
+	mu   sync.Mutex
+	bad  []string
+	seen int
+}
+
+func (w *watermarkSink) Finding(f *Finding) {
+	m := max(w.max.Load(), w.run.Watermark())
+	w.collector.Finding(f)
+	if f.Index == 0 {
+		return
+	}
+	w.mu.Lock()
+	w.seen++
+	if m >= f.Index {
+		w.bad = append(w.bad, fmt.Sprintf("finding of record %d reported with the watermark at %d", f.Index, m))
+	}
+	w.mu.Unlock()
+}
+
+// TestWatermarkBelowUnjudged: whatever the number of shards, inline or
+// queued, the watermark never passes a record whose findings are still to
+// come (it moves once a batch, not once a record), and it reaches the last
+// record at the end.
+func TestWatermarkBelowUnjudged(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.FaultRate, cfg.InterruptRate = 5, 0.3, 0.05
+	g := gen.New(cfg)
+	var buf bytes.Buffer
+	for i := 0; i < 20000; i++ {
+		buf.Write(g.Next().Data)
+		buf.WriteByte('\n')
+	}
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	for _, c := range []struct {
+		shards int
+		inline bool
+	}{{1, true}, {1, false}, {2, false}, {5, false}} {
+		w := &watermarkSink{}
+		s := NewSharded(c.shards, vc, w)
+		w.run = s
+		if c.inline {
+			s.Inline()
+		}
+		s.Unordered()
+		stop := make(chan struct{})
+		var polled sync.WaitGroup
+		polled.Add(1)
+		go func() {
+			defer polled.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if m := s.Watermark(); m > w.max.Load() {
+					w.max.Store(m)
+				}
+				runtime.Gosched()
+			}
+		}()
+		last, err := Read(bytes.NewReader(buf.Bytes()), "cap", FormatJSONL, ReadOptions{FromLog: true}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		polled.Wait()
+		s.Finish(ReasonEOF, &Input{})
+		if w.seen < 100 {
+			t.Fatalf("only %d findings", w.seen)
+		}
+		if len(w.bad) > 0 {
+			t.Errorf("%d shards (inline %t): %d of %d findings after the watermark passed them, first: %s", c.shards, c.inline, len(w.bad), w.seen, w.bad[0])
+		}
+		if m := s.Watermark(); m != last {
+			t.Errorf("%d shards (inline %t): watermark %d at the end, want %d", c.shards, c.inline, m, last)
+		}
 	}
 }
