@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/e2atap/e2atap/frame"
