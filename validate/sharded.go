@@ -264,7 +264,8 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		b.items = b.items[:len(b.items)+1]
 	}
 	it := &b.items[len(b.items)-1]
-	it.kind, it.barrier, it.in = kind, nil, *in
+	it.kind, it.barrier = kind, nil
+	copyInput(&it.in, in)
 	it.off, it.n, it.proto, it.msg = len(b.buf), len(in.Data), proto, msg
 	it.in.Data = nil
 	if f != nil {
@@ -280,6 +281,19 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
 		s.flush(sh)
 	}
+}
+
+// copyInput is *dst = *src field by field: the reader has just stored
+// some of src's fields, and a copy of the whole struct would load them back
+// in wider words than they were stored in (a stall on every record).
+// TestCopyInput keeps it complete.
+func copyInput(dst, src *Input) {
+	dst.Tap, dst.Conn = src.Tap, src.Conn
+	dst.Pos.Kind, dst.Pos.Partition, dst.Pos.Name = src.Pos.Kind, src.Pos.Partition, src.Pos.Name
+	dst.Pos.Offset, dst.Pos.Line = src.Pos.Offset, src.Pos.Line
+	dst.Dir, dst.Time, dst.Data = src.Dir, src.Time, src.Data
+	dst.FromLog, dst.Gap, dst.Joined = src.FromLog, src.Gap, src.Joined
+	dst.Index, dst.Charged, dst.Logged = src.Index, src.Charged, src.Logged
 }
 
 func (s *Sharded) flush(sh *shard) {

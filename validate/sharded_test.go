@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/internal/gen"
@@ -403,5 +404,46 @@ func TestWatermarkBelowUnjudged(t *testing.T) {
 		if m := s.Watermark(); m != last {
 			t.Errorf("%d shards (inline %t): watermark %d at the end, want %d", c.shards, c.inline, m, last)
 		}
+	}
+}
+
+// TestCopyInput: copyInput copies every field of an Input (one added to
+// Input must be added there).
+func TestCopyInput(t *testing.T) {
+	var src Input
+	v := reflect.ValueOf(&src).Elem()
+	var fill func(v reflect.Value, n int)
+	fill = func(v reflect.Value, n int) {
+		switch v.Kind() {
+		case reflect.Struct:
+			if v.Type() == reflect.TypeOf(time.Time{}) {
+				v.Set(reflect.ValueOf(time.Unix(int64(n), 7)))
+				return
+			}
+			for i := 0; i < v.NumField(); i++ {
+				fill(v.Field(i), n*31+i+1)
+			}
+		case reflect.String:
+			v.SetString(fmt.Sprint("s", n))
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int, reflect.Int32, reflect.Int64:
+			v.SetInt(int64(n))
+		case reflect.Uint8, reflect.Uint64:
+			v.SetUint(uint64(n))
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]byte{byte(n)}))
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+			fill(v.Elem(), n)
+		default:
+			t.Fatalf("fill: field kind %s: add it here", v.Kind())
+		}
+	}
+	fill(v, 1)
+	var dst Input
+	copyInput(&dst, &src)
+	if !reflect.DeepEqual(dst, src) {
+		t.Fatalf("copyInput misses a field:\n got %+v\nwant %+v", dst, src)
 	}
 }
