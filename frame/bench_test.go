@@ -136,7 +136,7 @@ func BenchmarkFind(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	names := []string{"sid", "id", "replyTo", "type", "source", "err", "meta", "etype"}
+	names := NewAttrNames("sid", "id", "replyTo", "type", "source", "err", "meta", "etype")
 	var vals [8][]byte
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -179,8 +180,15 @@ func checkFind(t *testing.T, fr *Frame, wantClean bool) {
 		}
 		return true
 	})
+	uniq := names[:0:0]
+	for _, n := range names {
+		if len(n) <= MaxAttrNameBytes && !slices.Contains(uniq, n) {
+			uniq = append(uniq, n)
+		}
+	}
+	names = uniq
 	vals := make([][]byte, len(names))
-	found, clean := fr.Find(names, vals)
+	found, clean := fr.Find(NewAttrNames(names...), vals)
 	if clean != wantClean {
 		t.Fatalf("Find: clean %t, the checks say %t", clean, wantClean)
 	}
@@ -224,6 +232,8 @@ var findCases = []struct {
 	{"value at the limit", []string{"sid", strings.Repeat("v", MaxAttrValueBytes)}, true},
 }
 
+var findNames = NewAttrNames("sid", "id", "err", "meta")
+
 // TestFind: Find reads every attribute Attr reads, and is clean exactly
 // when DupAttr, ValidUTF8 and OverLimits all pass.
 func TestFind(t *testing.T) {
@@ -242,7 +252,7 @@ func TestFind(t *testing.T) {
 			checkFind(t, &fr, want)
 			if n := testing.AllocsPerRun(100, func() {
 				var vals [4][]byte
-				fr.Find([]string{"sid", "id", "err", "meta"}, vals[:])
+				fr.Find(findNames, vals[:])
 			}); n != 0 {
 				t.Errorf("Find: %v allocs", n)
 			}

@@ -10,7 +10,10 @@ import (
 var frameKinds = [...]string{"unknown", "stream_req", "stream_chunk", "event"}
 
 // The attributes the frame rules read, in one pass (frame.Find).
-var frameAttrNames = []string{"sid", "id", "replyTo", "type", "source", "err", "meta", "etype"}
+var (
+	frameAttrNames = []string{"sid", "id", "replyTo", "type", "source", "err", "meta", "etype"}
+	frameAttrSet   = frame.NewAttrNames(frameAttrNames...)
+)
 
 const (
 	faSid = 1 << iota
@@ -27,7 +30,7 @@ const (
 func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	e.stats.Records++
 	var vals [8][]byte
-	found, clean := f.Find(frameAttrNames, vals[:])
+	found, clean := f.Find(frameAttrSet, vals[:])
 	var key []byte
 	keyBit, keyAt := faSid, 0
 	if f.MsgType == frame.TypeEvent {
