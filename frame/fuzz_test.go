@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +52,9 @@ func FuzzDecode(f *testing.F) {
 			}
 			if len(g.Data) > 0 && &g.Data[0] != &cp[fr.Size-len(fr.Data)] {
 				t.Fatal("On: Data does not alias the copy")
+			}
+			if l := fr.Layout().On(cp); !reflect.DeepEqual(l, g) {
+				t.Fatalf("Layout.On: %+v, On: %+v", l, g)
 			}
 		}
 

@@ -21,19 +21,42 @@ const (
 	itemBarrier
 )
 
+// An item is one input for a shard, kept small (it crosses from the
+// reader's core to the shard's): the fields in which inputs differ from
+// record to record (position, index, charge, data), the rest in the
+// batch's inputs, shared by the items of a run of like inputs (one file,
+// one connection).
 type item struct {
 	kind    itemKind
-	barrier *sync.WaitGroup
-	in      Input
-	off, n  int // Data within the batch buffer
-	proto   string
-	msg     string
-	frm     frame.Frame // itemFrame
+	base    int32 // its Input is batch.inputs[base] with the fields below; -1: a zero Input
+	ctl     int32 // 1 + its index in batch.ctl (proto, msg, barrier); 0: none
+	off, n  int   // Data within the batch buffer
+	index   uint64
+	offset  int64 // Pos.Offset
+	line    int64 // Pos.Line
+	charged int
+	lay     frame.Layout // itemFrame: the frame the reader decoded
+}
+
+type ctlItem struct {
+	proto, msg string
+	barrier    *sync.WaitGroup
 }
 
 type batch struct {
-	items []item
-	buf   []byte
+	items  []item
+	buf    []byte
+	inputs []Input
+	ctl    []ctlItem
+}
+
+// sameBase reports whether b may share a's batch.inputs entry: they differ
+// at most in the fields an item carries itself. TestSameBase keeps it
+// complete.
+func sameBase(a, b *Input) bool {
+	return a.Tap == b.Tap && a.Conn == b.Conn && a.Pos.Kind == b.Pos.Kind && a.Pos.Partition == b.Pos.Partition &&
+		a.Pos.Name == b.Pos.Name && a.Dir == b.Dir && a.Time == b.Time && a.FromLog == b.FromLog &&
+		a.Gap == b.Gap && a.Joined == b.Joined && a.Logged == b.Logged
 }
 
 // shardBatch bounds a batch: records and bytes.
@@ -48,6 +71,8 @@ type shard struct {
 	ch   chan *batch
 	cur  *batch
 	done chan struct{}
+	zero Input       // the shard's Input of an item without a base
+	frm  frame.Frame // the shard's frame of an itemFrame
 	// For Watermark, stored once a batch, not once a record (a locked
 	// store each, and a cache line the reader and the shard would pass
 	// back and forth): processed is the highest Input.Index of the
@@ -173,22 +198,35 @@ func (s *Sharded) run(sh *shard) {
 		var hi uint64
 		for k := range b.items {
 			it := &b.items[k]
-			it.in.Data = b.buf[it.off : it.off+it.n]
+			in := &sh.zero
+			if it.base >= 0 {
+				in = &b.inputs[it.base] // the shard's now: set to this item's fields
+			} else {
+				*in = Input{}
+			}
+			in.Pos.Offset, in.Pos.Line, in.Index, in.Charged = it.offset, it.line, it.index, it.charged
+			in.Data = b.buf[it.off : it.off+it.n]
+			var c ctlItem
+			if it.ctl > 0 {
+				c = b.ctl[it.ctl-1]
+			}
+			var f *frame.Frame
 			if it.kind == itemFrame {
-				it.frm = it.frm.On(it.in.Data)
+				sh.frm = it.lay.On(in.Data)
+				f = &sh.frm
 			}
-			judge(sh.eng, it.kind, &it.in, it.proto, it.msg, &it.frm, it.barrier)
-			if it.in.Index != 0 {
-				hi = it.in.Index
+			judge(sh.eng, it.kind, in, c.proto, c.msg, f, c.barrier)
+			if in.Index != 0 {
+				hi = in.Index
 			}
-			if it.in.Charged > 0 && s.release != nil {
-				s.release(it.in.Charged)
+			if in.Charged > 0 && s.release != nil {
+				s.release(in.Charged)
 			}
 		}
 		if hi != 0 {
 			sh.processed.Store(hi)
 		}
-		b.items, b.buf = b.items[:0], b.buf[:0]
+		b.items, b.buf, b.inputs, b.ctl = b.items[:0], b.buf[:0], b.inputs[:0], b.ctl[:0]
 		if cap(b.buf) > maxPooledBatch {
 			b.buf = make([]byte, 0, shardBatchBytes)
 		}
@@ -264,12 +302,20 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		b.items = b.items[:len(b.items)+1]
 	}
 	it := &b.items[len(b.items)-1]
-	it.kind, it.barrier = kind, nil
-	copyInput(&it.in, in)
-	it.off, it.n, it.proto, it.msg = len(b.buf), len(in.Data), proto, msg
-	it.in.Data = nil
+	if n := len(b.inputs); n == 0 || !sameBase(&b.inputs[n-1], in) {
+		b.inputs = append(b.inputs, Input{})
+		copyInput(&b.inputs[n], in)
+		b.inputs[n].Data = nil
+	}
+	it.kind, it.base, it.ctl = kind, int32(len(b.inputs)-1), 0
+	if proto != "" || msg != "" {
+		b.ctl = append(b.ctl, ctlItem{proto: proto, msg: msg})
+		it.ctl = int32(len(b.ctl))
+	}
+	it.off, it.n = len(b.buf), len(in.Data)
+	it.index, it.offset, it.line, it.charged = in.Index, in.Pos.Offset, in.Pos.Line, in.Charged
 	if f != nil {
-		it.frm = *f
+		it.lay = f.Layout()
 	}
 	b.buf = append(b.buf, in.Data...)
 	if in.Index != 0 {
@@ -370,7 +416,9 @@ func (s *Sharded) barrier() {
 	var wg sync.WaitGroup
 	wg.Add(len(s.shards))
 	for _, sh := range s.shards {
-		sh.cur.items = append(sh.cur.items, item{kind: itemBarrier, barrier: &wg, off: len(sh.cur.buf)})
+		b := sh.cur
+		b.ctl = append(b.ctl, ctlItem{barrier: &wg})
+		b.items = append(b.items, item{kind: itemBarrier, base: -1, ctl: int32(len(b.ctl)), off: len(b.buf)})
 		s.flush(sh)
 	}
 	wg.Wait()

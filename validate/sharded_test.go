@@ -447,3 +447,57 @@ func TestCopyInput(t *testing.T) {
 		t.Fatalf("copyInput misses a field:\n got %+v\nwant %+v", dst, src)
 	}
 }
+
+// TestSameBase: two inputs share a batch entry only when they differ in
+// nothing but the fields an item carries (position offset and line,
+// index, charge, data): a field added to Input must be compared in
+// sameBase or carried by the item.
+func TestSameBase(t *testing.T) {
+	carried := map[string]bool{"Pos.Offset": true, "Pos.Line": true, "Index": true, "Charged": true, "Data": true}
+	base := Input{Tap: "t", Conn: "c", Pos: Position{Kind: PosByte, Name: "n", Offset: 1, Line: 2}, Time: time.Unix(5, 0), Data: []byte("x"), Index: 3, Charged: 4, Logged: &Logged{}}
+	changed := base
+	var walk func(v reflect.Value, path string)
+	checked := 0
+	walk = func(v reflect.Value, path string) {
+		for i := 0; i < v.NumField(); i++ {
+			name := v.Type().Field(i).Name
+			if path != "" {
+				name = path + "." + name
+			}
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Time{}) {
+				walk(fv, name)
+				continue
+			}
+			old := reflect.ValueOf(fv.Interface())
+			switch fv.Kind() {
+			case reflect.String:
+				fv.SetString(fv.String() + "!")
+			case reflect.Bool:
+				fv.SetBool(!fv.Bool())
+			case reflect.Int, reflect.Int32, reflect.Int64:
+				fv.SetInt(fv.Int() + 1)
+			case reflect.Uint8, reflect.Uint64:
+				fv.SetUint(fv.Uint() + 1)
+			case reflect.Slice:
+				fv.Set(reflect.ValueOf([]byte("y")))
+			case reflect.Pointer:
+				fv.Set(reflect.New(fv.Type().Elem()))
+			case reflect.Struct: // time.Time
+				fv.Set(reflect.ValueOf(time.Unix(6, 0)))
+			default:
+				t.Fatalf("%s: kind %s, add it here", name, fv.Kind())
+			}
+			checked++
+			orig := base
+			if got := sameBase(&orig, &changed); got != carried[name] {
+				t.Errorf("inputs differing in %s: sameBase %t", name, got)
+			}
+			fv.Set(old)
+		}
+	}
+	walk(reflect.ValueOf(&changed).Elem(), "")
+	if checked < 15 {
+		t.Fatalf("only %d fields checked", checked)
+	}
+}
