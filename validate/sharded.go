@@ -61,7 +61,7 @@ func sameBase(a, b *Input) bool {
 
 // shardBatch bounds a batch: records and bytes.
 const (
-	shardBatchItems = 256
+	shardBatchItems = 1024
 	shardBatchBytes = 256 << 10
 	shardQueue      = 8 // batches queued per shard before the reader blocks
 )
