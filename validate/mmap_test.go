@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -153,5 +154,53 @@ func TestMappedFileShrinks(t *testing.T) {
 	_, err = Read(f, "cap", FormatFrames, ReadOptions{}, h)
 	if err == nil || !strings.Contains(err.Error(), "shrank") {
 		t.Fatalf("Read = %v after %d frames, want the file shrank", err, h.n)
+	}
+}
+
+// TestMappedOnlyForPlainFrames: a regular file big enough to be mapped is
+// mapped only when it holds plain frames: a UTF-8 byte order mark (whose
+// first byte is the frame magic) means JSON lines, a gzip stream is read
+// decompressed, as through read(2).
+func TestMappedOnlyForPlainFrames(t *testing.T) {
+	var jl bytes.Buffer
+	jl.WriteString(utf8BOM)
+	for i := 0; jl.Len() < 2<<20; i++ {
+		fmt.Fprintf(&jl, `{"request_id":"r%d","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.complete"}`+"\n", i)
+	}
+	_, frames := bigFrameFile(t, nil, 20000, nil)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(frames)
+	zw.Close()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"bom.jsonl", jl.Bytes()}, {"frames.gz", gz.Bytes()}} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := &collector{}
+		e := NewEngine(DefaultConfig(), want)
+		if _, err := Read(bytes.NewReader(c.data), c.name, FormatAuto, ReadOptions{}, e); err != nil {
+			t.Fatal(err)
+		}
+		e.Finish(ReasonEOF, &Input{})
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := &collector{}
+		e = NewEngine(DefaultConfig(), got)
+		_, err = Read(f, c.name, FormatAuto, ReadOptions{}, e)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Finish(ReasonEOF, &Input{})
+		if len(got.records) < 1000 || strings.Join(got.records, ",") != strings.Join(want.records, ",") || renderFindings(got) != renderFindings(want) {
+			t.Errorf("%s: %d records from the file, %d from its bytes (first %v)", c.name, len(got.records), len(want.records), got.records[:min(3, len(got.records))])
+		}
 	}
 }
