@@ -2,6 +2,7 @@ package frame
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -142,4 +143,103 @@ func truncName(name []byte) []byte {
 		return name[:64]
 	}
 	return name
+}
+
+// AttrNames is a set of attribute names for Find, prepared once: at most
+// 64 distinct names of at most MaxAttrNameBytes bytes.
+type AttrNames struct {
+	names []string
+	byLen [MaxAttrNameBytes + 1]uint64 // length → the names of that length
+}
+
+// NewAttrNames prepares names for Find; it panics on more than 64 names,
+// a repeated one or one over MaxAttrNameBytes (a programming error).
+func NewAttrNames(names ...string) *AttrNames {
+	a := &AttrNames{names: names}
+	if len(names) > 64 {
+		panic("frame: more than 64 attribute names")
+	}
+	for i, n := range names {
+		if len(n) > MaxAttrNameBytes {
+			panic("frame: attribute name " + strconv.Quote(n) + " over the limit")
+		}
+		for _, m := range names[:i] {
+			if m == n {
+				panic("frame: attribute name " + strconv.Quote(n) + " repeated")
+			}
+		}
+		a.byLen[len(n)] |= 1 << i
+	}
+	return a
+}
+
+// Find reads the frame's attributes in one pass, for a validator that
+// needs several of them and the checks below on every frame. For each
+// name i of names present, bit i of found is set and vals[i] is its value
+// (the last occurrence, compared byte for byte, as Attr does); len(vals)
+// must be at least the number of names. clean is true exactly when
+// DupAttr, ValidUTF8 and OverLimits all pass (no repeated name, every name
+// and value well-formed UTF-8, every limit kept): the caller asks them for
+// their message only when it is false. Nothing is allocated.
+func (f *Frame) Find(names *AttrNames, vals [][]byte) (found uint64, clean bool) {
+	const few = 8 // names kept aside for the repeat check
+	var seen [few][]byte
+	var hi uint64 // OR of all name and value bytes: bit 7 of a byte set = not ASCII
+	long := f.Size > MaxFrameBytes
+	b := f.attrs
+	n := int(f.KeyCount)
+	for i := 0; i < n; i++ {
+		var name, value []byte
+		name, value, b = nextAttr(b)
+		if len(name) > MaxAttrNameBytes || len(value) > MaxAttrValueBytes {
+			long = true
+		}
+		hi |= orBytes(name) | orBytes(value)
+		if i < few {
+			seen[i] = name
+		}
+		if len(name) <= MaxAttrNameBytes {
+			for m := names.byLen[len(name)]; m != 0; m &= m - 1 {
+				if k := bits.TrailingZeros64(m); names.names[k] == string(name) {
+					found |= 1 << k
+					vals[k] = value
+					break
+				}
+			}
+		}
+	}
+	if long {
+		return found, false
+	}
+	if hi&0x8080808080808080 != 0 && !f.ValidUTF8() {
+		return found, false
+	}
+	// Every name is well-formed UTF-8 now: names are the same Java String
+	// exactly when their bytes are equal.
+	if n > few {
+		_, dup := f.DupAttr()
+		return found, !dup
+	}
+	for i := 1; i < n; i++ {
+		for j := 0; j < i; j++ {
+			if len(seen[i]) == len(seen[j]) && string(seen[i]) == string(seen[j]) {
+				return found, false
+			}
+		}
+	}
+	return found, true
+}
+
+// orBytes ORs the bytes of b into a word, eight at a step; a byte's bit 7
+// stays at bit 7 of some byte of the result.
+func orBytes(b []byte) uint64 {
+	var x uint64
+	for len(b) >= 8 {
+		x |= binary.LittleEndian.Uint64(b)
+		b = b[8:]
+	}
+	for _, c := range b {
+		x |= uint64(c)
+	}
+	return x
 }

@@ -128,3 +128,20 @@ func BenchmarkAppendStreamChunk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFind: the validator's one pass over a typical chunk's
+// attributes (eight names asked for).
+func BenchmarkFind(b *testing.B) {
+	f, _, err := Decode(typicalChunk(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := NewAttrNames("sid", "id", "replyTo", "type", "source", "err", "meta", "etype")
+	var vals [8][]byte
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, clean := f.Find(names, vals[:]); !clean {
+			b.Fatal("not clean")
+		}
+	}
+}

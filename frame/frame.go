@@ -87,3 +87,39 @@ func (f *Frame) Attr(name string) (value []byte, ok bool) {
 	}
 	return value, ok
 }
+
+// On returns the same frame on b, a copy of the frame's wire bytes (the
+// first f.Size bytes of what it was decoded from): what a reader that
+// decoded a frame once hands to another goroutine with a copy of its bytes,
+// so that the frame is not decoded again there.
+func (f *Frame) On(b []byte) Frame {
+	a := HeaderLen + len(f.attrs)
+	g := *f
+	g.attrs = b[HeaderLen:a:a]
+	g.Data = b[a:f.Size:f.Size]
+	return g
+}
+
+// Layout is a decoded frame without its bytes (16 bytes where a Frame
+// takes 64): what a reader hands to another goroutine beside a copy of the
+// frame's wire bytes, which Layout.On turns back into the Frame without
+// decoding it again.
+type Layout struct {
+	MsgType, Flags uint8
+	KeyCount       uint16
+	Seq            int32
+	attrsEnd, size int32
+}
+
+// Layout returns f's layout.
+func (f *Frame) Layout() Layout {
+	return Layout{MsgType: f.MsgType, Flags: f.Flags, KeyCount: f.KeyCount, Seq: f.Seq,
+		attrsEnd: int32(HeaderLen + len(f.attrs)), size: int32(f.Size)}
+}
+
+// On returns the frame of layout l on b, a copy of its wire bytes.
+func (l Layout) On(b []byte) Frame {
+	a, n := int(l.attrsEnd), int(l.size)
+	return Frame{MsgType: l.MsgType, Flags: l.Flags, Seq: l.Seq, KeyCount: l.KeyCount,
+		Data: b[a:n:n], attrs: b[HeaderLen:a:a], Size: n}
+}

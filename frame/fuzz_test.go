@@ -2,8 +2,12 @@ package frame
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +20,9 @@ func addVectorSeeds(f *testing.F) {
 
 func FuzzDecode(f *testing.F) {
 	addVectorSeeds(f)
+	for _, c := range findCases {
+		f.Add(rawFrame(c.attrs...))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, rest, err := Decode(b)
 		if err != nil {
@@ -36,6 +43,20 @@ func FuzzDecode(f *testing.F) {
 		_, dup := fr.DupAttr()
 		valid := fr.ValidUTF8()
 		_, over := fr.OverLimits()
+		checkFind(t, &fr, !dup && valid && !over)
+		{
+			cp := bytes.Clone(b[:fr.Size])
+			g := fr.On(cp)
+			if g.Size != fr.Size || !bytes.Equal(g.Data, fr.Data) || !bytes.Equal(g.attrs, fr.attrs) || g.KeyCount != fr.KeyCount {
+				t.Fatal("On: the frame differs on the copy")
+			}
+			if len(g.Data) > 0 && &g.Data[0] != &cp[fr.Size-len(fr.Data)] {
+				t.Fatal("On: Data does not alias the copy")
+			}
+			if l := fr.Layout().On(cp); !reflect.DeepEqual(l, g) {
+				t.Fatalf("Layout.On: %+v, On: %+v", l, g)
+			}
+		}
 
 		canon, err := Append(nil, &fr)
 		if err != nil {
@@ -150,4 +171,95 @@ func FuzzDecodePackage(f *testing.F) {
 			t.Fatalf("header %+v re-decoded as %+v", h, g)
 		}
 	})
+}
+
+// checkFind: Find agrees with Attr on every name it is asked for (and on
+// names the frame holds), and its clean with the three checks.
+func checkFind(t *testing.T, fr *Frame, wantClean bool) {
+	t.Helper()
+	names := []string{"sid", "id", "err", "meta", "etype", "type"}
+	fr.Attrs(func(name, _ []byte) bool {
+		if len(names) < 12 {
+			names = append(names, string(name))
+		}
+		return true
+	})
+	uniq := names[:0:0]
+	for _, n := range names {
+		if len(n) <= MaxAttrNameBytes && !slices.Contains(uniq, n) {
+			uniq = append(uniq, n)
+		}
+	}
+	names = uniq
+	vals := make([][]byte, len(names))
+	found, clean := fr.Find(NewAttrNames(names...), vals)
+	if clean != wantClean {
+		t.Fatalf("Find: clean %t, the checks say %t", clean, wantClean)
+	}
+	for i, n := range names {
+		v, ok := fr.Attr(n)
+		if ok != (found&(1<<i) != 0) || ok && !bytes.Equal(v, vals[i]) {
+			t.Fatalf("Find %q: %q %t, Attr: %q %t", n, vals[i], found&(1<<i) != 0, v, ok)
+		}
+	}
+}
+
+// rawFrame builds a STREAM_CHUNK with the attributes as given (names and
+// values alternate), past the encoder's limits if asked.
+func rawFrame(nv ...string) []byte {
+	b := []byte{Magic, Version, TypeStreamChunk, 0, 0, 0, 0, 1}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(nv)/2))
+	b = binary.BigEndian.AppendUint32(b, 2)
+	for i := 0; i+1 < len(nv); i += 2 {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(nv[i])))
+		b = append(b, nv[i]...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(nv[i+1])))
+		b = append(b, nv[i+1]...)
+	}
+	return append(b, "ok"...)
+}
+
+var findCases = []struct {
+	name  string
+	attrs []string
+	clean bool
+}{
+	{"plain", []string{"sid", "s-1", "etype", "text"}, true},
+	{"none", nil, true},
+	{"utf-8", []string{"sid", "会话-é", "名前", "x"}, true},
+	{"duplicate", []string{"sid", "a", "etype", "text", "sid", "b"}, false},
+	{"bad utf-8 value", []string{"sid", "\xff"}, false},
+	{"bad utf-8 value bytes", []string{"sid", "a\xffb"}, false},
+	{"names equal after repair", []string{"\xff", "a", "\xfe", "b"}, false},
+	{"long value", []string{"sid", strings.Repeat("v", MaxAttrValueBytes+1)}, false},
+	{"long name", []string{strings.Repeat("n", MaxAttrNameBytes+1), "v"}, false},
+	{"value at the limit", []string{"sid", strings.Repeat("v", MaxAttrValueBytes)}, true},
+}
+
+var findNames = NewAttrNames("sid", "id", "err", "meta")
+
+// TestFind: Find reads every attribute Attr reads, and is clean exactly
+// when DupAttr, ValidUTF8 and OverLimits all pass.
+func TestFind(t *testing.T) {
+	for _, c := range findCases {
+		t.Run(c.name, func(t *testing.T) {
+			fr, _, err := Decode(rawFrame(c.attrs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, dup := fr.DupAttr()
+			_, over := fr.OverLimits()
+			want := !dup && fr.ValidUTF8() && !over
+			if want != c.clean {
+				t.Fatalf("the checks say clean %t, the case %t", want, c.clean)
+			}
+			checkFind(t, &fr, want)
+			if n := testing.AllocsPerRun(100, func() {
+				var vals [4][]byte
+				fr.Find(findNames, vals[:])
+			}); n != 0 {
+				t.Errorf("Find: %v allocs", n)
+			}
+		})
+	}
 }

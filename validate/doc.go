@@ -23,11 +23,14 @@
 //     per-stream order is kept while all cores work. A shard owns whole
 //     partitions, so the limits are global and the verdicts (evictions
 //     included) are the same for any number of shards. Interrupts reach
-//     every shard, in order.
+//     every shard, in order. The reader routes a JSON record by a short
+//     byte search where it can (route.go), hands batches to the shards (a
+//     frame with the decoding it already did), and an offline run of one
+//     shard judges on the reader's goroutine (Inline: no copy, no queue).
 //   - Live: the entrance for taps (any goroutine may Submit); it opens join
 //     windows, runs idle timeouts and drains at shutdown.
 //   - Read: offline readers for JSON-lines and frame files (gzip-compressed
-//     or not), shared by `e2atap validate` and `e2atap decode`. The
+//     or not; a regular frame file is read through a mapping), shared by `e2atap validate` and `e2atap decode`. The
 //     sidecar's own record log is replayed (replay.go): each record in the
 //     tap and connection scope it had live, so that it gives the live
 //     findings.

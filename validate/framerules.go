@@ -9,17 +9,37 @@ import (
 
 var frameKinds = [...]string{"unknown", "stream_req", "stream_chunk", "event"}
 
+// The attributes the frame rules read, in one pass (frame.Find).
+var (
+	frameAttrNames = []string{"sid", "id", "replyTo", "type", "source", "err", "meta", "etype"}
+	frameAttrSet   = frame.NewAttrNames(frameAttrNames...)
+)
+
+const (
+	faSid = 1 << iota
+	faID
+	faReplyTo
+	faType
+	faSource
+	faErr
+	faMeta
+	faEtype
+)
+
 // ObserveFrame checks one decoded EventMeshFrame.
 func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	e.stats.Records++
+	var vals [8][]byte
+	found, clean := f.Find(frameAttrSet, vals[:])
 	var key []byte
-	keyAttr := "sid"
+	keyBit, keyAt := faSid, 0
 	if f.MsgType == frame.TypeEvent {
-		keyAttr = "id"
+		keyBit, keyAt = faID, 1
 	}
-	if v, ok := f.Attr(keyAttr); ok && len(v) > 0 {
-		key = v
+	if found&uint64(keyBit) != 0 && len(vals[keyAt]) > 0 {
+		key = vals[keyAt]
 	}
+	hasErr := found&faErr != 0
 	kind := "unknown"
 	if int(f.MsgType) < len(frameKinds) {
 		kind = frameKinds[f.MsgType]
@@ -29,14 +49,18 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 		status = "in_progress"
 		if f.Done() {
 			status = "succeeded"
-			if _, hasErr := f.Attr("err"); hasErr {
+			if hasErr {
 				status = "failed"
 			}
 		}
 	}
 	e.frm = *f
-	e.info = RecordInfo{In: in, Protocol: ProtoEventMesh, Kind: kind, Status: status, Frame: &e.frm, Stream: key}
-	e.sink.Record(&e.info)
+	// Field by field: a composite literal is built aside and copied, once
+	// per frame.
+	ri := &e.info
+	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
+	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+	e.sink.Record(ri)
 
 	if f.MsgType < frame.TypeStreamReq || f.MsgType > frame.TypeEvent {
 		if e.on(RuleFrameType) {
@@ -47,47 +71,28 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	if f.Flags&frame.FlagReserved != 0 && e.on(RuleFrameFlags) {
 		e.report(RuleFrameFlags, Off, in, key, ProtoEventMesh, fmt.Sprintf("reserved flag bits set: 0x%02x", f.Flags&frame.FlagReserved))
 	}
-	if what, over := f.OverLimits(); over && e.on(RuleFrameLimits) {
-		e.report(RuleFrameLimits, Off, in, key, ProtoEventMesh, what)
+	if !clean {
+		if what, over := f.OverLimits(); over && e.on(RuleFrameLimits) {
+			e.report(RuleFrameLimits, Off, in, key, ProtoEventMesh, what)
+		}
 	}
 	if e.on(RuleFrameAttr) {
-		var problems []string
-		need := [3]string{}
+		var need uint64
 		switch f.MsgType {
 		case frame.TypeStreamReq:
-			need = [3]string{"sid", "replyTo"}
+			need = faSid | faReplyTo
 		case frame.TypeStreamChunk:
-			need = [3]string{"sid"}
+			need = faSid
 		case frame.TypeEvent:
-			need = [3]string{"id", "type", "source"}
+			need = faID | faType | faSource
 		}
-		var miss []string
-		for _, n := range need {
-			if n == "" {
-				continue
-			}
-			if _, ok := f.Attr(n); !ok {
-				miss = append(miss, n)
-			}
-		}
-		if len(miss) > 0 {
-			problems = append(problems, "missing "+list(miss))
-		}
-		if name, dup := f.DupAttr(); dup {
-			problems = append(problems, "duplicate attribute "+quoteString(name))
-		}
-		if !f.ValidUTF8() {
-			problems = append(problems, "invalid UTF-8 in an attribute")
-		}
-		if len(problems) > 0 {
-			e.report(RuleFrameAttr, Off, in, key, ProtoEventMesh, list(problems))
+		if found&need != need || !clean {
+			e.frameAttrs(in, f, key, need&^found)
 		}
 	}
 	if f.MsgType != frame.TypeStreamChunk {
 		return
 	}
-	errAttr, hasErr := f.Attr("err")
-	_ = errAttr
 	if f.HasError() != hasErr && e.on(RuleFrameErrorFlag) {
 		msg := "hasError flag set without an err attribute"
 		if hasErr {
@@ -95,7 +100,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 		}
 		e.report(RuleFrameErrorFlag, Off, in, key, ProtoEventMesh, msg)
 	}
-	meta, hasMeta := f.Attr("meta")
+	meta, hasMeta := vals[6], found&faMeta != 0
 	if e.on(RuleFrameMetaFlag) {
 		msg := ""
 		switch {
@@ -110,7 +115,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 			e.report(RuleFrameMetaFlag, Off, in, key, ProtoEventMesh, msg)
 		}
 	}
-	if et, ok := f.Attr("etype"); ok && e.on(RuleFrameEtype) {
+	if et := vals[7]; found&faEtype != 0 && e.on(RuleFrameEtype) {
 		switch string(et) {
 		case "text", "thought", "tool", "structured":
 		default:
@@ -151,6 +156,30 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 			s.flags |= fFailed
 		}
 		e.end(i, o, ReasonFinal, in, false)
+	}
+}
+
+// frameAttrs reports frame.attr: the required attributes missing (bits of
+// frameAttrNames), a repeated name, malformed UTF-8.
+func (e *Engine) frameAttrs(in *Input, f *frame.Frame, key []byte, missing uint64) {
+	var problems []string
+	var miss []string
+	for i, n := range frameAttrNames {
+		if missing&(1<<i) != 0 {
+			miss = append(miss, n)
+		}
+	}
+	if len(miss) > 0 {
+		problems = append(problems, "missing "+list(miss))
+	}
+	if name, dup := f.DupAttr(); dup {
+		problems = append(problems, "duplicate attribute "+quoteString(name))
+	}
+	if !f.ValidUTF8() {
+		problems = append(problems, "invalid UTF-8 in an attribute")
+	}
+	if len(problems) > 0 {
+		e.report(RuleFrameAttr, Off, in, key, ProtoEventMesh, list(problems))
 	}
 }
 

@@ -21,6 +21,15 @@ func fuzzSeeds(f *testing.F) {
 	f.Add([]byte(`{"body":{"request_id":"inner"},"request_id":"outer"}`))
 	f.Add([]byte(`{"request_id":"x","request_id":"y"}`))
 	f.Add([]byte(`{"request_id":1}`))
+	f.Add([]byte(`{"a":"say \"request_id","request_id":"x"}`))
+	f.Add([]byte(`{"x\"request_id":"y","b":1}`))
+	f.Add([]byte(`{"request\u005fid":"x","request_id":"y"}`))
+	f.Add([]byte(`{"request_id":"x","meth\u006fd":"chat\u002einterrupt"}`))
+	f.Add([]byte(`{"request_id":"x","method":"chat.interrupt"}`))
+	f.Add([]byte(`{"request_id":"x\\u0041","d":"\u4e2d\u00e9"}`))
+	f.Add([]byte(`{"p":{"q":[1,"request_id"]},"request_id":"r\u00e9","sequence":3}`))
+	f.Add([]byte(`{"request_id":"cut`))
+	f.Add([]byte(`{"a":1,"request_id":"x",`))
 }
 
 func loadCasesF(f *testing.F, file string) []streamCase {
@@ -38,6 +47,7 @@ func loadCasesF(f *testing.F, file string) []streamCase {
 func FuzzRoute(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkQuickRoute(t, data)
 		var r e2a.Record
 		var rt router
 		if e2a.ScanStd(data, &r) != nil {
@@ -56,6 +66,27 @@ func FuzzRoute(f *testing.F) {
 			t.Fatalf("route interrupt %v, scanner %v", interrupt, wantInt)
 		}
 	})
+}
+
+// checkQuickRoute: on any input, valid or not, whenever quickRoute takes
+// the short way it gives ScanHead's stream key and interrupt.
+func checkQuickRoute(t *testing.T, data []byte) {
+	t.Helper()
+	var h e2a.Head
+	e2a.ScanHead(data, nil, &h)
+	want, wantInt := bytes.Clone(h.RequestID), h.Interrupt
+	stop, ok := quickRoute(data)
+	if !ok {
+		return
+	}
+	var got []byte
+	if stop >= 0 {
+		e2a.ScanHeadTo(data, nil, &h, stop)
+		got = h.RequestID
+	}
+	if !bytes.Equal(got, want) || (got == nil) != (want == nil) || wantInt {
+		t.Fatalf("quick route: key %q; ScanHead: key %q, interrupt %t", got, want, wantInt)
+	}
 }
 
 // FuzzEngine: any sequence of lines, in either profile, never panics and

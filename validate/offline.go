@@ -2,10 +2,13 @@ package validate
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/e2atap/e2atap/frame"
 )
@@ -77,10 +80,26 @@ const utf8BOM = "\xef\xbb\xbf"
 // format when asked (FormatAuto): a first byte 0xEF means frames, anything
 // else JSON lines; a UTF-8 byte order mark (EF BB BF: a frame would have
 // version 0xBB) means JSON lines, and is skipped. The returned error is an
-// I/O error (a corrupt gzip stream is one); bad content becomes findings.
+// I/O error (a corrupt gzip stream is one, and so is a mapped file cut
+// shorter while it is read); bad content becomes findings. A regular file
+// of frames (r an *os.File) is read through a mapping, without copying it
+// out of the page cache; the data handlers see then aliases the mapping,
+// valid only during the call, as always.
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
+	}
+	if f, ok := r.(*os.File); ok && format != FormatJSONL {
+		// A frame file is read through a mapping (no copy out of the page
+		// cache); anything else (gzip, JSON lines) as before, from where
+		// the file was.
+		if m := openMapped(f); m != nil {
+			pos := m.start
+			if b := m.win[min(int(pos-m.at), len(m.win)):]; len(b) > 0 && b[0] == frame.Magic && (format == FormatFrames || !bytes.HasPrefix(b, []byte(utf8BOM))) {
+				return readFramesMapped(m, pos, name, opts, h)
+			}
+			m.close(pos)
+		}
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
@@ -216,55 +235,99 @@ func isBlank(b []byte) bool {
 	return true
 }
 
+// frameBuf is what a frame reader holds of its input: buf, whose first
+// byte is at file offset base, read up to off; eof when buf reaches the end
+// of the input. fill makes more bytes available after off (it may move
+// buf, base and off) or returns an I/O error.
+type frameBuf struct {
+	buf  []byte
+	base int64
+	off  int
+	eof  bool
+	fill func(*frameBuf) error
+}
+
 // readFrames decodes concatenated frames; it stops at the first frame it
 // cannot decode (frame.decode names the byte offset).
 func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
-	idx := opts.Index
-	in := new(Input) // one for the whole read: handlers do not keep it
-	buf := make([]byte, 0, 1<<20)
-	var base int64 // file offset of buf[0]
-	off := 0
-	eof := false
-	fill := func() error {
-		if off > 0 {
-			n := copy(buf, buf[off:])
-			buf = buf[:n]
-			base += int64(off)
-			off = 0
+	s := &frameBuf{buf: make([]byte, 0, 1<<20)}
+	s.fill = func(s *frameBuf) error {
+		if s.off > 0 {
+			n := copy(s.buf, s.buf[s.off:])
+			s.buf = s.buf[:n]
+			s.base += int64(s.off)
+			s.off = 0
 		}
-		if len(buf) == cap(buf) {
-			nb := make([]byte, len(buf), 2*cap(buf))
-			copy(nb, buf)
-			buf = nb
+		if len(s.buf) == cap(s.buf) {
+			nb := make([]byte, len(s.buf), 2*cap(s.buf))
+			copy(nb, s.buf)
+			s.buf = nb
 		}
-		n, err := br.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := br.Read(s.buf[len(s.buf):cap(s.buf)])
+		s.buf = s.buf[:len(s.buf)+n]
 		if errors.Is(err, io.EOF) {
-			eof = true
+			s.eof = true
 			return nil
 		}
 		return err
 	}
+	return decodeFrames(s, name, opts, h)
+}
+
+// readFramesMapped is readFrames on a mapped file: no copy out of the page
+// cache. A file cut shorter while it is read faults on the lost pages;
+// that is an I/O error, as a failed read(2) would be.
+func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h Handler) (last uint64, err error) {
+	s := &frameBuf{buf: m.win, base: m.at, off: int(pos - m.at), eof: m.eof()}
+	s.fill = func(s *frameBuf) error {
+		if err := m.remap(s.base + int64(s.off)); err != nil {
+			return err
+		}
+		s.off = int(s.base + int64(s.off) - m.at)
+		s.buf, s.base, s.eof = m.win, m.at, m.eof()
+		return nil
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			err = fmt.Errorf("%s: the file shrank while it was read (%v)", name, r)
+			last = opts.Index
+		}
+		m.close(s.base + int64(s.off))
+	}()
+	return decodeFrames(s, name, opts, h)
+}
+
+func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64, error) {
+	idx := opts.Index
+	// One Input and one Frame for the whole read: handlers neither keep
+	// nor change them, so only what differs is set for each frame.
+	in := &Input{Pos: Position{Kind: PosByte, Name: name}}
+	f := new(frame.Frame)
 	for {
-		if off == len(buf) {
-			if eof {
+		if s.off == len(s.buf) {
+			if s.eof {
 				return idx, nil
 			}
-			if err := fill(); err != nil {
+			if err := s.fill(s); err != nil {
 				return idx, err
 			}
 			continue
 		}
-		f, _, err := frame.Decode(buf[off:])
+		var err error
+		_, err = frame.DecodeTo(f, s.buf[s.off:])
 		if err != nil {
-			if !eof && len(buf)-off < maxFrameBuffer {
-				if err := fill(); err != nil {
+			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
+				if err := s.fill(s); err != nil {
 					return idx, err
 				}
 				continue
 			}
 			idx++
-			at := base + int64(off)
+			at := s.base + int64(s.off)
 			in := Input{Pos: Position{Kind: PosByte, Name: name, Offset: at}, Index: idx}
 			var de *frame.DecodeError
 			msg := err.Error()
@@ -275,8 +338,8 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 			return idx, nil
 		}
 		idx++
-		*in = Input{Pos: Position{Kind: PosByte, Name: name, Offset: base + int64(off)}, Index: idx, Data: buf[off : off+f.Size]}
-		h.ObserveFrame(in, &f)
-		off += f.Size
+		in.Pos.Offset, in.Index, in.Data = s.base+int64(s.off), idx, s.buf[s.off:s.off+f.Size]
+		h.ObserveFrame(in, f)
+		s.off += f.Size
 	}
 }

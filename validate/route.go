@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"bytes"
+
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
 )
@@ -8,10 +10,14 @@ import (
 // router finds what a sharded run needs before a shard judges a message:
 // the stream key (request_id, sid, event id) and whether it is a
 // chat.interrupt (which every shard must see). It reads only the top level
-// of a JSON record in one pass (e2a.ScanHead: escapes and non-ASCII
-// handled as the scanner does, so that routing and checking never
-// disagree) and only the attributes of a frame; it does not validate: the
-// shard's full scan does.
+// of a JSON record (e2a.ScanHead: escapes and non-ASCII handled as the
+// scanner does, so that routing and checking never disagree) and only the
+// attributes of a frame; it does not validate: the shard's full scan does.
+// A run of one shard routes nothing.
+//
+// Most records take a shorter way (quickRoute): a few vectorised byte
+// searches prove that the record has at most one "request_id" key and no
+// chat.interrupt, and the top level is then walked only up to that key.
 type router struct {
 	head e2a.Head
 	buf  []byte
@@ -21,8 +27,73 @@ type router struct {
 // router's buffer, valid until the next call) and whether it is a
 // chat.interrupt.
 func (r *router) routeJSON(data []byte) (key []byte, interrupt bool) {
+	if stop, ok := quickRoute(data); ok {
+		if stop < 0 {
+			return nil, false
+		}
+		r.buf = e2a.ScanHeadTo(data, r.buf[:0], &r.head, stop)
+		return r.head.RequestID, false
+	}
 	r.buf = e2a.ScanHead(data, r.buf[:0], &r.head)
 	return r.head.RequestID, r.head.Interrupt
+}
+
+// quickRoute decides whether ScanHeadTo up to one key gives what ScanHead
+// would: ok when data holds at most one `"request_id"` (at stop, -1 for
+// none), no "chat.interrupt" and no \u00XX escape of a printable ASCII
+// byte. Why that suffices: a top-level key that reads as request_id or
+// method, and a method value that reads as chat.interrupt, are spelt
+// either literally or with such an escape (the other escapes make only
+// quotes, backslashes, slashes and control bytes; malformed UTF-8 becomes
+// U+FFFD). So the only request_id ScanHead could take is the literal at
+// stop, ScanHead's Interrupt is false, and ScanHead's walk before stop is
+// ScanHeadTo's; after stop nothing can change its key (a later member
+// cut by the end or malformed stops it with the key kept). Everything
+// else (an interrupt, a repeated key, escaped keys) takes ScanHead.
+func quickRoute(data []byte) (stop int, ok bool) {
+	stop = -1
+	// 'q' is rare in records: find every "request_id" by it.
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], 'q')
+		if j < 0 {
+			break
+		}
+		q := i + j
+		if q >= 3 && q+9 <= len(data) && string(data[q-3:q+9]) == `"request_id"` {
+			if stop >= 0 {
+				return -1, false
+			}
+			stop = q - 3
+		}
+		i = q + 1
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\\')
+		if j < 0 {
+			break
+		}
+		b := i + j
+		if b+5 < len(data) && data[b+1] == 'u' && data[b+2] == '0' && data[b+3] == '0' && data[b+4] >= '2' && data[b+4] <= '7' {
+			return -1, false
+		}
+		i = b + 2 // an escaped backslash does not start an escape
+		if i >= len(data) {
+			break
+		}
+	}
+	// "chat.interrupt" by its dot.
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '.')
+		if j < 0 {
+			break
+		}
+		d := i + j
+		if d >= 4 && d+10 <= len(data) && string(data[d-4:d+10]) == "chat.interrupt" {
+			return -1, false
+		}
+		i = d + 1
+	}
+	return stop, true
 }
 
 // routeFrame returns the stream key of a frame: sid, or id for an EVENT.

@@ -11,6 +11,7 @@ type itemKind uint8
 
 const (
 	itemObserve itemKind = iota
+	itemFrame            // a frame the reader decoded: frm, on the batch's copy
 	itemDecodeError
 	itemCancelOnly // a chat.interrupt owned by another shard: cancel only
 	itemConnClosed
@@ -20,23 +21,47 @@ const (
 	itemBarrier
 )
 
+// An item is one input for a shard, kept small (it crosses from the
+// reader's core to the shard's): the fields in which inputs differ from
+// record to record (position, index, charge, data), the rest in the
+// batch's inputs, shared by the items of a run of like inputs (one file,
+// one connection).
 type item struct {
 	kind    itemKind
-	barrier *sync.WaitGroup
-	in      Input
-	off, n  int // Data within the batch buffer
-	proto   string
-	msg     string
+	base    int32 // its Input is batch.inputs[base] with the fields below; -1: a zero Input
+	ctl     int32 // 1 + its index in batch.ctl (proto, msg, barrier); 0: none
+	off, n  int   // Data within the batch buffer
+	index   uint64
+	offset  int64 // Pos.Offset
+	line    int64 // Pos.Line
+	charged int
+	lay     frame.Layout // itemFrame: the frame the reader decoded
+}
+
+type ctlItem struct {
+	proto, msg string
+	barrier    *sync.WaitGroup
 }
 
 type batch struct {
-	items []item
-	buf   []byte
+	items  []item
+	buf    []byte
+	inputs []Input
+	ctl    []ctlItem
+}
+
+// sameBase reports whether b may share a's batch.inputs entry: they differ
+// at most in the fields an item carries itself. TestSameBase keeps it
+// complete.
+func sameBase(a, b *Input) bool {
+	return a.Tap == b.Tap && a.Conn == b.Conn && a.Pos.Kind == b.Pos.Kind && a.Pos.Partition == b.Pos.Partition &&
+		a.Pos.Name == b.Pos.Name && a.Dir == b.Dir && a.Time == b.Time && a.FromLog == b.FromLog &&
+		a.Gap == b.Gap && a.Joined == b.Joined && a.Logged == b.Logged
 }
 
 // shardBatch bounds a batch: records and bytes.
 const (
-	shardBatchItems = 256
+	shardBatchItems = 1024
 	shardBatchBytes = 256 << 10
 	shardQueue      = 8 // batches queued per shard before the reader blocks
 )
@@ -46,9 +71,20 @@ type shard struct {
 	ch   chan *batch
 	cur  *batch
 	done chan struct{}
-	// processed is the highest Input.Index the shard has handled;
-	// dispatched the highest it was given (both for Watermark).
-	processed, dispatched atomic.Uint64
+	zero Input       // the shard's Input of an item without a base
+	frm  frame.Frame // the shard's frame of an itemFrame
+	// For Watermark, stored once a batch, not once a record (a locked
+	// store each, and a cache line the reader and the shard would pass
+	// back and forth): processed is the highest Input.Index of the
+	// batches the shard has judged; dispatched the highest of the batches
+	// handed to it; open the lowest of the batch being filled (0: none).
+	// The reader writes dispatched and open, the shard processed, each on
+	// its own cache line.
+	dispatched, open atomic.Uint64
+	pending          uint64 // reader only: the highest Input.Index in cur
+	_                [48]byte
+	processed        atomic.Uint64
+	_                [56]byte
 }
 
 // Sharded spreads records over several Engines by stream key (request_id,
@@ -62,17 +98,40 @@ type shard struct {
 // which is backpressure, never loss.
 type Sharded struct {
 	shards []*shard
-	parts  int // partitions of the stream state (partition.go)
+	parts  int      // partitions of the stream state (partition.go)
+	owner  []*shard // partition → the shard that owns it (partition mod shards)
 	route  router
 	pool   sync.Pool
 	wg     sync.WaitGroup
 	closed bool
-	last   atomic.Uint64 // highest Input.Index handed to any shard
+	last   atomic.Uint64 // highest Input.Index added when a batch was last handed over
+	added  uint64        // reader only: the highest Input.Index added
 	// release returns an input's budget charge once its shard judged it.
 	release func(int)
 	// unordered: no sink depends on the order of Record calls across
 	// shards, so an interrupt needs no barrier (Unordered).
 	unordered bool
+	// inline: the one shard's engine runs on the caller's goroutine
+	// (Inline).
+	inline bool
+	done   uint64 // inline: the last Input.Index judged
+}
+
+// Inline makes a run of one shard judge every message on the caller's
+// goroutine before the call returns: no copy into a batch, no queue, no
+// second goroutine, so that one shard costs what one Engine costs. The
+// Sink is then called from the caller's goroutine. A run of several shards
+// is not changed. Call before the first Observe.
+func (s *Sharded) Inline() {
+	if len(s.shards) != 1 || s.inline {
+		return
+	}
+	sh := s.shards[0]
+	close(sh.ch) // nothing was queued: its goroutine ends at once
+	s.wg.Wait()
+	s.pool.Put(sh.cur)
+	sh.cur = nil
+	s.inline = true
 }
 
 // Unordered says that no sink depends on the order of calls across shards
@@ -126,46 +185,90 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 		s.wg.Add(1)
 		go s.run(sh)
 	}
+	s.owner = make([]*shard, s.parts)
+	for p := range s.owner {
+		s.owner[p] = s.shards[p%n]
+	}
 	return s
 }
 
 func (s *Sharded) run(sh *shard) {
 	defer s.wg.Done()
 	for b := range sh.ch {
+		var hi uint64
 		for k := range b.items {
 			it := &b.items[k]
-			it.in.Data = b.buf[it.off : it.off+it.n]
-			e := sh.eng
-			switch it.kind {
-			case itemObserve:
-				e.Observe(&it.in)
-			case itemDecodeError:
-				e.DecodeError(&it.in, it.proto, it.msg)
-			case itemCancelOnly:
-				e.cancelFrom(&it.in)
-			case itemConnClosed:
-				e.ConnClosed(&it.in)
-			case itemGap:
-				e.Gap(&it.in)
-			case itemExpire:
-				e.Expire(it.in.Time)
-			case itemFinish:
-				e.Finish(it.msg, &it.in)
-			case itemBarrier:
-				it.barrier.Done()
+			in := &sh.zero
+			if it.base >= 0 {
+				in = &b.inputs[it.base] // the shard's now: set to this item's fields
+			} else {
+				*in = Input{}
 			}
-			if it.in.Index != 0 {
-				sh.processed.Store(it.in.Index)
+			in.Pos.Offset, in.Pos.Line, in.Index, in.Charged = it.offset, it.line, it.index, it.charged
+			in.Data = b.buf[it.off : it.off+it.n]
+			var c ctlItem
+			if it.ctl > 0 {
+				c = b.ctl[it.ctl-1]
 			}
-			if it.in.Charged > 0 && s.release != nil {
-				s.release(it.in.Charged)
+			var f *frame.Frame
+			if it.kind == itemFrame {
+				sh.frm = it.lay.On(in.Data)
+				f = &sh.frm
+			}
+			judge(sh.eng, it.kind, in, c.proto, c.msg, f, c.barrier)
+			if in.Index != 0 {
+				hi = in.Index
+			}
+			if in.Charged > 0 && s.release != nil {
+				s.release(in.Charged)
 			}
 		}
-		b.items, b.buf = b.items[:0], b.buf[:0]
+		if hi != 0 {
+			sh.processed.Store(hi)
+		}
+		b.items, b.buf, b.inputs, b.ctl = b.items[:0], b.buf[:0], b.inputs[:0], b.ctl[:0]
 		if cap(b.buf) > maxPooledBatch {
 			b.buf = make([]byte, 0, shardBatchBytes)
 		}
 		s.pool.Put(b)
+	}
+}
+
+func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
+	switch kind {
+	case itemObserve:
+		e.Observe(in)
+	case itemFrame:
+		e.ObserveFrame(in, f)
+	case itemDecodeError:
+		e.DecodeError(in, proto, msg)
+	case itemCancelOnly:
+		e.cancelFrom(in)
+	case itemConnClosed:
+		e.ConnClosed(in)
+	case itemGap:
+		e.Gap(in)
+	case itemExpire:
+		e.Expire(in.Time)
+	case itemFinish:
+		e.Finish(msg, in)
+	case itemBarrier:
+		wg.Done()
+	}
+}
+
+// judged is the bookkeeping of an inline run after each input: the
+// watermark moves every 256 records (and after anything else), which
+// keeps it at or below what was judged without a locked store per record.
+func (s *Sharded) judged(in *Input, always bool) {
+	if in.Index != 0 {
+		s.done = in.Index
+		if always || in.Index&255 == 0 {
+			s.last.Store(in.Index)
+		}
+	}
+	if in.Charged > 0 && s.release != nil {
+		s.release(in.Charged)
 	}
 }
 
@@ -174,47 +277,110 @@ func (s *Sharded) shardOf(key []byte) *shard {
 	if len(s.shards) == 1 {
 		return s.shards[0]
 	}
-	return s.shards[partitionOf(key, s.parts)%len(s.shards)]
+	return s.owner[partitionOf(key, s.parts)]
 }
 
 func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
+	s.addFrame(sh, kind, in, proto, msg, nil)
+}
+
+// addFrame queues an item (with the frame the reader decoded, for
+// itemFrame) to sh, or has it judged at once when the run is inline.
+func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame) {
+	if s.inline {
+		// No copy, no queue: in and f are judged before the call returns,
+		// which is as long as the caller keeps them.
+		judge(sh.eng, kind, in, proto, msg, f, nil)
+		s.judged(in, kind != itemObserve && kind != itemFrame)
+		return
+	}
 	b := sh.cur
-	it := item{kind: kind, in: *in, off: len(b.buf), n: len(in.Data), proto: proto, msg: msg}
-	it.in.Data = nil
+	// Filled in place: an item is a few hundred bytes, built once.
+	if len(b.items) == cap(b.items) {
+		b.items = append(b.items, item{})
+	} else {
+		b.items = b.items[:len(b.items)+1]
+	}
+	it := &b.items[len(b.items)-1]
+	if n := len(b.inputs); n == 0 || !sameBase(&b.inputs[n-1], in) {
+		b.inputs = append(b.inputs, Input{})
+		copyInput(&b.inputs[n], in)
+		b.inputs[n].Data = nil
+	}
+	it.kind, it.base, it.ctl = kind, int32(len(b.inputs)-1), 0
+	if proto != "" || msg != "" {
+		b.ctl = append(b.ctl, ctlItem{proto: proto, msg: msg})
+		it.ctl = int32(len(b.ctl))
+	}
+	it.off, it.n = len(b.buf), len(in.Data)
+	it.index, it.offset, it.line, it.charged = in.Index, in.Pos.Offset, in.Pos.Line, in.Charged
+	if f != nil {
+		it.lay = f.Layout()
+	}
 	b.buf = append(b.buf, in.Data...)
-	b.items = append(b.items, it)
 	if in.Index != 0 {
-		sh.dispatched.Store(in.Index)
-		s.last.Store(in.Index)
+		if sh.pending == 0 {
+			sh.open.Store(in.Index)
+		}
+		sh.pending, s.added = in.Index, in.Index
 	}
 	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
 		s.flush(sh)
 	}
 }
 
+// copyInput is *dst = *src field by field: the reader has just stored
+// some of src's fields, and a copy of the whole struct would load them back
+// in wider words than they were stored in (a stall on every record).
+// TestCopyInput keeps it complete.
+func copyInput(dst, src *Input) {
+	dst.Tap, dst.Conn = src.Tap, src.Conn
+	dst.Pos.Kind, dst.Pos.Partition, dst.Pos.Name = src.Pos.Kind, src.Pos.Partition, src.Pos.Name
+	dst.Pos.Offset, dst.Pos.Line = src.Pos.Offset, src.Pos.Line
+	dst.Dir, dst.Time, dst.Data = src.Dir, src.Time, src.Data
+	dst.FromLog, dst.Gap, dst.Joined = src.FromLog, src.Gap, src.Joined
+	dst.Index, dst.Charged, dst.Logged = src.Index, src.Charged, src.Logged
+}
+
 func (s *Sharded) flush(sh *shard) {
-	if len(sh.cur.items) == 0 {
+	if s.inline || len(sh.cur.items) == 0 {
 		return
+	}
+	// In this order, so that Watermark, reading open before dispatched,
+	// always sees the batch as open or as dispatched.
+	if sh.pending != 0 {
+		sh.dispatched.Store(sh.pending)
 	}
 	sh.ch <- sh.cur
 	sh.cur = s.pool.Get().(*batch)
+	if sh.pending != 0 {
+		sh.open.Store(0)
+		sh.pending = 0
+		s.last.Store(s.added)
+	}
 }
 
 // Observe routes a message to the shard of its stream. A chat.interrupt
 // also reaches every other shard, in order, to cancel streams of its
 // session there.
 func (s *Sharded) Observe(in *Input) {
+	if s.inline {
+		s.shards[0].eng.Observe(in)
+		s.judged(in, false)
+		return
+	}
 	if len(s.shards) == 1 {
 		// One shard: no routing at all (its engine reads what it needs).
 		s.add(s.shards[0], itemObserve, in, "", "")
 		return
 	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
-		var key []byte
-		if f, _, err := frame.Decode(in.Data); err == nil {
-			key = routeFrame(&f)
+		f, _, err := frame.Decode(in.Data)
+		if err != nil {
+			s.add(s.shards[0], itemObserve, in, "", "") // the shard reports it
+			return
 		}
-		s.add(s.shardOf(key), itemObserve, in, "", "")
+		s.ObserveFrame(in, &f)
 		return
 	}
 	key, interrupt := s.route.routeJSON(in.Data)
@@ -244,23 +410,34 @@ func (s *Sharded) Observe(in *Input) {
 
 // barrier waits until every shard has processed everything queued so far.
 func (s *Sharded) barrier() {
+	if s.inline {
+		return // everything handed over has been judged
+	}
 	var wg sync.WaitGroup
 	wg.Add(len(s.shards))
 	for _, sh := range s.shards {
-		sh.cur.items = append(sh.cur.items, item{kind: itemBarrier, barrier: &wg, off: len(sh.cur.buf)})
+		b := sh.cur
+		b.ctl = append(b.ctl, ctlItem{barrier: &wg})
+		b.items = append(b.items, item{kind: itemBarrier, base: -1, ctl: int32(len(b.ctl)), off: len(b.buf)})
 		s.flush(sh)
 	}
 	wg.Wait()
 }
 
-// ObserveFrame routes a decoded frame (the shard decodes it again from
-// in.Data, which is cheap and keeps the frame's memory in the batch).
+// ObserveFrame routes a decoded frame; in.Data holds exactly its bytes.
+// The shard judges the frame as decoded here, on its batch's copy of the
+// bytes: a frame is decoded once.
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
-	if len(s.shards) == 1 {
-		s.add(s.shards[0], itemObserve, in, "", "")
+	if s.inline {
+		s.shards[0].eng.ObserveFrame(in, f)
+		s.judged(in, false)
 		return
 	}
-	s.add(s.shardOf(routeFrame(f)), itemObserve, in, "", "")
+	sh := s.shards[0]
+	if len(s.shards) > 1 {
+		sh = s.shardOf(routeFrame(f))
+	}
+	s.addFrame(sh, itemFrame, in, "", "", f)
 }
 
 // DecodeError goes to the shard of the stream named by the head of the
@@ -306,6 +483,9 @@ func (s *Sharded) Finish(reason string, at *Input) {
 func (s *Sharded) Watermark() uint64 {
 	w := s.last.Load()
 	for _, sh := range s.shards {
+		if o := sh.open.Load(); o != 0 && o-1 < w {
+			w = o - 1 // a batch being filled holds o
+		}
 		d, p := sh.dispatched.Load(), sh.processed.Load()
 		if p < d && p < w {
 			w = p // this shard still works on what it was given
@@ -329,6 +509,10 @@ func (s *Sharded) Close() {
 		return
 	}
 	s.closed = true
+	if s.inline {
+		s.last.Store(s.done)
+		return
+	}
 	for _, sh := range s.shards {
 		s.flush(sh)
 		close(sh.ch)

@@ -3,10 +3,17 @@ package validate
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/internal/gen"
 )
 
@@ -33,7 +40,14 @@ func TestShardedMatchesEngine(t *testing.T) {
 	one := &collector{}
 	e := NewEngine(vc, one)
 	run(e, func() { e.Finish(ReasonEOF, &Input{}) })
-	for _, shards := range []int{2, 5} {
+	inline := &collector{}
+	s := NewSharded(1, vc, inline)
+	s.Inline() // the offline one-shard run: on the reader's goroutine
+	run(s, func() { s.Finish(ReasonEOF, &Input{}) })
+	if a, b := summarize(one.findings), summarize(inline.findings); a != b {
+		t.Errorf("one inline shard: findings differ\n one: %s\nmany: %s", a, b)
+	}
+	for _, shards := range []int{1, 2, 5} {
 		for _, unordered := range []bool{false, true} {
 			many := &collector{}
 			s := NewSharded(shards, vc, many)
@@ -49,6 +63,111 @@ func TestShardedMatchesEngine(t *testing.T) {
 	}
 	if len(one.findings) == 0 {
 		t.Fatal("generated traffic with faults gave no finding")
+	}
+}
+
+// TestShardedFramesMatchEngine: on frames with every kind of fault the
+// frame rules look for (and a corrupt tail), any number of shards, inline
+// or queued, gives exactly one engine's findings, messages included, and
+// the same records and outcomes: the frame the reader decoded is the one
+// the shard judges.
+func TestShardedFramesMatchEngine(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 9))
+	var capture []byte
+	seqs := make([]int32, 40)
+	for i := 0; i < 20000; i++ {
+		l := rnd.IntN(len(seqs))
+		sid := fmt.Sprintf("agent:%04d-%d", l, seqs[l]>>6)
+		attrs := []frame.Attr{{Name: "sid", Value: sid}, {Name: "etype", Value: "text"}}
+		typ, flags, seq := frame.TypeStreamChunk, uint8(0), seqs[l]&63
+		switch rnd.IntN(60) {
+		case 0:
+			seq += 2 // a gap
+		case 1:
+			attrs = append(attrs, frame.Attr{Name: "sid", Value: sid + "x"}) // duplicate: the last wins
+		case 2:
+			attrs[1].Value = "movie" // bad etype
+		case 3:
+			flags |= frame.FlagHasError // no err attribute
+		case 4:
+			attrs = append(attrs, frame.Attr{Name: "meta", Value: "[1]"}) // no hasMeta, not an object
+		case 5:
+			attrs[0].Value = sid + "\xff" // malformed UTF-8 (the key too)
+		case 6:
+			typ, attrs = frame.TypeEvent, []frame.Attr{{Name: "id", Value: sid}, {Name: "type", Value: "t"}}
+		case 7:
+			typ, attrs = frame.TypeStreamReq, []frame.Attr{{Name: "sid", Value: sid}}
+		case 8:
+			typ = 9
+		case 9:
+			flags |= 0x10 // reserved
+		case 10:
+			attrs = attrs[1:] // no sid: judged, no stream
+		}
+		if seq == 63 || rnd.IntN(40) == 0 {
+			flags |= frame.FlagDone
+			if rnd.IntN(3) == 0 {
+				flags |= frame.FlagHasError
+				attrs = append(attrs, frame.Attr{Name: "err", Value: "boom"})
+			}
+		}
+		b, err := frame.AppendFrame(nil, typ, flags, seq, attrs, []byte("tok"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		capture = append(capture, b...)
+		if typ == frame.TypeStreamChunk && flags&frame.FlagDone != 0 {
+			seqs[l] = (seqs[l]>>6 + 1) << 6
+		} else {
+			seqs[l]++
+		}
+	}
+	capture = append(capture, frame.Magic, frame.Version, 2) // cut short
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	render := func(c *collector, st *Stats) string {
+		fs := append([]Finding(nil), c.findings...)
+		sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
+		var b strings.Builder
+		for _, f := range fs {
+			fmt.Fprintf(&b, "%d %s %q %s %s\n", f.Index, f.Rule, f.Stream, f.Source, f.Message)
+		}
+		recs := append([]string(nil), c.records...)
+		sort.Strings(recs)
+		fmt.Fprintf(&b, "records %d %v outcomes %v\n", st.Records, recs, st.Outcomes)
+		return b.String()
+	}
+	one := &collector{}
+	e := NewEngine(vc, one)
+	if _, err := Read(bytes.NewReader(capture), "cap", FormatFrames, ReadOptions{}, e); err != nil {
+		t.Fatal(err)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	want := render(one, e.Stats())
+	rules := map[string]bool{}
+	for _, f := range one.findings {
+		rules[f.Rule] = true
+	}
+	if len(rules) < 8 {
+		t.Fatalf("the capture fires only %d frame rules: %v", len(rules), rules)
+	}
+	for _, c := range []struct {
+		shards int
+		inline bool
+	}{{1, true}, {1, false}, {2, false}, {5, false}} {
+		col := &collector{}
+		s := NewSharded(c.shards, vc, col)
+		if c.inline {
+			s.Inline()
+		}
+		if _, err := Read(bytes.NewReader(capture), "cap", FormatFrames, ReadOptions{}, s); err != nil {
+			t.Fatal(err)
+		}
+		s.Finish(ReasonEOF, &Input{})
+		st := s.Stats()
+		if got := render(col, &st); got != want {
+			t.Errorf("%d shards (inline %t): findings, records or outcomes differ from one engine's", c.shards, c.inline)
+		}
 	}
 }
 
@@ -188,5 +307,197 @@ func TestShardedEvictionSameForAnyShards(t *testing.T) {
 		if got := render(c, s.Stats()); got != want {
 			t.Errorf("%d shards: findings or outcomes differ from one engine's", n)
 		}
+	}
+}
+
+// TestRecordInfoFields: ObserveFrame sets RecordInfo field by field (no
+// literal copied per frame); a field added to RecordInfo must be set there
+// too, or a frame would carry the previous JSON record's value.
+func TestRecordInfoFields(t *testing.T) {
+	if n := reflect.TypeOf(RecordInfo{}).NumField(); n != 10 {
+		t.Fatalf("RecordInfo has %d fields; set the new ones in ObserveFrame (framerules.go) and update this count", n)
+	}
+}
+
+// watermarkSink checks, at every finding a shard reports, that the run's
+// watermark is still below the finding's record: the printer of validate
+// would otherwise have printed later findings before it.
+type watermarkSink struct {
+	collector
+	run  *Sharded
+	max  atomic.Uint64 // the highest watermark a poller saw, as the printer polls it
+	mu   sync.Mutex
+	bad  []string
+	seen int
+}
+
+func (w *watermarkSink) Finding(f *Finding) {
+	m := max(w.max.Load(), w.run.Watermark())
+	w.collector.Finding(f)
+	if f.Index == 0 {
+		return
+	}
+	w.mu.Lock()
+	w.seen++
+	if m >= f.Index {
+		w.bad = append(w.bad, fmt.Sprintf("finding of record %d reported with the watermark at %d", f.Index, m))
+	}
+	w.mu.Unlock()
+}
+
+// TestWatermarkBelowUnjudged: whatever the number of shards, inline or
+// queued, the watermark never passes a record whose findings are still to
+// come (it moves once a batch, not once a record), and it reaches the last
+// record at the end.
+func TestWatermarkBelowUnjudged(t *testing.T) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.FaultRate, cfg.InterruptRate = 5, 0.3, 0.05
+	g := gen.New(cfg)
+	var buf bytes.Buffer
+	for i := 0; i < 20000; i++ {
+		buf.Write(g.Next().Data)
+		buf.WriteByte('\n')
+	}
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	for _, c := range []struct {
+		shards int
+		inline bool
+	}{{1, true}, {1, false}, {2, false}, {5, false}} {
+		w := &watermarkSink{}
+		s := NewSharded(c.shards, vc, w)
+		w.run = s
+		if c.inline {
+			s.Inline()
+		}
+		s.Unordered()
+		stop := make(chan struct{})
+		var polled sync.WaitGroup
+		polled.Add(1)
+		go func() {
+			defer polled.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if m := s.Watermark(); m > w.max.Load() {
+					w.max.Store(m)
+				}
+				runtime.Gosched()
+			}
+		}()
+		last, err := Read(bytes.NewReader(buf.Bytes()), "cap", FormatJSONL, ReadOptions{FromLog: true}, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		polled.Wait()
+		s.Finish(ReasonEOF, &Input{})
+		if w.seen < 100 {
+			t.Fatalf("only %d findings", w.seen)
+		}
+		if len(w.bad) > 0 {
+			t.Errorf("%d shards (inline %t): %d of %d findings after the watermark passed them, first: %s", c.shards, c.inline, len(w.bad), w.seen, w.bad[0])
+		}
+		if m := s.Watermark(); m != last {
+			t.Errorf("%d shards (inline %t): watermark %d at the end, want %d", c.shards, c.inline, m, last)
+		}
+	}
+}
+
+// TestCopyInput: copyInput copies every field of an Input (one added to
+// Input must be added there).
+func TestCopyInput(t *testing.T) {
+	var src Input
+	v := reflect.ValueOf(&src).Elem()
+	var fill func(v reflect.Value, n int)
+	fill = func(v reflect.Value, n int) {
+		switch v.Kind() {
+		case reflect.Struct:
+			if v.Type() == reflect.TypeOf(time.Time{}) {
+				v.Set(reflect.ValueOf(time.Unix(int64(n), 7)))
+				return
+			}
+			for i := 0; i < v.NumField(); i++ {
+				fill(v.Field(i), n*31+i+1)
+			}
+		case reflect.String:
+			v.SetString(fmt.Sprint("s", n))
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int, reflect.Int32, reflect.Int64:
+			v.SetInt(int64(n))
+		case reflect.Uint8, reflect.Uint64:
+			v.SetUint(uint64(n))
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]byte{byte(n)}))
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+			fill(v.Elem(), n)
+		default:
+			t.Fatalf("fill: field kind %s: add it here", v.Kind())
+		}
+	}
+	fill(v, 1)
+	var dst Input
+	copyInput(&dst, &src)
+	if !reflect.DeepEqual(dst, src) {
+		t.Fatalf("copyInput misses a field:\n got %+v\nwant %+v", dst, src)
+	}
+}
+
+// TestSameBase: two inputs share a batch entry only when they differ in
+// nothing but the fields an item carries (position offset and line,
+// index, charge, data): a field added to Input must be compared in
+// sameBase or carried by the item.
+func TestSameBase(t *testing.T) {
+	carried := map[string]bool{"Pos.Offset": true, "Pos.Line": true, "Index": true, "Charged": true, "Data": true}
+	base := Input{Tap: "t", Conn: "c", Pos: Position{Kind: PosByte, Name: "n", Offset: 1, Line: 2}, Time: time.Unix(5, 0), Data: []byte("x"), Index: 3, Charged: 4, Logged: &Logged{}}
+	changed := base
+	var walk func(v reflect.Value, path string)
+	checked := 0
+	walk = func(v reflect.Value, path string) {
+		for i := 0; i < v.NumField(); i++ {
+			name := v.Type().Field(i).Name
+			if path != "" {
+				name = path + "." + name
+			}
+			fv := v.Field(i)
+			if fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(time.Time{}) {
+				walk(fv, name)
+				continue
+			}
+			old := reflect.ValueOf(fv.Interface())
+			switch fv.Kind() {
+			case reflect.String:
+				fv.SetString(fv.String() + "!")
+			case reflect.Bool:
+				fv.SetBool(!fv.Bool())
+			case reflect.Int, reflect.Int32, reflect.Int64:
+				fv.SetInt(fv.Int() + 1)
+			case reflect.Uint8, reflect.Uint64:
+				fv.SetUint(fv.Uint() + 1)
+			case reflect.Slice:
+				fv.Set(reflect.ValueOf([]byte("y")))
+			case reflect.Pointer:
+				fv.Set(reflect.New(fv.Type().Elem()))
+			case reflect.Struct: // time.Time
+				fv.Set(reflect.ValueOf(time.Unix(6, 0)))
+			default:
+				t.Fatalf("%s: kind %s, add it here", name, fv.Kind())
+			}
+			checked++
+			orig := base
+			if got := sameBase(&orig, &changed); got != carried[name] {
+				t.Errorf("inputs differing in %s: sameBase %t", name, got)
+			}
+			fv.Set(old)
+		}
+	}
+	walk(reflect.ValueOf(&changed).Elem(), "")
+	if checked < 15 {
+		t.Fatalf("only %d fields checked", checked)
 	}
 }

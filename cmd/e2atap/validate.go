@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ type validateFlags struct {
 	profile, format, output, failOn string
 	maxLine, maxStreams, shards     int
 	quiet                           bool
-	cpuProfile                      string
+	cpuProfile, trace               string
 	logPath, logContent             string
 }
 
@@ -59,6 +60,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.IntVar(&vf.shards, "shards", runtime.GOMAXPROCS(0), "worker goroutines (streams are sharded by key; at most 4 per CPU and 256)")
 	fs.BoolVar(&vf.quiet, "quiet", false, "text output: print the summary only")
 	fs.StringVar(&vf.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (for performance reports)")
+	fs.StringVar(&vf.trace, "trace", "", "write an execution trace to this FILE (go tool trace: where the reader and the shards wait)")
 	fs.StringVar(&vf.logPath, "log", "", "also write the redacted record log, as e2atap run does, to this FILE")
 	fs.StringVar(&vf.logContent, "log-content", "mask", "with --log: model output and user text: mask, keep or drop (credentials are always masked)")
 	if done, code := parseFlags(fs, validateUsage, args, stdout); done {
@@ -87,6 +89,18 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			return exitUsage
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if vf.trace != "" {
+		f, err := os.Create(vf.trace)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "e2atap validate: --trace: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		defer trace.Stop()
 	}
 	sink := newOfflineSink()
 	sink.discard = vf.quiet && vf.output == "text"
@@ -127,6 +141,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if vf.logPath == "" {
 		run.Unordered() // findings print by index: interrupts need no barrier
 	}
+	run.Inline() // one shard: judged on the reader's goroutine, no copy, no queue
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	printer := newFindingPrinter(w, vf.output, vf.quiet, pol)
 	// Findings are printed in input order as every shard passes them, so

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/e2atap/e2atap/frame"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -152,6 +154,69 @@ func TestValidateShardsSameVerdicts(t *testing.T) {
 				continue
 			}
 			summary = append(summary, l)
+		}
+		got := out.String() + "--- summary\n" + strings.Join(summary, "\n")
+		if first == "" {
+			first = got
+			continue
+		}
+		if got != first {
+			t.Errorf("--shards %s: findings differ from --shards 1", shards)
+		}
+	}
+}
+
+// TestValidateFramesShardsSameVerdicts: a frame file (big enough to be
+// read through its mapping) with gaps, chunks after done, streams without
+// a done chunk, bad attributes and a corrupt tail gives byte-identical
+// findings and summary for --shards 1 (judged on the reader's goroutine),
+// 2 and 4.
+func TestValidateFramesShardsSameVerdicts(t *testing.T) {
+	var capture []byte
+	for i := 0; i < 24000; i++ {
+		s := i % 97
+		seq := int32(i / 97)
+		attrs := []frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%03d", s)}, {Name: "etype", Value: "text"}}
+		var flags uint8
+		switch {
+		case i%1013 == 5:
+			seq += 3 // a gap
+		case i%777 == 1:
+			attrs[1].Value = "poem"
+		case i%501 == 2:
+			attrs = append(attrs, frame.Attr{Name: "sid", Value: "other"})
+		}
+		if s%5 == 0 && seq == 100 {
+			flags = frame.FlagDone // later chunks of the stream: after done
+		}
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, flags, seq, attrs, bytes.Repeat([]byte("t"), 80))
+		if err != nil {
+			t.Fatal(err)
+		}
+		capture = append(capture, b...)
+	}
+	capture = append(capture, frame.Magic, frame.Version, 2, 0, 0)
+	path := filepath.Join(t.TempDir(), "mesh.frames")
+	if err := os.WriteFile(path, capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for _, shards := range []string{"1", "2", "4"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"validate", "--output", "json", "--fail-on", "warning", "--shards", shards, path}, strings.NewReader(""), &out, &errb)
+		if code != exitFindings {
+			t.Fatalf("--shards %s: exit %d\n%s", shards, code, errb.String())
+		}
+		for _, rule := range []string{"frame.seq_gap", "frame.after_done", "frame.missing_done", "frame.etype", "frame.attr", "frame.decode"} {
+			if !strings.Contains(out.String(), `"`+rule+`"`) {
+				t.Fatalf("--shards %s: no %s finding\n%s", shards, rule, errb.String())
+			}
+		}
+		var summary []string
+		for _, l := range strings.Split(timing.ReplaceAllString(errb.String(), "in T (R records/s)"), "\n") {
+			if !strings.Contains(l, "capped at") {
+				summary = append(summary, l)
+			}
 		}
 		got := out.String() + "--- summary\n" + strings.Join(summary, "\n")
 		if first == "" {
