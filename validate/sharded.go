@@ -18,6 +18,7 @@ const (
 	itemExpire
 	itemFinish
 	itemBarrier
+	itemHandover
 )
 
 type item struct {
@@ -153,6 +154,8 @@ func (s *Sharded) run(sh *shard) {
 				e.Finish(it.msg, &it.in)
 			case itemBarrier:
 				it.barrier.Done()
+			case itemHandover:
+				e.Handover(&it.in)
 			}
 			if it.in.Index != 0 {
 				sh.processed.Store(it.in.Index)
@@ -285,6 +288,21 @@ func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
 // Gap marks a connection's open streams on every shard.
 func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
+
+// Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
+// went to another consumer, on every shard (openfrom.go).
+func (s *Sharded) Handover(in *Input) { s.broadcast(itemHandover, in, "") }
+
+// openFirst is, per Kafka partition of tap with open streams, the first
+// offset of its oldest open stream. Call it only right after a barrier,
+// from the reader's goroutine: the shards are idle then.
+func (s *Sharded) openFirst(tap string) map[KafkaPartition]int64 {
+	out := map[KafkaPartition]int64{}
+	for _, sh := range s.shards {
+		sh.eng.opens.openFirst(tap, out)
+	}
+	return out
+}
 
 // Expire runs the idle timeout on every shard.
 func (s *Sharded) Expire(in *Input) { s.broadcast(itemExpire, in, "") }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/e2atap/e2atap/tap"
+	kafkatap "github.com/e2atap/e2atap/tap/kafka"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -228,6 +229,23 @@ func (s *sidecar) skipLogged(m *tap.Message, in *validate.Input) bool {
 	return true
 }
 
+// syncOpen is sync for a Kafka tap's commit: it also says, per partition
+// of the tap, the first offset of the oldest stream still open (as of the
+// same barrier), past which the tap must not commit.
+func (s *sidecar) syncOpen(ctx context.Context, tapName string) (kafkatap.OpenFirst, error) {
+	open, err := s.live.SyncOpen(ctx, tapName)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.syncOutputs(); err != nil {
+		return nil, err
+	}
+	return func(topic string, partition int32) (int64, bool) {
+		off, ok := open[validate.KafkaPartition{Tap: tapName, Topic: topic, Partition: partition}]
+		return off, ok
+	}, nil
+}
+
 // sync returns once everything the taps handed over so far is judged and
 // the findings and record logs are written out and fsynced (findings
 // first: a record on disk has its findings on disk). A tap commits its
@@ -237,6 +255,11 @@ func (s *sidecar) sync(ctx context.Context) error {
 	if err := s.live.Sync(ctx); err != nil {
 		return err
 	}
+	return s.syncOutputs()
+}
+
+// syncOutputs writes out and fsyncs the findings log, then the record log.
+func (s *sidecar) syncOutputs() error {
 	out := s.outs.Load()
 	var errs []error
 	if out.find != nil {
