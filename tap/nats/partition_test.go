@@ -25,7 +25,7 @@ type findingSink struct {
 	findings []string // "rule stream"
 }
 
-func (s *findingSink) Record(*validate.RecordInfo)     {}
+func (s *findingSink) Record(*validate.RecordInfo)      {}
 func (s *findingSink) StreamStart(*validate.StreamInfo) {}
 func (s *findingSink) StreamEnd(*validate.StreamInfo)   {}
 func (s *findingSink) Finding(f *validate.Finding) {
