@@ -9,6 +9,7 @@ import (
 	"github.com/e2atap/e2atap/internal/gen"
 	"github.com/e2atap/e2atap/tap"
 	"github.com/e2atap/e2atap/validate"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Scaling NATS taps out (README, "Scaling past one pod"): a queue group
@@ -121,6 +122,33 @@ func TestSubjectMappedPartitionsKeepAStreamOnOneReplica(t *testing.T) {
 		waitFor(t, "the subscription to "+subject, func() bool { return s.NumSubscriptions() >= uint32(i+1) })
 	}
 	planted, perStream, total := partitionTraffic(t, url)
+	eachStreamAtOneReplica(t, replicas, planted, perStream, total)
+}
+
+// TestJetStreamPartitionsKeepAStreamOnOneReplica: the same without
+// touching the subjects the applications see: a JetStream stream over
+// e2a.* stores its messages under the partitioned subjects (its subject
+// transform), and each replica reads its partition with a consumer of its
+// own (a nats tap's jetstream: with filter_subjects).
+func TestJetStreamPartitionsKeepAStreamOnOneReplica(t *testing.T) {
+	s := startServer(t, 0, "")
+	url := s.ClientURL()
+	createStream(t, newJS(t, connect(t, url)), jetstream.StreamConfig{Name: "E2A", Subjects: []string{"e2a.*"}, Storage: jetstream.MemoryStorage,
+		SubjectTransform: &jetstream.SubjectTransformConfig{Source: "e2a.*", Destination: "e2a.part.{{partition(2,1)}}.{{wildcard(1)}}"}})
+	planted, perStream, total := partitionTraffic(t, url)
+	replicas := []*collector{{}, {}}
+	for i, c := range replicas {
+		startTap(t, Config{Name: "mesh", URL: url, Streams: []StreamConfig{{Stream: "E2A", StartSeq: 1, FilterSubjects: []string{fmt.Sprintf("e2a.part.%d.>", i)}}}}, c)
+	}
+	eachStreamAtOneReplica(t, replicas, planted, perStream, total)
+}
+
+// eachStreamAtOneReplica waits for the replicas to read all total
+// messages and checks that every stream was read whole by exactly one,
+// and that judging what each read finds the planted violations and
+// nothing else.
+func eachStreamAtOneReplica(t *testing.T, replicas []*collector, planted map[string]bool, perStream map[string]int, total int) {
+	t.Helper()
 	waitFor(t, "every message at some replica", func() bool {
 		n := 0
 		for _, c := range replicas {
