@@ -61,6 +61,11 @@
 // after a handover (streams that ended after the oldest open one began) are
 // judged again by their new reader: around a rebalance a finding can be
 // reported twice, by the old owner and the new one, never lost.
+// When Run returns it commits, then hands every partition it held over
+// the same way (not counted as a loss): whoever reads them next, another
+// replica or this tap run again by a reload or its supervisor, reads their
+// open streams from the commit, so the engine neither reports them missing
+// at shutdown nor sees their start twice.
 //
 // # Health and the log
 //

@@ -385,3 +385,40 @@ func TestBudgetSlowsReading(t *testing.T) {
 		}
 	}
 }
+
+// A tap that stops (shutdown, a reload, its supervisor starting it again)
+// hands its partitions over as it stops: the next run in the same group,
+// feeding the same engine, reads the open streams again from the commit,
+// and the engine must not see their start twice (or report them missing
+// at shutdown).
+func TestStopHandsStreamsOver(t *testing.T) {
+	const topic = "eventmesh-stream"
+	brokers := newCluster(t, 3, topic)
+	prod := newClient(t, brokers)
+	o := newOpenModel()
+	cfg := Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{topic}, Start: "earliest",
+		HealthInterval: 100 * time.Millisecond, CommitInterval: 50 * time.Millisecond, BeforeCommit: o.beforeCommit}
+	next := make([]int, 12)
+	stop := runTapStop(t, cfg, o.emit)
+	produceRound(t, prod, topic, next, 4)
+	waitFor(t, "the first run to read rounds 0-3", func() bool { _, _, n := wholeStreams(o.messages()); return n == 48 })
+	stop()
+	handovers := 0
+	for _, m := range o.messages() {
+		if m.Lost {
+			handovers++
+		}
+	}
+	if handovers != 3 {
+		t.Fatalf("%d handovers as the tap stopped, want one per partition (3)", handovers)
+	}
+	runTapStop(t, cfg, o.emit)
+	produceRound(t, prod, topic, next, streamLen-4)
+	waitFor(t, "every stream read to its end", func() bool {
+		_, ended, _ := wholeStreams(o.messages())
+		return len(ended) == len(next)
+	})
+	if problems, _, _ := wholeStreams(o.messages()); len(problems) > 0 {
+		t.Errorf("%d problems: %v", len(problems), problems[:min(5, len(problems))])
+	}
+}

@@ -144,6 +144,12 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		wg.Wait()
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		r.commit(cctx, cl)
+		// The group's next reader (another replica, or this tap started
+		// again by a reload or its supervisor) reads the open streams
+		// from the commit: this run hands them over, so that the engine
+		// neither reports them missing at shutdown nor sees their start
+		// twice. Nothing is committed after this (next is empty).
+		r.handOverAll(cctx, emit)
 		ccancel()
 		cl.CloseAllowingRebalance()
 		t.stats.Up.Store(false)
@@ -316,6 +322,28 @@ func (r *run) commit(ctx context.Context, cl *kgo.Client) {
 			r.log.Warn("kafka commit failed", "err", err)
 		}
 	})
+}
+
+// handOverAll hands every partition of this run over as the run ends
+// (not a loss: nothing is counted).
+func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
+	r.mu.Lock()
+	parts := r.handover
+	for tp := range r.assignedAt {
+		parts = append(parts, tp)
+	}
+	r.handover = nil
+	clear(r.next)
+	clear(r.assignedAt)
+	r.mu.Unlock()
+	now := time.Now()
+	for _, tp := range parts {
+		m := tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropRebalance,
+			Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: -1}}
+		if emit(ctx, m) != nil {
+			return
+		}
+	}
 }
 
 // assign opens the join window of partitions just assigned.
