@@ -122,13 +122,29 @@ func (q *openQueue) close(ref openRef, off int64) {
 	for q.head < len(q.q) && q.q[q.head].closed {
 		q.head++
 	}
-	if q.head == len(q.q) {
+	switch n := len(q.q) - q.head; {
+	case n == 0:
 		q.q, q.head = q.q[:0], 0
-	} else if q.head > 64 && q.head > len(q.q)/2 {
+	case n > 2*q.open+closedKept:
+		// A stream that stays open holds the head: the ended ones behind
+		// it are kept only for Handover's tombstones, and only so many.
+		live := q.q[:0]
+		for _, en := range q.q[q.head:] {
+			if !en.closed {
+				live = append(live, en)
+			}
+		}
+		q.q, q.head = live, 0
+	case q.head > 64 && q.head > len(q.q)/2:
 		q.q = append(q.q[:0], q.q[q.head:]...)
 		q.head = 0
 	}
 }
+
+// closedKept bounds the ended streams a queue keeps behind an open one
+// (beyond twice the open ones): memory stays proportional to the open
+// streams, whatever one stuck stream holds back.
+const closedKept = 4096
 
 // oldest is the first offset of the oldest open stream.
 func (q *openQueue) oldest() (int64, bool) {
@@ -174,27 +190,32 @@ func (e *Engine) Handover(in *Input) {
 	}
 	delete(o.parts, kp)
 	drop := map[openRef]bool{}
+	var parts [MaxPartitions]bool
 	for _, en := range q.q[q.head:] {
 		if en.closed {
 			e.parts[en.ref.part].tombs.drop(en.ref.h)
 			continue
 		}
 		drop[en.ref] = true
+		parts[en.ref.part] = true
 		delete(o.streams, en.ref)
 	}
 	if len(drop) == 0 {
 		return
 	}
 	e.forgetPending()
-	e.eachPart(func(p int) {
+	for p := range e.parts {
+		if !parts[p] || e.parts[p].tab == nil {
+			continue
+		}
+		e.use(p)
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 			if i >= int32(e.tab.len()) {
 				continue
 			}
-			ref := openRef{part: uint8(p), h: e.tab.hash(e.tab.key(i))}
-			if drop[ref] {
+			if drop[openRef{part: uint8(p), h: e.tab.hash(e.tab.key(i))}] {
 				e.tab.remove(i)
 			}
 		}
-	})
+	}
 }

@@ -133,3 +133,65 @@ func TestHandoverDropsOnlyThePartition(t *testing.T) {
 		t.Fatalf("findings %v, want %v", rules, want)
 	}
 }
+
+// TestOpenFromForgetsStreamsThatLeave: a stream that leaves the table
+// without a final (idle timeout, eviction from a full table) no longer
+// holds its partition's commit back, and nothing is kept for it.
+func TestOpenFromForgetsStreamsThatLeave(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = time.Minute
+	e := NewEngine(cfg, &collector{})
+	for i := range 5 {
+		e.Observe(&Input{Tap: "mesh", Time: kafkaBase, Data: []byte(resp(0, "request_id", fmt.Sprint("s", i))),
+			Pos: Position{Kind: PosKafka, Name: "t", Partition: 0, Offset: int64(i)}})
+	}
+	open := map[KafkaPartition]int64{}
+	e.opens.openFirst("mesh", open)
+	if len(open) != 1 || open[KafkaPartition{"mesh", "t", 0}] != 0 {
+		t.Fatalf("open %v, want partition 0 at 0", open)
+	}
+	e.Expire(kafkaBase.Add(2 * time.Minute))
+	open = map[KafkaPartition]int64{}
+	e.opens.openFirst("mesh", open)
+	if len(open) != 0 || len(e.opens.streams) != 0 {
+		t.Fatalf("after the idle timeout: open %v, %d streams kept", open, len(e.opens.streams))
+	}
+
+	cfg.MaxStreams = 2
+	e = NewEngine(cfg, &collector{})
+	for i := range 50 {
+		e.Observe(&Input{Tap: "mesh", Time: kafkaBase.Add(time.Duration(i) * time.Millisecond), Data: []byte(resp(0, "request_id", fmt.Sprint("s", i))),
+			Pos: Position{Kind: PosKafka, Name: "t", Partition: 0, Offset: int64(i)}})
+	}
+	if n := len(e.opens.streams); n > 2 {
+		t.Fatalf("%d streams kept for a table of 2", n)
+	}
+	open = map[KafkaPartition]int64{}
+	e.opens.openFirst("mesh", open)
+	if off := open[KafkaPartition{"mesh", "t", 0}]; off < 40 {
+		t.Fatalf("partition 0 held back at %d by evicted streams", off)
+	}
+}
+
+// TestOpenFromStaysSmallBehindAStuckStream: one stream that never ends
+// holds its partition's commit, but not the memory of every stream that
+// opened and ended after it.
+func TestOpenFromStaysSmallBehindAStuckStream(t *testing.T) {
+	e := NewEngine(DefaultConfig(), &collector{})
+	in := func(off int64, line string) *Input {
+		return &Input{Tap: "mesh", Time: kafkaBase, Data: []byte(line), Pos: Position{Kind: PosKafka, Name: "t", Offset: off}}
+	}
+	e.Observe(in(0, resp(0, "request_id", "stuck")))
+	for i := int64(1); i < 40_000; i += 2 {
+		id := fmt.Sprint("s", i)
+		e.Observe(in(i, resp(0, "request_id", id)))
+		e.Observe(in(i+1, final(1, "request_id", id)))
+	}
+	q := e.opens.parts[KafkaPartition{"mesh", "t", 0}]
+	if n := len(q.q) - q.head; n > 2*q.open+closedKept+1 {
+		t.Fatalf("%d entries kept for %d open streams", n, q.open)
+	}
+	if off, ok := q.oldest(); !ok || off != 0 {
+		t.Fatalf("oldest %d %v, want the stuck stream at 0", off, ok)
+	}
+}
