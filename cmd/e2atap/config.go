@@ -384,6 +384,9 @@ func (c *Config) validate() Problems {
 			if len(t.Topics) == 0 {
 				add(key+".topics", "%s: topics: at least one topic (or regex) is needed", where)
 			}
+			if t.CommitInterval < 0 || t.SessionTimeout < 0 {
+				add(key+".commit_interval", "%s: commit_interval and session_timeout must be positive (or unset: 5s, the client's 45s)", where)
+			}
 		case "":
 			add(key, "%s: type is missing (ws, logdir, nats or kafka)", where)
 		default:
