@@ -34,12 +34,6 @@ func produceRound(t *testing.T, prod *kgo.Client, topic string, next []int, roun
 	produce(t, prod, recs...)
 }
 
-func (c *collector) snapshot() []tap.Message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]tap.Message(nil), c.all...)
-}
-
 // streamLen is how many records a stream of the rebalance test has; the
 // last one ends it.
 const streamLen = 9
