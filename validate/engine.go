@@ -192,6 +192,11 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 // byte is 0xEF. A frame message holds exactly one frame (trailing bytes are
 // ignored, as the reference decoder does).
 func (e *Engine) Observe(in *Input) {
+	if in.Silent {
+		sink := e.sink
+		e.sink = silentSink{}
+		defer func() { e.sink = sink }()
+	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)
 		if err != nil {

@@ -195,3 +195,26 @@ func TestOpenFromStaysSmallBehindAStuckStream(t *testing.T) {
 		t.Fatalf("oldest %d %v, want the stuck stream at 0", off, ok)
 	}
 }
+
+// TestSilentInputsBuildStateOnly: records read again after a crash (in the
+// record log already) are judged for their stream's state and report
+// nothing, not even their own violations (reported before the crash); the
+// records after them are judged against that state.
+func TestSilentInputsBuildStateOnly(t *testing.T) {
+	col := &collector{}
+	e := NewEngine(DefaultConfig(), col)
+	e.Observe(&Input{Tap: "mesh", Time: kafkaBase, Data: []byte(resp(0, "request_id", "a")), Silent: true})
+	e.Observe(&Input{Tap: "mesh", Time: kafkaBase, Data: []byte(resp(2, "request_id", "a")), Silent: true}) // a gap, reported before
+	e.Observe(&Input{Tap: "mesh", Time: kafkaBase, Data: []byte(resp(4, "request_id", "a"))})               // a gap after the state
+	e.Observe(&Input{Tap: "mesh", Time: kafkaBase, Data: []byte(final(5, "request_id", "a"))})
+	if len(col.records) != 2 || len(col.starts) != 0 {
+		t.Errorf("%d records and %d stream starts reported, want 2 records (the loud ones) and no start (it was silent)", len(col.records), len(col.starts))
+	}
+	var rules []string
+	for _, f := range col.findings {
+		rules = append(rules, f.Rule)
+	}
+	if want := []string{RuleE2ASeqGap.String()}; fmt.Sprint(rules) != fmt.Sprint(want) {
+		t.Fatalf("findings %v, want only the gap after the silent records %v", rules, want)
+	}
+}

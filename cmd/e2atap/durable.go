@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/e2atap/e2atap/tap"
 	kafkatap "github.com/e2atap/e2atap/tap/kafka"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -23,7 +22,10 @@ import (
 // in the record log already, with their resume point ("at"). At start the
 // sidecar reads the tail of its record log and learns, per tap and source,
 // the points logged there; a message read again at one of them (same
-// offset, same length) is neither judged nor logged again. The marks of a
+// offset, same length) is judged silently (validate.Input.Silent): it
+// rebuilds its stream's state, so that a stream open at the crash, which a
+// Kafka tap reads again from its start, is judged whole, and nothing is
+// reported or logged for it a second time. The marks of a
 // source are dropped once its tap reads past them, or when a gap or a loss
 // says the source is not the one that was logged (a truncation), so that a
 // new file at the same name is judged whole.
@@ -217,16 +219,6 @@ func (r *resumeMarks) dropLocked(tapName string, tm *tapMarks, key string) {
 		delete(r.taps, tapName)
 		r.decLocked()
 	}
-}
-
-// skipLogged reports whether in is in the record log already (then its
-// budget charge is released and it is not submitted).
-func (s *sidecar) skipLogged(m *tap.Message, in *validate.Input) bool {
-	if !s.resume.seen(in) {
-		return false
-	}
-	s.live.Release(m.Charged)
-	return true
 }
 
 // syncOpen is sync for a Kafka tap's commit: it also says, per partition

@@ -501,12 +501,9 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		if in.Tap == "" {
 			in.Tap = name
 		}
-		if s.skipLogged(&m, &in) {
-			if in.Charged > 0 {
-				s.budget.Release(in.Charged)
-			}
-			return nil // read again after a crash: in the record log already
-		}
+		// Read again after a crash and in the record log already: judged
+		// for its stream's state only, reported and logged no second time.
+		in.Silent = s.resume.seen(&in)
 		// What a tap did not charge is charged here, waiting (emit may
 		// block: backpressure), so that the queue to the engine is bounded
 		// in bytes whatever the tap does.
