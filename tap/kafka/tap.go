@@ -17,8 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// pollWait bounds one poll, so that a partition assignment is announced
-// (Reconnected) even when no record follows it.
+// pollWait bounds one poll, so that a partition handed over is announced
+// and the commit moves on (streams ending by idle timeout) even when no
+// record follows.
 const pollWait = 500 * time.Millisecond
 
 // ErrAlreadyRunning is returned by Run when the tap is already running.
