@@ -114,7 +114,11 @@ type Message struct {
 	// messages in the scope Conn ("" for a tap whose streams have no
 	// connection: topics, logs) for the reason LossReason (a Drop* value).
 	// Every open stream of that scope is gapped: not judged across the
-	// loss. It travels through emit so that it stays in order.
+	// loss. It travels through emit so that it stays in order. A Lost whose
+	// Pos is a Kafka partition (Kind PosKafka, Name, Partition) is a
+	// handover instead: that partition went to another consumer, which
+	// reads its open streams from their start; they are dropped with no
+	// verdict, and no other stream is touched.
 	Lost       bool
 	LossReason uint8
 	// Charged is how many bytes of the tap's Budget this message holds; the

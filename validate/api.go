@@ -101,6 +101,11 @@ type Input struct {
 	// Logged is set for a line of e2atap's own record log being replayed:
 	// what the live run knew that the redacted line no longer shows.
 	Logged *Logged
+	// Silent: the record was read again after a crash and is in the
+	// record log already, its verdicts written before the crash. It is
+	// judged for its stream's state only (a stream open at the crash is
+	// read again from its start), and nothing is reported for it.
+	Silent bool
 }
 
 // Secret is rule e2a.secret's look at a record: the credential a replayed

@@ -104,6 +104,7 @@ type Engine struct {
 	shared   *respIDSet // set by a Sharded run: one set for all shards
 	echoSeed maphash.Seed
 	idSeed   maphash.Seed
+	opens    *openFrom // streams read from Kafka, by partition (openfrom.go)
 }
 
 // sharedIDSeed hashes response_ids the same way in every shard.
@@ -191,6 +192,11 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 // byte is 0xEF. A frame message holds exactly one frame (trailing bytes are
 // ignored, as the reference decoder does).
 func (e *Engine) Observe(in *Input) {
+	if in.Silent {
+		sink := e.sink
+		e.sink = silentSink{}
+		defer func() { e.sink = sink }()
+	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)
 		if err != nil {
@@ -314,6 +320,7 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 		h = e.tab.hash(key)
 	}
 	i := e.tab.insert(key, h)
+	e.opened(h, in)
 	s := e.tab.at(i)
 	s.startNs = in.Time.UnixNano()
 	if in.Time.IsZero() {
@@ -351,6 +358,7 @@ func (e *Engine) evict(in *Input) {
 		s.flags |= fEvicted
 		e.end(best, OutcomeEvicted, ReasonEvicted, in, false)
 	}
+	e.closed(e.tab.key(best))
 	e.tab.remove(best)
 }
 
@@ -396,6 +404,7 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool) {
 	s := e.tab.at(i)
 	s.flags |= fEnded
+	e.closed(e.tab.key(i))
 	e.bury(i)
 	if s.flags&fResponded == 0 {
 		return
@@ -565,6 +574,7 @@ func (e *Engine) Expire(now time.Time) {
 				at := Input{Tap: tap, Conn: conn, Time: now}
 				e.end(i, OutcomeMissingFinal, ReasonIdle, &at, true)
 			}
+			e.closed(e.tab.key(i))
 			e.tab.remove(i)
 		}
 	})

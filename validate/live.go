@@ -44,6 +44,7 @@ const (
 	liveLost
 	liveSync
 	liveProfile
+	liveHandover
 )
 
 type liveItem struct {
@@ -51,8 +52,9 @@ type liveItem struct {
 	in    Input
 	proto string
 	msg   string
-	done  chan struct{} // liveSync, liveProfile: closed once applied
-	prof  *Profile      // liveProfile
+	done  chan struct{}             // liveSync, liveProfile: closed once applied
+	prof  *Profile                  // liveProfile
+	open  *map[KafkaPartition]int64 // liveSync of SyncOpen: filled at the barrier
 }
 
 // Live feeds a Sharded run from many taps: Submit may be called from any
@@ -128,6 +130,28 @@ func (l *Live) DecodeError(ctx context.Context, in Input, proto, msg string) err
 // that a tap may commit its position (DESIGN.md, "Durability order").
 func (l *Live) Sync(ctx context.Context) error {
 	return l.await(ctx, liveItem{kind: liveSync, done: make(chan struct{})})
+}
+
+// SyncOpen is Sync that also says what a Kafka tap may commit: per
+// partition of tap with open streams, the offset of the oldest open
+// stream's first record, as of the barrier (so that it and what Sync
+// waited for describe the same point). A partition with no open stream is
+// not in the map: everything read from it so far may be committed.
+func (l *Live) SyncOpen(ctx context.Context, tap string) (map[KafkaPartition]int64, error) {
+	var open map[KafkaPartition]int64
+	it := liveItem{kind: liveSync, done: make(chan struct{}), in: Input{Tap: tap}, open: &open}
+	if err := l.await(ctx, it); err != nil {
+		return nil, err
+	}
+	return open, nil
+}
+
+// Handover drops, with no verdict, the streams of one Kafka partition
+// that went to another consumer of the group (a rebalance): the next
+// owner reads them from their start, since the commit waited for them
+// (SyncOpen). Unlike Lost, no other stream of the tap is touched.
+func (l *Live) Handover(ctx context.Context, tap, topic string, partition int32, at time.Time) error {
+	return l.submit(ctx, liveItem{kind: liveHandover, in: Input{Tap: tap, Time: at, Pos: Position{Kind: PosKafka, Name: topic, Partition: partition}}})
 }
 
 // SetProfile makes p the profile (rule severities) of everything submitted
@@ -210,8 +234,14 @@ func (l *Live) handle(it *liveItem) {
 	case liveLost:
 		l.run.Gap(in)
 		return
+	case liveHandover:
+		l.run.Handover(in)
+		return
 	case liveSync:
 		l.run.barrier()
+		if it.open != nil {
+			*it.open = l.run.openFirst(in.Tap)
+		}
 		close(it.done)
 		return
 	case liveProfile:

@@ -19,6 +19,7 @@ const (
 	itemExpire
 	itemFinish
 	itemBarrier
+	itemHandover
 )
 
 // An item is one input for a shard, kept small (it crosses from the
@@ -56,7 +57,7 @@ type batch struct {
 func sameBase(a, b *Input) bool {
 	return a.Tap == b.Tap && a.Conn == b.Conn && a.Pos.Kind == b.Pos.Kind && a.Pos.Partition == b.Pos.Partition &&
 		a.Pos.Name == b.Pos.Name && a.Dir == b.Dir && a.Time == b.Time && a.FromLog == b.FromLog &&
-		a.Gap == b.Gap && a.Joined == b.Joined && a.Logged == b.Logged
+		a.Gap == b.Gap && a.Joined == b.Joined && a.Logged == b.Logged && a.Silent == b.Silent
 }
 
 // shardBatch bounds a batch: records and bytes.
@@ -252,6 +253,8 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 		e.Expire(in.Time)
 	case itemFinish:
 		e.Finish(msg, in)
+	case itemHandover:
+		e.Handover(in)
 	case itemBarrier:
 		wg.Done()
 	}
@@ -339,7 +342,7 @@ func copyInput(dst, src *Input) {
 	dst.Pos.Offset, dst.Pos.Line = src.Pos.Offset, src.Pos.Line
 	dst.Dir, dst.Time, dst.Data = src.Dir, src.Time, src.Data
 	dst.FromLog, dst.Gap, dst.Joined = src.FromLog, src.Gap, src.Joined
-	dst.Index, dst.Charged, dst.Logged = src.Index, src.Charged, src.Logged
+	dst.Index, dst.Charged, dst.Logged, dst.Silent = src.Index, src.Charged, src.Logged, src.Silent
 }
 
 func (s *Sharded) flush(sh *shard) {
@@ -462,6 +465,21 @@ func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
 // Gap marks a connection's open streams on every shard.
 func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
+
+// Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
+// went to another consumer, on every shard (openfrom.go).
+func (s *Sharded) Handover(in *Input) { s.broadcast(itemHandover, in, "") }
+
+// openFirst is, per Kafka partition of tap with open streams, the first
+// offset of its oldest open stream. Call it only right after a barrier,
+// from the reader's goroutine: the shards are idle then.
+func (s *Sharded) openFirst(tap string) map[KafkaPartition]int64 {
+	out := map[KafkaPartition]int64{}
+	for _, sh := range s.shards {
+		sh.eng.opens.openFirst(tap, out)
+	}
+	return out
+}
 
 // Expire runs the idle timeout on every shard.
 func (s *Sharded) Expire(in *Input) { s.broadcast(itemExpire, in, "") }

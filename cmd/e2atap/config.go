@@ -81,6 +81,11 @@ type TapConfig struct {
 	Regex   bool     `yaml:"regex"`
 	Group   string   `yaml:"group"`
 	Start   string   `yaml:"start"`
+	// CommitInterval: how often offsets are committed (default 5s).
+	CommitInterval time.Duration `yaml:"commit_interval"`
+	// SessionTimeout: how long the group waits for a silent replica
+	// before its partitions go to the others (default the client's, 45s).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
 
 	line int // where the tap is in the file, for messages
 }
@@ -97,7 +102,7 @@ var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes"},
-	"kafka":  {"brokers", "topics", "regex", "group", "start"},
+	"kafka":  {"brokers", "topics", "regex", "group", "start", "commit_interval", "session_timeout"},
 }
 
 // OutputsConfig: where findings and the redacted log go.
@@ -378,6 +383,9 @@ func (c *Config) validate() Problems {
 			}
 			if len(t.Topics) == 0 {
 				add(key+".topics", "%s: topics: at least one topic (or regex) is needed", where)
+			}
+			if t.CommitInterval < 0 || t.SessionTimeout < 0 {
+				add(key+".commit_interval", "%s: commit_interval and session_timeout must be positive (or unset: 5s, the client's 45s)", where)
 			}
 		case "":
 			add(key, "%s: type is missing (ws, logdir, nats or kafka)", where)

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/e2atap/e2atap/tap"
+	kafkatap "github.com/e2atap/e2atap/tap/kafka"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -22,7 +22,10 @@ import (
 // in the record log already, with their resume point ("at"). At start the
 // sidecar reads the tail of its record log and learns, per tap and source,
 // the points logged there; a message read again at one of them (same
-// offset, same length) is neither judged nor logged again. The marks of a
+// offset, same length) is judged silently (validate.Input.Silent): it
+// rebuilds its stream's state, so that a stream open at the crash, which a
+// Kafka tap reads again from its start, is judged whole, and nothing is
+// reported or logged for it a second time. The marks of a
 // source are dropped once its tap reads past them, or when a gap or a loss
 // says the source is not the one that was logged (a truncation), so that a
 // new file at the same name is judged whole.
@@ -218,14 +221,21 @@ func (r *resumeMarks) dropLocked(tapName string, tm *tapMarks, key string) {
 	}
 }
 
-// skipLogged reports whether in is in the record log already (then its
-// budget charge is released and it is not submitted).
-func (s *sidecar) skipLogged(m *tap.Message, in *validate.Input) bool {
-	if !s.resume.seen(in) {
-		return false
+// syncOpen is sync for a Kafka tap's commit: it also says, per partition
+// of the tap, the first offset of the oldest stream still open (as of the
+// same barrier), past which the tap must not commit.
+func (s *sidecar) syncOpen(ctx context.Context, tapName string) (kafkatap.OpenFirst, error) {
+	open, err := s.live.SyncOpen(ctx, tapName)
+	if err != nil {
+		return nil, err
 	}
-	s.live.Release(m.Charged)
-	return true
+	if err := s.syncOutputs(); err != nil {
+		return nil, err
+	}
+	return func(topic string, partition int32) (int64, bool) {
+		off, ok := open[validate.KafkaPartition{Tap: tapName, Topic: topic, Partition: partition}]
+		return off, ok
+	}, nil
 }
 
 // sync returns once everything the taps handed over so far is judged and
@@ -237,6 +247,11 @@ func (s *sidecar) sync(ctx context.Context) error {
 	if err := s.live.Sync(ctx); err != nil {
 		return err
 	}
+	return s.syncOutputs()
+}
+
+// syncOutputs writes out and fsyncs the findings log, then the record log.
+func (s *sidecar) syncOutputs() error {
 	out := s.outs.Load()
 	var errs []error
 	if out.find != nil {

@@ -451,7 +451,17 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.Start != "" {
 			c.Start = t.Start
 		}
+		if t.CommitInterval > 0 {
+			c.CommitInterval = t.CommitInterval
+		}
+		c.SessionTimeout = t.SessionTimeout
+		c.JoinWindow = s.cfg.Streams.JoinWindow
 		c.Budget = s.budget
+		// Durability order and the commit policy: commit only once what
+		// was read is judged and written out, and never past an open
+		// stream (durable.go).
+		name := t.Name
+		c.BeforeCommit = func(ctx context.Context) (kafkatap.OpenFirst, error) { return s.syncOpen(ctx, name) }
 		src, err = kafkatap.New(c, stats, log)
 	default:
 		err = fmt.Errorf("unknown type %q", t.Type)
@@ -476,6 +486,11 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			if tapName == "" {
 				tapName = name
 			}
+			if m.Pos.Kind == tap.PosKafka {
+				// A partition handed over to another consumer: its
+				// streams are dropped, no other is touched.
+				return s.live.Handover(ctx, tapName, m.Pos.Name, m.Pos.Partition, m.Time)
+			}
 			s.resume.lost(tapName, m.Conn)
 			return s.live.Lost(ctx, tapName, m.Conn, m.Time)
 		}
@@ -486,12 +501,9 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		if in.Tap == "" {
 			in.Tap = name
 		}
-		if s.skipLogged(&m, &in) {
-			if in.Charged > 0 {
-				s.budget.Release(in.Charged)
-			}
-			return nil // read again after a crash: in the record log already
-		}
+		// Read again after a crash and in the record log already: judged
+		// for its stream's state only, reported and logged no second time.
+		in.Silent = s.resume.seen(&in)
 		// What a tap did not charge is charged here, waiting (emit may
 		// block: backpressure), so that the queue to the engine is bounded
 		// in bytes whatever the tap does.

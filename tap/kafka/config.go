@@ -1,6 +1,7 @@
 package kafkatap
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -35,7 +36,31 @@ type Config struct {
 	// unlimited). The tap waits for it (reads slower) and charges every
 	// record it emits (tap.Message.Charged).
 	Budget *tap.Budget
+	// BeforeCommit, when set, is called before every commit. It returns
+	// once what the tap emitted so far is judged and written out
+	// (DESIGN.md, "Durability order") and says, per partition, the offset
+	// of the oldest open stream's first record: the tap commits no further
+	// than that, so that whoever reads the partition next reads every open
+	// stream from its start. An error means no commit this time. Nil: the
+	// tap commits what it has emitted.
+	BeforeCommit func(context.Context) (OpenFirst, error)
+	// CommitInterval is how often the tap commits (besides on revoke and
+	// at shutdown).
+	CommitInterval time.Duration
+	// SessionTimeout is the group session timeout: how long the group
+	// waits for a silent member (a crashed replica) before it hands its
+	// partitions to the others. Zero: the client's default (45 s).
+	SessionTimeout time.Duration
+	// JoinWindow: a stream first seen this soon after its partition was
+	// assigned may start mid-stream (its records carry Message.Joined):
+	// the partition may resume at a commit that did not wait for open
+	// streams (an older e2atap, another tool, start: latest).
+	JoinWindow time.Duration
 }
+
+// OpenFirst says, for one partition, the offset of the first record of the
+// oldest stream the engine still holds open from it (ok false: none).
+type OpenFirst func(topic string, partition int32) (offset int64, ok bool)
 
 // DefaultConfig returns a config with every default set; Name, Brokers and
 // Topics still have to be filled in.
@@ -46,6 +71,7 @@ func DefaultConfig() Config {
 		ClientID:       "e2atap",
 		MaxPollRecords: 1000,
 		HealthInterval: 5 * time.Second,
+		CommitInterval: 5 * time.Second,
 	}
 }
 
@@ -65,6 +91,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HealthInterval == 0 {
 		c.HealthInterval = d.HealthInterval
+	}
+	if c.CommitInterval == 0 {
+		c.CommitInterval = d.CommitInterval
 	}
 	return c
 }
@@ -120,6 +149,15 @@ func (c Config) Validate() error {
 	}
 	if c.HealthInterval < 0 {
 		bad("health_interval is negative (%v)", c.HealthInterval)
+	}
+	if c.CommitInterval < 0 {
+		bad("commit_interval is negative (%v)", c.CommitInterval)
+	}
+	if c.SessionTimeout < 0 {
+		bad("session_timeout is negative (%v)", c.SessionTimeout)
+	}
+	if c.JoinWindow < 0 {
+		bad("join_window is negative (%v)", c.JoinWindow)
 	}
 	return errors.Join(errs...)
 }

@@ -29,27 +29,43 @@
 // emit is backpressure, and so is the byte budget (Config.Budget): the tap
 // waits for it before it emits a record (charged in tap.Message.Charged
 // until the engine has judged it), stops polling meanwhile, and nothing is
-// dropped (Kafka keeps the records). Offsets are marked after emit returns
-// and committed by the client's autocommit (AutoCommitMarks), on revoke and
-// on shutdown: what was committed has been handed to the engine (at least
-// once). Rebalances are held while one poll's records are emitted
-// (BlockRebalanceOnPoll), so a very slow emit delays them. The commit does
-// not yet wait for open streams (DESIGN.md's "offset of the oldest open
-// stream's first record"): a replica that takes a partition over reads its
-// open streams from the middle, inside its join window.
+// dropped (Kafka keeps the records). Rebalances are held while one poll's
+// records are emitted (BlockRebalanceOnPoll), so a very slow emit delays
+// them.
+//
+// The tap commits itself (no autocommit): every Config.CommitInterval
+// between polls, when partitions are revoked, and at shutdown. Before a
+// commit it calls Config.BeforeCommit, which returns once what was emitted
+// is judged and written out (DESIGN.md, "Durability order") and says, per
+// partition, the offset of the oldest open stream's first record; the tap
+// commits, per partition, that offset or the one after the last record
+// emitted, whichever is lower: what no open stream still needs. Whoever
+// reads the partition next (another replica after a rebalance, this one
+// after a crash) therefore reads every stream open then from its start.
+// A stream that never ends holds its partition's commit back until the
+// engine ends it (idle timeout).
 //
 // # Rebalances
 //
-// A partition revoked or lost (the group moved it, or the session expired)
-// takes its open streams away: this tap will not see how they go on, and
-// may get the partition back later from the group's commit. That is a loss
-// (tap.DropRebalance), emitted as a control Message with Lost (scope "", the
-// whole tap: a partition's streams are not known by name; over-gapping loses
-// findings but never invents one) before any record read after it. Records
-// this run emitted before a partition came back are not emitted again. A
-// partition assigned emits a Reconnected: the tap starts reading it where
-// the group left off, possibly mid-stream, and the engine opens its join
-// window.
+// A partition revoked (the group moved it; committed first) or lost (the
+// session expired; no commit is possible, the next owner starts at the
+// last one) is handed over: a control Message with Lost, LossReason
+// tap.DropRebalance and Pos naming the partition (Kind tap.PosKafka, Name
+// the topic, Partition), emitted before any record read after it. The
+// engine drops that partition's streams with no verdict (no missing_final:
+// the next owner reads them from their start) and touches no other
+// partition's. A partition assigned opens a join window of its own
+// (Config.JoinWindow): its records carry Message.Joined for that long, in
+// case it resumes at a commit that did not wait for open streams (an older
+// e2atap, another tool, start: latest). Records read again from the commit
+// after a handover (streams that ended after the oldest open one began) are
+// judged again by their new reader: around a rebalance a finding can be
+// reported twice, by the old owner and the new one, never lost.
+// When Run returns it commits, then hands every partition it held over
+// the same way (not counted as a loss): whoever reads them next, another
+// replica or this tap run again by a reload or its supervisor, reads their
+// open streams from the commit, so the engine neither reports them missing
+// at shutdown nor sees their start twice.
 //
 // # Health and the log
 //

@@ -85,17 +85,19 @@ func TestTopicsByName(t *testing.T) {
 	produce(t, prod, records("other", 5)...)
 
 	c := &collector{}
-	stats, _ := startTap(t, Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{"eventmesh-stream"}, Start: "earliest", HealthInterval: 100 * time.Millisecond}, c)
+	stats, _ := startTap(t, Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{"eventmesh-stream"}, Start: "earliest", HealthInterval: 100 * time.Millisecond, JoinWindow: time.Hour}, c)
 	waitFor(t, "30 records", func() bool { msgs, _ := c.data(); return len(msgs) >= 30 })
 	// Produced while the tap runs.
 	recs = append(recs, produce(t, prod, records("eventmesh-stream", 6)...)...)
 	waitFor(t, "36 records", func() bool { msgs, _ := c.data(); return len(msgs) >= 36 })
-	msgs, reconnected := c.data()
+	msgs, _ := c.data()
 	if diff := cmp.Diff(want(recs), index(t, msgs)); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
-	if reconnected < 1 {
-		t.Error("no Reconnected control message on assignment")
+	for _, m := range msgs {
+		if !m.Joined {
+			t.Fatalf("%v: not Joined within the join window of its partition's assignment", m.Pos)
+		}
 	}
 	if !stats.UpstreamUp.Load() {
 		t.Error("not Up")

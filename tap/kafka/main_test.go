@@ -93,31 +93,21 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 type collector struct {
 	mu          sync.Mutex
 	msgs        []tap.Message
-	all         []tap.Message // control messages too, in order
 	reconnected int
-	lost        int
 }
 
 func (c *collector) emit(_ context.Context, m tap.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.all = append(c.all, m)
 	if m.Reconnected {
 		c.reconnected++
 		return nil
 	}
 	if m.Lost {
-		c.lost++
 		return nil
 	}
 	c.msgs = append(c.msgs, m)
 	return nil
-}
-
-func (c *collector) counts() (reconnected, lost int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reconnected, c.lost
 }
 
 func (c *collector) data() ([]tap.Message, int) {

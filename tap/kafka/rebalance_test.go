@@ -34,73 +34,212 @@ func produceRound(t *testing.T, prod *kgo.Client, topic string, next []int, roun
 	produce(t, prod, recs...)
 }
 
-func (c *collector) snapshot() []tap.Message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]tap.Message(nil), c.all...)
+// streamLen is how many records a stream of the rebalance test has; the
+// last one ends it.
+const streamLen = 9
+
+// openModel is what the engine tells a tap's commit (Config.BeforeCommit),
+// modelled: a stream is open from its first record (I = 0) until its
+// last (I = streamLen-1); per partition, the tap may commit no further
+// than the first offset of the oldest open stream. A handover (a Lost
+// scoped to a partition) forgets that partition's streams, as the engine
+// drops them.
+type openModel struct {
+	mu    sync.Mutex
+	first map[tap.Position]map[int]int64 // partition (Offset 0) → stream → first offset
+	all   []tap.Message
 }
 
-// Two taps in one group: the second one's arrival takes partitions (and
-// their open streams) from the first, its departure gives them back. Each
-// move is a loss for the tap that gave them up, emitted before anything it
-// reads afterwards, so that neither tap judges a stream across the time it
-// did not own it; the tap that receives partitions opens a join window.
-func TestRebalanceIsALoss(t *testing.T) {
+func newOpenModel() *openModel { return &openModel{first: map[tap.Position]map[int]int64{}} }
+
+func (o *openModel) emit(_ context.Context, m tap.Message) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.all = append(o.all, m)
+	part := tap.Position{Kind: tap.PosKafka, Name: m.Pos.Name, Partition: m.Pos.Partition}
+	if m.Lost {
+		delete(o.first, part)
+		return nil
+	}
+	var r taptest.SeqRecord
+	if m.Reconnected || json.Unmarshal(m.Data, &r) != nil {
+		return nil
+	}
+	if o.first[part] == nil {
+		o.first[part] = map[int]int64{}
+	}
+	if _, open := o.first[part][r.S]; !open {
+		o.first[part][r.S] = m.Pos.Offset
+	}
+	if r.I == streamLen-1 {
+		delete(o.first[part], r.S)
+	}
+	return nil
+}
+
+func (o *openModel) beforeCommit(context.Context) (OpenFirst, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	low := map[tap.Position]int64{}
+	for part, streams := range o.first {
+		for _, off := range streams {
+			if cur, ok := low[part]; !ok || off < cur {
+				low[part] = off
+			}
+		}
+	}
+	return func(topic string, partition int32) (int64, bool) {
+		off, ok := low[tap.Position{Kind: tap.PosKafka, Name: topic, Partition: partition}]
+		return off, ok
+	}, nil
+}
+
+func (o *openModel) messages() []tap.Message {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]tap.Message(nil), o.all...)
+}
+
+// wholeStreams checks one tap's messages: after every handover of its
+// partition, a stream is read again from its first record, and in between
+// its sequence has no jump. It returns the problems, the streams read to
+// their end and the records seen.
+func wholeStreams(msgs []tap.Message) (problems []string, ended map[int]bool, records int) {
+	last := map[int]int{} // stream → last sequence since its partition's handover
+	part := map[int]int32{}
+	ended = map[int]bool{}
+	for _, m := range msgs {
+		if m.Lost {
+			if m.Pos.Kind != tap.PosKafka || m.LossReason != tap.DropRebalance {
+				problems = append(problems, fmt.Sprintf("loss %+v: want a handover of one partition", m))
+			}
+			for s, p := range part {
+				if p == m.Pos.Partition {
+					delete(last, s)
+				}
+			}
+			continue
+		}
+		var r taptest.SeqRecord
+		if m.Reconnected || json.Unmarshal(m.Data, &r) != nil {
+			continue
+		}
+		records++
+		part[r.S] = m.Pos.Partition
+		prev, seen := last[r.S]
+		switch {
+		case !seen && r.I != 0:
+			problems = append(problems, fmt.Sprintf("stream %d read from the middle (first %d at %v)", r.S, r.I, m.Pos))
+		case seen && r.I != prev+1:
+			problems = append(problems, fmt.Sprintf("stream %d: %d after %d", r.S, r.I, prev))
+		}
+		last[r.S] = r.I
+		if r.I == streamLen-1 && (seen || r.I == 0) {
+			ended[r.S] = true
+		}
+	}
+	return problems, ended, records
+}
+
+// Two taps in one group, with the commit policy: the second one's arrival
+// takes partitions (and their open streams) from the first, its departure
+// gives them back. The tap giving a partition up commits only up to the
+// oldest open stream's first record and hands the partition's streams over
+// (a Lost scoped to it, before anything read afterwards); the tap taking
+// it reads every stream open there from its start, so neither judges a
+// stream from the middle and every stream is read whole by some tap.
+// With the old policy (commit what was read) the taker reads the open
+// streams from the middle.
+func TestRebalanceHandsStreamsOver(t *testing.T) {
 	const topic = "eventmesh-stream"
 	brokers := newCluster(t, 4, topic)
 	prod := newClient(t, brokers)
-	cfg := Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{topic}, Start: "earliest", HealthInterval: 100 * time.Millisecond}
+	cfg := Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{topic}, Start: "earliest",
+		HealthInterval: 100 * time.Millisecond, CommitInterval: 50 * time.Millisecond}
 	next := make([]int, 20)
 
-	a := &collector{}
-	statsA, _ := startTap(t, cfg, a)
+	a := newOpenModel()
+	cfgA := cfg
+	cfgA.BeforeCommit = a.beforeCommit
+	statsA := runTap(t, cfgA, a.emit)
 	produceRound(t, prod, topic, next, 3)
-	waitFor(t, "tap A to read round 1", func() bool { msgs, _ := a.data(); return len(msgs) == 60 })
+	waitFor(t, "tap A to read rounds 0-2", func() bool { _, _, n := wholeStreams(a.messages()); return n == 60 })
 
-	b := &collector{}
-	_, stopB := startTap(t, cfg, b)
-	waitFor(t, "the rebalance", func() bool { rb, _ := b.counts(); return rb >= 1 })
-	produceRound(t, prod, topic, next, 3)
-	waitFor(t, "round 2 split over both taps", func() bool {
-		ma, _ := a.data()
-		mb, _ := b.data()
-		return len(ma)+len(mb) == 120
+	b := newOpenModel()
+	cfgB := cfg
+	cfgB.BeforeCommit = b.beforeCommit
+	stopB := runTapStop(t, cfgB, b.emit)
+	waitFor(t, "tap A to hand partitions over", func() bool { return statsA.Drops[tap.DropRebalance].Load() >= 1 })
+	waitFor(t, "tap B to read its partitions' streams from their start", func() bool {
+		_, _, n := wholeStreams(b.messages())
+		return n > 0 && n%3 == 0
 	})
-	if mb, _ := b.data(); len(mb) == 0 {
+	produceRound(t, prod, topic, next, 3)
+	waitFor(t, "rounds 3-5", func() bool {
+		_, _, na := wholeStreams(a.messages())
+		_, _, nb := wholeStreams(b.messages())
+		return na+nb >= 120
+	})
+	if _, _, nb := wholeStreams(b.messages()); nb == 0 {
 		t.Fatal("tap B got no partition: the test proves nothing")
 	}
+	ra0 := statsA.Drops[tap.DropRebalance].Load()
 	stopB()
-	ra0, _ := a.counts()
-	waitFor(t, "tap A to get B's partitions", func() bool { ra, _ := a.counts(); return ra > ra0 })
 	produceRound(t, prod, topic, next, 3)
-	waitFor(t, "round 3 at tap A", func() bool { ma, _ := a.data(); mb, _ := b.data(); return len(ma)+len(mb) == 180 })
+	waitFor(t, "every stream read to its end", func() bool {
+		_, ea, _ := wholeStreams(a.messages())
+		_, eb, _ := wholeStreams(b.messages())
+		for s := range next {
+			if !ea[s] && !eb[s] {
+				return false
+			}
+		}
+		return true
+	})
+	for name, o := range map[string]*openModel{"A": a, "B": b} {
+		if problems, _, _ := wholeStreams(o.messages()); len(problems) > 0 {
+			t.Errorf("tap %s: %d problems: %v", name, len(problems), problems[:min(5, len(problems))])
+		}
+	}
+	if statsA.Drops[tap.DropRebalance].Load() != ra0 {
+		t.Log("tap A handed over again when B left (an eager rebalance)")
+	}
+}
 
-	for name, c := range map[string]*collector{"A": a, "B": b} {
-		jumps, checked := taptest.UnjudgedJumps(c.snapshot())
-		if len(jumps) > 0 {
-			t.Errorf("tap %s: %d sequence jumps across a rebalance not covered by a loss: %v", name, len(jumps), jumps[:min(5, len(jumps))])
-		}
-		if checked == 0 {
-			t.Errorf("tap %s judged nothing", name)
-		}
+// runTap runs a tap with emit until the test ends; Run must return nil.
+func runTap(t *testing.T, cfg Config, emit tap.EmitFunc) *tap.Stats {
+	t.Helper()
+	stats := new(tap.Stats)
+	stop := runTapStats(t, cfg, stats, emit)
+	_ = stop
+	return stats
+}
+
+func runTapStop(t *testing.T, cfg Config, emit tap.EmitFunc) func() {
+	t.Helper()
+	return runTapStats(t, cfg, new(tap.Stats), emit)
+}
+
+func runTapStats(t *testing.T, cfg Config, stats *tap.Stats, emit tap.EmitFunc) func() {
+	t.Helper()
+	tp, err := New(cfg, stats, discard)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := statsA.Drops[tap.DropRebalance].Load(); d == 0 {
-		t.Error("no rebalance drop counted at tap A")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tp.Run(ctx, emit) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
 	}
-	for _, m := range a.snapshot() {
-		if m.Lost && (m.LossReason != tap.DropRebalance || m.Conn != "") {
-			t.Errorf("loss %+v: want reason rebalance, scope the tap", m)
-		}
-	}
-	seen := map[tap.Position]bool{}
-	ma, _ := a.data()
-	mb, _ := b.data()
-	for _, m := range append(ma, mb...) {
-		if seen[m.Pos] {
-			t.Errorf("%v emitted twice", m.Pos)
-		}
-		seen[m.Pos] = true
-	}
+	t.Cleanup(stop)
+	return stop
 }
 
 type syncBuffer struct {
@@ -238,5 +377,42 @@ func TestBudgetSlowsReading(t *testing.T) {
 		if d := stats.Drops[i].Load(); d != 0 {
 			t.Errorf("%s drops = %d", tap.DropReasonNames[i], d)
 		}
+	}
+}
+
+// A tap that stops (shutdown, a reload, its supervisor starting it again)
+// hands its partitions over as it stops: the next run in the same group,
+// feeding the same engine, reads the open streams again from the commit,
+// and the engine must not see their start twice (or report them missing
+// at shutdown).
+func TestStopHandsStreamsOver(t *testing.T) {
+	const topic = "eventmesh-stream"
+	brokers := newCluster(t, 3, topic)
+	prod := newClient(t, brokers)
+	o := newOpenModel()
+	cfg := Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{topic}, Start: "earliest",
+		HealthInterval: 100 * time.Millisecond, CommitInterval: 50 * time.Millisecond, BeforeCommit: o.beforeCommit}
+	next := make([]int, 12)
+	stop := runTapStop(t, cfg, o.emit)
+	produceRound(t, prod, topic, next, 4)
+	waitFor(t, "the first run to read rounds 0-3", func() bool { _, _, n := wholeStreams(o.messages()); return n == 48 })
+	stop()
+	handovers := 0
+	for _, m := range o.messages() {
+		if m.Lost {
+			handovers++
+		}
+	}
+	if handovers != 3 {
+		t.Fatalf("%d handovers as the tap stopped, want one per partition (3)", handovers)
+	}
+	runTapStop(t, cfg, o.emit)
+	produceRound(t, prod, topic, next, streamLen-4)
+	waitFor(t, "every stream read to its end", func() bool {
+		_, ended, _ := wholeStreams(o.messages())
+		return len(ended) == len(next)
+	})
+	if problems, _, _ := wholeStreams(o.messages()); len(problems) > 0 {
+		t.Errorf("%d problems: %v", len(problems), problems[:min(5, len(problems))])
 	}
 }

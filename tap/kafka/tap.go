@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// pollWait bounds one poll, so that a partition assignment is announced
-// (Reconnected) even when no record follows it.
+// pollWait bounds one poll, so that a partition handed over is announced
+// and the commit moves on (streams ending by idle timeout) even when no
+// record follows.
 const pollWait = 500 * time.Millisecond
 
 // ErrAlreadyRunning is returned by Run when the tap is already running.
@@ -59,17 +62,21 @@ type topicPartition struct {
 // run is the state of one Run call.
 type run struct {
 	*Tap
-	assigned atomic.Bool // a partition assignment not yet announced
-	// revoked: partitions were revoked or lost, not yet emitted as a loss.
-	revoked atomic.Bool
-	wasUp   atomic.Bool // UpstreamUp has been true once: a later false→true is a reconnect
+	wasUp atomic.Bool // UpstreamUp has been true once: a later false→true is a reconnect
 
 	mu  sync.Mutex
 	lag map[topicPartition]int64
-	// next is, per partition, the offset after the last record emitted in
-	// this run: a partition taken away and given back resumes from the
-	// group's commit, and what was emitted already is not emitted twice.
-	next map[topicPartition]int64
+	// next is, per assigned partition, the offset after the last record
+	// emitted, and the leader epoch of that record: what may be committed
+	// when no stream is open.
+	next map[topicPartition]kgo.EpochOffset
+	// assignedAt is when each partition was assigned (its join window).
+	assignedAt map[topicPartition]time.Time
+	// handover: partitions revoked or lost, whose open streams the engine
+	// is still to drop (emitted before anything read after them).
+	handover []topicPartition
+	// lastCommit is when the poll loop last committed.
+	lastCommit time.Time
 
 	outMu   sync.Mutex
 	outages map[string]*tap.Outage // by redacted broker address
@@ -89,7 +96,8 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]int64{}, outages: map[string]*tap.Outage{}}
+	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]kgo.EpochOffset{},
+		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now()}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -100,25 +108,31 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		kgo.ConsumerGroup(t.cfg.Group),
 		kgo.ConsumeTopics(t.cfg.Topics...),
 		kgo.ConsumeResetOffset(start),
-		kgo.AutoCommitMarks(),
+		// The tap commits itself (commit): never past an open stream.
+		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
-			r.assigned.Store(true)
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+			r.assign(assigned)
 		}),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
-			// Overriding the default revoke means committing here.
-			if err := cl.CommitMarkedOffsets(ctx); err != nil {
-				t.log.Warn("kafka commit on revoke", "err", err)
-			}
+			// What was read of the partitions going away is committed
+			// before they go (never past an open stream: the next owner
+			// reads those from their start).
+			r.commit(ctx, cl)
 			r.lose(revoked, "revoked")
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+			// The group moved on without us: no commit is possible, the
+			// next owner starts at the last one.
 			r.lose(lost, "lost")
 		}),
 		kgo.WithHooks(brokerHooks{r}),
 	}
 	if t.cfg.Regex {
 		opts = append(opts, kgo.ConsumeRegex())
+	}
+	if t.cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(t.cfg.SessionTimeout), kgo.HeartbeatInterval(max(t.cfg.SessionTimeout/10, 100*time.Millisecond)))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -130,9 +144,13 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		cancel()
 		wg.Wait()
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if err := cl.CommitMarkedOffsets(cctx); err != nil {
-			t.log.Warn("kafka final commit", "err", err)
-		}
+		r.commit(cctx, cl)
+		// The group's next reader (another replica, or this tap started
+		// again by a reload or its supervisor) reads the open streams
+		// from the commit: this run hands them over, so that the engine
+		// neither reports them missing at shutdown nor sees their start
+		// twice. Nothing is committed after this (next is empty).
+		r.handOverAll(cctx, emit)
 		ccancel()
 		cl.CloseAllowingRebalance()
 		t.stats.Up.Store(false)
@@ -180,19 +198,19 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		r.setUp(true)
 	}
 	// A partition taken away (revoked, or lost with the group session):
-	// the streams it carried go on elsewhere, or resume here later from the
-	// group's commit. This tap does not see them meanwhile: a loss, before
-	// any record read after it. The scope is the whole tap (a partition's
-	// streams are not known by name): over-gapping loses findings but never
-	// invents one.
-	if r.revoked.Swap(false) {
+	// the streams it carried go on at its next owner, which reads them from
+	// the commit, that is from their start. This tap drops them with no
+	// verdict (a handover: a Lost scoped to the partition), before any
+	// record read after it.
+	r.mu.Lock()
+	handover := r.handover
+	r.handover = nil
+	r.mu.Unlock()
+	for _, tp := range handover {
 		r.stats.Drop(tap.DropRebalance)
-		if err := emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropRebalance}); err != nil {
-			return err
-		}
-	}
-	if r.assigned.Swap(false) {
-		if err := emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Reconnected: true}); err != nil {
+		m := tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropRebalance,
+			Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: -1}}
+		if err := emit(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -206,19 +224,15 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		r.setLag(tp, p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1))
 		r.mu.Lock()
 		next, seen := r.next[tp]
+		joinUntil := r.assignedAt[tp].Add(r.cfg.JoinWindow)
 		r.mu.Unlock()
-		var last *kgo.Record // the last record emitted: marking it marks the partition up to it
-		defer func() {
-			if last != nil {
-				cl.MarkCommitRecords(last)
-			}
-		}()
+		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
 		for _, rec := range p.Records {
 			if err != nil {
-				return
+				break
 			}
-			if seen && rec.Offset < next {
-				continue // emitted already, before the partition went away and came back
+			if seen && rec.Offset < next.Offset {
+				continue // emitted already in this assignment
 			}
 			r.stats.Count(tap.DirNone, len(rec.Value))
 			// Kafka keeps what the tap has not read: wait for the budget
@@ -233,19 +247,116 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				Format:  sniff(rec.Value),
 				Data:    rec.Value,
 				Charged: len(rec.Value),
+				Joined:  joined,
 			})
 			if err != nil {
 				r.cfg.Budget.Release(len(rec.Value))
-				return
+				break
 			}
-			last = rec
-			next, seen = rec.Offset+1, true
+			next, seen = kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}, true
 		}
-		r.mu.Lock()
-		r.next[tp] = next
-		r.mu.Unlock()
+		if seen {
+			r.mu.Lock()
+			if _, mine := r.assignedAt[tp]; mine {
+				r.next[tp] = next
+			}
+			r.mu.Unlock()
+		}
 	})
+	if err == nil && now.Sub(r.lastCommit) >= r.cfg.CommitInterval {
+		// While the rebalance is held (BlockRebalanceOnPoll): the
+		// partitions committed are the ones read.
+		r.lastCommit = now
+		r.commit(ctx, cl)
+	}
 	return err
+}
+
+// commit commits, per partition read, what no open stream still needs:
+// the offset after the last record emitted, or the first offset of the
+// oldest stream still open there, whichever is lower, once everything
+// emitted is judged and written out (Config.BeforeCommit). A failure is
+// logged; the next commit tries again.
+func (r *run) commit(ctx context.Context, cl *kgo.Client) {
+	r.mu.Lock()
+	next := make(map[topicPartition]kgo.EpochOffset, len(r.next))
+	for tp, n := range r.next {
+		next[tp] = n
+	}
+	r.mu.Unlock()
+	if len(next) == 0 {
+		return
+	}
+	var open OpenFirst
+	if r.cfg.BeforeCommit != nil {
+		var err error
+		if open, err = r.cfg.BeforeCommit(ctx); err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("kafka commit skipped: what was read is not written out yet", "err", err)
+			}
+			return
+		}
+	}
+	offsets := map[string]map[int32]kgo.EpochOffset{}
+	for tp, n := range next {
+		if open != nil {
+			if first, ok := open(tp.topic, tp.partition); ok && first < n.Offset {
+				n.Offset = first
+			}
+		}
+		if offsets[tp.topic] == nil {
+			offsets[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		offsets[tp.topic][tp.partition] = n
+	}
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err == nil && resp != nil {
+			for _, t := range resp.Topics {
+				for _, p := range t.Partitions {
+					if err == nil {
+						err = kerr.ErrorForCode(p.ErrorCode)
+					}
+				}
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("kafka commit failed", "err", err)
+		}
+	})
+}
+
+// handOverAll hands every partition of this run over as the run ends
+// (not a loss: nothing is counted).
+func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
+	r.mu.Lock()
+	parts := r.handover
+	for tp := range r.assignedAt {
+		parts = append(parts, tp)
+	}
+	r.handover = nil
+	clear(r.next)
+	clear(r.assignedAt)
+	r.mu.Unlock()
+	now := time.Now()
+	for _, tp := range parts {
+		m := tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropRebalance,
+			Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: -1}}
+		if emit(ctx, m) != nil {
+			return
+		}
+	}
+}
+
+// assign opens the join window of partitions just assigned.
+func (r *run) assign(parts map[string][]int32) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			r.assignedAt[topicPartition{topic, p}] = now
+		}
+	}
 }
 
 // brokerHooks sees every connection attempt to a broker: the log of an
@@ -315,8 +426,8 @@ func (r *run) setLag(tp topicPartition, lag int64) {
 	r.lag[tp] = lag
 }
 
-// lose forgets the lag of partitions taken away and marks the loss that
-// the next poll emits.
+// lose forgets the partitions taken away and queues their handover for
+// the next poll.
 func (r *run) lose(parts map[string][]int32, how string) {
 	n := 0
 	for _, ps := range parts {
@@ -325,8 +436,7 @@ func (r *run) lose(parts map[string][]int32, how string) {
 	if n == 0 {
 		return
 	}
-	r.revoked.Store(true)
-	r.log.Info("kafka partitions "+how+": their open streams are not judged across the rebalance", "partitions", n)
+	r.log.Info("kafka partitions "+how+": their open streams are handed over to the next owner", "partitions", n)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for topic, ps := range parts {
@@ -334,6 +444,9 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			tp := topicPartition{topic, p}
 			r.stats.Lag.Add(-r.lag[tp])
 			delete(r.lag, tp)
+			delete(r.next, tp)
+			delete(r.assignedAt, tp)
+			r.handover = append(r.handover, tp)
 		}
 	}
 }

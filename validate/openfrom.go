@@ -1,0 +1,230 @@
+package validate
+
+import "sort"
+
+// What a Kafka consumer may commit (DESIGN.md, "Growing past one machine"):
+// per partition, only what no open stream still needs, the offset of the
+// oldest open stream's first record, so that whoever reads the partition
+// next (another replica after a rebalance, this one after a crash) reads
+// every open stream from its start.
+//
+// The engine keeps this beside its stream tables, not in them (a stream's
+// state stays small, and only streams read from Kafka pay): openFrom holds,
+// per tap and partition, a queue of the first offsets of the streams opened
+// there, in the order they were opened, and a map from a stream to its
+// entry. Within one engine a partition's records arrive in offset order, so
+// the queue is sorted; an ended stream is marked in place, and the marked
+// entries at the head are dropped (lazy removal), so that the head is the
+// oldest open stream's first offset. Each shard's engine has its own
+// openFrom, touched only by its goroutine; a live run reads them all at a
+// barrier (Live.SyncOpen), when every shard is idle.
+
+// KafkaPartition names one partition of a tap's topic.
+type KafkaPartition struct {
+	Tap       string
+	Topic     string
+	Partition int32
+}
+
+// openRef names a stream by its partition of the stream state and its key's
+// hash in that partition's table (the hash its tombstone is kept by).
+type openRef struct {
+	part uint8
+	h    uint64
+}
+
+type openEntry struct {
+	off    int64
+	ref    openRef
+	closed bool
+}
+
+// openQueue is one Kafka partition's streams in the order they opened.
+type openQueue struct {
+	q    []openEntry
+	head int
+	open int // entries not closed
+}
+
+type openFrom struct {
+	parts   map[KafkaPartition]*openQueue
+	streams map[openRef]openLoc
+}
+
+// openLoc is where an open stream's entry is: its queue and first offset.
+type openLoc struct {
+	q   *openQueue
+	off int64
+}
+
+// opened records the first record of a stream just created in the table.
+func (e *Engine) opened(h uint64, in *Input) {
+	if in.Pos.Kind != PosKafka {
+		return
+	}
+	o := e.opens
+	if o == nil {
+		o = &openFrom{parts: map[KafkaPartition]*openQueue{}, streams: map[openRef]openLoc{}}
+		e.opens = o
+	}
+	kp := KafkaPartition{Tap: in.Tap, Topic: in.Pos.Name, Partition: in.Pos.Partition}
+	q := o.parts[kp]
+	if q == nil {
+		q = &openQueue{}
+		o.parts[kp] = q
+	}
+	ref := openRef{part: e.cur.id, h: h}
+	if old, ok := o.streams[ref]; ok {
+		old.q.close(ref, old.off) // a key reused before its end reached us: keep one entry
+	}
+	o.streams[ref] = openLoc{q: q, off: in.Pos.Offset}
+	q.push(openEntry{off: in.Pos.Offset, ref: ref})
+}
+
+// closed records that the stream of key (in the current partition of the
+// stream state) ended or left the table.
+func (e *Engine) closed(key []byte) {
+	o := e.opens
+	if o == nil || len(o.streams) == 0 {
+		return
+	}
+	ref := openRef{part: e.cur.id, h: e.tab.hash(key)}
+	if loc, ok := o.streams[ref]; ok {
+		delete(o.streams, ref)
+		loc.q.close(ref, loc.off)
+	}
+}
+
+func (q *openQueue) push(en openEntry) {
+	q.open++
+	n := len(q.q)
+	if n == q.head || q.q[n-1].off <= en.off {
+		q.q = append(q.q, en)
+		return
+	}
+	// Out of order (a partition read again from an older offset): keep
+	// the queue sorted.
+	i := q.head + sort.Search(n-q.head, func(i int) bool { return q.q[q.head+i].off > en.off })
+	q.q = append(q.q, openEntry{})
+	copy(q.q[i+1:], q.q[i:])
+	q.q[i] = en
+}
+
+func (q *openQueue) close(ref openRef, off int64) {
+	live := q.q[q.head:]
+	for i := sort.Search(len(live), func(i int) bool { return live[i].off >= off }); i < len(live) && live[i].off == off; i++ {
+		if en := &live[i]; !en.closed && en.ref == ref {
+			en.closed = true
+			q.open--
+			break
+		}
+	}
+	for q.head < len(q.q) && q.q[q.head].closed {
+		q.head++
+	}
+	switch n := len(q.q) - q.head; {
+	case n == 0:
+		q.q, q.head = q.q[:0], 0
+	case n > 2*q.open+closedKept:
+		// A stream that stays open holds the head: the ended ones behind
+		// it are kept only for Handover's tombstones, and only so many.
+		live := q.q[:0]
+		for _, en := range q.q[q.head:] {
+			if !en.closed {
+				live = append(live, en)
+			}
+		}
+		q.q, q.head = live, 0
+	case q.head > 64 && q.head > len(q.q)/2:
+		q.q = append(q.q[:0], q.q[q.head:]...)
+		q.head = 0
+	}
+}
+
+// closedKept bounds the ended streams a queue keeps behind an open one
+// (beyond twice the open ones): memory stays proportional to the open
+// streams, whatever one stuck stream holds back.
+const closedKept = 4096
+
+// oldest is the first offset of the oldest open stream.
+func (q *openQueue) oldest() (int64, bool) {
+	if q.head < len(q.q) {
+		return q.q[q.head].off, true
+	}
+	return 0, false
+}
+
+// openFirst adds to into, per partition of tap with open streams, the first
+// offset of its oldest open stream (the lowest over the engines).
+func (o *openFrom) openFirst(tap string, into map[KafkaPartition]int64) {
+	if o == nil {
+		return
+	}
+	for kp, q := range o.parts {
+		if kp.Tap != tap {
+			continue
+		}
+		if off, ok := q.oldest(); ok {
+			if cur, seen := into[kp]; !seen || off < cur {
+				into[kp] = off
+			}
+		}
+	}
+}
+
+// Handover drops, with no verdict, every stream of the tap's partition
+// in.Pos (Name, Partition) that its next reader reads again: those still
+// open, and those that ended after the oldest open one began (their
+// tombstones too, so that reading them again here later is no
+// after_final). The partition went to another consumer, which reads them
+// from their start (the commit waited for them).
+func (e *Engine) Handover(in *Input) {
+	o := e.opens
+	if o == nil {
+		return
+	}
+	kp := KafkaPartition{Tap: in.Tap, Topic: in.Pos.Name, Partition: in.Pos.Partition}
+	q := o.parts[kp]
+	if q == nil {
+		return
+	}
+	delete(o.parts, kp)
+	drop := map[openRef]bool{}
+	var parts [MaxPartitions]bool
+	for _, en := range q.q[q.head:] {
+		if en.closed {
+			e.parts[en.ref.part].tombs.drop(en.ref.h)
+			continue
+		}
+		drop[en.ref] = true
+		parts[en.ref.part] = true
+		delete(o.streams, en.ref)
+	}
+	if len(drop) == 0 {
+		return
+	}
+	e.forgetPending()
+	for p := range e.parts {
+		if !parts[p] || e.parts[p].tab == nil {
+			continue
+		}
+		e.use(p)
+		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+			if i >= int32(e.tab.len()) {
+				continue
+			}
+			if drop[openRef{part: uint8(p), h: e.tab.hash(e.tab.key(i))}] {
+				e.tab.remove(i)
+			}
+		}
+	}
+}
+
+// silentSink takes what a Silent input makes the engine report, and drops
+// it.
+type silentSink struct{}
+
+func (silentSink) Record(*RecordInfo)      {}
+func (silentSink) Finding(*Finding)        {}
+func (silentSink) StreamStart(*StreamInfo) {}
+func (silentSink) StreamEnd(*StreamInfo)   {}
