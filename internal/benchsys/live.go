@@ -168,13 +168,15 @@ func ratioGoal(name string, rate map[string][]float64) string {
 	if r >= 0.9 {
 		s = "met"
 	}
-	return fmt.Sprintf("%-52s %-6s (%.2f×: e2atap %s/s, bare client %s/s)", name+":", s, r, human(median(e)), human(median(b)))
+	return fmt.Sprintf("%-52s %-6s (%.2f×: e2atap %s/s, bare client %s/s; CPU µs/record: e2atap run %.2f, e2atap validate %.2f, bare client %.2f)",
+		name+":", s, r, human(median(e)), human(median(b)), median(rate["cpu:e2atap"]), median(rate["cpu:validate"]), median(rate["cpu:bare"]))
 }
 
 // steps runs every step for both consumers, interleaved, prints a row per
 // run and returns the highest step each held in every round.
 func (l *live) steps(title, unit string, steps []int, run func(who string, step int) result) map[string]int {
 	fmt.Printf("### %s\n", title)
+	l.printCeiling(300_000)
 	fmt.Printf("  %-9s %-7s %9s %10s %9s %8s %8s %5s %7s %8s %8s %9s %s\n", "step", "who", "sent", "achieved/s", "got", "lost", "dropped", "slow", "drain", "CPU", "wall", "CPU-µs/rec", "")
 	best := map[string]int{}
 	for _, step := range steps {
@@ -210,6 +212,24 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 	return best
 }
 
+// ceiling is the engine's own rate on this machine now: e2atap validate of
+// the same records from a file, with run's two shards (wall and CPU). A
+// step above it cannot be held by any tap: what limits it is the engine.
+func (l *live) ceiling(n int) sample {
+	n = min(n, l.records())
+	path := filepath.Join(l.dir, fmt.Sprintf("ceiling-%d.jsonl", n))
+	if _, err := os.Stat(path); err != nil {
+		must(os.WriteFile(path, l.data[:l.offs[n]], 0o644))
+	}
+	return runCmd([]string{l.e2atap, "validate", "--quiet", "--shards", "2", "--fail-on", "never", path})
+}
+
+func (l *live) printCeiling(n int) {
+	s := l.ceiling(n)
+	fmt.Printf("  engine ceiling now (e2atap validate --shards 2, the same %d records from a file): %s records/s wall, %.2f µs CPU/record; load %s\n",
+		n, human(float64(n)/s.wall.Seconds()), float64(s.cpu.Microseconds())/float64(n), loadavg())
+}
+
 // catchup fills a backlog once and reads it from its start with both
 // consumers, interleaved; it returns each one's rates.
 func (l *live) catchup(title string, run func(who string) result, fill func(n int)) map[string][]float64 {
@@ -218,10 +238,6 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	// The engine's own ceiling on this machine now: e2atap validate of the
 	// same records from a file, with run's two shards. What run loses to
 	// it is the tap's cost (and the broker's).
-	backlog := filepath.Join(l.dir, "backlog.jsonl")
-	if _, err := os.Stat(backlog); err != nil {
-		must(os.WriteFile(backlog, l.data[:l.offs[*liveCatchup]], 0o644))
-	}
 	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec")
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
@@ -231,9 +247,10 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 		}
 		for _, who := range order {
 			if who == "validate" {
-				s := runCmd([]string{l.e2atap, "validate", "--quiet", "--shards", "2", "--fail-on", "never", backlog})
+				s := l.ceiling(*liveCatchup)
 				rate := float64(*liveCatchup) / s.wall.Seconds()
 				out[who] = append(out[who], rate)
+				out["cpu:"+who] = append(out["cpu:"+who], float64(s.cpu.Microseconds())/float64(*liveCatchup))
 				fmt.Printf("  %-8s %9d %9s %8s %8s %10s %8s %8s %9.2f   (e2atap validate --shards 2 of the same records from a file: the engine's ceiling)\n",
 					who, *liveCatchup, "", "", "", human(rate), s.cpu.Round(10*time.Millisecond), s.wall.Round(time.Millisecond),
 					float64(s.cpu.Microseconds())/float64(*liveCatchup))
@@ -241,14 +258,15 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 			}
 			res := run(who)
 			out[who] = append(out[who], res.rate)
+			out["cpu:"+who] = append(out["cpu:"+who], float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
 			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f\n", who, res.sent, res.got, res.lost(), res.dropped,
 				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond),
 				float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
 		}
 	}
 	e, b, v := out["e2atap"], out["bare"], out["validate"]
-	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians)\n\n",
-		median(e)/max(median(b), 1), median(e)/max(median(v), 1))
+	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n\n",
+		median(e)/max(median(b), 1), median(e)/max(median(v), 1), loadavg())
 	return out
 }
 
