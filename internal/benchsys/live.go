@@ -285,7 +285,7 @@ func (l *live) generate(n int) {
 }
 
 func (l *live) startBrokers() (stop func()) {
-	cmd := exec.Command(filepath.Join(filepath.Dir(l.bare), "brokers"), filepath.Join(l.dir, "jetstream"), strconv.Itoa(*livePart))
+	cmd := child(filepath.Join(filepath.Dir(l.bare), "brokers"), filepath.Join(l.dir, "jetstream"), strconv.Itoa(*livePart))
 	in, err := cmd.StdinPipe()
 	must(err)
 	out, err := cmd.StdoutPipe()
@@ -414,7 +414,7 @@ outputs:
 		must(os.MkdirAll(*liveProfile, 0o755))
 		args = append(args, "--cpuprofile", filepath.Join(*liveProfile, fmt.Sprintf("%s-%d.pprof", tapName, l.seq)))
 	}
-	c := &consumer{cmd: exec.Command(l.e2atap, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
+	c := &consumer{cmd: child(l.e2atap, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
 	c.cmd.Stderr = &c.stderr
 	must(c.cmd.Start())
 	go func() { c.cmd.Wait(); close(c.waitDone) }()
@@ -439,7 +439,7 @@ outputs:
 }
 
 func (l *live) startBare(args ...string) *consumer {
-	c := &consumer{cmd: exec.Command(l.bare, args...), who: "bare", waitDone: make(chan struct{})}
+	c := &consumer{cmd: child(l.bare, args...), who: "bare", waitDone: make(chan struct{})}
 	out, err := c.cmd.StdoutPipe()
 	must(err)
 	c.cmd.Stderr = &c.stderr
