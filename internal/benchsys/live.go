@@ -61,7 +61,8 @@ type live struct {
 	seq                         int    // distinguishes runs (groups, files)
 }
 
-func (l *live) records() int     { return len(l.offs) - 1 }
+func (l *live) records() int { return len(l.offs) - 1 }
+
 // rec is record i, past the last generated one from the start again (the
 // streams then repeat: the engine reports findings on them, which costs it
 // some CPU; -live-max-records says when).
