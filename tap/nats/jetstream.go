@@ -203,7 +203,10 @@ func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *s
 	}
 	hb := time.NewTicker(r.cfg.Heartbeat)
 	defer hb.Stop()
-	last := time.Now() // when a message or heartbeat was last read
+	// idle counts heartbeat ticks with nothing read in between (a message
+	// or a heartbeat); counting, not reading the clock, keeps time.Now off
+	// the per-message path but for the message's own time.
+	idle := 0
 	for {
 		var msg *nats.Msg
 		select {
@@ -212,17 +215,21 @@ func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *s
 			return progressed, errReconnected
 		case <-ctx.Done():
 			return progressed, ctx.Err()
-		case now := <-hb.C:
-			// Idle only if nothing waits to be read and nothing was read
-			// for two heartbeats: an emit that blocks (backpressure) is no
-			// missed heartbeat, what came meanwhile is in ch. (now is the
-			// tick's time, and last is also set after every emit.)
-			if len(ch) == 0 && now.Sub(last) > 2*r.cfg.Heartbeat {
+		case <-hb.C:
+			// Gone after two whole heartbeat intervals with nothing read
+			// and nothing waiting. An emit that blocks (backpressure) is no
+			// missed heartbeat: what came meanwhile waits in ch, and a
+			// ticker keeps one tick, not the ones it missed.
+			if len(ch) > 0 {
+				idle = 0
+				continue
+			}
+			if idle++; idle > 2 {
 				return progressed, errNoHeartbeat
 			}
 			continue
 		}
-		last = time.Now()
+		idle = 0
 		if len(msg.Data) == 0 && msg.Reply == "" && msg.Header.Get("Status") != "" {
 			done, err := pullStatus(msg)
 			if err != nil {
@@ -238,12 +245,11 @@ func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *s
 		if err := pull(); err != nil {
 			return progressed, err
 		}
-		emitted, err := r.jsMessage(ctx, msg, last, cur)
+		emitted, err := r.jsMessage(ctx, msg, time.Now(), cur)
 		progressed = progressed || emitted
 		if err != nil {
 			return progressed, err
 		}
-		last = time.Now()
 	}
 }
 
