@@ -195,7 +195,11 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 	fmt.Printf("  %-9s %-7s %9s %10s %9s %8s %8s %5s %7s %8s %8s %9s %s\n", "step", "who", "sent", "achieved/s", "got", "lost", "dropped", "slow", "drain", "CPU", "wall", "CPU-µs/rec", "")
 	best := map[string]int{}
 	for _, step := range steps {
+		// A round where the producer fell short says nothing of the
+		// consumer: a step is held when every judged round held, and at
+		// least one was judged.
 		ok := map[string]bool{"e2atap": true, "bare": true}
+		judged := map[string]int{}
 		for r := 0; r < *liveRounds; r++ {
 			order := []string{"e2atap", "bare"}
 			if r%2 == 1 {
@@ -203,7 +207,10 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 			}
 			for _, who := range order {
 				res := run(who, step)
-				ok[who] = ok[who] && res.held
+				if !res.short {
+					judged[who]++
+					ok[who] = ok[who] && res.held
+				}
 				mark := "held"
 				switch {
 				case res.short:
@@ -218,7 +225,7 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 			}
 		}
 		for who, held := range ok {
-			if held && step > best[who] {
+			if held && judged[who] > 0 && step > best[who] {
 				best[who] = step
 			}
 		}
