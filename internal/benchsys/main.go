@@ -61,6 +61,7 @@ var (
 	only     = flag.String("only", "", "comma-separated parts to run: single,shards,memory,live (default all)")
 	noPin    = flag.Bool("no-pin", false, "do not pin single-core runs with taskset")
 	repoRoot = flag.String("root", ".", "the repository root")
+	binFlag  = flag.String("e2atap", "", "measure this e2atap binary instead of building ./cmd/e2atap (a before/after comparison)")
 )
 
 func main() {
@@ -73,6 +74,9 @@ func main() {
 	must(build(bin, "goloop", "./internal/benchsys/goloop"))
 	must(build(bin, "frameloop", "./internal/benchsys/frameloop"))
 	e2atap := filepath.Join(bin, "e2atap")
+	if *binFlag != "" {
+		e2atap = *binFlag
+	}
 
 	parts := map[string]bool{"single": true, "shards": true, "memory": true, "live": true}
 	if *only != "" {
