@@ -186,3 +186,41 @@ func TestJetStreamSlowEmitIsNotAMissedHeartbeat(t *testing.T) {
 	})
 	checkInOrder(t, msgs, log)
 }
+
+// The tap's consumer deleted under it (an operator, the server's
+// inactivity clean-up): the server ends its open pulls with 409 Consumer
+// Deleted and the tap recreates the consumer from its cursor at once (not
+// after missed heartbeats, 45 s here), reading on with nothing lost or read
+// twice.
+func TestJetStreamConsumerDeletedIsRecreatedFromTheCursor(t *testing.T) {
+	srv := startServer(t, 0, "")
+	nc := connect(t, srv.ClientURL())
+	js := newJS(t, nc)
+	stream := createStream(t, js, jetstream.StreamConfig{Name: "MESH", Subjects: []string{"mesh.>"}, Storage: jetstream.MemoryStorage})
+	publishJS(t, js, "mesh.a", 10, 0)
+	c := &collector{}
+	_, stats := startTap(t, Config{Name: "mesh", URL: srv.ClientURL(), Heartbeat: 15 * time.Second, ReconnectWait: 20 * time.Millisecond,
+		Streams: []StreamConfig{{Stream: "MESH", StartSeq: 1}}}, c)
+	waitFor(t, "the first 10 messages", func() bool { m, _ := c.data(); return len(m) == 10 })
+	names := consumerNames(t, stream)
+	if len(names) != 1 {
+		t.Fatalf("consumers %v, want the tap's one", names)
+	}
+	if err := stream.DeleteConsumer(context.Background(), names[0]); err != nil {
+		t.Fatal(err)
+	}
+	publishJS(t, js, "mesh.a", 10, 10)
+	waitFor(t, "the next 10 messages", func() bool { m, _ := c.data(); return len(m) >= 20 })
+	msgs, _ := c.data()
+	if len(msgs) != 20 {
+		t.Fatalf("got %d messages, want 20", len(msgs))
+	}
+	for i, m := range msgs {
+		if m.Pos.Offset != int64(i+1) || m.Gap {
+			t.Fatalf("message %d: stream seq %d, gap %v", i, m.Pos.Offset, m.Gap)
+		}
+	}
+	if d := stats.Drops[tap.DropUpstreamGap].Load(); d != 0 {
+		t.Errorf("upstream_gap drops = %d", d)
+	}
+}
