@@ -38,7 +38,10 @@ bench:
 
 # Whole-process benchmarks: the real binary beside jq, a Python loop and
 # plain Go programs on the same files, interleaved, by CPU and wall time.
-# BENCH_ARGS passes flags (e.g. BENCH_ARGS='-size 200M -rounds 5').
+# BENCH_ARGS passes flags (e.g. BENCH_ARGS='-size 200M -rounds 5'). The live
+# part (-only live) drives e2atap run's taps against a real nats-server, kfake
+# and a log writer at stepped rates beside each transport's bare client
+# (-live-rates, -live-bursts, -live-duration, -live-rounds; see -h).
 BENCH_ARGS ?=
 bench-system:
 	$(GO) run ./internal/benchsys $(BENCH_ARGS)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	check := fs.Bool("check", false, "check the configuration, the OTEL_* variables and what they need of this machine (directories, ports), list every problem, and exit (2 if any); creates nothing")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, until it stops (for performance reports: make bench-system -live-cpuprofile)")
 	if done, code := parseFlags(fs, runUsage, args, stdout); done {
 		return code
 	}
@@ -94,6 +96,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Warn("configuration: "+p.Msg, "config", *path, "line", p.Line)
 	}
 	cfg.Memory.BudgetBytes = applyMemoryLimits(cfg.Memory, logger)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			logger.Error("cannot start", "err", fmt.Errorf("--cpuprofile: %w", err))
+			return exitUsage
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	sc, err := newSidecar(ctx, cfg, logger, stdout)
 	if err != nil {
 		logger.Error("cannot start", "err", err)

@@ -11,6 +11,10 @@
 // Single-core figures pin every process to CPU 0 with taskset, so that a
 // tool with more threads does not win by using the second core; the shard
 // figures let e2atap use both cores.
+//
+// The live part (live.go) drives the taps of `e2atap run` against a real
+// nats-server, a kfake cluster and a log writer at stepped rates, beside
+// the bare client of each transport.
 package main
 
 import (
@@ -54,9 +58,10 @@ var (
 	rounds   = flag.Int("rounds", 3, "interleaved rounds per corpus and tool")
 	open     = flag.Int("open-streams", 1_000_000, "open streams for the memory figure (0: skip)")
 	framesN  = flag.Int("frames", 1_000_000, "frames in the frame corpus")
-	only     = flag.String("only", "", "comma-separated parts to run: single,shards,memory (default all)")
+	only     = flag.String("only", "", "comma-separated parts to run: single,shards,memory,live (default all)")
 	noPin    = flag.Bool("no-pin", false, "do not pin single-core runs with taskset")
 	repoRoot = flag.String("root", ".", "the repository root")
+	binFlag  = flag.String("e2atap", "", "measure this e2atap binary instead of building ./cmd/e2atap (a before/after comparison)")
 )
 
 func main() {
@@ -69,8 +74,11 @@ func main() {
 	must(build(bin, "goloop", "./internal/benchsys/goloop"))
 	must(build(bin, "frameloop", "./internal/benchsys/frameloop"))
 	e2atap := filepath.Join(bin, "e2atap")
+	if *binFlag != "" {
+		e2atap = *binFlag
+	}
 
-	parts := map[string]bool{"single": true, "shards": true, "memory": true}
+	parts := map[string]bool{"single": true, "shards": true, "memory": true, "live": true}
 	if *only != "" {
 		parts = map[string]bool{}
 		for _, p := range strings.Split(*only, ",") {
@@ -80,16 +88,21 @@ func main() {
 	fmt.Printf("e2atap bench-system: %d rounds, interleaved; CPU = user+sys of the child (rusage); %s\n", *rounds, time.Now().Format(time.RFC3339))
 	fmt.Printf("load before: %s\n\n", loadavg())
 
-	json := jsonCorpora(e2atap)
-	fr := frameCorpus()
-	if parts["single"] {
-		single(e2atap, bin, json, fr)
-	}
-	if parts["shards"] {
-		shards(e2atap, []corpus{json[0], fr})
+	if parts["single"] || parts["shards"] {
+		json := jsonCorpora(e2atap)
+		fr := frameCorpus()
+		if parts["single"] {
+			single(e2atap, bin, json, fr)
+		}
+		if parts["shards"] {
+			shards(e2atap, []corpus{json[0], fr})
+		}
 	}
 	if parts["memory"] && *open > 0 {
 		memory(e2atap)
+	}
+	if parts["live"] {
+		liveBench(bin, e2atap)
 	}
 	fmt.Printf("\nload after: %s\n", loadavg())
 }

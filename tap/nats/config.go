@@ -49,9 +49,9 @@ type Config struct {
 	ReconnectWait    time.Duration
 	ReconnectMaxWait time.Duration
 
-	// FetchBatch is how many JetStream messages the tap keeps pulled ahead
-	// (each fetch is also bounded in bytes: 32 MiB, or one message of
-	// MaxMessageBytes if that is more).
+	// FetchBatch is how many JetStream messages one pull request asks for;
+	// two are open at once (each is also bounded in bytes: 32 MiB, or one
+	// message of MaxMessageBytes if that is more).
 	FetchBatch int
 	// Heartbeat is the JetStream idle heartbeat (500ms to 15s); two missed
 	// heartbeats make the tap recreate its consumer.

@@ -16,11 +16,12 @@
 //     group name.
 //   - JetStream streams are read through ephemeral, in-memory, AckNone pull
 //     consumers that the tap orders itself: it never acks, nacks or pulls for
-//     an application's consumer, so their state is untouched. The tap pulls
-//     with explicit fetches of Config.FetchBatch messages, the next one sent
-//     as soon as the current one has all its messages (the server spreads
-//     messages round-robin over a consumer's waiting requests, so two open
-//     at once would interleave). After any failure (missed heartbeats,
+//     an application's consumer, so their state is untouched. The tap sends
+//     its own pull requests of Config.FetchBatch messages, two open at once,
+//     all answered into one inbox whose channel the stream goroutine reads
+//     itself (so the server's round-robin over waiting requests cannot
+//     reorder anything, and no goroutine or timer stands between the client
+//     and the tap for each message). After any failure (missed heartbeats,
 //     consumer deleted, server restart) the consumer is recreated from the
 //     stream sequence after the last one emitted, with capped exponential
 //     backoff and jitter; after a reconnect, at once.
@@ -101,8 +102,9 @@
 //     Config.Budget (tap.Message.Charged) until the engine has judged it.
 //   - JetStream is lossless under backpressure: a stream goroutine waits for
 //     the budget and emits itself, so a slow engine only slows the pull.
-//     Each fetch holds at most Config.FetchBatch messages (default 1024) and
-//     32 MiB (or one message of MaxMessageBytes, if that is more).
+//     Each pull request asks for at most Config.FetchBatch messages
+//     (default 1024) and 32 MiB (or one message of MaxMessageBytes, if that
+//     is more); two are open at once, so the client holds at most twice that.
 //   - Control messages (Reconnected) travel through their own 16-message
 //     queue; when it is full a Reconnected is coalesced with the ones queued.
 //

@@ -3,12 +3,16 @@ package natstap
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -134,99 +138,174 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 	}
 	cur.consSeq = 0
 
-	// Pulls are explicit fetches. The server spreads messages round-robin
-	// over a consumer's waiting requests, so a second request may only be
-	// in flight once the first has all its messages: then it is sent at
-	// once, before the first batch is read, and the server always has a
-	// request to deliver into. (The library's Messages iterator can miss
-	// its own refill when its pull goroutine is descheduled at the wrong
-	// moment, and then stalls until two heartbeats are missed; explicit
-	// fetches keep no such state.)
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	fetch := func() (jetstream.MessageBatch, error) {
-		b, err := cons.Fetch(r.cfg.FetchBatch, jetstream.FetchContext(fctx), jetstream.FetchHeartbeat(r.cfg.Heartbeat),
-			jetstream.FetchMaxBytes(r.fetchMaxBytes()))
-		if err != nil {
-			return nil, fmt.Errorf("fetch: %w", err)
-		}
-		return b, nil
-	}
 	r.log.Debug("jetstream consumer created", "stream", sc.Stream, "consumer", info.Name, "start_seq", cur.next)
 
-	var next jetstream.MessageBatch
-	for {
-		batch := next
-		next = nil
-		if batch == nil {
-			if batch, err = fetch(); err != nil {
-				return progressed, err
+	// The tap pulls by itself, into one inbox subscription whose messages
+	// its goroutine reads straight from the channel the client fills: no
+	// goroutine in between, no timer per message (the library's Fetch has
+	// both, and it cost a third of JetStream's catch-up rate). All pull
+	// requests reply to the one inbox, so the server's round-robin over a
+	// consumer's waiting requests cannot reorder anything: two requests of
+	// FetchBatch are kept open, the next sent as soon as the first is done,
+	// and the server always has one to deliver into.
+	return r.pullLoop(ctx, info.Name, sc, cur, reconn)
+}
+
+// Pull requests: how long one stays open on the server (its heartbeats
+// say it is alive meanwhile), and how many are open at once.
+const (
+	pullExpires   = 30 * time.Second
+	pullsInFlight = 2
+)
+
+// errNoHeartbeat: neither a message nor a heartbeat for two heartbeat
+// intervals; the consumer (or the server's view of the pull) is gone.
+var errNoHeartbeat = errors.New("no heartbeat: the pull consumer is gone")
+
+// pullLoop pulls from one consumer and emits what arrives until it fails.
+func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *streamCursor, reconn <-chan struct{}) (progressed bool, err error) {
+	batch := r.cfg.FetchBatch
+	// The client hands the inbox's messages over without waiting: a full
+	// channel would drop them. It holds every message of the open requests
+	// (never more than pullsInFlight*batch) and their status messages.
+	ch := make(chan *nats.Msg, pullsInFlight*batch+64)
+	inbox := r.nc.NewInbox()
+	sub, err := r.nc.ChanSubscribe(inbox, ch)
+	if err != nil {
+		return false, fmt.Errorf("pull inbox: %w", err)
+	}
+	defer sub.Unsubscribe()
+	subject := "$JS.API.CONSUMER.MSG.NEXT." + sc.Stream + "." + name
+	req, err := json.Marshal(struct {
+		Batch     int           `json:"batch"`
+		Expires   time.Duration `json:"expires"`
+		MaxBytes  int           `json:"max_bytes"`
+		Heartbeat time.Duration `json:"idle_heartbeat"`
+	}{batch, pullExpires, r.fetchMaxBytes(), r.cfg.Heartbeat})
+	if err != nil {
+		return false, err
+	}
+	// outstanding: messages asked for and not yet received nor cancelled by
+	// the server (a request that expires or hits max_bytes says how many
+	// of its messages it will not send).
+	outstanding := 0
+	pull := func() error {
+		for outstanding <= (pullsInFlight-1)*batch {
+			if err := r.nc.PublishRequest(subject, inbox, req); err != nil {
+				return fmt.Errorf("pull request: %w", err)
 			}
+			outstanding += batch
 		}
-		msgs := batch.Messages()
-		for read := 1; ; read++ {
-			var msg jetstream.Msg
-			select {
-			case msg = <-msgs:
-			case <-reconn:
-				return progressed, errReconnected
+		return nil
+	}
+	if err := pull(); err != nil {
+		return false, err
+	}
+	hb := time.NewTicker(r.cfg.Heartbeat)
+	defer hb.Stop()
+	// idle counts heartbeat ticks with nothing read in between (a message
+	// or a heartbeat); counting, not reading the clock, keeps time.Now off
+	// the per-message path but for the message's own time.
+	idle := 0
+	for {
+		var msg *nats.Msg
+		select {
+		case msg = <-ch:
+		case <-reconn:
+			return progressed, errReconnected
+		case <-ctx.Done():
+			return progressed, ctx.Err()
+		case <-hb.C:
+			// Gone after two whole heartbeat intervals with nothing read
+			// and nothing waiting. An emit that blocks (backpressure) is no
+			// missed heartbeat: what came meanwhile waits in ch, and a
+			// ticker keeps one tick, not the ones it missed.
+			if len(ch) > 0 {
+				idle = 0
+				continue
 			}
-			if msg == nil { // the batch is complete, expired or failed
-				break
+			if idle++; idle > 2 {
+				return progressed, errNoHeartbeat
 			}
-			if next == nil && read+len(msgs) == r.cfg.FetchBatch {
-				if next, err = fetch(); err != nil {
-					return progressed, err
-				}
-			}
-			emitted, err := r.jsMessage(ctx, msg, cur)
-			progressed = progressed || emitted
+			continue
+		}
+		idle = 0
+		if len(msg.Data) == 0 && msg.Reply == "" && msg.Header.Get("Status") != "" {
+			done, err := pullStatus(msg)
 			if err != nil {
 				return progressed, err
 			}
+			outstanding = max(outstanding-done, 0)
+			if err := pull(); err != nil {
+				return progressed, err
+			}
+			continue
 		}
-		if err := batch.Error(); err != nil {
+		outstanding--
+		if err := pull(); err != nil {
 			return progressed, err
 		}
-		if ctx.Err() != nil {
-			return progressed, ctx.Err()
+		emitted, err := r.jsMessage(ctx, msg, time.Now(), cur)
+		progressed = progressed || emitted
+		if err != nil {
+			return progressed, err
 		}
 	}
 }
 
+// pullStatus reads a status message of a pull request: done is how many
+// messages asked for will not come (the request ended); an error ends the
+// consumer (deleted, leadership change, a request the server refused, or
+// an ending that does not say how much of it is left).
+func pullStatus(msg *nats.Msg) (done int, err error) {
+	code := msg.Header.Get("Status")
+	desc := msg.Header.Get("Description")
+	switch code {
+	case "100": // idle heartbeat
+		return 0, nil
+	case "404", "408", "409":
+		if p := msg.Header.Get("Nats-Pending-Messages"); p != "" {
+			n, err := strconv.Atoi(p)
+			if err == nil && n >= 0 {
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("pull request: status %s %s", code, desc)
+}
+
 // jsMessage checks one JetStream message's place in its consumer and
 // stream and queues it; emitted says it was queued.
-func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCursor) (emitted bool, err error) {
-	now := time.Now()
-	md, err := msg.Metadata()
+func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *streamCursor) (emitted bool, err error) {
+	md, err := ackMetadata(msg.Reply)
 	if err != nil {
 		return false, fmt.Errorf("message metadata: %w", err)
 	}
 	consumerJumped := false
-	if want := cur.consSeq + 1; md.Sequence.Consumer != want {
+	if want := cur.consSeq + 1; md.consumer != want {
 		consumerJumped = true
-		if md.Sequence.Consumer < want {
+		if md.consumer < want {
 			// A redelivery cannot happen with AckNone; if the server
 			// says otherwise, a fresh consumer is the safe way on.
 			return false, errors.New("consumer sequence went backwards")
 		}
-		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Consumer - want)
+		r.stats.Drops[tap.DropUpstreamGap].Add(md.consumer - want)
 		cur.gap = true
 	}
-	if cur.unfiltered && !consumerJumped && cur.next > 0 && md.Sequence.Stream > cur.next {
+	if cur.unfiltered && !consumerJumped && cur.next > 0 && md.stream > cur.next {
 		// An unfiltered consumer delivers every stored message: a jump in
 		// the stream sequence is messages deleted before the tap read them.
-		r.stats.Drops[tap.DropUpstreamGap].Add(md.Sequence.Stream - cur.next)
+		r.stats.Drops[tap.DropUpstreamGap].Add(md.stream - cur.next)
 		cur.gap = true
 	}
-	cur.consSeq = md.Sequence.Consumer
-	cur.next = md.Sequence.Stream + 1
-	if lag := int64(md.NumPending); lag != cur.lag {
+	cur.consSeq = md.consumer
+	cur.next = md.stream + 1
+	if lag := int64(md.pending); lag != cur.lag {
 		r.stats.Lag.Add(lag - cur.lag)
 		cur.lag = lag
 	}
 
-	data := msg.Data()
+	data := msg.Data
 	r.stats.Count(tap.DirNone, len(data))
 	if len(data) > r.cfg.MaxMessageBytes {
 		r.stats.Drop(tap.DropOversize)
@@ -237,14 +316,14 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 		Tap: r.cfg.Name,
 		Pos: tap.Position{
 			Kind:   tap.PosSubject,
-			Name:   msg.Subject(),
-			Offset: int64(md.Sequence.Stream),
-			Line:   int64(md.Sequence.Consumer),
+			Name:   msg.Subject,
+			Offset: int64(md.stream),
+			Line:   int64(md.consumer),
 		},
 		Time: now,
 		Gap:  cur.gap,
 	}
-	m.Data, m.Format = payload(msg.Headers(), data)
+	m.Data, m.Format = payload(msg.Header, data)
 	// JetStream keeps what the tap has not read: wait for the budget (read
 	// slower), never drop.
 	if err := r.cfg.Budget.Acquire(ctx, len(m.Data)); err != nil {
@@ -269,4 +348,46 @@ func (r *run) jsMessage(ctx context.Context, msg jetstream.Msg, cur *streamCurso
 // message of MaxMessageBytes, which the server would otherwise never send).
 func (r *run) fetchMaxBytes() int {
 	return max(32<<20, r.cfg.MaxMessageBytes+1<<20)
+}
+
+// ackMeta is what a JetStream message's reply subject says of it.
+type ackMeta struct {
+	stream, consumer, pending uint64
+}
+
+// ackMetadata reads a JetStream message's reply subject:
+// $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ns>.<pending>,
+// or the newer form with <domain>.<account hash> after ACK and a random
+// token at the end.
+func ackMetadata(reply string) (ackMeta, error) {
+	var tok [16]string
+	n := 0
+	for rest := reply; n < len(tok); n++ {
+		t, after, more := strings.Cut(rest, ".")
+		tok[n] = t
+		if !more {
+			n++
+			break
+		}
+		rest = after
+	}
+	if n < 9 || tok[0] != "$JS" || tok[1] != "ACK" {
+		return ackMeta{}, fmt.Errorf("not a JetStream reply subject: %q", reply)
+	}
+	base := 2 // the old form: the stream's name comes right after ACK
+	if n >= 11 {
+		base = 4 // <domain>.<account hash> first
+	}
+	if base+7 > n {
+		return ackMeta{}, fmt.Errorf("JetStream reply subject %q: too few tokens", reply)
+	}
+	var m ackMeta
+	var errs [3]error
+	m.stream, errs[0] = strconv.ParseUint(tok[base+3], 10, 64)
+	m.consumer, errs[1] = strconv.ParseUint(tok[base+4], 10, 64)
+	m.pending, errs[2] = strconv.ParseUint(tok[base+6], 10, 64)
+	if err := errors.Join(errs[:]...); err != nil {
+		return ackMeta{}, fmt.Errorf("JetStream reply subject %q: %w", reply, err)
+	}
+	return m, nil
 }

@@ -1,0 +1,793 @@
+package main
+
+// The live part: `e2atap run`'s taps against real brokers and a real log
+// writer at stepped rates, each step run for the tap and for the bare
+// client of the same transport (internal/benchsys/bare), interleaved, on
+// the same records (e2atap gen's, profile jiuwenswarm, ~920 bytes each).
+//
+// A step holds when nothing is lost (every record sent was judged — for
+// the bare client, received — and no drop was counted) and the consumer
+// keeps up: it has everything at most drainSlack (plus a tenth of the
+// step) after the producer stops, so that a longer step would not lose
+// either. Catch-up steps (JetStream, Kafka) read a backlog from its start
+// and give the rate from the first record to the last.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/e2atap/e2atap/internal/gen"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var (
+	liveRates    = flag.String("live-rates", "50k,100k,150k,200k", "live part: core NATS publish rates (msgs/s), stepped")
+	liveLogRates = flag.String("live-log-rates", "50k,100k,150k,200k", "live part: log writer rates (lines/s), stepped")
+	liveBursts   = flag.String("live-bursts", "50k,100k,200k,300k", "live part: core NATS burst sizes (messages published at once)")
+	liveDur      = flag.Duration("live-duration", 5*time.Second, "live part: how long each sustained step runs")
+	liveCatchup  = flag.Int("live-catchup", 300_000, "live part: records in the JetStream and Kafka backlogs read from their start")
+	liveRounds   = flag.Int("live-rounds", 1, "live part: interleaved rounds per step")
+	livePart     = flag.Int("live-partitions", 4, "live part: partitions of the Kafka topic")
+	liveMax      = flag.Int("live-max-records", 2_000_000, "live part: records generated at most (~920 bytes each, held in memory); a step that sends more repeats them")
+	liveOnly     = flag.String("live-only", "nats,burst,logdir,jetstream,kafka", "live part: which of its parts to run")
+	liveProfile  = flag.String("live-cpuprofile", "", "live part: write a CPU profile of each e2atap run to this directory (go tool pprof)")
+)
+
+// drainSlack is how long after the producer stops a consumer that keeps up
+// may still be working off what was in flight.
+const drainSlack = time.Second
+
+type live struct {
+	e2atap, bare, dir           string
+	natsURL, monitor, kafkaAddr string
+	data                        []byte // records, each followed by '\n'
+	offs                        []int  // record i is data[offs[i]:offs[i+1]-1]
+	seq                         int    // distinguishes runs (groups, files)
+}
+
+func (l *live) records() int { return len(l.offs) - 1 }
+
+// rec is record i, past the last generated one from the start again (the
+// streams then repeat: the engine reports findings on them, which costs it
+// some CPU; -live-max-records says when).
+func (l *live) rec(i int) []byte { return l.line(i)[:len(l.line(i))-1] }
+
+// line is record i with its newline.
+func (l *live) line(i int) []byte {
+	i %= l.records()
+	return l.data[l.offs[i]:l.offs[i+1]]
+}
+
+// result is one consumer's figures for one step.
+type result struct {
+	who            string
+	sent           int
+	achieved       float64 // producer's rate (records/s)
+	got            int64   // judged (e2atap) or received (bare)
+	dropped, slow  int64
+	drain          time.Duration // after the producer stopped
+	cpu, wall      time.Duration // wall: from the first record sent (or read) to the last
+	rate           float64       // catch-up: records/s from first to last
+	held           bool
+	short          bool // the producer fell short of the step's rate
+	stallOrTimeout bool
+}
+
+func (r result) lost() int64 { return max(int64(r.sent)-r.got, 0) }
+
+func liveBench(bin, e2atap string) {
+	must(build(bin, "bare", "./internal/benchsys/bare"))
+	must(build(bin, "brokers", "./internal/benchsys/brokers"))
+	l := &live{e2atap: e2atap, bare: filepath.Join(bin, "bare"), dir: filepath.Join(*dir, "live")}
+	must(os.RemoveAll(l.dir))
+	must(os.MkdirAll(l.dir, 0o755))
+	defer os.RemoveAll(l.dir)
+
+	rates, err := parseCounts(*liveRates)
+	must(err)
+	logRates, err := parseCounts(*liveLogRates)
+	must(err)
+	bursts, err := parseCounts(*liveBursts)
+	must(err)
+	need := *liveCatchup
+	for _, r := range append(rates, logRates...) {
+		need = max(need, int(float64(r)*liveDur.Seconds()*1.02)+1)
+	}
+	for _, b := range bursts {
+		need = max(need, b)
+	}
+	if need > *liveMax {
+		fmt.Printf("note: the steps send up to %d records; %d are generated (-live-max-records) and repeated: the engine finds violations in the repeats\n", need, *liveMax)
+		need = *liveMax
+	}
+	l.generate(need)
+
+	stopBrokers := l.startBrokers()
+	defer stopBrokers()
+
+	fmt.Printf("## Live taps: e2atap run beside the bare client, same machine, same run, interleaved (%d round(s))\n", *liveRounds)
+	fmt.Printf("Records: e2atap gen (seed 7, no faults), %d records, %.0f bytes each on average; profile jiuwenswarm.\n",
+		l.records(), float64(len(l.data)-l.records())/float64(l.records()))
+	fmt.Printf("Held = zero loss (judged or received = sent, no drop counted) and caught up within %v + 10%% of the step after the producer stops.\n", drainSlack)
+	fmt.Println("CPU = user+sys of the consumer process (e2atap run, or the bare client) over the step; brokers and producer run in their own processes.")
+	fmt.Println()
+
+	var goals []string
+	part := map[string]bool{}
+	for _, p := range strings.Split(*liveOnly, ",") {
+		part[strings.TrimSpace(p)] = true
+	}
+	if part["nats"] {
+		core := l.steps("NATS core, sustained", "msgs/s", rates, func(who string, rate int) result {
+			return l.natsCore(who, rate, int(float64(rate)*liveDur.Seconds()), false)
+		})
+		goals = append(goals, goalLine("NATS core ≥ 150 k msgs/s sustained, zero loss", core["e2atap"] >= 150_000, core))
+	}
+	if part["burst"] {
+		burst := l.steps("NATS core, bursts (published as fast as the publisher can)", "messages", bursts, func(who string, n int) result {
+			return l.natsCore(who, 0, n, true)
+		})
+		goals = append(goals, goalLine("NATS core: a 200 k-message burst, zero loss", burst["e2atap"] >= 200_000, burst))
+	}
+	if part["logdir"] {
+		logs := l.steps("logdir, a writer appending to a file", "lines/s", logRates, l.logdir)
+		goals = append(goals, goalLine("logdir keeps up with a writer at ≥ 150 k lines/s", logs["e2atap"] >= 150_000, logs))
+	}
+	if part["jetstream"] {
+		js := l.catchup("JetStream catch-up", l.jetstream, l.fillJetStream)
+		goals = append(goals, ratioGoal("JetStream catch-up ≥ 0.9× the bare client", js))
+	}
+	if part["kafka"] {
+		kf := l.catchup("Kafka catch-up", l.kafka, l.fillKafka)
+		goals = append(goals, ratioGoal("Kafka catch-up ≥ 0.9× the bare client", kf))
+	}
+
+	fmt.Println("### Live goals")
+	for _, g := range goals {
+		fmt.Println("  " + g)
+	}
+	fmt.Println()
+}
+
+func goalLine(name string, met bool, held map[string]int) string {
+	s := "MISSED"
+	if met {
+		s = "met"
+	}
+	return fmt.Sprintf("%-52s %-6s (e2atap %s, bare client %s)", name+":", s, human(float64(held["e2atap"])), human(float64(held["bare"])))
+}
+
+func ratioGoal(name string, rate map[string][]float64) string {
+	e, b := rate["e2atap"], rate["bare"]
+	if len(e) == 0 || len(e) != len(b) {
+		return name + ": not measured"
+	}
+	// Paired by round: each round ran both, one after the other.
+	var pr []float64
+	for i := range e {
+		pr = append(pr, e[i]/max(b[i], 1))
+	}
+	sort.Float64s(pr)
+	s := "MISSED"
+	if median(pr) >= 0.9 {
+		s = "met"
+	}
+	return fmt.Sprintf("%-52s %-6s (%s per round; e2atap %s/s, bare client %s/s; CPU µs/record: e2atap run %.2f, e2atap validate %.2f, bare client %.2f)",
+		name+":", s, fmtRatio(pr), human(median(e)), human(median(b)), median(rate["cpu:e2atap"]), median(rate["cpu:validate"]), median(rate["cpu:bare"]))
+}
+
+// steps runs every step for both consumers, interleaved, prints a row per
+// run and returns the highest step each held in every round.
+func (l *live) steps(title, unit string, steps []int, run func(who string, step int) result) map[string]int {
+	fmt.Printf("### %s\n", title)
+	l.printCeiling(300_000)
+	fmt.Printf("  %-9s %-7s %9s %10s %9s %8s %8s %5s %7s %8s %8s %9s %s\n", "step", "who", "sent", "achieved/s", "got", "lost", "dropped", "slow", "drain", "CPU", "wall", "CPU-µs/rec", "")
+	best := map[string]int{}
+	for _, step := range steps {
+		// A round where the producer fell short says nothing of the
+		// consumer: a step is held when every judged round held, and at
+		// least one was judged.
+		ok := map[string]bool{"e2atap": true, "bare": true}
+		judged := map[string]int{}
+		for r := 0; r < *liveRounds; r++ {
+			order := []string{"e2atap", "bare"}
+			if r%2 == 1 {
+				order = []string{"bare", "e2atap"}
+			}
+			for _, who := range order {
+				res := run(who, step)
+				if !res.short {
+					judged[who]++
+					ok[who] = ok[who] && res.held
+				}
+				mark := "held"
+				switch {
+				case res.short:
+					mark = "producer short of the rate: not judged"
+				case !res.held:
+					mark = "NOT HELD"
+				}
+				fmt.Printf("  %-9s %-7s %9d %10s %9d %8d %8d %5d %7s %8s %8s %9.2f %s\n", human(float64(step)), who, res.sent,
+					human(res.achieved), res.got, res.lost(), res.dropped, res.slow, res.drain.Round(time.Millisecond),
+					res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond),
+					float64(res.cpu.Microseconds())/float64(max(res.got, 1)), mark)
+			}
+		}
+		for who, held := range ok {
+			if held && judged[who] > 0 && step > best[who] {
+				best[who] = step
+			}
+		}
+	}
+	fmt.Printf("  highest step held with zero loss (%s): e2atap %s, bare client %s\n\n", unit, human(float64(best["e2atap"])), human(float64(best["bare"])))
+	return best
+}
+
+// ceiling is the engine's own rate on this machine now: e2atap validate of
+// the same records from a file, with run's two shards (wall and CPU). A
+// step above it cannot be held by any tap: what limits it is the engine.
+func (l *live) ceiling(n int) sample {
+	n = min(n, l.records())
+	path := filepath.Join(l.dir, fmt.Sprintf("ceiling-%d.jsonl", n))
+	if _, err := os.Stat(path); err != nil {
+		must(os.WriteFile(path, l.data[:l.offs[n]], 0o644))
+	}
+	return runCmd([]string{l.e2atap, "validate", "--quiet", "--shards", "2", "--fail-on", "never", path})
+}
+
+func (l *live) printCeiling(n int) {
+	s := l.ceiling(n)
+	fmt.Printf("  engine ceiling now (e2atap validate --shards 2, the same %d records from a file): %s records/s wall, %.2f µs CPU/record; load %s\n",
+		n, human(float64(n)/s.wall.Seconds()), float64(s.cpu.Microseconds())/float64(n), loadavg())
+}
+
+// catchup fills a backlog once and reads it from its start with both
+// consumers, interleaved; it returns each one's rates.
+func (l *live) catchup(title string, run func(who string) result, fill func(n int)) map[string][]float64 {
+	fmt.Printf("### %s: a backlog of %d records read from its start\n", title, *liveCatchup)
+	fill(*liveCatchup)
+	// The engine's own ceiling on this machine now: e2atap validate of the
+	// same records from a file, with run's two shards. What run loses to
+	// it is the tap's cost (and the broker's).
+	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec")
+	out := map[string][]float64{}
+	for r := 0; r < max(*liveRounds, 1); r++ {
+		order := []string{"e2atap", "bare", "validate"}
+		if r%2 == 1 {
+			order = []string{"validate", "bare", "e2atap"}
+		}
+		for _, who := range order {
+			if who == "validate" {
+				n := min(*liveCatchup, l.records())
+				s := l.ceiling(n)
+				rate := float64(n) / s.wall.Seconds()
+				out[who] = append(out[who], rate)
+				out["cpu:"+who] = append(out["cpu:"+who], float64(s.cpu.Microseconds())/float64(n))
+				fmt.Printf("  %-8s %9d %9s %8s %8s %10s %8s %8s %9.2f   (e2atap validate --shards 2 of the same records from a file: the engine's ceiling)\n",
+					who, n, "", "", "", human(rate), s.cpu.Round(10*time.Millisecond), s.wall.Round(time.Millisecond),
+					float64(s.cpu.Microseconds())/float64(n))
+				continue
+			}
+			res := run(who)
+			out[who] = append(out[who], res.rate)
+			out["cpu:"+who] = append(out["cpu:"+who], float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
+			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f\n", who, res.sent, res.got, res.lost(), res.dropped,
+				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond),
+				float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
+		}
+	}
+	e, b, v := out["e2atap"], out["bare"], out["validate"]
+	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n\n",
+		median(e)/max(median(b), 1), median(e)/max(median(v), 1), loadavg())
+	return out
+}
+
+func (l *live) generate(n int) {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.FaultRate = 7, 0
+	g := gen.New(cfg)
+	l.data = make([]byte, 0, n*940)
+	l.offs = make([]int, 0, n+1)
+	for range n {
+		l.offs = append(l.offs, len(l.data))
+		l.data = append(l.data, g.Next().Data...)
+		l.data = append(l.data, '\n')
+	}
+	l.offs = append(l.offs, len(l.data))
+}
+
+func (l *live) startBrokers() (stop func()) {
+	cmd := child(filepath.Join(filepath.Dir(l.bare), "brokers"), filepath.Join(l.dir, "jetstream"), strconv.Itoa(*livePart))
+	in, err := cmd.StdinPipe()
+	must(err)
+	out, err := cmd.StdoutPipe()
+	must(err)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "nats":
+			l.natsURL = v
+		case "monitor":
+			l.monitor = v
+		case "kafka":
+			l.kafkaAddr = v
+		}
+		if k == "ready" {
+			break
+		}
+	}
+	if l.natsURL == "" || l.kafkaAddr == "" {
+		fail(errors.New("brokers did not start"))
+	}
+	return func() { in.Close(); cmd.Wait() }
+}
+
+// consumer is a running e2atap or bare client.
+type consumer struct {
+	cmd      *exec.Cmd
+	who      string
+	metrics  string // e2atap: its /metrics URL
+	tap      string
+	mu       sync.Mutex
+	last     [5]int64 // bare: its latest report
+	waitDone chan struct{}
+	stderr   strings.Builder
+}
+
+// every is how often c is polled: a scrape of e2atap's /metrics costs it
+// CPU, the bare client's reports cost nothing more.
+func (c *consumer) every() time.Duration {
+	if c.who == "bare" {
+		return 20 * time.Millisecond
+	}
+	return 50 * time.Millisecond
+}
+
+func (c *consumer) progress() (got, dropped, slow int64) {
+	if c.who == "bare" {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.last[0], c.last[1], c.last[2]
+	}
+	resp, err := http.Get(c.metrics)
+	if err != nil {
+		return -1, 0, 0
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	tapLabel := `tap="` + c.tap + `"`
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, tapLabel) {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "{")
+		sp := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case name == "e2atap_records_total":
+			got += int64(v)
+		case name == "e2atap_tap_dropped_total":
+			dropped += int64(v)
+		case name == "e2atap_tap_errors_total" && strings.Contains(line, `reason="slow_consumer"`):
+			slow += int64(v)
+		}
+	}
+	return got, dropped, slow
+}
+
+// cpu is the process's user+sys time so far, from /proc.
+func (c *consumer) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	// After the command: state is field 3; utime and stime are 14 and 15.
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
+}
+
+func (c *consumer) stop() {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.waitDone:
+	case <-time.After(20 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.waitDone
+	}
+}
+
+// startE2atap runs e2atap run with one tap (taps: the YAML of its list
+// entry) and waits for /readyz.
+func (l *live) startE2atap(tapName, tapYAML string) *consumer {
+	l.seq++
+	addr := freePort()
+	run := filepath.Join(l.dir, fmt.Sprintf("run-%d", l.seq))
+	must(os.MkdirAll(run, 0o755))
+	cfg := filepath.Join(run, "e2atap.yaml")
+	must(os.WriteFile(cfg, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - %s
+outputs:
+  findings: {path: %q}
+`, addr, tapYAML, filepath.Join(run, "findings.jsonl"))), 0o644))
+	args := []string{"run", "--config", cfg}
+	if *liveProfile != "" {
+		must(os.MkdirAll(*liveProfile, 0o755))
+		args = append(args, "--cpuprofile", filepath.Join(*liveProfile, fmt.Sprintf("%s-%d.pprof", tapName, l.seq)))
+	}
+	c := &consumer{cmd: child(l.e2atap, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
+	c.cmd.Stderr = &c.stderr
+	must(c.cmd.Start())
+	go func() { c.cmd.Wait(); close(c.waitDone) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		select {
+		case <-c.waitDone:
+			fail(fmt.Errorf("e2atap run exited: %s", c.stderr.String()))
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			fail(fmt.Errorf("e2atap run not ready: %s", c.stderr.String()))
+		}
+	}
+}
+
+func (l *live) startBare(args ...string) *consumer {
+	c := &consumer{cmd: child(l.bare, args...), who: "bare", waitDone: make(chan struct{})}
+	out, err := c.cmd.StdoutPipe()
+	must(err)
+	c.cmd.Stderr = &c.stderr
+	must(c.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var v [5]int64
+			if _, err := fmt.Sscanf(sc.Text(), "n %d %d %d %d %d", &v[0], &v[1], &v[2], &v[3], &v[4]); err == nil {
+				c.mu.Lock()
+				c.last = v
+				c.mu.Unlock()
+			}
+		}
+		io.Copy(io.Discard, out)
+	}()
+	go func() { c.cmd.Wait(); close(c.waitDone) }()
+	return c
+}
+
+// drain polls c until it has sent records (judged, or dropped) or makes no
+// progress for stall; it returns when the last progress was seen.
+func drain(c *consumer, sent int, stall time.Duration) (got, dropped, slow int64, last time.Time, stalled bool) {
+	last = time.Now()
+	prev := int64(-1)
+	for {
+		got, dropped, slow = c.progress()
+		now := time.Now()
+		if got+dropped != prev {
+			prev, last = got+dropped, now
+		}
+		if got >= int64(sent) || got+dropped >= int64(sent) {
+			return got, dropped, slow, now, false
+		}
+		if now.Sub(last) > stall {
+			return got, dropped, slow, last, true
+		}
+		time.Sleep(c.every())
+	}
+}
+
+// subscriptions is the nats-server's subscription count.
+func (l *live) subscriptions() int {
+	resp, err := http.Get(l.monitor + "/subsz")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	const key = `"num_subscriptions":`
+	i := strings.Index(string(b), key)
+	if i < 0 {
+		return -1
+	}
+	s := strings.TrimLeft(string(b[i+len(key):]), " ")
+	end := strings.IndexAny(s, ",}\n")
+	n, _ := strconv.Atoi(strings.TrimSpace(s[:end]))
+	return n
+}
+
+func (l *live) waitSubscribed(base int, c *consumer) {
+	deadline := time.Now().Add(30 * time.Second)
+	for l.subscriptions() <= base {
+		if time.Now().After(deadline) {
+			fail(fmt.Errorf("%s did not subscribe: %s", c.who, c.stderr.String()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// natsCore publishes n records on a core subject, at rate records/s (0: as
+// fast as the publisher can, a burst), to e2atap's nats tap or the bare
+// subscriber.
+func (l *live) natsCore(who string, rate, n int, burst bool) result {
+	subj := fmt.Sprintf("bench.core.%d", l.seq+1)
+	base := l.subscriptions()
+	var c *consumer
+	if who == "e2atap" {
+		c = l.startE2atap("nats", fmt.Sprintf(`{name: nats, type: nats, url: %q, subjects: [%q]}`, l.natsURL, subj))
+	} else {
+		l.seq++
+		c = l.startBare("nats", l.natsURL, subj)
+	}
+	defer c.stop()
+	l.waitSubscribed(base, c)
+	pub, err := nats.Connect(l.natsURL, nats.ReconnectBufSize(-1))
+	must(err)
+	defer pub.Close()
+	cpu0 := c.cpu()
+	start := time.Now()
+	pace(rate, n, func(i int) { must(pub.Publish(subj, l.rec(i))) })
+	must(pub.FlushTimeout(time.Minute))
+	stopped := time.Now()
+	return finish(who, c, n, start, stopped, cpu0, float64(rate), burst)
+}
+
+// pace calls send(i) for i in [0, n) at rate calls/s (0: at once).
+func pace(rate, n int, send func(i int)) {
+	start := time.Now()
+	for i := 0; i < n; {
+		due := n
+		if rate > 0 {
+			due = min(n, int(float64(rate)*time.Since(start).Seconds())+1)
+		}
+		for ; i < due; i++ {
+			send(i)
+		}
+		if i < n {
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+}
+
+func finish(who string, c *consumer, n int, start, stopped time.Time, cpu0 time.Duration, rate float64, burst bool) result {
+	got, dropped, slow, last, stalled := drain(c, n, 3*time.Second)
+	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0,
+		wall: last.Sub(start), stallOrTimeout: stalled}
+	res.achieved = float64(n) / stopped.Sub(start).Seconds()
+	res.drain = max(last.Sub(stopped), 0)
+	slack := drainSlack + stopped.Sub(start)/10
+	res.held = !stalled && got >= int64(n) && dropped == 0 && (burst || res.drain <= slack)
+	if !burst && res.achieved < 0.95*rate {
+		// The producer could not keep the rate (a loaded machine): the
+		// step says nothing about the consumer.
+		res.held, res.short = false, true
+	}
+	return res
+}
+
+// logdir appends rate lines/s to a fresh file for the step's duration.
+func (l *live) logdir(who string, rate int) result {
+	l.seq++
+	logs := filepath.Join(l.dir, fmt.Sprintf("logs-%d", l.seq))
+	must(os.MkdirAll(logs, 0o755))
+	file := filepath.Join(logs, "agent.jsonl")
+	var c *consumer
+	if who == "e2atap" {
+		c = l.startE2atap("logs", fmt.Sprintf(`{name: logs, type: logdir, paths: [%q], positions: %q}`,
+			filepath.Join(logs, "*.jsonl"), filepath.Join(logs, "positions.json")))
+	} else {
+		c = l.startBare("tail", file)
+	}
+	defer c.stop()
+	n := int(float64(rate) * liveDur.Seconds())
+	f, err := os.Create(file)
+	must(err)
+	cpu0 := c.cpu()
+	start := time.Now()
+	// One write per pacing tick, as a logger with a buffered writer does.
+	var buf []byte
+	next := 0
+	pace(rate, n, func(i int) {
+		buf = append(buf, l.line(i)...)
+		if i == n-1 || len(buf) >= 256<<10 || time.Since(start) > time.Duration(next)*time.Millisecond {
+			_, err := f.Write(buf)
+			must(err)
+			buf = buf[:0]
+			next = int(time.Since(start)/time.Millisecond) + 1
+		}
+	})
+	must(f.Close())
+	stopped := time.Now()
+	return finish(who, c, n, start, stopped, cpu0, float64(rate), false)
+}
+
+func (l *live) fillJetStream(n int) {
+	nc, err := nats.Connect(l.natsURL)
+	must(err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	must(err)
+	ctx := context.Background()
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "BENCH", Subjects: []string{"bench.js"}, Storage: jetstream.FileStorage})
+	must(err)
+	for i := 0; i < n; i++ {
+		if _, err := js.PublishAsync("bench.js", l.rec(i)); err != nil {
+			must(err)
+		}
+		if i%2000 == 1999 || i == n-1 {
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-time.After(time.Minute):
+				fail(errors.New("jetstream: publishing the backlog timed out"))
+			}
+		}
+	}
+}
+
+func (l *live) jetstream(who string) result {
+	var c *consumer
+	if who == "e2atap" {
+		c = l.startE2atap("js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
+	} else {
+		l.seq++
+		c = l.startBare("js", l.natsURL, "BENCH")
+	}
+	return catchupRun(who, c, *liveCatchup)
+}
+
+func (l *live) fillKafka(n int) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(l.kafkaAddr), kgo.DefaultProduceTopic("bench"),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.MaxBufferedRecords(100_000))
+	must(err)
+	defer cl.Close()
+	ctx := context.Background()
+	var firstErr error
+	var mu sync.Mutex
+	for i := 0; i < n; i++ {
+		v := l.rec(i)
+		// Keyed by stream, as the topics e2atap taps are.
+		cl.Produce(ctx, &kgo.Record{Key: streamKey(v), Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				firstErr = cmpErr(firstErr, err)
+				mu.Unlock()
+			}
+		})
+	}
+	must(cl.Flush(ctx))
+	must(firstErr)
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// streamKey is the record's request_id (or nothing).
+func streamKey(v []byte) []byte {
+	const k = `"request_id": "`
+	s := string(v)
+	i := strings.Index(s, k)
+	if i < 0 {
+		return nil
+	}
+	j := strings.IndexByte(s[i+len(k):], '"')
+	if j < 0 {
+		return nil
+	}
+	return v[i+len(k) : i+len(k)+j]
+}
+
+func (l *live) kafka(who string) result {
+	l.seq++
+	group := fmt.Sprintf("bench-%d", l.seq)
+	var c *consumer
+	if who == "e2atap" {
+		c = l.startE2atap("kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
+	} else {
+		c = l.startBare("kafka", l.kafkaAddr, "bench", group)
+	}
+	return catchupRun(who, c, *liveCatchup)
+}
+
+// catchupRun waits for c's first record, then for the n-th, and gives the
+// rate between them.
+func catchupRun(who string, c *consumer, n int) result {
+	defer c.stop()
+	cpu0 := c.cpu()
+	deadline := time.Now().Add(30 * time.Second)
+	var got0 int64
+	var t0 time.Time
+	for {
+		got, _, _ := c.progress()
+		if got > 0 {
+			got0, t0 = got, time.Now()
+			break
+		}
+		if time.Now().After(deadline) {
+			fail(fmt.Errorf("%s: nothing read from the backlog in 30 s: %s", who, c.stderr.String()))
+		}
+		time.Sleep(c.every() / 4)
+	}
+	got, dropped, slow, last, stalled := drain(c, n, 3*time.Second)
+	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled}
+	res.rate = float64(got-got0) / last.Sub(t0).Seconds()
+	if c.who == "bare" {
+		// It says itself when its first and last records came.
+		c.mu.Lock()
+		first, end := c.last[3], c.last[4]
+		c.mu.Unlock()
+		if end > first {
+			res.wall = time.Duration(end - first)
+			res.rate = float64(got-1) / res.wall.Seconds()
+		}
+	}
+	res.held = !stalled && got >= int64(n) && dropped == 0
+	return res
+}
+
+// parseCounts reads "50k,100k,1.5M,2000".
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		mult := 1.0
+		switch {
+		case strings.HasSuffix(f, "k"):
+			mult, f = 1e3, strings.TrimSuffix(f, "k")
+		case strings.HasSuffix(f, "M"):
+			mult, f = 1e6, strings.TrimSuffix(f, "M")
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, int(v*mult))
+	}
+	return out, nil
+}
+
+func freePort() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(err)
+	defer ln.Close()
+	return ln.Addr().String()
+}

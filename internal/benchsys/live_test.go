@@ -1,0 +1,54 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestProgressReadsOneTapsCounters: the live part's figures come from
+// e2atap's /metrics; only the tap under test counts, every label set of
+// records_total and tap_dropped_total is summed, and the slow-consumer
+// reports are the tap_errors_total series with that reason.
+func TestProgressReadsOneTapsCounters(t *testing.T) {
+	const exposition = `# HELP e2atap_records_total Records judged.
+# TYPE e2atap_records_total counter
+e2atap_records_total{kind="e2a.chunk",protocol="e2a",status="in_progress",tap="nats"} 1000
+e2atap_records_total{kind="e2a.final",protocol="e2a",status="succeeded",tap="nats"} 25
+e2atap_records_total{kind="e2a.chunk",protocol="e2a",status="in_progress",tap="other"} 7
+e2atap_tap_dropped_total{reason="queue_full",tap="nats"} 3
+e2atap_tap_dropped_total{reason="budget",tap="nats"} 2
+e2atap_tap_dropped_total{reason="queue_full",tap="other"} 100
+e2atap_tap_errors_total{reason="slow_consumer",tap="nats"} 4
+e2atap_tap_errors_total{reason="dial",tap="nats"} 9
+e2atap_tap_messages_total{direction="none",tap="nats"} 1030
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(exposition)) }))
+	defer srv.Close()
+	c := &consumer{who: "e2atap", tap: "nats", metrics: srv.URL}
+	got, dropped, slow := c.progress()
+	if got != 1025 || dropped != 5 || slow != 4 {
+		t.Errorf("progress = %d judged, %d dropped, %d slow; want 1025, 5, 4", got, dropped, slow)
+	}
+}
+
+func TestParseCounts(t *testing.T) {
+	got, err := parseCounts("50k, 1.5M,2000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{50_000, 1_500_000, 2000}
+	if len(got) != len(want) {
+		t.Fatalf("parseCounts = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("parseCounts = %v, want %v", got, want)
+		}
+	}
+	for _, bad := range []string{"k", "-5k", "ten"} {
+		if _, err := parseCounts(bad); err == nil {
+			t.Errorf("parseCounts(%q): no error", bad)
+		}
+	}
+}
