@@ -157,6 +157,9 @@ func newPairTable(words []string) *pairTable {
 	for _, w := range words {
 		g := int(t.pair[w[0]][w[1]])
 		if g == 0 {
+			if len(t.groups) == 255 {
+				panic("redact: more than 255 two-byte groups of words")
+			}
 			t.groups = append(t.groups, nil)
 			g = len(t.groups)
 			for _, a := range foldBytes(w[0]) {
@@ -237,12 +240,14 @@ func containsFold(k []byte, p string) bool {
 // besides the special words of keys (pass, token, auth, cookie...), which
 // key=value pairs, Authorization and Cookie values need: token prefixes,
 // the scheme words, a URL's "://" (or its JSON-escaped ":\/\/"), a PEM
-// header. Compared case-insensitively (so a little more passes).
+// header; and the encoded forms of the token prefixes (b64Needles), for
+// a token wrapped in base64. Compared case-insensitively (so a little
+// more passes).
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`}
 
-var needleTable = newPairTable(append(append([]string(nil), specialWords...), credNeedles...))
+var needleTable = newPairTable(append(append(append([]string(nil), specialWords...), credNeedles...), b64Needles()...))
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and
