@@ -353,7 +353,7 @@ func (w *Writer) StreamStart(*validate.StreamInfo) {}
 // StreamEnd writes the stream's held chunk line (see carry.go).
 func (w *Writer) StreamEnd(si *validate.StreamInfo) {
 	if w.carry != nil {
-		w.carry.end(w, si.Tap, si.Key)
+		w.carry.end(w, si.Tap, si.Protocol, si.Key)
 	}
 }
 
