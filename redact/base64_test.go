@@ -153,3 +153,46 @@ func TestMayHoldCredentialContract(t *testing.T) {
 		t.Errorf("only %d texts held a credential", checked)
 	}
 }
+
+// TestMayStartCredential: a tail is kept exactly where a credential may
+// straddle: every cut of every shape keeps its first part, and text that
+// ends in nothing a needle starts with is not kept.
+func TestMayStartCredential(t *testing.T) {
+	shapes := []string{openai, ghp, glpat, awsID, slackBot, stripeSK, googleKey, jwtTok, pemKey, "Bearer abc123def456",
+		"Authorization: Token CRPStok9f8e7d6c5b4a3", "password=hunter2xx", "nats://u:pw@host", "Cookie: sid=abc",
+		base64.StdEncoding.EncodeToString([]byte(openai))}
+	// Not seen (documented): a key word or scheme cut in its first two letters, a
+	// base64 run cut before its twelfth character.
+	skip := map[string]int{"Authorization: Token CRPStok9f8e7d6c5b4a3": 3, "password=hunter2xx": 3, "Cookie: sid=abc": 3, "Bearer abc123def456": 3,
+		base64.StdEncoding.EncodeToString([]byte(openai)): 12}
+	for _, sh := range shapes {
+		for cut := max(1, skip[sh]); cut < len(sh); cut++ {
+			tail, head := "text "+sh[:cut], sh[cut:]+" end"
+			_, m, ok := Straddle(nil, []byte(tail), []byte(head))
+			if ok && m.Kind.Credential() && !MayStartCredential(tail) {
+				t.Errorf("%q|%q straddles (%v) but the tail is not kept", tail, head, m.Kind)
+			}
+		}
+	}
+	for _, s := range []string{"", "the weather is fine today. ", "seq 12 done\n", "你好，世界", "and then the", "answer", " is"} {
+		if MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = true", s)
+		}
+	}
+	// Prose cut anywhere mostly keeps nothing.
+	text := strings.Repeat("The agent answered the question about the weather in three short paragraphs, then asked whether the user wanted "+
+		"a longer forecast for the week ahead. It said: to be sure, look at the map; a storm is coming from the south-west and passes by Tuesday. ", 3)
+	kept, n := 0, 0
+	for i := 1; i < len(text); i++ {
+		n++
+		if MayStartCredential(text[:i]) {
+			kept++
+		}
+	}
+	if kept*4 > n {
+		t.Errorf("prose: %d of %d cuts keep a tail", kept, n)
+	}
+	if n := testing.AllocsPerRun(100, func() { MayStartCredential("the answer is s") }); n != 0 {
+		t.Errorf("%v allocs", n)
+	}
+}

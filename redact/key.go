@@ -247,7 +247,7 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`}
 
-var needleTable = newPairTable(append(append(append([]string(nil), specialWords...), credNeedles...), b64Needles()...))
+var needleTable = newPairTable(needleWords)
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and

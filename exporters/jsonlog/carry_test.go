@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -246,5 +247,48 @@ func TestSplitSecretFrames(t *testing.T) {
 		if len(lines) != 3 || !strings.Contains(lines[0], `"data":"token `) || !strings.Contains(lines[1], ` ok"`) {
 			t.Errorf("cut %d: lines:\n%s", cut, all)
 		}
+	}
+}
+
+// findingSink keeps the e2a.secret findings of an engine.
+type findingSink struct {
+	validate.Sink
+	findings []string
+}
+
+func (s *findingSink) Finding(f *validate.Finding) {
+	if f.Rule == "e2a.secret" {
+		s.findings = append(s.findings, f.Rule+" "+f.Message)
+	}
+}
+
+// TestSplitSecretReplay: a secret split across two chunks of a stream read
+// from a log is an e2a.secret finding on the live run, masked in the record
+// log, and replaying the record log gives the same finding.
+func TestSplitSecretReplay(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey))
+	live := &findingSink{Sink: w}
+	e := validate.NewEngine(validate.DefaultConfig(), live)
+	for n, r := range [][]byte{chunk("q1", 0, "the key: sk-pr", false), chunk("q1", 1, "oj-CRPS7a8b9c0d1e2f3g4h ok", false), chunk("q1", 2, "", true)} {
+		e.Observe(&validate.Input{Tap: "logs", Pos: validate.Position{Kind: validate.PosLine, Name: "agent.jsonl", Line: int64(n + 1)}, FromLog: true, Data: r})
+	}
+	e.Finish(validate.ReasonEOF, &validate.Input{})
+	w.Close()
+	if strings.Contains(buf.String(), "CRPS7a8b") {
+		t.Fatalf("the secret is in the record log:\n%s", buf.String())
+	}
+	want := "e2a.secret credential (sk) in a logged record at body.delta, split across this chunk and the previous one of its stream"
+	if len(live.findings) != 1 || live.findings[0] != want {
+		t.Fatalf("live findings %q, want [%q]", live.findings, want)
+	}
+	replay := &findingSink{Sink: NewWriterTo(io.Discard, NewRedactor(ContentKeep, 65536, testKey))}
+	re := validate.NewEngine(validate.DefaultConfig(), replay)
+	if _, err := validate.Read(bytes.NewReader(buf.Bytes()), "records.jsonl", validate.FormatAuto, validate.ReadOptions{FromLog: true}, re); err != nil {
+		t.Fatal(err)
+	}
+	re.Finish(validate.ReasonEOF, &validate.Input{})
+	if strings.Join(replay.findings, "\n") != want {
+		t.Errorf("replay findings %q, want [%q]", replay.findings, want)
 	}
 }
