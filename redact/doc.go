@@ -30,8 +30,10 @@
 // decoded string. Straddle finds a secret split across two texts of a
 // stream (two chunks' deltas, two frame chunks' data), also one wholly in
 // the second text whose key or scheme ends the first ("Authorization:
-// Token " | "<token>"). MayHoldCredential passes the base64 encodings of
-// the token prefixes, so that it stays conservative for base64 runs.
+// Token " | "<token>"); MayStartCredential says whether the end of a text
+// is worth keeping for it (rule e2a.secret keeps a stream's tail only
+// then). MayHoldCredential passes the base64 encodings of the token
+// prefixes, so that it stays conservative for base64 runs.
 //
 // # Fingerprints
 //
