@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
+	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
 )
 
@@ -460,6 +461,7 @@ func TestCorpusOffline(t *testing.T) {
 	// or not: that needs no detector.
 	checkMessages(t, "validate json", outs["validate json"], 5*len(corpusShapes))
 	checkMessages(t, "validate frames json", outs["validate frames json"], len(corpusShapes))
+	checkSplitFindings(t, outs["validate json"])
 	// --show-content is the explicit choice of a person on their own
 	// machine: content shown, credentials still masked where found whole.
 	if stdout, _, code := corpusProcess(t, nil, nil, "decode", "--show-content", frames); code != exitOK || !bytes.Contains(stdout, []byte(`"data":"prompt `)) {
@@ -470,6 +472,37 @@ func TestCorpusOffline(t *testing.T) {
 	checkMarks(t, map[string][]byte{"validate text output": outs["validate text"], "validate json output": outs["validate json"], "decode output": outs["decode"],
 		"validate frames output": outs["validate frames json"], "decode frames output": outs["decode frames"]})
 	lc.report()
+}
+
+// checkSplitFindings: every credential shape split across two chunks of
+// its "-places" stream, neither half a credential alone, is an e2a.secret
+// finding of that stream saying so (the log is a file source).
+func checkSplitFindings(t *testing.T, out []byte) {
+	t.Helper()
+	split := map[string]bool{}
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		var f struct{ Rule, Stream, Message string }
+		if json.Unmarshal(l, &f) == nil && f.Rule == "e2a.secret" && strings.Contains(f.Message, "at body.delta, split across") {
+			split[f.Stream] = true
+		}
+	}
+	n := 0
+	for _, s := range corpusShapes {
+		half := len(s.value) / 2
+		_, _, _, whole := e2a.FindCredential([]byte(s.value))
+		_, _, _, first := e2a.FindCredential([]byte(s.value[:half]))
+		_, _, _, second := e2a.FindCredential([]byte(s.value[half:]))
+		if !whole || first || second {
+			continue
+		}
+		n++
+		if !split[s.name+"-places"] {
+			t.Errorf("shape %s split across two chunks: no e2a.secret finding says so", s.name)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d shapes split into halves that are no credential alone", n)
+	}
 }
 
 // checkMessages: no finding message of a JSON findings output carries a
