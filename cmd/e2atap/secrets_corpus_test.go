@@ -25,8 +25,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/frame"
 )
 
