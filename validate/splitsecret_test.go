@@ -3,10 +3,12 @@ package validate
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
 )
@@ -178,4 +180,40 @@ func TestSecretSplitSharded(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d split findings: %+v", n, col.findings)
 	}
+}
+
+// FuzzBodyDelta: on every valid UTF-8 record Scan accepts whose body.delta is a
+// string, bodyDelta finds that string as encoding/json reads it (keys
+// spelled plainly, no duplicates).
+func FuzzBodyDelta(f *testing.F) {
+	for _, s := range []string{splitLines("q1", "sk-pr", "oj-x"), `{"body":{"x":[1,{"delta":2}],"delta":"a\"b\\u0041"}}`, `{"a":"}","body" : { "delta" : "x" } }`} {
+		for _, l := range strings.Split(s, "\n") {
+			f.Add([]byte(l))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r e2a.Record
+		if !utf8.Valid(data) || e2a.Scan(data, &r) != nil || r.Sub(e2a.SBodyDelta).Type != e2a.String {
+			return
+		}
+		var v struct {
+			Body map[string]json.RawMessage `json:"body"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if dec.Decode(&v) != nil || strings.Count(string(data), `"body"`) != 1 || strings.Count(string(data), `"delta"`) != 1 {
+			return
+		}
+		var want string
+		if json.Unmarshal(v.Body["delta"], &want) != nil {
+			return
+		}
+		raw, esc, ok := bodyDelta(data)
+		got := string(raw)
+		if esc {
+			got = string(e2a.AppendUnquoted(nil, raw))
+		}
+		if !ok || got != want {
+			t.Fatalf("bodyDelta(%s) = %q %v, want %q", data, got, ok, want)
+		}
+	})
 }
