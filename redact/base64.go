@@ -1,7 +1,5 @@
 package redact
 
-import "strings"
-
 // A credential wrapped in base64 with nothing around it (a token in a
 // header value someone encoded, "c2stcHJvai1…" for "sk-proj-…"): a run of
 // the base64 alphabet (standard or URL-safe) at least minB64 long, around
@@ -87,7 +85,7 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 
 // b64Table finds the encoded token prefixes in a run: a run without one
 // is not decoded.
-var b64Table = newPairTable(b64Needles())
+var b64Table = newExactTable(b64Needles())
 
 // decodeB64 decodes src (base64 characters only, no padding) into buf,
 // a trailing partial group as far as it goes, and returns the length.
@@ -149,15 +147,13 @@ var tokenPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "---
 // b64Needles are, for every token prefix and each of the three byte
 // alignments it can have in the encoded stream, the characters of its
 // base64 encoding that the prefix alone decides, in both alphabets, and
-// with '/' also as JSON's "\/"; in lower case, as the needle table
-// compares (case-insensitively: a superset). Every base64 run holding an
-// encoded token shape holds one of them.
+// with '/' also as JSON's "\/". Every base64 run holding an encoded token
+// shape holds one of them.
 func b64Needles() []string {
 	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 	seen := map[string]bool{}
 	var out []string
 	add := func(n string) {
-		n = strings.ToLower(n)
 		if len(n) >= 2 && !seen[n] {
 			seen[n] = true
 			out = append(out, n)

@@ -6,10 +6,13 @@ package redact
 // keeps the tail for Straddle only then: most deltas end in prose and
 // keep nothing. It is true when
 //
-//   - the last tailWindow bytes hold a credential needle (a token prefix, a
-//     credential key word, a scheme, "://", an encoded token prefix; not
-//     the words of personal data): a key or scheme whose value comes next,
-//     or a token in progress;
+//   - the last tailWindow bytes hold a token needle (a token prefix, "://",
+//     an encoded token prefix): a token in progress;
+//   - they hold a credential key word or scheme (password, token, auth,
+//     Bearer…; not the words of personal data) and a value after them
+//     would be a credential (probed: "tokens" | "=x" is none, "token" |
+//     "=x" is one): a key or scheme whose value comes next, or a value in
+//     progress;
 //   - the tail holds "-----" (inside a PEM block, whose header may be further
 //     back);
 //   - the last word, from its start or from a '-', '_', ':' or '/' in it,
@@ -29,7 +32,10 @@ func MayStartCredential[T Text](tail T) bool {
 		return false
 	}
 	win := b[max(0, len(b)-tailWindow):]
-	if anyWord(credTable, win) || hasPEMDash(b) {
+	if anyWord(tokenTable, win) || hasPEMDash(b) {
+		return true
+	}
+	if anyWord(keyTable, win) && probed(win) {
 		return true
 	}
 	w := len(b)
@@ -54,7 +60,7 @@ func MayStartCredential[T Text](tail T) bool {
 		return true
 	}
 	for k := range last {
-		if tokenish && b64Prefixes[string(low[k:len(last)])] {
+		if tokenish && b64Prefixes[string(last[k:])] {
 			return true
 		}
 		if k > 0 && !isNeedlePunct(last[k-1]) && !isNeedlePunct(last[k]) {
@@ -73,15 +79,51 @@ const (
 	maxNeedle    = 24 // bounds the needles' lengths (the longest, an encoded "-----BEGIN ", is 16)
 )
 
-// credWords are the key words of credentials (specialWords without those
-// of personal data).
+// credWords are the key words and schemes of credentials (specialWords
+// without those of personal data).
 var credWords = []string{"pass", "pwd", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
 
-var credTable = newPairTable(append(append(append([]string(nil), credWords...), credNeedles...), b64Needles()...))
+// keyWordsWhole are credential key words that hold one of credWords: a
+// tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
+// key cut in two.
+var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization", "authorisation", "credential",
+	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey"}
+
+// tokenTable finds the needles that start or hold a token (credNeedles but
+// the schemes, and the encoded token prefixes); keyTable the key words.
+var tokenTable, keyTable = func() (*pairTable, *pairTable) {
+	var tok []string
+	for _, n := range credNeedles {
+		if n != "bearer" && n != "basic" {
+			tok = append(tok, n)
+		}
+	}
+	return makePairTable(tok, b64Needles()), newPairTable(credWords)
+}()
+
+// probes are what the next text could start with: a separator and a
+// value, or more of a value in progress. Letters only, long enough for a
+// scheme's token: no digit sends the scan into the random-token checks.
+var probes = []string{"=AbCdEfGhIjKlMnOpQrStUv", " AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv"}
+
+const probeWindow = 72 // a key is at most 64 bytes
+
+// probed reports whether one of the probes after the end of win makes a
+// credential that Straddle reports (win's key or scheme applies to it).
+func probed(win []byte) bool {
+	var buf [probeWindow + 32]byte
+	win = win[max(0, len(win)-probeWindow):]
+	for _, p := range probes {
+		if _, m, ok := Straddle(buf[:0], win, []byte(p)); ok && m.Kind.Credential() {
+			return true
+		}
+	}
+	return false
+}
 
 var needleWords = append(append(append([]string(nil), specialWords...), credNeedles...), b64Needles()...)
 
-// tokenPrefixStarts (exact case), keyPrefixes and b64Prefixes (lower
+// tokenPrefixStarts and b64Prefixes (exact case) and keyPrefixes (lower
 // case) are the proper prefixes of the token prefixes and "://", of the
 // credential key words, and of the encoded token prefixes.
 var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]bool) {
@@ -97,7 +139,7 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 		}
 	}
 	add(t, append(append([]string(nil), tokenPrefixes...), "://"))
-	add(k, credWords)
+	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
 	add(e, b64Needles())
 	return t, k, e
 }()

@@ -37,7 +37,7 @@ const (
 )
 
 type splitTails struct {
-	m      map[string][]byte
+	m      map[string]*[]byte // stream table key → the end of its last delta
 	bytes  int
 	key    []byte // scratch
 	joined []byte // scratch of Straddle
@@ -82,21 +82,28 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	}
 	t.key = appendStreamKey(t.key[:0], in, protoE2A, rid.Str, e.echoSeed)
 	kind := ""
-	if prev, ok := t.m[string(t.key)]; ok {
-		if len(delta) > 0 && !in.Gap {
-			kind = t.straddle(prev, delta)
-		}
-		t.drop(t.key)
+	prev := t.m[string(t.key)]
+	if prev != nil && len(delta) > 0 && !in.Gap {
+		kind = t.straddle(*prev, delta)
 	}
-	if tail != nil {
-		if t.bytes+len(t.key)+len(tail) > maxSplitBytes {
+	switch {
+	case tail != nil && prev != nil && t.bytes+len(tail)-len(*prev) <= maxSplitBytes:
+		// The stream's next tail, in place (no allocation a chunk).
+		t.bytes += len(tail) - len(*prev)
+		*prev = append((*prev)[:0], tail...)
+	case tail != nil && prev == nil && t.bytes+len(t.key)+len(tail) <= maxSplitBytes:
+		if t.m == nil {
+			t.m = make(map[string]*[]byte)
+		}
+		b := append([]byte(nil), tail...)
+		t.m[string(t.key)] = &b
+		t.bytes += len(t.key) + len(tail)
+	default:
+		if tail != nil {
 			e.stats.SplitUnchecked++
-		} else {
-			if t.m == nil {
-				t.m = make(map[string][]byte)
-			}
-			t.m[string(t.key)] = append([]byte(nil), tail...)
-			t.bytes += len(t.key) + len(tail)
+		}
+		if prev != nil {
+			t.drop(t.key)
 		}
 	}
 	return kind
@@ -233,8 +240,8 @@ func (t *splitTails) straddle(prev, cur []byte) string {
 }
 
 func (t *splitTails) drop(key []byte) {
-	if prev, ok := t.m[string(key)]; ok {
-		t.bytes -= len(key) + len(prev)
+	if prev := t.m[string(key)]; prev != nil {
+		t.bytes -= len(key) + len(*prev)
 		delete(t.m, string(key))
 	}
 }
