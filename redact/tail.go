@@ -121,8 +121,6 @@ func probed(win []byte) bool {
 	return false
 }
 
-var needleWords = append(append(append([]string(nil), specialWords...), credNeedles...), b64Needles()...)
-
 // tokenPrefixStarts and b64Prefixes (exact case) and keyPrefixes (lower
 // case) are the proper prefixes of the token prefixes and "://", of the
 // credential key words, and of the encoded token prefixes.
