@@ -23,7 +23,7 @@ package redact
 //     capital) and is tailLongWord bytes or longer, or ends with a proper
 //     prefix of an encoded token prefix.
 //
-// Not seen: a needle cut in its first two letters of a key word ("to|ken=")
+// Not seen: a key word cut in its first two letters ("to|ken=")
 // or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
 // allocate.
 func MayStartCredential[T Text](tail T) bool {

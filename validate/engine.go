@@ -104,7 +104,7 @@ type Engine struct {
 	headBuf  []byte
 	respIDs  *respIDSet
 	shared   *respIDSet  // set by a Sharded run: one set for all shards
-	split    *splitTails // e2a.secret across chunks (splitsecret.go); nil until a tail is kept
+	split    *splitTails // e2a.secret across chunks (splitsecret.go); nil until a logged response
 	echoSeed maphash.Seed
 	idSeed   maphash.Seed
 }

@@ -25,8 +25,10 @@ import (
 // The table is bounded: a tail is at most splitTail bytes, all of them with
 // their keys at most maxSplitBytes (past it a tail is not kept: the
 // boundary is not checked, and counted in Stats.SplitUnchecked). A tail is
-// dropped when its stream's next record comes, when the stream ends, and
-// when its connection lost messages (the halves are no longer adjacent).
+// replaced or dropped when its stream's next record comes, dropped when the
+// stream ends and when its connection lost messages (the halves are no
+// longer adjacent).
+
 // splitPath is where a split secret is reported: the second chunk's delta.
 const splitPath = "body.delta"
 
@@ -62,6 +64,9 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	if r.Sub(e2a.SBodyDelta).Type == e2a.String { // presence only: Scan does not decode it
 		raw, esc, ok := bodyDelta(in.Data)
 		if ok && esc {
+			if cap(t.dec) > 1<<20 {
+				t.dec = nil // one huge delta does not stay held
+			}
 			t.dec = e2a.AppendUnquoted(t.dec[:0], raw)
 			raw = t.dec
 		}
