@@ -787,6 +787,7 @@ outputs:
 		t.Errorf("the process's log lines do not show the log file's name masked as %s", m)
 	}
 	checkMessages(t, "findings log", finds, 5*len(corpusShapes))
+	checkSplitFindings(t, finds) // the logdir tap's records are read from a log
 	lc.strict("/metrics", metricsBody)
 	var spanMessages bytes.Buffer
 	for _, l := range bytes.Split(spanText, []byte("\n")) {
