@@ -4,6 +4,10 @@
 // key=value pairs under credential names, URL userinfo, e-mail addresses,
 // phone numbers, Chinese resident ID numbers) wherever they start, and masks
 // them as "******(fp:<16 hex>)", a keyed fingerprint of the masked value.
+// A token wrapped in base64 with nothing around it is found as its own kind
+// (base64.go); a long random token with no known prefix is masked as
+// KindHighEntropy unless it reads as an identifier (camelCase words and a
+// digit suffix, "TestNATSSlowConsumerGivesNoFalseFinding1724886460").
 //
 // It sits at the bottom of the import layers (standard library only), so
 // that e2a (rule e2a.secret), validate, the exporters and cmd all use the
@@ -26,7 +30,12 @@
 // revealed, is false (MayHoldCredential is the same promise for a raw JSON
 // text, keys included); the record log walks every record and calls Find
 // on each decoded string. Straddle finds a secret split across two texts of a
-// stream (two chunks' deltas).
+// stream (two chunks' deltas, two frame chunks' data), also one wholly in
+// the second text whose key or scheme ends the first ("Authorization:
+// Token " | "<token>"); MayStartCredential says whether the end of a text
+// is worth keeping for it (rule e2a.secret keeps a stream's tail only
+// then). MayHoldCredential passes the base64 encodings of the token
+// prefixes, so that it stays conservative for base64 runs.
 //
 // # Fingerprints
 //

@@ -128,7 +128,12 @@ func view[T Text](s T) []byte {
 	return *(*[]byte)(unsafe.Pointer(&s))
 }
 
-func find(s []byte, from int) (Match, bool) {
+func find(s []byte, from int) (Match, bool) { return scan(s, from, false) }
+
+// scan is find; nested is set for text decoded from base64, whose own
+// base64 runs are not decoded again.
+func scan(s []byte, from int, nested bool) (Match, bool) {
+	b64 := b64state{nested: nested}
 	n := len(s)
 	t := &anchor
 	for i := from; i < n; i++ {
@@ -162,7 +167,7 @@ func find(s []byte, from int) (Match, bool) {
 				return m, true
 			}
 		case a&aDigit != 0:
-			m, ok, next := number(s, from, i)
+			m, ok, next := number(s, from, i, &b64)
 			if ok {
 				return m, true
 			}
@@ -181,6 +186,7 @@ const (
 	cUnder // '_'
 	cB64   // + / (base64), . ~ (b64token)
 	cKey   // '.' in a key
+	cSlash // + / (the base64 alphabet's last two; URL-safe: - _)
 )
 
 var class = func() (t [256]uint8) {
@@ -199,6 +205,8 @@ var class = func() (t [256]uint8) {
 	t['/'] |= cB64
 	t['.'] |= cB64 | cKey
 	t['~'] |= cB64
+	t['+'] |= cSlash
+	t['/'] |= cSlash
 	return t
 }()
 
@@ -206,6 +214,7 @@ const (
 	alnum    = cUpper | cLower | cDigit
 	word     = alnum | cDash | cUnder
 	b64token = word | cB64
+	b64alpha = word | cSlash // both base64 alphabets, standard and URL-safe
 )
 
 func is(c byte, cl uint8) bool { return class[c]&cl != 0 }
@@ -413,6 +422,14 @@ func scheme(s []byte, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{start, j, k}, true
+}
+
+// afterMask reports a mask with a fingerprint ending just before s[i]: a
+// number glued to it was glued to the value it masks, and is judged as
+// it was then (masking twice changes nothing).
+func afterMask(s []byte, i int) bool {
+	const n = len(Mask+"(fp:)") + FingerprintHex
+	return i >= n && s[i-1] == ')' && at(s, i-n, Mask+"(fp:")
 }
 
 // isMask reports a value this package wrote: "******…".
@@ -636,11 +653,11 @@ func isLocal(c byte) bool {
 // resident ID number (17 digits and a check digit or X, checked). A number
 // must not touch a letter or digit on either side. next is where the scan
 // goes on when nothing matched.
-func number(s []byte, from, i int) (m Match, ok bool, next int) {
+func number(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 	c := s[i]
-	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+') {
+	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+' || afterMask(s, i)) {
 		// A digit inside a word: the word may be a random token.
-		if m, ok, next := highEntropy(s, from, i); ok || next > i {
+		if m, ok, next := highEntropy(s, from, i, b64); ok || next > i {
 			return m, ok, next
 		}
 		return Match{}, false, max(run(s, i, cDigit), i+1)
@@ -657,7 +674,7 @@ func number(s []byte, from, i int) (m Match, ok bool, next int) {
 		if d == 17 && (s[e] == 'X' || s[e] == 'x') && (e+1 >= len(s) || !is(s[e+1], alnum)) && cnID(s, i) {
 			return Match{i, e + 1, KindCNID}, true, 0
 		}
-		if m, ok, next := highEntropy(s, from, i); ok || next > i {
+		if m, ok, next := highEntropy(s, from, i, b64); ok || next > i {
 			return m, ok, next
 		}
 		return Match{}, false, e
@@ -678,19 +695,26 @@ func number(s []byte, from, i int) (m Match, ok bool, next int) {
 // Random tokens with no known prefix (npm_…, hf_…, SendGrid's SG.….…, a
 // Twilio SK…, a bot token): a run of [A-Za-z0-9_-] at least minEntropyLen
 // long, with upper and lower case letters and digits, whose characters
-// carry at least minEntropy bits each (Shannon, over the run). Words,
-// camelCase identifiers, hex ids, UUIDs and timestamps fall short.
+// carry at least minEntropy bits each (Shannon, over the run), and that
+// does not read as an identifier (see identifier). Words, camelCase
+// identifiers ("TestNATSSlowConsumerGivesNoFalseFinding1724886460"), hex
+// ids, UUIDs and timestamps fall short.
 const (
 	minEntropyLen = 32
 	minEntropy    = 4.3
 )
 
-// highEntropy checks the token around the digit at s[i]. next > i is where
-// the scan goes on (after the token) when the token was looked at.
-func highEntropy(s []byte, from, i int) (Match, bool, int) {
+// highEntropy checks the token around the digit (or '+') at s[i]: a
+// base64 run holding an encoded credential (b64.check), else a random
+// token. next > i is where the scan goes on (after the token) when the
+// token was looked at.
+func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	a := i
 	for a > from && is(s[a-1], word) {
 		a--
+	}
+	if m, ok := b64.check(s, from, a, i); ok {
+		return m, true, 0
 	}
 	b := run(s, i, word)
 	if b-a < minEntropyLen {
@@ -714,7 +738,7 @@ func highEntropy(s []byte, from, i int) (Match, bool, int) {
 			h -= p * math.Log2(p)
 		}
 	}
-	if h < minEntropy {
+	if h < minEntropy || identifier(s[a:b]) {
 		return Match{}, false, b
 	}
 	return Match{a, b, KindHighEntropy}, true, 0
@@ -773,7 +797,7 @@ func intlPhone(s []byte, i int) (int, bool) {
 		return 0, false
 	}
 	end := lastDigit + 1
-	if end < len(s) && is(s[end], alnum) {
+	if end < len(s) && (is(s[end], alnum) || s[end] == '+') { // "+1…+2…" is no number: nor would it be once masked
 		return 0, false
 	}
 	return end, true
@@ -810,16 +834,27 @@ func cnGrouped(s []byte, i int) (int, bool) {
 
 // Straddle finds a match that starts in tail (the end of a stream's
 // previous text, e.g. the last 256 bytes of chunk n's delta) and ends in
-// head (the start of the next text): a secret split across two chunks.
+// head (the start of the next text): a secret split across two chunks; or
+// a match wholly in head that head alone does not show, because what makes
+// it one is in tail ("Authorization: Token " | "<token>", "password=" |
+// "<value>", "Bearer " | "<token>").
 // joined is scratch (tail and head are appended to joined[:0]; pass it back
-// in to reuse it); m is in joined's coordinates: joined[m.Start:len(tail)]
-// ends the previous text, joined[len(tail):m.End] starts the next one.
+// in to reuse it); m is in joined's coordinates: when m.Start < len(tail),
+// joined[m.Start:len(tail)] ends the previous text and joined[len(tail):m.End]
+// starts the next one; when m.Start >= len(tail), the match is
+// joined[m.Start:m.End], in the next text only.
 func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	joined = append(append(joined[:0], tail...), head...)
 	nt := len(tail)
 	for from := 0; from < nt; {
 		x, found := find(joined, from)
-		if !found || x.Start >= nt {
+		if !found {
+			break
+		}
+		if x.Start >= nt {
+			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt) {
+				return joined, x, true
+			}
 			break
 		}
 		if x.End > nt && !isMask(joined, x.Start) {
@@ -828,4 +863,19 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 		from = x.End
 	}
 	return joined, Match{}, false
+}
+
+// inHead reports whether head alone has the match head[start:end].
+func inHead(head []byte, start, end int) bool {
+	for from := 0; from <= start; {
+		m, ok := find(head, from)
+		if !ok || m.Start > start {
+			return false
+		}
+		if m.Start == start && m.End == end {
+			return true
+		}
+		from = max(m.End, from+1)
+	}
+	return false
 }

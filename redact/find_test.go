@@ -180,7 +180,7 @@ func TestMaskText(t *testing.T) {
 }
 
 func FuzzFind(f *testing.F) {
-	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h"} {
+	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))
@@ -196,6 +196,9 @@ func FuzzFind(f *testing.F) {
 			}
 			if x.Start < from || x.End <= x.Start || x.End > len(s) || x.Kind == KindNone {
 				t.Fatalf("Find(%q, %d) = %v", s, from, x)
+			}
+			if x.Kind.Credential() && !MayHoldCredential(s) {
+				t.Fatalf("Find(%q, %d) = %v, but MayHoldCredential is false", s, from, x)
 			}
 			from = x.End
 		}
@@ -216,7 +219,19 @@ func TestStraddle(t *testing.T) {
 			t.Errorf("cut %d: %v %v %q", cut, ok, m, j)
 		}
 	}
-	for _, c := range [][2]string{{"no secret ", "here"}, {"sk-proj-AbCdEfGhIjKl", " and then"}, {"end", "sk-proj-AbCdEfGhIjKl"}} {
+	// What makes the head a secret is in the tail: the key or the scheme.
+	for _, c := range [][3]string{
+		{"Authorization: Token ", "CRPStok9f8e7d6c5b4a3\nHost: x", "CRPStok9f8e7d6c5b4a3"},
+		{"Authorization: Token", " CRPStok9f8e7d6c5b4a3", "CRPStok9f8e7d6c5b4a3"},
+		{"and then password=", "hunter2, later", "hunter2"},
+		{"header Bearer ", "abc123def456 end", "abc123def456"},
+	} {
+		j, m, ok := Straddle(nil, []byte(c[0]), []byte(c[1]))
+		if !ok || m.Start < len(c[0]) || string(j[m.Start:m.End]) != c[2] {
+			t.Errorf("%q|%q: %v %v", c[0], c[1], ok, m)
+		}
+	}
+	for _, c := range [][2]string{{"no secret ", "here"}, {"Bearer abc123def456 ", "sk-proj-AbCdEfGhIjKl"}, {"the key ", "password=hunter2"}, {"sk-proj-AbCdEfGhIjKl", " and then"}, {"end", "sk-proj-AbCdEfGhIjKl"}} {
 		if _, m, ok := Straddle(nil, []byte(c[0]), []byte(c[1])); ok {
 			t.Errorf("%q|%q: %v", c[0], c[1], m)
 		}

@@ -145,33 +145,60 @@ func classifyWords(s []byte, from, to int) KeyClass {
 var specialWords = []string{"pass", "pwd", "phone", "secret", "sig", "token", "tel", "auth", "key",
 	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
 
-// pairTable indexes words by their first two bytes (ASCII case folded):
-// pair[a][b] is 1 + the index in groups of the words starting with ab.
+// pairTable indexes words by their first two bytes: pair[a][b] is 1 + the
+// index in groups of the words starting with ab. A word is compared
+// ASCII case-insensitively (it is given in lower case) or, if exact, only
+// as it is spelled.
 type pairTable struct {
 	pair   [256][256]uint8
-	groups [][]string
+	groups [][]pairWord
 }
 
-func newPairTable(words []string) *pairTable {
+type pairWord struct {
+	w     string
+	exact bool
+}
+
+func newPairTable(words []string) *pairTable { return makePairTable(words, nil) }
+
+// newExactTable is a pairTable whose words match only as they are spelled.
+func newExactTable(words []string) *pairTable { return makePairTable(nil, words) }
+
+// makePairTable indexes folded words (lower case, any case matches) and
+// exact ones in one table: one look-up a byte finds either.
+func makePairTable(folded, exact []string) *pairTable {
 	t := &pairTable{}
-	for _, w := range words {
-		g := int(t.pair[w[0]][w[1]])
+	add := func(w string, ex bool) {
+		as, bs := foldBytes(w[0]), foldBytes(w[1])
+		if ex {
+			as, bs = []byte{w[0]}, []byte{w[1]}
+		}
+		g := int(t.pair[as[0]][bs[0]])
 		if g == 0 {
+			if len(t.groups) == 255 {
+				panic("redact: more than 255 two-byte groups of words")
+			}
 			t.groups = append(t.groups, nil)
 			g = len(t.groups)
-			for _, a := range foldBytes(w[0]) {
-				for _, b := range foldBytes(w[1]) {
+			for _, a := range as {
+				for _, b := range bs {
 					t.pair[a][b] = uint8(g)
 				}
 			}
 		}
-		t.groups[g-1] = append(t.groups[g-1], w)
+		t.groups[g-1] = append(t.groups[g-1], pairWord{w, ex})
+	}
+	for _, w := range folded { // first: a folded word's variants share a group
+		add(w, false)
+	}
+	for _, w := range exact {
+		add(w, true)
 	}
 	return t
 }
 
-// any reports whether s holds one of the words, case-insensitively: one
-// table look-up a byte, the words compared only where two bytes start one.
+// anyWord reports whether s holds one of the words: one table look-up a
+// byte, the words compared only where two bytes start one.
 func anyWord(t *pairTable, s []byte) bool {
 	for i := 0; i+1 < len(s); i++ {
 		g := t.pair[s[i]][s[i+1]]
@@ -179,7 +206,7 @@ func anyWord(t *pairTable, s []byte) bool {
 			continue
 		}
 		for _, w := range t.groups[g-1] {
-			if atFold(s, i, w) {
+			if w.exact && at(s, i, w.w) || !w.exact && atFold(s, i, w.w) {
 				return true
 			}
 		}
@@ -237,12 +264,14 @@ func containsFold(k []byte, p string) bool {
 // besides the special words of keys (pass, token, auth, cookie...), which
 // key=value pairs, Authorization and Cookie values need: token prefixes,
 // the scheme words, a URL's "://" (or its JSON-escaped ":\/\/"), a PEM
-// header. Compared case-insensitively (so a little more passes).
+// header. Compared case-insensitively (so a little more passes). And the
+// encoded forms of the token prefixes (b64Needles, b64Table: compared as
+// they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`}
 
-var needleTable = newPairTable(append(append([]string(nil), specialWords...), credNeedles...))
+var needleTable = makePairTable(append(append([]string(nil), specialWords...), credNeedles...), b64Needles())
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and

@@ -110,16 +110,19 @@ func AppendMask[T Text](m *Masker, dst []byte, v T) []byte {
 // spells a shape with JSON \u00XX escapes ("\u0073k-…") is masked in its
 // unescaped form.
 func (m *Masker) Text(s string) string {
-	if _, ok := Find(s, 0); !ok {
-		if !hasASCIIEscape(view(s)) {
-			return s
-		}
+	if hasASCIIEscape(view(s)) {
+		// Masked in the unescaped form, all of it: a shape spelled with
+		// escapes next to one spelled plainly is masked too, and masking
+		// the result again changes nothing.
 		u := unescapeASCII(nil, view(s))
 		if _, ok := Find(u, 0); !ok {
 			return s
 		}
 		out, _ := AppendText(m, nil, u)
 		return string(out)
+	}
+	if _, ok := Find(s, 0); !ok {
+		return s
 	}
 	out, _ := AppendText(m, nil, s)
 	return string(out)

@@ -123,6 +123,9 @@ type Logged struct {
 	// SecretKind and SecretPath: the live record (read from a log) held a
 	// credential of that kind at that path, now masked; "" when none.
 	SecretKind, SecretPath string
+	// SecretSplit: that credential was split across this chunk and the
+	// previous one of its stream.
+	SecretSplit bool
 }
 
 // Source formats where the record came from, as findings print it:
@@ -208,12 +211,17 @@ type RecordInfo struct {
 	Kind string
 	// Status is a bounded label: succeeded, failed, in_progress, other, or
 	// "" where the record has none.
-	Status     string
-	JSON       *e2a.Record  // nil for frames and undecodable input
-	Frame      *frame.Frame // nil for JSON
-	Stream     []byte       // the stream key (request_id, sid, event id) or nil
-	Heartbeat  bool         // a jiuwenswarm keepalive chunk
-	ServerPush bool         // a jiuwenswarm server-push frame
+	Status string
+	JSON   *e2a.Record  // nil for frames and undecodable input
+	Frame  *frame.Frame // nil for JSON
+	Stream []byte       // the stream key (request_id, sid, event id) or nil
+	// SplitSecret: the record was read from a log, and a credential of
+	// this kind (redact.Kind name) is split across its body.delta and the
+	// previous chunk's of its stream (rule e2a.secret, reported at
+	// body.delta when the record holds no other); "" when none.
+	SplitSecret string
+	Heartbeat   bool // a jiuwenswarm keepalive chunk
+	ServerPush  bool // a jiuwenswarm server-push frame
 }
 
 // StreamInfo describes a stream at its start or end.

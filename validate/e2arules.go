@@ -40,6 +40,9 @@ func (e *Engine) ObserveJSON(in *Input) {
 	class := e2a.Classify(r)
 	e.info = RecordInfo{In: in, Protocol: ProtoE2A, Class: class, JSON: r}
 	info := &e.info
+	if in.FromLog && in.Logged == nil && class == e2a.ClassResponse && e.on(RuleE2ASecret) {
+		info.SplitSecret = e.splitSecret(in, r)
+	}
 	switch class {
 	case e2a.ClassResponse:
 		e.response(in, r, info)
@@ -70,10 +73,22 @@ func (e *Engine) ObserveJSON(in *Input) {
 		info.Kind = "unknown"
 		e.sink.Record(info)
 	}
-	if in.FromLog && e.on(RuleE2ASecret) && (maySecret || in.Logged != nil) {
-		if path, kind, found := in.Secret(); found {
-			e.report(RuleE2ASecret, Off, in, e.recordStream(r, class), ProtoE2A,
-				fmt.Sprintf("credential (%s) in a logged record at %s", kind, path))
+	if in.FromLog && e.on(RuleE2ASecret) {
+		var path, kind string
+		var found bool
+		if maySecret || in.Logged != nil {
+			path, kind, found = in.Secret()
+		}
+		split := in.Logged != nil && in.Logged.SecretSplit
+		if !found && info.SplitSecret != "" {
+			path, kind, found, split = splitPath, info.SplitSecret, true, true
+		}
+		if found {
+			msg := fmt.Sprintf("credential (%s) in a logged record at %s", kind, path)
+			if split {
+				msg += ", split across this chunk and the previous one of its stream"
+			}
+			e.report(RuleE2ASecret, Off, in, e.recordStream(r, class), ProtoE2A, msg)
 		}
 	}
 }

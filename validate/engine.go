@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +73,9 @@ type Stats struct {
 	Joined   uint64 // streams that started mid-stream inside a join window
 	Evicted  uint64 // open streams evicted from a full table
 	Outcomes [NumOutcomes]uint64
+	// SplitUnchecked: chunk boundaries of logged streams not checked for a
+	// split secret, the tail table being full (splitsecret.go).
+	SplitUnchecked uint64
 }
 
 // Engine checks one sequence of records. It is a pure state machine: no
@@ -101,7 +103,8 @@ type Engine struct {
 	head     e2a.Head
 	headBuf  []byte
 	respIDs  *respIDSet
-	shared   *respIDSet // set by a Sharded run: one set for all shards
+	shared   *respIDSet  // set by a Sharded run: one set for all shards
+	split    *splitTails // e2a.secret across chunks (splitsecret.go); nil until a logged response
 	echoSeed maphash.Seed
 	idSeed   maphash.Seed
 	opens    *openFrom // streams read from Kafka, by partition (openfrom.go)
@@ -247,20 +250,8 @@ func (e *Engine) DecodeError(in *Input, proto, msg string) {
 // the stream's partition current.
 func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 	e.use(partitionOf(stream, len(e.parts)))
-	k := append(e.key[:0], in.Tap...)
-	k = append(k, 0)
-	k = append(k, in.Conn...)
-	k = append(k, 0, proto)
-	if len(stream) > maxKeyLen {
-		h := maphash.Bytes(e.echoSeed, stream)
-		k = append(k, stream[:maxKeyLen-17]...)
-		k = append(k, '~')
-		k = strconv.AppendUint(k, h, 16)
-	} else {
-		k = append(k, stream...)
-	}
-	e.key = k
-	return k
+	e.key = appendStreamKey(e.key[:0], in, proto, stream, e.echoSeed)
+	return e.key
 }
 
 // streamOf splits a composite key into its parts.
@@ -405,6 +396,7 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	s := e.tab.at(i)
 	s.flags |= fEnded
 	e.closed(e.tab.key(i))
+	e.dropTail(e.tab.key(i))
 	e.bury(i)
 	if s.flags&fResponded == 0 {
 		return
@@ -533,6 +525,7 @@ func (e *Engine) ConnClosed(in *Input) {
 // their next sequence re-bases silently and a missing final is not
 // reported as a finding (the final may be what was lost).
 func (e *Engine) Gap(in *Input) {
+	e.dropConnTails(in)
 	e.forConn(in, func(_ int32, s *stream) {
 		if s.flags&fEnded == 0 {
 			s.flags |= fGap | fResync

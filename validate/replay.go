@@ -49,8 +49,9 @@ type loggedMeta struct {
 	FromLog   bool      `json:"from_log"`
 	At        *LoggedAt `json:"at"`
 	Secret    *struct {
-		Kind string `json:"kind"`
-		Path string `json:"path"`
+		Kind  string `json:"kind"`
+		Path  string `json:"path"`
+		Split bool   `json:"split"`
 	} `json:"secret"`
 }
 
@@ -243,7 +244,7 @@ func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64,
 		h.ObserveFrame(in, &f)
 	default:
 		if m.Secret != nil {
-			in.Logged = &Logged{SecretKind: m.Secret.Kind, SecretPath: m.Secret.Path}
+			in.Logged = &Logged{SecretKind: m.Secret.Kind, SecretPath: m.Secret.Path, SecretSplit: m.Secret.Split}
 		} else if m.FromLog {
 			in.Logged = &Logged{}
 		}

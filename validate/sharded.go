@@ -546,6 +546,7 @@ func (s *Sharded) Stats() Stats {
 		t.Records += st.Records
 		t.Joined += st.Joined
 		t.Evicted += st.Evicted
+		t.SplitUnchecked += st.SplitUnchecked
 		for i := range st.Findings {
 			t.Findings[i] += st.Findings[i]
 		}

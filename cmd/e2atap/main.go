@@ -100,6 +100,11 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 // run dispatches a command; it is main without the process, for tests.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Every error of every command passes the policy (under the process's
+	// key: the configuration's is not read yet).
+	if _, ok := stderr.(*policyWriter); !ok {
+		stderr = newPolicy(nil).writer(stderr)
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage

@@ -67,6 +67,27 @@ func (p *policy) logger(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(jsonlog.NewLogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}), p))
 }
 
+// writer is w with every Write passing the policy: the standard error of
+// every command, so that an error about a flag, an argument or a file name
+// printed before the configuration (and its fingerprint key) is read
+// cannot print a credential; text already masked stays as it is. A Write
+// is one message (fmt.Fprint, a log line); it is safe for concurrent use
+// when w is.
+func (p *policy) writer(w io.Writer) io.Writer { return &policyWriter{p: p, w: w} }
+
+type policyWriter struct {
+	p *policy
+	w io.Writer
+}
+
+func (pw *policyWriter) Write(b []byte) (int, error) {
+	m := pw.p.MaskText(make([]byte, 0, len(b)+32), b)
+	if _, err := pw.w.Write(m); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 func containsScheme(b []byte) bool {
 	for i := 0; i+2 < len(b); i++ {
 		if b[i] == ':' && b[i+1] == '/' && b[i+2] == '/' {

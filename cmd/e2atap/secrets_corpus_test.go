@@ -25,6 +25,7 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/frame"
 )
@@ -98,9 +99,8 @@ var corpusShapes = []corpusShape{
 // aws_access_key_id on). Every other shape has to pass with zero hits;
 // take a shape out as soon as the detector knows it.
 var expectAfterMerge = map[string]bool{
-	// Merged h-sec-detect at f3a566d: every shape is detected but this one
-	// (a base64-encoded token with no key or prefix around it).
-	"base64_token": true,
+	// Every shape is detected (the last one, a base64-encoded token with
+	// no key or prefix around it, by h-secrets).
 }
 
 // corpusStream is the records of one stream: its request (Gateway to
@@ -461,6 +461,7 @@ func TestCorpusOffline(t *testing.T) {
 	// or not: that needs no detector.
 	checkMessages(t, "validate json", outs["validate json"], 5*len(corpusShapes))
 	checkMessages(t, "validate frames json", outs["validate frames json"], len(corpusShapes))
+	checkSplitFindings(t, outs["validate json"])
 	// --show-content is the explicit choice of a person on their own
 	// machine: content shown, credentials still masked where found whole.
 	if stdout, _, code := corpusProcess(t, nil, nil, "decode", "--show-content", frames); code != exitOK || !bytes.Contains(stdout, []byte(`"data":"prompt `)) {
@@ -471,6 +472,37 @@ func TestCorpusOffline(t *testing.T) {
 	checkMarks(t, map[string][]byte{"validate text output": outs["validate text"], "validate json output": outs["validate json"], "decode output": outs["decode"],
 		"validate frames output": outs["validate frames json"], "decode frames output": outs["decode frames"]})
 	lc.report()
+}
+
+// checkSplitFindings: every credential shape split across two chunks of
+// its "-places" stream, neither half a credential alone, is an e2a.secret
+// finding of that stream saying so (the log is a file source).
+func checkSplitFindings(t *testing.T, out []byte) {
+	t.Helper()
+	split := map[string]bool{}
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		var f struct{ Rule, Stream, Message string }
+		if json.Unmarshal(l, &f) == nil && f.Rule == "e2a.secret" && strings.Contains(f.Message, "at body.delta, split across") {
+			split[f.Stream] = true
+		}
+	}
+	n := 0
+	for _, s := range corpusShapes {
+		half := len(s.value) / 2
+		_, _, _, whole := e2a.FindCredential([]byte(s.value))
+		_, _, _, first := e2a.FindCredential([]byte(s.value[:half]))
+		_, _, _, second := e2a.FindCredential([]byte(s.value[half:]))
+		if !whole || first || second {
+			continue
+		}
+		n++
+		if !split[s.name+"-places"] {
+			t.Errorf("shape %s split across two chunks: no e2a.secret finding says so", s.name)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d shapes split into halves that are no credential alone", n)
+	}
 }
 
 // checkMessages: no finding message of a JSON findings output carries a
@@ -737,16 +769,6 @@ outputs:
 		}
 	}
 	lc := newLeakChecker(t)
-	if content == "keep" {
-		// A detector gap (h-sec-detect's carry, f3a566d): "Authorization:
-		// Token <t>" split right after the scheme leaves the token's chunk
-		// unmasked in the record log.
-		// And frames: the carry covers E2A deltas, not STREAM_CHUNK data,
-		// so a secret split across two frame chunks leaves its second half
-		// (here, where that half has no shape of its own).
-		lc.known["record log"] = map[string]bool{"authorization_other": true,
-			"jwt": true, "email": true, "slack_bot": true, "slack_user": true, "pem_private_key": true}
-	}
 	lc.check("record log", recs)
 	lc.check("findings log", finds)
 	lc.check("stderr", []byte(stderr.String()))
@@ -765,6 +787,7 @@ outputs:
 		t.Errorf("the process's log lines do not show the log file's name masked as %s", m)
 	}
 	checkMessages(t, "findings log", finds, 5*len(corpusShapes))
+	checkSplitFindings(t, finds) // the logdir tap's records are read from a log
 	lc.strict("/metrics", metricsBody)
 	var spanMessages bytes.Buffer
 	for _, l := range bytes.Split(spanText, []byte("\n")) {

@@ -8,7 +8,9 @@ import (
 )
 
 // A secret can be split across two chunks of one stream: "…sk-proj-Ab" in
-// chunk n's body.delta, "CdEf…" in chunk n+1's. Neither half need be a
+// chunk n's body.delta (or an EventMesh STREAM_CHUNK's text data), "CdEf…"
+// in chunk n+1's; or chunk n ends with "Authorization: Token " and chunk
+// n+1 holds the token. Neither half need be a
 // shape on its own, so the record log (under content: keep, where deltas
 // are written) checks every boundary: the last carryTail bytes of the
 // previous delta of the stream are scanned again with the start of the
@@ -74,7 +76,7 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.kbuf = append(append(append(c.kbuf[:0], ri.In.Tap...), 0), ri.Stream...)
+	c.kbuf = carryKey(c.kbuf[:0], ri.In.Tap, ri.Protocol, ri.Stream)
 	h := c.streams[string(c.kbuf)] // no allocation for a look-up
 	if st.deltaEnd == 0 || st.trunc {
 		// Not a chunk with text: the held line goes first, then this one.
@@ -138,32 +140,35 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 		return
 	}
 	j := c.joined
-	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one.
 	fp := st.appendFP(nil, j[m.Start:m.End])
+	w.counts[kindRule[m.Kind]].Add(1)
+	if m.Start >= nt {
+		// Wholly in this delta, a secret only because of the previous
+		// one's end ("Authorization: Token " | "<token>").
+		st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[:m.Start-nt], fp, cur[m.End-nt:])
+		return
+	}
+	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one.
 	cut := m.End - nt
 	if h.has {
 		keep := len(h.delta) - (nt - m.Start)
-		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, true)
+		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, nil)
 	} else {
 		c.missed++
 	}
-	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[cut:], fp, false)
-	w.counts[kindRule[m.Kind]].Add(1)
+	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, nil, fp, cur[cut:])
 }
 
-// spliceDelta rewrites the delta string line[at:end] as rest (masked as any
-// text is) with the mask of fingerprint fp after it (tail) or before it.
-func (st *state) spliceDelta(line []byte, at, end int, rest, fp []byte, tail bool) []byte {
+// spliceDelta rewrites the delta string line[at:end] as before, the mask of
+// fingerprint fp, and after (both masked as any text is).
+func (st *state) spliceDelta(line []byte, at, end int, before, fp, after []byte) []byte {
 	out := append([]byte(nil), line[:at]...)
 	out = append(out, '"')
-	m := append(append([]byte(mask+"(fp:"), fp...), ')')
-	if !tail {
-		out = append(out, m...)
-	}
-	out, _ = st.maskSpans(out, rest, false, true)
-	if tail {
-		out = append(out, m...)
-	}
+	out, _ = st.maskSpans(out, before, false, true)
+	out = append(out, mask+"(fp:"...)
+	out = append(out, fp...)
+	out = append(out, ')')
+	out, _ = st.maskSpans(out, after, false, true)
 	out = append(out, '"')
 	return append(out, line[end:]...)
 }
@@ -192,14 +197,22 @@ func (c *carry) evict(w *Writer) {
 }
 
 // end writes the held line of a stream that ended and forgets it.
-func (c *carry) end(w *Writer, tap, stream string) {
+func (c *carry) end(w *Writer, tap, proto, stream string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := tap + "\x00" + stream
-	if h := c.streams[key]; h != nil {
+	c.kbuf = carryKey(c.kbuf[:0], tap, proto, []byte(stream))
+	if h := c.streams[string(c.kbuf)]; h != nil {
 		c.release(w, h)
-		delete(c.streams, key)
+		delete(c.streams, h.key)
 	}
+}
+
+// carryKey is the map key of a stream: its tap, protocol (an E2A
+// request_id and a frame sid may be equal) and key.
+func carryKey(dst []byte, tap, proto string, stream []byte) []byte {
+	dst = append(append(dst, tap...), 0)
+	dst = append(append(dst, proto...), 0)
+	return append(dst, stream...)
 }
 
 // flush writes the lines held since before the previous flush.

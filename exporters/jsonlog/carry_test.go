@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -181,5 +183,112 @@ func TestCarryBytesBound(t *testing.T) {
 	w.Close()
 	if got := strings.Count(buf.String(), "\n"); got != streams {
 		t.Errorf("%d lines after Close, want %d", got, streams)
+	}
+}
+
+// TestSplitSecretAfterScheme: chunk n ends with a header's name and scheme
+// or a key ("Authorization: Token ", "password="), chunk n+1 holds the
+// value, which is no shape on its own: it is masked in chunk n+1's line.
+func TestSplitSecretAfterScheme(t *testing.T) {
+	for _, c := range [][2]string{
+		{"Authorization: Token ", "CRPStok9f8e7d6c5b4a3"},
+		{"Authorization: Token", " CRPStok9f8e7d6c5b4a3"},
+		{"headers: Bearer ", "tokBRR7f3Kq9Zx2LmN8pQ4"},
+		{"login with password=", "CRPSpass-hunter2-9876, then"},
+	} {
+		var buf bytes.Buffer
+		lines := runEngine(t, NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey)), &buf,
+			chunk("q1", 0, c[0], false), chunk("q1", 1, c[1], false), chunk("q1", 2, "", true))
+		all := strings.Join(lines, "\n")
+		if strings.Contains(all, "CRPS") || strings.Contains(all, "tokBRR") {
+			t.Errorf("%q|%q: the value is in the log:\n%s", c[0], c[1], all)
+		}
+		if len(lines) != 3 || !strings.Contains(lines[1], `"delta":"`) || !strings.Contains(lines[1], "******(fp:") {
+			t.Errorf("%q|%q: lines:\n%s", c[0], c[1], all)
+		}
+		for _, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Errorf("invalid line %s", l)
+			}
+		}
+	}
+}
+
+// TestSplitSecretFrames: a secret split across the data of two
+// STREAM_CHUNK frames of one sid leaves neither half in the log, both
+// parts carry the whole secret's fingerprint, and the logged frames still
+// replay (validate reads them back).
+func TestSplitSecretFrames(t *testing.T) {
+	const secret = "xoxb-1234567890-1234567890123-CRPSabcdefghijklmnopqrst"
+	for _, cut := range []int{4, 5, 12, 30, len(secret) - 3} {
+		var recs [][]byte
+		for seq, d := range []string{"token " + secret[:cut], secret[cut:] + " ok"} {
+			b, err := frame.AppendStreamChunk(nil, &frame.StreamChunk{SessionID: "s1", Seq: int32(seq), EventType: "text", Data: []byte(d)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, b)
+		}
+		done, _ := frame.AppendStreamChunk(nil, &frame.StreamChunk{SessionID: "s1", Seq: 2, Done: true})
+		recs = append(recs, done)
+		var buf bytes.Buffer
+		r := NewRedactor(ContentKeep, 65536, testKey)
+		lines := runEngine(t, NewWriterTo(&buf, r), &buf, recs...)
+		all := strings.Join(lines, "\n")
+		for _, half := range []string{secret[min(5, cut):cut], secret[cut:]} {
+			if len(half) >= 3 && strings.Contains(all, half) {
+				t.Errorf("cut %d: %q in the log:\n%s", cut, half, all)
+			}
+		}
+		fp := "******(fp:" + string(r.Fingerprint(nil, []byte(secret))) + ")"
+		if n := strings.Count(all, fp); n != 2 {
+			t.Errorf("cut %d: the whole secret's mask appears %d times:\n%s", cut, n, all)
+		}
+		if len(lines) != 3 || !strings.Contains(lines[0], `"data":"token `) || !strings.Contains(lines[1], ` ok"`) {
+			t.Errorf("cut %d: lines:\n%s", cut, all)
+		}
+	}
+}
+
+// findingSink keeps the e2a.secret findings of an engine.
+type findingSink struct {
+	validate.Sink
+	findings []string
+}
+
+func (s *findingSink) Finding(f *validate.Finding) {
+	if f.Rule == "e2a.secret" {
+		s.findings = append(s.findings, f.Rule+" "+f.Message)
+	}
+}
+
+// TestSplitSecretReplay: a secret split across two chunks of a stream read
+// from a log is an e2a.secret finding on the live run, masked in the record
+// log, and replaying the record log gives the same finding.
+func TestSplitSecretReplay(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey))
+	live := &findingSink{Sink: w}
+	e := validate.NewEngine(validate.DefaultConfig(), live)
+	for n, r := range [][]byte{chunk("q1", 0, "the key: sk-pr", false), chunk("q1", 1, "oj-CRPS7a8b9c0d1e2f3g4h ok", false), chunk("q1", 2, "", true)} {
+		e.Observe(&validate.Input{Tap: "logs", Pos: validate.Position{Kind: validate.PosLine, Name: "agent.jsonl", Line: int64(n + 1)}, FromLog: true, Data: r})
+	}
+	e.Finish(validate.ReasonEOF, &validate.Input{})
+	w.Close()
+	if strings.Contains(buf.String(), "CRPS7a8b") {
+		t.Fatalf("the secret is in the record log:\n%s", buf.String())
+	}
+	want := "e2a.secret credential (sk) in a logged record at body.delta, split across this chunk and the previous one of its stream"
+	if len(live.findings) != 1 || live.findings[0] != want {
+		t.Fatalf("live findings %q, want [%q]", live.findings, want)
+	}
+	replay := &findingSink{Sink: NewWriterTo(io.Discard, NewRedactor(ContentKeep, 65536, testKey))}
+	re := validate.NewEngine(validate.DefaultConfig(), replay)
+	if _, err := validate.Read(bytes.NewReader(buf.Bytes()), "records.jsonl", validate.FormatAuto, validate.ReadOptions{FromLog: true}, re); err != nil {
+		t.Fatal(err)
+	}
+	re.Finish(validate.ReasonEOF, &validate.Input{})
+	if strings.Join(replay.findings, "\n") != want {
+		t.Errorf("replay findings %q, want [%q]", replay.findings, want)
 	}
 }

@@ -134,11 +134,13 @@
 //
 // # Secrets split across chunks
 //
-// Under content: keep a stream's body.delta texts are written, and a
-// secret may be split across two of them. The Writer scans the last 256
-// bytes of a stream's previous delta again with the start of the next one;
-// a match across the boundary is masked on both sides with the whole
-// secret's fingerprint. So the latest chunk line of each stream is held
+// Under content: keep a stream's body.delta texts (and the text data of an
+// EventMesh sid's STREAM_CHUNK frames) are written, and a secret may be
+// split across two of them. The Writer scans the last 256 bytes of a
+// stream's previous delta again with the start of the next one; a match
+// across the boundary is masked on both sides with the whole secret's
+// fingerprint, and a value wholly in the next delta whose key or scheme
+// ends the previous one ("Authorization: Token " | token) in the next. So the latest chunk line of each stream is held
 // until the stream's next record, its end (StreamEnd), the second Flush
 // after it was held, or Close; at most 64 KiB a line and 4 MiB in all
 // (past that the oldest is written). carry.go has the details; a boundary

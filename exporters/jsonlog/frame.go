@@ -53,6 +53,13 @@ func (st *state) frame(f *frame.Frame) {
 	case st.r.content == ContentDrop:
 		st.out = append(st.out, `""`...)
 		st.hit(RuleContent)
+	case utf8.Valid(d) && f.MsgType == frame.TypeStreamChunk && st.r.content == ContentKeep:
+		// A chunk's text continues in the next chunk of its sid: where it
+		// is in the line, for the Writer's carry (carry.go).
+		st.deltaAt = len(st.out)
+		st.delta = append(st.delta[:0], d...)
+		st.strValue(nil, d, mode{})
+		st.deltaEnd = len(st.out)
 	case utf8.Valid(d):
 		st.strValue(nil, d, mode{})
 	default:

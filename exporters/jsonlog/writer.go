@@ -353,7 +353,7 @@ func (w *Writer) StreamStart(*validate.StreamInfo) {}
 // StreamEnd writes the stream's held chunk line (see carry.go).
 func (w *Writer) StreamEnd(si *validate.StreamInfo) {
 	if w.carry != nil {
-		w.carry.end(w, si.Tap, si.Key)
+		w.carry.end(w, si.Tap, si.Protocol, si.Key)
 	}
 }
 
@@ -538,12 +538,21 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 		// redaction masks: the hit's kind and path (never the value).
 		st.out = append(st.out, `,"from_log":true`...)
 		if ri.JSON != nil && !invalid {
-			if path, kind, found := in.Secret(); found {
+			path, kind, found := in.Secret()
+			split := in.Logged != nil && in.Logged.SecretSplit
+			if !found && ri.SplitSecret != "" {
+				path, kind, found, split = "body.delta", ri.SplitSecret, true, true
+			}
+			if found {
 				st.out = append(st.out, `,"secret":{"kind":"`...)
 				st.out = appendEscaped(st.out, []byte(kind))
 				st.out = append(st.out, `","path":"`...)
 				st.redactText([]byte(path), true) // a key may be personal data
-				st.out = append(st.out, `"}`...)
+				st.out = append(st.out, '"')
+				if split {
+					st.out = append(st.out, `,"split":true`...)
+				}
+				st.out = append(st.out, '}')
 			}
 		}
 	}

@@ -1,0 +1,250 @@
+package redact
+
+// A credential wrapped in base64 with nothing around it (a token in a
+// header value someone encoded, "c2stcHJvai1…" for "sk-proj-…"): a run of
+// the base64 alphabet (standard or URL-safe) at least minB64 long, around
+// a digit or '+' that the scan meets anyway, that holds the encoding of a
+// token prefix (b64Needles: one table look-up a byte of the run) is
+// decoded, at each of the
+// four alignments (the run may start with a few bytes that are not part
+// of the encoding), into a buffer on the stack, and the decoded bytes are
+// scanned (their own base64 runs are not decoded again). A token shape
+// found there (KindSK, KindGitHub, KindJWT, KindAWS…: tokenKind) makes the
+// run a credential of that kind; anything else found there (an e-mail, a
+// password=… pair) masks the run as KindHighEntropy. Decoding costs only
+// where such a run is, once a run; text without one pays nothing, and a
+// long run of the alphabet (a path, an identifier, a hex digest) a look-up
+// a byte.
+//
+// A run with neither digit nor '+' is not decoded (the scan has no anchor
+// in it): about 1 in 60 random runs of 20 characters, shorter ones more.
+
+const (
+	minB64 = 16   // 12 decoded bytes: "sk-" and 8 is the shortest token
+	maxB64 = 4096 // longer runs are not decoded (a PEM body is found as PEM)
+)
+
+// b64state is the base64 check's state during one scan.
+type b64state struct {
+	nested bool // the text is decoded base64 already
+	end    int  // the end of the last run checked: not checked again
+}
+
+// b64val maps both alphabets to 6-bit values: '+' and '-' are 62, '/' and
+// '_' are 63; 0xff is not base64.
+var b64val = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := 0; i < len(std); i++ {
+		t[std[i]] = byte(i)
+	}
+	t['-'], t['_'] = 62, 63
+	return t
+}()
+
+// check looks at the base64 run around s[i] (a..i is the word before i);
+// it returns the run as a Match when its decoding holds a credential or
+// personal data.
+func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
+	if b.nested || i < b.end {
+		return Match{}, false
+	}
+	x := a
+	for x > from && is(s[x-1], b64alpha) {
+		x--
+	}
+	y := run(s, i, b64alpha)
+	b.end = y
+	if y-x < minB64 || y-x > maxB64 {
+		return Match{}, false
+	}
+	if !anyWord(b64Table, s[x:y]) {
+		return Match{}, false // no encoded token prefix: nothing to decode
+	}
+	e := y
+	for e < len(s) && e-y < 2 && s[e] == '=' {
+		e++
+	}
+	var buf [maxB64 / 4 * 3]byte
+	for k := 0; k < 4 && y-x-k >= minB64; k++ {
+		n := decodeB64(&buf, s[x+k:y])
+		if d, kind := decodedFind(buf[:n]); kind != KindNone {
+			// The run from the 4-character group that holds the start of
+			// what was found.
+			st := x + k + d/3*4
+			if isMask(s, st) {
+				return Match{}, false
+			}
+			return Match{st, e, kind}, true
+		}
+	}
+	return Match{}, false
+}
+
+// b64Table finds the encoded token prefixes in a run: a run without one
+// is not decoded.
+var b64Table = newExactTable(b64Needles())
+
+// decodeB64 decodes src (base64 characters only, no padding) into buf,
+// a trailing partial group as far as it goes, and returns the length.
+func decodeB64(buf *[maxB64 / 4 * 3]byte, src []byte) int {
+	n := 0
+	var acc uint32
+	bits := 0
+	for _, c := range src {
+		acc = acc<<6 | uint32(b64val[c])
+		bits += 6
+		if bits >= 8 {
+			bits -= 8
+			buf[n] = byte(acc >> bits)
+			n++
+		}
+	}
+	return n
+}
+
+// decodedFind scans decoded bytes: it returns the start and kind of the
+// first token shape, else KindHighEntropy and the start of the first
+// other match, else KindNone.
+func decodedFind(d []byte) (int, Kind) {
+	first, kind := 0, KindNone
+	for from := 0; from < len(d); {
+		m, ok := scan(d, from, true)
+		if !ok {
+			break
+		}
+		if tokenKind(m.Kind) {
+			return m.Start, m.Kind
+		}
+		if kind == KindNone && m.Kind != KindHighEntropy {
+			first, kind = m.Start, KindHighEntropy
+		}
+		from = m.End
+	}
+	return first, kind
+}
+
+// tokenKind reports the kinds that a token's own bytes make (a prefix, a
+// PEM header), not a key or scheme around it: the kinds a base64 run is
+// reported as. MayHoldCredential knows their encoded prefixes
+// (b64Needles).
+func tokenKind(k Kind) bool {
+	switch k {
+	case KindJWT, KindSK, KindGitHub, KindGitLab, KindAWS, KindSlack, KindStripe, KindGoogle, KindPrivateKey:
+		return true
+	}
+	return false
+}
+
+// tokenPrefixes are the exact bytes every match of a tokenKind holds (the
+// prefixes prefixed, jwt and pem look for).
+var tokenPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "-----BEGIN ", "sk-", "sk_live_", "sk_test_",
+	"rk_live_", "rk_test_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-",
+	"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xapp-"}
+
+// b64Needles are, for every token prefix and each of the three byte
+// alignments it can have in the encoded stream, the characters of its
+// base64 encoding that the prefix alone decides, in both alphabets, and
+// with '/' also as JSON's "\/". Every base64 run holding an encoded token
+// shape holds one of them.
+func b64Needles() []string {
+	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	seen := map[string]bool{}
+	var out []string
+	add := func(n string) {
+		if len(n) >= 2 && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, p := range tokenPrefixes {
+		for r := 0; r < 3; r++ {
+			// The stream: r unknown bytes, p, unknown bytes; character j
+			// covers bits [6j, 6j+6) and is decided by p when they lie in
+			// [8r, 8(r+len(p))).
+			stream := make([]byte, r+len(p)+3)
+			copy(stream[r:], p)
+			var enc []byte
+			for j := 0; 6*j+6 <= 8*(r+len(p)); j++ {
+				if 6*j < 8*r {
+					continue
+				}
+				bit := 6 * j
+				v := 0
+				for b := 0; b < 6; b++ {
+					byt, off := (bit+b)/8, 7-(bit+b)%8
+					v = v<<1 | int(stream[byt]>>off&1)
+				}
+				enc = append(enc, std[v])
+			}
+			e := string(enc)
+			url := []byte(e)
+			for k, c := range url {
+				switch c {
+				case '+':
+					url[k] = '-'
+				case '/':
+					url[k] = '_'
+				}
+			}
+			add(e)
+			add(string(url))
+			add(replaceSlash(e))
+		}
+	}
+	return out
+}
+
+func replaceSlash(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+// identifier reports whether a mixed-case token reads as a program's
+// identifier rather than a random string: split into words at case and
+// digit changes ("TestNATSSlowConsumer1724" is Test NATS Slow Consumer
+// 1724), it has at most two groups of digits, and at most a quarter of
+// its words are short (one or two letters: "No", "By", a lone capital)
+// — a random token of upper, lower case and digits is mostly short
+// words and many digit groups ("AbCdEf…", "c2stcHJvai1D…").
+func identifier(s []byte) bool {
+	words, short, digits := 0, 0, 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		j := i + 1
+		switch {
+		case is(c, cDigit):
+			j = run(s, i, cDigit)
+			digits++
+			if digits > 2 {
+				return false
+			}
+		case is(c, cUpper):
+			u := run(s, i, cUpper)
+			if u-i > 1 && u < len(s) && is(s[u], cLower) {
+				j = u - 1 // an acronym; its last capital starts the next word
+			} else {
+				j = run(s, u, cLower)
+			}
+		case is(c, cLower):
+			j = run(s, i, cLower)
+		default: // '_', '-': separators
+			i = j
+			continue
+		}
+		words++
+		if !is(c, cDigit) && j-i <= 2 {
+			short++
+		}
+		i = j
+	}
+	return words > 0 && short*4 <= words
+}

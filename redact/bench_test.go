@@ -1,0 +1,45 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// Texts of the hot path: a record's strings with nothing to mask (prose,
+// ids, paths, timestamps), and one with a token.
+var (
+	benchClean = strings.Repeat("2026-03-29T12:00:01Z stream req_1 of tap ws: status in_progress, sequence 12 after 11 "+
+		"(e2a.chunk) /tmp/TestNATSSlowConsumerGivesNoFalseFinding1724886460/001/out.jsonl The quick brown fox, getOrderById. ", 8)
+	benchDirty = benchClean + " key " + "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+	benchB64   = strings.Repeat("the reply was c2stcHJvai1BYkNkRWZHaElqS2xNbk9wUXJTdFV2V3hZejAxMjM0NTY3ODk= and then ", 8)
+)
+
+func benchFind(b *testing.B, s string) {
+	b.SetBytes(int64(len(s)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		for from := 0; from < len(s); {
+			m, ok := Find(s, from)
+			if !ok {
+				break
+			}
+			from = m.End
+		}
+	}
+}
+
+func BenchmarkFindClean(b *testing.B)  { benchFind(b, benchClean) }
+func BenchmarkFindDirty(b *testing.B)  { benchFind(b, benchDirty) }
+func BenchmarkFindBase64(b *testing.B) { benchFind(b, benchB64) }
+
+func BenchmarkMayHoldCredential(b *testing.B) {
+	b.SetBytes(int64(len(benchClean)))
+	for i := 0; i < b.N; i++ {
+		MayHoldCredential(benchClean)
+	}
+}
+
+// benchProse has no anchor but a few capitals and dashes: the fast path.
+var benchProse = strings.Repeat("The agent answered the question about the weather in three short paragraphs, then asked whether the user wanted a longer forecast for the week ahead. ", 10)
+
+func BenchmarkFindProse(b *testing.B) { benchFind(b, benchProse) }

@@ -1,0 +1,160 @@
+package redact
+
+// MayStartCredential reports whether the end of a text (tail: a stream's
+// last delta, or its last few hundred bytes) may hold the start of a
+// credential that the stream's next text completes, so that a caller
+// keeps the tail for Straddle only then: most deltas end in prose and
+// keep nothing. It is true when
+//
+//   - the last tailWindow bytes hold a token needle (a token prefix, "://",
+//     an encoded token prefix): a token in progress;
+//   - they hold a credential key word or scheme (password, token, auth,
+//     Bearer…; not the words of personal data) and a value after them
+//     would be a credential (probed: "tokens" | "=x" is none, "token" |
+//     "=x" is one): a key or scheme whose value comes next, or a value in
+//     progress;
+//   - the tail holds "-----" (inside a PEM block, whose header may be further
+//     back);
+//   - the last word, from its start or from a '-', '_', ':' or '/' in it,
+//     is a proper prefix of a token prefix ("s", "gh", "AKI", "xox",
+//     "nats:/"; exact case) or of a credential key word or scheme of three
+//     letters or more ("pas", "Bea", "tok"; any case): a needle cut in two;
+//   - the last word looks like a token or base64 (a digit or an inner
+//     capital) and is tailLongWord bytes or longer, or ends with a proper
+//     prefix of an encoded token prefix.
+//
+// Not seen: a key word cut in its first two letters ("to|ken=")
+// or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
+// allocate.
+func MayStartCredential[T Text](tail T) bool {
+	b := view(tail)
+	if len(b) == 0 {
+		return false
+	}
+	win := b[max(0, len(b)-tailWindow):]
+	if anyWord(tokenTable, win) || hasPEMDash(b) {
+		return true
+	}
+	if anyWord(keyTable, win) && probed(win) {
+		return true
+	}
+	w := len(b)
+	for w > 0 && len(b)-w < maxNeedle && (is(b[w-1], word) || b[w-1] == ':' || b[w-1] == '/') {
+		w--
+	}
+	if w == len(b) {
+		return false
+	}
+	last := b[w:]
+	var low [maxNeedle]byte
+	for k, c := range last {
+		low[k] = lower(c)
+	}
+	tokenish := false
+	for k, c := range last {
+		if is(c, cDigit) || k > 0 && is(c, cUpper) {
+			tokenish = true
+		}
+	}
+	if tokenish && len(last) >= tailLongWord && run(last, 0, word) == len(last) {
+		return true
+	}
+	for k := range last {
+		if tokenish && b64Prefixes[string(last[k:])] {
+			return true
+		}
+		if k > 0 && !isNeedlePunct(last[k-1]) && !isNeedlePunct(last[k]) {
+			continue
+		}
+		if tokenPrefixStarts[string(last[k:])] || len(last)-k >= 3 && keyPrefixes[string(low[k:len(last)])] {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	tailWindow   = 64 // a key's value starts within it
+	tailLongWord = 12
+	maxNeedle    = 24 // bounds the needles' lengths (the longest, an encoded "-----BEGIN ", is 16)
+)
+
+// credWords are the key words and schemes of credentials (specialWords
+// without those of personal data).
+var credWords = []string{"pass", "pwd", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
+
+// keyWordsWhole are credential key words that hold one of credWords: a
+// tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
+// key cut in two.
+var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization", "authorisation", "credential",
+	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey"}
+
+// tokenTable finds the needles that start or hold a token (credNeedles but
+// the schemes, and the encoded token prefixes); keyTable the key words.
+var tokenTable, keyTable = func() (*pairTable, *pairTable) {
+	var tok []string
+	for _, n := range credNeedles {
+		if n != "bearer" && n != "basic" {
+			tok = append(tok, n)
+		}
+	}
+	return makePairTable(tok, b64Needles()), newPairTable(credWords)
+}()
+
+// probes are what the next text could start with: a separator and a
+// value, or more of a value in progress. Letters only, long enough for a
+// scheme's token: no digit sends the scan into the random-token checks.
+var probes = []string{"=AbCdEfGhIjKlMnOpQrStUv", " AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv"}
+
+const probeWindow = 72 // a key is at most 64 bytes
+
+// probed reports whether one of the probes after the end of win makes a
+// credential that Straddle reports (win's key or scheme applies to it).
+func probed(win []byte) bool {
+	var buf [probeWindow + 32]byte
+	win = win[max(0, len(win)-probeWindow):]
+	for _, p := range probes {
+		if _, m, ok := Straddle(buf[:0], win, []byte(p)); ok && m.Kind.Credential() {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenPrefixStarts and b64Prefixes (exact case) and keyPrefixes (lower
+// case) are the proper prefixes of the token prefixes and "://", of the
+// credential key words, and of the encoded token prefixes.
+var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]bool) {
+	t, k, e = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	add := func(m map[string]bool, words []string) {
+		for _, w := range words {
+			if len(w) >= maxNeedle {
+				panic("redact: needle " + w + " longer than maxNeedle")
+			}
+			for n := 1; n < len(w); n++ {
+				m[w[:n]] = true
+			}
+		}
+	}
+	add(t, append(append([]string(nil), tokenPrefixes...), "://"))
+	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
+	add(e, b64Needles())
+	return t, k, e
+}()
+
+func isNeedlePunct(c byte) bool { return c == '-' || c == '_' || c == ':' || c == '/' }
+
+// hasPEMDash reports "-----" in b.
+func hasPEMDash(b []byte) bool {
+	n := 0
+	for _, c := range b {
+		if c != '-' {
+			n = 0
+			continue
+		}
+		if n++; n == 5 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,287 @@
+package validate
+
+import (
+	"hash/maphash"
+	"strconv"
+
+	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/redact"
+)
+
+// Rule e2a.secret across chunks: a credential split across two chunks of
+// one stream, half of it in chunk n's body.delta and the rest in chunk
+// n+1's, is neither half a shape on its own. The engine keeps the end of
+// chunk n's delta, but only for the rare streams whose last delta ends in
+// something that may start a credential (redact.MayStartCredential), in a
+// side table: the per-stream state is unchanged, and a stream with nothing
+// pending costs nothing. The next chunk's delta is scanned with it
+// (redact.Straddle); a credential across the boundary (or a value in chunk
+// n+1 whose key or scheme ends chunk n: "Authorization: Token " | token) is
+// reported on chunk n+1 at body.delta with its kind, never its value, unless
+// chunk n alone showed it (then chunk n was reported). Only for records
+// read from a log (RULES.md: e2a.secret is for file sources), live and
+// offline alike; a replayed record log says what the live run found.
+//
+// The table is bounded: a tail is at most splitTail bytes, all of them with
+// their keys at most maxSplitBytes (past it a tail is not kept: the
+// boundary is not checked, and counted in Stats.SplitUnchecked). A tail is
+// replaced or dropped when its stream's next record comes, dropped when the
+// stream ends and when its connection lost messages (the halves are no
+// longer adjacent).
+
+// splitPath is where a split secret is reported: the second chunk's delta.
+const splitPath = "body.delta"
+
+const (
+	splitTail     = 256
+	splitHead     = 1024
+	maxSplitBytes = 1 << 20
+)
+
+type splitTails struct {
+	m      map[string]*[]byte // stream table key → the end of its last delta
+	bytes  int
+	key    []byte // scratch
+	joined []byte // scratch of Straddle
+	dec    []byte // scratch: the unescaped delta
+}
+
+// splitSecret checks the response r (read from a log, data its bytes)
+// against its stream's kept tail and keeps its own delta's tail when it
+// may start a credential. It returns the kind of a credential split across
+// the boundary, or "".
+func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
+	rid := r.Get(e2a.FRequestID)
+	if rid.Type != e2a.String || len(rid.Str) == 0 {
+		return ""
+	}
+	t := e.split
+	if t == nil {
+		t = &splitTails{}
+		e.split = t
+	}
+	var delta []byte
+	if r.Sub(e2a.SBodyDelta).Type == e2a.String { // presence only: Scan does not decode it
+		raw, esc, ok := bodyDelta(in.Data)
+		if ok && esc {
+			if cap(t.dec) > 1<<20 {
+				t.dec = nil // one huge delta does not stay held
+			}
+			t.dec = e2a.AppendUnquoted(t.dec[:0], raw)
+			raw = t.dec
+		}
+		if ok {
+			delta = raw
+		}
+	}
+	final := r.Get(e2a.FIsFinal).Type == e2a.Bool && r.Get(e2a.FIsFinal).Bool
+	var tail []byte
+	if len(delta) > 0 && !final {
+		tail = delta[max(0, len(delta)-splitTail):]
+		if !redact.MayStartCredential(tail) {
+			tail = nil
+		}
+	}
+	if tail == nil && len(t.m) == 0 {
+		return "" // the common case: nothing kept, nothing pending
+	}
+	t.key = appendStreamKey(t.key[:0], in, protoE2A, rid.Str, e.echoSeed)
+	kind := ""
+	prev := t.m[string(t.key)]
+	if prev != nil && len(delta) > 0 && !in.Gap {
+		kind = t.straddle(*prev, delta)
+	}
+	switch {
+	case tail != nil && prev != nil && t.bytes+len(tail)-len(*prev) <= maxSplitBytes:
+		// The stream's next tail, in place (no allocation a chunk).
+		t.bytes += len(tail) - len(*prev)
+		*prev = append((*prev)[:0], tail...)
+	case tail != nil && prev == nil && t.bytes+len(t.key)+len(tail) <= maxSplitBytes:
+		if t.m == nil {
+			t.m = make(map[string]*[]byte)
+		}
+		b := append([]byte(nil), tail...)
+		t.m[string(t.key)] = &b
+		t.bytes += len(t.key) + len(tail)
+	default:
+		if tail != nil {
+			e.stats.SplitUnchecked++
+		}
+		if prev != nil {
+			t.drop(t.key)
+		}
+	}
+	return kind
+}
+
+// bodyDelta finds the string body.delta of a JSON object (valid JSON, as
+// Scan accepted it): its raw content and whether it has escapes.
+func bodyDelta(d []byte) (raw []byte, esc, ok bool) {
+	i := jsonWS(d, 0)
+	if i >= len(d) || d[i] != '{' {
+		return nil, false, false
+	}
+	if i = memberOf(d, i, "body"); i < 0 || d[i] != '{' {
+		return nil, false, false
+	}
+	if i = memberOf(d, i, "delta"); i < 0 || d[i] != '"' {
+		return nil, false, false
+	}
+	e := jsonSkip(d, i)
+	if e < 0 {
+		return nil, false, false
+	}
+	raw = d[i+1 : e-1]
+	for _, c := range raw {
+		if c == '\\' {
+			return raw, true, true
+		}
+	}
+	return raw, false, true
+}
+
+// memberOf returns the index of the value of key in the object at d[i]
+// ('{'), or -1. Keys are compared as written (an escaped key does not
+// match: the scanner's look-up then differs only for a record that spells
+// "body" or "delta" with escapes).
+func memberOf(d []byte, i int, key string) int {
+	i = jsonWS(d, i+1)
+	for i < len(d) && d[i] == '"' {
+		ke := jsonSkip(d, i)
+		if ke < 0 {
+			return -1
+		}
+		k := d[i+1 : ke-1]
+		v := jsonWS(d, ke)
+		if v >= len(d) || d[v] != ':' {
+			return -1
+		}
+		v = jsonWS(d, v+1)
+		if string(k) == key {
+			return v
+		}
+		if i = jsonSkip(d, v); i < 0 {
+			return -1
+		}
+		i = jsonWS(d, i)
+		if i >= len(d) || d[i] != ',' {
+			return -1
+		}
+		i = jsonWS(d, i+1)
+	}
+	return -1
+}
+
+func jsonWS(d []byte, i int) int {
+	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonSkip returns the end of the JSON value at d[i], or -1.
+func jsonSkip(d []byte, i int) int {
+	if i >= len(d) {
+		return -1
+	}
+	switch d[i] {
+	case '"':
+		for j := i + 1; j < len(d); j++ {
+			switch d[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(d); j++ {
+			switch d[j] {
+			case '"':
+				e := jsonSkip(d, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(d) && d[j] != ',' && d[j] != '}' && d[j] != ']' && d[j] != ' ' && d[j] != '\n' && d[j] != '\r' && d[j] != '\t' {
+		j++
+	}
+	return j
+}
+
+// straddle returns the kind of a credential across prev|cur that prev
+// alone did not show, or "".
+func (t *splitTails) straddle(prev, cur []byte) string {
+	var m redact.Match
+	var ok bool
+	t.joined, m, ok = redact.Straddle(t.joined, prev, cur[:min(len(cur), splitHead)])
+	if !ok || !m.Kind.Credential() {
+		return ""
+	}
+	for from := 0; m.Start < len(prev) && from < len(prev); {
+		x, ok := redact.Find(prev, from)
+		if !ok || x.Start > m.Start {
+			break
+		}
+		if x.Start == m.Start && x.Kind.Credential() {
+			return "" // chunk n showed it alone: its own finding
+		}
+		from = max(x.End, from+1)
+	}
+	return m.Kind.String()
+}
+
+func (t *splitTails) drop(key []byte) {
+	if prev := t.m[string(key)]; prev != nil {
+		t.bytes -= len(key) + len(*prev)
+		delete(t.m, string(key))
+	}
+}
+
+// dropStream forgets the tail of the stream whose table key is key.
+func (e *Engine) dropTail(key []byte) {
+	if e.split != nil && len(e.split.m) > 0 {
+		e.split.drop(key)
+	}
+}
+
+// dropConnTails forgets the tails of the streams of one connection.
+func (e *Engine) dropConnTails(in *Input) {
+	if e.split == nil || len(e.split.m) == 0 {
+		return
+	}
+	for k := range e.split.m {
+		if tap, conn, _ := streamOf([]byte(k)); tap == in.Tap && conn == in.Conn {
+			e.split.drop([]byte(k))
+		}
+	}
+}
+
+// appendStreamKey appends the table key of a stream (see composite): tap
+// NUL conn NUL proto stream, a long stream id cut and hashed.
+func appendStreamKey(k []byte, in *Input, proto byte, stream []byte, seed maphash.Seed) []byte {
+	k = append(k, in.Tap...)
+	k = append(k, 0)
+	k = append(k, in.Conn...)
+	k = append(k, 0, proto)
+	if len(stream) > maxKeyLen {
+		h := maphash.Bytes(seed, stream)
+		k = append(k, stream[:maxKeyLen-17]...)
+		k = append(k, '~')
+		return strconv.AppendUint(k, h, 16)
+	}
+	return append(k, stream...)
+}

@@ -1,0 +1,219 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/e2atap/e2atap/e2a"
+)
+
+// splitShapes: credentials, and the kind e2a.secret reports for each.
+var splitShapes = []struct{ value, kind string }{
+	{"sk-proj-CRPS7a8b9c0d1e2f3g4h", "sk"},
+	{"ghp_CRPS0123456789abcdefghijKLMN", "ghp"},
+	{"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjb3JwdXMifQ.Q29ycHVzU2lnbmF0dXJl", "jwt"},
+	{"xoxb-1234567890-1234567890123-CRPSabcdefghijklmnopqrst", "slack"},
+	{"AKIACRPS7EXAMPLE4XYZ", "aws"},
+	{"Authorization: Token CRPStok9f8e7d6c5b4a3", "authorization"},
+	{"password=CRPSpass-hunter2-9876", "key_value"},
+	{base64.StdEncoding.EncodeToString([]byte("sk-proj-CRPSb64inner0123456789")), "sk"},
+}
+
+func splitLines(rid, first, second string) string {
+	return strings.Join([]string{
+		resp(0, "request_id", rid, "body.delta", "here: "+first),
+		resp(1, "request_id", rid, "body.delta", second+" and more"),
+		final(2, "request_id", rid),
+	}, "\n") + "\n"
+}
+
+// TestSecretSplitAcrossChunks: a credential split across the deltas of two
+// chunks of one stream read from a log is found: an e2a.secret finding on
+// the second chunk, at body.delta, with the shape's kind, unless a chunk
+// alone shows a credential (then that chunk's own finding); its value is
+// in no finding; at every cut of every shape.
+func TestSecretSplitAcrossChunks(t *testing.T) {
+	for _, sh := range splitShapes {
+		// Not seen (redact.MayStartCredential): a key word cut in its
+		// first two letters, a base64 run before its twelfth character.
+		first := 1
+		switch {
+		case sh.kind == "authorization" || sh.kind == "key_value":
+			first = 3
+		case strings.HasPrefix(sh.value, "c2st"):
+			first = 12
+		}
+		for cut := first; cut < len(sh.value); cut++ {
+			halves := [2]string{"here: " + sh.value[:cut], sh.value[cut:] + " and more"}
+			col := runCapture(t, ProfileSpec, []byte(splitLines("q1", sh.value[:cut], sh.value[cut:])), FormatJSONL)
+			per := map[uint64]Finding{}
+			for _, f := range col.findings {
+				for _, part := range halves {
+					if p := strings.TrimPrefix(strings.TrimSuffix(part, " and more"), "here: "); len(p) >= 4 && strings.Contains(f.Message+f.Stream, p) {
+						t.Errorf("%q cut %d: finding quotes %q: %s", sh.value, cut, p, f.Message)
+					}
+				}
+				if f.Rule != "e2a.secret" {
+					continue
+				}
+				if _, dup := per[f.Index]; dup {
+					t.Errorf("%q cut %d: two e2a.secret findings on record %d", sh.value, cut, f.Index)
+				}
+				per[f.Index] = f
+			}
+			if len(per) == 0 {
+				t.Errorf("%q cut %d: no e2a.secret finding", sh.value, cut)
+				continue
+			}
+			for idx, f := range per {
+				_, _, _, alone := e2a.FindCredential([]byte(halves[idx-1]))
+				split := strings.HasSuffix(f.Message, ", split across this chunk and the previous one of its stream")
+				switch {
+				case idx == 2 && !alone && (!split || f.Message != "credential ("+sh.kind+") in a logged record at body.delta, split across this chunk and the previous one of its stream"):
+					t.Errorf("%q cut %d: on the second chunk %q", sh.value, cut, f.Message)
+				case idx > 2 || alone == split:
+					t.Errorf("%q cut %d: on record %d (alone %v): %q", sh.value, cut, idx, alone, f.Message)
+				}
+			}
+			if _, ok := per[2]; !ok {
+				// Only when the first chunk showed it alone (its own finding).
+				if _, _, _, alone := e2a.FindCredential([]byte(halves[0])); !alone {
+					t.Errorf("%q cut %d: no finding on the second chunk: %v", sh.value, cut, per)
+				}
+			}
+		}
+	}
+}
+
+// TestSecretSplitNotFromLog: live traffic (not read from a log) is not
+// e2a.secret's business, split or not; nor is a boundary across a loss.
+func TestSecretSplitNotFromLog(t *testing.T) {
+	e, col := NewEngine(DefaultConfig(), nil), &collector{}
+	e.sink = col
+	for n, l := range strings.Split(strings.TrimSpace(splitLines("q1", "sk-pr", "oj-CRPS7a8b9c0d1e2f3g4h")), "\n") {
+		e.Observe(&Input{Tap: "ws", Conn: "c1", Data: []byte(l), Index: uint64(n + 1)})
+	}
+	lines := strings.Split(strings.TrimSpace(splitLines("q2", "sk-pr", "oj-CRPS7a8b9c0d1e2f3g4h")), "\n")
+	for n, l := range lines {
+		in := &Input{Tap: "logs", Data: []byte(l), FromLog: true, Index: uint64(n + 10)}
+		if n == 1 {
+			e.Gap(&Input{Tap: "logs"}) // messages lost between the two chunks
+		}
+		e.Observe(in)
+	}
+	for _, f := range col.findings {
+		if f.Rule == "e2a.secret" {
+			t.Errorf("unexpected %s on %d: %s", f.Rule, f.Index, f.Message)
+		}
+	}
+}
+
+// TestSecretSplitMemory: streams whose deltas end in prose keep nothing
+// (no table at all); a kept tail goes when its stream ends; the table is
+// bounded in bytes, and what it cannot keep is counted.
+func TestSecretSplitMemory(t *testing.T) {
+	e := NewEngine(DefaultConfig(), &collector{})
+	obs := func(rid string, seq int, delta string, fin bool) {
+		l := resp(seq, "request_id", rid, "body.delta", delta)
+		if fin {
+			l = final(seq, "request_id", rid)
+		}
+		e.Observe(&Input{Tap: "logs", Data: []byte(l), FromLog: true, Time: time.Unix(100, 0)})
+	}
+	for n := 0; n < 200; n++ {
+		obs("p"+strconv.Itoa(n), 0, "The weather is fine today.", false)
+		obs("p"+strconv.Itoa(n), 1, "More tomorrow!", false)
+	}
+	if e.split != nil && (e.split.m != nil || e.split.bytes != 0) {
+		t.Fatalf("prose streams keep %d tails", len(e.split.m))
+	}
+	obs("s1", 0, "the key is sk-proj-", false)
+	if e.split == nil || len(e.split.m) != 1 {
+		t.Fatalf("no tail kept for a delta ending in a token prefix")
+	}
+	obs("s1", 1, "AbCdEfGhIjKl ok", false)
+	if len(e.split.m) != 0 {
+		t.Errorf("a tail kept after a delta ending in prose")
+	}
+	obs("s1", 2, "and a Bearer ", false)
+	obs("s1", 3, "", true)
+	if len(e.split.m) != 0 || e.split.bytes != 0 {
+		t.Errorf("the ended stream's tail is still kept: %d tails, %d bytes", len(e.split.m), e.split.bytes)
+	}
+	long := strings.Repeat("x", 200) + " token sk-"
+	for n := 0; e.stats.SplitUnchecked == 0; n++ {
+		if n > 2*maxSplitBytes/len(long) {
+			t.Fatal("the tail table never filled")
+		}
+		obs("b"+strconv.Itoa(n), 0, long, false)
+		if e.split.bytes > maxSplitBytes {
+			t.Fatalf("%d bytes of tails, bound %d", e.split.bytes, maxSplitBytes)
+		}
+	}
+	e.Finish(ReasonEOF, &Input{})
+	if len(e.split.m) != 0 || e.split.bytes != 0 {
+		t.Errorf("after Finish: %d tails, %d bytes", len(e.split.m), e.split.bytes)
+	}
+}
+
+// TestSecretSplitSharded: the sharded engine of the live run finds it as
+// the single engine does.
+func TestSecretSplitSharded(t *testing.T) {
+	col := &collector{}
+	sh := NewSharded(3, DefaultConfig(), col)
+	for n, l := range strings.Split(strings.TrimSpace(splitLines("q1", "ghp_CRPS01234", "56789abcdefghijKLMN")), "\n") {
+		sh.Observe(&Input{Tap: "logs", Data: bytes.Clone([]byte(l)), FromLog: true, Index: uint64(n + 1)})
+	}
+	sh.Finish(ReasonEOF, &Input{})
+	n := 0
+	for _, f := range col.findings {
+		if f.Rule == "e2a.secret" && f.Index == 2 && strings.Contains(f.Message, "(ghp)") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d split findings: %+v", n, col.findings)
+	}
+}
+
+// FuzzBodyDelta: on every valid UTF-8 record Scan accepts whose body.delta is a
+// string, bodyDelta finds that string as encoding/json reads it (keys
+// spelled plainly, no duplicates).
+func FuzzBodyDelta(f *testing.F) {
+	for _, s := range []string{splitLines("q1", "sk-pr", "oj-x"), `{"body":{"x":[1,{"delta":2}],"delta":"a\"b\\u0041"}}`, `{"a":"}","body" : { "delta" : "x" } }`} {
+		for _, l := range strings.Split(s, "\n") {
+			f.Add([]byte(l))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r e2a.Record
+		if !utf8.Valid(data) || e2a.Scan(data, &r) != nil || r.Sub(e2a.SBodyDelta).Type != e2a.String {
+			return
+		}
+		var v struct {
+			Body map[string]json.RawMessage `json:"body"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if dec.Decode(&v) != nil || strings.Count(string(data), `"body"`) != 1 || strings.Count(string(data), `"delta"`) != 1 {
+			return
+		}
+		var want string
+		if json.Unmarshal(v.Body["delta"], &want) != nil {
+			return
+		}
+		raw, esc, ok := bodyDelta(data)
+		got := string(raw)
+		if esc {
+			got = string(e2a.AppendUnquoted(nil, raw))
+		}
+		if !ok || got != want {
+			t.Fatalf("bodyDelta(%s) = %q %v, want %q", data, got, ok, want)
+		}
+	})
+}
