@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +100,8 @@ type Engine struct {
 	cur      *part
 	tab      *table
 	forget   []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
+	bulk     bool   // ending many streams at once: bury queues nothing, the caller removes them
+	sweep    bool   // ended streams are still in the tables (after Finish): remove them before use
 	head     e2a.Head
 	headBuf  []byte
 	respIDs  *respIDSet
@@ -285,7 +289,7 @@ const (
 // ended is not created again (the ended state says how it ended) unless
 // reuse is set: a new request may reuse a finished request_id.
 func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool, int) {
-	if len(e.forget) > 0 {
+	if len(e.forget) > 0 || e.sweep {
 		e.forgetPending()
 	}
 	h := e.tab.hash(key)
@@ -315,9 +319,8 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 	}
 	i := e.tab.insert(key, h)
 	s := e.tab.at(i)
-	s.startNs = in.Time.UnixNano()
-	if in.Time.IsZero() {
-		s.startNs = 0
+	if !in.Time.IsZero() {
+		s.setStart(in.Time.UnixNano())
 	}
 	if resume {
 		s.flags |= fGap | fResync
@@ -348,7 +351,7 @@ func (e *Engine) evict(in *Input) {
 	s := e.tab.at(best)
 	if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 		e.stats.Evicted++
-		s.flags |= fEvicted
+		s.setEnded(evicted)
 		e.end(best, OutcomeEvicted, ReasonEvicted, in, false)
 	}
 	e.tab.remove(best)
@@ -380,8 +383,8 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 		Heartbeats: uint32(s.heartbeats()), Gap: s.flags&fGap != 0, Errors: uint32(s.errors()),
 		Request: s.flags&fRequest != 0,
 	}
-	if s.startNs != 0 {
-		si.Start = time.Unix(0, s.startNs)
+	if s.startNs() != 0 {
+		si.Start = time.Unix(0, s.startNs())
 		si.End = time.Unix(0, s.lastNs())
 		if s.chunkUs != 0 {
 			si.FirstChunk = si.Start.Add(time.Duration(s.chunkUs-1) * time.Microsecond)
@@ -395,7 +398,7 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 // could not see across).
 func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool) {
 	s := e.tab.at(i)
-	s.flags |= fEnded
+	s.setEnded(ended)
 	e.bury(i)
 	if s.flags&fResponded == 0 {
 		return
@@ -439,23 +442,29 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 
 // bury remembers that stream i ended (a tombstone: its key hash and
 // whether it was cancelled) and takes it out of the table at the next safe
-// point: callers of end may still hold table indexes.
+// point: callers of end may still hold table indexes. In a bulk end
+// (Finish, Expire, ConnClosed) the key is not queued: the caller sweeps
+// the ended streams out itself, so that ending a million streams at once
+// does not copy a million keys.
 func (e *Engine) bury(i int32) {
 	key := e.tab.key(i)
-	how := ended
-	switch f := e.tab.at(i).flags; {
-	case f&fCancelled != 0:
-		how = cancelled
-	case f&fEvicted != 0:
-		how = evicted
+	e.cur.tombs.add(e.tab.hash(key), e.tab.at(i).endState())
+	if e.bulk {
+		return
 	}
-	e.cur.tombs.add(e.tab.hash(key), how)
 	e.forget = append(e.forget, e.cur.id, byte(len(key)>>8), byte(len(key)))
 	e.forget = append(e.forget, key...)
 }
 
 // forgetPending takes the ended streams out of their tables.
 func (e *Engine) forgetPending() {
+	if e.sweep {
+		// Called from lookup with a partition current: keep it so.
+		cur := int(e.cur.id)
+		e.sweep = false
+		e.eachPart(func(int) { e.sweepEnded() })
+		e.use(cur)
+	}
 	for b := e.forget; len(b) >= 3; {
 		t := e.parts[b[0]].tab
 		n := int(b[1])<<8 | int(b[2])
@@ -468,48 +477,65 @@ func (e *Engine) forgetPending() {
 	e.forget = e.forget[:0]
 }
 
+// sweepEnded removes the ended streams of the current partition (from the
+// top: remove moves the last dense entry into the hole).
+func (e *Engine) sweepEnded() {
+	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+		if i < int32(e.tab.len()) && e.tab.at(i).flags&fEnded != 0 {
+			e.tab.remove(i)
+		}
+	}
+}
+
 // Finish ends every open stream: end of input offline (ReasonEOF), or
 // shutdown live. at carries the source name and time for the findings.
+// It goes partition by partition, each oldest first, then (offline, where
+// captures carry no times) by key: an order that does not depend on the
+// number of shards (shards end theirs at once anyway; the offline output
+// is sorted by FindingBefore), and one that needs a sort of one partition
+// at a time (a few KiB, in cache) instead of one of every open stream
+// (8 bytes each at the process's peak). The ended streams leave the
+// tables only if the engine is used again (offline, nothing is).
 func (e *Engine) Finish(reason string, at *Input) {
-	type open struct {
-		p, i    int32
-		startNs int64
-		key     []byte
-	}
-	var all []open
 	e.forgetPending()
-	e.eachPart(func(p int) {
+	var open []int32
+	e.bulk = true
+	e.eachPart(func(int) {
+		open = open[:0]
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
-				all = append(all, open{int32(p), i, s.startNs, e.tab.key(i)})
+				open = append(open, i)
 			}
 		}
-	})
-	// Oldest first; offline (no capture times) by stream key. Ending a
-	// stream only marks it (bury): the indexes and keys stay valid.
-	sort.Slice(all, func(a, b int) bool {
-		if all[a].startNs != all[b].startNs {
-			return all[a].startNs < all[b].startNs
+		t := e.tab
+		slices.SortFunc(open, func(a, b int32) int {
+			if c := cmp.Compare(t.at(a).startNs(), t.at(b).startNs()); c != 0 {
+				return c
+			}
+			return bytes.Compare(t.key(a), t.key(b))
+		})
+		// Ending a stream only marks it (bury): the indexes stay valid.
+		for _, i := range open {
+			e.end(i, OutcomeMissingFinal, reason, at, true)
 		}
-		return string(all[a].key) < string(all[b].key)
+		e.sweep = e.sweep || len(open) > 0
 	})
-	for _, o := range all {
-		e.use(int(o.p))
-		e.end(o.i, OutcomeMissingFinal, reason, at, true)
-	}
+	e.bulk = false
 }
 
 // ConnClosed ends the open streams of one connection (reason disconnect).
 // Cancelled streams were already ended and are not reported.
 func (e *Engine) ConnClosed(in *Input) {
+	e.bulk = true
 	e.forConn(in, func(i int32, s *stream) {
 		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 			e.end(i, OutcomeMissingFinal, ReasonDisconnect, in, true)
 		}
 	})
-	// The connection's streams cannot come back: drop them.
-	e.forgetPending()
+	e.bulk = false
+	// The connection's streams cannot come back: drop them (the ones ended
+	// just now with them).
 	e.eachPart(func(p int) {
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 			tap, conn, _ := streamOf(e.tab.key(i))
@@ -551,13 +577,15 @@ func (e *Engine) Expire(now time.Time) {
 	}
 	limit := now.Add(-e.cfg.IdleTimeout).UnixNano()
 	e.forgetPending()
+	e.bulk = true
+	defer func() { e.bulk = false }()
 	e.eachPart(func(p int) {
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 			if i >= int32(e.tab.len()) {
 				continue
 			}
 			s := e.tab.at(i)
-			if s.startNs == 0 || s.lastNs() > limit {
+			if s.startNs() == 0 || s.lastNs() > limit {
 				continue
 			}
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
@@ -568,8 +596,6 @@ func (e *Engine) Expire(now time.Time) {
 			e.tab.remove(i)
 		}
 	})
-	// What end buried is already out of the tables.
-	e.forget = e.forget[:0]
 }
 
 func (e *Engine) echoHash(v *e2a.Value) uint32 {

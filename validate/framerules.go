@@ -140,15 +140,14 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	s.records++
 	e.startIfNeeded(i, in, ProtoEventMesh)
 	s = e.tab.at(i)
-	if s.chunkUs == 0 && s.startNs != 0 && !in.Time.IsZero() {
-		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs, 0)/1000, 1<<32-2)) + 1
+	if s.chunkUs == 0 && s.startNs() != 0 && !in.Time.IsZero() {
+		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs(), 0)/1000, 1<<32-2)) + 1
 	}
 	e.sequence(in, s, int64(f.Seq), key, RuleFrameSeqStart, ProtoEventMesh)
 	if f.Done() {
 		o := OutcomeSucceeded
 		if hasErr {
 			o = OutcomeFailed
-			s.flags |= fFailed
 		}
 		e.end(i, o, ReasonFinal, in, false)
 	}

@@ -1,0 +1,187 @@
+package validate
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openStreams feeds e n streams left open (36-byte ids, as the reference
+// sends them).
+func openStreams(e *Engine, n int) {
+	in := Input{}
+	for s := 0; s < n; s++ {
+		in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"%08x-0000-4000-8000-000000000000","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, s)
+		e.Observe(&in)
+	}
+}
+
+// usedBytes is what the tables of e use for their streams: states, keys
+// with their lengths, slots (not what is mapped and not yet touched).
+func (e *Engine) usedBytes() int {
+	n := 0
+	for p := range e.parts {
+		t := e.parts[p].tab
+		if t == nil {
+			continue
+		}
+		n += t.n*stateSize + 4*len(t.slots)
+		for _, c := range t.arena {
+			n += len(c)
+		}
+	}
+	return n
+}
+
+// TestOpenStreamBytes pins the cost of an open stream in-process, over
+// 100 k streams with 36-byte ids opened after the first 10 k (which
+// allocate every partition's fixed parts: tombstones, first pieces): the
+// tables use at most 96 bytes a stream
+// (40 of state, 37 of key and length, the 3-byte tap/connection/protocol
+// prefix of the key, a 4-byte slot at a load of 3/5 to 3/4, some slack),
+// and the Go heap grows by at most 8 bytes a stream (the tables are off
+// it: the collector's headroom does not double them). Sizes, not times.
+func TestOpenStreamBytes(t *testing.T) {
+	const n = 100_000
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = 0
+	cfg.MaxStreams = 2 * n // partitions fill unevenly: room for all n
+	e := NewEngine(cfg, nopSink{})
+	const first = 10_000
+	openStreams(e, first)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	used0, mapped0 := e.usedBytes(), TableBytes()
+	in := Input{}
+	for s := first; s < first+n; s++ {
+		in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"%08x-0000-4000-8000-000000000000","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, s)
+		e.Observe(&in)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if e.Open() != first+n {
+		t.Fatalf("%d streams open, want %d", e.Open(), first+n)
+	}
+	used := float64(e.usedBytes()-used0) / n
+	heap := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	t.Logf("per open stream: %.1f bytes in the tables, %.1f on the Go heap, %.1f mapped", used, heap, float64(TableBytes()-mapped0)/n)
+	if used > 96 {
+		t.Errorf("the tables use %.1f bytes per open stream, want at most 96", used)
+	}
+	if heap > 8 {
+		t.Errorf("the Go heap grew by %.1f bytes per open stream, want at most 8 (the tables belong off the heap)", heap)
+	}
+	runtime.KeepAlive(e)
+}
+
+// TestTablesUnmappedWhenDropped: an engine that is dropped gives its
+// tables' memory back (the cleanup unmaps it), so that tests and runs that
+// make engines do not leak mappings.
+func TestTablesUnmappedWhenDropped(t *testing.T) {
+	base := TableBytes()
+	func() {
+		e := NewEngine(DefaultConfig(), nopSink{})
+		openStreams(e, 20_000)
+		if TableBytes() <= base {
+			t.Fatalf("TableBytes %d after 20000 streams, was %d", TableBytes(), base)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for TableBytes() > base {
+		if time.Now().After(deadline) {
+			t.Fatalf("TableBytes %d long after the engine was dropped, want at most %d", TableBytes(), base)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestFinishBulkHoldsNoKeys: ending every open stream at once (end of
+// input) queues no copy of their keys, and an engine used after Finish
+// sees none of the ended streams as open.
+func TestFinishBulkHoldsNoKeys(t *testing.T) {
+	col := &collector{}
+	e := NewEngine(DefaultConfig(), col)
+	openStreams(e, 5000)
+	e.Finish(ReasonEOF, &Input{})
+	if len(e.forget) != 0 {
+		t.Fatalf("Finish queued %d bytes of keys", len(e.forget))
+	}
+	if len(col.ends) != 5000 {
+		t.Fatalf("%d stream ends, want 5000", len(col.ends))
+	}
+	// The same ids again: each is after_final, none is open.
+	col.findings = nil
+	openStreams(e, 10)
+	if e.Open() != 0 {
+		t.Fatalf("%d streams open after Finish and records of ended streams", e.Open())
+	}
+	for _, f := range col.findings {
+		if f.Rule != "e2a.after_final" && f.Rule != "e2a.required" {
+			t.Errorf("unexpected finding %s: %s", f.Rule, f.Message)
+		}
+	}
+}
+
+// TestSequencesPast32Bits: RULES.md puts no bound on a sequence; the state
+// keeps 32 bits and the rest in a side map, with the same verdicts.
+func TestSequencesPast32Bits(t *testing.T) {
+	const big = 1 << 40
+	cases := []ruleCase{
+		{name: "big/in-order", lines: []string{resp(0), resp(big - 1), resp(big), resp(big + 1), final(big + 2)},
+			want: []string{"e2a.seq_gap@2"}},
+		{name: "big/gap", lines: []string{resp(0), resp(big), resp(big + 5), final(big + 6)},
+			want: []string{"e2a.seq_gap@2", "e2a.seq_gap@3"}},
+		{name: "big/dup-and-regress", lines: []string{resp(0), resp(big), resp(big), resp(5), final(big + 1)},
+			want: []string{"e2a.seq_dup@3", "e2a.seq_gap@2", "e2a.seq_regress@4"}},
+		{name: "boundary", lines: []string{resp(0), resp(1<<32 - 2), resp(1<<32 - 1), resp(1 << 32), final(1<<32 + 1)},
+			want: []string{"e2a.seq_gap@2"}},
+	}
+	checkRuleCases(t, cases)
+	// The message names the sequences exactly.
+	col := runCapture(t, ProfileSpec, []byte(strings.Join([]string{resp(0), resp(big), resp(big + 3), final(big + 4)}, "\n")+"\n"), FormatJSONL)
+	want := fmt.Sprintf("sequence %d after %d: 2 missing", big+3, big)
+	found := false
+	for _, f := range col.findings {
+		found = found || f.Message == want
+	}
+	if !found {
+		t.Errorf("no finding says %q: %+v", want, col.findings)
+	}
+}
+
+// TestTableBigSequencesSurviveMoves: a sequence in the side map follows
+// its stream through swap-removal and arena compaction.
+func TestTableBigSequencesSurviveMoves(t *testing.T) {
+	tab := newTable(0)
+	const n = 40000
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "stream-%06d-%s", i, strings.Repeat("x", 40))
+		j := tab.insert(keys[i], tab.hash(keys[i]))
+		tab.setLastSeq(tab.at(j), int64(i)<<33|int64(i))
+	}
+	// Remove most of them (the last entries move into the holes; the dead
+	// keys pass the compaction threshold).
+	for i := 0; i < n; i++ {
+		if i%10 == 0 {
+			continue
+		}
+		tab.remove(tab.find(keys[i], tab.hash(keys[i])))
+	}
+	for i := 0; i < n; i += 10 {
+		j := tab.find(keys[i], tab.hash(keys[i]))
+		if j < 0 {
+			t.Fatalf("%s lost", keys[i])
+		}
+		if got, want := tab.lastSeq(tab.at(j)), int64(i)<<33|int64(i); got != want {
+			t.Fatalf("%s: last %d, want %d", keys[i], got, want)
+		}
+	}
+	if len(tab.big) != n/10-1 { // stream 0's sequence is 0
+		t.Fatalf("side map holds %d sequences, want %d", len(tab.big), n/10-1)
+	}
+}
