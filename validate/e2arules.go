@@ -618,8 +618,7 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
 				continue
 			}
-			tap, _, _ := streamOf(e.tab.key(i))
-			if tap != in.Tap {
+			if string(tapOf(e.tab.key(i))) != in.Tap {
 				continue
 			}
 			s.setEnded(cancelled)

@@ -254,6 +254,13 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 		k = append(k, stream[:maxKeyLen-17]...)
 		k = append(k, '~')
 		k = strconv.AppendUint(k, h, 16)
+	} else if n := len(stream) - uuidLen; n >= 0 && isUUID(stream[n:]) {
+		// The reference's request ids are uuid4s, its sids agent:uuid:
+		// a canonical UUID at the end is kept as its 16 bytes (36 → 16
+		// bytes of key per stream), marked by the protocol byte's case.
+		k[len(k)-1] = proto &^ packedUUID
+		k = append(k, stream[:n]...)
+		k = appendUUIDBytes(k, stream[n:])
 	} else {
 		k = append(k, stream...)
 	}
@@ -261,12 +268,28 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 	return k
 }
 
-// streamOf splits a composite key into its parts.
+// streamOf splits a composite key into its parts; the stream is a copy
+// where the key holds a packed UUID.
 func streamOf(k []byte) (tap, conn string, stream []byte) {
 	a := indexByte(k, 0)
 	b := a + 1 + indexByte(k[a+1:], 0)
-	return string(k[:a]), string(k[a+1 : b]), k[b+2:]
+	stream = k[b+2:]
+	if k[b+1]&packedUUID == 0 {
+		n := len(stream) - 16
+		stream = appendUUIDText(append(make([]byte, 0, n+uuidLen), stream[:n]...), stream[n:])
+	}
+	return string(k[:a]), string(k[a+1 : b]), stream
 }
+
+// inScope says whether composite key k belongs to tap and conn (without
+// copying them).
+func inScope(k []byte, tap, conn string) bool {
+	return len(k) > len(tap)+len(conn)+1 && string(k[:len(tap)]) == tap && k[len(tap)] == 0 &&
+		string(k[len(tap)+1:len(tap)+1+len(conn)]) == conn && k[len(tap)+1+len(conn)] == 0
+}
+
+// tapOf is the tap of composite key k.
+func tapOf(k []byte) []byte { return k[:indexByte(k, 0)] }
 
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {
@@ -538,8 +561,7 @@ func (e *Engine) ConnClosed(in *Input) {
 	// just now with them).
 	e.eachPart(func(p int) {
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
-			tap, conn, _ := streamOf(e.tab.key(i))
-			if tap == in.Tap && conn == in.Conn {
+			if inScope(e.tab.key(i), in.Tap, in.Conn) {
 				e.tab.remove(i)
 			}
 		}
@@ -561,8 +583,7 @@ func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
 	e.forgetPending()
 	e.eachPart(func(p int) {
 		for i := int32(0); i < int32(e.tab.len()); i++ {
-			tap, conn, _ := streamOf(e.tab.key(i))
-			if tap == in.Tap && conn == in.Conn {
+			if inScope(e.tab.key(i), in.Tap, in.Conn) {
 				fn(i, e.tab.at(i))
 			}
 		}

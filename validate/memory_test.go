@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -37,44 +38,102 @@ func (e *Engine) usedBytes() int {
 
 // TestOpenStreamBytes pins the cost of an open stream in-process, over
 // 100 k streams with 36-byte ids opened after the first 10 k (which
-// allocate every partition's fixed parts: tombstones, first pieces): the
-// tables use at most 96 bytes a stream
-// (40 of state, 37 of key and length, the 3-byte tap/connection/protocol
-// prefix of the key, a 4-byte slot at a load of 3/5 to 3/4, some slack),
-// and the Go heap grows by at most 8 bytes a stream (the tables are off
-// it: the collector's headroom does not double them). Sizes, not times.
+// allocate every partition's fixed parts: tombstones, first pieces). The
+// tables use at most 96 bytes a stream for any 36-byte id (40 of state,
+// 37 of key and length, the 3-byte tap/connection/protocol prefix of the
+// key, a 4-byte slot at a load of 3/5 to 3/4, some slack) and at most 76
+// for a canonical UUID (kept as 16 bytes); the Go heap grows by at most 8
+// bytes a stream (the tables are off it: the collector's headroom does not
+// double them). Sizes, not times.
 func TestOpenStreamBytes(t *testing.T) {
-	const n = 100_000
-	cfg := DefaultConfig()
-	cfg.IdleTimeout = 0
-	cfg.MaxStreams = 2 * n // partitions fill unevenly: room for all n
-	e := NewEngine(cfg, nopSink{})
-	const first = 10_000
-	openStreams(e, first)
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	used0, mapped0 := e.usedBytes(), TableBytes()
-	in := Input{}
-	for s := first; s < first+n; s++ {
-		in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"%08x-0000-4000-8000-000000000000","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, s)
-		e.Observe(&in)
+	for _, c := range []struct {
+		name, id string
+		max      float64
+	}{
+		{"uuid", "%08x-0000-4000-8000-000000000000", 76},
+		{"other", "req_%08x_0000_4000_8000_00000000", 96},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const n = 100_000
+			cfg := DefaultConfig()
+			cfg.IdleTimeout = 0
+			cfg.MaxStreams = 2 * n // partitions fill unevenly: room for all n
+			e := NewEngine(cfg, nopSink{})
+			in := Input{}
+			open := func(from, to int) {
+				for s := from; s < to; s++ {
+					in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"`+c.id+`","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, s)
+					if s == 0 && len(fmt.Sprintf(c.id, 0)) != 36 {
+						t.Fatalf("id %q is not 36 bytes", fmt.Sprintf(c.id, 0))
+					}
+					e.Observe(&in)
+				}
+			}
+			const first = 10_000
+			open(0, first)
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			used0, mapped0 := e.usedBytes(), TableBytes()
+			open(first, first+n)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if e.Open() != first+n {
+				t.Fatalf("%d streams open, want %d", e.Open(), first+n)
+			}
+			used := float64(e.usedBytes()-used0) / n
+			heap := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+			t.Logf("per open stream: %.1f bytes in the tables, %.1f on the Go heap, %.1f mapped", used, heap, float64(TableBytes()-mapped0)/n)
+			if used > c.max {
+				t.Errorf("the tables use %.1f bytes per open stream, want at most %.0f", used, c.max)
+			}
+			if heap > 8 {
+				t.Errorf("the Go heap grew by %.1f bytes per open stream, want at most 8 (the tables belong off the heap)", heap)
+			}
+			runtime.KeepAlive(e)
+		})
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	if e.Open() != first+n {
-		t.Fatalf("%d streams open, want %d", e.Open(), first+n)
+}
+
+// TestUUIDKeys: a stream key ending in a canonical UUID is kept packed and
+// reported as it was sent; an uppercase one is another stream, kept as it
+// is; a frame sid agent:uuid keeps its prefix.
+func TestUUIDKeys(t *testing.T) {
+	const id = "3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"
+	up := strings.ToUpper(id)
+	lines := []string{
+		resp(0, "request_id", id), resp(1, "request_id", id),
+		resp(0, "request_id", up), // another stream: no seq_dup
+		resp(3, "request_id", id), // seq_gap names the id
 	}
-	used := float64(e.usedBytes()-used0) / n
-	heap := (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
-	t.Logf("per open stream: %.1f bytes in the tables, %.1f on the Go heap, %.1f mapped", used, heap, float64(TableBytes()-mapped0)/n)
-	if used > 96 {
-		t.Errorf("the tables use %.1f bytes per open stream, want at most 96", used)
+	col := runCapture(t, ProfileSpec, []byte(strings.Join(lines, "\n")+"\n"), FormatJSONL)
+	var got []string
+	for _, f := range col.findings {
+		got = append(got, f.Rule+" "+f.Stream)
 	}
-	if heap > 8 {
-		t.Errorf("the Go heap grew by %.1f bytes per open stream, want at most 8 (the tables belong off the heap)", heap)
+	sort.Strings(got)
+	want := []string{"e2a.missing_final " + up, "e2a.missing_final " + id, "e2a.seq_gap " + id}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("findings %q, want %q", got, want)
 	}
-	runtime.KeepAlive(e)
+	for _, s := range []string{id, "agent-7:" + id, "x" + id} {
+		var k []byte
+		k = appendUUIDText(nil, appendUUIDBytes(k, []byte(s[len(s)-uuidLen:])))
+		if string(k) != s[len(s)-uuidLen:] {
+			t.Errorf("%q packs and unpacks to %q", s, k)
+		}
+		e := NewEngine(DefaultConfig(), nopSink{})
+		ck := e.composite(&Input{Tap: "t", Conn: "c"}, protoFrame, []byte(s))
+		tap, conn, stream := streamOf(ck)
+		if tap != "t" || conn != "c" || string(stream) != s || len(ck) != len("t\x00c\x00F")+len(s)-uuidLen+16 {
+			t.Errorf("%q: key %q splits into %q %q %q", s, ck, tap, conn, stream)
+		}
+	}
+	for _, s := range []string{up, id[:35] + "g", strings.Replace(id, "-", "_", 1), id[1:]} {
+		if isUUID([]byte(s)) {
+			t.Errorf("%q taken for a canonical UUID", s)
+		}
+	}
 }
 
 // TestTablesUnmappedWhenDropped: an engine that is dropped gives its
