@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
@@ -242,5 +243,32 @@ func TestTableBigSequencesSurviveMoves(t *testing.T) {
 	}
 	if len(tab.big) != n/10-1 { // stream 0's sequence is 0
 		t.Fatalf("side map holds %d sequences, want %d", len(tab.big), n/10-1)
+	}
+}
+
+// TestTablesChargedToMemoryLimit: with a Go memory limit set, what the
+// tables map is taken off it (the collector does not see them), and given
+// back when they are unmapped; a limit set by someone else is the new base.
+func TestTablesChargedToMemoryLimit(t *testing.T) {
+	const limit = 1 << 40
+	old := debug.SetMemoryLimit(limit)
+	defer debug.SetMemoryLimit(old)
+	stop := ChargeTablesToMemoryLimit()
+	defer stop()
+	e := NewEngine(DefaultConfig(), nopSink{})
+	openStreams(e, 50_000)
+	held := TableBytes()
+	if got := debug.SetMemoryLimit(-1); got > limit-held+limitStep || got < limit-held-limitStep {
+		t.Errorf("memory limit %d with %d bytes of tables, want %d ± %d", got, held, limit-held, limitStep)
+	}
+	runtime.KeepAlive(e)
+	debug.SetMemoryLimit(limit / 2)
+	openStreams(NewEngine(DefaultConfig(), nopSink{}), 50_000) // maps more: recharges from the new base
+	if got := debug.SetMemoryLimit(-1); got > limit/2 || got < limit/2-TableBytes()-limitStep {
+		t.Errorf("memory limit %d after it was set to %d elsewhere, want that less the tables (%d)", got, int64(limit/2), TableBytes())
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != limit/2 {
+		t.Errorf("memory limit %d after stop, want %d", got, int64(limit/2))
 	}
 }

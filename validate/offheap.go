@@ -47,8 +47,9 @@ var limitGuard struct {
 // set, count the stream tables: from now on it is the limit as it is now
 // less TableBytes (at least a quarter of it), updated as the tables map
 // and unmap memory. Call it after the limit is set (e2atap run sets it from
-// the container's limit). The returned function stops it and restores the
-// limit.
+// the container's limit); a limit set by someone else later becomes the
+// new base (lifted: charging stops). The returned function stops it and
+// restores the limit.
 func ChargeTablesToMemoryLimit() (stop func()) {
 	limitGuard.mu.Lock()
 	defer limitGuard.mu.Unlock()
@@ -72,6 +73,15 @@ func ChargeTablesToMemoryLimit() (stop func()) {
 const limitStep = 4 << 20
 
 func chargeLocked() {
+	if cur := debug.SetMemoryLimit(-1); cur != limitGuard.set {
+		// Someone else set the limit since: it is the new base (and
+		// charging stops if it was lifted).
+		if cur <= 0 || cur == math.MaxInt64 {
+			limitGuard.on = false
+			return
+		}
+		limitGuard.base, limitGuard.set = cur, cur
+	}
 	want := max(limitGuard.base-offHeap.Load(), limitGuard.base/4)
 	if d := want - limitGuard.set; d > limitStep || d < -limitStep {
 		debug.SetMemoryLimit(want)
