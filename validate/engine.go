@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/e2atap/e2atap/e2a"
@@ -96,12 +98,21 @@ type Engine struct {
 
 	// parts is the stream state by partition (partition.go); cur is the
 	// partition in use and tab its table.
-	parts    []part
-	cur      *part
-	tab      *table
-	forget   []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
-	bulk     bool   // ending many streams at once: bury queues nothing, the caller removes them
-	sweep    bool   // ended streams are still in the tables (after Finish): remove them before use
+	parts  []part
+	cur    *part
+	tab    *table
+	forget []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
+	bulk   bool   // ending many streams at once: bury queues nothing, the caller removes them
+	sweep  bool   // ended streams are still in the tables (after Finish): remove them before use
+
+	// nextIdle is a lower bound of the capture time (unix ns) at which a
+	// stream held now goes idle (math.MaxInt64: none): exact after Expire,
+	// lowered as streams are created. idleDue publishes it, and expired
+	// counts the Expire calls done, for a Live run's sweeps (another
+	// goroutine reads them).
+	nextIdle int64
+	idleDue  atomic.Int64
+	expired  atomic.Uint64
 	head     e2a.Head
 	headBuf  []byte
 	respIDs  *respIDSet
@@ -125,7 +136,8 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 	if cfg.Tombstones < 1 {
 		cfg.Tombstones = DefaultConfig().Tombstones
 	}
-	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed}
+	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed, nextIdle: math.MaxInt64}
+	e.idleDue.Store(math.MaxInt64)
 	e.parts = make([]part, partitions(cfg.MaxStreams))
 	for p := range e.parts {
 		e.parts[p] = part{id: uint8(p), rnd: 0x9e3779b97f4a7c15 + uint64(p), max: partShare(cfg.MaxStreams, len(e.parts), p)}
@@ -344,6 +356,12 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 	s := e.tab.at(i)
 	if !in.Time.IsZero() {
 		s.setStart(in.Time.UnixNano())
+		if e.cfg.IdleTimeout > 0 {
+			if due := in.Time.UnixNano() + int64(e.cfg.IdleTimeout); due < e.nextIdle {
+				e.nextIdle = due
+				e.idleDue.Store(due)
+			}
+		}
 	}
 	if resume {
 		s.flags |= fGap | fResync
@@ -591,8 +609,10 @@ func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
 }
 
 // Expire ends streams idle for longer than the idle timeout at now, and
-// forgets ended streams idle for that long.
+// forgets ended streams idle for that long. It also finds when the next
+// stream goes idle (IdleDue).
 func (e *Engine) Expire(now time.Time) {
+	defer e.expired.Add(1)
 	if e.cfg.IdleTimeout <= 0 {
 		return
 	}
@@ -600,13 +620,18 @@ func (e *Engine) Expire(now time.Time) {
 	e.forgetPending()
 	e.bulk = true
 	defer func() { e.bulk = false }()
+	next := int64(math.MaxInt64)
 	e.eachPart(func(p int) {
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 			if i >= int32(e.tab.len()) {
 				continue
 			}
 			s := e.tab.at(i)
-			if s.startNs() == 0 || s.lastNs() > limit {
+			if s.startNs() == 0 {
+				continue
+			}
+			if last := s.lastNs(); last > limit {
+				next = min(next, last+int64(e.cfg.IdleTimeout))
 				continue
 			}
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
@@ -617,6 +642,17 @@ func (e *Engine) Expire(now time.Time) {
 			e.tab.remove(i)
 		}
 	})
+	e.nextIdle = next
+	e.idleDue.Store(next)
+}
+
+// IdleDue is a lower bound of the capture time at which a stream this
+// engine holds goes idle (an early answer only costs an Expire that finds
+// nothing), and the number of Expire calls done. Safe to call from any
+// goroutine.
+func (e *Engine) IdleDue() (due time.Time, none bool, expired uint64) {
+	n := e.idleDue.Load()
+	return time.Unix(0, n), n == math.MaxInt64, e.expired.Load()
 }
 
 func (e *Engine) echoHash(v *e2a.Value) uint32 {
