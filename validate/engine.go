@@ -266,15 +266,23 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 		k = append(k, stream[:maxKeyLen-17]...)
 		k = append(k, '~')
 		k = strconv.AppendUint(k, h, 16)
-	} else if n := len(stream) - uuidLen; n >= 0 && isUUID(stream[n:]) {
+	} else {
 		// The reference's request ids are uuid4s, its sids agent:uuid:
 		// a canonical UUID at the end is kept as its 16 bytes (36 → 16
 		// bytes of key per stream), marked by the protocol byte's case.
-		k[len(k)-1] = proto &^ packedUUID
-		k = append(k, stream[:n]...)
-		k = appendUUIDBytes(k, stream[n:])
-	} else {
-		k = append(k, stream...)
+		packed := false
+		if n := len(stream) - uuidLen; n >= 0 {
+			at := len(k)
+			k = append(k, stream[:n]...)
+			if k, packed = packUUID(k, stream[n:]); packed {
+				k[at-1] = proto &^ packedUUID
+			} else {
+				k = k[:at]
+			}
+		}
+		if !packed {
+			k = append(k, stream...)
+		}
 	}
 	e.key = k
 	return k

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -119,7 +120,11 @@ func TestUUIDKeys(t *testing.T) {
 	}
 	for _, s := range []string{id, "agent-7:" + id, "x" + id} {
 		var k []byte
-		k = appendUUIDText(nil, appendUUIDBytes(k, []byte(s[len(s)-uuidLen:])))
+		packed, ok := packUUID(k, []byte(s[len(s)-uuidLen:]))
+		if !ok || len(packed) != 16 {
+			t.Fatalf("%q: not packed (%v) or %d bytes", s, ok, len(packed))
+		}
+		k = appendUUIDText(nil, packed)
 		if string(k) != s[len(s)-uuidLen:] {
 			t.Errorf("%q packs and unpacks to %q", s, k)
 		}
@@ -130,7 +135,20 @@ func TestUUIDKeys(t *testing.T) {
 			t.Errorf("%q: key %q splits into %q %q %q", s, ck, tap, conn, stream)
 		}
 	}
-	for _, s := range []string{up, id[:35] + "g", strings.Replace(id, "-", "_", 1), id[1:]} {
+	// Every 16 bytes round-trip through their text.
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 1000; i++ {
+		var b [16]byte
+		for j := range b {
+			b[j] = byte(rnd.IntN(256))
+		}
+		text := appendUUIDText(nil, b[:])
+		back, ok := packUUID(nil, text)
+		if !ok || string(back) != string(b[:]) {
+			t.Fatalf("%x → %s → %x (%v)", b, text, back, ok)
+		}
+	}
+	for _, s := range []string{up, id[:35] + "g", id[:35] + "A", "\x00" + id[1:], strings.Replace(id, "-", "_", 1), id[1:], strings.Replace(id, "3", "-", 1)} {
 		if isUUID([]byte(s)) {
 			t.Errorf("%q taken for a canonical UUID", s)
 		}

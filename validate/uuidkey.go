@@ -12,42 +12,45 @@ const (
 	packedUUID = 0x20 // the bit of the protocol byte, set in a plain key
 )
 
+// uuidHex are the offsets of the 16 hex pairs in a canonical UUID.
+var uuidHex = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexVal is the value of a lowercase hex digit, 0xff for any other byte.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+	}
+	return t
+}()
+
 func isUUID(b []byte) bool {
-	if len(b) != uuidLen {
-		return false
-	}
-	for i, c := range b {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-				return false
-			}
-		}
-	}
-	return true
+	_, ok := packUUID(nil, b)
+	return ok
 }
 
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
+// packUUID appends the 16 bytes of b if b is a canonical UUID (else it
+// returns dst unchanged and false): one pass, a table per digit.
+func packUUID(dst, b []byte) ([]byte, bool) {
+	if len(b) != uuidLen || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
+		return dst, false
 	}
-	return c - 'a' + 10
-}
-
-// appendUUIDBytes appends the 16 bytes of canonical UUID u.
-func appendUUIDBytes(dst, u []byte) []byte {
-	for i := 0; i < uuidLen; i++ {
-		if u[i] == '-' {
-			continue
-		}
-		dst = append(dst, unhex(u[i])<<4|unhex(u[i+1]))
-		i++
+	n := len(dst)
+	var bad byte
+	for _, o := range uuidHex {
+		hi, lo := hexVal[b[o]], hexVal[b[o+1]]
+		bad |= hi | lo
+		dst = append(dst, hi<<4|lo&15)
 	}
-	return dst
+	if bad > 15 {
+		return dst[:n], false
+	}
+	return dst, true
 }
 
 // appendUUIDText appends the canonical text of the 16 bytes b.
