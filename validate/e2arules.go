@@ -612,13 +612,14 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
 	}
+	tap := string(appendScopeName(nil, in.Tap))
 	e.eachPart(func(int) {
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
 			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
 				continue
 			}
-			if string(tapOf(e.tab.key(i))) != in.Tap {
+			if string(tapOf(e.tab.key(i))) != tap {
 				continue
 			}
 			s.setEnded(cancelled)

@@ -257,9 +257,9 @@ func (e *Engine) DecodeError(in *Input, proto, msg string) {
 // the stream's partition current.
 func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 	e.use(partitionOf(stream, len(e.parts)))
-	k := append(e.key[:0], in.Tap...)
+	k := appendScopeName(e.key[:0], in.Tap)
 	k = append(k, 0)
-	k = append(k, in.Conn...)
+	k = appendScopeName(k, in.Conn)
 	k = append(k, 0, proto)
 	if len(stream) > maxKeyLen {
 		h := maphash.Bytes(e.echoSeed, stream)
@@ -304,8 +304,26 @@ func streamOf(k []byte) (tap, conn string, stream []byte) {
 // inScope says whether composite key k belongs to tap and conn (without
 // copying them).
 func inScope(k []byte, tap, conn string) bool {
+	if len(tap) > maxScopeName || len(conn) > maxScopeName {
+		tap, conn = string(appendScopeName(nil, tap)), string(appendScopeName(nil, conn))
+	}
 	return len(k) > len(tap)+len(conn)+1 && string(k[:len(tap)]) == tap && k[len(tap)] == 0 &&
 		string(k[len(tap)+1:len(tap)+1+len(conn)]) == conn && k[len(tap)+1+len(conn)] == 0
+}
+
+// maxScopeName bounds a tap or connection name in a key (so that a key
+// stays within what the arena's two-byte length says): a longer one keeps
+// a prefix and a hash of the whole, as a long stream key does. Names come
+// from the configuration and the taps, and from a replayed record log.
+const maxScopeName = 1024
+
+func appendScopeName(k []byte, name string) []byte {
+	if len(name) <= maxScopeName {
+		return append(k, name...)
+	}
+	k = append(k, name[:maxScopeName-17]...)
+	k = append(k, '~')
+	return strconv.AppendUint(k, fixedHash([]byte(name)), 16)
 }
 
 // tapOf is the tap of composite key k.
@@ -479,7 +497,7 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 			// stream was seen on a tap and the end is not that tap's (a
 			// replayed record log ends at its end of input): then the tap,
 			// as the live run printed it.
-			if tap == "" || in.Tap == tap {
+			if tap == "" || in.Tap == tap || (len(in.Tap) > maxScopeName && string(appendScopeName(nil, in.Tap)) == tap) {
 				src.Pos = Position{Name: in.Pos.Name}
 			}
 			src.Time = in.Time

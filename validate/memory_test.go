@@ -290,3 +290,28 @@ func TestTablesChargedToMemoryLimit(t *testing.T) {
 		t.Errorf("memory limit %d after stop, want %d", got, int64(limit/2))
 	}
 }
+
+// TestLongScopeNames: a tap or connection name past maxScopeName is kept
+// as a prefix and a hash in the key, so that the key's length fits, and
+// the connection's streams are still found by name (ConnClosed).
+func TestLongScopeNames(t *testing.T) {
+	col := &collector{}
+	e := NewEngine(DefaultConfig(), col)
+	tap, conn := strings.Repeat("t", 20000), strings.Repeat("c", 20000)
+	for _, c := range []string{conn, conn + "x"} {
+		e.Observe(&Input{Tap: tap, Conn: c, Time: time.Unix(1, 0), Data: []byte(resp(0))})
+		e.Observe(&Input{Tap: tap, Conn: c, Time: time.Unix(2, 0), Data: []byte(resp(1))})
+	}
+	if e.Open() != 2 {
+		t.Fatalf("%d streams open, want 2 (one per connection)", e.Open())
+	}
+	e.ConnClosed(&Input{Tap: tap, Conn: conn, Time: time.Unix(3, 0)})
+	if e.Open() != 1 || len(col.ends) != 1 || col.ends[0].Reason != ReasonDisconnect {
+		t.Fatalf("after ConnClosed: %d open, ends %+v", e.Open(), col.ends)
+	}
+	for _, f := range col.findings {
+		if f.Rule != "e2a.missing_final" {
+			t.Errorf("unexpected finding %s: %s", f.Rule, f.Message)
+		}
+	}
+}
