@@ -104,6 +104,7 @@ func mapped(n int) {
 // them once the table is collected (it must not refer to the table).
 type tableMem struct {
 	pieces map[*byte]int // first byte → length
+	held   atomic.Int64  // bytes mapped now (read by tests from another goroutine)
 }
 
 func (m *tableMem) alloc(n int) []byte {
@@ -112,6 +113,7 @@ func (m *tableMem) alloc(n int) []byte {
 		m.pieces = map[*byte]int{}
 	}
 	m.pieces[&b[0]] = n
+	m.held.Add(int64(n))
 	mapped(n)
 	return b
 }
@@ -125,12 +127,14 @@ func (m *tableMem) free(b []byte) {
 	}
 	delete(m.pieces, &b[0])
 	unmapBytes(b[:n])
+	m.held.Add(-int64(n))
 	mapped(-n)
 }
 
 func (m *tableMem) freeAll() {
 	for p, n := range m.pieces {
 		unmapBytes(unsafeBytes(p, n))
+		m.held.Add(-int64(n))
 		mapped(-n)
 	}
 	m.pieces = nil
