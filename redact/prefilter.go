@@ -16,11 +16,14 @@ package redact
 
 // credAnchor marks the bytes of anchor at which find can return a
 // credential: aPrefix (token shapes, PEM), aScheme (Bearer, Basic), aSep
-// (key=value, Authorization, Cookie, URL userinfo). aAt and aDigit reveal
-// only personal data and high-entropy tokens, which are not credentials.
+// (key=value, Authorization, Cookie, URL userinfo), and aDigit for one
+// case only: a base64 run that holds an encoded token prefix is decoded at
+// a digit or '+' inside it (b64state.check), and a token found in it is a
+// credential of its kind. Otherwise aDigit and aAt reveal personal data
+// and high-entropy tokens, which are not credentials.
 var credAnchor = func() (t [256]uint8) {
 	for c := range t {
-		if anchor[c]&(aPrefix|aScheme|aSep) != 0 {
+		if anchor[c]&(aPrefix|aScheme|aSep|aDigit) != 0 {
 			t[c] = 1
 		}
 	}
@@ -48,11 +51,46 @@ func MayHoldCredentialText[T Text](s T) bool {
 		if i >= n {
 			break
 		}
-		if t[b[i]] != 0 && mayRevealCredential(b, i) {
+		if t[b[i]] == 0 {
+			continue
+		}
+		if anchor[b[i]]&aDigit != 0 {
+			// Only a base64 run long enough to be decoded, holding an
+			// encoded token prefix; each run is looked at once.
+			y, ok := b64Candidate(b, i)
+			if ok {
+				return true
+			}
+			i = max(i, y-1)
+			continue
+		}
+		if mayRevealCredential(b, i) {
 			return true
 		}
 	}
 	return false
+}
+
+// b64Candidate is the gate of b64state.check for the digit or '+' at
+// s[i]: the run of the base64 alphabets around it is long enough to be
+// decoded and holds the encoding of a token prefix. end is the run's end.
+// It implies nothing about find's other digit checks (phone numbers, ID
+// numbers, high-entropy tokens), none of which is a credential.
+func b64Candidate(s []byte, i int) (end int, ok bool) {
+	if !is(s[i], b64alpha) {
+		return i + 1, false // '+' ends a run: the next byte starts one
+	}
+	x := i
+	for x > 0 && is(s[x-1], b64alpha) {
+		x--
+	}
+	y := run(s, i, b64alpha)
+	if y-x < minB64 {
+		return y, false
+	}
+	// (No upper bound: find, started later in a run too long to decode,
+	// may see a part of it short enough.)
+	return y, anyWord(b64Table, s[x:y])
 }
 
 // mayRevealCredential reports whether find, reaching the anchor s[i] from

@@ -288,12 +288,13 @@ func BenchmarkFrameDecodeSeq(b *testing.B) {
 		}
 		s := t.at(k)
 		seq := int64(f.Seq)
-		switch {
-		case s.flags&fSeq == 0 || seq == s.last+1:
-			s.last, s.flags = seq, s.flags|fSeq
-		case seq > s.last+1:
+		switch last := t.lastSeq(s); {
+		case s.flags&fSeq == 0 || seq == last+1:
+			t.setLastSeq(s, seq)
+			s.flags |= fSeq
+		case seq > last+1:
 			gaps++
-			s.last = seq
+			t.setLastSeq(s, seq)
 		default:
 			gaps++
 		}

@@ -13,8 +13,9 @@
 //
 //   - Engine: one pure state machine. Observe(record) reports findings; no
 //     goroutines, no clock reads (time comes with each Input, and Expire is
-//     given the time). Streams live in a bounded table (48 bytes of state,
-//     a 4-byte slot and the key per open stream); ended streams leave it for
+//     given the time). Streams live in a bounded table (40 bytes of state,
+//     a 4-byte slot and the key per open stream, off the Go heap:
+//     offheap.go); ended streams leave it for
 //     a compact tombstone set that catches records after the final. The
 //     state is split into fixed partitions by a fixed-seed hash of the
 //     stream key (partition.go), each with its share of the limits.

@@ -321,8 +321,8 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	s.records++
 	e.startIfNeeded(i, in, ProtoE2A)
 	s = e.tab.at(i)
-	if kind == "e2a.chunk" && s.chunkUs == 0 && s.startNs != 0 && !in.Time.IsZero() {
-		d := in.Time.UnixNano() - s.startNs
+	if kind == "e2a.chunk" && s.chunkUs == 0 && s.startNs() != 0 && !in.Time.IsZero() {
+		d := in.Time.UnixNano() - s.startNs()
 		if d < 0 {
 			d = 0
 		}
@@ -334,7 +334,6 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 		o := OutcomeSucceeded
 		if info.Status != "succeeded" {
 			o = OutcomeFailed
-			s.flags |= fFailed
 		}
 		e.end(i, o, ReasonFinal, in, false)
 	}
@@ -355,9 +354,10 @@ func isInvalidJSONReply(r *e2a.Record, kind string, final bool, seq int64, seqOK
 // rule of the protocol; gap, dup and regress follow it in the catalogue.
 func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rule, proto string) {
 	start, gap, dup, regress := rule0, rule0+1, rule0+2, rule0+3
+	t := e.tab
 	if s.flags&fSeq == 0 {
 		s.flags |= fSeq
-		s.last = seq
+		t.setLastSeq(s, seq)
 		if seq > 0 {
 			if s.flags&(fJoined|fResync) != 0 {
 				if s.flags&fJoined != 0 {
@@ -373,20 +373,21 @@ func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rul
 	}
 	if s.flags&fResync != 0 {
 		s.flags &^= fResync
-		if seq > s.last {
-			s.last = seq
+		if seq > t.lastSeq(s) {
+			t.setLastSeq(s, seq)
 		}
 		return
 	}
-	expected := s.last + 1
+	last := t.lastSeq(s)
+	expected := last + 1
 	switch {
 	case seq == expected:
-		s.last = seq
+		t.setLastSeq(s, seq)
 	case seq > expected:
-		e.report(gap, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: %d missing", seq, s.last, seq-expected))
+		e.report(gap, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: %d missing", seq, last, seq-expected))
 		s.addError()
-		s.last = seq
-	case seq == s.last:
+		t.setLastSeq(s, seq)
+	case seq == last:
 		e.report(dup, Off, in, key, proto, fmt.Sprintf("sequence %d repeated", seq))
 		s.addError()
 	default:
@@ -629,17 +630,17 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
 	}
+	tap := string(appendScopeName(nil, in.Tap))
 	e.eachPart(func(int) {
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
 			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
 				continue
 			}
-			tap, _, _ := streamOf(e.tab.key(i))
-			if tap != in.Tap {
+			if string(tapOf(e.tab.key(i))) != tap {
 				continue
 			}
-			s.flags |= fCancelled
+			s.setEnded(cancelled)
 			e.end(i, OutcomeCancelled, ReasonCancelled, in, false)
 		}
 	})

@@ -1,11 +1,16 @@
 package validate
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"sort"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/e2atap/e2atap/e2a"
@@ -96,10 +101,21 @@ type Engine struct {
 
 	// parts is the stream state by partition (partition.go); cur is the
 	// partition in use and tab its table.
-	parts    []part
-	cur      *part
-	tab      *table
-	forget   []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
+	parts  []part
+	cur    *part
+	tab    *table
+	forget []byte // ended streams to take out of their tables: [partition u8][len u16][key]...
+	bulk   bool   // ending many streams at once: bury queues nothing, the caller removes them
+	sweep  bool   // ended streams are still in the tables (after Finish): remove them before use
+
+	// nextIdle is a lower bound of the capture time (unix ns) at which a
+	// stream held now goes idle (math.MaxInt64: none): exact after Expire,
+	// lowered as streams are created. idleDue publishes it, and expired
+	// counts the Expire calls done, for a Live run's sweeps (another
+	// goroutine reads them).
+	nextIdle int64
+	idleDue  atomic.Int64
+	expired  atomic.Uint64
 	head     e2a.Head
 	headBuf  []byte
 	respIDs  *respIDSet
@@ -125,7 +141,8 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 	if cfg.Tombstones < 1 {
 		cfg.Tombstones = DefaultConfig().Tombstones
 	}
-	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed}
+	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed, nextIdle: math.MaxInt64}
+	e.idleDue.Store(math.MaxInt64)
 	e.parts = make([]part, partitions(cfg.MaxStreams))
 	for p := range e.parts {
 		e.parts[p] = part{id: uint8(p), rnd: 0x9e3779b97f4a7c15 + uint64(p), max: partShare(cfg.MaxStreams, len(e.parts), p)}
@@ -254,12 +271,46 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 	return e.key
 }
 
-// streamOf splits a composite key into its parts.
+// streamOf splits a composite key into its parts; the stream is a copy
+// where the key holds a packed UUID.
 func streamOf(k []byte) (tap, conn string, stream []byte) {
 	a := indexByte(k, 0)
 	b := a + 1 + indexByte(k[a+1:], 0)
-	return string(k[:a]), string(k[a+1 : b]), k[b+2:]
+	stream = k[b+2:]
+	if k[b+1]&packedUUID == 0 {
+		n := len(stream) - 16
+		stream = appendUUIDText(append(make([]byte, 0, n+uuidLen), stream[:n]...), stream[n:])
+	}
+	return string(k[:a]), string(k[a+1 : b]), stream
 }
+
+// inScope says whether composite key k belongs to tap and conn (without
+// copying them).
+func inScope(k []byte, tap, conn string) bool {
+	if len(tap) > maxScopeName || len(conn) > maxScopeName {
+		tap, conn = string(appendScopeName(nil, tap)), string(appendScopeName(nil, conn))
+	}
+	return len(k) > len(tap)+len(conn)+1 && string(k[:len(tap)]) == tap && k[len(tap)] == 0 &&
+		string(k[len(tap)+1:len(tap)+1+len(conn)]) == conn && k[len(tap)+1+len(conn)] == 0
+}
+
+// maxScopeName bounds a tap or connection name in a key (so that a key
+// stays within what the arena's two-byte length says): a longer one keeps
+// a prefix and a hash of the whole, as a long stream key does. Names come
+// from the configuration and the taps, and from a replayed record log.
+const maxScopeName = 1024
+
+func appendScopeName(k []byte, name string) []byte {
+	if len(name) <= maxScopeName {
+		return append(k, name...)
+	}
+	k = append(k, name[:maxScopeName-17]...)
+	k = append(k, '~')
+	return strconv.AppendUint(k, fixedHash([]byte(name)), 16)
+}
+
+// tapOf is the tap of composite key k.
+func tapOf(k []byte) []byte { return k[:indexByte(k, 0)] }
 
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {
@@ -282,7 +333,7 @@ const (
 // ended is not created again (the ended state says how it ended) unless
 // reuse is set: a new request may reuse a finished request_id.
 func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool, int) {
-	if len(e.forget) > 0 {
+	if len(e.forget) > 0 || e.sweep {
 		e.forgetPending()
 	}
 	h := e.tab.hash(key)
@@ -313,9 +364,14 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 	i := e.tab.insert(key, h)
 	e.opened(h, in)
 	s := e.tab.at(i)
-	s.startNs = in.Time.UnixNano()
-	if in.Time.IsZero() {
-		s.startNs = 0
+	if !in.Time.IsZero() {
+		s.setStart(in.Time.UnixNano())
+		if e.cfg.IdleTimeout > 0 {
+			if due := in.Time.UnixNano() + int64(e.cfg.IdleTimeout); due < e.nextIdle {
+				e.nextIdle = due
+				e.idleDue.Store(due)
+			}
+		}
 	}
 	if resume {
 		s.flags |= fGap | fResync
@@ -346,7 +402,7 @@ func (e *Engine) evict(in *Input) {
 	s := e.tab.at(best)
 	if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 		e.stats.Evicted++
-		s.flags |= fEvicted
+		s.setEnded(evicted)
 		e.end(best, OutcomeEvicted, ReasonEvicted, in, false)
 	}
 	e.closed(e.tab.key(best))
@@ -379,8 +435,8 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 		Heartbeats: uint32(s.heartbeats()), Gap: s.flags&fGap != 0, Errors: uint32(s.errors()),
 		Request: s.flags&fRequest != 0,
 	}
-	if s.startNs != 0 {
-		si.Start = time.Unix(0, s.startNs)
+	if s.startNs() != 0 {
+		si.Start = time.Unix(0, s.startNs())
 		si.End = time.Unix(0, s.lastNs())
 		if s.chunkUs != 0 {
 			si.FirstChunk = si.Start.Add(time.Duration(s.chunkUs-1) * time.Microsecond)
@@ -394,7 +450,7 @@ func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 // could not see across).
 func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool) {
 	s := e.tab.at(i)
-	s.flags |= fEnded
+	s.setEnded(ended)
 	e.closed(e.tab.key(i))
 	e.dropTail(e.tab.key(i))
 	e.bury(i)
@@ -428,7 +484,7 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 			// stream was seen on a tap and the end is not that tap's (a
 			// replayed record log ends at its end of input): then the tap,
 			// as the live run printed it.
-			if tap == "" || in.Tap == tap {
+			if tap == "" || in.Tap == tap || (len(in.Tap) > maxScopeName && string(appendScopeName(nil, in.Tap)) == tap) {
 				src.Pos = Position{Name: in.Pos.Name}
 			}
 			src.Time = in.Time
@@ -440,23 +496,29 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 
 // bury remembers that stream i ended (a tombstone: its key hash and
 // whether it was cancelled) and takes it out of the table at the next safe
-// point: callers of end may still hold table indexes.
+// point: callers of end may still hold table indexes. In a bulk end
+// (Finish, Expire, ConnClosed) the key is not queued: the caller sweeps
+// the ended streams out itself, so that ending a million streams at once
+// does not copy a million keys.
 func (e *Engine) bury(i int32) {
 	key := e.tab.key(i)
-	how := ended
-	switch f := e.tab.at(i).flags; {
-	case f&fCancelled != 0:
-		how = cancelled
-	case f&fEvicted != 0:
-		how = evicted
+	e.cur.tombs.add(e.tab.hash(key), e.tab.at(i).endState())
+	if e.bulk {
+		return
 	}
-	e.cur.tombs.add(e.tab.hash(key), how)
 	e.forget = append(e.forget, e.cur.id, byte(len(key)>>8), byte(len(key)))
 	e.forget = append(e.forget, key...)
 }
 
 // forgetPending takes the ended streams out of their tables.
 func (e *Engine) forgetPending() {
+	if e.sweep {
+		// Called from lookup with a partition current: keep it so.
+		cur := int(e.cur.id)
+		e.sweep = false
+		e.eachPart(func(int) { e.sweepEnded() })
+		e.use(cur)
+	}
 	for b := e.forget; len(b) >= 3; {
 		t := e.parts[b[0]].tab
 		n := int(b[1])<<8 | int(b[2])
@@ -469,52 +531,68 @@ func (e *Engine) forgetPending() {
 	e.forget = e.forget[:0]
 }
 
+// sweepEnded removes the ended streams of the current partition (from the
+// top: remove moves the last dense entry into the hole).
+func (e *Engine) sweepEnded() {
+	for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+		if i < int32(e.tab.len()) && e.tab.at(i).flags&fEnded != 0 {
+			e.tab.remove(i)
+		}
+	}
+}
+
 // Finish ends every open stream: end of input offline (ReasonEOF), or
 // shutdown live. at carries the source name and time for the findings.
+// It goes partition by partition, each oldest first, then (offline, where
+// captures carry no times) by key: an order that does not depend on the
+// number of shards (shards end theirs at once anyway; the offline output
+// is sorted by FindingBefore), and one that needs a sort of one partition
+// at a time (a few KiB, in cache) instead of one of every open stream
+// (8 bytes each at the process's peak). The ended streams leave the
+// tables only if the engine is used again (offline, nothing is).
 func (e *Engine) Finish(reason string, at *Input) {
-	type open struct {
-		p, i    int32
-		startNs int64
-		key     []byte
-	}
-	var all []open
 	e.forgetPending()
-	e.eachPart(func(p int) {
+	var open []int32
+	e.bulk = true
+	e.eachPart(func(int) {
+		open = open[:0]
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
-				all = append(all, open{int32(p), i, s.startNs, e.tab.key(i)})
+				open = append(open, i)
 			}
 		}
-	})
-	// Oldest first; offline (no capture times) by stream key. Ending a
-	// stream only marks it (bury): the indexes and keys stay valid.
-	sort.Slice(all, func(a, b int) bool {
-		if all[a].startNs != all[b].startNs {
-			return all[a].startNs < all[b].startNs
+		t := e.tab
+		slices.SortFunc(open, func(a, b int32) int {
+			if c := cmp.Compare(t.at(a).startNs(), t.at(b).startNs()); c != 0 {
+				return c
+			}
+			return bytes.Compare(t.key(a), t.key(b))
+		})
+		// Ending a stream only marks it (bury): the indexes stay valid.
+		for _, i := range open {
+			e.end(i, OutcomeMissingFinal, reason, at, true)
 		}
-		return string(all[a].key) < string(all[b].key)
+		e.sweep = e.sweep || len(open) > 0
 	})
-	for _, o := range all {
-		e.use(int(o.p))
-		e.end(o.i, OutcomeMissingFinal, reason, at, true)
-	}
+	e.bulk = false
 }
 
 // ConnClosed ends the open streams of one connection (reason disconnect).
 // Cancelled streams were already ended and are not reported.
 func (e *Engine) ConnClosed(in *Input) {
+	e.bulk = true
 	e.forConn(in, func(i int32, s *stream) {
 		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 			e.end(i, OutcomeMissingFinal, ReasonDisconnect, in, true)
 		}
 	})
-	// The connection's streams cannot come back: drop them.
-	e.forgetPending()
+	e.bulk = false
+	// The connection's streams cannot come back: drop them (the ones ended
+	// just now with them).
 	e.eachPart(func(p int) {
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
-			tap, conn, _ := streamOf(e.tab.key(i))
-			if tap == in.Tap && conn == in.Conn {
+			if inScope(e.tab.key(i), in.Tap, in.Conn) {
 				e.tab.remove(i)
 			}
 		}
@@ -537,8 +615,7 @@ func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
 	e.forgetPending()
 	e.eachPart(func(p int) {
 		for i := int32(0); i < int32(e.tab.len()); i++ {
-			tap, conn, _ := streamOf(e.tab.key(i))
-			if tap == in.Tap && conn == in.Conn {
+			if inScope(e.tab.key(i), in.Tap, in.Conn) {
 				fn(i, e.tab.at(i))
 			}
 		}
@@ -546,20 +623,29 @@ func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
 }
 
 // Expire ends streams idle for longer than the idle timeout at now, and
-// forgets ended streams idle for that long.
+// forgets ended streams idle for that long. It also finds when the next
+// stream goes idle (IdleDue).
 func (e *Engine) Expire(now time.Time) {
+	defer e.expired.Add(1)
 	if e.cfg.IdleTimeout <= 0 {
 		return
 	}
 	limit := now.Add(-e.cfg.IdleTimeout).UnixNano()
 	e.forgetPending()
+	e.bulk = true
+	defer func() { e.bulk = false }()
+	next := int64(math.MaxInt64)
 	e.eachPart(func(p int) {
 		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
 			if i >= int32(e.tab.len()) {
 				continue
 			}
 			s := e.tab.at(i)
-			if s.startNs == 0 || s.lastNs() > limit {
+			if s.startNs() == 0 {
+				continue
+			}
+			if last := s.lastNs(); last > limit {
+				next = min(next, last+int64(e.cfg.IdleTimeout))
 				continue
 			}
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
@@ -571,8 +657,17 @@ func (e *Engine) Expire(now time.Time) {
 			e.tab.remove(i)
 		}
 	})
-	// What end buried is already out of the tables.
-	e.forget = e.forget[:0]
+	e.nextIdle = next
+	e.idleDue.Store(next)
+}
+
+// IdleDue is a lower bound of the capture time at which a stream this
+// engine holds goes idle (an early answer only costs an Expire that finds
+// nothing), and the number of Expire calls done. Safe to call from any
+// goroutine.
+func (e *Engine) IdleDue() (due time.Time, none bool, expired uint64) {
+	n := e.idleDue.Load()
+	return time.Unix(0, n), n == math.MaxInt64, e.expired.Load()
 }
 
 func (e *Engine) echoHash(v *e2a.Value) uint32 {

@@ -60,6 +60,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	ri := &e.info
 	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
 	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+	ri.SplitSecret = ""
 	e.sink.Record(ri)
 
 	if f.MsgType < frame.TypeStreamReq || f.MsgType > frame.TypeEvent {
@@ -145,15 +146,14 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	s.records++
 	e.startIfNeeded(i, in, ProtoEventMesh)
 	s = e.tab.at(i)
-	if s.chunkUs == 0 && s.startNs != 0 && !in.Time.IsZero() {
-		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs, 0)/1000, 1<<32-2)) + 1
+	if s.chunkUs == 0 && s.startNs() != 0 && !in.Time.IsZero() {
+		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs(), 0)/1000, 1<<32-2)) + 1
 	}
 	e.sequence(in, s, int64(f.Seq), key, RuleFrameSeqStart, ProtoEventMesh)
 	if f.Done() {
 		o := OutcomeSucceeded
 		if hasErr {
 			o = OutcomeFailed
-			s.flags |= fFailed
 		}
 		e.end(i, o, ReasonFinal, in, false)
 	}

@@ -17,8 +17,15 @@ type LiveConfig struct {
 	// full queue blocks Submit (backpressure). Taps that must never block
 	// keep their own bounded queue and drop when it is full.
 	Queue int
-	// ExpireEvery is how often idle streams are looked for.
+	// ExpireEvery is the longest time between two looks for idle streams.
+	// They are looked for as soon as the engines say one is due
+	// (Engine.IdleDue), checked every SweepCheck.
 	ExpireEvery time.Duration
+	// SweepCheck is how often the engines' next idle time is checked
+	// (cheap: no stream is looked at); 0: 100ms, at most ExpireEvery. An
+	// idle stream is judged at most this late (plus what is queued ahead
+	// of it: see Run).
+	SweepCheck time.Duration
 	// FinishOnShutdown ends open streams at shutdown as missing_final with
 	// reason shutdown; otherwise they are dropped unreported.
 	FinishOnShutdown bool
@@ -66,7 +73,13 @@ type Live struct {
 	started map[string]time.Time // tap → last (re)connect
 	index   uint64
 	latest  time.Time // newest capture time handed to the shards
+	// Sweeps: how many were sent to the shards, and when the last was.
+	sweeps    uint64
+	lastSweep time.Time
 }
+
+// defaultSweepCheck is LiveConfig.SweepCheck's default.
+const defaultSweepCheck = 100 * time.Millisecond
 
 // NewLive prepares a live run reporting to sink.
 func NewLive(cfg LiveConfig, sink Sink) *Live {
@@ -77,6 +90,10 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 	if cfg.ExpireEvery <= 0 {
 		cfg.ExpireEvery = d.ExpireEvery
 	}
+	if cfg.SweepCheck <= 0 {
+		cfg.SweepCheck = defaultSweepCheck
+	}
+	cfg.SweepCheck = min(cfg.SweepCheck, cfg.ExpireEvery)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -183,9 +200,20 @@ func (l *Live) Release(n int) {
 
 // Run processes submitted messages until ctx is done, then drains what was
 // queued and stops the shards. It returns the final counters.
+//
+// Idle streams: every SweepCheck, Run asks the engines when their next
+// stream goes idle and sends them an Expire once that time has come (or
+// ExpireEvery has passed since the last), so that a stream is judged
+// within SweepCheck of its idle time rather than up to a whole
+// ExpireEvery later, and the streams are looked at only when one is due.
+// While records wait in the queue, the time is that of the newest record
+// handed to the shards, not the wall clock: a backlog must not make
+// streams look idle whose records are queued, so under a backlog an idle
+// stream is judged as late as the queue is long (in time).
 func (l *Live) Run(ctx context.Context) Stats {
-	tick := time.NewTicker(l.cfg.ExpireEvery)
+	tick := time.NewTicker(l.cfg.SweepCheck)
 	defer tick.Stop()
+	l.lastSweep = l.cfg.Now()
 	for {
 		select {
 		case it := <-l.ch:
@@ -194,13 +222,15 @@ func (l *Live) Run(ctx context.Context) Stats {
 				l.run.Flush()
 			}
 		case <-tick.C:
-			// While records still wait in the queue, a stream is idle only
-			// relative to the newest record judged so far: a backlog must
-			// not make streams look idle whose records are queued.
 			now := l.cfg.Now()
 			if len(l.ch) > 0 && !l.latest.IsZero() && l.latest.Before(now) {
 				now = l.latest
 			}
+			if !l.sweepDue(now) {
+				continue
+			}
+			l.sweeps++
+			l.lastSweep = l.cfg.Now()
 			l.run.Expire(&Input{Time: now})
 		case <-ctx.Done():
 			for {
@@ -220,6 +250,21 @@ func (l *Live) Run(ctx context.Context) Stats {
 			return l.run.Stats()
 		}
 	}
+}
+
+// sweepDue says whether to send the shards an Expire at now: none is
+// still on its way (a sweep queued behind a backlog is not sent again),
+// and a stream is due or ExpireEvery has passed.
+func (l *Live) sweepDue(now time.Time) bool {
+	due := false
+	for _, sh := range l.run.shards {
+		at, none, done := sh.eng.IdleDue()
+		if done < l.sweeps {
+			return false
+		}
+		due = due || (!none && !now.Before(at))
+	}
+	return due || l.cfg.Now().Sub(l.lastSweep) >= l.cfg.ExpireEvery
 }
 
 func (l *Live) handle(it *liveItem) {

@@ -3,30 +3,47 @@ package validate
 import (
 	"bytes"
 	"hash/maphash"
+	"runtime"
+	"unsafe"
 )
 
-// Stream flags.
+// Stream flags, in the low bits of stream.flags (above them: the end state
+// and two saturating counters).
 const (
-	fRequest   uint16 = 1 << iota // the request envelope was seen
+	fRequest   uint32 = 1 << iota // the request envelope was seen
 	fResponded                    // at least one tracked response/chunk record
 	fSeq                          // last holds a sequence
-	fEnded                        // final/done seen, or cancelled: a tombstone
-	fCancelled                    // ended by chat.interrupt
 	fGap                          // the tap lost messages while the stream was open
 	fResync                       // next sequence re-bases without findings (after a gap)
 	fJoined                       // first seen within the join window
 	fFrame                        // an EventMesh sid stream (else E2A)
 	fStarted                      // StreamStart was reported
-	fFailed                       // ended with a failure
-	fEvicted                      // ended by eviction from a full table
+	// fEnded is the end state's two bits: non-zero once the stream ended
+	// (final/done seen, cancelled or evicted: a tombstone). Set it with
+	// setEnded, never with |=.
+	fEnded = 3 << flagBits
 )
 
-// stream is the state of one stream, 48 bytes. Times: startNs is unix
-// nanoseconds of capture time (0 offline, where captures carry none); the
-// others are relative to it.
+const (
+	flagBits   = 8 // the flags above
+	stateBits  = 2 // end state: 0 open, else ended, cancelled or evicted (the lookup outcomes)
+	countBits  = 11
+	countMax   = 1<<countBits - 1
+	hbShift    = flagBits + stateBits
+	errShift   = hbShift + countBits
+	stateShift = flagBits
+)
+
+// stream is the state of one stream, 40 bytes, 4-byte aligned (so that
+// a segment holds no padding). Times: the start is unix nanoseconds of
+// capture time (0 offline, where captures carry none); the others are
+// relative to it. The key is in the table's arena, length-prefixed.
 type stream struct {
-	last    int64  // last sequence (valid with fSeq)
-	startNs int64  // capture time of the first record or the request
+	startLo, startHi uint32 // capture time of the first record or the request
+	// last sequence (valid with fSeq); lastBig: the sequence is in the
+	// table's side map (one past 32 bits: RULES.md sets no bound; or a
+	// negative frame seq).
+	last    uint32
 	lastMs  uint32 // ms from start to the last record (saturates: 49 days)
 	chunkUs uint32 // µs from start to the first chunk, +1; 0 = none yet
 	records uint32
@@ -35,39 +52,48 @@ type stream struct {
 	sess        uint32
 	method, rpc uint16
 	keyRef      uint32 // arena chunk << 16 | offset
-	packed      uint32 // key length (10 bits) | heartbeats (11) | errors (11), saturating
-	flags       uint16
-	_           uint16
+	flags       uint32 // flags (8 bits) | end state (2) | heartbeats (11) | errors (11), counters saturating
 }
 
-const (
-	keyLenBits = 10
-	countBits  = 11
-	countMax   = 1<<countBits - 1
-)
+// lastBig marks a sequence kept in table.big.
+const lastBig = 1<<32 - 1
 
-func (s *stream) keyLen() int     { return int(s.packed & (1<<keyLenBits - 1)) }
-func (s *stream) heartbeats() int { return int(s.packed >> keyLenBits & countMax) }
-func (s *stream) errors() int     { return int(s.packed >> (keyLenBits + countBits)) }
+func (s *stream) startNs() int64 { return int64(uint64(s.startHi)<<32 | uint64(s.startLo)) }
+
+func (s *stream) setStart(ns int64) { s.startLo, s.startHi = uint32(ns), uint32(uint64(ns)>>32) }
+
+func (s *stream) heartbeats() int { return int(s.flags >> hbShift & countMax) }
+func (s *stream) errors() int     { return int(s.flags >> errShift) }
+
+// endState is notEnded, ended, cancelled or evicted.
+func (s *stream) endState() int { return int(s.flags >> stateShift & (1<<stateBits - 1)) }
+
+// setEnded marks the stream ended, how (ended, cancelled or evicted), once:
+// a later call does not change how.
+func (s *stream) setEnded(how int) {
+	if s.flags&fEnded == 0 {
+		s.flags |= uint32(how) << stateShift
+	}
+}
 
 func (s *stream) addHeartbeat() {
 	if s.heartbeats() < countMax {
-		s.packed += 1 << keyLenBits
+		s.flags += 1 << hbShift
 	}
 }
 
 func (s *stream) addError() {
 	if s.errors() < countMax {
-		s.packed += 1 << (keyLenBits + countBits)
+		s.flags += 1 << errShift
 	}
 }
 
 // lastNs is the capture time of the stream's last record.
-func (s *stream) lastNs() int64 { return s.startNs + int64(s.lastMs)*1e6 }
+func (s *stream) lastNs() int64 { return s.startNs() + int64(s.lastMs)*1e6 }
 
 // seen records activity at ns.
 func (s *stream) seen(ns int64) {
-	d := (ns - s.startNs) / 1e6
+	d := (ns - s.startNs()) / 1e6
 	switch {
 	case d < 0:
 		d = 0
@@ -88,14 +114,22 @@ const (
 	segSize    = 1 << segBits
 	arenaChunk = 64 << 10 // keys in 64 KiB chunks (a key never spans two)
 	idxBits    = 24       // a slot: dense index + 1 (24 bits) | hash tag (8 bits)
+	idxMask    = 1<<idxBits - 1
 	// MaxTableStreams is the most streams one engine can hold.
 	MaxTableStreams = 1<<idxBits - 2
 )
 
+// A key is at most 16383 bytes (its length takes two bytes): the stream
+// part is cut at maxKeyLen (composite), tap and connection names are short.
+
 // table is an open-addressing hash table (linear probing, backward-shift
 // deletion) of dense stream states, with keys in an append-only arena.
-// Per stream: 48 bytes of state, 4-byte slots at a load of at most 3/4,
-// and the key itself.
+// Per stream: 40 bytes of state, a 4-byte slot at a load between 3/5 and
+// 3/4 (the slot array grows by a quarter, not by doubling: 6 bytes a
+// stream on average, and a growing table holds only 2.25 slot arrays'
+// worth for a moment, one partition at a time; the old one is unmapped at
+// once), and the key with a one-byte length (two past 127). All of it is
+// off the Go heap (offheap.go).
 type table struct {
 	slots []uint32
 	segs  [][]stream
@@ -103,14 +137,31 @@ type table struct {
 	arena [][]byte
 	dead  int
 	seed  maphash.Seed
+	// big holds the sequences outside [0, lastBig) (stream.last == lastBig), by
+	// keyRef (unique among the live streams).
+	big map[uint32]int64
+	// mem owns the slots, the segments and the key chunks: mapped off the
+	// Go heap (offheap.go).
+	mem *tableMem
 }
 
+// minSlots is the smallest slot array.
+const minSlots = 64
+
 func newTable(hint int) *table {
-	n := 1024
-	for n*3/4 < hint && n < 1<<30 {
-		n <<= 1
-	}
-	return &table{slots: make([]uint32, n), seed: maphash.MakeSeed()}
+	t := &table{seed: maphash.MakeSeed(), mem: &tableMem{}}
+	t.slots = t.newSlots(max(minSlots, hint*4/3+1))
+	runtime.AddCleanup(t, (*tableMem).freeAll, t.mem)
+	return t
+}
+
+func (t *table) newSlots(n int) []uint32 {
+	b := t.mem.alloc(4 * n)
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
+}
+
+func asBytes[T any](s []T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), cap(s)*int(unsafe.Sizeof(*new(T))))
 }
 
 func (t *table) hash(key []byte) uint64 { return maphash.Bytes(t.seed, key) }
@@ -121,24 +172,63 @@ func (t *table) len() int { return t.n }
 func (t *table) at(i int32) *stream { return &t.segs[i>>segBits][i&(segSize-1)] }
 
 func (t *table) key(i int32) []byte {
-	s := t.at(i)
-	c, off := s.keyRef>>16, s.keyRef&0xffff
-	return t.arena[c][off : int(off)+s.keyLen()]
+	ref := t.at(i).keyRef
+	c := t.arena[ref>>16][ref&0xffff:]
+	n, w := int(c[0]), 1
+	if n >= 0x80 {
+		n, w = n&0x7f|int(c[1])<<7, 2
+	}
+	return c[w : w+n]
+}
+
+// lastSeq is the stream's last sequence.
+func (t *table) lastSeq(s *stream) int64 {
+	if s.last == lastBig {
+		return t.big[s.keyRef]
+	}
+	return int64(s.last)
+}
+
+func (t *table) setLastSeq(s *stream, v int64) {
+	if v >= 0 && v < lastBig {
+		if s.last == lastBig {
+			delete(t.big, s.keyRef)
+		}
+		s.last = uint32(v)
+		return
+	}
+	if t.big == nil {
+		t.big = map[uint32]int64{}
+	}
+	s.last = lastBig
+	t.big[s.keyRef] = v
 }
 
 func tag(h uint64) uint32 { return uint32(h>>56) << idxBits }
 
+// homeOf is the home slot of hash h: the high half of h times the slot
+// count (any count, not only powers of two).
+func (t *table) homeOf(h uint64) int {
+	return int((h & 0xffffffff) * uint64(len(t.slots)) >> 32)
+}
+
+func (t *table) next(p int) int {
+	if p++; p == len(t.slots) {
+		return 0
+	}
+	return p
+}
+
 // find returns the dense index of key, or -1.
 func (t *table) find(key []byte, h uint64) int32 {
-	mask := uint64(len(t.slots) - 1)
 	tg := tag(h)
-	for p := h & mask; ; p = (p + 1) & mask {
+	for p := t.homeOf(h); ; p = t.next(p) {
 		sl := t.slots[p]
 		if sl == 0 {
 			return -1
 		}
-		if sl&^(1<<idxBits-1) == tg {
-			i := int32(sl&(1<<idxBits-1)) - 1
+		if sl&^idxMask == tg {
+			i := int32(sl&idxMask) - 1
 			if bytes.Equal(t.key(i), key) {
 				return i
 			}
@@ -155,73 +245,88 @@ func (t *table) insert(key []byte, h uint64) int32 {
 	i := int32(t.n)
 	t.room(i)
 	t.n++
-	*t.at(i) = stream{keyRef: t.store(key), packed: uint32(len(key))}
+	*t.at(i) = stream{keyRef: t.store(key)}
 	t.place(h, uint32(i)+1)
 	return i
 }
 
-// room makes dense index i addressable. A segment starts small and doubles
-// up to segSize, so that a table that holds a little more than a multiple
-// of segSize (every partition does, by chance) does not carry a whole
-// empty segment: pointers from at are valid until the next insert.
+// room makes dense index i addressable. A segment is mapped whole and
+// paid page by page as it fills, so that a table that holds a little more
+// than a multiple of segSize (every partition does, by chance) does not
+// carry a whole empty segment: pointers from at are valid until the next
+// insert or remove.
 func (t *table) room(i int32) {
 	seg, off := int(i>>segBits), int(i&(segSize-1))
 	if seg == len(t.segs) {
-		t.segs = append(t.segs, make([]stream, 0, minSeg))
+		b := t.mem.alloc(segSize * stateSize)
+		t.segs = append(t.segs, unsafe.Slice((*stream)(unsafe.Pointer(&b[0])), segSize)[:0])
 	}
-	sg := t.segs[seg]
-	if off < len(sg) {
-		return
+	if sg := t.segs[seg]; off >= len(sg) {
+		t.segs[seg] = sg[:off+1]
 	}
-	if off == cap(sg) {
-		ns := make([]stream, len(sg), min(segSize, 2*cap(sg)))
-		copy(ns, sg)
-		sg = ns
-	}
-	t.segs[seg] = sg[:off+1]
 }
 
-// minSeg is the size a segment starts at.
-const minSeg = 256
+// stateSize is the bytes of one stream state.
+const stateSize = int(unsafe.Sizeof(stream{}))
 
-// store appends key to the arena and returns its reference.
+// store appends key, length first, to the arena and returns its
+// reference.
 func (t *table) store(key []byte) uint32 {
+	w := 1
+	if len(key) >= 0x80 {
+		w = 2
+	}
 	c := len(t.arena) - 1
-	if c < 0 || len(t.arena[c])+len(key) > arenaChunk {
-		t.arena = append(t.arena, make([]byte, 0, arenaChunk))
+	if c < 0 || len(t.arena[c])+w+len(key) > arenaChunk {
+		t.arena = append(t.arena, t.mem.alloc(arenaChunk)[:0])
 		c++
 	}
 	off := len(t.arena[c])
+	if w == 1 {
+		t.arena[c] = append(t.arena[c], byte(len(key)))
+	} else {
+		t.arena[c] = append(t.arena[c], byte(len(key))|0x80, byte(len(key)>>7))
+	}
 	t.arena[c] = append(t.arena[c], key...)
 	return uint32(c)<<16 | uint32(off)
 }
 
+// keyBytes is what key i takes in the arena.
+func (t *table) keyBytes(i int32) int {
+	n := len(t.key(i))
+	if n < 0x80 {
+		return 1 + n
+	}
+	return 2 + n
+}
+
 func (t *table) place(h uint64, v uint32) {
-	mask := uint64(len(t.slots) - 1)
-	p := h & mask
+	p := t.homeOf(h)
 	for t.slots[p] != 0 {
-		p = (p + 1) & mask
+		p = t.next(p)
 	}
 	t.slots[p] = tag(h) | v
 }
 
+// grow makes the slot array a quarter larger and places every entry anew.
 func (t *table) grow() {
-	t.slots = make([]uint32, len(t.slots)*2)
+	old := t.slots
+	t.slots = t.newSlots(len(old) + max(len(old)/4, minSlots))
+	t.mem.free(asBytes(old))
 	for i := int32(0); i < int32(t.n); i++ {
 		t.place(t.hash(t.key(i)), uint32(i)+1)
 	}
 }
 
-func (t *table) home(sl uint32) uint64 {
-	return t.hash(t.key(int32(sl&(1<<idxBits-1))-1)) & uint64(len(t.slots)-1)
+func (t *table) home(sl uint32) int {
+	return t.homeOf(t.hash(t.key(int32(sl&idxMask) - 1)))
 }
 
 // slotOf finds the slot holding dense index i.
-func (t *table) slotOf(i int32) uint64 {
-	mask := uint64(len(t.slots) - 1)
+func (t *table) slotOf(i int32) int {
 	want := uint32(i) + 1
-	for p := t.hash(t.key(i)) & mask; ; p = (p + 1) & mask {
-		if t.slots[p]&(1<<idxBits-1) == want {
+	for p := t.homeOf(t.hash(t.key(i))); ; p = t.next(p) {
+		if t.slots[p]&idxMask == want {
 			return p
 		}
 	}
@@ -229,14 +334,13 @@ func (t *table) slotOf(i int32) uint64 {
 
 // remove deletes dense index i. The last dense entry moves into i.
 func (t *table) remove(i int32) {
-	mask := uint64(len(t.slots) - 1)
 	p := t.slotOf(i)
 	// Backward-shift deletion keeps probe chains intact without tombstones.
 	for {
 		t.slots[p] = 0
 		q := p
 		for {
-			q = (q + 1) & mask
+			q = t.next(q)
 			sl := t.slots[q]
 			if sl == 0 {
 				goto removed
@@ -251,17 +355,25 @@ func (t *table) remove(i int32) {
 		}
 	}
 removed:
-	t.dead += t.at(i).keyLen()
+	s := t.at(i)
+	t.dead += t.keyBytes(i)
+	if s.last == lastBig {
+		delete(t.big, s.keyRef)
+	}
 	last := int32(t.n - 1)
 	if i != last {
 		lp := t.slotOf(last)
-		t.slots[lp] = t.slots[lp]&^(1<<idxBits-1) | (uint32(i) + 1)
-		*t.at(i) = *t.at(last)
+		t.slots[lp] = t.slots[lp]&^idxMask | (uint32(i) + 1)
+		*s = *t.at(last)
 	}
 	*t.at(last) = stream{}
 	t.n--
 	if t.n&(segSize-1) == 0 && int(t.n>>segBits) < len(t.segs)-1 {
 		// Keep one spare segment; free the others as the table shrinks.
+		for _, sg := range t.segs[t.n>>segBits+1:] {
+			t.mem.free(asBytes(sg))
+		}
+		clear(t.segs[t.n>>segBits+1:])
 		t.segs = t.segs[:t.n>>segBits+1]
 	}
 	if t.dead > 1<<20 && t.dead*2 > t.liveBytes() {
@@ -281,10 +393,26 @@ func (t *table) liveBytes() int {
 func (t *table) compact() {
 	old := t.arena
 	t.arena = nil
+	var big map[uint32]int64
 	for i := int32(0); i < int32(t.n); i++ {
 		s := t.at(i)
-		c, off := s.keyRef>>16, s.keyRef&0xffff
-		s.keyRef = t.store(old[c][off : int(off)+s.keyLen()])
+		ref := s.keyRef
+		c := old[ref>>16][ref&0xffff:]
+		n, w := int(c[0]), 1
+		if n >= 0x80 {
+			n, w = n&0x7f|int(c[1])<<7, 2
+		}
+		s.keyRef = t.store(c[w : w+n])
+		if s.last == lastBig {
+			if big == nil {
+				big = map[uint32]int64{}
+			}
+			big[s.keyRef] = t.big[ref]
+		}
+	}
+	t.big = big
+	for _, c := range old {
+		t.mem.free(c)
 	}
 	t.dead = 0
 }

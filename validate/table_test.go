@@ -58,7 +58,7 @@ func TestTableAgainstMap(t *testing.T) {
 }
 
 func TestStreamStateSize(t *testing.T) {
-	if n := unsafe.Sizeof(stream{}); n != 48 {
-		t.Fatalf("stream state is %d bytes, want 48 (memory per open stream is a contract)", n)
+	if n := unsafe.Sizeof(stream{}); n != 40 {
+		t.Fatalf("stream state is %d bytes, want 40 (memory per open stream is a contract)", n)
 	}
 }

@@ -167,6 +167,9 @@ func applyMemoryLimits(mc MemoryConfig, logger *slog.Logger) int64 {
 	if c.GoLimit > 0 {
 		debug.SetMemoryLimit(c.GoLimit)
 	}
+	// The stream tables live off the Go heap: the collector's limit is the
+	// limit less what they hold (validate/offheap.go).
+	validate.ChargeTablesToMemoryLimit()
 	attrs := []any{"budget_bytes", c.Budget, "budget", mib(c.Budget), "source", c.Source}
 	if c.Budget <= 0 {
 		attrs[3] = "unlimited"

@@ -102,6 +102,9 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		defer f.Close()
 		defer trace.Stop()
 	}
+	// The stream tables live off the Go heap: a GOMEMLIMIT counts them
+	// (validate/offheap.go).
+	defer validate.ChargeTablesToMemoryLimit()()
 	sink := newOfflineSink()
 	sink.discard = vf.quiet && vf.output == "text"
 	var handler validate.Sink = sink
