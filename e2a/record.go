@@ -202,6 +202,19 @@ type Record struct {
 	// secretFree: the Scan that filled the record found that ScanSecrets
 	// would find nothing in its input (see MayHoldSecret).
 	secretFree bool
+
+	// body.delta as written (see RawDelta).
+	deltaRaw            []byte
+	deltaEsc, deltaSeen bool
+}
+
+// RawDelta returns the body of the string body.delta as written in the
+// input (still escaped when esc), aliasing the input: body.delta is
+// presence-only (its Sub has no Str), and rule e2a.secret's split check
+// reads its end. ok is false when the record was not filled by Scan
+// (ScanStd) or body.delta is not a string.
+func (r *Record) RawDelta() (raw []byte, esc, ok bool) {
+	return r.deltaRaw, r.deltaEsc, r.deltaSeen
 }
 
 // MayHoldSecret reports whether ScanSecrets may find a credential in the

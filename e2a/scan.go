@@ -1,6 +1,7 @@
 package e2a
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"strconv"
@@ -281,6 +282,7 @@ func (s *scanner) forget(k objKind) {
 	switch k {
 	case kBody:
 		clear(r.Subs[SBodyDeltaKind : SBodyEventType+1])
+		r.deltaRaw, r.deltaEsc, r.deltaSeen = nil, false, false
 	case kMetadata:
 		r.Subs[SMetaServerPush] = Value{}
 	case kParams:
@@ -384,6 +386,12 @@ func (s *scanner) member(i, depth int, act action) int {
 			j := s.skipString(i)
 			if j >= 0 {
 				*v = Value{Type: String}
+				if Sub(act.arg) == SBodyDelta {
+					r := s.r
+					r.deltaRaw = s.data[i+1 : j-1]
+					r.deltaEsc = bytes.IndexByte(r.deltaRaw, '\\') >= 0
+					r.deltaSeen = true
+				}
 			}
 			return j
 		}

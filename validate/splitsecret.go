@@ -62,7 +62,10 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	}
 	var delta []byte
 	if r.Sub(e2a.SBodyDelta).Type == e2a.String { // presence only: Scan does not decode it
-		raw, esc, ok := bodyDelta(in.Data)
+		raw, esc, ok := r.RawDelta()
+		if !ok {
+			raw, esc, ok = bodyDelta(in.Data) // a record ScanStd filled
+		}
 		if ok && esc {
 			if cap(t.dec) > 1<<20 {
 				t.dec = nil // one huge delta does not stay held

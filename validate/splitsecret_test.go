@@ -215,5 +215,10 @@ func FuzzBodyDelta(f *testing.F) {
 		if !ok || got != want {
 			t.Fatalf("bodyDelta(%s) = %q %v, want %q", data, got, ok, want)
 		}
+		// Scan's own span of it, which the engine reads first.
+		sraw, sesc, sok := r.RawDelta()
+		if !sok || string(sraw) != string(raw) || sesc != esc {
+			t.Fatalf("Scan's RawDelta of %s = %q %v %v, bodyDelta %q %v", data, sraw, sesc, sok, raw, esc)
+		}
 	})
 }
