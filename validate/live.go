@@ -277,6 +277,9 @@ func (l *Live) Run(ctx context.Context) Stats {
 	tick := time.NewTicker(l.cfg.SweepCheck)
 	defer tick.Stop()
 	l.lastSweep = l.cfg.Now()
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	lingered := false // since the last Flush
 	var items []liveItem
 	for {
 		items = l.q.take(items)
@@ -297,7 +300,22 @@ func (l *Live) Run(ctx context.Context) Stats {
 			continue
 		}
 		// Idle: what is batched is judged now, so that a quiet link is
-		// judged at once.
+		// judged at once; but first, once, a short wait for more (a tap
+		// delivers in bursts, one per read from its socket): batches
+		// that span bursts wake the shards less often.
+		if !lingered && l.batched() {
+			lingered = true
+			linger.Reset(liveLinger)
+			select {
+			case <-l.q.ready:
+				linger.Stop()
+				continue
+			case <-linger.C:
+			case <-ctx.Done():
+				return l.stop()
+			}
+		}
+		lingered = false
 		l.run.Flush()
 		select {
 		case <-l.q.ready:
@@ -307,6 +325,21 @@ func (l *Live) Run(ctx context.Context) Stats {
 			return l.stop()
 		}
 	}
+}
+
+// liveLinger is how long an idle Run waits for more records before it
+// hands partly filled batches to the shards, at most once between two
+// hand-overs: a record is judged at most this much later than without it.
+const liveLinger = 500 * time.Microsecond
+
+// batched says whether a shard's batch holds something not handed over.
+func (l *Live) batched() bool {
+	for _, sh := range l.run.shards {
+		if sh.cur != nil && len(sh.cur.items) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sweep sends the shards an Expire if one is due; while records are
