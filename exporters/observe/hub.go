@@ -144,13 +144,15 @@ func (h *Hub) redact(buf *[]byte, s string) string {
 		return ""
 	}
 	in := append((*buf)[:0], s...)
-	out := h.red.RedactText(in[len(in):len(in)], in)
-	if len(out) == len(s) && string(out) == s {
-		*buf = in[:0]
-		return s
+	out := h.red.RedactText(in[len(in):], in) // after in, in the same buffer
+	r := s
+	if len(out) != len(s) || string(out) != s {
+		r = string(out)
 	}
+	// The pooled buffer keeps no unredacted copy.
+	clear(in)
 	*buf = in[:0]
-	return string(out)
+	return r
 }
 
 func (h *Hub) at(t time.Time) time.Time {
