@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -68,7 +69,7 @@ type liveItem struct {
 // goroutine; Run is the one goroutine that owns the Sharded run.
 type Live struct {
 	cfg     LiveConfig
-	ch      chan liveItem
+	q       liveQueue
 	run     *Sharded
 	started map[string]time.Time // tap → last (re)connect
 	index   uint64
@@ -97,18 +98,80 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	l := &Live{cfg: cfg, ch: make(chan liveItem, cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
+	l := &Live{cfg: cfg, q: newLiveQueue(cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
 	l.run.OnRelease(cfg.Release)
 	return l
 }
 
-func (l *Live) submit(ctx context.Context, it liveItem) error {
+func (l *Live) submit(ctx context.Context, it liveItem) error { return l.q.push(ctx, &it) }
+
+// liveQueue is the queue from the taps to Run: the taps append under a
+// mutex and Run takes everything queued at once, so that a burst costs
+// one wake-up of Run and no channel operation per message. It holds at
+// most limit items; push waits while it is full (backpressure).
+type liveQueue struct {
+	mu    sync.Mutex
+	items []liveItem
+	limit int
+	ready chan struct{} // a token: the queue became non-empty
+	room  chan struct{} // a token: a full queue was taken
+}
+
+func newLiveQueue(limit int) liveQueue {
+	return liveQueue{limit: limit, ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+}
+
+// notify leaves a token in c unless one is there already.
+func notify(c chan struct{}) {
 	select {
-	case l.ch <- it:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	case c <- struct{}{}:
+	default:
 	}
+}
+
+func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
+	woken := false
+	q.mu.Lock()
+	for len(q.items) >= q.limit {
+		// Only take removes items, and it leaves a token in room when it
+		// takes a full queue: a waiter cannot miss it.
+		q.mu.Unlock()
+		select {
+		case <-q.room:
+			woken = true
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		q.mu.Lock()
+	}
+	q.items = append(q.items, *it)
+	first, more := len(q.items) == 1, len(q.items) < q.limit
+	q.mu.Unlock()
+	if first {
+		notify(q.ready)
+	}
+	if woken && more {
+		notify(q.room) // the next waiter, if any
+	}
+	return nil
+}
+
+// take returns everything queued, leaving spare (emptied) as the queue.
+func (q *liveQueue) take(spare []liveItem) []liveItem {
+	q.mu.Lock()
+	got := q.items
+	q.items = spare[:0]
+	q.mu.Unlock()
+	if len(got) >= q.limit {
+		notify(q.room)
+	}
+	return got
+}
+
+func (q *liveQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
 }
 
 // Submit hands one message to the engine; it blocks while the queue is
@@ -214,42 +277,104 @@ func (l *Live) Run(ctx context.Context) Stats {
 	tick := time.NewTicker(l.cfg.SweepCheck)
 	defer tick.Stop()
 	l.lastSweep = l.cfg.Now()
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	lingered := false // since the last Flush
+	var items []liveItem
 	for {
-		select {
-		case it := <-l.ch:
-			l.handle(&it)
-			if len(l.ch) == 0 {
-				l.run.Flush()
+		items = l.q.take(items)
+		if len(items) > 0 {
+			for i := range items {
+				l.handle(&items[i])
 			}
-		case <-tick.C:
-			now := l.cfg.Now()
-			if len(l.ch) > 0 && !l.latest.IsZero() && l.latest.Before(now) {
-				now = l.latest
+			clear(items) // no Data kept past its judgement
+			// A steady load never leaves the queue empty: look at the
+			// clock and ctx between two takes.
+			select {
+			case <-tick.C:
+				l.sweep()
+			case <-ctx.Done():
+				return l.stop()
+			default:
 			}
-			if !l.sweepDue(now) {
+			continue
+		}
+		// Idle: what is batched is judged now, so that a quiet link is
+		// judged at once; but first, once, a short wait for more (a tap
+		// delivers in bursts, one per read from its socket): batches
+		// that span bursts wake the shards less often.
+		if !lingered && l.batched() {
+			lingered = true
+			linger.Reset(liveLinger)
+			select {
+			case <-l.q.ready:
+				linger.Stop()
 				continue
+			case <-linger.C:
+			case <-ctx.Done():
+				return l.stop()
 			}
-			l.sweeps++
-			l.lastSweep = l.cfg.Now()
-			l.run.Expire(&Input{Time: now})
+		}
+		lingered = false
+		l.run.Flush()
+		select {
+		case <-l.q.ready:
+		case <-tick.C:
+			l.sweep()
 		case <-ctx.Done():
-			for {
-				select {
-				case it := <-l.ch:
-					l.handle(&it)
-					continue
-				default:
-				}
-				break
-			}
-			if l.cfg.FinishOnShutdown {
-				l.run.Finish(ReasonShutdown, &Input{Time: l.cfg.Now()})
-			} else {
-				l.run.Close()
-			}
-			return l.run.Stats()
+			return l.stop()
 		}
 	}
+}
+
+// liveLinger is how long an idle Run waits for more records before it
+// hands partly filled batches to the shards, at most once between two
+// hand-overs: a record is judged at most this much later than without it.
+const liveLinger = 500 * time.Microsecond
+
+// batched says whether a shard's batch holds something not handed over.
+func (l *Live) batched() bool {
+	for _, sh := range l.run.shards {
+		if sh.cur != nil && len(sh.cur.items) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sweep sends the shards an Expire if one is due; while records are
+// queued the time is that of the newest handed over (see Run).
+func (l *Live) sweep() {
+	now := l.cfg.Now()
+	if l.q.len() > 0 && !l.latest.IsZero() && l.latest.Before(now) {
+		now = l.latest
+	}
+	if !l.sweepDue(now) {
+		return
+	}
+	l.sweeps++
+	l.lastSweep = l.cfg.Now()
+	l.run.Expire(&Input{Time: now})
+}
+
+// stop judges what was queued, then ends the shards.
+func (l *Live) stop() Stats {
+	var items []liveItem
+	for {
+		if items = l.q.take(items); len(items) == 0 {
+			break
+		}
+		for i := range items {
+			l.handle(&items[i])
+		}
+		clear(items)
+	}
+	if l.cfg.FinishOnShutdown {
+		l.run.Finish(ReasonShutdown, &Input{Time: l.cfg.Now()})
+	} else {
+		l.run.Close()
+	}
+	return l.run.Stats()
 }
 
 // sweepDue says whether to send the shards an Expire at now: none is

@@ -9,8 +9,11 @@
 // logs, before it is kept.
 //
 // Concurrency: the Sink methods are called from every engine shard; each
-// costs an encoding, a short critical section and one non-blocking send
-// per watcher. A watcher has a bounded queue (QueueEvents); a slow watcher
+// costs the redaction of its strings, a line rendered into a reused
+// buffer (for its length), a short critical section and, per watcher it
+// matches, one non-blocking send (the line is copied once, only then).
+// The ring keeps events as fields, already redacted, and renders their
+// lines when a watcher asks for them (last, since). A watcher has a bounded queue (QueueEvents); a slow watcher
 // loses events, is told how many, and never slows the engine. The ring is
 // bounded in events and bytes.
 package observe

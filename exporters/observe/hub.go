@@ -1,9 +1,9 @@
 package observe
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,15 +53,15 @@ type Event struct {
 	Lost     uint64          `json:"lost,omitempty"`
 }
 
-// entry is an event as kept: its line, and what filters look at.
+// entry is an event as kept: its fields, every string from traffic
+// already redacted, and the length of its line. The line itself is
+// rendered only when someone reads it (a watcher connected, a last/since
+// query), so that publishing costs no encoding and no allocation while
+// nobody watches.
 type entry struct {
-	line     []byte
-	typ      string
-	time     time.Time
-	tap      string
-	rule     string
+	ev       Event // Record always nil: records are not kept
 	severity validate.Severity
-	stream   string // as printed (redacted)
+	size     int // len(appendLine(nil, &ev)): what RingBytes bounds
 }
 
 // Options bound the hub.
@@ -86,8 +86,10 @@ type Hub struct {
 	red  Redactor
 	opts Options
 
+	scratch sync.Pool // *[]byte: a shard's buffer for redaction and rendering
+
 	mu       sync.Mutex
-	ring     []entry // circular, oldest at head
+	ring     []entry // circular, oldest at head; grows up to RingEvents
 	head     int
 	n        int
 	bytes    int
@@ -118,7 +120,9 @@ func NewHub(red Redactor, opts Options) *Hub {
 	if opts.Now == nil {
 		opts.Now = d.Now
 	}
-	return &Hub{red: red, opts: opts, ring: make([]entry, opts.RingEvents), watchers: map[*watcher]struct{}{}, closed: make(chan struct{})}
+	h := &Hub{red: red, opts: opts, watchers: map[*watcher]struct{}{}, closed: make(chan struct{})}
+	h.scratch.New = func() any { b := make([]byte, 0, 1024); return &b }
+	return h
 }
 
 // Close ends every watcher's stream (at shutdown: an HTTP server's
@@ -133,11 +137,22 @@ func (h *Hub) Stats() (events, lost uint64, watchers int) {
 	return h.events.Load(), h.lost.Load(), watchers
 }
 
-func (h *Hub) redact(s string) string {
+// redact returns s with the Redactor applied: s itself when nothing in it
+// was masked (no copy kept), else the masked copy. buf is scratch.
+func (h *Hub) redact(buf *[]byte, s string) string {
 	if s == "" {
 		return ""
 	}
-	return string(h.red.RedactText(nil, []byte(s)))
+	in := append((*buf)[:0], s...)
+	out := h.red.RedactText(in[len(in):], in) // after in, in the same buffer
+	r := s
+	if len(out) != len(s) || string(out) != s {
+		r = string(out)
+	}
+	// The pooled buffer keeps no unredacted copy.
+	clear(in)
+	*buf = in[:0]
+	return r
 }
 
 func (h *Hub) at(t time.Time) time.Time {
@@ -147,21 +162,34 @@ func (h *Hub) at(t time.Time) time.Time {
 	return t.UTC()
 }
 
+func (h *Hub) getScratch() *[]byte { return h.scratch.Get().(*[]byte) }
+
+func (h *Hub) putScratch(b *[]byte) {
+	if cap(*b) > 64<<10 {
+		return // a huge record: do not pin its buffer
+	}
+	h.scratch.Put(b)
+}
+
 // Finding publishes a finding.
 func (h *Hub) Finding(f *validate.Finding) {
-	ev := Event{Type: TypeFinding, Time: h.at(f.Time), Tap: f.Tap, Rule: f.Rule, Severity: f.Severity.String(),
-		Stream: h.redact(f.Stream), Source: h.redact(f.Source), Message: h.redact(f.Message)}
-	h.publish(&ev, f.Severity)
+	buf := h.getScratch()
+	defer h.putScratch(buf)
+	e := entry{severity: f.Severity, ev: Event{Type: TypeFinding, Time: h.at(f.Time), Tap: f.Tap, Rule: f.Rule, Severity: f.Severity.String(),
+		Stream: h.redact(buf, f.Stream), Source: h.redact(buf, f.Source), Message: h.redact(buf, f.Message)}}
+	h.publish(&e, buf)
 }
 
 // StreamEnd publishes a stream's outcome.
 func (h *Hub) StreamEnd(s *validate.StreamInfo) {
-	ev := Event{Type: TypeStream, Time: h.at(s.End), Tap: s.Tap, Stream: h.redact(s.Key), Outcome: s.Outcome.String(),
-		Protocol: s.Protocol, Reason: s.Reason, Records: s.Records, Gap: s.Gap}
+	buf := h.getScratch()
+	defer h.putScratch(buf)
+	e := entry{ev: Event{Type: TypeStream, Time: h.at(s.End), Tap: s.Tap, Stream: h.redact(buf, s.Key), Outcome: s.Outcome.String(),
+		Protocol: s.Protocol, Reason: s.Reason, Records: s.Records, Gap: s.Gap}}
 	if !s.Start.IsZero() && !s.End.IsZero() {
-		ev.Duration = s.End.Sub(s.Start).Seconds()
+		e.ev.Duration = s.End.Sub(s.Start).Seconds()
 	}
-	h.publish(&ev, validate.Off)
+	h.publish(&e, buf)
 }
 
 // StreamStart is not published (the outcome says more).
@@ -173,46 +201,71 @@ func (h *Hub) Record(r *validate.RecordInfo) {
 	if h.recordWatchers.Load() == 0 || r.In == nil {
 		return
 	}
-	ev := Event{Type: TypeRecord, Time: h.at(r.In.Time), Tap: r.In.Tap, Source: h.redact(r.In.Source()),
-		Kind: r.Kind, Status: r.Status, Stream: h.redact(string(r.Stream))}
+	buf := h.getScratch()
+	defer h.putScratch(buf)
+	e := entry{ev: Event{Type: TypeRecord, Time: h.at(r.In.Time), Tap: r.In.Tap, Source: h.redact(buf, r.In.Source()),
+		Kind: r.Kind, Status: r.Status, Stream: h.redact(buf, string(r.Stream))}}
 	if r.Frame == nil && len(r.In.Data) > 0 {
 		if out, _, err := h.red.Redact(nil, r.In.Data); err == nil && json.Valid(out) {
-			ev.Record = json.RawMessage(strings.TrimRight(string(out), "\n"))
+			e.ev.Record = json.RawMessage(bytes.TrimRight(out, "\n"))
 		}
 	}
-	h.publish(&ev, validate.Off)
+	h.publish(&e, buf)
 }
 
-func (h *Hub) publish(ev *Event, sev validate.Severity) {
-	line, err := json.Marshal(ev)
-	if err != nil {
-		return
-	}
-	line = append(line, '\n')
-	e := entry{line: line, typ: ev.Type, time: ev.Time, tap: ev.Tap, rule: ev.Rule, severity: sev, stream: ev.Stream}
+// publish keeps e (unless it is a record) and offers its line to the
+// watchers it matches. The line is rendered into buf (scratch) for its
+// length, outside the lock; it is copied only when a watcher takes it.
+func (h *Hub) publish(e *entry, buf *[]byte) {
+	line := appendLine((*buf)[:0], &e.ev)
+	*buf = line[:0]
+	e.size = len(line)
 	h.events.Add(1)
 	h.mu.Lock()
-	if ev.Type != TypeRecord { // records are live only: they would push findings out
-		h.keep(e)
+	if len(h.watchers) > 0 {
+		var out []byte // one copy, shared by the watchers it matches
+		for w := range h.watchers {
+			if !w.filter.match(e) {
+				continue
+			}
+			if out == nil {
+				out = bytes.Clone(line)
+			}
+			w.offer(out, h)
+		}
 	}
-	for w := range h.watchers {
-		w.offer(&e, h)
+	if e.ev.Type != TypeRecord { // records are live only: they would push findings out
+		h.keep(e)
 	}
 	h.mu.Unlock()
 }
 
 // keep appends to the ring, dropping the oldest past either bound.
-func (h *Hub) keep(e entry) {
-	for h.n > 0 && (h.n == len(h.ring) || h.bytes+len(e.line) > h.opts.RingBytes) {
+func (h *Hub) keep(e *entry) {
+	for h.n > 0 && (h.n == h.opts.RingEvents || h.bytes+e.size > h.opts.RingBytes) {
 		old := &h.ring[h.head]
-		h.bytes -= len(old.line)
+		h.bytes -= old.size
 		*old = entry{}
 		h.head = (h.head + 1) % len(h.ring)
 		h.n--
 	}
-	h.ring[(h.head+h.n)%len(h.ring)] = e
+	if h.n == len(h.ring) {
+		h.grow()
+	}
+	h.ring[(h.head+h.n)%len(h.ring)] = *e
 	h.n++
-	h.bytes += len(e.line)
+	h.bytes += e.size
+}
+
+// grow makes room for one more entry (the ring is full and below
+// RingEvents): a hub that sees few events holds a small ring.
+func (h *Hub) grow() {
+	n := min(max(2*len(h.ring), 64), h.opts.RingEvents)
+	ring := make([]entry, n)
+	for i := 0; i < h.n; i++ {
+		ring[i] = h.ring[(h.head+i)%len(h.ring)]
+	}
+	h.ring, h.head = ring, 0
 }
 
 // Filter selects events.
@@ -225,26 +278,27 @@ type Filter struct {
 	Since    time.Time
 }
 
-func (f *Filter) match(e *entry) bool {
-	if len(f.Types) > 0 && !f.Types[e.typ] {
+func (f *Filter) match(en *entry) bool {
+	e := &en.ev
+	if len(f.Types) > 0 && !f.Types[e.Type] {
 		return false
 	}
-	if len(f.Types) == 0 && e.typ == TypeRecord {
+	if len(f.Types) == 0 && e.Type == TypeRecord {
 		return false
 	}
-	if len(f.Rules) > 0 && (e.typ != TypeFinding || !f.Rules[e.rule]) {
+	if len(f.Rules) > 0 && (e.Type != TypeFinding || !f.Rules[e.Rule]) {
 		return false
 	}
-	if f.Severity != validate.Off && (e.typ != TypeFinding || e.severity < f.Severity) {
+	if f.Severity != validate.Off && (e.Type != TypeFinding || en.severity < f.Severity) {
 		return false
 	}
-	if len(f.Taps) > 0 && !f.Taps[e.tap] {
+	if len(f.Taps) > 0 && !f.Taps[e.Tap] {
 		return false
 	}
-	if f.Stream != "" && e.stream != f.Stream {
+	if f.Stream != "" && e.Stream != f.Stream {
 		return false
 	}
-	if !f.Since.IsZero() && e.time.Before(f.Since) {
+	if !f.Since.IsZero() && e.Time.Before(f.Since) {
 		return false
 	}
 	return true
@@ -257,13 +311,10 @@ type watcher struct {
 	lost   atomic.Uint64
 }
 
-// offer queues an event for the watcher without waiting; called with h.mu.
-func (w *watcher) offer(e *entry, h *Hub) {
-	if !w.filter.match(e) {
-		return
-	}
+// offer queues a line for the watcher without waiting; called with h.mu.
+func (w *watcher) offer(line []byte, h *Hub) {
 	select {
-	case w.ch <- e.line:
+	case w.ch <- line:
 	default:
 		w.lost.Add(1)
 		h.lost.Add(1)
@@ -277,24 +328,31 @@ func (h *Hub) subscribe(f Filter, last int) (*watcher, [][]byte) {
 	if f.Types[TypeRecord] {
 		h.recordWatchers.Add(1)
 	}
+	// The kept events that match are copied under the lock (the ring
+	// moves on) and rendered after it, so that a long backlog does not
+	// hold up the shards.
+	var kept []Event
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	var backlog [][]byte
 	if last > 0 || !f.Since.IsZero() {
 		for i := h.n - 1; i >= 0; i-- {
 			e := &h.ring[(h.head+i)%len(h.ring)]
 			if f.match(e) {
-				backlog = append(backlog, e.line)
-				if last > 0 && len(backlog) == last {
+				kept = append(kept, e.ev)
+				if last > 0 && len(kept) == last {
 					break
 				}
 			}
 		}
-		for i, j := 0, len(backlog)-1; i < j; i, j = i+1, j-1 {
-			backlog[i], backlog[j] = backlog[j], backlog[i]
-		}
 	}
 	h.watchers[w] = struct{}{}
+	h.mu.Unlock()
+	var backlog [][]byte
+	if len(kept) > 0 {
+		backlog = make([][]byte, len(kept))
+		for i := range kept { // oldest first
+			backlog[i] = appendLine(nil, &kept[len(kept)-1-i])
+		}
+	}
 	return w, backlog
 }
 
@@ -309,7 +367,6 @@ func (h *Hub) unsubscribe(w *watcher) {
 
 // lostLine is the event that tells a watcher how many it lost.
 func lostLine(n uint64, now time.Time) []byte {
-	b, _ := json.Marshal(Event{Type: TypeLost, Time: now.UTC(), Lost: n,
+	return appendLine(nil, &Event{Type: TypeLost, Time: now.UTC(), Lost: n,
 		Message: "this watcher read too slowly: " + strconv.FormatUint(n, 10) + " events were dropped for it"})
-	return append(b, '\n')
 }
