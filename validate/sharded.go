@@ -156,14 +156,13 @@ func (s *Sharded) Inline() {
 }
 
 // readerShare is the weight of the reader's own shard (Inline) against
-// the weight 1 of every other, by the kind of record: what is left of a
-// core once the reader has read, routed and handed over, relative to what
-// judging takes. From profiles on 2 cores (one shard): a JSON record takes
-// ~2.1 µs to judge and ~0.5 µs to read, route (quickRoute) and copy; a
-// frame ~115 ns to judge and ~75 ns to read, decode, route and copy. The
-// reader's and the other shard's time are then about equal at these
-// weights. Only the balance depends on them, never a verdict.
-var readerShare = [2]float64{0.75, 0.35} // JSON, frames
+// the weight 1 of every other, by the kind of record. With R the reader's
+// own work per record (read, route, hand over) and J the judging, the
+// reader and one other shard are equally busy at (J-R)/(J+R). From CPU
+// profiles of two shards on 2 cores: JSON (gen), R ≈ 0.35 J (read(2),
+// quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item).
+// Only the balance depends on them, never a verdict.
+var readerShare = [2]float64{0.5, 0.25} // JSON, frames
 
 // assign sets owner, partition → shard, at the first record: round robin
 // over the shards, with the reader's own shard (Inline) taking only its
