@@ -124,6 +124,18 @@ type Engine struct {
 	echoSeed maphash.Seed
 	idSeed   maphash.Seed
 	opens    *openFrom // streams read from Kafka, by partition (openfrom.go)
+	// hint is the partition a Sharded run's reader found for the stream
+	// key at in.Data[off:off+n] of the input being judged (n = 0: none), so
+	// that composite does not hash that key again.
+	hint partHint
+}
+
+// A partHint names a stream key by where it lies in Input.Data, and its
+// partition.
+type partHint struct {
+	off  int32
+	n    uint16
+	part uint16
 }
 
 // sharedIDSeed hashes response_ids the same way in every shard.
@@ -266,7 +278,11 @@ func (e *Engine) DecodeError(in *Input, proto, msg string) {
 // composite builds the table key: tap NUL conn NUL proto stream, and makes
 // the stream's partition current.
 func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
-	e.use(partitionOf(stream, len(e.parts)))
+	if h := e.hint; h.n != 0 && len(stream) == int(h.n) && int(h.off)+int(h.n) <= len(in.Data) && &stream[0] == &in.Data[h.off] {
+		e.use(int(h.part)) // the very bytes the reader routed by
+	} else {
+		e.use(partitionOf(stream, len(e.parts)))
+	}
 	e.key = appendStreamKey(e.key[:0], in, proto, stream, e.echoSeed)
 	return e.key
 }

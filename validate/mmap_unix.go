@@ -11,7 +11,7 @@ import (
 // mapWindow is how much of a file a mapped read holds mapped at once: more
 // than the largest frame (maxFrameBuffer), so that a frame never needs
 // more than one window, and little enough not to pin a large capture.
-const mapWindow = 64 << 20
+var mapWindow = 64 << 20 // a variable so that tests can cross windows
 
 // mappedFile reads a regular file through windows of a read-only shared
 // mapping: the kernel does not copy the bytes out of its page cache, as

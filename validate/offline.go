@@ -277,15 +277,34 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 // readFramesMapped is readFrames on a mapped file: no copy out of the page
 // cache. A file cut shorter while it is read faults on the lost pages;
 // that is an I/O error, as a failed read(2) would be.
+//
+// A handler that can judge frames in place in the mapping (a windowed
+// Handler: a Sharded run) is told each window and, before it is unmapped,
+// waited for.
 func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h Handler) (last uint64, err error) {
 	s := &frameBuf{buf: m.win, base: m.at, off: int(pos - m.at), eof: m.eof()}
+	wh, _ := h.(windowed)
+	shrank := func(why any) error { return fmt.Errorf("%s: the file shrank while it was read (%v)", name, why) }
 	s.fill = func(s *frameBuf) error {
+		if wh != nil {
+			if err := wh.SetWindow(nil); err != nil {
+				return shrank(err)
+			}
+		}
 		if err := m.remap(s.base + int64(s.off)); err != nil {
 			return err
 		}
 		s.off = int(s.base + int64(s.off) - m.at)
 		s.buf, s.base, s.eof = m.win, m.at, m.eof()
+		if wh != nil {
+			_ = wh.SetWindow(m.win) // nothing was handed over since the last call
+		}
 		return nil
+	}
+	if wh != nil {
+		if err := wh.SetWindow(m.win); err != nil {
+			return opts.Index, shrank(err) // an earlier file's
+		}
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -293,12 +312,24 @@ func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h
 			if _, fault := r.(interface{ Addr() uintptr }); !fault {
 				panic(r)
 			}
-			err = fmt.Errorf("%s: the file shrank while it was read (%v)", name, r)
+			err = shrank(r)
 			last = opts.Index
+		}
+		if wh != nil {
+			// Before the window goes: the shards are done with it.
+			if werr := wh.SetWindow(nil); werr != nil && err == nil {
+				err = shrank(werr)
+			}
 		}
 		m.close(s.base + int64(s.off))
 	}()
 	return decodeFrames(s, name, opts, h)
+}
+
+// A windowed Handler judges frames in place in a reader's mapping
+// (Sharded.SetWindow).
+type windowed interface {
+	SetWindow(win []byte) error
 }
 
 func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64, error) {

@@ -2,6 +2,8 @@ package validate
 
 import (
 	"bytes"
+	"math"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
@@ -112,4 +114,32 @@ func routeFrame(f *frame.Frame) []byte {
 func headKey(data []byte, h *e2a.Head, buf []byte) ([]byte, []byte) {
 	buf = e2a.ScanHead(data, buf[:0], h)
 	return h.RequestID, buf
+}
+
+// hintFor is the partHint of key, a part of data, in partition p; the zero
+// hint when key does not lie in data (or is too long for a hint).
+func hintFor(key, data []byte, p int) partHint {
+	if len(key) > math.MaxUint16 || len(data) > math.MaxInt32 {
+		return partHint{}
+	}
+	d := offsetIn(key, data)
+	if d < 0 {
+		return partHint{}
+	}
+	return partHint{off: int32(d), n: uint16(len(key)), part: uint16(p)}
+}
+
+// offsetIn is where sub (not empty) starts in b, or -1 when it does not lie
+// in b: an address difference (both point into the same live allocation
+// when it does; otherwise the difference, wrapped or too large, is
+// rejected).
+func offsetIn(sub, b []byte) int {
+	if len(sub) == 0 || len(sub) > len(b) {
+		return -1
+	}
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if d > uintptr(len(b)-len(sub)) {
+		return -1
+	}
+	return int(d)
 }

@@ -1,8 +1,11 @@
 package validate
 
 import (
+	"errors"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 )
@@ -10,8 +13,9 @@ import (
 type itemKind uint8
 
 const (
-	itemObserve itemKind = iota
-	itemFrame            // a frame the reader decoded: frm, on the batch's copy
+	itemObserve  itemKind = iota
+	itemFrame             // a frame the reader decoded: frm, on the batch's copy
+	itemFrameWin          // the same in place, in the reader's mapping (batch.win)
 	itemDecodeError
 	itemCancelOnly // a chat.interrupt owned by another shard: cancel only
 	itemConnClosed
@@ -37,6 +41,7 @@ type item struct {
 	line    int64 // Pos.Line
 	charged int
 	lay     frame.Layout // itemFrame: the frame the reader decoded
+	hint    partHint     // the stream key's partition, as the reader found it
 }
 
 type ctlItem struct {
@@ -49,6 +54,7 @@ type batch struct {
 	buf    []byte
 	inputs []Input
 	ctl    []ctlItem
+	win    []byte // the window of the reader's mapping its itemFrameWin lie in
 }
 
 // sameBase reports whether b may share a's batch.inputs entry: they differ
@@ -74,6 +80,9 @@ type shard struct {
 	done chan struct{}
 	zero Input       // the shard's Input of an item without a base
 	frm  frame.Frame // the shard's frame of an itemFrame
+	// badWin is the start of a window reading which faulted: its other
+	// frames are skipped (the reader reports the file shrank).
+	badWin *byte
 	// For Watermark, stored once a batch, not once a record (a locked
 	// store each, and a cache line the reader and the shard would pass
 	// back and forth): processed is the highest Input.Index of the
@@ -112,27 +121,80 @@ type Sharded struct {
 	// unordered: no sink depends on the order of Record calls across
 	// shards, so an interrupt needs no barrier (Unordered).
 	unordered bool
-	// inline: the one shard's engine runs on the caller's goroutine
-	// (Inline).
+	// inline: shard 0's engine runs on the caller's goroutine (Inline).
 	inline bool
 	done   uint64 // inline: the last Input.Index judged
+	// assigned: owner is set (at the first record, by its kind: assign).
+	assigned bool
+	// win is the window of the reader's mapping the frames handed over lie
+	// in (SetWindow), nil for none; faulted says that a shard could not
+	// read it (the file shrank), for the reader's next SetWindow.
+	win     []byte
+	faulted atomic.Bool
 }
 
-// Inline makes a run of one shard judge every message on the caller's
-// goroutine before the call returns: no copy into a batch, no queue, no
-// second goroutine, so that one shard costs what one Engine costs. The
-// Sink is then called from the caller's goroutine. A run of several shards
-// is not changed. Call before the first Observe.
+// Inline makes shard 0 judge its messages on the caller's goroutine
+// before the call returns: no copy into a batch, no queue, no second
+// goroutine for it. A run of one shard then costs what one Engine costs.
+// In a run of several, the reader is also a shard: it judges the records of
+// the partitions shard 0 owns itself and hands only the others' over, so
+// that fewer records cross cores; shard 0 then owns a smaller share of the
+// partitions than the others (readerShare), since the reader also reads and
+// routes every record. Which shard owns a partition never changes a
+// verdict (partition.go). The Sink is then called from the caller's
+// goroutine too. Call before the first Observe.
 func (s *Sharded) Inline() {
-	if len(s.shards) != 1 || s.inline {
+	if s.inline {
 		return
 	}
 	sh := s.shards[0]
 	close(sh.ch) // nothing was queued: its goroutine ends at once
-	s.wg.Wait()
+	<-sh.done
 	s.pool.Put(sh.cur)
 	sh.cur = nil
 	s.inline = true
+}
+
+// readerShare is the weight of the reader's own shard (Inline) against
+// the weight 1 of every other, by the kind of record. With R the reader's
+// own work per record (read, route, hand over) and J the judging, the
+// reader and one other shard are equally busy at (J-R)/(J+R). From CPU
+// profiles of two shards on 2 cores: JSON (gen), R ≈ 0.35 J (read(2),
+// quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item).
+// Only the balance depends on them, never a verdict.
+var readerShare = [2]float64{0.5, 0.25} // JSON, frames
+
+// assign sets owner, partition → shard, at the first record: round robin
+// over the shards, with the reader's own shard (Inline) taking only its
+// share (readerShare) of the partitions.
+func (s *Sharded) assign(frames bool) {
+	s.assigned = true
+	n := len(s.shards)
+	if !s.inline || n == 1 {
+		for p := range s.owner {
+			s.owner[p] = s.shards[p%n]
+		}
+		return
+	}
+	w := readerShare[0]
+	if frames {
+		w = readerShare[1]
+	}
+	// Shard 0 owns about w/(w+n-1) of the partitions, spread over the
+	// range; the rest go round robin to the others.
+	mine := int(float64(s.parts)*w/(w+float64(n-1)) + 0.5)
+	mine = max(0, min(mine, s.parts-(n-1)))
+	next := 1
+	for p := range s.owner {
+		if mine > 0 && (p*mine)/s.parts != ((p+1)*mine)/s.parts {
+			s.owner[p] = s.shards[0]
+			continue
+		}
+		s.owner[p] = s.shards[next]
+		if next++; next == n {
+			next = 1
+		}
+	}
 }
 
 // Unordered says that no sink depends on the order of calls across shards
@@ -187,47 +249,22 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 		go s.run(sh)
 	}
 	s.owner = make([]*shard, s.parts)
-	for p := range s.owner {
-		s.owner[p] = s.shards[p%n]
-	}
 	return s
 }
 
 func (s *Sharded) run(sh *shard) {
 	defer s.wg.Done()
+	defer close(sh.done)
 	for b := range sh.ch {
 		var hi uint64
-		for k := range b.items {
-			it := &b.items[k]
-			in := &sh.zero
-			if it.base >= 0 {
-				in = &b.inputs[it.base] // the shard's now: set to this item's fields
-			} else {
-				*in = Input{}
-			}
-			in.Pos.Offset, in.Pos.Line, in.Index, in.Charged = it.offset, it.line, it.index, it.charged
-			in.Data = b.buf[it.off : it.off+it.n]
-			var c ctlItem
-			if it.ctl > 0 {
-				c = b.ctl[it.ctl-1]
-			}
-			var f *frame.Frame
-			if it.kind == itemFrame {
-				sh.frm = it.lay.On(in.Data)
-				f = &sh.frm
-			}
-			judge(sh.eng, it.kind, in, c.proto, c.msg, f, c.barrier)
-			if in.Index != 0 {
-				hi = in.Index
-			}
-			if in.Charged > 0 && s.release != nil {
-				s.release(in.Charged)
-			}
+		for k := 0; k < len(b.items); {
+			k = s.judgeItems(sh, b, k, &hi)
 		}
+		sh.eng.hint = partHint{}
 		if hi != 0 {
 			sh.processed.Store(hi)
 		}
-		b.items, b.buf, b.inputs, b.ctl = b.items[:0], b.buf[:0], b.inputs[:0], b.ctl[:0]
+		b.items, b.buf, b.inputs, b.ctl, b.win = b.items[:0], b.buf[:0], b.inputs[:0], b.ctl[:0], nil
 		if cap(b.buf) > maxPooledBatch {
 			b.buf = make([]byte, 0, shardBatchBytes)
 		}
@@ -235,11 +272,73 @@ func (s *Sharded) run(sh *shard) {
 	}
 }
 
+// judgeItems judges b's items from k on; hi is the highest Input.Index
+// judged. It returns len(b.items), or, when reading a frame in the
+// reader's mapping faulted (the file shrank under the reader, which then
+// reports it: SetWindow), the index after that item; the window's other
+// frames are then skipped.
+func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) {
+	if b.win != nil {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				if _, fault := r.(interface{ Addr() uintptr }); !fault {
+					panic(r)
+				}
+				s.faulted.Store(true)
+				sh.badWin = unsafe.SliceData(b.win)
+				next = k + 1
+			}
+		}()
+	}
+	for ; k < len(b.items); k++ {
+		it := &b.items[k]
+		in := &sh.zero
+		if it.base >= 0 {
+			in = &b.inputs[it.base] // the shard's now: set to this item's fields
+		} else {
+			*in = Input{}
+		}
+		in.Pos.Offset, in.Pos.Line, in.Index, in.Charged = it.offset, it.line, it.index, it.charged
+		var c ctlItem
+		if it.ctl > 0 {
+			c = b.ctl[it.ctl-1]
+		}
+		var f *frame.Frame
+		switch it.kind {
+		case itemFrameWin:
+			if sh.badWin != nil && sh.badWin == unsafe.SliceData(b.win) {
+				break // not judged: the read fails
+			}
+			in.Data = b.win[it.off : it.off+it.n]
+			sh.frm = it.lay.On(in.Data)
+			f = &sh.frm
+		case itemFrame:
+			in.Data = b.buf[it.off : it.off+it.n]
+			sh.frm = it.lay.On(in.Data)
+			f = &sh.frm
+		default:
+			in.Data = b.buf[it.off : it.off+it.n]
+		}
+		if f != nil || it.kind != itemFrameWin {
+			sh.eng.hint = it.hint
+			judge(sh.eng, it.kind, in, c.proto, c.msg, f, c.barrier)
+		}
+		if in.Index != 0 {
+			*hi = in.Index
+		}
+		if in.Charged > 0 && s.release != nil {
+			s.release(in.Charged)
+		}
+	}
+	return k
+}
+
 func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
 	switch kind {
 	case itemObserve:
 		e.Observe(in)
-	case itemFrame:
+	case itemFrame, itemFrameWin:
 		e.ObserveFrame(in, f)
 	case itemDecodeError:
 		e.DecodeError(in, proto, msg)
@@ -263,9 +362,11 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 // judged is the bookkeeping of an inline run after each input: the
 // watermark moves every 256 records (and after anything else), which
 // keeps it at or below what was judged without a locked store per record.
+// (With other shards, last may pass what they still hold: Watermark
+// takes their open and dispatched batches into account.)
 func (s *Sharded) judged(in *Input, always bool) {
 	if in.Index != 0 {
-		s.done = in.Index
+		s.done, s.added = in.Index, in.Index
 		if always || in.Index&255 == 0 {
 			s.last.Store(in.Index)
 		}
@@ -275,25 +376,35 @@ func (s *Sharded) judged(in *Input, always bool) {
 	}
 }
 
-// shardOf is the shard owning the partition of key.
-func (s *Sharded) shardOf(key []byte) *shard {
+// shardOf is the shard owning the partition of key, a frame's (frames)
+// or a JSON record's.
+func (s *Sharded) shardOf(key []byte, frames bool) *shard {
 	if len(s.shards) == 1 {
 		return s.shards[0]
+	}
+	if !s.assigned {
+		s.assign(frames)
 	}
 	return s.owner[partitionOf(key, s.parts)]
 }
 
+// inlined says whether sh runs on the caller's goroutine.
+func (s *Sharded) inlined(sh *shard) bool { return s.inline && sh == s.shards[0] }
+
 func (s *Sharded) add(sh *shard, kind itemKind, in *Input, proto, msg string) {
-	s.addFrame(sh, kind, in, proto, msg, nil)
+	s.addFrame(sh, kind, in, proto, msg, nil, partHint{})
 }
 
 // addFrame queues an item (with the frame the reader decoded, for
-// itemFrame) to sh, or has it judged at once when the run is inline.
-func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame) {
-	if s.inline {
+// itemFrame, and the partition of its stream key) to sh, or has it judged
+// at once when the run is inline.
+func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg string, f *frame.Frame, hint partHint) {
+	if s.inlined(sh) {
 		// No copy, no queue: in and f are judged before the call returns,
 		// which is as long as the caller keeps them.
+		sh.eng.hint = hint
 		judge(sh.eng, kind, in, proto, msg, f, nil)
+		sh.eng.hint = partHint{}
 		s.judged(in, kind != itemObserve && kind != itemFrame)
 		return
 	}
@@ -315,12 +426,21 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		b.ctl = append(b.ctl, ctlItem{proto: proto, msg: msg})
 		it.ctl = int32(len(b.ctl))
 	}
-	it.off, it.n = len(b.buf), len(in.Data)
+	it.off, it.n, it.hint = len(b.buf), len(in.Data), hint
 	it.index, it.offset, it.line, it.charged = in.Index, in.Pos.Offset, in.Pos.Line, in.Charged
 	if f != nil {
 		it.lay = f.Layout()
 	}
-	b.buf = append(b.buf, in.Data...)
+	if kind == itemFrame && s.win != nil {
+		if d := offsetIn(in.Data, s.win); d >= 0 {
+			// In the reader's mapping, which stays until the shards are
+			// done with it (SetWindow): no copy.
+			it.kind, it.off, b.win = itemFrameWin, d, s.win
+		}
+	}
+	if it.kind != itemFrameWin {
+		b.buf = append(b.buf, in.Data...)
+	}
 	if in.Index != 0 {
 		if sh.pending == 0 {
 			sh.open.Store(in.Index)
@@ -346,7 +466,7 @@ func copyInput(dst, src *Input) {
 }
 
 func (s *Sharded) flush(sh *shard) {
-	if s.inline || len(sh.cur.items) == 0 {
+	if s.inlined(sh) || len(sh.cur.items) == 0 {
 		return
 	}
 	// In this order, so that Watermark, reading open before dispatched,
@@ -367,7 +487,7 @@ func (s *Sharded) flush(sh *shard) {
 // also reaches every other shard, in order, to cancel streams of its
 // session there.
 func (s *Sharded) Observe(in *Input) {
-	if s.inline {
+	if s.inline && len(s.shards) == 1 {
 		s.shards[0].eng.Observe(in)
 		s.judged(in, false)
 		return
@@ -387,7 +507,7 @@ func (s *Sharded) Observe(in *Input) {
 		return
 	}
 	key, interrupt := s.route.routeJSON(in.Data)
-	owner := s.shardOf(key)
+	owner := s.shardOf(key, false)
 	if !interrupt {
 		s.add(owner, itemObserve, in, "", "")
 		return
@@ -413,12 +533,15 @@ func (s *Sharded) Observe(in *Input) {
 
 // barrier waits until every shard has processed everything queued so far.
 func (s *Sharded) barrier() {
-	if s.inline {
+	if s.inline && len(s.shards) == 1 {
 		return // everything handed over has been judged
 	}
 	var wg sync.WaitGroup
-	wg.Add(len(s.shards))
 	for _, sh := range s.shards {
+		if s.inlined(sh) {
+			continue // what it was given it has judged
+		}
+		wg.Add(1)
 		b := sh.cur
 		b.ctl = append(b.ctl, ctlItem{barrier: &wg})
 		b.items = append(b.items, item{kind: itemBarrier, base: -1, ctl: int32(len(b.ctl)), off: len(b.buf)})
@@ -431,17 +554,44 @@ func (s *Sharded) barrier() {
 // The shard judges the frame as decoded here, on its batch's copy of the
 // bytes: a frame is decoded once.
 func (s *Sharded) ObserveFrame(in *Input, f *frame.Frame) {
-	if s.inline {
+	if s.inline && len(s.shards) == 1 {
 		s.shards[0].eng.ObserveFrame(in, f)
 		s.judged(in, false)
 		return
 	}
-	sh := s.shards[0]
-	if len(s.shards) > 1 {
-		sh = s.shardOf(routeFrame(f))
+	if len(s.shards) == 1 {
+		s.addFrame(s.shards[0], itemFrame, in, "", "", f, partHint{})
+		return
 	}
-	s.addFrame(sh, itemFrame, in, "", "", f)
+	if !s.assigned {
+		s.assign(true)
+	}
+	key := routeFrame(f)
+	p := partitionOf(key, s.parts)
+	s.addFrame(s.owner[p], itemFrame, in, "", "", f, hintFor(key, in.Data, p))
 }
+
+// SetWindow says that the frames handed over from now on lie in win, a
+// window of the reader's mapping (nil: none) that stays mapped until the
+// next call, so that a shard judges them there instead of on a copy. It
+// returns once nothing of the previous window is still to be judged (the
+// reader may then unmap it), with errWindowFault if a shard faulted
+// reading it (the file shrank under the reader).
+func (s *Sharded) SetWindow(win []byte) error {
+	if s.win != nil && !(s.inline && len(s.shards) == 1) {
+		s.barrier() // every shard has judged what it was given
+		for _, sh := range s.shards {
+			sh.badWin = nil // idle now; a new window may reuse the address
+		}
+	}
+	s.win = win
+	if s.faulted.Swap(false) {
+		return errWindowFault
+	}
+	return nil
+}
+
+var errWindowFault = errors.New("a shard faulted reading the mapping")
 
 // DecodeError goes to the shard of the stream named by the head of the
 // message (in.Data, possibly cut at a size limit), which the shard gaps.
@@ -450,7 +600,7 @@ func (s *Sharded) DecodeError(in *Input, proto, msg string) {
 	if proto == ProtoE2A && len(s.shards) > 1 {
 		key, s.route.buf = headKey(lineHead(in.Data), &s.route.head, s.route.buf)
 	}
-	s.add(s.shardOf(key), itemDecodeError, in, proto, msg)
+	s.add(s.shardOf(key, proto == ProtoEventMesh), itemDecodeError, in, proto, msg)
 }
 
 func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
@@ -527,15 +677,16 @@ func (s *Sharded) Close() {
 		return
 	}
 	s.closed = true
-	if s.inline {
-		s.last.Store(s.done)
-		return
-	}
 	for _, sh := range s.shards {
-		s.flush(sh)
-		close(sh.ch)
+		if !s.inlined(sh) {
+			s.flush(sh)
+			close(sh.ch)
+		}
 	}
 	s.wg.Wait()
+	if s.inline {
+		s.last.Store(s.added) // all judged
+	}
 }
 
 // Stats adds up the shards' counters (after Finish).

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"sort"
@@ -49,15 +51,20 @@ func TestShardedMatchesEngine(t *testing.T) {
 	}
 	for _, shards := range []int{1, 2, 5} {
 		for _, unordered := range []bool{false, true} {
-			many := &collector{}
-			s := NewSharded(shards, vc, many)
-			if unordered {
-				s.Unordered() // no barrier at interrupts: the same verdicts
-			}
-			run(s, func() { s.Finish(ReasonEOF, &Input{}) })
-			a, b := summarize(one.findings), summarize(many.findings)
-			if a != b {
-				t.Errorf("%d shards (unordered %t): findings differ\n one: %s\nmany: %s", shards, unordered, a, b)
+			for _, inline := range []bool{false, true} {
+				many := &collector{}
+				s := NewSharded(shards, vc, many)
+				if unordered {
+					s.Unordered() // no barrier at interrupts: the same verdicts
+				}
+				if inline {
+					s.Inline() // the reader judges shard 0's partitions itself
+				}
+				run(s, func() { s.Finish(ReasonEOF, &Input{}) })
+				a, b := summarize(one.findings), summarize(many.findings)
+				if a != b {
+					t.Errorf("%d shards (unordered %t, inline %t): findings differ\n one: %s\nmany: %s", shards, unordered, inline, a, b)
+				}
 			}
 		}
 	}
@@ -154,7 +161,7 @@ func TestShardedFramesMatchEngine(t *testing.T) {
 	for _, c := range []struct {
 		shards int
 		inline bool
-	}{{1, true}, {1, false}, {2, false}, {5, false}} {
+	}{{1, true}, {1, false}, {2, false}, {5, false}, {2, true}, {5, true}} {
 		col := &collector{}
 		s := NewSharded(c.shards, vc, col)
 		if c.inline {
@@ -168,6 +175,84 @@ func TestShardedFramesMatchEngine(t *testing.T) {
 		if got := render(col, &st); got != want {
 			t.Errorf("%d shards (inline %t): findings, records or outcomes differ from one engine's", c.shards, c.inline)
 		}
+	}
+	// The same read through the file's mapping, in windows small enough
+	// that the shards judge the frames of many windows in place, each
+	// window kept until they are done with it (SetWindow).
+	if len(capture) < 1<<20 {
+		t.Fatalf("a capture of %d bytes is not mapped", len(capture))
+	}
+	path := filepath.Join(t.TempDir(), "cap.frames")
+	if err := os.WriteFile(path, capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(w int) { mapWindow = w }(mapWindow)
+	mapWindow = 64 << 10
+	for _, c := range []struct {
+		shards int
+		inline bool
+	}{{1, true}, {2, false}, {2, true}, {5, true}} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := &collector{}
+		s := NewSharded(c.shards, vc, col)
+		if c.inline {
+			s.Inline()
+		}
+		_, err = Read(f, "cap", FormatFrames, ReadOptions{}, s)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Finish(ReasonEOF, &Input{})
+		st := s.Stats()
+		if got := render(col, &st); got != want {
+			t.Errorf("mapped, %d shards (inline %t): findings, records or outcomes differ from one engine's", c.shards, c.inline)
+		}
+	}
+}
+
+// shrinkSink truncates a file at the first record a shard judges.
+type shrinkSink struct {
+	collector
+	path string
+	once sync.Once
+}
+
+func (s *shrinkSink) Record(*RecordInfo) {
+	s.once.Do(func() {
+		if err := os.Truncate(s.path, 2*int64(os.Getpagesize())); err != nil {
+			panic(err)
+		}
+	})
+}
+
+// TestShardedMappedFileShrinks: shards judging frames in place in the
+// reader's mapping survive the file being cut shorter under them: the read
+// fails with the file shrank (as a one-shard read does), the process does
+// not crash, and the run can still be finished.
+func TestShardedMappedFileShrinks(t *testing.T) {
+	defer func(w int) { mapWindow = w }(mapWindow)
+	mapWindow = 256 << 10
+	for _, inline := range []bool{false, true} {
+		p, _ := bigFrameFile(t, nil, 40000, nil)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &shrinkSink{path: p}
+		s := NewSharded(2, DefaultConfig(), sink)
+		if inline {
+			s.Inline()
+		}
+		_, err = Read(f, "cap", FormatFrames, ReadOptions{}, s)
+		f.Close()
+		if err == nil || !strings.Contains(err.Error(), "shrank") {
+			t.Fatalf("inline %t: Read = %v, want the file shrank", inline, err)
+		}
+		s.Finish(ReasonEOF, &Input{})
 	}
 }
 
@@ -363,7 +448,7 @@ func TestWatermarkBelowUnjudged(t *testing.T) {
 	for _, c := range []struct {
 		shards int
 		inline bool
-	}{{1, true}, {1, false}, {2, false}, {5, false}} {
+	}{{1, true}, {1, false}, {2, false}, {5, false}, {2, true}, {5, true}} {
 		w := &watermarkSink{}
 		s := NewSharded(c.shards, vc, w)
 		w.run = s
@@ -499,5 +584,86 @@ func TestSameBase(t *testing.T) {
 	walk(reflect.ValueOf(&changed).Elem(), "")
 	if checked < 15 {
 		t.Fatalf("only %d fields checked", checked)
+	}
+}
+
+// TestReaderShardShare: with the reader as shard 0 (Inline), every
+// partition has one owner, shard 0 owns its share (readerShare) of them
+// for the kind of the first record, and the others split the rest evenly;
+// without Inline the partitions go round robin.
+func TestReaderShardShare(t *testing.T) {
+	vc := DefaultConfig()
+	for _, c := range []struct {
+		shards int
+		inline bool
+		frames bool
+	}{{2, true, false}, {2, true, true}, {3, true, false}, {2, false, false}, {2, false, true}} {
+		s := NewSharded(c.shards, vc, &collector{})
+		if c.inline {
+			s.Inline()
+		}
+		s.shardOf(nil, c.frames)
+		owned := make([]int, c.shards)
+		for p, sh := range s.owner {
+			k := -1
+			for i := range s.shards {
+				if s.shards[i] == sh {
+					k = i
+				}
+			}
+			if k < 0 {
+				t.Fatalf("%+v: partition %d has no shard", c, p)
+			}
+			owned[k]++
+		}
+		s.Close()
+		w := 1.0
+		if c.inline {
+			w = readerShare[0]
+			if c.frames {
+				w = readerShare[1]
+			}
+		}
+		want0 := int(float64(s.parts)*w/(w+float64(c.shards-1)) + 0.5)
+		if owned[0] != want0 {
+			t.Errorf("%+v: shard 0 owns %d of %d partitions, want %d", c, owned[0], s.parts, want0)
+		}
+		for i := 2; i < c.shards; i++ {
+			if d := owned[i] - owned[1]; d < -1 || d > 1 {
+				t.Errorf("%+v: shards own %v partitions", c, owned)
+			}
+		}
+	}
+}
+
+// TestPartHint: composite takes the reader's partition only for the very
+// bytes the reader routed by (the same place in Input.Data); any other key,
+// even one equal to it, is hashed.
+func TestPartHint(t *testing.T) {
+	vc := DefaultConfig()
+	e := NewEngine(vc, &collector{})
+	data := []byte("xx agent:0001 yy")
+	key := data[3:13]
+	right := partitionOf(key, len(e.parts))
+	wrong := (right + 1) % len(e.parts)
+	in := &Input{Data: data}
+	if h := hintFor(key, data, wrong); h.off != 3 || h.n != 10 || int(h.part) != wrong {
+		t.Fatalf("hintFor = %+v", h)
+	}
+	if h := hintFor([]byte("agent:0001"), data, wrong); h.n != 0 {
+		t.Fatalf("hintFor a key outside the data = %+v, want none", h)
+	}
+	e.hint = hintFor(key, data, wrong) // a wrong partition, to see which is used
+	e.composite(in, protoFrame, key)
+	if e.cur != &e.parts[wrong] {
+		t.Errorf("the hinted key: partition %d, want the hint's %d", e.cur.id, wrong)
+	}
+	e.composite(in, protoFrame, []byte("agent:0001"))
+	if e.cur != &e.parts[right] {
+		t.Errorf("an equal key elsewhere: partition %d, want its hash's %d", e.cur.id, right)
+	}
+	e.composite(in, protoFrame, data[4:14])
+	if e.cur != &e.parts[partitionOf(data[4:14], len(e.parts))] {
+		t.Errorf("another part of the data: partition %d, want its hash's", e.cur.id)
 	}
 }

@@ -144,7 +144,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if vf.logPath == "" {
 		run.Unordered() // findings print by index: interrupts need no barrier
 	}
-	run.Inline() // one shard: judged on the reader's goroutine, no copy, no queue
+	run.Inline() // the reader judges shard 0's partitions itself (one shard: all, no copy, no queue)
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	printer := newFindingPrinter(w, vf.output, vf.quiet, pol)
 	// Findings are printed in input order as every shard passes them, so
