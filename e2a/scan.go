@@ -326,8 +326,26 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			s.r.scratch = AppendUnquoted(s.r.scratch, key)
 			key = s.r.scratch[mark:]
 		}
-		act := lookup(k, key)
-		secretKey := !s.secretMaybe && s.secretKeyClass(key)
+		// Most keys are known (knownKeys): one look-up gives a top-level
+		// key's field and any key's secret class (lookup and
+		// secretKeyClass, fused).
+		h, known := knownKeys.find(key)
+		var act action
+		if k == kTop && known {
+			if f := knownKeys.top[h]; f != 0 {
+				act = action{aField, f - 1}
+			}
+		} else {
+			act = lookup(k, key)
+		}
+		secretKey := false
+		if !s.secretMaybe {
+			if known {
+				secretKey = knownKeys.kind[h] != ""
+			} else {
+				secretKey = s.secretKeyClass(key)
+			}
+		}
 		s.r.scratch = s.r.scratch[:mark]
 		i = skipWS(data, end+1)
 		if i >= n {

@@ -500,6 +500,11 @@ var knownKeys = func() *keyClassTable {
 		}
 		t.n[h], t.a[h], t.b[h], t.key[h], t.kind[h] = uint8(len(k)), a, b, k, SecretKeyKind([]byte(k))
 	}
+	for f, k := range FieldKeys {
+		if h, ok := t.find([]byte(k)); ok {
+			t.top[h] = uint8(f) + 1
+		}
+	}
 	return t
 }()
 
@@ -510,6 +515,9 @@ type keyClassTable struct {
 	a, b [knownKeySlots]uint64
 	key  [knownKeySlots]string
 	kind [knownKeySlots]string
+	// top is 1 + the Field whose wire key this is (FieldKeys), or 0: Scan
+	// reads a top-level key's field and its secret class in one look-up.
+	top [knownKeySlots]uint8
 }
 
 // keyWords returns the first and the last eight bytes of k (little-endian;
@@ -529,14 +537,22 @@ func knownKeyHash(a, b uint64, n int) uint {
 }
 
 func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
+	if h, ok := t.find(k); ok {
+		return t.kind[h], true
+	}
+	return "", false
+}
+
+// find returns the slot of the key k.
+func (t *keyClassTable) find(k []byte) (uint, bool) {
 	a, b := keyWords(k)
 	n := len(k)
 	for h := knownKeyHash(a, b, n); t.n[h] != 0; h = (h + 1) % knownKeySlots {
 		if int(t.n[h]) == n && t.a[h] == a && t.b[h] == b && (n <= 16 || t.key[h] == string(k)) {
-			return t.kind[h], true
+			return h, true
 		}
 	}
-	return "", false
+	return 0, false
 }
 
 // keyCache remembers what a key is, for keys that hold no credential
