@@ -759,7 +759,7 @@ func (s *scanner) secretValue(i int) {
 // written, esc if it has escapes.
 func (s *scanner) secretString(raw []byte, esc bool) {
 	if !esc {
-		s.secretMaybe = redact.MayHoldCredentialText(raw)
+		s.secretMaybe = s.mayHoldCredential(raw)
 		return
 	}
 	if !anchorAfterUnescape(raw) {
@@ -768,8 +768,60 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 	r := s.r
 	m := len(r.scratch)
 	r.scratch = AppendUnquoted(r.scratch, raw)
-	s.secretMaybe = redact.MayHoldCredentialText(r.scratch[m:])
+	s.secretMaybe = s.mayHoldCredential(r.scratch[m:])
 	r.scratch = r.scratch[:m]
+}
+
+// mayHoldCredential is redact.MayHoldCredentialText(text), remembering
+// the last few longer texts that passed it (Record.clean): records repeat
+// them (a converter's name, the timestamp that converted_at repeats, a
+// model's, an agent's), and comparing one costs less than checking it.
+func (s *scanner) mayHoldCredential(text []byte) bool {
+	if len(text) < cleanMin || len(text) > cleanMax {
+		return redact.MayHoldCredentialText(text)
+	}
+	c := s.r.clean
+	if c == nil {
+		c = new(cleanTexts)
+		s.r.clean = c
+	}
+	if c.has(text) {
+		return false
+	}
+	if redact.MayHoldCredentialText(text) {
+		return true
+	}
+	c.add(text)
+	return false
+}
+
+// cleanTexts holds copies of texts that passed no credential pre-check,
+// the oldest replaced first.
+type cleanTexts struct {
+	n    [cleanSlots]uint8
+	next uint8
+	b    [cleanSlots][cleanMax]byte
+}
+
+const (
+	cleanSlots = 8
+	cleanMin   = 16 // a shorter text is checked as fast as compared
+	cleanMax   = 96
+)
+
+func (c *cleanTexts) has(text []byte) bool {
+	for k := range c.n {
+		if int(c.n[k]) == len(text) && string(c.b[k][:len(text)]) == string(text) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cleanTexts) add(text []byte) {
+	k := c.next
+	c.next = (k + 1) % cleanSlots
+	c.n[k] = uint8(copy(c.b[k][:], text))
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control
@@ -932,9 +984,9 @@ func (s *scanner) readString(i int, v *Value) int {
 	if !s.secretMaybe {
 		if esc {
 			// ScanSecrets reads it unescaped, as v holds it.
-			s.secretMaybe = redact.MayHoldCredentialText(v.Str)
+			s.secretMaybe = s.mayHoldCredential(v.Str)
 		} else {
-			s.secretMaybe = redact.MayHoldCredentialText(seg)
+			s.secretMaybe = s.mayHoldCredential(seg)
 		}
 	}
 	return i + 1
