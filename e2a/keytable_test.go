@@ -11,12 +11,12 @@ func TestKnownKeysTop(t *testing.T) {
 			continue
 		}
 		v, isTop := topKeys.lookup([]byte(k))
-		got := knownKeys.top[h]
+		got := knownKeys.slot[h].top
 		if isTop && got != v+1 || !isTop && got != 0 {
 			t.Errorf("%q: top %d, topKeys %d %v", k, got, v, isTop)
 		}
-		if knownKeys.key[h] != k {
-			t.Errorf("%q: slot holds %q", k, knownKeys.key[h])
+		if knownKeys.slot[h].key != k {
+			t.Errorf("%q: slot holds %q", k, knownKeys.slot[h].key)
 		}
 	}
 }

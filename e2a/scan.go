@@ -332,7 +332,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		h, known := knownKeys.find(key)
 		var act action
 		if k == kTop && known {
-			if f := knownKeys.top[h]; f != 0 {
+			if f := knownKeys.slot[h].top; f != 0 {
 				act = action{aField, f - 1}
 			}
 		} else {
@@ -341,7 +341,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		secretKey := false
 		if !s.secretMaybe {
 			if known {
-				secretKey = knownKeys.kind[h] != ""
+				secretKey = knownKeys.slot[h].kind != ""
 			} else {
 				secretKey = s.secretKeyClass(key)
 			}

@@ -495,14 +495,14 @@ var knownKeys = func() *keyClassTable {
 		}
 		a, b := keyWords([]byte(k))
 		h := knownKeyHash(a, b, len(k))
-		for t.n[h] != 0 {
+		for t.slot[h].n != 0 {
 			h = (h + 1) % knownKeySlots
 		}
-		t.n[h], t.a[h], t.b[h], t.key[h], t.kind[h] = uint8(len(k)), a, b, k, SecretKeyKind([]byte(k))
+		t.slot[h] = knownKey{n: uint8(len(k)), a: a, b: b, key: k, kind: SecretKeyKind([]byte(k))}
 	}
 	for f, k := range FieldKeys {
 		if h, ok := t.find([]byte(k)); ok {
-			t.top[h] = uint8(f) + 1
+			t.slot[h].top = uint8(f) + 1
 		}
 	}
 	return t
@@ -511,13 +511,19 @@ var knownKeys = func() *keyClassTable {
 const knownKeySlots = 256 // a power of two, at least twice the keys
 
 type keyClassTable struct {
-	n    [knownKeySlots]uint8 // 0: empty
-	a, b [knownKeySlots]uint64
-	key  [knownKeySlots]string
-	kind [knownKeySlots]string
+	slot [knownKeySlots]knownKey
+}
+
+// knownKey is one slot of keyClassTable: what a look-up reads, in one
+// or two cache lines.
+type knownKey struct {
+	n uint8 // len(key); 0: empty
 	// top is 1 + the Field whose wire key this is (FieldKeys), or 0: Scan
 	// reads a top-level key's field and its secret class in one look-up.
-	top [knownKeySlots]uint8
+	top  uint8
+	a, b uint64 // keyWords(key)
+	key  string
+	kind string
 }
 
 // keyWords returns the first and the last eight bytes of k (little-endian;
@@ -538,7 +544,7 @@ func knownKeyHash(a, b uint64, n int) uint {
 
 func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
 	if h, ok := t.find(k); ok {
-		return t.kind[h], true
+		return t.slot[h].kind, true
 	}
 	return "", false
 }
@@ -547,8 +553,8 @@ func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
 func (t *keyClassTable) find(k []byte) (uint, bool) {
 	a, b := keyWords(k)
 	n := len(k)
-	for h := knownKeyHash(a, b, n); t.n[h] != 0; h = (h + 1) % knownKeySlots {
-		if int(t.n[h]) == n && t.a[h] == a && t.b[h] == b && (n <= 16 || t.key[h] == string(k)) {
+	for h := knownKeyHash(a, b, n); t.slot[h].n != 0; h = (h + 1) % knownKeySlots {
+		if e := &t.slot[h]; int(e.n) == n && e.a == a && e.b == b && (n <= 16 || e.key == string(k)) {
 			return h, true
 		}
 	}
