@@ -206,6 +206,10 @@ type Record struct {
 	// body.delta as written (see RawDelta).
 	deltaRaw            []byte
 	deltaEsc, deltaSeen bool
+
+	// clean: texts that passed no credential pre-check, kept across Scan
+	// calls like scratch (see scanner.mayHoldCredential).
+	clean *cleanTexts
 }
 
 // RawDelta returns the body of the string body.delta as written in the
@@ -236,7 +240,7 @@ func (r *Record) Sub(s Sub) *Value { return &r.Subs[s] }
 // Reset clears the record for reuse, keeping its scratch buffer.
 func (r *Record) Reset() {
 	scratch := r.scratch[:0]
-	*r = Record{scratch: scratch}
+	*r = Record{scratch: scratch, clean: r.clean}
 }
 
 // Sequence returns the sequence as an integer and whether it is an integer

@@ -326,8 +326,26 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			s.r.scratch = AppendUnquoted(s.r.scratch, key)
 			key = s.r.scratch[mark:]
 		}
-		act := lookup(k, key)
-		secretKey := !s.secretMaybe && s.secretKeyClass(key)
+		// Most keys are known (knownKeys): one look-up gives a top-level
+		// key's field and any key's secret class (lookup and
+		// secretKeyClass, fused).
+		h, known := knownKeys.find(key)
+		var act action
+		if k == kTop && known {
+			if f := knownKeys.slot[h].top; f != 0 {
+				act = action{aField, f - 1}
+			}
+		} else {
+			act = lookup(k, key)
+		}
+		secretKey := false
+		if !s.secretMaybe {
+			if known {
+				secretKey = knownKeys.slot[h].kind != ""
+			} else {
+				secretKey = s.secretKeyClass(key)
+			}
+		}
 		s.r.scratch = s.r.scratch[:mark]
 		i = skipWS(data, end+1)
 		if i >= n {
@@ -741,7 +759,7 @@ func (s *scanner) secretValue(i int) {
 // written, esc if it has escapes.
 func (s *scanner) secretString(raw []byte, esc bool) {
 	if !esc {
-		s.secretMaybe = redact.MayHoldCredentialText(raw)
+		s.secretMaybe = s.mayHoldCredential(raw)
 		return
 	}
 	if !anchorAfterUnescape(raw) {
@@ -750,8 +768,60 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 	r := s.r
 	m := len(r.scratch)
 	r.scratch = AppendUnquoted(r.scratch, raw)
-	s.secretMaybe = redact.MayHoldCredentialText(r.scratch[m:])
+	s.secretMaybe = s.mayHoldCredential(r.scratch[m:])
 	r.scratch = r.scratch[:m]
+}
+
+// mayHoldCredential is redact.MayHoldCredentialText(text), remembering
+// the last few longer texts that passed it (Record.clean): records repeat
+// them (a converter's name, the timestamp that converted_at repeats, a
+// model's, an agent's), and comparing one costs less than checking it.
+func (s *scanner) mayHoldCredential(text []byte) bool {
+	if len(text) < cleanMin || len(text) > cleanMax {
+		return redact.MayHoldCredentialText(text)
+	}
+	c := s.r.clean
+	if c == nil {
+		c = new(cleanTexts)
+		s.r.clean = c
+	}
+	if c.has(text) {
+		return false
+	}
+	if redact.MayHoldCredentialText(text) {
+		return true
+	}
+	c.add(text)
+	return false
+}
+
+// cleanTexts holds copies of texts that passed no credential pre-check,
+// the oldest replaced first.
+type cleanTexts struct {
+	n    [cleanSlots]uint8
+	next uint8
+	b    [cleanSlots][cleanMax]byte
+}
+
+const (
+	cleanSlots = 8
+	cleanMin   = 16 // a shorter text is checked as fast as compared
+	cleanMax   = 96
+)
+
+func (c *cleanTexts) has(text []byte) bool {
+	for k := range c.n {
+		if int(c.n[k]) == len(text) && string(c.b[k][:len(text)]) == string(text) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *cleanTexts) add(text []byte) {
+	k := c.next
+	c.next = (k + 1) % cleanSlots
+	c.n[k] = uint8(copy(c.b[k][:], text))
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control
@@ -914,9 +984,9 @@ func (s *scanner) readString(i int, v *Value) int {
 	if !s.secretMaybe {
 		if esc {
 			// ScanSecrets reads it unescaped, as v holds it.
-			s.secretMaybe = redact.MayHoldCredentialText(v.Str)
+			s.secretMaybe = s.mayHoldCredential(v.Str)
 		} else {
-			s.secretMaybe = redact.MayHoldCredentialText(seg)
+			s.secretMaybe = s.mayHoldCredential(seg)
 		}
 	}
 	return i + 1

@@ -495,10 +495,15 @@ var knownKeys = func() *keyClassTable {
 		}
 		a, b := keyWords([]byte(k))
 		h := knownKeyHash(a, b, len(k))
-		for t.n[h] != 0 {
+		for t.slot[h].n != 0 {
 			h = (h + 1) % knownKeySlots
 		}
-		t.n[h], t.a[h], t.b[h], t.key[h], t.kind[h] = uint8(len(k)), a, b, k, SecretKeyKind([]byte(k))
+		t.slot[h] = knownKey{n: uint8(len(k)), a: a, b: b, key: k, kind: SecretKeyKind([]byte(k))}
+	}
+	for f, k := range FieldKeys {
+		if h, ok := t.find([]byte(k)); ok {
+			t.slot[h].top = uint8(f) + 1
+		}
 	}
 	return t
 }()
@@ -506,10 +511,19 @@ var knownKeys = func() *keyClassTable {
 const knownKeySlots = 256 // a power of two, at least twice the keys
 
 type keyClassTable struct {
-	n    [knownKeySlots]uint8 // 0: empty
-	a, b [knownKeySlots]uint64
-	key  [knownKeySlots]string
-	kind [knownKeySlots]string
+	slot [knownKeySlots]knownKey
+}
+
+// knownKey is one slot of keyClassTable: what a look-up reads, in one
+// or two cache lines.
+type knownKey struct {
+	n uint8 // len(key); 0: empty
+	// top is 1 + the Field whose wire key this is (FieldKeys), or 0: Scan
+	// reads a top-level key's field and its secret class in one look-up.
+	top  uint8
+	a, b uint64 // keyWords(key)
+	key  string
+	kind string
 }
 
 // keyWords returns the first and the last eight bytes of k (little-endian;
@@ -529,14 +543,22 @@ func knownKeyHash(a, b uint64, n int) uint {
 }
 
 func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
-	a, b := keyWords(k)
-	n := len(k)
-	for h := knownKeyHash(a, b, n); t.n[h] != 0; h = (h + 1) % knownKeySlots {
-		if int(t.n[h]) == n && t.a[h] == a && t.b[h] == b && (n <= 16 || t.key[h] == string(k)) {
-			return t.kind[h], true
-		}
+	if h, ok := t.find(k); ok {
+		return t.slot[h].kind, true
 	}
 	return "", false
+}
+
+// find returns the slot of the key k.
+func (t *keyClassTable) find(k []byte) (uint, bool) {
+	a, b := keyWords(k)
+	n := len(k)
+	for h := knownKeyHash(a, b, n); t.slot[h].n != 0; h = (h + 1) % knownKeySlots {
+		if e := &t.slot[h]; int(e.n) == n && e.a == a && e.b == b && (n <= 16 || e.key == string(k)) {
+			return h, true
+		}
+	}
+	return 0, false
 }
 
 // keyCache remembers what a key is, for keys that hold no credential

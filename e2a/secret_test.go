@@ -3,11 +3,13 @@ package e2a
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/e2atap/e2atap/redact"
@@ -333,6 +335,16 @@ func checkScanSecrets(t testing.TB, data []byte) {
 	t.Helper()
 	var r Record
 	checkMayHoldSecret(t, data, &r, Scan(data, &r))
+	// Again with a record reused across inputs, whose remembered clean
+	// texts (Record.clean) came from earlier ones: the same answer.
+	warm.Lock()
+	err := Scan(data, &warm.r)
+	if warm.r.MayHoldSecret() != r.MayHoldSecret() {
+		warm.Unlock()
+		t.Fatalf("Scan(%q): MayHoldSecret %v with a reused record, %v with a new one", data, warm.r.MayHoldSecret(), r.MayHoldSecret())
+	}
+	checkMayHoldSecret(t, data, &warm.r, err)
+	warm.Unlock()
 	p1, k1, ok1 := ScanSecrets(data)
 	if !json.Valid(data) {
 		return
@@ -341,6 +353,12 @@ func checkScanSecrets(t testing.TB, data []byte) {
 	if p1 != p2 || k1 != k2 || ok1 != ok2 {
 		t.Fatalf("ScanSecrets(%q) = %q %q %v, reference %q %q %v", data, p1, k1, ok1, p2, k2, ok2)
 	}
+}
+
+// warm is the record checkScanSecrets reuses across inputs.
+var warm struct {
+	sync.Mutex
+	r Record
 }
 
 func FuzzScanSecrets(f *testing.F) {
@@ -500,5 +518,56 @@ func TestMayHoldSecretSkips(t *testing.T) {
 		if err := Scan([]byte(c.in), &r); err == nil && !r.MayHoldSecret() {
 			t.Errorf("%s holds %s, MayHoldSecret false", c.in, c.kind)
 		}
+	}
+}
+
+// TestCleanTextsRemembered: a record reused across Scan calls remembers
+// texts that passed the credential pre-check, and answers as a new record
+// does: for a text seen before, one of the same length that differs, one
+// that holds a credential after its clean twin was remembered, more texts
+// than it holds, and texts outside the lengths it keeps.
+func TestCleanTextsRemembered(t *testing.T) {
+	conv := "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"
+	cred := "jiuwenswarm.common.e2a.gateway_normalize:sk-proj-AbCdEfGhIjKlMnOpQrSt"
+	if len(cred) > len(conv) {
+		cred = cred[:len(conv)]
+	}
+	cred += conv[len(cred):] // same length, one credential
+	texts := []string{conv, conv, cred, conv, "2026-03-29T12:00:00.003000+00:00", "2026-03-29T12:00:00.003000+00:00",
+		"password=hunter2-0123456789", strings.Repeat("a", cleanMax), strings.Repeat("a", cleanMax+1),
+		"Bearer abc123def456ghi", "short", conv}
+	for k := 0; k < 2*cleanSlots; k++ {
+		texts = append(texts, fmt.Sprintf("the agent said line %04d", k), conv)
+	}
+	var r Record
+	if err := Scan([]byte(`{"status": "`+cred+`"}`), &r); err != nil || !r.MayHoldSecret() {
+		t.Fatalf("%q passes the pre-check (%v)", cred, err)
+	}
+	var reused Record
+	for _, key := range []string{"converter", "note"} {
+		for _, x := range texts {
+			data := []byte(`{"provenance": {"` + key + `": "` + x + `"}, "status": "` + x + `"}`)
+			var fresh Record
+			if err := Scan(data, &fresh); err != nil {
+				t.Fatal(err)
+			}
+			if err := Scan(data, &reused); err != nil {
+				t.Fatal(err)
+			}
+			if reused.MayHoldSecret() != fresh.MayHoldSecret() {
+				t.Fatalf("%s: MayHoldSecret %v reused, %v new", data, reused.MayHoldSecret(), fresh.MayHoldSecret())
+			}
+			checkMayHoldSecret(t, data, &reused, nil)
+		}
+	}
+	if !reused.clean.has([]byte(conv)) {
+		t.Error("the converter's name is not remembered")
+	}
+	if reused.clean.has([]byte(cred)) {
+		t.Error("a text with a credential is remembered as clean")
+	}
+	data := []byte(`{"provenance": {"converter": "` + conv + `"}}`)
+	if n := testing.AllocsPerRun(100, func() { _ = Scan(data, &reused) }); n != 0 {
+		t.Errorf("%v allocs", n)
 	}
 }

@@ -44,6 +44,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 	b := view(s)
 	n := len(b)
 	t := &credAnchor
+	b64End := 0 // the end of the last base64 run looked at
 	for i := 0; i < n; i++ {
 		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
@@ -56,12 +57,20 @@ func MayHoldCredentialText[T Text](s T) bool {
 		}
 		if anchor[b[i]]&aDigit != 0 {
 			// Only a base64 run long enough to be decoded, holding an
-			// encoded token prefix; each run is looked at once.
-			y, ok := b64Candidate(b, i)
-			if ok {
-				return true
+			// encoded token prefix; each run is looked at once. Its
+			// other anchors are not passed over: "0AKIA…" holds a
+			// token after its digit.
+			if i >= b64End {
+				y, ok := b64Candidate(b, i)
+				if ok {
+					return true
+				}
+				b64End = y
 			}
-			i = max(i, y-1)
+			// The run's digits are done: on to its next other anchor.
+			for i+1 < b64End && (t[b[i+1]] == 0 || anchor[b[i+1]]&aDigit != 0) {
+				i++
+			}
 			continue
 		}
 		if mayRevealCredential(b, i) {

@@ -21,7 +21,7 @@ var credentialExamples = map[Kind][]string{
 		"c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5-_"},
 	KindGitHub:     {ghp, gho, ghs, ghu, ghr, "pat:" + ghPAT},
 	KindGitLab:     {glpat, "x" + glpat},
-	KindAWS:        {awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE"},
+	KindAWS:        {awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE", "0ABIA0000000000000000", "7" + awsID},
 	KindSlack:      {slackBot, "t=" + slackUser, "app " + slackApp, "xoxa-1234567890", "xoxr-1234567890", "xoxs-1234567890", "xoxo-1234567890"},
 	KindStripe:     {stripeSK, stripeTK, stripeRK, "rk_test_4eC39HqLyjWDarjtT1zdp7dc"},
 	KindGoogle:     {googleKey, "maps?key=" + googleKey},

@@ -35,7 +35,7 @@ func MayStartCredential[T Text](tail T) bool {
 	if anyWord(tokenTable, win) || hasPEMDash(b) {
 		return true
 	}
-	if anyWord(keyTable, win) && probed(win) {
+	if anyWord(keyTable, win) && mayProbe(win) && probed(win) {
 		return true
 	}
 	w := len(b)
@@ -120,6 +120,52 @@ func probed(win []byte) bool {
 	}
 	return false
 }
+
+// mayProbe is an exact gate of probed: false only where no probe can
+// complete a credential, so that the three Straddles are run only for a
+// tail that ends in a key, a separator, a quote or inside a word. It is
+// false when win ends in white space, holds no separator (':', '='),
+// quote or backslash, and the word before that white space holds no key
+// word. Then no credential crosses the end of win + probe:
+//
+//   - sep: win has no separator (nor "://"), and the probe's '=' takes as
+//     its key the word run before at most three spaces, which holds no key
+//     word (a credential-named key holds one of credWords, as
+//     classifyWords' classes do: pass, pwd, secret, sig, token, auth, key,
+//     cookie, cred, bearer);
+//   - scheme: a "Bearer"/"Basic" in win with a token that reaches the end
+//     of win would be that last word; its token is a b64token run, which
+//     white space ends;
+//   - token shapes, base64 runs, PEM (hasPEMDash, checked before): their
+//     runs hold no white space, so one from win ends before the probe; the
+//     probes start no token or run of their own (probe bytes are letters,
+//     ' ' and '=', no digit, no 'J', '-' or '_', and no "bearer"/"basic").
+//
+// TestMayProbeExact compares it with probed over every cut of the
+// detector's shapes and over fuzzed text (FuzzMayProbe).
+func mayProbe(win []byte) bool {
+	n := len(win)
+	if n == 0 || !isTailSpace(win[n-1]) {
+		return true
+	}
+	for _, c := range win {
+		switch c {
+		case ':', '=', '"', '\'', '\\':
+			return true
+		}
+	}
+	e := n
+	for e > 0 && isTailSpace(win[e-1]) {
+		e--
+	}
+	k := e
+	for k > 0 && is(win[k-1], word|cKey) {
+		k--
+	}
+	return anyWord(keyTable, win[k:e])
+}
+
+func isTailSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // tokenPrefixStarts and b64Prefixes (exact case) and keyPrefixes (lower
 // case) are the proper prefixes of the token prefixes and "://", of the
