@@ -44,6 +44,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 	b := view(s)
 	n := len(b)
 	t := &credAnchor
+	b64End, wordEnd := 0, 0 // the runs checked already
 	for i := 0; i < n; i++ {
 		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
@@ -57,11 +58,25 @@ func MayHoldCredentialText[T Text](s T) bool {
 		if anchor[b[i]]&aDigit != 0 {
 			// Only a base64 run long enough to be decoded, holding an
 			// encoded token prefix; each run is looked at once.
-			y, ok := b64Candidate(b, i)
-			if ok {
+			if i >= b64End {
+				y, ok := b64Candidate(b, i)
+				if ok {
+					return true
+				}
+				b64End = y
+			}
+			if i >= wordEnd {
+				var ok bool
+				if wordEnd, ok = digitCandidate(b, i); ok {
+					return true
+				}
+			}
+			if b[i] == '3' && encodedSep(b, i) {
 				return true
 			}
-			i = max(i, y-1)
+			// Only the digits are skipped: another anchor in the run
+			// may start a token glued after them ("x1AKIA…", "a1-sk-…").
+			i = max(i, run(b, i, cDigit)-1)
 			continue
 		}
 		if mayRevealCredential(b, i) {
@@ -129,7 +144,7 @@ func keyBefore(s []byte, i int) bool {
 	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
 		j--
-		if j > 0 && s[j-1] == '\\' {
+		for n := 0; n < 7 && j > 0 && s[j-1] == '\\'; n++ {
 			j--
 		}
 	}
@@ -161,3 +176,9 @@ var minSpecialLetters = func() int {
 	}
 	return n
 }()
+
+// encodedSep is keyBefore for a URL-encoded separator ("%3D", "%3A")
+// whose '3' is s[i].
+func encodedSep(s []byte, i int) bool {
+	return i > 0 && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') && keyBefore(s, i-1)
+}
