@@ -74,9 +74,20 @@ func MayHoldCredentialText[T Text](s T) bool {
 			if b[i] == '3' && encodedSep(b, i) {
 				return true
 			}
-			// Only the digits are skipped: another anchor in the run
-			// may start a token glued after them ("x1AKIA…", "a1-sk-…").
-			i = max(i, run(b, i, cDigit)-1)
+			// The rest of the word is skipped, but for the prefix anchors
+			// in it: a token may be glued after the digits ("x1AKIA…",
+			// "a1-sk-…").
+			e := max(i+1, wordEnd)
+			for k := i + 1; k < e; k++ {
+				if anchor[b[k]]&(aPrefix|aDigit) == aPrefix {
+					if _, ok := prefixed(b, 0, k); ok {
+						return true
+					}
+				} else if b[k] == '3' && encodedSep(b, k) {
+					return true
+				}
+			}
+			i = e - 1
 			continue
 		}
 		if mayRevealCredential(b, i) {

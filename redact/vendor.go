@@ -55,19 +55,35 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 	return t
 }()
 
+// vendorLast marks the bytes a prefix has before its first separator:
+// the one byte vendor looks at before anything else.
+var vendorLast = func() (t [2][256]bool) {
+	for c, byLen := range vendorPrefixes {
+		for _, vs := range byLen {
+			for _, v := range vs {
+				t[c][v.p[v.sep-1]] = true
+			}
+		}
+	}
+	return t
+}()
+
 // vendor checks the provider prefixes whose first separator is the '_' or
 // '-' at s[i]: the prefix must start a word (no letter or digit before it).
 func vendor(s []byte, i int) (st, e int, ok bool) {
+	c := 0
+	if s[i] == '-' {
+		c = 1
+	}
+	if i == 0 || !vendorLast[c][s[i-1]] {
+		return 0, 0, false
+	}
 	w := i
 	for w > 0 && i-w < 16 && is(s[w-1], alnum) {
 		w--
 	}
 	if w == i || i-w >= 16 || w > 0 && is(s[w-1], alnum) {
 		return 0, 0, false
-	}
-	c := 0
-	if s[i] == '-' {
-		c = 1
 	}
 	for _, v := range vendorPrefixes[c][i-w] {
 		if !at(s, w, v.p) {
