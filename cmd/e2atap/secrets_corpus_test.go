@@ -92,6 +92,12 @@ var corpusShapes = []corpusShape{
 	{"base64_token", corpusB64, []string{corpusB64}},
 	{"sk_after_dash", "idsk-sk-proj-CRPSdash0123456789", []string{"CRPSdash0123456789"}},
 	{"url_userinfo_nodot", "nats://natsuser:CRPSnatspw99@mesh:4222", []string{"CRPSnatspw99"}},
+	// Shapes the first corpus did not have.
+	{"huggingface", "hf_CRPSabcdefghijklmnopqrstuvwxyzAB", []string{"CRPSabcdefghijklmnopqrstuvwxyzAB"}},
+	{"twilio", "SKc0ffee0123456789abcdef0123456789", []string{"c0ffee0123456789abcdef0123456789"}},
+	{"glued_ghp", "run1_ghp_CRPSglued456789abcdefghijKLMN", []string{"CRPSglued456789abcdefghijKLMN"}},
+	{"url_encoded_pair", "q=password%3DCRPSencpw0123%26x%3D1", []string{"CRPSencpw0123"}},
+	{"card", "4111 1111 1111 1111", []string{"4111 1111 1111 1111"}},
 }
 
 // expectAfterMerge: the shapes of corpusShapes that the detector does not
