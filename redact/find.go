@@ -279,6 +279,12 @@ func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 // prefixed checks the token shapes that s[i] ('A', 'J', '-' or '_') is
 // part of; the start of a match may be before i (never before from).
 func prefixed(s []byte, from, i int) (Match, bool) {
+	if c := s[i]; (c == '-' || c == '_') && i > 0 && is(s[i-1], cDigit) &&
+		!(c == '-' && at(s, i, "-----BEGIN ")) && !(c == '_' && i >= 2 && s[i-2] == 'r' && s[i-1] == '8') {
+		// Every prefix but r8_ (Replicate) has a letter before its
+		// separator: "2026-03-29", "req-000007-f3a6" cost nothing more.
+		return Match{}, false
+	}
 	var st, e int
 	var ok bool
 	k := KindNone
@@ -774,7 +780,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	// The word is judged once; when it is no token, the scan goes on
 	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
 	b64.word = b
-	if b-a >= 22 {
+	if b-a >= minDigitToken {
 		if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
 			return Match{st, e, KindVendorToken}, true, 0
 		}

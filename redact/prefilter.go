@@ -59,11 +59,14 @@ func MayHoldCredentialText[T Text](s T) bool {
 			// Only a base64 run long enough to be decoded, holding an
 			// encoded token prefix; each run is looked at once.
 			if i >= b64End {
-				y, ok := b64Candidate(b, i)
+				x, y, ok := b64Candidate(b, i)
 				if ok {
 					return true
 				}
 				b64End = y
+				if y-x < minDigitToken {
+					wordEnd = y // its word runs are shorter still
+				}
 			}
 			if i >= wordEnd {
 				var ok bool
@@ -74,20 +77,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 			if b[i] == '3' && encodedSep(b, i) {
 				return true
 			}
-			// The rest of the word is skipped, but for the prefix anchors
-			// in it: a token may be glued after the digits ("x1AKIA…",
-			// "a1-sk-…").
-			e := max(i+1, wordEnd)
-			for k := i + 1; k < e; k++ {
-				if anchor[b[k]]&(aPrefix|aDigit) == aPrefix {
-					if _, ok := prefixed(b, 0, k); ok {
-						return true
-					}
-				} else if b[k] == '3' && encodedSep(b, k) {
-					return true
-				}
-			}
-			i = e - 1
+			// Only the digits are skipped: another anchor in the run may
+			// start a token glued after them ("x1AKIA…", "a1-sk-…").
+			i = max(i, run(b, i, cDigit)-1)
 			continue
 		}
 		if mayRevealCredential(b, i) {
@@ -102,9 +94,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 // decoded and holds the encoding of a token prefix. end is the run's end.
 // It implies nothing about find's other digit checks (phone numbers, ID
 // numbers, high-entropy tokens), none of which is a credential.
-func b64Candidate(s []byte, i int) (end int, ok bool) {
+func b64Candidate(s []byte, i int) (start, end int, ok bool) {
 	if !is(s[i], b64alpha) {
-		return i + 1, false // '+' ends a run: the next byte starts one
+		return i, i + 1, false // '+' ends a run: the next byte starts one
 	}
 	x := i
 	for x > 0 && is(s[x-1], b64alpha) {
@@ -112,11 +104,11 @@ func b64Candidate(s []byte, i int) (end int, ok bool) {
 	}
 	y := run(s, i, b64alpha)
 	if y-x < minB64 {
-		return y, false
+		return x, y, false
 	}
 	// (No upper bound: find, started later in a run too long to decode,
 	// may see a part of it short enough.)
-	return y, anyWord(b64Table, s[x:y])
+	return x, y, anyWord(b64Table, s[x:y])
 }
 
 // mayRevealCredential reports whether find, reaching the anchor s[i] from

@@ -55,13 +55,15 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 	return t
 }()
 
-// vendorLast marks the bytes a prefix has before its first separator:
-// the one byte vendor looks at before anything else.
-var vendorLast = func() (t [2][256]bool) {
+// vendorLast marks the two bytes a prefix has before its first
+// separator (vendorLast[sep][last] is a bit set of the byte before it):
+// the two bytes vendor looks at before anything else.
+var vendorLast = func() (t [2][256][4]uint64) {
 	for c, byLen := range vendorPrefixes {
 		for _, vs := range byLen {
 			for _, v := range vs {
-				t[c][v.p[v.sep-1]] = true
+				b := v.p[v.sep-2]
+				t[c][v.p[v.sep-1]][b>>6] |= 1 << (b & 63)
 			}
 		}
 	}
@@ -75,7 +77,7 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 	if s[i] == '-' {
 		c = 1
 	}
-	if i == 0 || !vendorLast[c][s[i-1]] {
+	if i < 2 || vendorLast[c][s[i-1]][s[i-2]>>6]&(1<<(s[i-2]&63)) == 0 {
 		return 0, 0, false
 	}
 	w := i
@@ -182,6 +184,10 @@ func discordID(seg []byte) bool {
 	return true
 }
 
+// minDigitToken is the shortest word run digitToken accepts (SendGrid's
+// middle segment).
+const minDigitToken = 22
+
 // digitCandidate is digitToken for the text prefilter: the word run
 // around the digit at s[i].
 // end is the end of the word run.
@@ -191,7 +197,7 @@ func digitCandidate(s []byte, i int) (end int, ok bool) {
 		a--
 	}
 	b := run(s, i, word)
-	if b-a < 22 {
+	if b-a < minDigitToken {
 		return b, false
 	}
 	_, _, ok = digitToken(s, 0, a, b)
