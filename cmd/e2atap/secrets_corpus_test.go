@@ -93,6 +93,8 @@ var corpusShapes = []corpusShape{
 	{"sk_after_dash", "idsk-sk-proj-CRPSdash0123456789", []string{"CRPSdash0123456789"}},
 	{"url_userinfo_nodot", "nats://natsuser:CRPSnatspw99@mesh:4222", []string{"CRPSnatspw99"}},
 	// Shapes the first corpus did not have.
+	{"npm", "npm_crpsabcdefghijklmnopqrstuvwxyz012345", []string{"crpsabcdefghijklmnopqrstuvwxyz012345"}},
+	{"telegram", "bot 123456789:AACRPSTcvCH1vGWJxfSeofSAs0K5PALDsaw", []string{"AACRPSTcvCH1vGWJxfSeofSAs0K5PALDsaw"}},
 	{"huggingface", "hf_CRPSabcdefghijklmnopqrstuvwxyzAB", []string{"CRPSabcdefghijklmnopqrstuvwxyzAB"}},
 	{"twilio", "SKc0ffee0123456789abcdef0123456789", []string{"c0ffee0123456789abcdef0123456789"}},
 	{"glued_ghp", "run1_ghp_CRPSglued456789abcdefghijKLMN", []string{"CRPSglued456789abcdefghijKLMN"}},
