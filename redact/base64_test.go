@@ -167,7 +167,7 @@ func TestMayStartCredential(t *testing.T) {
 	// base64 run cut before its twelfth character.
 	skip := map[string]int{"Authorization: Token CRPStok9f8e7d6c5b4a3": 3, "password=hunter2xx": 3, "Cookie: sid=abc": 3, "Bearer abc123def456": 3,
 		base64.StdEncoding.EncodeToString([]byte(openai)): 12,
-		"q=password%3Dhunter2xx": 5,
+		"q=password%3Dhunter2xx":                          5,
 		// a shape found at a digit cut after its first byte, a bot id in its
 		// first eight digits
 		twilioSK: 2, discordTok: 2, "bot " + telegramTok: 12}
