@@ -641,6 +641,13 @@ func corpusRun(t *testing.T, content string) {
 	const (
 		natsPass   = "CRPSnatsPassword42"
 		fileSecret = "sk-proj-CRPSfilename0123456"
+		// Places outside the records: the Gateway's upgrade request (its
+		// query string and headers) and a NATS subject.
+		wsQuery      = "CRPSwsquery0123456789"
+		wsBearer     = "CRPSwsbearer0123456789"
+		wsCookie     = "CRPSwscookie0123456789"
+		wsAPIKey     = "CRPSwsapikey0123456789"
+		subjectToken = "ghp_CRPSsubject456789abcdefghijKLMN"
 	)
 	streams := allCorpusStreams()
 	dir := t.TempDir()
@@ -687,7 +694,8 @@ outputs:
 	waitReady(t, listen)
 
 	// The ws tap: a Gateway sends every request, the AgentServer answers.
-	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/", nil)
+	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/?token="+wsQuery, http.Header{
+		"Authorization": {"Bearer " + wsBearer}, "Cookie": {"sid=" + wsCookie}, "X-Api-Key": {wsAPIKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -726,6 +734,11 @@ outputs:
 	fr := allCorpusFrames(t)
 	for _, f := range fr {
 		if err := nc.Publish("agent.frames", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range lines[:3] {
+		if err := nc.Publish("agent."+subjectToken, []byte(l)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -776,6 +789,9 @@ outputs:
 			t.Errorf("no record of tap %s in the record log", tapName)
 		}
 	}
+	if m := `"source":"mesh:agent.` + corpusMark(subjectToken) + `"`; !bytes.Contains(recs, []byte(m)) {
+		t.Errorf("no record of the subject that holds a token, with its source masked as %s", m)
+	}
 	lc := newLeakChecker(t)
 	lc.check("record log", recs)
 	lc.check("findings log", finds)
@@ -789,6 +805,11 @@ outputs:
 		}
 		if bytes.Contains(out, []byte(strings.TrimPrefix(fileSecret, "sk-proj-"))) {
 			t.Errorf("the credential in the log file's name is in the %s", name)
+		}
+		for _, v := range []string{wsQuery, wsBearer, wsCookie, wsAPIKey, strings.TrimPrefix(subjectToken, "ghp_")} {
+			if bytes.Contains(out, []byte(v)) {
+				t.Errorf("%s (from the upgrade request or a NATS subject) is in the %s", v, name)
+			}
 		}
 	}
 	if m := corpusMark(fileSecret); !strings.Contains(stderr.String(), m) {
