@@ -294,3 +294,53 @@ func TestCorpusUnseen(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusNumbers: personal data typed as a JSON number under a key that
+// says nothing (a phone number with its country code, a card number) is
+// masked like the same digits in a string; counts, ids and millisecond
+// timestamps stay numbers.
+func TestCorpusNumbers(t *testing.T) {
+	r := NewRedactor(ContentKeep, 65536, testKey)
+	for _, c := range []struct{ rec, secret string }{
+		{`{"request_id":"q","metadata":{"contact":8613912345678}}`, "13912345678"},
+		{`{"request_id":"q","metadata":{"contact":13912345678}}`, "13912345678"},
+		{`{"request_id":"q","params":{"card":4111111111111111}}`, "4111111111111111"},
+		{`{"request_id":"q","params":{"x":[6222020000112233440]}}`, "6222020000112233440"},
+	} {
+		out, _, err := r.Redact(nil, []byte(c.rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), c.secret) || !json.Valid(out) {
+			t.Errorf("%s -> %s", c.rec, out)
+		}
+	}
+	for _, rec := range []string{`{"request_id":"q","metadata":{"ts":1717171717171,"n":12,"id":4111111111111112,"f":-13912345678.5,"e":1e20}}`} {
+		out, _, err := r.Redact(nil, []byte(rec))
+		if err != nil || string(out) != rec {
+			t.Errorf("%s -> %s (%v)", rec, out, err)
+		}
+	}
+}
+
+// TestCorpusNameValue: a credential named in a "name" (or "key") field and
+// held in the "value" field after it, as Kubernetes env lists and HAR
+// headers write them.
+func TestCorpusNameValue(t *testing.T) {
+	r := NewRedactor(ContentKeep, 65536, testKey)
+	for _, rec := range []string{
+		`{"request_id":"q","metadata":{"env":[{"name":"DB_PASSWORD","value":"NvPw0123456"}]}}`,
+		`{"request_id":"q","metadata":{"headers":[{"name":"Authorization","value":"Bearer NvPw0123456"}]}}`,
+		`{"request_id":"q","metadata":{"kv":{"key":"api_key","value":"NvPw0123456"}}}`,
+		`{"request_id":"q","metadata":{"kv":{"key":"\u0061pi_key","value":"NvPw0123456"}}}`,
+	} {
+		out, _, err := r.Redact(nil, []byte(rec))
+		if err != nil || strings.Contains(string(out), "NvPw0123456") || !json.Valid(out) {
+			t.Errorf("%s -> %s (%v)", rec, out, err)
+		}
+	}
+	plain := `{"request_id":"q","metadata":{"env":[{"name":"LOG_LEVEL","value":"debug"},{"name":"tokens","value":"5"}]}}`
+	if out, _, err := r.Redact(nil, []byte(plain)); err != nil || string(out) != plain {
+		t.Errorf("%s -> %s (%v)", plain, out, err)
+	}
+}
