@@ -867,6 +867,9 @@ func TestCorpusConfigErrors(t *testing.T) {
 		{"otlp endpoint with userinfo", `{name: logs, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`,
 			[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://u:" + pass + "@bad host:4318/v1/traces"}, "traces"},
 		{"ws upstream malformed", `{name: agent-ws, type: ws, listen: "` + freeAddr(t) + `", upstream: "ws://user:` + pass + `@bad host:1"}`, nil, "upstream"},
+		// A tap name is a metric label and is printed everywhere: one that
+		// holds a credential is refused, without printing it.
+		{"tap name holding a token", `{name: sk-proj-` + pass + `, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`, nil, "metric label"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := write(strings.ReplaceAll(c.name, " ", "_")+".yaml", c.tap)
