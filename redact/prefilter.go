@@ -58,14 +58,34 @@ func MayHoldCredentialText[T Text](s T) bool {
 		if anchor[b[i]]&aDigit != 0 {
 			// Only a base64 run long enough to be decoded, holding an
 			// encoded token prefix; each run is looked at once.
+			if b[i] == '3' && encodedSep(b, i) {
+				return true
+			}
+			short := false
 			if i >= b64End {
 				x, y, ok := b64Candidate(b, i)
 				if ok {
 					return true
 				}
 				b64End = y
-				if y-x < minDigitToken {
+				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still
+				}
+			}
+			if short {
+				// A run too short for a digit token: the rest of it matters
+				// only from a prefix or scheme anchor that can start a token
+				// (not a '-' or '_' after a digit: "2026-03-29", "req-000007").
+				j := i + 1
+				for ; j < b64End; j++ {
+					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') ||
+						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && b[j-1] == '8' || c == '-' && j+1 < n && b[j+1] == '-') {
+						break
+					}
+				}
+				if j == b64End {
+					i = j - 1
+					continue
 				}
 			}
 			if i >= wordEnd {
@@ -73,9 +93,6 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if wordEnd, ok = digitCandidate(b, i); ok {
 					return true
 				}
-			}
-			if b[i] == '3' && encodedSep(b, i) {
-				return true
 			}
 			// Only the digits are skipped: another anchor in the run may
 			// start a token glued after them ("x1AKIA…", "a1-sk-…").
