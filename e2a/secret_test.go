@@ -164,7 +164,13 @@ var secretTable = []struct{ in, path, kind string }{
 	{`{"x":{"api_key_ref":"vault://k","password_hint":"dog","max_tokens":"5"}}`, "", ""},
 	{`{"k":"-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----"}`, "k", "private_key"},
 	{`{"s":"\u0078oxb-123456789012-abcdefghij"}`, "s", "slack"},
-	{`{"m":"mail a@example.com, 13912345678, 11010519491231002X, npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}`, "", ""},
+	{`{"m":"mail a@example.com, 13912345678, 11010519491231002X, card 4111 1111 1111 1111, DE89370400440532013000, (415) 555-0132, zq_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}`, "", ""},
+	// provider tokens the first corpus did not have are credentials
+	{`{"m":"npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}`, "m", "vendor_token"},
+	{`{"m":"bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"}`, "m", "vendor_token"},
+	{`{"m":"SK0123456789abcdef0123456789abcdef"}`, "m", "vendor_token"},
+	{`{"m":"run1_ghp_16C7e42F292c6912E7710c838347Ae178B4a"}`, "m", "ghp"},
+	{`{"m":"q=password%3Dhunter2"}`, "m", "key_value"},
 	// keys the reference sends (classified from a table made at start)
 	{`{"auth":"opaque"}`, "auth", "credential_key"},
 	{`{"auth":{"token":"t"}}`, "auth.token", "credential_key"},

@@ -28,6 +28,7 @@ const (
 type b64state struct {
 	nested bool // the text is decoded base64 already
 	end    int  // the end of the last run checked: not checked again
+	word   int  // the end of the last word highEntropy judged: not judged again
 }
 
 // b64val maps both alphabets to 6-bit values: '+' and '-' are 62, '/' and

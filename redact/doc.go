@@ -9,6 +9,20 @@
 // KindHighEntropy unless it reads as an identifier (camelCase words and a
 // digit suffix, "TestNATSSlowConsumerGivesNoFalseFinding1724886460").
 //
+// Provider tokens with a fixed shape (vendor.go: npm_, hf_, pypi-, SendGrid
+// SG.….…, Twilio SK/AC+32 hex, Discord, Telegram bot tokens, dapi, dop_v1_,
+// shpat_, sq0atp-, Mailgun key-, glrt-…) are KindVendorToken, a credential.
+// Payment card numbers (issuer prefix and Luhn), IBANs (mod 97) and North
+// American phone numbers ("(415) 555-0132", "415-555-0132") are personal
+// data: masked, never an e2a.secret finding. Deliberately not masked:
+// IPv4 addresses, UUIDs, hex digests, timestamps, version strings and
+// model names ("gpt-4o-2024-08-06"), national phone formats without a
+// country code other than the North American one ("020 7946 0958").
+// The payload of a data: URI is masked as high_entropy where Find sees
+// it (the record log drops it by its content policy first); it is never a
+// finding. A provider token wrapped in base64 is masked as high_entropy,
+// not as its kind.
+//
 // It sits at the bottom of the import layers (standard library only), so
 // that e2a (rule e2a.secret), validate, the exporters and cmd all use the
 // same detector: a shape is added once and every output masks it.

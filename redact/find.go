@@ -22,6 +22,7 @@ const (
 	KindSlack              // xoxb- xoxp- xoxa- xoxr- xoxs- xapp-
 	KindStripe             // sk_live_ sk_test_ rk_live_ rk_test_
 	KindGoogle             // AIza… API keys
+	KindVendorToken        // another provider's token: npm_, hf_, pypi-, SG., dop_v1_, shpat_, sq0atp-, key-, Twilio, Discord, Telegram, Databricks…
 	KindPrivateKey         // a PEM private key block
 	KindCookie             // a Cookie / Set-Cookie header's value
 	KindKeyValue           // the value of a credential-named key in text (password=…)
@@ -31,6 +32,8 @@ const (
 	KindCNID               // a Chinese resident ID number (check digit valid)
 	KindUserID             // the value of user_id=… in text (the reference masks it)
 	KindHighEntropy        // a long random token with no known prefix (masked, not a credential for e2a.secret)
+	KindCard               // a payment card number (issuer prefix, 13 to 19 digits, Luhn-valid)
+	KindIBAN               // an IBAN (country, check digits, mod 97)
 	NumKinds
 )
 
@@ -47,6 +50,7 @@ var kindNames = [NumKinds]string{
 	KindSlack:         "slack",
 	KindStripe:        "stripe",
 	KindGoogle:        "google",
+	KindVendorToken:   "vendor_token",
 	KindPrivateKey:    "private_key",
 	KindCookie:        "cookie",
 	KindKeyValue:      "key_value",
@@ -56,6 +60,8 @@ var kindNames = [NumKinds]string{
 	KindCNID:          "cn_id",
 	KindUserID:        "user_id",
 	KindHighEntropy:   "high_entropy",
+	KindCard:          "card",
+	KindIBAN:          "iban",
 }
 
 func (k Kind) String() string {
@@ -273,6 +279,12 @@ func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 // prefixed checks the token shapes that s[i] ('A', 'J', '-' or '_') is
 // part of; the start of a match may be before i (never before from).
 func prefixed(s []byte, from, i int) (Match, bool) {
+	if c := s[i]; (c == '-' || c == '_') && i > 0 && is(s[i-1], cDigit) &&
+		!(c == '-' && at(s, i, "-----BEGIN ")) && !(c == '_' && i >= 2 && s[i-2] == 'r' && s[i-1] == '8') {
+		// Every prefix but r8_ (Replicate) has a letter before its
+		// separator: "2026-03-29", "req-000007-f3a6" cost nothing more.
+		return Match{}, false
+	}
 	var st, e int
 	var ok bool
 	k := KindNone
@@ -286,6 +298,8 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		} else if e, ok = token(s, i, "AIza", 35, word); ok {
 			k = KindGoogle
+		} else if st, e, ok = telegram(s, i); ok {
+			k = KindVendorToken
 		}
 	case 'J': // eyJ
 		if i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' {
@@ -339,6 +353,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			st = i - 6
 			e, ok = token(s, st, "github_pat_", 20, alnum|cUnder)
 			k = KindGitHub
+		}
+	}
+	if !ok && (s[i] == '_' || s[i] == '-') {
+		if st, e, ok = vendor(s, i); ok {
+			k = KindVendorToken
 		}
 	}
 	if !ok || st < from || isMask(s, st) {
@@ -447,7 +466,7 @@ func pem(s []byte, i int) (Match, bool) {
 	for j < len(s) && j-h < 40 && (is(s[j], cUpper|cDigit) || s[j] == ' ') {
 		j++
 	}
-	if !at(s, j-len("PRIVATE KEY"), "PRIVATE KEY") || !at(s, j, "-----") {
+	if !(at(s, j-len("PRIVATE KEY"), "PRIVATE KEY") || j-h >= len("PRIVATE KEY BLOCK") && at(s, j-len("PRIVATE KEY BLOCK"), "PRIVATE KEY BLOCK")) || !at(s, j, "-----") {
 		return Match{}, false
 	}
 	j += 5
@@ -486,7 +505,15 @@ func sep(s []byte, from, i int) (Match, bool) {
 			return userinfo(s, i+5, true)
 		}
 	}
-	// The key: skip back over spaces and a closing quote (`"`, `'`, `\"`).
+	return keyValue(s, from, i, i+1, false)
+}
+
+// keyValue is the value after a credential-named key: the key ends before
+// the separator s[i], the value starts at v (after "=", ":", or, encoded,
+// "%3D", "%3A").
+func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
+	// The key: skip back over spaces and a closing quote (`"`, `'`, `\"`,
+	// `\\\"` in a JSON text held in a JSON string).
 	j := i
 	for j > from && j > i-4 && s[j-1] == ' ' {
 		j--
@@ -495,7 +522,7 @@ func sep(s []byte, from, i int) (Match, bool) {
 	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
 		quotedKey = true
 		j--
-		if j > from && s[j-1] == '\\' {
+		for n := 0; n < 7 && j > from && s[j-1] == '\\'; n++ {
 			j--
 		}
 	}
@@ -526,7 +553,6 @@ func sep(s []byte, from, i int) (Match, bool) {
 	}
 	// The value: spaces, an optional opening quote, then to the closing
 	// quote, or (unquoted) to a delimiter.
-	v := i + 1
 	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t') {
 		v++
 	}
@@ -534,9 +560,17 @@ func sep(s []byte, from, i int) (Match, bool) {
 	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
 		quote = s[v]
 		v++
-	} else if v+1 < len(s) && s[v] == '\\' && s[v+1] == '"' {
-		quote = '\\'
-		v += 2
+	} else if v < len(s) && s[v] == '\\' {
+		b := v
+		for b < len(s) && b-v < 7 && s[b] == '\\' {
+			b++
+		}
+		if b < len(s) && s[b] == '"' {
+			quote = '\\'
+			v = b + 1
+		}
+	} else if encoded && at(s, v, "%22") {
+		v += 3
 	}
 	if k == KindAuthorization {
 		// Keep the scheme ("Basic", "Bearer", "Digest") visible.
@@ -553,7 +587,7 @@ func sep(s []byte, from, i int) (Match, bool) {
 	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
-	for e < len(s) && e-v < 1<<16 && !isValueEnd(s[e], quote, whole, quotedKey) {
+	for e < len(s) && e-v < 1<<16 && !(encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey)) {
 		e++
 	}
 	if e == v || isMask(s, v) {
@@ -655,6 +689,17 @@ func isLocal(c byte) bool {
 // goes on when nothing matched.
 func number(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 	c := s[i]
+	if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
+		// password%3Dhunter2: a key=value pair in a URL-encoded text.
+		if m, ok := keyValue(s, from, i-1, i+2, true); ok {
+			return m, true, 0
+		}
+	}
+	if i >= 2 && i-2 >= from && isUpper(s[i-1]) && isUpper(s[i-2]) && (i == 2 || !is(s[i-3], alnum)) && i+1 < len(s) && is(s[i+1], cDigit) {
+		if e, ok := iban(s, i-2); ok {
+			return Match{i - 2, e, KindIBAN}, true, 0
+		}
+	}
 	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+' || afterMask(s, i)) {
 		// A digit inside a word: the word may be a random token.
 		if m, ok, next := highEntropy(s, from, i, b64); ok || next > i {
@@ -679,15 +724,27 @@ func number(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 		}
 		return Match{}, false, e
 	}
+	if d == 4 || d >= 13 && d <= 19 && d != 18 {
+		if end, ok := card(s, i); ok {
+			return Match{i, end, KindCard}, true, 0
+		}
+	}
 	switch {
 	case d == 3:
 		if end, ok := cnGrouped(s, i); ok {
 			return Match{i, end, KindPhone}, true, 0
 		}
+		if st, end, ok := nanp(s, from, i); ok {
+			return Match{st, end, KindPhone}, true, 0
+		}
 	case d == 11 && cnMobile(s, i), d == 13 && s[i] == '8' && s[i+1] == '6' && cnMobile(s, i+2):
 		return Match{i, e, KindPhone}, true, 0
 	case d == 18 && cnID(s, i):
 		return Match{i, e, KindCNID}, true, 0
+	case d == 18:
+		if end, ok := card(s, i); ok {
+			return Match{i, end, KindCard}, true, 0
+		}
 	}
 	return Match{}, false, e
 }
@@ -716,7 +773,18 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	if m, ok := b64.check(s, from, a, i); ok {
 		return m, true, 0
 	}
+	if i < b64.word {
+		return Match{}, false, 0
+	}
 	b := run(s, i, word)
+	// The word is judged once; when it is no token, the scan goes on
+	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
+	b64.word = b
+	if b-a >= minDigitToken {
+		if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
+			return Match{st, e, KindVendorToken}, true, 0
+		}
+	}
 	if b-a < minEntropyLen {
 		return Match{}, false, 0
 	}
@@ -728,7 +796,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		counts[c]++
 	}
 	if seen != alnum || isMask(s, a) {
-		return Match{}, false, b
+		return Match{}, false, 0
 	}
 	n := float64(b - a)
 	h := 0.0
@@ -739,7 +807,16 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		}
 	}
 	if h < minEntropy || identifier(s[a:b]) {
-		return Match{}, false, b
+		return Match{}, false, 0
+	}
+	// A known token glued after an id ("build7-glpat-…") is that token,
+	// not a random one.
+	for k := i + 1; k < b; k++ {
+		if anchor[s[k]]&aPrefix != 0 {
+			if m, ok := prefixed(s, from, k); ok && m.Kind.Credential() {
+				return m, true, 0
+			}
+		}
 	}
 	return Match{a, b, KindHighEntropy}, true, 0
 }

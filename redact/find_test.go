@@ -33,6 +33,29 @@ const (
 	mail      = "alice.liu@example.com"
 )
 
+// Shapes the first corpus did not have (issue 9's "shapes the project has
+// never seen"): made-up, shaped like the real ones.
+const (
+	sendgrid    = "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"
+	npmTok      = "npm_abcdefghijklmnopqrstuvwxyz0123456789"
+	pypiTok     = "pypi-AgEIcHlwaS5vcmcCJGE4YjQ1ZTI4LWI1ZjgtNDQ5Yy04YjRiLWE0ZmY3OTc0YjcxNQACKlszLCI5ZjQ2In1dAAAGIG9k"
+	hfTok       = "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"
+	twilioSK    = "SK0123456789abcdef0123456789abcdef"
+	twilioAC    = "AC0123456789abcdef0123456789abcdef"
+	discordTok  = "MTE4NDIzNjk0NTk2OTg1NDQwMA.GkXm2a.abcdefghijklmnopqrstuvwxyz012345678"
+	telegramTok = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"
+	databricks  = "dapi0123456789abcdef0123456789abcdef"
+	doToken     = "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	shopify     = "shpat_0123456789abcdef0123456789abcdef"
+	squareTok   = "sq0atp-AbCdEfGhIjKlMnOpQrStUv"
+	mailgun     = "key-0123456789abcdef0123456789abcdef"
+	glrunner    = "glrt-AbCdEfGhIjKlMnOpQrSt"
+	pgpKey      = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0AAAABCADPmA2cMBQ1Qk0x\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----"
+	visa        = "4111 1111 1111 1111"
+	cnCard      = "6222020000112233440"
+	ibanNum     = "DE89370400440532013000"
+)
+
 const pemKey = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naFDrBz9vFqU4yU0wL0fQ2Km0ZSy9Zk4eC2S0a8Qv\n-----END RSA PRIVATE KEY-----"
 
 func TestFind(t *testing.T) {
@@ -90,9 +113,31 @@ func TestFind(t *testing.T) {
 		{"AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==;EndpointSuffix=core", "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==", KindKeyValue},
 		{"a+b 1+2 x+", "", 0},
 		{"mail bob42@example.com", "bob42@example.com", KindEmail},
-		{"npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", KindHighEntropy},
+		{"npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", KindVendorToken},
 		{"trace 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 id 123e4567-e89b-12d3-a456-426614174000", "", 0},
 		{"getUserById2FactorAuthenticationHandler and sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "", 0},
+		// shapes the first corpus did not have
+		{"key " + sendgrid + " ok", sendgrid, KindVendorToken},
+		{"npm " + npmTok + ", pypi " + pypiTok, npmTok + "|" + pypiTok, KindVendorToken},
+		{"hf=" + hfTok, hfTok, KindVendorToken},
+		{twilioSK + " " + twilioAC, twilioSK + "|" + twilioAC, KindVendorToken},
+		{"bot " + discordTok, discordTok, KindVendorToken},
+		{"https://api.telegramTok.org/bot" + telegramTok + "/getMe", telegramTok, KindVendorToken},
+		{databricks + " " + doToken + " " + shopify, databricks + "|" + doToken + "|" + shopify, KindVendorToken},
+		{squareTok + " " + mailgun + " " + glrunner, squareTok + "|" + mailgun + "|" + glrunner, KindVendorToken},
+		{pgpKey, pgpKey, KindPrivateKey},
+		{"q=password%3Dhunter2%26x%3D1 and token%3Dabc123def", "hunter2|abc123def", KindKeyValue},
+		{`{"msg":"{\\\"password\\\":\\\"hunter2\\\"}"}`, "hunter2", KindKeyValue},
+		{"card " + visa + " or 4111-1111-1111-1111 or 378282246310005 exp", visa + "|4111-1111-1111-1111|378282246310005", KindCard},
+		{"card " + cnCard + " ok", cnCard, KindCard},
+		{"iban " + ibanNum + " or DE89 3704 0044 0532 0130 00 or GB82WEST12345698765432.", ibanNum + "|DE89 3704 0044 0532 0130 00|GB82WEST12345698765432", KindIBAN},
+		{"call (415) 555-0132 or 415-555-0132 or 415.555.0132 or +44 20 7946 0958", "(415) 555-0132|415-555-0132|415.555.0132|+44 20 7946 0958", KindPhone},
+		// a token glued after an id holding a digit: the token, of its kind
+		{"run1_" + ghp + " build7-" + glpat + " x1" + awsID, ghp + "|" + glpat + "|" + awsID, KindGitHub},
+		// ordinary traffic: no false positives
+		{"ip 192.168.1.10 and 10.0.0.1:8080, model gpt-4o-2024-08-06, v1.2.3, claude-3-5-sonnet-20241022", "", 0},
+		{"ts 1717171717171 ns 1717171717171717171 count 4111111111111112 key-value-store-key-rotation", "", 0},
+		{"order 100-200-3000 at 2026-03-29 12:00 page 12 of 415, DE89 is a code, 4111 1111", "", 0},
 		{"", "", 0},
 	}
 	for _, c := range cases {

@@ -271,7 +271,47 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`}
 
-var needleTable = makePairTable(append(append([]string(nil), specialWords...), credNeedles...), b64Needles())
+var needleTable = makePairTable(append(append(append([]string(nil), specialWords...), credNeedles...), vendorNeedles()...),
+	append(b64Needles(), exactVendorNeedles()...))
+
+// vendorNeedles are the prefixes of KindVendorToken (compared
+// case-insensitively).
+func vendorNeedles() (w []string) {
+	for _, byLen := range vendorPrefixes {
+		for _, vs := range byLen {
+			for _, v := range vs {
+				w = append(w, lowerString(v.p[:v.sep+1]))
+			}
+		}
+	}
+	return append(w, "dapi")
+}
+
+// exactVendorNeedles are the starts of the KindVendorToken shapes found at
+// a digit, spelled as they are: Twilio's SK/AC and a hex digit, SendGrid's
+// "SG.", Telegram's ":AA", and the first three bytes of a Discord token
+// (base64 of a user id's first two digits).
+func exactVendorNeedles() (w []string) {
+	for _, c := range "0123456789abcdef" {
+		w = append(w, "SK"+string(c), "AC"+string(c))
+	}
+	w = append(w, "SG.", ":AA")
+	for d0 := byte('1'); d0 <= '9'; d0++ {
+		for d1 := byte('0'); d1 <= '9'; d1++ {
+			const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+			w = append(w, string([]byte{b64[d0>>2], b64[(d0&3)<<4|d1>>4], b64[(d1&15)<<2]}))
+		}
+	}
+	return w
+}
+
+func lowerString(s string) string {
+	b := []byte(s)
+	for i := range b {
+		b[i] = lower(b[i])
+	}
+	return string(b)
+}
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and

@@ -44,7 +44,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 	b := view(s)
 	n := len(b)
 	t := &credAnchor
-	b64End := 0 // the end of the last base64 run looked at
+	b64End, wordEnd := 0, 0 // the runs checked already
 	for i := 0; i < n; i++ {
 		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
@@ -57,20 +57,46 @@ func MayHoldCredentialText[T Text](s T) bool {
 		}
 		if anchor[b[i]]&aDigit != 0 {
 			// Only a base64 run long enough to be decoded, holding an
-			// encoded token prefix; each run is looked at once. Its
-			// other anchors are not passed over: "0AKIA…" holds a
-			// token after its digit.
+			// encoded token prefix; each run is looked at once.
+			if b[i] == '3' && encodedSep(b, i) {
+				return true
+			}
+			short := false
 			if i >= b64End {
-				y, ok := b64Candidate(b, i)
+				x, y, ok := b64Candidate(b, i)
 				if ok {
 					return true
 				}
 				b64End = y
+				if short = y-x < minDigitToken; short {
+					wordEnd = y // its word runs are shorter still
+				}
 			}
-			// The run's digits are done: on to its next other anchor.
-			for i+1 < b64End && (t[b[i+1]] == 0 || anchor[b[i+1]]&aDigit != 0) {
-				i++
+			if short {
+				// A run too short for a digit token: the rest of it matters
+				// only from a prefix or scheme anchor that can start a token
+				// (not a '-' or '_' after a digit: "2026-03-29", "req-000007").
+				j := i + 1
+				for ; j < b64End; j++ {
+					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') ||
+						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && b[j-1] == '8' || c == '-' && j+1 < n && b[j+1] == '-') {
+						break
+					}
+				}
+				if j == b64End {
+					i = j - 1
+					continue
+				}
 			}
+			if i >= wordEnd {
+				var ok bool
+				if wordEnd, ok = digitCandidate(b, i); ok {
+					return true
+				}
+			}
+			// Only the digits are skipped: another anchor in the run may
+			// start a token glued after them ("x1AKIA…", "a1-sk-…").
+			i = max(i, run(b, i, cDigit)-1)
 			continue
 		}
 		if mayRevealCredential(b, i) {
@@ -85,9 +111,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 // decoded and holds the encoding of a token prefix. end is the run's end.
 // It implies nothing about find's other digit checks (phone numbers, ID
 // numbers, high-entropy tokens), none of which is a credential.
-func b64Candidate(s []byte, i int) (end int, ok bool) {
+func b64Candidate(s []byte, i int) (start, end int, ok bool) {
 	if !is(s[i], b64alpha) {
-		return i + 1, false // '+' ends a run: the next byte starts one
+		return i, i + 1, false // '+' ends a run: the next byte starts one
 	}
 	x := i
 	for x > 0 && is(s[x-1], b64alpha) {
@@ -95,11 +121,11 @@ func b64Candidate(s []byte, i int) (end int, ok bool) {
 	}
 	y := run(s, i, b64alpha)
 	if y-x < minB64 {
-		return y, false
+		return x, y, false
 	}
 	// (No upper bound: find, started later in a run too long to decode,
 	// may see a part of it short enough.)
-	return y, anyWord(b64Table, s[x:y])
+	return x, y, anyWord(b64Table, s[x:y])
 }
 
 // mayRevealCredential reports whether find, reaching the anchor s[i] from
@@ -138,7 +164,7 @@ func keyBefore(s []byte, i int) bool {
 	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
 		j--
-		if j > 0 && s[j-1] == '\\' {
+		for n := 0; n < 7 && j > 0 && s[j-1] == '\\'; n++ {
 			j--
 		}
 	}
@@ -170,3 +196,9 @@ var minSpecialLetters = func() int {
 	}
 	return n
 }()
+
+// encodedSep is keyBefore for a URL-encoded separator ("%3D", "%3A")
+// whose '3' is s[i].
+func encodedSep(s []byte, i int) bool {
+	return i > 0 && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') && keyBefore(s, i-1)
+}

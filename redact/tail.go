@@ -38,6 +38,9 @@ func MayStartCredential[T Text](tail T) bool {
 	if anyWord(keyTable, win) && mayProbe(win) && probed(win) {
 		return true
 	}
+	if digitTokenStart(b) {
+		return true
+	}
 	w := len(b)
 	for w > 0 && len(b)-w < maxNeedle && (is(b[w-1], word) || b[w-1] == ':' || b[w-1] == '/') {
 		w--
@@ -98,13 +101,14 @@ var tokenTable, keyTable = func() (*pairTable, *pairTable) {
 			tok = append(tok, n)
 		}
 	}
-	return makePairTable(tok, b64Needles()), newPairTable(credWords)
+	return makePairTable(append(tok, vendorNeedles()...), append(b64Needles(), "SG.", ":AA")), newPairTable(credWords)
 }()
 
 // probes are what the next text could start with: a separator and a
 // value, or more of a value in progress. Letters only, long enough for a
 // scheme's token: no digit sends the scan into the random-token checks.
-var probes = []string{"=AbCdEfGhIjKlMnOpQrStUv", " AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv"}
+var probes = []string{"=AbCdEfGhIjKlMnOpQrStUv", " AbCdEfGhIjKlMnOpQrStUv", "AbCdEfGhIjKlMnOpQrStUv",
+	"%3DAbCdEfGhIjKlMnOpQrStUv", "3DAbCdEfGhIjKlMnOpQrStUv"} // and URL-encoded: "password%" | "3D…"
 
 const probeWindow = 72 // a key is at most 64 bytes
 
@@ -124,8 +128,8 @@ func probed(win []byte) bool {
 // mayProbe is an exact gate of probed: false only where no probe can
 // complete a credential, so that the three Straddles are run only for a
 // tail that ends in a key, a separator, a quote or inside a word. It is
-// false when win ends in white space, holds no separator (':', '='),
-// quote or backslash, and the word before that white space holds no key
+// false when win ends in white space, holds no separator (':', '=', or
+// '%', which starts a URL-encoded one: "token%3D"), quote or backslash, and the word before that white space holds no key
 // word. Then no credential crosses the end of win + probe:
 //
 //   - sep: win has no separator (nor "://"), and the probe's '=' takes as
@@ -150,7 +154,7 @@ func mayProbe(win []byte) bool {
 	}
 	for _, c := range win {
 		switch c {
-		case ':', '=', '"', '\'', '\\':
+		case ':', '=', '%', '"', '\'', '\\':
 			return true
 		}
 	}
@@ -182,7 +186,7 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 			}
 		}
 	}
-	add(t, append(append([]string(nil), tokenPrefixes...), "://"))
+	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi"), vendorPrefixStrings()...))
 	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
 	add(e, b64Needles())
 	return t, k, e
@@ -203,4 +207,42 @@ func hasPEMDash(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// vendorPrefixStrings are the KindVendorToken prefixes through their first
+// separator, as they are spelled.
+func vendorPrefixStrings() (w []string) {
+	for _, byLen := range vendorPrefixes {
+		for _, vs := range byLen {
+			for _, v := range vs {
+				w = append(w, v.p[:v.sep+1])
+			}
+		}
+	}
+	return w
+}
+
+// digitTokenStart reports a tail ending in the start of a token shape that
+// digitToken or telegram finds: Twilio's SK/AC and hex, a Discord token's
+// first segment (base64 of a decimal id) and what follows it, a Telegram
+// bot id of 8 to 10 digits and its ':' or ":A" (a bot id cut in its first
+// eight digits is not seen, nor a shape cut after its first byte).
+func digitTokenStart(b []byte) bool {
+	w := len(b)
+	for w > 0 && len(b)-w < 80 && (is(b[w-1], word) || b[w-1] == '.' || b[w-1] == ':') {
+		w--
+	}
+	last := b[w:]
+	if len(last) < 2 {
+		return false
+	}
+	if at(last, 0, "SK") || at(last, 0, "AC") {
+		return hexRun(last, 2) == len(last) && len(last) < 34
+	}
+	if c0, c1 := last[0], last[1]; c0 >= 'M' && c0 <= 'O' && (c1 == 'D' || c1 == 'T' || c1 == 'j' || c1 == 'z') {
+		seg := last[:run(last, 0, word)]
+		return len(seg) <= 28 && discordID(seg[:len(seg)/4*4])
+	}
+	d := run(last, 0, cDigit)
+	return d >= 8 && d <= 10 && (d == len(last) || last[d] == ':' && (d+1 == len(last) || d+2 == len(last) && last[d+1] == 'A'))
 }

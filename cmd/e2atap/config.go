@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
+	"github.com/e2atap/e2atap/redact"
 	"github.com/e2atap/e2atap/tap"
 	"github.com/e2atap/e2atap/tap/tlsfiles"
 	"github.com/e2atap/e2atap/validate"
@@ -315,6 +316,8 @@ func (c *Config) validate() Problems {
 			add(key, "%s: name is missing", where)
 		case !tapName.MatchString(t.Name):
 			add(key+".name", "%s: name %q: use letters, digits, '.', '_' or '-' (it is a metric label)", where, t.Name)
+		case redact.Contains(t.Name):
+			add(key+".name", "%s: name %s holds a credential or personal data: it is a metric label, printed everywhere", where, redact.MaskID(t.Name))
 		case names[t.Name]:
 			add(key+".name", "%s: name %q is used by another tap", where, t.Name)
 		}

@@ -92,6 +92,14 @@ var corpusShapes = []corpusShape{
 	{"base64_token", corpusB64, []string{corpusB64}},
 	{"sk_after_dash", "idsk-sk-proj-CRPSdash0123456789", []string{"CRPSdash0123456789"}},
 	{"url_userinfo_nodot", "nats://natsuser:CRPSnatspw99@mesh:4222", []string{"CRPSnatspw99"}},
+	// Shapes the first corpus did not have.
+	{"npm", "npm_crpsabcdefghijklmnopqrstuvwxyz012345", []string{"crpsabcdefghijklmnopqrstuvwxyz012345"}},
+	{"telegram", "bot 123456789:AACRPSTcvCH1vGWJxfSeofSAs0K5PALDsaw", []string{"AACRPSTcvCH1vGWJxfSeofSAs0K5PALDsaw"}},
+	{"huggingface", "hf_CRPSabcdefghijklmnopqrstuvwxyzAB", []string{"CRPSabcdefghijklmnopqrstuvwxyzAB"}},
+	{"twilio", "SKc0ffee0123456789abcdef0123456789", []string{"c0ffee0123456789abcdef0123456789"}},
+	{"glued_ghp", "run1_ghp_CRPSglued456789abcdefghijKLMN", []string{"CRPSglued456789abcdefghijKLMN"}},
+	{"url_encoded_pair", "q=password%3DCRPSencpw0123%26x%3D1", []string{"CRPSencpw0123"}},
+	{"card", "4111 1111 1111 1111", []string{"4111 1111 1111 1111"}},
 }
 
 // expectAfterMerge: the shapes of corpusShapes that the detector does not
@@ -633,6 +641,13 @@ func corpusRun(t *testing.T, content string) {
 	const (
 		natsPass   = "CRPSnatsPassword42"
 		fileSecret = "sk-proj-CRPSfilename0123456"
+		// Places outside the records: the Gateway's upgrade request (its
+		// query string and headers) and a NATS subject.
+		wsQuery      = "CRPSwsquery0123456789"
+		wsBearer     = "CRPSwsbearer0123456789"
+		wsCookie     = "CRPSwscookie0123456789"
+		wsAPIKey     = "CRPSwsapikey0123456789"
+		subjectToken = "ghp_CRPSsubject456789abcdefghijKLMN"
 	)
 	streams := allCorpusStreams()
 	dir := t.TempDir()
@@ -679,7 +694,8 @@ outputs:
 	waitReady(t, listen)
 
 	// The ws tap: a Gateway sends every request, the AgentServer answers.
-	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/", nil)
+	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/?token="+wsQuery, http.Header{
+		"Authorization": {"Bearer " + wsBearer}, "Cookie": {"sid=" + wsCookie}, "X-Api-Key": {wsAPIKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -718,6 +734,11 @@ outputs:
 	fr := allCorpusFrames(t)
 	for _, f := range fr {
 		if err := nc.Publish("agent.frames", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range lines[:3] {
+		if err := nc.Publish("agent."+subjectToken, []byte(l)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -768,6 +789,9 @@ outputs:
 			t.Errorf("no record of tap %s in the record log", tapName)
 		}
 	}
+	if m := `"source":"mesh:agent.` + corpusMark(subjectToken) + `"`; !bytes.Contains(recs, []byte(m)) {
+		t.Errorf("no record of the subject that holds a token, with its source masked as %s", m)
+	}
 	lc := newLeakChecker(t)
 	lc.check("record log", recs)
 	lc.check("findings log", finds)
@@ -781,6 +805,11 @@ outputs:
 		}
 		if bytes.Contains(out, []byte(strings.TrimPrefix(fileSecret, "sk-proj-"))) {
 			t.Errorf("the credential in the log file's name is in the %s", name)
+		}
+		for _, v := range []string{wsQuery, wsBearer, wsCookie, wsAPIKey, strings.TrimPrefix(subjectToken, "ghp_")} {
+			if bytes.Contains(out, []byte(v)) {
+				t.Errorf("%s (from the upgrade request or a NATS subject) is in the %s", v, name)
+			}
 		}
 	}
 	if m := corpusMark(fileSecret); !strings.Contains(stderr.String(), m) {
@@ -838,6 +867,9 @@ func TestCorpusConfigErrors(t *testing.T) {
 		{"otlp endpoint with userinfo", `{name: logs, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`,
 			[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://u:" + pass + "@bad host:4318/v1/traces"}, "traces"},
 		{"ws upstream malformed", `{name: agent-ws, type: ws, listen: "` + freeAddr(t) + `", upstream: "ws://user:` + pass + `@bad host:1"}`, nil, "upstream"},
+		// A tap name is a metric label and is printed everywhere: one that
+		// holds a credential is refused, without printing it.
+		{"tap name holding a token", `{name: sk-proj-` + pass + `, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`, nil, "metric label"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := write(strings.ReplaceAll(c.name, " ", "_")+".yaml", c.tap)

@@ -94,15 +94,20 @@
 //	gh[pousr]_…, github_pat_…, glpat-…, AKIA…,                              glpat, aws,
 //	xox?-…, sk_live_…, AIza…, PEM private keys,                             slack, stripe,
 //	password=…/api_key: …/token=… pairs (URLs,                              google,
-//	query strings, text), URL userinfo, long                                private_key,
-//	random tokens (≥32, mixed, ≥4.3 bits/char)                              cookie,
-//	                                                                        key_value,
-//	                                                                        url_userinfo,
-//	                                                                        high_entropy
+//	query strings, text; also URL-encoded),                                 private_key,
+//	URL userinfo, other providers' tokens                                   cookie,
+//	(npm_, hf_, pypi-, SG., Twilio, Discord,                                key_value,
+//	Telegram, dapi, dop_v1_, shpat_…), long                                 url_userinfo,
+//	random tokens (≥32, mixed, ≥4.3 bits/char);                             vendor_token,
+//	the "value" after a credential-named                                    high_entropy
+//	"name"/"key" field ({"name":"DB_PASSWORD",
+//	"value":…}: env lists, HAR headers)
 //	e-mail addresses, phone numbers (+CC…,        ****** (fingerprinted     email, phone,
-//	CN mobile), CN ID numbers (check digit),      inside rule-read ids      cn_id, user_id
-//	user_id=… in text; email/phone/mobile/tel     and in keys)
-//	keys
+//	CN mobile, North American), CN ID numbers     inside rule-read ids      cn_id, user_id,
+//	(check digit), card numbers (Luhn), IBANs     and in keys)              card, iban
+//	(mod 97), user_id=… in text; email/phone/
+//	mobile/tel keys; an integer literal of 11
+//	to 19 digits that is one of these
 //	body.delta, body.result, top-level result     content policy            content
 //	and projections; keys delta, text, content,
 //	prompt, query, content_blocks, parts,

@@ -1,6 +1,7 @@
 package jsonlog
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strconv"
@@ -456,6 +457,7 @@ func (st *state) object(i int, c ctx, rule Rule, closeIt bool) (int, error) {
 		return i + 1, nil
 	}
 	first := true
+	var named []byte // a credential name in a "name"/"key" field: the key of the object's "value"
 	for {
 		if i >= len(in) || in[i] != '"' {
 			return 0, &SyntaxError{i, "expected a key"}
@@ -475,7 +477,18 @@ func (st *state) object(i int, c ctx, rule Rule, closeIt bool) (int, error) {
 			return 0, &SyntaxError{i, "expected ':'"}
 		}
 		i = st.ws(i + 1)
-		m := st.decide(c, rule, key)
+		var m mode
+		switch {
+		case named != nil && len(key) == 5 && string(key) == "value":
+			// {"name": "DB_PASSWORD", "value": "…"} (Kubernetes env
+			// lists, HAR headers): the value is judged under its name.
+			m = st.decide(c, rule, named)
+		case i < len(in) && in[i] == '"' && (string(key) == "name" || string(key) == "key"):
+			named = credentialName(in, i)
+			m = st.decide(c, rule, key)
+		default:
+			m = st.decide(c, rule, key)
+		}
 		if m.act == actDrop {
 			if i, err = st.skip(i); err != nil {
 				return 0, err
@@ -631,6 +644,13 @@ func (st *state) value(i int, m mode) (int, error) {
 			st.out = append(st.out, `"`+mask+`"`...)
 			st.hit(m.rule)
 		default:
+			if r, ok := piiNumber(in[i:e]); ok {
+				// A phone or card number typed as a number: masked as the
+				// same digits in a string would be.
+				st.out = append(st.out, `"`+mask+`"`...)
+				st.hit(r)
+				break
+			}
 			st.out = append(st.out, in[i:e]...)
 		}
 		return e, nil
@@ -1063,4 +1083,47 @@ func unescapedLenBuf(raw []byte) []byte {
 		return raw
 	}
 	return e2a.AppendUnquoted(nil, raw)
+}
+
+// piiNumber reports an integer literal of 11 to 19 digits (a phone number
+// with or without its country code, a card number) that Find takes whole
+// for personal data, and its rule. Shorter numbers (counts, ids) and
+// millisecond timestamps are no shape Find knows.
+func piiNumber(lit []byte) (Rule, bool) {
+	if len(lit) < 11 || len(lit) > 19 {
+		return 0, false
+	}
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	m, ok := redact.Find(lit, 0)
+	if !ok || m.Start != 0 || m.End != len(lit) || m.Kind.Credential() || m.Kind == redact.KindHighEntropy {
+		return 0, false
+	}
+	return kindRule[m.Kind], true
+}
+
+// credentialName returns the decoded string at in[i] (a JSON string) when
+// it names a credential or an Authorization/Cookie header, else nil.
+func credentialName(in []byte, i int) []byte {
+	e := i + 1
+	for e < len(in) && in[e] != '"' {
+		if in[e] == '\\' {
+			e++
+		}
+		e++
+	}
+	if e >= len(in) || e-i > 130 {
+		return nil
+	}
+	v := in[i+1 : e]
+	if bytes.IndexByte(v, '\\') >= 0 {
+		v = e2a.AppendUnquoted(nil, v)
+	}
+	if !redact.ClassifyKey(v).Credential() {
+		return nil
+	}
+	return v
 }

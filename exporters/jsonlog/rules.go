@@ -34,6 +34,9 @@ const (
 	RuleCNID                      // a Chinese resident ID number
 	RuleUserID                    // user_id=… in text
 	RuleHighEntropy               // a long random token with no known prefix
+	RuleVendorToken               // another provider's token (npm_, hf_, SG., Twilio, Telegram…)
+	RuleCard                      // a payment card number (Luhn-valid)
+	RuleIBAN                      // an IBAN (mod 97)
 	NumRules
 )
 
@@ -66,6 +69,9 @@ var RuleNames = [NumRules]string{
 	RuleCNID:          "cn_id",
 	RuleUserID:        "user_id",
 	RuleHighEntropy:   "high_entropy",
+	RuleVendorToken:   "vendor_token",
+	RuleCard:          "card",
+	RuleIBAN:          "iban",
 }
 
 func (r Rule) String() string {
@@ -101,10 +107,13 @@ var kindRule = func() (t [redact.NumKinds]Rule) {
 	t[redact.KindCNID] = RuleCNID
 	t[redact.KindUserID] = RuleUserID
 	t[redact.KindHighEntropy] = RuleHighEntropy
+	t[redact.KindVendorToken] = RuleVendorToken
+	t[redact.KindCard] = RuleCard
+	t[redact.KindIBAN] = RuleIBAN
 	return t
 }()
 
 // isPII: masked without a fingerprint, except inside ids and keys.
 func (r Rule) isPII() bool {
-	return r == RuleEmail || r == RulePhone || r == RuleCNID || r == RuleUserID
+	return r == RuleEmail || r == RulePhone || r == RuleCNID || r == RuleUserID || r == RuleCard || r == RuleIBAN
 }

@@ -1,0 +1,375 @@
+package redact
+
+// The token shapes of more providers (KindVendorToken), payment card
+// numbers (KindCard), IBANs (KindIBAN), North American phone numbers and
+// URL-encoded key=value pairs. Every credential shape here is revealed at
+// an anchor the text prefilter already stops at: a prefix's '_' or '-'
+// (npm_, hf_, pypi-, dop_v1_, shpat_, sq0atp-, key-, glrt-…), the 'A' of a
+// Telegram bot token's "AA", or a digit inside a long word run (Twilio
+// SK…/AC…, Databricks dapi…, Discord, SendGrid SG.….…), which
+// MayHoldCredentialText checks with digitToken.
+
+// vendorPrefix is a token prefix through its separators; sep is the index
+// of its first '_' or '-', the anchor find reaches it at.
+type vendorPrefix struct {
+	p   string
+	sep int
+	min int   // bytes of class cl after p
+	cl  uint8 // 0: lower-case hex
+}
+
+var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
+	for _, v := range []vendorPrefix{
+		{p: "npm_", min: 36, cl: alnum},                                           // npm
+		{p: "hf_", min: 30, cl: alnum},                                            // Hugging Face
+		{p: "pypi-AgEIcHlwaS5vcmc", min: 50, cl: word},                            // PyPI (a macaroon for pypi.org)
+		{p: "dop_v1_", min: 64}, {p: "doo_v1_", min: 64}, {p: "dor_v1_", min: 64}, // DigitalOcean
+		{p: "shpat_", min: 32}, {p: "shpca_", min: 32}, {p: "shppa_", min: 32}, {p: "shpss_", min: 32}, // Shopify
+		{p: "sq0atp-", min: 22, cl: word}, {p: "sq0csp-", min: 43, cl: word}, // Square
+		{p: "key-", min: 32},                                  // Mailgun
+		{p: "glrt-", min: 20, cl: word},                       // GitLab runner
+		{p: "gldt-", min: 20, cl: word},                       // GitLab deploy token
+		{p: "glptt-", min: 40, cl: word},                      // GitLab pipeline trigger
+		{p: "gsk_", min: 48, cl: alnum},                       // Groq
+		{p: "xai-", min: 64, cl: alnum},                       // xAI
+		{p: "pplx-", min: 40, cl: alnum},                      // Perplexity
+		{p: "r8_", min: 36, cl: alnum},                        // Replicate
+		{p: "whsec_", min: 32, cl: alnum | cSlash},            // Stripe webhook secret
+		{p: "dckr_pat_", min: 27, cl: word},                   // Docker Hub
+		{p: "lin_api_", min: 40, cl: alnum},                   // Linear
+		{p: "rubygems_", min: 48},                             // RubyGems
+		{p: "AGE-SECRET-KEY-1", min: 58, cl: cUpper | cDigit}, // age
+	} {
+		for k := 0; k < len(v.p); k++ {
+			if v.p[k] == '_' || v.p[k] == '-' {
+				v.sep = k
+				break
+			}
+		}
+		c := 0
+		if v.p[v.sep] == '-' {
+			c = 1
+		}
+		t[c][v.sep] = append(t[c][v.sep], v)
+	}
+	return t
+}()
+
+// vendorLast marks the two bytes a prefix has before its first
+// separator (vendorLast[sep][last] is a bit set of the byte before it):
+// the two bytes vendor looks at before anything else.
+var vendorLast = func() (t [2][256][4]uint64) {
+	for c, byLen := range vendorPrefixes {
+		for _, vs := range byLen {
+			for _, v := range vs {
+				b := v.p[v.sep-2]
+				t[c][v.p[v.sep-1]][b>>6] |= 1 << (b & 63)
+			}
+		}
+	}
+	return t
+}()
+
+// vendor checks the provider prefixes whose first separator is the '_' or
+// '-' at s[i]: the prefix must start a word (no letter or digit before it).
+func vendor(s []byte, i int) (st, e int, ok bool) {
+	c := 0
+	if s[i] == '-' {
+		c = 1
+	}
+	if i < 2 || vendorLast[c][s[i-1]][s[i-2]>>6]&(1<<(s[i-2]&63)) == 0 {
+		return 0, 0, false
+	}
+	w := i
+	for w > 0 && i-w < 16 && is(s[w-1], alnum) {
+		w--
+	}
+	if w == i || i-w >= 16 || w > 0 && is(s[w-1], alnum) {
+		return 0, 0, false
+	}
+	for _, v := range vendorPrefixes[c][i-w] {
+		if !at(s, w, v.p) {
+			continue
+		}
+		b := w + len(v.p)
+		if v.cl == 0 {
+			e = hexRun(s, b)
+		} else {
+			e = run(s, b, v.cl)
+		}
+		if e-b >= v.min {
+			return w, e, true
+		}
+	}
+	return 0, 0, false
+}
+
+// hexRun returns the end of the run of lower-case hex digits at s[i].
+func hexRun(s []byte, i int) int {
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
+		i++
+	}
+	return i
+}
+
+// telegram matches a Telegram bot token "<8-10 digits>:AA<33>" whose "AA"
+// is at s[i]; the digits start a word or follow "bot" (as in the API's
+// URLs, "/bot123456789:AA…/getMe").
+func telegram(s []byte, i int) (st, e int, ok bool) {
+	if i < 9 || s[i-1] != ':' || !at(s, i, "AA") {
+		return 0, 0, false
+	}
+	d := i - 1
+	for d > 0 && i-1-d <= 10 && is(s[d-1], cDigit) {
+		d--
+	}
+	if n := i - 1 - d; n < 8 || n > 10 {
+		return 0, 0, false
+	}
+	if d > 0 && is(s[d-1], alnum) && !(d >= 3 && at(s, d-3, "bot")) {
+		return 0, 0, false
+	}
+	e = run(s, i, word)
+	return d, e, e-i >= 35
+}
+
+// digitToken checks the word run s[a:b] (which holds a digit) for the
+// token shapes with no separator find stops at: Twilio SK…/AC… (34),
+// Databricks dapi… (36), a Discord bot token (three base64url segments, the
+// first one a user id in base64) and SendGrid's SG.<22>.<43>, where the run
+// is either segment. st may be before a (never before from).
+func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
+	n := b - a
+	switch {
+	case n == 34 && (at(s, a, "SK") || at(s, a, "AC")) && hexRun(s, a+2) == b:
+		return a, b, true
+	case n >= 36 && n <= 40 && at(s, a, "dapi") && hexRun(s, a+4) >= a+36:
+		return a, b, true
+	case n >= 24 && n <= 28 && b+1 < len(s) && s[b] == '.' && discordID(s[a:b]):
+		x := run(s, b+1, word)
+		if x-b-1 == 6 && x < len(s) && s[x] == '.' {
+			if y := run(s, x+1, word); y-x-1 >= 27 && y-x-1 <= 38 {
+				return a, y, true
+			}
+		}
+	case n == 22 && a >= 3 && at(s, a-3, "SG.") && a-3 >= from && b < len(s) && s[b] == '.':
+		if y := run(s, b+1, word); y-b-1 >= 43 && (a == 3 || !is(s[a-4], alnum)) {
+			return a - 3, y, true
+		}
+	case n >= 43 && a >= 26 && s[a-1] == '.' && at(s, a-26, "SG.") && a-26 >= from:
+		if run(s, a-23, word) == a-1 && (a == 26 || !is(s[a-27], alnum)) {
+			return a - 26, b, true
+		}
+	}
+	return 0, 0, false
+}
+
+// discordID reports base64 of an ASCII decimal number, as a Discord
+// token's first segment is: every group of four starts [MNO][DTjz][AEIMQUYcgk].
+func discordID(seg []byte) bool {
+	for k := 0; k+3 <= len(seg); k += 4 {
+		c0, c1, c2 := seg[k], seg[k+1], seg[k+2]
+		if c0 < 'M' || c0 > 'O' {
+			return false
+		}
+		if c1 != 'D' && c1 != 'T' && c1 != 'j' && c1 != 'z' {
+			return false
+		}
+		switch c2 {
+		case 'A', 'E', 'I', 'M', 'Q', 'U', 'Y', 'c', 'g', 'k':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// minDigitToken is the shortest word run digitToken accepts (SendGrid's
+// middle segment).
+const minDigitToken = 22
+
+// digitCandidate is digitToken for the text prefilter: the word run
+// around the digit at s[i].
+// end is the end of the word run.
+func digitCandidate(s []byte, i int) (end int, ok bool) {
+	a := i
+	for a > 0 && is(s[a-1], word) {
+		a--
+	}
+	b := run(s, i, word)
+	if b-a < minDigitToken {
+		return b, false
+	}
+	_, _, ok = digitToken(s, 0, a, b)
+	return b, ok
+}
+
+// card matches a payment card number at s[i] (a digit that no letter or
+// digit precedes): 13 to 19 digits, alone or in groups of 3 to 6 split by
+// single spaces or dashes, the first group of four, with an issuer prefix
+// (Visa, Mastercard, Amex, Discover, UnionPay, JCB, Diners) and a valid
+// Luhn check digit. Millisecond timestamps (17…) and most ids have no
+// issuer prefix; a random 16-digit id that has one passes the Luhn check
+// one time in ten.
+func card(s []byte, i int) (int, bool) {
+	var d [19]byte
+	n, e := 0, i
+	var sep byte
+	for g := 0; ; g++ {
+		x := run(s, e, cDigit)
+		gl := x - e
+		if g == 0 && gl >= 13 && gl <= 19 {
+			copy(d[:], s[e:x])
+			n, e = gl, x
+			break
+		}
+		if g == 0 && gl != 4 || g > 0 && (gl < 3 || gl > 6) || n+gl > 19 {
+			return 0, false
+		}
+		copy(d[n:], s[e:x])
+		n, e = n+gl, x
+		if e+1 < len(s) && (sep == 0 && (s[e] == ' ' || s[e] == '-') || sep != 0 && s[e] == sep) && is(s[e+1], cDigit) {
+			sep = s[e]
+			e++
+			continue
+		}
+		break
+	}
+	if n < 13 || e < len(s) && is(s[e], alnum) || !cardIIN(d[:n]) || !luhn(d[:n]) {
+		return 0, false
+	}
+	return e, true
+}
+
+func cardIIN(d []byte) bool {
+	n := len(d)
+	p2 := int(d[0]-'0')*10 + int(d[1]-'0')
+	p4 := p2*100 + int(d[2]-'0')*10 + int(d[3]-'0')
+	switch {
+	case d[0] == '4':
+		return n == 13 || n == 16 || n == 19
+	case p2 >= 51 && p2 <= 55, p4 >= 2221 && p4 <= 2720:
+		return n == 16
+	case p2 == 34 || p2 == 37:
+		return n == 15
+	case p2 == 35 || p2 == 62 || p2 == 65 || p4 == 6011 || p4/10 >= 644 && p4/10 <= 649:
+		return n >= 16
+	case p2 == 30 || p2 == 36 || p2 == 38 || p2 == 39:
+		return n >= 14
+	}
+	return false
+}
+
+func luhn(d []byte) bool {
+	sum := 0
+	for k := len(d) - 1; k >= 0; k-- {
+		x := int(d[k] - '0')
+		if (len(d)-1-k)%2 == 1 {
+			if x *= 2; x > 9 {
+				x -= 9
+			}
+		}
+		sum += x
+	}
+	return sum%10 == 0
+}
+
+// iban matches an IBAN starting at s[i] (two capital letters, then the
+// two check digits): 15 to 34 capital letters and digits, written whole or
+// in groups of four split by single spaces, mod 97 == 1.
+func iban(s []byte, i int) (int, bool) {
+	var d [34]byte
+	n, e := 0, i
+	x := run(s, i, cUpper|cDigit)
+	switch {
+	case x-i >= 15 && x-i <= 34:
+		copy(d[:], s[i:x])
+		n, e = x-i, x
+	case x-i == 4:
+		for {
+			x = run(s, e, cUpper|cDigit)
+			gl := x - e
+			if gl > 4 || n+gl > 34 {
+				return 0, false
+			}
+			copy(d[n:], s[e:x])
+			n, e = n+gl, x
+			if gl < 4 || e+1 >= len(s) || s[e] != ' ' || !is(s[e+1], cUpper|cDigit) {
+				break
+			}
+			e++
+		}
+	default:
+		return 0, false
+	}
+	if n < 15 || e < len(s) && is(s[e], alnum) || !is(d[2], cDigit) || !is(d[3], cDigit) {
+		return 0, false
+	}
+	// Move the first four to the end, letters to 10..35, mod 97.
+	r := 0
+	for k := 0; k < n; k++ {
+		c := d[(k+4)%n]
+		if is(c, cDigit) {
+			r = (r*10 + int(c-'0')) % 97
+		} else {
+			r = (r*100 + int(c-'A') + 10) % 97
+		}
+	}
+	return e, r == 1
+}
+
+// nanp matches a North American number at the three digits s[i:i+3]:
+// "(415) 555-0132" (from the '(' before i) or "415-555-0132",
+// "415.555.0132"; area code and exchange start with 2 to 9.
+func nanp(s []byte, from, i int) (st, e int, ok bool) {
+	if s[i] < '2' {
+		return 0, 0, false
+	}
+	st, j := i, i+3
+	var sep byte
+	switch {
+	case i > from && s[i-1] == '(' && j < len(s) && s[j] == ')':
+		st, j = i-1, j+1
+		if j < len(s) && s[j] == ' ' {
+			j++
+		}
+	case j < len(s) && (s[j] == '-' || s[j] == '.'):
+		sep = s[j]
+		j++
+	default:
+		return 0, 0, false
+	}
+	if run(s, j, cDigit) != j+3 || s[j] < '2' {
+		return 0, 0, false
+	}
+	j += 3
+	if j >= len(s) || s[j] != '-' && s[j] != '.' || sep != 0 && s[j] != sep {
+		return 0, 0, false
+	}
+	j++
+	if run(s, j, cDigit) != j+4 {
+		return 0, 0, false
+	}
+	j += 4
+	if j < len(s) && (is(s[j], alnum) || j+1 < len(s) && (s[j] == '-' || s[j] == '.') && is(s[j+1], cDigit)) {
+		return 0, 0, false
+	}
+	return st, j, true
+}
+
+// encodedValueEnd reports where a URL-encoded value ends: at a delimiter
+// of isValueEnd or at the encoding of one (%26 &, %20 space, %22 ", %27 ',
+// %3B ;, %2C ,, %0A, %0D).
+func encodedValueEnd(s []byte, e int) bool {
+	if isValueEnd(s[e], 0, false, false) {
+		return true
+	}
+	if s[e] != '%' || e+2 >= len(s) {
+		return false
+	}
+	switch string([]byte{s[e+1], s[e+2] | 0x20}) {
+	case "26", "20", "22", "27", "3b", "2c", "0a", "0d":
+		return true
+	}
+	return false
+}
