@@ -342,3 +342,124 @@ func vmSize() int64 {
 	}
 	return 0
 }
+
+// FuzzTable: any sequence of inserts, removes and compactions, with keys
+// long enough that the slot array grows, state segments are freed as the
+// table shrinks and key chunks are compacted, keeps the table equal to a
+// map of its keys. Under E2ATAP_OFFHEAP_POISON=1 (make fuzz), any use of a
+// piece after the table replaced it faults.
+func FuzzTable(f *testing.F) {
+	f.Add([]byte{0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 2, 255, 2, 255, 2, 255, 2, 200, 3, 0, 0, 10})
+	f.Add([]byte{0, 50, 2, 49, 0, 50, 2, 50, 3, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		tab := newTable(0)
+		model := map[string]bool{}
+		next := 0
+		for i := 0; i+1 < len(ops) && i < 64; i += 2 {
+			op, arg := ops[i]%4, int(ops[i+1])
+			switch op {
+			case 0, 1:
+				for k := 0; k < arg*8; k++ {
+					key := fmt.Appendf(nil, "k%d-%s", next, strings.Repeat("p", 200+next%100))
+					next++
+					if tab.insert(key, tab.hash(key)) < 0 {
+						t.Fatal("insert failed with memory")
+					}
+					model[string(key)] = true
+				}
+			case 2:
+				for k := 0; k < arg*8 && tab.len() > 0; k++ {
+					j := int32((k*7919 + arg) % tab.len())
+					delete(model, string(tab.key(j)))
+					tab.remove(j)
+				}
+			case 3:
+				tab.compact()
+			}
+		}
+		if tab.len() != len(model) {
+			t.Fatalf("table holds %d keys, model %d", tab.len(), len(model))
+		}
+		for k := range model {
+			if j := tab.find([]byte(k), tab.hash([]byte(k))); j < 0 || string(tab.key(j)) != k {
+				t.Fatalf("key %.20q lost", k)
+			}
+		}
+		runtime.KeepAlive(tab)
+	})
+}
+
+// TestEngineChurnPoisoned drives one engine through every operation that
+// grows, compacts, shrinks or evicts its tables (40000 streams with long
+// ids over a bound of 10000, finals, requests reusing ids, gaps, closed
+// connections, idle expiry, interrupts, a Finish and use after it) with
+// the poison mode on: a pointer or key the engine kept across one of them
+// would fault here.
+func TestEngineChurnPoisoned(t *testing.T) {
+	withPoison(t)
+	cfg := DefaultConfig()
+	cfg.MaxStreams = 10_000
+	cfg.IdleTimeout = time.Hour
+	col := &countSink{}
+	e := NewEngine(cfg, col)
+	id := "q" + strings.Repeat("y", 300) + "%08x"
+	rnd := uint64(1)
+	next := func(n int) int {
+		rnd ^= rnd << 13
+		rnd ^= rnd >> 7
+		rnd ^= rnd << 17
+		return int(rnd % uint64(n))
+	}
+	seq := map[int]int{}
+	var in Input
+	now := time.Unix(1_700_000_000, 0)
+	quarantine.mu.Lock()
+	poisoned := len(quarantine.pieces) - quarantine.head
+	quarantine.mu.Unlock()
+	for step := 0; step < 150_000; step++ {
+		s := next(40_000)
+		in = Input{Tap: "t", Conn: strconv.Itoa(s % 7), Time: now.Add(time.Duration(step) * 100 * time.Microsecond), FromLog: true}
+		switch r := next(10_000); {
+		case r < 8000:
+			in.Data = streamRecord(in.Data, s, seq[s], false, id)
+			seq[s]++
+		case r < 8800:
+			in.Data = streamRecord(in.Data, s, seq[s], true, id)
+			delete(seq, s)
+		case r < 9900:
+			in.Data = fmt.Appendf(nil, `{"request_id":"`+id+`","session_id":"sess%d","method":"chat.send","params":{}}`, s, s%50)
+			delete(seq, s)
+		case r < 9902:
+			in.Data = fmt.Appendf(nil, `{"request_id":"i%d","session_id":"sess%d","method":"chat.interrupt","params":{}}`, step, s%50)
+		case r < 9950:
+			e.Gap(&in)
+			continue
+		case r < 9951:
+			e.ConnClosed(&in)
+			continue
+		case r < 9953:
+			// The streams idle for 10 s or more (of 15 s in all).
+			e.Expire(in.Time.Add(time.Hour - 10*time.Second))
+			continue
+		default:
+			if step > 100_000 && step < 100_020 {
+				e.Finish(ReasonEOF, &in) // and used after it
+			}
+			continue
+		}
+		e.Observe(&in)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	st := e.Stats()
+	if st.Evicted == 0 || st.Records == 0 {
+		t.Fatalf("evicted %d of %d records: the tables were not churned", st.Evicted, st.Records)
+	}
+	quarantine.mu.Lock()
+	poisoned = len(quarantine.pieces) - quarantine.head - poisoned
+	quarantine.mu.Unlock()
+	if poisoned < 10 {
+		t.Fatalf("%d pieces given back: the tables were not churned", poisoned)
+	}
+	t.Logf("%d records, %d evicted, %d findings, %d pieces replaced", st.Records, st.Evicted, col.findings, poisoned)
+	runtime.KeepAlive(e)
+}
