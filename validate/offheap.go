@@ -34,7 +34,9 @@ import (
 // -v, vm.max_map_count, strict overcommit), and the tables also have a
 // ceiling of their own when a Go memory limit is charged (tableCeiling).
 // A piece that cannot be had is never a panic, and never the Go heap in
-// its stead (an allocation the runtime cannot satisfy is fatal): alloc
+// its stead (an allocation the runtime cannot satisfy is fatal; after a
+// refused mapping the tables also leave some address space to the
+// runtime: mapCeiling): alloc
 // returns nil, and the table works with what it has: a slot array that
 // cannot grow fills further, a partition that cannot take a stream evicts
 // its stalest one, and a stream that still finds no room is not tracked
@@ -133,6 +135,28 @@ func chargeLocked() {
 	}
 }
 
+// mapCeiling, once a mapping failed (0 before), is what the tables may
+// map from then on: what they held then less mapReserve, so that the
+// address space the tables would otherwise fill to the last page is left
+// to the Go runtime (whose own allocations failing is fatal) as the
+// tables shrink. It only comes down.
+var mapCeiling atomic.Int64
+
+// mapReserve is what the tables leave to the rest of the process after a
+// mapping failed (at most a quarter of what they held).
+const mapReserve = 32 << 20
+
+func lowerMapCeiling() {
+	held := offHeap.Load()
+	c := max(held-min(mapReserve, held/4), 1)
+	for {
+		cur := mapCeiling.Load()
+		if cur != 0 && cur <= c || mapCeiling.CompareAndSwap(cur, c) {
+			return
+		}
+	}
+}
+
 // testCeiling, when set, is a ceiling on what the tables map; failMaps
 // fails every mapping, as a kernel out of address space would (tests).
 var (
@@ -140,8 +164,15 @@ var (
 	failMaps    atomic.Bool
 )
 
-// mayMap says whether the tables may map n bytes more.
-func mayMap(n int) bool {
+// mayMap says whether the tables may map n bytes more (a transient piece
+// is held only by the tables' own ceilings: mapCeiling is the process's).
+func mayMap(n int, transient bool) bool {
+	if c := mapCeiling.Load(); c > 0 && offHeap.Load()+int64(n) > c {
+		return false
+	}
+	if transient {
+		return true
+	}
 	for _, c := range [...]int64{limitGuard.ceiling.Load(), testCeiling.Load()} {
 		if c > 0 && offHeap.Load()+int64(n) > c {
 			return false
@@ -177,14 +208,16 @@ type piece struct {
 // works without them). A transient piece (a compaction's new arena, which
 // frees the old one at once) may pass the ceiling.
 func (m *tableMem) alloc(n int, transient bool) []byte {
-	if !transient && !mayMap(n) {
+	if !mayMap(n, transient) {
 		allocFailures.Add(1)
 		return nil
 	}
 	var b []byte
 	isMapped := false
 	if !failMaps.Load() {
-		b, isMapped = mapBytes(n)
+		if b, isMapped = mapBytes(n); b == nil {
+			lowerMapCeiling() // the kernel refused: the address space is full
+		}
 	}
 	if b == nil {
 		allocFailures.Add(1)
