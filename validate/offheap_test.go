@@ -308,6 +308,17 @@ func TestTablesUnderAddressLimit(t *testing.T) {
 // MiB more (less than a million streams take), then feeds clean traffic
 // with a million streams open at its peak.
 func addressLimitChild() {
+	// The heap reserves its address space first (the runtime keeps it
+	// once reserved), so that what the limit leaves is the tables' to
+	// run out of, not the heap's: a heap that cannot grow is fatal
+	// whoever took the space.
+	func() {
+		b := make([]byte, 96<<20)
+		b[len(b)-1] = 1
+		sinkByte += b[0]
+	}()
+	runtime.GC()
+	debug.FreeOSMemory()
 	vm := vmSize()
 	lim := uint64(vm + 48<<20)
 	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
@@ -421,7 +432,7 @@ func TestEngineChurnPoisoned(t *testing.T) {
 	var in Input
 	now := time.Unix(1_700_000_000, 0)
 	quarantine.mu.Lock()
-	poisoned := len(quarantine.pieces) - quarantine.head
+	poisoned := quarantine.total
 	quarantine.mu.Unlock()
 	for step := 0; step < 150_000; step++ {
 		s := next(40_000)
@@ -462,7 +473,7 @@ func TestEngineChurnPoisoned(t *testing.T) {
 		t.Fatalf("evicted %d of %d records: the tables were not churned", st.Evicted, st.Records)
 	}
 	quarantine.mu.Lock()
-	poisoned = len(quarantine.pieces) - quarantine.head - poisoned
+	poisoned = quarantine.total - poisoned
 	quarantine.mu.Unlock()
 	if poisoned < 10 {
 		t.Fatalf("%d pieces given back: the tables were not churned", poisoned)

@@ -18,7 +18,30 @@ func mapBytes(n int) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
+	if !roomLeft() {
+		_ = syscall.Munmap(b)
+		return nil, false
+	}
 	return b, true
+}
+
+// roomLeft says whether, with the address space limited (RLIMIT_AS:
+// ulimit -v), mapReserve of it is still free for the rest of the process:
+// the Go runtime's own mappings failing is fatal, so the tables must not
+// take the last of it (they stop one reserve short). One probe (a
+// mapping with no access, unmapped at once) per piece, only under a
+// limit: pieces are 64 KiB and more.
+func roomLeft() bool {
+	var r syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &r) != nil || r.Cur == ^uint64(0) {
+		return true
+	}
+	p, err := syscall.Mmap(-1, 0, mapReserve, syscall.PROT_NONE, syscall.MAP_ANON|syscall.MAP_PRIVATE|syscall.MAP_NORESERVE)
+	if err != nil {
+		return false
+	}
+	_ = syscall.Munmap(p)
+	return true
 }
 
 // quarantine holds the poisoned pieces, oldest first: past quarantineMax
@@ -28,6 +51,7 @@ var quarantine struct {
 	mu     sync.Mutex
 	pieces [][]byte
 	head   int
+	total  int // pieces poisoned so far (tests)
 }
 
 const quarantineMax = 8192
@@ -40,7 +64,7 @@ func unmapBytes(b []byte) {
 	// The pages go back to the kernel (MADV_DONTNEED), the addresses stay
 	// reserved with no access: a use after this faults (SIGSEGV) where it
 	// happens, instead of reading whatever is mapped there next.
-	_ = syscall.Madvise(b, syscall.MADV_DONTNEED)
+	release(b)
 	if err := syscall.Mprotect(b, syscall.PROT_NONE); err != nil {
 		_ = syscall.Munmap(b)
 		return
@@ -49,6 +73,7 @@ func unmapBytes(b []byte) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.pieces = append(q.pieces, b)
+	q.total++
 	if len(q.pieces)-q.head > quarantineMax {
 		_ = syscall.Munmap(q.pieces[q.head])
 		q.pieces[q.head] = nil
