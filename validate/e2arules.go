@@ -309,7 +309,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 		}
 		return
 	}
-	if was == cancelled {
+	if was == cancelled || was == untracked {
 		return // the reference drops late frames of a cancelled request
 	}
 	s := e.tab.at(i)
@@ -368,6 +368,10 @@ func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rul
 			}
 			e.report(start, Off, in, key, proto, fmt.Sprintf("stream starts at sequence %d, not 0", seq))
 			s.addError()
+		} else if s.flags&fGap == 0 {
+			// Seen from its start: nothing of it was lost (lookup's
+			// forgotten evictions), its sequence is judged.
+			s.flags &^= fResync
 		}
 		return
 	}
@@ -596,7 +600,10 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	}
 	key := e.composite(in, protoE2A, skey)
 	// A new request may reuse a finished request_id: it starts afresh.
-	i, created, _ := e.lookup(key, true, true, in)
+	i, created, was := e.lookup(key, true, true, in)
+	if was == untracked {
+		return
+	}
 	s := e.tab.at(i)
 	if !created && s.flags&fRequest != 0 && e.on(RuleE2ARequestDup) {
 		e.report(RuleE2ARequestDup, Off, in, skey, ProtoE2A, "request_id already in flight")

@@ -81,6 +81,12 @@ type Stats struct {
 	// SplitUnchecked: chunk boundaries of logged streams not checked for a
 	// split secret, the tail table being full (splitsecret.go).
 	SplitUnchecked uint64
+	// Untracked: records of streams the tables had no memory for (a
+	// mapping failed, or the tables reached their share of the memory
+	// limit: offheap.go) after evicting to make room; judged as records,
+	// not as part of a stream (a loss: the stream is gapped when it is
+	// tracked again).
+	Untracked uint64
 }
 
 // Engine checks one sequence of records. It is a pure state machine: no
@@ -343,6 +349,9 @@ const (
 	ended     // the stream ended (a tombstone): a record now is after_final
 	cancelled // the stream was cancelled: late records are silent
 	evicted   // the stream was evicted from a full table: its next record starts it again, gapped
+	// untracked is returned by lookup only: the stream could not be added
+	// (no memory for it), so it is not judged as a stream this time.
+	untracked
 )
 
 // lookup finds or (create) adds the stream for key. A key whose stream
@@ -375,9 +384,17 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 	}
 	if e.tab.len() >= e.cur.max {
 		e.evict(in)
-		h = e.tab.hash(key)
 	}
 	i := e.tab.insert(key, h)
+	if i < 0 {
+		if i = e.insertTight(key, h, in); i < 0 {
+			// A loss, as an eviction is: the stream's next record that
+			// finds room starts it again, gapped.
+			e.stats.Untracked++
+			e.cur.tombs.add(h, evicted)
+			return -1, false, untracked
+		}
+	}
 	e.opened(h, in)
 	s := e.tab.at(i)
 	if !in.Time.IsZero() {
@@ -389,11 +406,63 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 			}
 		}
 	}
-	if resume {
+	switch {
+	case resume:
 		s.flags |= fGap | fResync
+	case !reuse && e.cur.tombs.forgotEvicted:
+		// It may be an evicted stream whose tombstone was forgotten.
+		s.flags |= fResync
 	}
 	return i, true, notEnded
 }
+
+// insertTight inserts key when the table could not get the memory for it
+// (offheap.go): after a compaction of its keys, when enough are dead for
+// it to make room, or else in the place of its stalest streams, as if it
+// were full: a new stream is more likely to be alive than the stalest
+// ones. While a compaction may still make room for keys, it evicts up to
+// tightEvict streams to get there; past a compaction that failed, one.
+// -1 when it still does not fit.
+func (e *Engine) insertTight(key []byte, h uint64, in *Input) int32 {
+	t := e.tab
+	failed := false
+	compact := func() bool {
+		if failed || t.dead < tightDead || t.dead < t.deadRetry {
+			return false
+		}
+		if !t.compact() {
+			failed = true
+			t.deadRetry = t.dead + tightDead // not again at every record
+			return false
+		}
+		return true
+	}
+	if compact() {
+		if i := t.insert(key, h); i >= 0 {
+			return i
+		}
+	}
+	for k := 0; k < tightEvict && t.len() > 0 && (k == 0 || (!failed && t.deadRetry == 0)); k++ {
+		e.evict(in)
+		if i := t.insert(key, h); i >= 0 {
+			return i
+		}
+		if compact() {
+			if i := t.insert(key, h); i >= 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// tightDead is how many dead key bytes make a table without memory
+// compact its keys (a few hundred keys' room, for the cost of copying the
+// partition's keys once).
+const tightDead = 8 << 10
+
+// tightEvict bounds the streams evicted for one that needs room.
+const tightEvict = 64
 
 // evict removes the stalest of a few sampled streams, preferring ended ones.
 func (e *Engine) evict(in *Input) {

@@ -128,6 +128,9 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	}
 	ck := e.composite(in, protoFrame, key)
 	i, created, was := e.lookup(ck, true, false, in)
+	if was == untracked {
+		return
+	}
 	if was != notEnded {
 		if e.on(RuleFrameAfterDone) {
 			e.report(RuleFrameAfterDone, Off, in, key, ProtoEventMesh, fmt.Sprintf("chunk seq %d after the done chunk", f.Seq))

@@ -698,6 +698,7 @@ func (s *Sharded) Stats() Stats {
 		t.Joined += st.Joined
 		t.Evicted += st.Evicted
 		t.SplitUnchecked += st.SplitUnchecked
+		t.Untracked += st.Untracked
 		for i := range st.Findings {
 			t.Findings[i] += st.Findings[i]
 		}

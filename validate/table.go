@@ -143,6 +143,12 @@ type table struct {
 	// mem owns the slots, the segments and the key chunks: mapped off the
 	// Go heap (offheap.go).
 	mem *tableMem
+	// spare holds the key chunks a compaction mapped ahead (it needs them
+	// all or none).
+	spare [][]byte
+	// deadRetry: a compaction that failed is tried again once this many
+	// key bytes are dead (not at every remove).
+	deadRetry int
 }
 
 // minSlots is the smallest slot array.
@@ -150,13 +156,22 @@ const minSlots = 64
 
 func newTable(hint int) *table {
 	t := &table{seed: maphash.MakeSeed(), mem: &tableMem{}}
-	t.slots = t.newSlots(max(minSlots, hint*4/3+1))
+	n := max(minSlots, hint*4/3+1)
+	if t.slots = t.newSlots(n); t.slots == nil {
+		// No memory to map: the smallest slot array on the heap (a table
+		// must have one; free leaves it alone).
+		t.slots = make([]uint32, minSlots)
+	}
 	runtime.AddCleanup(t, (*tableMem).freeAll, t.mem)
 	return t
 }
 
+// newSlots maps a slot array of n, or returns nil.
 func (t *table) newSlots(n int) []uint32 {
-	b := t.mem.alloc(4 * n)
+	b := t.mem.alloc(4*n, false)
+	if b == nil {
+		return nil
+	}
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
 }
 
@@ -237,15 +252,23 @@ func (t *table) find(key []byte, h uint64) int32 {
 }
 
 // insert adds key (not present) and returns its dense index; the state is
-// zeroed. The caller keeps len() below MaxTableStreams.
+// zeroed. The caller keeps len() below MaxTableStreams. It returns -1,
+// the table unchanged, when the memory it needs cannot be had (offheap.go):
+// a slot array that cannot grow is filled up to 7/8 first.
 func (t *table) insert(key []byte, h uint64) int32 {
-	if (t.n+1)*4 > len(t.slots)*3 {
-		t.grow()
+	if (t.n+1)*4 > len(t.slots)*3 && !t.grow() && (t.n+1)*8 > len(t.slots)*7 {
+		return -1
 	}
 	i := int32(t.n)
-	t.room(i)
+	if !t.room(i) {
+		return -1
+	}
+	ref, ok := t.store(key)
+	if !ok {
+		return -1
+	}
 	t.n++
-	*t.at(i) = stream{keyRef: t.store(key)}
+	*t.at(i) = stream{keyRef: ref}
 	t.place(h, uint32(i)+1)
 	return i
 }
@@ -255,30 +278,40 @@ func (t *table) insert(key []byte, h uint64) int32 {
 // than a multiple of segSize (every partition does, by chance) does not
 // carry a whole empty segment: pointers from at are valid until the next
 // insert or remove.
-func (t *table) room(i int32) {
+func (t *table) room(i int32) bool {
 	seg, off := int(i>>segBits), int(i&(segSize-1))
 	if seg == len(t.segs) {
-		b := t.mem.alloc(segSize * stateSize)
+		b := t.mem.alloc(segSize*stateSize, false)
+		if b == nil {
+			return false
+		}
 		t.segs = append(t.segs, unsafe.Slice((*stream)(unsafe.Pointer(&b[0])), segSize)[:0])
 	}
 	if sg := t.segs[seg]; off >= len(sg) {
 		t.segs[seg] = sg[:off+1]
 	}
+	return true
 }
 
 // stateSize is the bytes of one stream state.
 const stateSize = int(unsafe.Sizeof(stream{}))
 
 // store appends key, length first, to the arena and returns its
-// reference.
-func (t *table) store(key []byte) uint32 {
+// reference; false when a new chunk is needed and cannot be had.
+func (t *table) store(key []byte) (uint32, bool) {
 	w := 1
 	if len(key) >= 0x80 {
 		w = 2
 	}
 	c := len(t.arena) - 1
 	if c < 0 || len(t.arena[c])+w+len(key) > arenaChunk {
-		t.arena = append(t.arena, t.mem.alloc(arenaChunk)[:0])
+		var b []byte
+		if n := len(t.spare); n > 0 {
+			b, t.spare = t.spare[n-1], t.spare[:n-1]
+		} else if b = t.mem.alloc(arenaChunk, false); b == nil {
+			return 0, false
+		}
+		t.arena = append(t.arena, b[:0])
 		c++
 	}
 	off := len(t.arena[c])
@@ -288,7 +321,7 @@ func (t *table) store(key []byte) uint32 {
 		t.arena[c] = append(t.arena[c], byte(len(key))|0x80, byte(len(key)>>7))
 	}
 	t.arena[c] = append(t.arena[c], key...)
-	return uint32(c)<<16 | uint32(off)
+	return uint32(c)<<16 | uint32(off), true
 }
 
 // keyBytes is what key i takes in the arena.
@@ -308,14 +341,20 @@ func (t *table) place(h uint64, v uint32) {
 	t.slots[p] = tag(h) | v
 }
 
-// grow makes the slot array a quarter larger and places every entry anew.
-func (t *table) grow() {
+// grow makes the slot array a quarter larger and places every entry anew;
+// false when the new array cannot be had (the old one stays).
+func (t *table) grow() bool {
 	old := t.slots
-	t.slots = t.newSlots(len(old) + max(len(old)/4, minSlots))
+	slots := t.newSlots(len(old) + max(len(old)/4, minSlots))
+	if slots == nil {
+		return false
+	}
+	t.slots = slots
 	t.mem.free(asBytes(old))
 	for i := int32(0); i < int32(t.n); i++ {
 		t.place(t.hash(t.key(i)), uint32(i)+1)
 	}
+	return true
 }
 
 func (t *table) home(sl uint32) int {
@@ -376,8 +415,10 @@ removed:
 		clear(t.segs[t.n>>segBits+1:])
 		t.segs = t.segs[:t.n>>segBits+1]
 	}
-	if t.dead > 1<<20 && t.dead*2 > t.liveBytes() {
-		t.compact()
+	if t.dead > 1<<20 && t.dead*2 > t.liveBytes() && t.dead >= t.deadRetry {
+		if !t.compact() {
+			t.deadRetry = t.dead + arenaChunk
+		}
 	}
 }
 
@@ -389,8 +430,30 @@ func (t *table) liveBytes() int {
 	return n - t.dead
 }
 
-// compact rewrites the arena with only the live keys.
-func (t *table) compact() {
+// compact rewrites the arena with only the live keys; false, the arena
+// unchanged, when the new chunks cannot be had. It maps them all first
+// (they may pass the tables' ceiling for the moment: the old ones are
+// unmapped right after), so that it never stops half way.
+func (t *table) compact() bool {
+	need, used := 0, arenaChunk
+	for i := int32(0); i < int32(t.n); i++ {
+		if k := t.keyBytes(i); used+k > arenaChunk {
+			need, used = need+1, k
+		} else {
+			used += k
+		}
+	}
+	for len(t.spare) < need {
+		b := t.mem.alloc(arenaChunk, true)
+		if b == nil {
+			for _, c := range t.spare {
+				t.mem.free(c)
+			}
+			t.spare = nil
+			return false
+		}
+		t.spare = append(t.spare, b)
+	}
 	old := t.arena
 	t.arena = nil
 	var big map[uint32]int64
@@ -402,7 +465,7 @@ func (t *table) compact() {
 		if n >= 0x80 {
 			n, w = n&0x7f|int(c[1])<<7, 2
 		}
-		s.keyRef = t.store(c[w : w+n])
+		s.keyRef, _ = t.store(c[w : w+n]) // from t.spare: cannot fail
 		if s.last == lastBig {
 			if big == nil {
 				big = map[uint32]int64{}
@@ -414,5 +477,10 @@ func (t *table) compact() {
 	for _, c := range old {
 		t.mem.free(c)
 	}
-	t.dead = 0
+	for _, c := range t.spare {
+		t.mem.free(c) // none, unless the count above was off
+	}
+	t.spare = nil
+	t.dead, t.deadRetry = 0, 0
+	return true
 }

@@ -8,6 +8,11 @@ type tombSet struct {
 	ring []uint64
 	pos  int
 	m    map[uint64]uint32 // hash → times in the ring (low 30 bits) | cancelled (bit 31) | evicted (bit 30)
+	// forgotEvicted: the tombstone of an evicted stream was forgotten (the
+	// ring was full), so that a record of a stream not in the table may
+	// be one whose start the table held and lost: its first sequence is
+	// then not judged (no seq_start: a loss is never a finding).
+	forgotEvicted bool
 }
 
 const (
@@ -26,6 +31,9 @@ func (t *tombSet) add(h uint64, how int) {
 	if old := t.ring[t.pos]; old != 0 {
 		if v, ok := t.m[old]; ok {
 			if v&^tombFlags <= 1 {
+				if v&tombEvicted != 0 {
+					t.forgotEvicted = true
+				}
 				delete(t.m, old)
 			} else {
 				t.m[old] = v - 1

@@ -407,8 +407,13 @@ func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed ti
 			}
 		}
 	}
-	if st.Joined > 0 || st.Evicted > 0 {
-		fmt.Fprintf(tw, "\njoined mid-stream: %d, evicted: %d\n", st.Joined, st.Evicted)
+	if st.Joined > 0 || st.Evicted > 0 || st.Untracked > 0 {
+		fmt.Fprintf(tw, "\njoined mid-stream: %d, evicted: %d", st.Joined, st.Evicted)
+		if st.Untracked > 0 {
+			// The stream tables could not get memory (validate/offheap.go).
+			fmt.Fprintf(tw, ", records of untracked streams (no memory for them): %d", st.Untracked)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
