@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -94,19 +95,7 @@ func TestNATSServerRestartUnderOpenStreams(t *testing.T) {
 	srv := startNATS(t, port)
 	url := srv.ClientURL()
 
-	dir := t.TempDir()
-	findings := filepath.Join(dir, "findings.jsonl")
-	listen := freeAddr(t)
-	cfgPath := filepath.Join(dir, "e2atap.yaml")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
-listen: %s
-streams: {idle_timeout: 10m, join_window: 5s}
-taps:
-  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"], pending_bytes: 536870912}
-outputs:
-  findings: {path: %q}
-`, listen, url, findings)), 0o644)
-	proc := startProcess(t, cfgPath)
+	proc, findings, listen := startNATSSidecar(t, url, 536870912)
 	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
 
 	pub, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond), nats.ReconnectBufSize(-1))
@@ -287,19 +276,7 @@ func TestNATSSlowConsumerGivesNoFalseFinding(t *testing.T) {
 		t.Skip("process-level test")
 	}
 	srv := startNATS(t, -1)
-	dir := t.TempDir()
-	findings := filepath.Join(dir, "findings.jsonl")
-	listen := freeAddr(t)
-	cfgPath := filepath.Join(dir, "e2atap.yaml")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
-listen: %s
-streams: {idle_timeout: 10m, join_window: 5s}
-taps:
-  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"], pending_bytes: 1048576}
-outputs:
-  findings: {path: %q}
-`, listen, srv.ClientURL(), findings)), 0o644)
-	proc := startProcess(t, cfgPath)
+	proc, findings, listen := startNATSSidecar(t, srv.ClientURL(), 1048576)
 	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
 
 	pub, err := nats.Connect(srv.ClientURL())
@@ -364,4 +341,24 @@ outputs:
 		t.Errorf("%d false findings (first %v)", len(falses), falses[:min(5, len(falses))])
 	}
 	t.Logf("%.0f messages dropped by the client, %d findings, none false", dropped, len(got))
+}
+
+// startNATSSidecar runs e2atap with one nats tap on subjects e2a.> of url
+// (the NATS client's pending buffer pendingBytes) and a findings log; it
+// returns the process, the findings log's path and the HTTP listener.
+func startNATSSidecar(t *testing.T, url string, pendingBytes int) (proc *exec.Cmd, findings, listen string) {
+	t.Helper()
+	dir := t.TempDir()
+	findings = filepath.Join(dir, "findings.jsonl")
+	listen = freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 10m, join_window: 5s}
+taps:
+  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"], pending_bytes: %d}
+outputs:
+  findings: {path: %q}
+`, listen, url, pendingBytes, findings)), 0o644)
+	return startProcess(t, cfgPath), findings, listen
 }

@@ -1,5 +1,5 @@
-// Package taptest holds what the taps' loss tests share: the numbered
-// records they publish, and a replay of the engine's reading of the
+// Package taptest holds what the taps' tests share: the numbered
+// records they publish, a locked buffer for logs, and a replay of the engine's reading of the
 // emitted messages that tells which sequence jumps no loss covers. It is
 // imported by tests only.
 package taptest

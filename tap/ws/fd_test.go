@@ -22,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/taptest"
 )
 
 type fdTapReport struct {
@@ -71,22 +72,7 @@ func runFDTap() {
 }
 
 // syncWriter collects a child's stderr.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
+type syncWriter = taptest.LockedBuffer
 
 func TestOutOfDescriptorsIsNotAnUpstreamOutage(t *testing.T) {
 	if testing.Short() {
