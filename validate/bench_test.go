@@ -71,7 +71,14 @@ func benchLines(streams, chunks int) [][]byte {
 	return out
 }
 
-func BenchmarkValidateJSON(b *testing.B) {
+func BenchmarkValidateJSON(b *testing.B) { benchValidateJSON(b, false) }
+
+// BenchmarkValidateJSONFromLog is BenchmarkValidateJSON for records read
+// from a log (a file source): rule e2a.secret looks at each, and at each
+// chunk boundary (splitsecret.go).
+func BenchmarkValidateJSONFromLog(b *testing.B) { benchValidateJSON(b, true) }
+
+func benchValidateJSON(b *testing.B, fromLog bool) {
 	lines := benchLines(64, 15)
 	var size int
 	for _, l := range lines {
@@ -80,7 +87,7 @@ func BenchmarkValidateJSON(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.IdleTimeout = 0
 	e := NewEngine(cfg, nopSink{})
-	in := Input{Pos: Position{Kind: PosLine, Name: "bench"}}
+	in := Input{Pos: Position{Kind: PosLine, Name: "bench"}, FromLog: fromLog}
 	ep := newEpochs(lines)
 	b.SetBytes(int64(size / len(lines)))
 	b.ReportAllocs()
