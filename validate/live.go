@@ -35,6 +35,10 @@ type LiveConfig struct {
 	// Release returns the byte-budget charge of an input (Input.Charged)
 	// once it has been judged; nil when the taps charge nothing.
 	Release func(int)
+	// Unordered: no sink depends on the order of calls across shards (no
+	// record log is written), so a chat.interrupt waits for no shard
+	// (Sharded.Unordered); SetOrdered changes it while running.
+	Unordered bool
 }
 
 // DefaultLiveConfig: DESIGN.md's defaults.
@@ -53,6 +57,7 @@ const (
 	liveSync
 	liveProfile
 	liveHandover
+	liveOrder
 )
 
 type liveItem struct {
@@ -60,8 +65,9 @@ type liveItem struct {
 	in    Input
 	proto string
 	msg   string
-	done  chan struct{}             // liveSync, liveProfile: closed once applied
+	done  chan struct{}             // liveSync, liveProfile, liveOrder: closed once applied
 	prof  *Profile                  // liveProfile
+	order bool                      // liveOrder: the sinks need the order across shards
 	open  *map[KafkaPartition]int64 // liveSync of SyncOpen: filled at the barrier
 }
 
@@ -100,6 +106,7 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 	}
 	l := &Live{cfg: cfg, q: newLiveQueue(cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
 	l.run.OnRelease(cfg.Release)
+	l.run.unordered = cfg.Unordered
 	return l
 }
 
@@ -239,6 +246,15 @@ func (l *Live) Handover(ctx context.Context, tap, topic string, partition int32,
 // in flight keep their state. It returns once every shard uses p.
 func (l *Live) SetProfile(ctx context.Context, p Profile) error {
 	return l.await(ctx, liveItem{kind: liveProfile, done: make(chan struct{}), prof: &p})
+}
+
+// SetOrdered says whether a sink depends on the order of calls across
+// shards from now on (a record log was opened: true; the last one was
+// closed: false); see LiveConfig.Unordered. It returns once it applies:
+// everything submitted before it has been judged and handed to the sinks,
+// so that a record log opened after it sees interrupts in their order.
+func (l *Live) SetOrdered(ctx context.Context, ordered bool) error {
+	return l.await(ctx, liveItem{kind: liveOrder, done: make(chan struct{}), order: ordered})
 }
 
 func (l *Live) await(ctx context.Context, it liveItem) error {
@@ -416,6 +432,11 @@ func (l *Live) handle(it *liveItem) {
 		return
 	case liveProfile:
 		l.setProfile(*it.prof)
+		close(it.done)
+		return
+	case liveOrder:
+		l.run.barrier()
+		l.run.unordered = !it.order
 		close(it.done)
 		return
 	}

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -269,5 +270,152 @@ func TestLiveQueueBlocksAndWakesEveryProducer(t *testing.T) {
 	}
 	if n := len(col.ends); n < taps {
 		t.Errorf("%d streams ended, want the %d taps' streams", n, taps)
+	}
+}
+
+// blockingSink records the stream of every Record in order and, while
+// armed, holds the Record of stream hold until released.
+type blockingSink struct {
+	collector
+	hold     string
+	armed    atomic.Bool
+	entered  chan struct{}
+	release  chan struct{}
+	orderMu  sync.Mutex
+	streams  []string
+	sawByKey map[string]bool
+}
+
+func (b *blockingSink) Record(r *RecordInfo) {
+	key := string(r.Stream)
+	b.orderMu.Lock()
+	b.streams = append(b.streams, key)
+	b.sawByKey[key] = true
+	b.orderMu.Unlock()
+	if key == b.hold && b.armed.CompareAndSwap(true, false) {
+		b.entered <- struct{}{}
+		<-b.release
+	}
+	b.collector.Record(r)
+}
+
+func (b *blockingSink) saw(key string) bool {
+	b.orderMu.Lock()
+	defer b.orderMu.Unlock()
+	return b.sawByKey[key]
+}
+
+// countBefore is how many records of stream x came before the first of y.
+func (b *blockingSink) countBefore(x, y string) int {
+	b.orderMu.Lock()
+	defer b.orderMu.Unlock()
+	n := 0
+	for _, k := range b.streams {
+		if k == y {
+			break
+		}
+		if k == x {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLiveUnorderedInterrupts: with no sink needing the order across
+// shards (LiveConfig.Unordered: no record log), a chat.interrupt waits for
+// no shard: it is judged on its own shard while another shard is still
+// busy with what came before it. SetOrdered(true) (a record log opened at
+// a reload) brings the barrier back: the interrupt is judged only after
+// every record before it; SetOrdered(false) removes it again.
+func TestLiveUnorderedInterrupts(t *testing.T) {
+	cfg := DefaultLiveConfig()
+	cfg.Shards = 2
+	cfg.JoinWindow = 0
+	cfg.Unordered = true
+	sink := &blockingSink{entered: make(chan struct{}), release: make(chan struct{}), sawByKey: map[string]bool{}}
+	l := NewLive(cfg, sink)
+	// The held stream on a shard of its own goroutine (not Run's: Run
+	// judges shard 0's streams itself), the interrupts on another
+	// (before Run starts: the reader's routing is the test's until then).
+	held := "held"
+	for i := 0; l.run.shardOf([]byte(held), false) == l.run.shards[0]; i++ {
+		held = fmt.Sprintf("held%d", i)
+	}
+	sink.hold = held
+	heldShard := l.run.shardOf([]byte(held), false)
+	var ids []string
+	for i := 0; len(ids) < 3; i++ {
+		id := fmt.Sprintf("int%d", i)
+		if l.run.shardOf([]byte(id), false) != heldShard {
+			ids = append(ids, id)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan Stats, 1)
+	go func() { done <- l.Run(ctx) }()
+	at := time.Now() // the sweeps read the wall clock: nothing goes idle
+	submit := func(line string) {
+		t.Helper()
+		if err := l.Submit(ctx, Input{Tap: "t", Time: at, Data: []byte(line)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	interrupt := func(id string) string {
+		return `{"request_id":"` + id + `","session_id":"s1","method":"chat.interrupt","params":{}}`
+	}
+	hold := func(seq int) {
+		t.Helper()
+		sink.armed.Store(true)
+		submit(resp(seq, "request_id", held))
+		select {
+		case <-sink.entered:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the held record never reached its shard")
+		}
+	}
+
+	// Unordered: the interrupt is judged while the held shard is busy.
+	hold(0)
+	submit(interrupt(ids[0]))
+	waitFor(t, func() bool { return sink.saw(ids[0]) })
+	sink.release <- struct{}{}
+
+	// Ordered: it waits for the held record.
+	if err := l.SetOrdered(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	hold(1)
+	submit(interrupt(ids[1]))
+	waitFor(t, func() bool { return l.q.len() == 0 }) // Run has it
+	for deadline := time.Now().Add(100 * time.Millisecond); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if sink.saw(ids[1]) {
+			t.Fatal("ordered: the interrupt was judged before the record submitted ahead of it")
+		}
+	}
+	sink.release <- struct{}{}
+	waitFor(t, func() bool { return sink.saw(ids[1]) })
+	if n := sink.countBefore(held, ids[1]); n != 2 { // seq 0 and the held seq 1
+		t.Fatalf("ordered: %d records of the held stream before the interrupt, want 2", n)
+	}
+
+	// Unordered again.
+	if err := l.SetOrdered(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	hold(2)
+	submit(interrupt(ids[2]))
+	waitFor(t, func() bool { return sink.saw(ids[2]) })
+	sink.release <- struct{}{}
+	submit(final(3, "request_id", held))
+	cancel()
+	st := <-done
+	if st.Records != 7 {
+		t.Errorf("judged %d records, want 7", st.Records)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for _, f := range sink.findings {
+		t.Errorf("finding: %s %s %s", f.Rule, f.Stream, f.Message)
 	}
 }

@@ -250,12 +250,22 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 		log.Info("profile and severities applied", "profile", cfg.Profile)
 	}
 	if next != nil {
+		if s.ordered(next) && !s.ordered(s.outs.Load()) {
+			// A record log from now on: interrupts in their order first.
+			if err := s.live.SetOrdered(ctx, true); err != nil {
+				next.close()
+				return err
+			}
+		}
 		prev := s.outs.Swap(next)
 		// Every shard is past the old outputs once a barrier is through.
 		err := s.live.Sync(ctx)
 		s.keepRedactions(prev)
 		if cerr := prev.close(); cerr != nil {
 			log.Warn("closing the previous outputs", "err", cerr)
+		}
+		if err == nil && !s.ordered(next) && s.ordered(prev) {
+			err = s.live.SetOrdered(ctx, false)
 		}
 		if err != nil {
 			return err

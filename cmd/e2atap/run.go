@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, until it stops (for performance reports: make bench-system -live-cpuprofile)")
+	traceFile := fs.String("trace", "", "write an execution trace of the whole run to this FILE, until it stops (go tool trace: where the taps, the engine and the shards wait)")
 	if done, code := parseFlags(fs, runUsage, args, stdout); done {
 		return code
 	}
@@ -107,6 +109,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			logger.Error("cannot start", "err", fmt.Errorf("--trace: %w", err))
+			return exitUsage
+		}
+		defer f.Close()
+		defer trace.Stop()
 	}
 	sc, err := newSidecar(ctx, cfg, logger, stdout)
 	if err != nil {
@@ -244,6 +258,12 @@ type sidecar struct {
 	reloadM          *reloadMetrics
 }
 
+// ordered says whether the sinks, with outputs o, depend on the order of
+// calls across the engine's shards: a record log is replayed in its own
+// order, so a chat.interrupt must be written after the records of the
+// streams it cancels on other shards (validate.LiveConfig.Unordered).
+func (s *sidecar) ordered(o *outputs) bool { return o.rec != nil || len(s.extra) > 0 }
+
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
 	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, loadedAt: time.Now(), backoff: defaultBackoff}
 	switch b := cfg.Memory.BudgetBytes; {
@@ -302,6 +322,9 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	// tap did not): it is bounded in bytes by the budget, and in count by
 	// streams.queue.
 	lc.Release = s.budget.Release
+	// Only a record log needs interrupts in their order across shards
+	// (and the sinks a test or the demo adds, which may compare orders).
+	lc.Unordered = !s.ordered(outs)
 	s.live = validate.NewLive(lc, sinks)
 
 	// A tap that cannot be built is not an error of the process: its
