@@ -4,7 +4,9 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -74,15 +76,46 @@ type Metrics struct {
 
 	// Caches of children, keyed by the label values as the engine gives
 	// them (before capping).
-	recordCache  cowMap[recordKey, prometheus.Counter]
+	recordCache  cowMap[recordKey, *recordSeries]
 	findingCache cowMap[findingKey, prometheus.Counter]
 	tapCache     cowMap[string, *tapSeries]
+	recent       [recentSlots]atomic.Pointer[recordSeries]
 
 	// Caps per label; tap is shared by every family.
 	tapCap, protoCap, kindCap, statusCap, ruleCap *labelCap
 }
 
 type recordKey struct{ tap, protocol, kind, status string }
+
+// Record's fast path: the series of the label values last seen in each of
+// recentSlots slots, indexed by where the values' bytes are (the engine's
+// labels are constants, a tap's name one string): a look-up is one atomic
+// load and four string comparisons that end at equal pointers, with no
+// hash of the label values. A miss goes through recordCache.
+const recentSlots = 256
+
+// recordStripes: a series' count not yet added to its counter, split by
+// engine (shard), so that two shards counting the same series do not
+// contend for one cache line on every record; Gather adds them up first
+// (foldingCounterVec), so every scrape sees every record counted before
+// it.
+const recordStripes = 8
+
+// recordSeries is one records_total child and what Record needs with it.
+type recordSeries struct {
+	k   recordKey
+	c   prometheus.Counter
+	tap *tapSeries
+	// striped: counts go to n (folded into c at Gather); not for a series
+	// past maxCachedSeries, which fold would not find.
+	striped bool
+	n       [recordStripes]stripe
+}
+
+type stripe struct {
+	v atomic.Uint64
+	_ [56]byte // a cache line each
+}
 
 type findingKey struct {
 	tap, rule string
@@ -142,7 +175,7 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 	}
 	m := &Metrics{
 		traceID: opts.TraceID,
-		records: f.NewCounterVec(prometheus.CounterOpts{
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "records_total",
 			Help: "Records the engine classified, by tap, protocol, kind and status.",
 		}, []string{"tap", "protocol", "kind", "status"}),
@@ -183,6 +216,9 @@ func New(reg prometheus.Registerer, opts Options) *Metrics {
 		statusCap: newLabelCap(max),
 		ruleCap:   newLabelCap(max),
 	}
+	if reg != nil {
+		reg.MustRegister(foldingCounterVec{m.records, m})
+	}
 	f.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "build_info",
 		Help: "Always 1; the labels say which build is running.",
@@ -207,30 +243,91 @@ func version(v string) string {
 	return "unknown"
 }
 
-// Record counts one record. It is the hot path: no allocation once the
-// label combination has been seen.
+// Record counts one record. It is the hot path: no allocation and no
+// hash of the label values once the combination has been seen (recent).
 func (m *Metrics) Record(ri *validate.RecordInfo) {
 	var tap string
 	if ri.In != nil {
 		tap = ri.In.Tap
 	}
 	k := recordKey{tap, ri.Protocol, ri.Kind, ri.Status}
-	c, ok := m.recordCache.load(k)
-	if !ok {
-		c = m.recordSlow(k)
+	slot := &m.recent[recentSlot(&k)]
+	rs := slot.Load()
+	if rs == nil || rs.k != k {
+		var ok bool
+		if rs, ok = m.recordCache.load(k); !ok {
+			rs = m.recordSlow(k)
+		}
+		slot.Store(rs)
 	}
-	c.Inc()
+	if rs.striped {
+		// The engine's RecordInfo is its own (one per shard): its address
+		// picks the stripe.
+		rs.n[stripeOf(unsafe.Pointer(ri))].v.Add(1)
+	} else {
+		rs.c.Inc()
+	}
 	if ri.Heartbeat {
-		m.tap(tap).heartbeats.Inc()
+		rs.tap.heartbeats.Inc()
 	}
 }
 
-func (m *Metrics) recordSlow(k recordKey) prometheus.Counter {
+// recentSlot is k's slot in Metrics.recent: a mix of where its strings'
+// bytes are and how long they are. Equal values at other addresses may
+// take another slot; that costs a miss, never a wrong count.
+func recentSlot(k *recordKey) int {
+	h := uint64(uintptr(unsafe.Pointer(unsafe.StringData(k.tap)))) + uint64(len(k.tap))
+	h = h*0x9e3779b97f4a7c15 + uint64(uintptr(unsafe.Pointer(unsafe.StringData(k.protocol))))
+	h = h*0x9e3779b97f4a7c15 + uint64(uintptr(unsafe.Pointer(unsafe.StringData(k.kind)))) + uint64(len(k.kind))
+	h = h*0x9e3779b97f4a7c15 + uint64(uintptr(unsafe.Pointer(unsafe.StringData(k.status)))) + uint64(len(k.status))
+	h *= 0x9e3779b97f4a7c15
+	return int(h >> (64 - 8)) // recentSlots = 1<<8
+}
+
+func stripeOf(p unsafe.Pointer) int {
+	return int((uint64(uintptr(p)) * 0x9e3779b97f4a7c15) >> (64 - 3)) // recordStripes = 1<<3
+}
+
+func (m *Metrics) recordSlow(k recordKey) *recordSeries {
 	k = recordKey{strings.Clone(k.tap), strings.Clone(k.protocol), strings.Clone(k.kind), strings.Clone(k.status)}
-	return m.recordCache.loadOrCreate(k, maxCachedSeries, func() prometheus.Counter {
-		return m.records.WithLabelValues(m.tapCap.value(k.tap), m.protoCap.value(k.protocol),
-			m.kindCap.value(k.kind), m.statusCap.value(k.status))
+	return m.recordCache.loadOrCreate(k, maxCachedSeries, func() *recordSeries {
+		// Under the cache's lock: whether it keeps the series (and fold
+		// will find it) is known here, before anyone else can see it.
+		n := 0
+		if p := m.recordCache.p.Load(); p != nil {
+			n = len(*p)
+		}
+		return &recordSeries{k: k, tap: m.tap(k.tap), striped: n < maxCachedSeries,
+			c: m.records.WithLabelValues(m.tapCap.value(k.tap), m.protoCap.value(k.protocol),
+				m.kindCap.value(k.kind), m.statusCap.value(k.status))}
 	})
+}
+
+// fold adds the striped counts of every cached series to its counter.
+func (m *Metrics) fold() {
+	p := m.recordCache.p.Load()
+	if p == nil {
+		return
+	}
+	for _, rs := range *p {
+		for i := range rs.n {
+			if v := rs.n[i].v.Swap(0); v > 0 {
+				rs.c.Add(float64(v))
+			}
+		}
+	}
+}
+
+// foldingCounterVec is records_total as registered: every Collect first
+// folds the striped counts into the children.
+type foldingCounterVec struct {
+	*prometheus.CounterVec
+	m *Metrics
+}
+
+func (f foldingCounterVec) Collect(ch chan<- prometheus.Metric) {
+	f.m.fold()
+	f.CounterVec.Collect(ch)
 }
 
 // Finding counts one finding.

@@ -418,3 +418,87 @@ func TestFirstChunkNeedsRequest(t *testing.T) {
 	}
 	t.Fatal("no time_to_first_chunk histogram")
 }
+
+// TestRecordCountedAtEveryScrape: counts kept per shard (Record's stripes)
+// are all in every scrape: totals never go down while shards count, and
+// once they stop every record is there, also for more label combinations
+// than Record's fast path has slots (misses, collisions) and for the same
+// values at other addresses.
+func TestRecordCountedAtEveryScrape(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{})
+	// From any goroutine: no t.Fatal, and no family yet is 0.
+	total := func() (n float64) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			panic(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "e2atap_records_total" {
+				for _, mt := range mf.GetMetric() {
+					n += mt.GetCounter().GetValue()
+				}
+			}
+		}
+		return n
+	}
+	const shards, per, combos = 2, 20_000, 2 * recentSlots
+	var wg sync.WaitGroup
+	for s := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// One RecordInfo per shard, as an engine has; constant labels
+			// mostly, and now and then one built at run time.
+			chunk := rec("agent-ws", "e2a", "e2a.chunk", "in_progress", false)
+			other := rec("agent-ws", "e2a", "", "", false)
+			for i := range per {
+				ri := chunk
+				if i%4 == 0 {
+					other.Kind = fmt.Sprintf("k%d", (i/4+s)%combos)
+					other.Status = strings.Clone("in_progress")
+					ri = other
+				}
+				m.Record(ri)
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	scraped := make(chan error, 1)
+	go func() {
+		last := 0.0
+		for {
+			select {
+			case <-stop:
+				scraped <- nil
+				return
+			default:
+			}
+			n := total()
+			if n < last {
+				scraped <- fmt.Errorf("records_total went down: %v after %v", n, last)
+				return
+			}
+			last = n
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if err := <-scraped; err != nil {
+		t.Fatal(err)
+	}
+	if n := total(); n != shards*per {
+		t.Fatalf("records_total %v, want %d", n, shards*per)
+	}
+	var chunks float64
+	for _, mt := range family(t, reg, "e2atap_records_total").GetMetric() {
+		for _, lp := range mt.GetLabel() {
+			if lp.GetName() == "kind" && lp.GetValue() == "e2a.chunk" {
+				chunks += mt.GetCounter().GetValue()
+			}
+		}
+	}
+	if want := float64(shards * per * 3 / 4); chunks != want {
+		t.Fatalf("e2a.chunk counted %v, want %v", chunks, want)
+	}
+}
