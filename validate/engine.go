@@ -122,6 +122,11 @@ type Engine struct {
 	nextIdle int64
 	idleDue  atomic.Int64
 	expired  atomic.Uint64
+
+	// untracked is Stats.Untracked for other goroutines (Live.Untracked:
+	// a metric read while the engine runs).
+	untracked atomic.Uint64
+
 	head     e2a.Head
 	headBuf  []byte
 	respIDs  *respIDSet
@@ -391,6 +396,7 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 			// A loss, as an eviction is: the stream's next record that
 			// finds room starts it again, gapped.
 			e.stats.Untracked++
+			e.untracked.Add(1)
 			e.cur.tombs.add(h, evicted)
 			return -1, false, untracked
 		}

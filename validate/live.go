@@ -269,6 +269,17 @@ func (l *Live) await(ctx context.Context, it liveItem) error {
 	}
 }
 
+// Untracked is Stats.Untracked so far: records of streams the engines
+// could not track (their stream tables had no memory for them), a loss.
+// Safe to call from any goroutine while Run runs.
+func (l *Live) Untracked() uint64 {
+	var n uint64
+	for _, sh := range l.run.shards {
+		n += sh.eng.untracked.Load()
+	}
+	return n
+}
+
 // Release returns a budget charge of input that is not submitted after
 // all (a record the tap read again after a crash, say).
 func (l *Live) Release(n int) {

@@ -419,3 +419,49 @@ func TestLiveUnorderedInterrupts(t *testing.T) {
 		t.Errorf("finding: %s %s %s", f.Rule, f.Stream, f.Message)
 	}
 }
+
+// TestLiveUntracked: Live.Untracked, read while Run runs (the metric
+// e2atap_records_untracked_total), counts the records of streams the
+// tables had no memory for, as the final Stats do.
+func TestLiveUntracked(t *testing.T) {
+	cfg := DefaultLiveConfig()
+	cfg.Shards = 2
+	cfg.JoinWindow = 0
+	l := NewLive(cfg, &collector{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan Stats, 1)
+	go func() { done <- l.Run(ctx) }()
+	at := time.Now()
+	open := func(from, n int) {
+		t.Helper()
+		for s := from; s < from+n; s++ {
+			if err := l.Submit(ctx, Input{Tap: "t", Time: at, Data: streamRecord(nil, s, 0, false, longID)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	open(0, 2000)
+	if err := l.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.Untracked(); n != 0 {
+		t.Fatalf("untracked %d before any mapping failed", n)
+	}
+	failMaps.Store(true)
+	defer failMaps.Store(false)
+	fails := TableAllocFailures()
+	open(10_000, 60_000)
+	if err := l.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if TableAllocFailures() == fails {
+		t.Fatal("no mapping was refused: the test does not test anything")
+	}
+	live := l.Untracked()
+	cancel()
+	st := <-done
+	if live == 0 || live != st.Untracked {
+		t.Fatalf("Untracked while running %d, final stats %d: want them equal and above 0", live, st.Untracked)
+	}
+}

@@ -335,6 +335,11 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if err := metrics.RegisterTaps(s.reg, s.tapSnapshots); err != nil {
 		return nil, err
 	}
+	if err := metrics.RegisterEngine(s.reg, func() metrics.EngineSnapshot {
+		return metrics.EngineSnapshot{Untracked: s.live.Untracked()}
+	}); err != nil {
+		return nil, err
+	}
 	if err := metrics.RegisterBudget(s.reg, func() metrics.BudgetSnapshot {
 		return metrics.BudgetSnapshot{Limit: s.budget.Limit(), Used: s.budget.Used()}
 	}); err != nil {

@@ -182,6 +182,39 @@ func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(max(b.Used, 0)))
 }
 
+// EngineSnapshot is what the engine counts beside its records, read at
+// scrape time.
+type EngineSnapshot struct {
+	// Untracked: records of streams the engine could not track, its
+	// stream tables having no memory for them (validate.Stats.Untracked).
+	Untracked uint64
+}
+
+// RegisterEngine registers a collector that calls snapshot on every scrape
+// and exposes records_untracked_total: records judged outside any stream
+// because the stream tables had no room for theirs (a loss: the stream is
+// gapped once it is tracked again, as after an eviction). snapshot must be
+// safe to call from any goroutine.
+func RegisterEngine(reg prometheus.Registerer, snapshot func() EngineSnapshot) error {
+	return reg.Register(&engineCollector{
+		snapshot: snapshot,
+		untracked: prometheus.NewDesc(Namespace+"_records_untracked_total",
+			"Records of streams the engine could not track (its stream tables had no memory for them): judged alone, a loss; the stream is gapped once tracked again.", nil, nil),
+	})
+}
+
+type engineCollector struct {
+	snapshot  func() EngineSnapshot
+	untracked *prometheus.Desc
+}
+
+func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.untracked }
+
+func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
+	e := c.snapshot()
+	ch <- prometheus.MustNewConstMetric(c.untracked, prometheus.CounterValue, float64(e.Untracked))
+}
+
 func addAll(dst, src map[string]uint64) {
 	for k, v := range src {
 		dst[k] += v

@@ -111,6 +111,9 @@ func newFixture(t testing.TB) (*prometheus.Registry, *Metrics) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if err := RegisterEngine(reg, func() EngineSnapshot { return EngineSnapshot{Untracked: 5} }); err != nil {
+		t.Fatal(err)
+	}
 	return reg, m
 }
 
