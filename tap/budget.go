@@ -21,6 +21,10 @@ type Budget struct {
 
 	mu      sync.Mutex
 	waiters chan struct{} // closed on every Release while someone waits
+	// waiting: waiters is set. Release, called for every record judged,
+	// takes mu only then (set under mu before a waiter's last try, so
+	// that a Release after that try sees it).
+	waiting atomic.Bool
 }
 
 // NewBudget returns a budget of limit bytes; limit <= 0 is unlimited.
@@ -82,6 +86,7 @@ func (b *Budget) Acquire(ctx context.Context, n int) error {
 		b.mu.Lock()
 		if b.waiters == nil {
 			b.waiters = make(chan struct{})
+			b.waiting.Store(true)
 		}
 		w := b.waiters
 		b.mu.Unlock()
@@ -104,10 +109,14 @@ func (b *Budget) Release(n int) {
 		return
 	}
 	b.used.Add(-int64(n))
+	if !b.waiting.Load() {
+		return
+	}
 	b.mu.Lock()
 	if b.waiters != nil {
 		close(b.waiters)
 		b.waiters = nil
+		b.waiting.Store(false)
 	}
 	b.mu.Unlock()
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -207,27 +208,29 @@ func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *s
 	// or a heartbeat); counting, not reading the clock, keeps time.Now off
 	// the per-message path but for the message's own time.
 	idle := 0
-	for {
+	for n := 0; ; {
 		var msg *nats.Msg
-		select {
-		case msg = <-ch:
-		case <-reconn:
-			return progressed, errReconnected
-		case <-ctx.Done():
-			return progressed, ctx.Err()
-		case <-hb.C:
-			// Gone after two whole heartbeat intervals with nothing read
-			// and nothing waiting. An emit that blocks (backpressure) is no
-			// missed heartbeat: what came meanwhile waits in ch, and a
-			// ticker keeps one tick, not the ones it missed.
-			if len(ch) > 0 {
-				idle = 0
-				continue
+		// While messages are waiting, take them with a plain receive: a
+		// select over every case locks all their channels, on every
+		// message. Every drainLook messages (and whenever ch is empty)
+		// the full select looks at ctx, a reconnect and the heartbeat.
+		if n++; n%drainLook != 0 {
+			select {
+			case msg = <-ch:
+			default:
 			}
-			if idle++; idle > 2 {
+		}
+		if msg == nil {
+			msg = r.waitPull(ctx, ch, reconn, hb.C, &idle)
+		}
+		if msg == nil {
+			if err := ctx.Err(); err != nil {
+				return progressed, err
+			}
+			if idle > 2 {
 				return progressed, errNoHeartbeat
 			}
-			continue
+			return progressed, errReconnected
 		}
 		idle = 0
 		if len(msg.Data) == 0 && msg.Reply == "" && msg.Header.Get("Status") != "" {
@@ -249,6 +252,37 @@ func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *s
 		progressed = progressed || emitted
 		if err != nil {
 			return progressed, err
+		}
+	}
+}
+
+// drainLook: how many messages pullLoop takes from its channel without
+// looking at ctx, a reconnect and the heartbeat ticker in between.
+const drainLook = 64
+
+// waitPull waits for the next message of a pull; nil when ctx is done, on
+// a reconnect, or when two whole heartbeat intervals passed with nothing
+// read and nothing waiting (then *idle > 2).
+func (r *run) waitPull(ctx context.Context, ch <-chan *nats.Msg, reconn <-chan struct{}, tick <-chan time.Time, idle *int) *nats.Msg {
+	for {
+		select {
+		case msg := <-ch:
+			return msg
+		case <-reconn:
+			return nil
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+			// An emit that blocks (backpressure) is no missed heartbeat:
+			// what came meanwhile waits in ch, and a ticker keeps one
+			// tick, not the ones it missed.
+			if len(ch) > 0 {
+				*idle = 0
+				continue
+			}
+			if *idle++; *idle > 2 {
+				return nil
+			}
 		}
 	}
 }
@@ -360,18 +394,18 @@ type ackMeta struct {
 // or the newer form with <domain>.<account hash> after ACK and a random
 // token at the end.
 func ackMetadata(reply string) (ackMeta, error) {
-	var tok [16]string
-	n := 0
-	for rest := reply; n < len(tok); n++ {
-		t, after, more := strings.Cut(rest, ".")
-		tok[n] = t
-		if !more {
-			n++
-			break
+	// One pass for where the tokens end (the first 16), no substrings: it
+	// runs for every message read.
+	var dots [16]int
+	nd := 0
+	for i := 0; i < len(reply) && nd < len(dots); i++ {
+		if reply[i] == '.' {
+			dots[nd] = i
+			nd++
 		}
-		rest = after
 	}
-	if n < 9 || tok[0] != "$JS" || tok[1] != "ACK" {
+	n := min(nd+1, len(dots)) // tokens, as far as they are looked at
+	if n < 9 || !strings.HasPrefix(reply, "$JS.ACK.") {
 		return ackMeta{}, fmt.Errorf("not a JetStream reply subject: %q", reply)
 	}
 	base := 2 // the old form: the stream's name comes right after ACK
@@ -381,13 +415,38 @@ func ackMetadata(reply string) (ackMeta, error) {
 	if base+7 > n {
 		return ackMeta{}, fmt.Errorf("JetStream reply subject %q: too few tokens", reply)
 	}
+	// Token k (k < nd: every token used here ends at a dot, or at the end).
+	tok := func(k int) string {
+		end := len(reply)
+		if k < nd {
+			end = dots[k]
+		}
+		return reply[dots[k-1]+1 : end]
+	}
 	var m ackMeta
-	var errs [3]error
-	m.stream, errs[0] = strconv.ParseUint(tok[base+3], 10, 64)
-	m.consumer, errs[1] = strconv.ParseUint(tok[base+4], 10, 64)
-	m.pending, errs[2] = strconv.ParseUint(tok[base+6], 10, 64)
-	if err := errors.Join(errs[:]...); err != nil {
-		return ackMeta{}, fmt.Errorf("JetStream reply subject %q: %w", reply, err)
+	var ok [3]bool
+	m.stream, ok[0] = parseSeq(tok(base + 3))
+	m.consumer, ok[1] = parseSeq(tok(base + 4))
+	m.pending, ok[2] = parseSeq(tok(base + 6))
+	if !ok[0] || !ok[1] || !ok[2] {
+		return ackMeta{}, fmt.Errorf("JetStream reply subject %q: a sequence or count is not a number", reply)
 	}
 	return m, nil
+}
+
+// parseSeq reads a decimal uint64, as strconv.ParseUint(s, 10, 64) does
+// (no sign, no underscores, no overflow), without its error value.
+func parseSeq(s string) (uint64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 || v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }

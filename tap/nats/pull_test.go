@@ -28,6 +28,13 @@ func TestAckMetadata(t *testing.T) {
 		{reply: "$JS.ACK.MESH.c.1.x.7.1.3", bad: true},
 		{reply: "$JS.ACK.MESH.c.1.42", bad: true},
 		{reply: "", bad: true},
+		{reply: "$JS.ACK.MESH.c.1.18446744073709551615.7.1.0", want: ackMeta{stream: 1<<64 - 1, consumer: 7}},
+		{reply: "$JS.ACK.MESH.c.1.18446744073709551616.7.1.0", bad: true}, // overflows
+		{reply: "$JS.ACK.MESH.c.1.+42.7.1.3", bad: true},
+		{reply: "$JS.ACK.MESH.c.1.42..1.3", bad: true},
+		{reply: "$JS.ACK.MESH.c.1.42.7.1.", bad: true},
+		{reply: "$JS.ACKS.MESH.c.1.42.7.1.3", bad: true},
+		{reply: "$JS.ACK.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q", bad: true}, // many tokens, none a number
 	} {
 		got, err := ackMetadata(c.reply)
 		if c.bad {
