@@ -398,11 +398,13 @@ func ackMetadata(reply string) (ackMeta, error) {
 	// runs for every message read.
 	var dots [16]int
 	nd := 0
-	for i := 0; i < len(reply) && nd < len(dots); i++ {
-		if reply[i] == '.' {
-			dots[nd] = i
-			nd++
+	for from := 0; nd < len(dots); nd++ {
+		i := strings.IndexByte(reply[from:], '.')
+		if i < 0 {
+			break
 		}
+		dots[nd] = from + i
+		from += i + 1
 	}
 	n := min(nd+1, len(dots)) // tokens, as far as they are looked at
 	if n < 9 || !strings.HasPrefix(reply, "$JS.ACK.") {
