@@ -21,6 +21,14 @@ import (
 // streams on every shard. Closing the log at the next reload turns them
 // off again without stopping anything.
 func TestReloadRecordLogKeepsInterruptsInOrder(t *testing.T) {
+	for _, atStart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("log_at_start=%v", atStart), func(t *testing.T) { recordLogOrder(t, atStart) })
+	}
+}
+
+// recordLogOrder runs TestReloadRecordLogKeepsInterruptsInOrder with the
+// record log configured from the start (atStart) or opened by a reload.
+func recordLogOrder(t *testing.T, atStart bool) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	os.MkdirAll(logs, 0o755)
@@ -40,7 +48,7 @@ outputs:
   findings: {path: %q}%s
 `, filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"), filepath.Join(dir, "findings.jsonl"), log)), 0o644)
 	}
-	write(false)
+	write(atStart)
 	cfg, err := LoadConfig(cfgPath, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
@@ -60,10 +68,12 @@ outputs:
 	go func() { done <- sc.Run(ctx) }()
 	pollUntil(t, "the tap to start", 20*time.Second, func() bool { _, ok := sc.ready.Load("logs"); return ok })
 
-	write(true)
-	sc.reload(context.Background(), "test")
-	if sc.badHash != "" {
-		t.Fatal("reload to a record log rejected")
+	if !atStart {
+		write(true)
+		sc.reload(context.Background(), "test")
+		if sc.badHash != "" {
+			t.Fatal("reload to a record log rejected")
+		}
 	}
 	// Many streams (so, every shard), an interrupt, many more.
 	const streams, per = 64, 24
