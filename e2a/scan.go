@@ -60,10 +60,17 @@ func (e *SyntaxError) Error() string {
 //   - traceparent is taken from params._meta, acp_meta, then
 //     channel_context: the first of those that is an object holding the
 //     key wins, whatever the value's type (a null traceparent wins too).
-func Scan(data []byte, r *Record) error {
+func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
+
+// scan is Scan with the vector pass (vec) or without.
+func scan(data []byte, r *Record, vec bool) error {
 	r.Reset()
 	s := scanner{data: data, r: r}
-	i := skipWS(data, 0)
+	if vec && len(data) >= minVectorLen {
+		r.blocks = classify(data, r.blocks)
+		s.m = r.blocks
+	}
+	i := s.skipWS(0)
 	if i >= len(data) {
 		return s.syntaxError(len(data), "unexpected end of JSON input")
 	}
@@ -74,7 +81,7 @@ func Scan(data []byte, r *Record) error {
 		i = s.skipValue(i, 0)
 	}
 	if i >= 0 {
-		i = skipWS(data, i)
+		i = s.skipWS(i)
 		if i < len(data) {
 			i = s.fail(i, "after top-level value")
 		}
@@ -100,7 +107,9 @@ func Scan(data []byte, r *Record) error {
 // scanner is the state of one Scan call. Functions return the index just
 // past what they consumed, or -1 after recording the first error.
 type scanner struct {
-	data   []byte
+	data []byte
+	// m: the bitmaps of data (masks.go), nil for the scalar path.
+	m      []block
 	r      *Record
 	errOff int
 	errMsg string
@@ -144,6 +153,23 @@ func quoteByte(c byte) string {
 		return strconv.QuoteRune(rune(c))
 	}
 	return "0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// whitespace, or len(s.data).
+func (s *scanner) skipWS(i int) int {
+	if i < len(s.data) && s.data[i] > ' ' {
+		return i
+	}
+	return s.skipWSRun(i)
+}
+
+// skipWSRun is skipWS past the byte at i.
+func (s *scanner) skipWSRun(i int) int {
+	if s.m != nil {
+		return s.nextNonWS(i)
+	}
+	return skipWS(s.data, i)
 }
 
 func skipWS(data []byte, i int) int {
@@ -305,7 +331,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -347,14 +373,14 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			}
 		}
 		s.r.scratch = s.r.scratch[:mark]
-		i = skipWS(data, end+1)
+		i = s.skipWS(end + 1)
 		if i >= n {
 			return s.eof()
 		}
 		if data[i] != ':' {
 			return s.fail(i, "after object key")
 		}
-		i = skipWS(data, i+1)
+		i = s.skipWS(i + 1)
 		if i >= n {
 			return s.eof()
 		}
@@ -365,13 +391,13 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if i < 0 {
 			return i
 		}
-		i = skipWS(data, i)
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
 		switch data[i] {
 		case ',':
-			i = skipWS(data, i+1)
+			i = s.skipWS(i + 1)
 			if i >= n {
 				return s.eof()
 			}
@@ -437,7 +463,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -461,13 +487,13 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 				return i
 			}
 		}
-		i = skipWS(data, i)
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
 		switch data[i] {
 		case ',':
-			i = skipWS(data, i+1)
+			i = s.skipWS(i + 1)
 			if i >= n {
 				return s.eof()
 			}
@@ -631,7 +657,7 @@ open:
 		stack &^= 1 << lvl
 	}
 	lvl++
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -665,14 +691,14 @@ key:
 			secretKey = s.secretKeyClass(data[i+1 : keyEnd])
 		}
 	}
-	i = skipWS(data, keyEnd+1)
+	i = s.skipWS(keyEnd + 1)
 	if i >= n {
 		return s.eof()
 	}
 	if data[i] != ':' {
 		return s.fail(i, "after object key")
 	}
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -695,13 +721,13 @@ value:
 		return i
 	}
 next:
-	i = skipWS(data, i)
+	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
 	}
 	c = data[i]
 	if c == ',' {
-		i = skipWS(data, i+1)
+		i = s.skipWS(i + 1)
 		if i >= n {
 			return s.eof()
 		}
@@ -840,6 +866,40 @@ func special8(x uint64) uint64 {
 	return ((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)
 }
 
+// plainEnd is the index of the first '"', '\\' or control byte at or
+// after i, or len(data): the scalar nextStop.
+func plainEnd(data []byte, i int) int {
+	n := len(data)
+	for i+8 <= n {
+		m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < n && strPlain[data[i]] {
+		i++
+	}
+	return i
+}
+
+// plainASCIIEnd is plainEnd that stops at bytes >= 0x80 too.
+func plainASCIIEnd(data []byte, i int) int {
+	n := len(data)
+	for i+8 <= n {
+		x := binary.LittleEndian.Uint64(data[i:])
+		m := (special8(x) | x) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < n && strPlain[data[i]] && data[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
 // skipString validates the string at data[i] ('"') and returns the index
 // past its closing quote.
 func (s *scanner) skipString(i int) int {
@@ -848,16 +908,10 @@ func (s *scanner) skipString(i int) int {
 	i++
 	start, esc := i, false
 	for {
-		for i+8 <= n {
-			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < n && strPlain[data[i]] {
-			i++
+		if s.m != nil {
+			i = s.nextStop(i)
+		} else {
+			i = plainEnd(data, i)
 		}
 		if i >= n {
 			return s.eof()
@@ -900,16 +954,10 @@ func (s *scanner) keyEnd(i int) (int, bool) {
 	esc := false
 	i++
 	for {
-		for i+8 <= n {
-			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < n && strPlain[data[i]] {
-			i++
+		if s.m != nil {
+			i = s.nextStop(i)
+		} else {
+			i = plainEnd(data, i)
 		}
 		if i >= n {
 			return s.eof(), false
@@ -939,17 +987,10 @@ func (s *scanner) readString(i int, v *Value) int {
 	i = start
 	esc, high := false, false
 	for {
-		for i+8 <= n {
-			x := binary.LittleEndian.Uint64(data[i:])
-			m := (special8(x) | x) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < n && strPlain[data[i]] && data[i] < utf8.RuneSelf {
-			i++
+		if s.m != nil {
+			i = s.nextStopHigh(i)
+		} else {
+			i = plainASCIIEnd(data, i)
 		}
 		if i >= n {
 			return s.eof()
