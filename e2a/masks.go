@@ -214,3 +214,20 @@ func (s *scanner) nextNonWS(i int) int {
 	}
 	return len(s.data)
 }
+
+// anyAnchor reports whether data[i:j] holds a credential anchor.
+func (s *scanner) anyAnchor(i, j int) bool {
+	m := s.m
+	for i < j {
+		k := i >> 6
+		w := m[k].anchor >> (i & 63)
+		if n := j - i; n < 64 {
+			w &= 1<<n - 1
+		}
+		if w != 0 {
+			return true
+		}
+		i = (k + 1) << 6
+	}
+	return false
+}

@@ -342,7 +342,14 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
 		}
-		end, esc := s.keyEnd(i)
+		// Most keys are plain: the first stop byte is the closing quote.
+		end, esc := 0, false
+		if s.m != nil {
+			end = s.nextStop(i + 1)
+		}
+		if s.m == nil || end >= n || data[end] != '"' {
+			end, esc = s.keyEnd(i)
+		}
 		if end < 0 {
 			return end
 		}
@@ -355,7 +362,14 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		// Most keys are known (knownKeys): one look-up gives a top-level
 		// key's field and any key's secret class (lookup and
 		// secretKeyClass, fused).
-		h, known := knownKeys.find(key)
+		var h uint
+		var known bool
+		if esc {
+			h, known = knownKeys.find(key)
+		} else {
+			a, b := wordsAt(data, i+1, end)
+			h, known = knownKeys.findWords(a, b, key)
+		}
 		var act action
 		if k == kTop && known {
 			if f := knownKeys.slot[h].top; f != 0 {
@@ -380,7 +394,11 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if data[i] != ':' {
 			return s.fail(i, "after object key")
 		}
-		i = s.skipWS(i + 1)
+		i++
+		if i < n && data[i] == ' ' {
+			i++ // json.dumps' ", " and ": "
+		}
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
@@ -397,7 +415,11 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		}
 		switch data[i] {
 		case ',':
-			i = s.skipWS(i + 1)
+			i++
+			if i < n && data[i] == ' ' {
+				i++ // json.dumps' ", " and ": "
+			}
+			i = s.skipWS(i)
 			if i >= n {
 				return s.eof()
 			}
@@ -493,7 +515,11 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 		}
 		switch data[i] {
 		case ',':
-			i = s.skipWS(i + 1)
+			i++
+			if i < n && data[i] == ' ' {
+				i++ // json.dumps' ", " and ": "
+			}
+			i = s.skipWS(i)
 			if i >= n {
 				return s.eof()
 			}
@@ -679,7 +705,13 @@ key:
 	}
 	// keyEnd, not skipString: a key needs no credential pre-check (one
 	// secretKeyClass knows holds none).
-	keyEnd, keyEsc = s.keyEnd(i)
+	keyEnd, keyEsc = 0, false
+	if s.m != nil {
+		keyEnd = s.nextStop(i + 1)
+	}
+	if s.m == nil || keyEnd >= n || data[keyEnd] != '"' {
+		keyEnd, keyEsc = s.keyEnd(i)
+	}
 	if keyEnd < 0 {
 		return keyEnd
 	}
@@ -688,7 +720,8 @@ key:
 		if keyEsc {
 			s.secretMaybe = true // left to ScanSecrets
 		} else {
-			secretKey = s.secretKeyClass(data[i+1 : keyEnd])
+			a, b := wordsAt(data, i+1, keyEnd)
+			secretKey = s.secretKeyClassWords(a, b, data[i+1:keyEnd])
 		}
 	}
 	i = s.skipWS(keyEnd + 1)
@@ -698,7 +731,11 @@ key:
 	if data[i] != ':' {
 		return s.fail(i, "after object key")
 	}
-	i = s.skipWS(i + 1)
+	i++
+	if i < n && data[i] == ' ' {
+		i++ // json.dumps' ", " and ": "
+	}
+	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
 	}
@@ -727,7 +764,11 @@ next:
 	}
 	c = data[i]
 	if c == ',' {
-		i = s.skipWS(i + 1)
+		i++
+		if i < n && data[i] == ' ' {
+			i++ // json.dumps' ", " and ": "
+		}
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
@@ -763,8 +804,14 @@ closed:
 // without the detector (one seen for the first time) sets secretMaybe.
 // A key it knows holds no credential itself.
 func (s *scanner) secretKeyClass(key []byte) bool {
-	if k, ok := knownKeys.lookup(key); ok {
-		return k != ""
+	a, b := keyWords(key)
+	return s.secretKeyClassWords(a, b, key)
+}
+
+// secretKeyClassWords is secretKeyClass with key's keyWords given.
+func (s *scanner) secretKeyClassWords(a, b uint64, key []byte) bool {
+	if h, ok := knownKeys.findWords(a, b, key); ok {
+		return knownKeys.slot[h].kind != ""
 	}
 	if k, ok := keyKinds.get(key); ok {
 		return k != ""
@@ -799,9 +846,10 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 }
 
 // mayHoldCredential is redact.MayHoldCredentialText(text), remembering
-// the last few longer texts that passed it (Record.clean): records repeat
-// them (a converter's name, the timestamp that converted_at repeats, a
-// model's, an agent's), and comparing one costs less than checking it.
+// texts that passed it (Record.clean): records repeat them (a converter's
+// name, the timestamp that converted_at repeats, a model's, an agent's, a
+// status, a request id that response_id repeats), and comparing one costs
+// less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
 	if len(text) < cleanMin || len(text) > cleanMax {
 		return redact.MayHoldCredentialText(text)
@@ -811,43 +859,45 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		c = new(cleanTexts)
 		s.r.clean = c
 	}
-	if c.has(text) {
+	h := cleanHash(text)
+	if c.hasAt(h, text) {
 		return false
 	}
 	if redact.MayHoldCredentialText(text) {
 		return true
 	}
-	c.add(text)
+	c.n[h] = uint8(copy(c.b[h][:], text))
 	return false
 }
 
-// cleanTexts holds copies of texts that passed no credential pre-check,
-// the oldest replaced first.
+// cleanTexts holds copies of texts that passed no credential pre-check:
+// a direct-mapped table, a text's slot chosen by cleanHash, a newer text
+// replacing the one in its slot.
 type cleanTexts struct {
-	n    [cleanSlots]uint8
-	next uint8
-	b    [cleanSlots][cleanMax]byte
+	n [cleanSlots]uint8
+	b [cleanSlots][cleanMax]byte
 }
 
 const (
-	cleanSlots = 8
-	cleanMin   = 16 // a shorter text is checked as fast as compared
+	cleanBits  = 5
+	cleanSlots = 1 << cleanBits
+	cleanMin   = 3 // a shorter text is checked as fast as compared
 	cleanMax   = 96
 )
 
-func (c *cleanTexts) has(text []byte) bool {
-	for k := range c.n {
-		if int(c.n[k]) == len(text) && string(c.b[k][:len(text)]) == string(text) {
-			return true
-		}
-	}
-	return false
+// cleanHash is the slot of text (cleanMin <= len(text) <= cleanMax): its
+// length and first and last eight bytes.
+func cleanHash(text []byte) uint {
+	a, b := keyWords(text)
+	return uint(((a*0x9E3779B97F4A7C15^b^uint64(len(text)))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
 }
 
-func (c *cleanTexts) add(text []byte) {
-	k := c.next
-	c.next = (k + 1) % cleanSlots
-	c.n[k] = uint8(copy(c.b[k][:], text))
+func (c *cleanTexts) hasAt(h uint, text []byte) bool {
+	return int(c.n[h]) == len(text) && string(c.b[h][:len(text)]) == string(text)
+}
+
+func (c *cleanTexts) has(text []byte) bool {
+	return len(text) >= cleanMin && len(text) <= cleanMax && c.hasAt(cleanHash(text), text)
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control
@@ -864,6 +914,19 @@ func special8(x uint64) uint64 {
 	q := x ^ (ones * '"')
 	b := x ^ (ones * '\\')
 	return ((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)
+}
+
+// wordsAt is keyWords(data[i:j]), a short key's bytes loaded at once
+// when data holds eight bytes from i.
+func wordsAt(data []byte, i, j int) (a, b uint64) {
+	if i+8 > len(data) {
+		return keyWords(data[i:j])
+	}
+	a = binary.LittleEndian.Uint64(data[i:])
+	if n := j - i; n < 8 {
+		return a & (1<<(8*n) - 1), 0
+	}
+	return a, binary.LittleEndian.Uint64(data[j-8:])
 }
 
 // plainEnd is the index of the first '"', '\\' or control byte at or
@@ -919,7 +982,9 @@ func (s *scanner) skipString(i int) int {
 		switch c := data[i]; {
 		case c == '"':
 			if !s.secretMaybe {
-				s.secretString(data[start:i], esc)
+				if esc || s.m == nil || s.anyAnchor(start, i) {
+					s.secretString(data[start:i], esc)
+				}
 			}
 			return i + 1
 		case c == '\\':
@@ -1026,7 +1091,8 @@ func (s *scanner) readString(i int, v *Value) int {
 		if esc {
 			// ScanSecrets reads it unescaped, as v holds it.
 			s.secretMaybe = s.mayHoldCredential(v.Str)
-		} else {
+		} else if s.m == nil || s.anyAnchor(start, i) {
+			// (No anchor byte: MayHoldCredentialText is false.)
 			s.secretMaybe = s.mayHoldCredential(seg)
 		}
 	}

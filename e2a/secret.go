@@ -552,6 +552,11 @@ func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
 // find returns the slot of the key k.
 func (t *keyClassTable) find(k []byte) (uint, bool) {
 	a, b := keyWords(k)
+	return t.findWords(a, b, k)
+}
+
+// findWords is find with k's keyWords given.
+func (t *keyClassTable) findWords(a, b uint64, k []byte) (uint, bool) {
 	n := len(k)
 	for h := knownKeyHash(a, b, n); t.slot[h].n != 0; h = (h + 1) % knownKeySlots {
 		if e := &t.slot[h]; int(e.n) == n && e.a == a && e.b == b && (n <= 16 || e.key == string(k)) {
