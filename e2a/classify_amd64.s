@@ -3,10 +3,9 @@
 // func classifyAVX2(p *byte, nblocks int, out *block, t *kernelTables)
 //
 // For each 64-byte block of p, writes a block (see masks.go): one bit a
-// byte for '"', '\\', bytes < 0x20, JSON whitespace, credential anchors,
-// bytes >= 0x80, and the unions stop = quote|bs|ctl and stopHigh =
-// stop|high. Two 32-byte halves a block; the second half's bits are the
-// high 32 of each mask.
+// byte for JSON whitespace, credential anchors, stop bytes ('"', '\\',
+// bytes < 0x20) and stop bytes or bytes >= 0x80. Two 32-byte halves a
+// block; the second half's bits are the high 32 of each mask.
 TEXT ·classifyAVX2(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), SI
 	MOVQ nblocks+8(FP), CX
@@ -24,18 +23,11 @@ TEXT ·classifyAVX2(SB), NOSPLIT, $0-32
 	JEQ     done
 
 loop:
-	// First half: masks into R8..R13 (low 32 bits).
+	// First half into R8 (ws), R9 (anchor), R10 (stop), R11 (stopHigh).
 	VMOVDQU   0(SI), Y0
-	VPCMPEQB  Y0, Y8, Y1
-	VPMOVMSKB Y1, R8
-	VPCMPEQB  Y0, Y9, Y2
-	VPMOVMSKB Y2, R9
-	VPMINUB   Y0, Y10, Y3
-	VPCMPEQB  Y3, Y0, Y3
-	VPMOVMSKB Y3, R10
 	VPSHUFB   Y0, Y11, Y4
 	VPCMPEQB  Y4, Y0, Y4
-	VPMOVMSKB Y4, R11
+	VPMOVMSKB Y4, R8
 	VPAND     Y0, Y14, Y5
 	VPSRLW    $4, Y0, Y6
 	VPAND     Y6, Y14, Y6
@@ -43,30 +35,25 @@ loop:
 	VPSHUFB   Y6, Y13, Y6
 	VPAND     Y5, Y6, Y5
 	VPCMPEQB  Y5, Y15, Y5
-	VPMOVMSKB Y5, R12
-	NOTL      R12
-	VPMOVMSKB Y0, R13
-
-	// Second half: masks into DX, BX, R14, R15, AX... (high 32 bits).
-	VMOVDQU   32(SI), Y0
+	VPMOVMSKB Y5, R9
+	NOTL      R9
 	VPCMPEQB  Y0, Y8, Y1
-	VPMOVMSKB Y1, DX
-	SHLQ      $32, DX
-	ORQ       DX, R8
 	VPCMPEQB  Y0, Y9, Y2
-	VPMOVMSKB Y2, DX
-	SHLQ      $32, DX
-	ORQ       DX, R9
 	VPMINUB   Y0, Y10, Y3
 	VPCMPEQB  Y3, Y0, Y3
-	VPMOVMSKB Y3, DX
-	SHLQ      $32, DX
-	ORQ       DX, R10
+	VPOR      Y1, Y2, Y1
+	VPOR      Y1, Y3, Y1
+	VPMOVMSKB Y1, R10
+	VPOR      Y1, Y0, Y1
+	VPMOVMSKB Y1, R11
+
+	// Second half, shifted into the high 32 bits.
+	VMOVDQU   32(SI), Y0
 	VPSHUFB   Y0, Y11, Y4
 	VPCMPEQB  Y4, Y0, Y4
 	VPMOVMSKB Y4, DX
 	SHLQ      $32, DX
-	ORQ       DX, R11
+	ORQ       DX, R8
 	VPAND     Y0, Y14, Y5
 	VPSRLW    $4, Y0, Y6
 	VPAND     Y6, Y14, Y6
@@ -77,25 +64,28 @@ loop:
 	VPMOVMSKB Y5, DX
 	NOTL      DX
 	SHLQ      $32, DX
-	ORQ       DX, R12
-	VPMOVMSKB Y0, DX
+	ORQ       DX, R9
+	VPCMPEQB  Y0, Y8, Y1
+	VPCMPEQB  Y0, Y9, Y2
+	VPMINUB   Y0, Y10, Y3
+	VPCMPEQB  Y3, Y0, Y3
+	VPOR      Y1, Y2, Y1
+	VPOR      Y1, Y3, Y1
+	VPMOVMSKB Y1, DX
 	SHLQ      $32, DX
-	ORQ       DX, R13
+	ORQ       DX, R10
+	VPOR      Y1, Y0, Y1
+	VPMOVMSKB Y1, DX
+	SHLQ      $32, DX
+	ORQ       DX, R11
 
 	MOVQ R8, 0(DI)
 	MOVQ R9, 8(DI)
 	MOVQ R10, 16(DI)
 	MOVQ R11, 24(DI)
-	MOVQ R12, 32(DI)
-	MOVQ R13, 40(DI)
-	ORQ  R9, R8
-	ORQ  R10, R8
-	MOVQ R8, 48(DI)
-	ORQ  R13, R8
-	MOVQ R8, 56(DI)
 
 	ADDQ $64, SI
-	ADDQ $64, DI
+	ADDQ $32, DI
 	DECQ CX
 	JNZ  loop
 

@@ -18,14 +18,10 @@ import (
 // block holds the bitmaps of 64 input bytes. The kernel writes it: keep
 // the layout in step with classify_amd64.s.
 type block struct {
-	quote    uint64 // '"'
-	bs       uint64 // '\\'
-	ctl      uint64 // < 0x20
 	ws       uint64 // ' ', '\t', '\n', '\r'
 	anchor   uint64 // redact.IsCredentialAnchor
-	high     uint64 // >= 0x80
-	stop     uint64 // quote | bs | ctl: where a string's plain run ends
-	stopHigh uint64 // stop | high: the same for a string that is kept
+	stop     uint64 // '"', '\\', < 0x20: where a string's plain run ends
+	stopHigh uint64 // stop or >= 0x80: the same for a string that is kept
 }
 
 // minVectorLen is the shortest input classified: below it the scalar
@@ -113,27 +109,19 @@ func classifyGo(data []byte, blocks []block) {
 				c = data[i]
 			}
 			bit := uint64(1) << k
-			if c == '"' {
-				x.quote |= bit
-			}
-			if c == '\\' {
-				x.bs |= bit
-			}
-			if c < 0x20 {
-				x.ctl |= bit
-			}
 			if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
 				x.ws |= bit
 			}
 			if redact.IsCredentialAnchor(c) {
 				x.anchor |= bit
 			}
-			if c >= 0x80 {
-				x.high |= bit
+			if c == '"' || c == '\\' || c < 0x20 {
+				x.stop |= bit
+			}
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				x.stopHigh |= bit
 			}
 		}
-		x.stop = x.quote | x.bs | x.ctl
-		x.stopHigh = x.stop | x.high
 		blocks[b] = x
 	}
 }

@@ -860,44 +860,60 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		s.r.clean = c
 	}
 	h := cleanHash(text)
-	if c.hasAt(h, text) {
+	if c.hasAt(h, text) || c.hasAt(h^1, text) {
 		return false
 	}
 	if redact.MayHoldCredentialText(text) {
 		return true
 	}
+	// Two ways a set: the text replaces the one of its pair not used
+	// last, so that one text seen once (a timestamp) evicts nothing the
+	// next record needs.
+	if c.last[h>>1]&(1<<(h&1)) != 0 {
+		h ^= 1
+	}
 	c.n[h] = uint8(copy(c.b[h][:], text))
+	c.last[h>>1] = 1 << (h & 1)
 	return false
 }
 
 // cleanTexts holds copies of texts that passed no credential pre-check:
-// a direct-mapped table, a text's slot chosen by cleanHash, a newer text
-// replacing the one in its slot.
+// a two-way set-associative table, a text's set chosen by cleanHash.
 type cleanTexts struct {
-	n [cleanSlots]uint8
-	b [cleanSlots][cleanMax]byte
+	n    [cleanSlots]uint8
+	last [cleanSlots / 2]uint8 // per set, the bit of the slot hit or filled last
+	b    [cleanSlots][cleanMax]byte
 }
 
 const (
-	cleanBits  = 5
+	cleanBits  = 6
 	cleanSlots = 1 << cleanBits
 	cleanMin   = 3 // a shorter text is checked as fast as compared
 	cleanMax   = 96
 )
 
-// cleanHash is the slot of text (cleanMin <= len(text) <= cleanMax): its
-// length and first and last eight bytes.
+// cleanHash is a slot of text's set (the other is cleanHash^1), for
+// cleanMin <= len(text) <= cleanMax: its length and first and last
+// eight bytes.
 func cleanHash(text []byte) uint {
 	a, b := keyWords(text)
 	return uint(((a*0x9E3779B97F4A7C15^b^uint64(len(text)))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
 }
 
 func (c *cleanTexts) hasAt(h uint, text []byte) bool {
-	return int(c.n[h]) == len(text) && string(c.b[h][:len(text)]) == string(text)
+	if int(c.n[h]) == len(text) && string(c.b[h][:len(text)]) == string(text) {
+		c.last[h>>1] = 1 << (h & 1)
+		return true
+	}
+	return false
 }
 
 func (c *cleanTexts) has(text []byte) bool {
-	return len(text) >= cleanMin && len(text) <= cleanMax && c.hasAt(cleanHash(text), text)
+	if len(text) < cleanMin || len(text) > cleanMax {
+		return false
+	}
+	h := cleanHash(text)
+	return c.hasAt(h, text) || c.hasAt(h^1, text)
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control
