@@ -405,7 +405,28 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if secretKey {
 			s.secretValue(i)
 		}
-		i = s.member(i, depth, act)
+		// The common members without a call to member: a null or a
+		// string, kept in a top-level field or skipped (member does the
+		// same for them).
+		switch c := data[i]; {
+		case c == 'n' && i+4 <= n && string(data[i:i+4]) == "null" && (act.kind == aSkip || act.kind == aField && nestedKind(Field(act.arg)) == kTop):
+			if act.kind == aField {
+				s.r.Fields[act.arg] = Value{Type: Null}
+			}
+			i += 4
+		case c == 't' && i+4 <= n && string(data[i:i+4]) == "true" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.Fields[act.arg] = Value{Type: Bool, Bool: true}
+			i += 4
+		case c == 'f' && i+5 <= n && string(data[i:i+5]) == "false" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.Fields[act.arg] = Value{Type: Bool}
+			i += 5
+		case c == '"' && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			i = s.readString(i, &s.r.Fields[act.arg])
+		case c == '"' && act.kind == aSkip:
+			i = s.skipString(i)
+		default:
+			i = s.member(i, depth, act)
+		}
 		if i < 0 {
 			return i
 		}
@@ -751,6 +772,12 @@ value:
 		i = s.skipContainer(i, depth+lvl)
 	case '"':
 		i = s.skipString(i)
+	case 'n':
+		if i+4 <= n && string(data[i:i+4]) == "null" {
+			i += 4
+			goto next
+		}
+		i = s.scalar(i)
 	default:
 		i = s.scalar(i)
 	}
