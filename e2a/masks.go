@@ -9,11 +9,20 @@ import (
 // The vector pass: before a line is scanned, a kernel classifies all of
 // its bytes at once, 64 a block, into bitmaps (one bit a byte, bit k of
 // block b for data[64b+k]); the scanner then finds the end of a string,
-// the end of a run of whitespace and the credential anchors of a string
-// by bit scans instead of byte loops. The kernel is assembly where the CPU
-// has it (classify_amd64.s, AVX2); elsewhere, or with vectorScan false,
-// the scanner runs its scalar loops, which say the same thing byte by
-// byte (FuzzScanVector holds the two paths to the same Record and error).
+// the end of a run of whitespace and whether a string holds a credential
+// anchor by bit scans instead of byte loops. The kernel is assembly where
+// the CPU has it (classify_amd64.s, AVX2, detected at run time);
+// elsewhere, or with vectorScan false, the scanner runs its scalar loops,
+// which say the same thing byte by byte (TestScanVectorPath and
+// FuzzScanVector hold the two paths to the same Record, error and
+// MayHoldSecret).
+//
+// The scanner still walks the grammar token by token (it must give
+// encoding/json's error at the same byte, classify every key and
+// pre-check every string), so the bitmaps need no in-string mask: a
+// string is found from its opening quote, and its first stop byte is its
+// closing quote unless it holds an escape, which the scalar loop takes
+// from there.
 
 // block holds the bitmaps of 64 input bytes. The kernel writes it: keep
 // the layout in step with classify_amd64.s.

@@ -367,8 +367,24 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if esc {
 			h, known = knownKeys.find(key)
 		} else {
-			a, b := wordsAt(data, i+1, end)
-			h, known = knownKeys.findWords(a, b, key)
+			// wordsAt and the first probe of findWords, inline.
+			var a, b uint64
+			if kn := len(key); i+9 <= n {
+				a = binary.LittleEndian.Uint64(data[i+1:])
+				if kn < 8 {
+					a &= 1<<(8*kn) - 1
+				} else {
+					b = binary.LittleEndian.Uint64(data[end-8:])
+				}
+			} else {
+				a, b = keyWords(key)
+			}
+			h = knownKeyHash(a, b, len(key))
+			if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
+				known = true
+			} else {
+				h, known = knownKeys.findWords(a, b, key)
+			}
 		}
 		var act action
 		if k == kTop && known {

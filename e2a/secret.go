@@ -539,7 +539,7 @@ func keyWords(k []byte) (a, b uint64) {
 }
 
 func knownKeyHash(a, b uint64, n int) uint {
-	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>56) % knownKeySlots
+	return uint(((a^b<<1^uint64(n))*0x9E3779B97F4A7C15)>>56) % knownKeySlots
 }
 
 func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
