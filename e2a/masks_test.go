@@ -167,3 +167,26 @@ func FuzzScanVector(f *testing.F) {
 		checkPaths(t, data, new(Record), new(Record))
 	})
 }
+
+// TestWordsCap: the loads past a short key's end (wordsAt, wordsCap) give
+// keyWords, so that a key or text finds the same slot wherever it sits.
+func TestWordsCap(t *testing.T) {
+	buf := []byte(`abcdefghijklmnopqrstuvwxyz"`)
+	for i := range buf {
+		for j := i; j < len(buf); j++ {
+			k := buf[i:j]
+			x, y := keyWords(k)
+			if a, b := wordsCap(k); a != x || b != y {
+				t.Fatalf("wordsCap(%q) = %x %x, keyWords %x %x", k, a, b, x, y)
+			}
+			if a, b := wordsAt(buf, i, j); a != x || b != y {
+				t.Fatalf("wordsAt(%q) = %x %x, keyWords %x %x", k, a, b, x, y)
+			}
+			if n := len(k); n >= cleanMin && n <= cleanMax {
+				if cleanHash(k) != cleanHash(bytes.Clone(k)[:n:n]) {
+					t.Fatalf("cleanHash(%q) depends on what follows it", k)
+				}
+			}
+		}
+	}
+}

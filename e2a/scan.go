@@ -939,7 +939,7 @@ const (
 // cleanMin <= len(text) <= cleanMax: its length and first and last
 // eight bytes.
 func cleanHash(text []byte) uint {
-	a, b := keyWords(text)
+	a, b := wordsCap(text)
 	return uint(((a*0x9E3779B97F4A7C15^b^uint64(len(text)))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
 }
 
@@ -986,6 +986,19 @@ func wordsAt(data []byte, i, j int) (a, b uint64) {
 		return a & (1<<(8*n) - 1), 0
 	}
 	return a, binary.LittleEndian.Uint64(data[j-8:])
+}
+
+// wordsCap is keyWords(k), a short k's bytes loaded at once when its
+// capacity allows (the bytes past its length are masked off).
+func wordsCap(k []byte) (a, b uint64) {
+	n := len(k)
+	if n >= 8 {
+		return binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[n-8:])
+	}
+	if cap(k) >= 8 {
+		return binary.LittleEndian.Uint64(k[:8]) & (1<<(8*n) - 1), 0
+	}
+	return keyWords(k)
 }
 
 // plainEnd is the index of the first '"', '\\' or control byte at or
@@ -1152,7 +1165,7 @@ func (s *scanner) readString(i int, v *Value) int {
 			s.secretMaybe = s.mayHoldCredential(v.Str)
 		} else if s.m == nil || s.anyAnchor(start, i) {
 			// (No anchor byte: MayHoldCredentialText is false.)
-			s.secretMaybe = s.mayHoldCredential(seg)
+			s.secretMaybe = s.mayHoldCredential(data[start:i]) // seg, with room for wordsCap
 		}
 	}
 	return i + 1
