@@ -1,6 +1,8 @@
 package e2a
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,22 @@ func BenchmarkScanPath(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkClassify: the vector pass alone, on one gen record and on 64
+// of them in a row (the cost of a block without the call's).
+func BenchmarkClassify(b *testing.B) {
+	if !haveKernel {
+		b.Skip("no vector kernel on this CPU")
+	}
+	for _, data := range [][]byte{genRecords[1].data, bytes.Repeat(genRecords[1].data, 64)} {
+		b.Run(fmt.Sprint(len(data)), func(b *testing.B) {
+			var blocks []block
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				blocks = classify(data, blocks)
+			}
+		})
 	}
 }
