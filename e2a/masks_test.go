@@ -168,8 +168,9 @@ func FuzzScanVector(f *testing.F) {
 	})
 }
 
-// TestWordsCap: the loads past a short key's end (wordsAt, wordsCap) give
-// keyWords, so that a key or text finds the same slot wherever it sits.
+// TestWordsCap: the loads past a short key or text (wordsCap,
+// knownKeyAt) give keyWords, so that a key or text finds the same slot
+// wherever it sits.
 func TestWordsCap(t *testing.T) {
 	buf := []byte(`abcdefghijklmnopqrstuvwxyz"`)
 	for i := range buf {
@@ -179,12 +180,22 @@ func TestWordsCap(t *testing.T) {
 			if a, b := wordsCap(k); a != x || b != y {
 				t.Fatalf("wordsCap(%q) = %x %x, keyWords %x %x", k, a, b, x, y)
 			}
-			if a, b := wordsAt(buf, i, j); a != x || b != y {
-				t.Fatalf("wordsAt(%q) = %x %x, keyWords %x %x", k, a, b, x, y)
-			}
 			if n := len(k); n >= cleanMin && n <= cleanMax {
 				if cleanHash(k) != cleanHash(bytes.Clone(k)[:n:n]) {
 					t.Fatalf("cleanHash(%q) depends on what follows it", k)
+				}
+			}
+		}
+	}
+	keys := append([]string{"", "x", "nope", "not_a_known_key_at_all"}, knownKeyNames...)
+	for _, k := range keys {
+		for pad := range 9 {
+			for _, tail := range []string{"", `": 1}`} {
+				data := []byte(strings.Repeat(" ", pad) + k + tail)
+				h, ok := knownKeyAt(data, pad, pad+len(k))
+				wh, wok := knownKeys.find([]byte(k))
+				if ok != wok || ok && h != wh {
+					t.Fatalf("knownKeyAt(%q) = %d %v, find %d %v", data, h, ok, wh, wok)
 				}
 			}
 		}

@@ -367,7 +367,8 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if esc {
 			h, known = knownKeys.find(key)
 		} else {
-			// wordsAt and the first probe of findWords, inline.
+			// knownKeyAt, written out: the hot loop makes no call for a
+			// key found in its first slot.
 			var a, b uint64
 			if kn := len(key); i+9 <= n {
 				a = binary.LittleEndian.Uint64(data[i+1:])
@@ -757,8 +758,11 @@ key:
 		if keyEsc {
 			s.secretMaybe = true // left to ScanSecrets
 		} else {
-			a, b := wordsAt(data, i+1, keyEnd)
-			secretKey = s.secretKeyClassWords(a, b, data[i+1:keyEnd])
+			if h, ok := knownKeyAt(data, i+1, keyEnd); ok {
+				secretKey = knownKeys.slot[h].kind != ""
+			} else {
+				secretKey = s.secretKeyClass(data[i+1 : keyEnd])
+			}
 		}
 	}
 	i = s.skipWS(keyEnd + 1)
@@ -847,14 +851,8 @@ closed:
 // without the detector (one seen for the first time) sets secretMaybe.
 // A key it knows holds no credential itself.
 func (s *scanner) secretKeyClass(key []byte) bool {
-	a, b := keyWords(key)
-	return s.secretKeyClassWords(a, b, key)
-}
-
-// secretKeyClassWords is secretKeyClass with key's keyWords given.
-func (s *scanner) secretKeyClassWords(a, b uint64, key []byte) bool {
-	if h, ok := knownKeys.findWords(a, b, key); ok {
-		return knownKeys.slot[h].kind != ""
+	if k, ok := knownKeys.lookup(key); ok {
+		return k != ""
 	}
 	if k, ok := keyKinds.get(key); ok {
 		return k != ""
@@ -975,17 +973,26 @@ func special8(x uint64) uint64 {
 	return ((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)
 }
 
-// wordsAt is keyWords(data[i:j]), a short key's bytes loaded at once
-// when data holds eight bytes from i.
-func wordsAt(data []byte, i, j int) (a, b uint64) {
-	if i+8 > len(data) {
-		return keyWords(data[i:j])
+// knownKeyAt is knownKeys.find(data[i:j]) in one call: the key's words
+// loaded at once (wordsAt) and its first slot tried inline.
+func knownKeyAt(data []byte, i, j int) (uint, bool) {
+	var a, b uint64
+	if i+8 <= len(data) {
+		a = binary.LittleEndian.Uint64(data[i:])
+		if j-i < 8 {
+			a &= 1<<(8*(j-i)) - 1
+		} else {
+			b = binary.LittleEndian.Uint64(data[j-8:])
+		}
+	} else {
+		a, b = keyWords(data[i:j])
 	}
-	a = binary.LittleEndian.Uint64(data[i:])
-	if n := j - i; n < 8 {
-		return a & (1<<(8*n) - 1), 0
+	key := data[i:j]
+	h := knownKeyHash(a, b, len(key))
+	if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
+		return h, true
 	}
-	return a, binary.LittleEndian.Uint64(data[j-8:])
+	return knownKeys.findWords(a, b, key)
 }
 
 // wordsCap is keyWords(k), a short k's bytes loaded at once when its
