@@ -33,9 +33,14 @@ type block struct {
 	stopHigh uint64 // stop or >= 0x80: the same for a string that is kept
 }
 
-// minVectorLen is the shortest input classified: below it the scalar
-// loops cost less than the pass.
-const minVectorLen = 32
+// The inputs classified: below minVectorLen bytes the scalar loops cost
+// less than the pass; above maxVectorLen (rare: a long model output) the
+// scalar loops read it, so that a Record never holds more than 128 KiB of
+// bitmaps.
+const (
+	minVectorLen = 32
+	maxVectorLen = 256 << 10
+)
 
 // vectorScan selects the vector pass when the CPU has a kernel (tests turn
 // it off to run the scalar path on the same machine).

@@ -201,3 +201,21 @@ func TestWordsCap(t *testing.T) {
 		}
 	}
 }
+
+// TestScanVectorLimits: a line longer than maxVectorLen is read by the
+// scalar loops (the same Record), and a Record's bitmaps stay bounded.
+func TestScanVectorLimits(t *testing.T) {
+	var vr, sr Record
+	for _, n := range []int{maxVectorLen - 64, maxVectorLen, maxVectorLen + 1, 4 * maxVectorLen} {
+		head := `{"request_id": "q1", "body": {"delta": "`
+		pad := n - len(head) - len(`"}}`)
+		data := []byte(head + strings.Repeat("token 7 ", pad/8+1)[:pad] + `"}}`)
+		if len(data) != n {
+			t.Fatalf("built %d bytes, want %d", len(data), n)
+		}
+		checkPaths(t, data, &vr, &sr)
+		if got, most := cap(vr.blocks), (maxVectorLen+63)/64*5/4; got > most {
+			t.Fatalf("after a %d-byte line the record holds %d blocks (at most %d)", n, got, most)
+		}
+	}
+}

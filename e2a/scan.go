@@ -66,7 +66,7 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 func scan(data []byte, r *Record, vec bool) error {
 	r.Reset()
 	s := scanner{data: data, r: r}
-	if vec && len(data) >= minVectorLen {
+	if vec && haveKernel && len(data) >= minVectorLen && len(data) <= maxVectorLen {
 		r.blocks = classify(data, r.blocks)
 		s.m = r.blocks
 	}
