@@ -422,9 +422,9 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if secretKey {
 			s.secretValue(i)
 		}
-		// The common members without a call to member: a null or a
-		// string, kept in a top-level field or skipped (member does the
-		// same for them).
+		// The common members without a call to member: a null, a
+		// boolean or a string, kept in a top-level field or skipped
+		// (member does the same with them).
 		switch c := data[i]; {
 		case c == 'n' && i+4 <= n && string(data[i:i+4]) == "null" && (act.kind == aSkip || act.kind == aField && nestedKind(Field(act.arg)) == kTop):
 			if act.kind == aField {
