@@ -996,7 +996,9 @@ func knownKeyAt(data []byte, i, j int) (uint, bool) {
 }
 
 // wordsCap is keyWords(k), a short k's bytes loaded at once when its
-// capacity allows (the bytes past its length are masked off).
+// capacity allows (the bytes past its length are masked off). Scan's
+// callers cap a slice of the input at the input's end, so that the load
+// never reads past what Scan was given.
 func wordsCap(k []byte) (a, b uint64) {
 	n := len(k)
 	if n >= 8 {
@@ -1062,7 +1064,7 @@ func (s *scanner) skipString(i int) int {
 		case c == '"':
 			if !s.secretMaybe {
 				if esc || s.m == nil || s.anyAnchor(start, i) {
-					s.secretString(data[start:i], esc)
+					s.secretString(data[start:i:len(data)], esc)
 				}
 			}
 			return i + 1
@@ -1172,7 +1174,7 @@ func (s *scanner) readString(i int, v *Value) int {
 			s.secretMaybe = s.mayHoldCredential(v.Str)
 		} else if s.m == nil || s.anyAnchor(start, i) {
 			// (No anchor byte: MayHoldCredentialText is false.)
-			s.secretMaybe = s.mayHoldCredential(data[start:i]) // seg, with room for wordsCap
+			s.secretMaybe = s.mayHoldCredential(data[start:i:len(data)]) // seg, with room for wordsCap (within data)
 		}
 	}
 	return i + 1
