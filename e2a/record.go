@@ -210,6 +210,10 @@ type Record struct {
 	// clean: texts that passed no credential pre-check, kept across Scan
 	// calls like scratch (see scanner.mayHoldCredential).
 	clean *cleanTexts
+
+	// blocks: the vector pass's bitmaps of the input (masks.go), reused
+	// like scratch.
+	blocks []block
 }
 
 // RawDelta returns the body of the string body.delta as written in the
@@ -240,7 +244,7 @@ func (r *Record) Sub(s Sub) *Value { return &r.Subs[s] }
 // Reset clears the record for reuse, keeping its scratch buffer.
 func (r *Record) Reset() {
 	scratch := r.scratch[:0]
-	*r = Record{scratch: scratch, clean: r.clean}
+	*r = Record{scratch: scratch, clean: r.clean, blocks: r.blocks}
 }
 
 // Sequence returns the sequence as an integer and whether it is an integer

@@ -60,10 +60,17 @@ func (e *SyntaxError) Error() string {
 //   - traceparent is taken from params._meta, acp_meta, then
 //     channel_context: the first of those that is an object holding the
 //     key wins, whatever the value's type (a null traceparent wins too).
-func Scan(data []byte, r *Record) error {
+func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
+
+// scan is Scan with the vector pass (vec) or without.
+func scan(data []byte, r *Record, vec bool) error {
 	r.Reset()
 	s := scanner{data: data, r: r}
-	i := skipWS(data, 0)
+	if vec && haveKernel && len(data) >= minVectorLen && len(data) <= maxVectorLen {
+		r.blocks = classify(data, r.blocks)
+		s.m = r.blocks
+	}
+	i := s.skipWS(0)
 	if i >= len(data) {
 		return s.syntaxError(len(data), "unexpected end of JSON input")
 	}
@@ -74,7 +81,7 @@ func Scan(data []byte, r *Record) error {
 		i = s.skipValue(i, 0)
 	}
 	if i >= 0 {
-		i = skipWS(data, i)
+		i = s.skipWS(i)
 		if i < len(data) {
 			i = s.fail(i, "after top-level value")
 		}
@@ -100,7 +107,9 @@ func Scan(data []byte, r *Record) error {
 // scanner is the state of one Scan call. Functions return the index just
 // past what they consumed, or -1 after recording the first error.
 type scanner struct {
-	data   []byte
+	data []byte
+	// m: the bitmaps of data (masks.go), nil for the scalar path.
+	m      []block
 	r      *Record
 	errOff int
 	errMsg string
@@ -144,6 +153,23 @@ func quoteByte(c byte) string {
 		return strconv.QuoteRune(rune(c))
 	}
 	return "0x" + strconv.FormatUint(uint64(c), 16)
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// whitespace, or len(s.data).
+func (s *scanner) skipWS(i int) int {
+	if i < len(s.data) && s.data[i] > ' ' {
+		return i
+	}
+	return s.skipWSRun(i)
+}
+
+// skipWSRun is skipWS past the byte at i.
+func (s *scanner) skipWSRun(i int) int {
+	if s.m != nil {
+		return s.nextNonWS(i)
+	}
+	return skipWS(s.data, i)
 }
 
 func skipWS(data []byte, i int) int {
@@ -305,7 +331,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -316,7 +342,14 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
 		}
-		end, esc := s.keyEnd(i)
+		// Most keys are plain: the first stop byte is the closing quote.
+		end, esc := 0, false
+		if s.m != nil {
+			end = s.nextStop(i + 1)
+		}
+		if s.m == nil || end >= n || data[end] != '"' {
+			end, esc = s.keyEnd(i)
+		}
 		if end < 0 {
 			return end
 		}
@@ -329,7 +362,31 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		// Most keys are known (knownKeys): one look-up gives a top-level
 		// key's field and any key's secret class (lookup and
 		// secretKeyClass, fused).
-		h, known := knownKeys.find(key)
+		var h uint
+		var known bool
+		if esc {
+			h, known = knownKeys.find(key)
+		} else {
+			// knownKeyAt, written out: the hot loop makes no call for a
+			// key found in its first slot.
+			var a, b uint64
+			if kn := len(key); i+9 <= n {
+				a = binary.LittleEndian.Uint64(data[i+1:])
+				if kn < 8 {
+					a &= 1<<(8*kn) - 1
+				} else {
+					b = binary.LittleEndian.Uint64(data[end-8:])
+				}
+			} else {
+				a, b = keyWords(key)
+			}
+			h = knownKeyHash(a, b, len(key))
+			if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
+				known = true
+			} else {
+				h, known = knownKeys.findWords(a, b, key)
+			}
+		}
 		var act action
 		if k == kTop && known {
 			if f := knownKeys.slot[h].top; f != 0 {
@@ -347,31 +404,60 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			}
 		}
 		s.r.scratch = s.r.scratch[:mark]
-		i = skipWS(data, end+1)
+		i = s.skipWS(end + 1)
 		if i >= n {
 			return s.eof()
 		}
 		if data[i] != ':' {
 			return s.fail(i, "after object key")
 		}
-		i = skipWS(data, i+1)
+		i++
+		if i < n && data[i] == ' ' {
+			i++ // json.dumps' ", " and ": "
+		}
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
 		if secretKey {
 			s.secretValue(i)
 		}
-		i = s.member(i, depth, act)
+		// The common members without a call to member: a null, a
+		// boolean or a string, kept in a top-level field or skipped
+		// (member does the same with them).
+		switch c := data[i]; {
+		case c == 'n' && i+4 <= n && string(data[i:i+4]) == "null" && (act.kind == aSkip || act.kind == aField && nestedKind(Field(act.arg)) == kTop):
+			if act.kind == aField {
+				s.r.Fields[act.arg] = Value{Type: Null}
+			}
+			i += 4
+		case c == 't' && i+4 <= n && string(data[i:i+4]) == "true" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.Fields[act.arg] = Value{Type: Bool, Bool: true}
+			i += 4
+		case c == 'f' && i+5 <= n && string(data[i:i+5]) == "false" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.Fields[act.arg] = Value{Type: Bool}
+			i += 5
+		case c == '"' && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			i = s.readString(i, &s.r.Fields[act.arg])
+		case c == '"' && act.kind == aSkip:
+			i = s.skipString(i)
+		default:
+			i = s.member(i, depth, act)
+		}
 		if i < 0 {
 			return i
 		}
-		i = skipWS(data, i)
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
 		switch data[i] {
 		case ',':
-			i = skipWS(data, i+1)
+			i++
+			if i < n && data[i] == ' ' {
+				i++ // json.dumps' ", " and ": "
+			}
+			i = s.skipWS(i)
 			if i >= n {
 				return s.eof()
 			}
@@ -437,7 +523,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -461,13 +547,17 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 				return i
 			}
 		}
-		i = skipWS(data, i)
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
 		switch data[i] {
 		case ',':
-			i = skipWS(data, i+1)
+			i++
+			if i < n && data[i] == ' ' {
+				i++ // json.dumps' ", " and ": "
+			}
+			i = s.skipWS(i)
 			if i >= n {
 				return s.eof()
 			}
@@ -631,7 +721,7 @@ open:
 		stack &^= 1 << lvl
 	}
 	lvl++
-	i = skipWS(data, i+1)
+	i = s.skipWS(i + 1)
 	if i >= n {
 		return s.eof()
 	}
@@ -653,7 +743,13 @@ key:
 	}
 	// keyEnd, not skipString: a key needs no credential pre-check (one
 	// secretKeyClass knows holds none).
-	keyEnd, keyEsc = s.keyEnd(i)
+	keyEnd, keyEsc = 0, false
+	if s.m != nil {
+		keyEnd = s.nextStop(i + 1)
+	}
+	if s.m == nil || keyEnd >= n || data[keyEnd] != '"' {
+		keyEnd, keyEsc = s.keyEnd(i)
+	}
 	if keyEnd < 0 {
 		return keyEnd
 	}
@@ -662,17 +758,25 @@ key:
 		if keyEsc {
 			s.secretMaybe = true // left to ScanSecrets
 		} else {
-			secretKey = s.secretKeyClass(data[i+1 : keyEnd])
+			if h, ok := knownKeyAt(data, i+1, keyEnd); ok {
+				secretKey = knownKeys.slot[h].kind != ""
+			} else {
+				secretKey = s.secretKeyClass(data[i+1 : keyEnd])
+			}
 		}
 	}
-	i = skipWS(data, keyEnd+1)
+	i = s.skipWS(keyEnd + 1)
 	if i >= n {
 		return s.eof()
 	}
 	if data[i] != ':' {
 		return s.fail(i, "after object key")
 	}
-	i = skipWS(data, i+1)
+	i++
+	if i < n && data[i] == ' ' {
+		i++ // json.dumps' ", " and ": "
+	}
+	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
 	}
@@ -688,6 +792,12 @@ value:
 		i = s.skipContainer(i, depth+lvl)
 	case '"':
 		i = s.skipString(i)
+	case 'n':
+		if i+4 <= n && string(data[i:i+4]) == "null" {
+			i += 4
+			goto next
+		}
+		i = s.scalar(i)
 	default:
 		i = s.scalar(i)
 	}
@@ -695,13 +805,17 @@ value:
 		return i
 	}
 next:
-	i = skipWS(data, i)
+	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
 	}
 	c = data[i]
 	if c == ',' {
-		i = skipWS(data, i+1)
+		i++
+		if i < n && data[i] == ' ' {
+			i++ // json.dumps' ", " and ": "
+		}
+		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
 		}
@@ -773,9 +887,10 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 }
 
 // mayHoldCredential is redact.MayHoldCredentialText(text), remembering
-// the last few longer texts that passed it (Record.clean): records repeat
-// them (a converter's name, the timestamp that converted_at repeats, a
-// model's, an agent's), and comparing one costs less than checking it.
+// texts that passed it (Record.clean): records repeat them (a converter's
+// name, the timestamp that converted_at repeats, a model's, an agent's, a
+// status, a request id that response_id repeats), and comparing one costs
+// less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
 	if len(text) < cleanMin || len(text) > cleanMax {
 		return redact.MayHoldCredentialText(text)
@@ -785,43 +900,61 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		c = new(cleanTexts)
 		s.r.clean = c
 	}
-	if c.has(text) {
+	h := cleanHash(text)
+	if c.hasAt(h, text) || c.hasAt(h^1, text) {
 		return false
 	}
 	if redact.MayHoldCredentialText(text) {
 		return true
 	}
-	c.add(text)
+	// Two ways a set: the text replaces the one of its pair not used
+	// last, so that one text seen once (a timestamp) evicts nothing the
+	// next record needs.
+	if c.last[h>>1]&(1<<(h&1)) != 0 {
+		h ^= 1
+	}
+	c.n[h] = uint8(copy(c.b[h][:], text))
+	c.last[h>>1] = 1 << (h & 1)
 	return false
 }
 
-// cleanTexts holds copies of texts that passed no credential pre-check,
-// the oldest replaced first.
+// cleanTexts holds copies of texts that passed no credential pre-check:
+// a two-way set-associative table, a text's set chosen by cleanHash.
 type cleanTexts struct {
 	n    [cleanSlots]uint8
-	next uint8
+	last [cleanSlots / 2]uint8 // per set, the bit of the slot hit or filled last
 	b    [cleanSlots][cleanMax]byte
 }
 
 const (
-	cleanSlots = 8
-	cleanMin   = 16 // a shorter text is checked as fast as compared
+	cleanBits  = 6
+	cleanSlots = 1 << cleanBits
+	cleanMin   = 3 // a shorter text is checked as fast as compared
 	cleanMax   = 96
 )
 
-func (c *cleanTexts) has(text []byte) bool {
-	for k := range c.n {
-		if int(c.n[k]) == len(text) && string(c.b[k][:len(text)]) == string(text) {
-			return true
-		}
+// cleanHash is a slot of text's set (the other is cleanHash^1), for
+// cleanMin <= len(text) <= cleanMax: its length and first and last
+// eight bytes.
+func cleanHash(text []byte) uint {
+	a, b := wordsCap(text)
+	return uint(((a*0x9E3779B97F4A7C15^b^uint64(len(text)))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
+}
+
+func (c *cleanTexts) hasAt(h uint, text []byte) bool {
+	if int(c.n[h]) == len(text) && string(c.b[h][:len(text)]) == string(text) {
+		c.last[h>>1] = 1 << (h & 1)
+		return true
 	}
 	return false
 }
 
-func (c *cleanTexts) add(text []byte) {
-	k := c.next
-	c.next = (k + 1) % cleanSlots
-	c.n[k] = uint8(copy(c.b[k][:], text))
+func (c *cleanTexts) has(text []byte) bool {
+	if len(text) < cleanMin || len(text) > cleanMax {
+		return false
+	}
+	h := cleanHash(text)
+	return c.hasAt(h, text) || c.hasAt(h^1, text)
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control
@@ -840,6 +973,77 @@ func special8(x uint64) uint64 {
 	return ((q - ones) &^ q) | ((b - ones) &^ b) | ((x - ones*0x20) &^ x)
 }
 
+// knownKeyAt is knownKeys.find(data[i:j]) in one call: the key's words
+// loaded at once (wordsAt) and its first slot tried inline.
+func knownKeyAt(data []byte, i, j int) (uint, bool) {
+	var a, b uint64
+	if i+8 <= len(data) {
+		a = binary.LittleEndian.Uint64(data[i:])
+		if j-i < 8 {
+			a &= 1<<(8*(j-i)) - 1
+		} else {
+			b = binary.LittleEndian.Uint64(data[j-8:])
+		}
+	} else {
+		a, b = keyWords(data[i:j])
+	}
+	key := data[i:j]
+	h := knownKeyHash(a, b, len(key))
+	if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
+		return h, true
+	}
+	return knownKeys.findWords(a, b, key)
+}
+
+// wordsCap is keyWords(k), a short k's bytes loaded at once when its
+// capacity allows (the bytes past its length are masked off). Scan's
+// callers cap a slice of the input at the input's end, so that the load
+// never reads past what Scan was given.
+func wordsCap(k []byte) (a, b uint64) {
+	n := len(k)
+	if n >= 8 {
+		return binary.LittleEndian.Uint64(k), binary.LittleEndian.Uint64(k[n-8:])
+	}
+	if cap(k) >= 8 {
+		return binary.LittleEndian.Uint64(k[:8]) & (1<<(8*n) - 1), 0
+	}
+	return keyWords(k)
+}
+
+// plainEnd is the index of the first '"', '\\' or control byte at or
+// after i, or len(data): the scalar nextStop.
+func plainEnd(data []byte, i int) int {
+	n := len(data)
+	for i+8 <= n {
+		m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < n && strPlain[data[i]] {
+		i++
+	}
+	return i
+}
+
+// plainASCIIEnd is plainEnd that stops at bytes >= 0x80 too.
+func plainASCIIEnd(data []byte, i int) int {
+	n := len(data)
+	for i+8 <= n {
+		x := binary.LittleEndian.Uint64(data[i:])
+		m := (special8(x) | x) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	for i < n && strPlain[data[i]] && data[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
 // skipString validates the string at data[i] ('"') and returns the index
 // past its closing quote.
 func (s *scanner) skipString(i int) int {
@@ -848,16 +1052,10 @@ func (s *scanner) skipString(i int) int {
 	i++
 	start, esc := i, false
 	for {
-		for i+8 <= n {
-			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < n && strPlain[data[i]] {
-			i++
+		if s.m != nil {
+			i = s.nextStop(i)
+		} else {
+			i = plainEnd(data, i)
 		}
 		if i >= n {
 			return s.eof()
@@ -865,7 +1063,9 @@ func (s *scanner) skipString(i int) int {
 		switch c := data[i]; {
 		case c == '"':
 			if !s.secretMaybe {
-				s.secretString(data[start:i], esc)
+				if esc || s.m == nil || s.anyAnchor(start, i) {
+					s.secretString(data[start:i:len(data)], esc)
+				}
 			}
 			return i + 1
 		case c == '\\':
@@ -900,16 +1100,10 @@ func (s *scanner) keyEnd(i int) (int, bool) {
 	esc := false
 	i++
 	for {
-		for i+8 <= n {
-			m := special8(binary.LittleEndian.Uint64(data[i:])) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < n && strPlain[data[i]] {
-			i++
+		if s.m != nil {
+			i = s.nextStop(i)
+		} else {
+			i = plainEnd(data, i)
 		}
 		if i >= n {
 			return s.eof(), false
@@ -939,17 +1133,10 @@ func (s *scanner) readString(i int, v *Value) int {
 	i = start
 	esc, high := false, false
 	for {
-		for i+8 <= n {
-			x := binary.LittleEndian.Uint64(data[i:])
-			m := (special8(x) | x) & highs
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for i < n && strPlain[data[i]] && data[i] < utf8.RuneSelf {
-			i++
+		if s.m != nil {
+			i = s.nextStopHigh(i)
+		} else {
+			i = plainASCIIEnd(data, i)
 		}
 		if i >= n {
 			return s.eof()
@@ -985,8 +1172,9 @@ func (s *scanner) readString(i int, v *Value) int {
 		if esc {
 			// ScanSecrets reads it unescaped, as v holds it.
 			s.secretMaybe = s.mayHoldCredential(v.Str)
-		} else {
-			s.secretMaybe = s.mayHoldCredential(seg)
+		} else if s.m == nil || s.anyAnchor(start, i) {
+			// (No anchor byte: MayHoldCredentialText is false.)
+			s.secretMaybe = s.mayHoldCredential(data[start:i:len(data)]) // seg, with room for wordsCap (within data)
 		}
 	}
 	return i + 1

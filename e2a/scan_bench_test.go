@@ -1,6 +1,8 @@
 package e2a
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -67,4 +69,48 @@ func BenchmarkScanSecrets(b *testing.B) {
 var genRecords = []benchRecord{
 	benchRecord{"gen-request", []byte(`{"protocol_version": "1.0", "provenance": {"source_protocol": "e2a", "converter": null, "converted_at": null, "details": {}}, "request_id": "req-000007-f3a6", "jsonrpc_id": null, "correlation_id": null, "task_id": null, "context_id": null, "session_id": "sess-5", "message_id": null, "timestamp": "2026-03-29T12:00:00.001000+00:00", "identity_origin": "user", "channel": "web", "user_id": "u-1", "agent_ref": null, "chat_id": null, "source_agent_id": null, "agent_id": null, "service_id": null, "workspace_key": null, "method": "chat.send", "params": {"query":"hello","content":"hello"}, "ext_method": null, "session_update_kind": null, "is_stream": true, "expected_output_modes": [], "auth": null, "channel_context": {}, "a2a_metadata": {}, "acp_meta": {}}`)},
 	benchRecord{"gen-chunk", []byte(`{"protocol_version": "1.0", "response_id": "req-000002-c37e", "request_id": "req-000002-c37e", "sequence": -1, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00.003000+00:00", "provenance": {"source_protocol": "e2a", "converter": "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk", "converted_at": "2026-03-29T12:00:00.003000+00:00", "details": {"kind": "legacy_agent_response_chunk", "is_complete": false}}, "body": {"delta_kind":"custom","delta":{"event_type":"keepalive"},"event_type":"keepalive"}, "jsonrpc_id": null, "correlation_id": null, "task_id": null, "context_id": null, "session_id": null, "message_id": null, "is_stream": true, "identity_origin": "agent", "channel": "web", "user_id": null, "agent_ref": null, "source_agent_id": null, "method": null, "projections": {}, "channel_context": {}, "metadata": {}, "a2a_metadata": {}, "acp_meta": {}}`)},
+}
+
+// BenchmarkScanPath compares the vector pass with the scalar loops on the
+// same records (Scan uses the vector pass where the CPU has the kernel).
+func BenchmarkScanPath(b *testing.B) {
+	recs := append(benchRecords(), genRecords...)
+	for _, vec := range []bool{false, true} {
+		if vec && !haveKernel {
+			continue
+		}
+		name := "scalar"
+		if vec {
+			name = "vector"
+		}
+		for _, rec := range recs {
+			b.Run(name+"/"+rec.name, func(b *testing.B) {
+				var r Record
+				b.ReportAllocs()
+				b.SetBytes(int64(len(rec.data)))
+				for b.Loop() {
+					if err := scan(rec.data, &r, vec); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkClassify: the vector pass alone, on one gen record and on 64
+// of them in a row (the cost of a block without the call's).
+func BenchmarkClassify(b *testing.B) {
+	if !haveKernel {
+		b.Skip("no vector kernel on this CPU")
+	}
+	for _, data := range [][]byte{genRecords[1].data, bytes.Repeat(genRecords[1].data, 64)} {
+		b.Run(fmt.Sprint(len(data)), func(b *testing.B) {
+			var blocks []block
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				blocks = classify(data, blocks)
+			}
+		})
+	}
 }

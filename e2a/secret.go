@@ -539,7 +539,7 @@ func keyWords(k []byte) (a, b uint64) {
 }
 
 func knownKeyHash(a, b uint64, n int) uint {
-	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>56) % knownKeySlots
+	return uint(((a^b<<1^uint64(n))*0x9E3779B97F4A7C15)>>56) % knownKeySlots
 }
 
 func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
@@ -552,6 +552,11 @@ func (t *keyClassTable) lookup(k []byte) (kind string, ok bool) {
 // find returns the slot of the key k.
 func (t *keyClassTable) find(k []byte) (uint, bool) {
 	a, b := keyWords(k)
+	return t.findWords(a, b, k)
+}
+
+// findWords is find with k's keyWords given.
+func (t *keyClassTable) findWords(a, b uint64, k []byte) (uint, bool) {
 	n := len(k)
 	for h := knownKeyHash(a, b, n); t.slot[h].n != 0; h = (h + 1) % knownKeySlots {
 		if e := &t.slot[h]; int(e.n) == n && e.a == a && e.b == b && (n <= 16 || e.key == string(k)) {

@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package e2a
+
+const haveKernel = false
+
+// classifyAVX2 is never called where haveKernel is false.
+func classifyAVX2(p *byte, nblocks int, out *block, t *kernelTables) {
+	panic("e2a: no vector kernel")
+}
