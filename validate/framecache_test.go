@@ -69,6 +69,9 @@ func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 			hot = r.IntN(nsid)
 		}
 		tap, conn := taps[hot%2], conns[hot%3]
+		if r.IntN(20) == 0 {
+			tap, conn = taps[r.IntN(2)], conns[r.IntN(3)] // the same sid elsewhere: another stream
+		}
 		switch r.IntN(400) {
 		case 0:
 			e.ConnClosed(&Input{Tap: tap, Conn: conn, Time: now})
@@ -175,11 +178,11 @@ func TestFrameCacheHits(t *testing.T) {
 	if string(e.key) != "poison" {
 		t.Fatal("the second chunk of a stream built its key again: no cache hit")
 	}
-	en := &e.fc.e[fcSlot(sectionOf(t, "b"))]
+	en := &e.fc.streams[fcSlot([]byte("b"))]
 	if en.keyLen == 0 {
 		t.Fatal("stream b not cached")
 	}
-	en.idx = e.fc.e[fcSlot(sectionOf(t, "a"))].idx // as if b's stream had moved
+	en.idx = e.fc.streams[fcSlot([]byte("a"))].idx // as if b's stream had moved
 	chunk("b", 1, 0)
 	if string(e.key) == "poison" {
 		t.Fatal("a cache entry naming another stream's state was used")

@@ -32,7 +32,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	var vals [fcAttrNames][]byte
 	var found uint64
 	var clean bool
-	var en *fcEntry
+	var en *fcAttrs
 	if f.MsgType == frame.TypeStreamChunk {
 		found, clean, en = e.frameAttrs(f, &vals)
 	} else {
