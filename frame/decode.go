@@ -23,7 +23,16 @@ func Decode(b []byte) (f Frame, rest []byte, err error) {
 // DecodeTo is Decode into *f (a reader that keeps one Frame for a whole
 // file: no copy of the frame per frame). On error *f is the zero Frame.
 func DecodeTo(f *Frame, b []byte) (rest []byte, err error) {
-	*f = Frame{}
+	rest, err = decodeTo(f, b)
+	if err != nil {
+		*f = Frame{}
+	}
+	return rest, err
+}
+
+// decodeTo sets every field of *f when it returns no error (nothing is
+// zeroed first: a reader's Frame on the heap is written once a frame).
+func decodeTo(f *Frame, b []byte) (rest []byte, err error) {
 	n := len(b)
 	if n < HeaderLen {
 		return nil, decodeErr(0, ErrTooShort, "frame too short: ", int64(n), "")

@@ -2,6 +2,11 @@
 
 package validate
 
+import "syscall"
+
+// mapFlags: pages are mapped as they are read.
+const mapFlags = syscall.MAP_SHARED
+
 // adviseSequential: package syscall has no madvise here; the kernel's own
 // read-ahead applies.
 func adviseSequential([]byte) {}
