@@ -56,9 +56,8 @@ type fcAttrs struct {
 }
 
 // fcStream is where the stream of one sid on tap and conn is (keyLen 0:
-// not known); gen
-// grows whenever the entry is taken for another sid (from 1: it never
-// wraps).
+// not known); gen grows whenever the entry is taken for another sid (from
+// 1: it never wraps).
 type fcStream struct {
 	tap    string
 	conn   string

@@ -215,3 +215,102 @@ func sectionOf(t *testing.T, sid string) []byte {
 	f, _, _ := frame.Decode(b)
 	return f.AttrSection()
 }
+
+// FuzzFrameCache: any run of frames (a frame file's bytes, each frame
+// judged on the tap and connection its first attribute byte picks) gets
+// the same verdicts with the frame cache and without it.
+func FuzzFrameCache(f *testing.F) {
+	seed := fuzzFrameSeed(f)
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		with, without := fuzzJudge(t, data, false), fuzzJudge(t, data, true)
+		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
+			t.Fatalf("verdicts differ with the cache (-without +with):\n%s", d)
+		}
+	})
+}
+
+// fuzzFrameSeed is 40 chunks of three streams, some with an attribute of
+// their own.
+func fuzzFrameSeed(tb testing.TB) []byte {
+	var seed []byte
+	for i := 0; i < 40; i++ {
+		var flags uint8
+		if i%9 == 8 {
+			flags = frame.FlagDone
+		}
+		attrs := []frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%08d-0000-4000-8000-000000000000", i%3)}, {Name: "etype", Value: "text"}}
+		if i%7 == 0 {
+			attrs = append(attrs, frame.Attr{Name: "ts", Value: fmt.Sprint(i)})
+		}
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, flags, int32(i/3), attrs, []byte("x"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		seed = append(seed, b...)
+	}
+	return seed
+}
+
+// fuzzJudge judges the frames in data (skipping a byte where none
+// decodes) with the cache on or off.
+func fuzzJudge(t *testing.T, data []byte, off bool) *verdicts {
+	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
+	frameCacheOff = off
+	cfg := DefaultConfig()
+	cfg.MaxStreams = 4 // exercise eviction
+	cfg.Tombstones = 2
+	v := &verdicts{}
+	e := NewEngine(cfg, v)
+	for i := 0; len(data) > 0; i++ {
+		fr, rest, err := frame.Decode(data)
+		if err != nil {
+			data = data[1:] // resynchronise on the next byte
+			continue
+		}
+		in := Input{Data: data[:fr.Size], Index: uint64(i + 1)}
+		if a := fr.AttrSection(); len(a) > 2 {
+			in.Tap, in.Conn = []string{"", "t"}[a[2]&1], []string{"", "c"}[a[2]>>1&1]
+		}
+		e.ObserveFrame(&in, &fr)
+		data = rest
+	}
+	e.Finish(ReasonEOF, &Input{})
+	return v
+}
+
+// TestFrameCacheMutatedRuns is FuzzFrameCache on inputs mutated at random
+// (bytes flipped, runs cut, chunks repeated), so that `go test` tries
+// many: same verdicts with the cache as without.
+func TestFrameCacheMutatedRuns(t *testing.T) {
+	base := fuzzFrameSeed(t)
+	r := rand.New(rand.NewPCG(7, 7))
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	for k := 0; k < n; k++ {
+		d := append([]byte(nil), base...)
+		for j := 0; j < 1+r.IntN(6); j++ {
+			switch r.IntN(3) {
+			case 0:
+				d[r.IntN(len(d))] = byte(r.IntN(256))
+			case 1:
+				a := r.IntN(len(d))
+				d = append(d[:a:a], d[a+r.IntN(len(d)-a):]...)
+			default:
+				a := r.IntN(len(d))
+				b := a + r.IntN(min(400, len(d)-a))
+				d = append(d[:b:b], d[a:]...)
+			}
+			if len(d) == 0 {
+				d = append(d, base...)
+			}
+		}
+		with, without := fuzzJudge(t, d, false), fuzzJudge(t, d, true)
+		if diff := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); diff != "" {
+			t.Fatalf("input %d (%x): verdicts differ with the cache (-without +with):\n%s", k, d, diff)
+		}
+	}
+}
