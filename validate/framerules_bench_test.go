@@ -62,7 +62,17 @@ func benchFrameFile(b *testing.B, n int) string {
 // inline shard, every frame rule on, the streams ended at the end. One op
 // reads the whole file (benchFrames frames). It leaves out the process
 // start and the page cache's misses (the file is cached).
-func BenchmarkReadFramesMapped(b *testing.B) {
+func BenchmarkReadFramesMapped(b *testing.B) { benchReadFramesMapped(b) }
+
+// BenchmarkReadFramesMappedNoCache is BenchmarkReadFramesMapped without the
+// frame cache (framecache.go): what it saves.
+func BenchmarkReadFramesMappedNoCache(b *testing.B) {
+	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
+	frameCacheOff = true
+	benchReadFramesMapped(b)
+}
+
+func benchReadFramesMapped(b *testing.B) {
 	const n = 200_000
 	p := benchFrameFile(b, n)
 	st, err := os.Stat(p)
