@@ -206,16 +206,6 @@ func TestFrameCacheHits(t *testing.T) {
 	}
 }
 
-// sectionOf is the attribute section of a chunk of stream sid.
-func sectionOf(t *testing.T, sid string) []byte {
-	b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0, []frame.Attr{{Name: "sid", Value: sid}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _, _ := frame.Decode(b)
-	return f.AttrSection()
-}
-
 // FuzzFrameCache: any run of frames (a frame file's bytes, each frame
 // judged on the tap and connection its first attribute byte picks) gets
 // the same verdicts with the frame cache and without it.
