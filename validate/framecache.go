@@ -74,20 +74,24 @@ type fcStream struct {
 var frameCacheOff = false
 
 // fcSlot spreads byte strings over the slots: every 8-byte word, rotated
-// by its position, folded with XOR and mixed by one multiply. Cheap
+// by its position, folded with XOR (the last word read where the string
+// ends, overlapping the one before), and mixed by one multiply. Cheap
 // rather than strong: a collision only costs the work the cache saves.
 func fcSlot(b []byte) int {
 	h := uint64(len(b))
+	if len(b) < 8 {
+		for i, c := range b {
+			h ^= uint64(c) << (8*i + 8)
+		}
+		return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
+	}
+	last := binary.LittleEndian.Uint64(b[len(b)-8:])
 	r := 0
-	for len(b) >= 8 {
+	for ; len(b) > 8; b = b[8:] {
 		h ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b), r)
-		b, r = b[8:], r+11
+		r += 11
 	}
-	var t uint64
-	for i, c := range b {
-		t |= uint64(c) << (8 * i)
-	}
-	h ^= bits.RotateLeft64(t, r)
+	h ^= bits.RotateLeft64(last, r)
 	return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
 }
 
@@ -161,7 +165,9 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 		if len(e.forget) > 0 || e.sweep {
 			e.forgetPending()
 		}
-		e.use(int(st.part))
+		if pt := &e.parts[st.part]; pt != e.cur {
+			e.use(int(st.part))
+		}
 		if t := e.tab; int(st.idx) < t.len() && string(t.key(st.idx)) == string(st.key[:st.keyLen]) {
 			return st.idx, false, notEnded
 		}

@@ -304,3 +304,23 @@ func TestFrameCacheMutatedRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameCacheSlotsSpread: the slot hash tells apart strings that differ
+// in any one byte (sids that differ in one digit, anywhere) often enough
+// to spread them, at every length around a word's.
+func TestFrameCacheSlotsSpread(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		used := map[int]bool{}
+		b := []byte(strings.Repeat("a", n))
+		for pos := 0; pos < n; pos++ {
+			for c := byte('0'); c <= '9'; c++ {
+				x := append([]byte(nil), b...)
+				x[pos] = c
+				used[fcSlot(x)] = true
+			}
+		}
+		if want := min(fcSlots/4, 10*n/2); len(used) < want {
+			t.Errorf("length %d: %d one-byte variants hash to %d slots, want at least %d", n, 10*n, len(used), want)
+		}
+	}
+}
