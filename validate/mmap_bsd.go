@@ -7,6 +7,6 @@ import "syscall"
 // mapFlags: pages are mapped as they are read.
 const mapFlags = syscall.MAP_SHARED
 
-// adviseSequential: package syscall has no madvise here; the kernel's own
+// adviseWindow: package syscall has no madvise here; the kernel's own
 // read-ahead applies.
-func adviseSequential([]byte) {}
+func adviseWindow([]byte) {}

@@ -57,7 +57,7 @@ func (m *mappedFile) remap(from int64) error {
 	if err != nil {
 		return fmt.Errorf("mmap: %w", err)
 	}
-	adviseSequential(b)
+	adviseWindow(b)
 	m.at, m.win = start, b
 	return nil
 }
