@@ -182,36 +182,43 @@ func NewAttrNames(names ...string) *AttrNames {
 // and value well-formed UTF-8, every limit kept): the caller asks them for
 // their message only when it is false. Nothing is allocated.
 func (f *Frame) Find(names *AttrNames, vals [][]byte) (found uint64, clean bool) {
-	const few = 8 // names kept aside for the repeat check
-	var seen [few][]byte
-	var hi uint64 // OR of all name and value bytes: bit 7 of a byte set = not ASCII
+	const few = 8 // names kept aside (where they start in a) for the repeat check
+	var seen [few]int32
 	long := f.Size > MaxFrameBytes
-	b := f.attrs
+	a := f.attrs
 	n := int(f.KeyCount)
+	p := 0
 	for i := 0; i < n; i++ {
-		var name, value []byte
-		name, value, b = nextAttr(b)
-		if len(name) > MaxAttrNameBytes || len(value) > MaxAttrValueBytes {
+		nl := int(binary.BigEndian.Uint16(a[p:]))
+		if i < few {
+			seen[i] = int32(p + 2)
+		}
+		name := a[p+2 : p+2+nl]
+		p += 2 + nl
+		vl := int(binary.BigEndian.Uint32(a[p:]))
+		value := a[p+4 : p+4+vl]
+		p += 4 + vl
+		if vl > MaxAttrValueBytes {
 			long = true
 		}
-		hi |= orBytes(name) | orBytes(value)
-		if i < few {
-			seen[i] = name
+		if nl > MaxAttrNameBytes {
+			long = true
+			continue
 		}
-		if len(name) <= MaxAttrNameBytes {
-			for m := names.byLen[len(name)]; m != 0; m &= m - 1 {
-				if k := bits.TrailingZeros64(m); names.names[k] == string(name) {
-					found |= 1 << k
-					vals[k] = value
-					break
-				}
+		for m := names.byLen[nl]; m != 0; m &= m - 1 {
+			if k := bits.TrailingZeros64(m); names.names[k] == string(name) {
+				found |= 1 << k
+				vals[k] = value
+				break
 			}
 		}
 	}
 	if long {
 		return found, false
 	}
-	if hi&0x8080808080808080 != 0 && !f.ValidUTF8() {
+	// One OR over the whole section, length prefixes included: a prefix
+	// byte with bit 7 set only sends the frame to the exact check.
+	if orBytes(a)&0x8080808080808080 != 0 && !f.ValidUTF8() {
 		return found, false
 	}
 	// Every name is well-formed UTF-8 now: names are the same Java String
@@ -221,8 +228,11 @@ func (f *Frame) Find(names *AttrNames, vals [][]byte) (found uint64, clean bool)
 		return found, !dup
 	}
 	for i := 1; i < n; i++ {
+		x := a[seen[i]:]
+		x = x[:binary.BigEndian.Uint16(a[seen[i]-2:])]
 		for j := 0; j < i; j++ {
-			if len(seen[i]) == len(seen[j]) && string(seen[i]) == string(seen[j]) {
+			y := a[seen[j]:]
+			if y = y[:binary.BigEndian.Uint16(a[seen[j]-2:])]; len(x) == len(y) && string(x) == string(y) {
 				return found, false
 			}
 		}

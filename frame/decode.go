@@ -22,57 +22,59 @@ func Decode(b []byte) (f Frame, rest []byte, err error) {
 
 // DecodeTo is Decode into *f (a reader that keeps one Frame for a whole
 // file: no copy of the frame per frame). On error *f is the zero Frame.
+//
+// Every field of *f is set once the frame decodes (nothing is zeroed
+// first: a reader's Frame on the heap is written once a frame).
 func DecodeTo(f *Frame, b []byte) (rest []byte, err error) {
-	*f = Frame{}
 	n := len(b)
 	if n < HeaderLen {
-		return nil, decodeErr(0, ErrTooShort, "frame too short: ", int64(n), "")
+		return nil, f.reset(decodeErr(0, ErrTooShort, "frame too short: ", int64(n), ""))
 	}
 	if b[0] != Magic {
-		return nil, &DecodeError{Offset: 0, Code: ErrBadMagic,
-			Reason: "bad frame magic: 0x" + strconv.FormatUint(uint64(b[0]), 16)}
+		return nil, f.reset(&DecodeError{Offset: 0, Code: ErrBadMagic,
+			Reason: "bad frame magic: 0x" + strconv.FormatUint(uint64(b[0]), 16)})
 	}
 	if b[1] != Version {
-		return nil, decodeErr(1, ErrBadVersion, "unsupported frame version: ", int64(b[1]), "")
+		return nil, f.reset(decodeErr(1, ErrBadVersion, "unsupported frame version: ", int64(b[1]), ""))
 	}
 	keyCount := binary.BigEndian.Uint16(b[8:10])
 	dataLen := int32(binary.BigEndian.Uint32(b[10:14]))
 	if keyCount > MaxAttributes {
-		return nil, decodeErr(8, ErrAttrCount, "frame attribute count ", int64(keyCount), " exceeds limit 64")
+		return nil, f.reset(decodeErr(8, ErrAttrCount, "frame attribute count ", int64(keyCount), " exceeds limit 64"))
 	}
 	if dataLen < 0 || dataLen > MaxDataBytes {
-		return nil, decodeErr(10, ErrDataLength, "frame data length ", int64(dataLen), " exceeds limit 8388608")
+		return nil, f.reset(decodeErr(10, ErrDataLength, "frame data length ", int64(dataLen), " exceeds limit 8388608"))
 	}
 	if int(dataLen) > n-HeaderLen {
-		return nil, decodeErr(10, ErrDataBeyondBuffer, "frame data length ", int64(dataLen),
-			" exceeds the provided buffer ("+strconv.Itoa(n)+" bytes)")
+		return nil, f.reset(decodeErr(10, ErrDataBeyondBuffer, "frame data length ", int64(dataLen),
+			" exceeds the provided buffer ("+strconv.Itoa(n)+" bytes)"))
 	}
 	p := HeaderLen
 	for i := 0; i < int(keyCount); i++ {
 		if n-p < 2 {
-			return nil, decodeErr(p, ErrNamePrefix,
-				"truncated frame: attribute name length prefix beyond buffer (", int64(n-p), " bytes left)")
+			return nil, f.reset(decodeErr(p, ErrNamePrefix,
+				"truncated frame: attribute name length prefix beyond buffer (", int64(n-p), " bytes left)"))
 		}
 		nl := int(binary.BigEndian.Uint16(b[p:]))
 		p += 2
 		if nl > n-p {
-			return nil, stringLenErr(p-2, int64(nl), n-p)
+			return nil, f.reset(stringLenErr(p-2, int64(nl), n-p))
 		}
 		p += nl
 		if n-p < 4 {
-			return nil, decodeErr(p, ErrValuePrefix,
-				"truncated frame: attribute value length prefix beyond buffer (", int64(n-p), " bytes left)")
+			return nil, f.reset(decodeErr(p, ErrValuePrefix,
+				"truncated frame: attribute value length prefix beyond buffer (", int64(n-p), " bytes left)"))
 		}
 		vl := int32(binary.BigEndian.Uint32(b[p:]))
 		p += 4
 		if vl < 0 || int(vl) > n-p {
-			return nil, stringLenErr(p-4, int64(vl), n-p)
+			return nil, f.reset(stringLenErr(p-4, int64(vl), n-p))
 		}
 		p += int(vl)
 	}
 	if int(dataLen) > n-p {
-		return nil, decodeErr(10, ErrDataRemaining, "frame data length ", int64(dataLen),
-			" exceeds the remaining buffer ("+strconv.Itoa(n-p)+" bytes)")
+		return nil, f.reset(decodeErr(10, ErrDataRemaining, "frame data length ", int64(dataLen),
+			" exceeds the remaining buffer ("+strconv.Itoa(n-p)+" bytes)"))
 	}
 	end := p + int(dataLen)
 	f.MsgType, f.Flags = b[2], b[3]
@@ -82,6 +84,12 @@ func DecodeTo(f *Frame, b []byte) (rest []byte, err error) {
 	f.attrs = b[HeaderLen:p:p]
 	f.Size = end
 	return b[end:], nil
+}
+
+// reset zeroes a frame that did not decode and returns err.
+func (f *Frame) reset(err *DecodeError) error {
+	*f = Frame{}
+	return err
 }
 
 func decodeErr(off int, c Code, before string, v int64, after string) *DecodeError {

@@ -71,6 +71,12 @@ func (f *Frame) Attrs(fn func(name, value []byte) bool) {
 	}
 }
 
+// AttrSection returns the raw attribute section, as on the wire (keyCount
+// × [nameLen:u16][name][valLen:i32][value]), validated by Decode: what a
+// reader that caches per attribute section compares. It aliases the frame
+// and its capacity ends where it does.
+func (f *Frame) AttrSection() []byte { return f.attrs }
+
 // Attr returns the value of the attribute name; with duplicates the last
 // one wins, as in the reference decoder.
 func (f *Frame) Attr(name string) (value []byte, ok bool) {

@@ -139,6 +139,7 @@ type Engine struct {
 	// key at in.Data[off:off+n] of the input being judged (n = 0: none), so
 	// that composite does not hash that key again.
 	hint partHint
+	fc   *frameCache // where the latest frames' streams are (framecache.go)
 }
 
 // A partHint names a stream key by where it lies in Input.Data, and its

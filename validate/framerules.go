@@ -29,8 +29,15 @@ const (
 // ObserveFrame checks one decoded EventMeshFrame.
 func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	e.stats.Records++
-	var vals [8][]byte
-	found, clean := f.Find(frameAttrSet, vals[:])
+	var vals [fcAttrNames][]byte
+	var found uint64
+	var clean bool
+	var en *fcAttrs
+	if f.MsgType == frame.TypeStreamChunk {
+		found, clean, en = e.frameAttrs(f, &vals)
+	} else {
+		found, clean = f.Find(frameAttrSet, vals[:])
+	}
 	var key []byte
 	keyBit, keyAt := faSid, 0
 	if f.MsgType == frame.TypeEvent {
@@ -88,7 +95,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 			need = faID | faType | faSource
 		}
 		if found&need != need || !clean {
-			e.frameAttrs(in, f, key, need&^found)
+			e.attrProblems(in, f, key, need&^found)
 		}
 	}
 	if f.MsgType != frame.TypeStreamChunk {
@@ -126,8 +133,7 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	if key == nil {
 		return
 	}
-	ck := e.composite(in, protoFrame, key)
-	i, created, was := e.lookup(ck, true, false, in)
+	i, created, was := e.frameStream(in, key, en)
 	if was == untracked {
 		return
 	}
@@ -162,9 +168,9 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	}
 }
 
-// frameAttrs reports frame.attr: the required attributes missing (bits of
-// frameAttrNames), a repeated name, malformed UTF-8.
-func (e *Engine) frameAttrs(in *Input, f *frame.Frame, key []byte, missing uint64) {
+// attrProblems reports frame.attr: the required attributes missing (bits
+// of frameAttrNames), a repeated name, malformed UTF-8.
+func (e *Engine) attrProblems(in *Input, f *frame.Frame, key []byte, missing uint64) {
 	var problems []string
 	var miss []string
 	for i, n := range frameAttrNames {

@@ -53,11 +53,11 @@ func (m *mappedFile) remap(from int64) error {
 		m.at, m.win = from, nil
 		return nil
 	}
-	b, err := syscall.Mmap(int(m.f.Fd()), start, int(n), syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(m.f.Fd()), start, int(n), syscall.PROT_READ, mapFlags)
 	if err != nil {
 		return fmt.Errorf("mmap: %w", err)
 	}
-	_ = syscall.Madvise(b, syscall.MADV_SEQUENTIAL)
+	adviseWindow(b)
 	m.at, m.win = start, b
 	return nil
 }

@@ -33,7 +33,7 @@ func mapBytes(n int) ([]byte, bool) {
 // limit: pieces are 64 KiB and more.
 func roomLeft() bool {
 	var r syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_AS, &r) != nil || r.Cur == ^uint64(0) {
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &r) != nil || uint64(r.Cur) >= rlimUnlimited {
 		return true
 	}
 	p, err := syscall.Mmap(-1, 0, mapReserve, syscall.PROT_NONE, syscall.MAP_ANON|syscall.MAP_PRIVATE|syscall.MAP_NORESERVE)
@@ -43,6 +43,10 @@ func roomLeft() bool {
 	_ = syscall.Munmap(p)
 	return true
 }
+
+// rlimUnlimited: RLIM_INFINITY is ^0 on Linux and 1<<63-1 on darwin and
+// freebsd (where Rlimit.Cur is signed); a limit from 4 EiB up is none.
+const rlimUnlimited = 1 << 62
 
 // quarantine holds the poisoned pieces, oldest first: past quarantineMax
 // the oldest is unmapped for real (its addresses may then be mapped
@@ -65,7 +69,7 @@ func unmapBytes(b []byte) {
 	// reserved with no access: a use after this faults (SIGSEGV) where it
 	// happens, instead of reading whatever is mapped there next.
 	release(b)
-	if err := syscall.Mprotect(b, syscall.PROT_NONE); err != nil {
+	if err := protectNone(b); err != nil {
 		_ = syscall.Munmap(b)
 		return
 	}

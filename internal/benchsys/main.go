@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/e2atap/e2atap/frame"
@@ -368,9 +367,8 @@ func runCmd(args []string) sample {
 		}
 	}
 	wall := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return sample{wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024}
+	cpu, rss := usage(cmd.ProcessState)
+	return sample{wall: wall, cpu: cpu, maxRSS: rss}
 }
 
 func rates(n int, s []sample, d func(sample) time.Duration) []float64 {

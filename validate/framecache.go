@@ -1,0 +1,184 @@
+package validate
+
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+// frameCache remembers what the frame rules read from the attribute
+// sections of the latest chunks (frame.Find: which names are there, where
+// their values are, that the section is clean), and where the streams of
+// the latest sids are in the stream tables. A frame file interleaves a few
+// streams of many chunks each, and the chunks of a stream mostly carry the
+// same attributes (its sid, an etype): such a chunk skips Find, building
+// its composite key (tap, conn, the sid with its UUID packed), hashing it
+// twice (partition and table) and probing the table. A chunk whose
+// section is new (an attribute that changes with every chunk) still finds
+// its stream by its sid.
+//
+// An entry is a hint, never the truth. The attributes are used only for a
+// section byte for byte equal to the one they were read from, with the
+// same attribute count (the same bytes then decode to the same
+// attributes). A stream is used only for a chunk of the same tap,
+// connection and sid, once the table entry it names holds the very
+// composite key it was made for (keys are unique in a partition's table),
+// after the removals pending, as lookup does: a stream removed, evicted,
+// moved by a removal (the last dense entry moves into the hole) or
+// forgotten is looked up again. Hash collisions and sids or sections too
+// long to keep cost the work without the cache. The verdicts do not depend
+// on it (TestFrameCacheSameVerdicts).
+type frameCache struct {
+	attrs   [fcSlots]fcAttrs
+	streams [fcSlots]fcStream
+}
+
+const (
+	fcSlotBits  = 8
+	fcSlots     = 1 << fcSlotBits
+	fcMaxAttrs  = 128 // longer attribute sections are not cached
+	fcMaxSid    = 64  // nor longer sids
+	fcMaxKey    = 96  // nor streams of longer composite keys (long tap or conn names)
+	fcAttrNames = 8   // len(frameAttrNames)
+)
+
+// fcAttrs is what Find read from one clean attribute section, and the
+// stream entry of its sid (stream, as it was at gen).
+type fcAttrs struct {
+	found    uint64
+	gen      uint64 // 0: none
+	stream   uint16
+	keyCount uint16
+	attrsLen uint8 // 0: the entry is empty
+	vals     [fcAttrNames][2]uint8
+	attrs    [fcMaxAttrs]byte
+}
+
+// fcStream is where the stream of one sid on tap and conn is (keyLen 0:
+// not known); gen grows whenever the entry is taken for another sid (from
+// 1: it never wraps).
+type fcStream struct {
+	tap    string
+	conn   string
+	gen    uint64
+	idx    int32 // the stream's dense index in partition part
+	part   uint16
+	sidLen uint8 // 0: the entry is empty
+	keyLen uint8
+	sid    [fcMaxSid]byte
+	key    [fcMaxKey]byte
+}
+
+// frameCacheOff turns the cache off (tests compare the verdicts).
+var frameCacheOff = false
+
+// fcSlot spreads byte strings over the slots: every 8-byte word, rotated
+// by its position, folded with XOR (the last word read where the string
+// ends, overlapping the one before), and mixed by one multiply. Cheap
+// rather than strong: a collision only costs the work the cache saves.
+func fcSlot(b []byte) int {
+	h := uint64(len(b))
+	if len(b) < 8 {
+		for i, c := range b {
+			h ^= uint64(c) << (8*i + 8)
+		}
+		return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
+	}
+	last := binary.LittleEndian.Uint64(b[len(b)-8:])
+	r := 0
+	for ; len(b) > 8; b = b[8:] {
+		h ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b), r)
+		r += 11
+	}
+	h ^= bits.RotateLeft64(last, r)
+	return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
+}
+
+// frameAttrs is f.Find(frameAttrSet, vals) through the cache; it returns
+// the entry of f's section (nil: not cached), for frameStream.
+func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found uint64, clean bool, en *fcAttrs) {
+	a := f.AttrSection()
+	if frameCacheOff || len(a) > fcMaxAttrs || len(a) == 0 || f.Size > frame.MaxFrameBytes {
+		found, clean = f.Find(frameAttrSet, vals[:])
+		return found, clean, nil
+	}
+	if e.fc == nil {
+		e.fc = new(frameCache)
+	}
+	en = &e.fc.attrs[fcSlot(a)]
+	if int(en.attrsLen) == len(a) && en.keyCount == f.KeyCount && string(en.attrs[:len(a)]) == string(a) {
+		for m := en.found; m != 0; m &= m - 1 {
+			k := bits.TrailingZeros64(m)
+			v := en.vals[k]
+			vals[k] = a[v[0] : int(v[0])+int(v[1])]
+		}
+		return en.found, true, en
+	}
+	found, clean = f.Find(frameAttrSet, vals[:])
+	if !clean {
+		return found, clean, nil
+	}
+	for m := found; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		// A value aliases the section, which ends where its capacity does.
+		off := cap(a) - cap(vals[k])
+		if off < 0 || off+len(vals[k]) > len(a) {
+			return found, clean, nil
+		}
+		en.vals[k] = [2]uint8{uint8(off), uint8(len(vals[k]))}
+	}
+	en.found, en.keyCount, en.attrsLen = found, f.KeyCount, uint8(len(a))
+	en.gen, en.stream = 0, 0
+	copy(en.attrs[:], a)
+	return found, clean, en
+}
+
+// frameStream is lookup(composite(in, protoFrame, sid), true, false, in)
+// with the cache in front of it; en is the entry of the chunk's attribute
+// section (nil: none), whose sid it is.
+func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, created bool, was int) {
+	if frameCacheOff || len(sid) > fcMaxSid {
+		return e.lookup(e.composite(in, protoFrame, sid), true, false, in)
+	}
+	if e.fc == nil {
+		e.fc = new(frameCache)
+	}
+	var st *fcStream
+	if en != nil && en.gen != 0 && e.fc.streams[en.stream].gen == en.gen {
+		st = &e.fc.streams[en.stream] // the section's sid, as it was cached
+	} else {
+		slot := fcSlot(sid)
+		st = &e.fc.streams[slot]
+		if int(st.sidLen) != len(sid) || string(st.sid[:len(sid)]) != string(sid) {
+			st.gen++
+			st.sidLen, st.keyLen = uint8(len(sid)), 0
+			copy(st.sid[:], sid)
+		}
+		if en != nil {
+			en.stream, en.gen = uint16(slot), st.gen
+		}
+	}
+	if st.keyLen != 0 && st.tap == in.Tap && st.conn == in.Conn {
+		// What lookup does first, then the partition composite would
+		// have made current.
+		if len(e.forget) > 0 || e.sweep {
+			e.forgetPending()
+		}
+		if pt := &e.parts[st.part]; pt != e.cur {
+			e.use(int(st.part))
+		}
+		if t := e.tab; int(st.idx) < t.len() && string(t.key(st.idx)) == string(st.key[:st.keyLen]) {
+			return st.idx, false, notEnded
+		}
+	}
+	ck := e.composite(in, protoFrame, sid)
+	i, created, was = e.lookup(ck, true, false, in)
+	st.keyLen = 0
+	if was == notEnded && i >= 0 && len(ck) <= fcMaxKey {
+		st.tap, st.conn = in.Tap, in.Conn
+		st.idx, st.part, st.keyLen = i, uint16(e.cur.id), uint8(len(ck))
+		copy(st.key[:], ck)
+	}
+	return i, created, was
+}

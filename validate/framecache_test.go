@@ -1,0 +1,326 @@
+package validate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+// verdicts is everything an engine says, in order.
+type verdicts struct {
+	findings []Finding
+	starts   []StreamInfo
+	ends     []StreamInfo
+	records  []string
+}
+
+func (v *verdicts) Record(r *RecordInfo) {
+	v.records = append(v.records, fmt.Sprintf("%s/%s/%s", r.Kind, r.Status, r.Stream))
+}
+func (v *verdicts) Finding(f *Finding)        { v.findings = append(v.findings, *f) }
+func (v *verdicts) StreamStart(s *StreamInfo) { v.starts = append(v.starts, *s) }
+func (v *verdicts) StreamEnd(s *StreamInfo)   { v.ends = append(v.ends, *s) }
+
+// frameCacheRun judges a random run of frames: streams interleaved over
+// two taps and two connections, sids that collide in the cache (more than
+// it has slots), long ones it does not keep, chunks out of order, after the
+// done chunk, a table small enough to evict, connections closed, gaps and
+// idle expiry in between.
+func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
+	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
+	frameCacheOff = off
+	defer func(n int) { partitionStreams = n }(partitionStreams)
+	partitionStreams = 16
+	cfg := DefaultConfig()
+	cfg.MaxStreams = 64 // 4 partitions of 16
+	cfg.Tombstones = 32
+	cfg.IdleTimeout = time.Second
+	v := &verdicts{}
+	e := NewEngine(cfg, v)
+	r := rand.New(rand.NewPCG(seed, 1))
+	const nsid = 600
+	sids := make([]string, nsid)
+	for i := range sids {
+		switch i % 4 {
+		case 0:
+			sids[i] = fmt.Sprintf("agent-%d:%08x-0000-4000-8000-%012x", i%3, i, i*7)
+		case 1:
+			sids[i] = fmt.Sprintf("s%d", i)
+		case 2:
+			sids[i] = fmt.Sprintf("%s-%d", strings.Repeat("long", 20), i) // over fcMaxSid
+		default:
+			sids[i] = fmt.Sprintf("E%04d-agent:%d", i, i)
+		}
+	}
+	seqs := make([]int32, nsid)
+	taps, conns := []string{"", "ws"}, []string{"", "c1", strings.Repeat("c", 120)}
+	now := time.Unix(1_700_000_000, 0)
+	var in Input
+	for k := 0; k < 20000; k++ {
+		now = now.Add(time.Duration(r.IntN(20)) * time.Millisecond)
+		hot := r.IntN(12) // mostly a few streams, as a frame file has
+		if r.IntN(8) == 0 {
+			hot = r.IntN(nsid)
+		}
+		tap, conn := taps[hot%2], conns[hot%3]
+		if r.IntN(20) == 0 {
+			tap, conn = taps[r.IntN(2)], conns[r.IntN(3)] // the same sid elsewhere: another stream
+		}
+		switch r.IntN(400) {
+		case 0:
+			e.ConnClosed(&Input{Tap: tap, Conn: conn, Time: now})
+			continue
+		case 1:
+			e.Gap(&Input{Tap: tap, Conn: conn, Time: now})
+			continue
+		case 2:
+			now = now.Add(2 * time.Second)
+			e.Expire(now)
+			continue
+		}
+		seq := seqs[hot]
+		switch r.IntN(30) {
+		case 0:
+			seq += 2
+		case 1:
+			seq--
+		}
+		var flags uint8
+		attrs := []frame.Attr{{Name: "sid", Value: sids[hot]}, {Name: "etype", Value: "text"}}
+		switch r.IntN(40) {
+		case 0:
+			attrs[1].Value = "tool"
+		case 1:
+			attrs[1].Value = "bogus"
+		case 2:
+			attrs = append(attrs, frame.Attr{Name: "meta", Value: `{"k":1}`})
+			flags |= frame.FlagHasMeta
+		case 3:
+			attrs = append(attrs, frame.Attr{Name: "meta", Value: `[1]`})
+		case 4:
+			attrs = append(attrs, frame.Attr{Name: "sid", Value: sids[(hot+1)%nsid]}) // repeated: the last wins
+		case 5:
+			attrs[1].Value = "te\xffxt" // not UTF-8
+		case 6:
+			attrs = attrs[1:] // no sid
+		case 7:
+			attrs = append(attrs, frame.Attr{Name: "note", Value: strings.Repeat("n", 100)}) // a section over fcMaxAttrs
+		case 8:
+			flags |= 0x10 // a reserved bit
+		}
+		typ := frame.TypeStreamChunk
+		if r.IntN(50) == 0 {
+			typ = frame.TypeEvent
+			attrs = append(attrs, frame.Attr{Name: "id", Value: sids[hot]}, frame.Attr{Name: "type", Value: "t"}, frame.Attr{Name: "source", Value: "s"})
+		}
+		b, err := frame.AppendFrame(nil, typ, flags, seq, attrs, []byte("tok"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, err := frame.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs[hot] = seq + 1
+		if flags&frame.FlagDone != 0 && r.IntN(4) != 0 {
+			seqs[hot] = 0 // mostly a new stream; else chunks after done
+		}
+		in = Input{Pos: Position{Kind: PosByte, Name: "f", Offset: int64(k)}, Index: uint64(k + 1), Tap: tap, Conn: conn, Time: now, Data: b}
+		if r.IntN(2) == 0 {
+			in.Time = time.Time{}
+		}
+		e.ObserveFrame(&in, &f)
+	}
+	e.Finish(ReasonEOF, &Input{Time: now})
+	return v
+}
+
+// TestFrameCacheSameVerdicts: the frame cache is a hint; every finding,
+// stream start and end is the same with it and without it.
+func TestFrameCacheSameVerdicts(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		with, without := frameCacheRun(t, seed, false), frameCacheRun(t, seed, true)
+		if len(without.findings) == 0 || len(without.ends) == 0 {
+			t.Fatalf("seed %d: the run judged nothing (%d findings, %d ends)", seed, len(without.findings), len(without.ends))
+		}
+		opt := cmp.AllowUnexported(verdicts{})
+		if d := cmp.Diff(without, with, opt); d != "" {
+			t.Fatalf("seed %d: verdicts differ with the cache (-without +with):\n%s", seed, d)
+		}
+	}
+}
+
+// TestFrameCacheHits: the cache is used (a chunk of a cached stream does
+// not build its key again), and a hit after the stream moved in its table
+// is refused.
+func TestFrameCacheHits(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxStreams = 1000 // one partition: a and b in one table
+	e := NewEngine(cfg, &verdicts{})
+	chunk := func(sid string, seq int32, flags uint8) {
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, flags, seq, []frame.Attr{{Name: "sid", Value: sid}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, _ := frame.Decode(b)
+		e.ObserveFrame(&Input{Data: b}, &f)
+	}
+	chunk("a", 0, 0)
+	chunk("b", 0, 0)
+	e.key = append(e.key[:0], "poison"...)
+	chunk("a", 1, 0)
+	if string(e.key) != "poison" {
+		t.Fatal("the second chunk of a stream built its key again: no cache hit")
+	}
+	en := &e.fc.streams[fcSlot([]byte("b"))]
+	if en.keyLen == 0 {
+		t.Fatal("stream b not cached")
+	}
+	en.idx = e.fc.streams[fcSlot([]byte("a"))].idx // as if b's stream had moved
+	chunk("b", 1, 0)
+	if string(e.key) == "poison" {
+		t.Fatal("a cache entry naming another stream's state was used")
+	}
+	if n := e.Stats().Findings; n != [NumRules]uint64{} {
+		t.Fatalf("findings on clean streams: %v", n)
+	}
+	// The done chunk ends a; the very next chunk of a, its entry cached,
+	// is after it.
+	chunk("a", 2, frame.FlagDone)
+	chunk("a", 3, 0)
+	if n := e.Stats().Findings[RuleFrameAfterDone]; n != 1 {
+		t.Fatalf("%d frame.after_done for a chunk after the done one, want 1", n)
+	}
+	// The same sid on another connection is another stream.
+	b, _ := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 5, []frame.Attr{{Name: "sid", Value: "b"}}, nil)
+	f, _, _ := frame.Decode(b)
+	e.ObserveFrame(&Input{Data: b, Conn: "other"}, &f)
+	if n := e.Stats().Findings[RuleFrameSeqStart]; n != 1 {
+		t.Fatalf("%d frame.seq_start for the first chunk (seq 5) of b on another connection, want 1", n)
+	}
+}
+
+// FuzzFrameCache: any run of frames (a frame file's bytes, each frame
+// judged on the tap and connection its first attribute byte picks) gets
+// the same verdicts with the frame cache and without it.
+func FuzzFrameCache(f *testing.F) {
+	seed := fuzzFrameSeed(f)
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		with, without := fuzzJudge(t, data, false), fuzzJudge(t, data, true)
+		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
+			t.Fatalf("verdicts differ with the cache (-without +with):\n%s", d)
+		}
+	})
+}
+
+// fuzzFrameSeed is 40 chunks of three streams, some with an attribute of
+// their own.
+func fuzzFrameSeed(tb testing.TB) []byte {
+	var seed []byte
+	for i := 0; i < 40; i++ {
+		var flags uint8
+		if i%9 == 8 {
+			flags = frame.FlagDone
+		}
+		attrs := []frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%08d-0000-4000-8000-000000000000", i%3)}, {Name: "etype", Value: "text"}}
+		if i%7 == 0 {
+			attrs = append(attrs, frame.Attr{Name: "ts", Value: fmt.Sprint(i)})
+		}
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, flags, int32(i/3), attrs, []byte("x"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		seed = append(seed, b...)
+	}
+	return seed
+}
+
+// fuzzJudge judges the frames in data (skipping a byte where none
+// decodes) with the cache on or off.
+func fuzzJudge(t *testing.T, data []byte, off bool) *verdicts {
+	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
+	frameCacheOff = off
+	cfg := DefaultConfig()
+	cfg.MaxStreams = 4 // exercise eviction
+	cfg.Tombstones = 2
+	v := &verdicts{}
+	e := NewEngine(cfg, v)
+	for i := 0; len(data) > 0; i++ {
+		fr, rest, err := frame.Decode(data)
+		if err != nil {
+			data = data[1:] // resynchronise on the next byte
+			continue
+		}
+		in := Input{Data: data[:fr.Size], Index: uint64(i + 1)}
+		if a := fr.AttrSection(); len(a) > 2 {
+			in.Tap, in.Conn = []string{"", "t"}[a[2]&1], []string{"", "c"}[a[2]>>1&1]
+		}
+		e.ObserveFrame(&in, &fr)
+		data = rest
+	}
+	e.Finish(ReasonEOF, &Input{})
+	return v
+}
+
+// TestFrameCacheMutatedRuns is FuzzFrameCache on inputs mutated at random
+// (bytes flipped, runs cut, chunks repeated), so that `go test` tries
+// many: same verdicts with the cache as without.
+func TestFrameCacheMutatedRuns(t *testing.T) {
+	base := fuzzFrameSeed(t)
+	r := rand.New(rand.NewPCG(7, 7))
+	n := 1500
+	if testing.Short() {
+		n = 200
+	}
+	for k := 0; k < n; k++ {
+		d := append([]byte(nil), base...)
+		for j := 0; j < 1+r.IntN(6); j++ {
+			switch r.IntN(3) {
+			case 0:
+				d[r.IntN(len(d))] = byte(r.IntN(256))
+			case 1:
+				a := r.IntN(len(d))
+				d = append(d[:a:a], d[a+r.IntN(len(d)-a):]...)
+			default:
+				a := r.IntN(len(d))
+				b := a + r.IntN(min(400, len(d)-a))
+				d = append(d[:b:b], d[a:]...)
+			}
+			if len(d) == 0 {
+				d = append(d, base...)
+			}
+		}
+		with, without := fuzzJudge(t, d, false), fuzzJudge(t, d, true)
+		if diff := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); diff != "" {
+			t.Fatalf("input %d (%x): verdicts differ with the cache (-without +with):\n%s", k, d, diff)
+		}
+	}
+}
+
+// TestFrameCacheSlotsSpread: the slot hash tells apart strings that differ
+// in any one byte (sids that differ in one digit, anywhere) often enough
+// to spread them, at every length around a word's.
+func TestFrameCacheSlotsSpread(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		used := map[int]bool{}
+		b := []byte(strings.Repeat("a", n))
+		for pos := 0; pos < n; pos++ {
+			for c := byte('0'); c <= '9'; c++ {
+				x := append([]byte(nil), b...)
+				x[pos] = c
+				used[fcSlot(x)] = true
+			}
+		}
+		if want := min(fcSlots/4, 10*n/2); len(used) < want {
+			t.Errorf("length %d: %d one-byte variants hash to %d slots, want at least %d", n, 10*n, len(used), want)
+		}
+	}
+}
