@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"unsafe"
 
@@ -106,6 +107,54 @@ func routeFrame(f *frame.Frame) []byte {
 	}
 	key, _ := f.Attr(attr)
 	return key
+}
+
+// skimFrame reads what a walk needs of the frame at the front of b without
+// decoding it: its size and its stream key (routeFrame's: sid, or id for an
+// EVENT, the last one winning as in Frame.Attr; nil when absent). ok is
+// true only where frame.DecodeTo would accept the frame (the same checks
+// in the same order; TestSkimFrame), with the same size.
+func skimFrame(b []byte) (size int, key []byte, ok bool) {
+	n := len(b)
+	if n < frame.HeaderLen || b[0] != frame.Magic || b[1] != frame.Version {
+		return 0, nil, false
+	}
+	keyCount := int(binary.BigEndian.Uint16(b[8:10]))
+	dataLen := int32(binary.BigEndian.Uint32(b[10:14]))
+	if keyCount > frame.MaxAttributes || dataLen < 0 || dataLen > frame.MaxDataBytes || int(dataLen) > n-frame.HeaderLen {
+		return 0, nil, false
+	}
+	event := b[2] == frame.TypeEvent
+	p := frame.HeaderLen
+	for i := 0; i < keyCount; i++ {
+		// [nameLen u16][name][valueLen i32][value], read without slicing
+		// (each slice is a bounds check more).
+		if n-p < 6 {
+			return 0, nil, false
+		}
+		nl := int(b[p])<<8 | int(b[p+1])
+		if nl > n-p-6 {
+			return 0, nil, false
+		}
+		q := p + 2 + nl
+		vl := int(int32(uint32(b[q])<<24 | uint32(b[q+1])<<16 | uint32(b[q+2])<<8 | uint32(b[q+3])))
+		v := q + 4
+		if vl < 0 || vl > n-v {
+			return 0, nil, false
+		}
+		if event {
+			if nl == 2 && b[p+2] == 'i' && b[p+3] == 'd' {
+				key = b[v : v+vl]
+			}
+		} else if nl == 3 && b[p+2] == 's' && b[p+3] == 'i' && b[p+4] == 'd' {
+			key = b[v : v+vl]
+		}
+		p = v + vl
+	}
+	if int(dataLen) > n-p {
+		return 0, nil, false
+	}
+	return p + int(dataLen), key, true
 }
 
 // headKey reads the stream key from the head of an undecodable JSON

@@ -95,6 +95,10 @@ type shard struct {
 	_                [48]byte
 	processed        atomic.Uint64
 	_                [56]byte
+	// walked: in a walk (walk.go), the highest Input.Index this shard has
+	// passed.
+	walked atomic.Uint64
+	_      [56]byte
 }
 
 // Sharded spreads records over several Engines by stream key (request_id,
@@ -131,6 +135,11 @@ type Sharded struct {
 	// read it (the file shrank), for the reader's next SetWindow.
 	win     []byte
 	faulted atomic.Bool
+	// walking: a walk is under way (walk.go): Watermark is the least of
+	// the shards' walked. noWalk: read mapped files with the hand-off
+	// anyway (tests compare the two).
+	walking atomic.Bool
+	noWalk  bool
 }
 
 // Inline makes shard 0 judge its messages on the caller's goroutine
@@ -649,6 +658,13 @@ func (s *Sharded) Finish(reason string, at *Input) {
 // index 0, aside). Safe to call from any goroutine; a printer uses it to
 // write findings in input order without holding them all.
 func (s *Sharded) Watermark() uint64 {
+	if s.walking.Load() {
+		w := ^uint64(0)
+		for _, sh := range s.shards {
+			w = min(w, sh.walked.Load())
+		}
+		return w
+	}
 	w := s.last.Load()
 	for _, sh := range s.shards {
 		if o := sh.open.Load(); o != 0 && o-1 < w {
