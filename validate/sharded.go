@@ -138,8 +138,9 @@ type Sharded struct {
 	// walking: a walk is under way (walk.go): Watermark is the least of
 	// the shards' walked. noWalk: read mapped files with the hand-off
 	// anyway (tests compare the two).
-	walking atomic.Bool
-	noWalk  bool
+	walking     atomic.Bool
+	noWalk      bool
+	walkedFiles int // files read by a walk
 }
 
 // Inline makes shard 0 judge its messages on the caller's goroutine

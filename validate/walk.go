@@ -183,6 +183,7 @@ func (s *Sharded) walkMapped(file *os.File, m *mappedFile, pos int64, frames boo
 		sh.walked.Store(opts.Index)
 	}
 	s.walking.Store(true)
+	s.walkedFiles++
 	res := make([]walkResult, len(s.shards))
 	var wg sync.WaitGroup
 	for k := 1; k < len(s.shards); k++ {
@@ -250,19 +251,19 @@ func (j *walkJob) walk(k int, m *mappedFile, pos int64) (res walkResult) {
 
 // walker is one shard's walk.
 type walker struct {
-	j      *walkJob
-	k      int
-	s      *Sharded
-	me     *shard
-	m      *mappedFile
-	pos    int64 // file offset of the next record
-	idx    uint64
-	line   int64
-	pub    uint64 // idx when walked was last stored
-	route  router
-	in     Input
-	frm    frame.Frame
-	scan   []byte
+	j     *walkJob
+	k     int
+	s     *Sharded
+	me    *shard
+	m     *mappedFile
+	pos   int64 // file offset of the next record
+	idx   uint64
+	line  int64
+	pub   uint64 // idx when walked was last stored
+	route router
+	in    Input
+	frm   frame.Frame
+	scan  []byte
 }
 
 // published stores the walker's progress for Watermark every 256 records,
