@@ -91,9 +91,10 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 	}
 	if f, ok := r.(*os.File); ok {
 		// A regular file is read through a mapping (no copy out of the
-		// page cache): frames always, JSON lines by a sharded run's walk
-		// (walk.go); anything else (gzip, a record log, JSON lines for one
-		// shard) as before, from where the file was.
+		// page cache): frames always (by a walk for several shards), JSON
+		// lines when several shards judge them in place (walk.go);
+		// anything else (gzip, a record log, JSON lines for one shard) as
+		// before, from where the file was.
 		sh, _ := h.(*Sharded)
 		walk := sh != nil && sh.walks()
 		if m := openMapped(f); m != nil {
@@ -101,7 +102,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 			b := m.win[min(int(pos-m.at), len(m.win)):]
 			if format != FormatJSONL && len(b) > 0 && b[0] == frame.Magic && (format == FormatFrames || !bytes.HasPrefix(b, []byte(utf8BOM))) {
 				if walk {
-					if last, err, ok := sh.walkMapped(f, m, pos, true, name, opts); ok {
+					if last, err, ok := sh.walkMapped(f, m, pos, name, opts); ok {
 						return last, err
 					}
 				}
@@ -112,9 +113,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 				if bytes.HasPrefix(b, []byte(utf8BOM)) {
 					at += int64(len(utf8BOM))
 				}
-				if last, err, ok := sh.walkMapped(f, m, at, false, name, opts); ok {
-					return last, err
-				}
+				return sh.readLinesMapped(m, at, name, opts)
 			}
 			m.close(pos)
 		}

@@ -13,9 +13,10 @@ import (
 type itemKind uint8
 
 const (
-	itemObserve  itemKind = iota
-	itemFrame             // a frame the reader decoded: frm, on the batch's copy
-	itemFrameWin          // the same in place, in the reader's mapping (batch.win)
+	itemObserve    itemKind = iota
+	itemFrame               // a frame the reader decoded: frm, on the batch's copy
+	itemFrameWin            // the same in place, in the reader's mapping (batch.win)
+	itemObserveWin          // itemObserve in place, in the reader's mapping
 	itemDecodeError
 	itemCancelOnly // a chat.interrupt owned by another shard: cancel only
 	itemConnClosed
@@ -140,7 +141,7 @@ type Sharded struct {
 	// anyway (tests compare the two).
 	walking     atomic.Bool
 	noWalk      bool
-	walkedFiles int // files read by a walk
+	mappedReads int // files read in place (walk.go)
 }
 
 // Inline makes shard 0 judge its messages on the caller's goroutine
@@ -170,14 +171,25 @@ func (s *Sharded) Inline() {
 // own work per record (read, route, hand over) and J the judging, the
 // reader and one other shard are equally busy at (J-R)/(J+R). From CPU
 // profiles of two shards on 2 cores: JSON (gen), R ≈ 0.35 J (read(2),
-// quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item).
-// Only the balance depends on them, never a verdict.
-var readerShare = [2]float64{0.5, 0.25} // JSON, frames
+// quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item);
+// JSON handed over in place from a mapping (walk.go), R ≈ 0.2 J (the line,
+// quickRoute, the item). Only the balance depends on them, never a
+// verdict.
+var readerShare = [3]float64{0.5, 0.25, 0.65} // JSON, frames, mapped JSON
 
 // assign sets owner, partition → shard, at the first record: round robin
 // over the shards, with the reader's own shard (Inline) taking only its
 // share (readerShare) of the partitions.
 func (s *Sharded) assign(frames bool) {
+	if frames {
+		s.assignShare(readerShare[1])
+	} else {
+		s.assignShare(readerShare[0])
+	}
+}
+
+// assignShare is assign with the reader's weight w.
+func (s *Sharded) assignShare(w float64) {
 	s.assigned = true
 	n := len(s.shards)
 	if !s.inline || n == 1 {
@@ -185,10 +197,6 @@ func (s *Sharded) assign(frames bool) {
 			s.owner[p] = s.shards[p%n]
 		}
 		return
-	}
-	w := readerShare[0]
-	if frames {
-		w = readerShare[1]
 	}
 	// Shard 0 owns about w/(w+n-1) of the partitions, spread over the
 	// range; the rest go round robin to the others.
@@ -270,7 +278,6 @@ func (s *Sharded) run(sh *shard) {
 		for k := 0; k < len(b.items); {
 			k = s.judgeItems(sh, b, k, &hi)
 		}
-		sh.eng.hint = partHint{}
 		if hi != 0 {
 			sh.processed.Store(hi)
 		}
@@ -315,14 +322,18 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 			c = b.ctl[it.ctl-1]
 		}
 		var f *frame.Frame
+		skip := false
 		switch it.kind {
-		case itemFrameWin:
+		case itemFrameWin, itemObserveWin:
 			if sh.badWin != nil && sh.badWin == unsafe.SliceData(b.win) {
-				break // not judged: the read fails
+				skip = true // not judged: the read fails
+				break
 			}
 			in.Data = b.win[it.off : it.off+it.n]
-			sh.frm = it.lay.On(in.Data)
-			f = &sh.frm
+			if it.kind == itemFrameWin {
+				sh.frm = it.lay.On(in.Data)
+				f = &sh.frm
+			}
 		case itemFrame:
 			in.Data = b.buf[it.off : it.off+it.n]
 			sh.frm = it.lay.On(in.Data)
@@ -330,9 +341,15 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 		default:
 			in.Data = b.buf[it.off : it.off+it.n]
 		}
-		if f != nil || it.kind != itemFrameWin {
+		switch {
+		case it.kind == itemBarrier:
+			// Past it the engine may be a walk's (walk.go): not touched
+			// after Done.
+			c.barrier.Done()
+		case !skip:
 			sh.eng.hint = it.hint
 			judge(sh.eng, it.kind, in, c.proto, c.msg, f, c.barrier)
+			sh.eng.hint = partHint{}
 		}
 		if in.Index != 0 {
 			*hi = in.Index
@@ -346,7 +363,7 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 
 func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
 	switch kind {
-	case itemObserve:
+	case itemObserve, itemObserveWin:
 		e.Observe(in)
 	case itemFrame, itemFrameWin:
 		e.ObserveFrame(in, f)
@@ -441,14 +458,17 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 	if f != nil {
 		it.lay = f.Layout()
 	}
-	if kind == itemFrame && s.win != nil {
+	if (kind == itemFrame || kind == itemObserve) && s.win != nil {
 		if d := offsetIn(in.Data, s.win); d >= 0 {
 			// In the reader's mapping, which stays until the shards are
 			// done with it (SetWindow): no copy.
 			it.kind, it.off, b.win = itemFrameWin, d, s.win
+			if kind == itemObserve {
+				it.kind = itemObserveWin
+			}
 		}
 	}
-	if it.kind != itemFrameWin {
+	if it.kind != itemFrameWin && it.kind != itemObserveWin {
 		b.buf = append(b.buf, in.Data...)
 	}
 	if in.Index != 0 {
@@ -517,9 +537,13 @@ func (s *Sharded) Observe(in *Input) {
 		return
 	}
 	key, interrupt := s.route.routeJSON(in.Data)
-	owner := s.shardOf(key, false)
+	if !s.assigned {
+		s.assign(false)
+	}
+	p := partitionOf(key, s.parts)
+	owner := s.owner[p]
 	if !interrupt {
-		s.add(owner, itemObserve, in, "", "")
+		s.addFrame(owner, itemObserve, in, "", "", nil, hintFor(key, in.Data, p))
 		return
 	}
 	// An interrupt is a point of global order: everything before it is

@@ -162,8 +162,8 @@ func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v wal
 		fmt.Fprintf(&out, "read %s: last %d, err %v\n", filepath.Base(p), idx, err)
 	}
 	s.Finish(ReasonEOF, &Input{Pos: Position{Name: "cap"}})
-	if got := s.walkedFiles; (got > 0) != v.wantWalk {
-		t.Fatalf("%s: %d files read by a walk", v, got)
+	if got := s.mappedReads; (got > 0) != v.wantWalk {
+		t.Fatalf("%s: %d files read in place", v, got)
 	}
 	fs := append([]Finding(nil), col.findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
@@ -227,13 +227,13 @@ func walkVariants() []walkVariant {
 	return vs
 }
 
-// TestShardedWalkJSONSameAsOneShard: JSON lines read by a walk (every
-// shard over the whole mapping, windows crossed) give byte for byte what
-// one shard gives reading them through read(2): findings in order,
+// TestShardedWalkJSONSameAsOneShard: JSON lines judged in place in the
+// mapping (windows crossed) give byte for byte what one shard gives
+// reading them through read(2): findings in order,
 // counters, stream ends, on a corpus with interrupts across partitions,
 // evictions (a small --max-streams), decode errors, keyless and oddly
 // keyed records, blank lines, CRLF, embedded frames and a line longer
-// than a window; and so does the reader's hand-off.
+// than a window; and so does the hand-off with copies.
 func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
 	mapWindow = 256 << 10
@@ -268,7 +268,7 @@ func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 // TestShardedWalkLongLines: lines past the reader's buffer (256 KiB) that
 // are within --max-line-bytes are judged whole, those past it are one
 // e2a.decode each, counted as the reader counts them, with CRLF or not,
-// and a UTF-8 byte order mark is skipped, by a walk as by read(2).
+// and a UTF-8 byte order mark is skipped, in place as through read(2).
 func TestShardedWalkLongLines(t *testing.T) {
 	vc := smallPartitions(t, 512)
 	const maxLine = 400 << 10
@@ -387,7 +387,7 @@ func TestShardedWalkRandomized(t *testing.T) {
 }
 
 // TestShardedWalkJSONFileShrinks: a JSON file cut shorter while shards
-// walk it is an I/O error (the file shrank), not a crash, and the run can
+// judge it in place is an I/O error (the file shrank), not a crash, and the run can
 // still be finished.
 func TestShardedWalkJSONFileShrinks(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
@@ -408,45 +408,50 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 		f.Close()
 		if err == nil || !strings.Contains(err.Error(), "shrank") {
 			st, _ := os.Stat(p)
-			t.Fatalf("inline %t: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", inline, last, err, st.Size(), s.walkedFiles, len(sink.records))
+			t.Fatalf("inline %t: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", inline, last, err, st.Size(), s.mappedReads, len(sink.records))
 		}
-		if s.walkedFiles != 1 {
-			t.Fatalf("inline %t: not read by a walk", inline)
+		if s.mappedReads != 1 {
+			t.Fatalf("inline %t: not read in place", inline)
 		}
 		s.Finish(ReasonEOF, &Input{})
 	}
 }
 
-// TestShardedWalkWatermark: during a walk the watermark never passes a
+// TestShardedWalkWatermark: reading in place, the watermark never passes a
 // record whose findings are still to come, and reaches the last record at
 // the end.
 func TestShardedWalkWatermark(t *testing.T) {
 	vc := smallPartitions(t, 512)
-	p := writeTemp(t, "wm.jsonl", walkJSONCorpus(61, 12000, 300, 4096, allOdds))
-	for _, shards := range []int{2, 4} {
-		w := &watermarkSink{}
-		s := NewSharded(shards, vc, w)
-		w.run = s
-		s.Inline()
-		s.Unordered()
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Finish(ReasonEOF, &Input{})
-		if s.walkedFiles != 1 || w.seen < 100 {
-			t.Fatalf("%d shards: walked %d files, %d findings", shards, s.walkedFiles, w.seen)
-		}
-		if len(w.bad) > 0 {
-			t.Errorf("%d shards: %d of %d findings after the watermark passed them, first: %s", shards, len(w.bad), w.seen, w.bad[0])
-		}
-		if m := s.Watermark(); m != last {
-			t.Errorf("%d shards: watermark %d at the end, want %d", shards, m, last)
+	files := []string{
+		writeTemp(t, "wm.jsonl", walkJSONCorpus(61, 12000, 300, 4096, allOdds)),
+		writeTemp(t, "wm.frames", walkFrameCorpus(62, 40000, 900, true)),
+	}
+	for _, p := range files {
+		for _, shards := range []int{2, 4} {
+			w := &watermarkSink{}
+			s := NewSharded(shards, vc, w)
+			w.run = s
+			s.Inline()
+			s.Unordered()
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Finish(ReasonEOF, &Input{})
+			if s.mappedReads != 1 || w.seen < 100 {
+				t.Fatalf("%s, %d shards: %d files read in place, %d findings", p, shards, s.mappedReads, w.seen)
+			}
+			if len(w.bad) > 0 {
+				t.Errorf("%s, %d shards: %d of %d findings after the watermark passed them, first: %s", p, shards, len(w.bad), w.seen, w.bad[0])
+			}
+			if m := s.Watermark(); m != last {
+				t.Errorf("%s, %d shards: watermark %d at the end, want %d", p, shards, m, last)
+			}
 		}
 	}
 }
