@@ -127,26 +127,25 @@ func skimFrame(b []byte) (size int, key []byte, ok bool) {
 	event := b[2] == frame.TypeEvent
 	p := frame.HeaderLen
 	for i := 0; i < keyCount; i++ {
-		// [nameLen u16][name][valueLen i32][value], read without slicing
-		// (each slice is a bounds check more).
+		// [nameLen u16][name][valueLen i32][value]
 		if n-p < 6 {
 			return 0, nil, false
 		}
-		nl := int(b[p])<<8 | int(b[p+1])
-		if nl > n-p-6 {
+		a := b[p:]
+		nl := int(binary.BigEndian.Uint16(a))
+		if nl > len(a)-6 {
 			return 0, nil, false
 		}
-		q := p + 2 + nl
-		vl := int(int32(uint32(b[q])<<24 | uint32(b[q+1])<<16 | uint32(b[q+2])<<8 | uint32(b[q+3])))
-		v := q + 4
+		v := p + 6 + nl
+		vl := int(int32(binary.BigEndian.Uint32(a[2+nl:])))
 		if vl < 0 || vl > n-v {
 			return 0, nil, false
 		}
 		if event {
-			if nl == 2 && b[p+2] == 'i' && b[p+3] == 'd' {
+			if nl == 2 && a[2] == 'i' && a[3] == 'd' {
 				key = b[v : v+vl]
 			}
-		} else if nl == 3 && b[p+2] == 's' && b[p+3] == 'i' && b[p+4] == 'd' {
+		} else if nl == 3 && a[2] == 's' && a[3] == 'i' && a[4] == 'd' {
 			key = b[v : v+vl]
 		}
 		p = v + vl
