@@ -108,7 +108,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 				}
 				return readFramesMapped(m, pos, name, opts, h)
 			}
-			if walk && format != FormatFrames && walksLines(b, m.eof(), opts.MaxLineBytes) {
+			if walk && format != FormatFrames && mapsLines(b, m.eof(), opts.MaxLineBytes) {
 				at := pos
 				if bytes.HasPrefix(b, []byte(utf8BOM)) {
 					at += int64(len(utf8BOM))
