@@ -46,6 +46,10 @@ import (
 // records.
 const bufferedLine = 256 << 10
 
+// dropChunk is how much of its window a walk gives back at once (a
+// multiple of any page size; a variable for tests).
+var dropChunk = 8 << 20
+
 type walkJob struct {
 	s    *Sharded
 	name string
@@ -198,8 +202,10 @@ type walker struct {
 	idx  uint64
 	line int64
 	pub  uint64 // idx when walked was last stored
-	in   Input
-	frm  frame.Frame
+	// dropped: a walk's window up to here is given back (dropBehind).
+	dropped int
+	in      Input
+	frm     frame.Frame
 }
 
 // published stores a walk's progress for Watermark every 256 records.
@@ -222,6 +228,7 @@ func (w *walker) remap() (grew bool, err error) {
 	if err := w.m.remap(w.pos); err != nil {
 		return false, err
 	}
+	w.dropped = 0
 	if w.feed != nil {
 		_ = w.feed.SetWindow(w.m.win) // nothing was handed over since the last call
 	}
@@ -371,6 +378,12 @@ func (w *walker) frames() error {
 			}
 			w.pos += int64(size)
 			w.published()
+			if off-w.dropped >= dropChunk {
+				// Each shard maps the file for itself: without this, a walk
+				// of n shards would hold n windows in its RSS.
+				dropBehind(buf[w.dropped : w.dropped+dropChunk])
+				w.dropped += dropChunk
+			}
 			continue
 		}
 		_, err := frame.DecodeTo(f, buf[off:])
@@ -400,14 +413,14 @@ func (w *walker) frames() error {
 	}
 }
 
-// mapsLines says whether JSON lines starting with b (the start of a
-// mapped file, to its end when eof) may be read in place: not gzip
+// mapsLines says whether JSON lines starting with b (the first window of
+// a mapped file, to its end when eof) may be read in place: not gzip
 // (the mapping holds the bytes as they are), not a record log (a replay keeps
 // state across streams: replay.go), and every line up to MaxLineBytes fits
 // in one window.
 func mapsLines(b []byte, eof bool, limit int) bool {
-	if limit > mapWindow-2-64<<10 {
-		return false
+	if !eof && limit > len(b)-2-64<<10 {
+		return false // a line within the limit might not fit in a window
 	}
 	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
 		return false

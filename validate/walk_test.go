@@ -299,11 +299,11 @@ func TestShardedWalkLongLines(t *testing.T) {
 }
 
 // TestShardedWalkFramesSameAsOneShard: frames read by a walk (windows
-// crossed, a corrupt tail) give what one shard gives, and what the
-// reader's hand-off gives.
+// crossed and given back behind the walk, a corrupt tail) give what one
+// shard gives, and what the reader's hand-off gives.
 func TestShardedWalkFramesSameAsOneShard(t *testing.T) {
-	defer func(w int) { mapWindow = w }(mapWindow)
-	mapWindow = 256 << 10
+	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as walks go
 	vc := smallPartitions(t, 512)
 	p := writeTemp(t, "cap.frames", walkFrameCorpus(31, 30000, 900, true))
 	opts := ReadOptions{}
