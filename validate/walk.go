@@ -202,8 +202,10 @@ type walker struct {
 	idx  uint64
 	line int64
 	pub  uint64 // idx when walked was last stored
-	// dropped: a walk's window up to here is given back (dropBehind).
+	// dropped: the window up to here is given back (dropBehind); marks:
+	// a hand-off's index at the end of each chunk after it (giveBack).
 	dropped int
+	marks   []uint64
 	in      Input
 	frm     frame.Frame
 }
@@ -228,7 +230,7 @@ func (w *walker) remap() (grew bool, err error) {
 	if err := w.m.remap(w.pos); err != nil {
 		return false, err
 	}
-	w.dropped = 0
+	w.dropped, w.marks = 0, w.marks[:0]
 	if w.feed != nil {
 		_ = w.feed.SetWindow(w.m.win) // nothing was handed over since the last call
 	}
@@ -295,6 +297,25 @@ func (w *walker) lines() error {
 			}
 		}
 		w.pos += int64(n)
+		w.giveBack(off + n)
+	}
+}
+
+// giveBack gives back (dropBehind) the parts of a hand-off's window that
+// every shard is done with: at each dropChunk of the window read, the
+// index read so far is noted; once the watermark has passed it, the chunk
+// before it is no longer read by anyone.
+func (w *walker) giveBack(off int) {
+	if w.idx&63 != 0 {
+		return
+	}
+	if off-w.dropped >= dropChunk*(len(w.marks)+1) {
+		w.marks = append(w.marks, w.idx)
+	}
+	if len(w.marks) > 0 && w.feed.Watermark() >= w.marks[0] {
+		dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
+		w.dropped += dropChunk
+		w.marks = w.marks[:copy(w.marks, w.marks[1:])]
 	}
 }
 

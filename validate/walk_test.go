@@ -235,8 +235,8 @@ func walkVariants() []walkVariant {
 // keyed records, blank lines, CRLF, embedded frames and a line longer
 // than a window; and so does the hand-off with copies.
 func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
-	defer func(w int) { mapWindow = w }(mapWindow)
-	mapWindow = 256 << 10
+	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as the shards pass them
 	vc := smallPartitions(t, 512)
 	const maxLine = 4096
 	data := walkJSONCorpus(11, 9000, 700, maxLine, allOdds)
