@@ -46,8 +46,10 @@ import (
 // records.
 const bufferedLine = 256 << 10
 
-// dropChunk is how much of its window a walk gives back at once (a
-// multiple of any page size; a variable for tests).
+// dropChunk is how much of a window a mapped read gives back at once
+// (dropBehind: a walk behind itself, a hand-off behind the watermark), so
+// that the process holds about one window's pages, not one per shard; a
+// multiple of any page size, a variable for tests.
 var dropChunk = 8 << 20
 
 type walkJob struct {
