@@ -249,7 +249,12 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 	n, _ = ShardsFor(n, cfg.MaxStreams)
 	s := &Sharded{parts: partitions(cfg.MaxStreams)}
 	s.pool.New = func() any {
-		return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)}
+		// buf grows when records are copied into it (a batch of records
+		// judged in place in a mapping never does): 256 KiB for each of
+		// the up to shardQueue+1 batches of every shard would double the
+		// heap of a run and bring a collection (and its write barriers)
+		// into the middle of it.
+		return &batch{items: make([]item, 0, shardBatchItems)}
 	}
 	var ids *respIDSet
 	if cfg.Profile.Severity[RuleE2AResponseIDDup] != Off && n > 1 {
