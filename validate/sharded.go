@@ -441,6 +441,18 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		return
 	}
 	b := sh.cur
+	// The record's bytes first: reading them may fault (a mapping of a
+	// file cut short), and then no item may be left without them.
+	d := -1
+	if (kind == itemFrame || kind == itemObserve) && s.win != nil {
+		// In the reader's mapping, which stays until the shards are done
+		// with it (SetWindow): no copy.
+		d = offsetIn(in.Data, s.win)
+	}
+	off := len(b.buf)
+	if d < 0 {
+		b.buf = append(b.buf, in.Data...)
+	}
 	// Filled in place: an item is a few hundred bytes, built once.
 	if len(b.items) == cap(b.items) {
 		b.items = append(b.items, item{})
@@ -458,23 +470,16 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		b.ctl = append(b.ctl, ctlItem{proto: proto, msg: msg})
 		it.ctl = int32(len(b.ctl))
 	}
-	it.off, it.n, it.hint = len(b.buf), len(in.Data), hint
+	it.off, it.n, it.hint = off, len(in.Data), hint
 	it.index, it.offset, it.line, it.charged = in.Index, in.Pos.Offset, in.Pos.Line, in.Charged
 	if f != nil {
 		it.lay = f.Layout()
 	}
-	if (kind == itemFrame || kind == itemObserve) && s.win != nil {
-		if d := offsetIn(in.Data, s.win); d >= 0 {
-			// In the reader's mapping, which stays until the shards are
-			// done with it (SetWindow): no copy.
-			it.kind, it.off, b.win = itemFrameWin, d, s.win
-			if kind == itemObserve {
-				it.kind = itemObserveWin
-			}
+	if d >= 0 {
+		it.kind, it.off, b.win = itemFrameWin, d, s.win
+		if kind == itemObserve {
+			it.kind = itemObserveWin
 		}
-	}
-	if it.kind != itemFrameWin && it.kind != itemObserveWin {
-		b.buf = append(b.buf, in.Data...)
 	}
 	if in.Index != 0 {
 		if sh.pending == 0 {
