@@ -638,6 +638,13 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 		return
 	}
 	tap := string(appendScopeName(nil, in.Tap))
+	// The ended streams leave the tables first, as in forConn: whether
+	// they are still there (their removal waits for this engine's next
+	// lookup) would otherwise depend on which records of other partitions
+	// this engine judged since, that is on the number of shards, and the
+	// order in which this walk ends (and later removes) streams with it.
+	// No caller holds a table index here.
+	e.forgetPending()
 	e.eachPart(func(int) {
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)

@@ -89,14 +89,31 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
 	}
-	if f, ok := r.(*os.File); ok && format != FormatJSONL {
-		// A frame file is read through a mapping (no copy out of the page
-		// cache); anything else (gzip, JSON lines) as before, from where
-		// the file was.
+	if f, ok := r.(*os.File); ok {
+		// A regular file is read through a mapping (no copy out of the
+		// page cache): frames always (by a walk for several shards), JSON
+		// lines when several shards judge them in place (walk.go);
+		// anything else (gzip, a record log, JSON lines for one shard) as
+		// before, from where the file was.
+		sh, _ := h.(*Sharded)
+		walk := sh != nil && sh.walks()
 		if m := openMapped(f); m != nil {
 			pos := m.start
-			if b := m.win[min(int(pos-m.at), len(m.win)):]; len(b) > 0 && b[0] == frame.Magic && (format == FormatFrames || !bytes.HasPrefix(b, []byte(utf8BOM))) {
+			b := m.win[min(int(pos-m.at), len(m.win)):]
+			if format != FormatJSONL && len(b) > 0 && b[0] == frame.Magic && (format == FormatFrames || !bytes.HasPrefix(b, []byte(utf8BOM))) {
+				if walk {
+					if last, err, ok := sh.walkMapped(f, m, pos, name, opts); ok {
+						return last, err
+					}
+				}
 				return readFramesMapped(m, pos, name, opts, h)
+			}
+			if walk && format != FormatFrames && mapsLines(b, m.eof(), opts.MaxLineBytes) {
+				at := pos
+				if bytes.HasPrefix(b, []byte(utf8BOM)) {
+					at += int64(len(utf8BOM))
+				}
+				return sh.readLinesMapped(m, at, name, opts)
 			}
 			m.close(pos)
 		}

@@ -54,34 +54,41 @@ func partShare(total, n, p int) int {
 }
 
 // partitionOf maps a stream key to its partition in [0, n): a fixed-seed
-// hash, the same in every process.
+// hash, the same in every process, reduced by a multiply (no division).
+// A walk (walk.go) computes it for every record on every shard.
 func partitionOf(key []byte, n int) int {
 	if n <= 1 {
 		return 0
 	}
-	return int(fixedHash(key) % uint64(n))
+	return int(uint64(uint32(fixedHash(key)>>32)) * uint64(n) >> 32)
 }
 
 // fixedHash is a fast 64-bit hash with a fixed seed (8 bytes a step,
-// multiply-fold mixing).
+// multiply-fold mixing; the last 1 to 8 bytes read as two overlapping
+// words, not a byte at a time).
 func fixedHash(b []byte) uint64 {
 	const (
 		k0 = 0xa0761d6478bd642f
 		k1 = 0xe7037ed1a0b428db
 	)
-	h := uint64(len(b)) ^ k0
-	for len(b) >= 8 {
+	n := len(b)
+	h := uint64(n) ^ k0
+	for len(b) > 8 {
 		hi, lo := bits.Mul64(binary.LittleEndian.Uint64(b)^k1, h^k0)
 		h = hi ^ lo
 		b = b[8:]
 	}
 	var t uint64
-	for i, c := range b {
-		t |= uint64(c) << (8 * i)
+	switch m := len(b); {
+	case m == 8:
+		t = binary.LittleEndian.Uint64(b)
+	case m >= 4:
+		t = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[m-4:]))<<32
+	case m > 0:
+		t = uint64(b[0]) | uint64(b[m/2])<<8 | uint64(b[m-1])<<16
 	}
 	hi, lo := bits.Mul64(t^k1, h^k0)
-	h = hi ^ lo
-	hi, lo = bits.Mul64(h^k1, uint64(len(b))^k0)
+	hi, lo = bits.Mul64(hi^lo^k1, uint64(n)^k0)
 	return hi ^ lo
 }
 

@@ -13,9 +13,10 @@ import (
 type itemKind uint8
 
 const (
-	itemObserve  itemKind = iota
-	itemFrame             // a frame the reader decoded: frm, on the batch's copy
-	itemFrameWin          // the same in place, in the reader's mapping (batch.win)
+	itemObserve    itemKind = iota
+	itemFrame               // a frame the reader decoded: frm, on the batch's copy
+	itemFrameWin            // the same in place, in the reader's mapping (batch.win)
+	itemObserveWin          // itemObserve in place, in the reader's mapping
 	itemDecodeError
 	itemCancelOnly // a chat.interrupt owned by another shard: cancel only
 	itemConnClosed
@@ -95,6 +96,10 @@ type shard struct {
 	_                [48]byte
 	processed        atomic.Uint64
 	_                [56]byte
+	// walked: in a walk (walk.go), the highest Input.Index this shard has
+	// passed.
+	walked atomic.Uint64
+	_      [56]byte
 }
 
 // Sharded spreads records over several Engines by stream key (request_id,
@@ -131,6 +136,12 @@ type Sharded struct {
 	// read it (the file shrank), for the reader's next SetWindow.
 	win     []byte
 	faulted atomic.Bool
+	// walking: a walk is under way (walk.go): Watermark is the least of
+	// the shards' walked. noWalk: read mapped files with the hand-off
+	// anyway (tests compare the two).
+	walking     atomic.Bool
+	noWalk      bool
+	mappedReads int // files read in place (walk.go)
 }
 
 // Inline makes shard 0 judge its messages on the caller's goroutine
@@ -160,14 +171,25 @@ func (s *Sharded) Inline() {
 // own work per record (read, route, hand over) and J the judging, the
 // reader and one other shard are equally busy at (J-R)/(J+R). From CPU
 // profiles of two shards on 2 cores: JSON (gen), R ≈ 0.35 J (read(2),
-// quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item).
-// Only the balance depends on them, never a verdict.
-var readerShare = [2]float64{0.5, 0.25} // JSON, frames
+// quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item);
+// JSON handed over in place from a mapping (walk.go), R ≈ 0.2 J (the line,
+// quickRoute, the item). Only the balance depends on them, never a
+// verdict.
+var readerShare = [3]float64{0.5, 0.25, 0.65} // JSON, frames, mapped JSON
 
 // assign sets owner, partition → shard, at the first record: round robin
 // over the shards, with the reader's own shard (Inline) taking only its
 // share (readerShare) of the partitions.
 func (s *Sharded) assign(frames bool) {
+	if frames {
+		s.assignShare(readerShare[1])
+	} else {
+		s.assignShare(readerShare[0])
+	}
+}
+
+// assignShare is assign with the reader's weight w.
+func (s *Sharded) assignShare(w float64) {
 	s.assigned = true
 	n := len(s.shards)
 	if !s.inline || n == 1 {
@@ -175,10 +197,6 @@ func (s *Sharded) assign(frames bool) {
 			s.owner[p] = s.shards[p%n]
 		}
 		return
-	}
-	w := readerShare[0]
-	if frames {
-		w = readerShare[1]
 	}
 	// Shard 0 owns about w/(w+n-1) of the partitions, spread over the
 	// range; the rest go round robin to the others.
@@ -231,7 +249,12 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 	n, _ = ShardsFor(n, cfg.MaxStreams)
 	s := &Sharded{parts: partitions(cfg.MaxStreams)}
 	s.pool.New = func() any {
-		return &batch{items: make([]item, 0, shardBatchItems), buf: make([]byte, 0, shardBatchBytes)}
+		// buf grows when records are copied into it (a batch of records
+		// judged in place in a mapping never does): 256 KiB for each of
+		// the up to shardQueue+1 batches of every shard would double the
+		// heap of a run and bring a collection (and its write barriers)
+		// into the middle of it.
+		return &batch{items: make([]item, 0, shardBatchItems)}
 	}
 	var ids *respIDSet
 	if cfg.Profile.Severity[RuleE2AResponseIDDup] != Off && n > 1 {
@@ -260,7 +283,6 @@ func (s *Sharded) run(sh *shard) {
 		for k := 0; k < len(b.items); {
 			k = s.judgeItems(sh, b, k, &hi)
 		}
-		sh.eng.hint = partHint{}
 		if hi != 0 {
 			sh.processed.Store(hi)
 		}
@@ -305,14 +327,18 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 			c = b.ctl[it.ctl-1]
 		}
 		var f *frame.Frame
+		skip := false
 		switch it.kind {
-		case itemFrameWin:
+		case itemFrameWin, itemObserveWin:
 			if sh.badWin != nil && sh.badWin == unsafe.SliceData(b.win) {
-				break // not judged: the read fails
+				skip = true // not judged: the read fails
+				break
 			}
 			in.Data = b.win[it.off : it.off+it.n]
-			sh.frm = it.lay.On(in.Data)
-			f = &sh.frm
+			if it.kind == itemFrameWin {
+				sh.frm = it.lay.On(in.Data)
+				f = &sh.frm
+			}
 		case itemFrame:
 			in.Data = b.buf[it.off : it.off+it.n]
 			sh.frm = it.lay.On(in.Data)
@@ -320,9 +346,15 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 		default:
 			in.Data = b.buf[it.off : it.off+it.n]
 		}
-		if f != nil || it.kind != itemFrameWin {
+		switch {
+		case it.kind == itemBarrier:
+			// Past it the engine may be a walk's (walk.go): not touched
+			// after Done.
+			c.barrier.Done()
+		case !skip:
 			sh.eng.hint = it.hint
 			judge(sh.eng, it.kind, in, c.proto, c.msg, f, c.barrier)
+			sh.eng.hint = partHint{}
 		}
 		if in.Index != 0 {
 			*hi = in.Index
@@ -336,7 +368,7 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 
 func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Frame, wg *sync.WaitGroup) {
 	switch kind {
-	case itemObserve:
+	case itemObserve, itemObserveWin:
 		e.Observe(in)
 	case itemFrame, itemFrameWin:
 		e.ObserveFrame(in, f)
@@ -409,6 +441,18 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		return
 	}
 	b := sh.cur
+	// The record's bytes first: reading them may fault (a mapping of a
+	// file cut short), and then no item may be left without them.
+	d := -1
+	if (kind == itemFrame || kind == itemObserve) && s.win != nil {
+		// In the reader's mapping, which stays until the shards are done
+		// with it (SetWindow): no copy.
+		d = offsetIn(in.Data, s.win)
+	}
+	off := len(b.buf)
+	if d < 0 {
+		b.buf = append(b.buf, in.Data...)
+	}
 	// Filled in place: an item is a few hundred bytes, built once.
 	if len(b.items) == cap(b.items) {
 		b.items = append(b.items, item{})
@@ -426,20 +470,16 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		b.ctl = append(b.ctl, ctlItem{proto: proto, msg: msg})
 		it.ctl = int32(len(b.ctl))
 	}
-	it.off, it.n, it.hint = len(b.buf), len(in.Data), hint
+	it.off, it.n, it.hint = off, len(in.Data), hint
 	it.index, it.offset, it.line, it.charged = in.Index, in.Pos.Offset, in.Pos.Line, in.Charged
 	if f != nil {
 		it.lay = f.Layout()
 	}
-	if kind == itemFrame && s.win != nil {
-		if d := offsetIn(in.Data, s.win); d >= 0 {
-			// In the reader's mapping, which stays until the shards are
-			// done with it (SetWindow): no copy.
-			it.kind, it.off, b.win = itemFrameWin, d, s.win
+	if d >= 0 {
+		it.kind, it.off, b.win = itemFrameWin, d, s.win
+		if kind == itemObserve {
+			it.kind = itemObserveWin
 		}
-	}
-	if it.kind != itemFrameWin {
-		b.buf = append(b.buf, in.Data...)
 	}
 	if in.Index != 0 {
 		if sh.pending == 0 {
@@ -507,9 +547,13 @@ func (s *Sharded) Observe(in *Input) {
 		return
 	}
 	key, interrupt := s.route.routeJSON(in.Data)
-	owner := s.shardOf(key, false)
+	if !s.assigned {
+		s.assign(false)
+	}
+	p := partitionOf(key, s.parts)
+	owner := s.owner[p]
 	if !interrupt {
-		s.add(owner, itemObserve, in, "", "")
+		s.addFrame(owner, itemObserve, in, "", "", nil, hintFor(key, in.Data, p))
 		return
 	}
 	// An interrupt is a point of global order: everything before it is
@@ -649,6 +693,13 @@ func (s *Sharded) Finish(reason string, at *Input) {
 // index 0, aside). Safe to call from any goroutine; a printer uses it to
 // write findings in input order without holding them all.
 func (s *Sharded) Watermark() uint64 {
+	if s.walking.Load() {
+		w := ^uint64(0)
+		for _, sh := range s.shards {
+			w = min(w, sh.walked.Load())
+		}
+		return w
+	}
 	w := s.last.Load()
 	for _, sh := range s.shards {
 		if o := sh.open.Load(); o != 0 && o-1 < w {

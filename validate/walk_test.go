@@ -1,0 +1,493 @@
+package validate
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/e2atap/e2atap/frame"
+	"github.com/e2atap/e2atap/internal/gen"
+)
+
+// walkOdds are the shares of odd lines walkJSONCorpus mixes into
+// generated traffic.
+type walkOdds struct {
+	blank, spaces, crlf, invalid, oversize, keyless, nested, escaped, dup, frameLine, badMagic float64
+}
+
+var allOdds = walkOdds{blank: 0.02, spaces: 0.01, crlf: 0.03, invalid: 0.01, oversize: 0.01, keyless: 0.01,
+	nested: 0.01, escaped: 0.02, dup: 0.005, frameLine: 0.005, badMagic: 0.003}
+
+// walkJSONCorpus is n generated records (faults, interrupts, many streams
+// at once) with odd lines mixed in: blank and whitespace-only lines, CRLF
+// endings, invalid JSON, lines over maxLine, records without a request_id,
+// with a nested request_id before the top-level one, with an escaped key,
+// with a repeated key, binary frames and a bad frame magic on a line.
+func walkJSONCorpus(seed uint64, n, concurrent, maxLine int, odds walkOdds) []byte {
+	return walkJSONCorpusX(seed, n, concurrent, maxLine, odds, 0.08, 0.2)
+}
+
+func walkJSONCorpusX(seed uint64, n, concurrent, maxLine int, odds walkOdds, interrupts, faults float64) []byte {
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.FaultRate, cfg.InterruptRate, cfg.Concurrent, cfg.Sessions = seed, faults, interrupts, concurrent, 12
+	g := gen.New(cfg)
+	r := rand.New(rand.NewPCG(seed, 7))
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		rec := g.Next().Data
+		eol := "\n"
+		if r.Float64() < odds.crlf {
+			eol = "\r\n"
+		}
+		switch x := r.Float64(); {
+		case x < odds.blank:
+			b.WriteString(eol)
+		case x < odds.blank+odds.spaces:
+			b.WriteString(" \t " + eol)
+		}
+		switch x := r.Float64(); {
+		case x < odds.invalid:
+			rec = rec[:len(rec)/2]
+		case x < odds.invalid+odds.oversize:
+			rec = append(append(bytes.Clone(rec[:len(rec)-1]), `,"pad":"`...), bytes.Repeat([]byte("p"), maxLine)...)
+			rec = append(rec, `"}`...)
+		case x < odds.invalid+odds.oversize+odds.keyless:
+			rec = []byte(`{"protocol_version":"1.0","status":"in_progress","sequence":3}`)
+		case x < odds.invalid+odds.oversize+odds.keyless+odds.nested:
+			rec = append([]byte(`{"params_x":{"request_id":"nested-1","method":"chat.interrupt"},`), rec[1:]...)
+		case x < odds.invalid+odds.oversize+odds.keyless+odds.nested+odds.escaped:
+			rec = bytes.Replace(rec, []byte(`"request_id"`), []byte(`"request\u005fid"`), 1)
+		case x < odds.invalid+odds.oversize+odds.keyless+odds.nested+odds.escaped+odds.dup:
+			rec = append(bytes.Clone(rec[:len(rec)-1]), fmt.Sprintf(`,"request_id":"dup-%d"}`, r.IntN(5))...)
+		case x < odds.invalid+odds.oversize+odds.keyless+odds.nested+odds.escaped+odds.dup+odds.frameLine:
+			f, _ := frame.AppendFrame(nil, frame.TypeStreamChunk, uint8(r.IntN(2)), int32(r.IntN(3)),
+				[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("fs-%d", r.IntN(4))}}, []byte("tok"))
+			rec = bytes.ReplaceAll(f, []byte("\n"), []byte("."))
+		case x < odds.invalid+odds.oversize+odds.keyless+odds.nested+odds.escaped+odds.dup+odds.frameLine+odds.badMagic:
+			rec = []byte{frame.Magic, 9, 9}
+		}
+		b.Write(rec)
+		b.WriteString(eol)
+	}
+	return b.Bytes()
+}
+
+// walkFrameCorpus is n frames over many streams with sequence gaps,
+// repeats, chunks after done, events, duplicate and missing sids, and,
+// when tail is set, a corrupt frame at the end.
+func walkFrameCorpus(seed uint64, n, streams int, tail bool) []byte {
+	r := rand.New(rand.NewPCG(seed, 9))
+	next := make([]int32, streams)
+	var b []byte
+	for i := 0; i < n; i++ {
+		s := r.IntN(streams)
+		sid := fmt.Sprintf("agent-%d:%08d-0000-4000-8000-000000000000", s%7, s)
+		seq := next[s]
+		next[s]++
+		switch x := r.Float64(); {
+		case x < 0.01:
+			seq++ // a gap
+		case x < 0.02:
+			seq-- // a repeat
+		}
+		typ, flags := frame.TypeStreamChunk, uint8(0)
+		attrs := []frame.Attr{{Name: "sid", Value: sid}, {Name: "etype", Value: "text"}}
+		switch x := r.Float64(); {
+		case x < 0.05:
+			flags = frame.FlagDone
+			next[s] = 0
+		case x < 0.07:
+			typ, attrs = frame.TypeEvent, []frame.Attr{{Name: "id", Value: sid}, {Name: "type", Value: "t"}}
+		case x < 0.08:
+			attrs = attrs[1:] // no sid
+		case x < 0.09:
+			attrs = append(attrs, frame.Attr{Name: "sid", Value: sid + "x"}) // the last wins
+		case x < 0.10:
+			typ, attrs = frame.TypeStreamReq, []frame.Attr{{Name: "sid", Value: sid}}
+		}
+		f, err := frame.AppendFrame(nil, typ, flags, seq, attrs, bytes.Repeat([]byte("x"), 20+r.IntN(200)))
+		if err != nil {
+			panic(err)
+		}
+		b = append(b, f...)
+	}
+	if tail {
+		b = append(b, frame.Magic, frame.Version, 2, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 9)
+	}
+	return b
+}
+
+type walkVariant struct {
+	shards           int
+	noWalk, ordered  bool
+	wantWalk, inline bool
+}
+
+func (v walkVariant) String() string {
+	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t)", v.shards, !v.noWalk, v.ordered, v.inline)
+}
+
+// runCaptures reads files as validate does (one run, several files in
+// order) and renders what validate prints: the findings in its order (by
+// index, stably), the counters, the stream ends, the last index and the
+// read errors.
+func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v walkVariant, files ...string) string {
+	t.Helper()
+	col := &collector{}
+	s := NewSharded(v.shards, vc, col)
+	s.noWalk = v.noWalk
+	if !v.ordered {
+		s.Unordered()
+	}
+	if v.inline {
+		s.Inline()
+	}
+	var out strings.Builder
+	idx := opts.Index
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.Index = idx
+		idx, err = Read(f, filepath.Base(p), format, o, s)
+		f.Close()
+		fmt.Fprintf(&out, "read %s: last %d, err %v\n", filepath.Base(p), idx, err)
+	}
+	s.Finish(ReasonEOF, &Input{Pos: Position{Name: "cap"}})
+	if got := s.mappedReads; (got > 0) != v.wantWalk {
+		t.Fatalf("%s: %d files read in place", v, got)
+	}
+	fs := append([]Finding(nil), col.findings...)
+	sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
+	for _, f := range fs {
+		fmt.Fprintf(&out, "%d %s %s [%s] %s: %s\n", f.Index, f.Source, f.Rule, f.Stream, f.Severity, f.Message)
+	}
+	st := s.Stats()
+	fmt.Fprintf(&out, "records %d joined %d evicted %d untracked %d\nfindings %v\noutcomes %v\n",
+		st.Records, st.Joined, st.Evicted, st.Untracked, st.Findings, st.Outcomes)
+	var ends []string
+	for _, e := range col.ends {
+		ends = append(ends, fmt.Sprintf("%s %s %s %d %d %t", e.Key, e.Outcome, e.Reason, e.Records, e.Index, e.Gap))
+	}
+	sort.Strings(ends)
+	fmt.Fprintf(&out, "ends:\n%s\n", strings.Join(ends, "\n"))
+	return out.String()
+}
+
+// firstDiff names the first line where a and b differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < min(len(al), len(bl)); i++ {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n one: %s\nmany: %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d lines", len(al), len(bl))
+}
+
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// smallPartitions gives a stream bound of maxStreams many partitions (8
+// for 512), so that small corpora evict and 4 shards each own some.
+func smallPartitions(t *testing.T, maxStreams int) Config {
+	t.Helper()
+	old := partitionStreams
+	partitionStreams = 64
+	t.Cleanup(func() { partitionStreams = old })
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	vc.MaxStreams = maxStreams
+	return vc
+}
+
+func walkVariants() []walkVariant {
+	var vs []walkVariant
+	for _, n := range []int{2, 3, 4} {
+		vs = append(vs,
+			walkVariant{shards: n, wantWalk: true, inline: true},
+			walkVariant{shards: n, wantWalk: true, ordered: true, inline: true},
+			walkVariant{shards: n, wantWalk: true},
+			walkVariant{shards: n, noWalk: true, inline: true})
+	}
+	return vs
+}
+
+// TestShardedWalkJSONSameAsOneShard: JSON lines judged in place in the
+// mapping (windows crossed) give byte for byte what one shard gives
+// reading them through read(2): findings in order,
+// counters, stream ends, on a corpus with interrupts across partitions,
+// evictions (a small --max-streams), decode errors, keyless and oddly
+// keyed records, blank lines, CRLF, embedded frames and a line longer
+// than a window; and so does the hand-off with copies.
+func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
+	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as the shards pass them
+	vc := smallPartitions(t, 512)
+	const maxLine = 4096
+	data := walkJSONCorpus(11, 9000, 700, maxLine, allOdds)
+	giant := append([]byte(`{"request_id":"giant","sequence":0,"pad":"`), bytes.Repeat([]byte("g"), 300<<10)...)
+	data = append(append(data, giant...), "\"}\n"...)
+	data = append(data, walkJSONCorpus(12, 2000, 50, maxLine, allOdds)...)
+	data = append(data, `{"request_id":"no-newline-at-end","sequence":0}`...)
+	if len(data) < 2<<20 {
+		t.Fatalf("corpus of %d bytes: too small to cross windows", len(data))
+	}
+	p := writeTemp(t, "cap.jsonl", data)
+	opts := ReadOptions{MaxLineBytes: maxLine, FromLog: true}
+	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, p)
+	for _, rule := range []string{"e2a.decode", "e2a.missing_final", "e2a.seq_gap"} {
+		if !strings.Contains(want, " "+rule+" ") {
+			t.Fatalf("the corpus has no %s finding:\n%.3000s", rule, want)
+		}
+	}
+	if !strings.Contains(want, "evicted") || strings.Contains(want, "evicted 0 ") {
+		t.Fatalf("the corpus evicts nothing")
+	}
+	for _, v := range walkVariants() {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+}
+
+// TestShardedWalkLongLines: lines past the reader's buffer (256 KiB) that
+// are within --max-line-bytes are judged whole, those past it are one
+// e2a.decode each, counted as the reader counts them, with CRLF or not,
+// and a UTF-8 byte order mark is skipped, in place as through read(2).
+func TestShardedWalkLongLines(t *testing.T) {
+	vc := smallPartitions(t, 512)
+	const maxLine = 400 << 10
+	var data []byte
+	data = append(data, utf8BOM...)
+	data = append(data, walkJSONCorpus(21, 3000, 40, 1000, walkOdds{crlf: 0.2, blank: 0.05})...)
+	for i, n := range []int{300 << 10, maxLine - 60, maxLine - 30, maxLine + 10, 262100, 262200} {
+		eol := "\n"
+		if i%2 == 1 {
+			eol = "\r\n"
+		}
+		data = append(data, fmt.Sprintf(`{"request_id":"long-%d","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.complete","pad":"`, i)...)
+		data = append(data, bytes.Repeat([]byte("l"), n-len(`{"request_id":"long-0","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.complete","pad":""}`))...)
+		data = append(data, `"}`+eol...)
+	}
+	data = append(data, walkJSONCorpus(22, 2000, 40, 1000, walkOdds{crlf: 0.2})...)
+	p := writeTemp(t, "long.jsonl", data)
+	opts := ReadOptions{MaxLineBytes: maxLine, FromLog: true}
+	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, p)
+	if !strings.Contains(want, "over the 409600-byte limit") {
+		t.Fatalf("no line over the limit:\n%.2000s", want)
+	}
+	for _, v := range walkVariants() {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+}
+
+// TestShardedWalkFramesSameAsOneShard: frames read by a walk (windows
+// crossed and given back behind the walk, a corrupt tail) give what one
+// shard gives, and what the reader's hand-off gives.
+func TestShardedWalkFramesSameAsOneShard(t *testing.T) {
+	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as walks go
+	vc := smallPartitions(t, 512)
+	p := writeTemp(t, "cap.frames", walkFrameCorpus(31, 30000, 900, true))
+	opts := ReadOptions{}
+	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, p)
+	for _, rule := range []string{"frame.decode", "frame.seq_gap", "frame.after_done"} {
+		if !strings.Contains(want, " "+rule+" ") {
+			t.Fatalf("the corpus has no %s finding:\n%.3000s", rule, want)
+		}
+	}
+	for _, v := range walkVariants() {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+}
+
+// TestShardedWalkSeveralFiles: one run over several files (validate's
+// one capture), some walked and some not (gzip, small, frames after JSON),
+// numbers records on across them and gives one shard's output.
+func TestShardedWalkSeveralFiles(t *testing.T) {
+	vc := smallPartitions(t, 512)
+	a := writeTemp(t, "a.jsonl", walkJSONCorpus(41, 6000, 300, 4096, allOdds))
+	small := writeTemp(t, "small.jsonl", walkJSONCorpus(42, 300, 30, 4096, allOdds))
+	fr := writeTemp(t, "c.frames", walkFrameCorpus(43, 12000, 300, false))
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(walkJSONCorpus(44, 6000, 300, 4096, allOdds))
+	zw.Close()
+	gz := writeTemp(t, "d.jsonl.gz", z.Bytes())
+	b := writeTemp(t, "b.jsonl", walkJSONCorpus(45, 6000, 300, 4096, allOdds))
+	opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
+	files := []string{a, small, fr, gz, b}
+	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, files...)
+	for _, v := range walkVariants() {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, files...); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+}
+
+// TestShardedWalkRandomized compares one shard with 2, 3 and 4 on random
+// corpora: random shares of every odd line, stream counts around the
+// bound, JSON or frames, random windows.
+func TestShardedWalkRandomized(t *testing.T) {
+	defer func(w int) { mapWindow = w }(mapWindow)
+	rounds := 12
+	if testing.Short() {
+		rounds = 4
+	}
+	for seed := uint64(100); seed < 100+uint64(rounds); seed++ {
+		r := rand.New(rand.NewPCG(seed, 1))
+		vc := smallPartitions(t, 256+r.IntN(1024))
+		mapWindow = (128 + r.IntN(512)) << 10
+		maxLine := 1000 + r.IntN(3000)
+		var data []byte
+		format := FormatAuto
+		if r.IntN(3) == 0 {
+			data = walkFrameCorpus(seed, 8000+r.IntN(8000), 50+r.IntN(1500), r.IntN(2) == 0)
+		} else {
+			odds := walkOdds{}
+			for _, o := range []*float64{&odds.blank, &odds.spaces, &odds.crlf, &odds.invalid, &odds.oversize, &odds.keyless,
+				&odds.nested, &odds.escaped, &odds.dup, &odds.frameLine, &odds.badMagic} {
+				*o = r.Float64() * 0.03
+			}
+			data = walkJSONCorpus(seed, 4000+r.IntN(6000), 20+r.IntN(1200), maxLine, odds)
+			if r.IntN(2) == 0 {
+				format = FormatJSONL
+			}
+		}
+		for len(data) < 1<<20 {
+			data = append(data, data...) // streams repeat: after-final and restarted streams
+		}
+		p := writeTemp(t, fmt.Sprintf("r%d", seed), data)
+		opts := ReadOptions{MaxLineBytes: maxLine, FromLog: true}
+		want := runCaptures(t, vc, format, opts, walkVariant{shards: 1, inline: true}, p)
+		v := walkVariant{shards: 2 + r.IntN(3), wantWalk: true, ordered: r.IntN(2) == 0, inline: r.IntN(4) != 0}
+		if got := runCaptures(t, vc, format, opts, v, p); got != want {
+			t.Errorf("seed %d, %s: differs from one shard: %s", seed, v, firstDiff(want, got))
+		}
+	}
+}
+
+// TestShardedWalkJSONFileShrinks: a JSON file cut shorter while shards
+// judge it in place is an I/O error (the file shrank), not a crash, and the run can
+// still be finished.
+func TestShardedWalkJSONFileShrinks(t *testing.T) {
+	defer func(w int) { mapWindow = w }(mapWindow)
+	mapWindow = 256 << 10
+	vc := smallPartitions(t, 512)
+	for _, inline := range []bool{false, true} {
+		p := writeTemp(t, "shrink.jsonl", walkJSONCorpus(51, 12000, 100, 4096, walkOdds{}))
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &shrinkSink{path: p}
+		s := NewSharded(3, vc, sink)
+		if inline {
+			s.Inline()
+		}
+		last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s)
+		f.Close()
+		if err == nil || !strings.Contains(err.Error(), "shrank") {
+			st, _ := os.Stat(p)
+			t.Fatalf("inline %t: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", inline, last, err, st.Size(), s.mappedReads, len(sink.records))
+		}
+		if s.mappedReads != 1 {
+			t.Fatalf("inline %t: not read in place", inline)
+		}
+		s.Finish(ReasonEOF, &Input{})
+	}
+}
+
+// TestShardedWalkWatermark: reading in place, the watermark never passes a
+// record whose findings are still to come, and reaches the last record at
+// the end.
+func TestShardedWalkWatermark(t *testing.T) {
+	vc := smallPartitions(t, 512)
+	files := []string{
+		writeTemp(t, "wm.jsonl", walkJSONCorpus(61, 12000, 300, 4096, allOdds)),
+		writeTemp(t, "wm.frames", walkFrameCorpus(62, 40000, 900, true)),
+	}
+	for _, p := range files {
+		for _, shards := range []int{2, 4} {
+			w := &watermarkSink{}
+			s := NewSharded(shards, vc, w)
+			w.run = s
+			s.Inline()
+			s.Unordered()
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Finish(ReasonEOF, &Input{})
+			if s.mappedReads != 1 || w.seen < 100 {
+				t.Fatalf("%s, %d shards: %d files read in place, %d findings", p, shards, s.mappedReads, w.seen)
+			}
+			if len(w.bad) > 0 {
+				t.Errorf("%s, %d shards: %d of %d findings after the watermark passed them, first: %s", p, shards, len(w.bad), w.seen, w.bad[0])
+			}
+			if m := s.Watermark(); m != last {
+				t.Errorf("%s, %d shards: watermark %d at the end, want %d", p, shards, m, last)
+			}
+		}
+	}
+}
+
+// TestSkimFrame: skimFrame accepts exactly the frames DecodeTo accepts,
+// with the same size and routeFrame's key, on valid frames and on every
+// prefix and single-byte corruption of them.
+func TestSkimFrame(t *testing.T) {
+	data := walkFrameCorpus(71, 200, 20, false)
+	r := rand.New(rand.NewPCG(71, 2))
+	check := func(b []byte) {
+		var f frame.Frame
+		_, err := frame.DecodeTo(&f, b)
+		size, key, ok := skimFrame(b)
+		if ok != (err == nil) {
+			t.Fatalf("skimFrame ok %t, DecodeTo %v on % x", ok, err, b[:min(len(b), 40)])
+		}
+		if ok && (size != f.Size || !bytes.Equal(key, routeFrame(&f)) || (key == nil) != (routeFrame(&f) == nil)) {
+			t.Fatalf("skimFrame size %d key %q, DecodeTo size %d key %q", size, key, f.Size, routeFrame(&f))
+		}
+	}
+	for off := 0; off < len(data); {
+		var f frame.Frame
+		if _, err := frame.DecodeTo(&f, data[off:]); err != nil {
+			t.Fatal(err)
+		}
+		one := data[off : off+f.Size]
+		check(data[off:])
+		for n := 0; n <= len(one); n++ {
+			check(one[:n])
+		}
+		for k := 0; k < 20; k++ {
+			c := bytes.Clone(one)
+			c[r.IntN(min(len(c), 80))] = byte(r.IntN(256))
+			check(c)
+		}
+		off += f.Size
+	}
+}
