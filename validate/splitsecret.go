@@ -1,9 +1,6 @@
 package validate
 
 import (
-	"hash/maphash"
-	"strconv"
-
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/redact"
 )
@@ -271,33 +268,4 @@ func (e *Engine) dropConnTails(in *Input) {
 			e.split.drop([]byte(k))
 		}
 	}
-}
-
-// appendStreamKey appends the table key of a stream (see composite): tap
-// NUL conn NUL proto stream, a long stream id cut and hashed.
-func appendStreamKey(k []byte, in *Input, proto byte, stream []byte, seed maphash.Seed) []byte {
-	k = appendScopeName(k, in.Tap)
-	k = append(k, 0)
-	k = appendScopeName(k, in.Conn)
-	k = append(k, 0, proto)
-	if len(stream) > maxKeyLen {
-		h := maphash.Bytes(seed, stream)
-		k = append(k, stream[:maxKeyLen-17]...)
-		k = append(k, '~')
-		return strconv.AppendUint(k, h, 16)
-	}
-	// The reference's request ids are uuid4s, its sids agent:uuid: a
-	// canonical UUID at the end is kept as its 16 bytes (36 → 16 bytes of
-	// key per stream), marked by the protocol byte's case.
-	if n := len(stream) - uuidLen; n >= 0 {
-		at := len(k)
-		k = append(k, stream[:n]...)
-		var packed bool
-		if k, packed = packUUID(k, stream[n:]); packed {
-			k[at-1] = proto &^ packedUUID
-			return k
-		}
-		k = k[:at]
-	}
-	return append(k, stream...)
 }
