@@ -68,7 +68,9 @@ func TestOpenStreamBytes(t *testing.T) {
 		{"req-hex", func(s int) string { return fmt.Sprintf("req_%08x9a4d4e6f8b7a0c1d2e3f4a5b", s) }, 74},
 		{"other", func(s int) string { return fmt.Sprintf("req_%08x_0000_4000_8000_00000000", s) }, 80},
 		{"base64url", func(s int) string { return "msg_01XFDUDYJgAACzvnptvV-Z" + digits(s, b64, 10) }, 81},
-		{"printable", func(s int) string { return "a b c d e f g h i j k l m n " + digits(s, "!#$%&()*+,./:;<=>?@[]^`{|}~", 8) }, 86},
+		{"printable", func(s int) string {
+			return "a b c d e f g h i j k l m n " + digits(s, "!#$%&()*+,./:;<=>?@[]^`{|}~", 8)
+		}, 86},
 		{"utf-8", func(s int) string { return strings.Repeat("ñ", 10) + fmt.Sprintf("%016x", s) }, 90},
 	} {
 		t.Run(c.name, func(t *testing.T) {
