@@ -20,7 +20,7 @@ import (
 // offline alike; a replayed record log says what the live run found.
 //
 // The table is bounded: a tail is at most splitTail bytes, all of them with
-// their keys at most maxSplitBytes (past it a tail is not kept: the
+// their keys and bookkeeping (splitEntry) at most maxSplitBytes (past it a tail is not kept: the
 // boundary is not checked, and counted in Stats.SplitUnchecked). A tail is
 // replaced or dropped when its stream's next record comes, dropped when the
 // stream ends and when its connection lost messages (the halves are no
@@ -33,6 +33,13 @@ const (
 	splitTail     = 256
 	splitHead     = 1024
 	maxSplitBytes = 1 << 20
+	// splitEntry is what a kept tail costs on the heap besides its bytes
+	// and its key's: the map's slot (a string and a pointer, at the map's
+	// load), the slice header and the allocations' rounding. Counted in
+	// maxSplitBytes, so that the bound is the heap's (without it, a
+	// million streams whose deltas end in "tok" kept four times the
+	// bound).
+	splitEntry = 80
 )
 
 type splitTails struct {
@@ -96,13 +103,13 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		// The stream's next tail, in place (no allocation a chunk).
 		t.bytes += len(tail) - len(*prev)
 		*prev = append((*prev)[:0], tail...)
-	case tail != nil && prev == nil && t.bytes+len(t.key)+len(tail) <= maxSplitBytes:
+	case tail != nil && prev == nil && t.bytes+splitEntry+len(t.key)+len(tail) <= maxSplitBytes:
 		if t.m == nil {
 			t.m = make(map[string]*[]byte)
 		}
 		b := append([]byte(nil), tail...)
 		t.m[string(t.key)] = &b
-		t.bytes += len(t.key) + len(tail)
+		t.bytes += splitEntry + len(t.key) + len(tail)
 	default:
 		if tail != nil {
 			e.stats.SplitUnchecked++
@@ -246,7 +253,7 @@ func (t *splitTails) straddle(prev, cur []byte) string {
 
 func (t *splitTails) drop(key []byte) {
 	if prev := t.m[string(key)]; prev != nil {
-		t.bytes -= len(key) + len(*prev)
+		t.bytes -= splitEntry + len(key) + len(*prev)
 		delete(t.m, string(key))
 	}
 }
