@@ -116,43 +116,62 @@ func appendStreamID(k []byte, proto byte, s []byte, seed maphash.Seed) []byte {
 	if n < 2 {
 		return append(append(k, proto), s...)
 	}
-	// The classes every byte is in (four lanes, for the loads to overlap).
-	c0, c1, c2, c3 := byte(0xff), byte(0xff), byte(0xff), byte(0xff)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		c0 &= cls[s[i]]
-		c1 &= cls[s[i+1]]
-		c2 &= cls[s[i+2]]
-		c3 &= cls[s[i+3]]
-	}
-	for ; i < n; i++ {
-		c0 &= cls[s[i]]
-	}
-	c := c0 & c1 & c2 & c3
-	switch {
-	case c&cHex != 0:
+	// The kinds are tried in a fixed order, each in one pass that also
+	// checks the bytes fit: a lowercase hex id, a base64url prefix with a
+	// long enough hex tail, base64url's alphabet (an uppercase hex id is
+	// repacked), ASCII, else as it is.
+	m := hexSuffix(s)
+	if m == 0 {
 		return packHex(append(k, coded(kHex+byte(n&1))), s)
-	case c&cUpHex != 0:
-		return packHex(append(k, coded(kUpHex+byte(n&1))), s)
-	case c&cB64 != 0:
-		m := hexSuffix(s)
-		if n-m >= minSplitTail && m <= maxSplitPrefix {
-			k = append(k, coded(kSplit), byte(m<<1|(n-m)&1))
-			return packHex(packB64(k, s[:m]), s[m:])
+	}
+	at := len(k)
+	if n-m >= minSplitTail && m <= maxSplitPrefix {
+		if k2, ok := packB64(append(k, coded(kSplit), byte(m<<1|(n-m)&1)), s[:m]); ok {
+			return packHex(k2, s[m:])
 		}
+		// The prefix is not base64url's: nor is the whole id.
+	} else {
 		kind := byte(kB64)
 		if n&3 == 3 {
 			kind = kB64Tail3
 		}
-		return packB64(append(k, coded(kind)), s)
-	case c&cA7 != 0 && n >= 8:
+		if k2, ok := packB64(append(k, coded(kind)), s); ok {
+			if isUpHex(s) {
+				return packHex(append(k2[:at], coded(kUpHex+byte(n&1))), s)
+			}
+			return k2
+		}
+	}
+	if n >= 8 {
 		kind := byte(kA7)
 		if n&7 == 7 {
 			kind = kA7Tail7
 		}
-		return packA7(append(k, coded(kind)), s)
+		if k2, ok := packA7(append(k[:at], coded(kind)), s); ok {
+			return k2
+		}
 	}
-	return append(append(k, proto), s...)
+	return append(append(k[:at], proto), s...)
+}
+
+// isUpHex says whether s is all uppercase hex digits (8 bytes at a time).
+func isUpHex(s []byte) bool {
+	const ones = 0x0101010101010101
+	for ; len(s) >= 8; s = s[8:] {
+		x := binary.LittleEndian.Uint64(s)
+		y := x &^ (0x80 * ones)
+		digit := (y + (0x80-'0')*ones) &^ (y + (0x7f-'9')*ones)
+		letter := (y + (0x80-'A')*ones) &^ (y + (0x7f-'F')*ones)
+		if (digit|letter)&^x&(0x80*ones) != 0x80*ones {
+			return false
+		}
+	}
+	for _, c := range s {
+		if cls[c]&cUpHex == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // hexSuffix is where the run of lowercase hex digits that ends s starts:
@@ -221,15 +240,20 @@ func packHex(dst, s []byte) []byte {
 // hexDigit is the value of a hex digit, either case.
 func hexDigit(c byte) byte { return c&15 + c>>6*9 }
 
-// packB64 appends s (all in base64url's alphabet) in 6 bits a character,
-// a big-endian bit string: ceil(6·len/8) bytes.
-func packB64(dst, s []byte) []byte {
+// packB64 appends s in 6 bits a character, a big-endian bit string:
+// ceil(6·len/8) bytes; false (dst unchanged) when s is not all in
+// base64url's alphabet.
+func packB64(dst, s []byte) ([]byte, bool) {
 	n, at := len(s), len(dst)
 	dst = slices.Grow(dst, (6*n+7)/8+8)[:at+(6*n+7)/8+8]
 	o, i := at, 0
 	for ; i+8 <= n; i += 8 {
-		v := uint64(b64Val[s[i]])<<58 | uint64(b64Val[s[i+1]])<<52 | uint64(b64Val[s[i+2]])<<46 | uint64(b64Val[s[i+3]])<<40 |
-			uint64(b64Val[s[i+4]])<<34 | uint64(b64Val[s[i+5]])<<28 | uint64(b64Val[s[i+6]])<<22 | uint64(b64Val[s[i+7]])<<16
+		a, b, c, d := b64Val[s[i]], b64Val[s[i+1]], b64Val[s[i+2]], b64Val[s[i+3]]
+		e, f, g, h := b64Val[s[i+4]], b64Val[s[i+5]], b64Val[s[i+6]], b64Val[s[i+7]]
+		if a|b|c|d|e|f|g|h > 63 {
+			return dst[:at], false
+		}
+		v := uint64(a)<<58 | uint64(b)<<52 | uint64(c)<<46 | uint64(d)<<40 | uint64(e)<<34 | uint64(f)<<28 | uint64(g)<<22 | uint64(h)<<16
 		binary.BigEndian.PutUint64(dst[o:], v)
 		o += 6
 	}
@@ -237,31 +261,44 @@ func packB64(dst, s []byte) []byte {
 		var v uint64
 		bits := 0
 		for ; i < n; i++ {
-			v = v<<6 | uint64(b64Val[s[i]])
+			x := b64Val[s[i]]
+			if x > 63 {
+				return dst[:at], false
+			}
+			v = v<<6 | uint64(x)
 			bits += 6
 		}
 		binary.BigEndian.PutUint64(dst[o:], v<<(64-bits))
 		o += (bits + 7) / 8
 	}
-	return dst[:o]
+	return dst[:o], true
 }
 
-// packA7 appends s (every byte below 0x80) 8 bytes in 7, the last
-// len%8 as they are.
-func packA7(dst, s []byte) []byte {
+// packA7 appends s 8 bytes in 7, the last len%8 as they are; false (dst
+// unchanged) when a byte of s is 0x80 or above.
+func packA7(dst, s []byte) ([]byte, bool) {
 	n, at := len(s), len(dst)
 	dst = slices.Grow(dst, n+1)[:at+n+1]
 	o, i := at, 0
+	var hi uint64
 	for ; i+8 <= n; i += 8 {
 		x := binary.LittleEndian.Uint64(s[i:])
+		hi |= x
 		x = x&0x007f007f007f007f | x&0x7f007f007f007f00>>1
 		x = x&0x00003fff00003fff | x&0x3fff00003fff0000>>2
 		x = x&0x000000000fffffff | x&0x0fffffff00000000>>4
 		binary.LittleEndian.PutUint64(dst[o:], x)
 		o += 7
 	}
-	o += copy(dst[o:], s[i:])
-	return dst[:o]
+	for ; i < n; i++ {
+		hi |= uint64(s[i])
+		dst[o] = s[i]
+		o++
+	}
+	if hi&0x8080808080808080 != 0 {
+		return dst[:at], false
+	}
+	return dst[:o], true
 }
 
 // streamText is the id of a key's mode byte and encoded id (the inverse of
@@ -337,6 +374,10 @@ func unpackHex(dst, b []byte, odd bool, digits string) []byte {
 // unpackB64 appends the n characters packB64 wrote into b.
 func unpackB64(dst, b []byte, n int) []byte {
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	for ; n >= 4 && len(b) >= 3; n, b = n-4, b[3:] {
+		v := uint32(b[0])<<16 | uint32(b[1])<<8 | uint32(b[2])
+		dst = append(dst, alphabet[v>>18], alphabet[v>>12&63], alphabet[v>>6&63], alphabet[v&63])
+	}
 	var acc uint32
 	bits := 0
 	for _, x := range b {

@@ -226,3 +226,23 @@ func TestHexSuffix(t *testing.T) {
 		}
 	}
 }
+
+// TestIsUpHex: the word-at-a-time check agrees with a byte-at-a-time one.
+func TestIsUpHex(t *testing.T) {
+	base := []byte("0123456789ABCDEF0123456789ABCDEF01")
+	for n := range len(base) + 1 {
+		for at := range n {
+			for v := range 256 {
+				s := append([]byte(nil), base[:n]...)
+				s[at] = byte(v)
+				want := true
+				for _, c := range s {
+					want = want && (c >= '0' && c <= '9' || c >= 'A' && c <= 'F')
+				}
+				if isUpHex(s) != want {
+					t.Fatalf("%q: isUpHex %v", s, !want)
+				}
+			}
+		}
+	}
+}
