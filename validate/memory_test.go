@@ -39,7 +39,7 @@ func (e *Engine) usedBytes() int {
 }
 
 // TestOpenStreamBytes pins the cost of an open stream in-process, over
-// 100 k streams with 36-byte ids of each shape opened after the first 10 k
+// 100 k streams with 36-byte ids of each shape (and a few other lengths) opened after the first 10 k
 // (which allocate every partition's fixed parts: tombstones, first
 // pieces). Per stream the tables use 40 bytes of state, a 4-byte slot at a
 // load of 3/5 to 3/4, the key's length byte and its 3-byte tap/connection/
@@ -72,6 +72,10 @@ func TestOpenStreamBytes(t *testing.T) {
 			return "a b c d e f g h i j k l m n " + digits(s, "!#$%&()*+,./:;<=>?@[]^`{|}~", 8)
 		}, 86},
 		{"utf-8", func(s int) string { return strings.Repeat("ñ", 10) + fmt.Sprintf("%016x", s) }, 90},
+		// Other lengths: a sha256, a long base64url token, a short id.
+		{"hex-64", func(s int) string { return fmt.Sprintf("%08x", s) + strings.Repeat("9a4d4e6f", 7) }, 86},
+		{"base64url-128", func(s int) string { return "tok_" + digits(s, b64, 10) + strings.Repeat("Zz-_", 28) + "Zz" }, 150},
+		{"short", func(s int) string { return fmt.Sprintf("r%07x", s) }, 58},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const n = 100_000
@@ -83,8 +87,12 @@ func TestOpenStreamBytes(t *testing.T) {
 			open := func(from, to int) {
 				for s := from; s < to; s++ {
 					id := c.id(s)
-					if len(id) != 36 {
-						t.Fatalf("id %q is not 36 bytes", id)
+					want := 36
+					if w, ok := map[string]int{"hex-64": 64, "base64url-128": 128, "short": 8}[c.name]; ok {
+						want = w
+					}
+					if len(id) != want {
+						t.Fatalf("id %q is %d bytes, want %d", id, len(id), want)
 					}
 					in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"%s","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, id)
 					e.Observe(&in)
