@@ -41,12 +41,10 @@ const (
 	kCut                 // longer than maxKeyLen: a prefix, '~' and the hex hash of the whole, as text
 )
 
-// Character classes of the encodings (cls).
+// Character classes (cls), for the bytes past a whole word.
 const (
 	cHex   = 1 << iota // 0-9 a-f
 	cUpHex             // 0-9 A-F
-	cB64               // A-Z a-z 0-9 - _
-	cA7                // below 0x80
 )
 
 // minSplitTail is the shortest hex tail kept apart from a base64url prefix
@@ -59,13 +57,9 @@ const maxSplitPrefix = 63
 var cls, b64Val, hexValUp = func() (c, v, u [256]byte) {
 	for i := range 256 {
 		v[i], u[i] = 0xff, 0xff
-		if i < 0x80 {
-			c[i] = cA7
-		}
 	}
 	const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	for i := range len(b64) {
-		c[b64[i]] |= cB64
 		v[b64[i]] = byte(i)
 	}
 	for i := range 16 {
@@ -120,11 +114,11 @@ func appendStreamID(k []byte, proto byte, s []byte, seed maphash.Seed) []byte {
 	// checks the bytes fit: a lowercase hex id, a base64url prefix with a
 	// long enough hex tail, base64url's alphabet (an uppercase hex id is
 	// repacked), ASCII, else as it is.
-	m := hexSuffix(s)
-	if m == 0 {
-		return packHex(append(k, coded(kHex+byte(n&1))), s)
-	}
 	at := len(k)
+	if k2, ok := packLowerHex(append(k, coded(kHex+byte(n&1))), s); ok {
+		return k2
+	}
+	m := hexSuffix(s)
 	if n-m >= minSplitTail && m <= maxSplitPrefix {
 		if k2, ok := packB64(append(k, coded(kSplit), byte(m<<1|(n-m)&1)), s[:m]); ok {
 			return packHex(k2, s[m:])
@@ -177,14 +171,9 @@ func isUpHex(s []byte) bool {
 // hexSuffix is where the run of lowercase hex digits that ends s starts:
 // 8 bytes at a time from the end.
 func hexSuffix(s []byte) int {
-	const ones = 0x0101010101010101
 	m := len(s)
 	for ; m >= 8; m -= 8 {
-		x := binary.LittleEndian.Uint64(s[m-8:])
-		y := x &^ (0x80 * ones)
-		digit := (y + (0x80-'0')*ones) &^ (y + (0x7f-'9')*ones)
-		letter := (y + (0x80-'a')*ones) &^ (y + (0x7f-'f')*ones)
-		if bad := (digit|letter)&^x&(0x80*ones) ^ (0x80 * ones); bad != 0 {
+		if bad := notLowerHex(binary.LittleEndian.Uint64(s[m-8:])); bad != 0 {
 			return m - 8 + (63-bits.LeadingZeros64(bad))/8 + 1
 		}
 	}
@@ -219,11 +208,7 @@ func packHex(dst, s []byte) []byte {
 	dst = slices.Grow(dst, (n+1)/2+8)[:at+(n+1)/2+8]
 	o, i := at, 0
 	for ; i+8 <= n; i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		v := x&0x0f0f0f0f0f0f0f0f + x>>6&0x0101010101010101*9 // each byte's digit value
-		t := (v<<4 | v>>8) & 0x00ff00ff00ff00ff               // pairs, in the low byte of each 16 bits
-		t = (t | t>>8) & 0x0000ffff0000ffff
-		binary.LittleEndian.PutUint32(dst[o:], uint32(t|t>>16))
+		binary.LittleEndian.PutUint32(dst[o:], packHexWord(binary.LittleEndian.Uint64(s[i:])))
 		o += 4
 	}
 	for ; i+2 <= n; i += 2 {
@@ -235,6 +220,28 @@ func packHex(dst, s []byte) []byte {
 		o++
 	}
 	return dst[:o]
+}
+
+// packLowerHex is packHex for lowercase digits, checked as it goes: false
+// (dst unchanged) at the first byte of s that is not one.
+func packLowerHex(dst, s []byte) ([]byte, bool) {
+	n, at := len(s), len(dst)
+	dst = slices.Grow(dst, (n+1)/2+8)[:at+(n+1)/2+8]
+	o, i := at, 0
+	for ; i+8 <= n; i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if notLowerHex(x) != 0 {
+			return dst[:at], false
+		}
+		binary.LittleEndian.PutUint32(dst[o:], packHexWord(x))
+		o += 4
+	}
+	for ; i < n; i++ {
+		if cls[s[i]]&cHex == 0 {
+			return dst[:at], false
+		}
+	}
+	return packHex(dst[:o], s[n&^7:]), true
 }
 
 // hexDigit is the value of a hex digit, either case.

@@ -246,3 +246,21 @@ func TestIsUpHex(t *testing.T) {
 		}
 	}
 }
+
+// TestPackUUIDWords: the word-at-a-time UUID packer agrees with a digit
+// table on every byte value at every place of a UUID, either case.
+func TestPackUUIDWords(t *testing.T) {
+	for _, base := range []string{"3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b", "3F2B8C1E-9A4D-4E6F-8B7A-0C1D2E3F4A5B"} {
+		for at := range len(base) {
+			for v := range 256 {
+				id := []byte(base)
+				id[at] = byte(v)
+				got, ok := packUUID([]byte("p"), id)
+				want, wok := packUUIDTable([]byte("p"), id, &hexVal)
+				if ok != wok || !bytes.Equal(got, want) {
+					t.Fatalf("%q: packed %x (%v), want %x (%v)", id, got, ok, want, wok)
+				}
+			}
+		}
+	}
+}
