@@ -39,6 +39,8 @@ const (
 	kA7Tail7             // the same with a last 7 as they are (7 bytes: a whole group's length)
 	kUUIDUp              // an id ending in an uppercase canonical UUID: the bytes before it, then its 16 bytes
 	kCut                 // longer than maxKeyLen: a prefix, '~' and the hex hash of the whole, as text
+	kP95                 // printable ASCII (0x20–0x7e): 6 in 5 bytes (two base-95 triples of 20 bits), the last 0–4 as they are
+	kP95Tail5            // the same with a last 5 as they are (5 bytes: a whole group's length)
 )
 
 // Character classes (cls), for the bytes past a whole word.
@@ -113,7 +115,7 @@ func appendStreamID(k []byte, proto byte, s []byte, seed maphash.Seed) []byte {
 	// The kinds are tried in a fixed order, each in one pass that also
 	// checks the bytes fit: a lowercase hex id, a base64url prefix with a
 	// long enough hex tail, base64url's alphabet (an uppercase hex id is
-	// repacked), ASCII, else as it is.
+	// repacked), printable ASCII, ASCII, else as it is.
 	at := len(k)
 	if k2, ok := packLowerHex(append(k, coded(kHex+byte(n&1))), s); ok {
 		return k2
@@ -133,6 +135,15 @@ func appendStreamID(k []byte, proto byte, s []byte, seed maphash.Seed) []byte {
 			if isUpHex(s) {
 				return packHex(append(k2[:at], coded(kUpHex+byte(n&1))), s)
 			}
+			return k2
+		}
+	}
+	if n >= 6 {
+		kind := byte(kP95)
+		if n%6 == 5 {
+			kind = kP95Tail5
+		}
+		if k2, ok := packP95(append(k[:at], coded(kind)), s); ok {
 			return k2
 		}
 	}
@@ -308,6 +319,32 @@ func packA7(dst, s []byte) ([]byte, bool) {
 	return dst[:o], true
 }
 
+// packP95 appends s 6 bytes in 5 (each byte less 0x20 a base-95 digit,
+// three to 20 bits, two to 40 bits big-endian), the last len%6 as they
+// are; false (dst unchanged) when a byte of s is not printable ASCII.
+func packP95(dst, s []byte) ([]byte, bool) {
+	n, at := len(s), len(dst)
+	dst = slices.Grow(dst, n+8)[:at+n+8]
+	o, i := at, 0
+	var bad uint64 // wraps below 0 where a digit is past 94
+	for ; i+6 <= n; i += 6 {
+		a, b, c := uint64(s[i]-0x20), uint64(s[i+1]-0x20), uint64(s[i+2]-0x20)
+		d, e, f := uint64(s[i+3]-0x20), uint64(s[i+4]-0x20), uint64(s[i+5]-0x20)
+		bad |= (94 - a) | (94 - b) | (94 - c) | (94 - d) | (94 - e) | (94 - f)
+		binary.BigEndian.PutUint64(dst[o:], (a*9025+b*95+c)<<44|(d*9025+e*95+f)<<24)
+		o += 5
+	}
+	for ; i < n; i++ {
+		bad |= 94 - uint64(s[i]-0x20)
+		dst[o] = s[i]
+		o++
+	}
+	if bad>>63 != 0 {
+		return dst[:at], false
+	}
+	return dst[:o], true
+}
+
 // streamText is the id of a key's mode byte and encoded id (the inverse of
 // appendStreamID): b itself when it is kept as it is, else a copy.
 func streamText(mode byte, b []byte) []byte {
@@ -353,6 +390,20 @@ func streamText(mode byte, b []byte) []byte {
 			out = binary.LittleEndian.AppendUint64(out, x)
 		}
 		return append(out, b[7*groups:]...)
+	case kP95, kP95Tail5:
+		groups, rest := len(b)/5, len(b)%5
+		if kind == kP95Tail5 {
+			groups, rest = groups-1, rest+5
+		}
+		out := make([]byte, 0, 6*groups+rest)
+		for g := range groups {
+			c := b[5*g : 5*g+5]
+			v := uint64(c[0])<<32 | uint64(c[1])<<24 | uint64(c[2])<<16 | uint64(c[3])<<8 | uint64(c[4])
+			for _, t := range [2]uint64{v >> 20, v & (1<<20 - 1)} {
+				out = append(out, byte(t/9025)+0x20, byte(t/95%95)+0x20, byte(t%95)+0x20)
+			}
+		}
+		return append(out, b[5*groups:]...)
 	case kUUIDUp:
 		n := len(b) - 16
 		out := append(make([]byte, 0, n+uuidLen), b[:n]...)

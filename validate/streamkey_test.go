@@ -57,10 +57,11 @@ func TestStreamKeyEncodings(t *testing.T) {
 		{"msg_01XFDUDYJgAACzvnptvVoYEL-abcdefG", 27},  // 36
 		{"msg_01XFDUDYJgAACzvnptvVoYEL-abcdef", 27},   // 35: 8 groups and 3
 		{"msg_01XFDUDYJgAACzvnptvVoYEL-abcde", 26},    // 34
-		{"base64+std/with=padding=and:colons!!", 32},
-		{"base64+std/with=padding=and:colons!", 31 + 0},
-		{"a b c d e f g h i j k l m n o p q r ", 32},
-		{"E0000-agent-1:00000042", 22 - 2}, // 16 in 14, 6 as they are
+		{"base64+std/with=padding=and:colons!!", 30},  // printable: 6 in 5
+		{"base64+std/with=padding=and:colons!", 30},   // 5 groups and 5
+		{"a b c d e f g h i j k l m n o p q r ", 30},
+		{"tab\tand\x7fdel:ASCII 8 in 7 bytes!", 32},
+		{"E0000-agent-1:00000042", 15 + 4}, // 18 in 15, 4 as they are
 		{"", 0}, {"a", 1}, {"ab", 1}, {"abc", 2}, {"xy", 2}, {"xyz", 3}, {"ñandú-ñandú-ñandú-ñandú-ñandú-1234", 44},
 		{strings.Repeat("ab01", 16), 32},
 		{strings.Repeat("Zz-_", 32), 96},
@@ -90,7 +91,7 @@ func TestStreamKeyDistinct(t *testing.T) {
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=",
 		" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
-		"ab-_", "a0", "\x00\x01\x7f\x80\xff",
+		"ab-_", "a0", "\x00\x01\x7f\x80\xff", "\x01\x1f a~\x7f",
 	}
 	seen := map[string]string{}
 	add := func(id []byte) {
