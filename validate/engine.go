@@ -300,16 +300,11 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 }
 
 // streamOf splits a composite key into its parts; the stream is a copy
-// where the key holds a packed UUID.
+// where the key holds it encoded (streamkey.go).
 func streamOf(k []byte) (tap, conn string, stream []byte) {
 	a := indexByte(k, 0)
 	b := a + 1 + indexByte(k[a+1:], 0)
-	stream = k[b+2:]
-	if k[b+1]&packedUUID == 0 {
-		n := len(stream) - 16
-		stream = appendUUIDText(append(make([]byte, 0, n+uuidLen), stream[:n]...), stream[n:])
-	}
-	return string(k[:a]), string(k[a+1 : b]), stream
+	return string(k[:a]), string(k[a+1 : b]), streamText(k[b+1], k[b+2:])
 }
 
 // inScope says whether composite key k belongs to tap and conn (without

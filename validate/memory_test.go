@@ -39,21 +39,43 @@ func (e *Engine) usedBytes() int {
 }
 
 // TestOpenStreamBytes pins the cost of an open stream in-process, over
-// 100 k streams with 36-byte ids opened after the first 10 k (which
-// allocate every partition's fixed parts: tombstones, first pieces). The
-// tables use at most 96 bytes a stream for any 36-byte id (40 of state,
-// 37 of key and length, the 3-byte tap/connection/protocol prefix of the
-// key, a 4-byte slot at a load of 3/5 to 3/4, some slack) and at most 76
-// for a canonical UUID (kept as 16 bytes); the Go heap grows by at most 8
-// bytes a stream (the tables are off it: the collector's headroom does not
-// double them). Sizes, not times.
+// 100 k streams with 36-byte ids of each shape (and a few other lengths) opened after the first 10 k
+// (which allocate every partition's fixed parts: tombstones, first
+// pieces). Per stream the tables use 40 bytes of state, a 4-byte slot at a
+// load of 3/5 to 3/4, the key's length byte and its 3-byte tap/connection/
+// mode prefix, and the id as streamkey.go keeps it: 16 bytes for a UUID
+// (either case), 20 for "req_" and 32 hex digits, 27 for base64url's
+// alphabet, 30 for printable ASCII, 36 for any other bytes (some slack on
+// each); the Go heap grows by at most 8 bytes a stream (the tables are off
+// it: the collector's headroom does not double them). Sizes, not times.
 func TestOpenStreamBytes(t *testing.T) {
+	const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	digits := func(s int, alphabet string, n int) string { // n characters of s in alphabet, then padding
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[s%len(alphabet)]
+			s /= len(alphabet)
+		}
+		return string(b)
+	}
 	for _, c := range []struct {
-		name, id string
-		max      float64
+		name string
+		id   func(s int) string
+		max  float64
 	}{
-		{"uuid", "%08x-0000-4000-8000-000000000000", 76},
-		{"other", "req_%08x_0000_4000_8000_00000000", 96},
+		{"uuid", func(s int) string { return fmt.Sprintf("%08x-0000-4000-8000-000000000000", s) }, 70},
+		{"uuid-upper", func(s int) string { return fmt.Sprintf("%08X-0000-4000-8000-00000000000A", s) }, 70},
+		{"req-hex", func(s int) string { return fmt.Sprintf("req_%08x9a4d4e6f8b7a0c1d2e3f4a5b", s) }, 74},
+		{"other", func(s int) string { return fmt.Sprintf("req_%08x_0000_4000_8000_00000000", s) }, 80},
+		{"base64url", func(s int) string { return "msg_01XFDUDYJgAACzvnptvV-Z" + digits(s, b64, 10) }, 81},
+		{"printable", func(s int) string {
+			return "a b c d e f g h i j k l m n " + digits(s, "!#$%&()*+,./:;<=>?@[]^`{|}~", 8)
+		}, 82},
+		{"utf-8", func(s int) string { return strings.Repeat("ñ", 10) + fmt.Sprintf("%016x", s) }, 90},
+		// Other lengths: a sha256, a long base64url token, a short id.
+		{"hex-64", func(s int) string { return fmt.Sprintf("%08x", s) + strings.Repeat("9a4d4e6f", 7) }, 86},
+		{"base64url-128", func(s int) string { return "tok_" + digits(s, b64, 10) + strings.Repeat("Zz-_", 28) + "Zz" }, 150},
+		{"short", func(s int) string { return fmt.Sprintf("r%07x", s) }, 58},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const n = 100_000
@@ -64,10 +86,15 @@ func TestOpenStreamBytes(t *testing.T) {
 			in := Input{}
 			open := func(from, to int) {
 				for s := from; s < to; s++ {
-					in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"`+c.id+`","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, s)
-					if s == 0 && len(fmt.Sprintf(c.id, 0)) != 36 {
-						t.Fatalf("id %q is not 36 bytes", fmt.Sprintf(c.id, 0))
+					id := c.id(s)
+					want := 36
+					if w, ok := map[string]int{"hex-64": 64, "base64url-128": 128, "short": 8}[c.name]; ok {
+						want = w
 					}
+					if len(id) != want {
+						t.Fatalf("id %q is %d bytes, want %d", id, len(id), want)
+					}
+					in.Data = fmt.Appendf(in.Data[:0], `{"protocol_version":"1.0","response_id":"r","request_id":"%s","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.chunk","timestamp":"2026-03-29T12:00:00Z","provenance":{},"body":{"delta_kind":"text","delta":""}}`, id)
 					e.Observe(&in)
 				}
 			}

@@ -1,9 +1,6 @@
 package validate
 
 import (
-	"hash/maphash"
-	"strconv"
-
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/redact"
 )
@@ -23,7 +20,7 @@ import (
 // offline alike; a replayed record log says what the live run found.
 //
 // The table is bounded: a tail is at most splitTail bytes, all of them with
-// their keys at most maxSplitBytes (past it a tail is not kept: the
+// their keys and bookkeeping (splitEntry) at most maxSplitBytes (past it a tail is not kept: the
 // boundary is not checked, and counted in Stats.SplitUnchecked). A tail is
 // replaced or dropped when its stream's next record comes, dropped when the
 // stream ends and when its connection lost messages (the halves are no
@@ -36,6 +33,13 @@ const (
 	splitTail     = 256
 	splitHead     = 1024
 	maxSplitBytes = 1 << 20
+	// splitEntry is what a kept tail costs on the heap besides its bytes
+	// and its key's: the map's slot (a string and a pointer, at the map's
+	// load), the slice header and the allocations' rounding. Counted in
+	// maxSplitBytes, so that the bound is the heap's (without it, a
+	// million streams whose deltas end in "tok" kept four times the
+	// bound).
+	splitEntry = 80
 )
 
 type splitTails struct {
@@ -99,13 +103,13 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		// The stream's next tail, in place (no allocation a chunk).
 		t.bytes += len(tail) - len(*prev)
 		*prev = append((*prev)[:0], tail...)
-	case tail != nil && prev == nil && t.bytes+len(t.key)+len(tail) <= maxSplitBytes:
+	case tail != nil && prev == nil && t.bytes+splitEntry+len(t.key)+len(tail) <= maxSplitBytes:
 		if t.m == nil {
 			t.m = make(map[string]*[]byte)
 		}
 		b := append([]byte(nil), tail...)
 		t.m[string(t.key)] = &b
-		t.bytes += len(t.key) + len(tail)
+		t.bytes += splitEntry + len(t.key) + len(tail)
 	default:
 		if tail != nil {
 			e.stats.SplitUnchecked++
@@ -249,7 +253,7 @@ func (t *splitTails) straddle(prev, cur []byte) string {
 
 func (t *splitTails) drop(key []byte) {
 	if prev := t.m[string(key)]; prev != nil {
-		t.bytes -= len(key) + len(*prev)
+		t.bytes -= splitEntry + len(key) + len(*prev)
 		delete(t.m, string(key))
 	}
 }
@@ -271,33 +275,4 @@ func (e *Engine) dropConnTails(in *Input) {
 			e.split.drop([]byte(k))
 		}
 	}
-}
-
-// appendStreamKey appends the table key of a stream (see composite): tap
-// NUL conn NUL proto stream, a long stream id cut and hashed.
-func appendStreamKey(k []byte, in *Input, proto byte, stream []byte, seed maphash.Seed) []byte {
-	k = appendScopeName(k, in.Tap)
-	k = append(k, 0)
-	k = appendScopeName(k, in.Conn)
-	k = append(k, 0, proto)
-	if len(stream) > maxKeyLen {
-		h := maphash.Bytes(seed, stream)
-		k = append(k, stream[:maxKeyLen-17]...)
-		k = append(k, '~')
-		return strconv.AppendUint(k, h, 16)
-	}
-	// The reference's request ids are uuid4s, its sids agent:uuid: a
-	// canonical UUID at the end is kept as its 16 bytes (36 → 16 bytes of
-	// key per stream), marked by the protocol byte's case.
-	if n := len(stream) - uuidLen; n >= 0 {
-		at := len(k)
-		k = append(k, stream[:n]...)
-		var packed bool
-		if k, packed = packUUID(k, stream[n:]); packed {
-			k[at-1] = proto &^ packedUUID
-			return k
-		}
-		k = k[:at]
-	}
-	return append(k, stream...)
 }

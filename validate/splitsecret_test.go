@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,4 +222,34 @@ func FuzzBodyDelta(f *testing.F) {
 			t.Fatalf("Scan's RawDelta of %s = %q %v %v, bodyDelta %q %v", data, sraw, sesc, sok, raw, esc)
 		}
 	})
+}
+
+// TestSecretSplitHeap: the tail table's bound is what it holds on the
+// heap, bookkeeping included, when every stream keeps a short tail (a
+// delta ending in "tok", which may start "token"): not a multiple of it.
+func TestSecretSplitHeap(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = 0
+	e := NewEngine(cfg, nopSink{})
+	in := &Input{Tap: "logs", FromLog: true, Time: time.Unix(100, 0)}
+	for n := range 10000 { // every partition's fixed parts
+		in.Data = []byte(resp(0, "request_id", "warm_"+strconv.Itoa(n), "body.delta", "abc"))
+		e.Observe(in)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n := 0
+	for ; e.stats.SplitUnchecked < 1000; n++ {
+		in.Data = []byte(resp(0, "request_id", "req_"+strconv.Itoa(n), "body.delta", "tok"))
+		e.Observe(in)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d tails kept in %d bytes of heap (bound %d)", len(e.split.m), held, maxSplitBytes)
+	if held > maxSplitBytes*3/2 {
+		t.Errorf("the tail table holds %d bytes of heap, bound %d", held, maxSplitBytes)
+	}
+	runtime.KeepAlive(e)
 }

@@ -1,13 +1,22 @@
 package validate
 
-// tombSet remembers streams that ended, by the 64-bit hash of their key,
-// for after_final / after_done (and to keep late records of cancelled
-// streams silent): 8 bytes of ring and a map entry each, instead of a
-// stream's state. The oldest is forgotten first when the ring is full.
+// tombSet remembers streams that ended, by the hash of their key, for
+// after_final / after_done (and to keep late records of cancelled streams
+// silent), instead of a stream's state: a ring of the last len(ring) ends
+// (the oldest is forgotten first) and an open-addressing index of ring
+// places by hash, 12 to 24 bytes a tombstone (a Go map of them took some
+// 40, and the collector's headroom doubles what is on the heap). The index
+// grows with what the ring holds.
 type tombSet struct {
+	// ring holds the hashes, their low two bits replaced by how the
+	// stream ended (the hash is compared without them).
 	ring []uint64
 	pos  int
-	m    map[uint64]uint32 // hash → times in the ring (low 30 bits) | cancelled (bit 31) | evicted (bit 30)
+	n    int // ring places used (len(ring) once it wrapped)
+	// idx holds ring place + 1 of the latest end of each hash (0: empty),
+	// linear probing, at a load of at most 1/2; live is how many it holds.
+	idx  []uint32
+	live int
 	// forgotEvicted: the tombstone of an evicted stream was forgotten (the
 	// ring was full), so that a record of a stream not in the table may
 	// be one whose start the table held and lost: its first sequence is
@@ -16,66 +25,118 @@ type tombSet struct {
 }
 
 const (
-	tombCancelled = 1 << 31
-	tombEvicted   = 1 << 30
-	tombFlags     = tombCancelled | tombEvicted
+	tombHow  = 3 // the low bits of a ring entry: ended, cancelled or evicted
+	minTombs = 16
 )
 
 func newTombSet(n int) tombSet {
-	return tombSet{ring: make([]uint64, n), m: make(map[uint64]uint32, min(n, 1<<16))}
+	return tombSet{ring: make([]uint64, max(n, 1)), idx: make([]uint32, minTombs)}
+}
+
+func (t *tombSet) home(h uint64) int { return int(h>>2) & (len(t.idx) - 1) }
+
+// slot is the index slot of h, or -1.
+func (t *tombSet) slot(h uint64) int {
+	h &^= tombHow
+	for p := t.home(h); ; p = (p + 1) & (len(t.idx) - 1) {
+		v := t.idx[p]
+		if v == 0 {
+			return -1
+		}
+		if t.ring[v-1]&^tombHow == h {
+			return p
+		}
+	}
+}
+
+// place puts ring place r (of hash h) in the index, in h's slot if it has
+// one.
+func (t *tombSet) place(h uint64, r int) {
+	h &^= tombHow
+	p := t.home(h)
+	for ; t.idx[p] != 0; p = (p + 1) & (len(t.idx) - 1) {
+		if t.ring[t.idx[p]-1]&^tombHow == h {
+			t.idx[p] = uint32(r) + 1
+			return
+		}
+	}
+	t.idx[p] = uint32(r) + 1
+	t.live++
+	if t.live*2 > len(t.idx) {
+		old := t.idx
+		t.idx = make([]uint32, 2*len(old))
+		for _, v := range old {
+			if v != 0 {
+				q := t.home(t.ring[v-1])
+				for t.idx[q] != 0 {
+					q = (q + 1) & (len(t.idx) - 1)
+				}
+				t.idx[q] = v
+			}
+		}
+	}
+}
+
+// unslot empties index slot p (backward-shift deletion: no index
+// tombstones).
+func (t *tombSet) unslot(p int) {
+	mask := len(t.idx) - 1
+	t.live--
+	for {
+		t.idx[p] = 0
+		q := p
+		for {
+			q = (q + 1) & mask
+			v := t.idx[q]
+			if v == 0 {
+				return
+			}
+			// Move v into p unless its home is cyclically in (p, q].
+			if h := t.home(t.ring[v-1]); (q-h)&mask >= (q-p)&mask {
+				t.idx[p] = v
+				p = q
+				break
+			}
+		}
+	}
 }
 
 // add remembers the end of the stream of hash h; how is ended, cancelled
 // or evicted.
 func (t *tombSet) add(h uint64, how int) {
-	if old := t.ring[t.pos]; old != 0 {
-		if v, ok := t.m[old]; ok {
-			if v&^tombFlags <= 1 {
-				if v&tombEvicted != 0 {
-					t.forgotEvicted = true
-				}
-				delete(t.m, old)
-			} else {
-				t.m[old] = v - 1
+	if how < ended || how > evicted {
+		how = ended
+	}
+	if t.n == len(t.ring) {
+		// The oldest end goes; its hash with it if it is its latest.
+		old := t.ring[t.pos]
+		if p := t.slot(old); p >= 0 && int(t.idx[p]-1) == t.pos {
+			if int(old&tombHow) == evicted {
+				t.forgotEvicted = true
 			}
+			t.unslot(p)
 		}
+	} else {
+		t.n++
 	}
-	if h == 0 {
-		h = 1
+	t.ring[t.pos] = h&^tombHow | uint64(how)&tombHow
+	t.place(h, t.pos)
+	if t.pos++; t.pos == len(t.ring) {
+		t.pos = 0
 	}
-	t.ring[t.pos] = h
-	t.pos = (t.pos + 1) % len(t.ring)
-	v := t.m[h]&^tombFlags + 1
-	switch how {
-	case cancelled:
-		v |= tombCancelled
-	case evicted:
-		v |= tombEvicted
-	}
-	t.m[h] = v
 }
 
 // state says whether the stream of hash h ended, and how.
 func (t *tombSet) state(h uint64) int {
-	if h == 0 {
-		h = 1
+	if p := t.slot(h); p >= 0 {
+		return int(t.ring[t.idx[p]-1] & tombHow)
 	}
-	v, ok := t.m[h]
-	switch {
-	case !ok:
-		return notEnded
-	case v&tombCancelled != 0:
-		return cancelled
-	case v&tombEvicted != 0:
-		return evicted
-	}
-	return ended
+	return notEnded
 }
 
 // drop forgets h (a new request reuses a finished id).
 func (t *tombSet) drop(h uint64) {
-	if h == 0 {
-		h = 1
+	if p := t.slot(h); p >= 0 {
+		t.unslot(p)
 	}
-	delete(t.m, h)
 }

@@ -1,5 +1,7 @@
 package validate
 
+import "encoding/binary"
+
 // Stream keys that end in a canonical UUID (8-4-4-4-12 lowercase hex, as
 // Python's str(uuid4()) and Java's UUID.toString write it) keep it as its
 // 16 bytes in the table's key; composite marks such a key by clearing
@@ -35,22 +37,43 @@ func isUUID(b []byte) bool {
 }
 
 // packUUID appends the 16 bytes of b if b is a canonical UUID (else it
-// returns dst unchanged and false): one pass, a table per digit.
+// returns dst unchanged and false): its 32 digits in four words, each
+// checked and packed 8 digits at a time.
 func packUUID(dst, b []byte) ([]byte, bool) {
 	if len(b) != uuidLen || b[8] != '-' || b[13] != '-' || b[18] != '-' || b[23] != '-' {
 		return dst, false
 	}
-	n := len(dst)
-	var bad byte
-	for _, o := range uuidHex {
-		hi, lo := hexVal[b[o]], hexVal[b[o+1]]
-		bad |= hi | lo
-		dst = append(dst, hi<<4|lo&15)
+	le := binary.LittleEndian
+	w0 := le.Uint64(b)
+	w1 := uint64(le.Uint32(b[9:])) | uint64(le.Uint32(b[14:]))<<32
+	w2 := uint64(le.Uint32(b[19:])) | uint64(le.Uint32(b[24:]))<<32
+	w3 := le.Uint64(b[28:])
+	if notLowerHex(w0)|notLowerHex(w1)|notLowerHex(w2)|notLowerHex(w3) != 0 {
+		return dst, false
 	}
-	if bad > 15 {
-		return dst[:n], false
-	}
-	return dst, true
+	dst = le.AppendUint32(dst, packHexWord(w0))
+	dst = le.AppendUint32(dst, packHexWord(w1))
+	dst = le.AppendUint32(dst, packHexWord(w2))
+	return le.AppendUint32(dst, packHexWord(w3)), true
+}
+
+// notLowerHex has the high bit set in each byte of x (8 bytes, little
+// endian) that is not a lowercase hex digit.
+func notLowerHex(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	y := x &^ (0x80 * ones)
+	digit := (y + (0x80-'0')*ones) &^ (y + (0x7f-'9')*ones)
+	letter := (y + (0x80-'a')*ones) &^ (y + (0x7f-'f')*ones)
+	return (digit|letter)&^x&(0x80*ones) ^ 0x80*ones
+}
+
+// packHexWord packs the 8 hex digits of x (either case, checked), first
+// in the first byte's high nibble, into 4 bytes (little endian).
+func packHexWord(x uint64) uint32 {
+	v := x&0x0f0f0f0f0f0f0f0f + x>>6&0x0101010101010101*9 // each byte's digit value
+	t := (v<<4 | v>>8) & 0x00ff00ff00ff00ff               // pairs, in the low byte of each 16 bits
+	t = (t | t>>8) & 0x0000ffff0000ffff
+	return uint32(t | t>>16)
 }
 
 // appendUUIDText appends the canonical text of the 16 bytes b.

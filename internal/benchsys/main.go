@@ -212,12 +212,12 @@ func shards(e2atap string, cs []corpus) {
 // process's baseline: binary, runtime, buffers), divided by the difference
 // of open streams. Peak RSS is the kernel's (rusage maxrss): whatever the
 // process mapped and touched, heap, stream tables off the heap and
-// collector headroom alike. Two shapes of 36-byte request ids: UUIDs, as
-// the reference sends them (the engine keeps a canonical UUID as its 16
-// bytes), and other ids of the same length, kept as they are.
+// collector headroom alike. Four shapes of 36-byte request ids: UUIDs, as
+// the reference sends them, "req_" and hex, random base64url, random
+// printable ASCII (the engine keeps them in 16, 20, 27 and 30 bytes).
 func memory(e2atap string) {
 	fmt.Printf("## Memory: %d open streams, 36-byte request ids (goal: ≤ 100 bytes per stream)\n", *open)
-	for _, shape := range []string{"uuid", "other"} {
+	for _, shape := range []string{"uuid", "other", "base64url", "printable"} {
 		big := filepath.Join(*dir, fmt.Sprintf("open-%s-%d.jsonl", shape, *open))
 		small := filepath.Join(*dir, fmt.Sprintf("open-%s-1000.jsonl", shape))
 		writeOpen(big, *open, shape)
@@ -243,8 +243,9 @@ func memory(e2atap string) {
 }
 
 // writeOpen writes n records, each opening a stream that never ends:
-// request ids are random UUIDs (shape uuid) or "req_" and 32 hex digits
-// (other), 36 bytes either way.
+// request ids are random UUIDs (shape uuid), "req_" and 32 hex digits
+// (other), random base64url characters (base64url) or random printable
+// ASCII but '"' and '\' (printable), 36 bytes each.
 func writeOpen(path string, n int, shape string) {
 	if _, err := os.Stat(path); err == nil {
 		return
@@ -257,8 +258,20 @@ func writeOpen(path string, n int, shape string) {
 		rand.Read(b[:])
 		h := hex.EncodeToString(b[:])
 		id := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-		if shape != "uuid" {
+		switch shape {
+		case "other":
 			id = "req_" + h
+		case "base64url", "printable":
+			alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+			if shape == "printable" {
+				alphabet = " !#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~"
+			}
+			var r [36]byte
+			rand.Read(r[:])
+			for j := range r {
+				r[j] = alphabet[int(r[j])%len(alphabet)]
+			}
+			id = string(r[:])
 		}
 		fmt.Fprintf(w, `{"protocol_version": "1.0", "response_id": "%s", "request_id": "%s", "sequence": 0, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": "2026-03-29T12:00:00.005000+00:00", "body": {"delta_kind": "text", "delta": "tok"}}`+"\n", id, id)
 	}
