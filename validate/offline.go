@@ -334,7 +334,7 @@ func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			err = shrank(r)

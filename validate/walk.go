@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 )
@@ -151,7 +152,7 @@ func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts Re
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			err = shrank(r)
@@ -180,7 +181,7 @@ func readLinesInline(m *mappedFile, pos int64, name string, opts ReadOptions, h 
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			err = fmt.Errorf("%s: the file shrank while it was read (%v)", name, r)
@@ -189,6 +190,18 @@ func readLinesInline(m *mappedFile, pos int64, name string, opts ReadOptions, h 
 		last = w.idx
 	}()
 	return w.idx, w.lines()
+}
+
+// mappingFault says whether r, a value a read through a mapping recovered
+// from a panic, is a fault on a page of its window win (the file shrank:
+// an I/O error). Any other fault (a nil pointer, a bug) goes on panicking.
+func mappingFault(r any, win []byte) bool {
+	f, ok := r.(interface{ Addr() uintptr })
+	if !ok || len(win) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(win)))
+	return f.Addr() >= lo && f.Addr()-lo < uintptr(len(win))
 }
 
 // assignEven sets owner round robin: in a walk every shard reads and
@@ -208,7 +221,7 @@ func (j *walkJob) walk(k int, m *mappedFile, pos int64) (res walkResult) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			res.err = fmt.Errorf("%s: the file shrank while it was read (%v)", j.name, r)
