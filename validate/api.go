@@ -259,6 +259,20 @@ type Sink interface {
 	StreamEnd(*StreamInfo)
 }
 
+// StreamsIgnorer is an optional interface of a Sink: StreamsIgnored true
+// says that its StreamStart and StreamEnd do nothing, so that an engine
+// neither builds their StreamInfo (the stream's key and tap as strings, a
+// packed id as text) nor calls them. Verdicts, findings and counters do
+// not change.
+type StreamsIgnorer interface {
+	StreamsIgnored() bool
+}
+
+func streamsIgnored(s Sink) bool {
+	si, ok := s.(StreamsIgnorer)
+	return ok && si.StreamsIgnored()
+}
+
 // FindingBefore is the order in which findings are printed: input order
 // (Index), end-of-input findings (Index 0) last; findings of one record keep
 // the order they were reported in (sort stably). End-of-input findings come

@@ -52,6 +52,25 @@ func (nopSink) Finding(*Finding)        {}
 func (nopSink) StreamStart(*StreamInfo) {}
 func (nopSink) StreamEnd(*StreamInfo)   {}
 
+// quietSink is nopSink saying so (StreamsIgnorer), as validate's sink does.
+type quietSink struct{ nopSink }
+
+func (quietSink) StreamsIgnored() bool { return true }
+
+// mallocs reports the heap allocations per 1000 operations since m0 (a
+// benchmark allocating once per stream shows as 0 allocs/op).
+func mallocs(b *testing.B, m0 uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.Mallocs-m0)*1000/float64(b.N), "allocs/1k-ops")
+}
+
+func mallocsNow() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
 // benchLines is reference-shaped traffic: 64 interleaved streams of 15
 // chunks and a final, as the AgentServer sends them (jiuwenswarm).
 func benchLines(streams, chunks int) [][]byte {
@@ -71,14 +90,18 @@ func benchLines(streams, chunks int) [][]byte {
 	return out
 }
 
-func BenchmarkValidateJSON(b *testing.B) { benchValidateJSON(b, false) }
+func BenchmarkValidateJSON(b *testing.B) { benchValidateJSON(b, false, nopSink{}) }
+
+// BenchmarkValidateJSONStreamsIgnored is BenchmarkValidateJSON for a sink
+// that ignores stream starts and ends (validate's).
+func BenchmarkValidateJSONStreamsIgnored(b *testing.B) { benchValidateJSON(b, false, quietSink{}) }
 
 // BenchmarkValidateJSONFromLog is BenchmarkValidateJSON for records read
 // from a log (a file source): rule e2a.secret looks at each, and at each
 // chunk boundary (splitsecret.go).
-func BenchmarkValidateJSONFromLog(b *testing.B) { benchValidateJSON(b, true) }
+func BenchmarkValidateJSONFromLog(b *testing.B) { benchValidateJSON(b, true, nopSink{}) }
 
-func benchValidateJSON(b *testing.B, fromLog bool) {
+func benchValidateJSON(b *testing.B, fromLog bool, sink Sink) {
 	lines := benchLines(64, 15)
 	var size int
 	for _, l := range lines {
@@ -86,12 +109,13 @@ func benchValidateJSON(b *testing.B, fromLog bool) {
 	}
 	cfg := DefaultConfig()
 	cfg.IdleTimeout = 0
-	e := NewEngine(cfg, nopSink{})
+	e := NewEngine(cfg, sink)
 	in := Input{Pos: Position{Kind: PosLine, Name: "bench"}, FromLog: fromLog}
 	ep := newEpochs(lines)
 	b.SetBytes(int64(size / len(lines)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	m0 := mallocsNow()
 	for i := 0; i < b.N; i++ {
 		if i%len(lines) == 0 && i > 0 {
 			ep.renew(i / len(lines))
@@ -101,6 +125,7 @@ func benchValidateJSON(b *testing.B, fromLog bool) {
 		e.Observe(&in)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	mallocs(b, m0)
 }
 
 // stdResponse is what a straightforward encoding/json validator decodes.
@@ -251,15 +276,22 @@ func benchFrames(b *testing.B, streams, chunks int) [][]byte {
 }
 
 // BenchmarkValidateFrames runs every frame rule and the sequence check.
-func BenchmarkValidateFrames(b *testing.B) {
+func BenchmarkValidateFrames(b *testing.B) { benchValidateFrames(b, nopSink{}) }
+
+// BenchmarkValidateFramesStreamsIgnored is BenchmarkValidateFrames for a
+// sink that ignores stream starts and ends (validate's).
+func BenchmarkValidateFramesStreamsIgnored(b *testing.B) { benchValidateFrames(b, quietSink{}) }
+
+func benchValidateFrames(b *testing.B, sink Sink) {
 	frames := benchFrames(b, 64, 15)
 	cfg := DefaultConfig()
 	cfg.IdleTimeout = 0
-	e := NewEngine(cfg, nopSink{})
+	e := NewEngine(cfg, sink)
 	in := Input{Pos: Position{Kind: PosByte, Name: "bench"}}
 	ep := newEpochs(frames)
 	b.ReportAllocs()
 	b.ResetTimer()
+	m0 := mallocsNow()
 	for i := 0; i < b.N; i++ {
 		if i%len(frames) == 0 && i > 0 {
 			ep.renew(i / len(frames))
@@ -272,6 +304,7 @@ func BenchmarkValidateFrames(b *testing.B) {
 		e.ObserveFrame(&in, &f)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+	mallocs(b, m0)
 }
 
 // BenchmarkFrameDecodeSeq is decode plus the sequence check alone: the

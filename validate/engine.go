@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
@@ -101,9 +102,14 @@ type Engine struct {
 	frm   frame.Frame
 	info  RecordInfo
 	sinfo StreamInfo // reused: a pointer to it is handed to the sink
-	ceBuf []byte     // legacy CE-JSON stream events rebuilt as frames
-	key   []byte     // scratch for composite keys
-	stats Stats
+	// quiet: the sink ignores StreamStart and StreamEnd (StreamsIgnored):
+	// no StreamInfo is built for it. lastTap is the tap name StreamInfo
+	// had last, kept so that a stream of the same tap does not copy it.
+	quiet   bool
+	lastTap string
+	ceBuf   []byte // legacy CE-JSON stream events rebuilt as frames
+	key     []byte // scratch for composite keys
+	stats   Stats
 
 	// parts is the stream state by partition (partition.go); cur is the
 	// partition in use and tab its table.
@@ -166,6 +172,7 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 		cfg.Tombstones = DefaultConfig().Tombstones
 	}
 	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed, nextIdle: math.MaxInt64}
+	e.quiet = streamsIgnored(sink)
 	e.idleDue.Store(math.MaxInt64)
 	e.parts = make([]part, partitions(cfg.MaxStreams))
 	for p := range e.parts {
@@ -237,9 +244,9 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 // ignored, as the reference decoder does).
 func (e *Engine) Observe(in *Input) {
 	if in.Silent {
-		sink := e.sink
-		e.sink = silentSink{}
-		defer func() { e.sink = sink }()
+		sink, quiet := e.sink, e.quiet
+		e.sink, e.quiet = silentSink{}, true
+		defer func() { e.sink, e.quiet = sink, quiet }()
 	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)
@@ -305,6 +312,17 @@ func streamOf(k []byte) (tap, conn string, stream []byte) {
 	a := indexByte(k, 0)
 	b := a + 1 + indexByte(k[a+1:], 0)
 	return string(k[:a]), string(k[a+1 : b]), streamText(k[b+1], k[b+2:])
+}
+
+// streamString is string(streamText(mode, b)) with one copy: a text that
+// is a fresh copy already (a decoded id: streamText never writes it again)
+// becomes the string as it is.
+func streamString(mode byte, b []byte) string {
+	t := streamText(mode, b)
+	if len(t) == 0 || (len(b) > 0 && unsafe.SliceData(t) == unsafe.SliceData(b)) {
+		return string(t) // b itself: the table's bytes
+	}
+	return unsafe.String(unsafe.SliceData(t), len(t))
 }
 
 // inScope says whether composite key k belongs to tap and conn (without
@@ -510,15 +528,23 @@ func (e *Engine) startIfNeeded(i int32, in *Input, proto string) {
 		return
 	}
 	s.flags |= fStarted
+	if e.quiet {
+		return
+	}
 	e.sinfo = e.streamInfo(i, proto)
 	e.sink.StreamStart(&e.sinfo)
 }
 
 func (e *Engine) streamInfo(i int32, proto string) StreamInfo {
 	s := e.tab.at(i)
-	tap, _, key := streamOf(e.tab.key(i))
+	k := e.tab.key(i)
+	a := indexByte(k, 0)
+	if string(k[:a]) != e.lastTap {
+		e.lastTap = string(k[:a])
+	}
+	b := a + 1 + indexByte(k[a+1:], 0)
 	si := StreamInfo{
-		Tap: tap, Protocol: proto, Key: string(key), Records: s.records,
+		Tap: e.lastTap, Protocol: proto, Key: streamString(k[b+1], k[b+2:]), Records: s.records,
 		Heartbeats: uint32(s.heartbeats()), Gap: s.flags&fGap != 0, Errors: uint32(s.errors()),
 		Request: s.flags&fRequest != 0,
 	}
@@ -550,7 +576,11 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 		proto, rule = ProtoEventMesh, RuleFrameMissingDone
 	}
 	e.stats.Outcomes[o]++
-	e.sinfo = e.streamInfo(i, proto)
+	if e.quiet {
+		e.sinfo = StreamInfo{} // what the missing finding reads of it is set below
+	} else {
+		e.sinfo = e.streamInfo(i, proto)
+	}
 	info := &e.sinfo
 	info.Outcome, info.Reason = o, reason
 	if in != nil {
@@ -578,7 +608,9 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 		}
 		e.report(rule, Off, &src, key, proto, fmt.Sprintf("stream ended (%s) with %s after %d records", reason, what, s.records))
 	}
-	e.sink.StreamEnd(info)
+	if !e.quiet {
+		e.sink.StreamEnd(info)
+	}
 }
 
 // bury remembers that stream i ended (a tombstone: its key hash and

@@ -26,7 +26,10 @@ import (
 // composite key it was made for (keys are unique in a partition's table),
 // after the removals pending, as lookup does: a stream removed, evicted,
 // moved by a removal (the last dense entry moves into the hole) or
-// forgotten is looked up again. Hash collisions and sids or sections too
+// forgotten is looked up again. Only a removal moves a dense index, so
+// while the table counts no removal since the entry was checked
+// (table.removes), the index names the same stream and its key is not
+// compared again. Hash collisions and sids or sections too
 // long to keep cost the work without the cache. The verdicts do not depend
 // on it (TestFrameCacheSameVerdicts).
 type frameCache struct {
@@ -59,15 +62,16 @@ type fcAttrs struct {
 // not known); gen grows whenever the entry is taken for another sid (from
 // 1: it never wraps).
 type fcStream struct {
-	tap    string
-	conn   string
-	gen    uint64
-	idx    int32 // the stream's dense index in partition part
-	part   uint16
-	sidLen uint8 // 0: the entry is empty
-	keyLen uint8
-	sid    [fcMaxSid]byte
-	key    [fcMaxKey]byte
+	tap     string
+	conn    string
+	gen     uint64
+	removes uint64 // the table's removes when idx was last found to hold key
+	idx     int32  // the stream's dense index in partition part
+	part    uint16
+	sidLen  uint8 // 0: the entry is empty
+	keyLen  uint8
+	sid     [fcMaxSid]byte
+	key     [fcMaxKey]byte
 }
 
 // frameCacheOff turns the cache off (tests compare the verdicts).
@@ -168,7 +172,8 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 		if pt := &e.parts[st.part]; pt != e.cur {
 			e.use(int(st.part))
 		}
-		if t := e.tab; int(st.idx) < t.len() && string(t.key(st.idx)) == string(st.key[:st.keyLen]) {
+		if t := e.tab; int(st.idx) < t.len() && (t.removes == st.removes || string(t.key(st.idx)) == string(st.key[:st.keyLen])) {
+			st.removes = t.removes
 			return st.idx, false, notEnded
 		}
 	}
@@ -177,7 +182,7 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 	st.keyLen = 0
 	if was == notEnded && i >= 0 && len(ck) <= fcMaxKey {
 		st.tap, st.conn = in.Tap, in.Conn
-		st.idx, st.part, st.keyLen = i, uint16(e.cur.id), uint8(len(ck))
+		st.idx, st.part, st.keyLen, st.removes = i, uint16(e.cur.id), uint8(len(ck)), e.tab.removes
 		copy(st.key[:], ck)
 	}
 	return i, created, was

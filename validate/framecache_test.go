@@ -158,7 +158,7 @@ func TestFrameCacheSameVerdicts(t *testing.T) {
 
 // TestFrameCacheHits: the cache is used (a chunk of a cached stream does
 // not build its key again), and a hit after the stream moved in its table
-// is refused.
+// (a removal moved it; another stream now holds its old index) is refused.
 func TestFrameCacheHits(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.MaxStreams = 1000 // one partition: a and b in one table
@@ -172,6 +172,7 @@ func TestFrameCacheHits(t *testing.T) {
 		e.ObserveFrame(&Input{Data: b}, &f)
 	}
 	chunk("a", 0, 0)
+	chunk("x", 0, 0)
 	chunk("b", 0, 0)
 	e.key = append(e.key[:0], "poison"...)
 	chunk("a", 1, 0)
@@ -182,10 +183,27 @@ func TestFrameCacheHits(t *testing.T) {
 	if en.keyLen == 0 {
 		t.Fatal("stream b not cached")
 	}
-	en.idx = e.fc.streams[fcSlot([]byte("a"))].idx // as if b's stream had moved
+	// x ends and is removed (at the next lookup): b, the last dense entry,
+	// moves into x's index, and the new c takes b's old one.
+	chunk("x", 1, frame.FlagDone)
+	was := en.idx
+	removes := e.tab.removes
+	chunk("c", 0, 0)
+	if e.tab.removes == removes || e.tab.len() <= int(was) || string(e.tab.key(was)) == string(en.key[:en.keyLen]) {
+		t.Fatalf("b did not move: removes %d -> %d, %d streams, b cached at %d", removes, e.tab.removes, e.tab.len(), was)
+	}
+	e.key = append(e.key[:0], "poison"...)
 	chunk("b", 1, 0)
 	if string(e.key) == "poison" {
 		t.Fatal("a cache entry naming another stream's state was used")
+	}
+	if en.idx == was {
+		t.Fatalf("b is still cached at its old index %d", was)
+	}
+	e.key = append(e.key[:0], "poison"...)
+	chunk("b", 2, 0)
+	if string(e.key) != "poison" {
+		t.Fatal("b's next chunk built its key again: no cache hit at its new index")
 	}
 	if n := e.Stats().Findings; n != [NumRules]uint64{} {
 		t.Fatalf("findings on clean streams: %v", n)

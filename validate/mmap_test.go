@@ -158,9 +158,9 @@ func TestMappedFileShrinks(t *testing.T) {
 }
 
 // TestMappedOnlyForPlainFrames: a regular file big enough to be mapped is
-// mapped only when it holds plain frames: a UTF-8 byte order mark (whose
-// first byte is the frame magic) means JSON lines, a gzip stream is read
-// decompressed, as through read(2).
+// read as frames only when it holds plain frames: a UTF-8 byte order mark
+// (whose first byte is the frame magic) means JSON lines (read in place
+// after the mark), a gzip stream is read decompressed, as through read(2).
 func TestMappedOnlyForPlainFrames(t *testing.T) {
 	var jl bytes.Buffer
 	jl.WriteString(utf8BOM)

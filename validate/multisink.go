@@ -28,3 +28,13 @@ func (m MultiSink) StreamEnd(i *StreamInfo) {
 		s.StreamEnd(i)
 	}
 }
+
+// StreamsIgnored says whether every sink ignores the streams.
+func (m MultiSink) StreamsIgnored() bool {
+	for _, s := range m {
+		if !streamsIgnored(s) {
+			return false
+		}
+	}
+	return true
+}

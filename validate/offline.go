@@ -82,9 +82,9 @@ const utf8BOM = "\xef\xbb\xbf"
 // version 0xBB) means JSON lines, and is skipped. The returned error is an
 // I/O error (a corrupt gzip stream is one, and so is a mapped file cut
 // shorter while it is read); bad content becomes findings. A regular file
-// of frames (r an *os.File) is read through a mapping, without copying it
-// out of the page cache; the data handlers see then aliases the mapping,
-// valid only during the call, as always.
+// of frames or JSON lines (r an *os.File) is read through a mapping,
+// without copying it out of the page cache; the data handlers see then
+// aliases the mapping, valid only during the call, as always.
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
@@ -92,9 +92,10 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 	if f, ok := r.(*os.File); ok {
 		// A regular file is read through a mapping (no copy out of the
 		// page cache): frames always (by a walk for several shards), JSON
-		// lines when several shards judge them in place (walk.go);
-		// anything else (gzip, a record log, JSON lines for one shard) as
-		// before, from where the file was.
+		// lines when several shards judge them in place or one judges
+		// each before the next is read (walk.go); anything else (gzip, a
+		// record log, a hand-off with copies) as before, from where the
+		// file was.
 		sh, _ := h.(*Sharded)
 		walk := sh != nil && sh.walks()
 		if m := openMapped(f); m != nil {
@@ -114,6 +115,13 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 					at += int64(len(utf8BOM))
 				}
 				return sh.readLinesMapped(m, at, name, opts)
+			}
+			if (sh == nil || sh.inlineOne()) && format != FormatFrames && mapsLines(b, m.eof(), opts.MaxLineBytes) {
+				at := pos
+				if bytes.HasPrefix(b, []byte(utf8BOM)) {
+					at += int64(len(utf8BOM))
+				}
+				return readLinesInline(m, at, name, opts, h)
 			}
 			m.close(pos)
 		}
@@ -326,7 +334,7 @@ func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			err = shrank(r)

@@ -228,3 +228,4 @@ func (silentSink) Record(*RecordInfo)      {}
 func (silentSink) Finding(*Finding)        {}
 func (silentSink) StreamStart(*StreamInfo) {}
 func (silentSink) StreamEnd(*StreamInfo)   {}
+func (silentSink) StreamsIgnored() bool    { return true }

@@ -304,7 +304,7 @@ func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) 
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 		defer func() {
 			if r := recover(); r != nil {
-				if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				if !mappingFault(r, b.win) {
 					panic(r)
 				}
 				s.faulted.Store(true)

@@ -149,6 +149,10 @@ type table struct {
 	// deadRetry: a compaction that failed is tried again once this many
 	// key bytes are dead (not at every remove).
 	deadRetry int
+	// removes counts the removals: only remove moves a dense index (the
+	// last one into the hole), so while it stands still every dense index
+	// names the stream it named (the frame cache checks an entry by it).
+	removes uint64
 }
 
 // minSlots is the smallest slot array.
@@ -373,6 +377,7 @@ func (t *table) slotOf(i int32) int {
 
 // remove deletes dense index i. The last dense entry moves into i.
 func (t *table) remove(i int32) {
+	t.removes++
 	p := t.slotOf(i)
 	// Backward-shift deletion keeps probe chains intact without tombstones.
 	for {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 )
@@ -37,8 +38,9 @@ import (
 // 1.19x by hand-off with copies).
 //
 // Inputs that cannot be mapped (standard input, pipes, gzip, small files)
-// and the live path keep the reader and its hand-off with copies; a run of
-// one shard keeps the inline reader.
+// and the live path keep the reader and its hand-off with copies. A run of
+// one inline shard (or an Engine) reads JSON lines in place too, each
+// judged before the next is read (readLinesInline).
 
 // bufferedLine is the line length past which the bufio reader of readJSONL
 // collects a line in pieces (its buffer size): a mapped read keeps the
@@ -67,6 +69,10 @@ type walkResult struct {
 // walks says whether s reads a mapped file in place: by a walk for frames,
 // by a hand-off in place for JSON lines.
 func (s *Sharded) walks() bool { return len(s.shards) > 1 && !s.closed && !s.noWalk }
+
+// inlineOne says whether s is a run of one inline shard: every record is
+// judged before its call returns (readLinesInline).
+func (s *Sharded) inlineOne() bool { return len(s.shards) == 1 && s.inline && !s.closed }
 
 // walkMapped reads the frames of m from pos by a walk. ok is false when the
 // file could not be mapped once more for every shard: nothing was read
@@ -134,7 +140,7 @@ func (s *Sharded) walkMapped(file *os.File, m *mappedFile, pos int64, name strin
 // no copy of a record, the routing done once.
 func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts ReadOptions) (last uint64, err error) {
 	j := &walkJob{s: s, name: name, opts: opts}
-	w := &walker{j: j, s: s, feed: s, me: s.shards[0], m: m, pos: pos, idx: opts.Index}
+	w := &walker{j: j, s: s, feed: s, hand: s, me: s.shards[0], m: m, pos: pos, idx: opts.Index}
 	shrank := func(why any) error { return fmt.Errorf("%s: the file shrank while it was read (%v)", name, why) }
 	if err := s.SetWindow(m.win); err != nil {
 		return opts.Index, shrank(err) // an earlier file's
@@ -146,7 +152,7 @@ func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts Re
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			err = shrank(r)
@@ -159,6 +165,43 @@ func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts Re
 		last = w.idx
 	}()
 	return w.idx, w.lines()
+}
+
+// readLinesInline reads the JSON lines of m from pos into h, a handler
+// that judges each record before its call returns (an Engine, a run of one
+// inline shard), in place in the mapping: what read(2) would copy out of
+// the page cache into the reader's buffer is judged where it lies, with
+// readJSONL's rules. A file cut shorter while it is read faults on the
+// lost pages: an I/O error, as a failed read(2) would be.
+func readLinesInline(m *mappedFile, pos int64, name string, opts ReadOptions, h Handler) (last uint64, err error) {
+	w := &walker{j: &walkJob{name: name, opts: opts}, feed: h, m: m, pos: pos, idx: opts.Index}
+	if s, ok := h.(*Sharded); ok {
+		s.mappedReads++
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if !mappingFault(r, m.win) {
+				panic(r)
+			}
+			err = fmt.Errorf("%s: the file shrank while it was read (%v)", name, r)
+		}
+		m.close(w.pos)
+		last = w.idx
+	}()
+	return w.idx, w.lines()
+}
+
+// mappingFault says whether r, a value a read through a mapping recovered
+// from a panic, is a fault on a page of its window win (the file shrank:
+// an I/O error). Any other fault (a nil pointer, a bug) goes on panicking.
+func mappingFault(r any, win []byte) bool {
+	f, ok := r.(interface{ Addr() uintptr })
+	if !ok || len(win) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(win)))
+	return f.Addr() >= lo && f.Addr()-lo < uintptr(len(win))
 }
 
 // assignEven sets owner round robin: in a walk every shard reads and
@@ -178,7 +221,7 @@ func (j *walkJob) walk(k int, m *mappedFile, pos int64) (res walkResult) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+			if !mappingFault(r, m.win) {
 				panic(r)
 			}
 			res.err = fmt.Errorf("%s: the file shrank while it was read (%v)", j.name, r)
@@ -190,14 +233,16 @@ func (j *walkJob) walk(k int, m *mappedFile, pos int64) (res walkResult) {
 }
 
 // walker reads a mapping: one shard's walk over frames, or the reader of
-// JSON lines handing them over in place (feed).
+// JSON lines (feed).
 type walker struct {
 	j *walkJob
 	s *Sharded
-	// feed: the walker is the reader of a hand-off (readLinesMapped): it
-	// hands every record to feed, which judges them on its shards, in
-	// place in the window.
-	feed *Sharded
+	// feed: the walker reads JSON lines (lines) and hands every record to
+	// feed: a hand-off's Sharded (hand, the same), which judges them on
+	// its shards in place in the window, or a handler that judges each
+	// before its call returns (readLinesInline; hand nil).
+	feed Handler
+	hand *Sharded
 	me   *shard
 	m    *mappedFile
 	pos  int64 // file offset of the next record
@@ -224,8 +269,8 @@ func (w *walker) published() {
 // the one before. A hand-off's shards are first done with the old window.
 func (w *walker) remap() (grew bool, err error) {
 	end := w.m.at + int64(len(w.m.win))
-	if w.feed != nil {
-		if err := w.feed.SetWindow(nil); err != nil {
+	if w.hand != nil {
+		if err := w.hand.SetWindow(nil); err != nil {
 			return false, fmt.Errorf("%s: the file shrank while it was read (%v)", w.j.name, err)
 		}
 	}
@@ -233,8 +278,8 @@ func (w *walker) remap() (grew bool, err error) {
 		return false, err
 	}
 	w.dropped, w.marks = 0, w.marks[:0]
-	if w.feed != nil {
-		_ = w.feed.SetWindow(w.m.win) // nothing was handed over since the last call
+	if w.hand != nil {
+		_ = w.hand.SetWindow(w.m.win) // nothing was handed over since the last call
 	}
 	return w.m.at+int64(len(w.m.win)) > end, nil
 }
@@ -306,15 +351,23 @@ func (w *walker) lines() error {
 // giveBack gives back (dropBehind) the parts of a hand-off's window that
 // every shard is done with: at each dropChunk of the window read, the
 // index read so far is noted; once the watermark has passed it, the chunk
-// before it is no longer read by anyone.
+// before it is no longer read by anyone. An inline read is done with
+// everything before off.
 func (w *walker) giveBack(off int) {
 	if w.idx&63 != 0 {
+		return
+	}
+	if w.hand == nil {
+		if off-w.dropped >= dropChunk {
+			dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
+			w.dropped += dropChunk
+		}
 		return
 	}
 	if off-w.dropped >= dropChunk*(len(w.marks)+1) {
 		w.marks = append(w.marks, w.idx)
 	}
-	if len(w.marks) > 0 && w.feed.Watermark() >= w.marks[0] {
+	if len(w.marks) > 0 && w.hand.Watermark() >= w.marks[0] {
 		dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
 		w.dropped += dropChunk
 		w.marks = w.marks[:copy(w.marks, w.marks[1:])]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -127,11 +128,18 @@ type walkVariant struct {
 	shards           int
 	noWalk, ordered  bool
 	wantWalk, inline bool
+	// plain: the files are read through read(2), never mapped (the
+	// reference); anyWalk: whether some were read in place is not checked.
+	plain, anyWalk bool
 }
 
 func (v walkVariant) String() string {
-	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t)", v.shards, !v.noWalk, v.ordered, v.inline)
+	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t, plain %t)", v.shards, !v.noWalk, v.ordered, v.inline, v.plain)
 }
+
+// oneShard is the reference the variants are compared with: one inline
+// shard reading through read(2).
+var oneShard = walkVariant{shards: 1, inline: true, plain: true}
 
 // runCaptures reads files as validate does (one run, several files in
 // order) and renders what validate prints: the findings in its order (by
@@ -157,12 +165,16 @@ func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v wal
 		}
 		o := opts
 		o.Index = idx
-		idx, err = Read(f, filepath.Base(p), format, o, s)
+		var r io.Reader = f
+		if v.plain {
+			r = struct{ io.Reader }{f} // not an *os.File: never mapped
+		}
+		idx, err = Read(r, filepath.Base(p), format, o, s)
 		f.Close()
 		fmt.Fprintf(&out, "read %s: last %d, err %v\n", filepath.Base(p), idx, err)
 	}
 	s.Finish(ReasonEOF, &Input{Pos: Position{Name: "cap"}})
-	if got := s.mappedReads; (got > 0) != v.wantWalk {
+	if got := s.mappedReads; (got > 0) != v.wantWalk && !v.anyWalk {
 		t.Fatalf("%s: %d files read in place", v, got)
 	}
 	fs := append([]Finding(nil), col.findings...)
@@ -227,6 +239,12 @@ func walkVariants() []walkVariant {
 	return vs
 }
 
+// jsonVariants are walkVariants and one inline shard reading JSON lines
+// in place (readLinesInline).
+func jsonVariants() []walkVariant {
+	return append(walkVariants(), walkVariant{shards: 1, wantWalk: true, inline: true})
+}
+
 // TestShardedWalkJSONSameAsOneShard: JSON lines judged in place in the
 // mapping (windows crossed) give byte for byte what one shard gives
 // reading them through read(2): findings in order,
@@ -249,7 +267,7 @@ func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	}
 	p := writeTemp(t, "cap.jsonl", data)
 	opts := ReadOptions{MaxLineBytes: maxLine, FromLog: true}
-	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, p)
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
 	for _, rule := range []string{"e2a.decode", "e2a.missing_final", "e2a.seq_gap"} {
 		if !strings.Contains(want, " "+rule+" ") {
 			t.Fatalf("the corpus has no %s finding:\n%.3000s", rule, want)
@@ -258,7 +276,7 @@ func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	if !strings.Contains(want, "evicted") || strings.Contains(want, "evicted 0 ") {
 		t.Fatalf("the corpus evicts nothing")
 	}
-	for _, v := range walkVariants() {
+	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
@@ -287,11 +305,11 @@ func TestShardedWalkLongLines(t *testing.T) {
 	data = append(data, walkJSONCorpus(22, 2000, 40, 1000, walkOdds{crlf: 0.2})...)
 	p := writeTemp(t, "long.jsonl", data)
 	opts := ReadOptions{MaxLineBytes: maxLine, FromLog: true}
-	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, p)
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
 	if !strings.Contains(want, "over the 409600-byte limit") {
 		t.Fatalf("no line over the limit:\n%.2000s", want)
 	}
-	for _, v := range walkVariants() {
+	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
@@ -307,7 +325,7 @@ func TestShardedWalkFramesSameAsOneShard(t *testing.T) {
 	vc := smallPartitions(t, 512)
 	p := writeTemp(t, "cap.frames", walkFrameCorpus(31, 30000, 900, true))
 	opts := ReadOptions{}
-	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, p)
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
 	for _, rule := range []string{"frame.decode", "frame.seq_gap", "frame.after_done"} {
 		if !strings.Contains(want, " "+rule+" ") {
 			t.Fatalf("the corpus has no %s finding:\n%.3000s", rule, want)
@@ -336,8 +354,8 @@ func TestShardedWalkSeveralFiles(t *testing.T) {
 	b := writeTemp(t, "b.jsonl", walkJSONCorpus(45, 6000, 300, 4096, allOdds))
 	opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
 	files := []string{a, small, fr, gz, b}
-	want := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: 1, inline: true}, files...)
-	for _, v := range walkVariants() {
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, files...)
+	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, files...); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
@@ -378,10 +396,15 @@ func TestShardedWalkRandomized(t *testing.T) {
 		}
 		p := writeTemp(t, fmt.Sprintf("r%d", seed), data)
 		opts := ReadOptions{MaxLineBytes: maxLine, FromLog: true}
-		want := runCaptures(t, vc, format, opts, walkVariant{shards: 1, inline: true}, p)
+		want := runCaptures(t, vc, format, opts, oneShard, p)
 		v := walkVariant{shards: 2 + r.IntN(3), wantWalk: true, ordered: r.IntN(2) == 0, inline: r.IntN(4) != 0}
 		if got := runCaptures(t, vc, format, opts, v, p); got != want {
 			t.Errorf("seed %d, %s: differs from one shard: %s", seed, v, firstDiff(want, got))
+		}
+		// One shard in place (mapped JSON or frames) as through read(2).
+		one := walkVariant{shards: 1, inline: true, anyWalk: true}
+		if got := runCaptures(t, vc, format, opts, one, p); got != want {
+			t.Errorf("seed %d, %s: differs from read(2): %s", seed, one, firstDiff(want, got))
 		}
 	}
 }
@@ -414,6 +437,38 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 			t.Fatalf("inline %t: not read in place", inline)
 		}
 		s.Finish(ReasonEOF, &Input{})
+	}
+	// One inline shard, and an Engine, judging each line in place.
+	for _, engine := range []bool{false, true} {
+		p := writeTemp(t, "shrink1.jsonl", walkJSONCorpus(52, 12000, 100, 4096, walkOdds{}))
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &shrinkSink{path: p}
+		s := NewSharded(1, vc, sink)
+		s.Inline()
+		var h Handler = s
+		if engine {
+			h = NewEngine(vc, sink)
+		}
+		last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, h)
+		off, _ := f.Seek(0, io.SeekCurrent)
+		f.Close()
+		if err == nil || !strings.Contains(err.Error(), "shrank") {
+			t.Fatalf("engine %t: Read = %d, %v, want the file shrank (records %d)", engine, last, err, len(sink.records))
+		}
+		if !engine && s.mappedReads != 1 {
+			t.Fatalf("one shard: not read in place")
+		}
+		if last == 0 || off == 0 {
+			t.Fatalf("engine %t: Read = %d at offset %d, want the records read before the fault", engine, last, off)
+		}
+		if engine {
+			h.(*Engine).Finish(ReasonEOF, &Input{})
+		} else {
+			s.Finish(ReasonEOF, &Input{})
+		}
 	}
 }
 

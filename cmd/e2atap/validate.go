@@ -304,6 +304,9 @@ func (s *offlineSink) Record(*validate.RecordInfo)      {}
 func (s *offlineSink) StreamStart(*validate.StreamInfo) {}
 func (s *offlineSink) StreamEnd(*validate.StreamInfo)   {}
 
+// StreamsIgnored: the engine builds no StreamInfo for this sink.
+func (s *offlineSink) StreamsIgnored() bool { return true }
+
 func (s *offlineSink) Finding(f *validate.Finding) {
 	s.mu.Lock()
 	if !s.discard {
