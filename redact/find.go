@@ -666,6 +666,16 @@ func email(s []byte, from, i int) (Match, bool) {
 	if dots == 0 || e-last < 2 {
 		return Match{}, false
 	}
+	// The last label is the top-level domain, letters only. One that goes
+	// on with '-' is an address glued to a suffix ("a@example.org-842", an
+	// id made of it): the address ends before the '-'.
+	tld := last
+	for tld < e && is(s[tld], cUpper|cLower) {
+		tld++
+	}
+	if tld < e && s[tld] == '-' && tld-last >= 2 {
+		e = tld
+	}
 	for k := last; k < e; k++ {
 		if !is(s[k], cUpper|cLower) {
 			return Match{}, false
@@ -854,6 +864,10 @@ func cnID(s []byte, i int) bool {
 // groups separated by at most two of " -.()".
 func intlPhone(s []byte, i int) (int, bool) {
 	digits, e, lastDigit := 0, i+1, -1
+	// group is where the last whole group of digits that keeps the number
+	// within 15 digits ends: "+8613987654322-876" is a number glued to a
+	// suffix (an id made of it, an extension), and the number is masked.
+	group, groupDigits := -1, 0
 	for e < len(s) {
 		if is(s[e], cDigit) {
 			digits++
@@ -868,7 +882,13 @@ func intlPhone(s []byte, i int) (int, bool) {
 		if k == e || k >= len(s) || !is(s[k], cDigit) || lastDigit < 0 {
 			break
 		}
+		if digits <= 15 {
+			group, groupDigits = e, digits
+		}
 		e = k
+	}
+	if digits > 15 && group > 0 && groupDigits >= 8 {
+		digits, lastDigit = groupDigits, group-1
 	}
 	if digits < 8 || digits > 15 {
 		return 0, false

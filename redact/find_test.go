@@ -121,6 +121,10 @@ func TestFind(t *testing.T) {
 		{"npm " + npmTok + ", pypi " + pypiTok, npmTok + "|" + pypiTok, KindVendorToken},
 		{"hf=" + hfTok, hfTok, KindVendorToken},
 		{twilioSK + " " + twilioAC, twilioSK + "|" + twilioAC, KindVendorToken},
+		// glued to a suffix (an id made of one: "<value>-842")
+		{"id bob@example.org-842 and " + mail + "-7", "bob@example.org|" + mail, KindEmail},
+		{"id +8613987654322-876, +44 20 7946 0958-12", "+8613987654322|+44 20 7946 0958-12", KindPhone},
+		{"sid " + twilioSK + "-1437 " + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
 		{"bot " + discordTok, discordTok, KindVendorToken},
 		{"https://api.telegramTok.org/bot" + telegramTok + "/getMe", telegramTok, KindVendorToken},
 		{databricks + " " + doToken + " " + shopify, databricks + "|" + doToken + "|" + shopify, KindVendorToken},

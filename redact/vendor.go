@@ -141,8 +141,9 @@ func telegram(s []byte, i int) (st, e int, ok bool) {
 func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
 	switch {
-	case n == 34 && (at(s, a, "SK") || at(s, a, "AC")) && hexRun(s, a+2) == b:
-		return a, b, true
+	case n >= 34 && (at(s, a, "SK") || at(s, a, "AC")) && hexRun(s, a+2) == a+34 && (n == 34 || s[a+34] == '-' || s[a+34] == '_'):
+		// Also glued to a suffix ("SK…-1437": an id made of it).
+		return a, a + 34, true
 	case n >= 36 && n <= 40 && at(s, a, "dapi") && hexRun(s, a+4) >= a+36:
 		return a, b, true
 	case n >= 24 && n <= 28 && b+1 < len(s) && s[b] == '.' && discordID(s[a:b]):

@@ -100,6 +100,11 @@ var corpusShapes = []corpusShape{
 	{"glued_ghp", "run1_ghp_CRPSglued456789abcdefghijKLMN", []string{"CRPSglued456789abcdefghijKLMN"}},
 	{"url_encoded_pair", "q=password%3DCRPSencpw0123%26x%3D1", []string{"CRPSencpw0123"}},
 	{"card", "4111 1111 1111 1111", []string{"4111 1111 1111 1111"}},
+	// Values glued to a suffix, as ids made of them are ("<email>-842"):
+	// found by the broker corpus in a Nats-Msg-Id logged on purpose.
+	{"email_suffix", "corpus.sfx@example.org-842", []string{"corpus.sfx@example.org", "corpus.sfx"}},
+	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
+	{"twilio_suffix", "SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
 // expectAfterMerge: the shapes of corpusShapes that the detector does not
