@@ -125,6 +125,7 @@ func TestFind(t *testing.T) {
 		{"id bob@example.org-842 and " + mail + "-7", "bob@example.org|" + mail, KindEmail},
 		{"id +8613987654322-876, +44 20 7946 0958-12", "+8613987654322|+44 20 7946 0958-12", KindPhone},
 		{"sid " + twilioSK + "-1437 " + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
+		{"sid x-" + twilioSK + " run_" + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
 		{"bot " + discordTok, discordTok, KindVendorToken},
 		{"https://api.telegramTok.org/bot" + telegramTok + "/getMe", telegramTok, KindVendorToken},
 		{databricks + " " + doToken + " " + shopify, databricks + "|" + doToken + "|" + shopify, KindVendorToken},

@@ -104,7 +104,7 @@ var corpusShapes = []corpusShape{
 	// found by the broker corpus in a Nats-Msg-Id logged on purpose.
 	{"email_suffix", "corpus.sfx@example.org-842", []string{"corpus.sfx@example.org", "corpus.sfx"}},
 	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
-	{"twilio_suffix", "SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
+	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
 // expectAfterMerge: the shapes of corpusShapes that the detector does not
