@@ -331,6 +331,25 @@ outputs:
 		resp.Body.Close()
 		metricsBody = append(metricsBody, b...)
 	}
+	// The operator's views: /healthz (tap states, last errors) and
+	// /observe (the recent findings, streams and records).
+	get := func(path string) []byte {
+		resp, err := http.Get("http://" + listen + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s: %s", path, resp.Status, b)
+		}
+		return b
+	}
+	health := get("/healthz")
+	observed := get("/observe?types=finding,stream,record&last=100000&follow=0")
+	if !bytes.Contains(health, []byte("mesh-bad")) || bytes.Count(observed, []byte("\n")) < 100 {
+		t.Errorf("/healthz or /observe shows too little to be searched:\n%s\n%d bytes of /observe", health, len(observed))
+	}
 	if !containsLine(string(metricsBody), `e2atap_tap_dropped_total{reason="oversize",tap="mesh"} 1`) {
 		t.Error("the core message over max_message_bytes is not counted as an oversize drop")
 	}
@@ -367,7 +386,7 @@ outputs:
 	lc := newLeakChecker(t)
 	lc.plants = append(append(lc.plants, brokerPlants...), opaquePlants...)
 	outs := map[string][]byte{"record log": recs, "findings log": finds, "stderr": []byte(stderr.String()), "/metrics": metricsBody,
-		"OTLP spans (protobuf)": spanRaw, "OTLP spans (strings)": spanText}
+		"OTLP spans (protobuf)": spanRaw, "OTLP spans (strings)": spanText, "/healthz": health, "/observe": observed}
 	for name, out := range outs {
 		lc.check(name, out)
 		for _, pw := range []string{corpusNATSPass, corpusBadPass} {
