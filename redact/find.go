@@ -504,6 +504,9 @@ func sep(s []byte, from, i int) (Match, bool) {
 		if at(s, i+1, `\/\/`) {
 			return userinfo(s, i+5, true)
 		}
+		if m, ok := hostUserinfo(s, from, i); ok {
+			return m, true
+		}
 	}
 	return keyValue(s, from, i, i+1, false)
 }
@@ -635,6 +638,45 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 		}
 	}
 	return Match{}, false
+}
+
+// hostUserinfo matches the userinfo of an address with no scheme whose
+// user ends at the ':' at s[i], as Kafka and Redis clients take brokers:
+// "user:password@host:9092". Both the ':' and a port after the host are
+// needed ("git@host:22" names a user only).
+func hostUserinfo(s []byte, from, i int) (Match, bool) {
+	a := i
+	for a > from && (is(s[a-1], word) || s[a-1] == '.') {
+		a--
+	}
+	if a == i || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
+		return Match{}, false
+	}
+	if a >= len(Mask)+1 && s[a-1] == '(' && isMask(s, a-len(Mask)-1) {
+		return Match{}, false // the "fp:" or "len:" of a mask ("******(fp:…)@host:9092")
+	}
+	at := i + 1
+	for ; at < len(s) && at-i < 256; at++ {
+		c := s[at]
+		if c <= ' ' || c == '"' || c == '\'' || c == ',' || c == '/' || c == '\\' || c == '<' || c == '>' || c == '@' {
+			break
+		}
+	}
+	if at == i+1 || at >= len(s) || s[at] != '@' {
+		return Match{}, false
+	}
+	h := at + 1
+	for h < len(s) && (is(s[h], alnum|cDash) || s[h] == '.') {
+		h++
+	}
+	if h == at+1 || h >= len(s) || s[h] != ':' {
+		return Match{}, false
+	}
+	p := run(s, h+1, cDigit)
+	if p == h+1 || p-h-1 > 5 || p < len(s) && is(s[p], alnum) {
+		return Match{}, false
+	}
+	return Match{a, at, KindURLUserinfo}, true
 }
 
 // email matches an e-mail address around the '@' at s[i].

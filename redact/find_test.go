@@ -103,6 +103,9 @@ func TestFind(t *testing.T) {
 		{"password=******(fp:0123456789abcdef)", "", 0},
 		{"user_id=u-42 userId: 7", "u-42|7", KindUserID},
 		{"nats://u:PASSWORD@bad host:4222", "u:PASSWORD", KindURLUserinfo},
+		// no scheme: a broker as Kafka and Redis clients take it
+		{"brokers u:PASSWORD@h1:9092,alice:p%40ss@10.0.0.2:9093 git@gitlab:22 a:b@example, 12:30@h", "u:PASSWORD|alice:p%40ss", KindURLUserinfo},
+		{"masked ******(fp:0123456789abcdef)@h1:9092 and nats://******(len:12)@h:4222", "", 0},
 		{`"https:\/\/bob:pw@h.example\/x"`, "bob:pw", KindURLUserinfo},
 		{"http://host:8080/path", "", 0},
 		{"mail " + mail + ".", mail, KindEmail},

@@ -104,6 +104,8 @@ var corpusShapes = []corpusShape{
 	// found by the broker corpus in a Nats-Msg-Id logged on purpose.
 	{"email_suffix", "corpus.sfx@example.org-842", []string{"corpus.sfx@example.org", "corpus.sfx"}},
 	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
+	// A broker address with credentials and no scheme (Kafka, Redis).
+	{"broker_userinfo", "bus:CRPSbrokerpw77@kafka-1:9092", []string{"CRPSbrokerpw77"}},
 	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
