@@ -66,6 +66,7 @@ var opaquePlants = []corpusShape{
 const (
 	corpusNATSPass = "CRPSjsNatsPassw0rd"
 	corpusBadPass  = "CRPSwrongNatsPassw0rd"
+	corpusBadToken = "CRPSwrongNatsToken0123" // token auth: nats://<token>@host
 )
 
 func brokerPlant(name string) string {
@@ -250,6 +251,7 @@ taps:
       - {stream: %s, start_seq: 1}
       - {stream: %s, start_seq: 1}
   - {name: mesh-bad, type: nats, url: "nats://127.0.0.1:1", subjects: ["bad.>"]}
+  - {name: mesh-tok, type: nats, url: "nats://127.0.0.1:1", subjects: ["bad.>"]}
 outputs:
   findings: {path: %q}
   log: {path: %q}
@@ -259,7 +261,8 @@ outputs:
 	}
 	env := append(otlpEnv(otlp.URL), "E2ATAP_FINGERPRINT_KEY="+corpusFPKey,
 		"E2ATAP_TAP_MESH_URL=nats://e2atap:"+corpusNATSPass+"@"+natsAddr,
-		"E2ATAP_TAP_MESH_BAD_URL=nats://e2atap:"+corpusBadPass+"@"+natsAddr)
+		"E2ATAP_TAP_MESH_BAD_URL=nats://e2atap:"+corpusBadPass+"@"+natsAddr,
+		"E2ATAP_TAP_MESH_TOK_URL=nats://"+corpusBadToken+"@"+natsAddr)
 	cmd, stderr := startE2atap(t, env, "run", "--log-level", "debug", "--config", cfgPath)
 	waitReady(t, listen)
 	pollUntil(t, "the core subscription", 20*time.Second, func() bool { return subscribed(ns, "agent.>") })
@@ -313,8 +316,14 @@ outputs:
 		b, _ := os.ReadFile(findings)
 		return bytes.Count(b, []byte(`"rule":"e2a.decode"`)) >= 6 // bad JSON and oversize, on each tap
 	})
-	pollUntil(t, "the refused password logged", 30*time.Second, func() bool {
-		return strings.Contains(stderr.String(), `"tap":"mesh-bad"`) && strings.Contains(stderr.String(), "nats server unreachable")
+	pollUntil(t, "the refused password and token logged", 30*time.Second, func() bool {
+		n := 0
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(l, "nats server unreachable") && (strings.Contains(l, `"tap":"mesh-bad"`) || strings.Contains(l, `"tap":"mesh-tok"`)) {
+				n++
+			}
+		}
+		return n >= 2
 	})
 	pollUntil(t, "the missing stream logged", 30*time.Second, func() bool {
 		return strings.Contains(stderr.String(), "jetstream consumer failed")
@@ -389,7 +398,7 @@ outputs:
 		"OTLP spans (protobuf)": spanRaw, "OTLP spans (strings)": spanText, "/healthz": health, "/observe": observed}
 	for name, out := range outs {
 		lc.check(name, out)
-		for _, pw := range []string{corpusNATSPass, corpusBadPass} {
+		for _, pw := range []string{corpusNATSPass, corpusBadPass, corpusBadToken} {
 			if bytes.Contains(out, []byte(pw)) {
 				t.Errorf("a NATS password (%s) is in the %s", pw, name)
 			}
