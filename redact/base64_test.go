@@ -162,7 +162,7 @@ func TestMayStartCredential(t *testing.T) {
 		"Authorization: Token CRPStok9f8e7d6c5b4a3", "password=hunter2xx", "nats://u:pw@host", "Cookie: sid=abc",
 		base64.StdEncoding.EncodeToString([]byte(openai)),
 		npmTok, hfTok, pypiTok, sendgrid, twilioSK, discordTok, "bot " + telegramTok, databricks, doToken, shopify, squareTok, mailgun, glrunner,
-		"run1_" + ghp, "q=password%3Dhunter2xx"}
+		"run1_" + ghp, "q=password%3Dhunter2xx", "bus:CRPSbrokerpw77@kafka-1:9092"}
 	// Not seen (documented): a key word or scheme cut in its first two letters, a
 	// base64 run cut before its twelfth character.
 	skip := map[string]int{"Authorization: Token CRPStok9f8e7d6c5b4a3": 3, "password=hunter2xx": 3, "Cookie: sid=abc": 3, "Bearer abc123def456": 3,
@@ -170,7 +170,9 @@ func TestMayStartCredential(t *testing.T) {
 		"q=password%3Dhunter2xx":                          5,
 		// a shape found at a digit cut after its first byte, a bot id in its
 		// first eight digits
-		twilioSK: 2, discordTok: 2, "bot " + telegramTok: 12}
+		twilioSK: 2, discordTok: 2, "bot " + telegramTok: 12,
+		// a broker's userinfo cut before its ':'
+		"bus:CRPSbrokerpw77@kafka-1:9092": 4}
 	for _, sh := range shapes {
 		for cut := max(1, skip[sh]); cut < len(sh); cut++ {
 			tail, head := "text "+sh[:cut], sh[cut:]+" end"

@@ -1,7 +1,8 @@
 // Package redact is e2atap's one redaction policy for text: it finds the
 // credentials and personal data people actually leak (token shapes of the
 // common providers, JWTs, PEM private keys, Authorization/Cookie headers,
-// key=value pairs under credential names, URL userinfo, e-mail addresses,
+// key=value pairs under credential names, URL userinfo (also without a
+// scheme, as brokers are written: "user:password@host:9092"), e-mail addresses,
 // phone numbers, Chinese resident ID numbers) wherever they start, and masks
 // them as "******(fp:<16 hex>)", a keyed fingerprint of the masked value.
 // A token wrapped in base64 with nothing around it is found as its own kind

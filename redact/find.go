@@ -504,6 +504,9 @@ func sep(s []byte, from, i int) (Match, bool) {
 		if at(s, i+1, `\/\/`) {
 			return userinfo(s, i+5, true)
 		}
+		if m, ok := hostUserinfo(s, from, i); ok {
+			return m, true
+		}
 	}
 	return keyValue(s, from, i, i+1, false)
 }
@@ -637,6 +640,45 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 	return Match{}, false
 }
 
+// hostUserinfo matches the userinfo of an address with no scheme whose
+// user ends at the ':' at s[i], as Kafka and Redis clients take brokers:
+// "user:password@host:9092". Both the ':' and a port after the host are
+// needed ("git@host:22" names a user only).
+func hostUserinfo(s []byte, from, i int) (Match, bool) {
+	a := i
+	for a > from && (is(s[a-1], word) || s[a-1] == '.') {
+		a--
+	}
+	if a == i || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
+		return Match{}, false
+	}
+	if a >= len(Mask)+1 && s[a-1] == '(' && isMask(s, a-len(Mask)-1) {
+		return Match{}, false // the "fp:" or "len:" of a mask ("******(fp:…)@host:9092")
+	}
+	at := i + 1
+	for ; at < len(s) && at-i < 256; at++ {
+		c := s[at]
+		if c <= ' ' || c == '"' || c == '\'' || c == ',' || c == '/' || c == '\\' || c == '<' || c == '>' || c == '@' {
+			break
+		}
+	}
+	if at == i+1 || at >= len(s) || s[at] != '@' {
+		return Match{}, false
+	}
+	h := at + 1
+	for h < len(s) && (is(s[h], alnum|cDash) || s[h] == '.') {
+		h++
+	}
+	if h == at+1 || h >= len(s) || s[h] != ':' {
+		return Match{}, false
+	}
+	p := run(s, h+1, cDigit)
+	if p == h+1 || p-h-1 > 5 || p < len(s) && is(s[p], alnum) {
+		return Match{}, false
+	}
+	return Match{a, at, KindURLUserinfo}, true
+}
+
 // email matches an e-mail address around the '@' at s[i].
 func email(s []byte, from, i int) (Match, bool) {
 	a := i
@@ -665,6 +707,16 @@ func email(s []byte, from, i int) (Match, bool) {
 	}
 	if dots == 0 || e-last < 2 {
 		return Match{}, false
+	}
+	// The last label is the top-level domain, letters only. One that goes
+	// on with '-' is an address glued to a suffix ("a@example.org-842", an
+	// id made of it): the address ends before the '-'.
+	tld := last
+	for tld < e && is(s[tld], cUpper|cLower) {
+		tld++
+	}
+	if tld < e && s[tld] == '-' && tld-last >= 2 {
+		e = tld
 	}
 	for k := last; k < e; k++ {
 		if !is(s[k], cUpper|cLower) {
@@ -854,6 +906,10 @@ func cnID(s []byte, i int) bool {
 // groups separated by at most two of " -.()".
 func intlPhone(s []byte, i int) (int, bool) {
 	digits, e, lastDigit := 0, i+1, -1
+	// group is where the last whole group of digits that keeps the number
+	// within 15 digits ends: "+8613987654322-876" is a number glued to a
+	// suffix (an id made of it, an extension), and the number is masked.
+	group, groupDigits := -1, 0
 	for e < len(s) {
 		if is(s[e], cDigit) {
 			digits++
@@ -868,7 +924,13 @@ func intlPhone(s []byte, i int) (int, bool) {
 		if k == e || k >= len(s) || !is(s[k], cDigit) || lastDigit < 0 {
 			break
 		}
+		if digits <= 15 {
+			group, groupDigits = e, digits
+		}
 		e = k
+	}
+	if digits > 15 && group > 0 && groupDigits >= 8 {
+		digits, lastDigit = groupDigits, group-1
 	}
 	if digits < 8 || digits > 15 {
 		return 0, false

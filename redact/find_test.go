@@ -103,6 +103,9 @@ func TestFind(t *testing.T) {
 		{"password=******(fp:0123456789abcdef)", "", 0},
 		{"user_id=u-42 userId: 7", "u-42|7", KindUserID},
 		{"nats://u:PASSWORD@bad host:4222", "u:PASSWORD", KindURLUserinfo},
+		// no scheme: a broker as Kafka and Redis clients take it
+		{"brokers u:PASSWORD@h1:9092,alice:p%40ss@10.0.0.2:9093 git@gitlab:22 a:b@example, 12:30@h", "u:PASSWORD|alice:p%40ss", KindURLUserinfo},
+		{"masked ******(fp:0123456789abcdef)@h1:9092 and nats://******(len:12)@h:4222", "", 0},
 		{`"https:\/\/bob:pw@h.example\/x"`, "bob:pw", KindURLUserinfo},
 		{"http://host:8080/path", "", 0},
 		{"mail " + mail + ".", mail, KindEmail},
@@ -121,6 +124,11 @@ func TestFind(t *testing.T) {
 		{"npm " + npmTok + ", pypi " + pypiTok, npmTok + "|" + pypiTok, KindVendorToken},
 		{"hf=" + hfTok, hfTok, KindVendorToken},
 		{twilioSK + " " + twilioAC, twilioSK + "|" + twilioAC, KindVendorToken},
+		// glued to a suffix (an id made of one: "<value>-842")
+		{"id bob@example.org-842 and " + mail + "-7", "bob@example.org|" + mail, KindEmail},
+		{"id +8613987654322-876, +44 20 7946 0958-12", "+8613987654322|+44 20 7946 0958-12", KindPhone},
+		{"sid " + twilioSK + "-1437 " + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
+		{"sid x-" + twilioSK + " run_" + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
 		{"bot " + discordTok, discordTok, KindVendorToken},
 		{"https://api.telegramTok.org/bot" + telegramTok + "/getMe", telegramTok, KindVendorToken},
 		{databricks + " " + doToken + " " + shopify, databricks + "|" + doToken + "|" + shopify, KindVendorToken},

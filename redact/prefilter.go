@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // The credential pre-check of decoded text: rule e2a.secret calls Find on
 // every string of every record, and almost none holds a credential. Find
 // stops at every digit, '@' and '+' (phone numbers, ID numbers, e-mail,
@@ -45,6 +47,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 	n := len(b)
 	t := &credAnchor
 	b64End, wordEnd := 0, 0 // the runs checked already
+	hasAt := 0              // 0: not looked for yet, 1: no '@' in b, 2: one at least
 	for i := 0; i < n; i++ {
 		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
@@ -98,6 +101,23 @@ func MayHoldCredentialText[T Text](s T) bool {
 			// start a token glued after them ("x1AKIA…", "a1-sk-…").
 			i = max(i, run(b, i, cDigit)-1)
 			continue
+		}
+		if b[i] == ':' && i > 0 {
+			// A broker's userinfo with no scheme (hostUserinfo), from
+			// i-1: the least that any start can leave of the user. Only
+			// when the text holds an '@' (looked for once: timestamps are
+			// full of ':').
+			if hasAt == 0 {
+				hasAt = 1
+				if bytes.IndexByte(b, '@') >= 0 {
+					hasAt = 2
+				}
+			}
+			if hasAt == 2 {
+				if _, ok := hostUserinfo(b, i-1, i); ok {
+					return true
+				}
+			}
 		}
 		if mayRevealCredential(b, i) {
 			return true

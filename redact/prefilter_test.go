@@ -32,7 +32,7 @@ var credentialExamples = map[Kind][]string{
 		"x@b.secretary_sig=v", "my.passphrase: v", "client_secret='v'", "auth=v", "sig=v", "credentials: v", "CSRFToken=v"},
 	KindVendorToken: {sendgrid, "key " + sendgrid, npmTok, pypiTok, hfTok, twilioSK, twilioAC, discordTok, telegramTok,
 		"bot" + telegramTok, databricks, doToken, shopify, squareTok, mailgun, glrunner, "x=" + twilioAC + ";"},
-	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h"},
+	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h", "brokers u:PASSWORD@h1:9092"},
 }
 
 // TestMayHoldCredentialTextKinds is the pre-check's contract: every

@@ -19,6 +19,8 @@ package redact
 //     is a proper prefix of a token prefix ("s", "gh", "AKI", "xox",
 //     "nats:/"; exact case) or of a credential key word or scheme of three
 //     letters or more ("pas", "Bea", "tok"; any case): a needle cut in two;
+//   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"):
+//     the userinfo of a broker address with no scheme in progress;
 //   - the last word looks like a token or base64 (a digit or an inner
 //     capital) and is tailLongWord bytes or longer, or ends with a proper
 //     prefix of an encoded token prefix.
@@ -49,6 +51,13 @@ func MayStartCredential[T Text](tail T) bool {
 		return false
 	}
 	last := b[w:]
+	for k := 1; k < len(last); k++ {
+		if last[k] == ':' && is(last[k-1], word) && (k+1 == len(last) || last[k+1] != '/') {
+			// "user:" or "user:pass…": the userinfo of a broker address
+			// with no scheme ("user:password@host:9092") in progress.
+			return true
+		}
+	}
 	var low [maxNeedle]byte
 	for k, c := range last {
 		low[k] = lower(c)

@@ -140,9 +140,10 @@ func telegram(s []byte, i int) (st, e int, ok bool) {
 // is either segment. st may be before a (never before from).
 func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
+	if st, ok := twilioSID(s, a, b); ok {
+		return st, st + 34, true
+	}
 	switch {
-	case n == 34 && (at(s, a, "SK") || at(s, a, "AC")) && hexRun(s, a+2) == b:
-		return a, b, true
 	case n >= 36 && n <= 40 && at(s, a, "dapi") && hexRun(s, a+4) >= a+36:
 		return a, b, true
 	case n >= 24 && n <= 28 && b+1 < len(s) && s[b] == '.' && discordID(s[a:b]):
@@ -162,6 +163,22 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// twilioSID finds a Twilio SK/AC and 32 hex digits that is the word
+// s[a:b] or one of its '-' or '_' separated parts ("x-SK…", "SK…-1437": an
+// id made of one).
+func twilioSID(s []byte, a, b int) (int, bool) {
+	for k := a; k+34 <= b; {
+		if (at(s, k, "SK") || at(s, k, "AC")) && hexRun(s, k+2) == k+34 && (k+34 == b || s[k+34] == '-' || s[k+34] == '_') {
+			return k, true
+		}
+		for k < b && s[k] != '-' && s[k] != '_' {
+			k++
+		}
+		k++
+	}
+	return 0, false
 }
 
 // discordID reports base64 of an ASCII decimal number, as a Discord

@@ -16,6 +16,7 @@ import (
 	"github.com/e2atap/e2atap/exporters/jsonlog"
 	"github.com/e2atap/e2atap/redact"
 	"github.com/e2atap/e2atap/tap"
+	kafkatap "github.com/e2atap/e2atap/tap/kafka"
 	"github.com/e2atap/e2atap/tap/tlsfiles"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -381,7 +382,9 @@ func (c *Config) validate() Problems {
 			}
 			for j, b := range t.Brokers {
 				if err := checkHostPort(strings.TrimSpace(b), false); err != nil {
-					add(fmt.Sprintf("%s.brokers[%d]", key, j), "%s: brokers: %q is not host:port: %v", where, tap.RedactURL(b), err)
+					add(fmt.Sprintf("%s.brokers[%d]", key, j), "%s: brokers: %q is not host:port: %v", where, kafkatap.RedactBroker(b), err)
+				} else if strings.Contains(b, "@") {
+					add(fmt.Sprintf("%s.brokers[%d]", key, j), "%s: brokers: %q is not host:port: it holds credentials", where, kafkatap.RedactBroker(b))
 				}
 			}
 			if len(t.Topics) == 0 {

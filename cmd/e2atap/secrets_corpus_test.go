@@ -100,6 +100,13 @@ var corpusShapes = []corpusShape{
 	{"glued_ghp", "run1_ghp_CRPSglued456789abcdefghijKLMN", []string{"CRPSglued456789abcdefghijKLMN"}},
 	{"url_encoded_pair", "q=password%3DCRPSencpw0123%26x%3D1", []string{"CRPSencpw0123"}},
 	{"card", "4111 1111 1111 1111", []string{"4111 1111 1111 1111"}},
+	// Values glued to a suffix, as ids made of them are ("<email>-842"):
+	// found by the broker corpus in a Nats-Msg-Id logged on purpose.
+	{"email_suffix", "corpus.sfx@example.org-842", []string{"corpus.sfx@example.org", "corpus.sfx"}},
+	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
+	// A broker address with credentials and no scheme (Kafka, Redis).
+	{"broker_userinfo", "bus:CRPSbrokerpw77@kafka-1:9092", []string{"CRPSbrokerpw77"}},
+	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
 // expectAfterMerge: the shapes of corpusShapes that the detector does not
@@ -301,6 +308,15 @@ type leakChecker struct {
 	t         *testing.T
 	tolerated map[string][]string        // shape → outputs where it leaked (expectAfterMerge)
 	known     map[string]map[string]bool // output → shapes known to leak there (a detector gap, reported)
+	// plants are values a test planted besides the corpus shapes (outside
+	// the records: a Kafka key, a header, a topic): searched the same way,
+	// with no tolerance.
+	plants []corpusShape
+}
+
+// shapes is every value the checker searches for.
+func (lc *leakChecker) shapes() []corpusShape {
+	return append(append([]corpusShape(nil), corpusShapes...), lc.plants...)
 }
 
 func newLeakChecker(t *testing.T) *leakChecker {
@@ -313,7 +329,7 @@ func (lc *leakChecker) check(output string, data []byte) {
 		lc.t.Errorf("output %s is empty: nothing was searched", output)
 		return
 	}
-	for _, s := range corpusShapes {
+	for _, s := range lc.shapes() {
 		for _, core := range s.cores {
 			for _, form := range needleForms(core) {
 				if !bytes.Contains(data, []byte(form)) {
@@ -337,7 +353,7 @@ func (lc *leakChecker) check(output string, data []byte) {
 // no record value), every shape must be absent.
 func (lc *leakChecker) strict(output string, data []byte) {
 	lc.t.Helper()
-	for _, s := range corpusShapes {
+	for _, s := range lc.shapes() {
 		for _, core := range s.cores {
 			for _, form := range needleForms(core) {
 				if bytes.Contains(data, []byte(form)) {
@@ -866,6 +882,13 @@ func TestCorpusConfigErrors(t *testing.T) {
 		{"ws upstream with userinfo", `{name: agent-ws, type: ws, listen: "` + freeAddr(t) + `", upstream: "ws://user:` + pass + `@127.0.0.1:1"}`, nil, "only scheme, host, port and path"},
 		{"otlp endpoint with userinfo", `{name: logs, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`,
 			[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://u:" + pass + "@bad host:4318/v1/traces"}, "traces"},
+		// A Kafka broker is host:port: one written with credentials is
+		// refused without printing them (user:pass@, a URL, a password alone).
+		{"kafka broker with userinfo in file", `{name: bus, type: kafka, brokers: ["u:` + pass + `@127.0.0.1:9092"], topics: [t]}`, nil, "host:port"},
+		{"kafka brokers from env", `{name: bus, type: kafka, brokers: ["127.0.0.1:9092"], topics: [t]}`,
+			[]string{"E2ATAP_TAP_BUS_BROKERS=127.0.0.1:9092,u:" + pass + "@127.0.0.1:9093"}, "host:port"},
+		{"kafka broker URL with userinfo", `{name: bus, type: kafka, brokers: ["sasl_ssl://u:` + pass + `@h:9092"], topics: [t]}`, nil, "host:port"},
+		{"kafka broker with a password alone", `{name: bus, type: kafka, brokers: ["` + pass + `@127.0.0.1:9092"], topics: [t]}`, nil, "host:port"},
 		{"ws upstream malformed", `{name: agent-ws, type: ws, listen: "` + freeAddr(t) + `", upstream: "ws://user:` + pass + `@bad host:1"}`, nil, "upstream"},
 		// A tap name is a metric label and is printed everywhere: one that
 		// holds a credential is refused, without printing it.

@@ -112,8 +112,8 @@ func (c Config) Validate() error {
 		bad("no brokers")
 	}
 	for _, b := range c.Brokers {
-		if i := strings.LastIndexByte(b, ':'); i <= 0 || i == len(b)-1 {
-			bad("broker %q: want host:port", b)
+		if i := strings.LastIndexByte(b, ':'); i <= 0 || i == len(b)-1 || strings.ContainsAny(b, "@/") {
+			bad("broker %q: want host:port", RedactBroker(b))
 		}
 	}
 	if len(c.Topics) == 0 {
