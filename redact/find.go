@@ -292,8 +292,10 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 	case 'A':
 		st = i
 		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
+			// 16 key characters at least; a longer run is masked whole
+			// (an id glued to one more character is still the id).
 			e = run(s, i+4, cUpper|cDigit)
-			if ok = e-i == 20; ok {
+			if ok = e-i >= 20; ok {
 				k = KindAWS
 			}
 		} else if e, ok = token(s, i, "AIza", 35, word); ok {

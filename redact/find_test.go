@@ -65,6 +65,8 @@ func TestFind(t *testing.T) {
 	}{
 		{"key " + awsID + " ok", awsID, KindAWS},
 		{"id" + awsSTS, awsSTS, KindAWS},
+		{"key " + awsID + "1 here", awsID + "1", KindAWS},
+		{"key " + awsID + "X7Q2 here", awsID + "X7Q2", KindAWS},
 		{"aws_secret_access_key=" + awsSecret, awsSecret, KindKeyValue},
 		{"AWS_SECRET_ACCESS_KEY: " + awsSecret + "\n", awsSecret, KindKeyValue},
 		{slackBot, slackBot, KindSlack},

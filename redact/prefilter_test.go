@@ -21,7 +21,7 @@ var credentialExamples = map[Kind][]string{
 		"c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5-_"},
 	KindGitHub:     {ghp, "run1_" + ghp, gho, ghs, ghu, ghr, "pat:" + ghPAT},
 	KindGitLab:     {glpat, "build7-" + glpat, "x" + glpat},
-	KindAWS:        {awsID, "x1" + awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE", "0ABIA0000000000000000", "7" + awsID},
+	KindAWS:        {awsID, "x1" + awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE", "0ABIA0000000000000000", "7" + awsID, awsID + "1", "x1" + awsID + "Z9"},
 	KindSlack:      {slackBot, "t=" + slackUser, "app " + slackApp, "xoxa-1234567890", "xoxr-1234567890", "xoxs-1234567890", "xoxo-1234567890"},
 	KindStripe:     {stripeSK, stripeTK, stripeRK, "rk_test_4eC39HqLyjWDarjtT1zdp7dc"},
 	KindGoogle:     {googleKey, "maps?key=" + googleKey},
@@ -77,7 +77,7 @@ func TestMayHoldCredentialTextSkips(t *testing.T) {
 		"123e4567-e89b-12d3-a456-426614174000", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		"mail alice.liu@example.com, call 13912345678, id 11010519491231002X",
 		"The agent streams model output token by token; each chunk is a JSON line.",
-		"task-12345678 and risk-assessment", "the Bearer authentication scheme", "sk-1234567", "AKIA",
+		"task-12345678 and risk-assessment", "the Bearer authentication scheme", "sk-1234567", "AKIA", "AKIAIOSFODNN7EXAM", "ACCAUNTING", "ASIA-PACIFIC",
 		"\u4f60\u597d\uff0c\u8fd9\u662f\u4e00\u4e2a\u56de\u7b54"} {
 		if MayHoldCredentialText(s) {
 			t.Errorf("MayHoldCredentialText(%q) = true", s)

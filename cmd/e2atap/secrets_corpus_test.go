@@ -106,6 +106,8 @@ var corpusShapes = []corpusShape{
 	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
 	// A broker address with credentials and no scheme (Kafka, Redis).
 	{"broker_userinfo", "bus:CRPSbrokerpw77@kafka-1:9092", []string{"CRPSbrokerpw77"}},
+	// An AWS key id glued to more key characters: the whole run is masked.
+	{"aws_glued", "AKIACRPS7EXAMPLE4XYZ1", []string{"AKIACRPS7EXAMPLE4XYZ1", "CRPS7EXAMPLE4XYZ1"}},
 	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
