@@ -66,6 +66,7 @@ func TestFind(t *testing.T) {
 		{"key " + awsID + " ok", awsID, KindAWS},
 		{"id" + awsSTS, awsSTS, KindAWS},
 		{"key " + awsID + "1 here", awsID + "1", KindAWS},
+		{"1private_key: hunter2verysecret", "hunter2verysecret", KindKeyValue},
 		{"key " + awsID + "X7Q2 here", awsID + "X7Q2", KindAWS},
 		{"aws_secret_access_key=" + awsSecret, awsSecret, KindKeyValue},
 		{"AWS_SECRET_ACCESS_KEY: " + awsSecret + "\n", awsSecret, KindKeyValue},
@@ -187,6 +188,10 @@ func TestClassifyKey(t *testing.T) {
 		"api_key_ref": KeyRef, "credential_ref": KeyRef, "email": KeyEmail, "phone": KeyPhone, "user_id": KeyUserID,
 		"password_hint": KeyPlain, "authorization_url": KeyPlain, "secret_name": KeyPlain,
 		"request_id": KeyPlain, "session_id": KeyPlain, "sequence": KeyPlain, "status": KeyPlain, "key": KeyPlain, "auth": KeyCredential,
+		// Letter/digit transitions split words; they make no ordinary key a credential.
+		"1private_key": KeyCredential, "x9password": KeyCredential, "oauth2_token": KeyToken, "1token": KeyToken, "api2Key": KeyPlain,
+		"agent_ref": KeyRef, "auth2": KeyPlain, "T12": KeyPlain, "req-000007": KeyPlain, "key1": KeyPlain,
+		"sha256_key": KeyPlain, "max_tokens2": KeyPlain, "token2_count": KeyPlain, "user1_id": KeyPlain, "password2_hint": KeyPlain,
 	}
 	for k, want := range cases {
 		if got := ClassifyKey(k); got != want {

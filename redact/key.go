@@ -33,7 +33,7 @@ func (c KeyClass) Credential() bool {
 }
 
 // ClassifyKey classifies a key: it is split into words (at '_', '-', '.',
-// ' ' and camelCase boundaries) compared ASCII case-insensitively. Words
+// ' ', camelCase boundaries and letter/digit transitions) compared ASCII case-insensitively. Words
 // are compared whole, so "tokens", "max_tokens" and "token_count" are not
 // credentials while "token", "access_token" and "accessToken" are;
 // "password" and "secret" count anywhere ("mysecretvalue",
@@ -99,6 +99,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		if !sep && i > 0 && isUpper(k[i]) {
 			p := k[i-1]
 			boundary = isLowerByte(p) || is(p, cDigit) || (isUpper(p) && i+1 < n && isLowerByte(k[i+1]))
+		} else if !sep && i > 0 {
+			// A letter/digit transition ends a word too: a digit glued to
+			// a key word ("1private_key", "oauth2_token") leaves it whole.
+			boundary = is(k[i], cDigit) != is(k[i-1], cDigit) && is(k[i-1], cUpper|cLower|cDigit) && is(k[i], cUpper|cLower|cDigit)
 		}
 		if (sep || boundary) && start >= 0 {
 			flush(k[start:i])

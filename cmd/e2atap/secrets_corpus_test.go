@@ -108,6 +108,8 @@ var corpusShapes = []corpusShape{
 	{"broker_userinfo", "bus:CRPSbrokerpw77@kafka-1:9092", []string{"CRPSbrokerpw77"}},
 	// An AWS key id glued to more key characters: the whole run is masked.
 	{"aws_glued", "AKIACRPS7EXAMPLE4XYZ1", []string{"AKIACRPS7EXAMPLE4XYZ1", "CRPS7EXAMPLE4XYZ1"}},
+	// A credential-named key with a digit glued in front.
+	{"digit_glued_key", "1private_key: CRPSdgtkeyhunterpw", []string{"CRPSdgtkeyhunterpw"}},
 	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
