@@ -707,22 +707,28 @@ func email(s []byte, from, i int) (Match, bool) {
 		}
 		break
 	}
-	if dots == 0 || e-last < 2 {
-		return Match{}, false
-	}
-	// The last label is the top-level domain, letters only. One that goes
-	// on with '-' is an address glued to a suffix ("a@example.org-842", an
-	// id made of it): the address ends before the '-'.
-	tld := last
-	for tld < e && is(s[tld], cUpper|cLower) {
-		tld++
-	}
-	if tld < e && s[tld] == '-' && tld-last >= 2 {
-		e = tld
-	}
-	for k := last; k < e; k++ {
-		if !is(s[k], cUpper|cLower) {
+	// The last label is the top-level domain, letters only, two at least.
+	// One that goes on with '-' is an address glued to a suffix
+	// ("a@example.org-842", an id made of it): the address ends before the
+	// '-'. A last label that is no top-level domain ("a@example.org.x",
+	// "a@example.org.v2") is a suffix glued to the address, which ends at
+	// the dot before it: the longest valid address is taken.
+	for {
+		if dots == 0 {
 			return Match{}, false
+		}
+		tld := last
+		for tld < e && is(s[tld], cUpper|cLower) {
+			tld++
+		}
+		if tld < e && s[tld] == '-' {
+			e = tld
+		}
+		if tld == e && e-last >= 2 {
+			break
+		}
+		e, dots = last-1, dots-1 // the '.' before the last label
+		for last = e; last > i+1 && s[last-1] != '.'; last-- {
 		}
 	}
 	if isMask(s, a) {

@@ -129,6 +129,8 @@ func TestFind(t *testing.T) {
 		{twilioSK + " " + twilioAC, twilioSK + "|" + twilioAC, KindVendorToken},
 		// glued to a suffix (an id made of one: "<value>-842")
 		{"id bob@example.org-842 and " + mail + "-7", "bob@example.org|" + mail, KindEmail},
+		{"mail alice@example.org.x, bob@mail.example.com.v2 and c@d.example.io.1.x-9", "alice@example.org|bob@mail.example.com|c@d.example.io", KindEmail},
+		{"pkg left-pad@1.3.0, npm@10.2.4.x, scope@v2.x, at@host.x, a@b.c", "", 0},
 		{"id +8613987654322-876, +44 20 7946 0958-12", "+8613987654322|+44 20 7946 0958-12", KindPhone},
 		{"sid " + twilioSK + "-1437 " + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
 		{"sid x-" + twilioSK + " run_" + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},

@@ -103,6 +103,7 @@ var corpusShapes = []corpusShape{
 	// Values glued to a suffix, as ids made of them are ("<email>-842"):
 	// found by the broker corpus in a Nats-Msg-Id logged on purpose.
 	{"email_suffix", "corpus.sfx@example.org-842", []string{"corpus.sfx@example.org", "corpus.sfx"}},
+	{"email_label_suffix", "corpus.dotx@example.org.x", []string{"corpus.dotx@example.org", "corpus.dotx"}},
 	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
 	// A broker address with credentials and no scheme (Kafka, Redis).
 	{"broker_userinfo", "bus:CRPSbrokerpw77@kafka-1:9092", []string{"CRPSbrokerpw77"}},
