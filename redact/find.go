@@ -645,19 +645,32 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 // hostUserinfo matches the userinfo of an address with no scheme whose
 // user ends at the ':' at s[i], as Kafka and Redis clients take brokers:
 // "user:password@host:9092". Both the ':' and a port after the host are
-// needed ("git@host:22" names a user only).
+// needed ("git@host:22" names a user only). The user may be empty where
+// the ':' starts the text or a quoted or spaced value (":password@host:6379",
+// Redis' default user; or the second half of "user" | ":password@host:9092"
+// cut in two chunks of a stream, each masked alone).
 func hostUserinfo(s []byte, from, i int) (Match, bool) {
 	a := i
 	for a > from && (is(s[a-1], word) || s[a-1] == '.') {
 		a--
 	}
-	if a == i || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
+	if a == i && !emptyUserStart(s, i) || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
 		return Match{}, false
 	}
 	if a >= len(Mask)+1 && s[a-1] == '(' && isMask(s, a-len(Mask)-1) {
 		return Match{}, false // the "fp:" or "len:" of a mask ("******(fp:…)@host:9092")
 	}
-	at := i + 1
+	at, ok := hostAfterUserinfo(s, i)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{a, at, KindURLUserinfo}, true
+}
+
+// hostAfterUserinfo is the rest of hostUserinfo after the user: the ':' at
+// s[i], a password, '@', a host and ":port". at is the '@'.
+func hostAfterUserinfo(s []byte, i int) (at int, ok bool) {
+	at = i + 1
 	for ; at < len(s) && at-i < 256; at++ {
 		c := s[at]
 		if c <= ' ' || c == '"' || c == '\'' || c == ',' || c == '/' || c == '\\' || c == '<' || c == '>' || c == '@' {
@@ -665,20 +678,33 @@ func hostUserinfo(s []byte, from, i int) (Match, bool) {
 		}
 	}
 	if at == i+1 || at >= len(s) || s[at] != '@' {
-		return Match{}, false
+		return 0, false
 	}
 	h := at + 1
 	for h < len(s) && (is(s[h], alnum|cDash) || s[h] == '.') {
 		h++
 	}
 	if h == at+1 || h >= len(s) || s[h] != ':' {
-		return Match{}, false
+		return 0, false
 	}
 	p := run(s, h+1, cDigit)
 	if p == h+1 || p-h-1 > 5 || p < len(s) && is(s[p], alnum) {
-		return Match{}, false
+		return 0, false
 	}
-	return Match{a, at, KindURLUserinfo}, true
+	return at, true
+}
+
+// emptyUserStart reports a ':' at s[i] that may start a userinfo with no
+// user: at the start of s or after white space or a quote.
+func emptyUserStart(s []byte, i int) bool {
+	if i == 0 {
+		return true
+	}
+	switch s[i-1] {
+	case ' ', '\t', '\n', '\r', '"', '\'':
+		return true
+	}
+	return false
 }
 
 // email matches an e-mail address around the '@' at s[i].

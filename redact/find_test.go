@@ -110,6 +110,8 @@ func TestFind(t *testing.T) {
 		{"brokers u:PASSWORD@h1:9092,alice:p%40ss@10.0.0.2:9093 git@gitlab:22 a:b@example, 12:30@h", "u:PASSWORD|alice:p%40ss", KindURLUserinfo},
 		{"masked ******(fp:0123456789abcdef)@h1:9092 and nats://******(len:12)@h:4222", "", 0},
 		{`"https:\/\/bob:pw@h.example\/x"`, "bob:pw", KindURLUserinfo},
+		{":CRPSpw@kafka-1:9092, redis :pw2@h:6379 and {\"b\":\":pw3@h:1\"}", ":CRPSpw|:pw2|:pw3", KindURLUserinfo},
+		{"x:y a :b c@d:1 [::1]:8080 :smile: @bob:1 git :@host:22 ok", "", 0},
 		{"http://host:8080/path", "", 0},
 		{"mail " + mail + ".", mail, KindEmail},
 		{"call " + cnMob + " or +86 139 1234 5678 or 139-1234-5678", cnMob + "|+86 139 1234 5678|139-1234-5678", KindPhone},

@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // KeyClass is what a key's name says about its value.
 type KeyClass uint8
 
@@ -323,8 +325,30 @@ func lowerString(s string) string {
 // the decoded record can be skipped. It is one pass with a two-byte
 // table; only where two bytes start a needle is the needle compared. A
 // \u00XX escape of a printable ASCII byte (the only way JSON spells a
-// letter differently) always passes.
+// letter differently) always passes, and so does a broker address with
+// credentials and no scheme (mayHostUserinfo).
 func MayHoldCredential[T Text](raw T) bool {
 	b := view(raw)
-	return anyWord(needleTable, b) || hasASCIIEscape(b)
+	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b)
+}
+
+// mayHostUserinfo is the gate of hostUserinfo on raw JSON: a ':' followed
+// by a password, '@', a host and ":port", whatever the user before it
+// (which JSON escapes may spell differently). The ':'s are looked at only
+// when b holds an '@'.
+func mayHostUserinfo(b []byte) bool {
+	if bytes.IndexByte(b, '@') < 0 {
+		return false
+	}
+	for i := bytes.IndexByte(b, ':'); i >= 0; {
+		if _, ok := hostAfterUserinfo(b, i); ok {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], ':')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }

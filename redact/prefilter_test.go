@@ -33,7 +33,7 @@ var credentialExamples = map[Kind][]string{
 		"1private_key: hunter2verysecret", "x9password=v", "oauth2token=v", "2fa_secret9: v"},
 	KindVendorToken: {sendgrid, "key " + sendgrid, npmTok, pypiTok, hfTok, twilioSK, twilioAC, discordTok, telegramTok,
 		"bot" + telegramTok, databricks, doToken, shopify, squareTok, mailgun, glrunner, "x=" + twilioAC + ";"},
-	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h", "brokers u:PASSWORD@h1:9092"},
+	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h", "brokers u:PASSWORD@h1:9092", ":pw@kafka-1:9092", `{"b":":pw@h:9092"}`, "x :pw@h:6379"},
 }
 
 // TestMayHoldCredentialTextKinds is the pre-check's contract: every

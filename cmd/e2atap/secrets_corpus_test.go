@@ -111,6 +111,9 @@ var corpusShapes = []corpusShape{
 	{"aws_glued", "AKIACRPS7EXAMPLE4XYZ1", []string{"AKIACRPS7EXAMPLE4XYZ1", "CRPS7EXAMPLE4XYZ1"}},
 	// A credential-named key with a digit glued in front.
 	{"digit_glued_key", "1private_key: CRPSdgtkeyhunterpw", []string{"CRPSdgtkeyhunterpw"}},
+	// Its half split across two chunks is cut just before the ':' (the
+	// second chunk, ":password@host:9092", is masked alone).
+	{"broker_userinfo_cut", "corpusbrokeruserabcdefg:CRPSbkpw5@kafka-1:9092", []string{"CRPSbkpw5"}},
 	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
