@@ -1014,8 +1014,9 @@ func cnGrouped(s []byte, i int) (int, bool) {
 // joined is scratch (tail and head are appended to joined[:0]; pass it back
 // in to reuse it); m is in joined's coordinates: when m.Start < len(tail),
 // joined[m.Start:len(tail)] ends the previous text and joined[len(tail):m.End]
-// starts the next one; when m.Start >= len(tail), the match is
-// joined[m.Start:m.End], in the next text only.
+// starts the next one (m.End <= len(tail): a credential in tail that
+// head completes, "user:pw" | "@host:9092"); when m.Start >= len(tail),
+// the match is joined[m.Start:m.End], in the next text only.
 func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	joined = append(append(joined[:0], tail...), head...)
 	nt := len(tail)
@@ -1030,7 +1031,9 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 			}
 			break
 		}
-		if x.End > nt && !isMask(joined, x.Start) {
+		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End)) {
+			// Across the boundary, or a credential in tail that only
+			// head makes one ("bus:pw" | "@kafka-1:9092").
 			return joined, x, true
 		}
 		from = x.End
@@ -1038,7 +1041,8 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	return joined, Match{}, false
 }
 
-// inHead reports whether head alone has the match head[start:end].
+// inHead reports whether head alone has the match head[start:end] (and
+// so for tail).
 func inHead(head []byte, start, end int) bool {
 	for from := 0; from <= start; {
 		m, ok := find(head, from)

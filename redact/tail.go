@@ -40,7 +40,7 @@ func MayStartCredential[T Text](tail T) bool {
 	if anyWord(keyTable, win) && mayProbe(win) && probed(win) {
 		return true
 	}
-	if digitTokenStart(b) {
+	if digitTokenStart(b) || userinfoHostStart(b) {
 		return true
 	}
 	w := len(b)
@@ -75,8 +75,8 @@ func MayStartCredential[T Text](tail T) bool {
 		if tokenish && b64Prefixes[string(last[k:])] {
 			return true
 		}
-		if k > 0 && !isNeedlePunct(last[k-1]) && !isNeedlePunct(last[k]) {
-			continue
+		if k > 0 && !isNeedlePunct(last[k-1]) && !isNeedlePunct(last[k]) && !(is(last[k-1], cDigit) && is(last[k], cUpper|cLower)) {
+			continue // (a digit before a letter ends a word: "1pass", classifyWords)
 		}
 		if tokenPrefixStarts[string(last[k:])] || len(last)-k >= 3 && keyPrefixes[string(low[k:len(last)])] {
 			return true
@@ -99,7 +99,8 @@ var credWords = []string{"pass", "pwd", "secret", "sig", "token", "auth", "key",
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
 // key cut in two.
 var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization", "authorisation", "credential",
-	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey"}
+	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey",
+	"api_key", "private_key", "access_key", "secret_key", "signing_key", "session_key", "account_key"}
 
 // tokenTable finds the needles that start or hold a token (credNeedles but
 // the schemes, and the encoded token prefixes); keyTable the key words.
@@ -229,6 +230,35 @@ func vendorPrefixStrings() (w []string) {
 		}
 	}
 	return w
+}
+
+// userinfoHostStart reports a tail that ends inside the host or port of a
+// broker address with credentials and no scheme, past its '@'
+// ("bus:pw@kafka-1", "bus:pw@kafka-1:90"; hostUserinfo): the rest of the
+// address, in the next text, makes it one.
+func userinfoHostStart(b []byte) bool {
+	j := len(b)
+	for j > 0 && len(b)-j < 5 && is(b[j-1], cDigit) {
+		j--
+	}
+	if j > 0 && b[j-1] == ':' {
+		j--
+	}
+	for j > 0 && len(b)-j < 256 && (is(b[j-1], alnum|cDash) || b[j-1] == '.') {
+		j--
+	}
+	if j < 2 || b[j-1] != '@' {
+		return false
+	}
+	for k := j - 2; k >= 0 && j-k < 256; k-- {
+		switch c := b[k]; {
+		case c <= ' ' || c == '"' || c == '\'' || c == ',' || c == '/' || c == '\\' || c == '<' || c == '>' || c == '@':
+			return false
+		case c == ':' && k < j-2:
+			return true // any user: a kept tail only costs its bytes
+		}
+	}
+	return false
 }
 
 // digitTokenStart reports a tail ending in the start of a token shape that
