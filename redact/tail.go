@@ -15,12 +15,15 @@ package redact
 //     progress;
 //   - the tail holds "-----" (inside a PEM block, whose header may be further
 //     back);
-//   - the last word, from its start or from a '-', '_', ':' or '/' in it,
+//   - the last word, from its start, from a '-', '_', ':' or '/' in it or
+//     from a letter after a digit,
 //     is a proper prefix of a token prefix ("s", "gh", "AKI", "xox",
 //     "nats:/"; exact case) or of a credential key word or scheme of three
 //     letters or more ("pas", "Bea", "tok"; any case): a needle cut in two;
-//   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"):
-//     the userinfo of a broker address with no scheme in progress;
+//   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"),
+//     or the tail ends inside the host or port after its '@'
+//     ("bus:pw@kafka-1:90"): a broker address with credentials and no
+//     scheme in progress;
 //   - the last word looks like a token or base64 (a digit or an inner
 //     capital) and is tailLongWord bytes or longer, or ends with a proper
 //     prefix of an encoded token prefix.
