@@ -292,8 +292,10 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 	case 'A':
 		st = i
 		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
+			// 16 key characters at least; a longer run is masked whole
+			// (an id glued to one more character is still the id).
 			e = run(s, i+4, cUpper|cDigit)
-			if ok = e-i == 20; ok {
+			if ok = e-i >= 20; ok {
 				k = KindAWS
 			}
 		} else if e, ok = token(s, i, "AIza", 35, word); ok {
@@ -643,19 +645,32 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 // hostUserinfo matches the userinfo of an address with no scheme whose
 // user ends at the ':' at s[i], as Kafka and Redis clients take brokers:
 // "user:password@host:9092". Both the ':' and a port after the host are
-// needed ("git@host:22" names a user only).
+// needed ("git@host:22" names a user only). The user may be empty where
+// the ':' starts the text or a quoted or spaced value (":password@host:6379",
+// Redis' default user; or the second half of "user" | ":password@host:9092"
+// cut in two chunks of a stream, each masked alone).
 func hostUserinfo(s []byte, from, i int) (Match, bool) {
 	a := i
 	for a > from && (is(s[a-1], word) || s[a-1] == '.') {
 		a--
 	}
-	if a == i || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
+	if a == i && !emptyUserStart(s, i) || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
 		return Match{}, false
 	}
 	if a >= len(Mask)+1 && s[a-1] == '(' && isMask(s, a-len(Mask)-1) {
 		return Match{}, false // the "fp:" or "len:" of a mask ("******(fp:…)@host:9092")
 	}
-	at := i + 1
+	at, ok := hostAfterUserinfo(s, i)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{a, at, KindURLUserinfo}, true
+}
+
+// hostAfterUserinfo is the rest of hostUserinfo after the user: the ':' at
+// s[i], a password, '@', a host and ":port". at is the '@'.
+func hostAfterUserinfo(s []byte, i int) (at int, ok bool) {
+	at = i + 1
 	for ; at < len(s) && at-i < 256; at++ {
 		c := s[at]
 		if c <= ' ' || c == '"' || c == '\'' || c == ',' || c == '/' || c == '\\' || c == '<' || c == '>' || c == '@' {
@@ -663,20 +678,33 @@ func hostUserinfo(s []byte, from, i int) (Match, bool) {
 		}
 	}
 	if at == i+1 || at >= len(s) || s[at] != '@' {
-		return Match{}, false
+		return 0, false
 	}
 	h := at + 1
 	for h < len(s) && (is(s[h], alnum|cDash) || s[h] == '.') {
 		h++
 	}
 	if h == at+1 || h >= len(s) || s[h] != ':' {
-		return Match{}, false
+		return 0, false
 	}
 	p := run(s, h+1, cDigit)
 	if p == h+1 || p-h-1 > 5 || p < len(s) && is(s[p], alnum) {
-		return Match{}, false
+		return 0, false
 	}
-	return Match{a, at, KindURLUserinfo}, true
+	return at, true
+}
+
+// emptyUserStart reports a ':' at s[i] that may start a userinfo with no
+// user: at the start of s or after white space or a quote.
+func emptyUserStart(s []byte, i int) bool {
+	if i == 0 {
+		return true
+	}
+	switch s[i-1] {
+	case ' ', '\t', '\n', '\r', '"', '\'':
+		return true
+	}
+	return false
 }
 
 // email matches an e-mail address around the '@' at s[i].
@@ -705,22 +733,28 @@ func email(s []byte, from, i int) (Match, bool) {
 		}
 		break
 	}
-	if dots == 0 || e-last < 2 {
-		return Match{}, false
-	}
-	// The last label is the top-level domain, letters only. One that goes
-	// on with '-' is an address glued to a suffix ("a@example.org-842", an
-	// id made of it): the address ends before the '-'.
-	tld := last
-	for tld < e && is(s[tld], cUpper|cLower) {
-		tld++
-	}
-	if tld < e && s[tld] == '-' && tld-last >= 2 {
-		e = tld
-	}
-	for k := last; k < e; k++ {
-		if !is(s[k], cUpper|cLower) {
+	// The last label is the top-level domain, letters only, two at least.
+	// One that goes on with '-' is an address glued to a suffix
+	// ("a@example.org-842", an id made of it): the address ends before the
+	// '-'. A last label that is no top-level domain ("a@example.org.x",
+	// "a@example.org.v2") is a suffix glued to the address, which ends at
+	// the dot before it: the longest valid address is taken.
+	for {
+		if dots == 0 {
 			return Match{}, false
+		}
+		tld := last
+		for tld < e && is(s[tld], cUpper|cLower) {
+			tld++
+		}
+		if tld < e && s[tld] == '-' {
+			e = tld
+		}
+		if tld == e && e-last >= 2 {
+			break
+		}
+		e, dots = last-1, dots-1 // the '.' before the last label
+		for last = e; last > i+1 && s[last-1] != '.'; last-- {
 		}
 	}
 	if isMask(s, a) {
@@ -980,8 +1014,9 @@ func cnGrouped(s []byte, i int) (int, bool) {
 // joined is scratch (tail and head are appended to joined[:0]; pass it back
 // in to reuse it); m is in joined's coordinates: when m.Start < len(tail),
 // joined[m.Start:len(tail)] ends the previous text and joined[len(tail):m.End]
-// starts the next one; when m.Start >= len(tail), the match is
-// joined[m.Start:m.End], in the next text only.
+// starts the next one (m.End <= len(tail): a credential in tail that
+// head completes, "user:pw" | "@host:9092"); when m.Start >= len(tail),
+// the match is joined[m.Start:m.End], in the next text only.
 func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	joined = append(append(joined[:0], tail...), head...)
 	nt := len(tail)
@@ -996,7 +1031,9 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 			}
 			break
 		}
-		if x.End > nt && !isMask(joined, x.Start) {
+		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End)) {
+			// Across the boundary, or a credential in tail that only
+			// head makes one ("bus:pw" | "@kafka-1:9092").
 			return joined, x, true
 		}
 		from = x.End
@@ -1004,7 +1041,8 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	return joined, Match{}, false
 }
 
-// inHead reports whether head alone has the match head[start:end].
+// inHead reports whether head alone has the match head[start:end] (and
+// so for tail).
 func inHead(head []byte, start, end int) bool {
 	for from := 0; from <= start; {
 		m, ok := find(head, from)

@@ -65,6 +65,9 @@ func TestFind(t *testing.T) {
 	}{
 		{"key " + awsID + " ok", awsID, KindAWS},
 		{"id" + awsSTS, awsSTS, KindAWS},
+		{"key " + awsID + "1 here", awsID + "1", KindAWS},
+		{"1private_key: hunter2verysecret", "hunter2verysecret", KindKeyValue},
+		{"key " + awsID + "X7Q2 here", awsID + "X7Q2", KindAWS},
 		{"aws_secret_access_key=" + awsSecret, awsSecret, KindKeyValue},
 		{"AWS_SECRET_ACCESS_KEY: " + awsSecret + "\n", awsSecret, KindKeyValue},
 		{slackBot, slackBot, KindSlack},
@@ -107,6 +110,8 @@ func TestFind(t *testing.T) {
 		{"brokers u:PASSWORD@h1:9092,alice:p%40ss@10.0.0.2:9093 git@gitlab:22 a:b@example, 12:30@h", "u:PASSWORD|alice:p%40ss", KindURLUserinfo},
 		{"masked ******(fp:0123456789abcdef)@h1:9092 and nats://******(len:12)@h:4222", "", 0},
 		{`"https:\/\/bob:pw@h.example\/x"`, "bob:pw", KindURLUserinfo},
+		{":CRPSpw@kafka-1:9092, redis :pw2@h:6379 and {\"b\":\":pw3@h:1\"}", ":CRPSpw|:pw2|:pw3", KindURLUserinfo},
+		{"x:y a :b c@d:1 [::1]:8080 :smile: @bob:1 git :@host:22 ok", "", 0},
 		{"http://host:8080/path", "", 0},
 		{"mail " + mail + ".", mail, KindEmail},
 		{"call " + cnMob + " or +86 139 1234 5678 or 139-1234-5678", cnMob + "|+86 139 1234 5678|139-1234-5678", KindPhone},
@@ -126,6 +131,8 @@ func TestFind(t *testing.T) {
 		{twilioSK + " " + twilioAC, twilioSK + "|" + twilioAC, KindVendorToken},
 		// glued to a suffix (an id made of one: "<value>-842")
 		{"id bob@example.org-842 and " + mail + "-7", "bob@example.org|" + mail, KindEmail},
+		{"mail alice@example.org.x, bob@mail.example.com.v2 and c@d.example.io.1.x-9", "alice@example.org|bob@mail.example.com|c@d.example.io", KindEmail},
+		{"pkg left-pad@1.3.0, npm@10.2.4.x, scope@v2.x, at@host.x, a@b.c", "", 0},
 		{"id +8613987654322-876, +44 20 7946 0958-12", "+8613987654322|+44 20 7946 0958-12", KindPhone},
 		{"sid " + twilioSK + "-1437 " + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
 		{"sid x-" + twilioSK + " run_" + twilioAC + "_2", twilioSK + "|" + twilioAC, KindVendorToken},
@@ -185,6 +192,10 @@ func TestClassifyKey(t *testing.T) {
 		"api_key_ref": KeyRef, "credential_ref": KeyRef, "email": KeyEmail, "phone": KeyPhone, "user_id": KeyUserID,
 		"password_hint": KeyPlain, "authorization_url": KeyPlain, "secret_name": KeyPlain,
 		"request_id": KeyPlain, "session_id": KeyPlain, "sequence": KeyPlain, "status": KeyPlain, "key": KeyPlain, "auth": KeyCredential,
+		// Letter/digit transitions split words; they make no ordinary key a credential.
+		"1private_key": KeyCredential, "x9password": KeyCredential, "oauth2_token": KeyToken, "1token": KeyToken, "api2Key": KeyPlain,
+		"agent_ref": KeyRef, "auth2": KeyPlain, "T12": KeyPlain, "req-000007": KeyPlain, "key1": KeyPlain,
+		"sha256_key": KeyPlain, "max_tokens2": KeyPlain, "token2_count": KeyPlain, "user1_id": KeyPlain, "password2_hint": KeyPlain,
 	}
 	for k, want := range cases {
 		if got := ClassifyKey(k); got != want {

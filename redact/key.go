@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // KeyClass is what a key's name says about its value.
 type KeyClass uint8
 
@@ -33,7 +35,7 @@ func (c KeyClass) Credential() bool {
 }
 
 // ClassifyKey classifies a key: it is split into words (at '_', '-', '.',
-// ' ' and camelCase boundaries) compared ASCII case-insensitively. Words
+// ' ', camelCase boundaries and letter/digit transitions) compared ASCII case-insensitively. Words
 // are compared whole, so "tokens", "max_tokens" and "token_count" are not
 // credentials while "token", "access_token" and "accessToken" are;
 // "password" and "secret" count anywhere ("mysecretvalue",
@@ -99,6 +101,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		if !sep && i > 0 && isUpper(k[i]) {
 			p := k[i-1]
 			boundary = isLowerByte(p) || is(p, cDigit) || (isUpper(p) && i+1 < n && isLowerByte(k[i+1]))
+		} else if !sep && i > 0 {
+			// A letter/digit transition ends a word too: a digit glued to
+			// a key word ("1private_key", "oauth2_token") leaves it whole.
+			boundary = is(k[i], cDigit) != is(k[i-1], cDigit) && is(k[i-1], cUpper|cLower|cDigit) && is(k[i], cUpper|cLower|cDigit)
 		}
 		if (sep || boundary) && start >= 0 {
 			flush(k[start:i])
@@ -319,8 +325,30 @@ func lowerString(s string) string {
 // the decoded record can be skipped. It is one pass with a two-byte
 // table; only where two bytes start a needle is the needle compared. A
 // \u00XX escape of a printable ASCII byte (the only way JSON spells a
-// letter differently) always passes.
+// letter differently) always passes, and so does a broker address with
+// credentials and no scheme (mayHostUserinfo).
 func MayHoldCredential[T Text](raw T) bool {
 	b := view(raw)
-	return anyWord(needleTable, b) || hasASCIIEscape(b)
+	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b)
+}
+
+// mayHostUserinfo is the gate of hostUserinfo on raw JSON: a ':' followed
+// by a password, '@', a host and ":port", whatever the user before it
+// (which JSON escapes may spell differently). The ':'s are looked at only
+// when b holds an '@'.
+func mayHostUserinfo(b []byte) bool {
+	if bytes.IndexByte(b, '@') < 0 {
+		return false
+	}
+	for i := bytes.IndexByte(b, ':'); i >= 0; {
+		if _, ok := hostAfterUserinfo(b, i); ok {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], ':')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }

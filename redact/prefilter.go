@@ -102,9 +102,10 @@ func MayHoldCredentialText[T Text](s T) bool {
 			i = max(i, run(b, i, cDigit)-1)
 			continue
 		}
-		if b[i] == ':' && i > 0 {
+		if b[i] == ':' {
 			// A broker's userinfo with no scheme (hostUserinfo), from
-			// i-1: the least that any start can leave of the user. Only
+			// i-1: the least that any start can leave of the user (from
+			// i, an empty user is taken only where from i-1 takes it). Only
 			// when the text holds an '@' (looked for once: timestamps are
 			// full of ':').
 			if hasAt == 0 {
@@ -114,7 +115,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				}
 			}
 			if hasAt == 2 {
-				if _, ok := hostUserinfo(b, i-1, i); ok {
+				if _, ok := hostUserinfo(b, max(i-1, 0), i); ok {
 					return true
 				}
 			}

@@ -21,7 +21,7 @@ var credentialExamples = map[Kind][]string{
 		"c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5-_"},
 	KindGitHub:     {ghp, "run1_" + ghp, gho, ghs, ghu, ghr, "pat:" + ghPAT},
 	KindGitLab:     {glpat, "build7-" + glpat, "x" + glpat},
-	KindAWS:        {awsID, "x1" + awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE", "0ABIA0000000000000000", "7" + awsID},
+	KindAWS:        {awsID, "x1" + awsID, "id" + awsSTS, "ABIAIOSFODNN7EXAMPLE", "ACCAIOSFODNN7EXAMPLE", "0ABIA0000000000000000", "7" + awsID, awsID + "1", "x1" + awsID + "Z9"},
 	KindSlack:      {slackBot, "t=" + slackUser, "app " + slackApp, "xoxa-1234567890", "xoxr-1234567890", "xoxs-1234567890", "xoxo-1234567890"},
 	KindStripe:     {stripeSK, stripeTK, stripeRK, "rk_test_4eC39HqLyjWDarjtT1zdp7dc"},
 	KindGoogle:     {googleKey, "maps?key=" + googleKey},
@@ -29,10 +29,11 @@ var credentialExamples = map[Kind][]string{
 	KindCookie:     {"Cookie: sid=31d4d96e407aad42; lang=en", "Set-Cookie: id=a3fWa; Secure", "cookies=a"},
 	KindKeyValue: {"password=hunter2", "q=password%3Dhunter2%26x", "token%3Dabc", `{\\\"api_key\\\":\\\"v\\\"}`, "api_key: AbC123", "pwd = 'x y'", `{\"password\":\"p@ss w0rd\"}`, "token=abc",
 		"/cb#access_token=tok-123&state=1", "aws_secret_access_key=" + "wJalrXUtnFEMI", "AccountKey=Zm9v==", "api_key_ref=vault://k",
-		"x@b.secretary_sig=v", "my.passphrase: v", "client_secret='v'", "auth=v", "sig=v", "credentials: v", "CSRFToken=v"},
+		"x@b.secretary_sig=v", "my.passphrase: v", "client_secret='v'", "auth=v", "sig=v", "credentials: v", "CSRFToken=v",
+		"1private_key: hunter2verysecret", "x9password=v", "oauth2token=v", "2fa_secret9: v"},
 	KindVendorToken: {sendgrid, "key " + sendgrid, npmTok, pypiTok, hfTok, twilioSK, twilioAC, discordTok, telegramTok,
 		"bot" + telegramTok, databricks, doToken, shopify, squareTok, mailgun, glrunner, "x=" + twilioAC + ";"},
-	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h", "brokers u:PASSWORD@h1:9092"},
+	KindURLUserinfo: {"nats://u:PASSWORD@host:4222", `"https:\/\/bob:pw@h.example\/x"`, "redis://:pw@h", "brokers u:PASSWORD@h1:9092", ":pw@kafka-1:9092", `{"b":":pw@h:9092"}`, "x :pw@h:6379"},
 }
 
 // TestMayHoldCredentialTextKinds is the pre-check's contract: every
@@ -77,13 +78,26 @@ func TestMayHoldCredentialTextSkips(t *testing.T) {
 		"123e4567-e89b-12d3-a456-426614174000", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		"mail alice.liu@example.com, call 13912345678, id 11010519491231002X",
 		"The agent streams model output token by token; each chunk is a JSON line.",
-		"task-12345678 and risk-assessment", "the Bearer authentication scheme", "sk-1234567", "AKIA",
+		"task-12345678 and risk-assessment", "the Bearer authentication scheme", "sk-1234567", "AKIA", "AKIAIOSFODNN7EXAM", "ACCAUNTING", "ASIA-PACIFIC",
+		"T12:00", "v2key9",
 		"\u4f60\u597d\uff0c\u8fd9\u662f\u4e00\u4e2a\u56de\u7b54"} {
 		if MayHoldCredentialText(s) {
 			t.Errorf("MayHoldCredentialText(%q) = true", s)
 		}
 		if _, ok := firstCredential([]byte(s)); ok {
 			t.Errorf("%q holds a credential", s)
+		}
+	}
+}
+
+// TestDigitGluedKeysPlain: splitting key words at letter/digit
+// transitions makes no ordinary key credential-named (a digit glued to a
+// key word, "1private_key", is one: TestMayHoldCredentialTextKinds).
+func TestDigitGluedKeysPlain(t *testing.T) {
+	for _, s := range []string{"user1_id: 42", "auth2: on", "key1: 7", "sha256_key: 9f86d081", "api2Key=v", "max_tokens2=9",
+		"token2_count: 3", "password2_hint: v", "at T12:00:00Z", "req-000007: done", "host kafka-1:9092", "v1.2.3: ok"} {
+		if m, ok := firstCredential([]byte(s)); ok {
+			t.Errorf("%q: credential %v", s, m)
 		}
 	}
 }

@@ -15,12 +15,15 @@ package redact
 //     progress;
 //   - the tail holds "-----" (inside a PEM block, whose header may be further
 //     back);
-//   - the last word, from its start or from a '-', '_', ':' or '/' in it,
+//   - the last word, from its start, from a '-', '_', ':' or '/' in it or
+//     from a letter after a digit,
 //     is a proper prefix of a token prefix ("s", "gh", "AKI", "xox",
 //     "nats:/"; exact case) or of a credential key word or scheme of three
 //     letters or more ("pas", "Bea", "tok"; any case): a needle cut in two;
-//   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"):
-//     the userinfo of a broker address with no scheme in progress;
+//   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"),
+//     or the tail ends inside the host or port after its '@'
+//     ("bus:pw@kafka-1:90"): a broker address with credentials and no
+//     scheme in progress;
 //   - the last word looks like a token or base64 (a digit or an inner
 //     capital) and is tailLongWord bytes or longer, or ends with a proper
 //     prefix of an encoded token prefix.
@@ -40,7 +43,7 @@ func MayStartCredential[T Text](tail T) bool {
 	if anyWord(keyTable, win) && mayProbe(win) && probed(win) {
 		return true
 	}
-	if digitTokenStart(b) {
+	if digitTokenStart(b) || userinfoHostStart(b) {
 		return true
 	}
 	w := len(b)
@@ -75,8 +78,8 @@ func MayStartCredential[T Text](tail T) bool {
 		if tokenish && b64Prefixes[string(last[k:])] {
 			return true
 		}
-		if k > 0 && !isNeedlePunct(last[k-1]) && !isNeedlePunct(last[k]) {
-			continue
+		if k > 0 && !isNeedlePunct(last[k-1]) && !isNeedlePunct(last[k]) && !(is(last[k-1], cDigit) && is(last[k], cUpper|cLower)) {
+			continue // (a digit before a letter ends a word: "1pass", classifyWords)
 		}
 		if tokenPrefixStarts[string(last[k:])] || len(last)-k >= 3 && keyPrefixes[string(low[k:len(last)])] {
 			return true
@@ -99,7 +102,8 @@ var credWords = []string{"pass", "pwd", "secret", "sig", "token", "auth", "key",
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
 // key cut in two.
 var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization", "authorisation", "credential",
-	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey"}
+	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey",
+	"api_key", "private_key", "access_key", "secret_key", "signing_key", "session_key", "account_key"}
 
 // tokenTable finds the needles that start or hold a token (credNeedles but
 // the schemes, and the encoded token prefixes); keyTable the key words.
@@ -229,6 +233,35 @@ func vendorPrefixStrings() (w []string) {
 		}
 	}
 	return w
+}
+
+// userinfoHostStart reports a tail that ends inside the host or port of a
+// broker address with credentials and no scheme, past its '@'
+// ("bus:pw@kafka-1", "bus:pw@kafka-1:90"; hostUserinfo): the rest of the
+// address, in the next text, makes it one.
+func userinfoHostStart(b []byte) bool {
+	j := len(b)
+	for j > 0 && len(b)-j < 5 && is(b[j-1], cDigit) {
+		j--
+	}
+	if j > 0 && b[j-1] == ':' {
+		j--
+	}
+	for j > 0 && len(b)-j < 256 && (is(b[j-1], alnum|cDash) || b[j-1] == '.') {
+		j--
+	}
+	if j < 2 || b[j-1] != '@' {
+		return false
+	}
+	for k := j - 2; k >= 0 && j-k < 256; k-- {
+		switch c := b[k]; {
+		case c <= ' ' || c == '"' || c == '\'' || c == ',' || c == '/' || c == '\\' || c == '<' || c == '>' || c == '@':
+			return false
+		case c == ':' && k < j-2:
+			return true // any user: a kept tail only costs its bytes
+		}
+	}
+	return false
 }
 
 // digitTokenStart reports a tail ending in the start of a token shape that

@@ -71,3 +71,29 @@ func FuzzMayProbe(f *testing.F) {
 		checkMayProbe(t, s)
 	})
 }
+
+// TestMayStartCredentialGlued: tails cut inside a broker address with
+// credentials past its user, and inside a key word glued after a digit,
+// are kept; the same bytes of personal data or prose are not.
+func TestMayStartCredentialGlued(t *testing.T) {
+	for _, s := range []string{"bus:CRPSbrokerpw77", "bus:CRPSbrokerpw77@", "here: bus:pw@kafka-1", "bus:pw@kafka-1:", "bus:pw@kafka-1:90",
+		"x :pw@h", "here: 1pri", "id 7passw", "cfg 2api_k"} {
+		if !MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"mail bob@example.com", "at 12:00 bob@host", "see a@b", "v1.2.3", "req-000007", "page 12", "build 42 done"} {
+		if MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = true", s)
+		}
+	}
+	// And what the two halves make is reported once, across the boundary.
+	for _, c := range [][2]string{{"bus:pw77", "@kafka-1:9092"}, {"bus:pw77@", "kafka-1:9092"}, {"bus:pw77@kafka", "-1:9092"}, {"bus:pw77@kafka-1:", "9092"}} {
+		if _, m, ok := Straddle(nil, []byte(c[0]), []byte(c[1])); !ok || m.Kind != KindURLUserinfo || m.Start != 0 {
+			t.Errorf("Straddle(%q, %q) = %v %v", c[0], c[1], m, ok)
+		}
+	}
+	if _, m, ok := Straddle(nil, []byte("bus:pw@kafka-1:9092"), []byte(" and more")); ok {
+		t.Errorf("a userinfo whole in the tail straddles: %v", m)
+	}
+}

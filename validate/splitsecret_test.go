@@ -23,6 +23,9 @@ var splitShapes = []struct{ value, kind string }{
 	{"AKIACRPS7EXAMPLE4XYZ", "aws"},
 	{"Authorization: Token CRPStok9f8e7d6c5b4a3", "authorization"},
 	{"password=CRPSpass-hunter2-9876", "key_value"},
+	{"AKIACRPS7EXAMPLE4XYZ1", "aws"},
+	{"1private_key: CRPSdgtkeyhunterpw", "key_value"},
+	{"bus:CRPSbrokerpw77@kafka-1:9092", "url_userinfo"},
 	{base64.StdEncoding.EncodeToString([]byte("sk-proj-CRPSb64inner0123456789")), "sk"},
 }
 
@@ -45,6 +48,8 @@ func TestSecretSplitAcrossChunks(t *testing.T) {
 		// first two letters, a base64 run before its twelfth character.
 		first := 1
 		switch {
+		case strings.HasPrefix(sh.value, "1private"): // after the digit
+			first = 4
 		case sh.kind == "authorization" || sh.kind == "key_value":
 			first = 3
 		case strings.HasPrefix(sh.value, "c2st"):

@@ -103,9 +103,17 @@ var corpusShapes = []corpusShape{
 	// Values glued to a suffix, as ids made of them are ("<email>-842"):
 	// found by the broker corpus in a Nats-Msg-Id logged on purpose.
 	{"email_suffix", "corpus.sfx@example.org-842", []string{"corpus.sfx@example.org", "corpus.sfx"}},
+	{"email_label_suffix", "corpus.dotx@example.org.x", []string{"corpus.dotx@example.org", "corpus.dotx"}},
 	{"intl_phone_suffix", "+8613987654323-876", []string{"8613987654323", "13987654323"}},
 	// A broker address with credentials and no scheme (Kafka, Redis).
 	{"broker_userinfo", "bus:CRPSbrokerpw77@kafka-1:9092", []string{"CRPSbrokerpw77"}},
+	// An AWS key id glued to more key characters: the whole run is masked.
+	{"aws_glued", "AKIACRPS7EXAMPLE4XYZ1", []string{"AKIACRPS7EXAMPLE4XYZ1", "CRPS7EXAMPLE4XYZ1"}},
+	// A credential-named key with a digit glued in front.
+	{"digit_glued_key", "1private_key: CRPSdgtkeyhunterpw", []string{"CRPSdgtkeyhunterpw"}},
+	// Its half split across two chunks is cut just before the ':' (the
+	// second chunk, ":password@host:9092", is masked alone).
+	{"broker_userinfo_cut", "corpusbrokeruserabcdefg:CRPSbkpw5@kafka-1:9092", []string{"CRPSbkpw5"}},
 	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
 }
 
