@@ -9,4 +9,6 @@ const mapFlags = syscall.MAP_SHARED
 
 // adviseWindow: package syscall has no madvise here; the kernel's own
 // read-ahead applies.
-func adviseWindow([]byte) {}
+func adviseWindow([]byte) bool { return false }
+
+func populate([]byte) {}

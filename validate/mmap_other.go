@@ -13,3 +13,4 @@ func openMapped(*os.File) *mappedFile   { return nil }
 func (m *mappedFile) remap(int64) error { return nil }
 func (m *mappedFile) eof() bool         { return true }
 func (m *mappedFile) close(int64)       {}
+func (m *mappedFile) ahead(int)         {}

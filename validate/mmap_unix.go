@@ -23,6 +23,33 @@ type mappedFile struct {
 	win       []byte
 	pageAlign int64
 	start     int64 // the file offset the read starts at
+	// populated: the page table of win[:populated] is filled, or will
+	// fault in as read (len(win) unless cached: every page of win was in
+	// the page cache when it was mapped).
+	populated int
+	cached    bool
+}
+
+// populateChunk is how much of a cached window's page table is filled at
+// a time, ahead of its reader: the reader gives back a dropChunk behind
+// itself, so that the window's RSS stays near two chunks.
+var populateChunk = 8 << 20
+
+// ahead fills the page table of a cached window's next chunk once the
+// reader at win offset off is half a chunk from the filled end.
+func (m *mappedFile) ahead(off int) {
+	if off+populateChunk/2 >= m.populated {
+		m.populateNext()
+	}
+}
+
+func (m *mappedFile) populateNext() {
+	if !m.cached || m.populated >= len(m.win) {
+		return
+	}
+	end := min(len(m.win), m.populated+populateChunk)
+	populate(m.win[m.populated:end])
+	m.populated = end
 }
 
 // openMapped returns a mapping reader for f from its current offset, or
@@ -57,7 +84,11 @@ func (m *mappedFile) remap(from int64) error {
 	if err != nil {
 		return fmt.Errorf("mmap: %w", err)
 	}
-	adviseWindow(b)
+	m.cached = adviseWindow(b)
+	m.populated = len(b)
+	if m.cached {
+		m.populated = min(len(b), populateChunk)
+	}
 	m.at, m.win = start, b
 	return nil
 }

@@ -270,6 +270,7 @@ type frameBuf struct {
 	off  int
 	eof  bool
 	fill func(*frameBuf) error
+	m    *mappedFile // the mapping buf is a window of, or nil
 }
 
 // readFrames decodes concatenated frames; it stops at the first frame it
@@ -307,7 +308,7 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 // Handler: a Sharded run) is told each window and, before it is unmapped,
 // waited for.
 func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h Handler) (last uint64, err error) {
-	s := &frameBuf{buf: m.win, base: m.at, off: int(pos - m.at), eof: m.eof()}
+	s := &frameBuf{buf: m.win, base: m.at, off: int(pos - m.at), eof: m.eof(), m: m}
 	wh, _ := h.(windowed)
 	shrank := func(why any) error { return fmt.Errorf("%s: the file shrank while it was read (%v)", name, why) }
 	s.fill = func(s *frameBuf) error {
@@ -397,5 +398,8 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 		in.Pos.Offset, in.Index, in.Data = s.base+int64(s.off), idx, s.buf[s.off:s.off+f.Size]
 		h.ObserveFrame(in, f)
 		s.off += f.Size
+		if s.m != nil {
+			s.m.ahead(s.off)
+		}
 	}
 }

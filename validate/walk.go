@@ -354,6 +354,7 @@ func (w *walker) lines() error {
 // before it is no longer read by anyone. An inline read is done with
 // everything before off.
 func (w *walker) giveBack(off int) {
+	w.m.ahead(off)
 	if w.idx&63 != 0 {
 		return
 	}
@@ -454,6 +455,7 @@ func (w *walker) frames() error {
 			}
 			w.pos += int64(size)
 			w.published()
+			w.m.ahead(off)
 			if off-w.dropped >= dropChunk {
 				// Each shard maps the file for itself: without this, a walk
 				// of n shards would hold n windows in its RSS.
