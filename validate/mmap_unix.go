@@ -33,7 +33,7 @@ type mappedFile struct {
 // populateChunk is how much of a cached window's page table is filled at
 // a time, ahead of its reader: the reader gives back a dropChunk behind
 // itself, so that the window's RSS stays near two chunks.
-var populateChunk = 8 << 20
+var populateChunk = 2 << 20
 
 // ahead fills the page table of a cached window's next chunk once the
 // reader at win offset off is half a chunk from the filled end.

@@ -52,7 +52,7 @@ const bufferedLine = 256 << 10
 // (dropBehind: a walk behind itself, a hand-off behind the watermark), so
 // that the process holds about one window's pages, not one per shard; a
 // multiple of any page size, a variable for tests.
-var dropChunk = 8 << 20
+var dropChunk = 2 << 20
 
 type walkJob struct {
 	s    *Sharded
