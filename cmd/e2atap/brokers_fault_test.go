@@ -22,7 +22,14 @@ import (
 
 func startNATS(t *testing.T, port int) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true})
+	return startNATSWith(t, &server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true})
+}
+
+// startNATSWith starts an in-process nats-server with opts, ready for
+// connections, shut down when the test ends.
+func startNATSWith(t *testing.T, opts *server.Options) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

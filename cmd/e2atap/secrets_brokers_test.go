@@ -113,16 +113,8 @@ func TestCorpusBrokers(t *testing.T) {
 	t.Cleanup(prod.Close)
 
 	// NATS with JetStream, and a password.
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
+	ns := startNATSWith(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
 		JetStream: true, StoreDir: t.TempDir(), Username: "e2atap", Password: corpusNATSPass})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	natsAddr := strings.TrimPrefix(ns.ClientURL(), "nats://")
 	nc, err := nats.Connect(ns.ClientURL(), nats.UserInfo("e2atap", corpusNATSPass))
 	if err != nil {
@@ -328,18 +320,7 @@ outputs:
 	pollUntil(t, "the missing stream logged", 30*time.Second, func() bool {
 		return strings.Contains(stderr.String(), "jetstream consumer failed")
 	})
-	var metricsBody []byte
-	for _, accept := range []string{"text/plain", "application/openmetrics-text"} {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/metrics", nil)
-		req.Header.Set("Accept", accept)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		metricsBody = append(metricsBody, b...)
-	}
+	metricsBody := scrapeMetrics(t, listen)
 	// The operator's views: /healthz (tap states, last errors) and
 	// /observe (the recent findings, streams and records).
 	get := func(path string) []byte {

@@ -679,16 +679,8 @@ func corpusRun(t *testing.T, content string) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
+	ns := startNATSWith(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true,
 		Username: "e2atap", Password: natsPass})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	natsAddr := strings.TrimPrefix(ns.ClientURL(), "nats://")
 
 	rcv := &otlpReceiver{}
@@ -773,18 +765,7 @@ outputs:
 	pollUntil(t, "every record in the record log", 60*time.Second, func() bool {
 		return fileLines(records) >= total
 	})
-	var metricsBody []byte
-	for _, accept := range []string{"text/plain", "application/openmetrics-text"} { // the latter with exemplars
-		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/metrics", nil)
-		req.Header.Set("Accept", accept)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		metricsBody = append(metricsBody, b...)
-	}
+	metricsBody := scrapeMetrics(t, listen)
 	if !bytes.Contains(metricsBody, []byte("trace_id=")) {
 		t.Error("no exemplar in the OpenMetrics exposition: the search misses them")
 	}
@@ -928,4 +909,23 @@ func tailText(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// scrapeMetrics returns listen's /metrics in both expositions, the text
+// format and OpenMetrics (the latter with exemplars), one after the other.
+func scrapeMetrics(t *testing.T, listen string) []byte {
+	t.Helper()
+	var body []byte
+	for _, accept := range []string{"text/plain", "application/openmetrics-text"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+listen+"/metrics", nil)
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = append(body, b...)
+	}
+	return body
 }
