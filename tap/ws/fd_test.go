@@ -1,3 +1,5 @@
+//go:build linux
+
 package ws
 
 // Out of file descriptors (the tap's own fault, not the upstream's): the
