@@ -29,6 +29,7 @@ fmt:
 
 vet:
 	$(GO) vet $(PKGS)
+	@for os in darwin freebsd windows; do echo "GOOS=$$os go vet"; GOOS=$$os $(GO) vet $(PKGS) || exit 1; done
 
 staticcheck:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@latest
