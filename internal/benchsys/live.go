@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ var (
 	liveMax      = flag.Int("live-max-records", 2_000_000, "live part: records generated at most (~920 bytes each, held in memory); a step that sends more repeats them")
 	liveOnly     = flag.String("live-only", "nats,burst,logdir,jetstream,kafka", "live part: which of its parts to run")
 	liveProfile  = flag.String("live-cpuprofile", "", "live part: write a CPU profile of each e2atap run to this directory (go tool pprof)")
+	liveAlso     = flag.String("live-also", "", "live part: more e2atap binaries (comma-separated) measured in the catch-up parts beside -e2atap's, interleaved (an A/B on a loaded machine)")
 )
 
 // drainSlack is how long after the producer stops a consumer that keeps up
@@ -56,6 +58,7 @@ const drainSlack = time.Second
 
 type live struct {
 	e2atap, bare, dir           string
+	also                        []string // -live-also: "alt1" is also[0]
 	natsURL, monitor, kafkaAddr string
 	data                        []byte // records, each followed by '\n'
 	offs                        []int  // record i is data[offs[i]:offs[i+1]-1]
@@ -96,6 +99,11 @@ func liveBench(bin, e2atap string) {
 	must(build(bin, "bare", "./internal/benchsys/bare"))
 	must(build(bin, "brokers", "./internal/benchsys/brokers"))
 	l := &live{e2atap: e2atap, bare: filepath.Join(bin, "bare"), dir: filepath.Join(*dir, "live")}
+	for _, b := range strings.Split(*liveAlso, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			l.also = append(l.also, b)
+		}
+	}
 	must(os.RemoveAll(l.dir))
 	must(os.MkdirAll(l.dir, 0o755))
 	defer os.RemoveAll(l.dir)
@@ -270,8 +278,11 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
 		order := []string{"e2atap", "bare", "validate"}
+		for i := range l.also {
+			order = append(order, fmt.Sprintf("alt%d", i+1))
+		}
 		if r%2 == 1 {
-			order = []string{"validate", "bare", "e2atap"}
+			slices.Reverse(order)
 		}
 		for _, who := range order {
 			if who == "validate" {
@@ -294,8 +305,14 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 		}
 	}
 	e, b, v := out["e2atap"], out["bare"], out["validate"]
-	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n\n",
+	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n",
 		median(e)/max(median(b), 1), median(e)/max(median(v), 1), loadavg())
+	for i, bin := range l.also {
+		a := fmt.Sprintf("alt%d", i+1)
+		fmt.Printf("  %s (%s) ÷ bare client: %.2f×; CPU µs/record %.2f (e2atap %.2f)\n", a, bin,
+			median(out[a])/max(median(b), 1), median(out["cpu:"+a]), median(out["cpu:e2atap"]))
+	}
+	fmt.Println()
 	return out
 }
 
@@ -426,6 +443,23 @@ func (c *consumer) stop() {
 // startE2atap runs e2atap run with one tap (taps: the YAML of its list
 // entry) and waits for /readyz.
 func (l *live) startE2atap(tapName, tapYAML string) *consumer {
+	return l.startE2atapBin(l.e2atap, tapName, tapYAML)
+}
+
+// e2atapOf is the binary of consumer who ("e2atap", or "altN" of
+// -live-also); ok false for the bare client.
+func (l *live) e2atapOf(who string) (bin string, ok bool) {
+	if who == "e2atap" {
+		return l.e2atap, true
+	}
+	var i int
+	if _, err := fmt.Sscanf(who, "alt%d", &i); err == nil && i >= 1 && i <= len(l.also) {
+		return l.also[i-1], true
+	}
+	return "", false
+}
+
+func (l *live) startE2atapBin(bin, tapName, tapYAML string) *consumer {
 	l.seq++
 	addr := freePort()
 	run := filepath.Join(l.dir, fmt.Sprintf("run-%d", l.seq))
@@ -443,7 +477,7 @@ outputs:
 		must(os.MkdirAll(*liveProfile, 0o755))
 		args = append(args, "--cpuprofile", filepath.Join(*liveProfile, fmt.Sprintf("%s-%d.pprof", tapName, l.seq)))
 	}
-	c := &consumer{cmd: child(l.e2atap, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
+	c := &consumer{cmd: child(bin, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
 	c.cmd.Stderr = &c.stderr
 	must(c.cmd.Start())
 	go func() { c.cmd.Wait(); close(c.waitDone) }()
@@ -506,7 +540,15 @@ func drain(c *consumer, sent int, stall time.Duration) (got, dropped, slow int64
 		if now.Sub(last) > stall {
 			return got, dropped, slow, last, true
 		}
-		time.Sleep(c.every())
+		wait := c.every()
+		if got+dropped >= int64(sent)*9/10 {
+			// Close to the end: look more often, so that when the last
+			// record was judged is known within a few ms, as the bare
+			// client says it of itself (a scrape every 50 ms put up to
+			// 50 ms on e2atap's wall: 5 % of a 1 s catch-up).
+			wait = min(wait, 5*time.Millisecond)
+		}
+		time.Sleep(wait)
 	}
 }
 
@@ -659,8 +701,8 @@ func (l *live) fillJetStream(n int) {
 
 func (l *live) jetstream(who string) result {
 	var c *consumer
-	if who == "e2atap" {
-		c = l.startE2atap("js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
+	if bin, ok := l.e2atapOf(who); ok {
+		c = l.startE2atapBin(bin, "js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
 	} else {
 		l.seq++
 		c = l.startBare("js", l.natsURL, "BENCH")
@@ -717,8 +759,8 @@ func (l *live) kafka(who string) result {
 	l.seq++
 	group := fmt.Sprintf("bench-%d", l.seq)
 	var c *consumer
-	if who == "e2atap" {
-		c = l.startE2atap("kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
+	if bin, ok := l.e2atapOf(who); ok {
+		c = l.startE2atapBin(bin, "kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
 	} else {
 		c = l.startBare("kafka", l.kafkaAddr, "bench", group)
 	}
