@@ -67,3 +67,15 @@ func TestChooseBudget(t *testing.T) {
 		t.Errorf("configured 200 MiB under a 256 MiB limit: %+v", c)
 	}
 }
+
+func TestGCChoice(t *testing.T) {
+	if pct, source, set := gcChoice(""); !set || pct != gcPercent || source != "e2atap run's default (GOGC not set)" {
+		t.Errorf("GOGC unset: gcChoice = %d %q %v, want %d, run's default, set", pct, source, set, gcPercent)
+	}
+	// The operator's GOGC (a number, or off) is left to the runtime.
+	for _, env := range []string{"100", "off"} {
+		if _, source, set := gcChoice(env); set || source != "GOGC" {
+			t.Errorf("GOGC=%s: gcChoice = %q set %v, want the operator's, not set", env, source, set)
+		}
+	}
+}
