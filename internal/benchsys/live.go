@@ -91,6 +91,7 @@ type result struct {
 	held           bool
 	short          bool // the producer fell short of the step's rate
 	stallOrTimeout bool
+	peakRSS        int64 // catch-up: the consumer's peak resident set (VmHWM), bytes
 }
 
 func (r result) lost() int64 { return max(int64(r.sent)-r.got, 0) }
@@ -274,7 +275,7 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	// The engine's own ceiling on this machine now: e2atap validate of the
 	// same records from a file, with run's two shards. What run loses to
 	// it is the tap's cost (and the broker's).
-	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec")
+	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS")
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
 		order := []string{"e2atap", "bare", "validate"}
@@ -299,9 +300,9 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 			res := run(who)
 			out[who] = append(out[who], res.rate)
 			out["cpu:"+who] = append(out["cpu:"+who], float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
-			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f\n", who, res.sent, res.got, res.lost(), res.dropped,
+			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f %6d MB\n", who, res.sent, res.got, res.lost(), res.dropped,
 				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond),
-				float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
+				float64(res.cpu.Microseconds())/float64(max(res.got, 1)), res.peakRSS>>20)
 		}
 	}
 	e, b, v := out["e2atap"], out["bare"], out["validate"]
@@ -415,6 +416,21 @@ func (c *consumer) progress() (got, dropped, slow int64) {
 		}
 	}
 	return got, dropped, slow
+}
+
+// peakRSS is the process's peak resident set so far (VmHWM), from /proc.
+func (c *consumer) peakRSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // cpu is the process's user+sys time so far, from /proc.
@@ -787,7 +803,7 @@ func catchupRun(who string, c *consumer, n int) result {
 		time.Sleep(c.every() / 4)
 	}
 	got, dropped, slow, last, stalled := drain(c, n, 3*time.Second)
-	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled}
+	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled, peakRSS: c.peakRSS()}
 	res.rate = float64(got-got0) / last.Sub(t0).Seconds()
 	if c.who == "bare" {
 		// It says itself when its first and last records came.
