@@ -212,7 +212,7 @@ func (r *run) pullLoop(ctx context.Context, name string, sc StreamConfig, cur *s
 	// (the channel was empty, or drainLook messages were taken), not per
 	// message (the clock cost 2 % of a catch-up's CPU); a message's time
 	// is at most drainLook emits old.
-	var now time.Time
+	now := time.Now()
 	for n := 0; ; {
 		var msg *nats.Msg
 		// While messages are waiting, take them with a plain receive: a
