@@ -251,8 +251,9 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 }
 
 // ceiling is the engine's own rate on this machine now: e2atap validate of
-// the same records from a file, with run's two shards (wall and CPU). A
-// step above it cannot be held by any tap: what limits it is the engine.
+// the same records from a file, on two shards (wall and CPU; run uses
+// half the CPUs, one on two). A step above it cannot be held by any tap:
+// what limits it is the engine.
 func (l *live) ceiling(n int) sample {
 	n = min(n, l.records())
 	path := filepath.Join(l.dir, fmt.Sprintf("ceiling-%d.jsonl", n))
@@ -275,8 +276,9 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	fmt.Println("  rate and CPU from the first record judged (the bare client: received) to the last; connecting, creating a consumer and joining a group are left out for both")
 	fill(*liveCatchup)
 	// The engine's own ceiling on this machine now: e2atap validate of the
-	// same records from a file, with run's two shards. What run loses to
-	// it is the tap's cost (and the broker's).
+	// same records from a file, on two shards. Its CPU per record is the
+	// engine's (and the file's): what run spends beyond it is the tap's and
+	// its client's.
 	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS")
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
