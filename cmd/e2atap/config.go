@@ -125,8 +125,9 @@ type FindingsConfig struct {
 // the engine (a JetStream or core NATS message: the client ~0.7 µs, the
 // tap ~0.3, the engine ~1.7), and a second shard adds routing and a copy
 // to every record: on 2 CPUs one shard judged JetStream and Kafka
-// catch-ups at 11-12 % less CPU than two, and held 200 k core NATS msgs/s
-// with a 54 ms drain where two needed 690 ms (make bench-system -only live).
+// catch-ups at 11-12 % less CPU than two (make bench-system -only live).
+// Where other processes keep the CPUs busy, two shards (two threads) get
+// a larger share of them: there a configured 2 drains bursts sooner.
 func defaultShards() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // DefaultConfig has a default for every key; it taps nothing.
