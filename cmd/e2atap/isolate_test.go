@@ -341,6 +341,9 @@ outputs:
 	}
 	if l := p.logLines(t, "memory budget", ""); len(l) != 1 || l[0]["source"] != "1/4 of GOMEMLIMIT" || l[0]["go_memory_limit_source"] != "GOMEMLIMIT" {
 		t.Errorf("the start log does not say where the budget came from: %v", l)
+	} else if os.Getenv("GOGC") == "" && (l[0]["gc_heap_floor_bytes"] != float64(gcFloor) || l[0]["gc_source"] != "e2atap run's default (GOGC not set): GOGC 100 with a heap floor") {
+		// Under the memory limit, the collector's pace is run's own.
+		t.Errorf("the start log does not say the collector's heap floor (%d): %v", gcFloor, l)
 	}
 	if code, _ := p.get(t, "/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz %d with a ws tap down, want 200 (the process is alive)", code)

@@ -2,8 +2,11 @@ package main
 
 import (
 	"math"
+	"runtime"
+	"runtime/metrics"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 func TestChooseBudget(t *testing.T) {
@@ -65,5 +68,80 @@ func TestChooseBudget(t *testing.T) {
 	// the budget leaves too little of it.
 	if c := chooseBudget(200*mi, v2("0::/\n", "268435456\n"), unset); c.Limit != 268435456 || c.Budget <= c.Limit/2 {
 		t.Errorf("configured 200 MiB under a 256 MiB limit: %+v", c)
+	}
+}
+
+func TestGCChoice(t *testing.T) {
+	const source = "e2atap run's default (GOGC not set): GOGC 100 with a heap floor"
+	for _, c := range []struct {
+		limit, floor int64
+	}{
+		{0, gcFloor},          // no limit known
+		{1 << 30, gcFloor},    // a limit far above the floor
+		{128 << 20, 32 << 20}, // a quarter of a small limit
+	} {
+		if floor, src := gcChoice("", c.limit); floor != c.floor || src != source {
+			t.Errorf("GOGC unset, limit %d: gcChoice = %d %q, want %d, run's default", c.limit, floor, src, c.floor)
+		}
+	}
+	// The operator's GOGC (a number, or off) is left to the runtime.
+	for _, env := range []string{"100", "off"} {
+		if floor, src := gcChoice(env, 0); floor != 0 || src != "GOGC" {
+			t.Errorf("GOGC=%s: gcChoice = %d %q, want the operator's", env, floor, src)
+		}
+	}
+}
+
+func TestGCPercentFor(t *testing.T) {
+	const mi = 1 << 20
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 100},           // nothing measured yet
+		{10 * mi, 540},     // the goal is the floor: 10 MB may grow to 64
+		{64 * mi / 5, 400}, // a fifth of the floor: GOGC 400
+		{32 * mi, 100},     // half the floor and above: Go's default
+		{1 << 30, 100},     // a large heap: Go's default
+		{1 * mi, gcMaxPercent},
+	} {
+		if got := gcPercentFor(c.live, 64*mi); got != c.want {
+			t.Errorf("gcPercentFor(%d MB live) = %d, want %d", c.live/mi, got, c.want)
+		}
+	}
+}
+
+// TestGCFloor: the runtime's GOGC follows the live heap after each
+// collection: above 100 while it is small, 100 once it is half the floor.
+func TestGCFloor(t *testing.T) {
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	percent := func() uint64 { metrics.Read(gogc); return gogc[0].Value.Uint64() }
+	stop := startGCFloor(256 << 20)
+	defer stop()
+	waitGC := func(what string, ok func(uint64) bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !ok(percent()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: GOGC %d", what, percent())
+			}
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitGC("a small live heap", func(p uint64) bool { return p > 100 })
+	// 200 MB live, more than half the floor: Go's default.
+	hold := make([][]byte, 200)
+	for i := range hold {
+		hold[i] = make([]byte, 1<<20)
+		hold[i][0] = 1
+	}
+	waitGC("200 MB live", func(p uint64) bool { return p == 100 })
+	runtime.KeepAlive(hold)
+	hold = nil
+	waitGC("the heap small again", func(p uint64) bool { return p > 100 })
+	stop()
+	if p := percent(); p != 100 {
+		t.Errorf("GOGC %d after stop, want the 100 it was", p)
 	}
 }

@@ -42,6 +42,7 @@ func recordLogOrder(t *testing.T, atStart bool) {
 			log = fmt.Sprintf("\n  log: {path: %q}", records)
 		}
 		os.WriteFile(cfgPath, []byte(fmt.Sprintf(`listen: 127.0.0.1:0
+streams: {shards: 2}
 taps:
   - {name: logs, type: logdir, paths: [%q], positions: %q}
 outputs:

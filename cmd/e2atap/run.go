@@ -174,7 +174,9 @@ func printProblems(w io.Writer, pol *policy, path string, probs Problems) {
 
 // applyMemoryLimits chooses the byte budget (memory.go) and, when the
 // container has a memory limit and GOMEMLIMIT is not set, sets the Go
-// memory limit to goLimitPercent of it. It logs what it chose and why, and
+// memory limit to goLimitPercent of it, and, unless GOGC is set, keeps
+// the collector's heap goal at gcFloor or above. It logs what it chose and
+// why, and
 // returns the budget in bytes (-1: unlimited).
 func applyMemoryLimits(mc MemoryConfig, logger *slog.Logger) int64 {
 	c := chooseBudget(mc.BudgetBytes, os.DirFS("/"), debug.SetMemoryLimit(-1))
@@ -195,6 +197,13 @@ func applyMemoryLimits(mc MemoryConfig, logger *slog.Logger) int64 {
 		attrs = append(attrs, "go_memory_limit_bytes", c.GoLimit, "go_memory_limit_source", fmt.Sprintf("%d%% of the cgroup limit (GOMEMLIMIT not set)", goLimitPercent))
 	} else if l := debug.SetMemoryLimit(-1); l < math.MaxInt64 {
 		attrs = append(attrs, "go_memory_limit_bytes", l, "go_memory_limit_source", "GOMEMLIMIT")
+	}
+	// The collector's pace under the memory limit (memory.go, gcFloor).
+	if floor, source := gcChoice(os.Getenv("GOGC"), c.Limit); floor > 0 {
+		startGCFloor(floor)
+		attrs = append(attrs, "gc_heap_floor_bytes", floor, "gc_source", source)
+	} else {
+		attrs = append(attrs, "gc_source", source)
 	}
 	logger.Info("memory budget", attrs...)
 	if c.Limit > 0 && (c.Budget <= 0 || c.Budget > c.Limit/2) {

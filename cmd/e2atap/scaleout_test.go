@@ -39,11 +39,13 @@ func TestKafkaScaleOutSurvivesAKilledReplica(t *testing.T) {
 	h := newKafkaHarness(t)
 	recs, planted, streams := kafkaTraffic(t, h.topic, 1000)
 	type proc = kafkaProc
-	start := func(name, group string) *proc { return h.start(name, group, false) }
-	single := start("single", "e2atap-single")
+	start := func(name, group string, shards int) *proc { return h.start(name, group, false, shards) }
+	single := start("single", "e2atap-single", 0)
 	var replicas []*proc
 	for i := range 3 {
-		replicas = append(replicas, start(fmt.Sprintf("replica%d", i), "e2atap-scale"))
+		// One replica judges on two shards (the others on the default:
+		// one on two CPUs), so that its handovers go to every shard.
+		replicas = append(replicas, start(fmt.Sprintf("replica%d", i), "e2atap-scale", 1+i%2))
 	}
 	for _, p := range append([]*proc{single}, replicas...) {
 		waitReady(t, p.listen)
@@ -110,7 +112,7 @@ func TestKafkaScaleOutSurvivesAKilledReplica(t *testing.T) {
 		return n
 	}
 	before := survivorHandovers()
-	replicas = append(replicas, start("replica3", "e2atap-scale"))
+	replicas = append(replicas, start("replica3", "e2atap-scale", 0))
 	waitReady(t, replicas[3].listen)
 	settled("the group of three to settle again", 3)
 	produce(recs[2*third:])
@@ -277,21 +279,25 @@ type kafkaProc struct {
 }
 
 // start runs e2atap with a kafka tap in group (and, with recordLog, a
-// record log of its own).
-func (h *kafkaHarness) start(name, group string, recordLog bool) *kafkaProc {
+// record log of its own), on shards shards (0: the default).
+func (h *kafkaHarness) start(name, group string, recordLog bool, shards int) *kafkaProc {
 	p := &kafkaProc{name: name, listen: freeAddr(h.t), findings: filepath.Join(h.dir, name+".jsonl"), config: filepath.Join(h.dir, name+".yaml")}
 	log := ""
 	if recordLog {
 		log = fmt.Sprintf("\n  log: {path: %q}", filepath.Join(h.dir, name+".records.jsonl"))
 	}
+	sh := ""
+	if shards > 0 {
+		sh = fmt.Sprintf(", shards: %d", shards)
+	}
 	os.WriteFile(p.config, []byte(fmt.Sprintf(`profile: jiuwenswarm
 listen: %s
-streams: {idle_timeout: 10m, join_window: 30s}
+streams: {idle_timeout: 10m, join_window: 30s%s}
 taps:
   - {name: mesh, type: kafka, brokers: [%q], topics: [%s], group: %s, start: earliest, session_timeout: 1s, commit_interval: 100ms}
 outputs:
   findings: {path: %q}%s
-`, p.listen, h.brokers[0], h.topic, group, p.findings, log)), 0o644)
+`, p.listen, sh, h.brokers[0], h.topic, group, p.findings, log)), 0o644)
 	p.cmd = startProcess(h.t, p.config)
 	return p
 }
@@ -339,8 +345,8 @@ func TestKafkaCrashRestartJudgesOpenStreamsWhole(t *testing.T) {
 	}
 	h := newKafkaHarness(t)
 	recs, planted, streams := kafkaTraffic(t, h.topic, 600)
-	single := h.start("single", "e2atap-single", false)
-	victim := h.start("victim", "e2atap-crash", true)
+	single := h.start("single", "e2atap-single", false, 0)
+	victim := h.start("victim", "e2atap-crash", true, 0)
 	waitReady(t, single.listen)
 	waitReady(t, victim.listen)
 

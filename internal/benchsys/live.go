@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ var (
 	liveMax      = flag.Int("live-max-records", 2_000_000, "live part: records generated at most (~920 bytes each, held in memory); a step that sends more repeats them")
 	liveOnly     = flag.String("live-only", "nats,burst,logdir,jetstream,kafka", "live part: which of its parts to run")
 	liveProfile  = flag.String("live-cpuprofile", "", "live part: write a CPU profile of each e2atap run to this directory (go tool pprof)")
+	liveAlso     = flag.String("live-also", "", "live part: more e2atap binaries (comma-separated) measured in the catch-up parts beside -e2atap's, interleaved (an A/B on a loaded machine)")
 )
 
 // drainSlack is how long after the producer stops a consumer that keeps up
@@ -56,6 +58,7 @@ const drainSlack = time.Second
 
 type live struct {
 	e2atap, bare, dir           string
+	also                        []string // -live-also: "alt1" is also[0]
 	natsURL, monitor, kafkaAddr string
 	data                        []byte // records, each followed by '\n'
 	offs                        []int  // record i is data[offs[i]:offs[i+1]-1]
@@ -88,6 +91,8 @@ type result struct {
 	held           bool
 	short          bool // the producer fell short of the step's rate
 	stallOrTimeout bool
+	peakRSS        int64 // catch-up: the consumer's peak resident set (VmHWM), bytes
+	counted        int64 // catch-up: records judged (or received) in the window cpu covers
 }
 
 func (r result) lost() int64 { return max(int64(r.sent)-r.got, 0) }
@@ -96,6 +101,11 @@ func liveBench(bin, e2atap string) {
 	must(build(bin, "bare", "./internal/benchsys/bare"))
 	must(build(bin, "brokers", "./internal/benchsys/brokers"))
 	l := &live{e2atap: e2atap, bare: filepath.Join(bin, "bare"), dir: filepath.Join(*dir, "live")}
+	for _, b := range strings.Split(*liveAlso, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			l.also = append(l.also, b)
+		}
+	}
 	must(os.RemoveAll(l.dir))
 	must(os.MkdirAll(l.dir, 0o755))
 	defer os.RemoveAll(l.dir)
@@ -241,8 +251,9 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 }
 
 // ceiling is the engine's own rate on this machine now: e2atap validate of
-// the same records from a file, with run's two shards (wall and CPU). A
-// step above it cannot be held by any tap: what limits it is the engine.
+// the same records from a file, on two shards (wall and CPU; run uses
+// half the CPUs, one on two). A step above it cannot be held by any tap:
+// what limits it is the engine.
 func (l *live) ceiling(n int) sample {
 	n = min(n, l.records())
 	path := filepath.Join(l.dir, fmt.Sprintf("ceiling-%d.jsonl", n))
@@ -262,16 +273,21 @@ func (l *live) printCeiling(n int) {
 // consumers, interleaved; it returns each one's rates.
 func (l *live) catchup(title string, run func(who string) result, fill func(n int)) map[string][]float64 {
 	fmt.Printf("### %s: a backlog of %d records read from its start\n", title, *liveCatchup)
+	fmt.Println("  rate and CPU from the first record judged (the bare client: received) to the last; connecting, creating a consumer and joining a group are left out for both")
 	fill(*liveCatchup)
 	// The engine's own ceiling on this machine now: e2atap validate of the
-	// same records from a file, with run's two shards. What run loses to
-	// it is the tap's cost (and the broker's).
-	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec")
+	// same records from a file, on two shards. Its CPU per record is the
+	// engine's (and the file's): what run spends beyond it is the tap's and
+	// its client's.
+	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS")
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
 		order := []string{"e2atap", "bare", "validate"}
+		for i := range l.also {
+			order = append(order, fmt.Sprintf("alt%d", i+1))
+		}
 		if r%2 == 1 {
-			order = []string{"validate", "bare", "e2atap"}
+			slices.Reverse(order)
 		}
 		for _, who := range order {
 			if who == "validate" {
@@ -287,15 +303,21 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 			}
 			res := run(who)
 			out[who] = append(out[who], res.rate)
-			out["cpu:"+who] = append(out["cpu:"+who], float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
-			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f\n", who, res.sent, res.got, res.lost(), res.dropped,
-				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond),
-				float64(res.cpu.Microseconds())/float64(max(res.got, 1)))
+			perRec := float64(res.cpu.Microseconds()) / float64(max(res.counted, 1))
+			out["cpu:"+who] = append(out["cpu:"+who], perRec)
+			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f %6d MB\n", who, res.sent, res.got, res.lost(), res.dropped,
+				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond), perRec, res.peakRSS>>20)
 		}
 	}
 	e, b, v := out["e2atap"], out["bare"], out["validate"]
-	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n\n",
+	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n",
 		median(e)/max(median(b), 1), median(e)/max(median(v), 1), loadavg())
+	for i, bin := range l.also {
+		a := fmt.Sprintf("alt%d", i+1)
+		fmt.Printf("  %s (%s) ÷ bare client: %.2f×; CPU µs/record %.2f (e2atap %.2f)\n", a, bin,
+			median(out[a])/max(median(b), 1), median(out["cpu:"+a]), median(out["cpu:e2atap"]))
+	}
+	fmt.Println()
 	return out
 }
 
@@ -400,6 +422,21 @@ func (c *consumer) progress() (got, dropped, slow int64) {
 	return got, dropped, slow
 }
 
+// peakRSS is the process's peak resident set so far (VmHWM), from /proc.
+func (c *consumer) peakRSS() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
 // cpu is the process's user+sys time so far, from /proc.
 func (c *consumer) cpu() time.Duration {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
@@ -426,6 +463,23 @@ func (c *consumer) stop() {
 // startE2atap runs e2atap run with one tap (taps: the YAML of its list
 // entry) and waits for /readyz.
 func (l *live) startE2atap(tapName, tapYAML string) *consumer {
+	return l.startE2atapBin(l.e2atap, tapName, tapYAML)
+}
+
+// e2atapOf is the binary of consumer who ("e2atap", or "altN" of
+// -live-also); ok false for the bare client.
+func (l *live) e2atapOf(who string) (bin string, ok bool) {
+	if who == "e2atap" {
+		return l.e2atap, true
+	}
+	var i int
+	if _, err := fmt.Sscanf(who, "alt%d", &i); err == nil && i >= 1 && i <= len(l.also) {
+		return l.also[i-1], true
+	}
+	return "", false
+}
+
+func (l *live) startE2atapBin(bin, tapName, tapYAML string) *consumer {
 	l.seq++
 	addr := freePort()
 	run := filepath.Join(l.dir, fmt.Sprintf("run-%d", l.seq))
@@ -443,7 +497,7 @@ outputs:
 		must(os.MkdirAll(*liveProfile, 0o755))
 		args = append(args, "--cpuprofile", filepath.Join(*liveProfile, fmt.Sprintf("%s-%d.pprof", tapName, l.seq)))
 	}
-	c := &consumer{cmd: child(l.e2atap, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
+	c := &consumer{cmd: child(bin, args...), who: "e2atap", tap: tapName, metrics: "http://" + addr + "/metrics", waitDone: make(chan struct{})}
 	c.cmd.Stderr = &c.stderr
 	must(c.cmd.Start())
 	go func() { c.cmd.Wait(); close(c.waitDone) }()
@@ -493,6 +547,7 @@ func (l *live) startBare(args ...string) *consumer {
 // progress for stall; it returns when the last progress was seen.
 func drain(c *consumer, sent int, stall time.Duration) (got, dropped, slow int64, last time.Time, stalled bool) {
 	last = time.Now()
+	start, startGot := last, int64(-1)
 	prev := int64(-1)
 	for {
 		got, dropped, slow = c.progress()
@@ -506,7 +561,21 @@ func drain(c *consumer, sent int, stall time.Duration) (got, dropped, slow int64
 		if now.Sub(last) > stall {
 			return got, dropped, slow, last, true
 		}
-		time.Sleep(c.every())
+		if startGot < 0 {
+			startGot = got + dropped
+		}
+		// A scrape of e2atap's /metrics costs it about a millisecond of
+		// CPU: look again after half the time the rest should take at the
+		// rate so far (at most every(), at least every 5 ms), so that when
+		// the last record was judged is known within a few ms, as the bare
+		// client says it of itself, and few scrapes are charged to e2atap.
+		wait := c.every()
+		if d := now.Sub(start); d > 0 && got+dropped > startGot {
+			rate := float64(got+dropped-startGot) / d.Seconds()
+			rest := time.Duration(float64(int64(sent)-got-dropped) / rate * float64(time.Second))
+			wait = min(max(rest/2, 5*time.Millisecond), 4*c.every())
+		}
+		time.Sleep(wait)
 	}
 }
 
@@ -659,8 +728,8 @@ func (l *live) fillJetStream(n int) {
 
 func (l *live) jetstream(who string) result {
 	var c *consumer
-	if who == "e2atap" {
-		c = l.startE2atap("js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
+	if bin, ok := l.e2atapOf(who); ok {
+		c = l.startE2atapBin(bin, "js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
 	} else {
 		l.seq++
 		c = l.startBare("js", l.natsURL, "BENCH")
@@ -717,8 +786,8 @@ func (l *live) kafka(who string) result {
 	l.seq++
 	group := fmt.Sprintf("bench-%d", l.seq)
 	var c *consumer
-	if who == "e2atap" {
-		c = l.startE2atap("kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
+	if bin, ok := l.e2atapOf(who); ok {
+		c = l.startE2atapBin(bin, "kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
 	} else {
 		c = l.startBare("kafka", l.kafkaAddr, "bench", group)
 	}
@@ -729,14 +798,18 @@ func (l *live) kafka(who string) result {
 // rate between them.
 func catchupRun(who string, c *consumer, n int) result {
 	defer c.stop()
-	cpu0 := c.cpu()
 	deadline := time.Now().Add(30 * time.Second)
 	var got0 int64
 	var t0 time.Time
+	var cpu0 time.Duration
 	for {
 		got, _, _ := c.progress()
 		if got > 0 {
-			got0, t0 = got, time.Now()
+			// CPU from here on, per record from here on: what the
+			// consumer spent connecting, creating its consumer or joining
+			// its group (and e2atap on the scrapes that waited for it) is
+			// not per-record work, for either.
+			got0, t0, cpu0 = got, time.Now(), c.cpu()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -745,8 +818,9 @@ func catchupRun(who string, c *consumer, n int) result {
 		time.Sleep(c.every() / 4)
 	}
 	got, dropped, slow, last, stalled := drain(c, n, 3*time.Second)
-	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled}
+	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled, peakRSS: c.peakRSS()}
 	res.rate = float64(got-got0) / last.Sub(t0).Seconds()
+	res.counted = got - got0
 	if c.who == "bare" {
 		// It says itself when its first and last records came.
 		c.mu.Lock()

@@ -217,3 +217,41 @@ func TestJetStreamConsumerDeletedIsRecreatedFromTheCursor(t *testing.T) {
 		t.Errorf("upstream_gap drops = %d", d)
 	}
 }
+
+// A message's capture time is read once per full select of the pull loop
+// (a burst, or every drainLook messages), not per message: it is never
+// before the tap started nor after the message was emitted, never goes
+// back, and a slow engine (emit blocked for 300 ms) leaves at most
+// drainLook messages stamped before the wait.
+func TestJetStreamCaptureTime(t *testing.T) {
+	srv := startServer(t, 0, "")
+	nc := connect(t, srv.ClientURL())
+	js := newJS(t, nc)
+	createStream(t, js, jetstream.StreamConfig{Name: "MESH", Subjects: []string{"mesh.>"}, Storage: jetstream.MemoryStorage})
+	const n, slow = 600, 10
+	publishJS(t, js, "mesh.a", n, 0)
+	start := time.Now()
+	emitted := make([]time.Time, n+1)
+	var resumed time.Time // when the slow emit returned
+	msgs, log := readStream(t, srv, Config{}, n, func(i int) {
+		if i == slow {
+			time.Sleep(300 * time.Millisecond)
+			resumed = time.Now()
+		}
+		if i < len(emitted) {
+			emitted[i] = time.Now()
+		}
+	})
+	checkInOrder(t, msgs, log)
+	for i, m := range msgs[:n] {
+		if m.Time.Before(start) || m.Time.After(emitted[i]) {
+			t.Fatalf("message %d: time %v, want between the start %v and its emit %v", i, m.Time, start, emitted[i])
+		}
+		if i > 0 && m.Time.Before(msgs[i-1].Time) {
+			t.Fatalf("message %d: time %v before message %d's %v", i, m.Time, i-1, msgs[i-1].Time)
+		}
+		if i > slow+drainLook && m.Time.Before(resumed) {
+			t.Fatalf("message %d: time %v, before the slow emit ended (%v): the clock was not read again within %d messages", i, m.Time, resumed, drainLook)
+		}
+	}
+}
