@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -115,6 +116,72 @@ func firstCredential(s []byte) (Match, bool) {
 		from = m.End
 	}
 	return Match{}, false
+}
+
+// TestDateTimeNoCredential holds isDateTime, the pre-check's shortcut for
+// RFC 3339 date-times, to Find and to the byte loop it skips: on random
+// date-times of every shape it accepts (fraction of 0 to 9 digits, Z or a
+// numeric offset), Find reports no credential, and the texts it refuses
+// (one byte off the layout) are the byte loop's.
+func TestDateTimeNoCredential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	digits := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		}
+		return b.String()
+	}
+	accepted := 0
+	for range 20000 {
+		s := digits(4) + "-" + digits(2) + "-" + digits(2) + "T" + digits(2) + ":" + digits(2) + ":" + digits(2)
+		if f := rng.IntN(11); f > 0 {
+			s += "." + digits(f-1)
+		}
+		switch rng.IntN(3) {
+		case 0:
+			s += "Z"
+		case 1:
+			s += "+" + digits(2) + ":" + digits(2)
+		default:
+			s += "-" + digits(2) + ":" + digits(2)
+		}
+		b := []byte(s)
+		if isDateTime(b) {
+			accepted++
+			if m, ok := firstCredential(b); ok {
+				t.Fatalf("%q: isDateTime, and Find reports %v", s, m.Kind)
+			}
+			if mayHoldCredentialLoop(b) {
+				t.Fatalf("%q: isDateTime, and the byte loop says it may hold a credential", s)
+			}
+		} else if !strings.Contains(s, ".Z") && !strings.Contains(s, ".+") && !strings.Contains(s, ".-") {
+			t.Fatalf("%q: not isDateTime", s)
+		}
+		// One byte changed: a text isDateTime refuses is left to the loop.
+		k := rng.IntN(len(b))
+		b[k] = "aA@:%=_-+3"[rng.IntN(10)]
+		if isDateTime(b) && (strings.ContainsAny(string(b), "aA@%=_") || b[4] != '-') {
+			t.Fatalf("%q: isDateTime", b)
+		}
+	}
+	if accepted < 15000 {
+		t.Fatalf("only %d of 20000 date-times accepted", accepted)
+	}
+	for _, s := range []string{"2026-03-29T12:00:00", "2026-03-29T12:00:00.Z", "2026-03-29T12:00:00+00:0", "2026-03-29T12:00:00+00:00x",
+		"2026-03-29T12:00:00.0000000000Z", "2026-03-29 12:00:00Z", "2026-03-29T12:00:00z", "x026-03-29T12:00:00Z"} {
+		if isDateTime([]byte(s)) {
+			t.Errorf("isDateTime(%q)", s)
+		}
+	}
+}
+
+// mayHoldCredentialLoop is MayHoldCredentialText without its date-time
+// shortcut.
+func mayHoldCredentialLoop(b []byte) bool {
+	// A text one byte longer than any date-time, the extra byte a space
+	// (which reveals nothing and is not in any run or key).
+	return MayHoldCredentialText(append(append([]byte(nil), b...), strings.Repeat(" ", maxDateTime+1-len(b))...))
 }
 
 func FuzzMayHoldCredentialText(f *testing.F) {
