@@ -900,8 +900,9 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		c = new(cleanTexts)
 		s.r.clean = c
 	}
-	h := cleanHash(text)
-	if c.hasAt(h, text) || c.hasAt(h^1, text) {
+	a, b := wordsCap(text)
+	h := cleanHash(a, b, len(text))
+	if c.hasAt(h, a, b, text) || c.hasAt(h^1, a, b, text) {
 		return false
 	}
 	if redact.MayHoldCredentialText(text) {
@@ -914,6 +915,7 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		h ^= 1
 	}
 	c.n[h] = uint8(copy(c.b[h][:], text))
+	c.w[h] = [2]uint64{a, b}
 	c.last[h>>1] = 1 << (h & 1)
 	return false
 }
@@ -923,7 +925,10 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 type cleanTexts struct {
 	n    [cleanSlots]uint8
 	last [cleanSlots / 2]uint8 // per set, the bit of the slot hit or filled last
-	b    [cleanSlots][cleanMax]byte
+	// w: a slot's keyWords, which are its whole text up to 16 bytes (most
+	// texts: ids, statuses, kinds), compared without a call.
+	w [cleanSlots][2]uint64
+	b [cleanSlots][cleanMax]byte
 }
 
 const (
@@ -936,13 +941,14 @@ const (
 // cleanHash is a slot of text's set (the other is cleanHash^1), for
 // cleanMin <= len(text) <= cleanMax: its length and first and last
 // eight bytes.
-func cleanHash(text []byte) uint {
-	a, b := wordsCap(text)
-	return uint(((a*0x9E3779B97F4A7C15^b^uint64(len(text)))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
+// (a and b are its keyWords).
+func cleanHash(a, b uint64, n int) uint {
+	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
 }
 
-func (c *cleanTexts) hasAt(h uint, text []byte) bool {
-	if int(c.n[h]) == len(text) && string(c.b[h][:len(text)]) == string(text) {
+// hasAt reports whether slot h holds text, whose keyWords are a and b.
+func (c *cleanTexts) hasAt(h uint, a, b uint64, text []byte) bool {
+	if int(c.n[h]) == len(text) && c.w[h] == [2]uint64{a, b} && (len(text) <= 16 || string(c.b[h][:len(text)]) == string(text)) {
 		c.last[h>>1] = 1 << (h & 1)
 		return true
 	}
@@ -953,8 +959,9 @@ func (c *cleanTexts) has(text []byte) bool {
 	if len(text) < cleanMin || len(text) > cleanMax {
 		return false
 	}
-	h := cleanHash(text)
-	return c.hasAt(h, text) || c.hasAt(h^1, text)
+	a, b := wordsCap(text)
+	h := cleanHash(a, b, len(text))
+	return c.hasAt(h, a, b, text) || c.hasAt(h^1, a, b, text)
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control
