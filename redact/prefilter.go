@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The credential pre-check of decoded text: rule e2a.secret calls Find on
 // every string of every record, and almost none holds a credential. Find
@@ -249,14 +252,12 @@ func isDateTime(b []byte) bool {
 	if n < len(layout)+1 || n > maxDateTime {
 		return false
 	}
-	for i := 0; i < len(layout); i++ {
-		if c := b[i]; layout[i] == 'd' {
-			if c < '0' || c > '9' {
-				return false
-			}
-		} else if c != layout[i] {
-			return false
-		}
+	// The layout eight bytes at a time: "dddd-dd-", "ddTdd:dd" and
+	// "dd:dd:dd" (from byte 11).
+	if !dateWords[0].match(binary.LittleEndian.Uint64(b)) ||
+		!dateWords[1].match(binary.LittleEndian.Uint64(b[8:])) ||
+		!dateWords[2].match(binary.LittleEndian.Uint64(b[11:])) {
+		return false
 	}
 	i := len(layout)
 	if b[i] == '.' {
@@ -276,6 +277,32 @@ func isDateTime(b []byte) bool {
 		return i+6 == n && isDigit2(b[i+1:]) && b[i+3] == ':' && isDigit2(b[i+4:])
 	}
 	return false
+}
+
+// dateWord is eight bytes of the date-time layout: digits has 0x80 in
+// the bytes that are digits, mask 0xff in the others, which hold sep.
+type dateWord struct{ digits, mask, sep uint64 }
+
+var dateWords = [3]dateWord{newDateWord("dddd-dd-"), newDateWord("ddTdd:dd"), newDateWord("dd:dd:dd")}
+
+func newDateWord(layout string) (d dateWord) {
+	for k := 0; k < 8; k++ {
+		if layout[k] == 'd' {
+			d.digits |= 0x80 << (8 * k)
+		} else {
+			d.mask |= 0xff << (8 * k)
+			d.sep |= uint64(layout[k]) << (8 * k)
+		}
+	}
+	return d
+}
+
+// match reports whether the eight bytes of w (little-endian) follow the
+// layout: x = w ^ '0' is below 10 in a byte exactly where that byte is a
+// digit, and (x&0x7f)+0x76 cannot carry into the next byte.
+func (d *dateWord) match(w uint64) bool {
+	x := w ^ 0x3030303030303030
+	return ((x&0x7f7f7f7f7f7f7f7f+0x7676767676767676)|x)&d.digits == 0 && w&d.mask == d.sep
 }
 
 func isDigit2(b []byte) bool {

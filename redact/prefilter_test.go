@@ -158,11 +158,12 @@ func TestDateTimeNoCredential(t *testing.T) {
 		} else if !strings.Contains(s, ".Z") && !strings.Contains(s, ".+") && !strings.Contains(s, ".-") {
 			t.Fatalf("%q: not isDateTime", s)
 		}
-		// One byte changed: a text isDateTime refuses is left to the loop.
+		// One byte changed to any byte: isDateTime says what its byte-wise
+		// reading of the layout says.
 		k := rng.IntN(len(b))
-		b[k] = "aA@:%=_-+3"[rng.IntN(10)]
-		if isDateTime(b) && (strings.ContainsAny(string(b), "aA@%=_") || b[4] != '-') {
-			t.Fatalf("%q: isDateTime", b)
+		b[k] = byte(rng.IntN(256))
+		if got, want := isDateTime(b), dateTimeByBytes(b); got != want {
+			t.Fatalf("isDateTime(%q) = %v, byte by byte %v", b, got, want)
 		}
 	}
 	if accepted < 15000 {
@@ -174,6 +175,38 @@ func TestDateTimeNoCredential(t *testing.T) {
 			t.Errorf("isDateTime(%q)", s)
 		}
 	}
+}
+
+// dateTimeByBytes is isDateTime's specification, a byte at a time.
+func dateTimeByBytes(b []byte) bool {
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	const layout = "dddd-dd-ddTdd:dd:dd"
+	if len(b) <= len(layout) || len(b) > maxDateTime {
+		return false
+	}
+	for i := range len(layout) {
+		if layout[i] == 'd' && !digit(b[i]) || layout[i] != 'd' && b[i] != layout[i] {
+			return false
+		}
+	}
+	rest := b[len(layout):]
+	if rest[0] == '.' {
+		f := 1
+		for f < len(rest) && digit(rest[f]) {
+			f++
+		}
+		if f == 1 || f > 10 {
+			return false
+		}
+		rest = rest[f:]
+	}
+	switch {
+	case len(rest) == 1:
+		return rest[0] == 'Z'
+	case len(rest) == 6:
+		return (rest[0] == '+' || rest[0] == '-') && digit(rest[1]) && digit(rest[2]) && rest[3] == ':' && digit(rest[4]) && digit(rest[5])
+	}
+	return false
 }
 
 // mayHoldCredentialLoop is MayHoldCredentialText without its date-time
@@ -222,4 +255,24 @@ func BenchmarkMayHoldCredentialText(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzDateTime holds isDateTime to its byte-wise specification and to
+// Find: a text it accepts holds no credential.
+func FuzzDateTime(f *testing.F) {
+	for _, s := range []string{"2026-03-29T12:00:00.001000+00:00", "2026-03-29T12:00:17Z", "2026-03-29T12:00:00.123456789-07:30", "2026-03-29T12:00:00.Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		got := isDateTime(b)
+		if want := dateTimeByBytes(b); got != want {
+			t.Fatalf("isDateTime(%q) = %v, byte by byte %v", s, got, want)
+		}
+		if got {
+			if m, ok := firstCredential(b); ok {
+				t.Fatalf("%q: isDateTime, and Find reports %v", s, m.Kind)
+			}
+		}
+	})
 }
