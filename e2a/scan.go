@@ -65,6 +65,9 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 // scan is Scan with the vector pass (vec) or without.
 func scan(data []byte, r *Record, vec bool) error {
 	r.Reset()
+	if r.memo == nil {
+		r.memo = new(keyMemos)
+	}
 	s := scanner{data: data, r: r}
 	if vec && haveKernel && len(data) >= minVectorLen && len(data) <= maxVectorLen {
 		r.blocks = classify(data, r.blocks)
@@ -338,82 +341,27 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	if data[i] == '}' {
 		return i + 1
 	}
+	memo := s.r.memo
+	prev := uint16(knownKeySlots) + uint16(k) // the key before: none yet
 	for {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
 		}
-		// Most keys are plain: the first stop byte is the closing quote.
-		end, esc := 0, false
-		if s.m != nil {
-			end = s.nextStop(i + 1)
-		}
-		if s.m == nil || end >= n || data[end] != '"' {
-			end, esc = s.keyEnd(i)
-		}
-		if end < 0 {
-			return end
-		}
-		key := data[i+1 : end]
-		mark := len(s.r.scratch)
-		if esc {
-			s.r.scratch = AppendUnquoted(s.r.scratch, key)
-			key = s.r.scratch[mark:]
-		}
-		// Most keys are known (knownKeys): one look-up gives a top-level
-		// key's field and any key's secret class (lookup and
-		// secretKeyClass, fused).
-		var h uint
-		var known bool
-		if esc {
-			h, known = knownKeys.find(key)
-		} else {
-			// knownKeyAt, written out: the hot loop makes no call for a
-			// key found in its first slot.
-			var a, b uint64
-			if kn := len(key); i+9 <= n {
-				a = binary.LittleEndian.Uint64(data[i+1:])
-				if kn < 8 {
-					a &= 1<<(8*kn) - 1
-				} else {
-					b = binary.LittleEndian.Uint64(data[end-8:])
-				}
-			} else {
-				a, b = keyWords(key)
-			}
-			h = knownKeyHash(a, b, len(key))
-			if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
-				known = true
-			} else {
-				h, known = knownKeys.findWords(a, b, key)
-			}
-		}
 		var act action
-		if k == kTop && known {
-			if f := knownKeys.slot[h].top; f != 0 {
-				act = action{aField, f - 1}
-			}
-		} else {
-			act = lookup(k, key)
-		}
 		secretKey := false
-		if !s.secretMaybe {
-			if known {
-				secretKey = knownKeys.slot[h].kind != ""
-			} else {
-				secretKey = s.secretKeyClass(key)
+		// The key that followed the previous one last time, written the
+		// same way (keyMemo): its bytes through the colon compared at
+		// once say what the look-ups below would.
+		if e := &memo.e[prev]; e.m != 0 && e.k == k && i+keyMemoLen <= n && e.match(data[i:i+keyMemoLen]) {
+			act = e.act
+			secretKey = e.secret && !s.secretMaybe
+			prev = uint16(e.h)
+			i += int(e.m)
+		} else {
+			i, act, secretKey = s.key(i, k, &prev)
+			if i < 0 {
+				return i
 			}
-		}
-		s.r.scratch = s.r.scratch[:mark]
-		i = s.skipWS(end + 1)
-		if i >= n {
-			return s.eof()
-		}
-		if data[i] != ':' {
-			return s.fail(i, "after object key")
-		}
-		i++
-		if i < n && data[i] == ' ' {
-			i++ // json.dumps' ", " and ": "
 		}
 		i = s.skipWS(i)
 		if i >= n {
@@ -467,6 +415,151 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			return s.fail(i, "after object key:value pair")
 		}
 	}
+}
+
+// key reads the key at data[i] ('"') of an object of kind k through the
+// colon and the one space json.dumps writes after it, and says what to do
+// with the value. prev is the knownKeys slot of the key before (see
+// keyMemo); key remembers this key after it, and sets prev to this one.
+func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, secretKey bool) {
+	data := s.data
+	n := len(data)
+	start := i
+	// Most keys are plain: the first stop byte is the closing quote.
+	end, esc := 0, false
+	if s.m != nil {
+		end = s.nextStop(i + 1)
+	}
+	if s.m == nil || end >= n || data[end] != '"' {
+		end, esc = s.keyEnd(i)
+	}
+	if end < 0 {
+		return end, act, false
+	}
+	key := data[i+1 : end]
+	mark := len(s.r.scratch)
+	if esc {
+		s.r.scratch = AppendUnquoted(s.r.scratch, key)
+		key = s.r.scratch[mark:]
+	}
+	// Most keys are known (knownKeys): one look-up gives a top-level
+	// key's field and any key's secret class (lookup and
+	// secretKeyClass, fused).
+	var h uint
+	var known bool
+	if esc {
+		h, known = knownKeys.find(key)
+	} else {
+		// knownKeyAt, written out: the hot loop makes no call for a
+		// key found in its first slot.
+		var a, b uint64
+		if kn := len(key); i+9 <= n {
+			a = binary.LittleEndian.Uint64(data[i+1:])
+			if kn < 8 {
+				a &= 1<<(8*kn) - 1
+			} else {
+				b = binary.LittleEndian.Uint64(data[end-8:])
+			}
+		} else {
+			a, b = keyWords(key)
+		}
+		h = knownKeyHash(a, b, len(key))
+		if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
+			known = true
+		} else {
+			h, known = knownKeys.findWords(a, b, key)
+		}
+	}
+	if k == kTop && known {
+		if f := knownKeys.slot[h].top; f != 0 {
+			act = action{aField, f - 1}
+		}
+	} else {
+		act = lookup(k, key)
+	}
+	if !s.secretMaybe {
+		if known {
+			secretKey = knownKeys.slot[h].kind != ""
+		} else {
+			secretKey = s.secretKeyClass(key)
+		}
+	}
+	s.r.scratch = s.r.scratch[:mark]
+	i = s.skipWS(end + 1)
+	if i >= n {
+		return s.eof(), act, false
+	}
+	if data[i] != ':' {
+		return s.fail(i, "after object key"), act, false
+	}
+	i++
+	if i < n && data[i] == ' ' {
+		i++ // json.dumps' ", " and ": "
+	}
+	if known && !esc {
+		s.r.memo.e[*prev].set(data[start:i], k, h, act)
+	}
+	*prev = afterUnknown
+	if known {
+		*prev = uint16(h)
+	}
+	return i, act, secretKey
+}
+
+// keyMemo remembers, for the key before (in knownKeys' slots), the key
+// that followed it last time as written from its opening quote through
+// the colon (and the space json.dumps puts after it): records of one
+// producer write their keys in the same order and the same way. The bytes
+// are compared at once (keyMemoLen, masked) instead of finding the key's
+// end, hashing it, and finding the colon; a key that does not match is
+// read as any other. A record keeps its own (Record.memo), so that shards
+// share nothing.
+type keyMemo struct {
+	w, mask [keyMemoLen / 8]uint64
+	m       uint8 // the number of bytes remembered; 0: none
+	h       uint8 // the key's knownKeys slot
+	k       objKind
+	act     action
+	secret  bool // knownKeys.slot[h].kind != ""
+}
+
+// keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
+const keyMemoLen = 32
+
+type keyMemos struct {
+	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
+	// object's first key and afterUnknown after an unknown key.
+	e [afterUnknown + 1]keyMemo
+}
+
+const afterUnknown = knownKeySlots + uint16(kEntry) + 1
+
+func (e *keyMemo) set(b []byte, k objKind, h uint, act action) {
+	if len(b) > keyMemoLen {
+		e.m = 0
+		return
+	}
+	var pad [keyMemoLen]byte
+	copy(pad[:], b)
+	for j := range e.w {
+		e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
+		e.mask[j] = 0
+		for c := 8 * j; c < 8*j+8 && c < len(b); c++ {
+			e.mask[j] |= 0xff << (8 * (c - 8*j))
+		}
+	}
+	e.m, e.h, e.k, e.act = uint8(len(b)), uint8(h), k, act
+	e.secret = knownKeys.slot[h].kind != ""
+}
+
+// match reports whether d (keyMemoLen bytes) starts with e's bytes.
+func (e *keyMemo) match(d []byte) bool {
+	_ = d[keyMemoLen-1]
+	x := (binary.LittleEndian.Uint64(d)^e.w[0])&e.mask[0] |
+		(binary.LittleEndian.Uint64(d[8:])^e.w[1])&e.mask[1] |
+		(binary.LittleEndian.Uint64(d[16:])^e.w[2])&e.mask[2] |
+		(binary.LittleEndian.Uint64(d[24:])^e.w[3])&e.mask[3]
+	return x == 0
 }
 
 // member reads a member's value at data[i] (not past the end).
