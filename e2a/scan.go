@@ -496,8 +496,8 @@ func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, sec
 	if i < n && data[i] == ' ' {
 		i++ // json.dumps' ", " and ": "
 	}
-	if known && !esc {
-		s.r.memo.e[*prev].set(data[start:i], k, h, act)
+	if known && !esc && i-start <= keyMemoLen {
+		s.r.memo.put(*prev, data, start, i, k, h, act)
 	}
 	*prev = afterUnknown
 	if known {
@@ -506,21 +506,21 @@ func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, sec
 	return i, act, secretKey
 }
 
-// keyMemo remembers, for the key before (in knownKeys' slots), the key
-// that followed it last time as written from its opening quote through
-// the colon (and the space json.dumps puts after it): records of one
-// producer write their keys in the same order and the same way. The bytes
-// are compared at once (keyMemoLen, masked) instead of finding the key's
-// end, hashing it, and finding the colon; a key that does not match is
-// read as any other. A record keeps its own (Record.memo), so that shards
-// share nothing.
+// keyMemo remembers, for the key before (in knownKeys' slots), a key
+// that followed it, as written from its opening quote through the colon
+// (and the space json.dumps puts after it): records of one producer write
+// their keys in the same order and the same way. The bytes are compared
+// at once (keyMemoLen, masked) instead of finding the key's end, hashing
+// it, and finding the colon; a key that does not match is read as any
+// other. A record keeps its own (Record.memo), so that shards share
+// nothing.
 type keyMemo struct {
-	w, mask [keyMemoLen / 8]uint64
-	m       uint8 // the number of bytes remembered; 0: none
-	h       uint8 // the key's knownKeys slot
-	k       objKind
-	act     action
-	secret  bool // knownKeys.slot[h].kind != ""
+	w      [keyMemoLen / 8]uint64 // the bytes, zero past m
+	m      uint8                  // the number of bytes; 0: none
+	h      uint8                  // the key's knownKeys slot
+	k      objKind
+	act    action
+	secret bool // knownKeys.slot[h].kind != ""
 }
 
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
@@ -534,31 +534,45 @@ type keyMemos struct {
 
 const afterUnknown = knownKeySlots + uint16(kEntry) + 1
 
-func (e *keyMemo) set(b []byte, k objKind, h uint, act action) {
-	if len(b) > keyMemoLen {
-		e.m = 0
-		return
-	}
-	var pad [keyMemoLen]byte
-	copy(pad[:], b)
-	for j := range e.w {
-		e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
-		e.mask[j] = 0
-		for c := 8 * j; c < 8*j+8 && c < len(b); c++ {
-			e.mask[j] |= 0xff << (8 * (c - 8*j))
+// memoMasks[m] keeps the first m bytes of keyMemoLen.
+var memoMasks = func() (t [keyMemoLen + 1][keyMemoLen / 8]uint64) {
+	for m := range t {
+		for c := 0; c < m; c++ {
+			t[m][c/8] |= 0xff << (8 * (c % 8))
 		}
 	}
-	e.m, e.h, e.k, e.act = uint8(len(b)), uint8(h), k, act
+	return t
+}()
+
+// put remembers data[start:end] (at most keyMemoLen bytes), the key of
+// slot h in an object of kind k, whose value is act's, after prev.
+func (t *keyMemos) put(prev uint16, data []byte, start, end int, k objKind, h uint, act action) {
+	e := &t.e[prev]
+	m := end - start
+	if start+keyMemoLen <= len(data) {
+		mask := &memoMasks[m]
+		for j := range e.w {
+			e.w[j] = binary.LittleEndian.Uint64(data[start+8*j:]) & mask[j]
+		}
+	} else {
+		var pad [keyMemoLen]byte
+		copy(pad[:], data[start:end])
+		for j := range e.w {
+			e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
+		}
+	}
+	e.m, e.h, e.k, e.act = uint8(m), uint8(h), k, act
 	e.secret = knownKeys.slot[h].kind != ""
 }
 
 // match reports whether d (keyMemoLen bytes) starts with e's bytes.
 func (e *keyMemo) match(d []byte) bool {
 	_ = d[keyMemoLen-1]
-	x := (binary.LittleEndian.Uint64(d)^e.w[0])&e.mask[0] |
-		(binary.LittleEndian.Uint64(d[8:])^e.w[1])&e.mask[1] |
-		(binary.LittleEndian.Uint64(d[16:])^e.w[2])&e.mask[2] |
-		(binary.LittleEndian.Uint64(d[24:])^e.w[3])&e.mask[3]
+	mask := &memoMasks[e.m]
+	x := (binary.LittleEndian.Uint64(d)&mask[0] ^ e.w[0]) |
+		(binary.LittleEndian.Uint64(d[8:])&mask[1] ^ e.w[1]) |
+		(binary.LittleEndian.Uint64(d[16:])&mask[2] ^ e.w[2]) |
+		(binary.LittleEndian.Uint64(d[24:])&mask[3] ^ e.w[3])
 	return x == 0
 }
 
