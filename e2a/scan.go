@@ -352,7 +352,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		// The key that followed the previous one last time, written the
 		// same way (keyMemo): its bytes through the colon compared at
 		// once say what the look-ups below would.
-		if e := &memo.e[prev]; e.m != 0 && e.k == k && i+keyMemoLen <= n && e.match(data[i:i+keyMemoLen]) {
+		if e := &memo.e[prev]; e.m != 0 && e.k == k && i+keyMemoLen <= n && e.match((*[keyMemoLen]byte)(data[i:])) {
 			act = e.act
 			secretKey = e.secret && !s.secretMaybe
 			prev = uint16(e.h)
@@ -565,15 +565,13 @@ func (t *keyMemos) put(prev uint16, data []byte, start, end int, k objKind, h ui
 	e.secret = knownKeys.slot[h].kind != ""
 }
 
-// match reports whether d (keyMemoLen bytes) starts with e's bytes.
-func (e *keyMemo) match(d []byte) bool {
-	_ = d[keyMemoLen-1]
+// match reports whether d starts with e's bytes.
+func (e *keyMemo) match(d *[keyMemoLen]byte) bool {
 	mask := &memoMasks[e.m]
-	x := (binary.LittleEndian.Uint64(d)&mask[0] ^ e.w[0]) |
-		(binary.LittleEndian.Uint64(d[8:])&mask[1] ^ e.w[1]) |
-		(binary.LittleEndian.Uint64(d[16:])&mask[2] ^ e.w[2]) |
-		(binary.LittleEndian.Uint64(d[24:])&mask[3] ^ e.w[3])
-	return x == 0
+	return (binary.LittleEndian.Uint64(d[:8])&mask[0]^e.w[0])|
+		(binary.LittleEndian.Uint64(d[8:16])&mask[1]^e.w[1])|
+		(binary.LittleEndian.Uint64(d[16:24])&mask[2]^e.w[2])|
+		(binary.LittleEndian.Uint64(d[24:])&mask[3]^e.w[3]) == 0
 }
 
 // member reads a member's value at data[i] (not past the end).
