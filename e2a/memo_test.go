@@ -65,6 +65,12 @@ var memoPairs = [][2]string{
 	{`{"status": "a", "sequence": 1, "is_final": true}`, "{\"status\": \"a\", \"sequence\":\x01 1}"},
 	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequence": 1, "is_final": true, "sequence": 2}`},
 	{`{"params": {"_meta": {"traceparent": "t"}}}`, `{"params": {"_meta": {"traceparent": "u", "traceparent": null}}}`},
+	// In objects skipContainer reads (their own memos).
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_completf": false}}`},
+	{`{"provenance": {"kind": "a", "auth": null}}`, `{"provenance": {"kind": "a", "auth": "opaque"}}`},
+	{`{"expected_output_modes": [{"kind": "a", "auth": null}]}`, `{"expected_output_modes": [{"kind": "a", "auth": "opaque"}]}`},
+	{`{"x": {"details": {"kind": 1}}, "y": {"details": {"kind": 2}}}`, `{"x": {"details": {"kind": 1}}, "y": {"details": {"kind" 2}}}`},
+	{`{"x": {"kind": "a", "name": "n"}}`, `{"x": {"kind": "a", "n\u0061me": "n"}}`},
 }
 
 func TestKeyMemo(t *testing.T) {

@@ -126,6 +126,9 @@ type scanner struct {
 	// secretMaybe: ScanSecrets may find something (Record.MayHoldSecret);
 	// once set, no more secret checks are made.
 	secretMaybe bool
+	// keyBefore: the knownKeys slot of the key object read last (or
+	// afterUnknown), where skipContainer starts its keyMemo chain.
+	keyBefore uint16
 }
 
 func (s *scanner) fail(i int, msg string) int {
@@ -213,6 +216,7 @@ const (
 	kAcpMeta        // acp_meta
 	kChannelContext // channel_context
 	kEntry          // an element of params.files / params.attachments
+	kSkipped        // an object of skipContainer (keyMemo only: none is read)
 )
 
 // What to do with a member's value.
@@ -363,6 +367,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				return i
 			}
 		}
+		s.keyBefore = prev
 		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
@@ -530,6 +535,9 @@ type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
 	// object's first key and afterUnknown after an unknown key.
 	e [afterUnknown + 1]keyMemo
+	// s[p]: the same in the objects skipContainer reads, where p is also
+	// the key whose value the container is for an object's first key.
+	s [afterUnknown + 1]keyMemo
 }
 
 const afterUnknown = knownKeySlots + uint16(kEntry) + 1
@@ -544,10 +552,18 @@ var memoMasks = func() (t [keyMemoLen + 1][keyMemoLen / 8]uint64) {
 	return t
 }()
 
+// putSkipped is put for the objects of skipContainer.
+func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint) {
+	t.s[prev].fill(data, start, end, kSkipped, h, action{})
+}
+
 // put remembers data[start:end] (at most keyMemoLen bytes), the key of
 // slot h in an object of kind k, whose value is act's, after prev.
 func (t *keyMemos) put(prev uint16, data []byte, start, end int, k objKind, h uint, act action) {
-	e := &t.e[prev]
+	t.e[prev].fill(data, start, end, k, h, act)
+}
+
+func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act action) {
 	m := end - start
 	if start+keyMemoLen <= len(data) {
 		mask := &memoMasks[m]
@@ -814,8 +830,9 @@ func (s *scanner) skipContainer(i, depth int) int {
 	var stack uint64
 	lvl := 0
 	var c byte
-	var keyEnd int
+	var keyStart, keyEnd, keySlot int
 	var keyEsc, secretKey bool
+	prev := s.keyBefore // the key before (keyMemos.s)
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -846,8 +863,20 @@ key:
 	if data[i] != '"' {
 		return s.fail(i, "looking for beginning of object key string")
 	}
+	// The key that followed the key before last time (keyMemo), as in
+	// object; skipped objects have their own memos.
+	if e := &s.r.memo.s[prev]; e.m != 0 && i+keyMemoLen <= n && e.match((*[keyMemoLen]byte)(data[i:])) {
+		secretKey = e.secret && !s.secretMaybe
+		prev = uint16(e.h)
+		i = s.skipWS(i + int(e.m))
+		if i >= n {
+			return s.eof()
+		}
+		goto keyed
+	}
 	// keyEnd, not skipString: a key needs no credential pre-check (one
 	// secretKeyClass knows holds none).
+	keyStart = i
 	keyEnd, keyEsc = 0, false
 	if s.m != nil {
 		keyEnd = s.nextStop(i + 1)
@@ -859,12 +888,14 @@ key:
 		return keyEnd
 	}
 	secretKey = false
+	keySlot = -1
 	if !s.secretMaybe {
 		if keyEsc {
 			s.secretMaybe = true // left to ScanSecrets
 		} else {
 			if h, ok := knownKeyAt(data, i+1, keyEnd); ok {
 				secretKey = knownKeys.slot[h].kind != ""
+				keySlot = int(h)
 			} else {
 				secretKey = s.secretKeyClass(data[i+1 : keyEnd])
 			}
@@ -881,10 +912,18 @@ key:
 	if i < n && data[i] == ' ' {
 		i++ // json.dumps' ", " and ": "
 	}
+	if keySlot >= 0 && i-keyStart <= keyMemoLen {
+		s.r.memo.putSkipped(prev, data, keyStart, i, uint(keySlot))
+	}
+	prev = afterUnknown
+	if keySlot >= 0 {
+		prev = uint16(keySlot)
+	}
 	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
 	}
+keyed:
 	if secretKey {
 		s.secretValue(i)
 	}
