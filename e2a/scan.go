@@ -356,7 +356,16 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		// The key that followed the previous one last time, written the
 		// same way (keyMemo): its bytes through the colon compared at
 		// once say what the look-ups below would.
-		if e := &memo.e[prev]; e.m != 0 && e.k == k && i+keyMemoLen <= n && e.match((*[keyMemoLen]byte)(data[i:])) {
+		var e *keyMemo
+		if i+keyMemoLen <= n {
+			d := (*[keyMemoLen]byte)(data[i:])
+			if e = &memo.e[prev][0]; e.m == 0 || e.k != k || !e.match(d) {
+				if e = &memo.e[prev][1]; e.m == 0 || e.k != k || !e.match(d) {
+					e = nil
+				}
+			}
+		}
+		if e != nil {
 			act = e.act
 			secretKey = e.secret && !s.secretMaybe
 			prev = uint16(e.h)
@@ -534,7 +543,9 @@ const keyMemoLen = 32
 type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
 	// object's first key and afterUnknown after an unknown key.
-	e [afterUnknown + 1]keyMemo
+	// Two a key: a producer's requests and responses follow a key with
+	// different ones; a new memo replaces the older.
+	e [afterUnknown + 1][2]keyMemo
 	// s[p]: the same in the objects skipContainer reads, where p is also
 	// the key whose value the container is for an object's first key.
 	s [afterUnknown + 1]keyMemo
@@ -560,7 +571,9 @@ func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint) 
 // put remembers data[start:end] (at most keyMemoLen bytes), the key of
 // slot h in an object of kind k, whose value is act's, after prev.
 func (t *keyMemos) put(prev uint16, data []byte, start, end int, k objKind, h uint, act action) {
-	t.e[prev].fill(data, start, end, k, h, act)
+	// The newer memo is way 0.
+	t.e[prev][1] = t.e[prev][0]
+	t.e[prev][0].fill(data, start, end, k, h, act)
 }
 
 func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act action) {
