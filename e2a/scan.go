@@ -1049,7 +1049,9 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 // status, a request id that response_id repeats), and comparing one costs
 // less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
-	if len(text) < cleanMin || len(text) > cleanMax {
+	if len(text) < cleanMin || len(text) > cleanMax || looksDateTime(text) {
+		// (A date-time is new each record, and MayHoldCredentialText
+		// passes it at once: it would only evict a text that repeats.)
 		return redact.MayHoldCredentialText(text)
 	}
 	c := s.r.clean
@@ -1075,6 +1077,11 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 	c.w[h] = [2]uint64{a, b}
 	c.last[h>>1] = 1 << (h & 1)
 	return false
+}
+
+// looksDateTime: text may be an RFC 3339 date-time ("2026-03-29T12:…").
+func looksDateTime(text []byte) bool {
+	return len(text) >= 20 && len(text) <= 35 && text[4] == '-' && text[10] == 'T' && text[13] == ':'
 }
 
 // cleanTexts holds copies of texts that passed no credential pre-check:
