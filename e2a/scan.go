@@ -540,11 +540,12 @@ type keyMemo struct {
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
 const keyMemoLen = 32
 
+// keyMemos are a record's key memos (Record.memo), 32 KiB.
 type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
-	// object's first key and afterUnknown after an unknown key.
-	// Two a key: a producer's requests and responses follow a key with
-	// different ones; a new memo replaces the older.
+	// object's first key and afterUnknown after an unknown key. Two for
+	// each, the newer first: a producer's requests and responses follow
+	// a key with different keys.
 	e [afterUnknown + 1][2]keyMemo
 	// s[p]: the same in the objects skipContainer reads, where p is also
 	// the key whose value the container is for an object's first key.
