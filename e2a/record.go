@@ -214,6 +214,9 @@ type Record struct {
 	// blocks: the vector pass's bitmaps of the input (masks.go), reused
 	// like scratch.
 	blocks []block
+
+	// memo: the keys seen so far, in order (keyMemo), kept like clean.
+	memo *keyMemos
 }
 
 // RawDelta returns the body of the string body.delta as written in the
@@ -244,7 +247,7 @@ func (r *Record) Sub(s Sub) *Value { return &r.Subs[s] }
 // Reset clears the record for reuse, keeping its scratch buffer.
 func (r *Record) Reset() {
 	scratch := r.scratch[:0]
-	*r = Record{scratch: scratch, clean: r.clean, blocks: r.blocks}
+	*r = Record{scratch: scratch, clean: r.clean, blocks: r.blocks, memo: r.memo}
 }
 
 // Sequence returns the sequence as an integer and whether it is an integer

@@ -65,6 +65,9 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 // scan is Scan with the vector pass (vec) or without.
 func scan(data []byte, r *Record, vec bool) error {
 	r.Reset()
+	if r.memo == nil {
+		r.memo = new(keyMemos)
+	}
 	s := scanner{data: data, r: r}
 	if vec && haveKernel && len(data) >= minVectorLen && len(data) <= maxVectorLen {
 		r.blocks = classify(data, r.blocks)
@@ -123,6 +126,9 @@ type scanner struct {
 	// secretMaybe: ScanSecrets may find something (Record.MayHoldSecret);
 	// once set, no more secret checks are made.
 	secretMaybe bool
+	// keyBefore: the knownKeys slot of the key object read last (or
+	// afterUnknown), where skipContainer starts its keyMemo chain.
+	keyBefore uint16
 }
 
 func (s *scanner) fail(i int, msg string) int {
@@ -210,6 +216,7 @@ const (
 	kAcpMeta        // acp_meta
 	kChannelContext // channel_context
 	kEntry          // an element of params.files / params.attachments
+	kSkipped        // an object of skipContainer (keyMemo only: none is read)
 )
 
 // What to do with a member's value.
@@ -338,83 +345,38 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	if data[i] == '}' {
 		return i + 1
 	}
+	memo := s.r.memo
+	prev := uint16(knownKeySlots) + uint16(k) // the key before: none yet
 	for {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
 		}
-		// Most keys are plain: the first stop byte is the closing quote.
-		end, esc := 0, false
-		if s.m != nil {
-			end = s.nextStop(i + 1)
-		}
-		if s.m == nil || end >= n || data[end] != '"' {
-			end, esc = s.keyEnd(i)
-		}
-		if end < 0 {
-			return end
-		}
-		key := data[i+1 : end]
-		mark := len(s.r.scratch)
-		if esc {
-			s.r.scratch = AppendUnquoted(s.r.scratch, key)
-			key = s.r.scratch[mark:]
-		}
-		// Most keys are known (knownKeys): one look-up gives a top-level
-		// key's field and any key's secret class (lookup and
-		// secretKeyClass, fused).
-		var h uint
-		var known bool
-		if esc {
-			h, known = knownKeys.find(key)
-		} else {
-			// knownKeyAt, written out: the hot loop makes no call for a
-			// key found in its first slot.
-			var a, b uint64
-			if kn := len(key); i+9 <= n {
-				a = binary.LittleEndian.Uint64(data[i+1:])
-				if kn < 8 {
-					a &= 1<<(8*kn) - 1
-				} else {
-					b = binary.LittleEndian.Uint64(data[end-8:])
-				}
-			} else {
-				a, b = keyWords(key)
-			}
-			h = knownKeyHash(a, b, len(key))
-			if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
-				known = true
-			} else {
-				h, known = knownKeys.findWords(a, b, key)
-			}
-		}
 		var act action
-		if k == kTop && known {
-			if f := knownKeys.slot[h].top; f != 0 {
-				act = action{aField, f - 1}
-			}
-		} else {
-			act = lookup(k, key)
-		}
 		secretKey := false
-		if !s.secretMaybe {
-			if known {
-				secretKey = knownKeys.slot[h].kind != ""
-			} else {
-				secretKey = s.secretKeyClass(key)
+		// The key that followed the previous one last time, written the
+		// same way (keyMemo): its bytes through the colon compared at
+		// once say what the look-ups below would.
+		var e *keyMemo
+		if i+keyMemoLen <= n {
+			d := (*[keyMemoLen]byte)(data[i:])
+			if e = &memo.e[prev][0]; e.m == 0 || e.k != k || !e.match(d) {
+				if e = &memo.e[prev][1]; e.m == 0 || e.k != k || !e.match(d) {
+					e = nil
+				}
 			}
 		}
-		s.r.scratch = s.r.scratch[:mark]
-		i = s.skipWS(end + 1)
-		if i >= n {
-			return s.eof()
+		if e != nil {
+			act = e.act
+			secretKey = e.secret && !s.secretMaybe
+			prev = uint16(e.h)
+			i += int(e.m)
+		} else {
+			i, act, secretKey = s.key(i, k, &prev)
+			if i < 0 {
+				return i
+			}
 		}
-		if data[i] != ':' {
-			return s.fail(i, "after object key")
-		}
-		i++
-		if i < n && data[i] == ' ' {
-			i++ // json.dumps' ", " and ": "
-		}
+		s.keyBefore = prev
 		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
@@ -467,6 +429,179 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			return s.fail(i, "after object key:value pair")
 		}
 	}
+}
+
+// key reads the key at data[i] ('"') of an object of kind k through the
+// colon and the one space json.dumps writes after it, and says what to do
+// with the value. prev is the knownKeys slot of the key before (see
+// keyMemo); key remembers this key after it, and sets prev to this one.
+func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, secretKey bool) {
+	data := s.data
+	n := len(data)
+	start := i
+	// Most keys are plain: the first stop byte is the closing quote.
+	end, esc := 0, false
+	if s.m != nil {
+		end = s.nextStop(i + 1)
+	}
+	if s.m == nil || end >= n || data[end] != '"' {
+		end, esc = s.keyEnd(i)
+	}
+	if end < 0 {
+		return end, act, false
+	}
+	key := data[i+1 : end]
+	mark := len(s.r.scratch)
+	if esc {
+		s.r.scratch = AppendUnquoted(s.r.scratch, key)
+		key = s.r.scratch[mark:]
+	}
+	// Most keys are known (knownKeys): one look-up gives a top-level
+	// key's field and any key's secret class (lookup and
+	// secretKeyClass, fused).
+	var h uint
+	var known bool
+	if esc {
+		h, known = knownKeys.find(key)
+	} else {
+		// knownKeyAt, written out: the hot loop makes no call for a
+		// key found in its first slot.
+		var a, b uint64
+		if kn := len(key); i+9 <= n {
+			a = binary.LittleEndian.Uint64(data[i+1:])
+			if kn < 8 {
+				a &= 1<<(8*kn) - 1
+			} else {
+				b = binary.LittleEndian.Uint64(data[end-8:])
+			}
+		} else {
+			a, b = keyWords(key)
+		}
+		h = knownKeyHash(a, b, len(key))
+		if e := &knownKeys.slot[h]; e.n != 0 && int(e.n) == len(key) && e.a == a && e.b == b && (len(key) <= 16 || e.key == string(key)) {
+			known = true
+		} else {
+			h, known = knownKeys.findWords(a, b, key)
+		}
+	}
+	if k == kTop && known {
+		if f := knownKeys.slot[h].top; f != 0 {
+			act = action{aField, f - 1}
+		}
+	} else {
+		act = lookup(k, key)
+	}
+	if !s.secretMaybe {
+		if known {
+			secretKey = knownKeys.slot[h].kind != ""
+		} else {
+			secretKey = s.secretKeyClass(key)
+		}
+	}
+	s.r.scratch = s.r.scratch[:mark]
+	i = s.skipWS(end + 1)
+	if i >= n {
+		return s.eof(), act, false
+	}
+	if data[i] != ':' {
+		return s.fail(i, "after object key"), act, false
+	}
+	i++
+	if i < n && data[i] == ' ' {
+		i++ // json.dumps' ", " and ": "
+	}
+	if known && !esc && i-start <= keyMemoLen {
+		s.r.memo.put(*prev, data, start, i, k, h, act)
+	}
+	*prev = afterUnknown
+	if known {
+		*prev = uint16(h)
+	}
+	return i, act, secretKey
+}
+
+// keyMemo remembers, for the key before (in knownKeys' slots), a key
+// that followed it, as written from its opening quote through the colon
+// (and the space json.dumps puts after it): records of one producer write
+// their keys in the same order and the same way. The bytes are compared
+// at once (keyMemoLen, masked) instead of finding the key's end, hashing
+// it, and finding the colon; a key that does not match is read as any
+// other. A record keeps its own (Record.memo), so that shards share
+// nothing.
+type keyMemo struct {
+	w      [keyMemoLen / 8]uint64 // the bytes, zero past m
+	m      uint8                  // the number of bytes; 0: none
+	h      uint8                  // the key's knownKeys slot
+	k      objKind
+	act    action
+	secret bool // knownKeys.slot[h].kind != ""
+}
+
+// keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
+const keyMemoLen = 32
+
+// keyMemos are a record's key memos (Record.memo), 32 KiB.
+type keyMemos struct {
+	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
+	// object's first key and afterUnknown after an unknown key. Two for
+	// each, the newer first: a producer's requests and responses follow
+	// a key with different keys.
+	e [afterUnknown + 1][2]keyMemo
+	// s[p]: the same in the objects skipContainer reads, where p is also
+	// the key whose value the container is for an object's first key.
+	s [afterUnknown + 1]keyMemo
+}
+
+const afterUnknown = knownKeySlots + uint16(kEntry) + 1
+
+// memoMasks[m] keeps the first m bytes of keyMemoLen.
+var memoMasks = func() (t [keyMemoLen + 1][keyMemoLen / 8]uint64) {
+	for m := range t {
+		for c := 0; c < m; c++ {
+			t[m][c/8] |= 0xff << (8 * (c % 8))
+		}
+	}
+	return t
+}()
+
+// putSkipped is put for the objects of skipContainer.
+func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint) {
+	t.s[prev].fill(data, start, end, kSkipped, h, action{})
+}
+
+// put remembers data[start:end] (at most keyMemoLen bytes), the key of
+// slot h in an object of kind k, whose value is act's, after prev.
+func (t *keyMemos) put(prev uint16, data []byte, start, end int, k objKind, h uint, act action) {
+	// The newer memo is way 0.
+	t.e[prev][1] = t.e[prev][0]
+	t.e[prev][0].fill(data, start, end, k, h, act)
+}
+
+func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act action) {
+	m := end - start
+	if start+keyMemoLen <= len(data) {
+		mask := &memoMasks[m]
+		for j := range e.w {
+			e.w[j] = binary.LittleEndian.Uint64(data[start+8*j:]) & mask[j]
+		}
+	} else {
+		var pad [keyMemoLen]byte
+		copy(pad[:], data[start:end])
+		for j := range e.w {
+			e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
+		}
+	}
+	e.m, e.h, e.k, e.act = uint8(m), uint8(h), k, act
+	e.secret = knownKeys.slot[h].kind != ""
+}
+
+// match reports whether d starts with e's bytes.
+func (e *keyMemo) match(d *[keyMemoLen]byte) bool {
+	mask := &memoMasks[e.m]
+	return (binary.LittleEndian.Uint64(d[:8])&mask[0]^e.w[0])|
+		(binary.LittleEndian.Uint64(d[8:16])&mask[1]^e.w[1])|
+		(binary.LittleEndian.Uint64(d[16:24])&mask[2]^e.w[2])|
+		(binary.LittleEndian.Uint64(d[24:])&mask[3]^e.w[3]) == 0
 }
 
 // member reads a member's value at data[i] (not past the end).
@@ -709,8 +844,9 @@ func (s *scanner) skipContainer(i, depth int) int {
 	var stack uint64
 	lvl := 0
 	var c byte
-	var keyEnd int
+	var keyStart, keyEnd, keySlot int
 	var keyEsc, secretKey bool
+	prev := s.keyBefore // the key before (keyMemos.s)
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -741,8 +877,20 @@ key:
 	if data[i] != '"' {
 		return s.fail(i, "looking for beginning of object key string")
 	}
+	// The key that followed the key before last time (keyMemo), as in
+	// object; skipped objects have their own memos.
+	if e := &s.r.memo.s[prev]; e.m != 0 && i+keyMemoLen <= n && e.match((*[keyMemoLen]byte)(data[i:])) {
+		secretKey = e.secret && !s.secretMaybe
+		prev = uint16(e.h)
+		i = s.skipWS(i + int(e.m))
+		if i >= n {
+			return s.eof()
+		}
+		goto keyed
+	}
 	// keyEnd, not skipString: a key needs no credential pre-check (one
 	// secretKeyClass knows holds none).
+	keyStart = i
 	keyEnd, keyEsc = 0, false
 	if s.m != nil {
 		keyEnd = s.nextStop(i + 1)
@@ -754,12 +902,14 @@ key:
 		return keyEnd
 	}
 	secretKey = false
+	keySlot = -1
 	if !s.secretMaybe {
 		if keyEsc {
 			s.secretMaybe = true // left to ScanSecrets
 		} else {
 			if h, ok := knownKeyAt(data, i+1, keyEnd); ok {
 				secretKey = knownKeys.slot[h].kind != ""
+				keySlot = int(h)
 			} else {
 				secretKey = s.secretKeyClass(data[i+1 : keyEnd])
 			}
@@ -776,10 +926,18 @@ key:
 	if i < n && data[i] == ' ' {
 		i++ // json.dumps' ", " and ": "
 	}
+	if keySlot >= 0 && i-keyStart <= keyMemoLen {
+		s.r.memo.putSkipped(prev, data, keyStart, i, uint(keySlot))
+	}
+	prev = afterUnknown
+	if keySlot >= 0 {
+		prev = uint16(keySlot)
+	}
 	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
 	}
+keyed:
 	if secretKey {
 		s.secretValue(i)
 	}
@@ -892,7 +1050,9 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 // status, a request id that response_id repeats), and comparing one costs
 // less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
-	if len(text) < cleanMin || len(text) > cleanMax {
+	if len(text) < cleanMin || len(text) > cleanMax || looksDateTime(text) {
+		// (A date-time is new each record, and MayHoldCredentialText
+		// passes it at once: it would only evict a text that repeats.)
 		return redact.MayHoldCredentialText(text)
 	}
 	c := s.r.clean
@@ -900,8 +1060,9 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		c = new(cleanTexts)
 		s.r.clean = c
 	}
-	h := cleanHash(text)
-	if c.hasAt(h, text) || c.hasAt(h^1, text) {
+	a, b := wordsCap(text)
+	h := cleanHash(a, b, len(text))
+	if c.hasAt(h, a, b, text) || c.hasAt(h^1, a, b, text) {
 		return false
 	}
 	if redact.MayHoldCredentialText(text) {
@@ -914,8 +1075,14 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		h ^= 1
 	}
 	c.n[h] = uint8(copy(c.b[h][:], text))
+	c.w[h] = [2]uint64{a, b}
 	c.last[h>>1] = 1 << (h & 1)
 	return false
+}
+
+// looksDateTime: text may be an RFC 3339 date-time ("2026-03-29T12:…").
+func looksDateTime(text []byte) bool {
+	return len(text) >= 20 && len(text) <= 35 && text[4] == '-' && text[10] == 'T' && text[13] == ':'
 }
 
 // cleanTexts holds copies of texts that passed no credential pre-check:
@@ -923,7 +1090,10 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 type cleanTexts struct {
 	n    [cleanSlots]uint8
 	last [cleanSlots / 2]uint8 // per set, the bit of the slot hit or filled last
-	b    [cleanSlots][cleanMax]byte
+	// w: a slot's keyWords, which are its whole text up to 16 bytes (most
+	// texts: ids, statuses, kinds), compared without a call.
+	w [cleanSlots][2]uint64
+	b [cleanSlots][cleanMax]byte
 }
 
 const (
@@ -936,13 +1106,14 @@ const (
 // cleanHash is a slot of text's set (the other is cleanHash^1), for
 // cleanMin <= len(text) <= cleanMax: its length and first and last
 // eight bytes.
-func cleanHash(text []byte) uint {
-	a, b := wordsCap(text)
-	return uint(((a*0x9E3779B97F4A7C15^b^uint64(len(text)))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
+// (a and b are its keyWords).
+func cleanHash(a, b uint64, n int) uint {
+	return uint(((a*0x9E3779B97F4A7C15^b^uint64(n))*0xff51afd7ed558ccd)>>(64-cleanBits)) % cleanSlots
 }
 
-func (c *cleanTexts) hasAt(h uint, text []byte) bool {
-	if int(c.n[h]) == len(text) && string(c.b[h][:len(text)]) == string(text) {
+// hasAt reports whether slot h holds text, whose keyWords are a and b.
+func (c *cleanTexts) hasAt(h uint, a, b uint64, text []byte) bool {
+	if int(c.n[h]) == len(text) && c.w[h] == [2]uint64{a, b} && (len(text) <= 16 || string(c.b[h][:len(text)]) == string(text)) {
 		c.last[h>>1] = 1 << (h & 1)
 		return true
 	}
@@ -953,8 +1124,9 @@ func (c *cleanTexts) has(text []byte) bool {
 	if len(text) < cleanMin || len(text) > cleanMax {
 		return false
 	}
-	h := cleanHash(text)
-	return c.hasAt(h, text) || c.hasAt(h^1, text)
+	a, b := wordsCap(text)
+	h := cleanHash(a, b, len(text))
+	return c.hasAt(h, a, b, text) || c.hasAt(h^1, a, b, text)
 }
 
 // Bytes of a JSON string body that need a look: ", \ and control

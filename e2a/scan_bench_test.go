@@ -3,6 +3,8 @@ package e2a
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -113,4 +115,59 @@ func BenchmarkClassify(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkScanCorpus scans the first lines of make bench-system's cached
+// corpora (every shape the issue measures: gen, Python ensure_ascii with
+// \u-escaped Chinese, ensure_ascii=False, 8 % and 100 % escaped request
+// ids), when they are there (-corpus-dir, default /tmp/e2atap-bench). It
+// leaves out everything but Scan (reading, routing, the engine).
+func BenchmarkScanCorpus(b *testing.B) {
+	for _, shape := range []string{"gen", "py-ascii", "py-utf8", "py-esc8", "py-esc100"} {
+		lines := corpusLines(b, shape, 4000)
+		if lines == nil {
+			continue
+		}
+		size := 0
+		for _, l := range lines {
+			size += len(l)
+		}
+		b.Run(shape, func(b *testing.B) {
+			var r Record
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			cpu := cpuNanos()
+			for b.Loop() {
+				for _, l := range lines {
+					if err := Scan(l, &r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/record")
+			b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N*len(lines)), "cpu-ns/record")
+		})
+	}
+}
+
+func corpusLines(b testing.TB, shape string, n int) [][]byte {
+	data, err := os.ReadFile(filepath.Join("/tmp/e2atap-bench", shape+"-20M.jsonl"))
+	if err != nil {
+		if b != nil {
+			b.Logf("no %s corpus: %v", shape, err)
+		}
+		return nil
+	}
+	var lines [][]byte
+	for len(lines) < n && len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > 0 {
+			lines = append(lines, data[:i:i])
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return lines
 }

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The credential pre-check of decoded text: rule e2a.secret calls Find on
 // every string of every record, and almost none holds a credential. Find
@@ -45,6 +48,9 @@ func IsCredentialAnchor(c byte) bool { return credAnchor[c] != 0 }
 func MayHoldCredentialText[T Text](s T) bool {
 	b := view(s)
 	n := len(b)
+	if n >= len("2006-01-02T15:04:05Z") && n <= maxDateTime && b[4] == '-' && isDateTime(b) {
+		return false
+	}
 	t := &credAnchor
 	b64End, wordEnd := 0, 0 // the runs checked already
 	hasAt := 0              // 0: not looked for yet, 1: no '@' in b, 2: one at least
@@ -222,4 +228,83 @@ var minSpecialLetters = func() int {
 // whose '3' is s[i].
 func encodedSep(s []byte, i int) bool {
 	return i > 0 && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') && keyBefore(s, i-1)
+}
+
+// maxDateTime is the longest text isDateTime accepts: nanoseconds and a
+// numeric offset.
+const maxDateTime = len("2006-01-02T15:04:05.999999999+07:00")
+
+// isDateTime reports whether b is exactly an RFC 3339 date-time
+// ("2026-03-29T12:00:00.001000+00:00", "2026-03-29T12:00:17Z"): records
+// carry one or two (timestamp, converted_at), a new one each record, and
+// their dense anchors (digits, '-', ':', '+') make the byte loop of
+// MayHoldCredentialText its slowest case. None of them can reveal a
+// credential: a '-' after a digit is no token prefix (prefixed); the
+// digit runs (at most 13 bytes of the base64 and word alphabets:
+// "2026-03-29T12") are shorter than minB64 and minDigitToken, and no '%'
+// precedes a '3' (encodedSep); '+' ends a run; a ':' has no "//" after
+// it, no '@' in the text (hostUserinfo) and at most one letter in the key
+// before it (keyBefore wants minSpecialLetters). TestDateTimeNoCredential
+// holds Find to that on random date-times.
+func isDateTime(b []byte) bool {
+	const layout = "dddd-dd-ddTdd:dd:dd"
+	n := len(b)
+	if n < len(layout)+1 || n > maxDateTime {
+		return false
+	}
+	// The layout eight bytes at a time: "dddd-dd-", "ddTdd:dd" and
+	// "dd:dd:dd" (from byte 11).
+	if !dateWords[0].match(binary.LittleEndian.Uint64(b)) ||
+		!dateWords[1].match(binary.LittleEndian.Uint64(b[8:])) ||
+		!dateWords[2].match(binary.LittleEndian.Uint64(b[11:])) {
+		return false
+	}
+	i := len(layout)
+	if b[i] == '.' {
+		j := i + 1
+		for j < n && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == i+1 || j-i-1 > 9 || j >= n {
+			return false
+		}
+		i = j
+	}
+	switch b[i] {
+	case 'Z':
+		return i+1 == n
+	case '+', '-':
+		return i+6 == n && isDigit2(b[i+1:]) && b[i+3] == ':' && isDigit2(b[i+4:])
+	}
+	return false
+}
+
+// dateWord is eight bytes of the date-time layout: digits has 0x80 in
+// the bytes that are digits, mask 0xff in the others, which hold sep.
+type dateWord struct{ digits, mask, sep uint64 }
+
+var dateWords = [3]dateWord{newDateWord("dddd-dd-"), newDateWord("ddTdd:dd"), newDateWord("dd:dd:dd")}
+
+func newDateWord(layout string) (d dateWord) {
+	for k := 0; k < 8; k++ {
+		if layout[k] == 'd' {
+			d.digits |= 0x80 << (8 * k)
+		} else {
+			d.mask |= 0xff << (8 * k)
+			d.sep |= uint64(layout[k]) << (8 * k)
+		}
+	}
+	return d
+}
+
+// match reports whether the eight bytes of w (little-endian) follow the
+// layout: x = w ^ '0' is below 10 in a byte exactly where that byte is a
+// digit, and (x&0x7f)+0x76 cannot carry into the next byte.
+func (d *dateWord) match(w uint64) bool {
+	x := w ^ 0x3030303030303030
+	return ((x&0x7f7f7f7f7f7f7f7f+0x7676767676767676)|x)&d.digits == 0 && w&d.mask == d.sep
+}
+
+func isDigit2(b []byte) bool {
+	return b[0] >= '0' && b[0] <= '9' && b[1] >= '0' && b[1] <= '9'
 }

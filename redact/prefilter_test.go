@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -117,6 +118,105 @@ func firstCredential(s []byte) (Match, bool) {
 	return Match{}, false
 }
 
+// TestDateTimeNoCredential holds isDateTime, the pre-check's shortcut for
+// RFC 3339 date-times, to Find and to the byte loop it skips: on random
+// date-times of every shape it accepts (fraction of 0 to 9 digits, Z or a
+// numeric offset), Find reports no credential, and the texts it refuses
+// (one byte off the layout) are the byte loop's.
+func TestDateTimeNoCredential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	digits := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		}
+		return b.String()
+	}
+	accepted := 0
+	for range 20000 {
+		s := digits(4) + "-" + digits(2) + "-" + digits(2) + "T" + digits(2) + ":" + digits(2) + ":" + digits(2)
+		if f := rng.IntN(11); f > 0 {
+			s += "." + digits(f-1)
+		}
+		switch rng.IntN(3) {
+		case 0:
+			s += "Z"
+		case 1:
+			s += "+" + digits(2) + ":" + digits(2)
+		default:
+			s += "-" + digits(2) + ":" + digits(2)
+		}
+		b := []byte(s)
+		if isDateTime(b) {
+			accepted++
+			if m, ok := firstCredential(b); ok {
+				t.Fatalf("%q: isDateTime, and Find reports %v", s, m.Kind)
+			}
+			if mayHoldCredentialLoop(b) {
+				t.Fatalf("%q: isDateTime, and the byte loop says it may hold a credential", s)
+			}
+		} else if !strings.Contains(s, ".Z") && !strings.Contains(s, ".+") && !strings.Contains(s, ".-") {
+			t.Fatalf("%q: not isDateTime", s)
+		}
+		// One byte changed to any byte: isDateTime says what its byte-wise
+		// reading of the layout says.
+		k := rng.IntN(len(b))
+		b[k] = byte(rng.IntN(256))
+		if got, want := isDateTime(b), dateTimeByBytes(b); got != want {
+			t.Fatalf("isDateTime(%q) = %v, byte by byte %v", b, got, want)
+		}
+	}
+	if accepted < 15000 {
+		t.Fatalf("only %d of 20000 date-times accepted", accepted)
+	}
+	for _, s := range []string{"2026-03-29T12:00:00", "2026-03-29T12:00:00.Z", "2026-03-29T12:00:00+00:0", "2026-03-29T12:00:00+00:00x",
+		"2026-03-29T12:00:00.0000000000Z", "2026-03-29 12:00:00Z", "2026-03-29T12:00:00z", "x026-03-29T12:00:00Z"} {
+		if isDateTime([]byte(s)) {
+			t.Errorf("isDateTime(%q)", s)
+		}
+	}
+}
+
+// dateTimeByBytes is isDateTime's specification, a byte at a time.
+func dateTimeByBytes(b []byte) bool {
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	const layout = "dddd-dd-ddTdd:dd:dd"
+	if len(b) <= len(layout) || len(b) > maxDateTime {
+		return false
+	}
+	for i := range len(layout) {
+		if layout[i] == 'd' && !digit(b[i]) || layout[i] != 'd' && b[i] != layout[i] {
+			return false
+		}
+	}
+	rest := b[len(layout):]
+	if rest[0] == '.' {
+		f := 1
+		for f < len(rest) && digit(rest[f]) {
+			f++
+		}
+		if f == 1 || f > 10 {
+			return false
+		}
+		rest = rest[f:]
+	}
+	switch {
+	case len(rest) == 1:
+		return rest[0] == 'Z'
+	case len(rest) == 6:
+		return (rest[0] == '+' || rest[0] == '-') && digit(rest[1]) && digit(rest[2]) && rest[3] == ':' && digit(rest[4]) && digit(rest[5])
+	}
+	return false
+}
+
+// mayHoldCredentialLoop is MayHoldCredentialText without its date-time
+// shortcut.
+func mayHoldCredentialLoop(b []byte) bool {
+	// A text one byte longer than any date-time, the extra byte a space
+	// (which reveals nothing and is not in any run or key).
+	return MayHoldCredentialText(append(append([]byte(nil), b...), strings.Repeat(" ", maxDateTime+1-len(b))...))
+}
+
 func FuzzMayHoldCredentialText(f *testing.F) {
 	for _, ex := range credentialExamples {
 		for _, s := range ex {
@@ -155,4 +255,24 @@ func BenchmarkMayHoldCredentialText(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzDateTime holds isDateTime to its byte-wise specification and to
+// Find: a text it accepts holds no credential.
+func FuzzDateTime(f *testing.F) {
+	for _, s := range []string{"2026-03-29T12:00:00.001000+00:00", "2026-03-29T12:00:17Z", "2026-03-29T12:00:00.123456789-07:30", "2026-03-29T12:00:00.Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		got := isDateTime(b)
+		if want := dateTimeByBytes(b); got != want {
+			t.Fatalf("isDateTime(%q) = %v, byte by byte %v", s, got, want)
+		}
+		if got {
+			if m, ok := firstCredential(b); ok {
+				t.Fatalf("%q: isDateTime, and Find reports %v", s, m.Kind)
+			}
+		}
+	})
 }

@@ -1,0 +1,123 @@
+package e2a
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// checkPrimed holds a Scan into a record whose key memos (keyMemo) and
+// clean texts were left by prime to a Scan into a fresh record: the same
+// error (text and offset), Record, MayHoldSecret and RawDelta.
+func checkPrimed(t testing.TB, prime, data []byte) {
+	t.Helper()
+	primed := new(Record)
+	_ = Scan(prime, primed)
+	fresh := new(Record)
+	pe, fe := Scan(data, primed), Scan(data, fresh)
+	if (pe == nil) != (fe == nil) || pe != nil && pe.Error() != fe.Error() {
+		t.Fatalf("%q after %q: error %v, fresh record %v", data, prime, pe, fe)
+	}
+	var ps, fs *SyntaxError
+	if errors.As(pe, &ps) != errors.As(fe, &fs) || ps != nil && *ps != *fs {
+		t.Fatalf("%q after %q: error %#v, fresh record %#v", data, prime, pe, fe)
+	}
+	if d := diffRecords(primed, fresh); len(d) > 0 {
+		t.Fatalf("%q after %q differs from a fresh record (primed vs fresh):\n%s", data, prime, strings.Join(d, "\n"))
+	}
+	if primed.MayHoldSecret() != fresh.MayHoldSecret() {
+		t.Fatalf("%q after %q: MayHoldSecret %v, fresh record %v", data, prime, primed.MayHoldSecret(), fresh.MayHoldSecret())
+	}
+	pd, pesc, pok := primed.RawDelta()
+	fd, fesc, fok := fresh.RawDelta()
+	if !bytes.Equal(pd, fd) || pesc != fesc || pok != fok {
+		t.Fatalf("%q after %q: RawDelta %q %v %v, fresh record %q %v %v", data, prime, pd, pesc, pok, fd, fesc, fok)
+	}
+}
+
+// memoPairs are records that write the keys of the one before them almost
+// as it did: the same key then another of the same length, a longer key
+// with the same start, an escaped spelling, whitespace before the colon,
+// no space after it, the same key in another object (where it means
+// something else), a secret key after a plain one, and inputs that end or
+// break inside what a memo compares.
+var memoPairs = [][2]string{
+	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequencf": 1, "is_final": true}`},
+	{`{"status": "a", "sequence": 1}`, `{"status": "a", "sequence_x": 1}`},
+	{`{"status": "a", "sequence": 1}`, `{"status": "a", "sequ\u0065nce": 2}`},
+	{`{"status": "a", "sequence": 1}`, `{"status": "a", "sequence" : 3}`},
+	{`{"status": "a", "sequence": 1}`, `{"status":"a","sequence":4}`},
+	{`{"status":"a","sequence":4}`, `{"status": "a", "sequence": 5}`},
+	{`{"body": {"delta_kind": "text", "delta": "x"}}`, `{"delta_kind": "text", "delta": "x", "body": {"delta_kind": "y"}}`},
+	{`{"provenance": {"kind": "k"}, "kind": "x"}`, `{"kind": "x", "provenance": {"kind": "k"}}`},
+	{`{"body": {"event_type": "e", "delta_kind": "text"}}`, `{"event_type": "e", "delta_kind": "text"}`},
+	{`{"error": {"code": 1, "message": "m"}}`, `{"code": 1, "message": "m"}`},
+	{`{"params": {"intent": "i", "_meta": {"traceparent": "t"}}}`, `{"intent": "i", "_meta": {"traceparent": "t"}}`},
+	{`{"params": {"intent": "cancel"}, "method": "m"}`, `{"params": {"intent": "cancel", "token": "hunter2"}, "method": "m"}`},
+	{`{"status": "a", "user_id": "u"}`, `{"status": "a", "password": "hunter2hunter2"}`},
+	{`{"status": "a", "auth": null}`, `{"status": "a", "auth": "opaque"}`},
+	{`{"status": "a", "user_id": "u"}`, `{"status": "a", "user_id": "sk-proj-CRPSabcdefghijklmnop0123"}`},
+	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequence": 1`},
+	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequence": 1, "is_fi`},
+	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequence"`},
+	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequence"; 1}`},
+	{`{"status": "a", "sequence": 1, "is_final": true}`, "{\"status\": \"a\", \"sequence\":\x01 1}"},
+	{`{"status": "a", "sequence": 1, "is_final": true}`, `{"status": "a", "sequence": 1, "is_final": true, "sequence": 2}`},
+	{`{"params": {"_meta": {"traceparent": "t"}}}`, `{"params": {"_meta": {"traceparent": "u", "traceparent": null}}}`},
+	// In objects skipContainer reads (their own memos).
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_completf": false}}`},
+	{`{"provenance": {"kind": "a", "auth": null}}`, `{"provenance": {"kind": "a", "auth": "opaque"}}`},
+	{`{"expected_output_modes": [{"kind": "a", "auth": null}]}`, `{"expected_output_modes": [{"kind": "a", "auth": "opaque"}]}`},
+	{`{"x": {"details": {"kind": 1}}, "y": {"details": {"kind": 2}}}`, `{"x": {"details": {"kind": 1}}, "y": {"details": {"kind" 2}}}`},
+	{`{"x": {"kind": "a", "name": "n"}}`, `{"x": {"kind": "a", "n\u0061me": "n"}}`},
+}
+
+func TestKeyMemo(t *testing.T) {
+	defer func(v bool) { vectorScan = v }(vectorScan)
+	for _, v := range []bool{false, haveKernel} {
+		vectorScan = v
+		for _, p := range memoPairs {
+			// As written, and with room after them for a memo's compare
+			// (keyMemoLen bytes from a key's opening quote).
+			for _, pad := range []string{"", strings.Repeat(" ", keyMemoLen)} {
+				a, b := []byte(p[0]+pad), []byte(p[1]+pad)
+				checkPrimed(t, a, b)
+				checkPrimed(t, b, a)
+				checkPrimed(t, b, b)
+			}
+		}
+		recs := append(benchRecords(), genRecords...)
+		for _, a := range recs {
+			for _, b := range recs {
+				checkPrimed(t, a.data, b.data)
+				// b cut short and b with each key renamed: the memos a
+				// left almost match.
+				checkPrimed(t, a.data, b.data[:len(b.data)*2/3])
+				checkPrimed(t, a.data, bytes.ReplaceAll(b.data, []byte(`": `), []byte(`x": `)))
+				checkPrimed(t, a.data, bytes.ReplaceAll(b.data, []byte(`_id": `), []byte(`_i\u0064": `)))
+			}
+		}
+	}
+}
+
+// FuzzScanMemo: a Scan into a record that another input primed says what
+// a Scan into a fresh record says; the input is scanned after itself (its
+// own memos match it everywhere), after the seeds, and after itself
+// changed (its memos nearly match).
+func FuzzScanMemo(f *testing.F) {
+	for _, p := range memoPairs {
+		f.Add([]byte(p[0]), []byte(p[1]))
+		f.Add([]byte(p[0]+strings.Repeat(" ", keyMemoLen)), []byte(p[1]+strings.Repeat(" ", keyMemoLen)))
+	}
+	for _, rec := range genRecords {
+		f.Add(rec.data, rec.data)
+	}
+	f.Add(genRecords[0].data, genRecords[1].data)
+	f.Fuzz(func(t *testing.T, prime, data []byte) {
+		checkPrimed(t, prime, data)
+		checkPrimed(t, data, data)
+		checkPrimed(t, data, prime)
+		checkScan(t, data, new(Record))
+	})
+}
