@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/internal/gen"
@@ -544,5 +546,106 @@ func TestSkimFrame(t *testing.T) {
 			check(c)
 		}
 		off += f.Size
+	}
+}
+
+// TestWalkMapShared: the walkers of a walk share one mapping and move
+// from window to window together, the last to arrive mapping the next; a
+// walker that leaves (a fault) is waited for no more, and a chunk is
+// given back only once every walker still walking has passed it.
+func TestWalkMapShared(t *testing.T) {
+	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	mapWindow, dropChunk = 256<<10, 64<<10
+	data := make([]byte, 3<<20+12345)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	p := writeTemp(t, "walkmap", data)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := openMapped(f)
+	if m == nil {
+		t.Fatal("not mapped")
+	}
+	defer m.close(0)
+	const walkers, quitter, quitAt = 4, 2, 3 // walker 2 leaves in window 3
+	wm := newWalkMap(m, walkers)
+	sums := make([]uint64, walkers)
+	errs := make(chan error, walkers)
+	var wg sync.WaitGroup
+	for k := 0; k < walkers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer wm.leave(k)
+			pos, window := int64(0), 0
+			for {
+				win, at := wm.m.win, wm.m.at
+				if int64(len(data)) < at+int64(len(win)) || !bytes.Equal(win, data[at:at+int64(len(win))]) {
+					errs <- fmt.Errorf("walker %d: window at %d is not the file's bytes", k, at)
+					return
+				}
+				passed := 0
+				for off := int(pos - at); off < len(win); off += 4096 {
+					if k == quitter && window == quitAt && off > len(win)/2 {
+						// A fault, say, once the others wait for it.
+						for {
+							wm.mu.Lock()
+							n := wm.waiting
+							wm.mu.Unlock()
+							if n == walkers-1 {
+								return
+							}
+							time.Sleep(time.Millisecond)
+						}
+					}
+					wm.ahead(off)
+					sums[k] += uint64(win[off])
+					if off-passed >= dropChunk {
+						passed += dropChunk
+						wm.dropPassed(k, passed)
+					}
+				}
+				if k != quitter && wm.dropped.Load() > int64(len(win)) {
+					errs <- fmt.Errorf("walker %d: %d of a %d-byte window given back", k, wm.dropped.Load(), len(win))
+					return
+				}
+				pos = at + int64(len(win))
+				if pos >= int64(len(data)) {
+					return
+				}
+				if _, err := wm.remap(k, pos); err != nil {
+					errs <- err
+					return
+				}
+				window++
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the walkers are stuck at a window's end")
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var want uint64
+	for off := 0; off < len(data); off += 4096 {
+		want += uint64(data[off])
+	}
+	for k, s := range sums {
+		if k != quitter && s != want {
+			t.Errorf("walker %d read sum %d, want %d", k, s, want)
+		}
+	}
+	if wantGen := uint64((len(data) + mapWindow - 1) / mapWindow); wm.gen != wantGen-1 {
+		t.Errorf("%d remaps, want %d (one a window, for all walkers)", wm.gen, wantGen-1)
 	}
 }
