@@ -7,6 +7,8 @@ import "os"
 type mappedFile struct {
 	size, at, start int64
 	win             []byte
+	populated       int
+	cached          bool
 }
 
 func openMapped(*os.File) *mappedFile   { return nil }
@@ -14,3 +16,9 @@ func (m *mappedFile) remap(int64) error { return nil }
 func (m *mappedFile) eof() bool         { return true }
 func (m *mappedFile) close(int64)       {}
 func (m *mappedFile) ahead(int)         {}
+func (m *mappedFile) detach() []byte    { return nil }
+func unmapWindow([]byte)                {}
+
+var populateChunk = 2 << 20
+
+func populate([]byte) {}

@@ -93,6 +93,17 @@ func (m *mappedFile) remap(from int64) error {
 	return nil
 }
 
+// detach hands the window over to the caller, who unmaps it
+// (unmapWindow); the next remap maps a new one beside it.
+func (m *mappedFile) detach() []byte {
+	b := m.win
+	m.win = nil
+	return b
+}
+
+// unmapWindow unmaps a window detached from its mappedFile.
+func unmapWindow(b []byte) { _ = syscall.Munmap(b) }
+
 func (m *mappedFile) unmap() {
 	if m.win != nil {
 		_ = syscall.Munmap(m.win)

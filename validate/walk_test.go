@@ -478,6 +478,18 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 // record whose findings are still to come, and reaches the last record at
 // the end.
 func TestShardedWalkWatermark(t *testing.T) {
+	for _, win := range []int{mapWindow, 128 << 10} {
+		t.Run(fmt.Sprintf("window %d", win), func(t *testing.T) {
+			defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+			// Small windows: a hand-off holds the one before while its
+			// shards judge it, a walk crosses them together.
+			mapWindow, dropChunk = win, min(dropChunk, win/4)
+			testShardedWalkWatermark(t)
+		})
+	}
+}
+
+func testShardedWalkWatermark(t *testing.T) {
 	vc := smallPartitions(t, 512)
 	files := []string{
 		writeTemp(t, "wm.jsonl", walkJSONCorpus(61, 12000, 300, 4096, allOdds)),
