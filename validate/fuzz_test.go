@@ -76,6 +76,9 @@ func checkQuickRoute(t *testing.T, data []byte) {
 	e2a.ScanHead(data, nil, &h)
 	want, wantInt := bytes.Clone(h.RequestID), h.Interrupt
 	stop, ok := quickRoute(data)
+	if s, o := quickRouteScalar(data); s != stop || o != ok {
+		t.Fatalf("quickRoute = %d, %t; by byte searches %d, %t", stop, ok, s, o)
+	}
 	if !ok {
 		return
 	}

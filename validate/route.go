@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/e2atap/e2atap/e2a"
@@ -53,7 +54,75 @@ func (r *router) routeJSON(data []byte) (key []byte, interrupt bool) {
 // ScanHeadTo's; after stop nothing can change its key (a later member
 // cut by the end or malformed stops it with the key kept). Everything
 // else (an interrupt, a repeated key, escaped keys) takes ScanHead.
+//
+// Where the CPU has AVX2, one vector pass marks every byte of the three
+// kinds (routeMarks) and the marks are read in order; else three byte
+// searches find them (quickRouteScalar: every mark restarts a search, and
+// a record holds a dozen: a tenth of what 2 shards spent above one).
 func quickRoute(data []byte) (stop int, ok bool) {
+	if !haveRouteMarks || len(data) < 64 {
+		return quickRouteScalar(data)
+	}
+	return quickRouteMarks(data)
+}
+
+// routeMarkBlocks is how many 64-byte blocks quickRouteMarks marks at a
+// time (its words on the stack).
+const routeMarkBlocks = 32
+
+// quickRouteMarks is quickRoute reading the marks of routeMarksAVX2.
+func quickRouteMarks(data []byte) (stop int, ok bool) {
+	stop = -1
+	esc := 0 // a backslash before this is escaped
+	var words [routeMarkBlocks]uint64
+	var pad [64]byte
+	for base := 0; base < len(data); base += routeMarkBlocks * 64 {
+		n := min(routeMarkBlocks, (len(data)-base)/64)
+		if n > 0 {
+			routeMarksAVX2(&data[base], n, &words[0])
+		}
+		if rest := len(data) - base - n*64; rest > 0 && n < routeMarkBlocks {
+			// The last part block, read from a copy padded with zeros.
+			pad = [64]byte{}
+			copy(pad[:], data[base+n*64:])
+			routeMarksAVX2(&pad[0], 1, &words[n])
+			n++
+		}
+		for w, m := range words[:n] {
+			for ; m != 0; m &= m - 1 {
+				i := base + w*64 + bits.TrailingZeros64(m)
+				if i >= len(data) {
+					break
+				}
+				switch data[i] {
+				case 'q':
+					if i >= 3 && i+9 <= len(data) && string(data[i-3:i+9]) == `"request_id"` {
+						if stop >= 0 {
+							return -1, false
+						}
+						stop = i - 3
+					}
+				case '\\':
+					if i < esc {
+						continue
+					}
+					if i+5 < len(data) && data[i+1] == 'u' && data[i+2] == '0' && data[i+3] == '0' && data[i+4] >= '2' && data[i+4] <= '7' {
+						return -1, false
+					}
+					esc = i + 2
+				case '.':
+					if i >= 4 && i+10 <= len(data) && string(data[i-4:i+10]) == "chat.interrupt" {
+						return -1, false
+					}
+				}
+			}
+		}
+	}
+	return stop, true
+}
+
+// quickRouteScalar is quickRoute by byte searches.
+func quickRouteScalar(data []byte) (stop int, ok bool) {
 	stop = -1
 	// 'q' is rare in records: find every "request_id" by it.
 	for i := 0; ; {

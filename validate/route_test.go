@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -32,5 +33,42 @@ func TestQuickRouteOnGeneratedTraffic(t *testing.T) {
 	}
 	if quick < n*9/10 {
 		t.Errorf("%d of %d records took the short way, want most", quick, n)
+	}
+}
+
+// TestQuickRouteMarks: the vector marks give what the byte searches give,
+// on inputs of every length around the kernel's blocks and chunks, with
+// the bytes it marks (a request_id key, an interrupt, escapes, escaped
+// backslashes) planted across their edges.
+func TestQuickRouteMarks(t *testing.T) {
+	if !haveRouteMarks {
+		t.Skip("no vector kernel on this CPU")
+	}
+	r := rand.New(rand.NewPCG(5, 9))
+	pieces := []string{`"request_id"`, `request_id`, "chat.interrupt", `\u005f`, `\u0041`, `\\u0041`, `\\`, `\`, `q`, `.`, `"`, `\u00e9`, "chat.interrupted"}
+	for n := 0; n < 20000; n++ {
+		size := r.IntN(5000)
+		if n < 3000 {
+			size = n
+		}
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = "abcq.\\ \"x"[r.IntN(9)]
+			if r.IntN(3) != 0 {
+				b[i] = 'a' + byte(r.IntN(26))
+			}
+		}
+		for k := r.IntN(4); k > 0 && size > 20; k-- {
+			at := r.IntN(size)
+			if edge := (r.IntN(size/64+1))*64 - r.IntN(12); r.IntN(2) == 0 && edge >= 0 && edge < size {
+				at = edge // across a block's edge
+			}
+			copy(b[at:], pieces[r.IntN(len(pieces))])
+		}
+		gs, gok := quickRouteMarks(b)
+		ws, wok := quickRouteScalar(b)
+		if gs != ws || gok != wok {
+			t.Fatalf("len %d: marks %d, %t; byte searches %d, %t\n%q", size, gs, gok, ws, wok, b)
+		}
 	}
 }

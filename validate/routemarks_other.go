@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package validate
+
+const haveRouteMarks = false
+
+func routeMarksAVX2(*byte, int, *uint64) { panic("validate: no vector kernel") }
