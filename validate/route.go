@@ -179,36 +179,37 @@ func routeFrame(f *frame.Frame) []byte {
 }
 
 // skimFrame reads what a walk needs of the frame at the front of b without
-// decoding it: its size and its stream key (routeFrame's: sid, or id for an
-// EVENT, the last one winning as in Frame.Attr; nil when absent). ok is
-// true only where frame.DecodeTo would accept the frame (the same checks
-// in the same order; TestSkimFrame), with the same size.
-func skimFrame(b []byte) (size int, key []byte, ok bool) {
+// decoding it: its size, where its attributes end and its stream key
+// (routeFrame's: sid, or id for an EVENT, the last one winning as in
+// Frame.Attr; nil when absent). ok is true only where frame.DecodeTo would
+// accept the frame (the same checks in the same order; TestSkimFrame),
+// with the same size; Frame.SetSkimmed then gives DecodeTo's frame.
+func skimFrame(b []byte) (size, attrsEnd int, key []byte, ok bool) {
 	n := len(b)
 	if n < frame.HeaderLen || b[0] != frame.Magic || b[1] != frame.Version {
-		return 0, nil, false
+		return 0, 0, nil, false
 	}
 	keyCount := int(binary.BigEndian.Uint16(b[8:10]))
 	dataLen := int32(binary.BigEndian.Uint32(b[10:14]))
 	if keyCount > frame.MaxAttributes || dataLen < 0 || dataLen > frame.MaxDataBytes || int(dataLen) > n-frame.HeaderLen {
-		return 0, nil, false
+		return 0, 0, nil, false
 	}
 	event := b[2] == frame.TypeEvent
 	p := frame.HeaderLen
 	for i := 0; i < keyCount; i++ {
 		// [nameLen u16][name][valueLen i32][value]
 		if n-p < 6 {
-			return 0, nil, false
+			return 0, 0, nil, false
 		}
 		a := b[p:]
 		nl := int(binary.BigEndian.Uint16(a))
 		if nl > len(a)-6 {
-			return 0, nil, false
+			return 0, 0, nil, false
 		}
 		v := p + 6 + nl
 		vl := int(int32(binary.BigEndian.Uint32(a[2+nl:])))
 		if vl < 0 || vl > n-v {
-			return 0, nil, false
+			return 0, 0, nil, false
 		}
 		if event {
 			if nl == 2 && a[2] == 'i' && a[3] == 'd' {
@@ -220,9 +221,9 @@ func skimFrame(b []byte) (size int, key []byte, ok bool) {
 		p = v + vl
 	}
 	if int(dataLen) > n-p {
-		return 0, nil, false
+		return 0, 0, nil, false
 	}
-	return p + int(dataLen), key, true
+	return p + int(dataLen), p, key, true
 }
 
 // headKey reads the stream key from the head of an undecodable JSON

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/internal/gen"
@@ -534,12 +535,21 @@ func TestSkimFrame(t *testing.T) {
 	check := func(b []byte) {
 		var f frame.Frame
 		_, err := frame.DecodeTo(&f, b)
-		size, key, ok := skimFrame(b)
+		size, attrs, key, ok := skimFrame(b)
 		if ok != (err == nil) {
 			t.Fatalf("skimFrame ok %t, DecodeTo %v on % x", ok, err, b[:min(len(b), 40)])
 		}
 		if ok && (size != f.Size || !bytes.Equal(key, routeFrame(&f)) || (key == nil) != (routeFrame(&f) == nil)) {
 			t.Fatalf("skimFrame size %d key %q, DecodeTo size %d key %q", size, key, f.Size, routeFrame(&f))
+		}
+		if ok {
+			// Set as skimmed over a frame left from before, as a walk does.
+			g := frame.Frame{MsgType: 9, Data: []byte("old"), Size: 3}
+			g.SetSkimmed(b, attrs, size)
+			if g.Layout() != f.Layout() || !bytes.Equal(g.Data, f.Data) || unsafe.SliceData(g.Data) != unsafe.SliceData(f.Data) ||
+				cap(g.Data) != cap(f.Data) || !bytes.Equal(g.AttrSection(), f.AttrSection()) || cap(g.AttrSection()) != cap(f.AttrSection()) {
+				t.Fatalf("SetSkimmed %+v, DecodeTo %+v", g, f)
+			}
 		}
 	}
 	for off := 0; off < len(data); {
