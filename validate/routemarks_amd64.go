@@ -7,3 +7,6 @@ var haveRouteMarks = cpu.X86.HasAVX2
 
 //go:noescape
 func routeMarksAVX2(p *byte, blocks int, out *uint64)
+
+//go:noescape
+func structMarksAVX2(p *byte, blocks int, out *uint64)
