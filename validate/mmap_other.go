@@ -11,13 +11,15 @@ type mappedFile struct {
 	cached          bool
 }
 
-func openMapped(*os.File) *mappedFile   { return nil }
-func (m *mappedFile) remap(int64) error { return nil }
-func (m *mappedFile) eof() bool         { return true }
-func (m *mappedFile) close(int64)       {}
-func (m *mappedFile) ahead(int)         {}
-func (m *mappedFile) detach() []byte    { return nil }
-func unmapWindow([]byte)                {}
+func openMapped(*os.File) *mappedFile    { return nil }
+func (m *mappedFile) remap(int64) error  { return nil }
+func (m *mappedFile) eof() bool          { return true }
+func (m *mappedFile) close(int64)        {}
+func (m *mappedFile) ahead(int)          {}
+func (m *mappedFile) detach() []byte     { return nil }
+func (m *mappedFile) spare() *mappedFile { return &mappedFile{} }
+func (m *mappedFile) unmap()             {}
+func unmapWindow([]byte)                 {}
 
 var populateChunk = 2 << 20
 

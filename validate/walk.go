@@ -176,8 +176,7 @@ type walkPass struct {
 func newWalkMap(m *mappedFile, walkers int) *walkMap {
 	wm := &walkMap{gens: make([]int, walkers), left: make([]bool, walkers)}
 	wm.turn.L = &wm.mu
-	spare := &mappedFile{f: m.f, size: m.size, pageAlign: m.pageAlign, start: m.start, at: m.at}
-	for i, f := range []*mappedFile{m, spare} {
+	for i, f := range []*mappedFile{m, m.spare()} {
 		wm.wins[i] = &walkWin{m: f, passed: make([]walkPass, walkers)}
 	}
 	wm.wins[0].refs = walkers
