@@ -76,6 +76,9 @@ func checkQuickRoute(t *testing.T, data []byte) {
 	e2a.ScanHead(data, nil, &h)
 	want, wantInt := bytes.Clone(h.RequestID), h.Interrupt
 	stop, ok := quickRoute(data)
+	if s, o := quickRouteScalar(data); s != stop || o != ok {
+		t.Fatalf("quickRoute = %d, %t; by byte searches %d, %t", stop, ok, s, o)
+	}
 	if !ok {
 		return
 	}
@@ -83,9 +86,26 @@ func checkQuickRoute(t *testing.T, data []byte) {
 	if stop >= 0 {
 		e2a.ScanHeadTo(data, nil, &h, stop)
 		got = h.RequestID
+		checkHeadTo(t, data, stop, got)
 	}
 	if !bytes.Equal(got, want) || (got == nil) != (want == nil) || wantInt {
 		t.Fatalf("quick route: key %q; ScanHead: key %q, interrupt %t", got, want, wantInt)
+	}
+}
+
+// checkHeadTo: where headTo tells, it tells what ScanHeadTo found (want),
+// aliasing the record where ScanHeadTo does.
+func checkHeadTo(t *testing.T, data []byte, stop int, want []byte) {
+	t.Helper()
+	if !haveRouteMarks {
+		return
+	}
+	got, ok := headTo(data, stop)
+	if !ok {
+		return
+	}
+	if !bytes.Equal(got, want) || (got == nil) != (want == nil) || offsetIn(got, data) != offsetIn(want, data) {
+		t.Fatalf("headTo %q (at %d), ScanHeadTo %q (at %d), stop %d, in %q", got, offsetIn(got, data), want, offsetIn(want, data), stop, data)
 	}
 }
 

@@ -93,6 +93,23 @@ func (m *mappedFile) remap(from int64) error {
 	return nil
 }
 
+// spare is a reader of m's file with no window yet, for a second window
+// beside m's (walkMap).
+func (m *mappedFile) spare() *mappedFile {
+	return &mappedFile{f: m.f, size: m.size, pageAlign: m.pageAlign, start: m.start, at: m.at}
+}
+
+// detach hands the window over to the caller, who unmaps it
+// (unmapWindow); the next remap maps a new one beside it.
+func (m *mappedFile) detach() []byte {
+	b := m.win
+	m.win = nil
+	return b
+}
+
+// unmapWindow unmaps a window detached from its mappedFile.
+func unmapWindow(b []byte) { _ = syscall.Munmap(b) }
+
 func (m *mappedFile) unmap() {
 	if m.win != nil {
 		_ = syscall.Munmap(m.win)

@@ -103,9 +103,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 			b := m.win[min(int(pos-m.at), len(m.win)):]
 			if format != FormatJSONL && len(b) > 0 && b[0] == frame.Magic && (format == FormatFrames || !bytes.HasPrefix(b, []byte(utf8BOM))) {
 				if walk {
-					if last, err, ok := sh.walkMapped(f, m, pos, name, opts); ok {
-						return last, err
-					}
+					return sh.walkMapped(m, pos, name, opts)
 				}
 				return readFramesMapped(m, pos, name, opts, h)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/internal/gen"
 )
 
 // BenchmarkRoute: what a sharded run's reader spends per record to find
@@ -52,4 +53,33 @@ func BenchmarkRoute(b *testing.B) {
 			_ = e2a.Scan(lines[i%len(lines)], &r)
 		}
 	})
+}
+
+// BenchmarkQuickRoute: quickRoute on generated records, by the vector
+// marks and by byte searches (what a reader of several shards spends on
+// each record before handing it over; the top-level walk to the key
+// comes after it and is left out).
+func BenchmarkQuickRoute(b *testing.B) {
+	g := gen.New(gen.DefaultConfig())
+	var lines [][]byte
+	size := 0
+	for i := 0; i < 1000; i++ {
+		l := g.Next().Data
+		lines = append(lines, l)
+		size += len(l)
+	}
+	for _, v := range []struct {
+		name string
+		fn   func([]byte) (int, bool)
+	}{{"marks", quickRouteMarks}, {"scalar", quickRouteScalar}} {
+		if v.name == "marks" && !haveRouteMarks {
+			continue
+		}
+		b.Run(v.name, func(b *testing.B) {
+			b.SetBytes(int64(size / len(lines)))
+			for i := 0; b.Loop(); i++ {
+				v.fn(lines[i%len(lines)])
+			}
+		})
+	}
 }

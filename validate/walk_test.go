@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 	"github.com/e2atap/e2atap/internal/gen"
@@ -476,6 +479,18 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 // record whose findings are still to come, and reaches the last record at
 // the end.
 func TestShardedWalkWatermark(t *testing.T) {
+	for _, win := range []int{mapWindow, 128 << 10} {
+		t.Run(fmt.Sprintf("window %d", win), func(t *testing.T) {
+			defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+			// Small windows: a hand-off holds the one before while its
+			// shards judge it, a walk crosses them together.
+			mapWindow, dropChunk = win, min(dropChunk, win/4)
+			testShardedWalkWatermark(t)
+		})
+	}
+}
+
+func testShardedWalkWatermark(t *testing.T) {
 	vc := smallPartitions(t, 512)
 	files := []string{
 		writeTemp(t, "wm.jsonl", walkJSONCorpus(61, 12000, 300, 4096, allOdds)),
@@ -520,12 +535,21 @@ func TestSkimFrame(t *testing.T) {
 	check := func(b []byte) {
 		var f frame.Frame
 		_, err := frame.DecodeTo(&f, b)
-		size, key, ok := skimFrame(b)
+		size, attrs, key, ok := skimFrame(b)
 		if ok != (err == nil) {
 			t.Fatalf("skimFrame ok %t, DecodeTo %v on % x", ok, err, b[:min(len(b), 40)])
 		}
 		if ok && (size != f.Size || !bytes.Equal(key, routeFrame(&f)) || (key == nil) != (routeFrame(&f) == nil)) {
 			t.Fatalf("skimFrame size %d key %q, DecodeTo size %d key %q", size, key, f.Size, routeFrame(&f))
+		}
+		if ok {
+			// Set as skimmed over a frame left from before, as a walk does.
+			g := frame.Frame{MsgType: 9, Data: []byte("old"), Size: 3}
+			g.SetSkimmed(b, attrs, size)
+			if g.Layout() != f.Layout() || !bytes.Equal(g.Data, f.Data) || unsafe.SliceData(g.Data) != unsafe.SliceData(f.Data) ||
+				cap(g.Data) != cap(f.Data) || !bytes.Equal(g.AttrSection(), f.AttrSection()) || cap(g.AttrSection()) != cap(f.AttrSection()) {
+				t.Fatalf("SetSkimmed %+v, DecodeTo %+v", g, f)
+			}
 		}
 	}
 	for off := 0; off < len(data); {
@@ -544,5 +568,109 @@ func TestSkimFrame(t *testing.T) {
 			check(c)
 		}
 		off += f.Size
+	}
+}
+
+// TestWalkMapShared: the walkers of a walk share one mapping, the first
+// to reach a window's end mapping the next, at most a window ahead of the
+// slowest; a walker that leaves (a fault) is waited for no more, and a
+// chunk is given back only once every walker still walking has passed it.
+func TestWalkMapShared(t *testing.T) {
+	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	mapWindow, dropChunk = 256<<10, 64<<10
+	data := make([]byte, 3<<20+12345)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	p := writeTemp(t, "walkmap", data)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := openMapped(f)
+	if m == nil {
+		t.Fatal("not mapped")
+	}
+	defer m.close(0)
+	const walkers, quitter, quitAt = 4, 2, 3 // walker 2 leaves in window 3
+	wm := newWalkMap(m, walkers)
+	defer wm.close()
+	sums := make([]uint64, walkers)
+	errs := make(chan error, walkers)
+	var wg sync.WaitGroup
+	for k := 0; k < walkers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer wm.leave(k)
+			ww := wm.window(k)
+			pos, window := int64(0), 0
+			for {
+				win, at := ww.m.win, ww.m.at
+				if int64(len(data)) < at+int64(len(win)) || !bytes.Equal(win, data[at:at+int64(len(win))]) {
+					errs <- fmt.Errorf("walker %d: window at %d is not the file's bytes", k, at)
+					return
+				}
+				passed := 0
+				for off := int(pos - at); off < len(win); off += 4096 {
+					if k == quitter && window == quitAt && off > len(win)/2 {
+						// A fault, say, once the others wait for it.
+						for {
+							wm.mu.Lock()
+							n := wm.waiting
+							wm.mu.Unlock()
+							if n == walkers-1 {
+								return
+							}
+							time.Sleep(time.Millisecond)
+						}
+					}
+					ww.ahead(off)
+					sums[k] += uint64(win[off])
+					if off-passed >= dropChunk {
+						passed += dropChunk
+						ww.dropPassed(k, passed)
+					}
+				}
+				if ww.dropped.Load() > int64(len(win)) {
+					errs <- fmt.Errorf("walker %d: %d of a %d-byte window given back", k, ww.dropped.Load(), len(win))
+					return
+				}
+				pos = at + int64(len(win))
+				if pos >= int64(len(data)) {
+					return
+				}
+				var err error
+				if ww, _, err = wm.remap(k, pos); err != nil {
+					errs <- err
+					return
+				}
+				window++
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the walkers are stuck at a window's end")
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var want uint64
+	for off := 0; off < len(data); off += 4096 {
+		want += uint64(data[off])
+	}
+	for k, s := range sums {
+		if k != quitter && s != want {
+			t.Errorf("walker %d read sum %d, want %d", k, s, want)
+		}
+	}
+	if wantTop := (len(data)+mapWindow-1)/mapWindow - 1; wm.top != wantTop {
+		t.Errorf("%d windows mapped after the first, want %d (one a window, for all walkers)", wm.top, wantTop)
 	}
 }
