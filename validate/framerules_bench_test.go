@@ -58,7 +58,8 @@ func benchFrameFile(b *testing.B, n int) string {
 }
 
 // BenchmarkReadFramesMapped is what `e2atap validate --shards 1` does with a
-// frame file, but for the printing: Read through the mapping into one
+// frame file, but for the printing: Read of the file (by read(2) into one
+// reused buffer, readFramesFile: no longer through a mapping) into one
 // inline shard, every frame rule on, the streams ended at the end. One op
 // reads the whole file (benchFrames frames). It leaves out the process
 // start and the page cache's misses (the file is cached).
