@@ -47,13 +47,17 @@ const (
 )
 
 // fcAttrs is what Find read from one clean attribute section, and the
-// stream entry of its sid (stream, as it was at gen).
+// stream entry of its sid (stream, as it was at gen). plain: what the
+// chunk rules read of the section passes them whatever the flags (a
+// non-empty sid, no etype or a known one, no meta or a JSON object), and
+// the section ends in Data (a STREAM_CHUNK's hot path: observeChunk).
 type fcAttrs struct {
 	found    uint64
 	gen      uint64 // 0: none
 	stream   uint16
 	keyCount uint16
 	attrsLen uint8 // 0: the entry is empty
+	plain    bool
 	vals     [fcAttrNames][2]uint8
 	attrs    [fcMaxAttrs]byte
 }
@@ -99,19 +103,30 @@ func fcSlot(b []byte) int {
 	return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
 }
 
-// frameAttrs is f.Find(frameAttrSet, vals) through the cache; it returns
-// the entry of f's section (nil: not cached), for frameStream.
-func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found uint64, clean bool, en *fcAttrs) {
+// frameEntry returns the cache entry of f's attribute section (nil: not
+// cached) and whether it holds that section (hit).
+func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	a := f.AttrSection()
 	if frameCacheOff || len(a) > fcMaxAttrs || len(a) == 0 || f.Size > frame.MaxFrameBytes {
-		found, clean = f.Find(frameAttrSet, vals[:])
-		return found, clean, nil
+		return nil, false
 	}
 	if e.fc == nil {
 		e.fc = new(frameCache)
 	}
 	en = &e.fc.attrs[fcSlot(a)]
-	if int(en.attrsLen) == len(a) && en.keyCount == f.KeyCount && string(en.attrs[:len(a)]) == string(a) {
+	return en, int(en.attrsLen) == len(a) && en.keyCount == f.KeyCount && string(en.attrs[:len(a)]) == string(a)
+}
+
+// frameAttrs is f.Find(frameAttrSet, vals) through the cache entry en of
+// f's section (frameEntry; hit: en holds it); it returns the entry (nil:
+// not cached), for frameStream.
+func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte, en *fcAttrs, hit bool) (found uint64, clean bool, _ *fcAttrs) {
+	if en == nil {
+		found, clean = f.Find(frameAttrSet, vals[:])
+		return found, clean, nil
+	}
+	a := f.AttrSection()
+	if hit {
 		for m := en.found; m != 0; m &= m - 1 {
 			k := bits.TrailingZeros64(m)
 			v := en.vals[k]
@@ -123,6 +138,7 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found ui
 	if !clean {
 		return found, clean, nil
 	}
+	en.attrsLen = 0 // empty until it is filled
 	for m := found; m != 0; m &= m - 1 {
 		k := bits.TrailingZeros64(m)
 		// A value aliases the section, which ends where its capacity does.
@@ -134,6 +150,8 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found ui
 	}
 	en.found, en.keyCount, en.attrsLen = found, f.KeyCount, uint8(len(a))
 	en.gen, en.stream = 0, 0
+	en.plain = found&faSid != 0 && len(vals[0]) > 0 && (found&faEtype == 0 || knownEtype(vals[7])) &&
+		(found&faMeta == 0 || isJSONObject(vals[6]))
 	copy(en.attrs[:], a)
 	return found, clean, en
 }
