@@ -28,16 +28,25 @@ const (
 
 // ObserveFrame checks one decoded EventMeshFrame.
 func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
-	var vals [fcAttrNames][]byte
-	var found uint64
-	var clean bool
 	var en *fcAttrs
+	var hit bool
 	if f.MsgType == frame.TypeStreamChunk {
-		en, hit := e.frameEntry(f)
-		if hit && en.plain && f.Flags&frame.FlagReserved == 0 {
+		if en, hit = e.frameEntry(f); hit && en.plain && f.Flags&frame.FlagReserved == 0 {
 			e.observeChunk(in, f, en)
 			return
 		}
+	}
+	e.observeFrame(in, f, en, hit)
+}
+
+// observeFrame is ObserveFrame but for observeChunk (en, hit: frameEntry's
+// for a STREAM_CHUNK). Its locals (the attribute values) are zeroed at
+// each call: not in ObserveFrame, whose hot path does not need them.
+func (e *Engine) observeFrame(in *Input, f *frame.Frame, en *fcAttrs, hit bool) {
+	var vals [fcAttrNames][]byte
+	var found uint64
+	var clean bool
+	if f.MsgType == frame.TypeStreamChunk {
 		e.stats.Records++
 		found, clean, en = e.frameAttrs(f, &vals, en, hit)
 	} else {
