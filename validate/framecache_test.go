@@ -180,8 +180,8 @@ func TestFrameCacheHits(t *testing.T) {
 	if string(e.key) != "poison" {
 		t.Fatal("the second chunk of a stream built its key again: no cache hit")
 	}
-	en := &e.fc.streams[fcSlot([]byte("b"))]
-	if en.keyLen == 0 {
+	en := e.fc.streamEntry([]byte("b"))
+	if en == nil || en.keyLen == 0 {
 		t.Fatal("stream b not cached")
 	}
 	// x ends and is removed (at the next lookup): b, the last dense entry,
@@ -329,10 +329,11 @@ func TestFrameCacheMutatedRuns(t *testing.T) {
 	}
 }
 
-// TestFrameCacheSlotsSpread: the slot hash tells apart strings that differ
+// TestFrameCacheSlotsSpread: the set hash tells apart strings that differ
 // in any one byte (sids that differ in one digit, anywhere) often enough
 // to spread them, at every length around a word's.
 func TestFrameCacheSlotsSpread(t *testing.T) {
+	fc := newFrameCache(fcMaxBits)
 	for n := 1; n <= 70; n++ {
 		used := map[int]bool{}
 		b := []byte(strings.Repeat("a", n))
@@ -340,11 +341,11 @@ func TestFrameCacheSlotsSpread(t *testing.T) {
 			for c := byte('0'); c <= '9'; c++ {
 				x := append([]byte(nil), b...)
 				x[pos] = c
-				used[fcSlot(x)] = true
+				used[fc.set(fcHash(x))] = true
 			}
 		}
-		if want := min(fcSlots/4, 10*n/2); len(used) < want {
-			t.Errorf("length %d: %d one-byte variants hash to %d slots, want at least %d", n, 10*n, len(used), want)
+		if want := min(len(fc.attrs)/fcWays/4, 10*n/2); len(used) < want {
+			t.Errorf("length %d: %d one-byte variants hash to %d sets, want at least %d", n, 10*n, len(used), want)
 		}
 	}
 }
