@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
@@ -346,6 +347,43 @@ func TestFrameCacheSlotsSpread(t *testing.T) {
 		}
 		if want := min(len(fc.attrs)/fcWays/4, 10*n/2); len(used) < want {
 			t.Errorf("length %d: %d one-byte variants hash to %d sets, want at least %d", n, 10*n, len(used), want)
+		}
+	}
+}
+
+// TestFrameCacheGrows: the cache grows when many streams interleaved miss
+// in it, up to fcMaxBits, and stays small for a few streams; the verdicts
+// are the same either way (TestFrameCacheSameVerdicts, FuzzFrameCache).
+func TestFrameCacheGrows(t *testing.T) {
+	for _, c := range []struct {
+		streams int
+		bits    uint8
+	}{{8, fcMinBits}, {3000, fcMaxBits}} {
+		v := &verdicts{}
+		e := NewEngine(DefaultConfig(), v)
+		frames := make([][]byte, c.streams)
+		for s := range frames {
+			b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0,
+				[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%08d-0000-4000-8000-000000000000", s)}, {Name: "etype", Value: "text"}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames[s] = b
+		}
+		for i := 0; i < 4*fcGrowEvery; i++ {
+			b := frames[i%c.streams]
+			binary.BigEndian.PutUint32(b[4:8], uint32(i/c.streams)) // seq
+			f, _, err := frame.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.ObserveFrame(&Input{Data: b}, &f)
+		}
+		if e.fc.bits != c.bits {
+			t.Errorf("%d streams: cache of 2^%d entries, want 2^%d", c.streams, e.fc.bits, c.bits)
+		}
+		if n := len(v.findings); n != 0 {
+			t.Errorf("%d streams: %d findings", c.streams, n)
 		}
 	}
 }
