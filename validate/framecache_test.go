@@ -355,35 +355,50 @@ func TestFrameCacheSlotsSpread(t *testing.T) {
 // in it, up to fcMaxBits, and stays small for a few streams; the verdicts
 // are the same either way (TestFrameCacheSameVerdicts, FuzzFrameCache).
 func TestFrameCacheGrows(t *testing.T) {
-	for _, c := range []struct {
-		streams int
-		bits    uint8
-	}{{8, fcMinBits}, {3000, fcMaxBits}} {
-		v := &verdicts{}
-		e := NewEngine(DefaultConfig(), v)
-		frames := make([][]byte, c.streams)
-		for s := range frames {
-			b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0,
-				[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%08d-0000-4000-8000-000000000000", s)}, {Name: "etype", Value: "text"}}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			frames[s] = b
-		}
-		for i := 0; i < 4*fcGrowEvery; i++ {
-			b := frames[i%c.streams]
-			binary.BigEndian.PutUint32(b[4:8], uint32(i/c.streams)) // seq
-			f, _, err := frame.Decode(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.ObserveFrame(&Input{Data: b}, &f)
-		}
-		if e.fc.bits != c.bits {
-			t.Errorf("%d streams: cache of 2^%d entries, want 2^%d", c.streams, e.fc.bits, c.bits)
-		}
-		if n := len(v.findings); n != 0 {
-			t.Errorf("%d streams: %d findings", c.streams, n)
+	for _, c := range []growCase{{8, fcMinBits}, {3000, fcMaxBits}} {
+		v := c.run(t, false)
+		if d := cmp.Diff(c.run(t, true), v, cmp.AllowUnexported(verdicts{})); d != "" {
+			t.Fatalf("%d streams: verdicts differ with the cache (-without +with):\n%s", c.streams, d)
 		}
 	}
+}
+
+type growCase struct {
+	streams int
+	bits    uint8
+}
+
+// run judges 4×fcGrowEvery chunks of c.streams streams interleaved (off:
+// without the frame cache) and checks the cache's size.
+func (c growCase) run(t *testing.T, off bool) *verdicts {
+	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
+	frameCacheOff = off
+	v := &verdicts{}
+	e := NewEngine(DefaultConfig(), v)
+	frames := make([][]byte, c.streams)
+	for s := range frames {
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0,
+			[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%08d-0000-4000-8000-000000000000", s)}, {Name: "etype", Value: "text"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames[s] = b
+	}
+	for i := 0; i < 4*fcGrowEvery; i++ {
+		b := frames[i%c.streams]
+		binary.BigEndian.PutUint32(b[4:8], uint32(i/c.streams)) // seq
+		f, _, err := frame.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ObserveFrame(&Input{Data: b}, &f)
+	}
+	if !off && e.fc.bits != c.bits {
+		t.Errorf("%d streams: cache of 2^%d entries, want 2^%d", c.streams, e.fc.bits, c.bits)
+	}
+	if n := len(v.findings); n != 0 {
+		t.Errorf("%d streams: %d findings", c.streams, n)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	return v
 }
