@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 )
@@ -131,6 +132,12 @@ func (fc *frameCache) streamEntry(sid []byte) *fcStream {
 		}
 	}
 	return nil
+}
+
+// sameString is a == b, without a call when they are the same string
+// (a reader's tap and connection names are, frame after frame).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // holds reports whether the entry is sid's.
@@ -291,7 +298,7 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 			en.stream, en.gen = uint16(at+way), st.gen
 		}
 	}
-	if st.keyLen != 0 && st.tap == in.Tap && st.conn == in.Conn {
+	if st.keyLen != 0 && sameString(st.tap, in.Tap) && sameString(st.conn, in.Conn) {
 		// What lookup does first, then the partition composite would
 		// have made current.
 		if len(e.forget) > 0 || e.sweep {
