@@ -162,7 +162,11 @@ func fcHash(b []byte) uint64 {
 	}
 	last := binary.LittleEndian.Uint64(b[len(b)-8:])
 	r := 0
-	for ; len(b) > 8; b = b[8:] {
+	for ; len(b) > 16; b = b[16:] { // two words at a step
+		h ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b), r) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[8:]), r+11)
+		r += 22
+	}
+	if len(b) > 8 {
 		h ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b), r)
 		r += 11
 	}
@@ -188,7 +192,6 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	h := fcHash(a)
 	at := fc.set(h)
 	tags := fc.attrTags[at:][:fcWays]
-	old := 0
 	for k := range tags {
 		if tags[k].hash == h {
 			if en = &fc.attrs[at+k]; en.holds(a, f.KeyCount) {
@@ -196,11 +199,14 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 				return en, true
 			}
 		}
+	}
+	// The way used least recently takes it (frameAttrs fills it).
+	old := 0
+	for k := range tags {
 		if tags[k].used < tags[old].used {
 			old = k
 		}
 	}
-	// The way used least recently takes it (frameAttrs fills it).
 	fc.misses++
 	tags[old] = fcTag{hash: h, used: fc.tick}
 	en = &fc.attrs[at+old]

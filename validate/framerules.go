@@ -215,12 +215,17 @@ func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool,
 			s.flags |= fJoined
 		}
 	}
-	e.touch(i, in)
+	// touch, and startIfNeeded once, on the state at hand.
+	if !in.Time.IsZero() {
+		s.seen(in.Time.UnixNano())
+	}
 	s.flags |= fResponded
 	s.records++
-	e.startIfNeeded(i, in, ProtoEventMesh)
-	s = e.tab.at(i)
-	if s.chunkUs == 0 && s.startNs() != 0 && !in.Time.IsZero() {
+	if s.flags&fStarted == 0 {
+		e.startIfNeeded(i, in, ProtoEventMesh)
+		s = e.tab.at(i)
+	}
+	if s.chunkUs == 0 && !in.Time.IsZero() && s.startNs() != 0 {
 		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs(), 0)/1000, 1<<32-2)) + 1
 	}
 	e.sequence(in, s, int64(f.Seq), key, RuleFrameSeqStart, ProtoEventMesh)
