@@ -31,34 +31,46 @@ func Decode(b []byte) (f Frame, rest []byte, err error) {
 // decodeChecked, which finds the first check that fails, in the
 // reference's order (FuzzDecode compares them).
 func DecodeTo(f *Frame, b []byte) (rest []byte, err error) {
+	if TryDecodeTo(f, b) {
+		return b[f.Size:], nil
+	}
+	return decodeChecked(f, b)
+}
+
+// TryDecodeTo is DecodeTo without the error: it reports whether the frame
+// at the front of b decodes (into *f; on false *f is as it was), and
+// builds nothing when it does not. A reader that may hold only part of a
+// frame (the rest still to be read) asks it first, and DecodeTo for the
+// error only when no more bytes will come.
+func TryDecodeTo(f *Frame, b []byte) bool {
 	n := len(b)
 	if n < HeaderLen || b[0] != Magic || b[1] != Version {
-		return decodeChecked(f, b)
+		return false
 	}
 	keyCount := binary.BigEndian.Uint16(b[8:10])
 	dataLen := binary.BigEndian.Uint32(b[10:14]) // over MaxDataBytes when negative as an int32
 	if keyCount > MaxAttributes || dataLen > MaxDataBytes {
-		return decodeChecked(f, b)
+		return false
 	}
 	p := HeaderLen
 	for i := keyCount; i > 0; i-- {
 		// An attribute takes six bytes at least: its two prefixes.
 		if n-p < 6 {
-			return decodeChecked(f, b)
+			return false
 		}
 		p += 2 + int(binary.BigEndian.Uint16(b[p:]))
 		if p > n-4 {
-			return decodeChecked(f, b)
+			return false
 		}
 		vl := int32(binary.BigEndian.Uint32(b[p:]))
 		p += 4 + int(vl)
 		if vl < 0 || p > n {
-			return decodeChecked(f, b)
+			return false
 		}
 	}
 	end := p + int(dataLen)
 	if end > n {
-		return decodeChecked(f, b)
+		return false
 	}
 	f.MsgType, f.Flags = b[2], b[3]
 	f.Seq = int32(binary.BigEndian.Uint32(b[4:8]))
@@ -66,7 +78,7 @@ func DecodeTo(f *Frame, b []byte) (rest []byte, err error) {
 	f.Data = b[p:end:end]
 	f.attrs = b[HeaderLen:p:p]
 	f.Size = end
-	return b[end:], nil
+	return true
 }
 
 // decodeChecked is DecodeTo with every check of the reference decoder in

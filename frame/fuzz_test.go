@@ -33,6 +33,11 @@ func FuzzDecode(f *testing.F) {
 			err != nil && err.Error() != cerr.Error() {
 			t.Fatalf("DecodeTo %+v, %v; decodeChecked %+v, %v", fr, err, ck, cerr)
 		}
+		// TryDecodeTo: the same frame, or false and the frame untouched.
+		tf := Frame{Seq: 7}
+		if ok := TryDecodeTo(&tf, b); ok != (err == nil) || ok && !reflect.DeepEqual(tf, fr) || !ok && tf.Seq != 7 {
+			t.Fatalf("TryDecodeTo %t %+v; DecodeTo %+v, %v", ok, tf, fr, err)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(b) || de.Code == 0 {

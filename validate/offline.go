@@ -456,15 +456,15 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 			}
 			continue
 		}
-		var err error
-		_, err = frame.DecodeTo(f, s.buf[s.off:])
-		if err != nil {
+		if !frame.TryDecodeTo(f, s.buf[s.off:]) {
 			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
+				// Maybe only part of the frame is here: no error built.
 				if err := s.fill(s); err != nil {
 					return idx, err
 				}
 				continue
 			}
+			_, err := frame.DecodeTo(f, s.buf[s.off:])
 			idx++
 			at := s.base + int64(s.off)
 			in := Input{Pos: Position{Kind: PosByte, Name: name, Offset: at}, Index: idx}
