@@ -332,11 +332,13 @@ func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h 
 	if err != nil || pos >= st.Size() {
 		return 0, nil, false
 	}
-	buf := make([]byte, frameReadBuf)
-	n, err := f.ReadAt(buf[:min(int64(len(buf)), st.Size()-pos)], pos)
-	if n == 0 || buf[0] != frame.Magic || format != FormatFrames && bytes.HasPrefix(buf[:n], []byte(utf8BOM)) {
+	var head [len(utf8BOM)]byte
+	n, err := f.ReadAt(head[:min(int64(len(head)), st.Size()-pos)], pos)
+	if n == 0 || head[0] != frame.Magic || format != FormatFrames && bytes.HasPrefix(head[:n], []byte(utf8BOM)) {
 		return 0, nil, false
 	}
+	buf := make([]byte, frameReadBuf)
+	n, err = f.ReadAt(buf[:min(int64(len(buf)), st.Size()-pos)], pos)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return opts.Index, err, true
 	}
