@@ -12,16 +12,13 @@ import (
 	"github.com/e2atap/e2atap/frame"
 )
 
-// benchFrameFile writes n frames shaped as make bench-system's corpus
-// (200-byte STREAM_CHUNKs, sid agent:uuid, 8 streams interleaved, 50 chunks
-// each, the last one done) and returns its path.
-func benchFrameFile(b *testing.B, n int) string { return benchShapeFile(b, n, "bench") }
-
-// benchShapeFile writes n STREAM_CHUNKs of a shape: "bench" (as
-// benchFrameFile), "attrs" (six attributes more, one of them new in every
-// chunk: the attribute section is never the same twice), "big" (4 KiB of
-// data), "streams" (2000 streams interleaved) or "json" (an E2A JSON
-// response of 290 bytes as data).
+// benchShapeFile writes n STREAM_CHUNKs of a shape and returns its path:
+// "bench" (make bench-system's corpus: 200-byte chunks, sid agent:uuid, 8
+// streams interleaved, 50 chunks each, the last one done), "attrs" (six
+// attributes more, one of them new in every chunk: the attribute section
+// is never the same twice), "big" (4 KiB of data), "streams" (2000
+// streams interleaved) or "json" (an E2A JSON response of 290 bytes as
+// data).
 func benchShapeFile(b *testing.B, n int, shape string) string {
 	p := filepath.Join(b.TempDir(), shape+".frames")
 	f, err := os.Create(p)
