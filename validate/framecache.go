@@ -191,7 +191,7 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	}
 	h := fcHash(a)
 	at := fc.set(h)
-	tags := fc.attrTags[at:][:fcWays]
+	tags := (*[fcWays]fcTag)(fc.attrTags[at:])
 	for k := range tags {
 		if tags[k].hash == h {
 			if en = &fc.attrs[at+k]; en.holds(a, f.KeyCount) {
@@ -276,7 +276,7 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 		fc := e.fc
 		h := fcHash(sid)
 		at := fc.set(h)
-		tags := fc.streamTags[at:][:fcWays]
+		tags := (*[fcWays]fcTag)(fc.streamTags[at:])
 		way := -1
 		for k := range tags {
 			if tags[k].hash == h && fc.streams[at+k].holds(sid) {
