@@ -25,6 +25,19 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, rest, err := Decode(b)
+		// DecodeTo's fast path accepts what the full checks accept, the
+		// same frame; a rejection is decodeChecked's own error.
+		var ck Frame
+		crest, cerr := decodeChecked(&ck, b)
+		if (err == nil) != (cerr == nil) || !reflect.DeepEqual(fr, ck) || len(rest) != len(crest) ||
+			err != nil && err.Error() != cerr.Error() {
+			t.Fatalf("DecodeTo %+v, %v; decodeChecked %+v, %v", fr, err, ck, cerr)
+		}
+		// TryDecodeTo: the same frame, or false and the frame untouched.
+		tf := Frame{Seq: 7}
+		if ok := TryDecodeTo(&tf, b); ok != (err == nil) || ok && !reflect.DeepEqual(tf, fr) || !ok && tf.Seq != 7 {
+			t.Fatalf("TryDecodeTo %t %+v; DecodeTo %+v, %v", ok, tf, fr, err)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(b) || de.Code == 0 {

@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
 )
@@ -32,14 +33,57 @@ import (
 // compared again. Hash collisions and sids or sections too
 // long to keep cost the work without the cache. The verdicts do not depend
 // on it (TestFrameCacheSameVerdicts).
+//
+// Both caches are four-way set associative: an entry may sit in any way
+// of its set, which a hash of its bytes picks, and a new one takes the way
+// of its set used least recently, so that a few thousand streams
+// interleaved do not evict each other at every chunk as in a direct-mapped
+// cache. The hashes and last uses of a set's ways sit together in one
+// cache line (fcTag), apart from the entries: a lookup reads that line and
+// the one entry it names.
+//
+// It starts small (fcMinBits: what a few streams at a time need, and
+// stays in the CPU's caches) and grows, dropping what it holds, when
+// more than one lookup of fcGrowEvery in eight misses, up to fcMaxBits.
 type frameCache struct {
-	attrs   [fcSlots]fcAttrs
-	streams [fcSlots]fcStream
+	attrTags   []fcTag
+	streamTags []fcTag
+	attrs      []fcAttrs
+	streams    []fcStream
+	shift      uint8  // a hash's set is its top bits: h >> shift
+	bits       uint8  // log2 of the entries
+	tick       uint64 // counts lookups of attribute sections: when a way was last used
+	misses     uint32 // of them since the last fcGrowEvery
+}
+
+func newFrameCache(bits uint8) *frameCache {
+	n := 1 << bits
+	return &frameCache{attrTags: make([]fcTag, n), streamTags: make([]fcTag, n),
+		attrs: make([]fcAttrs, n), streams: make([]fcStream, n), bits: bits, shift: 64 - (bits - 2)}
+}
+
+// fcSet is the first slot of the set of hash h.
+func (fc *frameCache) set(h uint64) int { return int(h>>fc.shift) * fcWays }
+
+// fcTag is the hash of what a way holds and when it was last used.
+type fcTag struct{ hash, used uint64 }
+
+// resize grows the cache when more than one in eight of the last
+// fcGrowEvery lookups of attribute sections missed (or about: a new cache
+// counts from where the old one was), or starts counting anew.
+func (e *Engine) resize() {
+	if fc := e.fc; fc.misses > fcGrowEvery/8 && fc.bits < fcMaxBits {
+		e.fc = newFrameCache(fc.bits + 2)
+		return
+	}
+	e.fc.misses = 0
 }
 
 const (
-	fcSlotBits  = 8
-	fcSlots     = 1 << fcSlotBits
+	fcMinBits   = 8  // 256 entries of each kind at first
+	fcMaxBits   = 12 // 4096 at most (1.7 MB)
+	fcGrowEvery = 1 << 14
+	fcWays      = 4
 	fcMaxAttrs  = 128 // longer attribute sections are not cached
 	fcMaxSid    = 64  // nor longer sids
 	fcMaxKey    = 96  // nor streams of longer composite keys (long tap or conn names)
@@ -47,13 +91,17 @@ const (
 )
 
 // fcAttrs is what Find read from one clean attribute section, and the
-// stream entry of its sid (stream, as it was at gen).
+// stream entry of its sid (stream, as it was at gen). plain: what the
+// chunk rules read of the section passes them whatever the flags (a
+// non-empty sid, no etype or a known one, no meta or a JSON object), and
+// the section ends in Data (a STREAM_CHUNK's hot path: observeChunk).
 type fcAttrs struct {
 	found    uint64
 	gen      uint64 // 0: none
 	stream   uint16
 	keyCount uint16
 	attrsLen uint8 // 0: the entry is empty
+	plain    bool
 	vals     [fcAttrNames][2]uint8
 	attrs    [fcMaxAttrs]byte
 }
@@ -74,44 +122,113 @@ type fcStream struct {
 	key     [fcMaxKey]byte
 }
 
+// streamEntry returns the stream entry of sid, or nil (tests).
+func (fc *frameCache) streamEntry(sid []byte) *fcStream {
+	h := fcHash(sid)
+	at := fc.set(h)
+	for k := at; k < at+fcWays; k++ {
+		if fc.streamTags[k].hash == h && fc.streams[k].holds(sid) {
+			return &fc.streams[k]
+		}
+	}
+	return nil
+}
+
+// sameString is a == b, without a call when they are the same string
+// (a reader's tap and connection names are, frame after frame).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+}
+
+// holds reports whether the entry is sid's.
+func (st *fcStream) holds(sid []byte) bool {
+	return int(st.sidLen) == len(sid) && string(st.sid[:len(sid)]) == string(sid)
+}
+
 // frameCacheOff turns the cache off (tests compare the verdicts).
 var frameCacheOff = false
 
-// fcSlot spreads byte strings over the slots: every 8-byte word, rotated
+// fcHash spreads byte strings over the sets: every 8-byte word, rotated
 // by its position, folded with XOR (the last word read where the string
 // ends, overlapping the one before), and mixed by one multiply. Cheap
 // rather than strong: a collision only costs the work the cache saves.
-func fcSlot(b []byte) int {
+func fcHash(b []byte) uint64 {
 	h := uint64(len(b))
 	if len(b) < 8 {
 		for i, c := range b {
 			h ^= uint64(c) << (8*i + 8)
 		}
-		return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
+		return h * 0x9e3779b97f4a7c15
 	}
 	last := binary.LittleEndian.Uint64(b[len(b)-8:])
 	r := 0
-	for ; len(b) > 8; b = b[8:] {
+	for ; len(b) > 16; b = b[16:] { // two words at a step
+		h ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b), r) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[8:]), r+11)
+		r += 22
+	}
+	if len(b) > 8 {
 		h ^= bits.RotateLeft64(binary.LittleEndian.Uint64(b), r)
 		r += 11
 	}
 	h ^= bits.RotateLeft64(last, r)
-	return int((h * 0x9e3779b97f4a7c15) >> (64 - fcSlotBits))
+	return h * 0x9e3779b97f4a7c15
 }
 
-// frameAttrs is f.Find(frameAttrSet, vals) through the cache; it returns
-// the entry of f's section (nil: not cached), for frameStream.
-func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found uint64, clean bool, en *fcAttrs) {
+// frameEntry returns the cache entry of f's attribute section (nil: not
+// cached) and whether it holds that section (hit).
+func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	a := f.AttrSection()
 	if frameCacheOff || len(a) > fcMaxAttrs || len(a) == 0 || f.Size > frame.MaxFrameBytes {
+		return nil, false
+	}
+	if e.fc == nil {
+		e.fc = newFrameCache(fcMinBits)
+	}
+	fc := e.fc
+	if fc.tick++; fc.tick&(fcGrowEvery-1) == 0 {
+		e.resize()
+		fc = e.fc
+	}
+	h := fcHash(a)
+	at := fc.set(h)
+	tags := (*[fcWays]fcTag)(fc.attrTags[at:])
+	for k := range tags {
+		if tags[k].hash == h {
+			if en = &fc.attrs[at+k]; en.holds(a, f.KeyCount) {
+				tags[k].used = fc.tick
+				return en, true
+			}
+		}
+	}
+	// The way used least recently takes it (frameAttrs fills it).
+	old := 0
+	for k := range tags {
+		if tags[k].used < tags[old].used {
+			old = k
+		}
+	}
+	fc.misses++
+	tags[old] = fcTag{hash: h, used: fc.tick}
+	en = &fc.attrs[at+old]
+	en.attrsLen = 0
+	return en, false
+}
+
+// holds reports whether the entry holds section a of keyCount attributes.
+func (en *fcAttrs) holds(a []byte, keyCount uint16) bool {
+	return int(en.attrsLen) == len(a) && en.keyCount == keyCount && string(en.attrs[:len(a)]) == string(a)
+}
+
+// frameAttrs is f.Find(frameAttrSet, vals) through the cache entry en of
+// f's section (frameEntry; hit: en holds it); it returns the entry (nil:
+// not cached), for frameStream.
+func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte, en *fcAttrs, hit bool) (found uint64, clean bool, _ *fcAttrs) {
+	if en == nil {
 		found, clean = f.Find(frameAttrSet, vals[:])
 		return found, clean, nil
 	}
-	if e.fc == nil {
-		e.fc = new(frameCache)
-	}
-	en = &e.fc.attrs[fcSlot(a)]
-	if int(en.attrsLen) == len(a) && en.keyCount == f.KeyCount && string(en.attrs[:len(a)]) == string(a) {
+	a := f.AttrSection()
+	if hit {
 		for m := en.found; m != 0; m &= m - 1 {
 			k := bits.TrailingZeros64(m)
 			v := en.vals[k]
@@ -123,6 +240,7 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found ui
 	if !clean {
 		return found, clean, nil
 	}
+	en.attrsLen = 0 // empty until it is filled
 	for m := found; m != 0; m &= m - 1 {
 		k := bits.TrailingZeros64(m)
 		// A value aliases the section, which ends where its capacity does.
@@ -134,6 +252,8 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte) (found ui
 	}
 	en.found, en.keyCount, en.attrsLen = found, f.KeyCount, uint8(len(a))
 	en.gen, en.stream = 0, 0
+	en.plain = found&faSid != 0 && len(vals[0]) > 0 && (found&faEtype == 0 || knownEtype(vals[7])) &&
+		(found&faMeta == 0 || isJSONObject(vals[6]))
 	copy(en.attrs[:], a)
 	return found, clean, en
 }
@@ -146,24 +266,45 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 		return e.lookup(e.composite(in, protoFrame, sid), true, false, in)
 	}
 	if e.fc == nil {
-		e.fc = new(frameCache)
+		e.fc = newFrameCache(fcMinBits)
 	}
 	var st *fcStream
 	if en != nil && en.gen != 0 && e.fc.streams[en.stream].gen == en.gen {
 		st = &e.fc.streams[en.stream] // the section's sid, as it was cached
+		e.fc.streamTags[en.stream].used = e.fc.tick
 	} else {
-		slot := fcSlot(sid)
-		st = &e.fc.streams[slot]
-		if int(st.sidLen) != len(sid) || string(st.sid[:len(sid)]) != string(sid) {
+		fc := e.fc
+		h := fcHash(sid)
+		at := fc.set(h)
+		tags := (*[fcWays]fcTag)(fc.streamTags[at:])
+		way := -1
+		for k := range tags {
+			if tags[k].hash == h && fc.streams[at+k].holds(sid) {
+				way = k
+				break
+			}
+		}
+		if way < 0 {
+			// The way used least recently takes it.
+			way = 0
+			for k := range tags {
+				if tags[k].used < tags[way].used {
+					way = k
+				}
+			}
+			st = &fc.streams[at+way]
 			st.gen++
 			st.sidLen, st.keyLen = uint8(len(sid)), 0
 			copy(st.sid[:], sid)
+			tags[way].hash = h
 		}
+		st = &fc.streams[at+way]
+		tags[way].used = fc.tick
 		if en != nil {
-			en.stream, en.gen = uint16(slot), st.gen
+			en.stream, en.gen = uint16(at+way), st.gen
 		}
 	}
-	if st.keyLen != 0 && st.tap == in.Tap && st.conn == in.Conn {
+	if st.keyLen != 0 && sameString(st.tap, in.Tap) && sameString(st.conn, in.Conn) {
 		// What lookup does first, then the partition composite would
 		// have made current.
 		if len(e.forget) > 0 || e.sweep {

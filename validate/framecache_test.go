@@ -1,7 +1,9 @@
 package validate
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -179,8 +181,8 @@ func TestFrameCacheHits(t *testing.T) {
 	if string(e.key) != "poison" {
 		t.Fatal("the second chunk of a stream built its key again: no cache hit")
 	}
-	en := &e.fc.streams[fcSlot([]byte("b"))]
-	if en.keyLen == 0 {
+	en := e.fc.streamEntry([]byte("b"))
+	if en == nil || en.keyLen == 0 {
 		t.Fatal("stream b not cached")
 	}
 	// x ends and is removed (at the next lookup): b, the last dense entry,
@@ -263,6 +265,8 @@ func fuzzFrameSeed(tb testing.TB) []byte {
 
 // fuzzJudge judges the frames in data (skipping a byte where none
 // decodes) with the cache on or off.
+var fuzzEchoSeed = maphash.MakeSeed()
+
 func fuzzJudge(t *testing.T, data []byte, off bool) *verdicts {
 	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
 	frameCacheOff = off
@@ -271,6 +275,9 @@ func fuzzJudge(t *testing.T, data []byte, off bool) *verdicts {
 	cfg.Tombstones = 2
 	v := &verdicts{}
 	e := NewEngine(cfg, v)
+	// One seed for both runs: a sid over maxKeyLen is shown cut with a
+	// hash of the whole under the engine's seed (appendStreamID).
+	e.echoSeed = fuzzEchoSeed
 	for i := 0; len(data) > 0; i++ {
 		fr, rest, err := frame.Decode(data)
 		if err != nil {
@@ -323,10 +330,11 @@ func TestFrameCacheMutatedRuns(t *testing.T) {
 	}
 }
 
-// TestFrameCacheSlotsSpread: the slot hash tells apart strings that differ
+// TestFrameCacheSlotsSpread: the set hash tells apart strings that differ
 // in any one byte (sids that differ in one digit, anywhere) often enough
 // to spread them, at every length around a word's.
 func TestFrameCacheSlotsSpread(t *testing.T) {
+	fc := newFrameCache(fcMaxBits)
 	for n := 1; n <= 70; n++ {
 		used := map[int]bool{}
 		b := []byte(strings.Repeat("a", n))
@@ -334,11 +342,63 @@ func TestFrameCacheSlotsSpread(t *testing.T) {
 			for c := byte('0'); c <= '9'; c++ {
 				x := append([]byte(nil), b...)
 				x[pos] = c
-				used[fcSlot(x)] = true
+				used[fc.set(fcHash(x))] = true
 			}
 		}
-		if want := min(fcSlots/4, 10*n/2); len(used) < want {
-			t.Errorf("length %d: %d one-byte variants hash to %d slots, want at least %d", n, 10*n, len(used), want)
+		if want := min(len(fc.attrs)/fcWays/4, 10*n/2); len(used) < want {
+			t.Errorf("length %d: %d one-byte variants hash to %d sets, want at least %d", n, 10*n, len(used), want)
 		}
 	}
+}
+
+// TestFrameCacheGrows: the cache grows when many streams interleaved miss
+// in it, up to fcMaxBits, and stays small for a few streams; the verdicts
+// are the same either way (TestFrameCacheSameVerdicts, FuzzFrameCache).
+func TestFrameCacheGrows(t *testing.T) {
+	for _, c := range []growCase{{8, fcMinBits}, {3000, fcMaxBits}} {
+		v := c.run(t, false)
+		if d := cmp.Diff(c.run(t, true), v, cmp.AllowUnexported(verdicts{})); d != "" {
+			t.Fatalf("%d streams: verdicts differ with the cache (-without +with):\n%s", c.streams, d)
+		}
+	}
+}
+
+type growCase struct {
+	streams int
+	bits    uint8
+}
+
+// run judges 4×fcGrowEvery chunks of c.streams streams interleaved (off:
+// without the frame cache) and checks the cache's size.
+func (c growCase) run(t *testing.T, off bool) *verdicts {
+	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
+	frameCacheOff = off
+	v := &verdicts{}
+	e := NewEngine(DefaultConfig(), v)
+	frames := make([][]byte, c.streams)
+	for s := range frames {
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0,
+			[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("agent:%08d-0000-4000-8000-000000000000", s)}, {Name: "etype", Value: "text"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames[s] = b
+	}
+	for i := 0; i < 4*fcGrowEvery; i++ {
+		b := frames[i%c.streams]
+		binary.BigEndian.PutUint32(b[4:8], uint32(i/c.streams)) // seq
+		f, _, err := frame.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ObserveFrame(&Input{Data: b}, &f)
+	}
+	if !off && e.fc.bits != c.bits {
+		t.Errorf("%d streams: cache of 2^%d entries, want 2^%d", c.streams, e.fc.bits, c.bits)
+	}
+	if n := len(v.findings); n != 0 {
+		t.Errorf("%d streams: %d findings", c.streams, n)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	return v
 }

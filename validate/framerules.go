@@ -28,14 +28,29 @@ const (
 
 // ObserveFrame checks one decoded EventMeshFrame.
 func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
-	e.stats.Records++
+	var en *fcAttrs
+	var hit bool
+	if f.MsgType == frame.TypeStreamChunk {
+		if en, hit = e.frameEntry(f); hit && en.plain && f.Flags&frame.FlagReserved == 0 {
+			e.observeChunk(in, f, en)
+			return
+		}
+	}
+	e.observeFrame(in, f, en, hit)
+}
+
+// observeFrame is ObserveFrame but for observeChunk (en, hit: frameEntry's
+// for a STREAM_CHUNK). Its locals (the attribute values) are zeroed at
+// each call: not in ObserveFrame, whose hot path does not need them.
+func (e *Engine) observeFrame(in *Input, f *frame.Frame, en *fcAttrs, hit bool) {
 	var vals [fcAttrNames][]byte
 	var found uint64
 	var clean bool
-	var en *fcAttrs
 	if f.MsgType == frame.TypeStreamChunk {
-		found, clean, en = e.frameAttrs(f, &vals)
+		e.stats.Records++
+		found, clean, en = e.frameAttrs(f, &vals, en, hit)
 	} else {
+		e.stats.Records++
 		found, clean = f.Find(frameAttrSet, vals[:])
 	}
 	var key []byte
@@ -123,16 +138,66 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 			e.report(RuleFrameMetaFlag, Off, in, key, ProtoEventMesh, msg)
 		}
 	}
-	if et := vals[7]; found&faEtype != 0 && e.on(RuleFrameEtype) {
-		switch string(et) {
-		case "text", "thought", "tool", "structured":
-		default:
-			e.report(RuleFrameEtype, Off, in, key, ProtoEventMesh, "etype "+quoteString(et)+" is not text, thought, tool or structured")
-		}
+	if et := vals[7]; found&faEtype != 0 && !knownEtype(et) && e.on(RuleFrameEtype) {
+		e.report(RuleFrameEtype, Off, in, key, ProtoEventMesh, "etype "+quoteString(et)+" is not text, thought, tool or structured")
 	}
 	if key == nil {
 		return
 	}
+	e.chunkStream(in, f, key, hasErr, en)
+}
+
+// observeChunk is ObserveFrame for a STREAM_CHUNK without reserved flag
+// bits whose attribute section is cached and plain (en): of the rules
+// before the stream's, only those that read the flags can fail.
+func (e *Engine) observeChunk(in *Input, f *frame.Frame, en *fcAttrs) {
+	e.stats.Records++
+	v := en.vals[0]
+	key := f.AttrSection()[v[0] : int(v[0])+int(v[1])]
+	hasErr := en.found&faErr != 0
+	status := "in_progress"
+	if f.Done() {
+		status = "succeeded"
+		if hasErr {
+			status = "failed"
+		}
+	}
+	e.frm = *f
+	ri := &e.info
+	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, frameKinds[frame.TypeStreamChunk], status
+	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+	ri.SplitSecret = ""
+	e.sink.Record(ri)
+
+	if f.HasError() != hasErr && e.on(RuleFrameErrorFlag) {
+		msg := "hasError flag set without an err attribute"
+		if hasErr {
+			msg = "err attribute without the hasError flag"
+		}
+		e.report(RuleFrameErrorFlag, Off, in, key, ProtoEventMesh, msg)
+	}
+	if hasMeta := en.found&faMeta != 0; f.HasMeta() != hasMeta && e.on(RuleFrameMetaFlag) {
+		msg := "hasMeta flag set without a meta attribute"
+		if hasMeta {
+			msg = "meta attribute without the hasMeta flag"
+		}
+		e.report(RuleFrameMetaFlag, Off, in, key, ProtoEventMesh, msg)
+	}
+	e.chunkStream(in, f, key, hasErr, en)
+}
+
+// knownEtype reports whether et is an etype the reference sends.
+func knownEtype(et []byte) bool {
+	switch string(et) {
+	case "text", "thought", "tool", "structured":
+		return true
+	}
+	return false
+}
+
+// chunkStream is the stream rules of a STREAM_CHUNK of stream key (en: the
+// cache entry of its attribute section, or nil).
+func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool, en *fcAttrs) {
 	i, created, was := e.frameStream(in, key, en)
 	if was == untracked {
 		return
@@ -150,12 +215,17 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 			s.flags |= fJoined
 		}
 	}
-	e.touch(i, in)
+	// touch, and startIfNeeded once, on the state at hand.
+	if !in.Time.IsZero() {
+		s.seen(in.Time.UnixNano())
+	}
 	s.flags |= fResponded
 	s.records++
-	e.startIfNeeded(i, in, ProtoEventMesh)
-	s = e.tab.at(i)
-	if s.chunkUs == 0 && s.startNs() != 0 && !in.Time.IsZero() {
+	if s.flags&fStarted == 0 {
+		e.startIfNeeded(i, in, ProtoEventMesh)
+		s = e.tab.at(i)
+	}
+	if s.chunkUs == 0 && !in.Time.IsZero() && s.startNs() != 0 {
 		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs(), 0)/1000, 1<<32-2)) + 1
 	}
 	e.sequence(in, s, int64(f.Seq), key, RuleFrameSeqStart, ProtoEventMesh)

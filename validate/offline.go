@@ -98,6 +98,11 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 		// file was.
 		sh, _ := h.(*Sharded)
 		walk := sh != nil && sh.walks()
+		if _, wh := h.(windowed); (!wh || sh != nil && sh.inlineOne()) && format != FormatJSONL {
+			if last, err, ok := readFramesFile(f, name, format, opts, h); ok {
+				return last, err
+			}
+		}
 		if m := openMapped(f); m != nil {
 			pos := m.start
 			b := m.win[min(int(pos-m.at), len(m.win)):]
@@ -298,6 +303,85 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 	return decodeFrames(s, name, opts, h)
 }
 
+// frameReadBuf is the buffer a frame file is read into by read(2) (it
+// grows for a larger frame, up to maxFrameBuffer, and shrinks back): it
+// stays in the CPU's L2 cache between the kernel's copy and the decoding.
+const frameReadBuf = 256 << 10
+
+// readFramesFile reads the frames of f, a regular file, from its offset
+// into one reused buffer by read(2), for a handler that judges each frame
+// before its call returns (an Engine, a run of one inline shard): ok is
+// false when f is not a regular file that holds frames there (format and
+// the first byte decide, as for a mapping), and nothing was read then.
+//
+// Not through a mapping: filling its page table (or faulting it in) cost
+// more system time than the kernel's copy into a buffer that stays cached
+// (a cached file of 5 M 200-byte frames: 0.07-0.10 s against 0.04 s), and
+// a mapping's window (64 MiB) counted in the RSS where the buffer is 256
+// KiB. The file is read up to the size it had when the read started, and
+// the offset is left past what was decoded, as a mapped read does; a file
+// cut shorter while it is read is an I/O error (the file shrank).
+func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error, ok bool) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, nil, false
+	}
+	pos, err := f.Seek(0, io.SeekCurrent)
+	if err != nil || pos >= st.Size() {
+		return 0, nil, false
+	}
+	var head [len(utf8BOM)]byte
+	n, err := f.ReadAt(head[:min(int64(len(head)), st.Size()-pos)], pos)
+	if n == 0 || head[0] != frame.Magic || format != FormatFrames && bytes.HasPrefix(head[:n], []byte(utf8BOM)) {
+		return 0, nil, false
+	}
+	buf := make([]byte, frameReadBuf)
+	n, err = f.ReadAt(buf[:min(int64(len(buf)), st.Size()-pos)], pos)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return opts.Index, err, true
+	}
+	left := st.Size() - pos - int64(n)
+	s := &frameBuf{buf: buf[:n], base: pos, eof: left == 0}
+	if _, err := f.Seek(int64(n), io.SeekCurrent); err != nil {
+		return opts.Index, err, true
+	}
+	s.fill = func(s *frameBuf) error {
+		if s.off > 0 {
+			n := copy(s.buf, s.buf[s.off:])
+			s.buf = s.buf[:n]
+			s.base += int64(s.off)
+			s.off = 0
+		}
+		switch {
+		case len(s.buf) == cap(s.buf):
+			nb := make([]byte, len(s.buf), 2*cap(s.buf))
+			copy(nb, s.buf)
+			s.buf = nb
+		case cap(s.buf) > frameReadBuf && len(s.buf) <= frameReadBuf/2:
+			// A large frame has passed: give its buffer back.
+			nb := make([]byte, len(s.buf), frameReadBuf)
+			copy(nb, s.buf)
+			s.buf = nb
+		}
+		n, err := f.Read(s.buf[len(s.buf):cap(s.buf)][:min(int64(cap(s.buf)-len(s.buf)), left)])
+		s.buf = s.buf[:len(s.buf)+n]
+		left -= int64(n)
+		switch {
+		case left == 0:
+			s.eof = true
+			return nil
+		case errors.Is(err, io.EOF):
+			return fmt.Errorf("%s: the file shrank while it was read (%d bytes short)", name, left)
+		}
+		return err
+	}
+	defer func() {
+		_, _ = f.Seek(s.base+int64(s.off), io.SeekStart)
+	}()
+	last, err = decodeFrames(s, name, opts, h)
+	return last, err, true
+}
+
 // readFramesMapped is readFrames on a mapped file: no copy out of the page
 // cache. A file cut shorter while it is read faults on the lost pages;
 // that is an I/O error, as a failed read(2) would be.
@@ -372,15 +456,15 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 			}
 			continue
 		}
-		var err error
-		_, err = frame.DecodeTo(f, s.buf[s.off:])
-		if err != nil {
+		if !frame.TryDecodeTo(f, s.buf[s.off:]) {
 			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
+				// Maybe only part of the frame is here: no error built.
 				if err := s.fill(s); err != nil {
 					return idx, err
 				}
 				continue
 			}
+			_, err := frame.DecodeTo(f, s.buf[s.off:])
 			idx++
 			at := s.base + int64(s.off)
 			in := Input{Pos: Position{Kind: PosByte, Name: name, Offset: at}, Index: idx}
