@@ -302,7 +302,7 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 	} else {
 		e.use(partitionOf(stream, len(e.parts)))
 	}
-	e.key = appendStreamKey(e.key[:0], in, proto, stream, e.echoSeed)
+	e.key = appendStreamKey(e.key[:0], in, proto, stream)
 	return e.key
 }
 

@@ -92,7 +92,7 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	if tail == nil && len(t.m) == 0 {
 		return "" // the common case: nothing kept, nothing pending
 	}
-	t.key = appendStreamKey(t.key[:0], in, protoE2A, rid.Str, e.echoSeed)
+	t.key = appendStreamKey(t.key[:0], in, protoE2A, rid.Str)
 	kind := ""
 	prev := t.m[string(t.key)]
 	if prev != nil && len(delta) > 0 && !in.Gap {

@@ -1,11 +1,11 @@
 package validate
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
-	"hash/maphash"
+	"encoding/hex"
 	"math/bits"
 	"slices"
-	"strconv"
 )
 
 // A stream's table key is tap NUL conn NUL mode id (composite). The mode
@@ -38,7 +38,7 @@ const (
 	kA7                  // bytes below 0x80: 8 in 7 bytes, the last 0–6 as they are
 	kA7Tail7             // the same with a last 7 as they are (7 bytes: a whole group's length)
 	kUUIDUp              // an id ending in an uppercase canonical UUID: the bytes before it, then its 16 bytes
-	kCut                 // longer than maxKeyLen: a prefix, '~' and the hex hash of the whole, as text
+	kCut                 // longer than maxKeyLen: a prefix, '~' and the hex hash of the whole (cutHashLen digits), as text
 	kP95                 // printable ASCII (0x20–0x7e): 6 in 5 bytes (two base-95 triples of 20 bits), the last 0–4 as they are
 	kP95Tail5            // the same with a last 5 as they are (5 bytes: a whole group's length)
 )
@@ -74,24 +74,32 @@ var cls, b64Val, hexValUp = func() (c, v, u [256]byte) {
 
 // appendStreamKey appends the table key of a stream (see composite): tap
 // NUL conn NUL mode id, the id encoded (above), a long one cut and hashed.
-func appendStreamKey(k []byte, in *Input, proto byte, stream []byte, seed maphash.Seed) []byte {
+func appendStreamKey(k []byte, in *Input, proto byte, stream []byte) []byte {
 	k = appendScopeName(k, in.Tap)
 	k = append(k, 0)
 	k = appendScopeName(k, in.Conn)
 	k = append(k, 0)
-	return appendStreamID(k, proto, stream, seed)
+	return appendStreamID(k, proto, stream)
 }
 
+// cutHashLen is how many hex digits of SHA-256 end a cut id (kCut).
+const cutHashLen = 32
+
 // appendStreamID appends the mode byte and the encoded id.
-func appendStreamID(k []byte, proto byte, s []byte, seed maphash.Seed) []byte {
+func appendStreamID(k []byte, proto byte, s []byte) []byte {
 	coded := func(kind byte) byte { return modeCoded | kind<<1 | (proto^protoE2A)&1 }
 	n := len(s)
 	if n > maxKeyLen {
-		h := maphash.Bytes(seed, s)
+		// The hash is SHA-256's first 128 bits: the same in every run and on
+		// every shard (a finding names the stream by this key: two runs of
+		// validate over one capture print the same text), and no producer
+		// can make two ids collide, as it could with a 64-bit hash under a
+		// seed it can read in our source.
+		h := sha256.Sum256(s)
 		k = append(k, coded(kCut))
-		k = append(k, s[:maxKeyLen-17]...)
+		k = append(k, s[:maxKeyLen-1-cutHashLen]...)
 		k = append(k, '~')
-		return strconv.AppendUint(k, h, 16)
+		return hex.AppendEncode(k, h[:cutHashLen/2])
 	}
 	// The reference's request ids are uuid4s, its sids agent:uuid: a
 	// canonical UUID at the end is kept as its 16 bytes.

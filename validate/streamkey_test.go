@@ -2,27 +2,28 @@ package validate
 
 import (
 	"bytes"
-	"hash/maphash"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/e2atap/e2atap/frame"
 )
 
 // keyOf is the table key of id (tap t, connection c).
-func keyOf(proto byte, id []byte, seed maphash.Seed) []byte {
-	return appendStreamKey(nil, &Input{Tap: "t", Conn: "c"}, proto, id, seed)
+func keyOf(proto byte, id []byte) []byte {
+	return appendStreamKey(nil, &Input{Tap: "t", Conn: "c"}, proto, id)
 }
 
 // checkKey: the key of id splits back into t, c and id (a cut id into its
 // cut text), whatever bytes id holds.
-func checkKey(t *testing.T, proto byte, id []byte, seed maphash.Seed) []byte {
+func checkKey(t *testing.T, proto byte, id []byte) []byte {
 	t.Helper()
-	k := keyOf(proto, id, seed)
+	k := keyOf(proto, id)
 	tap, conn, back := streamOf(k)
 	want := id
 	if len(id) > maxKeyLen {
 		want = k[len("t\x00c\x00")+1:]
-		if !bytes.HasPrefix(id, want[:maxKeyLen-17]) || want[maxKeyLen-17] != '~' {
+		if !bytes.HasPrefix(id, want[:maxKeyLen-1-cutHashLen]) || want[maxKeyLen-1-cutHashLen] != '~' {
 			t.Fatalf("%d-byte id cut to %q", len(id), want)
 		}
 	}
@@ -35,7 +36,6 @@ func checkKey(t *testing.T, proto byte, id []byte, seed maphash.Seed) []byte {
 // TestStreamKeyEncodings: every shape of id is kept in as few bytes as its
 // alphabet allows and reads back as it was sent.
 func TestStreamKeyEncodings(t *testing.T) {
-	seed := maphash.MakeSeed()
 	const uuid = "3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"
 	for _, c := range []struct {
 		id   string
@@ -66,15 +66,15 @@ func TestStreamKeyEncodings(t *testing.T) {
 		{strings.Repeat("ab01", 16), 32},
 		{strings.Repeat("Zz-_", 32), 96},
 		{strings.Repeat("ab01", 128), 256},
-		{strings.Repeat("x", maxKeyLen+1), maxKeyLen}, // cut: a prefix, '~', 16 hex digits at most
+		{strings.Repeat("x", maxKeyLen+1), maxKeyLen}, // cut: a prefix, '~', 32 hex digits
 	} {
 		for _, proto := range []byte{protoE2A, protoFrame} {
-			k := checkKey(t, proto, []byte(c.id), seed)
+			k := checkKey(t, proto, []byte(c.id))
 			if got := len(k) - len("t\x00c\x00") - 1; got > c.kept {
 				t.Errorf("%q (%c) kept in %d bytes, want at most %d (key %x)", c.id, proto, got, c.kept, k)
 			}
 		}
-		if bytes.Equal(keyOf(protoE2A, []byte(c.id), seed), keyOf(protoFrame, []byte(c.id), seed)) {
+		if bytes.Equal(keyOf(protoE2A, []byte(c.id)), keyOf(protoFrame, []byte(c.id))) {
 			t.Errorf("%q: the same key for E2A and EventMesh", c.id)
 		}
 	}
@@ -84,7 +84,6 @@ func TestStreamKeyEncodings(t *testing.T) {
 // look like another id's encoding, get keys that read back as sent and
 // are equal only for equal ids (a map of key → id over all of them).
 func TestStreamKeyDistinct(t *testing.T) {
-	seed := maphash.MakeSeed()
 	rnd := rand.New(rand.NewPCG(5, 6))
 	alphabets := []string{
 		"0123456789abcdef", "0123456789ABCDEF", "0123456789",
@@ -96,7 +95,7 @@ func TestStreamKeyDistinct(t *testing.T) {
 	seen := map[string]string{}
 	add := func(id []byte) {
 		for _, proto := range []byte{protoE2A, protoFrame} {
-			k := string(checkKey(t, proto, id, seed))
+			k := string(checkKey(t, proto, id))
 			want := string(proto) + string(id)
 			if prev, ok := seen[k]; ok && prev != want {
 				t.Fatalf("ids %q and %q share the key %x", prev, want, k)
@@ -122,7 +121,7 @@ func TestStreamKeyDistinct(t *testing.T) {
 		}
 		add(id)
 		// The encoded id, and the whole key, taken as ids themselves.
-		k := keyOf(protoE2A, id, seed)
+		k := keyOf(protoE2A, id)
 		add(k[len("t\x00c\x00"):])
 		add(k)
 	}
@@ -185,19 +184,18 @@ func FuzzStreamKey(f *testing.F) {
 	f.Add([]byte("3f2b8c1e-9a4d-4e6f-8b7a-0c1d2e3f4a5b"), []byte("req_0123456789abcdef"), false)
 	f.Add([]byte("msg_01XFDUDYJgAACz"), []byte("\x80\x00"), true)
 	f.Add([]byte("a b c d e f g h i"), []byte("0123456789ABCDEF0"), false)
-	seed := maphash.MakeSeed()
 	f.Fuzz(func(t *testing.T, a, b []byte, frame bool) {
 		proto := byte(protoE2A)
 		if frame {
 			proto = protoFrame
 		}
-		ka, kb := checkKey(t, proto, a, seed), checkKey(t, proto, b, seed)
+		ka, kb := checkKey(t, proto, a), checkKey(t, proto, b)
 		if len(a) <= maxKeyLen && len(b) <= maxKeyLen && bytes.Equal(ka, kb) != bytes.Equal(a, b) {
 			t.Fatalf("ids %q and %q: keys %x and %x", a, b, ka, kb)
 		}
 		// An id that is another's key (or encoded id) is another stream.
 		for _, c := range [][]byte{ka, ka[len("t\x00c\x00"):]} {
-			if !bytes.Equal(c, a) && len(c) <= maxKeyLen && bytes.Equal(checkKey(t, proto, c, seed), ka) {
+			if !bytes.Equal(c, a) && len(c) <= maxKeyLen && bytes.Equal(checkKey(t, proto, c), ka) {
 				t.Fatalf("id %q shares the key of %q", c, a)
 			}
 		}
@@ -263,5 +261,46 @@ func TestPackUUIDWords(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCutKeyIsTheSameEverywhere: an id over maxKeyLen is named by the same
+// cut key in every engine (every run, every shard), and two long ids that
+// share the kept prefix are two streams.
+func TestCutKeyIsTheSameEverywhere(t *testing.T) {
+	long := []byte(strings.Repeat("sid-", maxKeyLen/4) + "tail-a")
+	other := []byte(strings.Repeat("sid-", maxKeyLen/4) + "tail-b")
+	a := checkKey(t, protoFrame, long)
+	if len(a) != len("t\x00c\x00")+1+maxKeyLen {
+		t.Fatalf("cut key is %d bytes, want the scope, a mode byte and %d", len(a), maxKeyLen)
+	}
+	if b := checkKey(t, protoFrame, other); bytes.Equal(a, b) {
+		t.Fatalf("two long ids with one prefix share the key %q", a)
+	}
+	// What two engines print for a frame stream with that sid that never
+	// ends: the finding names it by its key.
+	var names []string
+	for range 2 {
+		v := &verdicts{}
+		e := NewEngine(DefaultConfig(), v)
+		for _, seq := range []int32{0} {
+			b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, seq, []frame.Attr{{Name: "sid", Value: string(long)}, {Name: "etype", Value: "text"}}, []byte("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr, _, err := frame.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.ObserveFrame(&Input{Tap: "t", Conn: "c"}, &fr)
+		}
+		e.Finish("end of input", nil) // the stream never ends: missing final, named by its key
+		if len(v.findings) == 0 {
+			t.Fatal("the stream's missing done chunk was not found")
+		}
+		names = append(names, v.findings[0].Stream)
+	}
+	if names[0] != names[1] || !strings.Contains(names[0], "~") {
+		t.Fatalf("two engines name one long stream %q and %q", names[0], names[1])
 	}
 }
