@@ -290,9 +290,8 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if pushed || stream == nil {
 		return
 	}
-	key := e.composite(in, protoE2A, stream)
 	if heartbeat {
-		if i, _, _ := e.lookup(key, false, false, in); i >= 0 {
+		if i, _, _ := e.e2aStream(in, stream, false, false); i >= 0 {
 			s := e.tab.at(i)
 			s.addHeartbeat()
 			e.touch(i, in)
@@ -302,7 +301,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if !seqTracked {
 		return
 	}
-	i, created, was := e.lookup(key, true, false, in)
+	i, created, was := e.e2aStream(in, stream, true, false)
 	if was == ended {
 		if e.on(RuleE2AAfterFinal) {
 			e.report(RuleE2AAfterFinal, Off, in, stream, ProtoE2A, fmt.Sprintf("sequence %d after the stream's final record", seq))
@@ -598,9 +597,8 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	if skey == nil {
 		return
 	}
-	key := e.composite(in, protoE2A, skey)
 	// A new request may reuse a finished request_id: it starts afresh.
-	i, created, was := e.lookup(key, true, true, in)
+	i, created, was := e.e2aStream(in, skey, true, true)
 	if was == untracked {
 		return
 	}

@@ -146,6 +146,7 @@ type Engine struct {
 	// that composite does not hash that key again.
 	hint partHint
 	fc   *frameCache // where the latest frames' streams are (framecache.go)
+	ec   *e2aCache   // where the latest request_ids' streams are (framecache.go)
 }
 
 // A partHint names a stream key by where it lies in Input.Data, and its

@@ -163,6 +163,15 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 			en.stream, en.gen = uint16(slot), st.gen
 		}
 	}
+	return e.cachedLookup(st, in, protoFrame, sid, true, false)
+}
+
+// cachedLookup is lookup(composite(in, proto, id), create, reuse, in)
+// through the cache entry st of id (its sid already set): the stream the
+// entry names when the table still holds it there (what lookup would find
+// first, whatever create and reuse say), else a lookup that fills the
+// entry with where the stream is.
+func (e *Engine) cachedLookup(st *fcStream, in *Input, proto byte, id []byte, create, reuse bool) (i int32, created bool, was int) {
 	if st.keyLen != 0 && st.tap == in.Tap && st.conn == in.Conn {
 		// What lookup does first, then the partition composite would
 		// have made current.
@@ -177,8 +186,8 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 			return st.idx, false, notEnded
 		}
 	}
-	ck := e.composite(in, protoFrame, sid)
-	i, created, was = e.lookup(ck, true, false, in)
+	ck := e.composite(in, proto, id)
+	i, created, was = e.lookup(ck, create, reuse, in)
 	st.keyLen = 0
 	if was == notEnded && i >= 0 && len(ck) <= fcMaxKey {
 		st.tap, st.conn = in.Tap, in.Conn
@@ -186,4 +195,31 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 		copy(st.key[:], ck)
 	}
 	return i, created, was
+}
+
+// e2aCache is where the streams of the latest request_ids are (a JSON
+// file interleaves a few streams of many records each, as a frame file
+// does): frameCache's stream entries, kept apart from the sids' (a
+// request_id and a sid of the same bytes are two streams).
+type e2aCache [fcSlots]fcStream
+
+// e2aCacheOff turns it off (tests compare the verdicts).
+var e2aCacheOff = false
+
+// e2aStream is lookup(composite(in, protoE2A, id), create, reuse, in)
+// with the cache in front of it.
+func (e *Engine) e2aStream(in *Input, id []byte, create, reuse bool) (i int32, created bool, was int) {
+	if e2aCacheOff || len(id) > fcMaxSid {
+		return e.lookup(e.composite(in, protoE2A, id), create, reuse, in)
+	}
+	if e.ec == nil {
+		e.ec = new(e2aCache)
+	}
+	st := &e.ec[fcSlot(id)]
+	if int(st.sidLen) != len(id) || string(st.sid[:len(id)]) != string(id) {
+		st.gen++
+		st.sidLen, st.keyLen = uint8(len(id)), 0
+		copy(st.sid[:], id)
+	}
+	return e.cachedLookup(st, in, protoE2A, id, create, reuse)
 }
