@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/e2atap/e2atap/e2a"
 )
 
 // e2aCacheRun judges a random run of E2A records: streams interleaved
@@ -215,4 +217,32 @@ func FuzzE2ACache(f *testing.F) {
 			t.Fatalf("verdicts differ with the cache (-without +with):\n%s", d)
 		}
 	})
+}
+
+// TestEchoHashTellsApart: the echo hash of a value is its own (the same
+// for the same value, never 0), and values of one text that differ in type
+// or boolean hash apart.
+func TestEchoHashTellsApart(t *testing.T) {
+	e := NewEngine(DefaultConfig(), &verdicts{})
+	vals := []e2a.Value{
+		{Type: e2a.String, Str: []byte("1")}, {Type: e2a.Number, Str: []byte("1")},
+		{Type: e2a.String, Str: []byte("true")}, {Type: e2a.Bool, Str: []byte("true"), Bool: true},
+		{Type: e2a.Bool, Bool: true}, {Type: e2a.Bool}, {Type: e2a.String}, {Type: e2a.Object, Str: []byte("{}")},
+	}
+	seen := map[uint32]int{}
+	for i := range vals {
+		h := e.echoHash(&vals[i])
+		if h == 0 || h != e.echoHash(&e2a.Value{Type: vals[i].Type, Str: append([]byte(nil), vals[i].Str...), Bool: vals[i].Bool}) {
+			t.Fatalf("value %d: hash %x, not its own", i, h)
+		}
+		if j, dup := seen[h]; dup {
+			t.Fatalf("values %d and %d hash alike (%x)", j, i, h)
+		}
+		seen[h] = i
+	}
+	for _, v := range []e2a.Value{{}, {Type: e2a.Null}} {
+		if h := e.echoHash(&v); h != 0 {
+			t.Fatalf("no value (%v) hashes to %x, want 0", v.Type, h)
+		}
+	}
 }
