@@ -1,6 +1,9 @@
 package validate
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // parseRFC3339 checks an RFC 3339 date-time without allocating:
 // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM), 'T' and 'Z' in either case. utc
@@ -30,19 +33,30 @@ func parseRFC3339(b []byte) (valid, utc bool) {
 		x&^xDigits != xSeps || (y|0x200000)&ySepsAt != ySeps || byte(z) != ':' {
 		return false, false
 	}
-	d := func(i int) int { return int(b[i] - '0') }
-	year := d(0)*1000 + d(1)*100 + d(2)*10 + d(3)
-	month, day := d(5)*10+d(6), d(8)*10+d(9)
-	hour, minute, sec := d(11)*10+d(12), d(14)*10+d(15), d(17)*10+d(18)
+	// The digits' values, each in its byte (the separators' bytes are left
+	// as they are, never read).
+	const zeros = 0x3030303030303030
+	dx, dy, dz := x-zeros&xDigits, y-zeros&yDigits, z-zeros&zDigits
+	d := func(w uint64, k uint) int { return int(w >> (8 * k) & 0xff) }
+	year := d(dx, 0)*1000 + d(dx, 1)*100 + d(dx, 2)*10 + d(dx, 3)
+	month, day := d(dx, 5)*10+d(dx, 6), d(dy, 0)*10+d(dy, 1)
+	hour, minute, sec := d(dy, 3)*10+d(dy, 4), d(dy, 6)*10+d(dy, 7), d(dz, 1)*10+d(dz, 2)
 	if month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || sec > 60 {
 		return false, false
 	}
 	rest := b[19:]
 	if rest[0] == '.' {
 		n := 1
+		for ; len(rest)-n >= 8; n += 8 {
+			if m := nonDigits(binary.LittleEndian.Uint64(rest[n:])); m != 0 {
+				n += bits.TrailingZeros64(m) / 8
+				goto frac
+			}
+		}
 		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
 			n++
 		}
+	frac:
 		if n == 1 {
 			return false, false
 		}
@@ -68,6 +82,14 @@ func parseRFC3339(b []byte) (valid, utc bool) {
 func digits(w, mask uint64) bool {
 	const hi, lo, six = 0xf0f0f0f0f0f0f0f0, 0x0f0f0f0f0f0f0f0f, 0x0606060606060606
 	return w&hi&mask == 0x3030303030303030&mask && ((w&lo&mask)+six&mask)&hi == 0
+}
+
+// nonDigits has the high bit of every byte of w that is not an ASCII
+// digit set, and no other bit.
+func nonDigits(w uint64) uint64 {
+	const hi, lo, six, low7 = 0xf0f0f0f0f0f0f0f0, 0x0f0f0f0f0f0f0f0f, 0x0606060606060606, 0x7f7f7f7f7f7f7f7f
+	bad := (w&hi ^ 0x3030303030303030) | (w&lo+six)&hi // non-zero bytes: not a digit
+	return ((bad&low7 + low7) | bad) &^ low7
 }
 
 // num2 is the value of two ASCII digits.
