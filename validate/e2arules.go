@@ -115,6 +115,25 @@ var responseRequired = [...]e2a.Field{
 	e2a.FStatus, e2a.FResponseKind, e2a.FTimestamp, e2a.FProvenance, e2a.FBody,
 }
 
+// missing names the required fields of a response that are absent or
+// null (request_id not, when noStream).
+func (e *Engine) missing(f *[e2a.NumFields]e2a.Value, noStream bool) []string {
+	var missing []string
+	for _, fl := range responseRequired {
+		if !f[fl].Present() && !(noStream && fl == e2a.FRequestID) {
+			missing = append(missing, e2a.FieldKeys[fl])
+		}
+	}
+	return missing
+}
+
+// absent is the JSON types that are no value, a bit each (tb).
+const absent = 1<<e2a.Absent | 1<<e2a.Null
+
+// tb is the bit of field fl's JSON type: or-ed together, the set of the
+// types of some fields.
+func tb(f *[e2a.NumFields]e2a.Value, fl e2a.Field) uint32 { return 1 << f[fl].Type }
+
 func statusLabel(v *e2a.Value) string {
 	if v.Type != e2a.String {
 		return ""
@@ -192,10 +211,11 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	// e2a.required: every missing or null field, once.
 	noStream := e.prof.InvalidJSONReply && isInvalidJSONReply(r, kind, final, seq, seqOK)
 	var missing []string
-	for _, fl := range responseRequired {
-		if !f[fl].Present() && !(noStream && fl == e2a.FRequestID) {
-			missing = append(missing, e2a.FieldKeys[fl])
-		}
+	// Most records have every field (the types seen, a bit each, say so):
+	// the loop that names what is missing runs when one is not.
+	if (tb(f, e2a.FProtocolVersion)|tb(f, e2a.FResponseID)|tb(f, e2a.FRequestID)|tb(f, e2a.FSequence)|tb(f, e2a.FIsFinal)|
+		tb(f, e2a.FStatus)|tb(f, e2a.FResponseKind)|tb(f, e2a.FTimestamp)|tb(f, e2a.FProvenance)|tb(f, e2a.FBody))&absent != 0 {
+		missing = e.missing(f, noStream)
 	}
 	if len(missing) > 0 && e.on(RuleE2ARequired) {
 		e.report(RuleE2ARequired, Off, in, stream, ProtoE2A, "missing or null: "+list(missing))
@@ -221,14 +241,18 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if v := &f[e2a.FIsStream]; v.Present() && v.Type != e2a.Bool {
 		bad = append(bad, "is_stream is not a boolean")
 	}
-	for _, fl := range [...]e2a.Field{e2a.FBody, e2a.FProvenance, e2a.FMetadata, e2a.FProjections, e2a.FChannelContext} {
-		if v := &f[fl]; v.Present() && v.Type != e2a.Object {
-			bad = append(bad, e2a.FieldKeys[fl]+" is not an object")
+	if (tb(f, e2a.FBody)|tb(f, e2a.FProvenance)|tb(f, e2a.FMetadata)|tb(f, e2a.FProjections)|tb(f, e2a.FChannelContext))&^(absent|1<<e2a.Object) != 0 {
+		for _, fl := range [...]e2a.Field{e2a.FBody, e2a.FProvenance, e2a.FMetadata, e2a.FProjections, e2a.FChannelContext} {
+			if v := &f[fl]; v.Present() && v.Type != e2a.Object {
+				bad = append(bad, e2a.FieldKeys[fl]+" is not an object")
+			}
 		}
 	}
-	for _, fl := range [...]e2a.Field{e2a.FResponseID, e2a.FRequestID, e2a.FSessionID} {
-		if v := &f[fl]; v.Present() && v.Type != e2a.String {
-			bad = append(bad, e2a.FieldKeys[fl]+" is not a string")
+	if (tb(f, e2a.FResponseID)|tb(f, e2a.FRequestID)|tb(f, e2a.FSessionID))&^(absent|1<<e2a.String) != 0 {
+		for _, fl := range [...]e2a.Field{e2a.FResponseID, e2a.FRequestID, e2a.FSessionID} {
+			if v := &f[fl]; v.Present() && v.Type != e2a.String {
+				bad = append(bad, e2a.FieldKeys[fl]+" is not a string")
+			}
 		}
 	}
 	if v := &f[e2a.FJSONRPCID]; v.Present() && v.Type != e2a.String && v.Type != e2a.Number {
@@ -290,9 +314,8 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if pushed || stream == nil {
 		return
 	}
-	key := e.composite(in, protoE2A, stream)
 	if heartbeat {
-		if i, _, _ := e.lookup(key, false, false, in); i >= 0 {
+		if i, _, _ := e.e2aStream(in, stream, false, false); i >= 0 {
 			s := e.tab.at(i)
 			s.addHeartbeat()
 			e.touch(i, in)
@@ -302,7 +325,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if !seqTracked {
 		return
 	}
-	i, created, was := e.lookup(key, true, false, in)
+	i, created, was := e.e2aStream(in, stream, true, false)
 	if was == ended {
 		if e.on(RuleE2AAfterFinal) {
 			e.report(RuleE2AAfterFinal, Off, in, stream, ProtoE2A, fmt.Sprintf("sequence %d after the stream's final record", seq))
@@ -598,9 +621,8 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	if skey == nil {
 		return
 	}
-	key := e.composite(in, protoE2A, skey)
 	// A new request may reuse a finished request_id: it starts afresh.
-	i, created, was := e.lookup(key, true, true, in)
+	i, created, was := e.e2aStream(in, skey, true, true)
 	if was == untracked {
 		return
 	}

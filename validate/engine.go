@@ -146,6 +146,7 @@ type Engine struct {
 	// that composite does not hash that key again.
 	hint partHint
 	fc   *frameCache // where the latest frames' streams are (framecache.go)
+	ec   *e2aCache   // where the latest request_ids' streams are (framecache.go)
 }
 
 // A partHint names a stream key by where it lies in Input.Data, and its
@@ -789,18 +790,21 @@ func (e *Engine) IdleDue() (due time.Time, none bool, expired uint64) {
 	return time.Unix(0, n), n == math.MaxInt64, e.expired.Load()
 }
 
+// echoHash is a value's echo hash (0: no value): its bytes hashed in one
+// call, its type and boolean folded in after (a hash of the type, the bytes
+// and the boolean written into a maphash.Hash took three calls a value,
+// three values a record).
 func (e *Engine) echoHash(v *e2a.Value) uint32 {
 	if !v.Present() {
 		return 0
 	}
-	var h maphash.Hash
-	h.SetSeed(e.echoSeed)
-	h.WriteByte(byte(v.Type))
-	h.Write(v.Str)
+	t := uint64(v.Type) << 1
 	if v.Type == e2a.Bool && v.Bool {
-		h.WriteByte(1)
+		t |= 1
 	}
-	x := uint32(h.Sum64())
+	// An odd multiply is a bijection: values of one text and two types
+	// or booleans differ before the fold (as likely after it as any two).
+	x := uint32((maphash.Bytes(e.echoSeed, v.Str) ^ t*0x9e3779b97f4a7c15) * 0xbf58476d1ce4e5b9 >> 32)
 	if x == 0 {
 		x = 1
 	}

@@ -487,6 +487,9 @@ func (w *walker) release() {
 // over MaxLineBytes is an e2a.decode.
 func (w *walker) lines() error {
 	limit := w.j.opts.MaxLineBytes
+	// What every record's Input shares, set once: observe sets the rest (a
+	// handler neither keeps nor changes an Input it was handed).
+	w.in = Input{Pos: Position{Kind: PosLine, Name: w.j.name}, FromLog: w.j.opts.FromLog}
 	for {
 		off := int(w.pos - w.m.at)
 		win := w.m.win
@@ -616,7 +619,7 @@ func (w *walker) observe(data []byte) {
 		return
 	}
 	in := &w.in
-	*in = Input{Pos: Position{Kind: PosLine, Name: w.j.name, Line: w.line}, Index: w.idx, Data: data, FromLog: w.j.opts.FromLog}
+	in.Pos.Line, in.Index, in.Data = w.line, w.idx, data
 	w.feed.Observe(in)
 }
 
