@@ -146,7 +146,7 @@ func TestE2ACacheHits(t *testing.T) {
 	if !poisoned() {
 		t.Fatal("the second record of a stream built its key again: no cache hit")
 	}
-	en := &e.ec[fcSlot([]byte("b"))]
+	en := &e.ec[e2aSlot([]byte("b"))]
 	if en.keyLen == 0 {
 		t.Fatal("stream b not cached")
 	}

@@ -342,7 +342,14 @@ func (e *Engine) fillCache(st *fcStream, in *Input, proto byte, id []byte, creat
 // file interleaves a few streams of many records each, as a frame file
 // does): frameCache's stream entries, kept apart from the sids' (a
 // request_id and a sid of the same bytes are two streams).
-type e2aCache [fcSlots]fcStream
+type e2aCache [1 << e2aSlotBits]fcStream
+
+// e2aSlotBits: a direct-mapped cache of 256 entries (the few streams a
+// JSON file interleaves at a time).
+const e2aSlotBits = 8
+
+// e2aSlot is the entry of request_id id.
+func e2aSlot(id []byte) int { return int(fcHash(id) >> (64 - e2aSlotBits)) }
 
 // e2aCacheOff turns it off (tests compare the verdicts).
 var e2aCacheOff = false
@@ -356,7 +363,7 @@ func (e *Engine) e2aStream(in *Input, id []byte, create, reuse bool) (i int32, c
 	if e.ec == nil {
 		e.ec = new(e2aCache)
 	}
-	st := &e.ec[fcSlot(id)]
+	st := &e.ec[e2aSlot(id)]
 	if int(st.sidLen) != len(id) || string(st.sid[:len(id)]) != string(id) {
 		st.gen++
 		st.sidLen, st.keyLen = uint8(len(id)), 0
