@@ -2,7 +2,13 @@ package e2a
 
 // haveKernel: the AVX2 kernel runs here, and redact's anchors fit its
 // nibble tables.
-var haveKernel = hasAVX2() && anchorNibbles
+var haveKernel = avx2 && anchorNibbles
+
+var avx2 = hasAVX2()
+
+// HasAVX2 reports whether AVX2 code may run here (hasAVX2): validate's
+// routing kernels ask it too, so that only e2a probes the CPU.
+func HasAVX2() bool { return avx2 }
 
 //go:noescape
 func classifyAVX2(p *byte, nblocks int, out *block, t *kernelTables)

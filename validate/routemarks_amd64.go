@@ -1,9 +1,9 @@
 package validate
 
-import "golang.org/x/sys/cpu"
+import "github.com/e2atap/e2atap/e2a"
 
 // haveRouteMarks: routeMarksAVX2 may run here.
-var haveRouteMarks = cpu.X86.HasAVX2
+var haveRouteMarks = e2a.HasAVX2()
 
 //go:noescape
 func routeMarksAVX2(p *byte, blocks int, out *uint64)
