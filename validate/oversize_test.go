@@ -38,6 +38,10 @@ func TestOversizeHeadGapsOnlyItsStream(t *testing.T) {
 			cfg := DefaultLiveConfig()
 			cfg.Shards, cfg.JoinWindow, cfg.FinishOnShutdown = c.shards, 0, true
 			cfg.Now = func() time.Time { return base.Add(time.Hour) }
+			// No look for idle streams while the test feeds them: by that
+			// clock every stream is an hour idle (a machine slow enough to
+			// let a 100 ms SweepCheck pass mid-test expired them all).
+			cfg.SweepCheck, cfg.ExpireEvery = time.Hour, time.Hour
 			col := &collector{}
 			l := NewLive(cfg, col)
 			ctx, cancel := context.WithCancel(context.Background())
