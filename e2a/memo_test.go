@@ -14,6 +14,18 @@ func checkPrimed(t testing.TB, prime, data []byte) {
 	t.Helper()
 	primed := new(Record)
 	_ = Scan(prime, primed)
+	checkPrimedRecord(t, primed, prime, data)
+	// A record ScanStd filled (the fields it set are not the ones Scan
+	// marks), then the Scan cleared only what it marked (clearScanned).
+	std := new(Record)
+	_ = ScanStd(prime, std)
+	checkPrimedRecord(t, std, prime, data)
+}
+
+// checkPrimedRecord holds a Scan of data into primed (which prime left) to
+// a Scan into a fresh record.
+func checkPrimedRecord(t testing.TB, primed *Record, prime, data []byte) {
+	t.Helper()
 	fresh := new(Record)
 	pe, fe := Scan(data, primed), Scan(data, fresh)
 	if (pe == nil) != (fe == nil) || pe != nil && pe.Error() != fe.Error() {

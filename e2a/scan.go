@@ -64,7 +64,7 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 
 // scan is Scan with the vector pass (vec) or without.
 func scan(data []byte, r *Record, vec bool) error {
-	r.Reset()
+	r.clearScanned()
 	if r.memo == nil {
 		r.memo = new(keyMemos)
 	}
@@ -99,6 +99,7 @@ func scan(data []byte, r *Record, vec bool) error {
 	for k := range s.tp {
 		if s.tp[k].Type != Absent {
 			r.Subs[STraceparent] = s.tp[k]
+			r.subsSet |= 1 << STraceparent
 			break
 		}
 	}
@@ -390,16 +391,20 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		switch c := data[i]; {
 		case c == 'n' && i+4 <= n && string(data[i:i+4]) == "null" && (act.kind == aSkip || act.kind == aField && nestedKind(Field(act.arg)) == kTop):
 			if act.kind == aField {
+				s.r.fieldsSet |= 1 << act.arg
 				s.r.Fields[act.arg] = Value{Type: Null}
 			}
 			i += 4
 		case c == 't' && i+4 <= n && string(data[i:i+4]) == "true" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.fieldsSet |= 1 << act.arg
 			s.r.Fields[act.arg] = Value{Type: Bool, Bool: true}
 			i += 4
 		case c == 'f' && i+5 <= n && string(data[i:i+5]) == "false" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.fieldsSet |= 1 << act.arg
 			s.r.Fields[act.arg] = Value{Type: Bool}
 			i += 5
 		case c == '"' && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.fieldsSet |= 1 << act.arg
 			i = s.readString(i, &s.r.Fields[act.arg])
 		case c == '"' && act.kind == aSkip:
 			i = s.skipString(i)
@@ -611,6 +616,7 @@ func (s *scanner) member(i, depth int, act action) int {
 	case aField:
 		f := Field(act.arg)
 		v := &s.r.Fields[f]
+		s.r.fieldsSet |= 1 << f
 		if k := nestedKind(f); k != kTop {
 			s.forget(k)
 			if c == '{' {
@@ -621,6 +627,7 @@ func (s *scanner) member(i, depth int, act action) int {
 		return s.value(i, depth, v)
 	case aSub:
 		v := &s.r.Subs[act.arg]
+		s.r.subsSet |= 1 << act.arg
 		if c == '"' && presenceOnly(Sub(act.arg)) {
 			j := s.skipString(i)
 			if j >= 0 {
