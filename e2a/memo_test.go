@@ -14,6 +14,24 @@ func checkPrimed(t testing.TB, prime, data []byte) {
 	t.Helper()
 	primed := new(Record)
 	_ = Scan(prime, primed)
+	checkPrimedRecord(t, primed, prime, data)
+	// Primed twice: the first Scan leaves the key memos, the second the
+	// values after them (keyMemo.v), which data's Scan then compares.
+	twice := new(Record)
+	_ = Scan(prime, twice)
+	_ = Scan(prime, twice)
+	checkPrimedRecord(t, twice, prime, data)
+	// A record ScanStd filled (the fields it set are not the ones Scan
+	// marks), then the Scan cleared only what it marked (clearScanned).
+	std := new(Record)
+	_ = ScanStd(prime, std)
+	checkPrimedRecord(t, std, prime, data)
+}
+
+// checkPrimedRecord holds a Scan of data into primed (which prime left) to
+// a Scan into a fresh record.
+func checkPrimedRecord(t testing.TB, primed *Record, prime, data []byte) {
+	t.Helper()
 	fresh := new(Record)
 	pe, fe := Scan(data, primed), Scan(data, fresh)
 	if (pe == nil) != (fe == nil) || pe != nil && pe.Error() != fe.Error() {
@@ -71,6 +89,21 @@ var memoPairs = [][2]string{
 	{`{"expected_output_modes": [{"kind": "a", "auth": null}]}`, `{"expected_output_modes": [{"kind": "a", "auth": "opaque"}]}`},
 	{`{"x": {"details": {"kind": 1}}, "y": {"details": {"kind": 2}}}`, `{"x": {"details": {"kind": 1}}, "y": {"details": {"kind" 2}}}`},
 	{`{"x": {"kind": "a", "name": "n"}}`, `{"x": {"kind": "a", "n\u0061me": "n"}}`},
+	// The values after remembered keys (keyMemo.v): the same, another of
+	// the same length, longer, escaped, cut, a credential, white space
+	// before it, a value that fills the memo's bytes, one past them.
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": "wex", "user_id": "u-2"}`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": "webx", "user_id": "u-10"}`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": "w\u0065b", "user_id": "u\"1"}`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": "we`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": "web"`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": "web", "user_id": "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789"}`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel":  "web", "user_id" : "u-1"}`},
+	{`{"status": "a", "channel": "web", "user_id": "u-1"}`, `{"status": "a", "channel": 7, "user_id": null}`},
+	{`{"status": "a", "response_kind": "e2a.complete"}`, `{"status": "a", "response_kind": "e2a.completf"}`},
+	{`{"status": "a", "response_kind": "e2a.completed"}`, `{"status": "a", "response_kind": "e2a.complete"}`},
+	{`{"status": "a", "password": "x", "channel": "web"}`, `{"status": "a", "password": "x", "channel": "web"}`},
+	{`{"status": "a", "converted_at": null, "model": "gpt"}`, `{"status": "a", "converted_at": null, "model": "gpt\u0000"}`},
 }
 
 func TestKeyMemo(t *testing.T) {

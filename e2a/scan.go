@@ -64,7 +64,7 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 
 // scan is Scan with the vector pass (vec) or without.
 func scan(data []byte, r *Record, vec bool) error {
-	r.Reset()
+	r.clearScanned()
 	if r.memo == nil {
 		r.memo = new(keyMemos)
 	}
@@ -99,6 +99,7 @@ func scan(data []byte, r *Record, vec bool) error {
 	for k := range s.tp {
 		if s.tp[k].Type != Absent {
 			r.Subs[STraceparent] = s.tp[k]
+			r.subsSet |= 1 << STraceparent
 			break
 		}
 	}
@@ -357,6 +358,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		// same way (keyMemo): its bytes through the colon compared at
 		// once say what the look-ups below would.
 		var e *keyMemo
+		ks := i // the key's start, where e's bytes are
 		if i+keyMemoLen <= n {
 			d := (*[keyMemoLen]byte)(data[i:])
 			if e = &memo.e[prev][0]; e.m == 0 || e.k != k || !e.match(d) {
@@ -390,19 +392,45 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		switch c := data[i]; {
 		case c == 'n' && i+4 <= n && string(data[i:i+4]) == "null" && (act.kind == aSkip || act.kind == aField && nestedKind(Field(act.arg)) == kTop):
 			if act.kind == aField {
+				s.r.fieldsSet |= 1 << act.arg
 				s.r.Fields[act.arg] = Value{Type: Null}
 			}
 			i += 4
 		case c == 't' && i+4 <= n && string(data[i:i+4]) == "true" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.fieldsSet |= 1 << act.arg
 			s.r.Fields[act.arg] = Value{Type: Bool, Bool: true}
 			i += 4
 		case c == 'f' && i+5 <= n && string(data[i:i+5]) == "false" && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.fieldsSet |= 1 << act.arg
 			s.r.Fields[act.arg] = Value{Type: Bool}
 			i += 5
 		case c == '"' && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
+			s.r.fieldsSet |= 1 << act.arg
+			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
+				// The clean string that followed the key last time
+				// (keyMemo.v): what readString would say.
+				e.vmiss = 0
+				j := i + int(e.v)
+				s.r.Fields[act.arg] = Value{Type: String, Str: data[i+1 : j-1 : j-1]}
+				i = j
+				break
+			}
+			clean, vs := !s.secretMaybe, i
 			i = s.readString(i, &s.r.Fields[act.arg])
+			if e != nil && clean && !s.secretMaybe && e.vmiss < valueMemoTries && !e.secret && i >= 0 {
+				e.fillValue(data, ks, vs, i)
+			}
 		case c == '"' && act.kind == aSkip:
+			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
+				e.vmiss = 0
+				i += int(e.v)
+				break
+			}
+			clean, vs := !s.secretMaybe, i
 			i = s.skipString(i)
+			if e != nil && clean && !s.secretMaybe && e.vmiss < valueMemoTries && !e.secret && i >= 0 {
+				e.fillValue(data, ks, vs, i)
+			}
 		default:
 			i = s.member(i, depth, act)
 		}
@@ -529,12 +557,18 @@ func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, sec
 // other. A record keeps its own (Record.memo), so that shards share
 // nothing.
 type keyMemo struct {
-	w      [keyMemoLen / 8]uint64 // the bytes, zero past m
-	m      uint8                  // the number of bytes; 0: none
-	h      uint8                  // the key's knownKeys slot
-	k      objKind
-	act    action
-	secret bool // knownKeys.slot[h].kind != ""
+	w [keyMemoLen / 8]uint64 // the bytes, zero past m+v
+	m uint8                  // the number of bytes; 0: none
+	// v: the bytes of the string value (quotes included) that followed
+	// the key right after its m bytes last time, kept in w past them, or
+	// 0: a clean one (fillValue) of a top-level field or a skipped
+	// member, in object's loop. vmiss counts the values remembered since
+	// one was seen again (valueMemoTries).
+	v, vmiss uint8
+	h        uint8 // the key's knownKeys slot
+	k        objKind
+	act      action
+	secret   bool // knownKeys.slot[h].kind != ""
 }
 
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
@@ -591,17 +625,50 @@ func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act actio
 			e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
 		}
 	}
-	e.m, e.h, e.k, e.act = uint8(m), uint8(h), k, act
+	e.m, e.h, e.k, e.act, e.v, e.vmiss = uint8(m), uint8(h), k, act, 0, 0
 	e.secret = knownKeys.slot[h].kind != ""
 }
 
-// match reports whether d starts with e's bytes.
-func (e *keyMemo) match(d *[keyMemoLen]byte) bool {
-	mask := &memoMasks[e.m]
-	return (binary.LittleEndian.Uint64(d[:8])&mask[0]^e.w[0])|
-		(binary.LittleEndian.Uint64(d[8:16])&mask[1]^e.w[1])|
-		(binary.LittleEndian.Uint64(d[16:24])&mask[2]^e.w[2])|
-		(binary.LittleEndian.Uint64(d[24:])&mask[3]^e.w[3]) == 0
+// match reports whether d starts with e's m bytes (the key).
+func (e *keyMemo) match(d *[keyMemoLen]byte) bool { return e.matchN(d, &memoMasks[e.m]) }
+
+// matchValue reports whether d starts with e's m+v bytes (the key and the
+// value after it).
+func (e *keyMemo) matchValue(d *[keyMemoLen]byte) bool { return e.matchN(d, &memoMasks[e.m+e.v]) }
+
+func (e *keyMemo) matchN(d *[keyMemoLen]byte, mask *[keyMemoLen / 8]uint64) bool {
+	return (binary.LittleEndian.Uint64(d[:8])^e.w[0])&mask[0]|
+		(binary.LittleEndian.Uint64(d[8:16])^e.w[1])&mask[1]|
+		(binary.LittleEndian.Uint64(d[16:24])^e.w[2])&mask[2]|
+		(binary.LittleEndian.Uint64(d[24:])^e.w[3])&mask[3] == 0
+}
+
+// valueMemoTries: a key memo stops remembering values after this many
+// that were not seen again (a key whose value changes each record: ids,
+// timestamps), until the memo is replaced.
+const valueMemoTries = 4
+
+// fillValue remembers with e (matched at ks) the string data[vs:end]
+// (quotes included) that its caller read after it and whose credential
+// pre-check passed (MayHoldCredentialText false, or no anchor byte): when
+// it directly follows the key's m bytes, fits in keyMemoLen with them and
+// is printable ASCII with no escape, which readString keeps as written.
+// Else e keeps no value.
+func (e *keyMemo) fillValue(data []byte, ks, vs, end int) {
+	e.v = 0
+	if e.vmiss++; e.vmiss >= valueMemoTries || vs != ks+int(e.m) || end-ks > keyMemoLen || end-vs < 2 {
+		return
+	}
+	for _, c := range data[vs+1 : end-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return
+		}
+	}
+	mask := &memoMasks[end-ks]
+	for j := range e.w {
+		e.w[j] = binary.LittleEndian.Uint64(data[ks+8*j:]) & mask[j]
+	}
+	e.v = uint8(end - vs)
 }
 
 // member reads a member's value at data[i] (not past the end).
@@ -611,6 +678,7 @@ func (s *scanner) member(i, depth int, act action) int {
 	case aField:
 		f := Field(act.arg)
 		v := &s.r.Fields[f]
+		s.r.fieldsSet |= 1 << f
 		if k := nestedKind(f); k != kTop {
 			s.forget(k)
 			if c == '{' {
@@ -621,6 +689,7 @@ func (s *scanner) member(i, depth int, act action) int {
 		return s.value(i, depth, v)
 	case aSub:
 		v := &s.r.Subs[act.arg]
+		s.r.subsSet |= 1 << act.arg
 		if c == '"' && presenceOnly(Sub(act.arg)) {
 			j := s.skipString(i)
 			if j >= 0 {

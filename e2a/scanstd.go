@@ -14,6 +14,7 @@ var ErrNotObject = errors.New("not a JSON object")
 // both must agree on every field a Record holds. It allocates freely.
 func ScanStd(data []byte, r *Record) error {
 	r.Reset()
+	r.fieldsSet, r.subsSet = allFields, allSubs // the next Scan clears all
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v)

@@ -97,3 +97,19 @@ func TestMayStartCredentialGlued(t *testing.T) {
 		t.Errorf("a userinfo whole in the tail straddles: %v", m)
 	}
 }
+
+// TestPairTableFirst: anyWord skips a byte by pairTable.first only where
+// no word starts with it (no pair of that row is set), in every table.
+func TestPairTableFirst(t *testing.T) {
+	for name, pt := range map[string]*pairTable{"b64": b64Table, "special": specialTable, "needle": needleTable, "token": tokenTable, "key": keyTable} {
+		for a := range pt.pair {
+			set := false
+			for b := range pt.pair[a] {
+				set = set || pt.pair[a][b] != 0
+			}
+			if set != pt.first[a] {
+				t.Errorf("%s: first[%q] = %v, a pair of that row set: %v", name, rune(a), pt.first[a], set)
+			}
+		}
+	}
+}
