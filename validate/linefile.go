@@ -10,11 +10,16 @@ import (
 	"github.com/e2atap/e2atap/frame"
 )
 
-// lineReadBuf is the buffer a JSON-lines file is read into by read(2) for
+// lineReadBuf is the size of the buffer a JSON-lines file is read into by read(2) for
 // a handler that judges each record before its call returns (the frame
 // reader's size, frameReadBuf, for the same reason: it stays in the L2
 // cache between the kernel's copy and the scan).
-const lineReadBuf = 256 << 10
+// A variable so that tests can cut every line.
+var lineReadBuf = 256 << 10
+
+// lineDecide is how much of a file readLinesFile reads to decide whether
+// to take it (readJSONL's decision: a record log or not): its first read.
+const lineDecide = 256 << 10
 
 // readLinesFile reads the JSON lines of f, a regular file, from its offset
 // into one reused buffer by read(2), for a handler that judges each record
@@ -43,7 +48,7 @@ func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h H
 		return 0, nil, false
 	}
 	limit := opts.MaxLineBytes
-	buf := make([]byte, lineReadBuf)
+	buf := make([]byte, max(lineReadBuf, lineDecide))
 	n, err := f.ReadAt(buf[:min(int64(len(buf)), st.Size()-pos)], pos)
 	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
 		return 0, nil, false // read as before, which reports it
@@ -58,12 +63,22 @@ func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h H
 	if !mapsLines(b, true, limit) || left > 0 && !decidedIn(b, limit) {
 		return 0, nil, false
 	}
-	if _, err := f.Seek(int64(n), io.SeekCurrent); err != nil {
-		return opts.Index, err, true
-	}
 	r := &lineFile{f: f, buf: buf, b: b, base: pos, left: left, name: name, opts: opts, h: h, idx: opts.Index}
+	skip := 0
 	if bytes.HasPrefix(b, []byte(utf8BOM)) {
-		r.off = len(utf8BOM)
+		skip = len(utf8BOM)
+	}
+	if len(buf) > lineReadBuf {
+		// A test's small buffer: nothing of it read yet, the BOM skipped.
+		r.buf, r.b, r.base, r.left = make([]byte, lineReadBuf), nil, pos+int64(skip), st.Size()-pos-int64(skip)
+		if _, err := f.Seek(int64(skip), io.SeekCurrent); err != nil {
+			return opts.Index, err, true
+		}
+	} else {
+		r.off = skip
+		if _, err := f.Seek(int64(n), io.SeekCurrent); err != nil {
+			return opts.Index, err, true
+		}
 	}
 	if s, ok := h.(*Sharded); ok {
 		s.mappedReads++
@@ -157,8 +172,11 @@ func (r *lineFile) fill(want int) error {
 // lines is walker.lines on the buffer.
 func (r *lineFile) lines() error {
 	limit := r.opts.MaxLineBytes
-	// Room for the longest line judged whole: its content, CR and LF.
-	want := limit + 2
+	// Room for the longest line judged whole (its content, CR and LF), and
+	// for more than the head and the length at which readJSONL collects a
+	// line in pieces: a line skipped unbuffered (giant) is then named and
+	// counted as one skipped whole.
+	want := max(limit+2, bufferedLine+1)
 	r.in = Input{Pos: Position{Kind: PosLine, Name: r.name}, FromLog: r.opts.FromLog}
 	poison := poisonOn()
 	for {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -208,4 +209,58 @@ func TestLinesFileNotTaken(t *testing.T) {
 			t.Errorf("%s: readLinesFile = %v, %t at offset %d, want it left to Read", name, err, ok, pos)
 		}
 	}
+}
+
+// TestLinesFileSmallBuffer: with a read buffer of a few bytes every line
+// is cut by its end, moved to its front and read on, the buffer grown for
+// the longer lines and given back after them; what the handlers find is
+// still what readJSONL finds, with limits below, at and above the lines'
+// lengths.
+func TestLinesFileSmallBuffer(t *testing.T) {
+	defer func(n int) { lineReadBuf = n }(lineReadBuf)
+	data := append([]byte(utf8BOM), walkJSONCorpus(71, 1500, 40, 3000, allOdds)...)
+	p := writeTemp(t, "small.jsonl", data)
+	for _, n := range []int{1, 7, 64, 1000} {
+		lineReadBuf = n
+		for _, limit := range []int{200, 1000, 3000} {
+			opts := ReadOptions{MaxLineBytes: limit, FromLog: true}
+			want := readLines(t, bytes.NewReader(data), false, opts)
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := readLines(t, f, false, opts)
+			pos, _ := f.Seek(0, io.SeekCurrent)
+			f.Close()
+			if got != want || pos != int64(len(data)) {
+				t.Errorf("buffer %d, limit %d: offset %d of %d, differs from an io.Reader: %s", n, limit, pos, len(data), firstDiff(want, got))
+			}
+		}
+	}
+}
+
+// FuzzLinesFile: readLinesFile, with a small buffer, reads any bytes into
+// the records readJSONL reads from them.
+func FuzzLinesFile(f *testing.F) {
+	f.Add([]byte(`{"request_id":"a","sequence":0}`+"\n\r\n  \n"+`{"request_id":"a","sequence":2,"is_final":true}`), uint16(40), uint8(5))
+	f.Add([]byte(utf8BOM+`{"request_id":"b"}`+"\r\n"+`{"request_id":"b","x":"`+strings.Repeat("z", 300)+`"}`), uint16(100), uint8(16))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, limit uint16, buf uint8) {
+		defer func(n int) { lineReadBuf = n }(lineReadBuf)
+		lineReadBuf = int(buf) + 1
+		opts := ReadOptions{MaxLineBytes: int(limit) + 1}
+		p := filepath.Join(dir, "fuzz.jsonl")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := readLines(t, bytes.NewReader(data), false, opts)
+		fl, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fl.Close()
+		if got := readLines(t, fl, false, opts); got != want {
+			t.Fatalf("differs from an io.Reader: %s", firstDiff(want, got))
+		}
+	})
 }
