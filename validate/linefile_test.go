@@ -218,7 +218,7 @@ func TestLinesFileNotTaken(t *testing.T) {
 // lengths.
 func TestLinesFileSmallBuffer(t *testing.T) {
 	defer func(n int) { lineReadBuf = n }(lineReadBuf)
-	data := append([]byte(utf8BOM), walkJSONCorpus(71, 1500, 40, 3000, allOdds)...)
+	data := append([]byte(utf8BOM), walkJSONCorpus(71, 600, 40, 3000, allOdds)...)
 	p := writeTemp(t, "small.jsonl", data)
 	for _, n := range []int{1, 7, 64, 1000} {
 		lineReadBuf = n
