@@ -43,7 +43,10 @@ func (strayWindowed) SetWindow([]byte) error { return nil }
 // mapped read (JSON lines or frames), a handler's bug, still panics
 // instead of being reported as an I/O error.
 func TestMappedReadStrayFaultPanics(t *testing.T) {
+	// A first line longer than readLinesFile's buffer: the lines are then
+	// read through a mapping (readLinesInline) even for an Engine.
 	var jl bytes.Buffer
+	fmt.Fprintf(&jl, `{"request_id":"long","sequence":0,"is_final":true,"pad":"%s"}`+"\n", bytes.Repeat([]byte("p"), lineReadBuf))
 	for i := 0; jl.Len() < 2<<20; i++ {
 		fmt.Fprintf(&jl, `{"request_id":"r%d","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.complete"}`+"\n", i)
 	}

@@ -80,26 +80,33 @@ const utf8BOM = "\xef\xbb\xbf"
 // format when asked (FormatAuto): a first byte 0xEF means frames, anything
 // else JSON lines; a UTF-8 byte order mark (EF BB BF: a frame would have
 // version 0xBB) means JSON lines, and is skipped. The returned error is an
-// I/O error (a corrupt gzip stream is one, and so is a mapped file cut
-// shorter while it is read); bad content becomes findings. A regular file
-// of frames or JSON lines (r an *os.File) is read through a mapping,
-// without copying it out of the page cache; the data handlers see then
-// aliases the mapping, valid only during the call, as always.
+// I/O error (a corrupt gzip stream is one, and so is a file cut shorter
+// while it is read); bad content becomes findings. A regular file (r an
+// *os.File) is read for a handler that judges each record before its call
+// returns (an Engine, one inline shard) by read(2) into one reused buffer
+// (readFramesFile, readLinesFile), and for several shards through a
+// mapping, without copying it out of the page cache; the data handlers see
+// is valid only during the call, as always.
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
 	}
 	if f, ok := r.(*os.File); ok {
-		// A regular file is read through a mapping (no copy out of the
-		// page cache): frames always (by a walk for several shards), JSON
-		// lines when several shards judge them in place or one judges
-		// each before the next is read (walk.go); anything else (gzip, a
-		// record log, a hand-off with copies) as before, from where the
-		// file was.
+		// A regular file is read by read(2) into one reused buffer for a
+		// handler that judges each record before the next is read, and
+		// through a mapping (no copy out of the page cache) for several
+		// shards: frames by a walk, JSON lines by a hand-off in place
+		// (walk.go); anything else (gzip, a record log, a hand-off with
+		// copies) as before, from where the file was.
 		sh, _ := h.(*Sharded)
 		walk := sh != nil && sh.walks()
 		if _, wh := h.(windowed); (!wh || sh != nil && sh.inlineOne()) && format != FormatJSONL {
 			if last, err, ok := readFramesFile(f, name, format, opts, h); ok {
+				return last, err
+			}
+		}
+		if (sh == nil || sh.inlineOne()) && format != FormatFrames {
+			if last, err, ok := readLinesFile(f, name, format, opts, h); ok {
 				return last, err
 			}
 		}

@@ -46,8 +46,9 @@ import (
 //
 // Inputs that cannot be mapped (standard input, pipes, gzip, small files)
 // and the live path keep the reader and its hand-off with copies. A run of
-// one inline shard (or an Engine) reads JSON lines in place too, each
-// judged before the next is read (readLinesInline).
+// one inline shard (or an Engine) reads JSON lines by read(2) into one
+// reused buffer (readLinesFile), in place only when its first line is
+// longer than that buffer (readLinesInline).
 
 // bufferedLine is the line length past which the bufio reader of readJSONL
 // collects a line in pieces (its buffer size): a mapped read keeps the
@@ -328,9 +329,8 @@ func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts Re
 
 // readLinesInline reads the JSON lines of m from pos into h, a handler
 // that judges each record before its call returns (an Engine, a run of one
-// inline shard), in place in the mapping: what read(2) would copy out of
-// the page cache into the reader's buffer is judged where it lies, with
-// readJSONL's rules. A file cut shorter while it is read faults on the
+// inline shard), in place in the mapping, with readJSONL's rules: for a
+// file readLinesFile leaves (its first line is longer than its buffer). A file cut shorter while it is read faults on the
 // lost pages: an I/O error, as a failed read(2) would be.
 func readLinesInline(m *mappedFile, pos int64, name string, opts ReadOptions, h Handler) (last uint64, err error) {
 	w := &walker{j: &walkJob{name: name, opts: opts}, feed: h, m: m, pos: pos, idx: opts.Index}
