@@ -240,16 +240,22 @@ func (t *table) next(p int) int {
 
 // find returns the dense index of key, or -1.
 func (t *table) find(key []byte, h uint64) int32 {
+	_, i := t.findSlot(key, h)
+	return i
+}
+
+// findSlot returns the slot and the dense index of key, or -1, -1.
+func (t *table) findSlot(key []byte, h uint64) (int, int32) {
 	tg := tag(h)
 	for p := t.homeOf(h); ; p = t.next(p) {
 		sl := t.slots[p]
 		if sl == 0 {
-			return -1
+			return -1, -1
 		}
 		if sl&^idxMask == tg {
 			i := int32(sl&idxMask) - 1
 			if bytes.Equal(t.key(i), key) {
-				return i
+				return p, i
 			}
 		}
 	}
@@ -376,9 +382,12 @@ func (t *table) slotOf(i int32) int {
 }
 
 // remove deletes dense index i. The last dense entry moves into i.
-func (t *table) remove(i int32) {
+func (t *table) remove(i int32) { t.removeAt(t.slotOf(i), i) }
+
+// removeAt is remove(i) for i in slot p (findSlot's: no hash of the key
+// again to find it).
+func (t *table) removeAt(p int, i int32) {
 	t.removes++
-	p := t.slotOf(i)
 	// Backward-shift deletion keeps probe chains intact without tombstones.
 	for {
 		t.slots[p] = 0
