@@ -39,22 +39,18 @@ const lineDecide = 256 << 10
 // offset is left past what was read, as a mapped read does; a file cut
 // shorter while it is read is an I/O error (the file shrank).
 func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error, ok bool) {
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return 0, nil, false
-	}
-	pos, err := f.Seek(0, io.SeekCurrent)
-	if err != nil || pos >= st.Size() {
+	pos, size, there := regularAt(f)
+	if !there {
 		return 0, nil, false
 	}
 	limit := opts.MaxLineBytes
 	buf := make([]byte, max(lineReadBuf, lineDecide))
-	n, err := f.ReadAt(buf[:min(int64(len(buf)), st.Size()-pos)], pos)
+	n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
 		return 0, nil, false // read as before, which reports it
 	}
 	b := buf[:n]
-	left := st.Size() - pos - int64(n)
+	left := size - pos - int64(n)
 	if format == FormatAuto && b[0] == frame.Magic && !bytes.HasPrefix(b, []byte(utf8BOM)) {
 		return 0, nil, false
 	}
@@ -70,7 +66,7 @@ func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h H
 	}
 	if len(buf) > lineReadBuf {
 		// A test's small buffer: nothing of it read yet, the BOM skipped.
-		r.buf, r.b, r.base, r.left = make([]byte, lineReadBuf), nil, pos+int64(skip), st.Size()-pos-int64(skip)
+		r.buf, r.b, r.base, r.left = make([]byte, lineReadBuf), nil, pos+int64(skip), size-pos-int64(skip)
 		if _, err := f.Seek(int64(skip), io.SeekCurrent); err != nil {
 			return opts.Index, err, true
 		}

@@ -310,6 +310,19 @@ func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uin
 	return decodeFrames(s, name, opts, h)
 }
 
+// regularAt is where f, a regular file with something left to read, is
+// read from and its size now; there is false for anything else.
+func regularAt(f *os.File) (pos, size int64, there bool) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, 0, false
+	}
+	if pos, err = f.Seek(0, io.SeekCurrent); err != nil || pos >= st.Size() {
+		return 0, 0, false
+	}
+	return pos, st.Size(), true
+}
+
 // frameReadBuf is the buffer a frame file is read into by read(2) (it
 // grows for a larger frame, up to maxFrameBuffer, and shrinks back): it
 // stays in the CPU's L2 cache between the kernel's copy and the decoding.
@@ -329,25 +342,21 @@ const frameReadBuf = 256 << 10
 // the offset is left past what was decoded, as a mapped read does; a file
 // cut shorter while it is read is an I/O error (the file shrank).
 func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error, ok bool) {
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return 0, nil, false
-	}
-	pos, err := f.Seek(0, io.SeekCurrent)
-	if err != nil || pos >= st.Size() {
+	pos, size, there := regularAt(f)
+	if !there {
 		return 0, nil, false
 	}
 	var head [len(utf8BOM)]byte
-	n, err := f.ReadAt(head[:min(int64(len(head)), st.Size()-pos)], pos)
+	n, err := f.ReadAt(head[:min(int64(len(head)), size-pos)], pos)
 	if n == 0 || head[0] != frame.Magic || format != FormatFrames && bytes.HasPrefix(head[:n], []byte(utf8BOM)) {
 		return 0, nil, false
 	}
 	buf := make([]byte, frameReadBuf)
-	n, err = f.ReadAt(buf[:min(int64(len(buf)), st.Size()-pos)], pos)
+	n, err = f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return opts.Index, err, true
 	}
-	left := st.Size() - pos - int64(n)
+	left := size - pos - int64(n)
 	s := &frameBuf{buf: buf[:n], base: pos, eof: left == 0}
 	if _, err := f.Seek(int64(n), io.SeekCurrent); err != nil {
 		return opts.Index, err, true
