@@ -3,6 +3,7 @@ package natstap
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,6 +75,27 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 // errReconnected ends a consumer's reading at a reconnect.
 var errReconnected = errors.New("nats reconnected")
 
+// consumerName names a consumer of tap: e2atap-<tap>-<16 hex digits>,
+// the tap's name kept to the characters a consumer name may hold (at
+// most 32 of them), and 64 random bits so that replicas and restarts
+// never share one. Hex, not rand.Text's base32: a 26-character random
+// word reads as a token, and the logs masked the name whole, where an
+// operator needs it to find the consumer (nats consumer ls).
+func consumerName(tap string) string {
+	var b strings.Builder
+	b.WriteString("e2atap-")
+	for i := 0; i < len(tap) && b.Len() < len("e2atap-")+32; i++ {
+		if c := tap[i]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
+			b.WriteByte(c)
+		}
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	b.WriteByte('-')
+	b.WriteString(hex.EncodeToString(id[:]))
+	return b.String()
+}
+
 // consume creates one consumer and emits from it until it fails. progressed
 // says whether any message was emitted.
 func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConfig, cur *streamCursor) (progressed bool, err error) {
@@ -86,7 +108,7 @@ func (r *run) consume(ctx context.Context, js jetstream.JetStream, sc StreamConf
 	// inactivity threshold), so that it can delete it even when the create
 	// call itself was cut short by a cancel or a disconnect.
 	ccfg := jetstream.ConsumerConfig{
-		Name:              "e2atap-" + rand.Text(),
+		Name:              consumerName(r.cfg.Name),
 		Description:       "e2atap tap " + r.cfg.Name + " (read-only, no acks)",
 		AckPolicy:         jetstream.AckNonePolicy,
 		DeliverPolicy:     jetstream.DeliverNewPolicy,
