@@ -3,7 +3,6 @@ package validate
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +21,9 @@ import (
 func e2aCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 	defer func(was bool) { e2aCacheOff = was }(e2aCacheOff)
 	e2aCacheOff = off
-	defer func(n int) { partitionStreams = n }(partitionStreams)
-	partitionStreams = 16
-	cfg := DefaultConfig()
-	cfg.MaxStreams = 64 // 4 partitions of 16
-	cfg.Tombstones = 32
-	cfg.IdleTimeout = time.Second
 	v := &verdicts{}
-	e := NewEngine(cfg, v)
-	r := rand.New(rand.NewPCG(seed, 2))
+	w := newCacheWalk(t, v, seed, 2, 600)
+	e, r := w.e, w.r
 	const nid = 600
 	ids := make([]string, nid)
 	for i := range ids {
@@ -46,28 +39,9 @@ func e2aCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 		}
 	}
 	seqs := make([]int, nid)
-	taps, conns := []string{"", "ws"}, []string{"", "c1", strings.Repeat("c", 120)}
-	now := time.Unix(1_700_000_000, 0)
 	for k := 0; k < 20000; k++ {
-		now = now.Add(time.Duration(r.IntN(20)) * time.Millisecond)
-		hot := r.IntN(12) // mostly a few streams, as a JSON file has
-		if r.IntN(8) == 0 {
-			hot = r.IntN(nid)
-		}
-		tap, conn := taps[hot%2], conns[hot%3]
-		if r.IntN(20) == 0 {
-			tap, conn = taps[r.IntN(2)], conns[r.IntN(3)] // the same id elsewhere: another stream
-		}
-		switch r.IntN(400) {
-		case 0:
-			e.ConnClosed(&Input{Tap: tap, Conn: conn, Time: now})
-			continue
-		case 1:
-			e.Gap(&Input{Tap: tap, Conn: conn, Time: now})
-			continue
-		case 2:
-			now = now.Add(2 * time.Second)
-			e.Expire(now)
+		hot, tap, conn, ok := w.next()
+		if !ok {
 			continue
 		}
 		id, sess := ids[hot], hot%5
@@ -99,13 +73,13 @@ func e2aCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 				seqs[hot] = 0 // mostly a new request next; else records after the final
 			}
 		}
-		in := Input{Pos: Position{Kind: PosLine, Name: "f", Line: int64(k + 1)}, Index: uint64(k + 1), Tap: tap, Conn: conn, Time: now, Data: []byte(line)}
+		in := Input{Pos: Position{Kind: PosLine, Name: "f", Line: int64(k + 1)}, Index: uint64(k + 1), Tap: tap, Conn: conn, Time: w.now, Data: []byte(line)}
 		if r.IntN(2) == 0 {
 			in.Time = time.Time{}
 		}
 		e.Observe(&in)
 	}
-	e.Finish(ReasonEOF, &Input{Time: now})
+	e.Finish(ReasonEOF, &Input{Time: w.now})
 	return v
 }
 

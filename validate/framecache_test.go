@@ -28,6 +28,61 @@ func (v *verdicts) Finding(f *Finding)        { v.findings = append(v.findings, 
 func (v *verdicts) StreamStart(s *StreamInfo) { v.starts = append(v.starts, *s) }
 func (v *verdicts) StreamEnd(s *StreamInfo)   { v.ends = append(v.ends, *s) }
 
+// cacheWalk is the random walk the cache tests share (frameCacheRun,
+// e2aCacheRun): an engine whose table is small enough to evict, a clock,
+// and streams of n ids interleaved over two taps and three connections.
+type cacheWalk struct {
+	e           *Engine
+	r           *rand.Rand
+	n           int
+	now         time.Time
+	taps, conns []string
+}
+
+// newCacheWalk makes the engine (partitions of 16 streams while the test
+// runs) and the random source of seed and stream.
+func newCacheWalk(t *testing.T, v *verdicts, seed, stream uint64, n int) *cacheWalk {
+	was := partitionStreams
+	t.Cleanup(func() { partitionStreams = was })
+	partitionStreams = 16
+	cfg := DefaultConfig()
+	cfg.MaxStreams = 64 // 4 partitions of 16
+	cfg.Tombstones = 32
+	cfg.IdleTimeout = time.Second
+	return &cacheWalk{e: NewEngine(cfg, v), r: rand.New(rand.NewPCG(seed, stream)), n: n,
+		now: time.Unix(1_700_000_000, 0), taps: []string{"", "ws"}, conns: []string{"", "c1", strings.Repeat("c", 120)}}
+}
+
+// next moves the clock on and picks the stream of the next record: mostly
+// one of a few (as a file interleaves them), its tap and connection, now
+// and then the same id elsewhere (another stream). ok is false when the
+// step was a connection closed, a gap or an idle expiry instead.
+func (w *cacheWalk) next() (hot int, tap, conn string, ok bool) {
+	r, e := w.r, w.e
+	w.now = w.now.Add(time.Duration(r.IntN(20)) * time.Millisecond)
+	hot = r.IntN(12)
+	if r.IntN(8) == 0 {
+		hot = r.IntN(w.n)
+	}
+	tap, conn = w.taps[hot%2], w.conns[hot%3]
+	if r.IntN(20) == 0 {
+		tap, conn = w.taps[r.IntN(2)], w.conns[r.IntN(3)]
+	}
+	switch r.IntN(400) {
+	case 0:
+		e.ConnClosed(&Input{Tap: tap, Conn: conn, Time: w.now})
+		return hot, tap, conn, false
+	case 1:
+		e.Gap(&Input{Tap: tap, Conn: conn, Time: w.now})
+		return hot, tap, conn, false
+	case 2:
+		w.now = w.now.Add(2 * time.Second)
+		e.Expire(w.now)
+		return hot, tap, conn, false
+	}
+	return hot, tap, conn, true
+}
+
 // frameCacheRun judges a random run of frames: streams interleaved over
 // two taps and two connections, sids that collide in the cache (more than
 // it has slots), long ones it does not keep, chunks out of order, after the
@@ -36,15 +91,9 @@ func (v *verdicts) StreamEnd(s *StreamInfo)   { v.ends = append(v.ends, *s) }
 func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
 	frameCacheOff = off
-	defer func(n int) { partitionStreams = n }(partitionStreams)
-	partitionStreams = 16
-	cfg := DefaultConfig()
-	cfg.MaxStreams = 64 // 4 partitions of 16
-	cfg.Tombstones = 32
-	cfg.IdleTimeout = time.Second
 	v := &verdicts{}
-	e := NewEngine(cfg, v)
-	r := rand.New(rand.NewPCG(seed, 1))
+	w := newCacheWalk(t, v, seed, 1, 600)
+	e, r := w.e, w.r
 	const nsid = 600
 	sids := make([]string, nsid)
 	for i := range sids {
@@ -60,29 +109,10 @@ func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 		}
 	}
 	seqs := make([]int32, nsid)
-	taps, conns := []string{"", "ws"}, []string{"", "c1", strings.Repeat("c", 120)}
-	now := time.Unix(1_700_000_000, 0)
 	var in Input
 	for k := 0; k < 20000; k++ {
-		now = now.Add(time.Duration(r.IntN(20)) * time.Millisecond)
-		hot := r.IntN(12) // mostly a few streams, as a frame file has
-		if r.IntN(8) == 0 {
-			hot = r.IntN(nsid)
-		}
-		tap, conn := taps[hot%2], conns[hot%3]
-		if r.IntN(20) == 0 {
-			tap, conn = taps[r.IntN(2)], conns[r.IntN(3)] // the same sid elsewhere: another stream
-		}
-		switch r.IntN(400) {
-		case 0:
-			e.ConnClosed(&Input{Tap: tap, Conn: conn, Time: now})
-			continue
-		case 1:
-			e.Gap(&Input{Tap: tap, Conn: conn, Time: now})
-			continue
-		case 2:
-			now = now.Add(2 * time.Second)
-			e.Expire(now)
+		hot, tap, conn, ok := w.next()
+		if !ok {
 			continue
 		}
 		seq := seqs[hot]
@@ -132,13 +162,13 @@ func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 		if flags&frame.FlagDone != 0 && r.IntN(4) != 0 {
 			seqs[hot] = 0 // mostly a new stream; else chunks after done
 		}
-		in = Input{Pos: Position{Kind: PosByte, Name: "f", Offset: int64(k)}, Index: uint64(k + 1), Tap: tap, Conn: conn, Time: now, Data: b}
+		in = Input{Pos: Position{Kind: PosByte, Name: "f", Offset: int64(k)}, Index: uint64(k + 1), Tap: tap, Conn: conn, Time: w.now, Data: b}
 		if r.IntN(2) == 0 {
 			in.Time = time.Time{}
 		}
 		e.ObserveFrame(&in, &f)
 	}
-	e.Finish(ReasonEOF, &Input{Time: now})
+	e.Finish(ReasonEOF, &Input{Time: w.now})
 	return v
 }
 
