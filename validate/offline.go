@@ -283,17 +283,22 @@ type frameBuf struct {
 	m    *mappedFile // the mapping buf is a window of, or nil
 }
 
+// compact moves what is left to decode to the front of buf.
+func (s *frameBuf) compact() {
+	if s.off > 0 {
+		n := copy(s.buf, s.buf[s.off:])
+		s.buf = s.buf[:n]
+		s.base += int64(s.off)
+		s.off = 0
+	}
+}
+
 // readFrames decodes concatenated frames; it stops at the first frame it
 // cannot decode (frame.decode names the byte offset).
 func readFrames(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint64, error) {
 	s := &frameBuf{buf: make([]byte, 0, 1<<20)}
 	s.fill = func(s *frameBuf) error {
-		if s.off > 0 {
-			n := copy(s.buf, s.buf[s.off:])
-			s.buf = s.buf[:n]
-			s.base += int64(s.off)
-			s.off = 0
-		}
+		s.compact()
 		if len(s.buf) == cap(s.buf) {
 			nb := make([]byte, len(s.buf), 2*cap(s.buf))
 			copy(nb, s.buf)
@@ -362,12 +367,7 @@ func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h 
 		return opts.Index, err, true
 	}
 	s.fill = func(s *frameBuf) error {
-		if s.off > 0 {
-			n := copy(s.buf, s.buf[s.off:])
-			s.buf = s.buf[:n]
-			s.base += int64(s.off)
-			s.off = 0
-		}
+		s.compact()
 		switch {
 		case len(s.buf) == cap(s.buf):
 			nb := make([]byte, len(s.buf), 2*cap(s.buf))
