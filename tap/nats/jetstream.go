@@ -3,7 +3,6 @@ package natstap
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,12 +74,14 @@ func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
 // errReconnected ends a consumer's reading at a reconnect.
 var errReconnected = errors.New("nats reconnected")
 
-// consumerName names a consumer of tap: e2atap-<tap>-<16 hex digits>,
-// the tap's name kept to the characters a consumer name may hold (at
-// most 32 of them), and 64 random bits so that replicas and restarts
-// never share one. Hex, not rand.Text's base32: a 26-character random
-// word reads as a token, and the logs masked the name whole, where an
-// operator needs it to find the consumer (nats consumer ls).
+// consumerName names a consumer of tap: e2atap-<tap>-<16 letters>, the
+// tap's name kept to the characters a consumer name may hold (at most 32
+// of them), and 64 random bits, four to a letter a-p, so that replicas
+// and restarts never share one. Letters, not rand.Text's base32 (a
+// 26-character random word reads as a token) nor hex digits (all digits
+// now and then, and a Luhn-valid run of 16 reads as a card number): the
+// logs masked the name, where an operator needs it to find the consumer
+// (nats consumer ls).
 func consumerName(tap string) string {
 	var b strings.Builder
 	b.WriteString("e2atap-")
@@ -92,7 +93,10 @@ func consumerName(tap string) string {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	b.WriteByte('-')
-	b.WriteString(hex.EncodeToString(id[:]))
+	for _, c := range id {
+		b.WriteByte('a' + c>>4)
+		b.WriteByte('a' + c&15)
+	}
 	return b.String()
 }
 
