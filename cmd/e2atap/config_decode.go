@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -178,7 +179,8 @@ func (d *configDecoder) add(line int, format string, a ...any) {
 }
 
 // yamlLine finds the line in a yaml syntax error ("yaml: line 3: ...").
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// Compiled when first used, not at every command's start.
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func (d *configDecoder) document(b []byte, cfg *Config) {
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
@@ -188,7 +190,7 @@ func (d *configDecoder) document(b []byte, cfg *Config) {
 			return // an empty file: the defaults
 		}
 		msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 0
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		if m := yamlLine().FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -180,7 +181,8 @@ func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every ti
 
 // yamlValue matches a value that yaml quotes in its errors: it may be a
 // secret put in the wrong key, and is left out of the log.
-var yamlValue = regexp.MustCompile("`[^`]*`")
+// Compiled when first used, not at every command's start.
+var yamlValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`]*`") })
 
 // reload loads the configuration file again and applies it, or logs why
 // not. It runs on the reload goroutine only.
@@ -200,7 +202,7 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 	if err != nil {
 		s.badHash = hash
 		s.reloadM.ok.Set(0)
-		msg := yamlValue.ReplaceAllString(err.Error(), "`…`")
+		msg := yamlValue().ReplaceAllString(err.Error(), "`…`")
 		log.Error("configuration rejected; the running configuration is kept", "hash", hash, "problems", strings.Split(msg, "\n"))
 		return
 	}

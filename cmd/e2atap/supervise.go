@@ -275,15 +275,20 @@ func (s *tapSupervisor) health() tapHealth {
 }
 
 // Credentials in error texts: a URL's user information (nats://user:pass@,
-// nats://token@) and secret-looking query parameters.
+// nats://token@) and secret-looking query parameters. Compiled when first
+// used, not at every command's start.
 var (
-	urlUserinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@"']+@`)
-	secretQuery = regexp.MustCompile(`(?i)([?&;](?:[a-z0-9_-]*(?:pass|token|secret|key|auth|sig|credential)[a-z0-9_-]*)=)[^&;\s"']*`)
+	urlUserinfo = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^\s/@"']+@`)
+	})
+	secretQuery = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)([?&;](?:[a-z0-9_-]*(?:pass|token|secret|key|auth|sig|credential)[a-z0-9_-]*)=)[^&;\s"']*`)
+	})
 )
 
 // redactSecrets masks credentials in a text that is logged or served
 // (errors from client libraries often quote the URL they were given).
 func redactSecrets(s string) string {
-	s = urlUserinfo.ReplaceAllString(s, "${1}******@")
-	return secretQuery.ReplaceAllString(s, "${1}******")
+	s = urlUserinfo().ReplaceAllString(s, "${1}******@")
+	return secretQuery().ReplaceAllString(s, "${1}******")
 }
