@@ -287,7 +287,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	if tv := &f[e2a.FTimestamp]; tv.Present() {
 		valid, utc := false, false
 		if tv.Type == e2a.String {
-			valid, utc = parseRFC3339(tv.Str)
+			valid, utc = e.ts.parse(tv.Str)
 		}
 		if !valid {
 			if e.on(RuleE2ATimestamp) {
@@ -600,7 +600,7 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	ts := &f[e2a.FTimestamp]
 	switch ts.Type {
 	case e2a.String:
-		if ok, _ := parseRFC3339(ts.Str); !ok {
+		if ok, _ := e.ts.parse(ts.Str); !ok {
 			problems = append(problems, "timestamp "+quoteTimestamp(ts)+" is not an RFC 3339 date-time")
 		}
 	case e2a.Bool, e2a.Object, e2a.Array:

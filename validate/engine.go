@@ -103,6 +103,7 @@ type Engine struct {
 	frm   frame.Frame
 	info  RecordInfo
 	sinfo StreamInfo // reused: a pointer to it is handed to the sink
+	ts    tsMemo     // the date and time of the last valid timestamp
 	// quiet: the sink ignores StreamStart and StreamEnd (StreamsIgnored):
 	// no StreamInfo is built for it. lastTap is the tap name StreamInfo
 	// had last, kept so that a stream of the same tap does not copy it.

@@ -13,7 +13,19 @@ import (
 // every record: the date and time (19 bytes) as three words at once, the
 // digits and separators of each by masks, then the values without a loop.
 // FuzzParseRFC3339 holds it to the byte-at-a-time check it replaced.
-func parseRFC3339(b []byte) (valid, utc bool) {
+func parseRFC3339(b []byte) (valid, utc bool) { return (*tsMemo)(nil).parse(b) }
+
+// tsMemo is the date and time (the first 19 bytes, as parse reads them) of
+// the last valid timestamp parse saw: the records of a file or a stream
+// mostly share them (they differ in the fraction), and what they say
+// depends on those bytes only, so a timestamp that repeats them has only
+// its fraction and offset checked (the date's checks were half the cost).
+// x is 0 when none was seen (a valid one has '-' in it). An engine keeps
+// one; a nil *tsMemo keeps nothing.
+type tsMemo struct{ x, y, z uint64 }
+
+// parse is parseRFC3339, remembering in m.
+func (m *tsMemo) parse(b []byte) (valid, utc bool) {
 	if len(b) < 20 {
 		return false, false
 	}
@@ -21,6 +33,20 @@ func parseRFC3339(b []byte) (valid, utc bool) {
 	x := binary.LittleEndian.Uint64(b[0:8])           // YYYY-MM-
 	y := binary.LittleEndian.Uint64(b[8:16])          // DDTHH:MM
 	z := uint64(binary.LittleEndian.Uint32(b[16:20])) // :SS and b[19], not checked here
+	if m == nil || m.x == 0 || x != m.x || y != m.y || z&0xffffff != m.z {
+		if !dateTime(x, y, z) {
+			return false, false
+		}
+		if m != nil {
+			m.x, m.y, m.z = x, y, z&0xffffff
+		}
+	}
+	return timeRest(b[19:])
+}
+
+// dateTime checks YYYY-MM-DDTHH:MM:SS, the words x, y and the low three
+// bytes of z.
+func dateTime(x, y, z uint64) bool {
 	const (
 		xDigits = 0x00ffff00ffffffff // bytes 0-3, 5 and 6
 		xSeps   = 0x2d00002d00000000 // '-' at bytes 4 and 7
@@ -31,7 +57,7 @@ func parseRFC3339(b []byte) (valid, utc bool) {
 	)
 	if !digits(x, xDigits) || !digits(y, yDigits) || !digits(z, zDigits) ||
 		x&^xDigits != xSeps || (y|0x200000)&ySepsAt != ySeps || byte(z) != ':' {
-		return false, false
+		return false
 	}
 	// The digits' values, each in its byte (the separators' bytes are left
 	// as they are, never read).
@@ -41,10 +67,12 @@ func parseRFC3339(b []byte) (valid, utc bool) {
 	year := d(dx, 0)*1000 + d(dx, 1)*100 + d(dx, 2)*10 + d(dx, 3)
 	month, day := d(dx, 5)*10+d(dx, 6), d(dy, 0)*10+d(dy, 1)
 	hour, minute, sec := d(dy, 3)*10+d(dy, 4), d(dy, 6)*10+d(dy, 7), d(dz, 1)*10+d(dz, 2)
-	if month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || sec > 60 {
-		return false, false
-	}
-	rest := b[19:]
+	return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && hour <= 23 && minute <= 59 && sec <= 60
+}
+
+// timeRest checks what follows the seconds: [.frac](Z|±HH:MM), rest not
+// empty.
+func timeRest(rest []byte) (valid, utc bool) {
 	if rest[0] == '.' {
 		n := 1
 		for ; len(rest)-n >= 8; n += 8 {

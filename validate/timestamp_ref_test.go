@@ -1,6 +1,10 @@
 package validate
 
-import "testing"
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+)
 
 // parseRFC3339Ref is parseRFC3339 as it was first written, a byte at a
 // time (the reference the fuzzer holds the word-at-a-time one to).
@@ -91,7 +95,69 @@ func FuzzParseRFC3339(f *testing.F) {
 		if v != rv || u != ru {
 			t.Fatalf("parseRFC3339(%q) = %t, %t; the byte-at-a-time check says %t, %t", b, v, u, rv, ru)
 		}
+		// A memo, empty or holding a seed's date and time (the one
+		// that shares the most of b's first bytes), says the same.
+		var empty, primed tsMemo
+		best := 0
+		for k, s := range rfc3339Seeds {
+			if n := commonPrefix([]byte(s), b); n > commonPrefix([]byte(rfc3339Seeds[best]), b) {
+				best = k
+			}
+		}
+		primed.parse([]byte(rfc3339Seeds[best]))
+		for _, m := range []*tsMemo{&empty, &primed} {
+			if mv, mu := m.parse(b); mv != rv || mu != ru {
+				t.Fatalf("tsMemo%+v.parse(%q) = %t, %t; want %t, %t", *m, b, mv, mu, rv, ru)
+			}
+		}
 	})
+}
+
+// TestTSMemo: a memo carried through a sequence of timestamps (every seed,
+// every one-byte change of valid ones, runs that repeat a date and time
+// with other fractions and offsets, and one of NUL bytes, which an empty
+// memo's zero words would match) says what the byte-at-a-time check says
+// of each.
+func TestTSMemo(t *testing.T) {
+	seq := [][]byte{[]byte(strings.Repeat("\x00", 19) + "Z"), []byte(strings.Repeat("\x00", 20))}
+	for _, s := range rfc3339Seeds {
+		seq = append(seq, []byte(s))
+	}
+	for _, s := range []string{"2024-02-29T23:59:59.123+00:00", "2026-12-31t00:00:60Z", "2026-03-29T12:00:00-05:30"} {
+		for i := range len(s) {
+			for _, c := range []byte{0, '0', '9', ':', '-', '.', 'T', 't', 'Z', 'z', '+', 0xff} {
+				b := []byte(s)
+				b[i] = c
+				seq = append(seq, b, []byte(s), b)
+			}
+		}
+		for _, tail := range []string{"Z", "z", ".5Z", ".123456+01:00", "+00:00", "-00:00", ".", "+24:00", "", "x"} {
+			seq = append(seq, []byte(s[:19]+tail))
+		}
+	}
+	var m tsMemo
+	hits := 0
+	for _, b := range seq {
+		if len(b) >= 20 && m.x != 0 && string(b[:19]) == memoText(m) {
+			hits++
+		}
+		v, u := m.parse(b)
+		if rv, ru := parseRFC3339Ref(b); v != rv || u != ru {
+			t.Fatalf("memo parse(%q) = %t, %t; want %t, %t", b, v, u, rv, ru)
+		}
+	}
+	if hits < 50 {
+		t.Fatalf("only %d timestamps found their date and time in the memo", hits)
+	}
+}
+
+// memoText is the 19 bytes m holds.
+func memoText(m tsMemo) string {
+	var b [24]byte
+	binary.LittleEndian.PutUint64(b[0:], m.x)
+	binary.LittleEndian.PutUint64(b[8:], m.y)
+	binary.LittleEndian.PutUint64(b[16:], m.z)
+	return string(b[:19])
 }
 
 var rfc3339Seeds = []string{
@@ -147,6 +213,13 @@ var rfc3339Sink bool
 // reference's own layout); BenchmarkParseRFC3339Ref the byte-at-a-time one.
 func BenchmarkParseRFC3339(b *testing.B)    { benchRFC3339(b, parseRFC3339) }
 func BenchmarkParseRFC3339Ref(b *testing.B) { benchRFC3339(b, parseRFC3339Ref) }
+
+// BenchmarkParseRFC3339Memo: the same timestamp again, its date and time
+// in the memo (an engine's records mostly share them).
+func BenchmarkParseRFC3339Memo(b *testing.B) {
+	var m tsMemo
+	benchRFC3339(b, m.parse)
+}
 
 func benchRFC3339(b *testing.B, parse func([]byte) (bool, bool)) {
 	ts := []byte("2026-03-29T12:00:00.001000+00:00")
