@@ -19,6 +19,12 @@ import (
 // of order and after the final, interrupts, a table small enough to evict,
 // connections closed, gaps and idle expiry in between.
 func e2aCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
+	v, _ := e2aCacheEngineRun(t, seed, off)
+	return v
+}
+
+// e2aCacheEngineRun is e2aCacheRun, returning the engine too.
+func e2aCacheEngineRun(t *testing.T, seed uint64, off bool) (*verdicts, *Engine) {
 	defer func(was bool) { e2aCacheOff = was }(e2aCacheOff)
 	e2aCacheOff = off
 	v := &verdicts{}
@@ -80,7 +86,7 @@ func e2aCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 		e.Observe(&in)
 	}
 	e.Finish(ReasonEOF, &Input{Time: w.now})
-	return v
+	return v, e
 }
 
 // TestE2ACacheSameVerdicts: the request_id cache is a hint; every finding,

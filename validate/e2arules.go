@@ -441,7 +441,7 @@ func (e *Engine) echo(in *Input, r *e2a.Record, s *stream, key []byte) {
 	var diff []string
 	if h := e.echoHash(r.Get(e2a.FSessionID)); h != 0 {
 		if s.sess == 0 {
-			s.sess = h
+			e.tab.setSess(s, h)
 		} else if s.sess != h {
 			diff = append(diff, "session_id")
 		}
@@ -645,7 +645,7 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	}
 	s.flags |= fRequest
 	e.touch(i, in)
-	s.sess = e.echoHash(&f[e2a.FSessionID])
+	e.tab.setSess(s, e.echoHash(&f[e2a.FSessionID]))
 	s.method = echo16(e.echoHash(&f[e2a.FMethod]))
 	s.rpc = echo16(e.echoHash(&f[e2a.FJSONRPCID]))
 }
@@ -666,7 +666,9 @@ func (e *Engine) cancelFrom(in *Input) {
 }
 
 // cancelSession ends the in-flight E2A streams of one session on the same
-// tap (chat.interrupt): outcome cancelled, no missing_final.
+// tap (chat.interrupt): outcome cancelled, no missing_final. Only the
+// partitions whose session filter (table.sessF) may hold the session are
+// walked.
 func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
@@ -680,6 +682,10 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 	// No caller holds a table index here.
 	e.forgetPending()
 	e.eachPart(func(int) {
+		if !e.tab.maySess(sess) {
+			return // no stream of the session here
+		}
+		e.cancelWalks++
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
 			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {

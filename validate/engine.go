@@ -104,6 +104,8 @@ type Engine struct {
 	info  RecordInfo
 	sinfo StreamInfo // reused: a pointer to it is handed to the sink
 	ts    tsMemo     // the date and time of the last valid timestamp
+	// cancelWalks counts the partitions cancelSession walked (tests).
+	cancelWalks int
 	// quiet: the sink ignores StreamStart and StreamEnd (StreamsIgnored):
 	// no StreamInfo is built for it. lastTap is the tap name StreamInfo
 	// had last, kept so that a stream of the same tap does not copy it.

@@ -153,6 +153,53 @@ type table struct {
 	// last one into the hole), so while it stands still every dense index
 	// names the stream it named (the frame cache checks an entry by it).
 	removes uint64
+	// sessF counts the streams the table holds by their session echo
+	// hash (stream.sess, set through setSess), in 1<<sessBits buckets, a
+	// count that reached 255 held there for good: a bucket at 0 says no
+	// stream of those sessions is here, so that a chat.interrupt does not
+	// walk the table (cancelSession walked every stream of every partition
+	// for each one). nil until a stream has a session.
+	sessF *[1 << sessBits]uint8
+}
+
+// sessBits: 1024 one-byte counters a table (1 KiB, whatever it holds).
+const sessBits = 10
+
+// sessFilterOff turns the session filter off (tests compare the verdicts).
+var sessFilterOff = false
+
+// setSess sets s.sess (s a stream of t) to h, counting it in sessF.
+func (t *table) setSess(s *stream, h uint32) {
+	if s.sess == h {
+		return
+	}
+	t.uncountSess(s.sess)
+	s.sess = h
+	if h == 0 {
+		return
+	}
+	if t.sessF == nil {
+		t.sessF = new([1 << sessBits]uint8)
+	}
+	if c := &t.sessF[h&(1<<sessBits-1)]; *c < 255 {
+		*c++
+	}
+}
+
+// uncountSess takes a stream of session h out of sessF.
+func (t *table) uncountSess(h uint32) {
+	if h == 0 || t.sessF == nil {
+		return
+	}
+	if c := &t.sessF[h&(1<<sessBits-1)]; *c > 0 && *c < 255 {
+		*c--
+	}
+}
+
+// maySess says whether the table may hold a stream of session h: false
+// only when it holds none.
+func (t *table) maySess(h uint32) bool {
+	return sessFilterOff || t.sessF != nil && t.sessF[h&(1<<sessBits-1)] != 0
 }
 
 // minSlots is the smallest slot array.
@@ -409,6 +456,7 @@ func (t *table) removeAt(p int, i int32) {
 	}
 removed:
 	s := t.at(i)
+	t.uncountSess(s.sess)
 	t.dead += t.keyBytes(i)
 	if s.last == lastBig {
 		delete(t.big, s.keyRef)
