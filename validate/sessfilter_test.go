@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -180,4 +181,42 @@ func TestCancelWalksPrune(t *testing.T) {
 	if e.cancelWalks > 1 {
 		t.Fatalf("an interrupt of a session no stream has walked %d partitions", e.cancelWalks)
 	}
+}
+
+// FuzzSessFilter: any run of JSON lines (interrupts among them, on the
+// taps and connections their lengths pick, over eight small partitions)
+// gets the same verdicts with the session filter and without it.
+func FuzzSessFilter(f *testing.F) {
+	fuzzSeeds(f)
+	f.Add([]byte("{\"request_id\":\"a\",\"session_id\":\"s\",\"method\":\"m\"}\n{\"request_id\":\"a\",\"sequence\":0,\"is_final\":false,\"session_id\":\"s\"}\n{\"request_id\":\"i\",\"session_id\":\"s\",\"method\":\"chat.interrupt\",\"params\":{}}\n{\"request_id\":\"j\",\"session_id\":\"t\",\"method\":\"chat.interrupt\",\"params\":{}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer func(was int) { partitionStreams = was }(partitionStreams)
+		partitionStreams = 2
+		judge := func(off bool) *verdicts {
+			defer func(was bool) { sessFilterOff = was }(sessFilterOff)
+			sessFilterOff = off
+			cfg := DefaultConfig()
+			cfg.MaxStreams = 16 // 8 partitions of 2: evictions
+			cfg.Tombstones = 4
+			v := &verdicts{}
+			e := NewEngine(cfg, v)
+			for i, line := range bytes.Split(data, []byte("\n")) {
+				in := Input{Data: line, Index: uint64(i + 1)}
+				in.Tap, in.Conn = []string{"", "t"}[len(line)&1], []string{"", "c"}[len(line)>>1&1]
+				switch len(line) % 29 {
+				case 0:
+					e.Gap(&in)
+				case 1:
+					e.ConnClosed(&in)
+				}
+				e.Observe(&in)
+			}
+			e.Finish(ReasonEOF, &Input{})
+			return v
+		}
+		with, without := judge(false), judge(true)
+		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
+			t.Fatalf("verdicts differ with the session filter (-without +with):\n%s", d)
+		}
+	})
 }
