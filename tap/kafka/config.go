@@ -27,8 +27,15 @@ type Config struct {
 	Start string
 	// ClientID identifies the tap to the brokers.
 	ClientID string
-	// MaxPollRecords bounds the records emitted per poll (and so how long
-	// a rebalance can be held).
+	// MaxPollRecords bounds the records taken per poll (and so how long
+	// a rebalance can be held). 0, the default: everything the client has
+	// buffered, one fetch response. The client sends its next fetch only
+	// once what it buffered is taken, so a poll of the whole fetch lets it
+	// fetch and decompress the next one while the engine judges this one:
+	// a catch-up keeps the client and the engine busy at once. What a poll
+	// holds is bounded by the fetch size (the client's FetchMaxBytes and
+	// FetchMaxPartitionBytes), and a record is charged to Budget before it
+	// is emitted, as before.
 	MaxPollRecords int
 	// HealthInterval is how often the tap pings a broker while idle.
 	HealthInterval time.Duration
@@ -69,7 +76,6 @@ func DefaultConfig() Config {
 		Group:          "e2atap",
 		Start:          "latest",
 		ClientID:       "e2atap",
-		MaxPollRecords: 1000,
 		HealthInterval: 5 * time.Second,
 		CommitInterval: 5 * time.Second,
 	}
@@ -85,9 +91,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ClientID == "" {
 		c.ClientID = d.ClientID
-	}
-	if c.MaxPollRecords == 0 {
-		c.MaxPollRecords = d.MaxPollRecords
 	}
 	if c.HealthInterval == 0 {
 		c.HealthInterval = d.HealthInterval
