@@ -113,6 +113,7 @@ type result struct {
 	counted        int64         // catch-up: records judged (or received) in the window cpu covers
 	brokerCPU      time.Duration // catch-up: the brokers' process's CPU in the window cpu covers
 	window         time.Duration // catch-up: the wall time cpu and brokerCPU cover
+	faults         int64         // catch-up: the consumer's minor page faults in that window
 }
 
 func (r result) lost() int64 { return max(int64(r.sent)-r.got, 0) }
@@ -361,7 +362,7 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	// same records from a file, on two shards. Its CPU per record is the
 	// engine's (and the file's): what run spends beyond it is the tap's and
 	// its client's.
-	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s %10s %6s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS", "broker-µs", "cores")
+	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s %10s %6s %10s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS", "broker-µs", "cores", "faults/rec")
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
 		order := []string{"e2atap", "bare", "validate"}
@@ -391,8 +392,9 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 			out["broker:"+who] = append(out["broker:"+who], broker)
 			cores := (res.cpu + res.brokerCPU).Seconds() / max(res.window.Seconds(), 1e-9)
 			out["cores:"+who] = append(out["cores:"+who], cores)
-			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f %6d MB %10.2f %6.2f\n", who, res.sent, res.got, res.lost(), res.dropped,
-				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond), perRec, res.peakRSS>>20, broker, cores)
+			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f %6d MB %10.2f %6.2f %10.3f\n", who, res.sent, res.got, res.lost(), res.dropped,
+				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond), perRec, res.peakRSS>>20, broker, cores,
+				float64(res.faults)/float64(max(res.counted, 1)))
 		}
 	}
 	e, b, v := out["e2atap"], out["bare"], out["validate"]
@@ -529,6 +531,18 @@ func (c *consumer) peakRSS() int64 {
 
 // cpu is the process's user+sys time so far, from /proc.
 func (c *consumer) cpu() time.Duration { return procCPU(c.cmd.Process.Pid) }
+
+// faults is the process's minor page faults so far, from /proc (0 where
+// there is no /proc): each costs the kernel a zeroed page.
+func (c *consumer) faults() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	n, _ := strconv.ParseInt(f[7], 10, 64) // minflt is field 10
+	return n
+}
 
 // procCPU is process pid's user+sys time so far, from /proc (0 where there
 // is no /proc).
@@ -901,6 +915,7 @@ func (l *live) catchupRun(who string, c *consumer, n int) result {
 	var got0 int64
 	var t0 time.Time
 	var cpu0, broker0 time.Duration
+	var faults0 int64
 	for {
 		got, _, _ := c.progress()
 		if got > 0 {
@@ -908,7 +923,7 @@ func (l *live) catchupRun(who string, c *consumer, n int) result {
 			// consumer spent connecting, creating its consumer or joining
 			// its group (and e2atap on the scrapes that waited for it) is
 			// not per-record work, for either.
-			got0, t0, cpu0, broker0 = got, time.Now(), c.cpu(), procCPU(l.brokerPid)
+			got0, t0, cpu0, broker0, faults0 = got, time.Now(), c.cpu(), procCPU(l.brokerPid), c.faults()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -918,7 +933,7 @@ func (l *live) catchupRun(who string, c *consumer, n int) result {
 	}
 	got, dropped, slow, last, stalled := drain(c, n, 3*time.Second)
 	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled, peakRSS: c.peakRSS(),
-		brokerCPU: procCPU(l.brokerPid) - broker0}
+		brokerCPU: procCPU(l.brokerPid) - broker0, faults: c.faults() - faults0}
 	res.window = last.Sub(t0)
 	res.rate = float64(got-got0) / last.Sub(t0).Seconds()
 	res.counted = got - got0
