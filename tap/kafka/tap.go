@@ -216,6 +216,12 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	}
 
 	var err error
+	// Kafka keeps what the tap has not read: wait for the budget (read
+	// slower), never drop. The records polled are in memory already: they
+	// are charged a chunk at a time (credit), and what a poll did not use
+	// is returned at its end.
+	cr := newCredit(r.cfg.Budget)
+	defer cr.close()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if err != nil || len(p.Records) == 0 {
 			return
@@ -227,6 +233,17 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		joinUntil := r.assignedAt[tp].Add(r.cfg.JoinWindow)
 		r.mu.Unlock()
 		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
+		// Counted once for the partition's records (two atomic adds, not
+		// two a record), before any is emitted.
+		fresh, rest := 0, 0
+		for _, rec := range p.Records {
+			if !seen || rec.Offset >= next.Offset {
+				fresh++
+				rest += len(rec.Value)
+			}
+		}
+		r.stats.Messages[tap.DirNone].Add(uint64(fresh))
+		r.stats.Bytes[tap.DirNone].Add(uint64(rest))
 		for _, rec := range p.Records {
 			if err != nil {
 				break
@@ -234,10 +251,8 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			if seen && rec.Offset < next.Offset {
 				continue // emitted already in this assignment
 			}
-			r.stats.Count(tap.DirNone, len(rec.Value))
-			// Kafka keeps what the tap has not read: wait for the budget
-			// (read slower), never drop.
-			if err = r.cfg.Budget.Acquire(ctx, len(rec.Value)); err != nil {
+			rest -= len(rec.Value)
+			if err = cr.take(ctx, len(rec.Value), rest); err != nil {
 				return
 			}
 			err = emit(ctx, tap.Message{
