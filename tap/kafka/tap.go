@@ -259,7 +259,6 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				Tap:     r.cfg.Name,
 				Pos:     tap.Position{Kind: tap.PosKafka, Name: rec.Topic, Partition: rec.Partition, Offset: rec.Offset},
 				Time:    now,
-				Format:  sniff(rec.Value),
 				Data:    rec.Value,
 				Charged: len(rec.Value),
 				Joined:  joined,
@@ -464,20 +463,4 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			r.handover = append(r.handover, tp)
 		}
 	}
-}
-
-// sniff is the format hint from the first byte: 0xEF is an EventMeshFrame,
-// '{' the CloudEvents JSON of older bodies; anything else is left to the
-// engine.
-func sniff(b []byte) tap.Format {
-	if len(b) == 0 {
-		return tap.FormatAuto
-	}
-	switch b[0] {
-	case 0xEF:
-		return tap.FormatFrame
-	case '{', '[':
-		return tap.FormatJSON
-	}
-	return tap.FormatAuto
 }
