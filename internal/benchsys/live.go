@@ -251,12 +251,22 @@ func ceilingOf(out map[string][]float64, cores int) ceiling {
 
 func (c ceiling) ratio() float64 { return c.rate / max(c.bare, 1) }
 
+// oneShard is the bound of one shard: the engine's thread judges every
+// record (records/s; 0 when not measured).
+func (c ceiling) oneShard() float64 {
+	if c.engine <= 0 {
+		return 0
+	}
+	return min(1e6/c.engine, c.rate)
+}
+
 func (c ceiling) String() string {
 	return fmt.Sprintf("ceiling: broker CPU µs/record %.2f serving the bare client, %.2f serving e2atap; bare client %.2f; engine (e2atap validate) %.2f; "+
 		"the bare run keeps %.2f of %d cores busy; a consumer that judges every record needs ≥ %.2f µs of CPU a record with its broker, "+
-		"so ≤ %s records/s on %d cores = %.2f× the bare client's best round",
+		"so ≤ %s records/s on %d cores = %.2f× the bare client's best round; "+
+		"on one shard (streams.shards' default on 2 CPUs) the engine's one thread alone bounds it at %s/s = %.2f×",
 		c.brokerBare, c.brokerE2atap, c.client, c.engine, c.busyBare, c.cores, c.brokerE2atap+c.client+c.engine,
-		human(c.rate), c.cores, c.ratio())
+		human(c.rate), c.cores, c.ratio(), human(c.oneShard()), c.oneShard()/max(c.bare, 1))
 }
 
 func goalLine(name string, met bool, held map[string]int) string {

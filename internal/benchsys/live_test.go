@@ -78,7 +78,11 @@ func TestCeilingAccounting(t *testing.T) {
 	if c.brokerBare != 0.05 || c.busyBare != 0.95 {
 		t.Errorf("broker µs serving the bare client %.2f, bare cores busy %.2f; want 0.05, 0.95", c.brokerBare, c.busyBare)
 	}
-	if got := ceilingOf(map[string][]float64{}, 2); got.rate != 0 {
+	// One shard: the engine's thread, 1 ÷ 1.10 µs = 909 k/s.
+	if got, want := c.oneShard(), 1e6/1.10; got < want*0.999 || got > want*1.001 {
+		t.Errorf("one shard's bound = %.0f, want %.0f", got, want)
+	}
+	if got := ceilingOf(map[string][]float64{}, 2); got.rate != 0 || got.oneShard() != 0 {
 		t.Errorf("no figures: ceiling %.0f, want 0 (not measured)", got.rate)
 	}
 }
