@@ -76,3 +76,50 @@ func TestNextFetchWhileTheEngineJudges(t *testing.T) {
 	close(held)
 	waitFor(t, "every record", func() bool { return emitted.Load() >= n })
 }
+
+// A fetch is bounded in proportion to the byte budget: the client buffers
+// one and a poll holds another, both outside the budget (a 128th of it
+// each, from 1 MiB to 16 MiB; 16 MiB with no budget), where franz-go's
+// own default is 50 MB.
+func TestFetchSizeFollowsTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget *tap.Budget
+		want   int32
+	}{
+		{tap.NewBudget(256 << 20), 2 << 20},
+		{tap.NewBudget(16 << 20), 1 << 20},
+		{tap.NewBudget(8 << 30), 16 << 20},
+		{nil, 16 << 20},
+	} {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "ev"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var maxBytes, partBytes atomic.Int32
+		c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+			// The fetches that ask for records (not the one that ends
+			// the fetch session as the client closes).
+			r := req.(*kmsg.FetchRequest)
+			for _, tp := range r.Topics {
+				for _, p := range tp.Partitions {
+					maxBytes.Store(r.MaxBytes)
+					partBytes.Store(p.PartitionMaxBytes)
+				}
+			}
+			return nil, nil, false
+		})
+		brokers := c.ListenAddrs()
+		produce(t, newClient(t, brokers), records("ev", 10)...)
+		col := &collector{}
+		_, stop := startTap(t, Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{"ev"}, Start: "earliest", Budget: tc.budget}, col)
+		waitFor(t, "10 records", func() bool { msgs, _ := col.data(); return len(msgs) >= 10 })
+		stop()
+		c.Close()
+		if got := maxBytes.Load(); got != tc.want {
+			t.Errorf("budget %d: fetch max bytes %d, want %d", tc.budget.Limit(), got, tc.want)
+		}
+		if got := partBytes.Load(); got != 1<<20 {
+			t.Errorf("budget %d: partition max bytes %d, want 1 MiB", tc.budget.Limit(), got)
+		}
+	}
+}

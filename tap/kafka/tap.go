@@ -108,6 +108,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		kgo.ConsumerGroup(t.cfg.Group),
 		kgo.ConsumeTopics(t.cfg.Topics...),
 		kgo.ConsumeResetOffset(start),
+		// What the client buffers and a poll holds (two fetches) stays
+		// in proportion to the budget; a partition may fill a fetch.
+		kgo.FetchMaxBytes(t.cfg.FetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(min(t.cfg.FetchMaxBytes, 1<<20)),
 		// The tap commits itself (commit): never past an open stream.
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
