@@ -82,6 +82,12 @@ func TestCeilingAccounting(t *testing.T) {
 	if got, want := c.oneShard(), 1e6/1.10; got < want*0.999 || got > want*1.001 {
 		t.Errorf("one shard's bound = %.0f, want %.0f", got, want)
 	}
+	// The engine's figure is one shard's (validate --shards 1) where
+	// measured: two shards cost more CPU than the engine needs.
+	out["cpu:engine1"] = []float64{0.95, 0.90, 1.00}
+	if got, want := ceilingOf(out, 2).rate, 2/(0.20+0.35+0.95)*1e6; got < want*0.999 || got > want*1.001 {
+		t.Errorf("ceiling rate with one shard's engine figure = %.0f, want %.0f", got, want)
+	}
 	if got := ceilingOf(map[string][]float64{}, 2); got.rate != 0 || got.oneShard() != 0 {
 		t.Errorf("no figures: ceiling %.0f, want 0 (not measured)", got.rate)
 	}
