@@ -41,9 +41,15 @@ func (c *credit) take(ctx context.Context, n, rest int) error {
 		c.have -= n
 		return nil
 	}
-	need := n - c.have
+	// What is left goes back first: waiting for more while holding it,
+	// a record near the budget's size would wait for the tap itself.
+	c.b.Release(c.have)
+	c.have = 0
 	ahead := min(rest, c.chunk)
-	if err := c.b.Acquire(ctx, need+ahead); err != nil {
+	if l := c.b.Limit(); int64(n+ahead) > l {
+		ahead = int(max(l-int64(n), 0))
+	}
+	if err := c.b.Acquire(ctx, n+ahead); err != nil {
 		return err
 	}
 	c.have = ahead

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/e2atap/e2atap/tap"
 )
@@ -61,6 +62,35 @@ func TestCreditChargesAheadWithinBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.close()
+}
+
+// A record near the budget's size, after a chunk was charged ahead, waits
+// only for the engine's charges, never for the credit the tap holds
+// itself: the credit goes back before the tap waits for more.
+func TestCreditNeverWaitsForItself(t *testing.T) {
+	const limit = 16 << 10
+	b := tap.NewBudget(limit)
+	c := newCredit(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.take(ctx, 100, 1<<20); err != nil { // and a chunk ahead
+		t.Fatal(err)
+	}
+	// The engine judges the first record a little later.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		b.Release(100)
+	}()
+	if err := c.take(ctx, limit-10, 1<<20); err != nil {
+		t.Fatalf("a record of %d bytes in a budget of %d: %v (waiting for the tap's own credit)", limit-10, limit, err)
+	}
+	if got := b.Used(); got > limit {
+		t.Fatalf("%d charged, budget %d", got, limit)
+	}
+	c.close()
+	if got := b.Used(); got != limit-10 {
+		t.Fatalf("after close: %d charged, want the record's %d", got, limit-10)
+	}
 }
 
 // An emit that fails part way through a poll leaves charged only what the
