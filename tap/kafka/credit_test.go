@@ -125,3 +125,50 @@ func TestEmitErrorReturnsTheCredit(t *testing.T) {
 		t.Fatalf("after the failed emit: %d bytes charged, want the %d of the 49 records emitted", got, want)
 	}
 }
+
+// A tap stopped in the middle of a catch-up (shutdown, a reload) while the
+// engine is behind leaves nothing charged once the engine has judged what
+// it was handed: the record whose emit was cut and the credit charged
+// ahead for the rest of the poll go back.
+func TestStopMidCatchUpLeavesNothingCharged(t *testing.T) {
+	brokers := newCluster(t, 2, "ev")
+	produce(t, newClient(t, brokers), records("ev", 3000)...)
+	budget := tap.NewBudget(4 << 20)
+	q := make(chan tap.Message, 64) // the engine's queue: full soon
+	emit := func(ctx context.Context, m tap.Message) error {
+		if m.Lost || m.Reconnected {
+			return nil
+		}
+		select {
+		case q <- m:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	tp, err := New(Config{Name: "mesh-kafka", Brokers: brokers, Topics: []string{"ev"}, Start: "earliest", Budget: budget}, new(tap.Stats), discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tp.Run(ctx, emit) }()
+	// The engine judges a few hundred records, then the tap is stopped
+	// while its emit waits on the full queue.
+	for range 300 {
+		m := <-q
+		budget.Release(m.Charged)
+	}
+	waitFor(t, "the engine's queue to fill", func() bool { return len(q) == cap(q) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	close(q)
+	for m := range q { // the engine judges what it holds
+		budget.Release(m.Charged)
+	}
+	if got := budget.Used(); got != 0 {
+		t.Fatalf("%d bytes still charged after the engine judged everything it was handed", got)
+	}
+}
