@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -50,6 +51,7 @@ var (
 	liveOnly     = flag.String("live-only", "nats,burst,logdir,jetstream,kafka", "live part: which of its parts to run")
 	liveProfile  = flag.String("live-cpuprofile", "", "live part: write a CPU profile of each e2atap run to this directory (go tool pprof)")
 	liveAlso     = flag.String("live-also", "", "live part: more e2atap binaries (comma-separated) measured in the catch-up parts beside -e2atap's, interleaved (an A/B on a loaded machine)")
+	liveShards   = flag.String("live-shards", "", "live part: streams.shards of e2atap run (comma-separated: the catch-up parts run every binary with each; empty: the binary's default)")
 )
 
 // drainSlack is how long after the producer stops a consumer that keeps up
@@ -58,7 +60,9 @@ const drainSlack = time.Second
 
 type live struct {
 	e2atap, bare, dir           string
-	also                        []string // -live-also: "alt1" is also[0]
+	also                        []variant // -live-also × -live-shards past the first: "alt1" is also[0]
+	shards                      int       // streams.shards of "e2atap" (0: the binary's default)
+	brokerPid                   int       // the brokers process (nats-server and kfake)
 	natsURL, monitor, kafkaAddr string
 	data                        []byte // records, each followed by '\n'
 	offs                        []int  // record i is data[offs[i]:offs[i+1]-1]
@@ -79,6 +83,20 @@ func (l *live) line(i int) []byte {
 }
 
 // result is one consumer's figures for one step.
+// variant is one e2atap run measured in the catch-up parts: a binary and
+// its streams.shards (0: the binary's default).
+type variant struct {
+	bin    string
+	shards int
+}
+
+func (v variant) String() string {
+	if v.shards == 0 {
+		return v.bin
+	}
+	return fmt.Sprintf("%s, %d shard(s)", v.bin, v.shards)
+}
+
 type result struct {
 	who            string
 	sent           int
@@ -91,8 +109,11 @@ type result struct {
 	held           bool
 	short          bool // the producer fell short of the step's rate
 	stallOrTimeout bool
-	peakRSS        int64 // catch-up: the consumer's peak resident set (VmHWM), bytes
-	counted        int64 // catch-up: records judged (or received) in the window cpu covers
+	peakRSS        int64         // catch-up: the consumer's peak resident set (VmHWM), bytes
+	counted        int64         // catch-up: records judged (or received) in the window cpu covers
+	brokerCPU      time.Duration // catch-up: the brokers' process's CPU in the window cpu covers
+	window         time.Duration // catch-up: the wall time cpu and brokerCPU cover
+	faults         int64         // catch-up: the consumer's minor page faults in that window
 }
 
 func (r result) lost() int64 { return max(int64(r.sent)-r.got, 0) }
@@ -101,11 +122,24 @@ func liveBench(bin, e2atap string) {
 	must(build(bin, "bare", "./internal/benchsys/bare"))
 	must(build(bin, "brokers", "./internal/benchsys/brokers"))
 	l := &live{e2atap: e2atap, bare: filepath.Join(bin, "bare"), dir: filepath.Join(*dir, "live")}
+	bins := []string{e2atap}
 	for _, b := range strings.Split(*liveAlso, ",") {
 		if b = strings.TrimSpace(b); b != "" {
-			l.also = append(l.also, b)
+			bins = append(bins, b)
 		}
 	}
+	shards := []int{0}
+	if *liveShards != "" {
+		var err error
+		shards, err = parseCounts(*liveShards)
+		must(err)
+	}
+	for _, b := range bins {
+		for _, n := range shards {
+			l.also = append(l.also, variant{bin: b, shards: n})
+		}
+	}
+	l.shards, l.also = l.also[0].shards, l.also[1:]
 	must(os.RemoveAll(l.dir))
 	must(os.MkdirAll(l.dir, 0o755))
 	defer os.RemoveAll(l.dir)
@@ -176,6 +210,68 @@ func liveBench(bin, e2atap string) {
 	fmt.Println()
 }
 
+// ceiling is what limits a catch-up on this machine: the CPU per record
+// of the broker, of the bare client and of the engine, and the highest
+// rate any consumer that judges every record could reach on the cores it
+// shares with the broker.
+type ceiling struct {
+	cores                    int
+	brokerBare, brokerE2atap float64 // µs of broker CPU per record, serving the bare client, serving e2atap
+	client, engine           float64 // µs per record: the bare client, the engine (e2atap validate)
+	busyBare                 float64 // cores the bare run keeps busy (client + broker)
+	rate                     float64 // records/s at most
+	bare                     float64 // the bare client's rate, its best round (the least loaded)
+}
+
+// ceilingOf reads a catch-up's figures (catchup's map): a consumer that
+// judges every record spends at least the client's CPU (to receive it)
+// and the engine's (to judge it) on every record, and the broker spends
+// its own serving it; on cores CPUs shared with the broker, it reads at
+// most cores ÷ (broker + client + engine) records a second.
+func ceilingOf(out map[string][]float64, cores int) ceiling {
+	c := ceiling{cores: cores}
+	med := func(k string) float64 {
+		if len(out[k]) == 0 {
+			return 0
+		}
+		return median(out[k])
+	}
+	c.brokerBare, c.brokerE2atap = med("broker:bare"), med("broker:e2atap")
+	c.client, c.engine, c.busyBare = med("cpu:bare"), med("cpu:engine1"), med("cores:bare")
+	if c.engine == 0 {
+		c.engine = med("cpu:validate")
+	}
+	// The CPU figures hold on a loaded machine, the bare client's rate
+	// does not: its best round is the nearest to an idle machine's.
+	for _, r := range out["bare"] {
+		c.bare = max(c.bare, r)
+	}
+	if per := c.brokerE2atap + c.client + c.engine; per > 0 {
+		c.rate = float64(cores) / per * 1e6
+	}
+	return c
+}
+
+func (c ceiling) ratio() float64 { return c.rate / max(c.bare, 1) }
+
+// oneShard is the bound of one shard: the engine's thread judges every
+// record (records/s; 0 when not measured).
+func (c ceiling) oneShard() float64 {
+	if c.engine <= 0 {
+		return 0
+	}
+	return min(1e6/c.engine, c.rate)
+}
+
+func (c ceiling) String() string {
+	return fmt.Sprintf("ceiling: broker CPU µs/record %.2f serving the bare client, %.2f serving e2atap; bare client %.2f; engine (e2atap validate --shards 1) %.2f; "+
+		"the bare run keeps %.2f of %d cores busy; a consumer that judges every record needs ≥ %.2f µs of CPU a record with its broker, "+
+		"so ≤ %s records/s on %d cores = %.2f× the bare client's best round; "+
+		"on one shard (streams.shards' default on 2 CPUs) the engine's one thread alone bounds it at %s/s = %.2f×",
+		c.brokerBare, c.brokerE2atap, c.client, c.engine, c.busyBare, c.cores, c.brokerE2atap+c.client+c.engine,
+		human(c.rate), c.cores, c.ratio(), human(c.oneShard()), c.oneShard()/max(c.bare, 1))
+}
+
 func goalLine(name string, met bool, held map[string]int) string {
 	s := "MISSED"
 	if met {
@@ -199,8 +295,13 @@ func ratioGoal(name string, rate map[string][]float64) string {
 	if median(pr) >= 0.9 {
 		s = "met"
 	}
-	return fmt.Sprintf("%-52s %-6s (%s per round; e2atap %s/s, bare client %s/s; CPU µs/record: e2atap run %.2f, e2atap validate %.2f, bare client %.2f)",
+	line := fmt.Sprintf("%-52s %-6s (%s per round; e2atap %s/s, bare client %s/s; CPU µs/record: e2atap run %.2f, e2atap validate %.2f, bare client %.2f)",
 		name+":", s, fmtRatio(pr), human(median(e)), human(median(b)), median(rate["cpu:e2atap"]), median(rate["cpu:validate"]), median(rate["cpu:bare"]))
+	if c := ceilingOf(rate, runtime.NumCPU()); c.rate > 0 {
+		line += fmt.Sprintf("; ceiling %.2f× (%s/s: %d cores ÷ %.2f µs a record, broker %.2f + client %.2f + engine %.2f), e2atap at %.0f%% of it",
+			c.ratio(), human(c.rate), c.cores, c.brokerE2atap+c.client+c.engine, c.brokerE2atap, c.client, c.engine, 100*median(e)/c.rate)
+	}
+	return line
 }
 
 // steps runs every step for both consumers, interleaved, prints a row per
@@ -254,13 +355,17 @@ func (l *live) steps(title, unit string, steps []int, run func(who string, step 
 // the same records from a file, on two shards (wall and CPU; run uses
 // half the CPUs, one on two). A step above it cannot be held by any tap:
 // what limits it is the engine.
-func (l *live) ceiling(n int) sample {
+func (l *live) ceiling(n int) sample { return l.validate(n, 2) }
+
+// validate is e2atap validate of the first n records from a file, on
+// shards shards.
+func (l *live) validate(n, shards int) sample {
 	n = min(n, l.records())
 	path := filepath.Join(l.dir, fmt.Sprintf("ceiling-%d.jsonl", n))
 	if _, err := os.Stat(path); err != nil {
 		must(os.WriteFile(path, l.data[:l.offs[n]], 0o644))
 	}
-	return runCmd([]string{l.e2atap, "validate", "--quiet", "--shards", "2", "--fail-on", "never", path})
+	return runCmd([]string{l.e2atap, "validate", "--quiet", "--shards", strconv.Itoa(shards), "--fail-on", "never", path})
 }
 
 func (l *live) printCeiling(n int) {
@@ -279,7 +384,7 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	// same records from a file, on two shards. Its CPU per record is the
 	// engine's (and the file's): what run spends beyond it is the tap's and
 	// its client's.
-	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS")
+	fmt.Printf("  %-8s %9s %9s %8s %8s %10s %8s %8s %9s %8s %10s %6s %10s\n", "who", "backlog", "got", "lost", "dropped", "rate/s", "CPU", "wall", "CPU-µs/rec", "peak RSS", "broker-µs", "cores", "faults/rec")
 	out := map[string][]float64{}
 	for r := 0; r < max(*liveRounds, 1); r++ {
 		order := []string{"e2atap", "bare", "validate"}
@@ -299,24 +404,39 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 				fmt.Printf("  %-8s %9d %9s %8s %8s %10s %8s %8s %9.2f   (e2atap validate --shards 2 of the same records from a file: the engine's ceiling)\n",
 					who, n, "", "", "", human(rate), s.cpu.Round(10*time.Millisecond), s.wall.Round(time.Millisecond),
 					float64(s.cpu.Microseconds())/float64(n))
+				// The engine's own CPU a record: one shard, one core
+				// (two shards cost more CPU than the engine needs).
+				s1 := l.validate(n, 1)
+				out["cpu:engine1"] = append(out["cpu:engine1"], float64(s1.cpu.Microseconds())/float64(n))
+				fmt.Printf("  %-8s %9d %9s %8s %8s %10s %8s %8s %9.2f   (e2atap validate --shards 1: the engine's CPU a record, for the ceiling)\n",
+					"engine1", n, "", "", "", human(float64(n)/s1.wall.Seconds()), s1.cpu.Round(10*time.Millisecond), s1.wall.Round(time.Millisecond),
+					float64(s1.cpu.Microseconds())/float64(n))
 				continue
 			}
 			res := run(who)
 			out[who] = append(out[who], res.rate)
 			perRec := float64(res.cpu.Microseconds()) / float64(max(res.counted, 1))
 			out["cpu:"+who] = append(out["cpu:"+who], perRec)
-			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f %6d MB\n", who, res.sent, res.got, res.lost(), res.dropped,
-				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond), perRec, res.peakRSS>>20)
+			broker := float64(res.brokerCPU.Microseconds()) / float64(max(res.counted, 1))
+			out["broker:"+who] = append(out["broker:"+who], broker)
+			cores := (res.cpu + res.brokerCPU).Seconds() / max(res.window.Seconds(), 1e-9)
+			out["cores:"+who] = append(out["cores:"+who], cores)
+			fmt.Printf("  %-8s %9d %9d %8d %8d %10s %8s %8s %9.2f %6d MB %10.2f %6.2f %10.3f\n", who, res.sent, res.got, res.lost(), res.dropped,
+				human(res.rate), res.cpu.Round(10*time.Millisecond), res.wall.Round(time.Millisecond), perRec, res.peakRSS>>20, broker, cores,
+				float64(res.faults)/float64(max(res.counted, 1)))
 		}
 	}
 	e, b, v := out["e2atap"], out["bare"], out["validate"]
 	fmt.Printf("  e2atap run ÷ bare client: %.2f×; e2atap run ÷ e2atap validate: %.2f× (wall rates, medians); load %s\n",
 		median(e)/max(median(b), 1), median(e)/max(median(v), 1), loadavg())
-	for i, bin := range l.also {
+	for i, v := range l.also {
 		a := fmt.Sprintf("alt%d", i+1)
-		fmt.Printf("  %s (%s) ÷ bare client: %.2f×; CPU µs/record %.2f (e2atap %.2f)\n", a, bin,
+		fmt.Printf("  %s (%s) ÷ bare client: %.2f×; CPU µs/record %.2f (e2atap %.2f)\n", a, v,
 			median(out[a])/max(median(b), 1), median(out["cpu:"+a]), median(out["cpu:e2atap"]))
 	}
+	c := ceilingOf(out, runtime.NumCPU())
+	out["ceiling"] = []float64{c.rate}
+	fmt.Println("  " + c.String())
 	fmt.Println()
 	return out
 }
@@ -343,6 +463,7 @@ func (l *live) startBrokers() (stop func()) {
 	must(err)
 	cmd.Stderr = os.Stderr
 	must(cmd.Start())
+	l.brokerPid = cmd.Process.Pid
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		k, v, _ := strings.Cut(sc.Text(), "=")
@@ -438,8 +559,24 @@ func (c *consumer) peakRSS() int64 {
 }
 
 // cpu is the process's user+sys time so far, from /proc.
-func (c *consumer) cpu() time.Duration {
+func (c *consumer) cpu() time.Duration { return procCPU(c.cmd.Process.Pid) }
+
+// faults is the process's minor page faults so far, from /proc (0 where
+// there is no /proc): each costs the kernel a zeroed page.
+func (c *consumer) faults() int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	n, _ := strconv.ParseInt(f[7], 10, 64) // minflt is field 10
+	return n
+}
+
+// procCPU is process pid's user+sys time so far, from /proc (0 where there
+// is no /proc).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -463,23 +600,28 @@ func (c *consumer) stop() {
 // startE2atap runs e2atap run with one tap (taps: the YAML of its list
 // entry) and waits for /readyz.
 func (l *live) startE2atap(tapName, tapYAML string) *consumer {
-	return l.startE2atapBin(l.e2atap, tapName, tapYAML)
+	return l.startE2atapBin(variant{bin: l.e2atap, shards: l.shards}, tapName, tapYAML)
 }
 
 // e2atapOf is the binary of consumer who ("e2atap", or "altN" of
 // -live-also); ok false for the bare client.
-func (l *live) e2atapOf(who string) (bin string, ok bool) {
+func (l *live) e2atapOf(who string) (v variant, ok bool) {
 	if who == "e2atap" {
-		return l.e2atap, true
+		return variant{bin: l.e2atap, shards: l.shards}, true
 	}
 	var i int
 	if _, err := fmt.Sscanf(who, "alt%d", &i); err == nil && i >= 1 && i <= len(l.also) {
 		return l.also[i-1], true
 	}
-	return "", false
+	return variant{}, false
 }
 
-func (l *live) startE2atapBin(bin, tapName, tapYAML string) *consumer {
+func (l *live) startE2atapBin(v variant, tapName, tapYAML string) *consumer {
+	bin := v.bin
+	streams := ""
+	if v.shards > 0 {
+		streams = fmt.Sprintf("streams: {shards: %d}\n", v.shards)
+	}
 	l.seq++
 	addr := freePort()
 	run := filepath.Join(l.dir, fmt.Sprintf("run-%d", l.seq))
@@ -487,11 +629,11 @@ func (l *live) startE2atapBin(bin, tapName, tapYAML string) *consumer {
 	cfg := filepath.Join(run, "e2atap.yaml")
 	must(os.WriteFile(cfg, []byte(fmt.Sprintf(`profile: jiuwenswarm
 listen: %s
-taps:
+%staps:
   - %s
 outputs:
   findings: {path: %q}
-`, addr, tapYAML, filepath.Join(run, "findings.jsonl"))), 0o644))
+`, addr, streams, tapYAML, filepath.Join(run, "findings.jsonl"))), 0o644))
 	args := []string{"run", "--config", cfg}
 	if *liveProfile != "" {
 		must(os.MkdirAll(*liveProfile, 0o755))
@@ -728,13 +870,13 @@ func (l *live) fillJetStream(n int) {
 
 func (l *live) jetstream(who string) result {
 	var c *consumer
-	if bin, ok := l.e2atapOf(who); ok {
-		c = l.startE2atapBin(bin, "js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
+	if v, ok := l.e2atapOf(who); ok {
+		c = l.startE2atapBin(v, "js", fmt.Sprintf(`{name: js, type: nats, url: %q, jetstream: [{stream: BENCH, start_seq: 1}]}`, l.natsURL))
 	} else {
 		l.seq++
 		c = l.startBare("js", l.natsURL, "BENCH")
 	}
-	return catchupRun(who, c, *liveCatchup)
+	return l.catchupRun(who, c, *liveCatchup)
 }
 
 func (l *live) fillKafka(n int) {
@@ -786,22 +928,23 @@ func (l *live) kafka(who string) result {
 	l.seq++
 	group := fmt.Sprintf("bench-%d", l.seq)
 	var c *consumer
-	if bin, ok := l.e2atapOf(who); ok {
-		c = l.startE2atapBin(bin, "kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
+	if v, ok := l.e2atapOf(who); ok {
+		c = l.startE2atapBin(v, "kafka", fmt.Sprintf(`{name: kafka, type: kafka, brokers: [%q], topics: [bench], group: %s, start: earliest}`, l.kafkaAddr, group))
 	} else {
 		c = l.startBare("kafka", l.kafkaAddr, "bench", group)
 	}
-	return catchupRun(who, c, *liveCatchup)
+	return l.catchupRun(who, c, *liveCatchup)
 }
 
 // catchupRun waits for c's first record, then for the n-th, and gives the
 // rate between them.
-func catchupRun(who string, c *consumer, n int) result {
+func (l *live) catchupRun(who string, c *consumer, n int) result {
 	defer c.stop()
 	deadline := time.Now().Add(30 * time.Second)
 	var got0 int64
 	var t0 time.Time
-	var cpu0 time.Duration
+	var cpu0, broker0 time.Duration
+	var faults0 int64
 	for {
 		got, _, _ := c.progress()
 		if got > 0 {
@@ -809,7 +952,7 @@ func catchupRun(who string, c *consumer, n int) result {
 			// consumer spent connecting, creating its consumer or joining
 			// its group (and e2atap on the scrapes that waited for it) is
 			// not per-record work, for either.
-			got0, t0, cpu0 = got, time.Now(), c.cpu()
+			got0, t0, cpu0, broker0, faults0 = got, time.Now(), c.cpu(), procCPU(l.brokerPid), c.faults()
 			break
 		}
 		if time.Now().After(deadline) {
@@ -818,7 +961,9 @@ func catchupRun(who string, c *consumer, n int) result {
 		time.Sleep(c.every() / 4)
 	}
 	got, dropped, slow, last, stalled := drain(c, n, 3*time.Second)
-	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled, peakRSS: c.peakRSS()}
+	res := result{who: who, sent: n, got: got, dropped: dropped, slow: slow, cpu: c.cpu() - cpu0, wall: last.Sub(t0), stallOrTimeout: stalled, peakRSS: c.peakRSS(),
+		brokerCPU: procCPU(l.brokerPid) - broker0, faults: c.faults() - faults0}
+	res.window = last.Sub(t0)
 	res.rate = float64(got-got0) / last.Sub(t0).Seconds()
 	res.counted = got - got0
 	if c.who == "bare" {

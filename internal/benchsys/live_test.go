@@ -52,3 +52,43 @@ func TestParseCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestCeilingAccounting: the ceiling of a catch-up is the cores shared
+// with the broker over the CPU a judging consumer needs per record (the
+// broker's serving e2atap, the bare client's to receive it, the engine's
+// to judge it), from the medians of the rounds; the ratio is against the
+// bare client's best round (the least loaded).
+func TestCeilingAccounting(t *testing.T) {
+	out := map[string][]float64{
+		"broker:bare":   {0.05, 0.04, 0.06},
+		"broker:e2atap": {0.10, 0.20, 0.30},
+		"cpu:bare":      {0.40, 0.30, 0.35},
+		"cpu:validate":  {1.20, 1.10, 1.00},
+		"cores:bare":    {0.90, 1.00, 0.95},
+		"bare":          {2.0e6, 2.5e6, 3.0e6},
+	}
+	c := ceilingOf(out, 2)
+	// 2 cores ÷ (0.20 + 0.35 + 1.10) µs = 1.2121 M/s; ÷ 3 M/s = 0.4040.
+	if want := 2 / (0.20 + 0.35 + 1.10) * 1e6; c.rate < want*0.999 || c.rate > want*1.001 {
+		t.Errorf("ceiling rate = %.0f, want %.0f", c.rate, want)
+	}
+	if r := c.ratio(); r < 0.403 || r > 0.405 {
+		t.Errorf("ceiling ratio = %.4f, want 0.4040", r)
+	}
+	if c.brokerBare != 0.05 || c.busyBare != 0.95 {
+		t.Errorf("broker µs serving the bare client %.2f, bare cores busy %.2f; want 0.05, 0.95", c.brokerBare, c.busyBare)
+	}
+	// One shard: the engine's thread, 1 ÷ 1.10 µs = 909 k/s.
+	if got, want := c.oneShard(), 1e6/1.10; got < want*0.999 || got > want*1.001 {
+		t.Errorf("one shard's bound = %.0f, want %.0f", got, want)
+	}
+	// The engine's figure is one shard's (validate --shards 1) where
+	// measured: two shards cost more CPU than the engine needs.
+	out["cpu:engine1"] = []float64{0.95, 0.90, 1.00}
+	if got, want := ceilingOf(out, 2).rate, 2/(0.20+0.35+0.95)*1e6; got < want*0.999 || got > want*1.001 {
+		t.Errorf("ceiling rate with one shard's engine figure = %.0f, want %.0f", got, want)
+	}
+	if got := ceilingOf(map[string][]float64{}, 2); got.rate != 0 || got.oneShard() != 0 {
+		t.Errorf("no figures: ceiling %.0f, want 0 (not measured)", got.rate)
+	}
+}

@@ -3,6 +3,7 @@
 package kafkatap
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/e2atap/e2atap/internal/gen"
 	"github.com/e2atap/e2atap/tap"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -103,4 +105,119 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCatchUpBehindAnEngine reads a stored backlog of e2atap gen's
+// records (~920 bytes, snappy-compressed as a producer sends them) through
+// the tap into an engine stand-in on its own goroutine: a queue of 4096
+// messages (validate.LiveConfig.Queue's default) and ~1 µs of work a
+// record (FNV-1a over its bytes), the budget released once it is done.
+// poll=1000 is the bounded poll of before, poll=fetch the whole buffered
+// fetch: whether the client's fetch and decompression overlap the
+// engine's work shows in msgs/s, from the first record judged to the last
+// (joining the group left out; every run reads the same topic in a group
+// of its own).
+func BenchmarkCatchUpBehindAnEngine(b *testing.B) {
+	const n = 200_000
+	cfg := gen.DefaultConfig()
+	cfg.Seed, cfg.FaultRate = 7, 0
+	g := gen.New(cfg)
+	values := make([][]byte, n)
+	for i := range values {
+		values[i] = g.Next().Data
+	}
+	const topic = "engine"
+	brokers := newCluster(b, 4, topic)
+	prod := newClient(b, brokers, kgo.DefaultProduceTopic(topic))
+	recs := make([]*kgo.Record, 0, n)
+	for _, v := range values {
+		recs = append(recs, &kgo.Record{Key: streamKeyOf(v), Value: v})
+	}
+	if err := prod.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	var round atomic.Int64
+	for _, poll := range []struct {
+		name string
+		max  int
+	}{{"poll=1000", 1000}, {"poll=fetch", 0}} {
+		b.Run(poll.name, func(b *testing.B) {
+			var judgedFor time.Duration
+			var cpu time.Duration
+			for range b.N {
+				budget := tap.NewBudget(256 << 20)
+				q := make(chan tap.Message, 4096)
+				all := make(chan struct{})
+				var sink uint64
+				var first time.Time
+				var c0 time.Duration
+				go func() {
+					judged := 0
+					for m := range q {
+						if judged == 0 {
+							first, c0 = time.Now(), cpuTime()
+						}
+						h := uint64(14695981039346656037)
+						for _, c := range m.Data {
+							h = (h ^ uint64(c)) * 1099511628211
+						}
+						sink += h
+						budget.Release(m.Charged)
+						if judged++; judged == n {
+							judgedFor += time.Since(first)
+							cpu += cpuTime() - c0
+							close(all)
+						}
+					}
+				}()
+				emit := func(ctx context.Context, m tap.Message) error {
+					if m.Lost || m.Reconnected {
+						return nil
+					}
+					select {
+					case q <- m:
+						return nil
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}
+				tp, err := New(Config{Name: "bench", Brokers: brokers, Topics: []string{topic}, Group: fmt.Sprintf("tap-%d", round.Add(1)), Start: "earliest",
+					Budget: budget, MaxPollRecords: poll.max}, new(tap.Stats), discard)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- tp.Run(ctx, emit) }()
+				select {
+				case <-all:
+				case <-time.After(2 * time.Minute):
+					b.Fatal("the backlog was not read in 2 minutes")
+				}
+				cancel()
+				if err := <-done; err != nil {
+					b.Error(err)
+				}
+				close(q)
+				_ = sink
+			}
+			b.ReportMetric(float64(n*b.N)/judgedFor.Seconds(), "msgs/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*b.N), "cpu-ns/msg")
+		})
+	}
+}
+
+// streamKeyOf is a gen record's request_id, the stream key producers
+// partition by (nil when there is none).
+func streamKeyOf(v []byte) []byte {
+	const k = `"request_id": "`
+	i := bytes.Index(v, []byte(k))
+	if i < 0 {
+		return nil
+	}
+	v = v[i+len(k):]
+	if j := bytes.IndexByte(v, '"'); j >= 0 {
+		return v[:j]
+	}
+	return nil
 }

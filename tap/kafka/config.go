@@ -27,9 +27,22 @@ type Config struct {
 	Start string
 	// ClientID identifies the tap to the brokers.
 	ClientID string
-	// MaxPollRecords bounds the records emitted per poll (and so how long
-	// a rebalance can be held).
+	// MaxPollRecords bounds the records taken per poll (and so how long
+	// a rebalance can be held). 0, the default: everything the client has
+	// buffered, one fetch response. The client sends its next fetch only
+	// once what it buffered is taken, so a poll of the whole fetch lets it
+	// fetch and decompress the next one while the engine judges this one:
+	// a catch-up keeps the client and the engine busy at once. What a poll
+	// holds is bounded by the fetch size (the client's FetchMaxBytes and
+	// FetchMaxPartitionBytes), and a record is charged to Budget before it
+	// is emitted, as before.
 	MaxPollRecords int
+	// FetchMaxBytes bounds one fetch response (compressed bytes, at least
+	// one record batch whatever its size). The client buffers one fetch
+	// and the tap polls another whole (MaxPollRecords 0): both are held
+	// outside Budget, so the bound follows it. 0: a 128th of Budget,
+	// from 1 MiB to 16 MiB (16 MiB with no budget).
+	FetchMaxBytes int32
 	// HealthInterval is how often the tap pings a broker while idle.
 	HealthInterval time.Duration
 	// Budget is the byte budget for what waits for the engine (nil:
@@ -69,7 +82,6 @@ func DefaultConfig() Config {
 		Group:          "e2atap",
 		Start:          "latest",
 		ClientID:       "e2atap",
-		MaxPollRecords: 1000,
 		HealthInterval: 5 * time.Second,
 		CommitInterval: 5 * time.Second,
 	}
@@ -86,11 +98,11 @@ func (c Config) withDefaults() Config {
 	if c.ClientID == "" {
 		c.ClientID = d.ClientID
 	}
-	if c.MaxPollRecords == 0 {
-		c.MaxPollRecords = d.MaxPollRecords
-	}
 	if c.HealthInterval == 0 {
 		c.HealthInterval = d.HealthInterval
+	}
+	if c.FetchMaxBytes == 0 {
+		c.FetchMaxBytes = fetchMaxBytes(c.Budget)
 	}
 	if c.CommitInterval == 0 {
 		c.CommitInterval = d.CommitInterval
@@ -150,6 +162,9 @@ func (c Config) Validate() error {
 	if c.HealthInterval < 0 {
 		bad("health_interval is negative (%v)", c.HealthInterval)
 	}
+	if c.FetchMaxBytes < 0 {
+		bad("fetch_max_bytes is negative (%d)", c.FetchMaxBytes)
+	}
 	if c.CommitInterval < 0 {
 		bad("commit_interval is negative (%v)", c.CommitInterval)
 	}
@@ -160,4 +175,21 @@ func (c Config) Validate() error {
 		bad("join_window is negative (%v)", c.JoinWindow)
 	}
 	return errors.Join(errs...)
+}
+
+// Bounds of the fetch size a budget implies (Config.FetchMaxBytes).
+const (
+	minFetchBytes = 1 << 20
+	maxFetchBytes = 16 << 20
+)
+
+// fetchMaxBytes is Config.FetchMaxBytes' default: a 128th of the budget,
+// within [minFetchBytes, maxFetchBytes]. Two fetches of JSON records,
+// decompressed (up to about ten times their size), then hold at most a
+// sixth of the budget beside it.
+func fetchMaxBytes(b *tap.Budget) int32 {
+	if b == nil {
+		return maxFetchBytes
+	}
+	return int32(min(max(b.Limit()/128, minFetchBytes), maxFetchBytes))
 }

@@ -108,6 +108,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		kgo.ConsumerGroup(t.cfg.Group),
 		kgo.ConsumeTopics(t.cfg.Topics...),
 		kgo.ConsumeResetOffset(start),
+		// What the client buffers and a poll holds (two fetches) stays
+		// in proportion to the budget; a partition may fill a fetch.
+		kgo.FetchMaxBytes(t.cfg.FetchMaxBytes),
+		kgo.FetchMaxPartitionBytes(min(t.cfg.FetchMaxBytes, 1<<20)),
 		// The tap commits itself (commit): never past an open stream.
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
@@ -216,6 +220,12 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	}
 
 	var err error
+	// Kafka keeps what the tap has not read: wait for the budget (read
+	// slower), never drop. The records polled are in memory already: they
+	// are charged a chunk at a time (credit), and what a poll did not use
+	// is returned at its end.
+	cr := newCredit(r.cfg.Budget)
+	defer cr.close()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if err != nil || len(p.Records) == 0 {
 			return
@@ -227,6 +237,17 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		joinUntil := r.assignedAt[tp].Add(r.cfg.JoinWindow)
 		r.mu.Unlock()
 		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
+		// Counted once for the partition's records (two atomic adds, not
+		// two a record), before any is emitted.
+		fresh, rest := 0, 0
+		for _, rec := range p.Records {
+			if !seen || rec.Offset >= next.Offset {
+				fresh++
+				rest += len(rec.Value)
+			}
+		}
+		r.stats.Messages[tap.DirNone].Add(uint64(fresh))
+		r.stats.Bytes[tap.DirNone].Add(uint64(rest))
 		for _, rec := range p.Records {
 			if err != nil {
 				break
@@ -234,17 +255,14 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			if seen && rec.Offset < next.Offset {
 				continue // emitted already in this assignment
 			}
-			r.stats.Count(tap.DirNone, len(rec.Value))
-			// Kafka keeps what the tap has not read: wait for the budget
-			// (read slower), never drop.
-			if err = r.cfg.Budget.Acquire(ctx, len(rec.Value)); err != nil {
+			rest -= len(rec.Value)
+			if err = cr.take(ctx, len(rec.Value), rest); err != nil {
 				return
 			}
 			err = emit(ctx, tap.Message{
 				Tap:     r.cfg.Name,
 				Pos:     tap.Position{Kind: tap.PosKafka, Name: rec.Topic, Partition: rec.Partition, Offset: rec.Offset},
 				Time:    now,
-				Format:  sniff(rec.Value),
 				Data:    rec.Value,
 				Charged: len(rec.Value),
 				Joined:  joined,
@@ -449,20 +467,4 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			r.handover = append(r.handover, tp)
 		}
 	}
-}
-
-// sniff is the format hint from the first byte: 0xEF is an EventMeshFrame,
-// '{' the CloudEvents JSON of older bodies; anything else is left to the
-// engine.
-func sniff(b []byte) tap.Format {
-	if len(b) == 0 {
-		return tap.FormatAuto
-	}
-	switch b[0] {
-	case 0xEF:
-		return tap.FormatFrame
-	case '{', '[':
-		return tap.FormatJSON
-	}
-	return tap.FormatAuto
 }
