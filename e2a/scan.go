@@ -374,7 +374,17 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				prev = uint16(e.h)
 				s.keyBefore = prev
 				e.vmiss = 0
-				if e.set != setNone {
+				if e.set == setField && !e.nest {
+					// memoSet's common case, inline.
+					f := e.act.arg
+					s.r.fieldsSet |= 1 << f
+					v := &s.r.Fields[f]
+					*v = Value{Type: e.vt, Bool: e.vb}
+					if e.str {
+						a := i + int(e.m) + int(e.so)
+						v.Str = data[a : a+int(e.sl) : a+int(e.sl)]
+					}
+				} else if e.set != setNone {
 					s.memoSet(e, i+int(e.m))
 				}
 				i += int(e.whole)
@@ -413,7 +423,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		}
 		// fill: e may remember the value and what follows it (fillValue),
 		// which the pre-check has passed.
-		fill := e != nil && !s.secretMaybe && !e.secret && e.bumpMiss()
+		fill := e != nil && !e.noValue && !s.secretMaybe && e.bumpMiss()
 		vs := i
 		// The common members without a call to member: a null, a
 		// boolean or a string, kept in a top-level field or skipped
@@ -602,16 +612,23 @@ type keyMemo struct {
 	// member that matches all whole = m+v+sep bytes is done at once: its
 	// value set as set, vt and vb say (memoSet), the loop goes on at the
 	// next key.
-	sep    uint8
-	whole  uint8
-	last   bool
-	set    memoSetKind
-	vt     JSONType
-	vb     bool
-	h      uint8 // the key's knownKeys slot
-	k      objKind
-	act    action
-	secret bool // knownKeys.slot[h].kind != ""
+	sep   uint8
+	whole uint8
+	last  bool
+	set   memoSetKind
+	vt    JSONType
+	vb    bool
+	// str: the value's Str is data[vs+so:vs+so+sl] (a string's body, a
+	// number); nest: the field is a container that memoSet forgets.
+	str, nest bool
+	so, sl    uint8
+	// noValue: the memo remembers no value (a secret key's, or one
+	// memoSettable says no to).
+	noValue bool
+	h       uint8 // the key's knownKeys slot
+	k       objKind
+	act     action
+	secret  bool // knownKeys.slot[h].kind != ""
 }
 
 // What a keyMemo's whole member sets (memoSet).
@@ -679,6 +696,7 @@ func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act actio
 	}
 	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint8(h), k, act, 0, 0, 0, 0, false, setNone
 	e.secret = knownKeys.slot[h].kind != ""
+	e.noValue = e.secret || !memoSettable(k, act)
 }
 
 // match reports whether d starts with e's m bytes (the key).
@@ -708,7 +726,7 @@ func (e *keyMemo) matchN(d *[keyMemoLen]byte, mask *[keyMemoLen / 8]uint64) bool
 // nothing.
 func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 	e.v, e.sep, e.whole, e.last, e.set = 0, 0, 0, false, setNone
-	if !memoSettable(e.k, e.act) || ve <= vs {
+	if ve <= vs {
 		return
 	}
 	v := Value{Type: Number}
@@ -751,9 +769,17 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 	if m == end {
 		e.sep, e.whole, e.last = uint8(end-ve), uint8(end-ks), data[end-1] == '}'
 		e.vt, e.vb = v.Type, v.Bool
+		e.str, e.so, e.sl = false, 0, 0
+		switch v.Type {
+		case String:
+			e.str, e.so, e.sl = true, 1, uint8(ve-vs-2)
+		case Number:
+			e.str, e.sl = true, uint8(ve-vs)
+		}
 		switch e.act.kind {
 		case aField:
 			e.set = setField
+			e.nest = nestedKind(Field(e.act.arg)) != kTop
 		case aSub:
 			e.set = setSub
 		}
@@ -795,11 +821,9 @@ func memoSettable(k objKind, act action) bool {
 // remembered (fillValue) for a field or a Sub.
 func (s *scanner) memoSet(e *keyMemo, vs int) {
 	v := Value{Type: e.vt, Bool: e.vb}
-	switch e.vt {
-	case String:
-		v.Str = s.data[vs+1 : vs+int(e.v)-1 : vs+int(e.v)-1]
-	case Number:
-		v.Str = s.data[vs : vs+int(e.v) : vs+int(e.v)]
+	if e.str {
+		a := vs + int(e.so)
+		v.Str = s.data[a : a+int(e.sl) : a+int(e.sl)]
 	}
 	if e.set == setSub {
 		s.r.subsSet |= 1 << e.act.arg
@@ -808,8 +832,8 @@ func (s *scanner) memoSet(e *keyMemo, vs int) {
 	}
 	f := Field(e.act.arg)
 	s.r.fieldsSet |= 1 << f
-	if k := nestedKind(f); k != kTop {
-		s.forget(k)
+	if e.nest {
+		s.forget(nestedKind(f))
 	}
 	s.r.Fields[f] = v
 }
@@ -1116,7 +1140,7 @@ key:
 		if e.match(d) {
 			secretKey = e.secret && !s.secretMaybe
 			prev = uint16(e.h)
-			if !e.secret && !s.secretMaybe && e.bumpMiss() {
+			if !e.noValue && !s.secretMaybe && e.bumpMiss() {
 				fe, ks = e, i
 			}
 			i = s.skipWS(i + int(e.m))
