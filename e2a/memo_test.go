@@ -104,6 +104,34 @@ var memoPairs = [][2]string{
 	{`{"status": "a", "response_kind": "e2a.completed"}`, `{"status": "a", "response_kind": "e2a.complete"}`},
 	{`{"status": "a", "password": "x", "channel": "web"}`, `{"status": "a", "password": "x", "channel": "web"}`},
 	{`{"status": "a", "converted_at": null, "model": "gpt"}`, `{"status": "a", "converted_at": null, "model": "gpt\u0000"}`},
+	// Whole members (keyMemo.whole: the key, the value and what follows
+	// it): more white space after the comma or before the brace, a value
+	// that goes on (a longer number, a non-empty container), a literal of
+	// another type, the input ending right after what the memo compares,
+	// a container key repeated (memoSet forgets the first), members of
+	// nested objects and of objects skipContainer reads.
+	{`{"status": "a", "auth": null, "x": 1}`, `{"status": "a", "auth": null,   "x": 1}`},
+	{`{"status": "a", "auth": null}`, `{"status": "a", "auth": null }`},
+	{`{"status": "a", "auth": null}`, `{"status": "a", "auth": null}}`},
+	{`{"status": "a", "sequence": 1, "x": 2}`, `{"status": "a", "sequence": 12, "x": 2}`},
+	{`{"status": "a", "sequence": 1, "x": 2}`, `{"status": "a", "sequence": 1.5, "x": 2}`},
+	{`{"status": "a", "sequence": -1, "x": 2}`, `{"status": "a", "sequence": -1e5, "x": 2}`},
+	{`{"status": "a", "is_final": true, "x": 2}`, `{"status": "a", "is_final": false, "x": 2}`},
+	{`{"status": "a", "metadata": {}, "x": 2}`, `{"status": "a", "metadata": {"_jiuwenswarm_server_push": true}, "x": 2}`},
+	{`{"status": "a", "metadata": [], "x": 2}`, `{"status": "a", "metadata": [1], "x": 2}`},
+	{`{"session_update_kind": null,    "x": 1}`, `{"session_update_kind": null,    `},
+	{`{"session_update_kind": null,    "x": 1}`, `{"session_update_kind": null,    }`},
+	{`{"metadata": {"_jiuwenswarm_server_push": true}, "metadata": {}, "x": 1}`, `{"metadata": {"_jiuwenswarm_server_push": true}, "metadata": {}, "x": 1}`},
+	{`{"body": {"delta_kind": "text", "delta": "x"}, "body": null, "x": 1}`, `{"body": {"delta_kind": "text", "delta": "x"}, "body": null, "x": 1}`},
+	{`{"params": {"_meta": {"traceparent": "t"}}, "params": {}, "acp_meta": {"traceparent": "u"}, "acp_meta": {}}`, `{"params": {"_meta": {"traceparent": "t"}}, "params": {}, "acp_meta": {"traceparent": "u"}, "acp_meta": {}}`},
+	{`{"body": {"delta_kind": "text", "event_type": "e"}, "x": 1}`, `{"body": {"delta_kind": "text", "event_type": "e" }, "x": 1}`},
+	{`{"body": {"delta_kind": "text", "event_type": "e"}, "x": 1}`, `{"body": {"delta_kind": "text", "event_type": 7}, "x": 1}`},
+	{`{"error": {"code": 1, "message": "m"}, "x": 1}`, `{"error": {"code": 10, "message": "m"}, "x": 1}`},
+	{`{"provenance": {"source_protocol": "e2a", "converter": null, "details": {"is_complete": false}}}`, `{"provenance": {"source_protocol": "e2a", "converter": null, "details": {"is_complete": false }}}`},
+	{`{"provenance": {"source_protocol": "e2a", "converter": null, "details": {"is_complete": false}}}`, `{"provenance": {"source_protocol": "e2a", "converter": nul}}`},
+	{`{"provenance": {"source_protocol": "e2a", "converter": null}}`, `{"provenance": {"source_protocol": "e2a", "converter": null,  "kind": 1}}`},
+	{`{"provenance": {"kind": "a", "user_id": "u-1", "z": 1}}`, `{"provenance": {"kind": "a", "user_id": "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789", "z": 1}}`},
+	{`{"status": "a", "user_id": "u-1", "z": 1}`, `{"status": "a", "user_id": "u-1", "z": 1, "user_id": "sk-proj-CRPSabcdefghijklmnop0123"}`},
 }
 
 func TestKeyMemo(t *testing.T) {
@@ -153,4 +181,15 @@ func FuzzScanMemo(f *testing.F) {
 		checkPrimed(t, data, prime)
 		checkScan(t, data, new(Record))
 	})
+}
+
+// TestKeyMemoDepth: a member a memo remembers whole, met again one level
+// too deep, still fails at the depth limit (skipContainer's memos keep no
+// container values, whose depth they do not know).
+func TestKeyMemoDepth(t *testing.T) {
+	prime := []byte(`{"provenance": [{"status": {}}]}` + strings.Repeat(" ", keyMemoLen))
+	for _, n := range []int{MaxDepth - 4, MaxDepth - 3, MaxDepth - 2} {
+		deep := []byte(`{"provenance": ` + strings.Repeat("[", n) + `{"status": {}}` + strings.Repeat("]", n) + `}`)
+		checkPrimed(t, prime, deep)
+	}
 }

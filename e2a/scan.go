@@ -359,10 +359,45 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		// once say what the look-ups below would.
 		var e *keyMemo
 		ks := i // the key's start, where e's bytes are
+		ways := &memo.e[prev]
 		if i+keyMemoLen <= n {
 			d := (*[keyMemoLen]byte)(data[i:])
-			if e = &memo.e[prev][0]; e.m == 0 || e.k != k || !e.match(d) {
-				if e = &memo.e[prev][1]; e.m == 0 || e.k != k || !e.match(d) {
+			if e = &ways[0]; e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
+				if e = &ways[1]; e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
+					e = nil
+				}
+			}
+			if e != nil {
+				// The whole member as it was last time (keyMemo.whole):
+				// its value is what member would read, and what follows
+				// it what the loop below would skip.
+				prev = uint16(e.h)
+				s.keyBefore = prev
+				e.vmiss = 0
+				if e.set == setField && !e.nest {
+					// memoSet's common case, inline.
+					f := e.act.arg
+					s.r.fieldsSet |= 1 << f
+					v := &s.r.Fields[f]
+					*v = Value{Type: e.vt, Bool: e.vb}
+					if e.str {
+						a := i + int(e.m) + int(e.so)
+						v.Str = data[a : a+int(e.sl) : a+int(e.sl)]
+					}
+				} else if e.set != setNone {
+					s.memoSet(e, i+int(e.m))
+				}
+				i += int(e.whole)
+				if e.last {
+					return i
+				}
+				if i = s.skipWS(i); i >= n {
+					return s.eof()
+				}
+				continue
+			}
+			if e = &ways[0]; e.m == 0 || e.k != k || !e.match(d) {
+				if e = &ways[1]; e.m == 0 || e.k != k || !e.match(d) {
 					e = nil
 				}
 			}
@@ -373,7 +408,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			prev = uint16(e.h)
 			i += int(e.m)
 		} else {
-			i, act, secretKey = s.key(i, k, &prev)
+			i, act, secretKey = s.key(i, k, &prev, ways)
 			if i < 0 {
 				return i
 			}
@@ -386,6 +421,10 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		if secretKey {
 			s.secretValue(i)
 		}
+		// fill: e may remember the value and what follows it (fillValue),
+		// which the pre-check has passed.
+		fill := e != nil && !e.noValue && !s.secretMaybe && e.bumpMiss()
+		vs := i
 		// The common members without a call to member: a null, a
 		// boolean or a string, kept in a top-level field or skipped
 		// (member does the same with them).
@@ -413,30 +452,25 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				j := i + int(e.v)
 				s.r.Fields[act.arg] = Value{Type: String, Str: data[i+1 : j-1 : j-1]}
 				i = j
+				fill = false
 				break
 			}
-			clean, vs := !s.secretMaybe, i
 			i = s.readString(i, &s.r.Fields[act.arg])
-			if e != nil && clean && !s.secretMaybe && e.vmiss < valueMemoTries && !e.secret && i >= 0 {
-				e.fillValue(data, ks, vs, i)
-			}
 		case c == '"' && act.kind == aSkip:
 			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
 				e.vmiss = 0
 				i += int(e.v)
+				fill = false
 				break
 			}
-			clean, vs := !s.secretMaybe, i
 			i = s.skipString(i)
-			if e != nil && clean && !s.secretMaybe && e.vmiss < valueMemoTries && !e.secret && i >= 0 {
-				e.fillValue(data, ks, vs, i)
-			}
 		default:
 			i = s.member(i, depth, act)
 		}
 		if i < 0 {
 			return i
 		}
+		ve := i
 		i = s.skipWS(i)
 		if i >= n {
 			return s.eof()
@@ -451,7 +485,13 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			if i >= n {
 				return s.eof()
 			}
+			if fill && !s.secretMaybe && vs == ks+int(e.m) && ve-ks <= keyMemoLen {
+				e.fillValue(data, ks, vs, ve, i)
+			}
 		case '}':
+			if fill && !s.secretMaybe && vs == ks+int(e.m) && ve-ks <= keyMemoLen {
+				e.fillValue(data, ks, vs, ve, i+1)
+			}
 			return i + 1
 		default:
 			return s.fail(i, "after object key:value pair")
@@ -463,7 +503,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 // colon and the one space json.dumps writes after it, and says what to do
 // with the value. prev is the knownKeys slot of the key before (see
 // keyMemo); key remembers this key after it, and sets prev to this one.
-func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, secretKey bool) {
+func (s *scanner) key(i int, k objKind, prev *uint16, ways *[2]keyMemo) (next int, act action, secretKey bool) {
 	data := s.data
 	n := len(data)
 	start := i
@@ -539,7 +579,7 @@ func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, sec
 		i++ // json.dumps' ", " and ": "
 	}
 	if known && !esc && i-start <= keyMemoLen {
-		s.r.memo.put(*prev, data, start, i, k, h, act)
+		put(ways, data, start, i, k, h, act)
 	}
 	*prev = afterUnknown
 	if known {
@@ -559,17 +599,46 @@ func (s *scanner) key(i int, k objKind, prev *uint16) (next int, act action, sec
 type keyMemo struct {
 	w [keyMemoLen / 8]uint64 // the bytes, zero past m+v
 	m uint8                  // the number of bytes; 0: none
-	// v: the bytes of the string value (quotes included) that followed
-	// the key right after its m bytes last time, kept in w past them, or
-	// 0: a clean one (fillValue) of a top-level field or a skipped
-	// member, in object's loop. vmiss counts the values remembered since
-	// one was seen again (valueMemoTries).
+	// v: the bytes of the value that followed the key right after its m
+	// bytes last time, kept in w past them, or 0 (fillValue): a clean
+	// string (quotes included), a literal, a number or an empty
+	// container. object's loop takes a string of a top-level field or a
+	// skipped member from them. vmiss counts the members whose value
+	// did not match since one did (bumpMiss).
 	v, vmiss uint8
-	h        uint8 // the key's knownKeys slot
-	k        objKind
-	act      action
-	secret   bool // knownKeys.slot[h].kind != ""
+	// sep: the bytes after the value that the loop skipped last time (a
+	// comma and the white space before the next key, or white space and
+	// the closing brace: last), kept in w past the value's, or 0. A
+	// member that matches all whole = m+v+sep bytes is done at once: its
+	// value set as set, vt and vb say (memoSet), the loop goes on at the
+	// next key.
+	sep   uint8
+	whole uint8
+	last  bool
+	set   memoSetKind
+	vt    JSONType
+	vb    bool
+	// str: the value's Str is data[vs+so:vs+so+sl] (a string's body, a
+	// number); nest: the field is a container that memoSet forgets.
+	str, nest bool
+	so, sl    uint8
+	// noValue: the memo remembers no value (a secret key's, or one
+	// memoSettable says no to).
+	noValue bool
+	h       uint8 // the key's knownKeys slot
+	k       objKind
+	act     action
+	secret  bool // knownKeys.slot[h].kind != ""
 }
+
+// What a keyMemo's whole member sets (memoSet).
+type memoSetKind uint8
+
+const (
+	setNone  memoSetKind = iota // a skipped member
+	setField                    // Fields[act.arg]
+	setSub                      // Subs[act.arg]
+)
 
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
 const keyMemoLen = 32
@@ -605,10 +674,10 @@ func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint) 
 
 // put remembers data[start:end] (at most keyMemoLen bytes), the key of
 // slot h in an object of kind k, whose value is act's, after prev.
-func (t *keyMemos) put(prev uint16, data []byte, start, end int, k objKind, h uint, act action) {
+func put(ways *[2]keyMemo, data []byte, start, end int, k objKind, h uint, act action) {
 	// The newer memo is way 0.
-	t.e[prev][1] = t.e[prev][0]
-	t.e[prev][0].fill(data, start, end, k, h, act)
+	ways[1] = ways[0]
+	ways[0].fill(data, start, end, k, h, act)
 }
 
 func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act action) {
@@ -625,8 +694,9 @@ func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act actio
 			e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
 		}
 	}
-	e.m, e.h, e.k, e.act, e.v, e.vmiss = uint8(m), uint8(h), k, act, 0, 0
+	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint8(h), k, act, 0, 0, 0, 0, false, setNone
 	e.secret = knownKeys.slot[h].kind != ""
+	e.noValue = e.secret || !memoSettable(k, act)
 }
 
 // match reports whether d starts with e's m bytes (the key).
@@ -643,32 +713,129 @@ func (e *keyMemo) matchN(d *[keyMemoLen]byte, mask *[keyMemoLen / 8]uint64) bool
 		(binary.LittleEndian.Uint64(d[24:])^e.w[3])&mask[3] == 0
 }
 
-// valueMemoTries: a key memo stops remembering values after this many
-// that were not seen again (a key whose value changes each record: ids,
-// timestamps), until the memo is replaced.
-const valueMemoTries = 4
-
-// fillValue remembers with e (matched at ks) the string data[vs:end]
-// (quotes included) that its caller read after it and whose credential
-// pre-check passed (MayHoldCredentialText false, or no anchor byte): when
-// it directly follows the key's m bytes, fits in keyMemoLen with them and
-// is printable ASCII with no escape, which readString keeps as written.
-// Else e keeps no value.
-func (e *keyMemo) fillValue(data []byte, ks, vs, end int) {
-	e.v = 0
-	if e.vmiss++; e.vmiss >= valueMemoTries || vs != ks+int(e.m) || end-ks > keyMemoLen || end-vs < 2 {
+// fillValue remembers with e (matched at ks) the value data[vs:ve] that
+// its caller read after it and whose credential pre-check passed
+// (MayHoldCredentialText false, or no anchor byte), and what its caller
+// skipped after the value, data[ve:end]: the separator through the
+// white space before the next key, or through the object's closing
+// brace. The value is kept when it directly follows the key's m bytes and
+// fits in keyMemoLen with them: a string that is printable ASCII with no
+// escape (which readString keeps as written), a literal, a number, or an
+// empty object or array. The separator is kept too (keyMemo.sep) when it
+// fits as well (keyMemo.whole). A member memoSettable says no to keeps
+// nothing.
+func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
+	e.v, e.sep, e.whole, e.last, e.set = 0, 0, 0, false, setNone
+	if ve <= vs {
 		return
 	}
-	for _, c := range data[vs+1 : end-1] {
-		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+	v := Value{Type: Number}
+	switch data[vs] {
+	case '"':
+		if ve-vs < 2 {
 			return
 		}
+		for _, c := range data[vs+1 : ve-1] {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				return
+			}
+		}
+		v.Type = String
+	case '{', '[':
+		if ve-vs != 2 || e.k == kSkipped {
+			// (skipContainer checks the depth of a container.)
+			return
+		}
+		v.Type = Object
+		if data[vs] == '[' {
+			v.Type = Array
+		}
+	case 'n':
+		v.Type = Null
+	case 't':
+		v = Value{Type: Bool, Bool: true}
+	case 'f':
+		v.Type = Bool
 	}
-	mask := &memoMasks[end-ks]
+	m := ve
+	if end-ks <= keyMemoLen {
+		m = end
+	}
+	mask := &memoMasks[m-ks]
 	for j := range e.w {
 		e.w[j] = binary.LittleEndian.Uint64(data[ks+8*j:]) & mask[j]
 	}
-	e.v = uint8(end - vs)
+	e.v = uint8(ve - vs)
+	if m == end {
+		e.sep, e.whole, e.last = uint8(end-ve), uint8(end-ks), data[end-1] == '}'
+		e.vt, e.vb = v.Type, v.Bool
+		e.str, e.so, e.sl = false, 0, 0
+		switch v.Type {
+		case String:
+			e.str, e.so, e.sl = true, 1, uint8(ve-vs-2)
+		case Number:
+			e.str, e.sl = true, uint8(ve-vs)
+		}
+		switch e.act.kind {
+		case aField:
+			e.set = setField
+			e.nest = nestedKind(Field(e.act.arg)) != kTop
+		case aSub:
+			e.set = setSub
+		}
+	}
+}
+
+// bumpMiss counts a member whose key e matched but not its value
+// (vmiss), and reports whether e is to remember the new value: when it
+// has none, or the one it has was missed 2, 4, 8, ... times in a row (a
+// value that changes each record, an id or a timestamp, is copied ever
+// less often; one of two values that alternate stays).
+func (e *keyMemo) bumpMiss() bool {
+	if e.vmiss < 255 {
+		e.vmiss++
+	} else {
+		e.vmiss = 128
+	}
+	return e.v == 0 || e.vmiss >= 2 && e.vmiss&(e.vmiss-1) == 0
+}
+
+// memoSettable: memoSet can do what member does with the value of a
+// member act says to do in an object of kind k: skip it, or set a
+// top-level field (forgetting what a repeated container key held) or a
+// Sub that is decoded (not presenceOnly ones, which keep the raw delta).
+// The others (traceparent, _meta, files, uri) set scanner state.
+func memoSettable(k objKind, act action) bool {
+	switch act.kind {
+	case aSkip:
+		return true
+	case aField:
+		return k == kTop
+	case aSub:
+		return !presenceOnly(Sub(act.arg))
+	}
+	return false
+}
+
+// memoSet does what member does with the value at data[vs] that e
+// remembered (fillValue) for a field or a Sub.
+func (s *scanner) memoSet(e *keyMemo, vs int) {
+	v := Value{Type: e.vt, Bool: e.vb}
+	if e.str {
+		a := vs + int(e.so)
+		v.Str = s.data[a : a+int(e.sl) : a+int(e.sl)]
+	}
+	if e.set == setSub {
+		s.r.subsSet |= 1 << e.act.arg
+		s.r.Subs[e.act.arg] = v
+		return
+	}
+	f := Field(e.act.arg)
+	s.r.fieldsSet |= 1 << f
+	if e.nest {
+		s.forget(nestedKind(f))
+	}
+	s.r.Fields[f] = v
 }
 
 // member reads a member's value at data[i] (not past the end).
@@ -916,6 +1083,11 @@ func (s *scanner) skipContainer(i, depth int) int {
 	var keyStart, keyEnd, keySlot int
 	var keyEsc, secretKey bool
 	prev := s.keyBefore // the key before (keyMemos.s)
+	// fe: the memo of the member being read, which may remember its
+	// value (fillValue), a string or a scalar from vs, after its key at
+	// ks; ve: the value's end.
+	var fe *keyMemo
+	var ks, vs, ve int
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -948,14 +1120,35 @@ key:
 	}
 	// The key that followed the key before last time (keyMemo), as in
 	// object; skipped objects have their own memos.
-	if e := &s.r.memo.s[prev]; e.m != 0 && i+keyMemoLen <= n && e.match((*[keyMemoLen]byte)(data[i:])) {
-		secretKey = e.secret && !s.secretMaybe
-		prev = uint16(e.h)
-		i = s.skipWS(i + int(e.m))
-		if i >= n {
-			return s.eof()
+	fe = nil
+	if e := &s.r.memo.s[prev]; e.m != 0 && i+keyMemoLen <= n {
+		d := (*[keyMemoLen]byte)(data[i:])
+		if e.whole != 0 && e.matchN(d, &memoMasks[e.whole]) {
+			// The whole member as it was last time (keyMemo.whole): a
+			// string or a scalar, and what follows it.
+			prev = uint16(e.h)
+			e.vmiss = 0
+			i += int(e.whole)
+			if e.last {
+				goto closed
+			}
+			if i = s.skipWS(i); i >= n {
+				return s.eof()
+			}
+			goto key
 		}
-		goto keyed
+		if e.match(d) {
+			secretKey = e.secret && !s.secretMaybe
+			prev = uint16(e.h)
+			if !e.noValue && !s.secretMaybe && e.bumpMiss() {
+				fe, ks = e, i
+			}
+			i = s.skipWS(i + int(e.m))
+			if i >= n {
+				return s.eof()
+			}
+			goto keyed
+		}
 	}
 	// keyEnd, not skipString: a key needs no credential pre-check (one
 	// secretKeyClass knows holds none).
@@ -1011,8 +1204,10 @@ keyed:
 		s.secretValue(i)
 	}
 value:
+	vs = i
 	switch c = data[i]; c {
 	case '{', '[':
+		fe = nil
 		if lvl < 64 {
 			goto open
 		}
@@ -1032,6 +1227,7 @@ value:
 		return i
 	}
 next:
+	ve = i
 	i = s.skipWS(i)
 	if i >= n {
 		return s.eof()
@@ -1046,6 +1242,12 @@ next:
 		if i >= n {
 			return s.eof()
 		}
+		if fe != nil {
+			if !s.secretMaybe && vs == ks+int(fe.m) && ve-ks <= keyMemoLen {
+				fe.fillValue(data, ks, vs, ve, i)
+			}
+			fe = nil
+		}
 		if stack>>(lvl-1)&1 != 0 {
 			goto key
 		}
@@ -1054,6 +1256,12 @@ next:
 	if stack>>(lvl-1)&1 != 0 {
 		if c != '}' {
 			return s.fail(i, "after object key:value pair")
+		}
+		if fe != nil {
+			if !s.secretMaybe && vs == ks+int(fe.m) && ve-ks <= keyMemoLen {
+				fe.fillValue(data, ks, vs, ve, i+1)
+			}
+			fe = nil
 		}
 	} else if c != ']' {
 		return s.fail(i, "after array element")

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -43,3 +44,16 @@ func BenchmarkMayHoldCredential(b *testing.B) {
 var benchProse = strings.Repeat("The agent answered the question about the weather in three short paragraphs, then asked whether the user wanted a longer forecast for the week ahead. ", 10)
 
 func BenchmarkFindProse(b *testing.B) { benchFind(b, benchProse) }
+
+// BenchmarkMayStartCredential: the tail check splitSecret runs on each
+// delta of a stream, on an ASCII one and on a Chinese one (the Python
+// corpora's deltas, unescaped).
+func BenchmarkMayStartCredential(b *testing.B) {
+	for _, tail := range []string{"token 17 of the answer ", "，这是一个流式回答的片段，这是一个流式回答的片段"} {
+		b.Run(fmt.Sprint(len(tail)), func(b *testing.B) {
+			for b.Loop() {
+				MayStartCredential(tail)
+			}
+		})
+	}
+}

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // KeyClass is what a key's name says about its value.
 type KeyClass uint8
@@ -161,6 +164,9 @@ type pairTable struct {
 	first  [256]bool
 	pair   [256][256]uint8
 	groups [][]pairWord
+	// high: a word starts with a byte >= 0x80 (else anyWord skips runs
+	// of them eight at a time: text in most scripts but Latin).
+	high bool
 }
 
 type pairWord struct {
@@ -204,6 +210,9 @@ func makePairTable(folded, exact []string) *pairTable {
 	for _, w := range exact {
 		add(w, true)
 	}
+	for c := 0x80; c < 256; c++ {
+		t.high = t.high || t.first[c]
+	}
 	return t
 }
 
@@ -212,6 +221,12 @@ func makePairTable(folded, exact []string) *pairTable {
 func anyWord(t *pairTable, s []byte) bool {
 	for i := 0; i+1 < len(s); i++ {
 		if !t.first[s[i]] {
+			if s[i] >= 0x80 && !t.high {
+				// No word starts in the bytes >= 0x80 after it.
+				for i+9 <= len(s) && binary.LittleEndian.Uint64(s[i+1:])&highBits == highBits {
+					i += 8
+				}
+			}
 			continue
 		}
 		g := t.pair[s[i]][s[i+1]]
@@ -226,6 +241,9 @@ func anyWord(t *pairTable, s []byte) bool {
 	}
 	return false
 }
+
+// highBits has the high bit of each byte of a word.
+const highBits = 0x8080808080808080
 
 func foldBytes(c byte) []byte {
 	if c >= 'a' && c <= 'z' {

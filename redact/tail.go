@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // MayStartCredential reports whether the end of a text (tail: a stream's
 // last delta, or its last few hundred bytes) may hold the start of a
 // credential that the stream's next text completes, so that a caller
@@ -209,17 +211,20 @@ func isNeedlePunct(c byte) bool { return c == '-' || c == '_' || c == ':' || c =
 
 // hasPEMDash reports "-----" in b.
 func hasPEMDash(b []byte) bool {
-	n := 0
-	for _, c := range b {
-		if c != '-' {
-			n = 0
-			continue
+	for {
+		k := bytes.IndexByte(b, '-')
+		if k < 0 {
+			return false
 		}
-		if n++; n == 5 {
+		n := k + 1
+		for n < len(b) && b[n] == '-' {
+			n++
+		}
+		if n-k >= 5 {
 			return true
 		}
+		b = b[n:]
 	}
-	return false
 }
 
 // vendorPrefixStrings are the KindVendorToken prefixes through their first

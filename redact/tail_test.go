@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -112,4 +114,42 @@ func TestPairTableFirst(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAnyWordSkips holds anyWord (which skips runs of bytes >= 0x80 eight
+// at a time) and hasPEMDash (which jumps to each '-') to their byte-loop
+// definitions on text mixing every table's words, '-' runs, ASCII and
+// multi-byte characters at every alignment.
+func TestAnyWordSkips(t *testing.T) {
+	tables := []*pairTable{tokenTable, keyTable, b64Table, specialTable, needleTable}
+	pieces := []string{"这是", "一个", "，", "é", "\xff", " ", "a", "-", "--", "---", "sk-", "ghp_", "AKIA", "token", "Pass", "eyJ", "x", "1", ":", "\x80\x80"}
+	rng := rand.New(rand.NewPCG(10, 10))
+	for range 20000 {
+		var b []byte
+		for n := rng.IntN(24); n > 0; n-- {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		for _, tb := range tables {
+			if got, want := anyWord(tb, b), anyWordBytes(tb, b); got != want {
+				t.Fatalf("anyWord(%q) = %v, byte by byte %v", b, got, want)
+			}
+		}
+		if got, want := hasPEMDash(b), bytes.Contains(b, []byte("-----")); got != want {
+			t.Fatalf("hasPEMDash(%q) = %v, want %v", b, got, want)
+		}
+	}
+}
+
+// anyWordBytes is anyWord's definition: a word of t at some byte of s.
+func anyWordBytes(t *pairTable, s []byte) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if g := t.pair[s[i]][s[i+1]]; t.first[s[i]] && g != 0 {
+			for _, w := range t.groups[g-1] {
+				if w.exact && at(s, i, w.w) || !w.exact && atFold(s, i, w.w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
