@@ -142,6 +142,10 @@ type Sharded struct {
 	walking     atomic.Bool
 	noWalk      bool
 	mappedReads int // files read in place (walk.go)
+	// tail: batches hold shardBatchItems>>tail items, fewer near the end
+	// of a mapped file (walker.nearEnd), so that little is left queued to
+	// the other shards once the reader is done.
+	tail uint
 }
 
 // Inline makes shard 0 judge its messages on the caller's goroutine
@@ -491,7 +495,7 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		}
 		sh.pending, s.added = in.Index, in.Index
 	}
-	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
+	if len(b.items) >= shardBatchItems>>s.tail || len(b.buf) >= shardBatchBytes {
 		s.flush(sh)
 	}
 }
