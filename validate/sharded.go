@@ -142,6 +142,10 @@ type Sharded struct {
 	walking     atomic.Bool
 	noWalk      bool
 	mappedReads int // files read in place (walk.go)
+	// tail: batches hold shardBatchItems>>tail items, fewer near the end
+	// of a mapped file (walker.nearEnd), so that little is left queued to
+	// the other shards once the reader is done.
+	tail uint
 }
 
 // Inline makes shard 0 judge its messages on the caller's goroutine
@@ -172,11 +176,14 @@ func (s *Sharded) Inline() {
 // reader and one other shard are equally busy at (J-R)/(J+R). From CPU
 // profiles of two shards on 2 cores: JSON (gen), R ≈ 0.35 J (read(2),
 // quickRoute, the copy); frames, R ≈ 0.65 J (decode, route, the item);
-// JSON handed over in place from a mapping (walk.go), R ≈ 0.25 J (the line
-// and the first touch of its bytes, routing, the item; gen-550M, CPU of
-// the reader and the other shard: 0.55 and 0.48 s at 0.65, 0.52 and 0.57
-// at 0.55). Only the balance depends on them, never a verdict.
-var readerShare = [3]float64{0.5, 0.25, 0.6} // JSON, frames, mapped JSON
+// JSON handed over in place from a mapping (walk.go), R ≈ 0.33 J on gen
+// and py-ascii, 0.4 J with escaped request_ids (the line and the first
+// touch of its bytes, routing, the item): the reader's and the other
+// shard's shares of the run's CPU (perf, 2 shards) were 52 and 44 % at 0.6
+// (gen-550M; py-ascii 51 and 45, py-esc100 53 and 44: the reader the
+// bottleneck), 50 and 48 % at 0.5 (49 and 48, 49 and 46). Only the
+// balance depends on them, never a verdict.
+var readerShare = [3]float64{0.5, 0.25, 0.5} // JSON, frames, mapped JSON
 
 // assign sets owner, partition → shard, at the first record: round robin
 // over the shards, with the reader's own shard (Inline) taking only its
@@ -488,7 +495,7 @@ func (s *Sharded) addFrame(sh *shard, kind itemKind, in *Input, proto, msg strin
 		}
 		sh.pending, s.added = in.Index, in.Index
 	}
-	if len(b.items) >= shardBatchItems || len(b.buf) >= shardBatchBytes {
+	if len(b.items) >= shardBatchItems>>s.tail || len(b.buf) >= shardBatchBytes {
 		s.flush(sh)
 	}
 }

@@ -589,18 +589,23 @@ func TestSameBase(t *testing.T) {
 
 // TestReaderShardShare: with the reader as shard 0 (Inline), every
 // partition has one owner, shard 0 owns its share (readerShare) of them
-// for the kind of the first record, and the others split the rest evenly;
+// for the kind of the first record (or of the read: JSON lines handed
+// over in place from a mapping), and the others split the rest evenly;
 // without Inline the partitions go round robin.
 func TestReaderShardShare(t *testing.T) {
 	vc := DefaultConfig()
 	for _, c := range []struct {
-		shards int
-		inline bool
-		frames bool
-	}{{2, true, false}, {2, true, true}, {3, true, false}, {2, false, false}, {2, false, true}} {
+		shards         int
+		inline         bool
+		frames, mapped bool
+	}{{2, true, false, false}, {2, true, true, false}, {3, true, false, false}, {2, false, false, false}, {2, false, true, false},
+		{2, true, false, true}, {3, true, false, true}} {
 		s := NewSharded(c.shards, vc, &collector{})
 		if c.inline {
 			s.Inline()
+		}
+		if c.mapped {
+			s.assignShare(readerShare[2]) // as readLinesMapped does
 		}
 		s.shardOf(nil, c.frames)
 		owned := make([]int, c.shards)
@@ -622,6 +627,9 @@ func TestReaderShardShare(t *testing.T) {
 			w = readerShare[0]
 			if c.frames {
 				w = readerShare[1]
+			}
+			if c.mapped {
+				w = readerShare[2]
 			}
 		}
 		want0 := int(float64(s.parts)*w/(w+float64(c.shards-1)) + 0.5)

@@ -256,8 +256,9 @@ func jsonVariants() []walkVariant {
 // keyed records, blank lines, CRLF, embedded frames and a line longer
 // than a window; and so does the hand-off with copies.
 func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
-	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
+	defer func(w, d int, tb int64) { mapWindow, dropChunk, tailBytes = w, d, tb }(mapWindow, dropChunk, tailBytes)
 	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as the shards pass them
+	tailBytes = 1 << 20                    // the last part in smaller batches (nearEnd)
 	vc := smallPartitions(t, 512)
 	const maxLine = 4096
 	data := walkJSONCorpus(11, 9000, 700, maxLine, allOdds)
@@ -673,4 +674,43 @@ func TestWalkMapShared(t *testing.T) {
 	if wantTop := (len(data)+mapWindow-1)/mapWindow - 1; wm.top != wantTop {
 		t.Errorf("%d windows mapped after the first, want %d (one a window, for all walkers)", wm.top, wantTop)
 	}
+}
+
+// TestShardedNearEnd: a hand-off's batches shrink once the reader is within
+// tailBytes of the end of the file, not before, and are back to their
+// size for the next input.
+func TestShardedNearEnd(t *testing.T) {
+	s := NewSharded(2, DefaultConfig(), &collector{})
+	defer s.Close()
+	w := &walker{hand: s, m: &mappedFile{size: 10 * tailBytes}}
+	for _, c := range []struct {
+		pos  int64
+		want uint
+	}{{0, 0}, {9*tailBytes - 1, 0}, {9 * tailBytes, tailShift}, {10 * tailBytes, tailShift}} {
+		s.tail = 0
+		w.pos = c.pos
+		w.nearEnd()
+		if s.tail != c.want {
+			t.Errorf("at %d of %d: tail %d, want %d", c.pos, w.m.size, s.tail, c.want)
+		}
+	}
+	s.tail = 0
+	p := writeTemp(t, "near.jsonl", walkJSONCorpus(21, 4000, 50, 4096, walkOdds{}))
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s2 := NewSharded(2, smallPartitions(t, 512), &collector{})
+	s2.Inline()
+	if _, err := Read(f, "near", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s2); err != nil {
+		t.Fatal(err)
+	}
+	if s2.mappedReads != 1 {
+		t.Fatal("not read in place")
+	}
+	if s2.tail != 0 {
+		t.Errorf("tail %d after the read, want 0", s2.tail)
+	}
+	s2.Finish(ReasonEOF, &Input{})
 }
