@@ -62,28 +62,30 @@ func (e *Engine) observeFrame(in *Input, f *frame.Frame, en *fcAttrs, hit bool) 
 		key = vals[keyAt]
 	}
 	hasErr := found&faErr != 0
-	kind := "unknown"
-	if int(f.MsgType) < len(frameKinds) {
-		kind = frameKinds[f.MsgType]
-	}
-	status := ""
-	if f.MsgType == frame.TypeStreamChunk {
-		status = "in_progress"
-		if f.Done() {
-			status = "succeeded"
-			if hasErr {
-				status = "failed"
+	if !e.noRecords {
+		kind := "unknown"
+		if int(f.MsgType) < len(frameKinds) {
+			kind = frameKinds[f.MsgType]
+		}
+		status := ""
+		if f.MsgType == frame.TypeStreamChunk {
+			status = "in_progress"
+			if f.Done() {
+				status = "succeeded"
+				if hasErr {
+					status = "failed"
+				}
 			}
 		}
+		e.frm = *f
+		// Field by field: a composite literal is built aside and copied,
+		// once per frame.
+		ri := &e.info
+		ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
+		ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+		ri.SplitSecret = ""
+		e.sink.Record(ri)
 	}
-	e.frm = *f
-	// Field by field: a composite literal is built aside and copied, once
-	// per frame.
-	ri := &e.info
-	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
-	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
-	ri.SplitSecret = ""
-	e.sink.Record(ri)
 
 	if f.MsgType < frame.TypeStreamReq || f.MsgType > frame.TypeEvent {
 		if e.on(RuleFrameType) {
@@ -155,19 +157,21 @@ func (e *Engine) observeChunk(in *Input, f *frame.Frame, en *fcAttrs) {
 	v := en.vals[0]
 	key := f.AttrSection()[v[0] : int(v[0])+int(v[1])]
 	hasErr := en.found&faErr != 0
-	status := "in_progress"
-	if f.Done() {
-		status = "succeeded"
-		if hasErr {
-			status = "failed"
+	if !e.noRecords {
+		status := "in_progress"
+		if f.Done() {
+			status = "succeeded"
+			if hasErr {
+				status = "failed"
+			}
 		}
+		e.frm = *f
+		ri := &e.info
+		ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, frameKinds[frame.TypeStreamChunk], status
+		ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+		ri.SplitSecret = ""
+		e.sink.Record(ri)
 	}
-	e.frm = *f
-	ri := &e.info
-	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, frameKinds[frame.TypeStreamChunk], status
-	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
-	ri.SplitSecret = ""
-	e.sink.Record(ri)
 
 	if f.HasError() != hasErr && e.on(RuleFrameErrorFlag) {
 		msg := "hasError flag set without an err attribute"

@@ -313,6 +313,9 @@ func (s *offlineSink) StreamEnd(*validate.StreamInfo)   {}
 // StreamsIgnored: the engine builds no StreamInfo for this sink.
 func (s *offlineSink) StreamsIgnored() bool { return true }
 
+// RecordsIgnored: nor a RecordInfo.
+func (s *offlineSink) RecordsIgnored() bool { return true }
+
 func (s *offlineSink) Finding(f *validate.Finding) {
 	s.mu.Lock()
 	if !s.discard {
