@@ -258,6 +258,28 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte, en *fcAtt
 	return found, clean, en
 }
 
+// sectionStream is the stream entry of en's sid when it still names the
+// stream, in the partition made current (frameStream's first check, for a
+// section whose sid's entry it keeps), or nil.
+func (e *Engine) sectionStream(in *Input, en *fcAttrs) *fcStream {
+	if en == nil || en.gen == 0 {
+		return nil
+	}
+	fc := e.fc
+	st := &fc.streams[en.stream]
+	if st.gen != en.gen || st.keyLen == 0 || !sameString(st.tap, in.Tap) || !sameString(st.conn, in.Conn) || len(e.forget) > 0 || e.sweep {
+		return nil
+	}
+	if pt := &e.parts[st.part]; pt != e.cur {
+		e.use(int(st.part))
+	}
+	if t := e.tab; int(st.idx) >= t.len() || t.removes != st.removes {
+		return nil
+	}
+	fc.streamTags[en.stream].used = fc.tick
+	return st
+}
+
 // frameStream is lookup(composite(in, protoFrame, sid), true, false, in)
 // with the cache in front of it; en is the entry of the chunk's attribute
 // section (nil: none), whose sid it is.

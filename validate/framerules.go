@@ -202,7 +202,14 @@ func knownEtype(et []byte) bool {
 // chunkStream is the stream rules of a STREAM_CHUNK of stream key (en: the
 // cache entry of its attribute section, or nil).
 func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool, en *fcAttrs) {
-	i, created, was := e.frameStream(in, key, en)
+	var i int32
+	var created bool
+	was := notEnded
+	if st := e.sectionStream(in, en); st != nil {
+		i = st.idx
+	} else {
+		i, created, was = e.frameStream(in, key, en)
+	}
 	if was == untracked {
 		return
 	}
@@ -232,7 +239,13 @@ func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool,
 	if s.chunkUs == 0 && !in.Time.IsZero() && s.startNs() != 0 {
 		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs(), 0)/1000, 1<<32-2)) + 1
 	}
-	e.sequence(in, s, int64(f.Seq), key, RuleFrameSeqStart, ProtoEventMesh)
+	if seq := f.Seq; s.flags&(fSeq|fResync) == fSeq && seq > 0 && uint32(seq) == s.last+1 {
+		// The next in sequence (of a last sequence not kept aside: then
+		// s.last+1 is 0): sequence's first case, without the call.
+		s.last = uint32(seq)
+	} else {
+		e.sequence(in, s, int64(seq), key, RuleFrameSeqStart, ProtoEventMesh)
+	}
 	if f.Done() {
 		o := OutcomeSucceeded
 		if hasErr {
