@@ -2,7 +2,9 @@ package frame
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
+	"unsafe"
 )
 
 // Decode reads one frame from the front of b and returns it with the bytes
@@ -240,12 +242,16 @@ func (d *Decoder) TryDecodeTo(f *Frame, b []byte) bool {
 // lies within b, and so does every attribute: the walk would find the
 // same positions and pass each of its checks).
 func (d *Decoder) fits(b []byte) bool {
-	b = b[:d.end]
-	for i := 0; i < int(d.n); i++ {
-		at := int(d.pos[i])
-		nl := d.lens[i] >> 32
-		got := uint64(binary.BigEndian.Uint16(b[at:]))<<32 | uint64(binary.BigEndian.Uint32(b[at+2+int(nl):]))
-		if got != d.lens[i] {
+	// Read in place, without a bounds check per prefix: every position
+	// and length comes from a walk that ended at d.end, and len(b) >=
+	// d.end (the caller's check).
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	for i := 0; i < int(d.n) && i < decoderAttrs; i++ {
+		at := uintptr(d.pos[i])
+		want := d.lens[i]
+		nl := bits.ReverseBytes16(*(*uint16)(unsafe.Add(p, at)))
+		vl := bits.ReverseBytes32(*(*uint32)(unsafe.Add(p, at+2+uintptr(want>>32))))
+		if uint64(nl)<<32|uint64(vl) != want {
 			return false
 		}
 	}
