@@ -246,11 +246,10 @@ func (d *Decoder) fits(b []byte) bool {
 	// and length comes from a walk that ended at d.end, and len(b) >=
 	// d.end (the caller's check).
 	p := unsafe.Pointer(unsafe.SliceData(b))
-	for i := 0; i < int(d.n) && i < decoderAttrs; i++ {
-		at := uintptr(d.pos[i])
-		want := d.lens[i]
-		nl := bits.ReverseBytes16(*(*uint16)(unsafe.Add(p, at)))
-		vl := bits.ReverseBytes32(*(*uint32)(unsafe.Add(p, at+2+uintptr(want>>32))))
+	for i, want := range d.lens[:d.n] {
+		at := unsafe.Add(p, d.pos[i])
+		nl := bits.ReverseBytes16(*(*uint16)(at))
+		vl := bits.ReverseBytes32(*(*uint32)(unsafe.Add(at, 2+want>>32)))
 		if uint64(nl)<<32|uint64(vl) != want {
 			return false
 		}
