@@ -3,6 +3,7 @@ package frame
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"testing"
 )
 
@@ -142,6 +143,51 @@ func BenchmarkFind(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, clean := f.Find(names, vals[:]); !clean {
 			b.Fatal("not clean")
+		}
+	}
+}
+
+// benchChunks is 64 STREAM_CHUNKs back to back, make bench-system's shape:
+// a sid (agent-7: and a UUID) and an etype, 120 bytes of data, 8 streams.
+func benchChunks(b *testing.B) []byte {
+	var out []byte
+	data := bytes.Repeat([]byte("model output text "), 7)[:120]
+	for i := range 64 {
+		sid := fmt.Sprintf("agent-7:%08d-0000-4000-8000-000000000000", i%8)
+		var err error
+		if out, err = AppendFrame(out, TypeStreamChunk, 0, int32(i/8), []Attr{{Name: "sid", Value: sid}, {Name: "etype", Value: "text"}}, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return out
+}
+
+// BenchmarkDecodeFile is a reader's decode of frames back to back
+// (TryDecodeTo), and BenchmarkDecoderFile the same through a Decoder,
+// which reads the length prefixes where the last layout puts them.
+func BenchmarkDecodeFile(b *testing.B) {
+	in := benchChunks(b)
+	b.SetBytes(int64(len(in)))
+	var f Frame
+	for b.Loop() {
+		for p := in; len(p) > 0; p = p[f.Size:] {
+			if !TryDecodeTo(&f, p) {
+				b.Fatal("no frame")
+			}
+		}
+	}
+}
+
+func BenchmarkDecoderFile(b *testing.B) {
+	in := benchChunks(b)
+	b.SetBytes(int64(len(in)))
+	var f Frame
+	var d Decoder
+	for b.Loop() {
+		for p := in; len(p) > 0; p = p[f.Size:] {
+			if !d.TryDecodeTo(&f, p) {
+				b.Fatal("no frame")
+			}
 		}
 	}
 }

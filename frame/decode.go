@@ -2,7 +2,9 @@ package frame
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
+	"unsafe"
 )
 
 // Decode reads one frame from the front of b and returns it with the bytes
@@ -157,4 +159,100 @@ func decodeErr(off int, c Code, before string, v int64, after string) *DecodeErr
 func stringLenErr(off int, l int64, left int) *DecodeError {
 	return decodeErr(off, ErrStringLength, "string length ", l,
 		" exceeds the remaining buffer ("+strconv.Itoa(left)+" bytes)")
+}
+
+// A Decoder is TryDecodeTo for a reader of many frames back to back: it
+// remembers the layout of the attribute section it last walked (how many
+// attributes, each one's name and value lengths) and checks a frame
+// against it first. Most frames of a stream, and of the streams of one
+// producer, carry the same attributes of the same lengths (a sid, an
+// etype): their length prefixes are then read where the layout says they
+// are, each independent of the others, rather than walked, where each
+// position depends on the length read before (a chain of loads that was
+// most of TryDecodeTo's time). A frame whose prefixes differ from the
+// layout is walked, and its layout kept. It accepts exactly what
+// TryDecodeTo accepts, the same frame (FuzzDecoder compares them). The
+// zero Decoder is ready to use; it is not safe for concurrent use.
+type Decoder struct {
+	n    uint16 // attributes of the layout
+	end  int    // the offset where its attribute section ends; 0: none kept
+	pos  [decoderAttrs]int32
+	lens [decoderAttrs]uint64 // name length << 32 | value length
+}
+
+// decoderAttrs is the most attributes a Decoder's layout holds; a frame of
+// more is walked.
+const decoderAttrs = 8
+
+// TryDecodeTo is TryDecodeTo(f, b) through d's layout.
+func (d *Decoder) TryDecodeTo(f *Frame, b []byte) bool {
+	n := len(b)
+	if n < HeaderLen || b[0] != Magic || b[1] != Version {
+		return false
+	}
+	keyCount := binary.BigEndian.Uint16(b[8:10])
+	dataLen := binary.BigEndian.Uint32(b[10:14])
+	if keyCount > MaxAttributes || dataLen > MaxDataBytes {
+		return false
+	}
+	p := d.end
+	if p == 0 || keyCount != d.n || p > n || !d.fits(b) {
+		// Walk the section (TryDecodeTo's loop), keeping its layout.
+		keep := keyCount <= decoderAttrs
+		d.n, d.end = 0, 0
+		p = HeaderLen
+		for i := 0; i < int(keyCount); i++ {
+			if n-p < 6 {
+				return false
+			}
+			at := p
+			nl := binary.BigEndian.Uint16(b[p:])
+			p += 2 + int(nl)
+			if p > n-4 {
+				return false
+			}
+			vl := int32(binary.BigEndian.Uint32(b[p:]))
+			p += 4 + int(vl)
+			if vl < 0 || p > n {
+				return false
+			}
+			if keep {
+				d.pos[i], d.lens[i] = int32(at), uint64(nl)<<32|uint64(vl)
+			}
+		}
+		if keep {
+			d.n, d.end = keyCount, p
+		}
+	}
+	end := p + int(dataLen)
+	if end > n {
+		return false
+	}
+	f.MsgType, f.Flags = b[2], b[3]
+	f.Seq = int32(binary.BigEndian.Uint32(b[4:8]))
+	f.KeyCount = keyCount
+	f.Data = b[p:end:end]
+	f.attrs = b[HeaderLen:p:p]
+	f.Size = end
+	return true
+}
+
+// fits reports whether the length prefixes of b's attributes are those of
+// d's layout, given that b holds d.end bytes at least (every prefix then
+// lies within b, and so does every attribute: the walk would find the
+// same positions and pass each of its checks).
+func (d *Decoder) fits(b []byte) bool {
+	// Read in place, without a bounds check per prefix: every position
+	// and length comes from a walk that ended at d.end, and len(b) >=
+	// d.end (the caller's check).
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	for i, want := range d.lens[:d.n] {
+		at := unsafe.Add(p, d.pos[i])
+		nl := bits.ReverseBytes16(*(*uint16)(at))
+		vl := bits.ReverseBytes32(*(*uint32)(unsafe.Add(at, 2+want>>32)))
+		if uint64(nl)<<32|uint64(vl) != want {
+			return false
+		}
+	}
+	return true
 }

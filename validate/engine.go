@@ -115,6 +115,10 @@ type Engine struct {
 	key     []byte // scratch for composite keys
 	stats   Stats
 
+	// noRecords: the sink ignores Record (RecordsIgnored): no RecordInfo
+	// is filled for it.
+	noRecords bool
+
 	// parts is the stream state by partition (partition.go); cur is the
 	// partition in use and tab its table.
 	parts  []part
@@ -177,7 +181,7 @@ func NewEngine(cfg Config, sink Sink) *Engine {
 		cfg.Tombstones = DefaultConfig().Tombstones
 	}
 	e := &Engine{cfg: cfg, prof: cfg.Profile, sink: sink, echoSeed: maphash.MakeSeed(), idSeed: sharedIDSeed, nextIdle: math.MaxInt64}
-	e.quiet = streamsIgnored(sink)
+	e.quiet, e.noRecords = streamsIgnored(sink), recordsIgnored(sink)
 	e.idleDue.Store(math.MaxInt64)
 	e.parts = make([]part, partitions(cfg.MaxStreams))
 	for p := range e.parts {
@@ -249,9 +253,9 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 // ignored, as the reference decoder does).
 func (e *Engine) Observe(in *Input) {
 	if in.Silent {
-		sink, quiet := e.sink, e.quiet
-		e.sink, e.quiet = silentSink{}, true
-		defer func() { e.sink, e.quiet = sink, quiet }()
+		sink, quiet, noRecords := e.sink, e.quiet, e.noRecords
+		e.sink, e.quiet, e.noRecords = silentSink{}, true, true
+		defer func() { e.sink, e.quiet, e.noRecords = sink, quiet, noRecords }()
 	}
 	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)

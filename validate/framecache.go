@@ -181,10 +181,10 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	if frameCacheOff || len(a) > fcMaxAttrs || len(a) == 0 || f.Size > frame.MaxFrameBytes {
 		return nil, false
 	}
-	if e.fc == nil {
-		e.fc = newFrameCache(fcMinBits)
-	}
 	fc := e.fc
+	if fc == nil {
+		fc = e.startFrameCache()
+	}
 	if fc.tick++; fc.tick&(fcGrowEvery-1) == 0 {
 		e.resize()
 		fc = e.fc
@@ -200,7 +200,24 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 			}
 		}
 	}
-	// The way used least recently takes it (frameAttrs fills it).
+	return fc.take(tags, at, h), false
+}
+
+// startFrameCache is the engine's first frame cache (apart: the hot path
+// of frameEntry does not carry its code).
+//
+//go:noinline
+func (e *Engine) startFrameCache() *frameCache {
+	e.fc = newFrameCache(fcMinBits)
+	return e.fc
+}
+
+// take gives the way of tags (the set at at) used least recently to a
+// section of hash h, empty (frameAttrs fills it). Apart, as
+// startFrameCache.
+//
+//go:noinline
+func (fc *frameCache) take(tags *[fcWays]fcTag, at int, h uint64) *fcAttrs {
 	old := 0
 	for k := range tags {
 		if tags[k].used < tags[old].used {
@@ -209,9 +226,9 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	}
 	fc.misses++
 	tags[old] = fcTag{hash: h, used: fc.tick}
-	en = &fc.attrs[at+old]
+	en := &fc.attrs[at+old]
 	en.attrsLen = 0
-	return en, false
+	return en
 }
 
 // holds reports whether the entry holds section a of keyCount attributes.
@@ -256,6 +273,28 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte, en *fcAtt
 		(found&faMeta == 0 || isJSONObject(vals[6]))
 	copy(en.attrs[:], a)
 	return found, clean, en
+}
+
+// sectionStream is the stream entry of en's sid when it still names the
+// stream, in the partition made current (frameStream's first check, for a
+// section whose sid's entry it keeps), or nil.
+func (e *Engine) sectionStream(in *Input, en *fcAttrs) *fcStream {
+	if en == nil || en.gen == 0 {
+		return nil
+	}
+	fc := e.fc
+	st := &fc.streams[en.stream]
+	if st.gen != en.gen || st.keyLen == 0 || !sameString(st.tap, in.Tap) || !sameString(st.conn, in.Conn) || len(e.forget) > 0 || e.sweep {
+		return nil
+	}
+	if pt := &e.parts[st.part]; pt != e.cur {
+		e.use(int(st.part))
+	}
+	if t := e.tab; int(st.idx) >= t.len() || t.removes != st.removes {
+		return nil
+	}
+	fc.streamTags[en.stream].used = fc.tick
+	return st
 }
 
 // frameStream is lookup(composite(in, protoFrame, sid), true, false, in)

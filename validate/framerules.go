@@ -62,28 +62,30 @@ func (e *Engine) observeFrame(in *Input, f *frame.Frame, en *fcAttrs, hit bool) 
 		key = vals[keyAt]
 	}
 	hasErr := found&faErr != 0
-	kind := "unknown"
-	if int(f.MsgType) < len(frameKinds) {
-		kind = frameKinds[f.MsgType]
-	}
-	status := ""
-	if f.MsgType == frame.TypeStreamChunk {
-		status = "in_progress"
-		if f.Done() {
-			status = "succeeded"
-			if hasErr {
-				status = "failed"
+	if !e.noRecords {
+		kind := "unknown"
+		if int(f.MsgType) < len(frameKinds) {
+			kind = frameKinds[f.MsgType]
+		}
+		status := ""
+		if f.MsgType == frame.TypeStreamChunk {
+			status = "in_progress"
+			if f.Done() {
+				status = "succeeded"
+				if hasErr {
+					status = "failed"
+				}
 			}
 		}
+		e.frm = *f
+		// Field by field: a composite literal is built aside and copied,
+		// once per frame.
+		ri := &e.info
+		ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
+		ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+		ri.SplitSecret = ""
+		e.sink.Record(ri)
 	}
-	e.frm = *f
-	// Field by field: a composite literal is built aside and copied, once
-	// per frame.
-	ri := &e.info
-	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
-	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
-	ri.SplitSecret = ""
-	e.sink.Record(ri)
 
 	if f.MsgType < frame.TypeStreamReq || f.MsgType > frame.TypeEvent {
 		if e.on(RuleFrameType) {
@@ -155,19 +157,21 @@ func (e *Engine) observeChunk(in *Input, f *frame.Frame, en *fcAttrs) {
 	v := en.vals[0]
 	key := f.AttrSection()[v[0] : int(v[0])+int(v[1])]
 	hasErr := en.found&faErr != 0
-	status := "in_progress"
-	if f.Done() {
-		status = "succeeded"
-		if hasErr {
-			status = "failed"
+	if !e.noRecords {
+		status := "in_progress"
+		if f.Done() {
+			status = "succeeded"
+			if hasErr {
+				status = "failed"
+			}
 		}
+		e.frm = *f
+		ri := &e.info
+		ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, frameKinds[frame.TypeStreamChunk], status
+		ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+		ri.SplitSecret = ""
+		e.sink.Record(ri)
 	}
-	e.frm = *f
-	ri := &e.info
-	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, frameKinds[frame.TypeStreamChunk], status
-	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
-	ri.SplitSecret = ""
-	e.sink.Record(ri)
 
 	if f.HasError() != hasErr && e.on(RuleFrameErrorFlag) {
 		msg := "hasError flag set without an err attribute"
@@ -198,7 +202,14 @@ func knownEtype(et []byte) bool {
 // chunkStream is the stream rules of a STREAM_CHUNK of stream key (en: the
 // cache entry of its attribute section, or nil).
 func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool, en *fcAttrs) {
-	i, created, was := e.frameStream(in, key, en)
+	var i int32
+	var created bool
+	was := notEnded
+	if st := e.sectionStream(in, en); st != nil {
+		i = st.idx
+	} else {
+		i, created, was = e.frameStream(in, key, en)
+	}
 	if was == untracked {
 		return
 	}
@@ -228,7 +239,13 @@ func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool,
 	if s.chunkUs == 0 && !in.Time.IsZero() && s.startNs() != 0 {
 		s.chunkUs = uint32(min(max(in.Time.UnixNano()-s.startNs(), 0)/1000, 1<<32-2)) + 1
 	}
-	e.sequence(in, s, int64(f.Seq), key, RuleFrameSeqStart, ProtoEventMesh)
+	if seq := f.Seq; s.flags&(fSeq|fResync) == fSeq && seq > 0 && uint32(seq) == s.last+1 {
+		// The next in sequence (of a last sequence not kept aside: then
+		// s.last+1 is 0): sequence's first case, without the call.
+		s.last = uint32(seq)
+	} else {
+		e.sequence(in, s, int64(seq), key, RuleFrameSeqStart, ProtoEventMesh)
+	}
 	if f.Done() {
 		o := OutcomeSucceeded
 		if hasErr {

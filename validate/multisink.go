@@ -29,6 +29,16 @@ func (m MultiSink) StreamEnd(i *StreamInfo) {
 	}
 }
 
+// RecordsIgnored says whether every sink ignores the records.
+func (m MultiSink) RecordsIgnored() bool {
+	for _, s := range m {
+		if !recordsIgnored(s) {
+			return false
+		}
+	}
+	return true
+}
+
 // StreamsIgnored says whether every sink ignores the streams.
 func (m MultiSink) StreamsIgnored() bool {
 	for _, s := range m {

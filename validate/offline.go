@@ -462,6 +462,7 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 	// nor change them, so only what differs is set for each frame.
 	in := &Input{Pos: Position{Kind: PosByte, Name: name}}
 	f := new(frame.Frame)
+	var dec frame.Decoder // the layout of the frames read
 	for {
 		if s.off == len(s.buf) {
 			if s.eof {
@@ -472,7 +473,7 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 			}
 			continue
 		}
-		if !frame.TryDecodeTo(f, s.buf[s.off:]) {
+		if !dec.TryDecodeTo(f, s.buf[s.off:]) {
 			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
 				// Maybe only part of the frame is here: no error built.
 				if err := s.fill(s); err != nil {

@@ -229,3 +229,4 @@ func (silentSink) Finding(*Finding)        {}
 func (silentSink) StreamStart(*StreamInfo) {}
 func (silentSink) StreamEnd(*StreamInfo)   {}
 func (silentSink) StreamsIgnored() bool    { return true }
+func (silentSink) RecordsIgnored() bool    { return true }

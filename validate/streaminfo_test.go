@@ -124,3 +124,76 @@ func TestStreamInfoKeys(t *testing.T) {
 		}
 	}
 }
+
+// blindCollector is a collector whose sink says it ignores the records
+// (RecordsIgnorer): it counts those it is handed all the same, by kind.
+type blindCollector struct {
+	collector
+	handed map[string]int
+}
+
+func (b *blindCollector) Record(r *RecordInfo) { b.handed[r.Kind]++ }
+func (b *blindCollector) RecordsIgnored() bool { return true }
+
+// TestRecordsIgnoredSameVerdicts: an engine whose sink ignores the
+// records reports the same findings, streams and counters as one whose
+// sink keeps them, on frames (every frame rule, cached sections and not)
+// and JSON lines, silent inputs among them; it hands it no frame's record
+// (only the decode errors', which the JSON path shares, as it shares the
+// rest of its records yet); a MultiSink ignores the records only when all
+// of its sinks do.
+func TestRecordsIgnoredSameVerdicts(t *testing.T) {
+	vc := smallPartitions(t, 512)
+	corpora := map[string][]byte{
+		"json":   walkJSONCorpus(63, 6000, 700, 4096, allOdds),
+		"frames": walkFrameCorpus(64, 12000, 700, true),
+	}
+	for name, data := range corpora {
+		run := func(sink Sink, silentEvery int) *Stats {
+			e := NewEngine(vc, sink)
+			var n int
+			h := handlerFunc{e: e, each: func(in *Input) {
+				n++
+				in.Silent = silentEvery > 0 && n%silentEvery == 0
+			}}
+			if _, err := Read(bytes.NewReader(data), name, FormatAuto, ReadOptions{MaxLineBytes: 4096, FromLog: true}, h); err != nil {
+				t.Fatal(err)
+			}
+			e.Finish(ReasonEOF, &Input{Pos: Position{Name: name}})
+			return e.Stats()
+		}
+		for _, silent := range []int{0, 7} {
+			keep := &collector{}
+			ks := run(keep, silent)
+			blind := &blindCollector{handed: map[string]int{}}
+			bs := run(blind, silent)
+			if name == "frames" {
+				invalid := 0
+				for _, r := range keep.records {
+					if strings.HasPrefix(r, "invalid/") {
+						invalid++
+					}
+				}
+				if len(blind.handed) > 1 || blind.handed["invalid"] != invalid {
+					t.Errorf("frames, silent %d: records handed to a sink that ignores them: %v (decode errors: %d)", silent, blind.handed, invalid)
+				}
+			}
+			if len(keep.records) == 0 || len(keep.findings) == 0 {
+				t.Fatalf("%s: the corpus has no record (%d) or finds nothing (%d)", name, len(keep.records), len(keep.findings))
+			}
+			if got, want := renderFindings(&blind.collector), renderFindings(keep); got != want {
+				t.Errorf("%s, silent %d: findings differ when the records are ignored: %s", name, silent, firstDiff(want, got))
+			}
+			if fmt.Sprint(blind.ends) != fmt.Sprint(keep.ends) {
+				t.Errorf("%s, silent %d: stream ends differ", name, silent)
+			}
+			if fmt.Sprint(bs) != fmt.Sprint(ks) {
+				t.Errorf("%s, silent %d: stats differ:\n%v\n%v", name, silent, bs, ks)
+			}
+		}
+	}
+	b := &blindCollector{}
+	if !(MultiSink{b, b}).RecordsIgnored() || (MultiSink{b, &collector{}}).RecordsIgnored() {
+		t.Error("MultiSink.RecordsIgnored is not the and of its sinks'")
+	}
+}

@@ -1,12 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/e2atap/e2atap/frame"
 )
 
 func TestChooseBudget(t *testing.T) {
@@ -89,6 +97,83 @@ func TestGCChoice(t *testing.T) {
 		if floor, src := gcChoice(env, 0); floor != 0 || src != "GOGC" {
 			t.Errorf("GOGC=%s: gcChoice = %d %q, want the operator's", env, floor, src)
 		}
+	}
+}
+
+func TestGCFirstPercent(t *testing.T) {
+	const mi = 1 << 20
+	for _, c := range []struct {
+		floor uint64
+		want  int
+	}{
+		{2 * mi, 100},           // under the runtime's own minimum heap
+		{validateGCFloor, 200},  // validate's: the first collection at 8 MB
+		{16 * mi, 400},          // 16 MB
+		{gcFloor, gcMaxPercent}, // run's 64 MB: as far as the bound lets it
+	} {
+		if got := gcFirstPercent(c.floor); got != c.want {
+			t.Errorf("gcFirstPercent(%d MB) = %d, want %d", c.floor/mi, got, c.want)
+		}
+	}
+}
+
+// TestValidateGCFloor: e2atap validate (a process of its own, GOGC not
+// set) does not collect its small heap at the runtime's first goal of
+// 4 MB: a file of 50 000 ended streams (their tombstones are what it
+// allocates) is collected at least once at GOGC 100 and less often
+// without GOGC, the floor's pace. Not under the race detector: its
+// runtime starts the process with a heap past the first goal already.
+func TestValidateGCFloor(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race runtime's heap at start is past the first goal")
+	}
+	path := filepath.Join(t.TempDir(), "short.frames")
+	var b []byte
+	for i := range 50_000 {
+		sid := fmt.Sprintf("s-%08d", i)
+		for seq := range 2 {
+			var err error
+			if b, err = frame.AppendFrame(b, frame.TypeStreamChunk, uint8(seq), int32(seq), []frame.Attr{{Name: "sid", Value: sid}}, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	collections := func(gogc string) int {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "validate", "--shards", "1", "--quiet", path)
+		var env []string
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GODEBUG=") {
+				env = append(env, kv)
+			}
+		}
+		env = append(env, "E2ATAP_BE_MAIN=1", "GODEBUG=gctrace=1")
+		if gogc != "" {
+			env = append(env, "GOGC="+gogc)
+		}
+		cmd.Env = env
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("GOGC=%q: %v\n%s", gogc, err, errOut.String())
+		}
+		if !strings.Contains(out.String(), "100000 records, 0 findings") {
+			t.Fatalf("GOGC=%q: %s", gogc, out.String())
+		}
+		n := 0
+		for _, l := range strings.Split(errOut.String(), "\n") {
+			if strings.HasPrefix(l, "gc ") {
+				n++
+			}
+		}
+		return n
+	}
+	paced, floored := collections("100"), collections("")
+	if paced == 0 || floored >= paced {
+		t.Errorf("collections: %d at GOGC 100, %d with validate's floor: want fewer, and some at GOGC 100", paced, floored)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"sort"
@@ -105,6 +106,11 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	// The stream tables live off the Go heap: a GOMEMLIMIT counts them
 	// (validate/offheap.go).
 	defer validate.ChargeTablesToMemoryLimit()()
+	// The collector's pace, unless GOGC is set: a heap floor, as in run,
+	// but a smaller one (memory.go, validateGCFloor).
+	if floor, _ := gcChoice(os.Getenv("GOGC"), chooseBudget(0, os.DirFS("/"), debug.SetMemoryLimit(-1)).Limit); floor > 0 {
+		defer startGCFloor(min(floor, validateGCFloor))()
+	}
 	sink := newOfflineSink()
 	sink.discard = vf.quiet && vf.output == "text"
 	var handler validate.Sink = sink
@@ -306,6 +312,9 @@ func (s *offlineSink) StreamEnd(*validate.StreamInfo)   {}
 
 // StreamsIgnored: the engine builds no StreamInfo for this sink.
 func (s *offlineSink) StreamsIgnored() bool { return true }
+
+// RecordsIgnored: nor a RecordInfo.
+func (s *offlineSink) RecordsIgnored() bool { return true }
 
 func (s *offlineSink) Finding(f *validate.Finding) {
 	s.mu.Lock()
