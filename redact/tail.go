@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // MayStartCredential reports whether the end of a text (tail: a stream's
 // last delta, or its last few hundred bytes) may hold the start of a
@@ -33,8 +36,35 @@ import "bytes"
 // Not seen: a key word cut in its first two letters ("to|ken=")
 // or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
 // allocate.
+//
+// Every case above needs a printable ASCII byte (0x21-0x7E) in the tail:
+// a tail without one (CJK text, white space; most deltas of a model that
+// writes no Latin script) is passed over eight bytes at a time.
 func MayStartCredential[T Text](tail T) bool {
 	b := view(tail)
+	if !hasPrintableASCII(b) {
+		return false
+	}
+	return mayStartCredential(b)
+}
+
+// hasPrintableASCII reports a byte 0x21-0x7E in b.
+func hasPrintableASCII(b []byte) bool {
+	for i := 0; i < len(b); {
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&highBits == highBits {
+			i += 8
+			continue
+		}
+		if b[i]-0x21 < 0x7f-0x21 {
+			return true
+		}
+		i++
+	}
+	return false
+}
+
+// mayStartCredential is MayStartCredential past its pre-check.
+func mayStartCredential(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}

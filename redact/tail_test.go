@@ -153,3 +153,75 @@ func anyWordBytes(t *pairTable, s []byte) bool {
 	}
 	return false
 }
+
+// noPrintable maps every printable ASCII byte (0x21-0x7E) of s to a byte
+// >= 0x80 or to white space, keeping the rest.
+func noPrintable(s string) []byte {
+	b := []byte(s)
+	for i, c := range b {
+		if c-0x21 < 0x7f-0x21 {
+			b[i] = []byte{0x80, 0xe4, 0xbd, 0xa0, ' ', '\n', 0xff, 0x7f, 0}[int(c)%9]
+		}
+	}
+	return b
+}
+
+// TestMayStartNoPrintable: the pre-check of MayStartCredential is exact.
+// Every word its tables look for has a printable ASCII byte, and without
+// one no case of it holds (checked on the shapes' cuts with their ASCII
+// mapped away, and fuzzed: FuzzMayStartNoPrintable); text with one goes
+// on to the checks.
+func TestMayStartNoPrintable(t *testing.T) {
+	for _, tbl := range []*pairTable{tokenTable, keyTable} {
+		for _, g := range tbl.groups {
+			for _, w := range g {
+				if !hasPrintableASCII([]byte(w.w)) {
+					t.Errorf("needle %q has no printable ASCII byte", w.w)
+				}
+			}
+		}
+	}
+	for _, m := range []map[string]bool{tokenPrefixStarts, keyPrefixes, b64Prefixes} {
+		for w := range m {
+			if !hasPrintableASCII([]byte(w)) {
+				t.Errorf("prefix %q has no printable ASCII byte", w)
+			}
+		}
+	}
+	for _, sh := range gateShapes() {
+		for cut := 0; cut <= len(sh); cut++ {
+			for _, s := range []string{sh[:cut], "你好，" + sh[:cut], sh[cut:]} {
+				if b := noPrintable(s); mayStartCredential(b) || MayStartCredential(b) {
+					t.Fatalf("MayStartCredential(%q) = true without printable ASCII", b)
+				}
+			}
+		}
+	}
+	for _, s := range []string{"你好，世界。", "   \n\t", "\x00\x7f\x80\xff", strings.Repeat("流式回答", 20) + " \n", ""} {
+		if hasPrintableASCII([]byte(s)) || MayStartCredential(s) {
+			t.Errorf("%q: printable ASCII or a credential start", s)
+		}
+	}
+	for _, s := range []string{"你好，世界。tok", "!", "~", strings.Repeat("流", 11) + "s", "流式回答 Bearer "} {
+		if !hasPrintableASCII([]byte(s)) {
+			t.Errorf("hasPrintableASCII(%q) = false", s)
+		}
+		if s != "!" && s != "~" && !MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = false", s)
+		}
+	}
+}
+
+func FuzzMayStartNoPrintable(f *testing.F) {
+	for _, s := range gateShapes() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if b := noPrintable(s); mayStartCredential(b) {
+			t.Fatalf("mayStartCredential(%q) = true without printable ASCII", b)
+		}
+		if MayStartCredential(s) != mayStartCredential([]byte(s)) {
+			t.Fatalf("MayStartCredential(%q) differs from its checks", s)
+		}
+	})
+}
