@@ -341,6 +341,47 @@ func anchorAfterUnescape(raw []byte) bool {
 	return false
 }
 
+// PrintableAfterUnescape reports whether the body of a JSON string (as
+// Scan accepted it), once unescaped (AppendUnquoted), may hold a printable
+// ASCII byte (0x21-0x7E), without unescaping it: ASCII-escaped text of a
+// script other than Latin (Python's default: \uXXXX at or above U+0080,
+// \n, \t) holds none, and redact.MayStartCredential is false on it.
+// Only a literal printable byte, \" \\ \/ and a \u escape of one can
+// be one.
+func PrintableAfterUnescape(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			if c-0x21 < 0x7f-0x21 {
+				return true
+			}
+			continue
+		}
+		if i+1 >= len(raw) {
+			return true
+		}
+		switch raw[i+1] {
+		case 'b', 'f', 'n', 'r', 't':
+			i++
+			continue
+		case 'u':
+			if i+5 >= len(raw) {
+				return true
+			}
+			if raw[i+2] == '0' && raw[i+3] == '0' {
+				hi, lo := hexVal(raw[i+4]), hexVal(raw[i+5])
+				if hi < 0 || lo < 0 || hi < 8 && byte(hi<<4|lo)-0x21 < 0x7f-0x21 {
+					return true
+				}
+			}
+			i += 5
+			continue
+		}
+		return true // \" \\ \/
+	}
+	return false
+}
+
 func (w *secretWalker) walk() (string, string, bool) {
 	d := w.data
 	var stack [16]pathFrame

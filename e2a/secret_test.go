@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/redact"
 )
@@ -576,4 +578,75 @@ func TestCleanTextsRemembered(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = Scan(data, &reused) }); n != 0 {
 		t.Errorf("%v allocs", n)
 	}
+}
+
+// checkPrintable fails when PrintableAfterUnescape(body) is false and the
+// unescaped body has a printable ASCII byte (it may say true of more).
+func checkPrintable(t *testing.T, body string) {
+	t.Helper()
+	if PrintableAfterUnescape([]byte(body)) {
+		return
+	}
+	for _, c := range AppendUnquoted(nil, []byte(body)) {
+		if c >= 0x21 && c <= 0x7e {
+			t.Fatalf("PrintableAfterUnescape(%q) = false, unescaped it holds %q", body, c)
+		}
+	}
+}
+
+// TestPrintableAfterUnescape: exact on Python's escaped non-Latin text
+// (false) and on every escape of a printable byte (true).
+func TestPrintableAfterUnescape(t *testing.T) {
+	for _, s := range []string{``, `\u4e00\u4e2a\u6d41\u5f0f\u3002`, `\ud83d\ude00 \n\t\r\b\f`, "\u4e00 \u00e9\u0080", `\u0020\u001f\u007f\u00ff\uFFFF`} {
+		checkPrintable(t, s)
+		if PrintableAfterUnescape([]byte(s)) {
+			t.Errorf("PrintableAfterUnescape(%q) = true", s)
+		}
+	}
+	for c := 0x21; c <= 0x7e; c++ {
+		for _, s := range []string{fmt.Sprintf(`\u4e00\u%04x`, c), fmt.Sprintf(`\u%04X\u4e00`, c), `\u4e00` + string(rune(c))} {
+			if c == '\\' && !strings.HasPrefix(s, `\u`) {
+				s += `\`
+			}
+			if c == '"' && !strings.HasPrefix(s, `\u`) {
+				continue
+			}
+			if !PrintableAfterUnescape([]byte(s)) {
+				t.Errorf("PrintableAfterUnescape(%q) = false", s)
+			}
+		}
+	}
+	for _, s := range []string{`\"`, `\\`, `\/`, `\u4e00\\u4e00`} {
+		if !PrintableAfterUnescape([]byte(s)) {
+			t.Errorf("PrintableAfterUnescape(%q) = false", s)
+		}
+	}
+}
+
+func FuzzPrintableAfterUnescape(f *testing.F) {
+	for _, s := range []string{"一个流式回答", "sk-proj- 流", "\u00e9\n\t\"\\/", "😀x"} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, ascii bool) {
+		b, _ := json.Marshal(s)
+		body := string(b[1 : len(b)-1])
+		checkPrintable(t, body)
+		if ascii {
+			// ensure_ascii: every non-ASCII character escaped.
+			var out strings.Builder
+			for _, r := range body {
+				if r < 0x80 {
+					out.WriteRune(r)
+					continue
+				}
+				r1, r2 := utf16.EncodeRune(r)
+				if r1 == utf8.RuneError {
+					fmt.Fprintf(&out, `\u%04x`, r)
+				} else {
+					fmt.Fprintf(&out, `\u%04x\u%04x`, r1, r2)
+				}
+			}
+			checkPrintable(t, out.String())
+		}
+	})
 }

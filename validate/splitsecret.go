@@ -64,26 +64,24 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		t = &splitTails{}
 		e.split = t
 	}
-	var delta []byte
+	var raw []byte // body.delta as written
+	esc, ok := false, false
 	if r.Sub(e2a.SBodyDelta).Type == e2a.String { // presence only: Scan does not decode it
-		raw, esc, ok := r.RawDelta()
+		raw, esc, ok = r.RawDelta()
 		if !ok {
 			raw, esc, ok = bodyDelta(in.Data) // a record ScanStd filled
 		}
-		if ok && esc {
-			if cap(t.dec) > 1<<20 {
-				t.dec = nil // one huge delta does not stay held
-			}
-			t.dec = e2a.AppendUnquoted(t.dec[:0], raw)
-			raw = t.dec
-		}
-		if ok {
-			delta = raw
-		}
 	}
+	// The delta is unescaped only when it is looked at: its tail when it
+	// may start a credential (an escaped delta with no printable ASCII
+	// byte, such as Python's \uXXXX text of a non-Latin script, cannot),
+	// the whole of it against a kept tail.
+	var delta []byte // body.delta unescaped, once t.unquote ran
+	hasDelta := ok && len(raw) > 0
 	final := r.Get(e2a.FIsFinal).Type == e2a.Bool && r.Get(e2a.FIsFinal).Bool
 	var tail []byte
-	if len(delta) > 0 && !final {
+	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw)) {
+		delta = t.unquote(raw, esc)
 		tail = delta[max(0, len(delta)-splitTail):]
 		if !redact.MayStartCredential(tail) {
 			tail = nil
@@ -95,7 +93,10 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	t.key = appendStreamKey(t.key[:0], in, protoE2A, rid.Str)
 	kind := ""
 	prev := t.m[string(t.key)]
-	if prev != nil && len(delta) > 0 && !in.Gap {
+	if prev != nil && hasDelta && !in.Gap {
+		if delta == nil {
+			delta = t.unquote(raw, esc)
+		}
 		kind = t.straddle(*prev, delta)
 	}
 	switch {
@@ -119,6 +120,19 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		}
 	}
 	return kind
+}
+
+// unquote returns the body raw of a JSON string unescaped (in t.dec when
+// esc, else raw itself).
+func (t *splitTails) unquote(raw []byte, esc bool) []byte {
+	if !esc {
+		return raw
+	}
+	if cap(t.dec) > 1<<20 {
+		t.dec = nil // one huge delta does not stay held
+	}
+	t.dec = e2a.AppendUnquoted(t.dec[:0], raw)
+	return t.dec
 }
 
 // bodyDelta finds the string body.delta of a JSON object (valid JSON, as

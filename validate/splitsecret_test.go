@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
@@ -43,6 +45,75 @@ func splitLines(rid, first, second string) string {
 // alone shows a credential (then that chunk's own finding); its value is
 // in no finding; at every cut of every shape.
 func TestSecretSplitAcrossChunks(t *testing.T) {
+	checkSplitShapes(t, "here: ", nil)
+}
+
+// TestSecretSplitEscaped: the same with the deltas after non-Latin text,
+// written as Python writes them (ensure_ascii: every non-ASCII character
+// a \uXXXX escape), and with every character of them escaped: a delta
+// with no printable ASCII byte once unescaped keeps no tail, and one with
+// a credential start keeps it, escaped or not.
+func TestSecretSplitEscaped(t *testing.T) {
+	pyASCII := func(s string) string {
+		b, _ := json.Marshal(s)
+		var out strings.Builder
+		for _, r := range string(b) {
+			switch {
+			case r > 0xffff:
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&out, "\\u%04x\\u%04x", r1, r2)
+			case r >= 0x80:
+				fmt.Fprintf(&out, "\\u%04x", r)
+			default:
+				out.WriteRune(r)
+			}
+		}
+		return out.String()
+	}
+	escAll := func(s string) string {
+		var out strings.Builder
+		out.WriteByte('"')
+		for _, r := range s {
+			r1, r2 := utf16.EncodeRune(r)
+			if r1 == utf8.RuneError {
+				r1, r2 = r, -1
+			}
+			fmt.Fprintf(&out, "\\u%04X", r1)
+			if r2 >= 0 {
+				fmt.Fprintf(&out, "\\u%04X", r2)
+			}
+		}
+		out.WriteByte('"')
+		return out.String()
+	}
+	checkSplitShapes(t, "流式回答：", pyASCII)
+	checkSplitShapes(t, "流式回答，😀 ", escAll)
+	// Text with no printable ASCII byte, escaped, keeps nothing.
+	e := NewEngine(DefaultConfig(), nil)
+	e.sink = &collector{}
+	line := resp(0, "request_id", "q9", "body.delta", "MARK")
+	line = strings.Replace(line, `"MARK"`, pyASCII("一个流式回答的片段。\n\t 模型😀"), 1)
+	e.Observe(&Input{Tap: "logs", Data: []byte(line), FromLog: true, Index: 1})
+	if e.split != nil && len(e.split.m) != 0 {
+		t.Errorf("%s: kept a tail", line)
+	}
+}
+
+// checkSplitShapes runs TestSecretSplitAcrossChunks with its deltas after
+// lead, written as enc writes a JSON string (nil: encoding/json).
+func checkSplitShapes(t *testing.T, lead string, enc func(string) string) {
+	t.Helper()
+	capture := func(first, second string) []byte {
+		lines := splitLines("q1", first, second)
+		if enc == nil {
+			return []byte(strings.ReplaceAll(lines, "here: ", lead))
+		}
+		for _, d := range []string{"here: " + first, second + " and more"} {
+			b, _ := json.Marshal(d)
+			lines = strings.Replace(lines, string(b), enc(strings.Replace(d, "here: ", lead, 1)), 1)
+		}
+		return []byte(lines)
+	}
 	for _, sh := range splitShapes {
 		// Not seen (redact.MayStartCredential): a key word cut in its
 		// first two letters, a base64 run before its twelfth character.
@@ -56,12 +127,12 @@ func TestSecretSplitAcrossChunks(t *testing.T) {
 			first = 12
 		}
 		for cut := first; cut < len(sh.value); cut++ {
-			halves := [2]string{"here: " + sh.value[:cut], sh.value[cut:] + " and more"}
-			col := runCapture(t, ProfileSpec, []byte(splitLines("q1", sh.value[:cut], sh.value[cut:])), FormatJSONL)
+			halves := [2]string{lead + sh.value[:cut], sh.value[cut:] + " and more"}
+			col := runCapture(t, ProfileSpec, capture(sh.value[:cut], sh.value[cut:]), FormatJSONL)
 			per := map[uint64]Finding{}
 			for _, f := range col.findings {
 				for _, part := range halves {
-					if p := strings.TrimPrefix(strings.TrimSuffix(part, " and more"), "here: "); len(p) >= 4 && strings.Contains(f.Message+f.Stream, p) {
+					if p := strings.TrimPrefix(strings.TrimSuffix(part, " and more"), lead); len(p) >= 4 && strings.Contains(f.Message+f.Stream, p) {
 						t.Errorf("%q cut %d: finding quotes %q: %s", sh.value, cut, p, f.Message)
 					}
 				}
