@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"encoding/binary"
+
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/redact"
 )
@@ -48,6 +50,49 @@ type splitTails struct {
 	key    []byte // scratch
 	joined []byte // scratch of Straddle
 	dec    []byte // scratch: the unescaped delta
+	starts startMemo
+}
+
+// startMemo remembers short tails that MayStartCredential passed (false),
+// direct-mapped by a hash of their bytes: a model's stream repeats its
+// short deltas (" the", ",", "token 1 "), and comparing one costs less
+// than checking it (the key word of "token 1 " sends it through every
+// check). It only ever answers what MayStartCredential answered for the
+// same bytes.
+type startMemo [1 << startBits]struct {
+	n uint8 // 0: empty
+	b [startMax]byte
+}
+
+const (
+	startBits = 6
+	startMax  = 31
+)
+
+// mayStart is redact.MayStartCredential(tail).
+func (m *startMemo) mayStart(tail []byte) bool {
+	n := len(tail)
+	if n == 0 || n > startMax {
+		return redact.MayStartCredential(tail)
+	}
+	var h uint64
+	if n >= 8 {
+		h = binary.LittleEndian.Uint64(tail) ^ binary.LittleEndian.Uint64(tail[n-8:])*0x9e3779b97f4a7c15
+	} else {
+		for _, c := range tail {
+			h = h<<8 | uint64(c)
+		}
+	}
+	slot := &m[((h^uint64(n))*0xff51afd7ed558ccd)>>(64-startBits)]
+	if int(slot.n) == n && string(slot.b[:n]) == string(tail) {
+		return false
+	}
+	if redact.MayStartCredential(tail) {
+		return true
+	}
+	slot.n = uint8(n)
+	copy(slot.b[:], tail)
+	return false
 }
 
 // splitSecret checks the response r (read from a log, data its bytes)
@@ -83,7 +128,7 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw)) {
 		delta = t.unquote(raw, esc)
 		tail = delta[max(0, len(delta)-splitTail):]
-		if !redact.MayStartCredential(tail) {
+		if !t.starts.mayStart(tail) {
 			tail = nil
 		}
 	}

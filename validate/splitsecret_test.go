@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
+	"github.com/e2atap/e2atap/redact"
 )
 
 // splitShapes: credentials, and the kind e2a.secret reports for each.
@@ -328,4 +329,53 @@ func TestSecretSplitHeap(t *testing.T) {
 		t.Errorf("the tail table holds %d bytes of heap, bound %d", held, maxSplitBytes)
 	}
 	runtime.KeepAlive(e)
+}
+
+// checkStartMemo fails when the memo of splitTails answers a tail
+// differently from redact.MayStartCredential, over tails in turn (each
+// twice, then all again: hits, misses and evictions).
+func checkStartMemo(t *testing.T, tails []string) {
+	t.Helper()
+	var m startMemo
+	for pass := 0; pass < 2; pass++ {
+		for _, s := range tails {
+			for k := 0; k < 2; k++ {
+				if got, want := m.mayStart([]byte(s)), redact.MayStartCredential(s); got != want {
+					t.Fatalf("mayStart(%q) = %v, MayStartCredential %v", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestStartMemo: the memo of short tails that start no credential is
+// exact: on every cut of every split shape, on tails of one length that
+// differ in one byte ("token 1 " and "token s"), and on more tails than
+// it has slots.
+func TestStartMemo(t *testing.T) {
+	var tails []string
+	for _, sh := range splitShapes {
+		for cut := 0; cut <= len(sh.value); cut++ {
+			tails = append(tails, sh.value[:cut], "x "+sh.value[:cut], sh.value[cut:])
+		}
+	}
+	for i := 0; i < 300; i++ {
+		tails = append(tails, "token "+strconv.Itoa(i)+" ", "token "+strconv.Itoa(i)+"s", " the", "a b", "流式", strings.Repeat("y", i%40))
+	}
+	for _, c := range "sgAbtpx:-/ " {
+		tails = append(tails, "token 1"+string(c), "an "+string(c), string(c))
+	}
+	checkStartMemo(t, tails)
+	var m startMemo
+	m.mayStart([]byte("token 0 "))
+	if n := testing.AllocsPerRun(100, func() { m.mayStart([]byte("token 0 ")) }); n != 0 {
+		t.Errorf("%v allocs", n)
+	}
+}
+
+func FuzzStartMemo(f *testing.F) {
+	f.Add("token 0 |token 1 |sk-|the tok|token 0 |ghp_")
+	f.Fuzz(func(t *testing.T, s string) {
+		checkStartMemo(t, strings.Split(s, "|"))
+	})
 }
