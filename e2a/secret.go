@@ -322,6 +322,12 @@ func findCredential(s []byte) (kind string, ok bool) {
 // must be one str accepted.
 func anchorAfterUnescape(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
+		for i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' && (raw[i+2] != '0' || raw[i+3] != '0' || raw[i+4] >= '8') {
+			i += 6 // as in PrintableAfterUnescape
+		}
+		if i >= len(raw) {
+			break
+		}
 		c := raw[i]
 		if c != '\\' {
 			if redact.IsCredentialAnchor(c) {
@@ -350,6 +356,14 @@ func anchorAfterUnescape(raw []byte) bool {
 // be one.
 func PrintableAfterUnescape(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
+		// Runs of \uXXXX at or above U+0080 (a valid body's hex digits at
+		// or above '8' are 8-f).
+		for i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' && (raw[i+2] != '0' || raw[i+3] != '0' || raw[i+4] >= '8') {
+			i += 6
+		}
+		if i >= len(raw) {
+			break
+		}
 		c := raw[i]
 		if c != '\\' {
 			if c-0x21 < 0x7f-0x21 {

@@ -581,9 +581,17 @@ func TestCleanTextsRemembered(t *testing.T) {
 }
 
 // checkPrintable fails when PrintableAfterUnescape(body) is false and the
-// unescaped body has a printable ASCII byte (it may say true of more).
+// unescaped body has a printable ASCII byte (it may say true of more), or
+// anchorAfterUnescape(body) false and it has a credential anchor byte.
 func checkPrintable(t *testing.T, body string) {
 	t.Helper()
+	if !anchorAfterUnescape([]byte(body)) {
+		for _, c := range AppendUnquoted(nil, []byte(body)) {
+			if redact.IsCredentialAnchor(c) {
+				t.Fatalf("anchorAfterUnescape(%q) = false, unescaped it holds %q", body, c)
+			}
+		}
+	}
 	if PrintableAfterUnescape([]byte(body)) {
 		return
 	}
@@ -594,13 +602,17 @@ func checkPrintable(t *testing.T, body string) {
 	}
 }
 
-// TestPrintableAfterUnescape: exact on Python's escaped non-Latin text
-// (false) and on every escape of a printable byte (true).
+// TestPrintableAfterUnescape: PrintableAfterUnescape and
+// anchorAfterUnescape are exact on Python's escaped non-Latin text
+// (false) and on every escape of a printable byte, or an anchor (true).
 func TestPrintableAfterUnescape(t *testing.T) {
 	for _, s := range []string{``, `\u4e00\u4e2a\u6d41\u5f0f\u3002`, `\ud83d\ude00 \n\t\r\b\f`, "\u4e00 \u00e9\u0080", `\u0020\u001f\u007f\u00ff\uFFFF`} {
 		checkPrintable(t, s)
 		if PrintableAfterUnescape([]byte(s)) {
 			t.Errorf("PrintableAfterUnescape(%q) = true", s)
+		}
+		if !strings.Contains(s, `\u00`) && anchorAfterUnescape([]byte(s)) {
+			t.Errorf("anchorAfterUnescape(%q) = true", s) // (true of any \u escape below U+0080)
 		}
 	}
 	for c := 0x21; c <= 0x7e; c++ {
@@ -613,6 +625,9 @@ func TestPrintableAfterUnescape(t *testing.T) {
 			}
 			if !PrintableAfterUnescape([]byte(s)) {
 				t.Errorf("PrintableAfterUnescape(%q) = false", s)
+			}
+			if redact.IsCredentialAnchor(byte(c)) && !anchorAfterUnescape([]byte(s)) {
+				t.Errorf("anchorAfterUnescape(%q) = false", s)
 			}
 		}
 	}
@@ -649,4 +664,13 @@ func FuzzPrintableAfterUnescape(f *testing.F) {
 			checkPrintable(t, out.String())
 		}
 	})
+}
+
+func BenchmarkPrintableAfterUnescape(b *testing.B) {
+	raw := []byte(`\u4e2a\u6d41\u5f0f\u56de\u7b54\u7684\u7247\u6bb5\u3002\u6a21\u578b\u6b63`)
+	for b.Loop() {
+		if PrintableAfterUnescape(raw) || anchorAfterUnescape(raw) {
+			b.Fatal("printable")
+		}
+	}
 }
