@@ -86,7 +86,11 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 
 // b64Table finds the encoded token prefixes in a run: a run without one
 // is not decoded.
-var b64Table = newExactTable(b64Needles())
+var b64Table = newExactTable(encodedNeedles)
+
+// encodedNeedles is b64Needles, built once for the tables that hold them
+// (its capacity its length: an append to it copies).
+var encodedNeedles = func() []string { n := b64Needles(); return n[:len(n):len(n)] }()
 
 // decodeB64 decodes src (base64 characters only, no padding) into buf,
 // a trailing partial group as far as it goes, and returns the length.

@@ -184,9 +184,10 @@ func newExactTable(words []string) *pairTable { return makePairTable(nil, words)
 func makePairTable(folded, exact []string) *pairTable {
 	t := &pairTable{}
 	add := func(w string, ex bool) {
-		as, bs := foldBytes(w[0]), foldBytes(w[1])
+		var fa, fb [2]byte
+		as, bs := foldBytes(&fa, w[0]), foldBytes(&fb, w[1])
 		if ex {
-			as, bs = []byte{w[0]}, []byte{w[1]}
+			as, bs = as[:1], bs[:1]
 		}
 		g := int(t.pair[as[0]][bs[0]])
 		if g == 0 {
@@ -245,11 +246,14 @@ func anyWord(t *pairTable, s []byte) bool {
 // highBits has the high bit of each byte of a word.
 const highBits = 0x8080808080808080
 
-func foldBytes(c byte) []byte {
+// foldBytes returns c and, for a lower-case letter, its upper case, in buf.
+func foldBytes(buf *[2]byte, c byte) []byte {
+	buf[0] = c
 	if c >= 'a' && c <= 'z' {
-		return []byte{c, c - 'a' + 'A'}
+		buf[1] = c - 'a' + 'A'
+		return buf[:2]
 	}
-	return []byte{c}
+	return buf[:1]
 }
 
 var specialTable = newPairTable(specialWords)
@@ -303,7 +307,7 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----
 	"xapp-", "bearer", "basic", "://", `:\/\/`}
 
 var needleTable = makePairTable(append(append(append([]string(nil), specialWords...), credNeedles...), vendorNeedles()...),
-	append(b64Needles(), exactVendorNeedles()...))
+	append(encodedNeedles, exactVendorNeedles()...))
 
 // vendorNeedles are the prefixes of KindVendorToken (compared
 // case-insensitively).

@@ -146,7 +146,7 @@ var tokenTable, keyTable = func() (*pairTable, *pairTable) {
 			tok = append(tok, n)
 		}
 	}
-	return makePairTable(append(tok, vendorNeedles()...), append(b64Needles(), "SG.", ":AA")), newPairTable(credWords)
+	return makePairTable(append(tok, vendorNeedles()...), append(encodedNeedles, "SG.", ":AA")), newPairTable(credWords)
 }()
 
 // probes are what the next text could start with: a separator and a
@@ -233,7 +233,7 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 	}
 	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi"), vendorPrefixStrings()...))
 	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
-	add(e, b64Needles())
+	add(e, encodedNeedles)
 	return t, k, e
 }()
 
