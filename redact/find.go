@@ -453,6 +453,16 @@ func afterMask(s []byte, i int) bool {
 	return i >= n && s[i-1] == ')' && at(s, i-n, Mask+"(fp:")
 }
 
+// inFingerprint reports the start of a mask's fingerprint at s[i]
+// ("******(fp:4531319829383912)"): hex this package wrote, all digits
+// about once in 1800 masks, which is read as the word it is, not as a
+// number (a card number, a phone's), so that masking twice changes
+// nothing.
+func inFingerprint(s []byte, i int) bool {
+	const n = len(Mask + "(fp:")
+	return i >= n && s[i-1] == ':' && at(s, i-n, Mask+"(fp:")
+}
+
 // isMask reports a value this package wrote: "******…".
 func isMask(s []byte, i int) bool { return at(s, i, "******") }
 
@@ -786,7 +796,7 @@ func number(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 			return Match{i - 2, e, KindIBAN}, true, 0
 		}
 	}
-	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+' || afterMask(s, i)) {
+	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+' || afterMask(s, i) || inFingerprint(s, i)) {
 		// A digit inside a word: the word may be a random token.
 		if m, ok, next := highEntropy(s, from, i, b64); ok || next > i {
 			return m, ok, next

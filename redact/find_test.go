@@ -301,3 +301,27 @@ func TestStraddle(t *testing.T) {
 		}
 	}
 }
+
+// TestFingerprintAllDigits: a mask whose fingerprint is all digits (about
+// one in 1800; this one a Luhn-valid card number) is found as nothing, so
+// that masking twice changes nothing (FuzzFind found it); the same digits
+// outside a mask are still a card.
+func TestFingerprintAllDigits(t *testing.T) {
+	for _, s := range []string{"******(fp:4531319829383912)", "x ******(fp:4531319829383912) y", "******(fp:4531319829383912)abc"} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("Find(%q) = %v %q", s, m, s[m.Start:m.End])
+		}
+	}
+	for _, s := range []string{"card 4531319829383912", "fp:4531319829383912", "(4531319829383912)"} {
+		if m, ok := Find(s, 0); !ok || m.Kind != KindCard {
+			t.Errorf("Find(%q) = %v %v, want a card", s, m, ok)
+		}
+	}
+	m := New([]byte("fuzz-key-0123456789abcdef"))
+	for _, s := range []string{"AaAABAb1CAcBBCxY0aDUyZXXlMTIzN27", "******(fp:4531319829383912)"} {
+		out := m.Text(s)
+		if again := m.Text(out); again != out {
+			t.Errorf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	}
+}
