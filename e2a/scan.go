@@ -1734,17 +1734,28 @@ func AppendUnquoted(dst, b []byte) []byte {
 		case 'u':
 			r := hex4(b[i+2:])
 			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
-					if d := utf16.DecodeRune(r, hex4(b[i+2:])); d != utf8.RuneError {
-						dst = utf8.AppendRune(dst, d)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
+			// utf8.AppendRune's cases, inline: a \u escape is most of
+			// ASCII-escaped text.
+			switch {
+			case r < 0x80:
+				dst = append(dst, byte(r))
+				continue
+			case r < 0x800:
+				dst = append(dst, 0xc0|byte(r>>6), 0x80|byte(r)&0x3f)
+				continue
+			case !utf16.IsSurrogate(r):
+				dst = append(dst, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+				continue
 			}
-			dst = utf8.AppendRune(dst, r)
+			// A surrogate: the first of a pair, or U+FFFD.
+			if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
+				if d := utf16.DecodeRune(r, hex4(b[i+2:])); d != utf8.RuneError {
+					dst = utf8.AppendRune(dst, d)
+					i += 6
+					continue
+				}
+			}
+			dst = append(dst, "\uFFFD"...)
 			continue
 		default: // '"', '\\', '/'
 			dst = append(dst, e)
