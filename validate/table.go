@@ -330,6 +330,22 @@ func (t *table) insert(key []byte, h uint64) int32 {
 	return i
 }
 
+// prefetchInsert asks for the cache lines an insert writes (the next
+// dense state, the tail of the key arena), which are cold when a
+// partition's streams start far apart (a new stream every few hundred
+// records, over tens of partitions): their misses then overlap the
+// lookup's (the key's slot, its tombstone) instead of following them.
+func (t *table) prefetchInsert() {
+	i := t.n
+	if seg := i >> segBits; seg < len(t.segs) {
+		prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(t.segs[seg]))) + uintptr(i&(segSize-1)*stateSize))
+	}
+	if c := len(t.arena) - 1; c >= 0 {
+		a := t.arena[c]
+		prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(a))) + uintptr(len(a)))
+	}
+}
+
 // room makes dense index i addressable. A segment is mapped whole and
 // paid page by page as it fills, so that a table that holds a little more
 // than a multiple of segSize (every partition does, by chance) does not
