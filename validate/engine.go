@@ -220,6 +220,11 @@ func (e *Engine) use(p int) {
 	e.cur, e.tab = pt, pt.tab
 }
 
+// useAgain makes pt current, a partition used before (its state is
+// allocated: use did it): use without its call, for a frame cache entry's
+// partition at every chunk of interleaved streams.
+func (e *Engine) useAgain(pt *part) { e.cur, e.tab = pt, pt.tab }
+
 // eachPart calls fn with every allocated partition current.
 func (e *Engine) eachPart(fn func(p int)) {
 	for p := range e.parts {

@@ -288,7 +288,7 @@ func (e *Engine) sectionStream(in *Input, en *fcAttrs) *fcStream {
 		return nil
 	}
 	if pt := &e.parts[st.part]; pt != e.cur {
-		e.use(int(st.part))
+		e.useAgain(pt)
 	}
 	if t := e.tab; int(st.idx) >= t.len() || t.removes != st.removes {
 		return nil
@@ -350,7 +350,7 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 			e.forgetPending()
 		}
 		if pt := &e.parts[st.part]; pt != e.cur {
-			e.use(int(st.part))
+			e.useAgain(pt)
 		}
 		if t := e.tab; int(st.idx) < t.len() && (t.removes == st.removes || string(t.key(st.idx)) == string(st.key[:st.keyLen])) {
 			st.removes = t.removes
@@ -417,7 +417,7 @@ func (e *Engine) e2aStream(in *Input, id []byte, create, reuse bool) (i int32, c
 			e.forgetPending()
 		}
 		if pt := &e.parts[st.part]; pt != e.cur {
-			e.use(int(st.part))
+			e.useAgain(pt)
 		}
 		if t := e.tab; int(st.idx) < t.len() && (t.removes == st.removes || string(t.key(st.idx)) == string(st.key[:st.keyLen])) {
 			st.removes = t.removes
