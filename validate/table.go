@@ -149,6 +149,9 @@ type table struct {
 	// deadRetry: a compaction that failed is tried again once this many
 	// key bytes are dead (not at every remove).
 	deadRetry int
+	// hintSlots: the slot array doubles up to this size, then grows by a
+	// quarter (newTable).
+	hintSlots int
 	// removes counts the removals: only remove moves a dense index (the
 	// last one into the hole), so while it stands still every dense index
 	// names the stream it named (the frame cache checks an entry by it).
@@ -205,10 +208,17 @@ func (t *table) maySess(h uint32) bool {
 // minSlots is the smallest slot array.
 const minSlots = 64
 
+// newTable returns a table for about hint streams: its slot array starts
+// at minSlots and doubles up to hint's size, then grows by a quarter. A
+// partition that holds a few streams at a time (a frame file's
+// interleaved streams, over 61 partitions) keeps a slot array of a few
+// cache lines, which a new stream's lookup finds cached, where one sized
+// for the hint (1433 slots) was probed at a random line, a miss at every
+// new stream; one that fills rehashes its keys five times more before
+// the hint, a few thousand at most.
 func newTable(hint int) *table {
-	t := &table{seed: maphash.MakeSeed(), mem: &tableMem{}}
-	n := max(minSlots, hint*4/3+1)
-	if t.slots = t.newSlots(n); t.slots == nil {
+	t := &table{seed: maphash.MakeSeed(), mem: &tableMem{}, hintSlots: max(minSlots, hint*4/3+1)}
+	if t.slots = t.newSlots(minSlots); t.slots == nil {
 		// No memory to map: the smallest slot array on the heap (a table
 		// must have one; free leaves it alone).
 		t.slots = make([]uint32, minSlots)
@@ -418,7 +428,11 @@ func (t *table) place(h uint64, v uint32) {
 // false when the new array cannot be had (the old one stays).
 func (t *table) grow() bool {
 	old := t.slots
-	slots := t.newSlots(len(old) + max(len(old)/4, minSlots))
+	n := len(old) + max(len(old)/4, minSlots)
+	if len(old) < t.hintSlots {
+		n = min(2*len(old), t.hintSlots)
+	}
+	slots := t.newSlots(n)
 	if slots == nil {
 		return false
 	}
