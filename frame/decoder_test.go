@@ -60,8 +60,10 @@ func TestDecoderLayout(t *testing.T) {
 	}
 	// Another attribute count, then none, then more than a layout holds.
 	decodeBoth(t, &d, rawFrame("sid", "s-1"))
-	if !decodeBoth(t, &d, rawFrame()) || !decodeBoth(t, &d, rawFrame()) {
-		t.Fatal("a frame without attributes does not decode")
+	for range 2 { // walked, then through the kept layout of none
+		if !decodeBoth(t, &d, rawFrame()) {
+			t.Fatal("a frame without attributes does not decode")
+		}
 	}
 	many := make([]string, 0, 2*(decoderAttrs+1))
 	for i := 0; i <= decoderAttrs; i++ {

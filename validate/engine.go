@@ -220,6 +220,11 @@ func (e *Engine) use(p int) {
 	e.cur, e.tab = pt, pt.tab
 }
 
+// useAgain makes pt current, a partition used before (its state is
+// allocated: use did it): use without its call, for a frame cache entry's
+// partition at every chunk of interleaved streams.
+func (e *Engine) useAgain(pt *part) { e.cur, e.tab = pt, pt.tab }
+
 // eachPart calls fn with every allocated partition current.
 func (e *Engine) eachPart(fn func(p int)) {
 	for p := range e.parts {
@@ -311,6 +316,7 @@ func (e *Engine) composite(in *Input, proto byte, stream []byte) []byte {
 	} else {
 		e.use(partitionOf(stream, len(e.parts)))
 	}
+	e.tab.prefetchInsert() // while the key is built and hashed
 	e.key = appendStreamKey(e.key[:0], in, proto, stream)
 	return e.key
 }
@@ -390,6 +396,9 @@ func (e *Engine) lookup(key []byte, create, reuse bool, in *Input) (int32, bool,
 		e.forgetPending()
 	}
 	h := e.tab.hash(key)
+	// The key's tombstone slot is read next when the key is not in the
+	// table (a new stream): ask for it before the table's slot is.
+	e.cur.tombs.prefetch(h)
 	if i := e.tab.find(key, h); i >= 0 {
 		return i, false, notEnded
 	}

@@ -114,12 +114,16 @@ type fcStream struct {
 	conn    string
 	gen     uint64
 	removes uint64 // the table's removes when idx was last found to hold key
-	idx     int32  // the stream's dense index in partition part
-	part    uint16
-	sidLen  uint8 // 0: the entry is empty
-	keyLen  uint8
-	sid     [fcMaxSid]byte
-	key     [fcMaxKey]byte
+	// state is the stream's state, t.at(idx), as it was when removes was
+	// set: the same while the table's removes are (only a removal moves
+	// a state or gives back its segment).
+	state  *stream
+	idx    int32 // the stream's dense index in partition part
+	part   uint16
+	sidLen uint8 // 0: the entry is empty
+	keyLen uint8
+	sid    [fcMaxSid]byte
+	key    [fcMaxKey]byte
 }
 
 // streamEntry returns the stream entry of sid, or nil (tests).
@@ -277,7 +281,8 @@ func (e *Engine) frameAttrs(f *frame.Frame, vals *[fcAttrNames][]byte, en *fcAtt
 
 // sectionStream is the stream entry of en's sid when it still names the
 // stream, in the partition made current (frameStream's first check, for a
-// section whose sid's entry it keeps), or nil.
+// section whose sid's entry it keeps), or nil. Its state field is then
+// the stream's state.
 func (e *Engine) sectionStream(in *Input, en *fcAttrs) *fcStream {
 	if en == nil || en.gen == 0 {
 		return nil
@@ -288,7 +293,7 @@ func (e *Engine) sectionStream(in *Input, en *fcAttrs) *fcStream {
 		return nil
 	}
 	if pt := &e.parts[st.part]; pt != e.cur {
-		e.use(int(st.part))
+		e.useAgain(pt)
 	}
 	if t := e.tab; int(st.idx) >= t.len() || t.removes != st.removes {
 		return nil
@@ -350,10 +355,10 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 			e.forgetPending()
 		}
 		if pt := &e.parts[st.part]; pt != e.cur {
-			e.use(int(st.part))
+			e.useAgain(pt)
 		}
 		if t := e.tab; int(st.idx) < t.len() && (t.removes == st.removes || string(t.key(st.idx)) == string(st.key[:st.keyLen])) {
-			st.removes = t.removes
+			st.removes, st.state = t.removes, t.at(st.idx)
 			return st.idx, false, notEnded
 		}
 	}
@@ -372,6 +377,7 @@ func (e *Engine) fillCache(st *fcStream, in *Input, proto byte, id []byte, creat
 	if was == notEnded && i >= 0 && len(ck) <= fcMaxKey {
 		st.tap, st.conn = in.Tap, in.Conn
 		st.idx, st.part, st.keyLen, st.removes = i, uint16(e.cur.id), uint8(len(ck)), e.tab.removes
+		st.state = e.tab.at(i)
 		copy(st.key[:], ck)
 	}
 	return i, created, was
@@ -417,10 +423,10 @@ func (e *Engine) e2aStream(in *Input, id []byte, create, reuse bool) (i int32, c
 			e.forgetPending()
 		}
 		if pt := &e.parts[st.part]; pt != e.cur {
-			e.use(int(st.part))
+			e.useAgain(pt)
 		}
 		if t := e.tab; int(st.idx) < t.len() && (t.removes == st.removes || string(t.key(st.idx)) == string(st.key[:st.keyLen])) {
-			st.removes = t.removes
+			st.removes, st.state = t.removes, t.at(st.idx)
 			return st.idx, false, notEnded
 		}
 	}

@@ -231,10 +231,16 @@ func TestFrameCacheHits(t *testing.T) {
 	if en.idx == was {
 		t.Fatalf("b is still cached at its old index %d", was)
 	}
+	if en.state != e.tab.at(en.idx) || e.tab.at(en.idx).records != 2 {
+		t.Fatal("b's cached state is not its state at its new index")
+	}
 	e.key = append(e.key[:0], "poison"...)
 	chunk("b", 2, 0)
 	if string(e.key) != "poison" {
 		t.Fatal("b's next chunk built its key again: no cache hit at its new index")
+	}
+	if s := e.tab.at(en.idx); s.records != 3 || s.last != 2 {
+		t.Fatalf("b's hit judged another state: %d records, last seq %d", s.records, s.last)
 	}
 	if n := e.Stats().Findings; n != [NumRules]uint64{} {
 		t.Fatalf("findings on clean streams: %v", n)

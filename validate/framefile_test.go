@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/e2atap/e2atap/frame"
@@ -127,4 +128,79 @@ func TestFramesFileGrows(t *testing.T) {
 	if a.n != 20000 {
 		t.Fatalf("%d frames read, want the 20000 there when the read started", a.n)
 	}
+}
+
+// hiddenSharded is a Sharded behind the Handler interface only, so that
+// decodeFrames takes the path of any handler (Sharded.ObserveFrame).
+type hiddenSharded struct{ Handler }
+
+// TestFramesInlineEngineSameAsSharded: a run of one inline shard whose
+// engine decodeFrames calls directly (inlineEngine) reports what the same
+// run does through Sharded.ObserveFrame, findings, records and the
+// watermark, read by read(2) and from a plain io.Reader; the watermark
+// seen during the read never passes the frame being judged.
+func TestFramesInlineEngineSameAsSharded(t *testing.T) {
+	tail := []byte{frame.Magic, frame.Version, 2, 0}
+	p, data := framesAround(t, frameReadBuf+77, tail)
+	run := func(direct, file bool) (string, uint64) {
+		c := &collector{}
+		ws := &watchSink{collector: c}
+		s := NewSharded(1, DefaultConfig(), ws)
+		s.Inline()
+		var h Handler = hiddenSharded{s}
+		if direct {
+			h = s
+			if s.inlineEngine() == nil {
+				t.Fatal("no inline engine")
+			}
+		}
+		var r io.Reader = bytes.NewReader(data)
+		if file {
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			r = f
+		}
+		ws.watch = func(in *Input) {
+			if w := s.Watermark(); w >= in.Index && in.Index != 0 {
+				t.Fatalf("watermark %d at input %d", w, in.Index)
+			}
+		}
+		if _, err := Read(r, "cap", FormatAuto, ReadOptions{}, h); err != nil {
+			t.Fatal(err)
+		}
+		ws.watch = nil
+		w := s.Watermark()
+		s.Finish(ReasonEOF, &Input{})
+		s.Close()
+		if len(c.findings) < 3 || len(c.records) < 18000 {
+			t.Fatalf("%d findings, %d records", len(c.findings), len(c.records))
+		}
+		return renderFindings(c) + strings.Join(c.records, "\n"), w
+	}
+	for _, file := range []bool{false, true} {
+		want, ww := run(false, file)
+		got, gw := run(true, file)
+		if got != want {
+			t.Errorf("file %t: the direct engine differs from Sharded.ObserveFrame:\n%s", file, firstDiff(want, got))
+		}
+		if gw != ww {
+			t.Errorf("file %t: watermark %d after the read, want %d", file, gw, ww)
+		}
+	}
+}
+
+// watchSink is a collector that calls watch at each record.
+type watchSink struct {
+	*collector
+	watch func(*Input)
+}
+
+func (w *watchSink) Record(r *RecordInfo) {
+	if w.watch != nil {
+		w.watch(r.In)
+	}
+	w.collector.Record(r)
 }

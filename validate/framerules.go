@@ -204,9 +204,10 @@ func knownEtype(et []byte) bool {
 func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool, en *fcAttrs) {
 	var i int32
 	var created bool
+	var s *stream
 	was := notEnded
 	if st := e.sectionStream(in, en); st != nil {
-		i = st.idx
+		i, s = st.idx, st.state // no walk from the table to its segment
 	} else {
 		i, created, was = e.frameStream(in, key, en)
 	}
@@ -219,7 +220,9 @@ func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool,
 		}
 		return
 	}
-	s := e.tab.at(i)
+	if s == nil {
+		s = e.tab.at(i)
+	}
 	if created {
 		s.flags |= fFrame
 		if in.Joined {

@@ -450,6 +450,25 @@ func readFramesMapped(m *mappedFile, pos int64, name string, opts ReadOptions, h
 	return decodeFrames(s, name, opts, h)
 }
 
+// inlineEngine is the engine of a run of one inline shard, which judges
+// what it is handed on the caller's goroutine (Sharded.ObserveFrame's
+// first case), or nil (s nil too).
+func (s *Sharded) inlineEngine() *Engine {
+	if s == nil || !s.inline || len(s.shards) != 1 {
+		return nil
+	}
+	return s.shards[0].eng
+}
+
+// judgedRead is judged(in, false) for a reader's input idx (an Index set,
+// nothing charged), small enough to be inlined.
+func (s *Sharded) judgedRead(idx uint64) {
+	s.done, s.added = idx, idx
+	if idx&255 == 0 {
+		s.last.Store(idx)
+	}
+}
+
 // A windowed Handler judges frames in place in a reader's mapping
 // (Sharded.SetWindow).
 type windowed interface {
@@ -463,6 +482,11 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 	in := &Input{Pos: Position{Kind: PosByte, Name: name}}
 	f := new(frame.Frame)
 	var dec frame.Decoder // the layout of the frames read
+	// A run of one inline shard (validate --shards 1) judges each frame
+	// on its engine straight away: no call through the Handler and the
+	// Sharded for each one.
+	sh, _ := h.(*Sharded)
+	eng := sh.inlineEngine()
 	for {
 		if s.off == len(s.buf) {
 			if s.eof {
@@ -495,7 +519,12 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 		}
 		idx++
 		in.Pos.Offset, in.Index, in.Data = s.base+int64(s.off), idx, s.buf[s.off:s.off+f.Size]
-		h.ObserveFrame(in, f)
+		if eng != nil {
+			eng.ObserveFrame(in, f)
+			sh.judgedRead(idx)
+		} else {
+			h.ObserveFrame(in, f)
+		}
 		s.off += f.Size
 		if s.m != nil {
 			s.m.ahead(s.off)

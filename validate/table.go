@@ -149,6 +149,9 @@ type table struct {
 	// deadRetry: a compaction that failed is tried again once this many
 	// key bytes are dead (not at every remove).
 	deadRetry int
+	// hintSlots: the slot array doubles up to this size, then grows by a
+	// quarter (newTable).
+	hintSlots int
 	// removes counts the removals: only remove moves a dense index (the
 	// last one into the hole), so while it stands still every dense index
 	// names the stream it named (the frame cache checks an entry by it).
@@ -205,10 +208,17 @@ func (t *table) maySess(h uint32) bool {
 // minSlots is the smallest slot array.
 const minSlots = 64
 
+// newTable returns a table for about hint streams: its slot array starts
+// at minSlots and doubles up to hint's size, then grows by a quarter. A
+// partition that holds a few streams at a time (a frame file's
+// interleaved streams, over 61 partitions) keeps a slot array of a few
+// cache lines, which a new stream's lookup finds cached, where one sized
+// for the hint (1433 slots) was probed at a random line, a miss at every
+// new stream; one that fills rehashes its keys five times more before
+// the hint, a few thousand at most.
 func newTable(hint int) *table {
-	t := &table{seed: maphash.MakeSeed(), mem: &tableMem{}}
-	n := max(minSlots, hint*4/3+1)
-	if t.slots = t.newSlots(n); t.slots == nil {
+	t := &table{seed: maphash.MakeSeed(), mem: &tableMem{}, hintSlots: max(minSlots, hint*4/3+1)}
+	if t.slots = t.newSlots(minSlots); t.slots == nil {
 		// No memory to map: the smallest slot array on the heap (a table
 		// must have one; free leaves it alone).
 		t.slots = make([]uint32, minSlots)
@@ -330,6 +340,22 @@ func (t *table) insert(key []byte, h uint64) int32 {
 	return i
 }
 
+// prefetchInsert asks for the cache lines an insert writes (the next
+// dense state, the tail of the key arena), which are cold when a
+// partition's streams start far apart (a new stream every few hundred
+// records, over tens of partitions): their misses then overlap the
+// lookup's (the key's slot, its tombstone) instead of following them.
+func (t *table) prefetchInsert() {
+	i := t.n
+	if seg := i >> segBits; seg < len(t.segs) {
+		prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(t.segs[seg]))) + uintptr(i&(segSize-1)*stateSize))
+	}
+	if c := len(t.arena) - 1; c >= 0 {
+		a := t.arena[c]
+		prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(a))) + uintptr(len(a)))
+	}
+}
+
 // room makes dense index i addressable. A segment is mapped whole and
 // paid page by page as it fills, so that a table that holds a little more
 // than a multiple of segSize (every partition does, by chance) does not
@@ -402,7 +428,11 @@ func (t *table) place(h uint64, v uint32) {
 // false when the new array cannot be had (the old one stays).
 func (t *table) grow() bool {
 	old := t.slots
-	slots := t.newSlots(len(old) + max(len(old)/4, minSlots))
+	n := len(old) + max(len(old)/4, minSlots)
+	if len(old) < t.hintSlots {
+		n = min(2*len(old), t.hintSlots)
+	}
+	slots := t.newSlots(n)
 	if slots == nil {
 		return false
 	}

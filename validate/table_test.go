@@ -62,3 +62,39 @@ func TestStreamStateSize(t *testing.T) {
 		t.Fatalf("stream state is %d bytes, want 40 (memory per open stream is a contract)", n)
 	}
 }
+
+// TestTableGrowsToHint: a table starts with minSlots, doubles up to its
+// hint's size (the hint's streams at a load of 3/4), then grows by a
+// quarter; every key is found at every size.
+func TestTableGrowsToHint(t *testing.T) {
+	tab := newTable(1000)
+	if len(tab.slots) != minSlots {
+		t.Fatalf("a new table has %d slots, want %d", len(tab.slots), minSlots)
+	}
+	want := []int{minSlots}
+	for n := minSlots; n < 1000*4/3+1; {
+		n = min(2*n, 1000*4/3+1)
+		want = append(want, n)
+	}
+	want = append(want, want[len(want)-1]+want[len(want)-1]/4)
+	sizes := []int{len(tab.slots)}
+	var keys [][]byte
+	for k := 0; len(sizes) < len(want); k++ {
+		key := fmt.Appendf(nil, "agent-7:%08d-0000-4000-8000-000000000000", k)
+		if i := tab.insert(key, tab.hash(key)); i != int32(k) {
+			t.Fatalf("insert %d: %d", k, i)
+		}
+		keys = append(keys, key)
+		if len(tab.slots) != sizes[len(sizes)-1] {
+			sizes = append(sizes, len(tab.slots))
+			for j, key := range keys {
+				if i := tab.find(key, tab.hash(key)); i != int32(j) {
+					t.Fatalf("%d slots: key %d found at %d", len(tab.slots), j, i)
+				}
+			}
+		}
+	}
+	if fmt.Sprint(sizes) != fmt.Sprint(want) {
+		t.Fatalf("slot array sizes %v, want %v", sizes, want)
+	}
+}

@@ -1,5 +1,10 @@
 package validate
 
+import (
+	"math/bits"
+	"unsafe"
+)
+
 // tombSet remembers streams that ended, by the hash of their key, for
 // after_final / after_done (and to keep late records of cancelled streams
 // silent), instead of a stream's state: a ring of the last len(ring) ends
@@ -15,8 +20,13 @@ type tombSet struct {
 	n    int // ring places used (len(ring) once it wrapped)
 	// idx holds ring place + 1 of the latest end of each hash (0: empty),
 	// linear probing, at a load of at most 1/2; live is how many it holds.
-	idx  []uint32
-	live int
+	// Above the place (the bits of placeMask) an entry holds a tag, the
+	// top bits of its hash (tombTag), so that a probe passes an entry of
+	// another hash without reading the ring, whose places are spread over
+	// many cache lines (a new stream's lookup that met one cost a miss).
+	idx       []uint32
+	placeMask uint32
+	live      int
 	// forgotEvicted: the tombstone of an evicted stream was forgotten (the
 	// ring was full), so that a record of a stream not in the table may
 	// be one whose start the table held and lost: its first sequence is
@@ -30,20 +40,37 @@ const (
 )
 
 func newTombSet(n int) tombSet {
-	return tombSet{ring: make([]uint64, max(n, 1)), idx: make([]uint32, minTombs)}
+	n = max(n, 1)
+	m := uint32(1<<32 - 1) // a ring of 2^32-1 places or more: no tag
+	if b := bits.Len(uint(n)); b < 32 {
+		m = 1<<b - 1
+	}
+	return tombSet{ring: make([]uint64, n), idx: make([]uint32, minTombs), placeMask: m}
 }
 
+// tag is the tag of hash h in an index entry.
+func (t *tombSet) tag(h uint64) uint32 { return uint32(h>>32) &^ t.placeMask }
+
+// at is the ring place of index entry v (not 0).
+func (t *tombSet) at(v uint32) int { return int(v&t.placeMask) - 1 }
+
 func (t *tombSet) home(h uint64) int { return int(h>>2) & (len(t.idx) - 1) }
+
+// prefetch asks for the index slot of h (slot reads it).
+func (t *tombSet) prefetch(h uint64) {
+	prefetch(uintptr(unsafe.Pointer(&t.idx[t.home(h&^tombHow)])))
+}
 
 // slot is the index slot of h, or -1.
 func (t *tombSet) slot(h uint64) int {
 	h &^= tombHow
+	tg := t.tag(h)
 	for p := t.home(h); ; p = (p + 1) & (len(t.idx) - 1) {
 		v := t.idx[p]
 		if v == 0 {
 			return -1
 		}
-		if t.ring[v-1]&^tombHow == h {
+		if v&^t.placeMask == tg && t.ring[t.at(v)]&^tombHow == h {
 			return p
 		}
 	}
@@ -53,21 +80,22 @@ func (t *tombSet) slot(h uint64) int {
 // one.
 func (t *tombSet) place(h uint64, r int) {
 	h &^= tombHow
+	e := t.tag(h) | uint32(r+1)
 	p := t.home(h)
 	for ; t.idx[p] != 0; p = (p + 1) & (len(t.idx) - 1) {
-		if t.ring[t.idx[p]-1]&^tombHow == h {
-			t.idx[p] = uint32(r) + 1
+		if v := t.idx[p]; v&^t.placeMask == e&^t.placeMask && t.ring[t.at(v)]&^tombHow == h {
+			t.idx[p] = e
 			return
 		}
 	}
-	t.idx[p] = uint32(r) + 1
+	t.idx[p] = e
 	t.live++
 	if t.live*2 > len(t.idx) {
 		old := t.idx
 		t.idx = make([]uint32, 2*len(old))
 		for _, v := range old {
 			if v != 0 {
-				q := t.home(t.ring[v-1])
+				q := t.home(t.ring[t.at(v)])
 				for t.idx[q] != 0 {
 					q = (q + 1) & (len(t.idx) - 1)
 				}
@@ -92,7 +120,7 @@ func (t *tombSet) unslot(p int) {
 				return
 			}
 			// Move v into p unless its home is cyclically in (p, q].
-			if h := t.home(t.ring[v-1]); (q-h)&mask >= (q-p)&mask {
+			if h := t.home(t.ring[t.at(v)]); (q-h)&mask >= (q-p)&mask {
 				t.idx[p] = v
 				p = q
 				break
@@ -110,7 +138,7 @@ func (t *tombSet) add(h uint64, how int) {
 	if t.n == len(t.ring) {
 		// The oldest end goes; its hash with it if it is its latest.
 		old := t.ring[t.pos]
-		if p := t.slot(old); p >= 0 && int(t.idx[p]-1) == t.pos {
+		if p := t.slot(old); p >= 0 && t.at(t.idx[p]) == t.pos {
 			if int(old&tombHow) == evicted {
 				t.forgotEvicted = true
 			}
@@ -129,7 +157,7 @@ func (t *tombSet) add(h uint64, how int) {
 // state says whether the stream of hash h ended, and how.
 func (t *tombSet) state(h uint64) int {
 	if p := t.slot(h); p >= 0 {
-		return int(t.ring[t.idx[p]-1] & tombHow)
+		return int(t.ring[t.at(t.idx[p])] & tombHow)
 	}
 	return notEnded
 }

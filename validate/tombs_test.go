@@ -37,8 +37,13 @@ func TestTombSetAgainstLog(t *testing.T) {
 		hashes := make([]uint64, 3*size+5)
 		for i := range hashes {
 			// Crowded: many share their index home (the low bits above
-			// the two of how), and their how bits are set.
+			// the two of how), and their how bits are set. Half of them
+			// differ only in bits 20-31, neither the home's nor the
+			// index tag's (the top ones): the ring tells them apart.
 			hashes[i] = uint64(rnd.IntN(4))<<2 | uint64(i)<<40 | uint64(rnd.IntN(4))
+			if i%2 == 1 {
+				hashes[i] = uint64(rnd.IntN(4))<<2 | uint64(i)<<20 | uint64(rnd.IntN(4)) | 7<<56
+			}
 		}
 		for step := range 20000 {
 			h := hashes[rnd.IntN(len(hashes))]

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package validate
+
+// prefetch is a hint only: nothing where there is no kernel for it.
+func prefetch(uintptr) {}
