@@ -624,42 +624,64 @@ func (t *keyClassTable) findWords(a, b uint64, k []byte) (uint, bool) {
 // keyCache remembers what a key is, for keys that hold no credential
 // themselves: records repeat the same few dozen keys, and classifying one
 // (FindCredential, then SecretKeyKind) costs more than looking it up.
-// It is a fixed, direct-mapped table of immutable entries, safe for
-// concurrent shards: a racing store only replaces an entry, and a key an
-// attacker varies only evicts others. Keys holding a credential are never
-// stored (their hit needs the path, and they are rare).
+// It is a fixed table of immutable entries, safe for concurrent shards: a
+// racing store only replaces an entry, and a key an attacker varies only
+// evicts others. Keys holding a credential are never stored (their hit
+// needs the path, and they are rare).
+//
+// A key has a set of two entries. Direct-mapped (one entry), two keys a
+// record repeats evicted each other at every record when the process's
+// seed put them in one slot: each record was then walked for secrets
+// (Scan could not classify the evicted key) and allocated a new entry,
+// for the whole life of the process. With 30 keys outside knownKeys in a
+// record, one process in three drew such a pair; with two ways and 1024
+// sets, three of the 30 must share a set, about one in 250.
 type keyCache struct {
 	seed    maphash.Seed
-	entries [keyCacheSize]atomic.Pointer[keyEntry]
+	entries [keyCacheSets][2]atomic.Pointer[keyEntry]
 }
 
 type keyEntry struct{ key, kind string }
 
 const (
-	keyCacheSize   = 1024
+	keyCacheSets   = 1024
 	keyCacheMaxLen = 64
 )
 
 var keyKinds = &keyCache{seed: maphash.MakeSeed()}
 
-func (c *keyCache) slot(k []byte) *atomic.Pointer[keyEntry] {
-	return &c.entries[maphash.Bytes(c.seed, k)%keyCacheSize]
+// set returns k's set and the way a store of k replaces when both are
+// taken (a bit of the hash the set index does not use).
+func (c *keyCache) set(k []byte) (*[2]atomic.Pointer[keyEntry], int) {
+	h := maphash.Bytes(c.seed, k)
+	return &c.entries[h%keyCacheSets], int(h>>63) & 1
 }
 
 func (c *keyCache) get(k []byte) (kind string, ok bool) {
 	if len(k) > keyCacheMaxLen {
 		return "", false
 	}
-	if e := c.slot(k).Load(); e != nil && e.key == string(k) {
-		return e.kind, true
+	set, _ := c.set(k)
+	for w := range set {
+		if e := set[w].Load(); e != nil && e.key == string(k) {
+			return e.kind, true
+		}
 	}
 	return "", false
 }
 
 func (c *keyCache) put(k []byte, kind string) {
-	if len(k) <= keyCacheMaxLen {
-		c.slot(k).Store(&keyEntry{key: string(k), kind: kind})
+	if len(k) > keyCacheMaxLen {
+		return
 	}
+	set, victim := c.set(k)
+	e := &keyEntry{key: string(k), kind: kind}
+	for w := range set {
+		if set[w].CompareAndSwap(nil, e) {
+			return
+		}
+	}
+	set[victim].Store(e)
 }
 
 // framePath renders the position of the open frames; for a key hit the
