@@ -70,8 +70,14 @@ func TryDecodeTo(f *Frame, b []byte) bool {
 			return false
 		}
 	}
+	return f.take(b, p, keyCount, dataLen)
+}
+
+// take makes f the frame of b whose attributes end at p (checked), if its
+// data of dataLen bytes lies within b.
+func (f *Frame) take(b []byte, p int, keyCount uint16, dataLen uint32) bool {
 	end := p + int(dataLen)
-	if end > n {
+	if end > len(b) {
 		return false
 	}
 	f.MsgType, f.Flags = b[2], b[3]
@@ -224,17 +230,7 @@ func (d *Decoder) TryDecodeTo(f *Frame, b []byte) bool {
 			d.n, d.end = keyCount, p
 		}
 	}
-	end := p + int(dataLen)
-	if end > n {
-		return false
-	}
-	f.MsgType, f.Flags = b[2], b[3]
-	f.Seq = int32(binary.BigEndian.Uint32(b[4:8]))
-	f.KeyCount = keyCount
-	f.Data = b[p:end:end]
-	f.attrs = b[HeaderLen:p:p]
-	f.Size = end
-	return true
+	return f.take(b, p, keyCount, dataLen)
 }
 
 // fits reports whether the length prefixes of b's attributes are those of

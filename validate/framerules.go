@@ -77,14 +77,7 @@ func (e *Engine) observeFrame(in *Input, f *frame.Frame, en *fcAttrs, hit bool) 
 				}
 			}
 		}
-		e.frm = *f
-		// Field by field: a composite literal is built aside and copied,
-		// once per frame.
-		ri := &e.info
-		ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
-		ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
-		ri.SplitSecret = ""
-		e.sink.Record(ri)
+		e.recordFrame(in, f, kind, status, key)
 	}
 
 	if f.MsgType < frame.TypeStreamReq || f.MsgType > frame.TypeEvent {
@@ -165,12 +158,7 @@ func (e *Engine) observeChunk(in *Input, f *frame.Frame, en *fcAttrs) {
 				status = "failed"
 			}
 		}
-		e.frm = *f
-		ri := &e.info
-		ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, frameKinds[frame.TypeStreamChunk], status
-		ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
-		ri.SplitSecret = ""
-		e.sink.Record(ri)
+		e.recordFrame(in, f, frameKinds[frame.TypeStreamChunk], status, key)
 	}
 
 	if f.HasError() != hasErr && e.on(RuleFrameErrorFlag) {
@@ -287,4 +275,16 @@ func isJSONObject(b []byte) bool {
 		b = b[1:]
 	}
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// recordFrame hands the sink the record of frame f, on the engine's own
+// copy of the Frame. Field by field: a composite literal is built aside
+// and copied, once per frame.
+func (e *Engine) recordFrame(in *Input, f *frame.Frame, kind, status string, key []byte) {
+	e.frm = *f
+	ri := &e.info
+	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
+	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+	ri.SplitSecret = ""
+	e.sink.Record(ri)
 }
