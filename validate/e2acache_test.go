@@ -163,6 +163,28 @@ func TestE2ACacheHits(t *testing.T) {
 	}
 }
 
+// judgeFuzzLines judges each line of data on one engine of cfg, on the
+// tap and connection its length picks, with a gap or a closed connection
+// before some (by length too), and returns the verdicts: the walk of the
+// fuzzers that compare a mechanism on and off.
+func judgeFuzzLines(cfg Config, data []byte, fromLog bool) *verdicts {
+	v := &verdicts{}
+	e := NewEngine(cfg, v)
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		in := Input{Data: line, Index: uint64(i + 1), FromLog: fromLog}
+		in.Tap, in.Conn = []string{"", "t"}[len(line)&1], []string{"", "c"}[len(line)>>1&1]
+		switch len(line) % 29 {
+		case 0:
+			e.Gap(&in)
+		case 1:
+			e.ConnClosed(&in)
+		}
+		e.Observe(&in)
+	}
+	e.Finish(ReasonEOF, &Input{})
+	return v
+}
+
 // FuzzE2ACache: any run of JSON lines (each judged on the tap and
 // connection its length picks) gets the same verdicts with the request_id
 // cache and without it.
@@ -176,21 +198,7 @@ func FuzzE2ACache(f *testing.F) {
 			cfg := DefaultConfig()
 			cfg.MaxStreams = 4 // exercise eviction
 			cfg.Tombstones = 2
-			v := &verdicts{}
-			e := NewEngine(cfg, v)
-			for i, line := range bytes.Split(data, []byte("\n")) {
-				in := Input{Data: line, Index: uint64(i + 1), FromLog: true}
-				in.Tap, in.Conn = []string{"", "t"}[len(line)&1], []string{"", "c"}[len(line)>>1&1]
-				switch len(line) % 29 {
-				case 0:
-					e.Gap(&in)
-				case 1:
-					e.ConnClosed(&in)
-				}
-				e.Observe(&in)
-			}
-			e.Finish(ReasonEOF, &Input{})
-			return v
+			return judgeFuzzLines(cfg, data, true)
 		}
 		with, without := judge(false), judge(true)
 		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {

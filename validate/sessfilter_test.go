@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -198,21 +197,7 @@ func FuzzSessFilter(f *testing.F) {
 			cfg := DefaultConfig()
 			cfg.MaxStreams = 16 // 8 partitions of 2: evictions
 			cfg.Tombstones = 4
-			v := &verdicts{}
-			e := NewEngine(cfg, v)
-			for i, line := range bytes.Split(data, []byte("\n")) {
-				in := Input{Data: line, Index: uint64(i + 1)}
-				in.Tap, in.Conn = []string{"", "t"}[len(line)&1], []string{"", "c"}[len(line)>>1&1]
-				switch len(line) % 29 {
-				case 0:
-					e.Gap(&in)
-				case 1:
-					e.ConnClosed(&in)
-				}
-				e.Observe(&in)
-			}
-			e.Finish(ReasonEOF, &Input{})
-			return v
+			return judgeFuzzLines(cfg, data, false)
 		}
 		with, without := judge(false), judge(true)
 		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
