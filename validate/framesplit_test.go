@@ -1,0 +1,136 @@
+package validate
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+// splitCorpus is walkFrameCorpus with frames mixed in that a split must
+// not be fooled by: payloads that are themselves runs of frames (a guess
+// at a chunk's first frame may land in them and skim cleanly on), frames
+// longer than a chunk (chunks that hold no frame start, frames read
+// further than a chunk and its slack), and an undecodable tail when tail.
+func splitCorpus(t *testing.T, seed uint64, n int, tail bool) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 3))
+	base := walkFrameCorpus(seed, n, 300, false)
+	var out []byte
+	for len(base) > 0 {
+		// Cut base at its frame boundaries (it is all frames).
+		var f frame.Frame
+		if _, err := frame.DecodeTo(&f, base); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, base[:f.Size]...)
+		base = base[f.Size:]
+		switch x := r.Float64(); {
+		case x < 0.01:
+			inner := walkFrameCorpus(seed+uint64(len(out)), 5+r.IntN(40), 3, false)
+			b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0,
+				[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("nest-%d", r.IntN(5))}}, inner)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b...)
+		case x < 0.0115:
+			b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, frame.FlagDone, 0,
+				[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("big-%d", len(out))}}, bytes.Repeat([]byte{'z'}, 3000+r.IntN(150000)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b...)
+		}
+	}
+	if tail {
+		out = append(out, frame.Magic, frame.Version, 2, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 9)
+	}
+	return out
+}
+
+// TestShardedSplitFramesSameAsOneShard: frames read by a split (small
+// chunks, so that the chunks' slots are used over and over, guesses land
+// in payloads of frames, frames span chunks, an undecodable tail) give
+// byte for byte what one shard reading them through read(2) gives, with
+// 2, 3 and 4 shards, inline or not, in order or not.
+func TestShardedSplitFramesSameAsOneShard(t *testing.T) {
+	defer func(c int) { splitChunk = c }(splitChunk)
+	vc := smallPartitions(t, 512)
+	for _, tail := range []bool{false, true} {
+		data := splitCorpus(t, 71, 40000, tail)
+		if len(data) < splitMinBytes {
+			t.Fatalf("corpus of %d bytes: not split", len(data))
+		}
+		p := writeTemp(t, "split.frames", data)
+		want := runCaptures(t, vc, FormatAuto, ReadOptions{Index: 5}, oneShard, p)
+		for _, rule := range []string{"frame.seq_gap", "frame.after_done"} {
+			if !strings.Contains(want, " "+rule+" ") {
+				t.Fatalf("the corpus has no %s finding", rule)
+			}
+		}
+		if tail != strings.Contains(want, " frame.decode ") {
+			t.Fatalf("tail %t: frame.decode finding %t", tail, !tail)
+		}
+		for _, chunk := range []int{4 << 10, 64 << 10, 1 << 20} {
+			splitChunk = chunk
+			for _, v := range walkVariants() {
+				if v.noWalk {
+					continue
+				}
+				if got := runCaptures(t, vc, FormatAuto, ReadOptions{Index: 5}, v, p); got != want {
+					t.Errorf("tail %t, chunk %d, %s differs from one shard: %s", tail, chunk, v, firstDiff(want, got))
+				}
+			}
+		}
+	}
+}
+
+// TestShardedSplitFileOffset: a split leaves the file's offset where the
+// frames stopped (the undecodable frame, or the end), as a reader does,
+// and starts where the offset was.
+func TestShardedSplitFileOffset(t *testing.T) {
+	defer func(c int) { splitChunk = c }(splitChunk)
+	splitChunk = 16 << 10
+	data := splitCorpus(t, 72, 30000, true)
+	bad := int64(len(data) - 16)
+	p := writeTemp(t, "off.frames", data)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var fr frame.Frame
+	if _, err := frame.DecodeTo(&fr, data); err != nil {
+		t.Fatal(err)
+	}
+	skip := fr.Size
+	if _, err := f.Seek(int64(skip), 0); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSharded(2, DefaultConfig(), &collector{})
+	s.Inline()
+	last, err := Read(f, "cap", FormatFrames, ReadOptions{}, s)
+	s.Finish(ReasonEOF, &Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.mappedReads != 1 {
+		t.Fatalf("%d files split", s.mappedReads)
+	}
+	at, _ := f.Seek(0, 1)
+	if at != bad {
+		t.Errorf("offset %d after the read, want %d (the undecodable frame)", at, bad)
+	}
+	one := NewSharded(1, DefaultConfig(), &collector{})
+	one.Inline()
+	want, err := Read(bytes.NewReader(data[skip:]), "cap", FormatFrames, ReadOptions{}, one)
+	one.Finish(ReasonEOF, &Input{})
+	if err != nil || last != want {
+		t.Errorf("last index %d, want %d (%v)", last, want, err)
+	}
+}
