@@ -65,7 +65,7 @@ const maxSplitShards = 16
 
 // splitMinBytes: a smaller file is handed over as before (a split pays
 // for its goroutines and buffers).
-const splitMinBytes = 1 << 20
+var splitMinBytes int64 = 1 << 20 // a variable for tests
 
 // chunkFrame is a frame of a chunk that one shard judges: it lies at
 // buf[off:off+size] of the chunk's slot, its attributes end at attrs

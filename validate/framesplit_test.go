@@ -63,7 +63,7 @@ func TestShardedSplitFramesSameAsOneShard(t *testing.T) {
 	vc := smallPartitions(t, 512)
 	for _, tail := range []bool{false, true} {
 		data := splitCorpus(t, 71, 40000, tail)
-		if len(data) < splitMinBytes {
+		if int64(len(data)) < splitMinBytes {
 			t.Fatalf("corpus of %d bytes: not split", len(data))
 		}
 		p := writeTemp(t, "split.frames", data)
@@ -133,4 +133,36 @@ func TestShardedSplitFileOffset(t *testing.T) {
 	if err != nil || last != want {
 		t.Errorf("last index %d, want %d (%v)", last, want, err)
 	}
+}
+
+// FuzzFrameSplit: any bytes after a first frame, read by a split of 2 or
+// 3 shards into chunks of a few hundred bytes, give what one shard
+// reading them through read(2) gives: frames spanning chunks, guesses
+// landing in payloads or garbage, undecodable frames anywhere.
+func FuzzFrameSplit(f *testing.F) {
+	defer func(c int, m int64) { splitChunk, splitMinBytes = c, m }(splitChunk, splitMinBytes)
+	splitMinBytes = 1
+	corpus := walkFrameCorpus(5, 60, 7, false)
+	f.Add(corpus, uint16(300), false)
+	f.Add(append(bytes.Clone(corpus[:500]), corpus[700:]...), uint16(64), true)
+	inner, _ := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0, []frame.Attr{{Name: "sid", Value: "n"}}, corpus[:900])
+	f.Add(append(bytes.Clone(corpus[:400]), inner...), uint16(100), false)
+	first, _ := frame.AppendFrame(nil, frame.TypeStreamReq, 0, 0, []frame.Attr{{Name: "sid", Value: "first"}}, []byte("go"))
+	defer func(n int) { partitionStreams = n }(partitionStreams)
+	partitionStreams = 64
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	vc.MaxStreams = 512 // 8 partitions: cheap to set up, spread over the shards
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint16, three bool) {
+		splitChunk = 16 + int(chunk)%2048
+		p := writeTemp(t, "fz.frames", append(bytes.Clone(first), data...))
+		want := runCaptures(t, vc, FormatAuto, ReadOptions{}, oneShard, p)
+		v := walkVariant{shards: 2, wantWalk: true, inline: true}
+		if three {
+			v.shards = 3
+		}
+		if got := runCaptures(t, vc, FormatAuto, ReadOptions{}, v, p); got != want {
+			t.Errorf("chunk %d, %s differs from one shard: %s", splitChunk, v, firstDiff(want, got))
+		}
+	})
 }
