@@ -499,8 +499,7 @@ func (r *chunkSplit) judge(k int, sl *chunkSlot) {
 			a := &list[i+splitAhead]
 			p := at + uintptr(a.off)
 			prefetch(p)
-			prefetch(p + uintptr(a.attrs/2))
-			prefetch(p + uintptr(a.attrs-1))
+			prefetch(p + uintptr(a.attrs-1)) // most sections span two lines at most
 		}
 		b := sl.buf[it.off : it.off+it.size]
 		f.SetSkimmed(b, int(it.attrs), int(it.size))
