@@ -60,8 +60,9 @@ const splitAhead = 6
 const splitSlack = 64 << 10
 
 // maxSplitShards: a run of more shards walks the mapping instead (each
-// shard of a split holds splitSlots chunks' buffers).
-const maxSplitShards = 16
+// shard of a split holds splitSlots chunks' buffers); a variable for
+// tests.
+var maxSplitShards = 16
 
 // splitMinBytes: a smaller file is handed over as before (a split pays
 // for its goroutines and buffers).

@@ -166,3 +166,35 @@ func FuzzFrameSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestShardedSplitFileShrinks: a frame file cut shorter while a split
+// reads it (by a real truncate, from a shard judging its first frame) is
+// an I/O error naming it, for a split as for a walk; what was judged
+// before stays judged, and the run can still be finished.
+func TestShardedSplitFileShrinks(t *testing.T) {
+	defer func(c, m int) { splitChunk, maxSplitShards = c, m }(splitChunk, maxSplitShards)
+	splitChunk = 64 << 10
+	for _, most := range []int{maxSplitShards, 1} {
+		maxSplitShards = most
+		p, data := bigFrameFile(t, nil, 40000, nil)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &shrinkSink{path: p}
+		s := NewSharded(2, DefaultConfig(), sink)
+		s.Inline()
+		last, err := Read(f, "cap", FormatFrames, ReadOptions{}, s)
+		f.Close()
+		if err == nil || !strings.Contains(err.Error(), "shrank") {
+			t.Fatalf("split up to %d shards: Read = %v, want the file shrank", most, err)
+		}
+		if last == 0 || last >= 40000 || len(data) < 1<<20 {
+			t.Fatalf("split up to %d shards: last index %d of 40000 frames", most, last)
+		}
+		s.Finish(ReasonEOF, &Input{})
+		if st := s.Stats(); st.Records == 0 || st.Records > last {
+			t.Errorf("split up to %d shards: %d records judged, the read stopped at %d", most, st.Records, last)
+		}
+	}
+}
