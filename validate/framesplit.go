@@ -13,10 +13,11 @@ import (
 )
 
 // A sharded run reads a frame file by a split: the file is cut into
-// chunks of splitChunk bytes, and chunk c is read (pread(2) into a buffer
-// of its own) and skimmed by shard c mod n; every shard then judges the
-// frames of the partitions it owns, chunk after chunk, in file order,
-// wherever they were read. What crosses cores is one list per chunk and
+// chunks of splitChunk bytes, and each chunk is read (pread(2) into a
+// buffer of its own) and skimmed by whichever shard takes it next (one
+// whose core is shared with other processes takes fewer); every shard
+// then judges the frames of the partitions it owns, chunk after chunk, in
+// file order, wherever they were read. What crosses cores is one list per chunk and
 // shard (where each of its frames lies, its stream key's partition:
 // chunkFrame), not a message per frame.
 //
@@ -122,6 +123,7 @@ type chunkSplit struct {
 	// I/O error: err), or -1; next: per shard, the first chunk it has not
 	// judged yet.
 	final int
+	taken int // chunks taken by a shard to read and skim: [0, taken)
 	err   error
 	next  []int
 	ins   []splitIn // per shard: the Input and Frame it judges with
@@ -203,14 +205,21 @@ func (s *Sharded) readFramesSplit(f *os.File, name string, format Format, opts R
 	return last, err, true
 }
 
-// walk is shard k's part of the split: chunks k, k+n, ... read and
+// walk is shard k's part of the split: the chunks it takes read and
 // skimmed, and every chunk's frames of its partitions judged.
 func (r *chunkSplit) walk(k int) {
-	for c := k; ; c += r.n {
+	for {
+		// The next chunk no one has taken: a shard slowed down (its core
+		// shared with other processes) reads and skims fewer.
+		r.mu.Lock()
+		c := r.taken
 		start := r.pos + int64(c)*int64(splitChunk)
-		if start >= r.size {
+		if start >= r.size || r.final >= 0 && r.final < c {
+			r.mu.Unlock()
 			break
 		}
+		r.taken++
+		r.mu.Unlock()
 		sl := &r.slots[c%len(r.slots)]
 		// The slot's chunk before (c - len(slots)) must be judged by all,
 		// and the chunk after it too (verify reads where it ended): judge

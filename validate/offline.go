@@ -85,7 +85,7 @@ const utf8BOM = "\xef\xbb\xbf"
 // *os.File) is read for a handler that judges each record before its call
 // returns (an Engine, one inline shard) by read(2) into one reused buffer
 // (readFramesFile, readLinesFile); for several shards, frames by a split
-// (framesplit.go: each shard reads and skims every n-th chunk, and judges
+// (framesplit.go: each shard reads and skims the chunks it takes, and judges
 // its partitions' frames of all) and JSON lines through a mapping, without
 // copying them out of the page cache; the data handlers see is valid only
 // during the call, as always.
