@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/e2atap/e2atap/frame"
@@ -196,5 +197,62 @@ func TestShardedSplitFileShrinks(t *testing.T) {
 		if st := s.Stats(); st.Records == 0 || st.Records > last {
 			t.Errorf("split up to %d shards: %d records judged, the read stopped at %d", most, st.Records, last)
 		}
+	}
+}
+
+// growSink appends a frame to the file at path at each record judged, for
+// the first 2000.
+type growSink struct {
+	collector
+	path  string
+	frame []byte
+	mu    sync.Mutex
+	n     int
+}
+
+func (g *growSink) Record(*RecordInfo) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.n++; g.n > 2000 {
+		return
+	}
+	w, err := os.OpenFile(g.path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		panic(err)
+	}
+	defer w.Close()
+	if _, err := w.Write(g.frame); err != nil {
+		panic(err)
+	}
+}
+
+// TestShardedSplitFileGrows: a frame file appended to while a split reads
+// it is read up to the size it had when the read started, as one shard
+// reads it, and its offset is left there.
+func TestShardedSplitFileGrows(t *testing.T) {
+	defer func(c int) { splitChunk = c }(splitChunk)
+	splitChunk = 32 << 10
+	p, data := bigFrameFile(t, nil, 20000, nil)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g := &growSink{path: p, frame: data[:len(data)/20000]}
+	s := NewSharded(2, DefaultConfig(), g)
+	s.Inline()
+	last, err := Read(f, "cap", FormatFrames, ReadOptions{}, s)
+	s.Finish(ReasonEOF, &Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); last != 20000 || st.Records != 20000 || s.mappedReads != 1 {
+		t.Fatalf("last index %d, %d records judged, %d split: want the 20000 there when the read started", last, st.Records, s.mappedReads)
+	}
+	if at, _ := f.Seek(0, 1); at != int64(len(data)) {
+		t.Errorf("offset %d after the read, want %d", at, len(data))
+	}
+	if st, _ := os.Stat(p); st.Size() <= int64(len(data)) {
+		t.Fatalf("the file did not grow while it was read (%d bytes)", st.Size())
 	}
 }
