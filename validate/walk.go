@@ -16,9 +16,10 @@ import (
 // A sharded run reads a file it can map (a regular file of 1 MiB or more)
 // in place, without copying a record out of the page cache:
 //
-// Frames by a walk: every shard walks the whole mapping, one mapping they
-// all share (walkMap), from its own goroutine, and judges only the frames
-// of the partitions it owns.
+// Frames by a split (framesplit.go), or, for a run of more than
+// maxSplitShards shards, by a walk: every shard walks the whole mapping,
+// one mapping they all share (walkMap), from its own goroutine, and
+// judges only the frames of the partitions it owns.
 // Nothing is handed from one core to another (no queue, no copy, no batch):
 // what a shard spends on a frame it does not own is its header and stream
 // key (skimFrame) and the key's partition. A frame is small and cheap to

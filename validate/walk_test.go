@@ -320,10 +320,21 @@ func TestShardedWalkLongLines(t *testing.T) {
 	}
 }
 
-// TestShardedWalkFramesSameAsOneShard: frames read by a walk (windows
-// crossed and given back behind the walk, a corrupt tail) give what one
-// shard gives, and what the reader's hand-off gives.
+// TestShardedWalkFramesSameAsOneShard: frames read by a split, and by a
+// walk (a run of more than maxSplitShards shards: windows crossed and
+// given back behind the walk, a corrupt tail) give what one shard gives,
+// and what the reader's hand-off gives.
 func TestShardedWalkFramesSameAsOneShard(t *testing.T) {
+	for _, most := range []int{maxSplitShards, 1} {
+		t.Run(fmt.Sprintf("split up to %d shards", most), func(t *testing.T) {
+			defer func(m int) { maxSplitShards = m }(maxSplitShards)
+			maxSplitShards = most
+			testShardedWalkFramesSameAsOneShard(t)
+		})
+	}
+}
+
+func testShardedWalkFramesSameAsOneShard(t *testing.T) {
 	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
 	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as walks go
 	vc := smallPartitions(t, 512)

@@ -1,0 +1,530 @@
+package validate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"unsafe"
+
+	"github.com/e2atap/e2atap/frame"
+)
+
+// A sharded run reads a frame file by a split: the file is cut into
+// chunks of splitChunk bytes, and each chunk is read (pread(2) into a
+// buffer of its own) and skimmed by whichever shard takes it next (one
+// whose core is shared with other processes takes fewer); every shard
+// then judges the frames of the partitions it owns, chunk after chunk, in
+// file order, wherever they were read (asking for each frame's cache
+// lines a few frames ahead: they were read on another core, or long
+// enough ago). What crosses cores is one list per chunk and shard (where
+// each of its frames lies, its stream key's partition: chunkFrame), not a
+// message per frame. What a split costs over one shard is the skim and
+// the lists (skimFrame, the key's hash, the entry: some 20 ns a frame
+// against a decode's 12) and the shards' waits; each engine holds half
+// the streams, and judges a frame for less.
+//
+// Where a chunk's first frame starts is known for sure only once the
+// chunk before is skimmed. Waiting for it made the skims a chain that
+// passed from core to core at every chunk, and a core that sleeps wakes
+// some 80 µs later here (a VM): the shards waited 30-50 ms of a 145 ms
+// run. So a shard guesses: the first offset of its chunk from which the
+// frames skim cleanly to the chunk's end (syncFrames). The guess is
+// checked before anyone judges the chunk (verify: it must be where the
+// chunk before ended); a wrong one (a frame's payload that holds frames)
+// and a chunk with no clean run (an undecodable frame, one longer than
+// what was read) are skimmed again from where the chunk before ended, as
+// a reader would.
+//
+// Not by a walk of every shard over one mapping (walk.go), the way
+// before: every shard skimmed every frame, and filling and dropping the
+// mapping's page table from two threads of one process cost more system
+// time than read(2) did (madvise and munmap took 58 ms of each walker's
+// 150 ms on 1 M frames, go tool trace; 2 shards ÷ 1: wall 0.7x, CPU 1.6x).
+//
+// Every frame is judged as skimmed on the shard that owns its partition,
+// in file order, with the index a reader would give it, and the
+// undecodable tail goes to the owner of partitionOf(nil): the verdicts
+// are one shard's (partition.go).
+
+// splitChunk is how much of the file a shard of a split reads and skims
+// at a time (a variable for tests).
+var splitChunk = 512 << 10
+
+// splitSlots is how many chunks a split holds per shard: room for a
+// shard to run ahead of the others while they judge.
+const splitSlots = 3
+
+// splitAhead is how many frames ahead of the one it judges a shard
+// asks for a frame's cache lines.
+const splitAhead = 6
+
+// splitSlack is how much a shard reads past its chunk, for the frame that
+// starts in it and ends after it.
+const splitSlack = 64 << 10
+
+// maxSplitShards: a run of more shards walks the mapping instead (each
+// shard of a split holds splitSlots chunks' buffers); a variable for
+// tests.
+var maxSplitShards = 16
+
+// splitMinBytes: a smaller file is handed over as before (a split pays
+// for its goroutines and buffers).
+var splitMinBytes int64 = 1 << 20 // a variable for tests
+
+// chunkFrame is a frame of a chunk that one shard judges: it lies at
+// buf[off:off+size] of the chunk's slot, its attributes end at attrs
+// (from its start), its index is the chunk's first index + ord.
+type chunkFrame struct {
+	off, size, attrs, ord uint32
+	hint                  partHint
+}
+
+// chunkSlot holds one chunk at a time: chunk, chunk+len(slots), ...
+type chunkSlot struct {
+	chunk int // the chunk it holds (set with state)
+	// state: slotFree, slotSkimmed (by its shard, from sync: a guess
+	// unless the chunk is the first), slotVerified (sync is where the
+	// chunk before ended: first and last are set), slotFixing (being
+	// skimmed again).
+	state int
+	buf   []byte
+	base  int64 // the file offset of buf[0]
+	// sync is where its frames start (-1: no clean run found), end where
+	// they end (where the next chunk's first one starts, or the
+	// undecodable frame); count: its frames, the undecodable one
+	// included; first the index before its first frame, last its last.
+	sync, end   int64
+	count       uint64
+	first, last uint64
+	lists       [][]chunkFrame // per shard, in file order
+	stop        string         // the frame.decode message of the frame at end, or ""
+	err         error          // reading it failed
+}
+
+const (
+	slotFree = iota
+	slotSkimmed
+	slotFixing
+	slotVerified
+)
+
+type chunkSplit struct {
+	s         *Sharded
+	f         *os.File
+	name      string
+	opts      ReadOptions
+	pos, size int64 // where the read starts, and the file's size then
+	n         int
+	ownerIdx  []int // partition → the index of its shard
+	nilOwner  int   // the shard that judges the undecodable tail
+	slots     []chunkSlot
+
+	mu   sync.Mutex
+	cond sync.Cond
+	// final: the chunk the read ended at (EOF, an undecodable frame, an
+	// I/O error: err), or -1; next: per shard, the first chunk it has not
+	// judged yet.
+	final int
+	taken int // chunks taken by a shard to read and skim: [0, taken)
+	err   error
+	next  []int
+	ins   []splitIn // per shard: the Input and Frame it judges with
+}
+
+type splitIn struct {
+	in Input
+	f  frame.Frame
+	_  [64]byte
+}
+
+// readFramesSplit reads the frames of f, a regular file, from its offset
+// by a split over s's shards; ok is false when f is not a regular file of
+// frames of some size there (format and the first bytes decide, as for a
+// mapping), or s has too many shards, and nothing was read then.
+func (s *Sharded) readFramesSplit(f *os.File, name string, format Format, opts ReadOptions) (last uint64, err error, ok bool) {
+	if len(s.shards) > maxSplitShards {
+		return 0, nil, false
+	}
+	pos, size, there := regularAt(f)
+	if !there || size-pos < splitMinBytes {
+		return 0, nil, false
+	}
+	var head [len(utf8BOM)]byte
+	n, _ := f.ReadAt(head[:], pos)
+	if n == 0 || head[0] != frame.Magic || format != FormatFrames && bytes.HasPrefix(head[:n], []byte(utf8BOM)) {
+		return 0, nil, false
+	}
+	// Everything handed over before (an earlier input) is judged first:
+	// the shards are idle, and the split owns their engines.
+	s.barrier()
+	if !s.assigned {
+		s.assignEven()
+	}
+	r := &chunkSplit{s: s, f: f, name: name, opts: opts, pos: pos, size: size, n: len(s.shards),
+		final: -1, next: make([]int, len(s.shards)), ownerIdx: make([]int, len(s.owner))}
+	r.cond.L = &r.mu
+	for p, o := range s.owner {
+		for k, sh := range s.shards {
+			if sh == o {
+				r.ownerIdx[p] = k
+			}
+		}
+	}
+	r.nilOwner = r.ownerIdx[partitionOf(nil, s.parts)]
+	r.slots = make([]chunkSlot, splitSlots*r.n)
+	for i := range r.slots {
+		r.slots[i].lists = make([][]chunkFrame, r.n)
+		r.slots[i].chunk = -1
+	}
+	r.ins = make([]splitIn, r.n)
+	for k, sh := range s.shards {
+		sh.walked.Store(opts.Index)
+		r.ins[k].in = Input{Pos: Position{Kind: PosByte, Name: name}}
+	}
+	s.walking.Store(true)
+	s.mappedReads++
+	var wg sync.WaitGroup
+	for k := 1; k < r.n; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.walk(k)
+		}()
+	}
+	r.walk(0)
+	wg.Wait()
+	for _, sh := range s.shards {
+		sh.eng.hint = partHint{}
+	}
+	fin := &r.slots[r.final%len(r.slots)]
+	last, err = fin.last, r.err
+	if _, serr := f.Seek(fin.end, io.SeekStart); serr != nil && err == nil {
+		err = serr
+	}
+	s.added = last
+	s.last.Store(last)
+	s.walking.Store(false)
+	return last, err, true
+}
+
+// walk is shard k's part of the split: the chunks it takes read and
+// skimmed, and every chunk's frames of its partitions judged.
+func (r *chunkSplit) walk(k int) {
+	for {
+		// The next chunk no one has taken: a shard slowed down (its core
+		// shared with other processes) reads and skims fewer.
+		r.mu.Lock()
+		c := r.taken
+		start := r.pos + int64(c)*int64(splitChunk)
+		if start >= r.size || r.final >= 0 && r.final < c {
+			r.mu.Unlock()
+			break
+		}
+		r.taken++
+		r.mu.Unlock()
+		sl := &r.slots[c%len(r.slots)]
+		// The slot's chunk before (c - len(slots)) must be judged by all,
+		// and the chunk after it too (verify reads where it ended): judge
+		// meanwhile what is ready.
+		over := false
+		for {
+			r.judgeReady(k)
+			r.mu.Lock()
+			over = r.final >= 0 && r.final < c
+			if over || r.minNext() > c-len(r.slots)+1 {
+				r.mu.Unlock()
+				break
+			}
+			if !r.ready(r.next[k]) {
+				r.cond.Wait()
+			}
+			r.mu.Unlock()
+		}
+		if over {
+			break
+		}
+		err := sl.read(r, start, int(min(int64(splitChunk+splitSlack), r.size-start)))
+		if err == nil {
+			if c == 0 {
+				err = r.skim(sl, start, r.pos)
+			} else {
+				r.syncFrames(sl, start)
+			}
+		}
+		r.mu.Lock()
+		sl.chunk, sl.state, sl.err = c, slotSkimmed, err
+		r.cond.Broadcast()
+		r.mu.Unlock()
+	}
+	for {
+		r.judgeReady(k)
+		r.mu.Lock()
+		if r.final >= 0 && r.next[k] > r.final {
+			r.mu.Unlock()
+			return
+		}
+		if !r.ready(r.next[k]) {
+			r.cond.Wait()
+		}
+		r.mu.Unlock()
+	}
+}
+
+// ready says whether chunk d can be verified and judged; r.mu held.
+func (r *chunkSplit) ready(d int) bool {
+	sl := &r.slots[d%len(r.slots)]
+	return sl.chunk == d && (sl.state == slotSkimmed || sl.state == slotVerified)
+}
+
+// minNext is the first chunk some shard has not judged; r.mu held.
+func (r *chunkSplit) minNext() int {
+	m := r.next[0]
+	for _, c := range r.next[1:] {
+		m = min(m, c)
+	}
+	return m
+}
+
+// judgeReady has shard k judge its frames of every chunk, in order, that
+// is ready, verifying each first.
+func (r *chunkSplit) judgeReady(k int) {
+	for {
+		r.mu.Lock()
+		d := r.next[k]
+		if r.final >= 0 && d > r.final || !r.ready(d) {
+			r.mu.Unlock()
+			return
+		}
+		sl := &r.slots[d%len(r.slots)]
+		if sl.state == slotSkimmed {
+			r.verify(sl, d) // unlocks and locks r.mu when it skims again
+		}
+		r.mu.Unlock()
+		r.judge(k, sl)
+		r.mu.Lock()
+		r.next[k] = d + 1
+		r.cond.Broadcast()
+		r.mu.Unlock()
+	}
+}
+
+// verify checks that chunk d's frames start where chunk d-1's end (d-1
+// is verified: judged already), and skims it again from there if not;
+// r.mu held. It then sets the chunk's indices, and ends the read at d if
+// the frames end there.
+func (r *chunkSplit) verify(sl *chunkSlot, d int) {
+	from, first := r.pos, r.opts.Index
+	if d > 0 {
+		prev := &r.slots[(d-1)%len(r.slots)]
+		from, first = prev.end, prev.last
+	}
+	if sl.err == nil && sl.sync != from {
+		sl.state = slotFixing // no one else judges it meanwhile
+		r.mu.Unlock()
+		start := r.pos + int64(d)*int64(splitChunk)
+		err := r.skim(sl, start, from)
+		r.mu.Lock()
+		sl.err = err
+	}
+	sl.state = slotVerified
+	sl.first, sl.last = first, first+sl.count
+	switch {
+	case sl.err != nil:
+		// Nothing of it is judged.
+		for i := range sl.lists {
+			sl.lists[i] = sl.lists[i][:0]
+		}
+		sl.end, sl.last, sl.stop = from, first, ""
+		r.final, r.err = d, sl.err
+	case sl.stop != "" || sl.end >= r.size:
+		r.final = d
+	}
+}
+
+// read fills sl with want bytes of the file from start.
+func (sl *chunkSlot) read(r *chunkSplit, start int64, want int) error {
+	if cap(sl.buf) > 4*(splitChunk+splitSlack) {
+		sl.buf = nil // a large frame has passed: give its buffer back
+	}
+	if cap(sl.buf) < want {
+		sl.buf = make([]byte, max(want, splitChunk+splitSlack))
+	}
+	sl.base, sl.buf = start, sl.buf[:want]
+	return r.readAt(sl.buf, start)
+}
+
+// grow reads more of the file into sl, so that it holds at least need
+// bytes past the file offset at (or reaches the end of the file).
+func (sl *chunkSlot) grow(r *chunkSplit, at int64, need int) error {
+	end := min(r.size, at+int64(need))
+	have := sl.base + int64(len(sl.buf))
+	if end <= have {
+		return nil
+	}
+	n := int(end - sl.base)
+	if n > cap(sl.buf) {
+		nb := make([]byte, len(sl.buf), max(n, 2*cap(sl.buf)))
+		copy(nb, sl.buf)
+		sl.buf = nb
+	}
+	sl.buf = sl.buf[:n]
+	return r.readAt(sl.buf[have-sl.base:], have)
+}
+
+// readAt reads b whole from the file at off: a short read is the file
+// shrinking while it was read.
+func (r *chunkSplit) readAt(b []byte, off int64) error {
+	n, err := r.f.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: the file shrank while it was read (%d bytes short)", r.name, len(b)-n)
+	}
+	return err
+}
+
+// syncTries is how many offsets syncFrames tries before it leaves the
+// chunk to verify.
+const syncTries = 16
+
+// syncFrames skims the chunk at start (read into sl) from a guess: the
+// first offset holding a frame header from which frames skim cleanly to
+// the end of the chunk, within what was read. Without one, sync is -1.
+func (r *chunkSplit) syncFrames(sl *chunkSlot, start int64) {
+	limit := min(r.size, start+int64(splitChunk))
+	hdr := []byte{frame.Magic, frame.Version}
+	sl.reset()
+	o := 0
+	for range syncTries {
+		i := bytes.Index(sl.buf[o:int(limit-sl.base)], hdr)
+		if i < 0 {
+			break
+		}
+		o += i
+		if r.skimRun(sl, start, sl.base+int64(o), false) {
+			return
+		}
+		o++
+	}
+	sl.reset()
+	sl.sync = -1
+}
+
+// skim skims the chunk at start (read into sl) from from, where the
+// chunk before ended, with decodeFrames' rules: it stops at the first
+// frame it cannot decode, reading more of the file for a frame that ends
+// past what was read.
+func (r *chunkSplit) skim(sl *chunkSlot, start, from int64) error {
+	sl.reset()
+	if from >= min(r.size, start+int64(splitChunk)) {
+		// A frame of an earlier chunk covers this one.
+		sl.sync, sl.end = from, from
+		return nil
+	}
+	if from < sl.base || from >= sl.base+int64(len(sl.buf)) {
+		panic(fmt.Sprintf("validate: a chunk read at %d starts at %d", sl.base, from))
+	}
+	for at := from; ; at = sl.end {
+		if r.skimRun(sl, start, at, true) {
+			return nil
+		}
+		o := int(sl.end - sl.base)
+		if sl.base+int64(len(sl.buf)) < r.size && len(sl.buf)-o < maxFrameBuffer {
+			// Maybe only part of the frame is here: read more, go on.
+			if err := sl.grow(r, sl.end, max(2*(len(sl.buf)-o), splitSlack)); err != nil {
+				return err
+			}
+			continue
+		}
+		var f frame.Frame
+		_, err := frame.DecodeTo(&f, sl.buf[o:])
+		if err == nil {
+			panic("validate: DecodeTo accepted a frame skimFrame rejects")
+		}
+		msg := err.Error()
+		var de *frame.DecodeError
+		if errors.As(err, &de) {
+			msg = fmt.Sprintf("%s at byte %d", de.Reason, sl.end+int64(de.Offset))
+		}
+		sl.count++
+		sl.stop = msg
+		return nil
+	}
+}
+
+// skimRun lists the frames of sl from at (sync, when the list is empty)
+// to the first that starts past the end of the chunk at start. It reports
+// whether it got there; if not, sl.end is the frame it could not skim, and
+// unless keep, what it listed is dropped.
+func (r *chunkSplit) skimRun(sl *chunkSlot, start, at int64, keep bool) bool {
+	limit := min(r.size, start+int64(splitChunk))
+	if sl.count == 0 {
+		sl.sync = at
+	}
+	parts := r.s.parts
+	for at < limit {
+		o := int(at - sl.base)
+		size, attrs, key, ok := skimFrame(sl.buf[o:])
+		if !ok {
+			sl.end = at
+			if !keep {
+				sl.reset()
+			}
+			return false
+		}
+		p := partitionOf(key, parts)
+		w := r.ownerIdx[p]
+		sl.lists[w] = append(sl.lists[w], chunkFrame{off: uint32(o), size: uint32(size), attrs: uint32(attrs),
+			ord: uint32(sl.count + 1), hint: hintFor(key, sl.buf[o:o+size], p)})
+		sl.count++
+		at += int64(size)
+	}
+	sl.end = at
+	return true
+}
+
+// reset empties sl's lists.
+func (sl *chunkSlot) reset() {
+	for i := range sl.lists {
+		sl.lists[i] = sl.lists[i][:0]
+	}
+	sl.count, sl.stop = 0, ""
+}
+
+// judge has shard k judge its frames of sl, a verified chunk.
+func (r *chunkSplit) judge(k int, sl *chunkSlot) {
+	me := r.s.shards[k]
+	e := me.eng
+	in := &r.ins[k].in
+	f := &r.ins[k].f
+	list := sl.lists[k]
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(sl.buf)))
+	for i, it := range list {
+		// The frames were read on another core, or long enough ago to
+		// have left this one's cache: ask for one a few frames ahead (its
+		// header and attributes, which the engine reads first), or the
+		// header's load waits for it (3/4 of the loop's time, perf
+		// annotate), and so does the frame cache's hash of the
+		// attributes.
+		if i+splitAhead < len(list) {
+			a := &list[i+splitAhead]
+			p := at + uintptr(a.off)
+			prefetch(p)
+			prefetch(p + uintptr(a.attrs-1)) // most sections span two lines at most
+		}
+		b := sl.buf[it.off : it.off+it.size]
+		f.SetSkimmed(b, int(it.attrs), int(it.size))
+		in.Pos.Offset, in.Index, in.Data = sl.base+int64(it.off), sl.first+uint64(it.ord), b
+		e.hint = it.hint
+		e.ObserveFrame(in, f)
+	}
+	if sl.stop != "" && k == r.nilOwner {
+		bad := Input{Pos: Position{Kind: PosByte, Name: r.name, Offset: sl.end}, Index: sl.last}
+		e.DecodeError(&bad, ProtoEventMesh, sl.stop)
+	}
+	me.walked.Store(sl.last)
+}
