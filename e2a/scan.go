@@ -130,6 +130,8 @@ type scanner struct {
 	// keyBefore: the knownKeys slot of the key object read last (or
 	// afterUnknown), where skipContainer starts its keyMemo chain.
 	keyBefore uint16
+	// forgot: the objKinds forget was called for (bit k).
+	forgot uint16
 }
 
 func (s *scanner) fail(i int, msg string) int {
@@ -312,6 +314,13 @@ func nestedKind(f Field) objKind {
 // forget drops what an earlier occurrence of a duplicated container key
 // contributed: the last occurrence wins, also for what is inside it.
 func (s *scanner) forget(k objKind) {
+	if s.forgot&(1<<k) == 0 {
+		// The first occurrence: nothing to drop (what it would clear is
+		// set only inside a container of kind k, and clear when a scan
+		// starts: clearScanned, a new scanner).
+		s.forgot |= 1 << k
+		return
+	}
 	r := s.r
 	switch k {
 	case kBody:
