@@ -1707,6 +1707,24 @@ func hex4(b []byte) rune {
 // body (the bytes between the quotes), replacing invalid UTF-8 and unpaired
 // surrogates with U+FFFD the way encoding/json does. The redactor uses it
 // too, so that it reads strings exactly as the rules do.
+// plainRunEnd is the index of the first '\\' or byte >= 0x80 at or after
+// i in b, or len(b): eight bytes at a time, then one at a time.
+func plainRunEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		t := w ^ (ones * '\\')
+		// The lowest bit set is at the first byte that is '\\' (a zero
+		// byte of t; borrows only mark bytes above it) or >= 0x80.
+		if m := ((t-ones)&^t | w) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && b[i] != '\\' && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
 func AppendUnquoted(dst, b []byte) []byte {
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -1721,10 +1739,7 @@ func AppendUnquoted(dst, b []byte) []byte {
 			continue
 		}
 		if c != '\\' {
-			j := i + 1
-			for j < len(b) && b[j] != '\\' && b[j] < utf8.RuneSelf {
-				j++
-			}
+			j := plainRunEnd(b, i+1)
 			dst = append(dst, b[i:j]...)
 			i = j
 			continue
