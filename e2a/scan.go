@@ -1330,6 +1330,16 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 	r.scratch = r.scratch[:m]
 }
 
+// secretUnescaped is secretString for an escaped body that holds an
+// anchor once unescaped (anchorAfterUnescape, worked out by skipString).
+func (s *scanner) secretUnescaped(raw []byte) {
+	r := s.r
+	m := len(r.scratch)
+	r.scratch = AppendUnquoted(r.scratch, raw)
+	s.secretMaybe = s.mayHoldCredential(r.scratch[m:])
+	r.scratch = r.scratch[:m]
+}
+
 // mayHoldCredential is redact.MayHoldCredentialText(text), remembering
 // texts that passed it (Record.clean): records repeat them (a converter's
 // name, the timestamp that converted_at repeats, a model's, an agent's, a
@@ -1509,6 +1519,12 @@ func (s *scanner) skipString(i int) int {
 	n := len(data)
 	i++
 	start, esc := i, false
+	// With the bitmaps, an escaped string's pre-check gate
+	// (anchorAfterUnescape) is worked out on the way instead of in a
+	// second pass: anch, a credential anchor in a plain run (from p to
+	// the next stop) or a \u escape of an ASCII character.
+	p, anch := start, false
+	track := s.m != nil && !s.secretMaybe
 	for {
 		if s.m != nil {
 			i = s.nextStop(i)
@@ -1521,16 +1537,25 @@ func (s *scanner) skipString(i int) int {
 		switch c := data[i]; {
 		case c == '"':
 			if !s.secretMaybe {
-				if esc || s.m == nil || s.anyAnchor(start, i) {
+				if esc && s.m != nil {
+					if anch || s.anyAnchor(p, i) {
+						s.secretUnescaped(data[start:i])
+					}
+				} else if esc || s.m == nil || s.anyAnchor(start, i) {
 					s.secretString(data[start:i:len(data)], esc)
 				}
 			}
 			return i + 1
 		case c == '\\':
 			esc = true
+			if track && !anch {
+				anch = s.anyAnchor(p, i)
+			}
 			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
 			// character so (a Chinese model output is nothing else).
 			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
+				// (\u0000-\u007f: hex digits at or above '8' are 8-f.)
+				anch = anch || track && data[i+2] == '0' && data[i+3] == '0' && data[i+4] < '8'
 				i += 6
 				if i >= n || data[i] != '\\' {
 					break
@@ -1542,6 +1567,7 @@ func (s *scanner) skipString(i int) int {
 					return i
 				}
 			}
+			p = i
 		case c < 0x20:
 			return s.fail(i, "in string literal")
 		default: // non-ASCII
