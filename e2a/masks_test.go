@@ -3,6 +3,7 @@ package e2a
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -217,6 +218,33 @@ func TestScanVectorLimits(t *testing.T) {
 		checkPaths(t, data, &vr, &sr)
 		if got, most := cap(vr.blocks), (maxVectorLen+63)/64*5/4; got > most {
 			t.Fatalf("after a %d-byte line the record holds %d blocks (at most %d)", n, got, most)
+		}
+	}
+}
+
+// TestScanEscapedAnchors: a credential whose every byte is written as a
+// \u escape (its anchors only after unescaping), alone or after plain
+// text and non-ASCII escapes, in a presence-only body.delta, a kept field
+// and a skipped member: MayHoldSecret is true by the vector path (whose
+// skipString works out anchorAfterUnescape on the way) and by the scalar
+// one, and ScanSecrets finds it.
+func TestScanEscapedAnchors(t *testing.T) {
+	esc := func(s string) string {
+		var b strings.Builder
+		for _, c := range []byte(s) {
+			fmt.Fprintf(&b, `\u%04x`, c)
+		}
+		return b.String()
+	}
+	tok := "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789"
+	for _, body := range []string{esc(tok), `\u4f60\u597d ` + esc(tok), `\u00e9\u00e9\u4f60 ` + esc(tok) + `\u4f60`, `\u4f60\n` + esc(tok)} {
+		for _, f := range []string{`{"body": {"delta": "%s"}}`, `{"request_id": "%s"}`, `{"x_note": "%s", "status": "ok"}`} {
+			data := []byte(fmt.Sprintf(f, body))
+			vr, sr := new(Record), new(Record)
+			checkPaths(t, data, vr, sr)
+			if !vr.MayHoldSecret() {
+				t.Errorf("%s: MayHoldSecret false", data)
+			}
 		}
 	}
 }

@@ -130,6 +130,8 @@ type scanner struct {
 	// keyBefore: the knownKeys slot of the key object read last (or
 	// afterUnknown), where skipContainer starts its keyMemo chain.
 	keyBefore uint16
+	// forgot: the objKinds forget was called for (bit k).
+	forgot uint16
 }
 
 func (s *scanner) fail(i int, msg string) int {
@@ -312,6 +314,13 @@ func nestedKind(f Field) objKind {
 // forget drops what an earlier occurrence of a duplicated container key
 // contributed: the last occurrence wins, also for what is inside it.
 func (s *scanner) forget(k objKind) {
+	if s.forgot&(1<<k) == 0 {
+		// The first occurrence: nothing to drop (what it would clear is
+		// set only inside a container of kind k, and clear when a scan
+		// starts: clearScanned, a new scanner).
+		s.forgot |= 1 << k
+		return
+	}
 	r := s.r
 	switch k {
 	case kBody:
@@ -1321,6 +1330,16 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 	r.scratch = r.scratch[:m]
 }
 
+// secretUnescaped is secretString for an escaped body that holds an
+// anchor once unescaped (anchorAfterUnescape, worked out by skipString).
+func (s *scanner) secretUnescaped(raw []byte) {
+	r := s.r
+	m := len(r.scratch)
+	r.scratch = AppendUnquoted(r.scratch, raw)
+	s.secretMaybe = s.mayHoldCredential(r.scratch[m:])
+	r.scratch = r.scratch[:m]
+}
+
 // mayHoldCredential is redact.MayHoldCredentialText(text), remembering
 // texts that passed it (Record.clean): records repeat them (a converter's
 // name, the timestamp that converted_at repeats, a model's, an agent's, a
@@ -1500,6 +1519,12 @@ func (s *scanner) skipString(i int) int {
 	n := len(data)
 	i++
 	start, esc := i, false
+	// With the bitmaps, an escaped string's pre-check gate
+	// (anchorAfterUnescape) is worked out on the way instead of in a
+	// second pass: anch, a credential anchor in a plain run (from p to
+	// the next stop) or a \u escape of an ASCII character.
+	p, anch := start, false
+	track := s.m != nil && !s.secretMaybe
 	for {
 		if s.m != nil {
 			i = s.nextStop(i)
@@ -1512,16 +1537,25 @@ func (s *scanner) skipString(i int) int {
 		switch c := data[i]; {
 		case c == '"':
 			if !s.secretMaybe {
-				if esc || s.m == nil || s.anyAnchor(start, i) {
+				if esc && s.m != nil {
+					if anch || s.anyAnchor(p, i) {
+						s.secretUnescaped(data[start:i])
+					}
+				} else if esc || s.m == nil || s.anyAnchor(start, i) {
 					s.secretString(data[start:i:len(data)], esc)
 				}
 			}
 			return i + 1
 		case c == '\\':
 			esc = true
+			if track && !anch {
+				anch = s.anyAnchor(p, i)
+			}
 			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
 			// character so (a Chinese model output is nothing else).
 			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
+				// (\u0000-\u007f: hex digits at or above '8' are 8-f.)
+				anch = anch || track && data[i+2] == '0' && data[i+3] == '0' && data[i+4] < '8'
 				i += 6
 				if i >= n || data[i] != '\\' {
 					break
@@ -1533,6 +1567,7 @@ func (s *scanner) skipString(i int) int {
 					return i
 				}
 			}
+			p = i
 		case c < 0x20:
 			return s.fail(i, "in string literal")
 		default: // non-ASCII
@@ -1698,6 +1733,24 @@ func hex4(b []byte) rune {
 // body (the bytes between the quotes), replacing invalid UTF-8 and unpaired
 // surrogates with U+FFFD the way encoding/json does. The redactor uses it
 // too, so that it reads strings exactly as the rules do.
+// plainRunEnd is the index of the first '\\' or byte >= 0x80 at or after
+// i in b, or len(b): eight bytes at a time, then one at a time.
+func plainRunEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		t := w ^ (ones * '\\')
+		// The lowest bit set is at the first byte that is '\\' (a zero
+		// byte of t; borrows only mark bytes above it) or >= 0x80.
+		if m := ((t-ones)&^t | w) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && b[i] != '\\' && b[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
 func AppendUnquoted(dst, b []byte) []byte {
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -1712,10 +1765,7 @@ func AppendUnquoted(dst, b []byte) []byte {
 			continue
 		}
 		if c != '\\' {
-			j := i + 1
-			for j < len(b) && b[j] != '\\' && b[j] < utf8.RuneSelf {
-				j++
-			}
+			j := plainRunEnd(b, i+1)
 			dst = append(dst, b[i:j]...)
 			i = j
 			continue

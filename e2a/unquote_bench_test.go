@@ -26,7 +26,10 @@ func BenchmarkAppendUnquoted(b *testing.B) {
 // character as encoding/json does.
 func TestAppendUnquotedStd(t *testing.T) {
 	for _, body := range []string{`req-000007-f3a6/\"\u00e9\"`, `\u4e2a\u6d41\u3002`, `\u0041\u007f\u0080\u07ff\u0800\uffff\ud83d\ude00\ud83d\u0041\ude00`,
-		`\b\f\n\r\t\/\\\"`, "\xff\xe4\xb8", "é中😀", `\u00e9x\u00E9`} {
+		`\b\f\n\r\t\/\\\"`, "\xff\xe4\xb8", "é中😀", `\u00e9x\u00E9`,
+		// Invalid UTF-8 and a backslash inside runs of eight bytes and more
+		// (plainRunEnd reads them a word at a time).
+		"abcdefgh\xffijklmnop", "abcdefg\xe4\xb8zzzzzzzz", "0123456789abcdef\xc3", "abcdefghijklm\\nopq\u00e9rstuvwxyz01234é"} {
 		var want string
 		if err := json.Unmarshal([]byte(`"`+body+`"`), &want); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // The credential pre-check of decoded text: rule e2a.secret calls Find on
@@ -261,11 +262,21 @@ func isDateTime(b []byte) bool {
 	}
 	i := len(layout)
 	if b[i] == '.' {
+		// The fraction's digits eight at a time (then a ninth), or one
+		// at a time in a text too short for a word.
 		j := i + 1
-		for j < n && b[j] >= '0' && b[j] <= '9' {
-			j++
+		if j+8 <= n {
+			if nd := nonDigits(binary.LittleEndian.Uint64(b[j:])); nd != 0 {
+				j += bits.TrailingZeros64(nd) / 8
+			} else if j += 8; j < n && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
+		} else {
+			for j < n && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
 		}
-		if j == i+1 || j-i-1 > 9 || j >= n {
+		if j == i+1 || j >= n {
 			return false
 		}
 		i = j
@@ -274,10 +285,22 @@ func isDateTime(b []byte) bool {
 	case 'Z':
 		return i+1 == n
 	case '+', '-':
-		return i+6 == n && isDigit2(b[i+1:]) && b[i+3] == ':' && isDigit2(b[i+4:])
+		// "±dd:dd" ends the text: the last six of its last eight bytes.
+		return i+6 == n && offsetWord.match(binary.LittleEndian.Uint64(b[n-8:]))
 	}
 	return false
 }
+
+// nonDigits has 0x80 in each byte of w (little-endian) that is not an
+// ASCII digit, as dateWord.match computes it.
+func nonDigits(w uint64) uint64 {
+	x := w ^ 0x3030303030303030
+	return ((x&0x7f7f7f7f7f7f7f7f + 0x7676767676767676) | x) & 0x8080808080808080
+}
+
+// offsetWord is "dd:dd" in the last five of eight bytes (a numeric
+// offset's, after its sign), the first three any.
+var offsetWord = dateWord{digits: 0x80<<24 | 0x80<<32 | 0x80<<48 | 0x80<<56, mask: 0xff << 40, sep: ':' << 40}
 
 // dateWord is eight bytes of the date-time layout: digits has 0x80 in
 // the bytes that are digits, mask 0xff in the others, which hold sep.
@@ -303,8 +326,4 @@ func newDateWord(layout string) (d dateWord) {
 func (d *dateWord) match(w uint64) bool {
 	x := w ^ 0x3030303030303030
 	return ((x&0x7f7f7f7f7f7f7f7f+0x7676767676767676)|x)&d.digits == 0 && w&d.mask == d.sep
-}
-
-func isDigit2(b []byte) bool {
-	return b[0] >= '0' && b[0] <= '9' && b[1] >= '0' && b[1] <= '9'
 }

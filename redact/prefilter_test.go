@@ -177,6 +177,45 @@ func TestDateTimeNoCredential(t *testing.T) {
 	}
 }
 
+// TestDateTimeShapes: isDateTime is its byte-wise specification on every
+// fraction length (0 to 12 digits) with every ending, and with each byte
+// of the fraction and the ending changed to a digit, a separator or a
+// letter (isDateTime reads them eight at a time).
+func TestDateTimeShapes(t *testing.T) {
+	for f := -1; f <= 12; f++ {
+		for _, end := range []string{"Z", "+05:30", "-00:00", "", "+0530", "+05:3", "+05:30:", "z"} {
+			s := "2026-03-29T12:00:17"
+			if f >= 0 {
+				s += "." + strings.Repeat("7", f)
+			}
+			s += end
+			for k := len("2026-03-29T12:00:17"); k <= len(s); k++ {
+				for _, c := range []byte{0, '0', '9', '/', ':', '.', '+', '-', 'Z', 'a', 0x80} {
+					b := []byte(s)
+					if k < len(b) {
+						b[k] = c
+					}
+					if got, want := isDateTime(b), dateTimeByBytes(b); got != want {
+						t.Fatalf("isDateTime(%q) = %v, byte by byte %v", b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzIsDateTime: isDateTime is dateTimeByBytes on any text.
+func FuzzIsDateTime(f *testing.F) {
+	for _, s := range []string{"2026-03-29T12:00:00.001000+00:00", "2026-03-29T12:00:17Z", "2026-03-29T12:00:17.123456789-07:00", "2026-03-29T12:00:17.1234567890Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isDateTime([]byte(s)), dateTimeByBytes([]byte(s)); got != want {
+			t.Fatalf("isDateTime(%q) = %v, byte by byte %v", s, got, want)
+		}
+	})
+}
+
 // dateTimeByBytes is isDateTime's specification, a byte at a time.
 func dateTimeByBytes(b []byte) bool {
 	digit := func(c byte) bool { return c >= '0' && c <= '9' }
