@@ -298,6 +298,9 @@ func (ww *walkWin) dropPassed(k, passed int) {
 // records over to s's shards (Sharded.Observe), in place in the mapping:
 // no copy of a record, the routing done once.
 func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts ReadOptions) (last uint64, err error) {
+	if s.unordered && !s.noSplit {
+		return s.splitLinesMapped(m, pos, name, opts) // splitwalk.go
+	}
 	j := &walkJob{s: s, name: name, opts: opts}
 	w := &walker{j: j, s: s, feed: s, hand: s, me: s.shards[0], m: m, pos: pos, idx: opts.Index}
 	shrank := func(why any) error { return fmt.Errorf("%s: the file shrank while it was read (%v)", name, why) }

@@ -131,13 +131,16 @@ type walkVariant struct {
 	shards           int
 	noWalk, ordered  bool
 	wantWalk, inline bool
+	// noSplit: mapped JSON lines by the hand-off where a split walk could
+	// read them (splitwalk.go).
+	noSplit bool
 	// plain: the files are read through read(2), never mapped (the
 	// reference); anyWalk: whether some were read in place is not checked.
 	plain, anyWalk bool
 }
 
 func (v walkVariant) String() string {
-	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t, plain %t)", v.shards, !v.noWalk, v.ordered, v.inline, v.plain)
+	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t, plain %t, split %t)", v.shards, !v.noWalk, v.ordered, v.inline, v.plain, !v.noSplit)
 }
 
 // oneShard is the reference the variants are compared with: one inline
@@ -152,7 +155,7 @@ func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v wal
 	t.Helper()
 	col := &collector{}
 	s := NewSharded(v.shards, vc, col)
-	s.noWalk = v.noWalk
+	s.noWalk, s.noSplit = v.noWalk, v.noSplit
 	if !v.ordered {
 		s.Unordered()
 	}
@@ -180,6 +183,10 @@ func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v wal
 	if got := s.mappedReads; (got > 0) != v.wantWalk && !v.anyWalk {
 		t.Fatalf("%s: %d files read in place", v, got)
 	}
+	if s.splitReads > 0 && (v.noSplit || v.ordered || v.shards < 2) {
+		t.Fatalf("%s: %d files read by a split walk", v, s.splitReads)
+	}
+	splitWalks += s.splitReads
 	fs := append([]Finding(nil), col.findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
 	for _, f := range fs {
@@ -245,8 +252,16 @@ func walkVariants() []walkVariant {
 // jsonVariants are walkVariants and one inline shard reading JSON lines
 // in place (readLinesInline).
 func jsonVariants() []walkVariant {
-	return append(walkVariants(), walkVariant{shards: 1, wantWalk: true, inline: true})
+	vs := append(walkVariants(), walkVariant{shards: 1, wantWalk: true, inline: true})
+	for _, n := range []int{2, 3} {
+		vs = append(vs, walkVariant{shards: n, wantWalk: true, inline: true, noSplit: true})
+	}
+	return vs
 }
+
+// splitWalks counts the files runCaptures read by a split walk, so that a
+// test of JSON lines can check that it took that way.
+var splitWalks int
 
 // TestShardedWalkJSONSameAsOneShard: JSON lines judged in place in the
 // mapping (windows crossed) give byte for byte what one shard gives
@@ -257,8 +272,13 @@ func jsonVariants() []walkVariant {
 // than a window; and so does the hand-off with copies.
 func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	defer func(w, d int, tb int64) { mapWindow, dropChunk, tailBytes = w, d, tb }(mapWindow, dropChunk, tailBytes)
+	defer func(c, r int) { splitChunkBytes, splitRing = c, r }(splitChunkBytes, splitRing)
 	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as the shards pass them
-	tailBytes = 1 << 20                    // the last part in smaller batches (nearEnd)
+	// A split walk's chunks of a few lines, in a ring that wraps often
+	// (scans wait for the slower judge) and chunks that the giant line
+	// leaves empty.
+	splitChunkBytes, splitRing = 4<<10, 3
+	tailBytes = 1 << 20 // the last part in smaller batches (nearEnd)
 	vc := smallPartitions(t, 512)
 	const maxLine = 4096
 	data := walkJSONCorpus(11, 9000, 700, maxLine, allOdds)
@@ -280,10 +300,14 @@ func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	if !strings.Contains(want, "evicted") || strings.Contains(want, "evicted 0 ") {
 		t.Fatalf("the corpus evicts nothing")
 	}
+	splitWalks = 0
 	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
 	}
 }
 
@@ -313,10 +337,14 @@ func TestShardedWalkLongLines(t *testing.T) {
 	if !strings.Contains(want, "over the 409600-byte limit") {
 		t.Fatalf("no line over the limit:\n%.2000s", want)
 	}
+	splitWalks = 0
 	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
 	}
 }
 
@@ -359,10 +387,14 @@ func TestShardedWalkSeveralFiles(t *testing.T) {
 	opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
 	files := []string{a, small, fr, gz, b}
 	want := runCaptures(t, vc, FormatAuto, opts, oneShard, files...)
+	splitWalks = 0
 	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, files...); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
 	}
 }
 
@@ -371,6 +403,7 @@ func TestShardedWalkSeveralFiles(t *testing.T) {
 // bound, JSON or frames, random windows.
 func TestShardedWalkRandomized(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
+	defer func(c, r int) { splitChunkBytes, splitRing = c, r }(splitChunkBytes, splitRing)
 	rounds := 12
 	if testing.Short() {
 		rounds = 4
@@ -379,6 +412,7 @@ func TestShardedWalkRandomized(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		vc := smallPartitions(t, 256+r.IntN(1024))
 		mapWindow = (128 + r.IntN(512)) << 10
+		splitChunkBytes, splitRing = 1<<(9+r.IntN(8)), 1+r.IntN(20)
 		maxLine := 1000 + r.IntN(3000)
 		var data []byte
 		format := FormatAuto
@@ -713,4 +747,48 @@ func TestShardedNearEnd(t *testing.T) {
 		t.Errorf("tail %d after the read, want 0", s2.tail)
 	}
 	s2.Finish(ReasonEOF, &Input{})
+}
+
+// TestShardedInterruptShapes: a chat.interrupt cancels the streams of its
+// session on every shard only where one shard would cancel them: as a
+// request (not a JSON-RPC message, not an event, not with an intent that
+// does not cancel), at its place among each shard's records, by the
+// hand-off and by a split walk alike.
+func TestShardedInterruptShapes(t *testing.T) {
+	vc := smallPartitions(t, 4096)
+	var b bytes.Buffer
+	b.Write(walkJSONCorpus(81, 1500, 60, 4096, walkOdds{}))
+	open := func(i int) {
+		fmt.Fprintf(&b, `{"request_id":"irq-%d","method":"chat.send","session_id":"isess-%d","params":{"text":"hi"}}`+"\n", i, i%6)
+		fmt.Fprintf(&b, `{"protocol_version":"1.0","response_id":"irq-%d-r0","request_id":"irq-%d","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.delta","timestamp":"2025-01-01T00:00:00Z","provenance":{},"body":{"delta":"x"}}`+"\n", i, i)
+	}
+	for i := 0; i < 300; i++ {
+		open(i)
+	}
+	b.WriteString(`{"jsonrpc":"2.0","id":7,"method":"chat.interrupt","session_id":"isess-1","request_id":"irq-x1"}` + "\n")
+	b.WriteString(`{"type":"event","method":"chat.interrupt","session_id":"isess-2","request_id":"irq-x2"}` + "\n")
+	b.WriteString(`{"request_id":"irq-x3","method":"chat.interrupt","session_id":"isess-3","params":{"intent":"pause"}}` + "\n")
+	b.WriteString(`{"request_id":"irq-x4","method":"chat.interrupt","session_id":"isess-4"}` + "\n")
+	b.WriteString(`{"request_id":"irq-x5","method":"chat.interrupt","session_id":"isess-5","params":{"intent":"supplement"}}` + "\n")
+	for i := 300; i < 330; i++ {
+		open(i) // after the interrupts: not cancelled
+	}
+	b.Write(walkJSONCorpus(82, 1500, 60, 4096, walkOdds{}))
+	p := writeTemp(t, "irq.jsonl", b.Bytes())
+	opts := ReadOptions{MaxLineBytes: 4096}
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
+	for _, s := range []string{"irq-4 cancelled", "irq-5 cancelled", "irq-1 missing_final", "irq-2 missing_final", "irq-3 missing_final", "irq-304 missing_final"} {
+		if !strings.Contains(want, s) {
+			t.Fatalf("one shard: no %q in the ends:\n%s", s, want[strings.Index(want, "ends:"):])
+		}
+	}
+	splitWalks = 0
+	for _, v := range jsonVariants() {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
+	}
 }
