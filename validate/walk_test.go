@@ -454,7 +454,10 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
 	mapWindow = 256 << 10
 	vc := smallPartitions(t, 512)
-	for _, inline := range []bool{false, true} {
+	// Ordered: the hand-off in place; unordered: a split walk, whose
+	// shards fault scanning or judging.
+	for _, c := range []struct{ inline, unordered bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		inline := c.inline
 		p := writeTemp(t, "shrink.jsonl", walkJSONCorpus(51, 12000, 100, 4096, walkOdds{}))
 		f, err := os.Open(p)
 		if err != nil {
@@ -465,14 +468,17 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 		if inline {
 			s.Inline()
 		}
+		if c.unordered {
+			s.Unordered()
+		}
 		last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s)
 		f.Close()
 		if err == nil || !strings.Contains(err.Error(), "shrank") {
 			st, _ := os.Stat(p)
-			t.Fatalf("inline %t: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", inline, last, err, st.Size(), s.mappedReads, len(sink.records))
+			t.Fatalf("%+v: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", c, last, err, st.Size(), s.mappedReads, len(sink.records))
 		}
-		if s.mappedReads != 1 {
-			t.Fatalf("inline %t: not read in place", inline)
+		if s.mappedReads != 1 || (s.splitReads == 1) != c.unordered {
+			t.Fatalf("%+v: not read in place (%d), or not by a split walk (%d)", c, s.mappedReads, s.splitReads)
 		}
 		s.Finish(ReasonEOF, &Input{})
 	}
@@ -791,4 +797,45 @@ func TestShardedInterruptShapes(t *testing.T) {
 	if splitWalks == 0 {
 		t.Fatal("no variant read the lines by a split walk")
 	}
+}
+
+// FuzzSplitWalk: any lines, put among a generated capture of more than a
+// mapping's minimum (so that it is read in place), give what one shard
+// reading through read(2) gives when 2 and 3 shards read them by a split
+// walk of small chunks in a small ring.
+func FuzzSplitWalk(f *testing.F) {
+	fuzzSeeds(f)
+	base := walkJSONCorpusX(91, 1300, 40, 4096, walkOdds{}, 0.1, 0.2)
+	cut := [2]int{len(base) / 3, 2 * len(base) / 3}
+	for i := range cut {
+		cut[i] += bytes.IndexByte(base[cut[i]:], '\n') + 1
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer func(w, c, r int) { mapWindow, splitChunkBytes, splitRing = w, c, r }(mapWindow, splitChunkBytes, splitRing)
+		mapWindow, splitChunkBytes, splitRing = 256<<10, 2<<10, 3
+		vc := smallPartitions(t, 512)
+		var b bytes.Buffer
+		b.Write(data)
+		b.WriteByte('\n')
+		b.Write(base[:cut[0]])
+		b.Write(data)
+		b.WriteByte('\n')
+		b.Write(base[cut[0]:cut[1]])
+		b.Write(data)
+		b.WriteByte('\n')
+		b.Write(base[cut[1]:])
+		b.Write(data)
+		p := writeTemp(t, "fuzz.jsonl", b.Bytes())
+		opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
+		want := runCaptures(t, vc, FormatJSONL, opts, oneShard, p)
+		splitWalks = 0
+		for _, v := range []walkVariant{{shards: 2, wantWalk: true, inline: true}, {shards: 3, wantWalk: true}} {
+			if got := runCaptures(t, vc, FormatJSONL, opts, v, p); got != want {
+				t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+			}
+		}
+		if splitWalks != 2 {
+			t.Fatalf("%d of 2 runs by a split walk", splitWalks)
+		}
+	})
 }
