@@ -145,6 +145,7 @@ type Sharded struct {
 	// walk could (splitwalk.go; tests compare the two).
 	noSplit     bool
 	splitReads  int // files read by a split walk
+	splitHeld   int // the most e2a.Records a split walk kept at once (their slots' pools)
 	mappedReads int // files read in place (walk.go)
 	// tail: batches hold shardBatchItems>>tail items, fewer near the end
 	// of a mapped file (walker.nearEnd), so that little is left queued to

@@ -51,11 +51,15 @@ import (
 // hand-off skips it.
 
 // splitChunkBytes is about how much of a window one chunk holds (it ends
-// at the first line end past it); splitRing how many chunks may be
+// at the first line end past it), splitChunkLines how many lines it holds
+// at most (each record's e2a.Record is kept until the chunk is judged:
+// 1.7 kB, so that a file of short lines does not hold a chunk's worth of
+// bytes in records of 1.7 kB each); splitRing how many chunks may be
 // scanned ahead of the slowest judge. (Variables for tests.)
 var (
 	splitChunkBytes = 32 << 10
-	splitRing       = 8
+	splitChunkLines = 64
+	splitRing       = 16
 )
 
 type splitKind uint8
@@ -112,12 +116,17 @@ type splitWalk struct {
 
 	// The phase: chunks of win[start:end], the chunk lines and records
 	// before which are the base line and index.
-	win             []byte
-	start, end      int
-	chunks          int64
-	baseLine        int64
-	baseIdx         uint64
-	next            atomic.Int64 // the next chunk to scan
+	win        []byte
+	start, end int
+	baseLine   int64
+	baseIdx    uint64
+	// cutMu guards the cut of the next chunk to scan: it starts at cut
+	// and is chunk next. chunks is how many the phase has, once the cut
+	// reaches end (-1 before).
+	cutMu           sync.Mutex
+	cut             int
+	next            int64
+	chunks          atomic.Int64
 	populated       atomic.Int64 // the window's page table is filled up to here
 	dropped         atomic.Int64 // and given back up to here
 	cached          bool
@@ -166,6 +175,11 @@ func (s *Sharded) splitLinesMapped(m *mappedFile, pos int64, name string, opts R
 		for _, sh := range s.shards {
 			sh.eng.hint = partHint{}
 		}
+		held := 0
+		for i := range sw.slots {
+			held += len(sw.slots[i].pool)
+		}
+		s.splitHeld = max(s.splitHeld, held)
 		m.close(w.pos)
 		last = w.idx
 		s.added = last
@@ -232,9 +246,12 @@ func (s *Sharded) splitLinesMapped(m *mappedFile, pos int64, name string, opts R
 // phase scans and judges the lines of m.win[start:end] on every shard.
 func (sw *splitWalk) phase(m *mappedFile, start, end int, baseLine int64, baseIdx uint64) {
 	sw.win, sw.start, sw.end = m.win, start, end
-	sw.chunks = int64((end - start + splitChunkBytes - 1) / splitChunkBytes)
 	sw.baseLine, sw.baseIdx = baseLine, baseIdx
-	sw.next.Store(0)
+	sw.cut, sw.next = start, 0
+	sw.chunks.Store(-1)
+	if start >= end {
+		sw.chunks.Store(0)
+	}
 	sw.populated.Store(int64(m.populated))
 	sw.cached = m.cached
 	for i := range sw.slots {
@@ -284,7 +301,10 @@ func (sw *splitWalk) work(k int) {
 	line, idx := sw.baseLine, sw.baseIdx
 	sw.lines[k], sw.idxTotal[k] = 0, 0
 	ring := int64(len(sw.slots))
-	for j := int64(0); j < sw.chunks && !sw.fail.Load(); {
+	for j := int64(0); !sw.fail.Load(); {
+		if n := sw.chunks.Load(); n >= 0 && j >= n {
+			break
+		}
 		if sl := &sw.slots[j%ring]; sl.scanned.Load() == j+1 {
 			if sl.failed {
 				return
@@ -301,10 +321,10 @@ func (sw *splitWalk) work(k int) {
 			j++
 			continue
 		}
-		if c := sw.next.Load(); c < sw.chunks && sw.free(c) && sw.next.CompareAndSwap(c, c+1) {
+		if c, from, to, ok := sw.claim(); ok {
 			scanning = c
 			sl := &sw.slots[c%ring]
-			sw.scan(k, c, sl)
+			sw.scan(k, from, to, sl)
 			scanning = -1
 			sl.judged.Store(0)
 			sl.scanned.Store(c + 1)
@@ -339,21 +359,31 @@ func (sw *splitWalk) wakeAll(k int) {
 	}
 }
 
-// bound is where chunk c starts: past the first line end at or after its
-// share of the phase.
-func (sw *splitWalk) bound(c int64) int {
-	if c == 0 {
-		return sw.start
+// claim cuts the next chunk, [from, to) of the window, for its caller to
+// scan: up to splitChunkLines lines, ending at the first line end past
+// splitChunkBytes. ok is false when there is none, or its slot is not
+// free yet.
+func (sw *splitWalk) claim() (c int64, from, to int, ok bool) {
+	sw.cutMu.Lock()
+	defer sw.cutMu.Unlock()
+	c, from = sw.next, sw.cut
+	if from >= sw.end || !sw.free(c) {
+		return 0, 0, 0, false
 	}
-	at := sw.start + int(c)*splitChunkBytes - 1
-	if at >= sw.end {
-		return sw.end
+	to = from
+	for n := 0; n < splitChunkLines && to-from < splitChunkBytes; n++ {
+		nl := bytes.IndexByte(sw.win[to:sw.end], '\n')
+		if nl < 0 {
+			to = sw.end
+			break
+		}
+		to += nl + 1
 	}
-	nl := bytes.IndexByte(sw.win[at:sw.end], '\n')
-	if nl < 0 {
-		return sw.end
+	sw.cut, sw.next = to, c+1
+	if to >= sw.end {
+		sw.chunks.Store(c + 1)
 	}
-	return at + nl + 1
+	return c, from, to, true
 }
 
 // ahead fills the page table of the window's next part once a scan
@@ -382,10 +412,9 @@ func (sw *splitWalk) drop(off int) {
 	}
 }
 
-// scan reads chunk c into sl by shard k: each line with readJSONL's rules
+// scan reads the chunk win[from:to] into sl by shard k: each line with readJSONL's rules
 // (walker.lines), each record scanned.
-func (sw *splitWalk) scan(k int, c int64, sl *splitSlot) {
-	from, to := sw.bound(c), sw.bound(c+1)
+func (sw *splitWalk) scan(k int, from, to int, sl *splitSlot) {
 	sl.recs, sl.lines, sl.idx, sl.end, sl.failed = sl.recs[:0], 0, 0, to, false
 	sw.ahead(to)
 	limit := sw.opts.MaxLineBytes

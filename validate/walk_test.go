@@ -272,12 +272,11 @@ var splitWalks int
 // than a window; and so does the hand-off with copies.
 func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	defer func(w, d int, tb int64) { mapWindow, dropChunk, tailBytes = w, d, tb }(mapWindow, dropChunk, tailBytes)
-	defer func(c, r int) { splitChunkBytes, splitRing = c, r }(splitChunkBytes, splitRing)
+	defer func(c, l, r int) { splitChunkBytes, splitChunkLines, splitRing = c, l, r }(splitChunkBytes, splitChunkLines, splitRing)
 	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as the shards pass them
 	// A split walk's chunks of a few lines, in a ring that wraps often
-	// (scans wait for the slower judge) and chunks that the giant line
-	// leaves empty.
-	splitChunkBytes, splitRing = 4<<10, 3
+	// (scans wait for the slower judge).
+	splitChunkBytes, splitChunkLines, splitRing = 4<<10, 5, 3
 	tailBytes = 1 << 20 // the last part in smaller batches (nearEnd)
 	vc := smallPartitions(t, 512)
 	const maxLine = 4096
@@ -403,7 +402,7 @@ func TestShardedWalkSeveralFiles(t *testing.T) {
 // bound, JSON or frames, random windows.
 func TestShardedWalkRandomized(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
-	defer func(c, r int) { splitChunkBytes, splitRing = c, r }(splitChunkBytes, splitRing)
+	defer func(c, l, r int) { splitChunkBytes, splitChunkLines, splitRing = c, l, r }(splitChunkBytes, splitChunkLines, splitRing)
 	rounds := 12
 	if testing.Short() {
 		rounds = 4
@@ -412,7 +411,7 @@ func TestShardedWalkRandomized(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		vc := smallPartitions(t, 256+r.IntN(1024))
 		mapWindow = (128 + r.IntN(512)) << 10
-		splitChunkBytes, splitRing = 1<<(9+r.IntN(8)), 1+r.IntN(20)
+		splitChunkBytes, splitChunkLines, splitRing = 1<<(9+r.IntN(8)), 1+r.IntN(100), 1+r.IntN(20)
 		maxLine := 1000 + r.IntN(3000)
 		var data []byte
 		format := FormatAuto
@@ -811,8 +810,10 @@ func FuzzSplitWalk(f *testing.F) {
 		cut[i] += bytes.IndexByte(base[cut[i]:], '\n') + 1
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer func(w, c, r int) { mapWindow, splitChunkBytes, splitRing = w, c, r }(mapWindow, splitChunkBytes, splitRing)
-		mapWindow, splitChunkBytes, splitRing = 256<<10, 2<<10, 3
+		defer func(w, c, l, r int) {
+			mapWindow, splitChunkBytes, splitChunkLines, splitRing = w, c, l, r
+		}(mapWindow, splitChunkBytes, splitChunkLines, splitRing)
+		mapWindow, splitChunkBytes, splitChunkLines, splitRing = 256<<10, 2<<10, 4, 3
 		vc := smallPartitions(t, 512)
 		var b bytes.Buffer
 		b.Write(data)
@@ -838,4 +839,44 @@ func FuzzSplitWalk(f *testing.F) {
 			t.Fatalf("%d of 2 runs by a split walk", splitWalks)
 		}
 	})
+}
+
+// TestSplitWalkHoldsFewRecords: a split walk keeps at most splitChunkLines
+// scanned records a chunk, however short the lines (a chunk of 32 kB of
+// lines of 30 bytes would keep a thousand records of 1.7 kB each), and
+// judges them as one shard does.
+func TestSplitWalkHoldsFewRecords(t *testing.T) {
+	vc := smallPartitions(t, 512)
+	var b bytes.Buffer
+	for i := 0; b.Len() < 3<<20; i++ {
+		fmt.Fprintf(&b, `{"request_id":"s%d","sequence":%d}`+"\n", i%300, i/300)
+		if i%7 == 0 {
+			b.WriteString("{}\n")
+		}
+	}
+	p := writeTemp(t, "short.jsonl", b.Bytes())
+	opts := ReadOptions{MaxLineBytes: 4096}
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
+	for _, n := range []int{2, 3} {
+		col := &collector{}
+		s := NewSharded(n, vc, col)
+		s.Unordered()
+		s.Inline()
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Read(f, "short.jsonl", FormatAuto, opts, s)
+		f.Close()
+		s.Finish(ReasonEOF, &Input{})
+		if err != nil || s.splitReads != 1 {
+			t.Fatalf("%d shards: %v, %d split walks", n, err, s.splitReads)
+		}
+		if max := splitRing * splitChunkLines; s.splitHeld == 0 || s.splitHeld > max {
+			t.Errorf("%d shards: %d records held at once, want 1 to %d", n, s.splitHeld, max)
+		}
+		if got := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: n, wantWalk: true, inline: true}, p); got != want {
+			t.Errorf("%d shards differ from one: %s", n, firstDiff(want, got))
+		}
+	}
 }
