@@ -35,7 +35,13 @@ import (
 // of its key's partition, the undecodable tail to the shard that owns
 // partitionOf(nil), as a reader would have handed them over.
 //
-// JSON lines by the reader's hand-off (Sharded.Observe), but in place: an
+// JSON lines by a split walk (splitwalk.go) when no sink depends on the
+// order of calls across shards (Sharded.Unordered: offline findings):
+// every shard scans the next chunk and judges its own partitions' records
+// of every chunk, so that the scan (the larger half of a record's CPU) is
+// shared and nothing is routed or handed over. Else (a record log needs
+// the hand-off's barriers at interrupts) by the reader's hand-off
+// (Sharded.Observe), but in place: an
 // item names the record in the reader's window (itemObserveWin) instead of
 // carrying a copy, and the window stays mapped until every shard is done
 // with it (held: walker.remap). Routing a record costs about a tenth of judging it,
