@@ -804,6 +804,15 @@ func TestShardedInterruptShapes(t *testing.T) {
 // walk of small chunks in a small ring.
 func FuzzSplitWalk(f *testing.F) {
 	fuzzSeeds(f)
+	for _, l := range []string{
+		`{"request_id":"x","method":"chat.interrupt","session_id":"s1"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"chat.interrupt","session_id":"s1"}`,
+		`{"req\u0075est_id":"x","sequence":1}` + "\n" + `{"request_id":"cut`,
+		`{"request_id":"a\"b","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.complete"}`,
+		"\xef\x01\x02" + "\n\n  \r\n{}",
+	} {
+		f.Add([]byte(l))
+	}
 	base := walkJSONCorpusX(91, 1300, 40, 4096, walkOdds{}, 0.1, 0.2)
 	cut := [2]int{len(base) / 3, 2 * len(base) / 3}
 	for i := range cut {
