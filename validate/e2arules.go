@@ -26,13 +26,24 @@ func (e *Engine) ObserveJSON(in *Input) {
 	}
 	r := &e.rec
 	if err := scanJSON(in.Data, r); err != nil {
-		msg := "invalid JSON: " + err.Error()
-		if errors.Is(err, e2a.ErrNotObject) {
-			msg = "valid JSON but not an object"
-		}
-		e.DecodeError(in, ProtoE2A, msg)
+		e.DecodeError(in, ProtoE2A, scanErrorText(err))
 		return
 	}
+	e.judgeJSON(in, r)
+}
+
+// scanErrorText is the e2a.decode message of a record Scan rejects.
+func scanErrorText(err error) string {
+	if errors.Is(err, e2a.ErrNotObject) {
+		return "valid JSON but not an object"
+	}
+	return "invalid JSON: " + err.Error()
+}
+
+// judgeJSON is ObserveJSON past the scan: every rule on r, which Scan
+// filled from in.Data (the judgement; a split walk scans on one core and
+// judges on another: splitwalk.go).
+func (e *Engine) judgeJSON(in *Input, r *e2a.Record) {
 	e.stats.Records++
 	// Scan has already looked for what e2a.secret would find (rules below
 	// may scan into r again, so it is read now).
@@ -654,7 +665,18 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 // (a sharded run sends it to the shards that do not own the request).
 func (e *Engine) cancelFrom(in *Input) {
 	r := &e.rec
-	if !e.prof.Interrupt || scanJSON(in.Data, r) != nil || !r.Get(e2a.FMethod).Is("chat.interrupt") {
+	if !e.prof.Interrupt || scanJSON(in.Data, r) != nil {
+		return
+	}
+	e.cancelScanned(in, r)
+}
+
+// cancelScanned is cancelFrom on a record already scanned. It cancels
+// exactly where the owner's request rule does: a request (Classify) whose
+// method is chat.interrupt (a JSON-RPC message or an event that names that
+// method cancels nothing on one shard, so on no shard).
+func (e *Engine) cancelScanned(in *Input, r *e2a.Record) {
+	if !e.prof.Interrupt || !r.Get(e2a.FMethod).Is("chat.interrupt") || e2a.Classify(r) != e2a.ClassRequest {
 		return
 	}
 	intent := r.Sub(e2a.SParamsIntent)

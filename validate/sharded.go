@@ -139,8 +139,13 @@ type Sharded struct {
 	// walking: a walk is under way (walk.go): Watermark is the least of
 	// the shards' walked. noWalk: read mapped files with the hand-off
 	// anyway (tests compare the two).
-	walking     atomic.Bool
-	noWalk      bool
+	walking atomic.Bool
+	noWalk  bool
+	// noSplit: read mapped JSON lines by the hand-off even where a split
+	// walk could (splitwalk.go; tests compare the two).
+	noSplit     bool
+	splitReads  int // files read by a split walk
+	splitHeld   int // the most e2a.Records a split walk kept at once (their slots' pools)
 	mappedReads int // files read in place (walk.go)
 	// tail: batches hold shardBatchItems>>tail items, fewer near the end
 	// of a mapped file (walker.nearEnd), so that little is left queued to

@@ -131,13 +131,16 @@ type walkVariant struct {
 	shards           int
 	noWalk, ordered  bool
 	wantWalk, inline bool
+	// noSplit: mapped JSON lines by the hand-off where a split walk could
+	// read them (splitwalk.go).
+	noSplit bool
 	// plain: the files are read through read(2), never mapped (the
 	// reference); anyWalk: whether some were read in place is not checked.
 	plain, anyWalk bool
 }
 
 func (v walkVariant) String() string {
-	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t, plain %t)", v.shards, !v.noWalk, v.ordered, v.inline, v.plain)
+	return fmt.Sprintf("%d shards (walk %t, ordered %t, inline %t, plain %t, split %t)", v.shards, !v.noWalk, v.ordered, v.inline, v.plain, !v.noSplit)
 }
 
 // oneShard is the reference the variants are compared with: one inline
@@ -152,7 +155,7 @@ func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v wal
 	t.Helper()
 	col := &collector{}
 	s := NewSharded(v.shards, vc, col)
-	s.noWalk = v.noWalk
+	s.noWalk, s.noSplit = v.noWalk, v.noSplit
 	if !v.ordered {
 		s.Unordered()
 	}
@@ -180,6 +183,10 @@ func runCaptures(t *testing.T, vc Config, format Format, opts ReadOptions, v wal
 	if got := s.mappedReads; (got > 0) != v.wantWalk && !v.anyWalk {
 		t.Fatalf("%s: %d files read in place", v, got)
 	}
+	if s.splitReads > 0 && (v.noSplit || v.ordered || v.shards < 2) {
+		t.Fatalf("%s: %d files read by a split walk", v, s.splitReads)
+	}
+	splitWalks += s.splitReads
 	fs := append([]Finding(nil), col.findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return FindingBefore(&fs[i], &fs[j]) })
 	for _, f := range fs {
@@ -245,8 +252,16 @@ func walkVariants() []walkVariant {
 // jsonVariants are walkVariants and one inline shard reading JSON lines
 // in place (readLinesInline).
 func jsonVariants() []walkVariant {
-	return append(walkVariants(), walkVariant{shards: 1, wantWalk: true, inline: true})
+	vs := append(walkVariants(), walkVariant{shards: 1, wantWalk: true, inline: true})
+	for _, n := range []int{2, 3} {
+		vs = append(vs, walkVariant{shards: n, wantWalk: true, inline: true, noSplit: true})
+	}
+	return vs
 }
+
+// splitWalks counts the files runCaptures read by a split walk, so that a
+// test of JSON lines can check that it took that way.
+var splitWalks int
 
 // TestShardedWalkJSONSameAsOneShard: JSON lines judged in place in the
 // mapping (windows crossed) give byte for byte what one shard gives
@@ -257,8 +272,12 @@ func jsonVariants() []walkVariant {
 // than a window; and so does the hand-off with copies.
 func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	defer func(w, d int, tb int64) { mapWindow, dropChunk, tailBytes = w, d, tb }(mapWindow, dropChunk, tailBytes)
+	defer func(c, l, r int) { splitChunkBytes, splitChunkLines, splitRing = c, l, r }(splitChunkBytes, splitChunkLines, splitRing)
 	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as the shards pass them
-	tailBytes = 1 << 20                    // the last part in smaller batches (nearEnd)
+	// A split walk's chunks of a few lines, in a ring that wraps often
+	// (scans wait for the slower judge).
+	splitChunkBytes, splitChunkLines, splitRing = 4<<10, 5, 3
+	tailBytes = 1 << 20 // the last part in smaller batches (nearEnd)
 	vc := smallPartitions(t, 512)
 	const maxLine = 4096
 	data := walkJSONCorpus(11, 9000, 700, maxLine, allOdds)
@@ -280,10 +299,14 @@ func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	if !strings.Contains(want, "evicted") || strings.Contains(want, "evicted 0 ") {
 		t.Fatalf("the corpus evicts nothing")
 	}
+	splitWalks = 0
 	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
 	}
 }
 
@@ -313,10 +336,14 @@ func TestShardedWalkLongLines(t *testing.T) {
 	if !strings.Contains(want, "over the 409600-byte limit") {
 		t.Fatalf("no line over the limit:\n%.2000s", want)
 	}
+	splitWalks = 0
 	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
 	}
 }
 
@@ -370,10 +397,14 @@ func TestShardedWalkSeveralFiles(t *testing.T) {
 	opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
 	files := []string{a, small, fr, gz, b}
 	want := runCaptures(t, vc, FormatAuto, opts, oneShard, files...)
+	splitWalks = 0
 	for _, v := range jsonVariants() {
 		if got := runCaptures(t, vc, FormatAuto, opts, v, files...); got != want {
 			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
 		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
 	}
 }
 
@@ -382,6 +413,7 @@ func TestShardedWalkSeveralFiles(t *testing.T) {
 // bound, JSON or frames, random windows.
 func TestShardedWalkRandomized(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
+	defer func(c, l, r int) { splitChunkBytes, splitChunkLines, splitRing = c, l, r }(splitChunkBytes, splitChunkLines, splitRing)
 	rounds := 12
 	if testing.Short() {
 		rounds = 4
@@ -390,6 +422,7 @@ func TestShardedWalkRandomized(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		vc := smallPartitions(t, 256+r.IntN(1024))
 		mapWindow = (128 + r.IntN(512)) << 10
+		splitChunkBytes, splitChunkLines, splitRing = 1<<(9+r.IntN(8)), 1+r.IntN(100), 1+r.IntN(20)
 		maxLine := 1000 + r.IntN(3000)
 		var data []byte
 		format := FormatAuto
@@ -431,7 +464,10 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 	defer func(w int) { mapWindow = w }(mapWindow)
 	mapWindow = 256 << 10
 	vc := smallPartitions(t, 512)
-	for _, inline := range []bool{false, true} {
+	// Ordered: the hand-off in place; unordered: a split walk, whose
+	// shards fault scanning or judging.
+	for _, c := range []struct{ inline, unordered bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		inline := c.inline
 		p := writeTemp(t, "shrink.jsonl", walkJSONCorpus(51, 12000, 100, 4096, walkOdds{}))
 		f, err := os.Open(p)
 		if err != nil {
@@ -442,14 +478,17 @@ func TestShardedWalkJSONFileShrinks(t *testing.T) {
 		if inline {
 			s.Inline()
 		}
+		if c.unordered {
+			s.Unordered()
+		}
 		last, err := Read(f, "cap", FormatAuto, ReadOptions{MaxLineBytes: 4096}, s)
 		f.Close()
 		if err == nil || !strings.Contains(err.Error(), "shrank") {
 			st, _ := os.Stat(p)
-			t.Fatalf("inline %t: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", inline, last, err, st.Size(), s.mappedReads, len(sink.records))
+			t.Fatalf("%+v: Read = %d, %v, want the file shrank (size now %d, walked %d, records %d)", c, last, err, st.Size(), s.mappedReads, len(sink.records))
 		}
-		if s.mappedReads != 1 {
-			t.Fatalf("inline %t: not read in place", inline)
+		if s.mappedReads != 1 || (s.splitReads == 1) != c.unordered {
+			t.Fatalf("%+v: not read in place (%d), or not by a split walk (%d)", c, s.mappedReads, s.splitReads)
 		}
 		s.Finish(ReasonEOF, &Input{})
 	}
@@ -724,4 +763,141 @@ func TestShardedNearEnd(t *testing.T) {
 		t.Errorf("tail %d after the read, want 0", s2.tail)
 	}
 	s2.Finish(ReasonEOF, &Input{})
+}
+
+// TestShardedInterruptShapes: a chat.interrupt cancels the streams of its
+// session on every shard only where one shard would cancel them: as a
+// request (not a JSON-RPC message, not an event, not with an intent that
+// does not cancel), at its place among each shard's records, by the
+// hand-off and by a split walk alike.
+func TestShardedInterruptShapes(t *testing.T) {
+	vc := smallPartitions(t, 4096)
+	var b bytes.Buffer
+	b.Write(walkJSONCorpus(81, 1500, 60, 4096, walkOdds{}))
+	open := func(i int) {
+		fmt.Fprintf(&b, `{"request_id":"irq-%d","method":"chat.send","session_id":"isess-%d","params":{"text":"hi"}}`+"\n", i, i%6)
+		fmt.Fprintf(&b, `{"protocol_version":"1.0","response_id":"irq-%d-r0","request_id":"irq-%d","sequence":0,"is_final":false,"status":"in_progress","response_kind":"e2a.delta","timestamp":"2025-01-01T00:00:00Z","provenance":{},"body":{"delta":"x"}}`+"\n", i, i)
+	}
+	for i := 0; i < 300; i++ {
+		open(i)
+	}
+	b.WriteString(`{"jsonrpc":"2.0","id":7,"method":"chat.interrupt","session_id":"isess-1","request_id":"irq-x1"}` + "\n")
+	b.WriteString(`{"type":"event","method":"chat.interrupt","session_id":"isess-2","request_id":"irq-x2"}` + "\n")
+	b.WriteString(`{"request_id":"irq-x3","method":"chat.interrupt","session_id":"isess-3","params":{"intent":"pause"}}` + "\n")
+	b.WriteString(`{"request_id":"irq-x4","method":"chat.interrupt","session_id":"isess-4"}` + "\n")
+	b.WriteString(`{"request_id":"irq-x5","method":"chat.interrupt","session_id":"isess-5","params":{"intent":"supplement"}}` + "\n")
+	for i := 300; i < 330; i++ {
+		open(i) // after the interrupts: not cancelled
+	}
+	b.Write(walkJSONCorpus(82, 1500, 60, 4096, walkOdds{}))
+	p := writeTemp(t, "irq.jsonl", b.Bytes())
+	opts := ReadOptions{MaxLineBytes: 4096}
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
+	for _, s := range []string{"irq-4 cancelled", "irq-5 cancelled", "irq-1 missing_final", "irq-2 missing_final", "irq-3 missing_final", "irq-304 missing_final"} {
+		if !strings.Contains(want, s) {
+			t.Fatalf("one shard: no %q in the ends:\n%s", s, want[strings.Index(want, "ends:"):])
+		}
+	}
+	splitWalks = 0
+	for _, v := range jsonVariants() {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
+	}
+}
+
+// FuzzSplitWalk: any lines, put among a generated capture of more than a
+// mapping's minimum (so that it is read in place), give what one shard
+// reading through read(2) gives when 2 and 3 shards read them by a split
+// walk of small chunks in a small ring.
+func FuzzSplitWalk(f *testing.F) {
+	// A few seeds of its own (fuzzSeeds' are FuzzRoute's and FuzzEngine's:
+	// each run here reads a capture of a MiB three times).
+	for _, l := range []string{
+		`{"request_id":"x","method":"chat.interrupt","session_id":"s1"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"chat.interrupt","session_id":"s1"}`,
+		`{"req\u0075est_id":"x","sequence":1}` + "\n" + `{"request_id":"cut`,
+		`{"request_id":"a\"b","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.complete"}`,
+		"\xef\x01\x02" + "\n\n  \r\n{}",
+	} {
+		f.Add([]byte(l))
+	}
+	base := walkJSONCorpusX(91, 1300, 40, 4096, walkOdds{}, 0.1, 0.2)
+	cut := [2]int{len(base) / 3, 2 * len(base) / 3}
+	for i := range cut {
+		cut[i] += bytes.IndexByte(base[cut[i]:], '\n') + 1
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer func(w, c, l, r int) {
+			mapWindow, splitChunkBytes, splitChunkLines, splitRing = w, c, l, r
+		}(mapWindow, splitChunkBytes, splitChunkLines, splitRing)
+		mapWindow, splitChunkBytes, splitChunkLines, splitRing = 256<<10, 2<<10, 4, 3
+		vc := smallPartitions(t, 512)
+		var b bytes.Buffer
+		b.Write(data)
+		b.WriteByte('\n')
+		b.Write(base[:cut[0]])
+		b.Write(data)
+		b.WriteByte('\n')
+		b.Write(base[cut[0]:cut[1]])
+		b.Write(data)
+		b.WriteByte('\n')
+		b.Write(base[cut[1]:])
+		b.Write(data)
+		p := writeTemp(t, "fuzz.jsonl", b.Bytes())
+		opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
+		want := runCaptures(t, vc, FormatJSONL, opts, oneShard, p)
+		splitWalks = 0
+		for _, v := range []walkVariant{{shards: 2, wantWalk: true, inline: true}, {shards: 3, wantWalk: true}} {
+			if got := runCaptures(t, vc, FormatJSONL, opts, v, p); got != want {
+				t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+			}
+		}
+		if splitWalks != 2 {
+			t.Fatalf("%d of 2 runs by a split walk", splitWalks)
+		}
+	})
+}
+
+// TestSplitWalkHoldsFewRecords: a split walk keeps at most splitChunkLines
+// scanned records a chunk, however short the lines (a chunk of 32 kB of
+// lines of 30 bytes would keep a thousand records of 1.7 kB each), and
+// judges them as one shard does.
+func TestSplitWalkHoldsFewRecords(t *testing.T) {
+	vc := smallPartitions(t, 512)
+	var b bytes.Buffer
+	for i := 0; b.Len() < 1<<20+64<<10; i++ {
+		fmt.Fprintf(&b, `{"request_id":"s%d","sequence":%d}`+"\n", i%300, i/300)
+		if i%7 == 0 {
+			b.WriteString("{}\n")
+		}
+	}
+	p := writeTemp(t, "short.jsonl", b.Bytes())
+	opts := ReadOptions{MaxLineBytes: 4096}
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
+	for _, n := range []int{2, 3} {
+		col := &collector{}
+		s := NewSharded(n, vc, col)
+		s.Unordered()
+		s.Inline()
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Read(f, "short.jsonl", FormatAuto, opts, s)
+		f.Close()
+		s.Finish(ReasonEOF, &Input{})
+		if err != nil || s.splitReads != 1 {
+			t.Fatalf("%d shards: %v, %d split walks", n, err, s.splitReads)
+		}
+		if max := splitRing * splitChunkLines; s.splitHeld == 0 || s.splitHeld > max {
+			t.Errorf("%d shards: %d records held at once, want 1 to %d", n, s.splitHeld, max)
+		}
+		if got := runCaptures(t, vc, FormatAuto, opts, walkVariant{shards: n, wantWalk: true, inline: true}, p); got != want {
+			t.Errorf("%d shards differ from one: %s", n, firstDiff(want, got))
+		}
+	}
 }
