@@ -876,7 +876,26 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	// The word is judged once; when it is no token, the scan goes on
 	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
 	b64.word = b
-	if b-a >= minDigitToken {
+	if b-a < minDigitToken {
+		return Match{}, false, 0
+	}
+	if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
+		return Match{st, e, KindVendorToken}, true, 0
+	}
+	// A known token glued inside the word ends the word judged here: once
+	// it is masked, the word ends where its mask begins, and what is
+	// before it is judged on its own. Judging it so now masks a random
+	// token glued before a known one ("<random>-----BEGIN …",
+	// "<random>-glpat-…") the first time, and masking the result again
+	// changes nothing.
+	glued, gluedOK := gluedToken(s, from, i+1, b)
+	if gluedOK && glued.Start > a {
+		b = glued.Start
+		if b-a < minDigitToken {
+			// Too short to be a token: the scan goes on to the glued
+			// one ("build7-glpat-…").
+			return Match{}, false, 0
+		}
 		if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
 			return Match{st, e, KindVendorToken}, true, 0
 		}
@@ -905,16 +924,26 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	if h < minEntropy || identifier(s[a:b]) {
 		return Match{}, false, 0
 	}
-	// A known token glued after an id ("build7-glpat-…") is that token,
-	// not a random one.
-	for k := i + 1; k < b; k++ {
+	if gluedOK && glued.Start <= a {
+		// The word is the known token ("build7-glpat-…" where the
+		// token reaches back over the id).
+		return glued, true, 0
+	}
+	return Match{a, b, KindHighEntropy}, true, 0
+}
+
+// gluedToken returns the first known token (prefixed) anchored in
+// s[k:b], a word's bytes after its first digit: the match the scan finds
+// next in the word.
+func gluedToken(s []byte, from, k, b int) (Match, bool) {
+	for ; k < b; k++ {
 		if anchor[s[k]]&aPrefix != 0 {
 			if m, ok := prefixed(s, from, k); ok && m.Kind.Credential() {
-				return m, true, 0
+				return m, true
 			}
 		}
 	}
-	return Match{a, b, KindHighEntropy}, true, 0
+	return Match{}, false
 }
 
 func cnMobile(s []byte, i int) bool {

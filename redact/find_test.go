@@ -325,3 +325,61 @@ func TestFingerprintAllDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskGluedAfterRandom: a random token glued before a known one is
+// masked with it the first time, each as its own kind, so that masking
+// the masked text again changes nothing (FuzzFind e3ba293d9d41c42e: a
+// token before "-----BEGIN PRIVATE KEY-----" was left as it was, and
+// became a word of its own, and a token, once the PEM block was masked).
+// A short id glued before a known token stays outside its mask.
+func TestMaskGluedAfterRandom(t *testing.T) {
+	const random = "000012EG7N87YZabXIV8yA219BC10cxz"
+	m := New([]byte("glued-key"))
+	for _, c := range []struct {
+		known string
+		kind  Kind
+	}{
+		{"-----BEGIN PRIVATE KEY-----", KindPrivateKey},
+		{pemKey, KindPrivateKey},
+		{"-" + glpat, KindGitLab},
+		{ghp, KindGitHub},
+		{"_" + ghp, KindGitHub},
+		{"-" + openai, KindSK},
+		{"-" + awsID, KindAWS},
+		{"-" + jwtTok, KindJWT},
+		{slackBot, KindSlack},
+		{"-" + npmTok, KindVendorToken},
+	} {
+		s := "x " + random + c.known + " y"
+		var kinds []Kind
+		for from := 0; ; {
+			x, ok := Find(s, from)
+			if !ok {
+				break
+			}
+			kinds = append(kinds, x.Kind)
+			from = x.End
+		}
+		if len(kinds) != 2 || kinds[0] != KindHighEntropy || kinds[1] != c.kind {
+			t.Errorf("%q: kinds %v, want [high_entropy %v]", s, kinds, c.kind)
+		}
+		out := m.Text(s)
+		if strings.Contains(out, random[4:]) || strings.Contains(out, "BEGIN") || strings.Count(out, Mask) != 2 {
+			t.Errorf("%q -> %q", s, out)
+		}
+		if again := m.Text(out); again != out {
+			t.Errorf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	}
+	// A short id (no token) before a known token keeps its text and the
+	// known token its kind, as before.
+	for _, s := range []string{"build7-" + glpat, "run1_" + ghp, "a1-" + openai} {
+		x, ok := Find(s, 0)
+		if !ok || !x.Kind.Credential() || x.Kind == KindHighEntropy || x.Start == 0 {
+			t.Errorf("Find(%q) = %v %v", s, x, ok)
+		}
+		if out := m.Text(s); m.Text(out) != out || !strings.HasPrefix(out, s[:x.Start]+Mask) {
+			t.Errorf("%q -> %q", s, out)
+		}
+	}
+}
