@@ -113,8 +113,12 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	if pendingBytes == 0 {
 		pendingBytes = defaultPendingBytes(t.cfg.Budget, len(t.cfg.Subjects))
 	}
+	security, err := t.securityOptions()
+	if err != nil {
+		return fmt.Errorf("nats tap %q: %w", t.cfg.Name, err)
+	}
 	closed := make(chan struct{})
-	nc, err := nats.Connect(t.cfg.URL,
+	nc, err := nats.Connect(t.cfg.URL, append(security,
 		nats.Name("e2atap tap "+t.cfg.Name),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
@@ -126,8 +130,9 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		nats.DisconnectErrHandler(func(c *nats.Conn, err error) { r.disconnected(c, err) }),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			// A failed connect or reconnect attempt (also at start, with
-			// RetryOnFailedConnect).
-			t.stats.Error(tap.ErrDial)
+			// RetryOnFailedConnect): unreachable, or refused (credentials,
+			// TLS).
+			t.stats.Error(connectErrorReason(err))
 			r.outage.Failed(err)
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
@@ -145,10 +150,18 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 				}
 				return
 			}
+			if sub == nil && connectErrorReason(err) == tap.ErrHandshake {
+				// A reconnect refused (credentials rotated on the server,
+				// expired): retried, counted, and logged as an outage,
+				// rate-limited, not once per attempt.
+				t.stats.Error(tap.ErrHandshake)
+				r.outage.Failed(err)
+				return
+			}
 			t.log.Warn("nats async error", "err", err)
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
-	)
+	)...)
 	if err != nil {
 		// With RetryOnFailedConnect only a bad option or URL gets here.
 		return fmt.Errorf("nats tap %q: connect: %w", t.cfg.Name, tap.RedactErr(err))

@@ -1,0 +1,231 @@
+package natstap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
+	"github.com/nats-io/nats.go"
+)
+
+// Auth is how the tap authenticates to a secured NATS server: at most one
+// of user and password, a token, an nkey seed or a credentials (JWT) file.
+// Secrets are only ever named by their files; each is read again at every
+// connect and reconnect (a rotated Secret is picked up), never logged or
+// put into an error. Credentials in the URL (nats://user:pass@host) work
+// too, but not together with these.
+type Auth struct {
+	// User and PasswordFile: user/password authentication; the password is
+	// the file's content without a trailing newline.
+	User         string
+	PasswordFile string
+	// TokenFile holds a token (authorization { token: … }).
+	TokenFile string
+	// NKeyFile holds an nkey user seed ("SU…"); the server challenges, the
+	// seed signs.
+	NKeyFile string
+	// CredsFile is a decorated credentials file (a user JWT and its seed,
+	// as `nsc generate creds` writes it): decentralized JWT auth.
+	CredsFile string
+}
+
+// set reports whether any auth key is set.
+func (a Auth) set() bool { return a != Auth{} }
+
+// validate reports every problem of a (joined), each naming its key and,
+// for a file, the file: a missing or unreadable file is found at start.
+func (a Auth) validate(urls string) []error {
+	var errs []error
+	methods := 0
+	for _, on := range []bool{a.User != "" || a.PasswordFile != "", a.TokenFile != "", a.NKeyFile != "", a.CredsFile != ""} {
+		if on {
+			methods++
+		}
+	}
+	if methods > 1 {
+		errs = append(errs, errors.New("auth: set one of user/password_file, token_file, nkey_file or creds_file"))
+	}
+	if (a.User == "") != (a.PasswordFile == "") {
+		errs = append(errs, errors.New("auth: user and password_file go together"))
+	}
+	if methods > 0 && urlHasUserinfo(urls) {
+		errs = append(errs, errors.New("auth: the url carries credentials too: keep them in one place"))
+	}
+	for _, f := range []struct{ key, path string }{{"password_file", a.PasswordFile}, {"token_file", a.TokenFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := readSecret(f.path); err != nil {
+			errs = append(errs, fmt.Errorf("auth: %s: %w", f.key, err))
+		}
+	}
+	if a.NKeyFile != "" {
+		if _, err := nats.NkeyOptionFromSeed(a.NKeyFile); err != nil {
+			errs = append(errs, fmt.Errorf("auth: nkey_file: %s: %w", a.NKeyFile, secretFree(err)))
+		}
+	}
+	if a.CredsFile != "" {
+		if err := checkCreds(a.CredsFile); err != nil {
+			errs = append(errs, fmt.Errorf("auth: creds_file: %w", err))
+		}
+	}
+	return errs
+}
+
+func urlHasUserinfo(urls string) bool {
+	for _, u := range strings.Split(urls, ",") {
+		if p, err := url.Parse(strings.TrimSpace(u)); err == nil && p.User != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// secretFree is err with its text kept only when it cannot hold what the
+// file holds: the nkeys library's errors name the problem, not the seed,
+// but an unknown error's text is replaced by its kind.
+func secretFree(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return errors.New(tap.RedactErr(err).Error())
+}
+
+// readSecret reads a secret file: its content without trailing newlines.
+// Its errors name the file and never quote the content.
+func readSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return "", fmt.Errorf("%s: %w", path, pe.Err)
+		}
+		return "", err
+	}
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) == 0 {
+		return "", fmt.Errorf("%s: is empty", path)
+	}
+	return string(b), nil
+}
+
+// checkCreds checks that a credentials file is readable and holds a user
+// JWT and a seed, as the client will read it at every connect.
+func checkCreds(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s: %w", path, pe.Err)
+		}
+		return err
+	}
+	defer clear(b)
+	if !bytes.Contains(b, []byte("BEGIN NATS USER JWT")) || !bytes.Contains(b, []byte("SEED-----")) {
+		return fmt.Errorf("%s: not a NATS credentials file (a user JWT and its nkey seed)", path)
+	}
+	return nil
+}
+
+// secretSource reads a secret file at every connect; when a read fails it
+// keeps the last value read (the server then says whether it is still
+// good) and logs why, once per failure run.
+type secretSource struct {
+	key, path string
+	log       *slog.Logger
+
+	mu     sync.Mutex
+	last   string
+	failed bool
+}
+
+func (s *secretSource) get() string {
+	v, err := readSecret(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if !s.failed {
+			s.log.Warn("nats auth: cannot read the secret file again: connecting with the last value read", "key", s.key, "err", err)
+		}
+		s.failed = true
+		return s.last
+	}
+	if s.failed {
+		s.log.Info("nats auth: the secret file is readable again", "key", s.key, "file", s.path)
+	}
+	s.failed, s.last = false, v
+	return v
+}
+
+// securityOptions turns the tap's TLS and Auth into client options. A
+// config error here (Validate passed, the files changed since) is
+// returned.
+func (t *Tap) securityOptions() ([]nats.Option, error) {
+	var opts []nats.Option
+	if t.cfg.TLS.ClientEnabled() {
+		if t.cfg.TLS.InsecureSkipVerify {
+			t.log.Warn("nats tap: tls.insecure_skip_verify is set: the server's certificate is NOT checked, anyone on the path can read and change the traffic (tests only, never production)")
+		}
+		cfg, err := tlsfiles.Client(t.cfg.TLS, func(err error) {
+			t.log.Warn("nats tap: reloading the client certificate failed: the previous one is presented", "err", err)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("tls: %w", err)
+		}
+		opts = append(opts, nats.Secure(cfg))
+	}
+	a := t.cfg.Auth
+	switch {
+	case a.User != "":
+		pw := &secretSource{key: "password_file", path: a.PasswordFile, log: t.log}
+		if pw.get() == "" {
+			return nil, fmt.Errorf("auth: password_file: %s: cannot be read", a.PasswordFile)
+		}
+		opts = append(opts, nats.UserInfoHandler(func() (string, string) { return a.User, pw.get() }))
+	case a.TokenFile != "":
+		tok := &secretSource{key: "token_file", path: a.TokenFile, log: t.log}
+		if tok.get() == "" {
+			return nil, fmt.Errorf("auth: token_file: %s: cannot be read", a.TokenFile)
+		}
+		opts = append(opts, nats.TokenHandler(tok.get))
+	case a.NKeyFile != "":
+		// The client reads the seed at every signature.
+		o, err := nats.NkeyOptionFromSeed(a.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("auth: nkey_file: %s: %w", a.NKeyFile, secretFree(err))
+		}
+		opts = append(opts, o)
+	case a.CredsFile != "":
+		// The client reads the file at every connect.
+		opts = append(opts, nats.UserCredentials(a.CredsFile))
+	}
+	if a.set() || urlHasUserinfo(t.cfg.URL) {
+		// A rejected credential is retried like an unreachable server
+		// (the Secret may be fixed or rotated), not given up after two.
+		opts = append(opts, nats.IgnoreAuthErrorAbort())
+	}
+	return opts, nil
+}
+
+// connectErrorReason is the tap_errors reason of a failed connect: the
+// server refused the credentials or the TLS handshake failed (handshake),
+// or it could not be reached (dial).
+func connectErrorReason(err error) uint8 {
+	switch {
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked),
+		errors.Is(err, nats.ErrAccountAuthExpired), errors.Is(err, nats.ErrSecureConnRequired), errors.Is(err, nats.ErrSecureConnWanted):
+		return tap.ErrHandshake
+	}
+	if tlsfiles.IsHandshakeError(err) {
+		return tap.ErrHandshake
+	}
+	return tap.ErrDial
+}
