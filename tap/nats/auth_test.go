@@ -260,7 +260,6 @@ func TestAuthConfigErrors(t *testing.T) {
 	}
 }
 
-
 // TestPasswordRotatedOnTheServer: the server changes the password (a
 // reload) and drops the tap; each refused reconnect is a handshake error
 // and an outage (not a log line per attempt), and once the Secret file
