@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/e2atap/e2atap/tap"
 	"github.com/e2atap/e2atap/tap/tlsfiles"
@@ -62,7 +60,7 @@ func (a Auth) validate(urls string) []error {
 		if f.path == "" {
 			continue
 		}
-		if _, err := readSecret(f.path); err != nil {
+		if _, err := tlsfiles.ReadSecret(f.path); err != nil {
 			errs = append(errs, fmt.Errorf("auth: %s: %w", f.key, err))
 		}
 	}
@@ -99,24 +97,6 @@ func secretFree(err error) error {
 	return errors.New(tap.RedactErr(err).Error())
 }
 
-// readSecret reads a secret file: its content without trailing newlines.
-// Its errors name the file and never quote the content.
-func readSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return "", fmt.Errorf("%s: %w", path, pe.Err)
-		}
-		return "", err
-	}
-	b = bytes.TrimRight(b, "\r\n")
-	if len(b) == 0 {
-		return "", fmt.Errorf("%s: is empty", path)
-	}
-	return string(b), nil
-}
-
 // checkCreds checks that a credentials file is readable and holds a user
 // JWT and a seed, as the client will read it at every connect.
 func checkCreds(path string) error {
@@ -133,36 +113,6 @@ func checkCreds(path string) error {
 		return fmt.Errorf("%s: not a NATS credentials file (a user JWT and its nkey seed)", path)
 	}
 	return nil
-}
-
-// secretSource reads a secret file at every connect; when a read fails it
-// keeps the last value read (the server then says whether it is still
-// good) and logs why, once per failure run.
-type secretSource struct {
-	key, path string
-	log       *slog.Logger
-
-	mu     sync.Mutex
-	last   string
-	failed bool
-}
-
-func (s *secretSource) get() string {
-	v, err := readSecret(s.path)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		if !s.failed {
-			s.log.Warn("nats auth: cannot read the secret file again: connecting with the last value read", "key", s.key, "err", err)
-		}
-		s.failed = true
-		return s.last
-	}
-	if s.failed {
-		s.log.Info("nats auth: the secret file is readable again", "key", s.key, "file", s.path)
-	}
-	s.failed, s.last = false, v
-	return v
 }
 
 // securityOptions turns the tap's TLS and Auth into client options. A
@@ -185,17 +135,17 @@ func (t *Tap) securityOptions() ([]nats.Option, error) {
 	a := t.cfg.Auth
 	switch {
 	case a.User != "":
-		pw := &secretSource{key: "password_file", path: a.PasswordFile, log: t.log}
-		if pw.get() == "" {
-			return nil, fmt.Errorf("auth: password_file: %s: cannot be read", a.PasswordFile)
+		pw, err := t.secret("password_file", a.PasswordFile)
+		if err != nil {
+			return nil, err
 		}
-		opts = append(opts, nats.UserInfoHandler(func() (string, string) { return a.User, pw.get() }))
+		opts = append(opts, nats.UserInfoHandler(func() (string, string) { return a.User, pw.Get() }))
 	case a.TokenFile != "":
-		tok := &secretSource{key: "token_file", path: a.TokenFile, log: t.log}
-		if tok.get() == "" {
-			return nil, fmt.Errorf("auth: token_file: %s: cannot be read", a.TokenFile)
+		tok, err := t.secret("token_file", a.TokenFile)
+		if err != nil {
+			return nil, err
 		}
-		opts = append(opts, nats.TokenHandler(tok.get))
+		opts = append(opts, nats.TokenHandler(tok.Get))
 	case a.NKeyFile != "":
 		// The client reads the seed at every signature.
 		o, err := nats.NkeyOptionFromSeed(a.NKeyFile)
@@ -228,4 +178,18 @@ func connectErrorReason(err error) uint8 {
 		return tap.ErrHandshake
 	}
 	return tap.ErrDial
+}
+
+// secret reads a secret file now (an error is a configuration error) and
+// again at every connect.
+func (t *Tap) secret(key, path string) (*tlsfiles.Secret, error) {
+	s, err := tlsfiles.NewSecret(path, func(err error) {
+		t.log.Warn("nats auth: cannot read the secret file again: connecting with the last value read", "key", key, "err", err)
+	}, func() {
+		t.log.Info("nats auth: the secret file is readable again", "key", key, "file", path)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("auth: %s: %w", key, err)
+	}
+	return s, nil
 }
