@@ -783,7 +783,23 @@ func isLocal(c byte) bool {
 // resident ID number (17 digits and a check digit or X, checked). A number
 // must not touch a letter or digit on either side. next is where the scan
 // goes on when nothing matched.
-func number(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
+func number(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
+	m, ok, next := numberAt(s, from, i, b64)
+	if ok && m.End < len(s) && isMask(s, m.End) {
+		switch m.Kind {
+		case KindPhone, KindCard, KindCNID, KindIBAN:
+			// A number glued to a mask was glued to the value it masks
+			// (a number must not touch a letter or digit), and is judged
+			// as it was then: no number ("+000000000000ACCA…" masked
+			// once is "+000000000000******(fp:…)"; masking twice changes
+			// nothing).
+			return Match{}, false, m.End
+		}
+	}
+	return m, ok, next
+}
+
+func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 	c := s[i]
 	if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
 		// password%3Dhunter2: a key=value pair in a URL-encoded text.
