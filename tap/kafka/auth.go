@@ -44,8 +44,11 @@ func (s SASL) mechanism() string {
 	return ""
 }
 
-// validate reports every problem of s, each naming its key and, for the
-// password, the file: a missing or unreadable file is found at start.
+// Validate reports every problem of s (errors.Join), each naming its key
+// and, for the password, the file: a missing or unreadable file is found
+// at start.
+func (s SASL) Validate() error { return errors.Join(s.validate()...) }
+
 func (s SASL) validate() []error {
 	if !s.set() {
 		return nil

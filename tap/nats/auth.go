@@ -37,8 +37,11 @@ type Auth struct {
 // set reports whether any auth key is set.
 func (a Auth) set() bool { return a != Auth{} }
 
-// validate reports every problem of a (joined), each naming its key and,
-// for a file, the file: a missing or unreadable file is found at start.
+// Validate reports every problem of a (errors.Join), each naming its key
+// and, for a file, the file: a missing or unreadable file is found at
+// start. urls is the tap's URL (credentials in it and here conflict).
+func (a Auth) Validate(urls string) error { return errors.Join(a.validate(urls)...) }
+
 func (a Auth) validate(urls string) []error {
 	var errs []error
 	methods := 0
