@@ -70,6 +70,9 @@ type run struct {
 	failMu   sync.Mutex
 	failErr  error        // emit's first error; Run returns it
 	slowLog  atomic.Int64 // when a slow consumer was last logged (Unix ns)
+	// refused: the server's refusal (credentials, TLS) was logged in this
+	// outage; cleared on connect.
+	refused atomic.Bool
 	cancel   context.CancelFunc
 	ctl      chan tap.Message // control: connection handlers → emit
 	outage   *tap.Outage
@@ -132,8 +135,12 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			// A failed connect or reconnect attempt (also at start, with
 			// RetryOnFailedConnect): unreachable, or refused (credentials,
 			// TLS).
-			t.stats.Error(connectErrorReason(err))
+			reason := connectErrorReason(err)
+			t.stats.Error(reason)
 			r.outage.Failed(err)
+			if reason == tap.ErrHandshake {
+				r.logRefused(err)
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrSlowConsumer) {
@@ -156,6 +163,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 				// rate-limited, not once per attempt.
 				t.stats.Error(tap.ErrHandshake)
 				r.outage.Failed(err)
+				r.logRefused(err)
 				return
 			}
 			t.log.Warn("nats async error", "err", err)
@@ -262,10 +270,21 @@ func defaultPendingBytes(b *tap.Budget, subs int) int {
 	return int(max(b.Limit()/int64(subs), 1<<20))
 }
 
+// logRefused says once an outage that the server refuses the tap (the
+// outage itself may have started as a plain disconnect, and its later
+// lines come at most once a minute): the operator reads the cause at once.
+func (r *run) logRefused(err error) {
+	if r.refused.CompareAndSwap(false, true) {
+		r.log.Warn("nats server refused the connection: check the tap's credentials and tls (retried with backoff)",
+			"addr", redactURLs(r.cfg.URL), "err", tap.RedactErr(err))
+	}
+}
+
 // connected runs on the client's callback goroutine after the first connect
 // and after every reconnect.
 func (r *run) connected(nc *nats.Conn, again bool) {
 	r.stats.UpstreamUp.Store(true)
+	r.refused.Store(false)
 	r.outage.Reachable(redactURLs(nc.ConnectedUrl()))
 	if again {
 		r.stats.Reconnects.Add(1)
