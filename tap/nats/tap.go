@@ -73,9 +73,9 @@ type run struct {
 	// refused: the server's refusal (credentials, TLS) was logged in this
 	// outage; cleared on connect.
 	refused atomic.Bool
-	cancel   context.CancelFunc
-	ctl      chan tap.Message // control: connection handlers → emit
-	outage   *tap.Outage
+	cancel  context.CancelFunc
+	ctl     chan tap.Message // control: connection handlers → emit
+	outage  *tap.Outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
