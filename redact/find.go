@@ -883,6 +883,14 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		a--
 	}
 	if m, ok := b64.check(s, from, a, i); ok {
+		if b := min(run(s, i, word), m.Start); b > i {
+			// Once the run's match is masked, the word before it is a
+			// word of its own: it is judged as one now, so that masking
+			// twice changes nothing.
+			if p, ok := wordToken(s, from, a, i, b); ok {
+				return p, true, 0
+			}
+		}
 		return m, true, 0
 	}
 	if i < b64.word {
@@ -892,11 +900,19 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	// The word is judged once; when it is no token, the scan goes on
 	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
 	b64.word = b
+	m, ok := wordToken(s, from, a, i, b)
+	return m, ok, 0
+}
+
+// wordToken judges the word s[a:b] around the digit (or '+') at s[i], the
+// first of the word: a token of a known shape with digits (digitToken),
+// else a random one.
+func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 	if b-a < minDigitToken {
-		return Match{}, false, 0
+		return Match{}, false
 	}
 	if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
-		return Match{st, e, KindVendorToken}, true, 0
+		return Match{st, e, KindVendorToken}, true
 	}
 	// A known token glued inside the word ends the word judged here: once
 	// it is masked, the word ends where its mask begins, and what is
@@ -910,14 +926,14 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		if b-a < minDigitToken {
 			// Too short to be a token: the scan goes on to the glued
 			// one ("build7-glpat-…").
-			return Match{}, false, 0
+			return Match{}, false
 		}
 		if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
-			return Match{st, e, KindVendorToken}, true, 0
+			return Match{st, e, KindVendorToken}, true
 		}
 	}
 	if b-a < minEntropyLen {
-		return Match{}, false, 0
+		return Match{}, false
 	}
 	var seen uint8
 	var counts [128]uint16
@@ -927,7 +943,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		counts[c]++
 	}
 	if seen != alnum || isMask(s, a) {
-		return Match{}, false, 0
+		return Match{}, false
 	}
 	n := float64(b - a)
 	h := 0.0
@@ -938,14 +954,14 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		}
 	}
 	if h < minEntropy || identifier(s[a:b]) {
-		return Match{}, false, 0
+		return Match{}, false
 	}
 	if gluedOK && glued.Start <= a {
 		// The word is the known token ("build7-glpat-…" where the
 		// token reaches back over the id).
-		return glued, true, 0
+		return glued, true
 	}
-	return Match{a, b, KindHighEntropy}, true, 0
+	return Match{a, b, KindHighEntropy}, true
 }
 
 // gluedToken returns the first known token (prefixed) anchored in
