@@ -39,11 +39,11 @@ func writeSecret(t *testing.T, dir, name, v string) string {
 
 // secureCluster starts kfake with SASL (the mechanism's superuser) and,
 // with pki, TLS.
-func secureCluster(t *testing.T, mechanism string, pki *tlsfiles.TestPKI) []string {
+func secureCluster(t *testing.T, mechanism string, pki *tlsfiles.TestPKI, mutual bool) []string {
 	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.SeedTopics(1, "agent.events"), kfake.EnableSASL(), kfake.Superuser(mechanism, "e2atap", kafkaPass)}
 	if pki != nil {
-		cfg, err := pki.ServerConfig(false)
+		cfg, err := pki.ServerConfig(mutual)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,8 +68,8 @@ func producerSASL(mechanism string) kgo.Opt {
 }
 
 // TestSASLMechanisms: the tap authenticates with each mechanism, the
-// password read from its file, and reads what a producer wrote; SCRAM-256
-// also over TLS against the test CA.
+// password read from its file, and reads what a producer wrote; over TLS
+// against the test CA, SCRAM-SHA-256 with a client certificate (mutual).
 func TestSASLMechanisms(t *testing.T) {
 	dir := t.TempDir()
 	pki, err := tlsfiles.WriteTestPKI(dir)
@@ -78,9 +78,9 @@ func TestSASLMechanisms(t *testing.T) {
 	}
 	pw := writeSecret(t, dir, "password", kafkaPass+"\n")
 	for _, c := range []struct {
-		mech string
-		tls  bool
-	}{{SASLPlain, true}, {SASLScramSHA256, true}, {SASLScramSHA512, false}, {"scram-sha-512", true}} {
+		mech        string
+		tls, mutual bool
+	}{{SASLPlain, true, false}, {SASLScramSHA256, true, true}, {SASLScramSHA512, false, false}, {"scram-sha-512", true, false}} {
 		t.Run(c.mech, func(t *testing.T) {
 			var p *tlsfiles.TestPKI
 			cfg := Config{Name: "bus", Topics: []string{"agent.events"}, Start: "earliest", SASL: SASL{Mechanism: c.mech, Username: "e2atap", PasswordFile: pw}}
@@ -88,10 +88,13 @@ func TestSASLMechanisms(t *testing.T) {
 			if c.tls {
 				p = pki
 				cfg.TLS = tlsfiles.Files{CAFile: pki.CAFile}
+				if c.mutual {
+					cfg.TLS.CertFile, cfg.TLS.KeyFile = pki.ClientCert, pki.ClientKey
+				}
 				tc, _ := tlsfiles.Client(cfg.TLS, nil)
 				popts = append(popts, kgo.DialTLSConfig(tc))
 			}
-			brokers := secureCluster(t, strings.ToUpper(c.mech), p)
+			brokers := secureCluster(t, strings.ToUpper(c.mech), p, c.mutual)
 			cfg.Brokers = brokers
 			prod := newClient(t, brokers, popts...)
 			produce(t, prod, &kgo.Record{Topic: "agent.events", Value: []byte(`{"n":1}`)})
@@ -119,7 +122,7 @@ func TestSASLWrongPassword(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	brokers := secureCluster(t, SASLScramSHA256, pki)
+	brokers := secureCluster(t, SASLScramSHA256, pki, false)
 	tc, _ := tlsfiles.Client(tlsfiles.Files{CAFile: pki.CAFile}, nil)
 	prod := newClient(t, brokers, producerSASL(SASLScramSHA256), kgo.DialTLSConfig(tc))
 	produce(t, prod, &kgo.Record{Topic: "agent.events", Value: []byte(`{"n":2}`)})

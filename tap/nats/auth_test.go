@@ -129,6 +129,18 @@ func TestTLSMutualWithUserPassword(t *testing.T) {
 	if stats2.UpstreamUp.Load() {
 		t.Error("up with an untrusted server")
 	}
+
+	// insecure_skip_verify connects without the CA, and says loudly that
+	// nothing is checked.
+	var warn syncBuffer
+	stats3 := new(tap.Stats)
+	runTap(t, Config{Name: "mesh3", URL: s.ClientURL(), Subjects: []string{"agent.>"},
+		TLS:  tlsfiles.Files{CertFile: pki.ClientCert, KeyFile: pki.ClientKey, InsecureSkipVerify: true},
+		Auth: Auth{User: "e2atap", PasswordFile: pw}}, stats3, slog.New(slog.NewTextHandler(&warn, nil)), &collector{})
+	waitFor(t, "up without verification", stats3.UpstreamUp.Load)
+	if !strings.Contains(warn.String(), "level=WARN") || !strings.Contains(warn.String(), "insecure_skip_verify is set") {
+		t.Errorf("no warning for insecure_skip_verify:\n%s", warn.String())
+	}
 }
 
 // TestTokenAndNKeyAuth: token_file and nkey_file authenticate.
