@@ -641,6 +641,13 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 				return Match{}, false
 			}
 			return Match{i, j, KindURLUserinfo}, true
+		case ':':
+			if isMask(s, j+1) {
+				// The password is a mask this package wrote (what it hid
+				// was no password: "nats://bob:<a phone number>@h"), and
+				// masking twice changes nothing.
+				return Match{}, false
+			}
 		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
 			return Match{}, false
 		case '\\':
@@ -664,7 +671,10 @@ func hostUserinfo(s []byte, from, i int) (Match, bool) {
 	for a > from && (is(s[a-1], word) || s[a-1] == '.') {
 		a--
 	}
-	if a == i && !emptyUserStart(s, i) || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
+	if a == i && !emptyUserStart(s, i) || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) || isMask(s, i+1) {
+		// isMask(s, i+1): the password is a mask this package wrote
+		// ("bob:<a phone number with spaces>@kafka:9092" masked once),
+		// no password.
 		return Match{}, false
 	}
 	if a >= len(Mask)+1 && s[a-1] == '(' && isMask(s, a-len(Mask)-1) {

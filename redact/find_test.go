@@ -383,3 +383,27 @@ func TestMaskGluedAfterRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskTwiceChangesNothing: shapes whose first mask changed what was
+// around it (a neighbour, a run, a password), each masked once then again.
+// What the first pass leaves in clear holds none of the planted values.
+func TestMaskTwiceChangesNothing(t *testing.T) {
+	m := New([]byte("twice-key"))
+	for _, c := range []struct{ s, hidden string }{
+		{"000012EG7N87YZabXIV8yA219BC10cxz-----BEGIN PRIVATE KEY-----", "EG7N87YZabXIV8yA219BC10cxz"},
+		{"00c2stX000X000X00007c2stX000X000X00", "c2stX000X000X00007"},
+		{"+000000000000ACCA0000000000000000", "ACCA0000000000000000"},
+		{"000171278989AB0CYabZXAcxyIzBDU2Nc2stZ010Y010Y000", "8989AB0CYabZXAcxyIzBDU2N"},
+		{":+00 0000000@0:0", "+00 0000000"},
+		{"nats://bob:+49 1511 2345678@nats:4222", "1511 2345678"},
+		{"brokers bob:+49 1511 2345678@kafka:9092", "1511 2345678"},
+	} {
+		once := m.Text(c.s)
+		if twice := m.Text(once); twice != once {
+			t.Errorf("%q -> %q -> %q", c.s, once, twice)
+		}
+		if strings.Contains(once, c.hidden) {
+			t.Errorf("%q -> %q: %q is in clear", c.s, once, c.hidden)
+		}
+	}
+}
