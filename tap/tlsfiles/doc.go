@@ -8,6 +8,8 @@
 // Used by the ws tap's listener and by the sidecar's HTTP listener; Client
 // makes the client side of the NATS and Kafka taps (a CA, an optional
 // client certificate for mutual TLS reloaded the same way, so that a
-// reconnect presents a renewed one).
-// Concurrency: a Reloader is safe for concurrent handshakes.
+// reconnect presents a renewed one). Secret reads a password or token
+// file again at every use, for the same Secrets rotated in place.
+// Concurrency: a Reloader is safe for concurrent handshakes, a Secret for
+// concurrent reads.
 package tlsfiles
