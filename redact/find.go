@@ -809,6 +809,7 @@ func number(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	return m, ok, next
 }
 
+// numberAt is number without the check of what follows a match.
 func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 	c := s[i]
 	if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
@@ -967,8 +968,8 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 		return Match{}, false
 	}
 	if gluedOK && glued.Start <= a {
-		// The word is the known token ("build7-glpat-…" where the
-		// token reaches back over the id).
+		// The known token starts the word (its prefix reaches back to
+		// the word's start): it keeps its kind.
 		return glued, true
 	}
 	return Match{a, b, KindHighEntropy}, true
