@@ -463,6 +463,16 @@ func inFingerprint(s []byte, i int) bool {
 	return i >= n && s[i-1] == ':' && at(s, i-n, Mask+"(fp:")
 }
 
+// holdsMask reports a mask anywhere in s.
+func holdsMask(s []byte) bool {
+	for k := 0; k+len(Mask) <= len(s); k++ {
+		if s[k] == '*' && isMask(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // isMask reports a value this package wrote: "******…".
 func isMask(s []byte, i int) bool { return at(s, i, "******") }
 
@@ -637,17 +647,14 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 	for j := i; j < len(s) && j-i < 512; j++ {
 		switch c := s[j]; c {
 		case '@':
-			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) {
+			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
+				// holdsMask: the password holds a mask this package wrote
+				// (what it hid was no password: "nats://bob:<a phone
+				// number>@h" masked once), and masking twice changes
+				// nothing.
 				return Match{}, false
 			}
 			return Match{i, j, KindURLUserinfo}, true
-		case ':':
-			if isMask(s, j+1) {
-				// The password is a mask this package wrote (what it hid
-				// was no password: "nats://bob:<a phone number>@h"), and
-				// masking twice changes nothing.
-				return Match{}, false
-			}
 		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
 			return Match{}, false
 		case '\\':
@@ -671,17 +678,17 @@ func hostUserinfo(s []byte, from, i int) (Match, bool) {
 	for a > from && (is(s[a-1], word) || s[a-1] == '.') {
 		a--
 	}
-	if a == i && !emptyUserStart(s, i) || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) || isMask(s, i+1) {
-		// isMask(s, i+1): the password is a mask this package wrote
-		// ("bob:<a phone number with spaces>@kafka:9092" masked once),
-		// no password.
+	if a == i && !emptyUserStart(s, i) || a > from && (s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '@') || isMask(s, a) {
 		return Match{}, false
 	}
 	if a >= len(Mask)+1 && s[a-1] == '(' && isMask(s, a-len(Mask)-1) {
 		return Match{}, false // the "fp:" or "len:" of a mask ("******(fp:…)@host:9092")
 	}
 	at, ok := hostAfterUserinfo(s, i)
-	if !ok {
+	if !ok || holdsMask(s[i+1:at]) {
+		// holdsMask: the password holds a mask this package wrote
+		// ("bob:<a phone number with spaces>@kafka:9092" masked once):
+		// no password.
 		return Match{}, false
 	}
 	return Match{a, at, KindURLUserinfo}, true
