@@ -138,11 +138,15 @@ func find(s []byte, from int) (Match, bool) { return scan(s, from, false) }
 
 // scan is find; nested is set for text decoded from base64, whose own
 // base64 runs are not decoded again.
-func scan(s []byte, from int, nested bool) (Match, bool) {
+func scan(s []byte, from int, nested bool) (Match, bool) { return scanAt(s, from, from, nested) }
+
+// scanAt is scan from s[start] on, with from (<= start) the bound of the
+// matches, of words reaching back and of the text they look at.
+func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 	b64 := b64state{nested: nested}
 	n := len(s)
 	t := &anchor
-	for i := from; i < n; i++ {
+	for i := start; i < n; i++ {
 		for i+8 <= n && t[s[i]]|t[s[i+1]]|t[s[i+2]]|t[s[i+3]]|t[s[i+4]]|t[s[i+5]]|t[s[i+6]]|t[s[i+7]] == 0 {
 			i += 8
 		}
@@ -901,11 +905,13 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		a--
 	}
 	if m, ok := b64.check(s, from, a, i); ok {
-		if b := min(run(s, i, word), m.Start); b > i {
-			// Once the run's match is masked, the word before it is a
-			// word of its own: it is judged as one now, so that masking
-			// twice changes nothing.
-			if p, ok := wordToken(s, from, a, i, b); ok {
+		if m.Start > i {
+			// Once the run's match is masked, what is before it in the
+			// run is text of its own: it is scanned as such now (its
+			// words judged, a number after a '+'), so that masking twice
+			// changes nothing. Its own base64 is not decoded again: no
+			// alignment of it held anything before m.Start.
+			if p, ok := scanAt(s[:m.Start], from, i, true); ok {
 				return p, true, 0
 			}
 		}

@@ -396,6 +396,7 @@ func TestMaskTwiceChangesNothing(t *testing.T) {
 		{"000171278989AB0CYabZXAcxyIzBDU2Nc2stZ010Y010Y000", "8989AB0CYabZXAcxyIzBDU2N"},
 		{":+00 0000000@0:0", "+00 0000000"},
 		{":!+0 0000000@0:0", "+0 0000000"},
+		{"0+00270891708011CeYabZXAcxyIzBDU2Nc2stX000X000X00", "0891708011CeYabZXAcxyIzBDU2N"},
 		{"nats://bob:!+49 1511 2345678@nats:4222", "1511 2345678"},
 		{"nats://bob:+49 1511 2345678@nats:4222", "1511 2345678"},
 		{"brokers bob:+49 1511 2345678@kafka:9092", "1511 2345678"},
