@@ -806,13 +806,23 @@ func isLocal(c byte) bool {
 // goes on when nothing matched.
 func number(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	m, ok, next := numberAt(s, from, i, b64)
-	if ok && m.End < len(s) && isMask(s, m.End) {
-		switch m.Kind {
-		case KindPhone, KindCard, KindCNID, KindIBAN:
-			// A number glued to a mask was glued to the value it masks
-			// (a number must not touch a letter or digit), and is judged
-			// as it was then: no number ("+000000000000ACCA…" masked
-			// once is "+000000000000******(fp:…)"; masking twice changes
+	if !ok {
+		return m, ok, next
+	}
+	switch m.Kind {
+	case KindPhone, KindCard, KindCNID, KindIBAN:
+		e := m.End
+		for k := 0; k < 2 && e < len(s) && isPhoneSep(s[e]); k++ {
+			e++
+		}
+		if isMask(s, e) {
+			// A number glued to a mask, or followed by a separator and
+			// a mask, was glued to the value the mask hides, or went
+			// on into it (a number must not touch a letter or digit,
+			// nor be followed by one more group), and is judged as it
+			// was then: no number ("+000000000000ACCA…" masked once is
+			// "+000000000000******(fp:…)", "200.200.0000.200.200.0000"
+			// is "200.200.0000.******(fp:…)"; masking twice changes
 			// nothing).
 			return Match{}, false, m.End
 		}
