@@ -77,6 +77,9 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 	var buf [maxB64 / 4 * 3]byte
 	m := Match{Start: -1}
 	for k := 0; k < 4 && y-x-k >= minB64; k++ {
+		if m.Start >= 0 && x+k >= m.Start {
+			break // this alignment and the next start after the find
+		}
 		n := decodeB64(&buf, s[x+k:y])
 		d, kind := decodedFind(buf[:n])
 		if kind == KindNone {
