@@ -769,7 +769,15 @@ func email(s []byte, from, i int) (Match, bool) {
 	// ("a@example.org-842", an id made of it): the address ends before the
 	// '-'. A last label that is no top-level domain ("a@example.org.x",
 	// "a@example.org.v2") is a suffix glued to the address, which ends at
-	// the dot before it: the longest valid address is taken.
+	// the dot before it: the longest valid address is taken. A last label
+	// cut by a mask went on into the value the mask hides, and is judged
+	// as it was then, no top-level domain ("0@0.AAeyJ0.0.0" masked once is
+	// "0@0.AA******(fp:…)"; masking twice changes nothing).
+	if isMask(s, e) && dots > 0 {
+		e, dots = last-1, dots-1
+		for last = e; last > i+1 && s[last-1] != '.'; last-- {
+		}
+	}
 	for {
 		if dots == 0 {
 			return Match{}, false
