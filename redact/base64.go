@@ -68,20 +68,37 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 	for e < len(s) && e-y < 2 && s[e] == '=' {
 		e++
 	}
+	// Every alignment is decoded and the match starts where the earliest
+	// find of any of them does: what is left before it holds nothing at
+	// any alignment, so that masking the result again changes nothing (a
+	// run holding two encoded tokens at different alignments was masked
+	// from the one the first alignment found, and the part before it,
+	// then a run of its own, was masked by a second pass).
 	var buf [maxB64 / 4 * 3]byte
+	m := Match{Start: -1}
 	for k := 0; k < 4 && y-x-k >= minB64; k++ {
+		if m.Start >= 0 && x+k >= m.Start {
+			break // this alignment and the next start after the find
+		}
 		n := decodeB64(&buf, s[x+k:y])
-		if d, kind := decodedFind(buf[:n]); kind != KindNone {
-			// The run from the 4-character group that holds the start of
-			// what was found.
-			st := x + k + d/3*4
-			if isMask(s, st) {
-				return Match{}, false
-			}
-			return Match{st, e, kind}, true
+		d, kind := decodedFind(buf[:n])
+		if kind == KindNone {
+			continue
+		}
+		// The run from the 4-character group that holds the start of
+		// what was found.
+		if st := x + k + d/3*4; m.Start < 0 || st < m.Start {
+			m.Start = st
+		}
+		if m.Kind == KindNone || m.Kind == KindHighEntropy {
+			m.Kind = kind
 		}
 	}
-	return Match{}, false
+	if m.Start < 0 || isMask(s, m.Start) {
+		return Match{}, false
+	}
+	m.End = e
+	return m, true
 }
 
 // b64Table finds the encoded token prefixes in a run: a run without one
@@ -110,25 +127,29 @@ func decodeB64(buf *[maxB64 / 4 * 3]byte, src []byte) int {
 	return n
 }
 
-// decodedFind scans decoded bytes: it returns the start and kind of the
-// first token shape, else KindHighEntropy and the start of the first
-// other match, else KindNone.
+// decodedFind scans decoded bytes: it returns the start of the first
+// match (a random-looking run of decoded bytes does not count) and the
+// kind of the first token shape among them, else KindHighEntropy, else
+// KindNone.
 func decodedFind(d []byte) (int, Kind) {
-	first, kind := 0, KindNone
+	first, kind := -1, KindNone
 	for from := 0; from < len(d); {
 		m, ok := scan(d, from, true)
 		if !ok {
 			break
 		}
-		if tokenKind(m.Kind) {
-			return m.Start, m.Kind
-		}
-		if kind == KindNone && m.Kind != KindHighEntropy {
-			first, kind = m.Start, KindHighEntropy
+		if tokenKind(m.Kind) || m.Kind != KindHighEntropy {
+			if first < 0 {
+				first = m.Start
+			}
+			if tokenKind(m.Kind) {
+				return first, m.Kind
+			}
+			kind = KindHighEntropy
 		}
 		from = m.End
 	}
-	return first, kind
+	return max(first, 0), kind
 }
 
 // tokenKind reports the kinds that a token's own bytes make (a prefix, a

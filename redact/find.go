@@ -138,11 +138,15 @@ func find(s []byte, from int) (Match, bool) { return scan(s, from, false) }
 
 // scan is find; nested is set for text decoded from base64, whose own
 // base64 runs are not decoded again.
-func scan(s []byte, from int, nested bool) (Match, bool) {
+func scan(s []byte, from int, nested bool) (Match, bool) { return scanAt(s, from, from, nested) }
+
+// scanAt is scan from s[start] on, with from (<= start) the bound of the
+// matches, of words reaching back and of the text they look at.
+func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 	b64 := b64state{nested: nested}
 	n := len(s)
 	t := &anchor
-	for i := from; i < n; i++ {
+	for i := start; i < n; i++ {
 		for i+8 <= n && t[s[i]]|t[s[i+1]]|t[s[i+2]]|t[s[i+3]]|t[s[i+4]]|t[s[i+5]]|t[s[i+6]]|t[s[i+7]] == 0 {
 			i += 8
 		}
@@ -463,6 +467,16 @@ func inFingerprint(s []byte, i int) bool {
 	return i >= n && s[i-1] == ':' && at(s, i-n, Mask+"(fp:")
 }
 
+// holdsMask reports a mask anywhere in s.
+func holdsMask(s []byte) bool {
+	for k := 0; k+len(Mask) <= len(s); k++ {
+		if s[k] == '*' && isMask(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // isMask reports a value this package wrote: "******…".
 func isMask(s []byte, i int) bool { return at(s, i, "******") }
 
@@ -637,7 +651,11 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 	for j := i; j < len(s) && j-i < 512; j++ {
 		switch c := s[j]; c {
 		case '@':
-			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) {
+			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
+				// holdsMask: the password holds a mask this package wrote
+				// (what it hid was no password: "nats://bob:<a phone
+				// number>@h" masked once), and masking twice changes
+				// nothing.
 				return Match{}, false
 			}
 			return Match{i, j, KindURLUserinfo}, true
@@ -671,7 +689,10 @@ func hostUserinfo(s []byte, from, i int) (Match, bool) {
 		return Match{}, false // the "fp:" or "len:" of a mask ("******(fp:…)@host:9092")
 	}
 	at, ok := hostAfterUserinfo(s, i)
-	if !ok {
+	if !ok || holdsMask(s[i+1:at]) {
+		// holdsMask: the password holds a mask this package wrote
+		// ("bob:<a phone number with spaces>@kafka:9092" masked once):
+		// no password.
 		return Match{}, false
 	}
 	return Match{a, at, KindURLUserinfo}, true
@@ -748,7 +769,15 @@ func email(s []byte, from, i int) (Match, bool) {
 	// ("a@example.org-842", an id made of it): the address ends before the
 	// '-'. A last label that is no top-level domain ("a@example.org.x",
 	// "a@example.org.v2") is a suffix glued to the address, which ends at
-	// the dot before it: the longest valid address is taken.
+	// the dot before it: the longest valid address is taken. A last label
+	// cut by a mask went on into the value the mask hides, and is judged
+	// as it was then, no top-level domain ("0@0.AAeyJ0.0.0" masked once is
+	// "0@0.AA******(fp:…)"; masking twice changes nothing).
+	if isMask(s, e) && dots > 0 {
+		e, dots = last-1, dots-1
+		for last = e; last > i+1 && s[last-1] != '.'; last-- {
+		}
+	}
 	for {
 		if dots == 0 {
 			return Match{}, false
@@ -783,7 +812,34 @@ func isLocal(c byte) bool {
 // resident ID number (17 digits and a check digit or X, checked). A number
 // must not touch a letter or digit on either side. next is where the scan
 // goes on when nothing matched.
-func number(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
+func number(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
+	m, ok, next := numberAt(s, from, i, b64)
+	if !ok {
+		return m, ok, next
+	}
+	switch m.Kind {
+	case KindPhone, KindCard, KindCNID, KindIBAN:
+		e := m.End
+		for k := 0; k < 2 && e < len(s) && isPhoneSep(s[e]); k++ {
+			e++
+		}
+		if isMask(s, e) {
+			// A number glued to a mask, or followed by a separator and
+			// a mask, was glued to the value the mask hides, or went
+			// on into it (a number must not touch a letter or digit,
+			// nor be followed by one more group), and is judged as it
+			// was then: no number ("+000000000000ACCA…" masked once is
+			// "+000000000000******(fp:…)", "200.200.0000.200.200.0000"
+			// is "200.200.0000.******(fp:…)"; masking twice changes
+			// nothing).
+			return Match{}, false, m.End
+		}
+	}
+	return m, ok, next
+}
+
+// numberAt is number without the check of what follows a match.
+func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 	c := s[i]
 	if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
 		// password%3Dhunter2: a key=value pair in a URL-encoded text.
@@ -867,6 +923,16 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		a--
 	}
 	if m, ok := b64.check(s, from, a, i); ok {
+		if m.Start > i {
+			// Once the run's match is masked, what is before it in the
+			// run is text of its own: it is scanned as such now (its
+			// words judged, a number after a '+'), so that masking twice
+			// changes nothing. Its own base64 is not decoded again: no
+			// alignment of it held anything before m.Start.
+			if p, ok := scanAt(s[:m.Start], from, i, true); ok {
+				return p, true, 0
+			}
+		}
 		return m, true, 0
 	}
 	if i < b64.word {
@@ -876,13 +942,40 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	// The word is judged once; when it is no token, the scan goes on
 	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
 	b64.word = b
-	if b-a >= minDigitToken {
+	m, ok := wordToken(s, from, a, i, b)
+	return m, ok, 0
+}
+
+// wordToken judges the word s[a:b] around the digit (or '+') at s[i], the
+// first of the word: a token of a known shape with digits (digitToken),
+// else a random one.
+func wordToken(s []byte, from, a, i, b int) (Match, bool) {
+	if b-a < minDigitToken {
+		return Match{}, false
+	}
+	if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
+		return Match{st, e, KindVendorToken}, true
+	}
+	// A known token glued inside the word ends the word judged here: once
+	// it is masked, the word ends where its mask begins, and what is
+	// before it is judged on its own. Judging it so now masks a random
+	// token glued before a known one ("<random>-----BEGIN …",
+	// "<random>-glpat-…") the first time, and masking the result again
+	// changes nothing.
+	glued, gluedOK := gluedToken(s, from, i+1, b)
+	if gluedOK && glued.Start > a {
+		b = glued.Start
+		if b-a < minDigitToken {
+			// Too short to be a token: the scan goes on to the glued
+			// one ("build7-glpat-…").
+			return Match{}, false
+		}
 		if st, e, ok := digitToken(s, from, a, b); ok && !isMask(s, st) {
-			return Match{st, e, KindVendorToken}, true, 0
+			return Match{st, e, KindVendorToken}, true
 		}
 	}
 	if b-a < minEntropyLen {
-		return Match{}, false, 0
+		return Match{}, false
 	}
 	var seen uint8
 	var counts [128]uint16
@@ -892,7 +985,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		counts[c]++
 	}
 	if seen != alnum || isMask(s, a) {
-		return Match{}, false, 0
+		return Match{}, false
 	}
 	n := float64(b - a)
 	h := 0.0
@@ -903,18 +996,28 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 		}
 	}
 	if h < minEntropy || identifier(s[a:b]) {
-		return Match{}, false, 0
+		return Match{}, false
 	}
-	// A known token glued after an id ("build7-glpat-…") is that token,
-	// not a random one.
-	for k := i + 1; k < b; k++ {
+	if gluedOK && glued.Start <= a {
+		// The known token starts the word (its prefix reaches back to
+		// the word's start): it keeps its kind.
+		return glued, true
+	}
+	return Match{a, b, KindHighEntropy}, true
+}
+
+// gluedToken returns the first known token (prefixed) anchored in
+// s[k:b], a word's bytes after its first digit: the match the scan finds
+// next in the word.
+func gluedToken(s []byte, from, k, b int) (Match, bool) {
+	for ; k < b; k++ {
 		if anchor[s[k]]&aPrefix != 0 {
 			if m, ok := prefixed(s, from, k); ok && m.Kind.Credential() {
-				return m, true, 0
+				return m, true
 			}
 		}
 	}
-	return Match{a, b, KindHighEntropy}, true, 0
+	return Match{}, false
 }
 
 func cnMobile(s []byte, i int) bool {

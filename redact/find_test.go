@@ -325,3 +325,90 @@ func TestFingerprintAllDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskGluedAfterRandom: a random token glued before a known one is
+// masked with it the first time, each as its own kind, so that masking
+// the masked text again changes nothing (FuzzFind e3ba293d9d41c42e: a
+// token before "-----BEGIN PRIVATE KEY-----" was left as it was, and
+// became a word of its own, and a token, once the PEM block was masked).
+// A short id glued before a known token stays outside its mask.
+func TestMaskGluedAfterRandom(t *testing.T) {
+	const random = "000012EG7N87YZabXIV8yA219BC10cxz"
+	m := New([]byte("glued-key"))
+	for _, c := range []struct {
+		known string
+		kind  Kind
+	}{
+		{"-----BEGIN PRIVATE KEY-----", KindPrivateKey},
+		{pemKey, KindPrivateKey},
+		{"-" + glpat, KindGitLab},
+		{ghp, KindGitHub},
+		{"_" + ghp, KindGitHub},
+		{"-" + openai, KindSK},
+		{"-" + awsID, KindAWS},
+		{"-" + jwtTok, KindJWT},
+		{slackBot, KindSlack},
+		{"-" + npmTok, KindVendorToken},
+	} {
+		s := "x " + random + c.known + " y"
+		var kinds []Kind
+		for from := 0; ; {
+			x, ok := Find(s, from)
+			if !ok {
+				break
+			}
+			kinds = append(kinds, x.Kind)
+			from = x.End
+		}
+		if len(kinds) != 2 || kinds[0] != KindHighEntropy || kinds[1] != c.kind {
+			t.Errorf("%q: kinds %v, want [high_entropy %v]", s, kinds, c.kind)
+		}
+		out := m.Text(s)
+		if strings.Contains(out, random[4:]) || strings.Contains(out, "BEGIN") || strings.Count(out, Mask) != 2 {
+			t.Errorf("%q -> %q", s, out)
+		}
+		if again := m.Text(out); again != out {
+			t.Errorf("not idempotent: %q -> %q -> %q", s, out, again)
+		}
+	}
+	// A short id (no token) before a known token keeps its text and the
+	// known token its kind, as before.
+	for _, s := range []string{"build7-" + glpat, "run1_" + ghp, "a1-" + openai} {
+		x, ok := Find(s, 0)
+		if !ok || !x.Kind.Credential() || x.Kind == KindHighEntropy || x.Start == 0 {
+			t.Errorf("Find(%q) = %v %v", s, x, ok)
+		}
+		if out := m.Text(s); m.Text(out) != out || !strings.HasPrefix(out, s[:x.Start]+Mask) {
+			t.Errorf("%q -> %q", s, out)
+		}
+	}
+}
+
+// TestMaskTwiceChangesNothing: shapes whose first mask changed what was
+// around it (a neighbour, a run, a password), each masked once then again.
+// What the first pass leaves in clear holds none of the planted values.
+func TestMaskTwiceChangesNothing(t *testing.T) {
+	m := New([]byte("twice-key"))
+	for _, c := range []struct{ s, hidden string }{
+		{"000012EG7N87YZabXIV8yA219BC10cxz-----BEGIN PRIVATE KEY-----", "EG7N87YZabXIV8yA219BC10cxz"},
+		{"00c2stX000X000X00007c2stX000X000X00", "c2stX000X000X00007"},
+		{"+000000000000ACCA0000000000000000", "ACCA0000000000000000"},
+		{"000171278989AB0CYabZXAcxyIzBDU2Nc2stZ010Y010Y000", "8989AB0CYabZXAcxyIzBDU2N"},
+		{":+00 0000000@0:0", "+00 0000000"},
+		{":!+0 0000000@0:0", "+0 0000000"},
+		{"200.200.0000.200.200.0000", "0000.200.200.0000"},
+		{"0@0.AAeyJ0.0.0", "eyJ0.0.0"},
+		{"0+00270891708011CeYabZXAcxyIzBDU2Nc2stX000X000X00", "0891708011CeYabZXAcxyIzBDU2N"},
+		{"nats://bob:!+49 1511 2345678@nats:4222", "1511 2345678"},
+		{"nats://bob:+49 1511 2345678@nats:4222", "1511 2345678"},
+		{"brokers bob:+49 1511 2345678@kafka:9092", "1511 2345678"},
+	} {
+		once := m.Text(c.s)
+		if twice := m.Text(once); twice != once {
+			t.Errorf("%q -> %q -> %q", c.s, once, twice)
+		}
+		if strings.Contains(once, c.hidden) {
+			t.Errorf("%q -> %q: %q is in clear", c.s, once, c.hidden)
+		}
+	}
+}

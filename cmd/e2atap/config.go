@@ -17,6 +17,7 @@ import (
 	"github.com/e2atap/e2atap/redact"
 	"github.com/e2atap/e2atap/tap"
 	kafkatap "github.com/e2atap/e2atap/tap/kafka"
+	natstap "github.com/e2atap/e2atap/tap/nats"
 	"github.com/e2atap/e2atap/tap/tlsfiles"
 	"github.com/e2atap/e2atap/validate"
 )
@@ -61,7 +62,10 @@ type TapConfig struct {
 	MaxMessageBytes  int           `yaml:"max_message_bytes"`
 	DialTimeout      time.Duration `yaml:"dial_timeout"`
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
-	// TLS serves the tap's listener over TLS (wss:// for the Gateway).
+	// TLS: for ws, serves the tap's listener over TLS (wss:// for the
+	// Gateway: cert_file, key_file, client_ca_file); for nats and kafka,
+	// the client side to the broker (ca_file, cert_file and key_file for
+	// mutual TLS, server_name, insecure_skip_verify).
 	TLS tlsfiles.Files `yaml:"tls"`
 	// logdir
 	Paths        []string `yaml:"paths"`
@@ -77,6 +81,8 @@ type TapConfig struct {
 	// PendingBytes: the NATS client's pending buffer per core subject
 	// (default: the byte budget split over the subjects).
 	PendingBytes int `yaml:"pending_bytes"`
+	// Auth: how a nats tap authenticates; secrets only by their files.
+	Auth NATSAuthConfig `yaml:"auth"`
 	// kafka
 	Brokers []string `yaml:"brokers"`
 	Topics  []string `yaml:"topics"`
@@ -88,8 +94,29 @@ type TapConfig struct {
 	// SessionTimeout: how long the group waits for a silent replica
 	// before its partitions go to the others (default the client's, 45s).
 	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// SASL: how a kafka tap authenticates.
+	SASL SASLConfig `yaml:"sasl"`
 
 	line int // where the tap is in the file, for messages
+}
+
+// NATSAuthConfig is a nats tap's credentials (natstap.Auth): one of user
+// and password_file, token_file, nkey_file (an nkey seed) or creds_file
+// (a JWT and its seed). Each file is read again at every reconnect.
+type NATSAuthConfig struct {
+	User         string `yaml:"user"`
+	PasswordFile string `yaml:"password_file"`
+	TokenFile    string `yaml:"token_file"`
+	NKeyFile     string `yaml:"nkey_file"`
+	CredsFile    string `yaml:"creds_file"`
+}
+
+// SASLConfig is a kafka tap's SASL (kafkatap.SASL): PLAIN, SCRAM-SHA-256
+// or SCRAM-SHA-512, a username and the file holding the password.
+type SASLConfig struct {
+	Mechanism    string `yaml:"mechanism"`
+	Username     string `yaml:"username"`
+	PasswordFile string `yaml:"password_file"`
 }
 
 // JetStreamConfig is one JetStream stream a nats tap reads.
@@ -103,8 +130,8 @@ type JetStreamConfig struct {
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
-	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes"},
-	"kafka":  {"brokers", "topics", "regex", "group", "start", "commit_interval", "session_timeout"},
+	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes", "tls", "auth"},
+	"kafka":  {"brokers", "topics", "regex", "group", "start", "commit_interval", "session_timeout", "tls", "sasl"},
 }
 
 // OutputsConfig: where findings and the redacted log go.
@@ -309,6 +336,9 @@ func (c *Config) validate() Problems {
 			add("tls", "tls: %v", err)
 		}
 	}
+	for _, k := range c.TLS.ClientOnly() {
+		add("tls."+k, "tls: %s is a setting of a nats or kafka tap's tls (the client side); this tls serves the HTTP listener", k)
+	}
 	s := c.Streams
 	if s.Max < 1 {
 		add("streams.max", "streams.max: %d, want at least 1", s.Max)
@@ -374,8 +404,11 @@ func (c *Config) validate() Problems {
 			}
 			if t.TLS.Enabled() || t.TLS.ClientCAFile != "" {
 				if err := t.TLS.Validate(); err != nil {
-					add("%s: tls: %v", where, err)
+					add(key+".tls", "%s: tls: %v", where, err)
 				}
+			}
+			for _, k := range t.TLS.ClientOnly() {
+				add(key+".tls."+k, "%s: tls: %s is a setting of a nats or kafka tap's tls (the client side); a ws tap's tls serves its listener", where, k)
 			}
 			if t.DialTimeout < 0 || t.HandshakeTimeout < 0 {
 				add(key+".dial_timeout", "%s: dial_timeout and handshake_timeout must be positive (or unset: 30s, 60s)", where)
@@ -406,6 +439,10 @@ func (c *Config) validate() Problems {
 			if len(t.Subjects) == 0 && len(t.JetStream) == 0 {
 				add(key, "%s: subjects or jetstream: name at least one subject or stream", where)
 			}
+			c.validateClientTLS(add, key, where, t.TLS)
+			for _, e := range splitErr(t.natsAuth().Validate(t.URL)) {
+				add(key+".auth", "%s: %v", where, e)
+			}
 		case "kafka":
 			if len(t.Brokers) == 0 {
 				add(key+".brokers", "%s: brokers: at least one host:port is needed", where)
@@ -422,6 +459,10 @@ func (c *Config) validate() Problems {
 			}
 			if t.CommitInterval < 0 || t.SessionTimeout < 0 {
 				add(key+".commit_interval", "%s: commit_interval and session_timeout must be positive (or unset: 5s, the client's 45s)", where)
+			}
+			c.validateClientTLS(add, key, where, t.TLS)
+			for _, e := range splitErr(t.kafkaSASL().Validate()) {
+				add(key+".sasl", "%s: %v", where, e)
 			}
 		case "":
 			add(key, "%s: type is missing (ws, logdir, nats or kafka)", where)
@@ -442,8 +483,36 @@ func (c *Config) validate() Problems {
 	return probs.sorted()
 }
 
+// validateClientTLS reports the problems of a nats or kafka tap's tls
+// block (the client side), each naming its key and file.
+func (c *Config) validateClientTLS(add func(path, format string, a ...any), key, where string, f tlsfiles.Files) {
+	for _, k := range f.ServerOnly() {
+		add(key+".tls."+k, "%s: tls: %s is a setting of a ws tap's tls (a server's); a tap dialing its broker takes ca_file, cert_file, key_file, server_name, insecure_skip_verify", where, k)
+	}
+	if !f.ClientEnabled() {
+		return
+	}
+	for _, e := range splitErr(f.ValidateClient()) {
+		add(key+".tls", "%s: tls: %v", where, e)
+	}
+}
+
+// natsAuth is the tap's auth block as the nats tap takes it.
+func (t *TapConfig) natsAuth() natstap.Auth {
+	a := t.Auth
+	return natstap.Auth{User: a.User, PasswordFile: a.PasswordFile, TokenFile: a.TokenFile, NKeyFile: a.NKeyFile, CredsFile: a.CredsFile}
+}
+
+// kafkaSASL is the tap's sasl block as the kafka tap takes it.
+func (t *TapConfig) kafkaSASL() kafkatap.SASL {
+	return kafkatap.SASL{Mechanism: t.SASL.Mechanism, Username: t.SASL.Username, PasswordFile: t.SASL.PasswordFile}
+}
+
 // splitErr returns the errors an errors.Join holds (or err itself).
 func splitErr(err error) []error {
+	if err == nil {
+		return nil
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()
 	}

@@ -494,6 +494,7 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.MaxMessageBytes > 0 {
 			c.MaxMessageBytes = t.MaxMessageBytes
 		}
+		c.TLS, c.Auth = t.TLS, t.natsAuth()
 		c.Budget = s.budget
 		src, err = natstap.New(c, stats, log)
 	case "kafka":
@@ -509,6 +510,7 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 			c.CommitInterval = t.CommitInterval
 		}
 		c.SessionTimeout = t.SessionTimeout
+		c.TLS, c.SASL = t.TLS, t.kafkaSASL()
 		c.JoinWindow = s.cfg.Streams.JoinWindow
 		c.Budget = s.budget
 		// Durability order and the commit policy: commit only once what

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 )
 
 // Config is one Kafka tap. Zero fields take the value of DefaultConfig.
@@ -69,6 +70,13 @@ type Config struct {
 	// the partition may resume at a commit that did not wait for open
 	// streams (an older e2atap, another tool, start: latest).
 	JoinWindow time.Duration
+
+	// TLS is the client side of TLS to the brokers (tlsfiles.Files:
+	// ca_file, cert_file and key_file for mutual TLS, server_name,
+	// insecure_skip_verify). Zero: plaintext.
+	TLS tlsfiles.Files
+	// SASL authenticates the tap (zero: no SASL).
+	SASL SASL
 }
 
 // OpenFirst says, for one partition, the offset of the first record of the
@@ -173,6 +181,23 @@ func (c Config) Validate() error {
 	}
 	if c.JoinWindow < 0 {
 		bad("join_window is negative (%v)", c.JoinWindow)
+	}
+	if k := c.TLS.ServerOnly(); k != nil {
+		bad("tls: %s is a server's setting (a tap dialing Kafka takes ca_file, cert_file, key_file, server_name, insecure_skip_verify)", strings.Join(k, ", "))
+	}
+	if c.TLS.ClientEnabled() {
+		if err := c.TLS.ValidateClient(); err != nil {
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range j.Unwrap() {
+					bad("tls: %v", e)
+				}
+			} else {
+				bad("tls: %v", err)
+			}
+		}
+	}
+	for _, err := range c.SASL.validate() {
+		bad("%v", err)
 	}
 	return errors.Join(errs...)
 }

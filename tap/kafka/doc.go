@@ -86,13 +86,23 @@
 // runs. Stats.UpstreamUp is true after a successful broker round trip (a
 // poll, or a ping every Config.HealthInterval) and false after a failed one;
 // every false→true counts in Stats.Reconnects. Every failed connection to a
-// broker counts in Stats.Errors[tap.ErrDial]; per broker, an outage is
+// broker counts in Stats.Errors[tap.ErrDial], one the broker refused (TLS,
+// SASL, a hang-up during the session setup) in
+// Stats.Errors[tap.ErrHandshake]; per broker, an outage is
 // logged once when it starts ("kafka broker unreachable": the address, the
 // error), at most once a minute while it lasts, and once when it ends
 // ("kafka broker reachable again": how long, how many attempts failed).
 // Fetch errors are logged at most once a minute. Stats.Lag is the sum over
 // assigned partitions of the high watermark minus the next offset to read,
 // as of the last fetch: records.
+//
+// # Security
+//
+// Config.TLS is the client side of TLS (tlsfiles.Client: a CA file, a
+// client certificate for mutual TLS that a reconnect presents renewed,
+// server_name, insecure_skip_verify with a warning at start); Config.SASL
+// is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 with a username and a password
+// file read again at every authentication and never logged.
 //
 // BenchmarkCatchUp compares reading a stored topic with a bare franz-go
 // consumer.

@@ -138,7 +138,11 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	if t.cfg.SessionTimeout > 0 {
 		opts = append(opts, kgo.SessionTimeout(t.cfg.SessionTimeout), kgo.HeartbeatInterval(max(t.cfg.SessionTimeout/10, 100*time.Millisecond)))
 	}
-	cl, err := kgo.NewClient(opts...)
+	security, err := t.securityOptions()
+	if err != nil {
+		return fmt.Errorf("kafka tap %q: %w", t.cfg.Name, err)
+	}
+	cl, err := kgo.NewClient(append(opts, security...)...)
 	if err != nil {
 		return fmt.Errorf("kafka tap %q: %w", t.cfg.Name, err)
 	}
@@ -384,10 +388,20 @@ type brokerHooks struct{ r *run }
 
 var _ kgo.HookBrokerConnect = brokerHooks{}
 
-func (h brokerHooks) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+func (h brokerHooks) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, conn net.Conn, err error) {
 	o := h.r.outageOf(redactBroker(net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))))
 	if err != nil {
-		h.r.stats.Error(tap.ErrDial)
+		// Unreachable, or refused: credentials, TLS. The client reports
+		// the failure of the connection's setup (API versions, SASL) here
+		// too, with the connection it dialed: a broker that answered and
+		// then refused or hung up (some close on a failed SASL exchange)
+		// is a handshake error, not an unreachable one.
+		reason := connectErrorReason(err)
+		if conn != nil {
+			reason = tap.ErrHandshake
+			err = fmt.Errorf("connected, then the session setup failed (SASL credentials, API versions): %w", err)
+		}
+		h.r.stats.Error(reason)
 		o.Failed(err)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 )
 
 // Config is one NATS tap. Zero numeric and duration fields take the value of
@@ -56,6 +57,14 @@ type Config struct {
 	// Heartbeat is the JetStream idle heartbeat (500ms to 15s); two missed
 	// heartbeats make the tap recreate its consumer.
 	Heartbeat time.Duration
+
+	// TLS is the client side of TLS to the server (tlsfiles.Files: ca_file,
+	// cert_file and key_file for mutual TLS, server_name,
+	// insecure_skip_verify). Zero: TLS only if the server or the URL
+	// (tls://) asks for it, verified against the system's CAs.
+	TLS tlsfiles.Files
+	// Auth is how the tap authenticates (zero: as the URL says, or not).
+	Auth Auth
 }
 
 // StreamConfig is one JetStream stream to watch.
@@ -202,6 +211,17 @@ func (c Config) Validate() error {
 	if c.ReconnectWait > 0 && c.ReconnectMaxWait > 0 && c.ReconnectMaxWait < c.ReconnectWait {
 		bad("reconnect_max_wait (%v) is less than reconnect_wait (%v)", c.ReconnectMaxWait, c.ReconnectWait)
 	}
+	if k := c.TLS.ServerOnly(); k != nil {
+		bad("tls: %s is a server's setting (a tap dialing NATS takes ca_file, cert_file, key_file, server_name, insecure_skip_verify)", strings.Join(k, ", "))
+	}
+	if c.TLS.ClientEnabled() {
+		for _, err := range splitJoined(c.TLS.ValidateClient()) {
+			bad("tls: %v", err)
+		}
+	}
+	for _, err := range c.Auth.validate(c.URL) {
+		bad("%v", err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -226,4 +246,15 @@ func checkSubject(s string) error {
 		}
 	}
 	return nil
+}
+
+// splitJoined returns the errors an errors.Join holds (or err itself).
+func splitJoined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -114,7 +114,8 @@
 // down: it connects and reconnects by itself, with capped exponential
 // backoff and jitter, also when the server is down at start).
 // Stats.UpstreamUp follows the connection. Stats.Reconnects counts
-// reconnects, Stats.Errors[tap.ErrDial] failed connection attempts. An
+// reconnects, Stats.Errors[tap.ErrDial] failed connection attempts and
+// Stats.Errors[tap.ErrHandshake] refused ones (credentials, TLS). An
 // outage is logged once when it starts ("nats server unreachable": the
 // address with any credentials removed, the error), at most once a minute
 // while it lasts, and once when it ends ("nats server reachable again": how
@@ -122,6 +123,16 @@
 // control Message with Reconnected = true, so that the engine opens its
 // join window. Stats.Lag is the sum over JetStream streams of the messages
 // not yet delivered to the tap (NumPending); core NATS has no lag.
+//
+// # Security
+//
+// Config.TLS is the client side of TLS (tlsfiles.Client: a CA file, a
+// client certificate for mutual TLS that a reconnect presents renewed,
+// server_name, insecure_skip_verify with a warning at start); Config.Auth
+// is user and password, a token, an nkey seed or a credentials (JWT) file,
+// each read from its file at every connect (a rotated Secret is picked up)
+// and never logged. A refused credential is retried with the same backoff
+// as an unreachable server, not given up.
 //
 // # Performance
 //

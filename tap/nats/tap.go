@@ -70,9 +70,12 @@ type run struct {
 	failMu   sync.Mutex
 	failErr  error        // emit's first error; Run returns it
 	slowLog  atomic.Int64 // when a slow consumer was last logged (Unix ns)
-	cancel   context.CancelFunc
-	ctl      chan tap.Message // control: connection handlers → emit
-	outage   *tap.Outage
+	// refused: the server's refusal (credentials, TLS) was logged in this
+	// outage; cleared on connect.
+	refused atomic.Bool
+	cancel  context.CancelFunc
+	ctl     chan tap.Message // control: connection handlers → emit
+	outage  *tap.Outage
 
 	// reconn is closed at a reconnect (and replaced). A pull request sent
 	// before may be gone (in a cluster it may wait on a server the client
@@ -113,8 +116,12 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	if pendingBytes == 0 {
 		pendingBytes = defaultPendingBytes(t.cfg.Budget, len(t.cfg.Subjects))
 	}
+	security, err := t.securityOptions()
+	if err != nil {
+		return fmt.Errorf("nats tap %q: %w", t.cfg.Name, err)
+	}
 	closed := make(chan struct{})
-	nc, err := nats.Connect(t.cfg.URL,
+	nc, err := nats.Connect(t.cfg.URL, append(security,
 		nats.Name("e2atap tap "+t.cfg.Name),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
@@ -126,9 +133,14 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		nats.DisconnectErrHandler(func(c *nats.Conn, err error) { r.disconnected(c, err) }),
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
 			// A failed connect or reconnect attempt (also at start, with
-			// RetryOnFailedConnect).
-			t.stats.Error(tap.ErrDial)
+			// RetryOnFailedConnect): unreachable, or refused (credentials,
+			// TLS).
+			reason := connectErrorReason(err)
+			t.stats.Error(reason)
 			r.outage.Failed(err)
+			if reason == tap.ErrHandshake {
+				r.logRefused(err)
+			}
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrSlowConsumer) {
@@ -145,10 +157,19 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 				}
 				return
 			}
+			if sub == nil && connectErrorReason(err) == tap.ErrHandshake {
+				// A reconnect refused (credentials rotated on the server,
+				// expired): retried, counted, and logged as an outage,
+				// rate-limited, not once per attempt.
+				t.stats.Error(tap.ErrHandshake)
+				r.outage.Failed(err)
+				r.logRefused(err)
+				return
+			}
 			t.log.Warn("nats async error", "err", err)
 		}),
 		nats.ClosedHandler(func(*nats.Conn) { close(closed) }),
-	)
+	)...)
 	if err != nil {
 		// With RetryOnFailedConnect only a bad option or URL gets here.
 		return fmt.Errorf("nats tap %q: connect: %w", t.cfg.Name, tap.RedactErr(err))
@@ -249,10 +270,21 @@ func defaultPendingBytes(b *tap.Budget, subs int) int {
 	return int(max(b.Limit()/int64(subs), 1<<20))
 }
 
+// logRefused says once an outage that the server refuses the tap (the
+// outage itself may have started as a plain disconnect, and its later
+// lines come at most once a minute): the operator reads the cause at once.
+func (r *run) logRefused(err error) {
+	if r.refused.CompareAndSwap(false, true) {
+		r.log.Warn("nats server refused the connection: check the tap's credentials and tls (retried with backoff)",
+			"addr", redactURLs(r.cfg.URL), "err", tap.RedactErr(err))
+	}
+}
+
 // connected runs on the client's callback goroutine after the first connect
 // and after every reconnect.
 func (r *run) connected(nc *nats.Conn, again bool) {
 	r.stats.UpstreamUp.Store(true)
+	r.refused.Store(false)
 	r.outage.Reachable(redactURLs(nc.ConnectedUrl()))
 	if again {
 		r.stats.Reconnects.Add(1)

@@ -5,6 +5,11 @@
 // reload that fails (a key that does not match, a half-written file) is
 // reported and the previous certificate is kept.
 //
-// Used by the ws tap's listener and by the sidecar's HTTP listener.
-// Concurrency: a Reloader is safe for concurrent handshakes.
+// Used by the ws tap's listener and by the sidecar's HTTP listener; Client
+// makes the client side of the NATS and Kafka taps (a CA, an optional
+// client certificate for mutual TLS reloaded the same way, so that a
+// reconnect presents a renewed one). Secret reads a password or token
+// file again at every use, for the same Secrets rotated in place.
+// Concurrency: a Reloader is safe for concurrent handshakes, a Secret for
+// concurrent reads.
 package tlsfiles

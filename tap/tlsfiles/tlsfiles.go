@@ -13,11 +13,137 @@ import (
 )
 
 // Files names a certificate, its key and, optionally, the CAs that client
-// certificates must chain to (mutual TLS).
+// certificates must chain to (mutual TLS). The same block configures a
+// client (a tap dialing a broker, see Client): there CAFile holds the CAs
+// the server must chain to (default: the system's), CertFile and KeyFile
+// the client certificate for mutual TLS (optional), ServerName the name
+// checked in the server's certificate (default: the host dialed), and
+// InsecureSkipVerify turns the check off (tests only). ClientCAFile is
+// for a server only; CAFile, ServerName and InsecureSkipVerify for a
+// client only (ServerOnly, ClientOnly).
 type Files struct {
 	CertFile     string `yaml:"cert_file"`
 	KeyFile      string `yaml:"key_file"`
 	ClientCAFile string `yaml:"client_ca_file"`
+
+	CAFile             string `yaml:"ca_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// ClientEnabled reports whether a client TLS block is set at all (any key:
+// "tls: {ca_file: …}" and "tls: {server_name: …}" both turn TLS on).
+func (f Files) ClientEnabled() bool { return f != Files{} }
+
+// ServerOnly lists the keys set that only a server takes.
+func (f Files) ServerOnly() []string {
+	if f.ClientCAFile != "" {
+		return []string{"client_ca_file"}
+	}
+	return nil
+}
+
+// ClientOnly lists the keys set that only a client takes.
+func (f Files) ClientOnly() []string {
+	var out []string
+	if f.CAFile != "" {
+		out = append(out, "ca_file")
+	}
+	if f.ServerName != "" {
+		out = append(out, "server_name")
+	}
+	if f.InsecureSkipVerify {
+		out = append(out, "insecure_skip_verify")
+	}
+	return out
+}
+
+// ValidateClient checks a client block: a certificate and its key come
+// together, every file named is readable, the CA file holds a
+// certificate and the pair matches. Each problem names its key and file.
+func (f Files) ValidateClient() error {
+	var errs []error
+	if (f.CertFile == "") != (f.KeyFile == "") {
+		errs = append(errs, errors.New("cert_file and key_file go together (a client certificate for mutual TLS)"))
+	}
+	for _, k := range []struct{ key, path string }{{"ca_file", f.CAFile}, {"cert_file", f.CertFile}, {"key_file", f.KeyFile}} {
+		if k.path == "" {
+			continue
+		}
+		if err := readable(k.path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k.key, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if f.CAFile != "" {
+		if _, err := certPool(f.CAFile); err != nil {
+			errs = append(errs, fmt.Errorf("ca_file: %w", err))
+		}
+	}
+	if f.CertFile != "" {
+		if _, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile); err != nil {
+			errs = append(errs, fmt.Errorf("cert_file, key_file: %s, %s: %w", f.CertFile, f.KeyFile, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readable opens and closes path: a missing file and one the process may
+// not read are both found before anything starts. The error names the
+// path and never quotes the contents.
+func readable(path string) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	fi, err := fh.Stat()
+	fh.Close()
+	if err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	return err
+}
+
+func certPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", file)
+	}
+	return pool, nil
+}
+
+// Client returns a client tls.Config for the block (f.ClientEnabled()).
+// The client certificate, if any, is read again when its files changed
+// (looked at once a second at most, on a handshake): a reconnect after
+// cert-manager renewed it presents the new one; a reload that fails keeps
+// the previous one and calls onError (may be nil). The CAs are read once.
+func Client(f Files, onError func(error)) (*tls.Config, error) {
+	if err := f.ValidateClient(); err != nil {
+		return nil, err
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: f.ServerName, InsecureSkipVerify: f.InsecureSkipVerify}
+	if f.CAFile != "" {
+		pool, err := certPool(f.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca_file: %w", err)
+		}
+		c.RootCAs = pool
+	}
+	if f.CertFile != "" {
+		r, err := New(Files{CertFile: f.CertFile, KeyFile: f.KeyFile})
+		if err != nil {
+			return nil, fmt.Errorf("cert_file, key_file: %w", err)
+		}
+		r.OnError = onError
+		c.GetClientCertificate = r.GetClientCertificate
+	}
+	return c, nil
 }
 
 // Enabled reports whether TLS is configured.
@@ -122,20 +248,38 @@ func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error
 	return r.cert, nil
 }
 
+// GetClientCertificate is tls.Config.GetClientCertificate: the current
+// certificate, reloaded as GetCertificate does.
+func (r *Reloader) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	return r.GetCertificate(nil)
+}
+
 // Config is a server tls.Config that serves the reloaded certificate and,
 // with a ClientCAFile, requires client certificates that chain to it.
 func (r *Reloader) Config() (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.GetCertificate}
 	if r.files.ClientCAFile != "" {
-		pem, err := os.ReadFile(r.files.ClientCAFile)
+		pool, err := certPool(r.files.ClientCAFile)
 		if err != nil {
 			return nil, err
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificate in it", r.files.ClientCAFile)
 		}
 		c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
 	return c, nil
+}
+
+// IsHandshakeError reports a TLS handshake failure (a certificate not
+// trusted, a name that does not match, an alert from the peer, a peer
+// that does not speak TLS), as opposed to a peer that cannot be reached.
+func IsHandshakeError(err error) bool {
+	var (
+		cv *tls.CertificateVerificationError
+		ua x509.UnknownAuthorityError
+		hn x509.HostnameError
+		ci x509.CertificateInvalidError
+		al tls.AlertError
+		rh tls.RecordHeaderError
+	)
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci) ||
+		errors.As(err, &al) || errors.As(err, &rh)
 }
