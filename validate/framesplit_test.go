@@ -61,9 +61,16 @@ func splitCorpus(t *testing.T, seed uint64, n int, tail bool) []byte {
 // 2, 3 and 4 shards, inline or not, in order or not.
 func TestShardedSplitFramesSameAsOneShard(t *testing.T) {
 	defer func(c int) { splitChunk = c }(splitChunk)
+	defer func(m int64) { splitMinBytes = m }(splitMinBytes)
 	vc := smallPartitions(t, 512)
+	frames := 40000
+	if raceEnabled {
+		// The race detector makes each of the 24 runs ten times dearer:
+		// fewer frames, still many chunks of every size but the largest.
+		frames, splitMinBytes = 8000, 64<<10
+	}
 	for _, tail := range []bool{false, true} {
-		data := splitCorpus(t, 71, 40000, tail)
+		data := splitCorpus(t, 71, frames, tail)
 		if int64(len(data)) < splitMinBytes {
 			t.Fatalf("corpus of %d bytes: not split", len(data))
 		}
