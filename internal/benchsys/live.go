@@ -750,6 +750,20 @@ func (l *live) waitSubscribed(base int, c *consumer) {
 	}
 }
 
+// waitUnsubscribed waits until a stopped consumer's subscription is gone
+// from the server (it drops it once it sees the connection close), so
+// that the next step's count of subscriptions before its consumer starts
+// does not include it: a step whose base counted a subscription about to
+// go saw its own consumer's only as a return to that base, and waited for
+// a subscription it had (one live run of two failed so: "e2atap did not
+// subscribe").
+func (l *live) waitUnsubscribed(base int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for l.subscriptions() > base && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // natsCore publishes n records on a core subject, at rate records/s (0: as
 // fast as the publisher can, a burst), to e2atap's nats tap or the bare
 // subscriber.
@@ -763,7 +777,10 @@ func (l *live) natsCore(who string, rate, n int, burst bool) result {
 		l.seq++
 		c = l.startBare("nats", l.natsURL, subj)
 	}
-	defer c.stop()
+	defer func() {
+		c.stop()
+		l.waitUnsubscribed(base)
+	}()
 	l.waitSubscribed(base, c)
 	pub, err := nats.Connect(l.natsURL, nats.ReconnectBufSize(-1))
 	must(err)
