@@ -72,12 +72,7 @@ func (s SASL) validate() []error {
 func (t *Tap) securityOptions() ([]kgo.Opt, error) {
 	var opts []kgo.Opt
 	if t.cfg.TLS.ClientEnabled() {
-		if t.cfg.TLS.InsecureSkipVerify {
-			t.log.Warn("kafka tap: tls.insecure_skip_verify is set: the brokers' certificates are NOT checked, anyone on the path can read and change the traffic (tests only, never production)")
-		}
-		cfg, err := tlsfiles.Client(t.cfg.TLS, func(err error) {
-			t.log.Warn("kafka tap: reloading the client certificate failed: the previous one is presented", "err", err)
-		})
+		cfg, err := tlsfiles.BrokerClient(t.cfg.TLS, t.log, "kafka tap", "the brokers' certificates are")
 		if err != nil {
 			return nil, fmt.Errorf("tls: %w", err)
 		}

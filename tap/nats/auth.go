@@ -124,12 +124,7 @@ func checkCreds(path string) error {
 func (t *Tap) securityOptions() ([]nats.Option, error) {
 	var opts []nats.Option
 	if t.cfg.TLS.ClientEnabled() {
-		if t.cfg.TLS.InsecureSkipVerify {
-			t.log.Warn("nats tap: tls.insecure_skip_verify is set: the server's certificate is NOT checked, anyone on the path can read and change the traffic (tests only, never production)")
-		}
-		cfg, err := tlsfiles.Client(t.cfg.TLS, func(err error) {
-			t.log.Warn("nats tap: reloading the client certificate failed: the previous one is presented", "err", err)
-		})
+		cfg, err := tlsfiles.BrokerClient(t.cfg.TLS, t.log, "nats tap", "the server's certificate is")
 		if err != nil {
 			return nil, fmt.Errorf("tls: %w", err)
 		}

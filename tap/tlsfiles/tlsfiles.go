@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -116,6 +117,19 @@ func certPool(file string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", file)
 	}
 	return pool, nil
+}
+
+// BrokerClient is Client for a broker tap (who: "nats tap", "kafka tap";
+// peer: what insecure_skip_verify leaves unchecked): it warns that
+// insecure_skip_verify is set, and logs a client certificate's reload that
+// failed.
+func BrokerClient(f Files, log *slog.Logger, who, peer string) (*tls.Config, error) {
+	if f.InsecureSkipVerify {
+		log.Warn(who + ": tls.insecure_skip_verify is set: " + peer + " NOT checked, anyone on the path can read and change the traffic (tests only, never production)")
+	}
+	return Client(f, func(err error) {
+		log.Warn(who+": reloading the client certificate failed: the previous one is presented", "err", err)
+	})
 }
 
 // Client returns a client tls.Config for the block (f.ClientEnabled()).
