@@ -687,8 +687,9 @@ func (e *Engine) cancelScanned(in *Input, r *e2a.Record) {
 	}
 }
 
-// cancelSession ends the in-flight E2A streams of one session on the same
-// tap (chat.interrupt): outcome cancelled, no missing_final. Only the
+// cancelSession ends the in-flight E2A streams (their request seen) of one
+// session on the same tap (chat.interrupt): outcome cancelled, no
+// missing_final. Only the
 // partitions whose session filter (table.sessF) may hold the session are
 // walked.
 func (e *Engine) cancelSession(in *Input, sess uint32) {
@@ -710,7 +711,11 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 		e.cancelWalks++
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
-			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
+			// In flight for an interrupt: its request was seen (RULES.md:
+			// the session is learnt from the request envelopes; a stream
+			// known only from responses that carry a session_id is not
+			// one the interrupt is known to end).
+			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 || s.flags&fRequest == 0 {
 				continue
 			}
 			if string(tapOf(e.tab.key(i))) != tap {

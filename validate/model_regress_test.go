@@ -1,0 +1,55 @@
+package validate
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// modelLines validates JSON lines under profile and returns the findings
+// as rule, stream and 1-based line.
+func modelLines(t *testing.T, profile string, lines ...string) []string {
+	t.Helper()
+	col := runCapture(t, profile, []byte(strings.Join(lines, "\n")+"\n"), FormatJSONL)
+	return got(col.findings, 0)
+}
+
+const (
+	regressInterrupt = `{"protocol_version": "1.0", "request_id": "q9", "session_id": "s1", "method": "chat.interrupt", "params": {"intent": "cancel"}, "is_stream": false, "timestamp": "2026-03-29T12:00:00+00:00", "identity_origin": "user", "provenance": {"source_protocol": "e2a"}}`
+	regressRequest   = `{"protocol_version": "1.0", "request_id": "q1", "session_id": "s1", "method": "chat.send", "params": {"query": "hi"}, "is_stream": true, "timestamp": "2026-03-29T12:00:00+00:00", "identity_origin": "user", "provenance": {"source_protocol": "e2a"}}`
+)
+
+func regressChunk(seq int, final bool) string {
+	kind, status, body := "e2a.chunk", "in_progress", `{"delta_kind": "text", "delta": "x"}`
+	if final {
+		kind, status, body = "e2a.complete", "succeeded", `{"result": {}}`
+	}
+	return `{"protocol_version": "1.0", "response_id": "q1", "request_id": "q1", "sequence": ` + strconv.Itoa(seq) + `, "is_final": ` + strconv.FormatBool(final) +
+		`, "status": "` + status + `", "response_kind": "` + kind + `", "timestamp": "2026-03-29T12:00:00+00:00", "provenance": {"source_protocol": "e2a"}, "body": ` + body + `, "session_id": "s1"}`
+}
+
+// TestModelInterruptNeedsRequest (found by TestModelE2A, jiuwenswarm seed
+// 8): a chat.interrupt ends the in-flight streams of its session as
+// learnt from the request envelopes (RULES.md). A stream whose request was
+// not seen (the capture started mid-way) but whose responses carry the
+// session_id is not ended by it: its sequence rules, after_final and
+// missing_final still apply. The engine took the session a response
+// carried (kept for e2a.echo_mismatch) as the stream's and cancelled it,
+// and then judged none of its later records.
+func TestModelInterruptNeedsRequest(t *testing.T) {
+	g := modelLines(t, ProfileJiuwenswarm,
+		regressChunk(0, false), regressInterrupt, regressChunk(2, false), regressChunk(3, true), regressChunk(4, false))
+	w := []string{key("e2a.after_final", "q1", 5), key("e2a.seq_gap", "q1", 3)}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("a stream known only from its responses, interrupted:\n got %q\nwant %q", g, w)
+	}
+	g = modelLines(t, ProfileJiuwenswarm, regressChunk(0, false), regressInterrupt, regressChunk(1, false))
+	w = []string{key("e2a.missing_final", "q1", nil)}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("a stream known only from its responses, interrupted, no final:\n got %q\nwant %q", g, w)
+	}
+	// With its request seen, the same stream is cancelled.
+	if g := modelLines(t, ProfileJiuwenswarm, regressRequest, regressChunk(0, false), regressInterrupt); len(g) != 0 {
+		t.Errorf("an interrupted stream with its request: %q, want none", g)
+	}
+}
