@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/e2atap/e2atap/internal/model"
+)
+
+// -model.seeds=N: seeds for TestModelBinary (a soak); 0 is the short
+// default.
+var modelSeeds = flag.Int("model.seeds", 0, "seeds for TestModelBinary (0: the short default)")
+
+// TestModelBinary: the real process, `e2atap validate --output json` on
+// generated captures (.jsonl under both profiles, .frames), with 1, 2 and
+// 4 shards, prints exactly the findings (rule, stream, source) of the
+// independent model (internal/model), and exits 1 exactly when one is an
+// error.
+func TestModelBinary(t *testing.T) {
+	seeds := 3
+	if *modelSeeds > 0 {
+		seeds = *modelSeeds
+	}
+	dir := t.TempDir()
+	shardCounts := []int{1, 2, 4}
+	for seed := 1; seed <= seeds; seed++ {
+		shards := shardCounts[(seed-1)%len(shardCounts)]
+		convs := 60 + seed%60
+		if raceEnabled {
+			convs = 40
+		}
+		for _, kind := range []string{model.Jiuwenswarm, model.Spec, "frames"} {
+			gc := model.Config{Seed: uint64(seed), Convs: convs, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%4}
+			var path string
+			var want model.Verdict
+			profile := kind
+			if kind == "frames" {
+				profile = model.Jiuwenswarm
+				gc.Profile = profile
+				data := model.Frames(gc)
+				path = filepath.Join(dir, fmt.Sprintf("cap-%d.frames", seed))
+				writeModelFile(t, path, data)
+				want = model.JudgeFrames(path, data, path)
+			} else {
+				gc.Profile = profile
+				lines := model.Lines(gc)
+				path = filepath.Join(dir, fmt.Sprintf("cap-%d-%s.jsonl", seed, kind))
+				writeModelFile(t, path, append(bytes.Join(lines, []byte("\n")), '\n'))
+				want = model.JudgeLines(profile, path, lines, path)
+			}
+			if len(want.Ambiguous) > 0 {
+				t.Fatalf("%s seed %d: the generator made a shape the contract leaves open: %q", kind, seed, want.Ambiguous)
+			}
+			cmd := exec.Command(os.Args[0], "validate", "--output", "json", "--profile", profile, "--shards", strconv.Itoa(shards), path)
+			cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var got []model.Finding
+			anyError := false
+			sc := bufio.NewScanner(&stdout)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				var f struct{ Rule, Severity, Stream, Source string }
+				if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
+					t.Fatalf("%s seed %d: a line of --output json that is not JSON: %q", kind, seed, sc.Text())
+				}
+				got = append(got, model.Finding{Rule: f.Rule, Stream: f.Stream, Source: f.Source})
+				anyError = anyError || f.Severity == "error"
+			}
+			if d := binaryDiff(got, want.Findings); d != "" {
+				t.Errorf("%s seed %d, --shards %d: e2atap validate and the model disagree:\n%s", kind, seed, shards, d)
+			}
+			if wantCode := map[bool]int{true: exitFindings, false: exitOK}[anyError]; code != wantCode {
+				t.Errorf("%s seed %d: exit %d, want %d\n%s", kind, seed, code, wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "records") {
+				t.Errorf("%s seed %d: no summary on stderr: %s", kind, seed, stderr.String())
+			}
+		}
+	}
+}
+
+func writeModelFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// binaryDiff lists the findings only one side has (as multisets).
+func binaryDiff(got, want []model.Finding) string {
+	count := map[model.Finding]int{}
+	for _, f := range want {
+		count[f]++
+	}
+	for _, f := range got {
+		count[f]--
+	}
+	var b strings.Builder
+	for _, f := range model.Sorted(append(append([]model.Finding(nil), got...), want...)) {
+		if n := count[f]; n != 0 {
+			count[f] = 0
+			what := "e2atap only"
+			if n > 0 {
+				what = "model only"
+			}
+			fmt.Fprintf(&b, "  %s (x%d): %s\n", what, max(n, -n), f)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,723 @@
+package model
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Config shapes generated traffic.
+type Config struct {
+	Seed    uint64
+	Profile string // Spec or Jiuwenswarm: which readings the traffic may rely on
+	// Convs is the number of conversations (a request and its responses,
+	// a unary call, an interrupt, a push, a frame stream, an event).
+	Convs int
+	// Sessions the conversations share (interrupts cancel by session).
+	Sessions int
+	// FaultRate is the chance of each planted fault per conversation.
+	FaultRate float64
+	// MaxChunks bounds a stream's chunks.
+	MaxChunks int
+	// Concurrency is how many conversations are open at once at most.
+	Concurrency int
+}
+
+func (c *Config) defaults() {
+	if c.Profile == "" {
+		c.Profile = Jiuwenswarm
+	}
+	if c.Convs <= 0 {
+		c.Convs = 60
+	}
+	if c.Sessions <= 0 {
+		c.Sessions = 4
+	}
+	if c.MaxChunks <= 0 {
+		c.MaxChunks = 10
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+}
+
+// field is one key of an ordered JSON object.
+type field struct {
+	k string
+	v any
+}
+
+// obj is a JSON object that keeps its key order (the reference's to_dict
+// order).
+type obj []field
+
+// appendObj writes o as Python's json.dumps does by default (", " and
+// ": " separators), which encoding/json would compact.
+func appendObj(b *bytes.Buffer, o obj) error {
+	b.WriteByte('{')
+	for i, f := range o {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.Write(appendString(nil, f.k))
+		b.WriteString(": ")
+		v, err := marshal(f.v)
+		if err != nil {
+			return err
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// raw is a value written as it is (a malformed number, say).
+type raw string
+
+func marshal(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case raw:
+		return []byte(v), nil
+	case obj:
+		var b bytes.Buffer
+		err := appendObj(&b, v)
+		return b.Bytes(), err
+	case nil:
+		return []byte("null"), nil
+	case bool:
+		return strconv.AppendBool(nil, v), nil
+	case int:
+		return strconv.AppendInt(nil, int64(v), 10), nil
+	case string:
+		return appendString(nil, v), nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// appendString quotes s as Python's json.dumps(ensure_ascii=False) does:
+// non-ASCII kept, control characters escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case r == '\n':
+			b = append(b, '\\', 'n')
+		case r == '\t':
+			b = append(b, '\\', 't')
+		case r < 0x20:
+			b = append(b, fmt.Sprintf("\\u%04x", r)...)
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return append(b, '"')
+}
+
+func mustJSON(v any) []byte {
+	b, err := marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// resp is one response of a conversation before it is written.
+type resp struct {
+	seq       any // int, or a malformed value
+	final     any // bool, or a malformed value
+	status    string
+	kind      string
+	keepalive bool
+	respID    string
+	delta     string
+}
+
+type conv struct {
+	id, session string
+	items       [][]byte
+	tracked     []bool // items that take part in stream tracking (well-typed responses)
+	requests    int    // leading items that are requests
+	hasRequest  bool   // its first item is its request
+	cancels     bool   // its first item is a chat.interrupt that cancels its session's streams
+	next        int
+}
+
+type gen struct {
+	cfg   Config
+	rnd   *rand.Rand
+	clock time.Time
+	ids   int
+}
+
+func newGen(cfg Config) *gen {
+	cfg.defaults()
+	return &gen{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		clock: time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)}
+}
+
+func (g *gen) chance(p float64) bool { return g.rnd.Float64() < p }
+
+func (g *gen) now() string {
+	g.clock = g.clock.Add(time.Duration(1+g.rnd.IntN(900)) * time.Millisecond)
+	return g.clock.Format("2006-01-02T15:04:05.000000-07:00")
+}
+
+var words = []string{"the", "agent", "reads", "your", "files", "and", "plans", "a", "fix", "你好", "世界", "tool", "result", "ok", "\"quoted\"", "line\nbreak", "tab\t", "emoji 🙂"}
+
+func (g *gen) text() string {
+	n := 1 + g.rnd.IntN(4)
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[g.rnd.IntN(len(words))])
+	}
+	return b.String()
+}
+
+func (g *gen) provenance(ts string) obj {
+	return obj{{"source_protocol", "e2a"}, {"converter", "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"}, {"converted_at", ts}, {"details", obj{}}}
+}
+
+// request writes an E2AEnvelope in the reference's to_dict key order.
+func (g *gen) request(rid, session, method string, params obj, stream bool) []byte {
+	ts := g.now()
+	return mustJSON(obj{
+		{"protocol_version", "1.0"},
+		{"provenance", obj{{"source_protocol", "e2a"}, {"converter", nil}, {"converted_at", nil}, {"details", obj{}}}},
+		{"request_id", rid}, {"jsonrpc_id", nil}, {"correlation_id", nil}, {"task_id", nil}, {"context_id", nil},
+		{"session_id", session}, {"message_id", nil}, {"timestamp", ts}, {"identity_origin", "user"},
+		{"channel", "web"}, {"user_id", nil}, {"agent_ref", obj{{"mode", "code"}, {"id", "default"}}}, {"chat_id", nil},
+		{"source_agent_id", nil}, {"agent_id", nil}, {"service_id", nil}, {"workspace_key", nil},
+		{"method", method}, {"params", params}, {"ext_method", nil}, {"session_update_kind", nil},
+		{"is_stream", stream}, {"expected_output_modes", []string{}}, {"auth", nil},
+		{"channel_context", obj{}}, {"a2a_metadata", obj{}}, {"acp_meta", obj{}},
+	})
+}
+
+// response writes an E2AResponse in the reference's to_dict key order.
+func (g *gen) response(rid any, session any, r resp, meta obj, body obj) []byte {
+	ts := g.now()
+	if body == nil {
+		body = g.body(r)
+	}
+	var rspID any = r.respID
+	if r.respID == "" {
+		rspID = rid
+	}
+	return mustJSON(obj{
+		{"protocol_version", "1.0"}, {"response_id", rspID}, {"request_id", rid}, {"sequence", r.seq},
+		{"is_final", r.final}, {"status", r.status}, {"response_kind", r.kind}, {"timestamp", ts},
+		{"provenance", g.provenance(ts)}, {"body", body}, {"jsonrpc_id", nil}, {"correlation_id", nil},
+		{"task_id", nil}, {"context_id", nil}, {"session_id", session}, {"message_id", nil}, {"is_stream", true},
+		{"identity_origin", "agent"}, {"channel", "web"}, {"user_id", nil}, {"agent_ref", nil},
+		{"source_agent_id", nil}, {"method", nil}, {"projections", obj{}}, {"channel_context", obj{}},
+		{"metadata", meta}, {"a2a_metadata", obj{}}, {"acp_meta", obj{}},
+	})
+}
+
+func (g *gen) body(r resp) obj {
+	switch {
+	case r.keepalive:
+		return obj{{"delta_kind", "custom"}, {"delta", obj{{"event_type", "keepalive"}}}, {"event_type", "keepalive"}}
+	case r.kind == "e2a.chunk":
+		if len(r.delta)%3 == 0 {
+			return obj{{"delta_kind", "custom"}, {"delta", obj{{"event_type", "chat.tool_call"}, {"tool_name", "read_file"}, {"arguments", obj{{"path", r.delta}}}}}, {"event_type", "chat.tool_call"}}
+		}
+		return obj{{"delta_kind", "text"}, {"delta", r.delta}, {"event_type", "chat.delta"}, {"source_chunk_type", "llm_output"}}
+	case r.kind == "e2a.error":
+		return obj{{"code", "chat.error"}, {"message", r.delta}, {"details", obj{{"event_type", "chat.error"}, {"error", r.delta}, {"error_type", "RateLimitError"}}}}
+	default:
+		return obj{{"result", obj{{"event_type", "chat.final"}, {"content", r.delta}}}}
+	}
+}
+
+// Lines generates JSON lines shaped like the Gateway↔AgentServer link of
+// the reference: connection.ack, sessions of several requests, streams
+// interleaved with keepalives, unary calls, interrupts (cancelled streams
+// send nothing more), server push, undecodable lines with the
+// AgentServer's invalid-json reply, and planted faults.
+func Lines(cfg Config) [][]byte {
+	g := newGen(cfg)
+	jiu := g.cfg.Profile == Jiuwenswarm
+	uniqueIDs := !jiu && g.chance(0.5) // spec traffic: unique response ids, or the reference's
+	var convs []*conv
+	var rids []string
+	invalidReplies := 0
+	for i := 0; i < g.cfg.Convs; i++ {
+		g.ids++
+		rid := fmt.Sprintf("%08x-%04x-4%03x-a%03x-%012x", g.rnd.Uint32(), g.ids, g.rnd.IntN(4096), g.rnd.IntN(4096), g.rnd.Uint64()>>16)
+		session := "sess_" + strconv.Itoa(g.rnd.IntN(g.cfg.Sessions))
+		c := &conv{id: rid, session: session}
+		switch x := g.rnd.Float64(); {
+		case x < 0.08: // a chat.interrupt
+			intents := []string{"cancel", "supplement", "pause", "resume", ""}
+			intent := intents[g.rnd.IntN(len(intents))]
+			params := obj{}
+			if intent != "" {
+				params = obj{{"intent", intent}}
+			}
+			c.items = append(c.items, g.request(rid, session, "chat.interrupt", params, false))
+			c.hasRequest, c.requests = true, 1
+			c.cancels = intent == "" || intent == "cancel" || intent == "supplement"
+			c.items = append(c.items, g.response(rid, session, resp{seq: 0, final: true, status: "succeeded", kind: "e2a.complete"}, obj{},
+				obj{{"result", obj{{"event_type", "chat.interrupt_result"}, {"success", true}, {"message", "当前会话任务已终止"}}}}))
+		case x < 0.13: // server push
+			prid := ""
+			switch {
+			case !jiu:
+				prid = "push-" + rid // spec knows no push: a stream of its own
+			case g.chance(0.5) && len(rids) > 0:
+				prid = rids[g.rnd.IntN(len(rids))] // not the in-flight request it names
+			}
+			meta := obj{{"_jiuwenswarm_server_push", true}}
+			r := resp{seq: 0, final: true, status: "succeeded", kind: "e2a.complete", respID: prid}
+			if !jiu {
+				r.respID = "push-r-" + rid
+			}
+			if prid == "" {
+				c.items = append(c.items, g.response("", nil, r, meta, obj{{"result", obj{{"event_type", "cron.response"}}}}))
+			} else {
+				c.items = append(c.items, g.response(prid, nil, r, meta, obj{{"result", obj{{"event_type", "cron.response"}}}}))
+			}
+		case x < 0.16: // an undecodable message and the AgentServer's reply
+			garbage := []string{`{"protocol_version": "1.0", "request_id": "` + rid[:8], `not json at all`, `[1, 2, 3]`, `"a string"`, `{"a": 1} {"b": 2}`}
+			c.items = append(c.items, []byte(garbage[g.rnd.IntN(len(garbage))]))
+			if jiu || invalidReplies == 0 {
+				invalidReplies++
+				c.items = append(c.items, g.response(nil, nil, resp{seq: 0, final: true, status: "failed", kind: "e2a.error", respID: "invalid-json"}, obj{},
+					obj{{"code", "E2A.INVALID_JSON"}, {"message", "invalid JSON"}, {"details", obj{{"kind", "json_parse_error"}}}}))
+			}
+		default:
+			rids = append(rids, rid)
+			g.stream(c, jiu, uniqueIDs)
+		}
+		convs = append(convs, c)
+	}
+	out := [][]byte{[]byte(`{"type": "event", "event": "connection.ack", "payload": {"status": "ready"}}`)}
+	return append(out, g.merge(convs, jiu)...)
+}
+
+// stream fills c with a request (mostly) and its responses, faults
+// planted.
+func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
+	unary := g.chance(0.25)
+	if g.chance(0.9) {
+		method, params := "chat.send", obj{{"content", g.text()}, {"query", g.text()}}
+		if unary {
+			methods := []string{"history.get", "session.list", "config.get", "skills.list"}
+			method, params = methods[g.rnd.IntN(len(methods))], obj{}
+		}
+		req := g.request(c.id, c.session, method, params, !unary)
+		c.items = append(c.items, req)
+		c.hasRequest, c.requests = true, 1
+		if g.chance(g.cfg.FaultRate / 3) {
+			c.items = append(c.items, req) // the same request again while in flight
+			c.requests++
+		}
+	}
+	var session any = c.session
+	if g.chance(0.3) {
+		session = nil
+	}
+	n := 0
+	if !unary {
+		n = g.rnd.IntN(g.cfg.MaxChunks + 1)
+	}
+	var rs []resp
+	serial := 0
+	id := func() string {
+		serial++
+		if uniqueIDs {
+			return c.id + "-r" + strconv.Itoa(serial)
+		}
+		return c.id
+	}
+	for i := 0; i < n; i++ {
+		for g.chance(0.15) {
+			rs = append(rs, resp{seq: -1, final: false, status: "in_progress", kind: "e2a.chunk", keepalive: true, respID: id()})
+		}
+		rs = append(rs, resp{seq: i, final: false, status: "in_progress", kind: "e2a.chunk", respID: id(), delta: g.text()})
+	}
+	fin := resp{seq: n, final: true, status: "succeeded", kind: "e2a.complete", respID: id(), delta: g.text()}
+	if g.chance(0.15) {
+		fin.status, fin.kind = "failed", "e2a.error"
+	}
+	rs = append(rs, fin)
+	p := g.cfg.FaultRate
+	real := func() []int { // indexes of well-typed non-keepalive responses
+		var ix []int
+		for i, r := range rs {
+			if r.wellTyped() {
+				ix = append(ix, i)
+			}
+		}
+		return ix
+	}
+	finalAt := func() int {
+		for i := len(rs) - 1; i >= 0; i-- {
+			if f, ok := rs[i].final.(bool); ok && f {
+				return i
+			}
+		}
+		return -1
+	}
+	// Each fault with its chance, in a random order.
+	faults := g.rnd.Perm(12)
+	for _, f := range faults {
+		if !g.chance(p / 2) {
+			continue
+		}
+		ix := real()
+		switch f {
+		case 0: // a lost chunk
+			if len(ix) >= 2 {
+				k := ix[g.rnd.IntN(len(ix)-1)]
+				rs = append(rs[:k], rs[k+1:]...)
+			}
+		case 1: // a duplicate, later in the stream
+			k := ix[g.rnd.IntN(len(ix))]
+			at := k + 1 + g.rnd.IntN(len(rs)-k)
+			rs = append(rs[:at], append([]resp{rs[k]}, rs[at:]...)...)
+		case 2: // two records swapped: a gap, then a regression
+			if len(ix) >= 2 {
+				k := g.rnd.IntN(len(ix) - 1)
+				rs[ix[k]], rs[ix[k+1]] = rs[ix[k+1]], rs[ix[k]]
+			}
+		case 3: // a second final
+			if k := finalAt(); k >= 0 {
+				second := rs[k]
+				second.respID = id()
+				if g.chance(0.5) {
+					second.seq = seqOf(rs[k]) + 1
+				}
+				rs = append(rs, second)
+			}
+		case 4: // a record after the final
+			if k := finalAt(); k >= 0 {
+				rs = append(rs, resp{seq: seqOf(rs[k]) + 1, final: false, status: "in_progress", kind: "e2a.chunk", respID: id(), delta: g.text()})
+			}
+		case 5: // no final
+			if k := finalAt(); k >= 0 && len(ix) >= 2 {
+				rs = append(rs[:k], rs[k+1:]...)
+			}
+		case 6: // wrong types
+			if len(ix) < 2 {
+				break
+			}
+			k := ix[g.rnd.IntN(len(ix))]
+			switch g.rnd.IntN(6) {
+			case 0:
+				rs[k].seq = strconv.Itoa(seqOf(rs[k]))
+			case 1:
+				rs[k].seq = raw(strconv.Itoa(seqOf(rs[k])) + ".5")
+			case 2:
+				rs[k].seq = -1 // no keepalive body
+			case 3:
+				rs[k].seq = raw("-" + strconv.Itoa(seqOf(rs[k])+2))
+			case 4:
+				rs[k].final = strconv.FormatBool(rs[k].final == true)
+			default:
+				if rs[k].final == true {
+					rs[k].final = 1
+				} else {
+					rs[k].final = 0
+				}
+			}
+		case 7: // failed with the wrong kind
+			k := ix[g.rnd.IntN(len(ix))]
+			if rs[k].kind == "e2a.chunk" || rs[k].kind == "e2a.complete" {
+				rs[k].status = "failed"
+			}
+		case 8: // a final still in progress
+			if k := finalAt(); k >= 0 && rs[k].kind == "e2a.complete" {
+				rs[k].status = "in_progress"
+			}
+		case 9: // a kind that does not fit is_final
+			if k := finalAt(); k >= 0 && g.chance(0.5) {
+				rs[k].kind = "e2a.chunk"
+			} else if len(ix) >= 2 {
+				k := ix[g.rnd.IntN(len(ix)-1)]
+				if rs[k].kind == "e2a.chunk" && rs[k].final == false {
+					rs[k].kind = "e2a.complete"
+				}
+			}
+		case 10: // a keepalive after the final (the Gateway's trailing grace)
+			if k := finalAt(); k >= 0 {
+				rs = append(rs, resp{seq: -1, final: false, status: "in_progress", kind: "e2a.chunk", keepalive: true, respID: id()})
+			}
+		case 11: // a record of a malformed sequence after the final
+			if k := finalAt(); k >= 0 {
+				rs = append(rs, resp{seq: "x", final: false, status: "in_progress", kind: "e2a.chunk", respID: id(), delta: g.text()})
+			}
+		}
+	}
+	// A final that repeats or regresses the sequence (faults combined):
+	// whether it ends the stream, the contract does not say. Move it on.
+	seen, ended, last := false, false, 0
+	for i := range rs {
+		seq, _ := rs[i].seq.(int)
+		final, _ := rs[i].final.(bool)
+		if !rs[i].wellTyped() || ended {
+			continue
+		}
+		if final && seen && seq <= last {
+			seq = last + 1 + g.rnd.IntN(2)
+			rs[i].seq = seq
+		}
+		if !seen || seq > last {
+			last = seq
+		}
+		seen, ended = true, final
+	}
+	for len(c.tracked) < len(c.items) {
+		c.tracked = append(c.tracked, false)
+	}
+	for _, r := range rs {
+		c.items = append(c.items, g.response(c.id, session, r, obj{}, nil))
+		c.tracked = append(c.tracked, r.wellTyped())
+	}
+}
+
+// wellTyped says whether r takes part in stream tracking: a non-negative
+// integer sequence, a boolean is_final, no keepalive.
+func (r resp) wellTyped() bool {
+	seq, seqOK := r.seq.(int)
+	_, finalOK := r.final.(bool)
+	return seqOK && seq >= 0 && finalOK && !r.keepalive
+}
+
+func seqOf(r resp) int {
+	if n, ok := r.seq.(int); ok {
+		return n
+	}
+	return 0
+}
+
+// merge interleaves conversations: a few open at once, each sending its
+// items in order. A cancelling chat.interrupt ends, under jiuwenswarm,
+// every conversation of its session whose request was sent (under spec:
+// every one that has had a well-typed response); they send nothing more,
+// as the reference's cancelled tasks.
+func (g *gen) merge(convs []*conv, jiu bool) [][]byte {
+	var out [][]byte
+	var active []*conv
+	pending := convs
+	for len(pending) > 0 || len(active) > 0 {
+		if len(pending) > 0 && (len(active) == 0 || len(active) < g.cfg.Concurrency && g.chance(0.35)) {
+			active = append(active, pending[0])
+			pending = pending[1:]
+			continue
+		}
+		i := g.rnd.IntN(len(active))
+		c := active[i]
+		out = append(out, c.items[c.next])
+		c.next++
+		if c.next == 1 && c.cancels {
+			kept := active[:0]
+			for _, o := range active {
+				cut := o != c && o.hasRequest && o.session == c.session && o.next > 0
+				if !jiu {
+					// spec knows no cancellation: a stream cut now
+					// must have had a tracked response (it misses its
+					// final), not be a request alone.
+					had := false
+					for _, t := range o.tracked[:min(o.next, len(o.tracked))] {
+						had = had || t
+					}
+					cut = cut && had
+				}
+				if !cut {
+					kept = append(kept, o)
+				}
+			}
+			active = kept
+		}
+		for i := 0; i < len(active); i++ {
+			if active[i].next == len(active[i].items) {
+				active = append(active[:i], active[i+1:]...)
+				i--
+			}
+		}
+	}
+	return out
+}
+
+// Frames generates an EventMesh frame file: stream requests, their chunk
+// streams interleaved (sid, seq from 0, a done chunk, errors on some),
+// EVENT frames, planted faults, and sometimes a truncated frame at the
+// end.
+func Frames(cfg Config) []byte {
+	g := newGen(cfg)
+	var convs []*conv
+	for i := 0; i < g.cfg.Convs; i++ {
+		g.ids++
+		c := &conv{id: fmt.Sprintf("agent-%d:%08x-%04x", g.rnd.IntN(5), g.rnd.Uint32(), g.ids)}
+		if g.chance(0.15) {
+			g.event(c)
+		} else {
+			g.frameStream(c)
+		}
+		convs = append(convs, c)
+	}
+	var out []byte
+	for _, b := range g.merge(convs, false) {
+		out = append(out, b...)
+	}
+	if g.chance(0.2) {
+		f := encodeFrame(2, 0, 0, [][2]string{{"sid", "tail"}}, []byte("cut here"))
+		out = append(out, f[:3+g.rnd.IntN(len(f)-4)]...)
+	}
+	return out
+}
+
+func (g *gen) event(c *conv) {
+	attrs := [][2]string{{"specversion", "1.0"}, {"id", c.id}, {"source", "/agents/planner"}, {"type", "com.example.task.created"}, {"datacontenttype", "application/json"}}
+	if g.chance(g.cfg.FaultRate / 3) {
+		k := 1 + g.rnd.IntN(3) // id, source or type missing
+		attrs = append(attrs[:k], attrs[k+1:]...)
+	}
+	c.items = append(c.items, encodeFrame(3, 0, 0, attrs, mustJSON(obj{{"task", g.text()}})))
+}
+
+type chunk struct {
+	seq   int32
+	flags uint8
+	attrs [][2]string
+	data  []byte
+}
+
+func (g *gen) frameStream(c *conv) {
+	if g.chance(0.8) {
+		attrs := [][2]string{{"sid", c.id}, {"replyTo", "client-parent#client.c" + strconv.Itoa(g.rnd.IntN(3))}, {"model", "qwen"}}
+		if g.chance(g.cfg.FaultRate / 4) {
+			attrs = attrs[:1] // no replyTo
+		}
+		c.items = append(c.items, encodeFrame(1, 0, 0, attrs, []byte(g.text())))
+	}
+	etypes := []string{"", "text", "thought", "tool", "structured"}
+	n := 1 + g.rnd.IntN(g.cfg.MaxChunks)
+	var cs []chunk
+	for i := 0; i < n; i++ {
+		attrs := [][2]string{{"sid", c.id}}
+		if et := etypes[g.rnd.IntN(len(etypes))]; et != "" {
+			attrs = append(attrs, [2]string{"etype", et})
+		}
+		cs = append(cs, chunk{seq: int32(i), attrs: attrs, data: []byte(g.text())})
+	}
+	done := chunk{seq: int32(n), flags: 1, attrs: [][2]string{{"sid", c.id}}}
+	if g.chance(0.2) {
+		done.flags |= 2
+		done.attrs = append(done.attrs, [2]string{"err", "model overloaded"})
+	}
+	cs = append(cs, done)
+	p := g.cfg.FaultRate
+	doneAt := func() int {
+		for i := len(cs) - 1; i >= 0; i-- {
+			if cs[i].flags&1 != 0 {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, f := range g.rnd.Perm(9) {
+		if !g.chance(p / 2) {
+			continue
+		}
+		switch f {
+		case 0: // a lost chunk
+			if len(cs) >= 3 {
+				k := g.rnd.IntN(len(cs) - 1)
+				cs = append(cs[:k], cs[k+1:]...)
+			}
+		case 1: // a duplicate, later
+			k := g.rnd.IntN(len(cs))
+			at := k + 1 + g.rnd.IntN(len(cs)-k)
+			cs = append(cs[:at], append([]chunk{cs[k]}, cs[at:]...)...)
+		case 2: // two chunks swapped
+			if len(cs) >= 2 {
+				k := g.rnd.IntN(len(cs) - 1)
+				cs[k], cs[k+1] = cs[k+1], cs[k]
+			}
+		case 3: // a second done
+			if k := doneAt(); k >= 0 {
+				second := cs[k]
+				second.seq++
+				cs = append(cs, second)
+			}
+		case 4: // a chunk after done
+			if k := doneAt(); k >= 0 {
+				cs = append(cs, chunk{seq: cs[k].seq + 1, attrs: [][2]string{{"sid", c.id}}, data: []byte("late")})
+			}
+		case 5: // no done
+			if k := doneAt(); k >= 0 && len(cs) >= 2 {
+				cs = append(cs[:k], cs[k+1:]...)
+			}
+		case 6: // an etype the reference does not know
+			k := g.rnd.IntN(len(cs))
+			var attrs [][2]string
+			for _, a := range cs[k].attrs {
+				if a[0] != "etype" {
+					attrs = append(attrs, a)
+				}
+			}
+			cs[k].attrs = append(attrs, [2]string{"etype", "poem"})
+		case 7: // a chunk without its sid: no stream
+			if k := g.rnd.IntN(len(cs)); len(cs) >= 3 && len(cs[k].attrs) > 0 && cs[k].attrs[0][0] == "sid" {
+				cs[k].attrs = cs[k].attrs[1:]
+			}
+		case 8: // hasError without err
+			k := g.rnd.IntN(len(cs))
+			if cs[k].flags&2 == 0 {
+				cs[k].flags |= 2
+			}
+		}
+	}
+	seen, ended, last := false, false, int32(0)
+	for i := range cs {
+		if len(cs[i].attrs) == 0 || cs[i].attrs[0][0] != "sid" || ended {
+			continue
+		}
+		done := cs[i].flags&1 != 0
+		if done && seen && cs[i].seq <= last {
+			cs[i].seq = last + 1 + int32(g.rnd.IntN(2)) // see stream
+		}
+		if !seen || cs[i].seq > last {
+			last = cs[i].seq
+		}
+		seen, ended = true, done
+	}
+	for _, ch := range cs {
+		c.items = append(c.items, encodeFrame(2, ch.flags, ch.seq, ch.attrs, ch.data))
+	}
+}
+
+// encodeFrame writes one frame: the big-endian 14-byte header, the
+// attributes in order, the data.
+func encodeFrame(typ, flags uint8, seq int32, attrs [][2]string, data []byte) []byte {
+	b := []byte{0xEF, 1, typ, flags}
+	b = binary.BigEndian.AppendUint32(b, uint32(seq))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(attrs)))
+	b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+	for _, a := range attrs {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(a[0])))
+		b = append(b, a[0]...)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a[1])))
+		b = append(b, a[1]...)
+	}
+	return append(b, data...)
+}

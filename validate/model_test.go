@@ -1,0 +1,315 @@
+package validate
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/e2atap/e2atap/internal/model"
+)
+
+// -model.seeds=N runs the differential tests over N seeds a profile (a
+// soak); the default is a few seconds under the race detector.
+var modelSeeds = flag.Int("model.seeds", 0, "seeds for the model differential tests (0: the short default)")
+
+func seedsFor(short int) int {
+	if *modelSeeds > 0 {
+		return *modelSeeds
+	}
+	if raceEnabled {
+		return 2 // ten times the cost: the race detector looks at the shards, not at more seeds
+	}
+	return short
+}
+
+// coverSeeds is how many seeds make sure every planted fault was met.
+const coverSeeds = 8
+
+// modelRun is one way of reading a capture: an Engine, one inline shard,
+// several shards handed records, or several reading the file (a split).
+type modelRun struct {
+	name string
+	run  func(t *testing.T, cfg Config, data []byte, path string) []Finding
+}
+
+func modelRuns(shards int) []modelRun {
+	finish := func(h interface{ Finish(string, *Input) }) {
+		h.Finish(ReasonEOF, &Input{Pos: Position{Name: "end"}})
+	}
+	read := func(t *testing.T, r any, name string, h Handler) {
+		t.Helper()
+		var err error
+		switch r := r.(type) {
+		case []byte:
+			_, err = Read(bytes.NewReader(r), name, FormatAuto, ReadOptions{FromLog: true}, h)
+		case string:
+			f, ferr := os.Open(r)
+			if ferr != nil {
+				t.Fatal(ferr)
+			}
+			defer f.Close()
+			_, err = Read(f, name, FormatAuto, ReadOptions{FromLog: true}, h)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sharded := func(n int, inline, unordered, file bool) func(*testing.T, Config, []byte, string) []Finding {
+		return func(t *testing.T, cfg Config, data []byte, path string) []Finding {
+			col := &collector{}
+			s := NewSharded(n, cfg, col)
+			if unordered {
+				s.Unordered()
+			}
+			if inline {
+				s.Inline()
+			}
+			if file {
+				read(t, path, "cap", s)
+			} else {
+				read(t, data, "cap", s)
+			}
+			finish(s)
+			s.Close()
+			return col.findings
+		}
+	}
+	return []modelRun{
+		{"engine", func(t *testing.T, cfg Config, data []byte, _ string) []Finding {
+			col := &collector{}
+			e := NewEngine(cfg, col)
+			read(t, data, "cap", e)
+			finish(e)
+			return col.findings
+		}},
+		{"one inline shard, file", sharded(1, true, true, true)},
+		{fmt.Sprintf("%d shards, hand-off", shards), sharded(shards, false, false, false)},
+		{fmt.Sprintf("%d shards, inline, unordered, hand-off", shards), sharded(shards, true, true, false)},
+		{fmt.Sprintf("%d shards, file (walk)", shards), sharded(shards, true, false, true)},
+		{fmt.Sprintf("%d shards, unordered, file (split)", shards), sharded(shards, true, true, true)},
+	}
+}
+
+// keepCapture writes a capture the engine and the model disagree on to
+// $MODEL_KEEP (a directory), to be read again with e2atap validate.
+func keepCapture(t *testing.T, name string, data []byte) {
+	if dir := os.Getenv("MODEL_KEEP"); dir != "" {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err == nil {
+			t.Logf("capture kept in %s", p)
+		}
+	}
+}
+
+func modelConfig(t testing.TB, profile string) Config {
+	p, err := ProfileByName(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Profile = p
+	cfg.IdleTimeout = 0
+	cfg.MaxStreams = 1 << 16 // far above what a capture opens: no eviction, smaller tables
+	return cfg
+}
+
+func asModel(fs []Finding) []model.Finding {
+	out := make([]model.Finding, len(fs))
+	for i, f := range fs {
+		out[i] = model.Finding{Rule: f.Rule, Stream: f.Stream, Source: f.Source}
+	}
+	return model.Sorted(out)
+}
+
+// modelDiff says how got differs from want (multisets), with the records
+// involved; "" when they are equal.
+func modelDiff(got, want []model.Finding, record func(source string) string) string {
+	count := map[model.Finding]int{}
+	for _, f := range want {
+		count[f]++
+	}
+	for _, f := range got {
+		count[f]--
+	}
+	var b strings.Builder
+	for _, f := range model.Sorted(append(append([]model.Finding(nil), got...), want...)) {
+		n := count[f]
+		if n == 0 {
+			continue
+		}
+		count[f] = 0
+		what := "engine only"
+		if n > 0 {
+			what = "model only"
+		}
+		rec := record(f.Source)
+		if len(rec) > 300 {
+			rec = rec[:300] + "…"
+		}
+		fmt.Fprintf(&b, "  %s: %s\n    %s\n", what, f, rec)
+	}
+	return b.String()
+}
+
+// TestModelE2A: on generated reference-shaped traffic with planted
+// faults, every way of reading the capture (one engine, one inline shard,
+// 2-4 shards handed records or splitting the file) reports exactly the
+// independent model's findings: rule, stream and source, under both
+// profiles.
+func TestModelE2A(t *testing.T) {
+	seeds := seedsFor(12)
+	seen, cancelled := map[string]bool{}, 0
+	for _, profile := range []string{model.Jiuwenswarm, model.Spec} {
+		cfg := modelConfig(t, profile)
+		for seed := 1; seed <= seeds; seed++ {
+			gc := model.Config{Seed: uint64(seed), Profile: profile, Convs: 40 + seed%40, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%5}
+			lines := model.Lines(gc)
+			data := append(bytes.Join(lines, []byte("\n")), '\n')
+			path := filepath.Join(t.TempDir(), "cap.jsonl")
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := model.JudgeLines(profile, "cap", lines, "end")
+			if len(want.Ambiguous) > 0 {
+				t.Fatalf("%s seed %d: the generator made a shape the contract leaves open: %q", profile, seed, want.Ambiguous)
+			}
+			for _, f := range want.Findings {
+				seen[f.Rule] = true
+			}
+			cancelled += want.Cancelled
+			record := func(src string) string {
+				if i := strings.LastIndexByte(src, ':'); i >= 0 {
+					if n, err := strconv.Atoi(src[i+1:]); err == nil && n >= 1 && n <= len(lines) {
+						return string(lines[n-1])
+					}
+				}
+				return "(end of input)"
+			}
+			for _, r := range modelRuns(2 + seed%3) {
+				got := asModel(r.run(t, cfg, data, path))
+				if d := modelDiff(got, want.Findings, record); d != "" {
+					t.Errorf("%s seed %d, %s: the engine and the model disagree:\n%s", profile, seed, r.name, d)
+					keepCapture(t, fmt.Sprintf("%s-%d.jsonl", profile, seed), data)
+					break
+				}
+			}
+			if t.Failed() {
+				return
+			}
+		}
+	}
+	// Every fault the generator plants was met (so the runs above proved
+	// something about each rule).
+	if seeds < coverSeeds {
+		return
+	}
+	for _, rule := range []string{"e2a.seq_start", "e2a.seq_gap", "e2a.seq_dup", "e2a.seq_regress", "e2a.after_final",
+		"e2a.missing_final", "e2a.type", "e2a.failed_kind", "e2a.final_status", "e2a.kind_final", "e2a.request_dup",
+		"e2a.response_id_dup", "e2a.decode", "e2a.required"} {
+		if !seen[rule] {
+			t.Errorf("no %s in %d seeds: that fault was never planted", rule, seeds)
+		}
+	}
+	if cancelled == 0 {
+		t.Errorf("no stream cancelled by an interrupt in %d seeds", seeds)
+	}
+}
+
+// TestModelFrames: the same for EventMesh frame files (frame.seq_*,
+// after_done, missing_done, the attribute rules of the planted faults),
+// the split read included (splitMinBytes lowered so that small files
+// split).
+func TestModelFrames(t *testing.T) {
+	defer func(m int64) { splitMinBytes = m }(splitMinBytes)
+	splitMinBytes = 1
+	seeds := seedsFor(12)
+	cfg := modelConfig(t, model.Jiuwenswarm)
+	seen := map[string]bool{}
+	for seed := 1; seed <= seeds; seed++ {
+		gc := model.Config{Seed: uint64(seed), Convs: 30 + seed%50, FaultRate: 0.1 + float64(seed%5)/10}
+		data := model.Frames(gc)
+		path := filepath.Join(t.TempDir(), "cap.frames")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := model.JudgeFrames("cap", data, "end")
+		if len(want.Ambiguous) > 0 {
+			t.Fatalf("seed %d: the generator made a shape the contract leaves open: %q", seed, want.Ambiguous)
+		}
+		for _, f := range want.Findings {
+			seen[f.Rule] = true
+		}
+		record := func(src string) string {
+			if i := strings.LastIndexByte(src, '@'); i >= 0 {
+				if n, err := strconv.Atoi(src[i+1:]); err == nil && n < len(data) {
+					return fmt.Sprintf("%x", data[n:min(n+64, len(data))])
+				}
+			}
+			return "(end of input)"
+		}
+		for _, r := range modelRuns(2 + seed%3) {
+			got := asModel(r.run(t, cfg, data, path))
+			if d := modelDiff(got, want.Findings, record); d != "" {
+				t.Errorf("seed %d, %s: the engine and the model disagree:\n%s", seed, r.name, d)
+				keepCapture(t, fmt.Sprintf("frames-%d.frames", seed), data)
+				break
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+	if seeds < coverSeeds {
+		return
+	}
+	for _, rule := range []string{"frame.seq_start", "frame.seq_gap", "frame.seq_dup", "frame.seq_regress", "frame.after_done",
+		"frame.missing_done", "frame.attr", "frame.etype", "frame.error_flag", "frame.decode"} {
+		if !seen[rule] {
+			t.Errorf("no %s in %d seeds: that fault was never planted", rule, seeds)
+		}
+	}
+}
+
+// FuzzModel drives the generator's seed and choices; one engine and a
+// two-shard hand-off must report the model's findings.
+func FuzzModel(f *testing.F) {
+	f.Add(uint64(1), uint8(40), uint8(30), uint8(0))
+	f.Add(uint64(7), uint8(90), uint8(80), uint8(1))
+	f.Add(uint64(3), uint8(20), uint8(50), uint8(2))
+	f.Fuzz(func(t *testing.T, seed uint64, convs, faults, mode uint8) {
+		gc := model.Config{Seed: seed, Convs: 1 + int(convs%120), FaultRate: float64(faults%101) / 100,
+			Sessions: 1 + int(mode>>4)%6, Concurrency: 1 + int(mode>>2)%12, MaxChunks: 1 + int(convs>>4)}
+		var data []byte
+		var want model.Verdict
+		profile := model.Jiuwenswarm
+		if mode&3 == 2 {
+			gc.Profile = profile
+			data = model.Frames(gc)
+			want = model.JudgeFrames("cap", data, "end")
+		} else {
+			if mode&3 == 1 {
+				profile = model.Spec
+			}
+			gc.Profile = profile
+			lines := model.Lines(gc)
+			data = append(bytes.Join(lines, []byte("\n")), '\n')
+			want = model.JudgeLines(profile, "cap", lines, "end")
+		}
+		if len(want.Ambiguous) > 0 {
+			t.Fatalf("the generator made a shape the contract leaves open: %q", want.Ambiguous)
+		}
+		cfg := modelConfig(t, profile)
+		runs := modelRuns(2)
+		for _, r := range []modelRun{runs[0], runs[2], runs[3]} { // no file
+			got := asModel(r.run(t, cfg, data, ""))
+			if d := modelDiff(got, want.Findings, func(string) string { return "" }); d != "" {
+				t.Errorf("%s: the engine and the model disagree:\n%s", r.name, d)
+			}
+		}
+	})
+}
