@@ -168,8 +168,7 @@ func TestModelE2A(t *testing.T) {
 		cfg := modelConfig(t, profile)
 		for seed := 1; seed <= seeds; seed++ {
 			gc := model.Config{Seed: uint64(seed), Profile: profile, Convs: 40 + seed%40, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%5}
-			lines := model.Lines(gc)
-			data := append(bytes.Join(lines, []byte("\n")), '\n')
+			lines, data := model.Capture(gc)
 			path := filepath.Join(t.TempDir(), "cap.jsonl")
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
@@ -296,8 +295,8 @@ func FuzzModel(f *testing.F) {
 				profile = model.Spec
 			}
 			gc.Profile = profile
-			lines := model.Lines(gc)
-			data = append(bytes.Join(lines, []byte("\n")), '\n')
+			var lines [][]byte
+			lines, data = model.Capture(gc)
 			want = model.JudgeLines(profile, "cap", lines, "end")
 		}
 		if len(want.Ambiguous) > 0 {

@@ -53,9 +53,9 @@ func TestModelBinary(t *testing.T) {
 				want = model.JudgeFrames(path, data, path)
 			} else {
 				gc.Profile = profile
-				lines := model.Lines(gc)
+				lines, data := model.Capture(gc)
 				path = filepath.Join(dir, fmt.Sprintf("cap-%d-%s.jsonl", seed, kind))
-				writeModelFile(t, path, append(bytes.Join(lines, []byte("\n")), '\n'))
+				writeModelFile(t, path, data)
 				want = model.JudgeLines(profile, path, lines, path)
 			}
 			if len(want.Ambiguous) > 0 {

@@ -3,11 +3,11 @@ package model
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -26,6 +26,9 @@ type Config struct {
 	MaxChunks int
 	// Concurrency is how many conversations are open at once at most.
 	Concurrency int
+	// Plain: every record as the reference writes it (else some captures
+	// mix other producers' JSON styles and line ends).
+	Plain bool
 }
 
 func (c *Config) defaults() {
@@ -56,58 +59,84 @@ type field struct {
 // order).
 type obj []field
 
-// appendObj writes o as Python's json.dumps does by default (", " and
-// ": " separators), which encoding/json would compact.
-func appendObj(b *bytes.Buffer, o obj) error {
-	b.WriteByte('{')
+// style is how a producer writes JSON: the reference's json.dumps
+// (", " and ": ", non-ASCII kept), Go's compact encoding, Python's default
+// ensure_ascii (every non-ASCII character a \u escape, surrogate pairs for
+// the astral plane), keys in another order, keys and ids escaped where
+// they need not be. One capture mixes records written by several.
+type style struct {
+	rnd *rand.Rand
+	// per capture: the chance of each variation per record
+	compact, ascii, shuffle, escape float64
+	// per record, chosen by begin
+	recCompact, recASCII, recShuffle, recEscape bool
+}
+
+func (st *style) begin() {
+	if st == nil || st.rnd == nil {
+		return
+	}
+	st.recCompact = st.rnd.Float64() < st.compact
+	st.recASCII = st.rnd.Float64() < st.ascii
+	st.recShuffle = st.rnd.Float64() < st.shuffle
+	st.recEscape = st.rnd.Float64() < st.escape
+}
+
+func (st *style) appendObj(b []byte, o obj) []byte {
+	sep, colon := ", ", ": "
+	if st.recCompact {
+		sep, colon = ",", ":"
+	}
+	if st.recShuffle && len(o) > 1 {
+		o = append(obj(nil), o...)
+		st.rnd.Shuffle(len(o), func(i, j int) { o[i], o[j] = o[j], o[i] })
+	}
+	b = append(b, '{')
 	for i, f := range o {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, sep...)
 		}
-		b.Write(appendString(nil, f.k))
-		b.WriteString(": ")
-		v, err := marshal(f.v)
-		if err != nil {
-			return err
-		}
-		b.Write(v)
+		b = st.appendString(b, f.k)
+		b = append(b, colon...)
+		b = st.append(b, f.v)
 	}
-	b.WriteByte('}')
-	return nil
+	return append(b, '}')
 }
 
 // raw is a value written as it is (a malformed number, say).
 type raw string
 
-func marshal(v any) ([]byte, error) {
+func (st *style) append(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case raw:
-		return []byte(v), nil
+		return append(b, v...)
 	case obj:
-		var b bytes.Buffer
-		err := appendObj(&b, v)
-		return b.Bytes(), err
+		return st.appendObj(b, v)
 	case nil:
-		return []byte("null"), nil
+		return append(b, "null"...)
 	case bool:
-		return strconv.AppendBool(nil, v), nil
+		return strconv.AppendBool(b, v)
 	case int:
-		return strconv.AppendInt(nil, int64(v), 10), nil
+		return strconv.AppendInt(b, int64(v), 10)
 	case string:
-		return appendString(nil, v), nil
+		return st.appendString(b, v)
+	case []string:
+		b = append(b, '[')
+		for i, s := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = st.appendString(b, s)
+		}
+		return append(b, ']')
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	panic(fmt.Sprintf("model: cannot write %T", v))
 }
 
-// appendString quotes s as Python's json.dumps(ensure_ascii=False) does:
-// non-ASCII kept, control characters escaped.
-func appendString(b []byte, s string) []byte {
+// appendString quotes s: control characters escaped, non-ASCII kept or
+// (ensure_ascii) escaped, and, for a record written with needless
+// escapes, now and then an ASCII letter as a \u escape.
+func (st *style) appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for _, r := range s {
 		switch {
@@ -118,7 +147,16 @@ func appendString(b []byte, s string) []byte {
 		case r == '\t':
 			b = append(b, '\\', 't')
 		case r < 0x20:
-			b = append(b, fmt.Sprintf("\\u%04x", r)...)
+			b = fmt.Appendf(b, "\\u%04x", r)
+		case r >= 0x80 && st.recASCII:
+			if r >= 0x10000 {
+				r1, r2 := utf16.EncodeRune(r)
+				b = fmt.Appendf(b, "\\u%04x\\u%04x", r1, r2)
+			} else {
+				b = fmt.Appendf(b, "\\u%04x", r)
+			}
+		case st.recEscape && r < 0x80 && (r|0x20) >= 'a' && (r|0x20) <= 'z' && st.rnd.IntN(8) == 0:
+			b = fmt.Appendf(b, "\\u%04X", r)
 		default:
 			b = utf8.AppendRune(b, r)
 		}
@@ -126,12 +164,10 @@ func appendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-func mustJSON(v any) []byte {
-	b, err := marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
+// record writes one record in st's style (chosen afresh per record).
+func (st *style) record(o obj) []byte {
+	st.begin()
+	return st.appendObj(nil, o)
 }
 
 // resp is one response of a conversation before it is written.
@@ -157,6 +193,7 @@ type conv struct {
 
 type gen struct {
 	cfg   Config
+	st    *style
 	rnd   *rand.Rand
 	clock time.Time
 	ids   int
@@ -164,8 +201,21 @@ type gen struct {
 
 func newGen(cfg Config) *gen {
 	cfg.defaults()
-	return &gen{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+	g := &gen{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		clock: time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)}
+	g.st = &style{rnd: g.rnd}
+	if !cfg.Plain {
+		// Most captures are the reference's alone; the rest mix
+		// producers.
+		pick := func(p float64) float64 {
+			if g.chance(0.5) {
+				return 0
+			}
+			return p
+		}
+		g.st.compact, g.st.ascii, g.st.shuffle, g.st.escape = pick(0.5), pick(0.5), pick(0.3), pick(0.1)
+	}
+	return g
 }
 
 func (g *gen) chance(p float64) bool { return g.rnd.Float64() < p }
@@ -196,7 +246,7 @@ func (g *gen) provenance(ts string) obj {
 // request writes an E2AEnvelope in the reference's to_dict key order.
 func (g *gen) request(rid, session, method string, params obj, stream bool) []byte {
 	ts := g.now()
-	return mustJSON(obj{
+	return g.st.record(obj{
 		{"protocol_version", "1.0"},
 		{"provenance", obj{{"source_protocol", "e2a"}, {"converter", nil}, {"converted_at", nil}, {"details", obj{}}}},
 		{"request_id", rid}, {"jsonrpc_id", nil}, {"correlation_id", nil}, {"task_id", nil}, {"context_id", nil},
@@ -219,7 +269,7 @@ func (g *gen) response(rid any, session any, r resp, meta obj, body obj) []byte 
 	if r.respID == "" {
 		rspID = rid
 	}
-	return mustJSON(obj{
+	return g.st.record(obj{
 		{"protocol_version", "1.0"}, {"response_id", rspID}, {"request_id", rid}, {"sequence", r.seq},
 		{"is_final", r.final}, {"status", r.status}, {"response_kind", r.kind}, {"timestamp", ts},
 		{"provenance", g.provenance(ts)}, {"body", body}, {"jsonrpc_id", nil}, {"correlation_id", nil},
@@ -246,6 +296,24 @@ func (g *gen) body(r resp) obj {
 	}
 }
 
+// Capture is Lines written out as a file: lines ended by "\n", or (some
+// captures) "\r\n", the last one sometimes without an end.
+func Capture(cfg Config) (lines [][]byte, data []byte) {
+	lines = Lines(cfg)
+	rnd := rand.New(rand.NewPCG(cfg.Seed^0x5bd1e995, cfg.Seed))
+	eol := "\n"
+	if !cfg.Plain && rnd.IntN(4) == 0 {
+		eol = "\r\n"
+	}
+	for i, l := range lines {
+		data = append(data, l...)
+		if i < len(lines)-1 || cfg.Plain || rnd.IntN(3) > 0 {
+			data = append(data, eol...)
+		}
+	}
+	return lines, data
+}
+
 // Lines generates JSON lines shaped like the Gateway↔AgentServer link of
 // the reference: connection.ack, sessions of several requests, streams
 // interleaved with keepalives, unary calls, interrupts (cancelled streams
@@ -261,6 +329,14 @@ func Lines(cfg Config) [][]byte {
 	for i := 0; i < g.cfg.Convs; i++ {
 		g.ids++
 		rid := fmt.Sprintf("%08x-%04x-4%03x-a%03x-%012x", g.rnd.Uint32(), g.ids, g.rnd.IntN(4096), g.rnd.IntN(4096), g.rnd.Uint64()>>16)
+		switch g.rnd.IntN(12) { // ids of other producers
+		case 0:
+			rid = "msg_" + strconv.Itoa(g.ids)
+		case 1:
+			rid = "会话-" + strconv.Itoa(g.ids) + "-🙂"
+		case 2:
+			rid = `q"` + strconv.Itoa(g.ids) + `\x/`
+		}
 		session := "sess_" + strconv.Itoa(g.rnd.IntN(g.cfg.Sessions))
 		c := &conv{id: rid, session: session}
 		switch x := g.rnd.Float64(); {
@@ -295,7 +371,7 @@ func Lines(cfg Config) [][]byte {
 				c.items = append(c.items, g.response(prid, nil, r, meta, obj{{"result", obj{{"event_type", "cron.response"}}}}))
 			}
 		case x < 0.16: // an undecodable message and the AgentServer's reply
-			garbage := []string{`{"protocol_version": "1.0", "request_id": "` + rid[:8], `not json at all`, `[1, 2, 3]`, `"a string"`, `{"a": 1} {"b": 2}`}
+			garbage := []string{`{"protocol_version": "1.0", "request_id": "` + rid[:min(len(rid), 5)], `not json at all`, `[1, 2, 3]`, `"a string"`, `{"a": 1} {"b": 2}`}
 			c.items = append(c.items, []byte(garbage[g.rnd.IntN(len(garbage))]))
 			if jiu || invalidReplies == 0 {
 				invalidReplies++
@@ -591,7 +667,7 @@ func (g *gen) event(c *conv) {
 		k := 1 + g.rnd.IntN(3) // id, source or type missing
 		attrs = append(attrs[:k], attrs[k+1:]...)
 	}
-	c.items = append(c.items, encodeFrame(3, 0, 0, attrs, mustJSON(obj{{"task", g.text()}})))
+	c.items = append(c.items, encodeFrame(3, 0, 0, attrs, g.st.record(obj{{"task", g.text()}})))
 }
 
 type chunk struct {
