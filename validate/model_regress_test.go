@@ -53,3 +53,31 @@ func TestModelInterruptNeedsRequest(t *testing.T) {
 		t.Errorf("an interrupted stream with its request: %q, want none", g)
 	}
 }
+
+// TestModelInterruptRequestWithoutSession (found by TestModelE2A once the
+// generator sent some requests without a session_id): a stream whose
+// request carried no session_id is not ended by an interrupt of the
+// session its responses carry; a stream whose request carried it is.
+// The session a response carries still counts for e2a.echo_mismatch.
+func TestModelInterruptRequestWithoutSession(t *testing.T) {
+	noSession := strings.Replace(regressRequest, `"session_id": "s1", `, "", 1)
+	g := modelLines(t, ProfileJiuwenswarm, noSession, regressChunk(0, false), regressInterrupt, regressChunk(2, false))
+	w := []string{key("e2a.missing_final", "q1", nil), key("e2a.seq_gap", "q1", 4)}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("a request without a session, interrupted:\n got %q\nwant %q", g, w)
+	}
+	// The echo of the session between responses is unchanged.
+	other := strings.Replace(regressChunk(1, false), `"session_id": "s1"`, `"session_id": "s2"`, 1)
+	g = modelLines(t, ProfileJiuwenswarm, noSession, regressChunk(0, false), other, regressChunk(2, true))
+	w = []string{key("e2a.echo_mismatch", "q1", 3)}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("responses of two sessions:\n got %q\nwant %q", g, w)
+	}
+	g = modelLines(t, ProfileJiuwenswarm, regressRequest, regressChunk(0, false), other, regressChunk(2, true))
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("a response of another session than its request's:\n got %q\nwant %q", g, w)
+	}
+	if g := modelLines(t, ProfileJiuwenswarm, regressRequest, regressChunk(0, false), regressChunk(1, false), regressChunk(2, true)); len(g) != 0 {
+		t.Errorf("responses of their request's session: %q, want none", g)
+	}
+}
