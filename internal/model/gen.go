@@ -183,6 +183,7 @@ type resp struct {
 
 type conv struct {
 	id, session string
+	reqSession  string // the session_id its request carried ("" for none)
 	items       [][]byte
 	tracked     []bool // items that take part in stream tracking (well-typed responses)
 	requests    int    // leading items that are requests
@@ -244,7 +245,7 @@ func (g *gen) provenance(ts string) obj {
 }
 
 // request writes an E2AEnvelope in the reference's to_dict key order.
-func (g *gen) request(rid, session, method string, params obj, stream bool) []byte {
+func (g *gen) request(rid string, session any, method string, params obj, stream bool) []byte {
 	ts := g.now()
 	return g.st.record(obj{
 		{"protocol_version", "1.0"},
@@ -348,7 +349,7 @@ func Lines(cfg Config) [][]byte {
 				params = obj{{"intent", intent}}
 			}
 			c.items = append(c.items, g.request(rid, session, "chat.interrupt", params, false))
-			c.hasRequest, c.requests = true, 1
+			c.hasRequest, c.requests, c.reqSession = true, 1, session
 			c.cancels = intent == "" || intent == "cancel" || intent == "supplement"
 			c.items = append(c.items, g.response(rid, session, resp{seq: 0, final: true, status: "succeeded", kind: "e2a.complete"}, obj{},
 				obj{{"result", obj{{"event_type", "chat.interrupt_result"}, {"success", true}, {"message", "当前会话任务已终止"}}}}))
@@ -398,7 +399,16 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 			methods := []string{"history.get", "session.list", "config.get", "skills.list"}
 			method, params = methods[g.rnd.IntN(len(methods))], obj{}
 		}
-		req := g.request(c.id, c.session, method, params, !unary)
+		var reqSession any = c.session
+		c.reqSession = c.session
+		if g.chance(0.1) {
+			// A request without its session (a heartbeat, another
+			// producer) while the responses carry one: an interrupt of
+			// that session does not end it (the session is learnt from
+			// the request envelopes).
+			reqSession, c.reqSession = nil, ""
+		}
+		req := g.request(c.id, reqSession, method, params, !unary)
 		c.items = append(c.items, req)
 		c.hasRequest, c.requests = true, 1
 		if g.chance(g.cfg.FaultRate / 3) {
@@ -407,7 +417,7 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 		}
 	}
 	var session any = c.session
-	if g.chance(0.3) {
+	if g.chance(0.3) && c.reqSession != "" {
 		session = nil
 	}
 	n := 0
@@ -453,7 +463,7 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 		return -1
 	}
 	// Each fault with its chance, in a random order.
-	faults := g.rnd.Perm(12)
+	faults := g.rnd.Perm(14)
 	for _, f := range faults {
 		if !g.chance(p / 2) {
 			continue
@@ -536,6 +546,26 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 			if k := finalAt(); k >= 0 {
 				rs = append(rs, resp{seq: -1, final: false, status: "in_progress", kind: "e2a.chunk", keepalive: true, respID: id()})
 			}
+		case 12: // a producer that numbers from far up: past 32 bits
+			base := 1<<32 - 2
+			if g.chance(0.5) {
+				base = 1<<53 + 7
+			}
+			for i := range rs {
+				if n, ok := rs[i].seq.(int); ok && n >= 0 {
+					rs[i].seq = n + base
+				}
+			}
+		case 13: // a jump far ahead, then in order from there
+			if len(ix) >= 2 {
+				k := 1 + g.rnd.IntN(len(ix)-1)
+				jump := 1 << (20 + g.rnd.IntN(40))
+				for _, i := range ix[k:] {
+					if n, ok := rs[i].seq.(int); ok && n >= 0 {
+						rs[i].seq = n + jump
+					}
+				}
+			}
 		case 11: // a record of a malformed sequence after the final
 			if k := finalAt(); k >= 0 {
 				rs = append(rs, resp{seq: "x", final: false, status: "in_progress", kind: "e2a.chunk", respID: id(), delta: g.text()})
@@ -606,7 +636,7 @@ func (g *gen) merge(convs []*conv, jiu bool) [][]byte {
 		if c.next == 1 && c.cancels {
 			kept := active[:0]
 			for _, o := range active {
-				cut := o != c && o.hasRequest && o.session == c.session && o.next > 0
+				cut := o != c && o.hasRequest && o.reqSession == c.session && o.next > 0
 				if !jiu {
 					// spec knows no cancellation: a stream cut now
 					// must have had a tracked response (it misses its
