@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,10 +23,11 @@ import (
 var modelSeeds = flag.Int("model.seeds", 0, "seeds for TestModelBinary (0: the short default)")
 
 // TestModelBinary: the real process, `e2atap validate --output json` on
-// generated captures (.jsonl under both profiles, .frames), with 1, 2 and
-// 4 shards, prints exactly the findings (rule, stream, source) of the
-// independent model (internal/model), and exits 1 exactly when one is an
-// error.
+// generated captures (.jsonl under both profiles, .frames; one file, a
+// rotated log in two, gzip-compressed, JSON lines and frames in one run),
+// with 1, 2 and 4 shards, prints exactly the findings (rule, stream,
+// source) of the independent model (internal/model), and exits 1 exactly
+// when one is an error.
 func TestModelBinary(t *testing.T) {
 	seeds := 3
 	if *modelSeeds > 0 {
@@ -39,29 +41,71 @@ func TestModelBinary(t *testing.T) {
 		if raceEnabled {
 			convs = 40
 		}
-		for _, kind := range []string{model.Jiuwenswarm, model.Spec, "frames"} {
+		for ki, kind := range []string{model.Jiuwenswarm, model.Spec, "frames"} {
 			gc := model.Config{Seed: uint64(seed), Convs: convs, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%4}
-			var path string
-			var want model.Verdict
 			profile := kind
 			if kind == "frames" {
 				profile = model.Jiuwenswarm
-				gc.Profile = profile
-				data := model.Frames(gc)
-				path = filepath.Join(dir, fmt.Sprintf("cap-%d.frames", seed))
-				writeModelFile(t, path, data)
-				want = model.JudgeFrames(path, data, path)
-			} else {
-				gc.Profile = profile
-				lines, data := model.Capture(gc)
-				path = filepath.Join(dir, fmt.Sprintf("cap-%d-%s.jsonl", seed, kind))
-				writeModelFile(t, path, data)
-				want = model.JudgeLines(profile, path, lines, path)
 			}
+			gc.Profile = profile
+			base := filepath.Join(dir, fmt.Sprintf("cap-%d-%s", seed, kind))
+			judge := model.NewJudge(profile)
+			var files []string
+			layout := (seed + ki) % 4
+			var lines [][]byte
+			var data []byte
+			if kind == "frames" {
+				data = model.Frames(gc)
+			} else {
+				lines, data = model.Capture(gc)
+			}
+			switch {
+			case layout == 1 && kind != "frames":
+				// A rotated log: path.1, then path; streams go on
+				// across the two.
+				k := 1 + int(gc.Seed*7919)%(len(lines)-1)
+				files = []string{base + ".jsonl.1", base + ".jsonl"}
+				writeModelFile(t, files[0], append(bytes.Join(lines[:k], []byte("\n")), '\n'))
+				writeModelFile(t, files[1], append(bytes.Join(lines[k:], []byte("\n")), '\n'))
+				judge.Lines(files[0], lines[:k])
+				judge.Lines(files[1], lines[k:])
+			case layout == 2:
+				// gzip-compressed: lines and offsets are those of the
+				// decompressed bytes.
+				var zb bytes.Buffer
+				zw := gzip.NewWriter(&zb)
+				zw.Write(data)
+				zw.Close()
+				files = []string{base + ".gz"}
+				writeModelFile(t, files[0], zb.Bytes())
+				if kind == "frames" {
+					judge.Frames(files[0], data)
+				} else {
+					judge.Lines(files[0], lines)
+				}
+			case layout == 3 && kind == "frames":
+				// JSON lines and a frame file in one run.
+				jl, jd := model.Capture(model.Config{Seed: gc.Seed + 1000, Profile: profile, Convs: convs / 2, FaultRate: gc.FaultRate})
+				files = []string{base + ".jsonl", base + ".frames"}
+				writeModelFile(t, files[0], jd)
+				writeModelFile(t, files[1], data)
+				judge.Lines(files[0], jl)
+				judge.Frames(files[1], data)
+			default:
+				files = []string{base + ".jsonl"}
+				if kind == "frames" {
+					files = []string{base + ".frames"}
+					judge.Frames(files[0], data)
+				} else {
+					judge.Lines(files[0], lines)
+				}
+				writeModelFile(t, files[0], data)
+			}
+			want := judge.End(strings.Join(files, ","))
 			if len(want.Ambiguous) > 0 {
 				t.Fatalf("%s seed %d: the generator made a shape the contract leaves open: %q", kind, seed, want.Ambiguous)
 			}
-			cmd := exec.Command(os.Args[0], "validate", "--output", "json", "--profile", profile, "--shards", strconv.Itoa(shards), path)
+			cmd := exec.Command(os.Args[0], append([]string{"validate", "--output", "json", "--profile", profile, "--shards", strconv.Itoa(shards)}, files...)...)
 			cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -86,7 +130,7 @@ func TestModelBinary(t *testing.T) {
 				anyError = anyError || f.Severity == "error"
 			}
 			if d := binaryDiff(got, want.Findings); d != "" {
-				t.Errorf("%s seed %d, --shards %d: e2atap validate and the model disagree:\n%s", kind, seed, shards, d)
+				t.Errorf("%s seed %d, --shards %d, %s: e2atap validate and the model disagree:\n%s", kind, seed, shards, strings.Join(files, " "), d)
 			}
 			if wantCode := map[bool]int{true: exitFindings, false: exitOK}[anyError]; code != wantCode {
 				t.Errorf("%s seed %d: exit %d, want %d\n%s", kind, seed, code, wantCode, stderr.String())

@@ -123,14 +123,55 @@ func (j *e2aJudge) get(key string) *stream {
 	return st
 }
 
-// JudgeLines judges JSON lines (one record each, lines numbered from 1 in
-// file name) under profile; end is the source of end-of-input findings.
-func JudgeLines(profile, name string, lines [][]byte, end string) Verdict {
-	j := &e2aJudge{profile: profile, streams: map[string]*stream{}, respIDs: map[string]bool{}}
+// Judge judges one run over several inputs (validate FILE...): streams go
+// on from one file to the next; end-of-input findings come at End.
+type Judge struct {
+	e  *e2aJudge
+	fr frameJudge
+}
+
+// NewJudge starts a judgement under profile.
+func NewJudge(profile string) *Judge {
+	return &Judge{e: &e2aJudge{profile: profile, streams: map[string]*stream{}, respIDs: map[string]bool{}},
+		fr: frameJudge{streams: map[string]*stream{}}}
+}
+
+// Lines judges JSON lines (one record each, numbered from 1 in file name).
+func (j *Judge) Lines(name string, lines [][]byte) {
 	for i, line := range lines {
-		j.curSrc = name + ":" + strconv.Itoa(i+1)
-		j.line(line)
+		j.e.curSrc = name + ":" + strconv.Itoa(i+1)
+		j.e.line(line)
 	}
+}
+
+// Frames judges a frame file (concatenated EventMesh frames) named name.
+func (j *Judge) Frames(name string, data []byte) { j.fr.frames(name, data, &j.e.v) }
+
+// End ends the input (end is the source of its findings) and returns the
+// verdict.
+func (j *Judge) End(end string) Verdict {
+	j.e.end(end)
+	j.fr.end(end, &j.e.v)
+	return j.e.v
+}
+
+// JudgeLines judges JSON lines of one file under profile; end is the
+// source of end-of-input findings.
+func JudgeLines(profile, name string, lines [][]byte, end string) Verdict {
+	j := NewJudge(profile)
+	j.Lines(name, lines)
+	return j.End(end)
+}
+
+// JudgeFrames judges one frame file; end is the source of end-of-input
+// findings.
+func JudgeFrames(name string, data []byte, end string) Verdict {
+	j := NewJudge(Jiuwenswarm)
+	j.Frames(name, data)
+	return j.End(end)
+}
+
+func (j *e2aJudge) end(end string) {
 	j.curSrc = end
 	type open struct {
 		key string
@@ -155,7 +196,6 @@ func JudgeLines(profile, name string, lines [][]byte, end string) Verdict {
 	for _, o := range opens {
 		j.add("e2a.missing_final", o.key)
 	}
-	return j.v
 }
 
 func (j *e2aJudge) line(b []byte) {
@@ -329,12 +369,22 @@ func isMinusOne(v any) bool {
 	return ok && string(n) == "-1"
 }
 
-// JudgeFrames judges a frame file (concatenated EventMesh frames) named
-// name; end is the source of end-of-input findings.
-func JudgeFrames(name string, data []byte, end string) Verdict {
-	var v Verdict
-	streams := map[string]*stream{}
-	var order []string
+// frameJudge holds the chunk streams by sid.
+type frameJudge struct {
+	streams map[string]*stream
+	order   []string
+}
+
+func (fj *frameJudge) end(end string, v *Verdict) {
+	for _, sid := range fj.order {
+		if !fj.streams[sid].ended {
+			v.Findings = append(v.Findings, Finding{"frame.missing_done", sid, end})
+		}
+	}
+}
+
+func (fj *frameJudge) frames(name string, data []byte, v *Verdict) {
+	streams := fj.streams
 	for off := 0; off < len(data); {
 		src := name + "@" + strconv.Itoa(off)
 		add := func(rule, key string) { v.Findings = append(v.Findings, Finding{rule, key, src}) }
@@ -391,7 +441,7 @@ func JudgeFrames(name string, data []byte, end string) Verdict {
 			if st == nil {
 				st = &stream{}
 				streams[sid] = st
-				order = append(order, sid)
+				fj.order = append(fj.order, sid)
 			}
 			rule, amb := st.track(int64(f.seq), f.flags&1 != 0)
 			if f.seq < 0 {
@@ -419,12 +469,6 @@ func JudgeFrames(name string, data []byte, end string) Verdict {
 			add("frame.type", "")
 		}
 	}
-	for _, sid := range order {
-		if !streams[sid].ended {
-			v.Findings = append(v.Findings, Finding{"frame.missing_done", sid, end})
-		}
-	}
-	return v
 }
 
 type mframe struct {
