@@ -267,7 +267,7 @@ func TestModelFrames(t *testing.T) {
 		return
 	}
 	for _, rule := range []string{"frame.seq_start", "frame.seq_gap", "frame.seq_dup", "frame.seq_regress", "frame.after_done",
-		"frame.missing_done", "frame.attr", "frame.etype", "frame.error_flag", "frame.decode"} {
+		"frame.missing_done", "frame.attr", "frame.etype", "frame.error_flag", "frame.meta_flag", "frame.flags", "frame.decode"} {
 		if !seen[rule] {
 			t.Errorf("no %s in %d seeds: that fault was never planted", rule, seeds)
 		}

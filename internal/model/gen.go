@@ -371,7 +371,23 @@ func Lines(cfg Config) [][]byte {
 			} else {
 				c.items = append(c.items, g.response(prid, nil, r, meta, obj{{"result", obj{{"event_type", "cron.response"}}}}))
 			}
-		case x < 0.16: // an undecodable message and the AgentServer's reply
+		case x < 0.20: // ACP JSON-RPC beside E2A: no stream, and a chat.interrupt in it cancels nothing
+			id := g.rnd.IntN(1000)
+			switch g.rnd.IntN(3) {
+			case 0:
+				for k := 0; k < 1+g.rnd.IntN(3); k++ {
+					c.items = append(c.items, g.st.record(obj{{"jsonrpc", "2.0"}, {"method", "session/update"}, {"params", obj{{"sessionId", session},
+						{"update", obj{{"sessionUpdate", "agent_message_chunk"}, {"content", obj{{"type", "text"}, {"text", g.text()}}}}}}}}))
+				}
+			case 1:
+				c.items = append(c.items, g.st.record(obj{{"jsonrpc", "2.0"}, {"id", id}, {"method", "session/prompt"},
+					{"params", obj{{"sessionId", session}, {"prompt", []string{}}}}}))
+				c.items = append(c.items, g.st.record(obj{{"jsonrpc", "2.0"}, {"id", id}, {"result", obj{{"stopReason", "end_turn"}}}}))
+			default:
+				c.items = append(c.items, g.st.record(obj{{"jsonrpc", "2.0"}, {"id", rid}, {"method", "chat.interrupt"}, {"session_id", session},
+					{"params", obj{{"session_id", session}, {"intent", "cancel"}}}}))
+			}
+		case x < 0.23: // an undecodable message and the AgentServer's reply
 			garbage := []string{`{"protocol_version": "1.0", "request_id": "` + rid[:min(len(rid), 5)], `not json at all`, `[1, 2, 3]`, `"a string"`, `{"a": 1} {"b": 2}`}
 			c.items = append(c.items, []byte(garbage[g.rnd.IntN(len(garbage))]))
 			if jiu || invalidReplies == 0 {
@@ -673,6 +689,9 @@ func Frames(cfg Config) []byte {
 	for i := 0; i < g.cfg.Convs; i++ {
 		g.ids++
 		c := &conv{id: fmt.Sprintf("agent-%d:%08x-%04x", g.rnd.IntN(5), g.rnd.Uint32(), g.ids)}
+		if g.chance(0.1) {
+			c.id = fmt.Sprintf("代理-%d:会话 🙂 %d", g.rnd.IntN(5), g.ids) // any UTF-8
+		}
 		if g.chance(0.15) {
 			g.event(c)
 		} else {
@@ -720,10 +739,18 @@ func (g *gen) frameStream(c *conv) {
 	var cs []chunk
 	for i := 0; i < n; i++ {
 		attrs := [][2]string{{"sid", c.id}}
+		var flags uint8
 		if et := etypes[g.rnd.IntN(len(etypes))]; et != "" {
 			attrs = append(attrs, [2]string{"etype", et})
 		}
-		cs = append(cs, chunk{seq: int32(i), attrs: attrs, data: []byte(g.text())})
+		if g.chance(0.2) {
+			flags |= 4
+			attrs = append(attrs, [2]string{"meta", `{"tokens":` + strconv.Itoa(g.rnd.IntN(90)) + `,"model":"qwen"}`})
+		}
+		if len(attrs) > 1 && g.chance(0.2) {
+			attrs[0], attrs[1] = attrs[1], attrs[0] // the doc's order, not the code's: any order is a frame
+		}
+		cs = append(cs, chunk{seq: int32(i), flags: flags, attrs: attrs, data: []byte(g.text())})
 	}
 	done := chunk{seq: int32(n), flags: 1, attrs: [][2]string{{"sid", c.id}}}
 	if g.chance(0.2) {
@@ -740,7 +767,7 @@ func (g *gen) frameStream(c *conv) {
 		}
 		return -1
 	}
-	for _, f := range g.rnd.Perm(9) {
+	for _, f := range g.rnd.Perm(12) {
 		if !g.chance(p / 2) {
 			continue
 		}
@@ -783,19 +810,42 @@ func (g *gen) frameStream(c *conv) {
 			}
 			cs[k].attrs = append(attrs, [2]string{"etype", "poem"})
 		case 7: // a chunk without its sid: no stream
-			if k := g.rnd.IntN(len(cs)); len(cs) >= 3 && len(cs[k].attrs) > 0 && cs[k].attrs[0][0] == "sid" {
-				cs[k].attrs = cs[k].attrs[1:]
+			if k := g.rnd.IntN(len(cs)); len(cs) >= 3 && hasSid(cs[k].attrs) {
+				var attrs [][2]string
+				for _, a := range cs[k].attrs {
+					if a[0] != "sid" {
+						attrs = append(attrs, a)
+					}
+				}
+				cs[k].attrs = attrs
 			}
 		case 8: // hasError without err
 			k := g.rnd.IntN(len(cs))
 			if cs[k].flags&2 == 0 {
 				cs[k].flags |= 2
 			}
+		case 9: // hasMeta without meta, or meta without the flag
+			k := g.rnd.IntN(len(cs))
+			cs[k].flags ^= 4
+		case 10: // meta that is no JSON object
+			k := g.rnd.IntN(len(cs))
+			cs[k].flags |= 4
+			var attrs [][2]string
+			for _, a := range cs[k].attrs {
+				if a[0] != "meta" {
+					attrs = append(attrs, a)
+				}
+			}
+			bad := []string{`[1,2]`, `{"tokens":`, `"text"`, `tokens=3`}
+			cs[k].attrs = append(attrs, [2]string{"meta", bad[g.rnd.IntN(len(bad))]})
+		case 11: // a reserved flag bit
+			k := g.rnd.IntN(len(cs))
+			cs[k].flags |= 8 << g.rnd.IntN(5)
 		}
 	}
 	seen, ended, last := false, false, int32(0)
 	for i := range cs {
-		if len(cs[i].attrs) == 0 || cs[i].attrs[0][0] != "sid" || ended {
+		if !hasSid(cs[i].attrs) || ended {
 			continue
 		}
 		done := cs[i].flags&1 != 0
@@ -810,6 +860,15 @@ func (g *gen) frameStream(c *conv) {
 	for _, ch := range cs {
 		c.items = append(c.items, encodeFrame(2, ch.flags, ch.seq, ch.attrs, ch.data))
 	}
+}
+
+func hasSid(attrs [][2]string) bool {
+	for _, a := range attrs {
+		if a[0] == "sid" {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeFrame writes one frame: the big-endian 14-byte header, the

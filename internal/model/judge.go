@@ -218,6 +218,9 @@ func (j *e2aJudge) line(b []byte) {
 	if t, _ := obj["type"].(string); t == "event" {
 		return // connection.ack and friends: never a finding
 	}
+	if _, ok := obj["jsonrpc"]; ok {
+		return // ACP/A2A JSON-RPC: the generator makes valid 2.0 messages only; no stream, no interrupt
+	}
 	if _, ok := obj["response_kind"]; ok {
 		j.response(obj)
 		return
@@ -411,8 +414,14 @@ func (fj *frameJudge) frames(name string, data []byte, v *Verdict) {
 				v.Ambiguous = append(v.Ambiguous, src+": invalid UTF-8")
 			}
 		}
+		// The stream key of the record-level findings: the sid of a
+		// stream frame, the id of an event.
+		key, _ := attr("sid")
+		if f.typ == 3 {
+			key, _ = attr("id")
+		}
 		if f.flags&^7 != 0 {
-			add("frame.flags", "")
+			add("frame.flags", key)
 		}
 		switch f.typ {
 		case 1: // STREAM_REQ: its sid opens no stream of chunks
@@ -433,6 +442,11 @@ func (fj *frameJudge) frames(name string, data []byte, v *Verdict) {
 			}
 			if et, ok := attr("etype"); ok && et != "text" && et != "thought" && et != "tool" && et != "structured" {
 				add("frame.etype", sid)
+			}
+			meta, hasMeta := attr("meta")
+			var m map[string]any
+			if hasMeta != (f.flags&4 != 0) || hasMeta && json.Unmarshal([]byte(meta), &m) != nil {
+				add("frame.meta_flag", sid)
 			}
 			if !ok {
 				continue // checked, but no stream
