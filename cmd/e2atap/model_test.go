@@ -43,6 +43,9 @@ func TestModelBinary(t *testing.T) {
 		}
 		for ki, kind := range []string{model.Jiuwenswarm, model.Spec, "frames"} {
 			gc := model.Config{Seed: uint64(seed), Convs: convs, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%4}
+			if seed%2 == 1 {
+				gc.Oversize = 0.02
+			}
 			profile := kind
 			if kind == "frames" {
 				profile = model.Jiuwenswarm
@@ -50,6 +53,7 @@ func TestModelBinary(t *testing.T) {
 			gc.Profile = profile
 			base := filepath.Join(dir, fmt.Sprintf("cap-%d-%s", seed, kind))
 			judge := model.NewJudge(profile)
+			judge.MaxLine = model.OversizeLimit
 			var files []string
 			layout := (seed + ki) % 4
 			var lines [][]byte
@@ -105,7 +109,7 @@ func TestModelBinary(t *testing.T) {
 			if len(want.Ambiguous) > 0 {
 				t.Fatalf("%s seed %d: the generator made a shape the contract leaves open: %q", kind, seed, want.Ambiguous)
 			}
-			cmd := exec.Command(os.Args[0], append([]string{"validate", "--output", "json", "--profile", profile, "--shards", strconv.Itoa(shards)}, files...)...)
+			cmd := exec.Command(os.Args[0], append([]string{"validate", "--output", "json", "--profile", profile, "--shards", strconv.Itoa(shards), "--max-line-bytes", strconv.Itoa(model.OversizeLimit)}, files...)...)
 			cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

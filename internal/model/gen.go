@@ -26,6 +26,9 @@ type Config struct {
 	MaxChunks int
 	// Concurrency is how many conversations are open at once at most.
 	Concurrency int
+	// Oversize is the chance of a chunk far over OversizeLimit bytes
+	// (80 KiB, its body first); every other record stays far under it.
+	Oversize float64
 	// Plain: every record as the reference writes it (else some captures
 	// mix other producers' JSON styles and line ends).
 	Plain bool
@@ -170,6 +173,13 @@ func (st *style) record(o obj) []byte {
 	return st.appendObj(nil, o)
 }
 
+// recordInOrder is record with o's keys in o's order.
+func (st *style) recordInOrder(o obj) []byte {
+	st.begin()
+	st.recShuffle = false
+	return st.appendObj(nil, o)
+}
+
 // resp is one response of a conversation before it is written.
 type resp struct {
 	seq       any // int, or a malformed value
@@ -179,6 +189,11 @@ type resp struct {
 	keepalive bool
 	respID    string
 	delta     string
+	// oversize: delta is far over OversizeLimit, and body is written
+	// first, so that the line's head (the engine's first 64 KiB) does not
+	// name its stream. Whether a line too long to judge whose head names
+	// an open stream gaps that stream offline, RULES.md does not say.
+	oversize bool
 }
 
 type conv struct {
@@ -270,7 +285,7 @@ func (g *gen) response(rid any, session any, r resp, meta obj, body obj) []byte 
 	if r.respID == "" {
 		rspID = rid
 	}
-	return g.st.record(obj{
+	o := obj{
 		{"protocol_version", "1.0"}, {"response_id", rspID}, {"request_id", rid}, {"sequence", r.seq},
 		{"is_final", r.final}, {"status", r.status}, {"response_kind", r.kind}, {"timestamp", ts},
 		{"provenance", g.provenance(ts)}, {"body", body}, {"jsonrpc_id", nil}, {"correlation_id", nil},
@@ -278,7 +293,12 @@ func (g *gen) response(rid any, session any, r resp, meta obj, body obj) []byte 
 		{"identity_origin", "agent"}, {"channel", "web"}, {"user_id", nil}, {"agent_ref", nil},
 		{"source_agent_id", nil}, {"method", nil}, {"projections", obj{}}, {"channel_context", obj{}},
 		{"metadata", meta}, {"a2a_metadata", obj{}}, {"acp_meta", obj{}},
-	})
+	}
+	if r.oversize {
+		o = append(obj{{"body", body}}, append(o[:9:9], o[10:]...)...)
+		return g.st.recordInOrder(o)
+	}
+	return g.st.record(o)
 }
 
 func (g *gen) body(r resp) obj {
@@ -296,6 +316,10 @@ func (g *gen) body(r resp) obj {
 		return obj{{"result", obj{{"event_type", "chat.final"}, {"content", r.delta}}}}
 	}
 }
+
+// OversizeLimit is the line limit (validate --max-line-bytes) that
+// Config.Oversize chunks are far over and every other record far under.
+const OversizeLimit = 16 << 10
 
 // Capture is Lines written out as a file: lines ended by "\n", or (some
 // captures) "\r\n", the last one sometimes without an end.
@@ -453,7 +477,12 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 		for g.chance(0.15) {
 			rs = append(rs, resp{seq: -1, final: false, status: "in_progress", kind: "e2a.chunk", keepalive: true, respID: id()})
 		}
-		rs = append(rs, resp{seq: i, final: false, status: "in_progress", kind: "e2a.chunk", respID: id(), delta: g.text()})
+		r := resp{seq: i, final: false, status: "in_progress", kind: "e2a.chunk", respID: id(), delta: g.text()}
+		if g.chance(g.cfg.Oversize) {
+			r.delta = string(bytes.Repeat([]byte("model output "), (80<<10)/13+g.rnd.IntN(1000)))
+			r.oversize = true
+		}
+		rs = append(rs, r)
 	}
 	fin := resp{seq: n, final: true, status: "succeeded", kind: "e2a.complete", respID: id(), delta: g.text()}
 	if g.chance(0.15) {
@@ -616,11 +645,11 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 }
 
 // wellTyped says whether r takes part in stream tracking: a non-negative
-// integer sequence, a boolean is_final, no keepalive.
+// integer sequence, a boolean is_final, no keepalive, not too long.
 func (r resp) wellTyped() bool {
 	seq, seqOK := r.seq.(int)
 	_, finalOK := r.final.(bool)
-	return seqOK && seq >= 0 && finalOK && !r.keepalive
+	return seqOK && seq >= 0 && finalOK && !r.keepalive && !r.oversize
 }
 
 func seqOf(r resp) int {

@@ -128,6 +128,8 @@ func (j *e2aJudge) get(key string) *stream {
 type Judge struct {
 	e  *e2aJudge
 	fr frameJudge
+	// MaxLine: a longer JSON line is e2a.decode (0: no limit).
+	MaxLine int
 }
 
 // NewJudge starts a judgement under profile.
@@ -140,6 +142,10 @@ func NewJudge(profile string) *Judge {
 func (j *Judge) Lines(name string, lines [][]byte) {
 	for i, line := range lines {
 		j.e.curSrc = name + ":" + strconv.Itoa(i+1)
+		if j.MaxLine > 0 && len(line) > j.MaxLine {
+			j.e.add("e2a.decode", "")
+			continue
+		}
 		j.e.line(line)
 	}
 }
