@@ -181,6 +181,9 @@ func TestModelE2A(t *testing.T) {
 			if seed%3 == 0 {
 				gc.Oversize = 0.03 // a few lines over the limit: e2a.decode, and the stream misses them
 			}
+			if raceEnabled {
+				gc.Convs = 30
+			}
 			lines, data := model.Capture(gc)
 			path := filepath.Join(t.TempDir(), "cap.jsonl")
 			if err := os.WriteFile(path, data, 0o644); err != nil {
