@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/e2atap/e2atap/internal/model"
 )
@@ -327,4 +329,63 @@ func FuzzModel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestModelLive: the live entrance (Live: any number of shards, ordered
+// or not) given the generated traffic as one tap's connection, then its
+// close, reports the model's findings: the stream rules do not differ
+// between offline and live when nothing is lost and no join window is
+// open; the end of the connection is the end of its streams.
+func TestModelLive(t *testing.T) {
+	seeds := seedsFor(6)
+	for _, profile := range []string{model.Jiuwenswarm, model.Spec} {
+		for seed := 1; seed <= seeds; seed++ {
+			gc := model.Config{Seed: uint64(seed) + 500, Profile: profile, Convs: 30 + seed%40, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%4}
+			lines, _ := model.Capture(gc)
+			source := func(i int) string { return "ws:c1#" + strconv.Itoa(i+1) }
+			j := model.NewJudge(profile)
+			j.MaxLine = model.OversizeLimit
+			j.Records(lines, source)
+			want := j.End("ws")
+			if len(want.Ambiguous) > 0 {
+				t.Fatalf("%s seed %d: the generator made a shape the contract leaves open: %q", profile, seed, want.Ambiguous)
+			}
+			lc := DefaultLiveConfig()
+			lc.Engine, lc.Shards, lc.JoinWindow, lc.Unordered = modelConfig(t, profile), 1+seed%3, 0, seed%2 == 0
+			col := &collector{}
+			l := NewLive(lc, col)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); l.Run(ctx) }()
+			at := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
+			for i, line := range lines {
+				in := Input{Tap: "ws", Conn: "c1", Pos: Position{Kind: PosConn, Name: "c1", Offset: int64(i + 1)}, Time: at.Add(time.Duration(i) * time.Millisecond), Data: line}
+				if err := l.Submit(ctx, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.ConnClosed(ctx, "ws", "c1", at.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cancel()
+			<-done
+			record := func(src string) string {
+				if i := strings.LastIndexByte(src, '#'); i >= 0 {
+					if n, err := strconv.Atoi(src[i+1:]); err == nil && n >= 1 && n <= len(lines) {
+						return string(lines[n-1])
+					}
+				}
+				return "(end of the connection)"
+			}
+			col.mu.Lock()
+			got := asModel(col.findings)
+			col.mu.Unlock()
+			if d := modelDiff(got, want.Findings, record); d != "" {
+				t.Fatalf("%s seed %d, live, %d shards: the engine and the model disagree:\n%s", profile, seed, lc.Shards, d)
+			}
+		}
+	}
 }

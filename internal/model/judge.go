@@ -140,8 +140,14 @@ func NewJudge(profile string) *Judge {
 
 // Lines judges JSON lines (one record each, numbered from 1 in file name).
 func (j *Judge) Lines(name string, lines [][]byte) {
+	j.Records(lines, func(i int) string { return name + ":" + strconv.Itoa(i+1) })
+}
+
+// Records judges JSON records (messages of a live tap, say); source(i)
+// is where the i-th (from 0) came from.
+func (j *Judge) Records(lines [][]byte, source func(i int) string) {
 	for i, line := range lines {
-		j.e.curSrc = name + ":" + strconv.Itoa(i+1)
+		j.e.curSrc = source(i)
 		if j.MaxLine > 0 && len(line) > j.MaxLine {
 			j.e.add("e2a.decode", "")
 			continue
