@@ -414,9 +414,12 @@ func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rul
 			}
 			e.report(start, Off, in, key, proto, fmt.Sprintf("stream starts at sequence %d, not 0", seq))
 			s.addError()
-		} else if s.flags&fGap == 0 {
+		} else if s.flags&(fGap|fRequest) != fGap {
 			// Seen from its start: nothing of it was lost (lookup's
-			// forgotten evictions), its sequence is judged.
+			// forgotten evictions), or its request is in this table and
+			// a loss came before any of its tracked records (Gap): the
+			// loss is behind this, its next record (RULES.md); from
+			// here on its sequence is judged.
 			s.flags &^= fResync
 		}
 		return

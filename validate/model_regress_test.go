@@ -81,3 +81,39 @@ func TestModelInterruptRequestWithoutSession(t *testing.T) {
 		t.Errorf("responses of their request's session: %q, want none", g)
 	}
 }
+
+// TestModelLossBeforeFirstChunk (found by TestModelLive, jiuwenswarm seed
+// 37): a loss on a connection while a stream there has its request but
+// no tracked response yet spares only its next record (RULES.md: no
+// sequence rule for its next record, no missing_final): a chunk 0, then
+// a chunk 2, is a gap. The engine let the record after the 0 go unjudged
+// too.
+func TestModelLossBeforeFirstChunk(t *testing.T) {
+	col := &collector{}
+	e := NewEngine(modelConfig(t, ProfileJiuwenswarm), col)
+	at := func(n int, data string) *Input {
+		return &Input{Tap: "ws", Conn: "c1", Pos: Position{Kind: PosConn, Name: "c1", Offset: int64(n)}, Index: uint64(n), Data: []byte(data)}
+	}
+	e.Observe(at(1, regressRequest))
+	e.Gap(&Input{Tap: "ws", Conn: "c1"})
+	e.Observe(at(2, regressChunk(0, false)))
+	e.Observe(at(3, regressChunk(2, false)))
+	e.Observe(at(4, regressChunk(3, true)))
+	e.Finish(ReasonDisconnect, &Input{Tap: "ws", Conn: "c1"})
+	if g, w := got(col.findings, 0), []string{key("e2a.seq_gap", "q1", 3)}; strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("a loss, then chunks 0, 2, 3 and the final:\n got %q\nwant %q", g, w)
+	}
+	// The record right after the loss is not judged across it, and the
+	// stream is not missing its final.
+	col = &collector{}
+	e = NewEngine(modelConfig(t, ProfileJiuwenswarm), col)
+	e.Observe(at(1, regressRequest))
+	e.Observe(at(2, regressChunk(0, false)))
+	e.Gap(&Input{Tap: "ws", Conn: "c1"})
+	e.Observe(at(3, regressChunk(4, false)))
+	e.Observe(at(4, regressChunk(5, false)))
+	e.Finish(ReasonDisconnect, &Input{Tap: "ws", Conn: "c1"})
+	if g := got(col.findings, 0); len(g) != 0 {
+		t.Errorf("a loss in the middle of a stream, no final: %q, want none", g)
+	}
+}
