@@ -331,21 +331,30 @@ func FuzzModel(f *testing.F) {
 	})
 }
 
-// TestModelLive: the live entrance (Live: any number of shards, ordered
-// or not) given the generated traffic as one tap's connection, then its
-// close, reports the model's findings: the stream rules do not differ
-// between offline and live when nothing is lost and no join window is
-// open; the end of the connection is the end of its streams.
+// TestModelLive: the live entrance (Live: 1-3 shards, ordered or not)
+// given the generated traffic over 1-3 connections of one tap, losses
+// among it (Live.Lost: the open streams of that connection are not judged
+// across it), then the connections' close, reports the model's findings;
+// the end of a connection is the end of its streams.
 func TestModelLive(t *testing.T) {
 	seeds := seedsFor(6)
 	for _, profile := range []string{model.Jiuwenswarm, model.Spec} {
 		for seed := 1; seed <= seeds; seed++ {
 			gc := model.Config{Seed: uint64(seed) + 500, Profile: profile, Convs: 30 + seed%40, FaultRate: 0.1 + float64(seed%5)/10, Sessions: 1 + seed%4}
-			lines, _ := model.Capture(gc)
-			source := func(i int) string { return "ws:c1#" + strconv.Itoa(i+1) }
+			conns := 1 + seed%3
+			items := model.Live(gc, conns, float64(seed%3)/40)
 			j := model.NewJudge(profile)
-			j.MaxLine = model.OversizeLimit
-			j.Records(lines, source)
+			sources := make([]string, len(items))
+			losses := 0
+			for i, it := range items {
+				sources[i] = "ws:" + it.Conn + "#" + strconv.Itoa(i+1)
+				if it.Data == nil {
+					j.Lost(it.Conn)
+					losses++
+				} else {
+					j.Record(it.Conn, sources[i], it.Data)
+				}
+			}
 			want := j.End("ws")
 			if len(want.Ambiguous) > 0 {
 				t.Fatalf("%s seed %d: the generator made a shape the contract leaves open: %q", profile, seed, want.Ambiguous)
@@ -358,14 +367,22 @@ func TestModelLive(t *testing.T) {
 			done := make(chan struct{})
 			go func() { defer close(done); l.Run(ctx) }()
 			at := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
-			for i, line := range lines {
-				in := Input{Tap: "ws", Conn: "c1", Pos: Position{Kind: PosConn, Name: "c1", Offset: int64(i + 1)}, Time: at.Add(time.Duration(i) * time.Millisecond), Data: line}
-				if err := l.Submit(ctx, in); err != nil {
+			for i, it := range items {
+				when := at.Add(time.Duration(i) * time.Millisecond)
+				var err error
+				if it.Data == nil {
+					err = l.Lost(ctx, "ws", it.Conn, when)
+				} else {
+					err = l.Submit(ctx, Input{Tap: "ws", Conn: it.Conn, Pos: Position{Kind: PosConn, Name: it.Conn, Offset: int64(i + 1)}, Time: when, Data: it.Data})
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := l.ConnClosed(ctx, "ws", "c1", at.Add(time.Hour)); err != nil {
-				t.Fatal(err)
+			for k := 0; k < conns; k++ {
+				if err := l.ConnClosed(ctx, "ws", "c"+strconv.Itoa(k), at.Add(time.Hour)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := l.Sync(ctx); err != nil {
 				t.Fatal(err)
@@ -373,9 +390,9 @@ func TestModelLive(t *testing.T) {
 			cancel()
 			<-done
 			record := func(src string) string {
-				if i := strings.LastIndexByte(src, '#'); i >= 0 {
-					if n, err := strconv.Atoi(src[i+1:]); err == nil && n >= 1 && n <= len(lines) {
-						return string(lines[n-1])
+				for i, s := range sources {
+					if s == src {
+						return string(items[i].Data)
 					}
 				}
 				return "(end of the connection)"
@@ -384,7 +401,7 @@ func TestModelLive(t *testing.T) {
 			got := asModel(col.findings)
 			col.mu.Unlock()
 			if d := modelDiff(got, want.Findings, record); d != "" {
-				t.Fatalf("%s seed %d, live, %d shards: the engine and the model disagree:\n%s", profile, seed, lc.Shards, d)
+				t.Fatalf("%s seed %d, live, %d connections, %d losses, %d shards: the engine and the model disagree:\n%s", profile, seed, conns, losses, lc.Shards, d)
 			}
 		}
 	}

@@ -346,6 +346,13 @@ func Capture(cfg Config) (lines [][]byte, data []byte) {
 // AgentServer's invalid-json reply, and planted faults.
 func Lines(cfg Config) [][]byte {
 	g := newGen(cfg)
+	convs := g.convs()
+	out := [][]byte{[]byte(`{"type": "event", "event": "connection.ack", "payload": {"status": "ready"}}`)}
+	return append(out, g.merge(convs, g.cfg.Profile == Jiuwenswarm)...)
+}
+
+// convs builds Lines' conversations.
+func (g *gen) convs() []*conv {
 	jiu := g.cfg.Profile == Jiuwenswarm
 	uniqueIDs := !jiu && g.chance(0.5) // spec traffic: unique response ids, or the reference's
 	var convs []*conv
@@ -425,8 +432,37 @@ func Lines(cfg Config) [][]byte {
 		}
 		convs = append(convs, c)
 	}
-	out := [][]byte{[]byte(`{"type": "event", "event": "connection.ack", "payload": {"status": "ready"}}`)}
-	return append(out, g.merge(convs, jiu)...)
+	return convs
+}
+
+// LiveItem is one message a live tap saw on connection Conn, or (Data
+// nil) a loss there: the tap could not see some of its messages.
+type LiveItem struct {
+	Conn string
+	Data []byte
+}
+
+// Live generates Lines' traffic over several connections of one tap (a
+// conversation stays on its connection; an interrupt ends its session's
+// streams on every connection), with a chance per message of a loss in
+// its place (only of a conversation that has had a tracked response, so
+// that no stream starts unseen: whether a stream first seen after a loss
+// was touched by it, RULES.md does not say).
+func Live(cfg Config, conns int, lossRate float64) []LiveItem {
+	g := newGen(cfg)
+	convs := g.convs()
+	var out []LiveItem
+	for k := 0; k < conns; k++ {
+		out = append(out, LiveItem{Conn: "c" + strconv.Itoa(k), Data: []byte(`{"type": "event", "event": "connection.ack", "payload": {"status": "ready"}}`)})
+	}
+	conn := map[*conv]string{}
+	for _, c := range convs {
+		conn[c] = "c" + strconv.Itoa(g.rnd.IntN(conns))
+	}
+	for _, e := range g.mergeLive(convs, g.cfg.Profile == Jiuwenswarm, lossRate) {
+		out = append(out, LiveItem{Conn: conn[e.c], Data: e.data})
+	}
+	return out
 }
 
 // stream fills c with a request (mostly) and its responses, faults
@@ -666,6 +702,24 @@ func seqOf(r resp) int {
 // as the reference's cancelled tasks.
 func (g *gen) merge(convs []*conv, jiu bool) [][]byte {
 	var out [][]byte
+	for _, e := range g.mergeLive(convs, jiu, 0) {
+		out = append(out, e.data)
+	}
+	return out
+}
+
+// emitted is one item merge sent: data of conv c, or (data nil) a loss
+// on c's connection in place of c's item.
+type emitted struct {
+	c    *conv
+	data []byte
+}
+
+// mergeLive is merge; with lossRate, an item of a conversation that has
+// had a tracked response may be lost instead (a loss marker in its
+// place).
+func (g *gen) mergeLive(convs []*conv, jiu bool, lossRate float64) []emitted {
+	var out []emitted
 	var active []*conv
 	pending := convs
 	for len(pending) > 0 || len(active) > 0 {
@@ -676,7 +730,15 @@ func (g *gen) merge(convs []*conv, jiu bool) [][]byte {
 		}
 		i := g.rnd.IntN(len(active))
 		c := active[i]
-		out = append(out, c.items[c.next])
+		had := false
+		for _, t := range c.tracked[:min(c.next, len(c.tracked))] {
+			had = had || t
+		}
+		if had && lossRate > 0 && g.chance(lossRate) {
+			out = append(out, emitted{c, nil})
+		} else {
+			out = append(out, emitted{c, c.items[c.next]})
+		}
 		c.next++
 		if c.next == 1 && c.cancels {
 			kept := active[:0]

@@ -60,6 +60,11 @@ type stream struct {
 	session   string // from the request envelope
 	inFlight  bool   // request seen, not ended, not cancelled
 	order     int    // first appearance, for a stable end-of-input order
+	key       string // request_id or sid
+	conn      string // the connection scope (live)
+	// A loss in its scope while it was open: resync, no sequence rule
+	// for its next tracked record; lost, no missing_final.
+	resync, lost bool
 }
 
 // track applies the sequence semantics to one record of st and returns the
@@ -69,6 +74,12 @@ func (st *stream) track(seq int64, final bool) (rule string, ambiguous bool) {
 	switch {
 	case st.ended:
 		return "after", false
+	case st.resync:
+		// No sequence rule; last still never decreases.
+		if !st.seen || seq > st.last {
+			st.last = seq
+		}
+		st.seen, st.resync = true, false
 	case !st.seen:
 		st.seen = true
 		if seq > 0 {
@@ -103,6 +114,7 @@ type e2aJudge struct {
 	n       int
 	respIDs map[string]bool
 	curSrc  string
+	conn    string
 }
 
 func (j *e2aJudge) add(rule, stream string) {
@@ -113,12 +125,13 @@ func (j *e2aJudge) ambiguous(what string) {
 	j.v.Ambiguous = append(j.v.Ambiguous, j.curSrc+": "+what)
 }
 
-func (j *e2aJudge) get(key string) *stream {
-	st := j.streams[key]
+func (j *e2aJudge) get(rid string) *stream {
+	k := j.conn + "\x00" + rid // streams are per connection
+	st := j.streams[k]
 	if st == nil {
-		st = &stream{order: j.n}
+		st = &stream{order: j.n, key: rid, conn: j.conn}
 		j.n++
-		j.streams[key] = st
+		j.streams[k] = st
 	}
 	return st
 }
@@ -156,6 +169,26 @@ func (j *Judge) Records(lines [][]byte, source func(i int) string) {
 	}
 }
 
+// Record judges one JSON message of a live tap's connection conn.
+func (j *Judge) Record(conn, source string, line []byte) {
+	j.e.conn, j.e.curSrc = conn, source
+	j.e.line(line)
+	j.e.conn = ""
+}
+
+// Lost says the tap could not see some messages of connection conn:
+// every stream of it that is open (its request or a tracked response
+// seen, no final, not cancelled) is not judged across the loss: no
+// sequence rule for its next tracked record, no missing_final (RULES.md,
+// live taps).
+func (j *Judge) Lost(conn string) {
+	for _, st := range j.e.streams {
+		if st.conn == conn && !st.ended && !st.cancelled && (st.seen || st.request) {
+			st.resync, st.lost = true, true
+		}
+	}
+}
+
 // Frames judges a frame file (concatenated EventMesh frames) named name.
 func (j *Judge) Frames(name string, data []byte) { j.fr.frames(name, data, &j.e.v) }
 
@@ -190,19 +223,19 @@ func (j *e2aJudge) end(end string) {
 		st  *stream
 	}
 	var opens []open
-	for k, st := range j.streams {
-		if st.ended || st.cancelled {
+	for _, st := range j.streams {
+		if st.ended || st.cancelled || st.lost {
 			continue
 		}
 		if !st.seen {
 			if st.request {
 				// A request with no response at all: is that a
 				// stream that misses its final? Not settled.
-				j.ambiguous("request " + strconv.Quote(k) + " never answered")
+				j.ambiguous("request " + strconv.Quote(st.key) + " never answered")
 			}
 			continue
 		}
-		opens = append(opens, open{k, st})
+		opens = append(opens, open{st.key, st})
 	}
 	sort.Slice(opens, func(a, b int) bool { return opens[a].st.order < opens[b].st.order })
 	for _, o := range opens {
@@ -356,8 +389,8 @@ func (j *e2aJudge) request(obj map[string]any) {
 	if intent != "cancel" && intent != "supplement" {
 		return
 	}
-	for k, o := range j.streams {
-		if k != rid && o.inFlight && o.session == session {
+	for _, o := range j.streams {
+		if o != st && o.inFlight && o.session == session {
 			o.cancelled, o.inFlight = true, false
 			j.v.Cancelled++
 		}
