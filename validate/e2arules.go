@@ -456,7 +456,7 @@ func (e *Engine) echo(in *Input, r *e2a.Record, s *stream, key []byte) {
 	if h := e.echoHash(r.Get(e2a.FSessionID)); h != 0 {
 		if s.sess == 0 {
 			e.tab.setSess(s, sessFromResponse(h))
-		} else if s.sess|1 != h|1 {
+		} else if s.sess|1 != sessFromRequest(h) {
 			diff = append(diff, "session_id")
 		}
 	}
@@ -700,14 +700,18 @@ func sessFromRequest(h uint32) uint32 {
 	if h == 0 {
 		return 0 // no session_id
 	}
-	return h | 1
+	return sessBits31(h) | 1
 }
 
-func sessFromResponse(h uint32) uint32 {
+func sessFromResponse(h uint32) uint32 { return sessBits31(h) &^ 1 }
+
+// sessBits31 is h with a hash of 1 taken as 3, so that h's 31 bits
+// (h|1) are never those of "none" once the low bit is clear.
+func sessBits31(h uint32) uint32 {
 	if h == 1 {
-		return 2 // h&^1 would be 0, "none"; 2 is h's 31 bits as well
+		return 3
 	}
-	return h &^ 1
+	return h
 }
 
 // cancelSession ends the in-flight E2A streams (their request seen) of one

@@ -117,3 +117,18 @@ func TestModelLossBeforeFirstChunk(t *testing.T) {
 		t.Errorf("a loss in the middle of a stream, no final: %q, want none", g)
 	}
 }
+
+// TestSessTags: a session learnt from a response is never "none" nor one
+// learnt from a request, and the two agree in the bits e2a.echo_mismatch
+// compares, for every hash (1 included, whose low bit is its only one).
+func TestSessTags(t *testing.T) {
+	if sessFromRequest(0) != 0 {
+		t.Error("no session_id must stay none")
+	}
+	for _, h := range []uint32{1, 2, 3, 4, 5, 0x80000000, 0xfffffffe, 0xffffffff, 0x9e3779b9} {
+		r, s := sessFromRequest(h), sessFromResponse(h)
+		if s == 0 || s&1 != 0 || r&1 != 1 || s|1 != r {
+			t.Errorf("hash %#x: from a request %#x, from a response %#x", h, r, s)
+		}
+	}
+}
