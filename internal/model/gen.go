@@ -201,6 +201,7 @@ type conv struct {
 	reqSession  string // the session_id its request carried ("" for none)
 	items       [][]byte
 	tracked     []bool // items that take part in stream tracking (well-typed responses)
+	finals      []bool // tracked items that are finals
 	requests    int    // leading items that are requests
 	hasRequest  bool   // its first item is its request
 	cancels     bool   // its first item is a chat.interrupt that cancels its session's streams
@@ -673,10 +674,12 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 	}
 	for len(c.tracked) < len(c.items) {
 		c.tracked = append(c.tracked, false)
+		c.finals = append(c.finals, false)
 	}
 	for _, r := range rs {
 		c.items = append(c.items, g.response(c.id, session, r, obj{}, nil))
 		c.tracked = append(c.tracked, r.wellTyped())
+		c.finals = append(c.finals, r.wellTyped() && r.final == true)
 	}
 }
 
@@ -733,6 +736,13 @@ func (g *gen) mergeLive(convs []*conv, jiu bool, lossRate float64) []emitted {
 		had := false
 		for _, t := range c.tracked[:min(c.next, len(c.tracked))] {
 			had = had || t
+		}
+		// A lost final with tracked records after it would leave those
+		// (records after the final) judged as the stream's own, a final
+		// among them repeating the sequence: not settled (see stream).
+		finalBefore := c.next < len(c.finals) && c.finals[c.next]
+		for _, t := range c.tracked[min(c.next+1, len(c.tracked)):] {
+			had = had && !(finalBefore && t)
 		}
 		if had && lossRate > 0 && g.chance(lossRate) {
 			out = append(out, emitted{c, nil})
