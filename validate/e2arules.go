@@ -455,8 +455,8 @@ func (e *Engine) echo(in *Input, r *e2a.Record, s *stream, key []byte) {
 	var diff []string
 	if h := e.echoHash(r.Get(e2a.FSessionID)); h != 0 {
 		if s.sess == 0 {
-			e.tab.setSess(s, sessFromResponse(h))
-		} else if s.sess|1 != sessFromRequest(h) {
+			e.tab.setSess(s, h)
+		} else if s.sess != h {
 			diff = append(diff, "session_id")
 		}
 	}
@@ -659,7 +659,7 @@ func (e *Engine) request(in *Input, r *e2a.Record, info *RecordInfo) {
 	}
 	s.flags |= fRequest
 	e.touch(i, in)
-	e.tab.setSess(s, sessFromRequest(e.echoHash(&f[e2a.FSessionID])))
+	e.tab.setSess(s, e.echoHash(&f[e2a.FSessionID]))
 	s.method = echo16(e.echoHash(&f[e2a.FMethod]))
 	s.rpc = echo16(e.echoHash(&f[e2a.FJSONRPCID]))
 }
@@ -690,40 +690,14 @@ func (e *Engine) cancelScanned(in *Input, r *e2a.Record) {
 	}
 }
 
-// A stream's session (stream.sess, an echoHash) says where it was learnt
-// in its low bit: set, from the stream's request envelope; clear, from a
-// response, while the request (if seen) carried none. A chat.interrupt
-// ends the streams of its session as the request envelopes say (RULES.md),
-// so only a request-learnt session matches one; e2a.echo_mismatch
-// compares the other 31 bits.
-func sessFromRequest(h uint32) uint32 {
-	if h == 0 {
-		return 0 // no session_id
-	}
-	return sessBits31(h) | 1
-}
-
-func sessFromResponse(h uint32) uint32 { return sessBits31(h) &^ 1 }
-
-// sessBits31 is h with a hash of 1 taken as 3, so that h's 31 bits
-// (h|1) are never those of "none" once the low bit is clear.
-func sessBits31(h uint32) uint32 {
-	if h == 1 {
-		return 3
-	}
-	return h
-}
-
-// cancelSession ends the in-flight E2A streams (their request seen) of one
-// session on the same tap (chat.interrupt): outcome cancelled, no
-// missing_final. Only the
+// cancelSession ends the in-flight E2A streams of one session on the same
+// tap (chat.interrupt): outcome cancelled, no missing_final. Only the
 // partitions whose session filter (table.sessF) may hold the session are
 // walked.
 func (e *Engine) cancelSession(in *Input, sess uint32) {
 	if sess == 0 {
 		return
 	}
-	sess = sessFromRequest(sess)
 	tap := string(appendScopeName(nil, in.Tap))
 	// The ended streams leave the tables first, as in forConn: whether
 	// they are still there (their removal waits for this engine's next
@@ -739,9 +713,6 @@ func (e *Engine) cancelSession(in *Input, sess uint32) {
 		e.cancelWalks++
 		for i := int32(0); i < int32(e.tab.len()); i++ {
 			s := e.tab.at(i)
-			// Of the session as its request said (sessFromRequest): a
-			// stream known only from responses that carry the session_id
-			// is not one the interrupt is known to end.
 			if s.sess != sess || s.flags&(fEnded|fFrame) != 0 {
 				continue
 			}

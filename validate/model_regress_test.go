@@ -28,57 +28,39 @@ func regressChunk(seq int, final bool) string {
 		`, "status": "` + status + `", "response_kind": "` + kind + `", "timestamp": "2026-03-29T12:00:00+00:00", "provenance": {"source_protocol": "e2a"}, "body": ` + body + `, "session_id": "s1"}`
 }
 
-// TestModelInterruptNeedsRequest (found by TestModelE2A, jiuwenswarm seed
-// 8): a chat.interrupt ends the in-flight streams of its session as
-// learnt from the request envelopes (RULES.md). A stream whose request was
-// not seen (the capture started mid-way) but whose responses carry the
-// session_id is not ended by it: its sequence rules, after_final and
-// missing_final still apply. The engine took the session a response
-// carried (kept for e2a.echo_mismatch) as the stream's and cancelled it,
-// and then judged none of its later records.
-func TestModelInterruptNeedsRequest(t *testing.T) {
-	g := modelLines(t, ProfileJiuwenswarm,
-		regressChunk(0, false), regressInterrupt, regressChunk(2, false), regressChunk(3, true), regressChunk(4, false))
-	w := []string{key("e2a.after_final", "q1", 5), key("e2a.seq_gap", "q1", 3)}
-	if strings.Join(g, "\n") != strings.Join(w, "\n") {
-		t.Errorf("a stream known only from its responses, interrupted:\n got %q\nwant %q", g, w)
-	}
-	g = modelLines(t, ProfileJiuwenswarm, regressChunk(0, false), regressInterrupt, regressChunk(1, false))
-	w = []string{key("e2a.missing_final", "q1", nil)}
-	if strings.Join(g, "\n") != strings.Join(w, "\n") {
-		t.Errorf("a stream known only from its responses, interrupted, no final:\n got %q\nwant %q", g, w)
-	}
-	// With its request seen, the same stream is cancelled.
-	if g := modelLines(t, ProfileJiuwenswarm, regressRequest, regressChunk(0, false), regressInterrupt); len(g) != 0 {
-		t.Errorf("an interrupted stream with its request: %q, want none", g)
-	}
-}
-
-// TestModelInterruptRequestWithoutSession (found by TestModelE2A once the
-// generator sent some requests without a session_id): a stream whose
-// request carried no session_id is not ended by an interrupt of the
-// session its responses carry; a stream whose request carried it is.
-// The session a response carries still counts for e2a.echo_mismatch.
-func TestModelInterruptRequestWithoutSession(t *testing.T) {
+// TestInterruptSessionFromResponses: a chat.interrupt ends the in-flight
+// streams of its session, the one a stream's request envelope carried or,
+// where that carried none or was not seen (the capture started mid-way),
+// the one its responses carry: the AgentServer runs the stream's task in
+// it and sends no final once it is cancelled, so a missing_final would
+// report a violation that did not happen. An interrupt of another session
+// ends nothing.
+func TestInterruptSessionFromResponses(t *testing.T) {
 	noSession := strings.Replace(regressRequest, `"session_id": "s1", `, "", 1)
-	g := modelLines(t, ProfileJiuwenswarm, noSession, regressChunk(0, false), regressInterrupt, regressChunk(2, false))
-	w := []string{key("e2a.missing_final", "q1", nil), key("e2a.seq_gap", "q1", 4)}
-	if strings.Join(g, "\n") != strings.Join(w, "\n") {
-		t.Errorf("a request without a session, interrupted:\n got %q\nwant %q", g, w)
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"responses only", []string{regressChunk(0, false), regressChunk(1, false), regressInterrupt}, nil},
+		{"request without a session", []string{noSession, regressChunk(0, false), regressInterrupt}, nil},
+		{"request with the session", []string{regressRequest, regressChunk(0, false), regressInterrupt}, nil},
+		{"responses only, another session interrupted",
+			[]string{regressChunk(0, false), strings.Replace(regressInterrupt, `"s1"`, `"s2"`, 1), regressChunk(2, false)},
+			[]string{key("e2a.missing_final", "q1", nil), key("e2a.seq_gap", "q1", 3)}},
+		{"request's session wins over its responses'",
+			[]string{strings.Replace(regressRequest, `"s1"`, `"s2"`, 1), regressChunk(0, false), regressInterrupt, regressChunk(1, true)},
+			[]string{key("e2a.echo_mismatch", "q1", 2), key("e2a.echo_mismatch", "q1", 4)}},
+	} {
+		if g := modelLines(t, ProfileJiuwenswarm, c.lines...); strings.Join(g, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, g, c.want)
+		}
 	}
 	// The echo of the session between responses is unchanged.
 	other := strings.Replace(regressChunk(1, false), `"session_id": "s1"`, `"session_id": "s2"`, 1)
-	g = modelLines(t, ProfileJiuwenswarm, noSession, regressChunk(0, false), other, regressChunk(2, true))
-	w = []string{key("e2a.echo_mismatch", "q1", 3)}
-	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+	w := []string{key("e2a.echo_mismatch", "q1", 3)}
+	if g := modelLines(t, ProfileJiuwenswarm, noSession, regressChunk(0, false), other, regressChunk(2, true)); strings.Join(g, "\n") != strings.Join(w, "\n") {
 		t.Errorf("responses of two sessions:\n got %q\nwant %q", g, w)
-	}
-	g = modelLines(t, ProfileJiuwenswarm, regressRequest, regressChunk(0, false), other, regressChunk(2, true))
-	if strings.Join(g, "\n") != strings.Join(w, "\n") {
-		t.Errorf("a response of another session than its request's:\n got %q\nwant %q", g, w)
-	}
-	if g := modelLines(t, ProfileJiuwenswarm, regressRequest, regressChunk(0, false), regressChunk(1, false), regressChunk(2, true)); len(g) != 0 {
-		t.Errorf("responses of their request's session: %q, want none", g)
 	}
 }
 
@@ -115,20 +97,5 @@ func TestModelLossBeforeFirstChunk(t *testing.T) {
 	e.Finish(ReasonDisconnect, &Input{Tap: "ws", Conn: "c1"})
 	if g := got(col.findings, 0); len(g) != 0 {
 		t.Errorf("a loss in the middle of a stream, no final: %q, want none", g)
-	}
-}
-
-// TestSessTags: a session learnt from a response is never "none" nor one
-// learnt from a request, and the two agree in the bits e2a.echo_mismatch
-// compares, for every hash (1 included, whose low bit is its only one).
-func TestSessTags(t *testing.T) {
-	if sessFromRequest(0) != 0 {
-		t.Error("no session_id must stay none")
-	}
-	for _, h := range []uint32{1, 2, 3, 4, 5, 0x80000000, 0xfffffffe, 0xffffffff, 0x9e3779b9} {
-		r, s := sessFromRequest(h), sessFromResponse(h)
-		if s == 0 || s&1 != 0 || r&1 != 1 || s|1 != r {
-			t.Errorf("hash %#x: from a request %#x, from a response %#x", h, r, s)
-		}
 	}
 }

@@ -479,10 +479,9 @@ func (g *gen) stream(c *conv, jiu, uniqueIDs bool) {
 		var reqSession any = c.session
 		c.reqSession = c.session
 		if g.chance(0.1) {
-			// A request without its session (a heartbeat, another
-			// producer) while the responses carry one: an interrupt of
-			// that session does not end it (the session is learnt from
-			// the request envelopes).
+			// A request without its session (another producer) while
+			// the responses carry one: an interrupt of that session
+			// ends it once a response has named the session.
 			reqSession, c.reqSession = nil, ""
 		}
 		req := g.request(c.id, reqSession, method, params, !unary)
@@ -753,15 +752,22 @@ func (g *gen) mergeLive(convs []*conv, jiu bool, lossRate float64) []emitted {
 		if c.next == 1 && c.cancels {
 			kept := active[:0]
 			for _, o := range active {
-				cut := o != c && o.hasRequest && o.reqSession == c.session && o.next > 0
+				had := false
+				for _, t := range o.tracked[:min(o.next, len(o.tracked))] {
+					had = had || t
+				}
+				// The session the AgentServer runs o in: its request's,
+				// or, where that carried none or was not sent, the one
+				// its responses carry once one of them is tracked.
+				sess := o.reqSession
+				if sess == "" && had {
+					sess = o.session
+				}
+				cut := o != c && sess == c.session && o.next > 0
 				if !jiu {
 					// spec knows no cancellation: a stream cut now
 					// must have had a tracked response (it misses its
 					// final), not be a request alone.
-					had := false
-					for _, t := range o.tracked[:min(o.next, len(o.tracked))] {
-						had = had || t
-					}
 					cut = cut && had
 				}
 				if !cut {

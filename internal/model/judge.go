@@ -56,12 +56,16 @@ type stream struct {
 	last      int64
 	ended     bool // final / done seen
 	cancelled bool
-	request   bool   // its request envelope was seen
-	session   string // from the request envelope
-	inFlight  bool   // request seen, not ended, not cancelled
-	order     int    // first appearance, for a stable end-of-input order
-	key       string // request_id or sid
-	conn      string // the connection scope (live)
+	request   bool // its request envelope was seen
+	// session is the one its request envelope carried or, where that
+	// carried none (or was not seen), the first its tracked responses
+	// carry: the session the AgentServer runs the stream's task in, the
+	// one a chat.interrupt of it ends.
+	session  string
+	inFlight bool   // request or a tracked response seen, not ended, not cancelled
+	order    int    // first appearance, for a stable end-of-input order
+	key      string // request_id or sid
+	conn     string // the connection scope (live)
 	// A loss in its scope while it was open: resync, no sequence rule
 	// for its next tracked record; lost, no missing_final.
 	resync, lost bool
@@ -337,6 +341,12 @@ func (j *e2aJudge) response(obj map[string]any) {
 	if st.cancelled {
 		j.ambiguous("a response after its stream was cancelled")
 		return
+	}
+	if !st.ended {
+		st.inFlight = true
+		if sess, _ := obj["session_id"].(string); st.session == "" && sess != "" {
+			st.session = sess
+		}
 	}
 	rule, amb := st.track(seq, final)
 	if amb {
