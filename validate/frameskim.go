@@ -18,65 +18,71 @@ import (
 type frameSkim struct {
 	n   uint16 // attributes of the layout
 	end int    // where its attribute section ends; 0: none kept
-	// pos: where each attribute starts; lens its name length << 32 | its
-	// value length.
-	pos  [skimAttrs]int32
-	lens [skimAttrs]uint64
+	// rawN is the key count's two bytes as a word read in place.
+	rawN  uint16
+	attrs [skimAttrs]skimAttr
 	// id, sid: the attributes whose name is as long as "id", "sid" (the
 	// stream key's candidates for an EVENT and for any other frame), a bit
 	// each.
 	id, sid uint8
 }
 
+// A skimAttr is where an attribute of a layout lies and its length
+// prefixes as the words read in place there (no byte swap to compare).
+type skimAttr struct {
+	at, val int32 // its name's length prefix; its value's
+	rawNL   uint16
+	rawVL   uint32
+	vl      uint32 // its value's length
+}
+
 // skimAttrs is the most attributes a frameSkim's layout holds.
 const skimAttrs = 8
 
+// skimMagic is a frame's first two bytes as a word read in place.
+var skimMagic = *(*uint16)(unsafe.Pointer(&[2]byte{frame.Magic, frame.Version}))
+
 // skim is skimFrame(b).
 func (s *frameSkim) skim(b []byte) (size, attrsEnd int, key []byte, ok bool) {
-	n := len(b)
 	p := s.end
-	if p == 0 || p > n || b[0] != frame.Magic || b[1] != frame.Version {
+	if p == 0 || p > len(b) {
 		return s.walk(b)
 	}
 	// b holds p >= HeaderLen bytes: its header and, where the layout's
-	// lengths are found at the layout's places, every attribute (a walk
-	// that ended at p found them there), so that each of skimFrame's
-	// checks on them holds; what is left is the data's. Read in place,
-	// without a bounds check per prefix.
+	// length prefixes are found at the layout's places, every attribute
+	// (a walk that ended at p found them there), so that each of
+	// skimFrame's checks on them holds; what is left is the data's. Read
+	// in place, without a bounds check per prefix.
 	base := unsafe.Pointer(unsafe.SliceData(b))
-	keyCount := bits.ReverseBytes16(*(*uint16)(unsafe.Add(base, 8)))
-	dataLen := int32(bits.ReverseBytes32(*(*uint32)(unsafe.Add(base, 10))))
-	if keyCount != s.n {
+	if *(*uint16)(base) != skimMagic || *(*uint16)(unsafe.Add(base, 8)) != s.rawN {
 		return s.walk(b)
 	}
-	for i := range int(keyCount) {
-		at := unsafe.Add(base, s.pos[i])
-		want := s.lens[i]
-		if uint64(bits.ReverseBytes16(*(*uint16)(at)))<<32|uint64(bits.ReverseBytes32(*(*uint32)(unsafe.Add(at, 2+want>>32)))) != want {
+	for i := range s.attrs[:s.n] {
+		a := &s.attrs[i]
+		if *(*uint16)(unsafe.Add(base, a.at)) != a.rawNL || *(*uint32)(unsafe.Add(base, a.val)) != a.rawVL {
 			return s.walk(b)
 		}
 	}
-	if dataLen < 0 || dataLen > frame.MaxDataBytes || int(dataLen) > n-p {
+	dataLen := int32(bits.ReverseBytes32(*(*uint32)(unsafe.Add(base, 10))))
+	if dataLen < 0 || dataLen > frame.MaxDataBytes || int(dataLen) > len(b)-p {
 		return 0, 0, nil, false
 	}
 	// The last attribute named "sid" ("id" for an EVENT) is the key
-	// (Frame.Attr's); a name of 3 bytes has 6 bytes of prefixes after it
-	// to read a word of 4 from.
+	// (Frame.Attr's); a name of 3 bytes has its value's 4-byte prefix
+	// after it to read a word of 4 from.
 	if *(*byte)(unsafe.Add(base, 2)) == frame.TypeEvent {
 		for m := s.id; m != 0; m &^= 1 << (7 - bits.LeadingZeros8(m)) {
-			i := 7 - bits.LeadingZeros8(m)
-			at := unsafe.Add(base, s.pos[i])
-			if *(*uint16)(unsafe.Add(at, 2)) == uint16('i')|uint16('d')<<8 {
-				return p + int(dataLen), p, unsafe.Slice((*byte)(unsafe.Add(at, 6+2)), uint32(s.lens[i])), true
+			a := &s.attrs[7-bits.LeadingZeros8(m)]
+			if *(*uint16)(unsafe.Add(base, a.at+2)) == uint16('i')|uint16('d')<<8 {
+				return p + int(dataLen), p, unsafe.Slice((*byte)(unsafe.Add(base, a.val+4)), a.vl), true
 			}
 		}
 		return p + int(dataLen), p, nil, true
 	}
 	for m := s.sid; m != 0; m &^= 1 << (7 - bits.LeadingZeros8(m)) {
-		i := 7 - bits.LeadingZeros8(m)
-		at := unsafe.Add(base, s.pos[i])
-		if *(*uint32)(unsafe.Add(at, 2))&0xffffff == uint32('s')|uint32('i')<<8|uint32('d')<<16 {
-			return p + int(dataLen), p, unsafe.Slice((*byte)(unsafe.Add(at, 6+3)), uint32(s.lens[i])), true
+		a := &s.attrs[7-bits.LeadingZeros8(m)]
+		if *(*uint32)(unsafe.Add(base, a.at+2))&0xffffff == uint32('s')|uint32('i')<<8|uint32('d')<<16 {
+			return p + int(dataLen), p, unsafe.Slice((*byte)(unsafe.Add(base, a.val+4)), a.vl), true
 		}
 	}
 	return p + int(dataLen), p, nil, true
@@ -122,7 +128,8 @@ func (s *frameSkim) walk(b []byte) (size, attrsEnd int, key []byte, ok bool) {
 			key = b[v : v+vl]
 		}
 		if keep {
-			s.pos[i], s.lens[i] = int32(p), uint64(nl)<<32|uint64(vl)
+			s.attrs[i] = skimAttr{at: int32(p), val: int32(p + 2 + nl), vl: uint32(vl),
+				rawNL: *(*uint16)(unsafe.Pointer(&a[0])), rawVL: *(*uint32)(unsafe.Pointer(&a[2+nl]))}
 			switch nl {
 			case 2:
 				id |= 1 << i
@@ -137,6 +144,7 @@ func (s *frameSkim) walk(b []byte) (size, attrsEnd int, key []byte, ok bool) {
 	}
 	if keep {
 		s.n, s.end, s.id, s.sid = uint16(keyCount), p, id, sid
+		s.rawN = *(*uint16)(unsafe.Pointer(&b[8]))
 	}
 	return p + int(dataLen), p, key, true
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"unsafe"
@@ -540,8 +541,14 @@ func (r *chunkSplit) skimRun(k int, sl *chunkSlot, start, at int64, keep bool) b
 		}
 		p := partitionOf(key, parts)
 		w := r.ownerIdx[p]
+		// The key lies in the frame (hintFor's check holds): where, by
+		// the addresses.
+		var h partHint
+		if n := len(key); n != 0 && n <= math.MaxUint16 {
+			h = partHint{off: int32(uintptr(unsafe.Pointer(unsafe.SliceData(key))) - uintptr(unsafe.Pointer(&sl.buf[o]))), n: uint16(n), part: uint16(p)}
+		}
 		sl.lists[w] = append(sl.lists[w], chunkFrame{off: uint32(o), size: uint32(size), attrs: uint32(attrs),
-			ord: uint32(sl.count + 1), hint: hintFor(key, sl.buf[o:o+size], p)})
+			ord: uint32(sl.count + 1), hint: h})
 		sl.count++
 		at += int64(size)
 	}
@@ -565,7 +572,8 @@ func (r *chunkSplit) judge(k int, sl *chunkSlot) {
 	f := &r.ins[k].f
 	list := sl.lists[k]
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(sl.buf)))
-	for i, it := range list {
+	for i := range list {
+		it := &list[i]
 		// The frames were read on another core, or long enough ago to
 		// have left this one's cache: ask for one a few frames ahead (its
 		// header and attributes, which the engine reads first), or the
