@@ -90,6 +90,10 @@ type splitRec struct {
 
 // A splitSlot holds one scanned chunk of the ring.
 type splitSlot struct {
+	// ends: where each line of the chunk ends in the window, past its
+	// '\n' (claim finds them as it cuts the chunk; the scan goes by
+	// them, not through the bytes a second time).
+	ends       []int
 	recs       []splitRec
 	pool       []*e2a.Record // recs' records, reused
 	lines, idx uint32        // the chunk's lines and records
@@ -371,13 +375,19 @@ func (sw *splitWalk) claim() (c int64, from, to int, ok bool) {
 		return 0, 0, 0, false
 	}
 	to = from
+	sl := &sw.slots[c%int64(len(sw.slots))] // free: the claimer's
+	sl.ends = sl.ends[:0]
 	for n := 0; n < splitChunkLines && to-from < splitChunkBytes; n++ {
 		nl := bytes.IndexByte(sw.win[to:sw.end], '\n')
 		if nl < 0 {
-			to = sw.end
+			if to < sw.end {
+				to = sw.end
+				sl.ends = append(sl.ends, to)
+			}
 			break
 		}
 		to += nl + 1
+		sl.ends = append(sl.ends, to)
 	}
 	sw.cut, sw.next = to, c+1
 	if to >= sw.end {
@@ -420,14 +430,15 @@ func (sw *splitWalk) scan(k int, from, to int, sl *splitSlot) {
 	limit := sw.opts.MaxLineBytes
 	win := sw.win
 	nrec := 0
-	for off := from; off < to; {
-		raw := win[off:to]
-		nl := bytes.IndexByte(raw, '\n')
-		if nl >= 0 {
-			raw = raw[:nl+1]
+	off := from
+	for _, e := range sl.ends {
+		raw := win[off:e]
+		nl := -1 // no '\n': the last line of the file
+		if raw[len(raw)-1] == '\n' {
+			nl = len(raw) - 1
 		}
 		at := off
-		off += len(raw)
+		off = e
 		sl.lines++
 		n := len(raw)
 		t := trimEOL(raw)
