@@ -52,8 +52,13 @@ import (
 // are one shard's (partition.go).
 
 // splitChunk is how much of the file a shard of a split reads and skims
-// at a time (a variable for tests).
-var splitChunk = 512 << 10
+// at a time (a variable for tests): the splitSlots chunks a shard reads
+// into stay in its core's L2 cache (1 MiB here) between the kernel's copy,
+// the skim and the other shard's judge, as one reader's buffer does
+// (frameReadBuf). On 1 M frames of 200 B, 2 shards, against 512 KiB:
+// 600 fewer page faults (2650, buffers and lists) and 2-7 % less CPU
+// (median of 14-16 interleaved runs, a loaded machine).
+var splitChunk = 256 << 10
 
 // splitSlots is how many chunks a split holds per shard: room for a
 // shard to run ahead of the others while they judge.
