@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/e2atap/e2atap/frame"
@@ -140,7 +141,8 @@ type chunkSplit struct {
 	taken int // chunks taken by a shard to read and skim: [0, taken)
 	err   error
 	next  []int
-	ins   []splitIn // per shard: the Input and Frame it judges with
+	ins   []splitIn    // per shard: the Input and Frame it judges with
+	read  atomic.Int64 // bytes read
 }
 
 type splitIn struct {
@@ -217,6 +219,7 @@ func (s *Sharded) readFramesSplit(f *os.File, name string, format Format, opts R
 	s.added = last
 	s.last.Store(last)
 	s.walking.Store(false)
+	s.splitBytes += r.read.Load()
 	return last, err, true
 }
 
@@ -393,6 +396,7 @@ func (sl *chunkSlot) grow(r *chunkSplit, at int64, need int) error {
 // shrinking while it was read.
 func (r *chunkSplit) readAt(b []byte, off int64) error {
 	n, err := r.f.ReadAt(b, off)
+	r.read.Add(int64(n))
 	if n == len(b) {
 		return nil
 	}
@@ -405,6 +409,11 @@ func (r *chunkSplit) readAt(b []byte, off int64) error {
 // syncTries is how many offsets syncFrames tries before it leaves the
 // chunk to verify.
 const syncTries = 16
+
+// syncGrowMax is the most syncFrames reads past a chunk for a frame cut
+// by the end of what was read (what every chunk read past its end before
+// splitSlack was cut down).
+const syncGrowMax = 64 << 10
 
 // syncFrames skims the chunk at start (read into sl) from a guess: the
 // first offset holding a frame header from which frames skim cleanly to
@@ -427,11 +436,15 @@ func (r *chunkSplit) syncFrames(k int, sl *chunkSlot, start int64) {
 			// The run stopped at sl.end: a frame cut by the end of what
 			// was read (read more, run again), or no frame (the guess
 			// was wrong).
+			// A guess reads at most syncGrowMax past the chunk: a larger
+			// frame there is left to verify, so that bytes which only look
+			// like a large frame's start cost no more than that.
 			e := int(sl.end - sl.base)
-			if sl.base+int64(len(sl.buf)) >= r.size || len(sl.buf)-e >= maxFrameBuffer || !frameCut(sl.buf[e:]) {
+			most := splitChunk + syncGrowMax
+			if sl.base+int64(len(sl.buf)) >= r.size || len(sl.buf) >= most || !frameCut(sl.buf[e:]) {
 				break
 			}
-			if sl.grow(r, sl.end, max(2*(len(sl.buf)-e), splitSlack)) != nil {
+			if sl.grow(r, sl.end, min(max(2*(len(sl.buf)-e), splitSlack), most-e)) != nil {
 				// verify skims it again, and meets the error.
 				sl.reset()
 				sl.sync = -1

@@ -56,3 +56,46 @@ func TestShardedSplitFramesPastSlack(t *testing.T) {
 		t.Errorf("2 shards differ from one: %s", firstDiff(want, got))
 	}
 }
+
+// TestShardedSplitFakeLargeFrames: payloads that start like a frame far
+// longer than the file (a guess at a chunk's first frame lands there
+// whenever the chunk starts in the header or attributes before them, 1
+// chunk in 20 here) cost a split at most syncGrowMax (4 chunks) of
+// reading more for such a guess, not a read to the end of the file (which
+// read 7x the file); the verdicts are one shard's.
+func TestShardedSplitFakeLargeFrames(t *testing.T) {
+	defer func(c, sl int, m int64) { splitChunk, splitSlack, splitMinBytes = c, sl, m }(splitChunk, splitSlack, splitMinBytes)
+	splitChunk, splitSlack, splitMinBytes = 16<<10, 1<<10, 1
+	fake := []byte{frame.Magic, frame.Version, frame.TypeStreamChunk, 0, 0, 0, 0, 1, 0, 0, 0, 0x70, 0, 0} // 7 MiB of data
+	var data []byte
+	for i := range 6000 {
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, 0,
+			[]frame.Attr{{Name: "sid", Value: fmt.Sprintf("s-%d", i%29)}}, append(bytes.Clone(fake), bytes.Repeat([]byte{'x'}, 600)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(data, b...)
+	}
+	p := writeTemp(t, "fake-large.frames", data)
+	vc := DefaultConfig()
+	vc.IdleTimeout = 0
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := NewSharded(2, vc, &collector{})
+	s.Unordered()
+	s.Inline()
+	if last, err, ok := s.readFramesSplit(f, p, FormatFrames, ReadOptions{}); err != nil || !ok || last != 6000 {
+		t.Fatalf("split: %d frames, %v, ok %t", last, err, ok)
+	}
+	s.Close()
+	if s.splitBytes > 2*int64(len(data)) {
+		t.Errorf("the split read %d bytes of a %d-byte file", s.splitBytes, len(data))
+	}
+	want := runCaptures(t, vc, FormatAuto, ReadOptions{}, oneShard, p)
+	if got := runCaptures(t, vc, FormatAuto, ReadOptions{}, walkVariant{shards: 2, wantWalk: true, inline: true}, p); got != want {
+		t.Errorf("2 shards differ from one: %s", firstDiff(want, got))
+	}
+}
