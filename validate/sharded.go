@@ -144,9 +144,11 @@ type Sharded struct {
 	// noSplit: read mapped JSON lines by the hand-off even where a split
 	// walk could (splitwalk.go; tests compare the two).
 	noSplit     bool
-	splitReads  int // files read by a split walk
-	splitHeld   int // the most e2a.Records a split walk kept at once (their slots' pools)
-	mappedReads int // files read in place (walk.go)
+	splitReads  int   // files read by a split walk
+	splitHeld   int   // the most e2a.Records a split walk kept at once (their slots' pools)
+	splitFixes  int   // chunks of frame splits skimmed again (a wrong guess at their first frame)
+	splitBytes  int64 // bytes frame splits read
+	mappedReads int   // files read in place (walk.go)
 	// tail: batches hold shardBatchItems>>tail items, fewer near the end
 	// of a mapped file (walker.nearEnd), so that little is left queued to
 	// the other shards once the reader is done.
