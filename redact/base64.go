@@ -168,7 +168,7 @@ func tokenKind(k Kind) bool {
 // prefixes prefixed, jwt and pem look for).
 var tokenPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "-----BEGIN ", "sk-", "sk_live_", "sk_test_",
 	"rk_live_", "rk_test_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-",
-	"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xapp-"}
+	"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-", "xapp-"}
 
 // b64Needles are, for every token prefix and each of the three byte
 // alignments it can have in the encoded stream, the characters of its

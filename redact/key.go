@@ -87,9 +87,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 				kind = KeyCookie
 			}
 		case eqFoldAny(w, "pwd", "passphrase", "bearer", "apikey", "privatekey", "accesskey", "secretkey",
-			"accountkey", "credential", "credentials", "creds", "signingkey", "sessionkey"):
+			"accountkey", "credential", "credentials", "creds", "signingkey", "sessionkey", "sharedaccesskey", "subscriptionkey", "appkey"):
 			kind = KeyCredential
-		case eqFold(w, "key") && eqFoldAny(before, "api", "private", "access", "secret", "signing", "encryption", "account", "master", "session", "client"):
+		case eqFold(w, "key") && eqFoldAny(before, "api", "private", "access", "secret", "signing", "encryption", "account", "master", "session", "client",
+			"subscription", "functions", "app", "admin", "service", "write", "license", "deploy", "root", "shared", "storage", "ingest", "auth"):
 			kind = KeyCredential
 		case eqFold(w, "userid"):
 			if kind == KeyPlain {
@@ -134,7 +135,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		return kind
 	}
 	switch {
-	case eqFold(last, "sig") && words == 1, eqFold(k, "auth"):
+	case eqFold(last, "sig") && words == 1, eqFold(k, "auth"),
+		// DB_PASS, MYSQL_PW, X-Amz-Signature: the last word only
+		// ("pass_through", "signature_method" are plain).
+		words > 1 && eqFoldAny(last, "pass", "pw", "signature"), eqFold(k, "signature"):
 		return KeyCredential
 	case eqFold(last, "token"),
 		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth"):
@@ -151,7 +155,7 @@ func classifyWords(s []byte, from, to int) KeyClass {
 
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
-var specialWords = []string{"pass", "pwd", "phone", "secret", "sig", "token", "tel", "auth", "key",
+var specialWords = []string{"pass", "pw", "phone", "secret", "sig", "token", "tel", "auth", "key",
 	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
 
 // pairTable indexes words by their first two bytes: pair[a][b] is 1 + the
@@ -303,8 +307,8 @@ func containsFold(k []byte, p string) bool {
 // encoded forms of the token prefixes (b64Needles, b64Table: compared as
 // they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
-	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
-	"xapp-", "bearer", "basic", "://", `:\/\/`}
+	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
+	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
 
 var needleTable = makePairTable(append(append(append([]string(nil), specialWords...), credNeedles...), vendorNeedles()...),
 	append(encodedNeedles, exactVendorNeedles()...))
@@ -325,12 +329,16 @@ func vendorNeedles() (w []string) {
 // exactVendorNeedles are the starts of the KindVendorToken shapes found at
 // a digit, spelled as they are: Twilio's SK/AC and a hex digit, SendGrid's
 // "SG.", Telegram's ":AA", and the first three bytes of a Discord token
-// (base64 of a user id's first two digits).
+// (base64 of a user id's first two digits); and a part of the shapes of
+// digitShape, digitToken and the Atlassian tokens, chosen so that the
+// needle's first byte is rare in records ("vs." of Vault's "hvs.", "a29."
+// of "ya29.", "//0" of "1//0…", "R1348941" of GitLab's "GR1348941"): every
+// needle's first byte costs a look-up of the second.
 func exactVendorNeedles() (w []string) {
 	for _, c := range "0123456789abcdef" {
 		w = append(w, "SK"+string(c), "AC"+string(c))
 	}
-	w = append(w, "SG.", ":AA")
+	w = append(w, "SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3")
 	for d0 := byte('1'); d0 <= '9'; d0++ {
 		for d1 := byte('0'); d1 <= '9'; d1++ {
 			const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
