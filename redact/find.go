@@ -306,6 +306,16 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindGoogle
 		} else if st, e, ok = telegram(s, i); ok {
 			k = KindVendorToken
+		} else if at(s, i, "AAAAAAAAAAAAAAAAAAAAA") && wordStart(s, i) {
+			// A Twitter (X) app-only bearer token: 21 or more 'A's, then
+			// the rest URL-encoded.
+			st, e = i, i
+			for e < len(s) && (is(s[e], alnum) || s[e] == '%') {
+				e++
+			}
+			if ok = e-i >= 80; ok {
+				k = KindVendorToken
+			}
 		} else if (at(s, i, "ATATT3") || at(s, i, "ATCTT3")) && wordStart(s, i) {
 			// An Atlassian API token: a long base64url body, '=' and a
 			// checksum.
@@ -324,6 +334,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindJWT
 		}
 	case '-':
+		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
+			if m, ok := flagValue(s, from, i); ok {
+				return m, true
+			}
+		}
 		switch {
 		case atBegin(s, i):
 			if i >= from {
@@ -593,7 +608,78 @@ func sep(s []byte, from, i int) (Match, bool) {
 			return m, true
 		}
 	}
-	return keyValue(s, from, i, i+1, false)
+	v := i + 1
+	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
+		v++ // password => "…" (Ruby, PHP, Perl), password := "…" (Go)
+	} else if s[i] == '=' && at(s, v, `\u003e`) {
+		v += 6 // "=>" in JSON text held in a string, HTML-escaped (Go)
+	} else if s[i] == ':' && i > from && s[i-1] == ' ' && v < len(s) && is(s[v], cUpper|cLower) {
+		// "credential :password => …": a Ruby symbol, no separator.
+		return Match{}, false
+	}
+	return keyValue(s, from, i, v, false)
+}
+
+// flagValue matches the value of a command-line flag under a credential
+// name given as the next argument ("--password hunter2", "--api-key …",
+// "--token=…" is a key=value pair), and the password of "-u user:pw" /
+// "--user user:pw" (curl). s[i] is the first '-' of "--" or of "-u"; a
+// flag starts the text or follows white space or a quote.
+func flagValue(s []byte, from, i int) (Match, bool) {
+	if i > from && s[i-1] != ' ' && s[i-1] != '\t' && s[i-1] != '"' && s[i-1] != '\'' && s[i-1] != '+' && !escLetter(s, i-1) {
+		return Match{}, false
+	}
+	k := i + 1
+	if k < len(s) && s[k] == '-' {
+		k++
+	}
+	e := run(s, k, alnum|cDash|cUnder)
+	if e == k || e >= len(s) || s[e] != ' ' && s[e] != '+' {
+		return Match{}, false
+	}
+	form := s[e] == '+' // a command line in a URL-encoded form: '+' is a space
+	v := e + 1
+	if v >= len(s) || s[v] == '-' || s[v] == ' ' || s[v] == '+' || isMask(s, v) {
+		return Match{}, false
+	}
+	end := v
+	if s[v] == '"' || s[v] == '\'' {
+		end = v + 1
+		for end < len(s) && end-v < 1<<12 && s[end] != s[v] && s[end] != '\n' {
+			end++
+		}
+		if end >= len(s) || s[end] != s[v] {
+			return Match{}, false
+		}
+		v++
+	} else {
+		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
+			end++
+		}
+	}
+	if end == v || isMask(s, v) {
+		return Match{}, false
+	}
+	if k-i == 1 && e-k == 1 && s[k] == 'u' || k-i == 2 && eqFold(s[k:e], "user") {
+		// curl's -u user:password: the password.
+		for c := v; c < end; c++ {
+			p := c + 1
+			if form && atFold(s, c, "%3a") {
+				p = c + 3
+			} else if s[c] != ':' {
+				continue
+			}
+			if p < end && !isMask(s, p) {
+				return Match{p, end, KindKeyValue}, true
+			}
+			break
+		}
+		return Match{}, false
+	}
+	if k-i != 2 || !classifyWords(s, k, e).Credential() {
+		return Match{}, false
+	}
+	return Match{v, end, KindKeyValue}, true
 }
 
 // keyValue is the value after a credential-named key: the key ends before
@@ -665,7 +751,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			quote, quoteBS = '\\', b-v
 			v = b + 1
 		}
-	} else if encoded && atFold(s, v, "%22") {
+	} else if encoded && (atFold(s, v, "%22") || atFold(s, v, "%27")) {
 		v += 3
 	}
 	if k == KindAuthorization {
@@ -1026,7 +1112,7 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			return Match{st, e, KindVendorToken}, true, 0
 		}
 	}
-	if c == '0' && i >= from+2 && s[i-1] == 'u' && s[i-2] == '\\' && s[i+1] == '0' && at(s, i+2, "3") && i+3 < len(s) && (s[i+3]|0x20 == 'd' || s[i+3]|0x20 == 'a') {
+	if c == '0' && i >= from+2 && i+3 < len(s) && s[i-1] == 'u' && s[i-2] == '\\' && s[i+1] == '0' && s[i+2] == '3' && (s[i+3]|0x20 == 'd' || s[i+3]|0x20 == 'a') {
 		// password\u003dhunter2: a key=value pair in JSON text held in a
 		// string, its '=' escaped (Gson).
 		if m, ok := keyValue(s, from, i-2, i+4, false); ok {
@@ -1043,8 +1129,13 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 				return m, true, 0
 			}
 		}
-		// password%3Dhunter2: a key=value pair in a URL-encoded text.
-		if m, ok := keyValue(s, from, i-1, i+2, true); ok {
+		// password%3Dhunter2: a key=value pair in a URL-encoded text
+		// ("%3D%3E" is "=>", "%3A%3D" ":=").
+		v := i + 2
+		if atFold(s, v, "%3e") && s[i+1]|0x20 == 'd' || atFold(s, v, "%3d") && s[i+1]|0x20 == 'a' {
+			v += 3
+		}
+		if m, ok := keyValue(s, from, i-1, v, true); ok {
 			return m, true, 0
 		}
 	}

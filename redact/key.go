@@ -135,7 +135,7 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		return kind
 	}
 	switch {
-	case eqFold(last, "sig") && words == 1, eqFold(k, "auth"),
+	case eqFold(last, "sig") && words == 1, eqFold(last, "auth") && words == 1, // "auth", npm's "_auth"
 		// DB_PASS, MYSQL_PW, X-Amz-Signature: the last word only
 		// ("pass_through", "signature_method" are plain).
 		words > 1 && eqFoldAny(last, "pass", "pw", "signature"), eqFold(k, "signature"):
@@ -338,7 +338,7 @@ func exactVendorNeedles() (w []string) {
 	for _, c := range "0123456789abcdef" {
 		w = append(w, "SK"+string(c), "AC"+string(c))
 	}
-	w = append(w, "SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3")
+	w = append(w, "SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA")
 	for d0 := byte('1'); d0 <= '9'; d0++ {
 		for d1 := byte('0'); d1 <= '9'; d1++ {
 			const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

@@ -41,6 +41,10 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "glsa_", min: 32, cl: alnum | cUnder},             // Grafana service account
 		{p: "glc_", min: 32, cl: alnum | cSlash},              // Grafana Cloud (base64 of its JSON)
 		{p: "GOCSPX-", min: 24, cl: word},                     // Google OAuth client secret
+		{p: "PMAK-", min: 59, cl: alnum | cDash},              // Postman API key
+		{p: "pul-", min: 40},                                  // Pulumi access token
+		{p: "NRAK-", min: 27, cl: cUpper | cDigit},            // New Relic user API key
+		{p: "sbp_", min: 40},                                  // Supabase access token
 		{p: "gsk_", min: 48, cl: alnum},                       // Groq
 		{p: "xai-", min: 64, cl: alnum},                       // xAI
 		{p: "pplx-", min: 40, cl: alnum},                      // Perplexity

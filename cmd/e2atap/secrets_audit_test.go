@@ -103,10 +103,14 @@ func auditStream(a auditFamily, n int) []string {
 }
 
 // auditUEscape writes every letter and digit of s as a JSON \u00XX
-// escape, the rest as JSON string content ('&' as it is).
+// escape, the rest as JSON string content (no HTML escaping).
 func auditUEscape(s string) string {
 	var b strings.Builder
-	for _, c := range strings.ReplaceAll(jsonStr(s), `\u0026`, "&") {
+	var q strings.Builder
+	enc := json.NewEncoder(&q)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	for _, c := range strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(q.String()), `"`), `"`) {
 		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			fmt.Fprintf(&b, "\\u%04x", c)
 		} else {

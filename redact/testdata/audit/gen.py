@@ -188,6 +188,20 @@ v = g(32); add("kv_pass_word_space", "Password : " + v, v)
 v = g(32); add("kv_mysql_pwd", "MYSQL_PWD=" + v, v)
 v = g(32); add("kv_npm_authtoken", "//registry.npmjs.org/:_authToken=" + v, v)
 v = g(32); add("kv_passphrase", "passphrase=" + v, v)
+# Command lines and code
+v = g(24); add("cli_password_space", "mysqladmin --user root --password " + v + " status", v)
+v = g(40); add("cli_token_space", "gh auth login --with-token --token " + v, v)
+v = g(32); add("cli_api_key_quoted", 'tool --api-key "' + v + '" --verbose', v)
+v = g(20); add("curl_u", "curl -u admin:" + v + " https://api.example.com/v1", v)
+v = g(20); add("ruby_hash", ':password => "' + v + '"', v)
+v = g(20); add("php_array", "'password' => '" + v + "',", v)
+v = g(20); add("go_assign", 'password := "' + v + '"', v)
+v = g(20); add("npmrc_auth", "_auth=" + base64.b64encode(("u:" + v).encode()).decode(), base64.b64encode(("u:" + v).encode()).decode())
+tok("postman", "PMAK-", g(24, H) + "-" + g(34, H))
+tok("pulumi", "pul-", g(40, H))
+tok("newrelic", "NRAK-", g(27, U))
+tok("supabase", "sbp_", g(40, H))
+b = "AAAAAAAAAAAAAAAAAAAAA" + g(20) + "%3D" + g(50); add("twitter_bearer", b, b[21:])
 # Near-misses: must stay unmasked
 for v in ["550e8400-e29b-41d4-a716-446655440000", "sha256:" + g(64, H), "sha256=" + g(64, H), '"sha256": "' + g(64, H) + '"',
           "commit " + g(40, H), "req-000007-f3a6b2c1", "request_id=" + g(32, H), "trace_id=" + g(32, H), "span_id=" + g(16, H),
@@ -199,7 +213,10 @@ for v in ["550e8400-e29b-41d4-a716-446655440000", "sha256:" + g(64, H), "sha256=
           "sha512-" + base64.b64encode(bytes(r.randrange(256) for _ in range(64))).decode(), "color: #ff00aa;",
           "key=value", "token=", "secret_name=db-password", "auth_method=oauth", "127.0.0.1:8080",
           "ETag: \"33a64df551425fcc55e4d42a148795d9f25f89d4\"", "Content-MD5: " + base64.b64encode(bytes(16)).decode(),
-          "X-Request-Id: " + g(32, H), "AKIAIOSFODNN7", "pk_live_" + g(24), "01HZX3Y8K9QW2E7R5T6Y4U3I2O"]:
+          "X-Request-Id: " + g(32, H), "AKIAIOSFODNN7", "pk_live_" + g(24), "01HZX3Y8K9QW2E7R5T6Y4U3I2O",
+          "e2atap validate --output json --shards 1 capture.jsonl", "--token-count 5", "--password-file /etc/app/pw",
+          "docker run -u 1000 alpine", "curl -u alice https://example.com", "git log --author alice --since yesterday",
+          "x := 5", "a => b", "ls -la /tmp", "model-v2 --key-path /etc/keys"]:
     accept = ""
     if v.startswith("sha512-") or v.startswith("pk_live_"):
         accept = "a random token of 32+ characters is masked as high_entropy (not a credential)"
