@@ -146,7 +146,7 @@ var tokenTable, keyTable = func() (*pairTable, *pairTable) {
 			tok = append(tok, n)
 		}
 	}
-	return makePairTable(append(tok, vendorNeedles()...), append(encodedNeedles, "SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA")), newPairTable(credWords)
+	return makePairTable(append(tok, vendorNeedleList...), append(encodedNeedles, digitNeedles...)), newPairTable(credWords)
 }()
 
 // probes are what the next text could start with: a separator and a
