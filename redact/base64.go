@@ -103,11 +103,11 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 
 // b64Table finds the encoded token prefixes in a run: a run without one
 // is not decoded.
-var b64Table = newExactTable(encodedNeedles)
+// (b64Table is in tables_gen.go.)
 
 // encodedNeedles is b64Needles, built once for the tables that hold them
 // (its capacity its length: an append to it copies).
-var encodedNeedles = func() []string { n := b64Needles(); return n[:len(n):len(n)] }()
+// (It is in tables_gen.go, made by TestTablesGenerated from b64Needles.)
 
 // decodeB64 decodes src (base64 characters only, no padding) into buf,
 // a trailing partial group as far as it goes, and returns the length.

@@ -289,7 +289,7 @@ func foldBytes(buf *[2]byte, c byte) []byte {
 	return buf[:1]
 }
 
-var specialTable = newPairTable(specialWords)
+// (specialTable is in tables_gen.go.)
 
 // mayBeSpecial is a one-pass pre-check for ClassifyKey.
 func mayBeSpecial(k []byte) bool { return anyWord(specialTable, k) }
@@ -339,11 +339,7 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
 
-var needleTable = makePairTable(append(append(append([]string(nil), specialWords...), credNeedles...), vendorNeedleList...),
-	append(encodedNeedles, exactVendorNeedles()...))
-
-// vendorNeedleList is vendorNeedles, built once.
-var vendorNeedleList = vendorNeedles()
+// (needleTable is in tables_gen.go.)
 
 // vendorNeedles are the prefixes of KindVendorToken (compared
 // case-insensitively).

@@ -139,15 +139,7 @@ var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization"
 
 // tokenTable finds the needles that start or hold a token (credNeedles but
 // the schemes, and the encoded token prefixes); keyTable the key words.
-var tokenTable, keyTable = func() (*pairTable, *pairTable) {
-	var tok []string
-	for _, n := range credNeedles {
-		if n != "bearer" && n != "basic" {
-			tok = append(tok, n)
-		}
-	}
-	return makePairTable(append(tok, vendorNeedleList...), append(encodedNeedles, digitNeedles...)), newPairTable(credWords)
-}()
+// (They are in tables_gen.go.)
 
 // probes are what the next text could start with: a separator and a
 // value, or more of a value in progress. Letters only, long enough for a
