@@ -1434,12 +1434,12 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 			break
 		}
 		if x.Start >= nt {
-			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt) {
+			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential()) {
 				return joined, x, true
 			}
 			break
 		}
-		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End)) {
+		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End, true)) {
 			// Across the boundary, or a credential in tail that only
 			// head makes one ("bus:pw" | "@kafka-1:9092").
 			return joined, x, true
@@ -1450,14 +1450,15 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 }
 
 // inHead reports whether head alone has the match head[start:end] (and
-// so for tail).
-func inHead(head []byte, start, end int) bool {
+// so for tail); cred: as a credential ("token=" | "<32 random>" is a
+// credential, the random run alone only high_entropy).
+func inHead(head []byte, start, end int, cred bool) bool {
 	for from := 0; from <= start; {
 		m, ok := find(head, from)
 		if !ok || m.Start > start {
 			return false
 		}
-		if m.Start == start && m.End == end {
+		if m.Start == start && m.End == end && (!cred || m.Kind.Credential()) {
 			return true
 		}
 		from = max(m.End, from+1)

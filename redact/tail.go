@@ -196,7 +196,7 @@ func mayProbe(win []byte) bool {
 		}
 	}
 	e := n
-	for e > 0 && isTailSpace(win[e-1]) {
+	for e > 0 && (isTailSpace(win[e-1]) || win[e-1] == '+') { // '+': a space, URL-encoded ("Cookie+" | "%3D…")
 		e--
 	}
 	k := e

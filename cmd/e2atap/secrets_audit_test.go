@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 // The audit corpus of redact (redact/testdata/audit/families.jsonl: a
@@ -75,10 +77,11 @@ func auditStrings(v string) []string {
 
 // auditStream is the records of family a's stream: the value in params
 // (each of auditStrings, nested in an array and an object, and as a key),
-// in auth and metadata, in deltas, an error's message; a sequence gap
+// in auth and metadata, in deltas (also split across two), an error's
+// message; a sequence gap
 // gives a finding that names the stream. The last request spells the
 // value with \u00XX escapes.
-func auditStream(a auditFamily, n int) []string {
+func auditStream(a auditFamily, n int, split bool) []string {
 	ts := "2026-12-02T00:00:00Z"
 	rid := fmt.Sprintf("audit-%03d", n)
 	params := map[string]any{"query": "look at " + a.Value, "note": a.Value, "positions": auditStrings(a.Value),
@@ -95,10 +98,16 @@ func auditStream(a auditFamily, n int) []string {
 	erid := rid + "-esc"
 	esc := `{"protocol_version":"1.0","request_id":"` + erid + `","session_id":"sess-` + erid + `","method":"chat.send","timestamp":"` + ts +
 		`","identity_origin":"user","params":{"note":"` + auditUEscape(a.Value) + `"}}`
+	half := len(a.Value) / 2
+	if !split {
+		half = 0
+	}
 	return []string{req,
 		resp(0, false, "in_progress", "e2a.chunk", text("tok "+a.Value)),
 		resp(2, false, "in_progress", "e2a.chunk", text(auditStrings(a.Value)[3])),
-		resp(3, true, "failed", "e2a.error", map[string]any{"code": "upstream", "message": "upstream said: " + a.Value}),
+		resp(3, false, "in_progress", "e2a.chunk", text("split "+a.Value[:half])), // across two chunks
+		resp(4, false, "in_progress", "e2a.chunk", text(a.Value[half:]+" end")),
+		resp(5, true, "failed", "e2a.error", map[string]any{"code": "upstream", "message": "upstream said: " + a.Value}),
 		esc}
 }
 
@@ -118,6 +127,21 @@ func auditUEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// auditCredential reports a credential in s (redact.Find).
+func auditCredential(s string) bool {
+	for from := 0; from < len(s); {
+		m, ok := redact.Find(s, from)
+		if !ok {
+			return false
+		}
+		if m.Kind.Credential() {
+			return true
+		}
+		from = m.End
+	}
+	return false
 }
 
 // auditForms are the forms in which a core could show.
@@ -169,10 +193,12 @@ func auditCheck(t *testing.T, fams []auditFamily, output string, out []byte) {
 	}
 }
 
-func auditCapture(t *testing.T, fams []auditFamily) []byte {
+// auditCapture is the streams of every family; split: each value also
+// split across two chunks.
+func auditCapture(t *testing.T, fams []auditFamily, split bool) []byte {
 	var b bytes.Buffer
 	for n, a := range fams {
-		for _, l := range auditStream(a, n) {
+		for _, l := range auditStream(a, n, split) {
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
@@ -181,13 +207,18 @@ func auditCapture(t *testing.T, fams []auditFamily) []byte {
 }
 
 // TestAuditOffline: validate (text, JSON, its record log with content
-// kept) and decode --show-content of the audit corpus print no core of
-// any family; every family is an e2a.secret finding of its stream.
+// kept: values split across two chunks included) and decode of the audit
+// corpus print no core of any family; every family is an e2a.secret
+// finding of its stream.
 func TestAuditOffline(t *testing.T) {
 	fams := loadAuditFamilies(t)
 	dir := t.TempDir()
 	capture := filepath.Join(dir, "audit.jsonl")
-	if err := os.WriteFile(capture, auditCapture(t, fams), 0o644); err != nil {
+	if err := os.WriteFile(capture, auditCapture(t, fams, true), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole := filepath.Join(dir, "audit-whole.jsonl")
+	if err := os.WriteFile(whole, auditCapture(t, fams, false), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	records := filepath.Join(dir, "records.jsonl")
@@ -202,7 +233,7 @@ func TestAuditOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditCheck(t, fams, "validate --log record log", recs)
-	secret := map[string]bool{}
+	secret, split := map[string]bool{}, map[string]bool{}
 	for _, l := range bytes.Split(bytes.TrimSpace(stdout), []byte("\n")) {
 		var f struct{ Rule, Stream, Message string }
 		if err := json.Unmarshal(l, &f); err != nil {
@@ -210,14 +241,32 @@ func TestAuditOffline(t *testing.T) {
 		}
 		if f.Rule == "e2a.secret" {
 			secret[f.Stream] = true
+			if strings.Contains(f.Message, "split across") {
+				split[f.Stream] = true
+			}
 		}
 	}
+	nsplit := 0
 	for n, a := range fams {
-		if rid := fmt.Sprintf("audit-%03d", n); !secret[rid] {
+		rid := fmt.Sprintf("audit-%03d", n)
+		if !secret[rid] {
 			t.Errorf("family %s: no e2a.secret finding on its stream %s", a.Name, rid)
 		}
+		half := len(a.Value) / 2
+		if auditCredential("split "+a.Value[:half]) || auditCredential(a.Value[half:]+" end") {
+			continue // a half is a credential alone: an e2a.secret finding of its own
+		}
+		if split[rid] {
+			nsplit++
+		} else {
+			t.Errorf("family %s: its value split across two chunks, neither half a credential alone, is no e2a.secret finding", a.Name)
+		}
 	}
-	for _, c := range [][]string{{"validate", capture}, {"decode", "--show-content", capture}} {
+	t.Logf("%d families split across two chunks (neither half a credential alone) are e2a.secret findings", nsplit)
+	// decode --show-content shows content, masking what it finds whole
+	// (no carry across chunks: a person's explicit choice on their own
+	// machine), so it reads the capture with no split values.
+	for _, c := range [][]string{{"validate", capture}, {"decode", capture}, {"decode", "--show-content", whole}} {
 		stdout, stderr, _ := corpusProcess(t, nil, nil, c...)
 		auditCheck(t, fams, strings.Join(c[:len(c)-1], " ")+" stdout", stdout)
 		auditCheck(t, fams, strings.Join(c[:len(c)-1], " ")+" stderr", append(stderr, ' '))
@@ -251,7 +300,7 @@ outputs:
 	}
 	cmd, stderr := startE2atap(t, []string{"E2ATAP_FINGERPRINT_KEY=" + corpusFPKey}, "run", "--log-level", "debug", "--config", cfgPath)
 	waitReady(t, listen)
-	capture := auditCapture(t, fams)
+	capture := auditCapture(t, fams, true)
 	if err := os.WriteFile(filepath.Join(logs, "agent.jsonl"), capture, 0o644); err != nil {
 		t.Fatal(err)
 	}
