@@ -453,7 +453,7 @@ var keyTable = &pairTable{
 	},
 	groups: [][]pairWord{
 		{{"pass", false}},
-		{{"pwd", false}},
+		{{"pw", false}},
 		{{"secret", false}},
 		{{"sig", false}},
 		{{"token", false}},

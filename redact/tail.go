@@ -128,7 +128,7 @@ const (
 
 // credWords are the key words and schemes of credentials (specialWords
 // without those of personal data).
-var credWords = []string{"pass", "pwd", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
+var credWords = []string{"pass", "pw", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
 
 // keyWordsWhole are credential key words that hold one of credWords: a
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
