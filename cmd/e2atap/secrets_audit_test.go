@@ -78,9 +78,9 @@ func auditStrings(v string) []string {
 // auditStream is the records of family a's stream: the value in params
 // (each of auditStrings, nested in an array and an object, and as a key),
 // in auth and metadata, in deltas (also split across two), an error's
-// message; a sequence gap
-// gives a finding that names the stream. The last request spells the
-// value with \u00XX escapes.
+// message; a sequence gap gives a finding that names the stream. A
+// request spells the value with \u00XX escapes, and a stream has the
+// value as its id (its gap's finding names it, masked).
 func auditStream(a auditFamily, n int, split bool) []string {
 	ts := "2026-12-02T00:00:00Z"
 	rid := fmt.Sprintf("audit-%03d", n)
@@ -108,7 +108,14 @@ func auditStream(a auditFamily, n int, split bool) []string {
 		resp(3, false, "in_progress", "e2a.chunk", text("split "+a.Value[:half])), // across two chunks
 		resp(4, false, "in_progress", "e2a.chunk", text(a.Value[half:]+" end")),
 		resp(5, true, "failed", "e2a.error", map[string]any{"code": "upstream", "message": "upstream said: " + a.Value}),
-		esc}
+		esc,
+		// The value as a stream's id: its findings (a sequence gap) name
+		// it, masked.
+		jsonLine(map[string]any{"protocol_version": "1.0", "request_id": a.Value, "session_id": a.Value, "channel": "web",
+			"method": "chat.send", "timestamp": ts, "identity_origin": "user", "params": map[string]any{"query": "hi"}}),
+		strings.Replace(resp(0, false, "in_progress", "e2a.chunk", text("a")), `"request_id":"`+rid+`"`, `"request_id":`+strconvQuote(a.Value), 1),
+		strings.Replace(resp(2, true, "succeeded", "e2a.complete", map[string]any{"result": map[string]any{}}), `"request_id":"`+rid+`"`, `"request_id":`+strconvQuote(a.Value), 1),
+	}
 }
 
 // auditUEscape writes every letter and digit of s as a JSON \u00XX
@@ -234,10 +241,14 @@ func TestAuditOffline(t *testing.T) {
 	}
 	auditCheck(t, fams, "validate --log record log", recs)
 	secret, split := map[string]bool{}, map[string]bool{}
+	maskedIDs := 0
 	for _, l := range bytes.Split(bytes.TrimSpace(stdout), []byte("\n")) {
 		var f struct{ Rule, Stream, Message string }
 		if err := json.Unmarshal(l, &f); err != nil {
 			t.Fatalf("not a JSON finding: %s", l)
+		}
+		if strings.HasPrefix(f.Stream, redact.Mask+"(fp:") {
+			maskedIDs++
 		}
 		if f.Rule == "e2a.secret" {
 			secret[f.Stream] = true
@@ -245,6 +256,9 @@ func TestAuditOffline(t *testing.T) {
 				split[f.Stream] = true
 			}
 		}
+	}
+	if maskedIDs < len(fams) {
+		t.Errorf("%d findings name a stream whose id is a credential (masked), want %d at least", maskedIDs, len(fams))
 	}
 	nsplit := 0
 	for n, a := range fams {
