@@ -712,8 +712,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	kc := classifyWords(s, j, ke)
 	queryKey := false
-	if kc == KeyPlain && ke-j == 3 && j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' && atFold(s, j, "key") {
-		kc, queryKey = KeyCredential, true // a URL's ?key=… (Google's APIs, many others): an API key
+	if kc == KeyPlain && j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
+		(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
+		// A URL's ?key=… (Google's APIs, many others): an API key; its
+		// &Signature=… (pre-signed object URLs, webhooks): the request's
+		// signature.
+		kc, queryKey = KeyCredential, true
 	}
 	var k Kind
 	switch kc {

@@ -59,11 +59,12 @@ func classifyWords(s []byte, from, to int) KeyClass {
 	if n < 3 || !mayBeSpecial(k) {
 		return KeyPlain
 	}
-	var prev, last []byte
+	var prev, last, penult []byte
 	kind := KeyPlain
 	words := 0
 	flush := func(w []byte) {
 		before := prev
+		penult = before
 		prev, last = w, w
 		words++
 		if eqFold(w, "id") && eqFold(before, "user") && kind == KeyPlain {
@@ -137,8 +138,12 @@ func classifyWords(s []byte, from, to int) KeyClass {
 	switch {
 	case eqFold(last, "sig") && words == 1, eqFold(last, "auth") && words == 1, // "auth", npm's "_auth"
 		// DB_PASS, MYSQL_PW, X-Amz-Signature: the last word only
-		// ("pass_through", "signature_method" are plain).
-		words > 1 && eqFoldAny(last, "pass", "pw", "signature"), eqFold(k, "signature"):
+		// ("pass_through", "signature_method" are plain), after a word
+		// that names what the password or signature is for: a
+		// "first_pass", a "signature" or a tool's "function_signature"
+		// is what agents' records are full of, and no credential.
+		words > 1 && eqFoldAny(last, "pass", "pw") && eqFoldAny(penult, passOwners...),
+		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...):
 		return KeyCredential
 	case eqFold(last, "token"),
 		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth"):
@@ -152,6 +157,18 @@ func classifyWords(s []byte, from, to int) KeyClass {
 	}
 	return KeyPlain
 }
+
+// passOwners are the words before a last "pass" or "pw" that make the key
+// a password's (DB_PASS, SMTP_PW); signatureOwners those before a last
+// "signature" that make it a request signature (X-Amz-Signature).
+var (
+	passOwners = []string{"db", "database", "mysql", "postgres", "postgresql", "pg", "redis", "smtp", "mail", "email",
+		"admin", "root", "user", "ftp", "sftp", "ldap", "sql", "mongo", "mongodb", "amqp", "rabbitmq", "rabbit", "proxy",
+		"ssh", "login", "account", "app", "api", "service", "wifi", "vpn", "master", "sudo", "keystore", "truststore",
+		"store", "key", "basic", "http", "mqtt", "nats", "kafka", "broker", "registry", "docker", "git", "svn", "jdbc", "oracle", "mssql"}
+	signatureOwners = []string{"amz", "goog", "hmac", "webhook", "oauth", "sas", "url", "request", "jwt", "api", "hub",
+		"slack", "stripe", "twilio", "shopify", "github", "svix", "upload", "s3", "aws", "gcs", "blob", "payload"}
+)
 
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
