@@ -73,12 +73,39 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 		if !ok {
 			break
 		}
-		if m.Kind.Credential() {
+		if m.Kind.Credential() && (m.Kind != redact.KindKeyValue || valueMayBeSecret(s[m.Start:m.End])) {
 			return m.Start, m.End, m.Kind.String(), true
 		}
 		from = m.End
 	}
 	return 0, 0, "", false
+}
+
+// valueMayBeSecret reports whether the value of a credential-named
+// key=value pair in text (the redactor masks every one) may be the
+// credential itself, for rule e2a.secret: not a placeholder or a
+// reference to one ("$PASS", "${DB_PASSWORD}", "<YOUR_API_KEY>",
+// "(enter your password)", "%s", "{{ .Token }}"), not code that reads one
+// (`os.environ[`, `getenv(`), and not a count of under 8 digits
+// ("token: 128 used"): prose and code about credentials, which agents'
+// records are full of, are no violation.
+func valueMayBeSecret(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	switch v[0] {
+	case '$', '(', '<', '{', '[', '%':
+		return false
+	}
+	switch v[len(v)-1] {
+	case '(', '[':
+		return false
+	}
+	digits := true
+	for _, c := range v {
+		digits = digits && c >= '0' && c <= '9'
+	}
+	return !digits || len(v) >= 8
 }
 
 // Key classes of rule e2a.secret, as ScanSecrets reports them.

@@ -103,11 +103,11 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 
 // b64Table finds the encoded token prefixes in a run: a run without one
 // is not decoded.
-var b64Table = newExactTable(encodedNeedles)
+// (b64Table is in tables_gen.go.)
 
 // encodedNeedles is b64Needles, built once for the tables that hold them
 // (its capacity its length: an append to it copies).
-var encodedNeedles = func() []string { n := b64Needles(); return n[:len(n):len(n)] }()
+// (It is in tables_gen.go, made by TestTablesGenerated from b64Needles.)
 
 // decodeB64 decodes src (base64 characters only, no padding) into buf,
 // a trailing partial group as far as it goes, and returns the length.
@@ -168,7 +168,7 @@ func tokenKind(k Kind) bool {
 // prefixes prefixed, jwt and pem look for).
 var tokenPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "-----BEGIN ", "sk-", "sk_live_", "sk_test_",
 	"rk_live_", "rk_test_", "ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-",
-	"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xapp-"}
+	"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-", "xapp-"}
 
 // b64Needles are, for every token prefix and each of the three byte
 // alignments it can have in the encoded stream, the characters of its
@@ -177,22 +177,18 @@ var tokenPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AIza", "eyJ", "---
 // shape holds one of them.
 func b64Needles() []string {
 	const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	seen := map[string]bool{}
-	var out []string
-	add := func(n string) {
-		if len(n) >= 2 && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
+	// Every form of every alignment, in one buffer (two allocations, not
+	// hundreds: this runs at every process start), then the distinct ones.
+	sb := stringsBuf{buf: make([]byte, 0, 4096), ends: make([]int, 0, 256)}
 	for _, p := range tokenPrefixes {
 		for r := 0; r < 3; r++ {
 			// The stream: r unknown bytes, p, unknown bytes; character j
 			// covers bits [6j, 6j+6) and is decided by p when they lie in
 			// [8r, 8(r+len(p))).
-			stream := make([]byte, r+len(p)+3)
+			var stream [32]byte
 			copy(stream[r:], p)
-			var enc []byte
+			var enc [32]byte
+			n := 0
 			for j := 0; 6*j+6 <= 8*(r+len(p)); j++ {
 				if 6*j < 8*r {
 					continue
@@ -203,35 +199,41 @@ func b64Needles() []string {
 					byt, off := (bit+b)/8, 7-(bit+b)%8
 					v = v<<1 | int(stream[byt]>>off&1)
 				}
-				enc = append(enc, std[v])
+				enc[n] = std[v]
+				n++
 			}
-			e := string(enc)
-			url := []byte(e)
-			for k, c := range url {
+			e := enc[:n]
+			sb.buf = append(sb.buf, e...)
+			sb.end()
+			for _, c := range e { // URL-safe
 				switch c {
 				case '+':
-					url[k] = '-'
+					c = '-'
 				case '/':
-					url[k] = '_'
+					c = '_'
 				}
+				sb.buf = append(sb.buf, c)
 			}
-			add(e)
-			add(string(url))
-			add(replaceSlash(e))
+			sb.end()
+			for _, c := range e { // '/' as JSON's "\/"
+				if c == '/' {
+					sb.buf = append(sb.buf, '\\')
+				}
+				sb.buf = append(sb.buf, c)
+			}
+			sb.end()
+		}
+	}
+	all := sb.strings()
+	seen := make(map[string]bool, len(all))
+	out := all[:0]
+	for _, n := range all {
+		if len(n) >= 2 && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
 	return out
-}
-
-func replaceSlash(s string) string {
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }
 
 // identifier reports whether a mixed-case token reads as a program's

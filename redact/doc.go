@@ -12,7 +12,16 @@
 //
 // Provider tokens with a fixed shape (vendor.go: npm_, hf_, pypi-, SendGrid
 // SG.….…, Twilio SK/AC+32 hex, Discord, Telegram bot tokens, dapi, dop_v1_,
-// shpat_, sq0atp-, Mailgun key-, glrt-…) are KindVendorToken, a credential.
+// shpat_, sq0atp-, Mailgun key-, GitLab's glrt-/glft-/gloas-/GR1348941…,
+// Vault hvs./hvb., Google ya29./1//0/GOCSPX-, Azure AD client secrets
+// …8Q~…, Atlassian ATATT3…, Grafana glc_/glsa_, Slack and Discord webhook
+// URLs) are KindVendorToken, a credential. Shapes are also found in JSON
+// text read as text (after a "\n" or "\t" escape, a "\u0026" before a
+// key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
+// (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).
+// The audit corpus (testdata/audit) holds a fake value of every family's
+// documented shape in every position; TestAuditCorpus and cmd/e2atap's
+// TestAudit* hold every output to it.
 // Payment card numbers (issuer prefix and Luhn), IBANs (mod 97) and North
 // American phone numbers ("(415) 555-0132", "415-555-0132") are personal
 // data: masked, never an e2a.secret finding. Deliberately not masked:

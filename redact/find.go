@@ -163,7 +163,7 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 				return m, true
 			}
 		case a&aScheme != 0:
-			if i == 0 || !is(s[i-1], cUpper|cLower) {
+			if i == 0 || !is(s[i-1], cUpper|cLower) || escLetter(s, i-1) {
 				if m, ok := scheme(s, i); ok {
 					return m, true
 				}
@@ -284,7 +284,7 @@ func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 // part of; the start of a match may be before i (never before from).
 func prefixed(s []byte, from, i int) (Match, bool) {
 	if c := s[i]; (c == '-' || c == '_') && i > 0 && is(s[i-1], cDigit) &&
-		!(c == '-' && at(s, i, "-----BEGIN ")) && !(c == '_' && i >= 2 && s[i-2] == 'r' && s[i-1] == '8') {
+		!(c == '-' && atBegin(s, i)) && !(c == '_' && i >= 2 && s[i-2] == 'r' && s[i-1] == '8') {
 		// Every prefix but r8_ (Replicate) has a letter before its
 		// separator: "2026-03-29", "req-000007-f3a6" cost nothing more.
 		return Match{}, false
@@ -306,6 +306,26 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindGoogle
 		} else if st, e, ok = telegram(s, i); ok {
 			k = KindVendorToken
+		} else if at(s, i, "AAAAAAAAAAAAAAAAAAAAA") && wordStart(s, i) {
+			// A Twitter (X) app-only bearer token: 21 or more 'A's, then
+			// the rest URL-encoded.
+			st, e = i, i
+			for e < len(s) && (is(s[e], alnum) || s[e] == '%') {
+				e++
+			}
+			if ok = e-i >= 80; ok {
+				k = KindVendorToken
+			}
+		} else if (at(s, i, "ATATT3") || at(s, i, "ATCTT3")) && wordStart(s, i) {
+			// An Atlassian API token: a long base64url body, '=' and a
+			// checksum.
+			st, e = i, run(s, i+6, word)
+			if e < len(s) && s[e] == '=' {
+				e = run(s, e+1, word)
+			}
+			if ok = e-i >= 100; ok {
+				k = KindVendorToken
+			}
 		}
 	case 'J': // eyJ
 		if i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' {
@@ -314,15 +334,20 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindJWT
 		}
 	case '-':
+		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
+			if m, ok := flagValue(s, from, i); ok {
+				return m, true
+			}
+		}
 		switch {
-		case at(s, i, "-----BEGIN "):
+		case atBegin(s, i):
 			if i >= from {
 				return pem(s, i)
 			}
 		case i >= 2 && s[i-2] == 's' && s[i-1] == 'k':
 			// sk- after a letter or digit is a word ("task-1234"); after
 			// '-' or '_' it is a key glued to an id ("idsk-sk-proj-…").
-			if st = i - 2; st == 0 || !is(s[st-1], alnum) {
+			if st = i - 2; wordStart(s, st) {
 				e, ok = token(s, st, "sk-", 8, word)
 				k = KindSK
 			}
@@ -332,7 +357,7 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindGitLab
 		case i >= 4 && at(s, i-4, "xox"):
 			switch s[i-1] {
-			case 'a', 'b', 'p', 'r', 's', 'o':
+			case 'a', 'b', 'p', 'r', 's', 'o', 'e':
 				st = i - 4
 				e, ok = token(s, i, "-", 10, alnum|cDash)
 				k = KindSlack
@@ -480,26 +505,69 @@ func holdsMask(s []byte) bool {
 // isMask reports a value this package wrote: "******…".
 func isMask(s []byte, i int) bool { return at(s, i, "******") }
 
+// escLetter reports the letter of a JSON escape at s[p] ("\n", "\t",
+// "\r", "\b", "\f": an odd run of backslashes before it), as JSON text
+// read as text shows it: a word after it starts after the letter
+// ("first line\nhf_…" holds the token "hf_…").
+func escLetter(s []byte, p int) bool { return p >= 1 && s[p-1] == '\\' && escLetterAfter(s, p) }
+
+// escLetterAfter is escLetter past the backslash before s[p].
+func escLetterAfter(s []byte, p int) bool {
+	switch s[p] {
+	case 'n', 't', 'r', 'b', 'f':
+	default:
+		return false
+	}
+	k := p - 1
+	for k > 0 && s[k-1] == '\\' {
+		k--
+	}
+	return (p-k)%2 == 1
+}
+
+// wordStart reports whether s[p] starts a word: no letter or digit
+// before it, or the letter of a JSON escape (escLetter).
+func wordStart(s []byte, p int) bool { return p == 0 || !is(s[p-1], alnum) || escLetter(s, p-1) }
+
+// atBegin reports a PEM header's "-----BEGIN " at s[i], also with its
+// space URL-encoded as '+' (a form).
+func atBegin(s []byte, i int) bool {
+	return at(s, i, "-----BEGIN") && i+10 < len(s) && (s[i+10] == ' ' || s[i+10] == '+')
+}
+
+// atSpaced is at, a space of p matching ' ' or '+'.
+func atSpaced(s []byte, i int, p string) bool {
+	if i < 0 || len(s)-i < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		if c := s[i+k]; c != p[k] && !(p[k] == ' ' && c == '+') {
+			return false
+		}
+	}
+	return true
+}
+
 // pem matches a PEM private key block at s[i] ("-----BEGIN … PRIVATE KEY-----"):
 // up to the matching "-----END …-----", or, without one, to the end of the
 // base64 run (line breaks, literal "\n" escapes included).
 func pem(s []byte, i int) (Match, bool) {
-	if !at(s, i, "-----BEGIN ") {
+	if !atBegin(s, i) {
 		return Match{}, false
 	}
 	j := i + len("-----BEGIN ")
 	h := j
-	for j < len(s) && j-h < 40 && (is(s[j], cUpper|cDigit) || s[j] == ' ') {
+	for j < len(s) && j-h < 40 && (is(s[j], cUpper|cDigit) || s[j] == ' ' || s[j] == '+') {
 		j++
 	}
-	if !(at(s, j-len("PRIVATE KEY"), "PRIVATE KEY") || j-h >= len("PRIVATE KEY BLOCK") && at(s, j-len("PRIVATE KEY BLOCK"), "PRIVATE KEY BLOCK")) || !at(s, j, "-----") {
+	if !(atSpaced(s, j-len("PRIVATE KEY"), "PRIVATE KEY") || j-h >= len("PRIVATE KEY BLOCK") && atSpaced(s, j-len("PRIVATE KEY BLOCK"), "PRIVATE KEY BLOCK")) || !at(s, j, "-----") {
 		return Match{}, false
 	}
 	j += 5
 	for k := j; k < len(s) && k-j < 1<<16; k++ {
 		c := s[k]
 		if c == '-' {
-			if at(s, k, "-----END ") {
+			if at(s, k, "-----END ") || at(s, k, "-----END+") {
 				e := k + len("-----END ")
 				for e < len(s) && e-k < 60 && s[e] != '-' {
 					e++
@@ -508,12 +576,12 @@ func pem(s []byte, i int) (Match, bool) {
 			}
 			continue
 		}
-		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' {
+		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' && c != '%' {
 			return Match{i, k, KindPrivateKey}, true
 		}
 	}
 	e := j
-	for e < len(s) && e-j < 1<<16 && (is(s[e], alnum|cB64) || s[e] == '=' || s[e] == '\n' || s[e] == '\r' || s[e] == '\\') {
+	for e < len(s) && e-j < 1<<16 && (is(s[e], alnum|cB64) || s[e] == '=' || s[e] == '\n' || s[e] == '\r' || s[e] == '\\' || s[e] == '%') {
 		e++
 	}
 	return Match{i, e, KindPrivateKey}, true
@@ -525,16 +593,93 @@ func pem(s []byte, i int) (Match, bool) {
 func sep(s []byte, from, i int) (Match, bool) {
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
+			if m, ok := webhook(s, i+3, "/"); ok {
+				return m, true
+			}
 			return userinfo(s, i+3, false)
 		}
 		if at(s, i+1, `\/\/`) {
+			if m, ok := webhook(s, i+5, `\/`); ok {
+				return m, true
+			}
 			return userinfo(s, i+5, true)
 		}
 		if m, ok := hostUserinfo(s, from, i); ok {
 			return m, true
 		}
 	}
-	return keyValue(s, from, i, i+1, false)
+	v := i + 1
+	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
+		v++ // password => "…" (Ruby, PHP, Perl), password := "…" (Go)
+	} else if s[i] == '=' && at(s, v, `\u003e`) {
+		v += 6 // "=>" in JSON text held in a string, HTML-escaped (Go)
+	} else if s[i] == ':' && i > from && s[i-1] == ' ' && v < len(s) && is(s[v], cUpper|cLower) {
+		// "credential :password => …": a Ruby symbol, no separator.
+		return Match{}, false
+	}
+	return keyValue(s, from, i, v, false)
+}
+
+// flagValue matches the value of a command-line flag under a credential
+// name given as the next argument ("--password hunter2", "--api-key …",
+// "--token=…" is a key=value pair), and the password of "-u user:pw" /
+// "--user user:pw" (curl). s[i] is the first '-' of "--" or of "-u"; a
+// flag starts the text or follows white space or a quote.
+func flagValue(s []byte, from, i int) (Match, bool) {
+	if i > from && s[i-1] != ' ' && s[i-1] != '\t' && s[i-1] != '"' && s[i-1] != '\'' && s[i-1] != '+' && !escLetter(s, i-1) {
+		return Match{}, false
+	}
+	k := i + 1
+	if k < len(s) && s[k] == '-' {
+		k++
+	}
+	e := run(s, k, alnum|cDash|cUnder)
+	if e == k || e >= len(s) || s[e] != ' ' && s[e] != '+' {
+		return Match{}, false
+	}
+	form := s[e] == '+' // a command line in a URL-encoded form: '+' is a space
+	v := e + 1
+	if v >= len(s) || s[v] == '-' || s[v] == ' ' || s[v] == '+' || isMask(s, v) {
+		return Match{}, false
+	}
+	end := v
+	if s[v] == '"' || s[v] == '\'' {
+		end = v + 1
+		for end < len(s) && end-v < 1<<12 && s[end] != s[v] && s[end] != '\n' {
+			end++
+		}
+		if end >= len(s) || s[end] != s[v] {
+			return Match{}, false
+		}
+		v++
+	} else {
+		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
+			end++
+		}
+	}
+	if end == v || isMask(s, v) {
+		return Match{}, false
+	}
+	if k-i == 1 && e-k == 1 && s[k] == 'u' || k-i == 2 && eqFold(s[k:e], "user") {
+		// curl's -u user:password: the password.
+		for c := v; c < end; c++ {
+			p := c + 1
+			if form && atFold(s, c, "%3a") {
+				p = c + 3
+			} else if s[c] != ':' {
+				continue
+			}
+			if p < end && !isMask(s, p) {
+				return Match{p, end, KindKeyValue}, true
+			}
+			break
+		}
+		return Match{}, false
+	}
+	if k-i != 2 || !classifyWords(s, k, e).Credential() {
+		return Match{}, false
+	}
+	return Match{v, end, KindKeyValue}, true
 }
 
 // keyValue is the value after a credential-named key: the key ends before
@@ -544,7 +689,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	// The key: skip back over spaces and a closing quote (`"`, `'`, `\"`,
 	// `\\\"` in a JSON text held in a JSON string).
 	j := i
-	for j > from && j > i-4 && s[j-1] == ' ' {
+	for j > from && j > i-4 && (s[j-1] == ' ' || encoded && s[j-1] == '+') {
 		j--
 	}
 	quotedKey := false
@@ -554,15 +699,26 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		for n := 0; n < 7 && j > from && s[j-1] == '\\'; n++ {
 			j--
 		}
+	} else if encoded && j-3 >= from && (atFold(s, j-3, "%22") || atFold(s, j-3, "%27")) {
+		j -= 3 // an encoded quote ("%22SecretAccessKey%22%3A%22…")
 	}
 	ke := j
 	for j > from && ke-j < 64 && is(s[j-1], word|cKey) {
 		j--
 	}
+	j = keyStart(s, from, j, ke)
 	if j == ke {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
+	queryKey := false
+	if kc == KeyPlain && j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
+		(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
+		// A URL's ?key=… (Google's APIs, many others): an API key; its
+		// &Signature=… (pre-signed object URLs, webhooks): the request's
+		// signature.
+		kc, queryKey = KeyCredential, true
+	}
 	var k Kind
 	switch kc {
 	case KeyCredential, KeyToken, KeyRef:
@@ -582,10 +738,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	// The value: spaces, an optional opening quote, then to the closing
 	// quote, or (unquoted) to a delimiter.
-	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t') {
+	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t' || encoded && s[v] == '+') {
 		v++
 	}
 	var quote byte
+	quoteBS := 0 // the backslashes before an escaped opening quote
 	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
 		quote = s[v]
 		v++
@@ -595,10 +752,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			b++
 		}
 		if b < len(s) && s[b] == '"' {
-			quote = '\\'
+			quote, quoteBS = '\\', b-v
 			v = b + 1
 		}
-	} else if encoded && at(s, v, "%22") {
+	} else if encoded && (atFold(s, v, "%22") || atFold(s, v, "%27")) {
 		v += 3
 	}
 	if k == KindAuthorization {
@@ -616,11 +773,35 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
-	for e < len(s) && e-v < 1<<16 && !(encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey)) {
+	for e < len(s) && e-v < 1<<16 {
+		if quote == '\\' && s[e] == '\\' {
+			// A value in escaped quotes (JSON held in a JSON string) ends
+			// at a quote escaped as the opening one was; other escapes
+			// are its content ("\\n" in a PEM block, "\\\"" a quote
+			// inside it).
+			b := e
+			for b < len(s) && s[b] == '\\' {
+				b++
+			}
+			if b >= len(s) || s[b] == '"' && b-e == quoteBS {
+				break
+			}
+			e = b
+			continue
+		}
+		if encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey) {
+			break
+		}
 		e++
 	}
 	if e == v || isMask(s, v) {
 		return Match{}, false
+	}
+	if queryKey {
+		// A token of a known shape keeps its kind ("?key=AIza…" is google).
+		if x, ok := find(s[:e], v); ok && x.Start == v && x.Kind.Credential() {
+			return x, true
+		}
 	}
 	return Match{v, e, k}, true
 }
@@ -645,6 +826,72 @@ func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
 	return false
 }
 
+// webhookPaths are the URLs whose path is the credential (incoming
+// webhooks: who has the URL can post), up to the path's secret part.
+var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/",
+	"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"}
+
+// webhook matches the path of a webhook URL whose authority starts at
+// s[i], its slashes written as slash ("/", JSON's "\/", URL-encoded
+// "%2f", any case): from the path's first segment after webhookPaths to the end of
+// the path.
+func webhook(s []byte, i int, slash string) (Match, bool) {
+	if i >= len(s) || s[i] != 'h' && s[i] != 'd' {
+		return Match{}, false
+	}
+	for _, p := range webhookPaths {
+		j, k := i, 0
+		for ; k < len(p) && j < len(s); k++ {
+			if p[k] == '/' {
+				if !atFold(s, j, slash) {
+					break
+				}
+				j += len(slash)
+				continue
+			}
+			if s[j] != p[k] {
+				break
+			}
+			j++
+		}
+		if k < len(p) {
+			continue
+		}
+		e := j
+		for e < len(s) {
+			if is(s[e], word) {
+				e++
+			} else if atFold(s, e, slash) {
+				e += len(slash)
+			} else {
+				break
+			}
+		}
+		if e-j < 8 || isMask(s, j) {
+			return Match{}, false
+		}
+		return Match{j, e, KindVendorToken}, true
+	}
+	return Match{}, false
+}
+
+// keyStart is where a key whose run of key bytes is s[j:ke] starts: after
+// the letter of a JSON escape ("\\napi-key: …"), the two hex digits of a
+// URL-encoded delimiter ("%26sig%3D…") or the hex of a \u00XX escape
+// ("\u0026token=…") that begin the run.
+func keyStart(s []byte, from, j, ke int) int {
+	if j > from && j < ke && escLetter(s, j) {
+		return j + 1
+	}
+	if j > from && s[j-1] == '%' && ke-j > 2 && hexVal(s[j]) >= 0 && hexVal(s[j+1]) >= 0 {
+		return j + 2
+	}
+	if j > from && s[j-1] == '\\' && ke-j > 5 && s[j] == 'u' && s[j+1] == '0' && s[j+2] == '0' && hexVal(s[j+3]) >= 0 && hexVal(s[j+4]) >= 0 {
+		return j + 5 // "\u0026sig=…": JSON text held in a string, its '&' escaped
+	}
+	return j
+}
+
 // userinfo matches the userinfo of a URL whose authority starts at s[i]:
 // up to '@', before any '/', '?', '#', white space or quote.
 func userinfo(s []byte, i int, escaped bool) (Match, bool) {
@@ -665,6 +912,29 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 			if escaped {
 				return Match{}, false
 			}
+		}
+	}
+	return Match{}, false
+}
+
+// encodedUserinfo is userinfo in a URL-encoded text: the authority starts
+// at s[i] (after "%3A%2F%2F"), the userinfo ends at "%40", before a
+// delimiter or the encoding of one ("%2F", "%3F", "%23", "%20").
+func encodedUserinfo(s []byte, i int) (Match, bool) {
+	for j := i; j < len(s) && j-i < 512; j++ {
+		switch s[j] {
+		case '%':
+			switch {
+			case atFold(s, j, "%40"):
+				if j == i || j+3 >= len(s) || !is(s[j+3], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
+					return Match{}, false
+				}
+				return Match{i, j, KindURLUserinfo}, true
+			case atFold(s, j, "%2f"), atFold(s, j, "%3f"), atFold(s, j, "%23"), atFold(s, j, "%20"), atFold(s, j, "%22"):
+				return Match{}, false
+			}
+		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '&', '+', '\\':
+			return Match{}, false
 		}
 	}
 	return Match{}, false
@@ -841,9 +1111,35 @@ func number(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 // numberAt is number without the check of what follows a match.
 func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int) {
 	c := s[i]
+	if mayDigitShape(s, i) {
+		if st, e, ok := digitShape(s, from, i); ok {
+			return Match{st, e, KindVendorToken}, true, 0
+		}
+	}
+	if c == '0' && i >= from+2 && i+3 < len(s) && s[i-1] == 'u' && s[i-2] == '\\' && s[i+1] == '0' && s[i+2] == '3' && (s[i+3]|0x20 == 'd' || s[i+3]|0x20 == 'a') {
+		// password\u003dhunter2: a key=value pair in JSON text held in a
+		// string, its '=' escaped (Gson).
+		if m, ok := keyValue(s, from, i-2, i+4, false); ok {
+			return m, true, 0
+		}
+	}
 	if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
-		// password%3Dhunter2: a key=value pair in a URL-encoded text.
-		if m, ok := keyValue(s, from, i-1, i+2, true); ok {
+		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") {
+			// postgres%3A%2F%2Fapp%3Apw%40db: a URL's userinfo, encoded.
+			if m, ok := webhook(s, i+8, "%2f"); ok {
+				return m, true, 0
+			}
+			if m, ok := encodedUserinfo(s, i+8); ok {
+				return m, true, 0
+			}
+		}
+		// password%3Dhunter2: a key=value pair in a URL-encoded text
+		// ("%3D%3E" is "=>", "%3A%3D" ":=").
+		v := i + 2
+		if atFold(s, v, "%3e") && s[i+1]|0x20 == 'd' || atFold(s, v, "%3d") && s[i+1]|0x20 == 'a' {
+			v += 3
+		}
+		if m, ok := keyValue(s, from, i-1, v, true); ok {
 			return m, true, 0
 		}
 	}
@@ -852,7 +1148,7 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			return Match{i - 2, e, KindIBAN}, true, 0
 		}
 	}
-	if i > 0 && (is(s[i-1], alnum) || s[i-1] == '+' || afterMask(s, i) || inFingerprint(s, i)) {
+	if i > 0 && (is(s[i-1], alnum) && !escLetter(s, i-1) || s[i-1] == '+' || afterMask(s, i) || inFingerprint(s, i)) {
 		// A digit inside a word: the word may be a random token.
 		if m, ok, next := highEntropy(s, from, i, b64); ok || next > i {
 			return m, ok, next
@@ -921,6 +1217,9 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	a := i
 	for a > from && is(s[a-1], word) {
 		a--
+	}
+	if a > from && escLetter(s, a) {
+		a++ // "\\nSK…": the word starts after the escape
 	}
 	if m, ok := b64.check(s, from, a, i); ok {
 		if m.Start > i {
@@ -1139,12 +1438,12 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 			break
 		}
 		if x.Start >= nt {
-			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt) {
+			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential()) {
 				return joined, x, true
 			}
 			break
 		}
-		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End)) {
+		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End, true)) {
 			// Across the boundary, or a credential in tail that only
 			// head makes one ("bus:pw" | "@kafka-1:9092").
 			return joined, x, true
@@ -1155,14 +1454,15 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 }
 
 // inHead reports whether head alone has the match head[start:end] (and
-// so for tail).
-func inHead(head []byte, start, end int) bool {
+// so for tail); cred: as a credential ("token=" | "<32 random>" is a
+// credential, the random run alone only high_entropy).
+func inHead(head []byte, start, end int, cred bool) bool {
 	for from := 0; from <= start; {
 		m, ok := find(head, from)
 		if !ok || m.Start > start {
 			return false
 		}
-		if m.Start == start && m.End == end {
+		if m.Start == start && m.End == end && (!cred || m.Kind.Credential()) {
 			return true
 		}
 		from = max(m.End, from+1)

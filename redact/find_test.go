@@ -196,6 +196,11 @@ func TestClassifyKey(t *testing.T) {
 		"1private_key": KeyCredential, "x9password": KeyCredential, "oauth2_token": KeyToken, "1token": KeyToken, "api2Key": KeyPlain,
 		"agent_ref": KeyRef, "auth2": KeyPlain, "T12": KeyPlain, "req-000007": KeyPlain, "key1": KeyPlain,
 		"sha256_key": KeyPlain, "max_tokens2": KeyPlain, "token2_count": KeyPlain, "user1_id": KeyPlain, "password2_hint": KeyPlain,
+		// A last "pass", "pw" or "signature" after a word naming what it is
+		// for; agents' records are full of the others.
+		"DB_PASS": KeyCredential, "MYSQL_PW": KeyCredential, "smtpPass": KeyCredential, "X-Amz-Signature": KeyCredential,
+		"x-hub-signature": KeyCredential, "first_pass": KeyPlain, "bypass": KeyPlain, "second_pass": KeyPlain,
+		"signature": KeyPlain, "function_signature": KeyPlain, "tool_signature": KeyPlain, "methodSignature": KeyPlain,
 	}
 	for k, want := range cases {
 		if got := ClassifyKey(k); got != want {

@@ -59,11 +59,12 @@ func classifyWords(s []byte, from, to int) KeyClass {
 	if n < 3 || !mayBeSpecial(k) {
 		return KeyPlain
 	}
-	var prev, last []byte
+	var prev, last, penult []byte
 	kind := KeyPlain
 	words := 0
 	flush := func(w []byte) {
 		before := prev
+		penult = before
 		prev, last = w, w
 		words++
 		if eqFold(w, "id") && eqFold(before, "user") && kind == KeyPlain {
@@ -87,9 +88,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 				kind = KeyCookie
 			}
 		case eqFoldAny(w, "pwd", "passphrase", "bearer", "apikey", "privatekey", "accesskey", "secretkey",
-			"accountkey", "credential", "credentials", "creds", "signingkey", "sessionkey"):
+			"accountkey", "credential", "credentials", "creds", "signingkey", "sessionkey", "sharedaccesskey", "subscriptionkey", "appkey"):
 			kind = KeyCredential
-		case eqFold(w, "key") && eqFoldAny(before, "api", "private", "access", "secret", "signing", "encryption", "account", "master", "session", "client"):
+		case eqFold(w, "key") && eqFoldAny(before, "api", "private", "access", "secret", "signing", "encryption", "account", "master", "session", "client",
+			"subscription", "functions", "app", "admin", "service", "write", "license", "deploy", "root", "shared", "storage", "ingest", "auth"):
 			kind = KeyCredential
 		case eqFold(w, "userid"):
 			if kind == KeyPlain {
@@ -134,7 +136,14 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		return kind
 	}
 	switch {
-	case eqFold(last, "sig") && words == 1, eqFold(k, "auth"):
+	case eqFold(last, "sig") && words == 1, eqFold(last, "auth") && words == 1, // "auth", npm's "_auth"
+		// DB_PASS, MYSQL_PW, X-Amz-Signature: the last word only
+		// ("pass_through", "signature_method" are plain), after a word
+		// that names what the password or signature is for: a
+		// "first_pass", a "signature" or a tool's "function_signature"
+		// is what agents' records are full of, and no credential.
+		words > 1 && eqFoldAny(last, "pass", "pw") && eqFoldAny(penult, passOwners...),
+		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...):
 		return KeyCredential
 	case eqFold(last, "token"),
 		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth"):
@@ -149,20 +158,36 @@ func classifyWords(s []byte, from, to int) KeyClass {
 	return KeyPlain
 }
 
+// passOwners are the words before a last "pass" or "pw" that make the key
+// a password's (DB_PASS, SMTP_PW); signatureOwners those before a last
+// "signature" that make it a request signature (X-Amz-Signature).
+var (
+	passOwners = []string{"db", "database", "mysql", "postgres", "postgresql", "pg", "redis", "smtp", "mail", "email",
+		"admin", "root", "user", "ftp", "sftp", "ldap", "sql", "mongo", "mongodb", "amqp", "rabbitmq", "rabbit", "proxy",
+		"ssh", "login", "account", "app", "api", "service", "wifi", "vpn", "master", "sudo", "keystore", "truststore",
+		"store", "key", "basic", "http", "mqtt", "nats", "kafka", "broker", "registry", "docker", "git", "svn", "jdbc", "oracle", "mssql"}
+	signatureOwners = []string{"amz", "goog", "hmac", "webhook", "oauth", "sas", "url", "request", "jwt", "api", "hub",
+		"slack", "stripe", "twilio", "shopify", "github", "svix", "upload", "s3", "aws", "gcs", "blob", "payload"}
+)
+
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
-var specialWords = []string{"pass", "pwd", "phone", "secret", "sig", "token", "tel", "auth", "key",
+var specialWords = []string{"pass", "pw", "phone", "secret", "sig", "token", "tel", "auth", "key",
 	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
 
-// pairTable indexes words by their first two bytes: pair[a][b] is 1 + the
-// index in groups of the words starting with ab. A word is compared
-// ASCII case-insensitively (it is given in lower case) or, if exact, only
-// as it is spelled.
+// pairTable indexes words by their first two bytes: a word starting with
+// ab is in group pair(a, b)-1. A word is compared ASCII
+// case-insensitively (it is given in lower case) or, if exact, only as it
+// is spelled. (A table of only the rows of bytes that start a word, 16
+// KiB instead of 64, made anyWord 8% slower: its row look-up and pair
+// look-up then depend on each other, here they are issued together.)
 type pairTable struct {
 	// first[a]: a word starts with a (pair[a] is not all zero), looked
 	// at first: 256 bytes that stay in cache where pair's rows do not.
-	first  [256]bool
-	pair   [256][256]uint8
+	first [256]bool
+	// pair[a][b]: 1 + the group of the words starting ab, or 0.
+	pair [256][256]uint8
+	// groups[g] are the words of group g, slices of one array.
 	groups [][]pairWord
 	// high: a word starts with a byte >= 0x80 (else anyWord skips runs
 	// of them eight at a time: text in most scripts but Latin).
@@ -180,22 +205,40 @@ func newPairTable(words []string) *pairTable { return makePairTable(words, nil) 
 func newExactTable(words []string) *pairTable { return makePairTable(nil, words) }
 
 // makePairTable indexes folded words (lower case, any case matches) and
-// exact ones in one table: one look-up a byte finds either.
+// exact ones in one table: one look-up a byte finds either. Folded words
+// come first: a folded word's variants share a group. The groups are
+// slices of one array (a few allocations, not one a word: the tables are
+// made at every process start).
 func makePairTable(folded, exact []string) *pairTable {
 	t := &pairTable{}
-	add := func(w string, ex bool) {
-		var fa, fb [2]byte
-		as, bs := foldBytes(&fa, w[0]), foldBytes(&fb, w[1])
+	n := len(folded) + len(exact)
+	word := func(k int) (string, bool) {
+		if k < len(folded) {
+			return folded[k], false
+		}
+		return exact[k-len(folded)], true
+	}
+	variants := func(w string, ex bool, fa, fb *[2]byte) ([]byte, []byte) {
+		as, bs := foldBytes(fa, w[0]), foldBytes(fb, w[1])
 		if ex {
 			as, bs = as[:1], bs[:1]
 		}
+		return as, bs
+	}
+	groupOf := make([]uint8, n)
+	var counts [256]uint16
+	groups := 0
+	for k := 0; k < n; k++ {
+		w, ex := word(k)
+		var fa, fb [2]byte
+		as, bs := variants(w, ex, &fa, &fb)
 		g := int(t.pair[as[0]][bs[0]])
 		if g == 0 {
-			if len(t.groups) == 255 {
+			if groups == 255 {
 				panic("redact: more than 255 two-byte groups of words")
 			}
-			t.groups = append(t.groups, nil)
-			g = len(t.groups)
+			groups++
+			g = groups
 			for _, a := range as {
 				t.first[a] = true
 				for _, b := range bs {
@@ -203,13 +246,20 @@ func makePairTable(folded, exact []string) *pairTable {
 				}
 			}
 		}
-		t.groups[g-1] = append(t.groups[g-1], pairWord{w, ex})
+		groupOf[k] = uint8(g)
+		counts[g]++
 	}
-	for _, w := range folded { // first: a folded word's variants share a group
-		add(w, false)
+	words := make([]pairWord, n)
+	t.groups = make([][]pairWord, groups)
+	k0 := 0
+	for g := range t.groups {
+		t.groups[g] = words[k0 : k0 : k0+int(counts[g+1])]
+		k0 += int(counts[g+1])
 	}
-	for _, w := range exact {
-		add(w, true)
+	for k := 0; k < n; k++ {
+		w, ex := word(k)
+		g := int(groupOf[k]) - 1
+		t.groups[g] = append(t.groups[g], pairWord{w, ex}) // within its capacity: no allocation
 	}
 	for c := 0x80; c < 256; c++ {
 		t.high = t.high || t.first[c]
@@ -256,7 +306,7 @@ func foldBytes(buf *[2]byte, c byte) []byte {
 	return buf[:1]
 }
 
-var specialTable = newPairTable(specialWords)
+// (specialTable is in tables_gen.go.)
 
 // mayBeSpecial is a one-pass pre-check for ClassifyKey.
 func mayBeSpecial(k []byte) bool { return anyWord(specialTable, k) }
@@ -303,50 +353,85 @@ func containsFold(k []byte, p string) bool {
 // encoded forms of the token prefixes (b64Needles, b64Table: compared as
 // they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
-	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-",
-	"xapp-", "bearer", "basic", "://", `:\/\/`}
+	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
+	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
 
-var needleTable = makePairTable(append(append(append([]string(nil), specialWords...), credNeedles...), vendorNeedles()...),
-	append(encodedNeedles, exactVendorNeedles()...))
+// (needleTable is in tables_gen.go.)
 
 // vendorNeedles are the prefixes of KindVendorToken (compared
 // case-insensitively).
-func vendorNeedles() (w []string) {
+func vendorNeedles() []string {
+	var sb stringsBuf
 	for _, byLen := range vendorPrefixes {
 		for _, vs := range byLen {
 			for _, v := range vs {
-				w = append(w, lowerString(v.p[:v.sep+1]))
+				for _, c := range []byte(v.p[:v.sep+1]) {
+					sb.buf = append(sb.buf, lower(c))
+				}
+				sb.end()
 			}
 		}
 	}
-	return append(w, "dapi")
+	sb.buf = append(sb.buf, "dapi"...)
+	sb.end()
+	return sb.strings()
+}
+
+// stringsBuf builds many short strings with two allocations (their bytes
+// in one string, and the slice): the needle lists are made at every
+// process start.
+type stringsBuf struct {
+	buf  []byte
+	ends []int
+}
+
+// end ends the string being appended to buf.
+func (b *stringsBuf) end() { b.ends = append(b.ends, len(b.buf)) }
+
+func (b *stringsBuf) strings() []string {
+	all := string(b.buf)
+	out := make([]string, len(b.ends))
+	from := 0
+	for k, e := range b.ends {
+		out[k] = all[from:e]
+		from = e
+	}
+	return out
 }
 
 // exactVendorNeedles are the starts of the KindVendorToken shapes found at
 // a digit, spelled as they are: Twilio's SK/AC and a hex digit, SendGrid's
 // "SG.", Telegram's ":AA", and the first three bytes of a Discord token
-// (base64 of a user id's first two digits).
-func exactVendorNeedles() (w []string) {
-	for _, c := range "0123456789abcdef" {
-		w = append(w, "SK"+string(c), "AC"+string(c))
+// (base64 of a user id's first two digits); and a part of the shapes of
+// digitShape, digitToken and the Atlassian tokens, chosen so that the
+// needle's first byte is rare in records ("vs." of Vault's "hvs.", "a29."
+// of "ya29.", "//0" of "1//0…", "R1348941" of GitLab's "GR1348941"): every
+// needle's first byte costs a look-up of the second.
+func exactVendorNeedles() []string {
+	sb := stringsBuf{buf: make([]byte, 0, 512), ends: make([]int, 0, 160)}
+	for _, c := range []byte("0123456789abcdef") {
+		sb.buf = append(sb.buf, 'S', 'K', c)
+		sb.end()
+		sb.buf = append(sb.buf, 'A', 'C', c)
+		sb.end()
 	}
-	w = append(w, "SG.", ":AA")
+	for _, n := range digitNeedles {
+		sb.buf = append(sb.buf, n...)
+		sb.end()
+	}
 	for d0 := byte('1'); d0 <= '9'; d0++ {
 		for d1 := byte('0'); d1 <= '9'; d1++ {
 			const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-			w = append(w, string([]byte{b64[d0>>2], b64[(d0&3)<<4|d1>>4], b64[(d1&15)<<2]}))
+			sb.buf = append(sb.buf, b64[d0>>2], b64[(d0&3)<<4|d1>>4], b64[(d1&15)<<2])
+			sb.end()
 		}
 	}
-	return w
+	return sb.strings()
 }
 
-func lowerString(s string) string {
-	b := []byte(s)
-	for i := range b {
-		b[i] = lower(b[i])
-	}
-	return string(b)
-}
+// digitNeedles are the exact needles of the shapes found at a digit or
+// 'A' that no prefix table holds (see exactVendorNeedles).
+var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA"}
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and

@@ -168,6 +168,15 @@ func Contains[T Text](s T) bool {
 	return ok
 }
 
+// HasASCIIEscape reports a JSON escape of a printable ASCII byte (\u0020
+// to \u007f) in s: text that may spell a shape differently.
+func HasASCIIEscape(s []byte) bool { return hasASCIIEscape(s) }
+
+// UnescapeASCII appends s with its \u00XX escapes of ASCII bytes and its
+// "\/" decoded, everything else as it is: the form in which Masker.Text
+// masks text for which HasASCIIEscape is true.
+func UnescapeASCII(dst, s []byte) []byte { return unescapeASCII(dst, s) }
+
 // hasASCIIEscape reports a JSON escape of a printable ASCII byte (\u0020 to
 // \u007f): the only way JSON text can spell a letter or digit differently.
 func hasASCIIEscape(s []byte) bool {

@@ -66,10 +66,18 @@ func MayHoldCredentialText[T Text](s T) bool {
 			continue
 		}
 		if anchor[b[i]]&aDigit != 0 {
+			if mayDigitShape(b, i) {
+				if _, _, ok := digitShape(b, 0, i); ok {
+					return true
+				}
+			}
 			// Only a base64 run long enough to be decoded, holding an
 			// encoded token prefix; each run is looked at once.
 			if b[i] == '3' && encodedSep(b, i) {
 				return true
+			}
+			if b[i] == '0' && i >= 2 && b[i-1] == 'u' && b[i-2] == '\\' && at(b, i+1, "03") && i+3 < n && (b[i+3]|0x20 == 'd' || b[i+3]|0x20 == 'a') && keyBefore(b, i-2) {
+				return true // "password\u003d…"
 			}
 			short := false
 			if i >= b64End {
@@ -88,7 +96,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				// (not a '-' or '_' after a digit: "2026-03-29", "req-000007").
 				j := i + 1
 				for ; j < b64End; j++ {
-					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') ||
+					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
 						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && b[j-1] == '8' || c == '-' && j+1 < n && b[j+1] == '-') {
 						break
 					}
@@ -168,7 +176,7 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := prefixed(s, 0, i)
 		return ok
 	case a&aScheme != 0:
-		if i > 0 && is(s[i-1], cUpper|cLower) {
+		if i > 0 && is(s[i-1], cUpper|cLower) && !escLetter(s, i-1) {
 			return false
 		}
 		_, ok := scheme(s, i)
@@ -187,7 +195,7 @@ func mayRevealCredential(s []byte, i int) bool {
 // a suffix holds one only if the run does.
 func keyBefore(s []byte, i int) bool {
 	j := i
-	for j > 0 && j > i-4 && s[j-1] == ' ' {
+	for j > 0 && j > i-4 && (s[j-1] == ' ' || s[j-1] == '+') {
 		j--
 	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
@@ -195,6 +203,8 @@ func keyBefore(s []byte, i int) bool {
 		for n := 0; n < 7 && j > 0 && s[j-1] == '\\'; n++ {
 			j--
 		}
+	} else if j >= 3 && (atFold(s, j-3, "%22") || atFold(s, j-3, "%27")) {
+		j -= 3
 	}
 	ke := j
 	letters, most := 0, 0 // the longest run of letters in the key
@@ -228,7 +238,11 @@ var minSpecialLetters = func() int {
 // encodedSep is keyBefore for a URL-encoded separator ("%3D", "%3A")
 // whose '3' is s[i].
 func encodedSep(s []byte, i int) bool {
-	return i > 0 && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') && keyBefore(s, i-1)
+	if i == 0 || s[i-1] != '%' || i+1 >= len(s) || s[i+1]|0x20 != 'd' && s[i+1]|0x20 != 'a' {
+		return false
+	}
+	// "%3A%2F%2F": an encoded URL (userinfo, a webhook's path).
+	return s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") || keyBefore(s, i-1)
 }
 
 // maxDateTime is the longest text isDateTime accepts: nanoseconds and a

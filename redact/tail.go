@@ -128,7 +128,7 @@ const (
 
 // credWords are the key words and schemes of credentials (specialWords
 // without those of personal data).
-var credWords = []string{"pass", "pwd", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
+var credWords = []string{"pass", "pw", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
 
 // keyWordsWhole are credential key words that hold one of credWords: a
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
@@ -139,15 +139,7 @@ var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization"
 
 // tokenTable finds the needles that start or hold a token (credNeedles but
 // the schemes, and the encoded token prefixes); keyTable the key words.
-var tokenTable, keyTable = func() (*pairTable, *pairTable) {
-	var tok []string
-	for _, n := range credNeedles {
-		if n != "bearer" && n != "basic" {
-			tok = append(tok, n)
-		}
-	}
-	return makePairTable(append(tok, vendorNeedles()...), append(encodedNeedles, "SG.", ":AA")), newPairTable(credWords)
-}()
+// (They are in tables_gen.go.)
 
 // probes are what the next text could start with: a separator and a
 // value, or more of a value in progress. Letters only, long enough for a
@@ -204,7 +196,7 @@ func mayProbe(win []byte) bool {
 		}
 	}
 	e := n
-	for e > 0 && isTailSpace(win[e-1]) {
+	for e > 0 && (isTailSpace(win[e-1]) || win[e-1] == '+') { // '+': a space, URL-encoded ("Cookie+" | "%3D…")
 		e--
 	}
 	k := e

@@ -30,6 +30,21 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "glrt-", min: 20, cl: word},                       // GitLab runner
 		{p: "gldt-", min: 20, cl: word},                       // GitLab deploy token
 		{p: "glptt-", min: 40, cl: word},                      // GitLab pipeline trigger
+		{p: "glft-", min: 20, cl: word},                       // GitLab feed token
+		{p: "glsoat-", min: 20, cl: word},                     // GitLab SCIM OAuth access token
+		{p: "gloas-", min: 20, cl: word},                      // GitLab OAuth application secret
+		{p: "glcbt-", min: 20, cl: word},                      // GitLab CI/CD job token
+		{p: "glimt-", min: 20, cl: word},                      // GitLab incoming mail token
+		{p: "glagent-", min: 20, cl: word},                    // GitLab agent for Kubernetes
+		{p: "glffct-", min: 20, cl: word},                     // GitLab feature flags client
+		{p: "glrtr-", min: 20, cl: word},                      // GitLab runner (routable)
+		{p: "glsa_", min: 32, cl: alnum | cUnder},             // Grafana service account
+		{p: "glc_", min: 32, cl: alnum | cSlash},              // Grafana Cloud (base64 of its JSON)
+		{p: "GOCSPX-", min: 24, cl: word},                     // Google OAuth client secret
+		{p: "PMAK-", min: 59, cl: alnum | cDash},              // Postman API key
+		{p: "pul-", min: 40},                                  // Pulumi access token
+		{p: "NRAK-", min: 27, cl: cUpper | cDigit},            // New Relic user API key
+		{p: "sbp_", min: 40},                                  // Supabase access token
 		{p: "gsk_", min: 48, cl: alnum},                       // Groq
 		{p: "xai-", min: 64, cl: alnum},                       // xAI
 		{p: "pplx-", min: 40, cl: alnum},                      // Perplexity
@@ -84,7 +99,10 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 	for w > 0 && i-w < 16 && is(s[w-1], alnum) {
 		w--
 	}
-	if w == i || i-w >= 16 || w > 0 && is(s[w-1], alnum) {
+	if w < i && escLetter(s, w) {
+		w++ // "\\nhf_…"
+	}
+	if w == i || i-w >= 16 || !wordStart(s, w) {
 		return 0, 0, false
 	}
 	for _, v := range vendorPrefixes[c][i-w] {
@@ -102,6 +120,45 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// digitShape matches the token shapes revealed at a digit that no word
+// check sees (too short a word before a '.', '/' or '~'): a Google OAuth
+// access token "ya29.…" (at its '2'), a Google refresh token "1//0…", an
+// Azure AD client secret "<3>8Q~<34>" (at its digit). It is cheap where
+// none starts: a compare or two a digit.
+func digitShape(s []byte, from, i int) (st, e int, ok bool) {
+	n := len(s)
+	switch {
+	case s[i] == '2' && i >= 2 && i+3 < n && s[i+1] == '9' && s[i+2] == '.' && s[i-1] == 'a' && s[i-2] == 'y':
+		if st = i - 2; st >= from && wordStart(s, st) {
+			e = run(s, i+3, word)
+			return st, e, e-i-3 >= 50
+		}
+	case s[i] == '1' && i+4 < n && s[i+1] == '/' && s[i+2] == '/' && s[i+3] == '0' && wordStart(s, i):
+		e = run(s, i+4, word)
+		return i, e, e-i-4 >= 40
+	case i+2 < n && s[i+1] == 'Q' && s[i+2] == '~' && i >= 3 && i-3 >= from:
+		st = i - 3
+		if !is(s[st], word) || !is(s[st+1], word) || !is(s[st+2], word) || !wordStart(s, st) {
+			return 0, 0, false
+		}
+		e = i + 3
+		for e < n && (is(s[e], word) || s[e] == '~' || s[e] == '.') {
+			e++
+		}
+		return st, e, e-i-3 >= 31
+	}
+	return 0, 0, false
+}
+
+// mayDigitShape is digitShape's gate, inlined: the byte after the digit.
+func mayDigitShape(s []byte, i int) bool {
+	if i+1 >= len(s) {
+		return false
+	}
+	n1 := s[i+1]
+	return n1 == '/' || n1 == 'Q' || n1 == '9' && s[i] == '2'
 }
 
 // hexRun returns the end of the run of lower-case hex digits at s[i].
@@ -126,7 +183,7 @@ func telegram(s []byte, i int) (st, e int, ok bool) {
 	if n := i - 1 - d; n < 8 || n > 10 {
 		return 0, 0, false
 	}
-	if d > 0 && is(s[d-1], alnum) && !(d >= 3 && at(s, d-3, "bot")) {
+	if !wordStart(s, d) && !(d >= 3 && at(s, d-3, "bot")) {
 		return 0, 0, false
 	}
 	e = run(s, i, word)
@@ -154,13 +211,20 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 			}
 		}
 	case n == 22 && a >= 3 && at(s, a-3, "SG.") && a-3 >= from && b < len(s) && s[b] == '.':
-		if y := run(s, b+1, word); y-b-1 >= 43 && (a == 3 || !is(s[a-4], alnum)) {
+		if y := run(s, b+1, word); y-b-1 >= 43 && wordStart(s, a-3) {
 			return a - 3, y, true
 		}
 	case n >= 43 && a >= 26 && s[a-1] == '.' && at(s, a-26, "SG.") && a-26 >= from:
-		if run(s, a-23, word) == a-1 && (a == 26 || !is(s[a-27], alnum)) {
+		if run(s, a-23, word) == a-1 && wordStart(s, a-26) {
 			return a - 26, b, true
 		}
+	case n >= 29 && at(s, a, "GR1348941") && wordStart(s, a):
+		// A GitLab runner registration token.
+		return a, b, true
+	case n >= 24 && a >= 4 && a-4 >= from && s[a-1] == '.' && s[a-4] == 'h' && s[a-3] == 'v' && (s[a-2] == 's' || s[a-2] == 'b' || s[a-2] == 'r') && wordStart(s, a-4):
+		// A HashiCorp Vault token: hvs. (service), hvb. (batch), hvr.
+		// (recovery).
+		return a - 4, b, true
 	}
 	return 0, 0, false
 }
@@ -212,6 +276,9 @@ func digitCandidate(s []byte, i int) (end int, ok bool) {
 	a := i
 	for a > 0 && is(s[a-1], word) {
 		a--
+	}
+	if a > 0 && escLetter(s, a) {
+		a++
 	}
 	b := run(s, i, word)
 	if b-a < minDigitToken {
@@ -378,7 +445,7 @@ func nanp(s []byte, from, i int) (st, e int, ok bool) {
 // of isValueEnd or at the encoding of one (%26 &, %20 space, %22 ", %27 ',
 // %3B ;, %2C ,, %0A, %0D).
 func encodedValueEnd(s []byte, e int) bool {
-	if isValueEnd(s[e], 0, false, false) {
+	if isValueEnd(s[e], 0, false, false) || s[e] == '+' { // '+' is a space in a form
 		return true
 	}
 	if s[e] != '%' || e+2 >= len(s) {
