@@ -436,8 +436,12 @@ func human(x float64) string {
 	return fmt.Sprintf("%.0f", x)
 }
 
+// build builds pkg as the image and `make build` do: static
+// (CGO_ENABLED=0: no dynamic loader at start) and -trimpath. The Go
+// baselines are built the same way.
 func build(bin, name, pkg string) error {
-	cmd := exec.Command("go", "build", "-o", filepath.Join(bin, name), pkg)
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, name), pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = *repoRoot
 	cmd.Stderr = os.Stderr
 	return cmd.Run()
