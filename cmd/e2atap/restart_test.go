@@ -140,9 +140,14 @@ outputs:
   log: {path: %q}
 `, freeAddr(t), filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"), filepath.Join(dir, "findings.jsonl"), records)), 0o644)
 
-	// The writer: 12000 lines in bursts, about 1.5 s in all.
+	// The writer: 12000 lines in bursts of 100, about 1.5 s in all.
+	total, burst := 12000, 100
+	if raceEnabled {
+		// A third, in bursts a third as large over the same time: under
+		// the race detector each run judges ten times slower.
+		total, burst = 4000, 40
+	}
 	g := gen.New(gen.Config{Seed: 5, Concurrent: 8, MinChunks: 3, MaxChunks: 10, FaultRate: 0.1, Faults: []gen.Fault{gen.LostChunk, gen.DoubleFinal, gen.FailedWrongKind}})
-	const total = 12000
 	lines := make([][]byte, total)
 	for i := range lines {
 		lines[i] = g.Next().Data
@@ -154,14 +159,14 @@ outputs:
 	defer logFile.Close()
 	written := make(chan int, total)
 	go func() {
-		for i := 0; i < total; i += 100 {
+		for i := 0; i < total; i += burst {
 			var b bytes.Buffer
-			for _, l := range lines[i : i+100] {
+			for _, l := range lines[i : i+burst] {
 				b.Write(l)
 				b.WriteByte('\n')
 			}
 			logFile.Write(b.Bytes())
-			written <- i + 100
+			written <- i + burst
 			time.Sleep(12 * time.Millisecond)
 		}
 		close(written)
@@ -180,7 +185,7 @@ outputs:
 		t.Fatalf("the first run processed the whole file (%d lines) before it was killed: the test proves nothing", n1)
 	}
 	second := startProcess(t, cfgPath)
-	pollUntil(t, "every line to be processed", 30*time.Second, func() bool { return fileLines(records) >= total })
+	pollUntil(t, "every line to be processed", 60*time.Second, func() bool { return fileLines(records) >= total })
 	stopProcess(t, second)
 
 	seen := sources(t, records)
