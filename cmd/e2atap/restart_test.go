@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -158,8 +159,17 @@ outputs:
 	}
 	defer logFile.Close()
 	written := make(chan int, total)
+	// The second half waits for the first run to stop (a kill in the
+	// middle of the file, however slowly that run starts); the writer
+	// then goes on while the second run reads.
+	resume := make(chan struct{})
+	release := sync.OnceFunc(func() { close(resume) })
+	defer release() // a test that failed before does not leave it waiting
 	go func() {
 		for i := 0; i < total; i += burst {
+			if i == total/2 {
+				<-resume
+			}
 			var b bytes.Buffer
 			for _, l := range lines[i : i+burst] {
 				b.Write(l)
@@ -179,6 +189,7 @@ outputs:
 	})
 	stopProcess(t, first)
 	n1 := fileLines(records)
+	release()
 	for range written {
 	}
 	if n1 >= total {
