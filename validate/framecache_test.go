@@ -37,6 +37,8 @@ type cacheWalk struct {
 	n           int
 	now         time.Time
 	taps, conns []string
+	// steps: how many records a run judges.
+	steps int
 }
 
 // newCacheWalk makes the engine (partitions of 16 streams while the test
@@ -49,7 +51,13 @@ func newCacheWalk(t *testing.T, v *verdicts, seed, stream uint64, n int) *cacheW
 	cfg.MaxStreams = 64 // 4 partitions of 16
 	cfg.Tombstones = 32
 	cfg.IdleTimeout = time.Second
-	return &cacheWalk{e: NewEngine(cfg, v), r: rand.New(rand.NewPCG(seed, stream)), n: n,
+	steps := 20000
+	if raceEnabled {
+		// Ten times dearer under the race detector, and the suites run
+		// it 12 times each: every step kind still comes dozens of times.
+		steps = 7000
+	}
+	return &cacheWalk{e: NewEngine(cfg, v), r: rand.New(rand.NewPCG(seed, stream)), n: n, steps: steps,
 		now: time.Unix(1_700_000_000, 0), taps: []string{"", "ws"}, conns: []string{"", "c1", strings.Repeat("c", 120)}}
 }
 
@@ -110,7 +118,7 @@ func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 	}
 	seqs := make([]int32, nsid)
 	var in Input
-	for k := 0; k < 20000; k++ {
+	for k := 0; k < w.steps; k++ {
 		hot, tap, conn, ok := w.next()
 		if !ok {
 			continue
@@ -181,7 +189,7 @@ func TestFrameCacheSameVerdicts(t *testing.T) {
 			t.Fatalf("seed %d: the run judged nothing (%d findings, %d ends)", seed, len(without.findings), len(without.ends))
 		}
 		opt := cmp.AllowUnexported(verdicts{})
-		if d := cmp.Diff(without, with, opt); d != "" {
+		if d := verdictsDiff(without, with, opt); d != "" {
 			t.Fatalf("seed %d: verdicts differ with the cache (-without +with):\n%s", seed, d)
 		}
 	}
@@ -270,7 +278,7 @@ func FuzzFrameCache(f *testing.F) {
 	f.Add(seed[:len(seed)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		with, without := fuzzJudge(t, data, false), fuzzJudge(t, data, true)
-		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
+		if d := verdictsDiff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
 			t.Fatalf("verdicts differ with the cache (-without +with):\n%s", d)
 		}
 	})
@@ -355,7 +363,7 @@ func TestFrameCacheMutatedRuns(t *testing.T) {
 			}
 		}
 		with, without := fuzzJudge(t, d, false), fuzzJudge(t, d, true)
-		if diff := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); diff != "" {
+		if diff := verdictsDiff(without, with, cmp.AllowUnexported(verdicts{})); diff != "" {
 			t.Fatalf("input %d (%x): verdicts differ with the cache (-without +with):\n%s", k, d, diff)
 		}
 	}
@@ -388,7 +396,7 @@ func TestFrameCacheSlotsSpread(t *testing.T) {
 func TestFrameCacheGrows(t *testing.T) {
 	for _, c := range []growCase{{8, fcMinBits}, {3000, fcMaxBits}} {
 		v := c.run(t, false)
-		if d := cmp.Diff(c.run(t, true), v, cmp.AllowUnexported(verdicts{})); d != "" {
+		if d := verdictsDiff(c.run(t, true), v, cmp.AllowUnexported(verdicts{})); d != "" {
 			t.Fatalf("%d streams: verdicts differ with the cache (-without +with):\n%s", c.streams, d)
 		}
 	}

@@ -78,13 +78,15 @@ func TestLive(t *testing.T) {
 	}
 }
 
-// waitFor polls until cond holds (tests never sleep a fixed time).
+// waitFor polls until cond holds (tests never sleep a fixed time). The
+// deadline is a hang guard: under -race on a loaded machine 10000 queued
+// records took more than 5 s.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
+			t.Fatal("condition not met within 60s")
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -20,7 +20,7 @@ func TestSessFilterSameVerdicts(t *testing.T) {
 		sessFilterOff = true
 		without, eo := e2aCacheEngineRun(t, seed, false)
 		sessFilterOff = false
-		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
+		if d := verdictsDiff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
 			t.Fatalf("seed %d: verdicts differ with the session filter (-without +with):\n%s", seed, d)
 		}
 		if ew.cancelWalks > eo.cancelWalks {
@@ -200,7 +200,7 @@ func FuzzSessFilter(f *testing.F) {
 			return judgeFuzzLines(cfg, data, false)
 		}
 		with, without := judge(false), judge(true)
-		if d := cmp.Diff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
+		if d := verdictsDiff(without, with, cmp.AllowUnexported(verdicts{})); d != "" {
 			t.Fatalf("verdicts differ with the session filter (-without +with):\n%s", d)
 		}
 	})

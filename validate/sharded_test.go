@@ -27,7 +27,11 @@ func TestShardedMatchesEngine(t *testing.T) {
 	cfg.Seed, cfg.FaultRate, cfg.InterruptRate = 3, 0.2, 0.1
 	g := gen.New(cfg)
 	var buf bytes.Buffer
-	for i := 0; i < 20000; i++ {
+	records := 20000
+	if raceEnabled {
+		records = 7000 // 14 runs, each ten times dearer under the race detector
+	}
+	for i := 0; i < records; i++ {
 		buf.Write(g.Next().Data)
 		buf.WriteByte('\n')
 	}
@@ -439,7 +443,11 @@ func TestWatermarkBelowUnjudged(t *testing.T) {
 	cfg.Seed, cfg.FaultRate, cfg.InterruptRate = 5, 0.3, 0.05
 	g := gen.New(cfg)
 	var buf bytes.Buffer
-	for i := 0; i < 20000; i++ {
+	records := 20000
+	if raceEnabled {
+		records = 7000 // six runs, each ten times dearer under the race detector
+	}
+	for i := 0; i < records; i++ {
 		buf.Write(g.Next().Data)
 		buf.WriteByte('\n')
 	}

@@ -280,10 +280,14 @@ func TestShardedWalkJSONSameAsOneShard(t *testing.T) {
 	tailBytes = 1 << 20 // the last part in smaller batches (nearEnd)
 	vc := smallPartitions(t, 512)
 	const maxLine = 4096
-	data := walkJSONCorpus(11, 9000, 700, maxLine, allOdds)
+	lines := 9000 // 8 MB
+	if raceEnabled {
+		lines = 3000 // 16 runs ten times dearer: still past the 2 MiB checked below
+	}
+	data := walkJSONCorpus(11, lines, 700, maxLine, allOdds)
 	giant := append([]byte(`{"request_id":"giant","sequence":0,"pad":"`), bytes.Repeat([]byte("g"), 300<<10)...)
 	data = append(append(data, giant...), "\"}\n"...)
-	data = append(data, walkJSONCorpus(12, 2000, 50, maxLine, allOdds)...)
+	data = append(data, walkJSONCorpus(12, lines*2/9, 50, maxLine, allOdds)...)
 	data = append(data, `{"request_id":"no-newline-at-end","sequence":0}`...)
 	if len(data) < 2<<20 {
 		t.Fatalf("corpus of %d bytes: too small to cross windows", len(data))
@@ -365,7 +369,13 @@ func testShardedWalkFramesSameAsOneShard(t *testing.T) {
 	defer func(w, d int) { mapWindow, dropChunk = w, d }(mapWindow, dropChunk)
 	mapWindow, dropChunk = 256<<10, 64<<10 // windows given back as walks go
 	vc := smallPartitions(t, 512)
-	p := writeTemp(t, "cap.frames", walkFrameCorpus(31, 30000, 900, true))
+	frames := 30000 // 6 MB
+	if raceEnabled {
+		// 26 runs, each ten times dearer under the race detector: 2 MB,
+		// still split (1 MiB or more) and eight windows.
+		frames = 10000
+	}
+	p := writeTemp(t, "cap.frames", walkFrameCorpus(31, frames, 900, true))
 	opts := ReadOptions{}
 	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
 	for _, rule := range []string{"frame.decode", "frame.seq_gap", "frame.after_done"} {
@@ -385,15 +395,22 @@ func testShardedWalkFramesSameAsOneShard(t *testing.T) {
 // numbers records on across them and gives one shard's output.
 func TestShardedWalkSeveralFiles(t *testing.T) {
 	vc := smallPartitions(t, 512)
-	a := writeTemp(t, "a.jsonl", walkJSONCorpus(41, 6000, 300, 4096, allOdds))
+	lines, frames := 6000, 12000 // 5.5 MB of JSON lines, 2.4 MB of frames
+	if raceEnabled {
+		// Ten times dearer under the race detector, 16 runs: files still
+		// past the 1 MiB below which none is mapped (runCaptures checks
+		// that some are read in place).
+		lines, frames = 2000, 6000
+	}
+	a := writeTemp(t, "a.jsonl", walkJSONCorpus(41, lines, 300, 4096, allOdds))
 	small := writeTemp(t, "small.jsonl", walkJSONCorpus(42, 300, 30, 4096, allOdds))
-	fr := writeTemp(t, "c.frames", walkFrameCorpus(43, 12000, 300, false))
+	fr := writeTemp(t, "c.frames", walkFrameCorpus(43, frames, 300, false))
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
-	zw.Write(walkJSONCorpus(44, 6000, 300, 4096, allOdds))
+	zw.Write(walkJSONCorpus(44, lines, 300, 4096, allOdds))
 	zw.Close()
 	gz := writeTemp(t, "d.jsonl.gz", z.Bytes())
-	b := writeTemp(t, "b.jsonl", walkJSONCorpus(45, 6000, 300, 4096, allOdds))
+	b := writeTemp(t, "b.jsonl", walkJSONCorpus(45, lines, 300, 4096, allOdds))
 	opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
 	files := []string{a, small, fr, gz, b}
 	want := runCaptures(t, vc, FormatAuto, opts, oneShard, files...)
@@ -427,14 +444,22 @@ func TestShardedWalkRandomized(t *testing.T) {
 		var data []byte
 		format := FormatAuto
 		if r.IntN(3) == 0 {
-			data = walkFrameCorpus(seed, 8000+r.IntN(8000), 50+r.IntN(1500), r.IntN(2) == 0)
+			frames := 8000 + r.IntN(8000)
+			if raceEnabled {
+				frames /= 3 // doubled up to 1 MiB below
+			}
+			data = walkFrameCorpus(seed, frames, 50+r.IntN(1500), r.IntN(2) == 0)
 		} else {
 			odds := walkOdds{}
 			for _, o := range []*float64{&odds.blank, &odds.spaces, &odds.crlf, &odds.invalid, &odds.oversize, &odds.keyless,
 				&odds.nested, &odds.escaped, &odds.dup, &odds.frameLine, &odds.badMagic} {
 				*o = r.Float64() * 0.03
 			}
-			data = walkJSONCorpus(seed, 4000+r.IntN(6000), 20+r.IntN(1200), maxLine, odds)
+			lines := 4000 + r.IntN(6000)
+			if raceEnabled {
+				lines /= 3 // ten times dearer under the race detector; still at least 1 MiB
+			}
+			data = walkJSONCorpus(seed, lines, 20+r.IntN(1200), maxLine, odds)
 			if r.IntN(2) == 0 {
 				format = FormatJSONL
 			}
@@ -543,9 +568,15 @@ func TestShardedWalkWatermark(t *testing.T) {
 
 func testShardedWalkWatermark(t *testing.T) {
 	vc := smallPartitions(t, 512)
+	lines, frames := 12000, 40000 // 11 MB, 8 MB
+	if raceEnabled {
+		// A third under the race detector: still mapped (1 MiB or more),
+		// still many 128 KiB windows.
+		lines, frames = 4000, 13000
+	}
 	files := []string{
-		writeTemp(t, "wm.jsonl", walkJSONCorpus(61, 12000, 300, 4096, allOdds)),
-		writeTemp(t, "wm.frames", walkFrameCorpus(62, 40000, 900, true)),
+		writeTemp(t, "wm.jsonl", walkJSONCorpus(61, lines, 300, 4096, allOdds)),
+		writeTemp(t, "wm.frames", walkFrameCorpus(62, frames, 900, true)),
 	}
 	for _, p := range files {
 		for _, shards := range []int{2, 4} {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -85,9 +86,10 @@ func stopProcess(t *testing.T, cmd *exec.Cmd) {
 		if err != nil {
 			t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second): // a hang guard: under -race on a loaded machine a drain took 20 s
 		cmd.Process.Kill()
-		t.Fatal("e2atap did not stop within 20s of SIGTERM")
+		<-done // the cleanup must not Wait while this Wait runs
+		t.Fatal("e2atap did not stop within 60s of SIGTERM")
 	}
 }
 
@@ -139,9 +141,14 @@ outputs:
   log: {path: %q}
 `, freeAddr(t), filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"), filepath.Join(dir, "findings.jsonl"), records)), 0o644)
 
-	// The writer: 12000 lines in bursts, about 1.5 s in all.
+	// The writer: 12000 lines in bursts of 100, about 1.5 s in all.
+	total, burst := 12000, 100
+	if raceEnabled {
+		// A third, in bursts a third as large over the same time: under
+		// the race detector each run judges ten times slower.
+		total, burst = 4000, 40
+	}
 	g := gen.New(gen.Config{Seed: 5, Concurrent: 8, MinChunks: 3, MaxChunks: 10, FaultRate: 0.1, Faults: []gen.Fault{gen.LostChunk, gen.DoubleFinal, gen.FailedWrongKind}})
-	const total = 12000
 	lines := make([][]byte, total)
 	for i := range lines {
 		lines[i] = g.Next().Data
@@ -152,15 +159,24 @@ outputs:
 	}
 	defer logFile.Close()
 	written := make(chan int, total)
+	// The second half waits for the first run to stop (a kill in the
+	// middle of the file, however slowly that run starts); the writer
+	// then goes on while the second run reads.
+	resume := make(chan struct{})
+	release := sync.OnceFunc(func() { close(resume) })
+	defer release() // a test that failed before does not leave it waiting
 	go func() {
-		for i := 0; i < total; i += 100 {
+		for i := 0; i < total; i += burst {
+			if i == total/2 {
+				<-resume
+			}
 			var b bytes.Buffer
-			for _, l := range lines[i : i+100] {
+			for _, l := range lines[i : i+burst] {
 				b.Write(l)
 				b.WriteByte('\n')
 			}
 			logFile.Write(b.Bytes())
-			written <- i + 100
+			written <- i + burst
 			time.Sleep(12 * time.Millisecond)
 		}
 		close(written)
@@ -173,13 +189,14 @@ outputs:
 	})
 	stopProcess(t, first)
 	n1 := fileLines(records)
+	release()
 	for range written {
 	}
 	if n1 >= total {
 		t.Fatalf("the first run processed the whole file (%d lines) before it was killed: the test proves nothing", n1)
 	}
 	second := startProcess(t, cfgPath)
-	pollUntil(t, "every line to be processed", 30*time.Second, func() bool { return fileLines(records) >= total })
+	pollUntil(t, "every line to be processed", 60*time.Second, func() bool { return fileLines(records) >= total })
 	stopProcess(t, second)
 
 	seen := sources(t, records)
