@@ -20,8 +20,8 @@
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).
 // The audit corpus (testdata/audit) holds a fake value of every family's
-// documented shape in every position; TestAuditCorpus and cmd/e2atap's
-// TestAudit* hold every output to it.
+// documented shape in every position; exporters/jsonlog's TestAuditCorpus
+// and cmd/e2atap's TestAudit* hold every output to it.
 // Payment card numbers (issuer prefix and Luhn), IBANs (mod 97) and North
 // American phone numbers ("(415) 555-0132", "415-555-0132") are personal
 // data: masked, never an e2a.secret finding. Deliberately not masked:

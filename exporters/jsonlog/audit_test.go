@@ -1,4 +1,4 @@
-package redact_test
+package jsonlog_test
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"github.com/e2atap/e2atap/redact"
 )
 
-// The audit corpus (testdata/audit/families.jsonl): for every credential
+// The audit corpus (redact/testdata/audit/families.jsonl): for every credential
 // family, a fake value of its documented shape (random characters), and
 // near-misses that must stay as they are. Each value is planted in every
 // position and encoding of auditPositions; no core of a credential may
@@ -167,7 +167,7 @@ func TestAuditCorpus(t *testing.T) {
 }
 
 func auditPath(t *testing.T, mask func(string) string) {
-	cases := loadAudit(t, "testdata/audit/families.jsonl")
+	cases := loadAudit(t, "../../redact/testdata/audit/families.jsonl")
 	leaks, planted, fps, nears, creds := 0, 0, 0, 0, 0
 	for _, c := range cases {
 		for _, p := range auditPositions(c.Value) {
