@@ -73,7 +73,7 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 		if !ok {
 			break
 		}
-		if m.Kind.Credential() && (m.Kind != redact.KindKeyValue || valueMayBeSecret(s[m.Start:m.End])) {
+		if m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(s, m.Start, m.End)) {
 			return m.Start, m.End, m.Kind.String(), true
 		}
 		from = m.End
@@ -81,31 +81,104 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 	return 0, 0, "", false
 }
 
-// valueMayBeSecret reports whether the value of a credential-named
-// key=value pair in text (the redactor masks every one) may be the
-// credential itself, for rule e2a.secret: not a placeholder or a
-// reference to one ("$PASS", "${DB_PASSWORD}", "<YOUR_API_KEY>",
-// "(enter your password)", "%s", "{{ .Token }}"), not code that reads one
-// (`os.environ[`, `getenv(`), and not a count of under 8 digits
-// ("token: 128 used"): prose and code about credentials, which agents'
-// records are full of, are no violation.
-func valueMayBeSecret(v []byte) bool {
+// credentialValue reports whether v, the value Find matched as a
+// credential of kind k, may be the credential itself, for rule e2a.secret
+// (the redactor masks every match): the value of a credential-named
+// key=value pair, of "Authorization:" or of "Bearer" in text may also be
+// a placeholder or a reference to one ("$PASS", "${DB_PASSWORD}",
+// "<token>", "(enter your password)", "%s", "{{ .Token }}",
+// "your-key-here"), code that reads one (`os.environ[`, `get_key()`), or,
+// for a key=value pair, a count of under 8 digits ("token: 128 used"):
+// prose and code about credentials, which agents' records are full of,
+// are no violation.
+func credentialValue(k redact.Kind, v []byte) bool {
+	switch k {
+	case redact.KindKeyValue:
+		if placeholder(v) || code(v) {
+			return false
+		}
+		digits := true
+		for _, c := range v {
+			digits = digits && c >= '0' && c <= '9'
+		}
+		return !digits || len(v) >= 8
+	case redact.KindAuthorization, redact.KindBearer:
+		return !placeholder(v)
+	}
+	return true
+}
+
+// placeholder reports whether v stands for a credential rather than being
+// one: it opens like a template, a variable or a prompt, or it is a
+// documentation stand-in ("your-key-here", "xxxxxxxx", "changeme").
+func placeholder(v []byte) bool {
 	if len(v) == 0 {
-		return false
+		return true
 	}
 	switch v[0] {
 	case '$', '(', '<', '{', '[', '%':
-		return false
+		return true
 	}
+	for _, p := range []string{"your", "xxxx", "changeme", "replace", "placeholder", "insert"} {
+		if hasFoldPrefix(v, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// code reports whether v is an expression that reads a credential: it
+// ends in an opening bracket (`os.environ[`, `getenv(`) or is a call
+// (`get_key()`, `vault.read("db")`).
+func code(v []byte) bool {
 	switch v[len(v)-1] {
 	case '(', '[':
+		return true
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] == '(' && (isAlnum(v[i-1]) || v[i-1] == '_') {
+			return true
+		}
+	}
+	return false
+}
+
+// namesItsKey reports whether the value s[start:end] of a key=value pair
+// is its key's own name, as code passes a variable on
+// (`OpenAI(api_key=api_key)`, `password: password`).
+func namesItsKey(s []byte, start, end int) bool {
+	j := start
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	if j == 0 || s[j-1] != '=' && s[j-1] != ':' {
 		return false
 	}
-	digits := true
-	for _, c := range v {
-		digits = digits && c >= '0' && c <= '9'
+	j--
+	for j > 0 && s[j-1] == ' ' {
+		j--
 	}
-	return !digits || len(v) >= 8
+	n := end - start
+	if j < n || string(s[j-n:j]) != string(s[start:end]) {
+		return false
+	}
+	return j == n || !(isAlnum(s[j-n-1]) || s[j-n-1] == '_')
+}
+
+// plainWord reports whether v, the value of a credential-named key that is
+// none of the four keys RULES.md names (password, api_key, bearer_token,
+// authorization: any non-empty value of those is a finding), is a word
+// that says what kind of credential or setting it is rather than being
+// one: {"auth": "none"}, {"auth": "bearer"}, {"credentials": "include"}.
+func plainWord(v []byte) bool {
+	for _, w := range []string{"none", "null", "nil", "true", "false", "yes", "no", "on", "off", "enabled", "disabled",
+		"required", "optional", "basic", "bearer", "digest", "oauth", "oauth2", "apikey", "api_key", "token", "jwt", "hmac",
+		"anonymous", "include", "omit", "same-origin", "n/a"} {
+		if len(v) == len(w) && hasFoldPrefix(v, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Key classes of rule e2a.secret, as ScanSecrets reports them.
@@ -459,7 +532,7 @@ func (w *secretWalker) walk() (string, string, bool) {
 				return "", "", false
 			}
 			if secretKey != "" {
-				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) {
+				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) && !(secretKey == KeyCredential && plainWord(v)) {
 					return framePath(w.data, frames, false), secretKey, true
 				}
 			}

@@ -17,6 +17,10 @@ func TestFindCredentialProse(t *testing.T) {
 		"secret: {{ .Values.secret }}",
 		"password=%s",
 		"token = getenv(",
+		"api_key = get_key()\nclient = OpenAI(api_key=api_key)",
+		"Use the Authorization: Bearer <token> header",
+		"Run: export OPENAI_API_KEY=your-key-here",
+		"password: password",
 	} {
 		if _, _, kind, ok := FindCredential([]byte(s)); ok {
 			t.Errorf("FindCredential(%q) = %s, want none", s, kind)
@@ -25,9 +29,30 @@ func TestFindCredentialProse(t *testing.T) {
 	for _, s := range []string{
 		"password: hunter2", "password=CRPSpass-hunter2-9876", "token=12345678", "secret: s3cr3t!", "pwd: x",
 		"api_key: <YOUR_API_KEY> or, here, api_key: 9f8e7d6c5b4a",
+		"client = OpenAI(api_key=q8Jz2LmX0pRt)", "password: hunter2password",
 	} {
 		if _, _, kind, ok := FindCredential([]byte(s)); !ok || kind != "key_value" {
 			t.Errorf("FindCredential(%q) = %q %v, want key_value", s, kind, ok)
+		}
+	}
+	// A real bearer token beside the same words is one.
+	if _, _, kind, ok := FindCredential([]byte("Authorization: Bearer q8Jz2LmX0pRtVw5YcB7nK3dF")); !ok || kind != "bearer" && kind != "authorization" {
+		t.Errorf("a bearer token: %q %v", kind, ok)
+	}
+}
+
+// TestScanSecretsPlainWords: a credential-named key other than the four
+// RULES.md names whose value says what kind of setting it is, is no
+// finding; the four keep any non-empty value.
+func TestScanSecretsPlainWords(t *testing.T) {
+	for _, rec := range []string{`{"auth":"none"}`, `{"auth":"Bearer"}`, `{"credentials":"include"}`, `{"client_secret":"required"}`} {
+		if path, kind, ok := ScanSecrets([]byte(rec)); ok {
+			t.Errorf("ScanSecrets(%s) = %s %s, want none", rec, path, kind)
+		}
+	}
+	for _, rec := range []string{`{"password":"none"}`, `{"api_key":"token"}`, `{"auth":"s3cr3t-v4lue"}`, `{"client_secret":"q8Jz2LmX0pRt"}`} {
+		if _, _, ok := ScanSecrets([]byte(rec)); !ok {
+			t.Errorf("ScanSecrets(%s): no finding", rec)
 		}
 	}
 }
