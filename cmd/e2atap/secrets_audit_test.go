@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/e2atap/e2atap/internal/secretaudit"
 	"github.com/e2atap/e2atap/redact"
 )
 
@@ -25,28 +25,16 @@ import (
 // and process log). No core of a planted credential may show in any
 // output byte, as is, JSON- or URL-escaped, \u00XX-spelled or in base64.
 
-type auditFamily struct {
-	Name  string   `json:"name"`
-	Value string   `json:"value"`
-	Cores []string `json:"cores"`
-	Near  bool     `json:"near"`
-}
-
-func loadAuditFamilies(t *testing.T) []auditFamily {
+// loadAuditFamilies is the corpus's credential families (not its
+// near-misses).
+func loadAuditFamilies(t *testing.T) []secretaudit.Family {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "redact", "testdata", "audit", "families.jsonl"))
+	all, err := secretaudit.Load(filepath.Join("..", "..", "redact", "testdata", "audit", "families.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []auditFamily
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var a auditFamily
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			t.Fatal(err)
-		}
+	var out []secretaudit.Family
+	for _, a := range all {
 		if !a.Near {
 			out = append(out, a)
 		}
@@ -81,7 +69,7 @@ func auditStrings(v string) []string {
 // message; a sequence gap gives a finding that names the stream. A
 // request spells the value with \u00XX escapes, and a stream has the
 // value as its id (its gap's finding names it, masked).
-func auditStream(a auditFamily, n int, split bool) []string {
+func auditStream(a secretaudit.Family, n int, split bool) []string {
 	ts := "2026-12-02T00:00:00Z"
 	rid := fmt.Sprintf("audit-%03d", n)
 	params := map[string]any{"query": "look at " + a.Value, "note": a.Value, "positions": auditStrings(a.Value),
@@ -97,7 +85,7 @@ func auditStream(a auditFamily, n int, split bool) []string {
 	text := func(d string) map[string]any { return map[string]any{"delta_kind": "text", "delta": d} }
 	erid := rid + "-esc"
 	esc := `{"protocol_version":"1.0","request_id":"` + erid + `","session_id":"sess-` + erid + `","method":"chat.send","timestamp":"` + ts +
-		`","identity_origin":"user","params":{"note":"` + auditUEscape(a.Value) + `"}}`
+		`","identity_origin":"user","params":{"note":"` + secretaudit.UEscapeAll(a.Value) + `"}}`
 	half := len(a.Value) / 2
 	if !split {
 		half = 0
@@ -118,69 +106,14 @@ func auditStream(a auditFamily, n int, split bool) []string {
 	}
 }
 
-// auditUEscape writes every letter and digit of s as a JSON \u00XX
-// escape, the rest as JSON string content (no HTML escaping).
-func auditUEscape(s string) string {
-	var b strings.Builder
-	var q strings.Builder
-	enc := json.NewEncoder(&q)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	for _, c := range strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(q.String()), `"`), `"`) {
-		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			fmt.Fprintf(&b, "\\u%04x", c)
-		} else {
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
-
-// auditCredential reports a credential in s (redact.Find).
-func auditCredential(s string) bool {
-	for from := 0; from < len(s); {
-		m, ok := redact.Find(s, from)
-		if !ok {
-			return false
-		}
-		if m.Kind.Credential() {
-			return true
-		}
-		from = m.End
-	}
-	return false
-}
-
-// auditForms are the forms in which a core could show.
-func auditForms(core string) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(f string) {
-		if len(f) >= 10 && !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	add(core)
-	add(jsonStr(core))
-	add(strings.ReplaceAll(jsonStr(core), "/", `\/`))
-	add(auditUEscape(core))
-	add(url.QueryEscape(core))
-	if len(core) >= 12 {
-		for r := 0; r < 3; r++ {
-			enc := base64.StdEncoding.EncodeToString(append(make([]byte, r), core...))
-			first, last := (8*r+5)/6, 8*(r+len(core))/6 // the characters the core alone decides
-			if last > first {
-				add(enc[first:last])
-				add(strings.NewReplacer("+", "-", "/", "_").Replace(enc[first:last]))
-			}
-		}
-	}
-	return out
+// credentialIn reports a credential in s (redact.Find).
+func credentialIn(s string) bool {
+	_, ok := secretaudit.FirstCredential(s)
+	return ok
 }
 
 // auditCheck reports every family whose core shows in out.
-func auditCheck(t *testing.T, fams []auditFamily, output string, out []byte) {
+func auditCheck(t *testing.T, fams []secretaudit.Family, output string, out []byte) {
 	t.Helper()
 	if len(out) == 0 {
 		t.Errorf("%s is empty: nothing was searched", output)
@@ -189,7 +122,7 @@ func auditCheck(t *testing.T, fams []auditFamily, output string, out []byte) {
 	for _, a := range fams {
 	search:
 		for _, core := range a.Cores {
-			for _, f := range auditForms(core) {
+			for _, f := range secretaudit.Forms(core) {
 				if i := bytes.Index(out, []byte(f)); i >= 0 {
 					lo, hi := max(0, i-60), min(len(out), i+len(f)+60)
 					t.Errorf("%s: family %s (%q) shows: …%s…", output, a.Name, f, out[lo:hi])
@@ -202,7 +135,7 @@ func auditCheck(t *testing.T, fams []auditFamily, output string, out []byte) {
 
 // auditCapture is the streams of every family; split: each value also
 // split across two chunks.
-func auditCapture(t *testing.T, fams []auditFamily, split bool) []byte {
+func auditCapture(t *testing.T, fams []secretaudit.Family, split bool) []byte {
 	var b bytes.Buffer
 	for n, a := range fams {
 		for _, l := range auditStream(a, n, split) {
@@ -267,7 +200,7 @@ func TestAuditOffline(t *testing.T) {
 			t.Errorf("family %s: no e2a.secret finding on its stream %s", a.Name, rid)
 		}
 		half := len(a.Value) / 2
-		if auditCredential("split "+a.Value[:half]) || auditCredential(a.Value[half:]+" end") {
+		if credentialIn("split "+a.Value[:half]) || credentialIn(a.Value[half:]+" end") {
 			continue // a half is a credential alone: an e2a.secret finding of its own
 		}
 		if split[rid] {
