@@ -138,36 +138,6 @@ func asModel(fs []Finding) []model.Finding {
 	return model.Sorted(out)
 }
 
-// modelDiff says how got differs from want (multisets), with the records
-// involved; "" when they are equal.
-func modelDiff(got, want []model.Finding, record func(source string) string) string {
-	count := map[model.Finding]int{}
-	for _, f := range want {
-		count[f]++
-	}
-	for _, f := range got {
-		count[f]--
-	}
-	var b strings.Builder
-	for _, f := range model.Sorted(append(append([]model.Finding(nil), got...), want...)) {
-		n := count[f]
-		if n == 0 {
-			continue
-		}
-		count[f] = 0
-		what := "engine only"
-		if n > 0 {
-			what = "model only"
-		}
-		rec := record(f.Source)
-		if len(rec) > 300 {
-			rec = rec[:300] + "…"
-		}
-		fmt.Fprintf(&b, "  %s: %s\n    %s\n", what, f, rec)
-	}
-	return b.String()
-}
-
 // TestModelE2A: on generated reference-shaped traffic with planted
 // faults, every way of reading the capture (one engine, one inline shard,
 // 2-4 shards handed records or splitting the file) reports exactly the
@@ -209,7 +179,7 @@ func TestModelE2A(t *testing.T) {
 			}
 			for _, r := range modelRuns(2 + seed%3) {
 				got := asModel(r.run(t, cfg, data, path))
-				if d := modelDiff(got, want.Findings, record); d != "" {
+				if d := model.Diff(got, want.Findings, "engine", record); d != "" {
 					t.Errorf("%s seed %d, %s: the engine and the model disagree:\n%s", profile, seed, r.name, d)
 					keepCapture(t, fmt.Sprintf("%s-%d.jsonl", profile, seed), data)
 					break
@@ -271,7 +241,7 @@ func TestModelFrames(t *testing.T) {
 		}
 		for _, r := range modelRuns(2 + seed%3) {
 			got := asModel(r.run(t, cfg, data, path))
-			if d := modelDiff(got, want.Findings, record); d != "" {
+			if d := model.Diff(got, want.Findings, "engine", record); d != "" {
 				t.Errorf("seed %d, %s: the engine and the model disagree:\n%s", seed, r.name, d)
 				keepCapture(t, fmt.Sprintf("frames-%d.frames", seed), data)
 				break
@@ -324,7 +294,7 @@ func FuzzModel(f *testing.F) {
 		runs := modelRuns(2)
 		for _, r := range []modelRun{runs[0], runs[2], runs[3]} { // no file
 			got := asModel(r.run(t, cfg, data, ""))
-			if d := modelDiff(got, want.Findings, func(string) string { return "" }); d != "" {
+			if d := model.Diff(got, want.Findings, "engine", nil); d != "" {
 				t.Errorf("%s: the engine and the model disagree:\n%s", r.name, d)
 			}
 		}
@@ -400,7 +370,7 @@ func TestModelLive(t *testing.T) {
 			col.mu.Lock()
 			got := asModel(col.findings)
 			col.mu.Unlock()
-			if d := modelDiff(got, want.Findings, record); d != "" {
+			if d := model.Diff(got, want.Findings, "engine", record); d != "" {
 				t.Fatalf("%s seed %d, live, %d connections, %d losses, %d shards: the engine and the model disagree:\n%s", profile, seed, conns, losses, lc.Shards, d)
 			}
 		}

@@ -142,7 +142,7 @@ func TestModelBinary(t *testing.T) {
 				got = append(got, model.Finding{Rule: f.Rule, Stream: f.Stream, Source: f.Source})
 				anyError = anyError || f.Severity == "error"
 			}
-			if d := binaryDiff(got, want.Findings); d != "" {
+			if d := model.Diff(got, want.Findings, "e2atap", nil); d != "" {
 				t.Errorf("%s seed %d, --shards %d, %s: e2atap validate and the model disagree:\n%s", kind, seed, shards, strings.Join(files, " "), d)
 			}
 			if wantCode := map[bool]int{true: exitFindings, false: exitOK}[anyError]; code != wantCode {
@@ -160,27 +160,4 @@ func writeModelFile(t *testing.T, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// binaryDiff lists the findings only one side has (as multisets).
-func binaryDiff(got, want []model.Finding) string {
-	count := map[model.Finding]int{}
-	for _, f := range want {
-		count[f]++
-	}
-	for _, f := range got {
-		count[f]--
-	}
-	var b strings.Builder
-	for _, f := range model.Sorted(append(append([]model.Finding(nil), got...), want...)) {
-		if n := count[f]; n != 0 {
-			count[f] = 0
-			what := "e2atap only"
-			if n > 0 {
-				what = "model only"
-			}
-			fmt.Fprintf(&b, "  %s (x%d): %s\n", what, max(n, -n), f)
-		}
-	}
-	return b.String()
 }

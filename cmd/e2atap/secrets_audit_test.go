@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -257,17 +256,7 @@ outputs:
 	}
 	want := bytes.Count(capture, []byte("\n"))
 	pollUntil(t, "every record in the record log", 60*time.Second, func() bool { return fileLines(records) >= want })
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("e2atap did not stop within 30s")
-	}
+	stopProcess(t, cmd)
 	recs, _ := os.ReadFile(records)
 	finds, _ := os.ReadFile(findings)
 	auditCheck(t, fams, "record log", recs)

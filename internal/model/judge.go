@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -23,6 +24,43 @@ type Finding struct {
 }
 
 func (f Finding) String() string { return fmt.Sprintf("%s %q %s", f.Rule, f.Stream, f.Source) }
+
+// Diff says how got (the findings of side, "engine" or "e2atap")
+// differs from want, the model's, as multisets: each finding only one has,
+// how many times, and, where record gives one, the record at its source;
+// "" when they are equal.
+func Diff(got, want []Finding, side string, record func(source string) string) string {
+	count := map[Finding]int{}
+	for _, f := range want {
+		count[f]++
+	}
+	for _, f := range got {
+		count[f]--
+	}
+	var b strings.Builder
+	for _, f := range Sorted(append(append([]Finding(nil), got...), want...)) {
+		n := count[f]
+		if n == 0 {
+			continue
+		}
+		count[f] = 0
+		what := side + " only"
+		if n > 0 {
+			what = "model only"
+		}
+		fmt.Fprintf(&b, "  %s (x%d): %s\n", what, max(n, -n), f)
+		if record == nil {
+			continue
+		}
+		if rec := record(f.Source); rec != "" {
+			if len(rec) > 300 {
+				rec = rec[:300] + "…"
+			}
+			fmt.Fprintf(&b, "    %s\n", rec)
+		}
+	}
+	return b.String()
+}
 
 // Sorted returns fs sorted, for comparison as a multiset.
 func Sorted(fs []Finding) []Finding {
