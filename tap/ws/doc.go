@@ -96,7 +96,11 @@
 // copy dropped the same way (DropOversize). When the connection ends with
 // a loss not yet marked, a Lost message (LossReason the drop's) comes
 // before its ConnClosed, so that no stream ends as missing_final across
-// it. The ConnClosed and Lost messages alone wait for room, on the
+// it. So does a connection the tap ended itself (Run stopping: SIGTERM, or
+// a reload that stops or changes the tap; LossReason DropReconnect, no
+// drop counted): what its open streams had left to send went unseen
+// because of e2atap, not of their peers, and is no missing_final
+// (TestTapCutStreamsAreNoMissingFinal). The ConnClosed and Lost messages alone wait for room, on the
 // connection's goroutine after its sockets are closed, so no traffic waits
 // with them.
 //

@@ -306,16 +306,26 @@ func (p *Proxy) unregister(c *conn) {
 // connection's streams open until they time out. It gives up only when Run
 // is aborting.
 func (p *Proxy) enqueueClosed(c *conn) {
-	if c.gap.Load() {
-		// A copy was lost after the last one queued: without this, the
-		// streams it belonged to would end as missing_final.
+	gap, cut := c.gap.Load(), c.closing.Load()
+	if gap || cut {
+		// A copy was lost after the last one queued, or the tap itself
+		// ended the connection (Run stopping: shutdown, or a reload that
+		// stops this tap) and its streams will never be seen to their
+		// end: without this, the streams would end as missing_final, a
+		// violation their peers did not commit.
+		reason := c.gapReason()
+		if !gap {
+			// Not a dropped copy (nothing is counted): what the streams
+			// had left to send went unseen with the connection.
+			reason = tap.DropReconnect
+		}
 		p.enqueueControl(tap.Message{
 			Tap:        p.cfg.Name,
 			Pos:        tap.Position{Kind: tap.PosConn, Name: c.id, Offset: c.seq.Load()},
 			Conn:       c.id,
 			Time:       time.Now(),
 			Lost:       true,
-			LossReason: c.gapReason(),
+			LossReason: reason,
 		})
 	}
 	p.enqueueControl(tap.Message{

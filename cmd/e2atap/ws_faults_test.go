@@ -1,0 +1,172 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// streamUpstream is an AgentServer that answers each E2A request with the
+// first chunk of its stream and no final (a long answer under way); a
+// request whose params carry "hang_up" gets its chunk and then the
+// AgentServer closes the connection (1000) with the stream still open.
+func streamUpstream(t *testing.T) string {
+	t.Helper()
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			_, b, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			var req struct {
+				RequestID string         `json:"request_id"`
+				Params    map[string]any `json:"params"`
+			}
+			if json.Unmarshal(b, &req) != nil || req.RequestID == "" {
+				continue
+			}
+			chunk := e2aStream(req.RequestID, 0, 1, false, false)[0]
+			if c.WriteMessage(websocket.TextMessage, []byte(chunk)) != nil {
+				return
+			}
+			if req.Params["hang_up"] == true {
+				c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, "bye"), time.Now().Add(5*time.Second))
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// openStream sends the request of stream id and waits for its first chunk.
+func openStream(t *testing.T, c *websocket.Conn, id string, hangUp bool) {
+	t.Helper()
+	req := fmt.Sprintf(`{"protocol_version":"1.0","request_id":%q,"session_id":"sess","method":"chat.send","params":{"query":"hi","hang_up":%t},"timestamp":"2026-03-29T12:00:00Z","identity_origin":"user","is_stream":true}`, id, hangUp)
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := c.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+		t.Fatalf("request %s: %v", id, err)
+	}
+	if _, b, err := c.ReadMessage(); err != nil || !strings.Contains(string(b), `"request_id":"`+id+`"`) {
+		t.Fatalf("first chunk of %s: %q, %v", id, b, err)
+	}
+}
+
+// closedWith reads c until it closes and returns the close code its peer sent.
+func closedWith(t *testing.T, c *websocket.Conn) int {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		_, _, err := c.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code
+		}
+		if err != nil {
+			t.Fatalf("connection ended without a close frame: %v", err)
+		}
+	}
+}
+
+// TestTapCutStreamsAreNoMissingFinal: the real binary relays between a
+// Gateway and an AgentServer while E2A streams are open. Where a peer ends
+// the connection (the AgentServer hangs up), the open stream is
+// e2a.missing_final, as RULES.md says. Where e2atap ends it itself (a
+// SIGHUP reload that changes the tap restarts it; SIGTERM drains), both
+// peers get 1001 from e2atap and the streams it cut are no finding: their
+// peers broke nothing (before, every rollout of the sidecar reported a
+// missing_final for each stream open on a ws connection, whatever
+// streams.finish_on_shutdown said).
+func TestTapCutStreamsAreNoMissingFinal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream := streamUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	findings := filepath.Join(dir, "findings.jsonl")
+	config := func(upstream string) []byte {
+		return []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {join_window: 0s}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+outputs:
+  findings: {path: %q}
+`, listen, wsListen, upstream, findings))
+	}
+	os.WriteFile(cfgPath, config(upstream), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+
+	// The AgentServer hangs up on an open stream: a finding.
+	c0 := dialWS(t, wsListen)
+	openStream(t, c0, "peer-cut", true)
+	if code := closedWith(t, c0); code != 1000 {
+		t.Fatalf("the AgentServer's close reached the Gateway as %d, want 1000", code)
+	}
+	pollUntil(t, "the missing_final of the stream the AgentServer cut", 20*time.Second, func() bool {
+		b, _ := os.ReadFile(findings)
+		return strings.Contains(string(b), `"stream":"peer-cut"`)
+	})
+
+	// A reload that changes the tap (its upstream's path) restarts it:
+	// e2atap closes the connection.
+	c1 := dialWS(t, wsListen)
+	openStream(t, c1, "reload-cut", false)
+	os.WriteFile(cfgPath, config(upstream+"/v2"), 0o644)
+	cmd.Process.Signal(syscall.SIGHUP)
+	if code := closedWith(t, c1); code != 1001 {
+		t.Fatalf("at the reload the Gateway got close %d, want 1001 (going away)", code)
+	}
+	pollUntil(t, "the reload to be logged", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), `"msg":"configuration reloaded"`)
+	})
+
+	// SIGTERM: e2atap drains and closes the connection.
+	c2 := dialWS(t, wsListen)
+	openStream(t, c2, "term-cut", false)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := closedWith(t, c2); code != 1001 {
+		t.Fatalf("at SIGTERM the Gateway got close %d, want 1001 (going away)", code)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
+		}
+	case <-time.After(60 * time.Second): // a hang guard, as stopProcess's
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("e2atap did not stop within 60s of SIGTERM")
+	}
+
+	var got []string
+	for _, f := range readFindings(t, findings) {
+		got = append(got, f.Rule+" "+f.Stream)
+	}
+	if want := []string{"e2a.missing_final peer-cut"}; !slices.Equal(got, want) {
+		t.Fatalf("findings %q, want %q: a stream e2atap cut is no violation of its peers", got, want)
+	}
+}
