@@ -94,7 +94,9 @@ func closedWith(t *testing.T, c *websocket.Conn) int {
 // peers get 1001 from e2atap and the streams it cut are no finding: their
 // peers broke nothing (before, every rollout of the sidecar reported a
 // missing_final for each stream open on a ws connection, whatever
-// streams.finish_on_shutdown said).
+// streams.finish_on_shutdown said). Also where Gateways never answer the
+// close and the drain ends at CloseTimeout with their sockets closed (the
+// loss was then dropped at random, 1 in 4 connections a missing_final).
 func TestTapCutStreamsAreNoMissingFinal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
@@ -124,6 +126,7 @@ outputs:
 	if code := closedWith(t, c0); code != 1000 {
 		t.Fatalf("the AgentServer's close reached the Gateway as %d, want 1000", code)
 	}
+	c0.Close() // as a client does once the server has closed
 	pollUntil(t, "the missing_final of the stream the AgentServer cut", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(findings)
 		return strings.Contains(string(b), `"stream":"peer-cut"`)
@@ -138,17 +141,24 @@ outputs:
 	if code := closedWith(t, c1); code != 1001 {
 		t.Fatalf("at the reload the Gateway got close %d, want 1001 (going away)", code)
 	}
+	c1.Close()
 	pollUntil(t, "the reload to be logged", 20*time.Second, func() bool {
 		return strings.Contains(stderr.String(), `"msg":"configuration reloaded"`)
 	})
 
-	// SIGTERM: e2atap drains and closes the connection.
+	// SIGTERM: e2atap drains and closes the connections. Gateways that
+	// never answer its close hold the drain to its end (CloseTimeout, 5 s),
+	// when it closes their sockets.
 	c2 := dialWS(t, wsListen)
 	openStream(t, c2, "term-cut", false)
+	for i := range 16 {
+		openStream(t, dialWS(t, wsListen), fmt.Sprintf("term-cut-silent-%d", i), false)
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := closedWith(t, c2); code != 1001 {
 		t.Fatalf("at SIGTERM the Gateway got close %d, want 1001 (going away)", code)
 	}
+	c2.Close()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

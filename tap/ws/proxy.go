@@ -338,6 +338,14 @@ func (p *Proxy) enqueueClosed(c *conn) {
 }
 
 func (p *Proxy) enqueueControl(m tap.Message) {
+	// Room in the queue first: once Run aborts, a select of both would
+	// drop at random one message of a Lost and ConnClosed pair, and a
+	// ConnClosed without its Lost ends the streams as missing_final.
+	select {
+	case p.queue <- m:
+		return
+	default:
+	}
 	select {
 	case p.queue <- m:
 	case <-p.abort:
