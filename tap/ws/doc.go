@@ -81,7 +81,11 @@
 // message whose compressed size exceeds MaxMessageBytes cannot be kept, so
 // with context takeover the direction's later compressed copies are
 // dropped for the same reason, DropOversize (the peers' own 8 MiB
-// max_size rejects such a message anyway).
+// max_size rejects such a message anyway). A message not kept is followed
+// for the window up to 4 × MaxMessageBytes of output and no further (the
+// window and the direction's later copies go, DropOversize): a zip bomb
+// of 8 MiB inflates to 8 GiB, seconds of the relay's time
+// (TestZipBombCostsTheRelayNoTime).
 //
 // # Concurrency contract
 //

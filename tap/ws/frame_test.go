@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -185,7 +186,9 @@ func TestInflaterContextTakeover(t *testing.T) {
 		for i, c := range compressMessages(t, msgs, takeover) {
 			limit, b := 1<<20, budget
 			if i == 10 {
-				limit = 100 // oversize: dropped, but the window must follow
+				// Oversize (13634 bytes), within followFactor times the
+				// limit: dropped, but the window must follow.
+				limit = 4000
 			}
 			if i == 20 {
 				b = tap.NewBudget(100) // over budget: the same
@@ -207,6 +210,36 @@ func TestInflaterContextTakeover(t *testing.T) {
 			if !bytes.Equal(out, msgs[i]) {
 				t.Fatalf("takeover %v, message %d: %d bytes, want %d", takeover, i, len(out), len(msgs[i]))
 			}
+		}
+	}
+}
+
+// TestInflaterLetsABombGo: a message that inflates past followFactor
+// times the limit is not followed to its end (a zip bomb would hold the
+// relay for seconds): the window goes with it, and the direction's later
+// copies are dropped as oversize.
+func TestInflaterLetsABombGo(t *testing.T) {
+	msgs := [][]byte{[]byte(`{"first":"message"}`), make([]byte, 64<<20), []byte(`{"after":"the bomb"}`)}
+	for _, takeover := range []bool{true, false} {
+		c := compressMessages(t, msgs, takeover)
+		inf := &inflater{takeover: takeover}
+		if out, _, _, err := inf.inflate(c[0], 1<<20, nil); err != nil || !bytes.Equal(out, msgs[0]) {
+			t.Fatalf("takeover %v: first message %q, %v", takeover, out, err)
+		}
+		out, charged, res, err := inf.inflate(c[1], 1<<20, nil)
+		if err != nil || out != nil || charged != 0 || res != inflateOversize {
+			t.Fatalf("takeover %v: the bomb gave %d bytes, charged %d, result %d, %v; want it dropped as oversize", takeover, len(out), charged, res, err)
+		}
+		if left := len(inf.src.a); left == 0 {
+			t.Errorf("takeover %v: the bomb was inflated to its end (64 MiB for a limit of 1 MiB)", takeover)
+		}
+		out, _, _, err = inf.inflate(c[2], 1<<20, nil)
+		if takeover {
+			if !errors.Is(err, errInflaterLost) || inf.lostWhy != tap.DropOversize {
+				t.Fatalf("after the bomb, with takeover: %q, %v (lost for %d); want the window lost as oversize", out, err, inf.lostWhy)
+			}
+		} else if err != nil || !bytes.Equal(out, msgs[2]) {
+			t.Fatalf("after the bomb, without takeover: %q, %v", out, err)
 		}
 	}
 }
