@@ -431,21 +431,21 @@ func (e *Engine) sequence(in *Input, s *stream, seq int64, key []byte, rule0 Rul
 		}
 		return
 	}
+	// Compared with last, not last+1: a last of MaxInt64 has no next.
 	last := t.lastSeq(s)
-	expected := last + 1
 	switch {
-	case seq == expected:
-		t.setLastSeq(s, seq)
-	case seq > expected:
-		e.report(gap, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: %d missing", seq, last, seq-expected))
-		s.addError()
-		t.setLastSeq(s, seq)
 	case seq == last:
 		e.report(dup, Off, in, key, proto, fmt.Sprintf("sequence %d repeated", seq))
 		s.addError()
-	default:
-		e.report(regress, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: goes back", seq, s.last))
+	case seq < last:
+		e.report(regress, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: goes back", seq, last))
 		s.addError()
+	case seq-last == 1:
+		t.setLastSeq(s, seq)
+	default:
+		e.report(gap, Off, in, key, proto, fmt.Sprintf("sequence %d after %d: %d missing", seq, last, seq-last-1))
+		s.addError()
+		t.setLastSeq(s, seq)
 	}
 }
 

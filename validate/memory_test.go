@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -272,17 +273,26 @@ func TestSequencesPast32Bits(t *testing.T) {
 			want: []string{"e2a.seq_dup@3", "e2a.seq_gap@2", "e2a.seq_regress@4"}},
 		{name: "boundary", lines: []string{resp(0), resp(1<<32 - 2), resp(1<<32 - 1), resp(1 << 32), final(1<<32 + 1)},
 			want: []string{"e2a.seq_gap@2"}},
+		// The largest sequence has no next: repeated, it is a dup (its
+		// last+1 overflowed and made it a gap of -1).
+		{name: "max", lines: []string{resp(0), resp(math.MaxInt64), resp(math.MaxInt64), final(math.MaxInt64)},
+			want: []string{"e2a.seq_dup@3", "e2a.seq_dup@4", "e2a.seq_gap@2"}},
 	}
 	checkRuleCases(t, cases)
-	// The message names the sequences exactly.
-	col := runCapture(t, ProfileSpec, []byte(strings.Join([]string{resp(0), resp(big), resp(big + 3), final(big + 4)}, "\n")+"\n"), FormatJSONL)
-	want := fmt.Sprintf("sequence %d after %d: 2 missing", big+3, big)
-	found := false
-	for _, f := range col.findings {
-		found = found || f.Message == want
-	}
-	if !found {
-		t.Errorf("no finding says %q: %+v", want, col.findings)
+	// The messages name the sequences exactly (a regress named the
+	// 32-bit marker, 4294967295, as the last).
+	col := runCapture(t, ProfileSpec, []byte(strings.Join([]string{resp(0), resp(big), resp(big + 3), resp(5), final(big + 4)}, "\n")+"\n"), FormatJSONL)
+	for _, want := range []string{
+		fmt.Sprintf("sequence %d after %d: 2 missing", big+3, big),
+		fmt.Sprintf("sequence 5 after %d: goes back", big+3),
+	} {
+		found := false
+		for _, f := range col.findings {
+			found = found || f.Message == want
+		}
+		if !found {
+			t.Errorf("no finding says %q: %+v", want, col.findings)
+		}
 	}
 }
 

@@ -128,15 +128,15 @@ func (st *stream) track(seq int64, final bool) (rule string, ambiguous bool) {
 			rule = "seq_start"
 		}
 		st.last = seq
-	case seq == st.last+1:
-		st.last = seq
-	case seq > st.last+1:
-		rule = "seq_gap"
-		st.last = seq
 	case seq == st.last:
 		rule = "seq_dup"
-	default:
+	case seq < st.last:
 		rule = "seq_regress"
+	case seq-st.last == 1: // not last+1: a last of MaxInt64 has no next
+		st.last = seq
+	default:
+		rule = "seq_gap"
+		st.last = seq
 	}
 	if final {
 		// A final that is itself a duplicate or a regression: does it
