@@ -86,6 +86,11 @@ type Input struct {
 	Dir  uint8 // tap.Direction
 	Time time.Time
 	Data []byte
+	// JSON: the tap knows Data is JSON text, never an EventMesh frame (a
+	// WebSocket text message): a first byte 0xEF (a UTF-8 byte order mark,
+	// which the reference's json.loads rejects) is e2a.decode, not
+	// frame.decode.
+	JSON bool
 	// FromLog: the record was read from a log file (e2a.secret applies).
 	FromLog bool
 	// Gap: messages were lost just before this one on this connection.

@@ -262,7 +262,7 @@ func (e *Engine) Observe(in *Input) {
 		e.sink, e.quiet, e.noRecords = silentSink{}, true, true
 		defer func() { e.sink, e.quiet, e.noRecords = sink, quiet, noRecords }()
 	}
-	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
+	if !in.JSON && len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)
 		if err != nil {
 			e.DecodeError(in, ProtoEventMesh, err.Error())

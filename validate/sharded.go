@@ -63,7 +63,7 @@ type batch struct {
 // complete.
 func sameBase(a, b *Input) bool {
 	return a.Tap == b.Tap && a.Conn == b.Conn && a.Pos.Kind == b.Pos.Kind && a.Pos.Partition == b.Pos.Partition &&
-		a.Pos.Name == b.Pos.Name && a.Dir == b.Dir && a.Time == b.Time && a.FromLog == b.FromLog &&
+		a.Pos.Name == b.Pos.Name && a.Dir == b.Dir && a.Time == b.Time && a.JSON == b.JSON && a.FromLog == b.FromLog &&
 		a.Gap == b.Gap && a.Joined == b.Joined && a.Logged == b.Logged && a.Silent == b.Silent
 }
 
@@ -515,7 +515,7 @@ func copyInput(dst, src *Input) {
 	dst.Tap, dst.Conn = src.Tap, src.Conn
 	dst.Pos.Kind, dst.Pos.Partition, dst.Pos.Name = src.Pos.Kind, src.Pos.Partition, src.Pos.Name
 	dst.Pos.Offset, dst.Pos.Line = src.Pos.Offset, src.Pos.Line
-	dst.Dir, dst.Time, dst.Data = src.Dir, src.Time, src.Data
+	dst.Dir, dst.Time, dst.Data, dst.JSON = src.Dir, src.Time, src.Data, src.JSON
 	dst.FromLog, dst.Gap, dst.Joined = src.FromLog, src.Gap, src.Joined
 	dst.Index, dst.Charged, dst.Logged, dst.Silent = src.Index, src.Charged, src.Logged, src.Silent
 }
@@ -552,7 +552,7 @@ func (s *Sharded) Observe(in *Input) {
 		s.add(s.shards[0], itemObserve, in, "", "")
 		return
 	}
-	if len(in.Data) > 0 && in.Data[0] == frame.Magic {
+	if !in.JSON && len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)
 		if err != nil {
 			s.add(s.shards[0], itemObserve, in, "", "") // the shard reports it

@@ -552,7 +552,7 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		}
 		in := validate.Input{
 			Tap: m.Tap, Conn: m.Conn, Pos: validate.Position(m.Pos), Dir: uint8(m.Dir), Time: m.Time,
-			Data: m.Data, FromLog: m.FromLog, Gap: m.Gap, Joined: m.Joined, Charged: m.Charged,
+			Data: m.Data, JSON: m.Format == tap.FormatJSON, FromLog: m.FromLog, Gap: m.Gap, Joined: m.Joined, Charged: m.Charged,
 		}
 		if in.Tap == "" {
 			in.Tap = name

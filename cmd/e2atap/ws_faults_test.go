@@ -180,3 +180,50 @@ outputs:
 		t.Fatalf("findings %q, want %q: a stream e2atap cut is no violation of its peers", got, want)
 	}
 }
+
+// TestTextWithByteOrderMarkIsE2ADecode: a producer that puts a UTF-8 byte
+// order mark before its JSON (as some runtimes write text) sends a text
+// message whose first byte is 0xEF, the EventMesh frame magic. The
+// reference's peers parse a text message with json.loads, which rejects
+// the mark ("Unexpected UTF-8 BOM"): the finding is e2a.decode, one per
+// direction through the echo upstream, on one engine shard or two; never
+// frame.decode (which the engine reported, sniffing the first byte of a
+// message the tap knew was text).
+func TestTextWithByteOrderMarkIsE2ADecode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	for _, shards := range []int{1, 2} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			dir := t.TempDir()
+			upstream, _ := echoUpstream(t)
+			listen, wsListen := freeAddr(t), freeAddr(t)
+			cfgPath := filepath.Join(dir, "e2atap.yaml")
+			findings := filepath.Join(dir, "findings.jsonl")
+			os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {shards: %d}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+outputs:
+  findings: {path: %q}
+`, listen, shards, wsListen, upstream, findings)), 0o644)
+			cmd := startProcess(t, cfgPath)
+			c := dialWS(t, wsListen)
+			roundTrip(t, c, "\ufeff"+e2aStream("bom-1", 0, 0, true, false)[0])
+			pollUntil(t, "a finding per direction", 20*time.Second, func() bool {
+				b, _ := os.ReadFile(findings)
+				return strings.Count(string(b), "\n") >= 2
+			})
+			c.Close()
+			stopProcess(t, cmd)
+			var got []string
+			for _, f := range readFindings(t, findings) {
+				got = append(got, f.Rule)
+			}
+			if want := []string{"e2a.decode", "e2a.decode"}; !slices.Equal(got, want) {
+				t.Fatalf("findings %q, want %q", got, want)
+			}
+		})
+	}
+}
