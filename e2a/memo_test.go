@@ -29,7 +29,7 @@ func checkPrimed(t testing.TB, prime, data []byte) {
 	}
 	checkPrimedRecord(t, thrice, prime, data)
 	// A record ScanStd filled (the fields it set are not the ones Scan
-	// marks), then the Scan cleared only what it marked (clearScanned).
+	// marks), then the Scan cleared only what it marked and did not write (clearStale).
 	std := new(Record)
 	_ = ScanStd(prime, std)
 	checkPrimedRecord(t, std, prime, data)

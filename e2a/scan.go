@@ -64,7 +64,7 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 
 // scan is Scan with the vector pass (vec) or without.
 func scan(data []byte, r *Record, vec bool) error {
-	r.clearScanned()
+	stale, staleSubs := r.startScan()
 	if r.memo == nil {
 		r.memo = new(keyMemos)
 	}
@@ -75,6 +75,7 @@ func scan(data []byte, r *Record, vec bool) error {
 	}
 	i := s.skipWS(0)
 	if i >= len(data) {
+		r.Reset()
 		return s.syntaxError(len(data), "unexpected end of JSON input")
 	}
 	isObj := data[i] == '{'
@@ -93,15 +94,16 @@ func scan(data []byte, r *Record, vec bool) error {
 		r.Reset()
 		return s.syntaxError(s.errOff, s.errMsg)
 	}
-	if !isObj {
-		return ErrNotObject
-	}
 	for k := range s.tp {
 		if s.tp[k].Type != Absent {
 			r.Subs[STraceparent] = s.tp[k]
 			r.subsSet |= 1 << STraceparent
 			break
 		}
+	}
+	r.clearStale(stale, staleSubs)
+	if !isObj {
+		return ErrNotObject
 	}
 	r.FileWithoutURI = s.noURI[0] || s.noURI[1]
 	r.secretFree = !s.secretMaybe
@@ -317,7 +319,8 @@ func (s *scanner) forget(k objKind) {
 	if s.forgot&(1<<k) == 0 {
 		// The first occurrence: nothing to drop (what it would clear is
 		// set only inside a container of kind k, and clear when a scan
-		// starts: clearScanned, a new scanner).
+		// starts: a new scanner, and Subs of an earlier Scan are not
+		// marked by this one, clearStale).
 		s.forgot |= 1 << k
 		return
 	}
