@@ -21,8 +21,15 @@ func checkPrimed(t testing.TB, prime, data []byte) {
 	_ = Scan(prime, twice)
 	_ = Scan(prime, twice)
 	checkPrimedRecord(t, twice, prime, data)
+	// Thrice: the third Scan makes spans of the members the second left
+	// whole (putSpan), which data's Scan then compares.
+	thrice := new(Record)
+	for range 3 {
+		_ = Scan(prime, thrice)
+	}
+	checkPrimedRecord(t, thrice, prime, data)
 	// A record ScanStd filled (the fields it set are not the ones Scan
-	// marks), then the Scan cleared only what it marked (clearScanned).
+	// marks), then the Scan cleared only what it marked and did not write (clearStale).
 	std := new(Record)
 	_ = ScanStd(prime, std)
 	checkPrimedRecord(t, std, prime, data)
@@ -132,6 +139,20 @@ var memoPairs = [][2]string{
 	{`{"provenance": {"source_protocol": "e2a", "converter": null}}`, `{"provenance": {"source_protocol": "e2a", "converter": null,  "kind": 1}}`},
 	{`{"provenance": {"kind": "a", "user_id": "u-1", "z": 1}}`, `{"provenance": {"kind": "a", "user_id": "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789", "z": 1}}`},
 	{`{"status": "a", "user_id": "u-1", "z": 1}`, `{"status": "a", "user_id": "u-1", "z": 1, "user_id": "sk-proj-CRPSabcdefghijklmnop0123"}`},
+	// Runs of whole members (spans): a key twice in one (the last wins,
+	// whether its value has a Str or not), a repeated container key that
+	// forgets what the first held, a run cut short, longer or changed,
+	// and runs in nested objects.
+	{`{"status": "a", "sequence": 1, "sequence": null, "x": 1}`, `{"status": "a", "sequence": 1, "sequence": null, "x": 1}`},
+	{`{"status": "a", "sequence": null, "sequence": 1, "x": 1}`, `{"status": "a", "sequence": null, "sequence": 1, "x": 1}`},
+	{`{"metadata": {"_jiuwenswarm_server_push": true}, "status": "a", "metadata": {}, "is_final": true}`, `{"metadata": {"_jiuwenswarm_server_push": true}, "status": "a", "metadata": {}, "is_final": true}`},
+	{`{"status": "a", "is_final": true, "sequence": 1, "x": 1}`, `{"status": "a", "is_final": true, "sequence": 2, "x": 1}`},
+	{`{"status": "a", "is_final": true, "sequence": 1, "x": 1}`, `{"status": "a", "is_final": true, "sequence": 1}`},
+	{`{"status": "a", "is_final": true, "sequence": 1, "x": 1}`, `{"status": "a", "is_final": true, "sequence": 1, "is_stream": false}`},
+	{`{"status": "a", "is_final": true, "sequence": 1}`, `{"status": "a", "is_final": true, "sequence": 1, "is_stream": false}`},
+	{`{"status": "a", "is_final": true, "sequence": 1}`, `{"status": "a", "is_final": true, "sequence": 1 `},
+	{`{"body": {"delta_kind": "text", "event_type": "e", "delta": "x"}, "x": 1}`, `{"body": {"delta_kind": "text", "event_type": "f", "delta": "x"}, "x": 1}`},
+	{`{"error": {"code": 1, "message": "m"}, "status": "a", "is_final": true}`, `{"error": {"code": 1, "message": "m"}, "status": "a", "is_final": true}`},
 }
 
 func TestKeyMemo(t *testing.T) {

@@ -222,8 +222,9 @@ type Record struct {
 
 	// fieldsSet, subsSet mark the Fields and Subs that Scan may have
 	// written since the record was last cleared whole: the next Scan
-	// clears only those (clearScanned), not the whole record (1.7 kB a
-	// record, 6 % of Scan on gen). ScanStd marks all.
+	// clears only those of them that it does not write again
+	// (clearStale), not the whole record (1.7 kB a record, 6 % of Scan
+	// on gen). ScanStd marks all.
 	fieldsSet uint64
 	subsSet   uint16
 }
@@ -261,30 +262,33 @@ func (r *Record) Reset() {
 	*r = Record{scratch: scratch, clean: r.clean, blocks: r.blocks, memo: r.memo}
 }
 
-// clearScanned clears what the last Scan (or ScanStd, which marks all)
-// left, as Reset does: only the Fields and Subs it marked.
-func (r *Record) clearScanned() {
-	if bits.OnesCount64(r.fieldsSet) > clearAllFields {
-		// Most of them (a record sets 15-25): one clear of the array
-		// costs less than a store and a bit scan a field.
-		r.Fields = [NumFields]Value{}
-	} else {
-		for m := r.fieldsSet; m != 0; m &= m - 1 {
-			r.Fields[bits.TrailingZeros64(m)] = Value{}
-		}
-	}
-	for m := r.subsSet; m != 0; m &= m - 1 {
-		r.Subs[bits.TrailingZeros16(m)] = Value{}
-	}
+// startScan clears what the last Scan (or ScanStd) left outside Fields
+// and Subs, as Reset does, and returns the marks of the Fields and Subs
+// it may have written: the Scan that starts overwrites most of them (a
+// producer's records set the same 15-25 fields), so only those it does
+// not write again are cleared, when it is done (clearStale).
+func (r *Record) startScan() (fields uint64, subs uint16) {
+	fields, subs = r.fieldsSet, r.subsSet
 	r.fieldsSet, r.subsSet = 0, 0
 	r.FileWithoutURI, r.secretFree = false, false
 	r.deltaRaw, r.deltaEsc, r.deltaSeen = nil, false, false
 	r.scratch = r.scratch[:0]
+	return fields, subs
 }
 
-// clearAllFields: past this many Fields marked, clearScanned clears
-// them all at once.
-const clearAllFields = 8
+// clearStale clears the Fields and Subs marked in fields and subs (what
+// an earlier Scan may have written) that this Scan did not mark: every
+// write of a Scan writes a whole Value and marks it, so that a Field or
+// Sub it marked holds what it wrote, and the others are as Reset leaves
+// them.
+func (r *Record) clearStale(fields uint64, subs uint16) {
+	for m := fields &^ r.fieldsSet; m != 0; m &= m - 1 {
+		r.Fields[bits.TrailingZeros64(m)] = Value{}
+	}
+	for m := subs &^ r.subsSet; m != 0; m &= m - 1 {
+		r.Subs[bits.TrailingZeros16(m)] = Value{}
+	}
+}
 
 // The marks hold every field and sub (a compile error past 64 and 16).
 const (

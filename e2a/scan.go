@@ -64,7 +64,7 @@ func Scan(data []byte, r *Record) error { return scan(data, r, vectorScan) }
 
 // scan is Scan with the vector pass (vec) or without.
 func scan(data []byte, r *Record, vec bool) error {
-	r.clearScanned()
+	stale, staleSubs := r.startScan()
 	if r.memo == nil {
 		r.memo = new(keyMemos)
 	}
@@ -75,6 +75,7 @@ func scan(data []byte, r *Record, vec bool) error {
 	}
 	i := s.skipWS(0)
 	if i >= len(data) {
+		r.Reset()
 		return s.syntaxError(len(data), "unexpected end of JSON input")
 	}
 	isObj := data[i] == '{'
@@ -93,15 +94,16 @@ func scan(data []byte, r *Record, vec bool) error {
 		r.Reset()
 		return s.syntaxError(s.errOff, s.errMsg)
 	}
-	if !isObj {
-		return ErrNotObject
-	}
 	for k := range s.tp {
 		if s.tp[k].Type != Absent {
 			r.Subs[STraceparent] = s.tp[k]
 			r.subsSet |= 1 << STraceparent
 			break
 		}
+	}
+	r.clearStale(stale, staleSubs)
+	if !isObj {
+		return ErrNotObject
 	}
 	r.FileWithoutURI = s.noURI[0] || s.noURI[1]
 	r.secretFree = !s.secretMaybe
@@ -317,7 +319,8 @@ func (s *scanner) forget(k objKind) {
 	if s.forgot&(1<<k) == 0 {
 		// The first occurrence: nothing to drop (what it would clear is
 		// set only inside a container of kind k, and clear when a scan
-		// starts: clearScanned, a new scanner).
+		// starts: a new scanner, and Subs of an earlier Scan are not
+		// marked by this one, clearStale).
 		s.forgot |= 1 << k
 		return
 	}
@@ -357,6 +360,11 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	}
 	memo := s.r.memo
 	prev := uint16(knownKeySlots) + uint16(k) // the key before: none yet
+	// run: the members in a row that matched whole (keyMemo.whole) from
+	// runStart, the first after the key runPrev; a run of two or more is
+	// remembered as a span (putSpan) when it ends, which the first of
+	// them then looks for (memo.span).
+	run, runStart, runPrev := 0, 0, uint16(0)
 	for {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
@@ -377,6 +385,25 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				}
 			}
 			if e != nil {
+				if run == 0 && e.span != 0 {
+					if sp := memo.span(e, prev, k, data, i); sp != nil {
+						s.applySpan(sp, i)
+						prev = sp.h
+						s.keyBefore = prev
+						i += int(sp.n)
+						if sp.last {
+							return i
+						}
+						if i = s.skipWS(i); i >= n {
+							return s.eof()
+						}
+						continue
+					}
+				}
+				if run == 0 {
+					runStart, runPrev = i, prev
+				}
+				run++
 				// The whole member as it was last time (keyMemo.whole):
 				// its value is what member would read, and what follows
 				// it what the loop below would skip.
@@ -398,6 +425,9 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				}
 				i += int(e.whole)
 				if e.last {
+					if run > 1 {
+						memo.putSpan(data, k, runPrev, runStart, i)
+					}
 					return i
 				}
 				if i = s.skipWS(i); i >= n {
@@ -410,6 +440,12 @@ func (s *scanner) object(i, depth int, k objKind) int {
 					e = nil
 				}
 			}
+		}
+		if run != 0 {
+			if run > 1 {
+				memo.putSpan(data, k, runPrev, runStart, i)
+			}
+			run = 0
 		}
 		if e != nil {
 			act = e.act
@@ -638,6 +674,15 @@ type keyMemo struct {
 	k       objKind
 	act     action
 	secret  bool // knownKeys.slot[h].kind != ""
+	// span: 1 + the index of the span (putSpan) made of a run that e's
+	// whole member started last, or 0; only then does object look for
+	// one.
+	span uint8
+	// sig: what the whole member sets and how it is written, but not its
+	// value's bytes (the key, the lengths, the value's type and where its
+	// Str is): a span that starts with a member of the same sig does
+	// what e does at the bytes e matched.
+	sig uint64
 }
 
 // What a keyMemo's whole member sets (memoSet).
@@ -652,7 +697,7 @@ const (
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
 const keyMemoLen = 32
 
-// keyMemos are a record's key memos (Record.memo), 32 KiB.
+// keyMemos are a record's key memos (Record.memo), 50 KiB (and its spans).
 type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
 	// object's first key and afterUnknown after an unknown key. Two for
@@ -662,6 +707,9 @@ type keyMemos struct {
 	// s[p]: the same in the objects skipContainer reads, where p is also
 	// the key whose value the container is for an object's first key.
 	s [afterUnknown + 1]keyMemo
+	// spans: runs of members that matched whole (spanmemo.go), made on
+	// the first run.
+	spans *spanMemos
 }
 
 const afterUnknown = knownKeySlots + uint16(kEntry) + 1
@@ -704,6 +752,7 @@ func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act actio
 		}
 	}
 	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint8(h), k, act, 0, 0, 0, 0, false, setNone
+	e.span = 0
 	e.secret = knownKeys.slot[h].kind != ""
 	e.noValue = e.secret || !memoSettable(k, act)
 }
@@ -791,6 +840,16 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 			e.nest = nestedKind(Field(e.act.arg)) != kTop
 		case aSub:
 			e.set = setSub
+		}
+		e.sig = uint64(e.h) | uint64(e.whole)<<8 | uint64(e.m)<<16 | uint64(e.vt)<<24 | uint64(e.so)<<32 | uint64(e.sl)<<40
+		if e.vb {
+			e.sig |= 1 << 48
+		}
+		if e.last {
+			e.sig |= 1 << 49
+		}
+		if e.str {
+			e.sig |= 1 << 50
 		}
 	}
 }
