@@ -136,12 +136,12 @@ type splitWalk struct {
 	opts   ReadOptions
 	who    []uint8 // partition → its owner's index
 	slots  []splitSlot
-	wake   []chan struct{} // per shard: something it may wait for happened
-	caches []e2a.Record    // per shard: the memories its scans share
-	late   []e2a.Record    // per shard: where it scans a record its slot does not keep
-	heads  []splitHeadBuf  // per shard: a headKey's buffers
-	counts [][]byte        // per shard: where it reads past a giant line's head
-	maxRec int             // Config.MaxRecordBytes
+	wake   *spinWake      // something a shard may wait for happened
+	caches []e2a.Record   // per shard: the memories its scans share
+	late   []e2a.Record   // per shard: where it scans a record its slot does not keep
+	heads  []splitHeadBuf // per shard: a headKey's buffers
+	counts [][]byte       // per shard: where it reads past a giant line's head
+	maxRec int            // Config.MaxRecordBytes
 	// The lines from pos to size: every line starts at pos or after a
 	// '\n'.
 	pos, size int64
@@ -203,7 +203,7 @@ func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts Re
 	}
 	k := len(s.shards)
 	sw := &splitWalk{s: s, f: f, name: name, opts: opts, who: make([]uint8, s.parts),
-		slots: make([]splitSlot, splitRing), wake: make([]chan struct{}, k),
+		slots: make([]splitSlot, splitRing), wake: newSpinWake(k),
 		caches: make([]e2a.Record, k), late: make([]e2a.Record, k), heads: make([]splitHeadBuf, k),
 		counts: make([][]byte, k), maxRec: s.shards[0].eng.cfg.MaxRecordBytes, pos: pos, size: size, cut: pos,
 		lines: make([]int64, k), idxTotal: make([]int64, k)}
@@ -218,8 +218,7 @@ func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts Re
 			}
 		}
 	}
-	for i := range sw.wake {
-		sw.wake[i] = make(chan struct{}, 1)
+	for i := range s.shards {
 		s.shards[i].walked.Store(opts.Index)
 		sw.late[i].ShareCaches(&sw.caches[i])
 	}
@@ -270,6 +269,7 @@ func (sw *splitWalk) work(k int) {
 	line, idx := int64(0), sw.opts.Index
 	ring := int64(len(sw.slots))
 	for j := int64(0); ; {
+		gen := sw.wake.seen()
 		if n := sw.chunks.Load(); n >= 0 && j >= n {
 			break
 		}
@@ -283,7 +283,7 @@ func (sw *splitWalk) work(k int) {
 			sh.walked.Store(idx)
 			// The slot is another chunk's once all have judged it.
 			if sl.judged.Add(1) == int32(len(sw.s.shards)) {
-				sw.wakeAll(k)
+				sw.wake.notify(k)
 			}
 			j++
 			continue
@@ -296,10 +296,10 @@ func (sw *splitWalk) work(k int) {
 			}
 			sl.judged.Store(0)
 			sl.scanned.Store(c + 1)
-			sw.wakeAll(k)
+			sw.wake.notify(k)
 			continue
 		}
-		<-sw.wake[k]
+		sw.wake.wait(k, gen)
 	}
 	sw.lines[k], sw.idxTotal[k] = line, int64(idx-sw.opts.Index)
 }
@@ -313,18 +313,6 @@ func (sw *splitWalk) free(c int64) bool {
 	}
 	sl := &sw.slots[c%ring]
 	return sl.scanned.Load() == c-ring+1 && sl.judged.Load() == int32(len(sw.s.shards))
-}
-
-func (sw *splitWalk) wakeAll(k int) {
-	for i, ch := range sw.wake {
-		if i == k {
-			continue
-		}
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // claim takes the next chunk, file offsets [from, to), for its caller to
