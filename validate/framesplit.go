@@ -133,7 +133,7 @@ type chunkSplit struct {
 	slots     []chunkSlot
 
 	mu   sync.Mutex
-	cond sync.Cond
+	wake *spinWake // a chunk was skimmed or judged
 	// final: the chunk the read ended at (EOF, an undecodable frame, an
 	// I/O error: err), or -1; next: per shard, the first chunk it has not
 	// judged yet.
@@ -176,8 +176,7 @@ func (s *Sharded) readFramesSplit(f *os.File, name string, format Format, opts R
 		s.assignEven()
 	}
 	r := &chunkSplit{s: s, f: f, name: name, opts: opts, pos: pos, size: size, n: len(s.shards),
-		final: -1, next: make([]int, len(s.shards)), ownerIdx: make([]int, len(s.owner))}
-	r.cond.L = &r.mu
+		final: -1, next: make([]int, len(s.shards)), ownerIdx: make([]int, len(s.owner)), wake: newSpinWake(len(s.shards))}
 	for p, o := range s.owner {
 		for k, sh := range s.shards {
 			if sh == o {
@@ -252,7 +251,7 @@ func (r *chunkSplit) walk(k int) {
 				break
 			}
 			if !r.ready(r.next[k]) {
-				r.cond.Wait()
+				r.wait(k)
 			}
 			r.mu.Unlock()
 		}
@@ -269,8 +268,8 @@ func (r *chunkSplit) walk(k int) {
 		}
 		r.mu.Lock()
 		sl.chunk, sl.state, sl.err = c, slotSkimmed, err
-		r.cond.Broadcast()
 		r.mu.Unlock()
+		r.wake.notify(k)
 	}
 	for {
 		r.judgeReady(k)
@@ -280,10 +279,19 @@ func (r *chunkSplit) walk(k int) {
 			return
 		}
 		if !r.ready(r.next[k]) {
-			r.cond.Wait()
+			r.wait(k)
 		}
 		r.mu.Unlock()
 	}
+}
+
+// wait has shard k wait for another to skim or judge a chunk; r.mu held
+// (released while it waits).
+func (r *chunkSplit) wait(k int) {
+	gen := r.wake.seen() // what it has seen under r.mu
+	r.mu.Unlock()
+	r.wake.wait(k, gen)
+	r.mu.Lock()
 }
 
 // ready says whether chunk d can be verified and judged; r.mu held.
@@ -319,8 +327,8 @@ func (r *chunkSplit) judgeReady(k int) {
 		r.judge(k, sl)
 		r.mu.Lock()
 		r.next[k] = d + 1
-		r.cond.Broadcast()
 		r.mu.Unlock()
+		r.wake.notify(k)
 	}
 }
 

@@ -84,11 +84,12 @@ const utf8BOM = "\xef\xbb\xbf"
 // while it is read); bad content becomes findings. A regular file (r an
 // *os.File) is read for a handler that judges each record before its call
 // returns (an Engine, one inline shard) by read(2) into one reused buffer
-// (readFramesFile, readLinesFile); for several shards, frames by a split
-// (framesplit.go: each shard reads and skims the chunks it takes, and judges
-// its partitions' frames of all) and JSON lines through a mapping, without
-// copying them out of the page cache; the data handlers see is valid only
-// during the call, as always.
+// (readFramesFile, readLinesFile); for several shards, by a split
+// (framesplit.go, splitwalk.go: each shard reads by pread(2) and skims or
+// scans the chunks it takes, and judges its partitions' records of all),
+// or through a mapping, without copying them out of the page cache (a
+// record log's hand-off in place: walk.go); the data handlers see is valid
+// only during the call, as always.
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
@@ -96,11 +97,11 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 	if f, ok := r.(*os.File); ok {
 		// A regular file is read by read(2) into one reused buffer for a
 		// handler that judges each record before the next is read; for
-		// several shards, frames by a split (framesplit.go), JSON lines
-		// through a mapping (no copy out of the page cache) by a
-		// hand-off in place (walk.go); anything else (gzip, a record
-		// log, a hand-off with copies) as before, from where the file
-		// was.
+		// several shards by a split (framesplit.go, splitwalk.go), JSON
+		// lines for an ordered sink through a mapping (no copy out of
+		// the page cache) by a hand-off in place (walk.go); anything
+		// else (gzip, a record log, a hand-off with copies) as before,
+		// from where the file was.
 		sh, _ := h.(*Sharded)
 		walk := sh != nil && sh.walks()
 		if _, wh := h.(windowed); (!wh || sh != nil && sh.inlineOne()) && format != FormatJSONL {
@@ -110,6 +111,11 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 		}
 		if walk && format != FormatJSONL {
 			if last, err, ok := sh.readFramesSplit(f, name, format, opts); ok {
+				return last, err
+			}
+		}
+		if walk && format != FormatFrames {
+			if last, err, ok := sh.readLinesSplit(f, name, format, opts); ok {
 				return last, err
 			}
 		}

@@ -2,9 +2,11 @@ package validate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math"
-	"runtime/debug"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -12,15 +14,16 @@ import (
 	"github.com/e2atap/e2atap/frame"
 )
 
-// A split walk reads a mapped file of JSON lines with every shard doing
+// A split walk reads a regular file of JSON lines with every shard doing
 // both halves of a record's work, "scan anywhere, judge by stream":
 //
 //   - The scan (e2a.Scan: the field scan and the secret pre-check, and the
 //     stream key's partition) is the larger half of a record's CPU and
-//     needs no stream state, so any shard may do it. The mapped window is
-//     cut into chunks at line ends (splitChunkBytes); every shard scans the
-//     next chunk no one has claimed yet, into a slot of a ring
-//     (splitRing) that keeps each record's filled e2a.Record.
+//     needs no stream state, so any shard may do it. The file is cut into
+//     chunks of bytes; every shard takes the next chunk no one has taken
+//     yet, reads it (pread(2), into the buffer of a slot of a ring:
+//     splitRing) and scans the lines that start in it, keeping each
+//     record's filled e2a.Record in the slot.
 //   - The judgement (the stream table, the sequence, is_final and status
 //     rules, the findings) needs the stream's state, so a record is judged
 //     by the shard that owns its stream key's partition. Every shard goes
@@ -30,6 +33,12 @@ import (
 //     request (every shard cancels its streams of the session at the
 //     interrupt's place among its own records, as cancelFrom does after a
 //     hand-off).
+//
+// A chunk owns the lines that start in it: the byte before it says whether
+// its first byte starts one, a line that starts in it is read on past its
+// end, and a chunk inside a line owns none. No shard waits for another to
+// know where its chunk's lines are (the frame split has to guess: a
+// frame's payload may hold the magic; a line ends at the first '\n').
 //
 // Nothing is routed before the scan (no second parse of a line: the scan's
 // request_id is the key), no item crosses cores but the scanned record of
@@ -41,35 +50,46 @@ import (
 // (the one Engine.DecodeError gaps), a line holding a frame where
 // Sharded.ObserveFrame would send it.
 //
+// Read by pread(2), not through a mapping (the way before): the kernel's
+// copy leaves a chunk in the reading core's cache for the scan, where a
+// mapping's pages were read cold by the scan, and its page table was
+// filled ahead and given back behind (madvise) from both threads. A line
+// is read whole up to readLinesFile's bound (MaxLineBytes); a longer one
+// is skipped unbuffered, its head judged, as readLinesFile does. The file
+// is read up to the size it had when the read started; a file cut shorter
+// is an I/O error (the file shrank), and the lines before the chunk that
+// could not be read are judged.
+//
 // A sink that depends on the order of calls across shards (a record log:
 // Sharded.Unordered not called) needs the hand-off's barriers at each
 // interrupt: it keeps readLinesMapped.
-//
-// The walk goes a window at a time (mapWindow): a phase scans and judges
-// the window's whole lines, then the reader maps the next window; a line
-// no window can hold is skipped between phases (walker.giant), as the
-// hand-off skips it.
 
-// splitChunkBytes is about how much of a window one chunk holds (it ends
-// at the first line end past it), splitChunkLines how many lines it holds
-// at most (each record's e2a.Record is kept until the chunk is judged:
-// 1.7 kB, so that a file of short lines does not hold a chunk's worth of
-// bytes in records of 1.7 kB each); splitRing how many chunks may be
-// scanned ahead of the slowest judge. (Variables for tests.) Half of
-// what they were (32 KiB, 64 lines): the ring's records and lines fit a
-// core's L2 beside the engine's tables; 2 shards on gen-100M and
-// py-ascii-100M took 4-11 % less CPU (median of 10-12 interleaved runs, a
-// loaded machine) and 200 fewer page faults; 8 KiB was no better.
+// splitChunkBytes is the most bytes a chunk spans, splitChunkLines how
+// many lines it spans about (its size follows the lines' mean length)
+// and the most records a slot keeps scanned (each e2a.Record is kept until
+// the chunk is judged: 1.7 kB; a record past them, in a chunk of lines
+// much shorter than those before, is scanned again by its judge); splitRing
+// how many chunks may be scanned ahead of the slowest judge. (Variables
+// for tests.)
 var (
-	splitChunkBytes = 16 << 10
+	splitChunkBytes = 32 << 10
 	splitChunkLines = 32
 	splitRing       = 16
 )
+
+// splitMinChunk is the least bytes a chunk spans (a file of short lines).
+const splitMinChunk = 1 << 10
+
+// splitLineSlack is how much a chunk is read past its end at first, for
+// the line that starts in it and ends after it (read on as far as it
+// goes).
+const splitLineSlack = 2 << 10
 
 type splitKind uint8
 
 const (
 	splitJSON     splitKind = iota // scanned: rec
+	splitLate                      // scanned, not kept (the slot's records are full): its judge scans it again
 	splitRescan                    // too long, or Scan rejected it: ObserveJSON's decode error
 	splitLineOver                  // a line over MaxLineBytes: data is its head
 	splitFrame                     // starts with the frame magic: Engine.Observe
@@ -83,8 +103,9 @@ type splitRec struct {
 	keyN   uint16
 	part   uint16 // the stream key's partition (a hint: keyN != 0)
 	keyOff int32  // the key at data[keyOff:keyOff+keyN]
-	off    int    // data: the window's [off, off+n)
-	n      int
+	// data: the line (its head for splitLineOver), in the slot's buf or,
+	// for lines read before the buffer grew, in the one it had.
+	data []byte
 	// line and idx: its line and Input.Index counted from its chunk's
 	// start (1 for the first).
 	line, idx uint32
@@ -92,17 +113,14 @@ type splitRec struct {
 	rec       *e2a.Record
 }
 
-// A splitSlot holds one scanned chunk of the ring.
+// A splitSlot holds one chunk of the ring: read, then scanned.
 type splitSlot struct {
-	// ends: where each line of the chunk ends in the window, past its
-	// '\n' (claim finds them as it cuts the chunk; the scan goes by
-	// them, not through the bytes a second time).
-	ends       []int
+	buf        []byte // the file from base
+	base       int64
 	recs       []splitRec
 	pool       []*e2a.Record // recs' records, reused
 	lines, idx uint32        // the chunk's lines and records
-	end        int           // its end in the window
-	failed     bool          // reading it faulted
+	err        error         // reading it failed: the walk ends before it
 	// scanned is 1 + the chunk it holds, once scanned; judged how many
 	// shards have judged it.
 	scanned atomic.Int64
@@ -113,35 +131,33 @@ type splitSlot struct {
 // splitWalk is the state of a split walk over one file.
 type splitWalk struct {
 	s      *Sharded
+	f      *os.File
 	name   string
 	opts   ReadOptions
 	who    []uint8 // partition → its owner's index
 	slots  []splitSlot
-	wake   []chan struct{} // per shard: something it may wait for happened
-	caches []e2a.Record    // per shard: the memories its scans share
-	heads  []splitHeadBuf  // per shard: a headKey's buffers
-	maxRec int             // Config.MaxRecordBytes
-
-	// The phase: chunks of win[start:end], the chunk lines and records
-	// before which are the base line and index.
-	win        []byte
-	start, end int
-	baseLine   int64
-	baseIdx    uint64
-	// cutMu guards the cut of the next chunk to scan: it starts at cut
-	// and is chunk next. chunks is how many the phase has, once the cut
-	// reaches end (-1 before).
-	cutMu           sync.Mutex
-	cut             int
-	next            int64
-	chunks          atomic.Int64
-	populated       atomic.Int64 // the window's page table is filled up to here
-	dropped         atomic.Int64 // and given back up to here
-	cached          bool
-	fail            atomic.Bool
-	failure         any
-	failMu          sync.Mutex
-	lines, idxTotal []int64 // per shard: what it counted in the phase
+	wake   *spinWake      // something a shard may wait for happened
+	caches []e2a.Record   // per shard: the memories its scans share
+	late   []e2a.Record   // per shard: where it scans a record its slot does not keep
+	heads  []splitHeadBuf // per shard: a headKey's buffers
+	counts [][]byte       // per shard: where it reads past a giant line's head
+	maxRec int            // Config.MaxRecordBytes
+	// The lines from pos to size: every line starts at pos or after a
+	// '\n'.
+	pos, size int64
+	// cutMu guards the cut of the next chunk to read: it starts at cut
+	// and is chunk next. chunks is how many the file has, once the cut
+	// reaches size (-1 before); failed says a chunk could not be read (no
+	// chunk after it is taken).
+	cutMu  sync.Mutex
+	cut    int64
+	next   int64
+	chunks atomic.Int64
+	failed atomic.Bool
+	// The bytes and lines of the chunks scanned so far: a chunk's size is
+	// splitChunkLines lines of their mean length.
+	seenBytes, seenLines atomic.Int64
+	lines, idxTotal      []int64 // per shard: what it counted
 }
 
 type splitHeadBuf struct {
@@ -149,203 +165,147 @@ type splitHeadBuf struct {
 	buf []byte
 }
 
-// splitLinesMapped reads the JSON lines of m from pos by a split walk.
-func (s *Sharded) splitLinesMapped(m *mappedFile, pos int64, name string, opts ReadOptions) (last uint64, err error) {
+// readLinesSplit reads the JSON lines of f, a regular file, from its
+// offset by a split walk over s's shards, when no sink depends on the
+// order of calls across shards (Unordered); ok is false when f does not
+// hold such lines there (readLinesFile's decision: not a regular file of
+// some size, gzip, frames, a record log, or a first part that does not
+// decide), and nothing was read then.
+func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts ReadOptions) (last uint64, err error, ok bool) {
+	if !s.unordered || s.noSplit || !s.walks() || format == FormatFrames {
+		return 0, nil, false
+	}
+	pos, size, there := regularAt(f)
+	if !there || size-pos < splitMinBytes {
+		return 0, nil, false
+	}
+	limit := opts.MaxLineBytes
+	b := make([]byte, min(int64(lineDecide), size-pos))
+	n, rerr := f.ReadAt(b, pos)
+	if n == 0 || rerr != nil && !errors.Is(rerr, io.EOF) {
+		return 0, nil, false // read as before, which reports it
+	}
+	b = b[:n]
+	if format == FormatAuto && b[0] == frame.Magic && !bytes.HasPrefix(b, []byte(utf8BOM)) {
+		return 0, nil, false
+	}
+	if !mapsLines(b, true, limit) || pos+int64(n) < size && !decidedIn(b, limit) {
+		return 0, nil, false
+	}
+	if bytes.HasPrefix(b, []byte(utf8BOM)) {
+		pos += int64(len(utf8BOM))
+	}
 	// Everything handed over before (an earlier input) is judged first:
 	// the shards are idle, and the walk owns their engines.
 	s.barrier()
 	if !s.assigned {
 		s.assignEven()
 	}
-	n := len(s.shards)
-	sw := &splitWalk{s: s, name: name, opts: opts, who: make([]uint8, s.parts),
-		slots: make([]splitSlot, splitRing), wake: make([]chan struct{}, n),
-		caches: make([]e2a.Record, n), heads: make([]splitHeadBuf, n),
-		maxRec: s.shards[0].eng.cfg.MaxRecordBytes, lines: make([]int64, n), idxTotal: make([]int64, n)}
+	k := len(s.shards)
+	sw := &splitWalk{s: s, f: f, name: name, opts: opts, who: make([]uint8, s.parts),
+		slots: make([]splitSlot, splitRing), wake: newSpinWake(k),
+		caches: make([]e2a.Record, k), late: make([]e2a.Record, k), heads: make([]splitHeadBuf, k),
+		counts: make([][]byte, k), maxRec: s.shards[0].eng.cfg.MaxRecordBytes, pos: pos, size: size, cut: pos,
+		lines: make([]int64, k), idxTotal: make([]int64, k)}
+	sw.chunks.Store(-1)
+	// The first part read says how long the lines are.
+	sw.seenBytes.Store(int64(n))
+	sw.seenLines.Store(int64(bytes.Count(b, []byte{'\n'})))
 	for p, sh := range s.owner {
-		for k := range s.shards {
-			if s.shards[k] == sh {
-				sw.who[p] = uint8(k)
+		for i := range s.shards {
+			if s.shards[i] == sh {
+				sw.who[p] = uint8(i)
 			}
 		}
 	}
-	for k := range sw.wake {
-		sw.wake[k] = make(chan struct{}, 1)
-		s.shards[k].walked.Store(opts.Index)
+	for i := range s.shards {
+		s.shards[i].walked.Store(opts.Index)
+		sw.late[i].ShareCaches(&sw.caches[i])
 	}
 	s.walking.Store(true)
 	s.mappedReads++
 	s.splitReads++
-	// The reader's cursor: windows, giant lines (its feed: s).
-	w := &walker{j: &walkJob{s: s, name: name, opts: opts}, s: s, feed: s, m: m, pos: pos, idx: opts.Index}
-	shrank := func(why any) error { return fmt.Errorf("%s: the file shrank while it was read (%v)", name, why) }
-	defer func() {
-		for _, sh := range s.shards {
-			sh.eng.hint = partHint{}
-		}
-		held := 0
-		for i := range sw.slots {
-			held += len(sw.slots[i].pool)
-		}
-		s.splitHeld = max(s.splitHeld, held)
-		m.close(w.pos)
-		last = w.idx
-		s.added = last
-		s.last.Store(last)
-		s.walking.Store(false)
-	}()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if !mappingFault(r, m.win) {
-				panic(r)
-			}
-			err = shrank(r)
-		}
-	}()
-	for {
-		off := int(w.pos - m.at)
-		win := m.win
-		if off >= len(win) {
-			if m.eof() {
-				return w.idx, nil
-			}
-			if _, err := w.remap(); err != nil {
-				return w.idx, err
-			}
-			sw.dropped.Store(0)
-			continue
-		}
-		end := len(win)
-		if !m.eof() {
-			nl := bytes.LastIndexByte(win[off:], '\n')
-			if nl < 0 {
-				grew, err := w.remap()
-				if err != nil {
-					return w.idx, err
-				}
-				sw.dropped.Store(0)
-				if grew {
-					continue
-				}
-				// A line longer than a window (so than MaxLineBytes):
-				// skipped, its head judged, as the hand-off does.
-				if err := w.giant(); err != nil {
-					return w.idx, err
-				}
-				s.barrier()
-				for _, sh := range s.shards {
-					sh.walked.Store(w.idx)
-				}
-				continue
-			}
-			end = off + nl + 1
-		}
-		sw.phase(m, off, end, w.line, w.idx)
-		if sw.fail.Load() {
-			return w.idx, shrank(sw.failure)
-		}
-		w.line += sw.lines[0]
-		w.idx += uint64(sw.idxTotal[0])
-		w.pos += int64(end - off)
-	}
-}
-
-// phase scans and judges the lines of m.win[start:end] on every shard.
-func (sw *splitWalk) phase(m *mappedFile, start, end int, baseLine int64, baseIdx uint64) {
-	sw.win, sw.start, sw.end = m.win, start, end
-	sw.baseLine, sw.baseIdx = baseLine, baseIdx
-	sw.cut, sw.next = start, 0
-	sw.chunks.Store(-1)
-	if start >= end {
-		sw.chunks.Store(0)
-	}
-	sw.populated.Store(int64(m.populated))
-	sw.cached = m.cached
-	for i := range sw.slots {
-		sw.slots[i].scanned.Store(0)
-		sw.slots[i].judged.Store(0)
-	}
 	var wg sync.WaitGroup
-	for k := 1; k < len(sw.s.shards); k++ {
+	for i := 1; i < k; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sw.work(k)
+			sw.work(i)
 		}()
 	}
 	sw.work(0)
 	wg.Wait()
-	m.populated = int(min(sw.populated.Load(), int64(len(m.win))))
+	held := 0
+	end := size
+	for i := range sw.slots {
+		sl := &sw.slots[i]
+		held += len(sl.pool)
+		if sl.err != nil && sl.scanned.Load() > 0 && (err == nil || sl.base < end) {
+			err, end = sl.err, sl.base
+		}
+	}
+	for _, sh := range s.shards {
+		sh.eng.hint = partHint{}
+	}
+	s.splitHeld = max(s.splitHeld, held)
+	last = opts.Index + uint64(sw.idxTotal[0])
+	// The file's offset is then past what was read, as after a mapped
+	// read.
+	if _, serr := f.Seek(end, io.SeekStart); serr != nil && err == nil {
+		err = serr
+	}
+	s.added = last
+	s.last.Store(last)
+	s.walking.Store(false)
+	return last, err, true
 }
 
-// work is shard k's part of a phase: judge what is scanned, else scan the
-// next chunk, else wait for one of them to be possible.
+// work is shard k's part of the walk: judge what is scanned, else read and
+// scan the next chunk, else wait for one of them to be possible.
 func (sw *splitWalk) work(k int) {
-	scanning := int64(-1)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if !mappingFault(r, sw.win) {
-				panic(r)
-			}
-			sw.failMu.Lock()
-			if sw.failure == nil {
-				sw.failure = r
-			}
-			sw.failMu.Unlock()
-			if scanning >= 0 {
-				sl := &sw.slots[scanning%int64(len(sw.slots))]
-				sl.failed = true
-				sl.scanned.Store(scanning + 1)
-			}
-			sw.fail.Store(true)
-			sw.wakeAll(k)
-		}
-	}()
 	sh := sw.s.shards[k]
 	e := sh.eng
 	in := Input{Pos: Position{Kind: PosLine, Name: sw.name}, FromLog: sw.opts.FromLog}
-	line, idx := sw.baseLine, sw.baseIdx
-	sw.lines[k], sw.idxTotal[k] = 0, 0
+	line, idx := int64(0), sw.opts.Index
 	ring := int64(len(sw.slots))
-	for j := int64(0); !sw.fail.Load(); {
+	for j := int64(0); ; {
+		gen := sw.wake.seen()
 		if n := sw.chunks.Load(); n >= 0 && j >= n {
 			break
 		}
 		if sl := &sw.slots[j%ring]; sl.scanned.Load() == j+1 {
-			if sl.failed {
-				return
+			if sl.err != nil {
+				break // the lines before it are judged
 			}
 			sw.judge(k, e, sl, &in, line, idx)
 			line += int64(sl.lines)
 			idx += uint64(sl.idx)
 			sh.walked.Store(idx)
-			end := sl.end // the slot is another chunk's once all have judged it
+			// The slot is another chunk's once all have judged it.
 			if sl.judged.Add(1) == int32(len(sw.s.shards)) {
-				sw.drop(end)
-				sw.wakeAll(k)
+				sw.wake.notify(k)
 			}
 			j++
 			continue
 		}
 		if c, from, to, ok := sw.claim(); ok {
-			scanning = c
 			sl := &sw.slots[c%ring]
 			sw.scan(k, from, to, sl)
-			scanning = -1
+			if sl.err != nil {
+				sw.failed.Store(true)
+			}
 			sl.judged.Store(0)
 			sl.scanned.Store(c + 1)
-			sw.wakeAll(k)
+			sw.wake.notify(k)
 			continue
 		}
-		<-sw.wake[k]
+		sw.wake.wait(k, gen)
 	}
-	sw.lines[k], sw.idxTotal[k] = line-sw.baseLine, int64(idx-sw.baseIdx)
+	sw.lines[k], sw.idxTotal[k] = line, int64(idx-sw.opts.Index)
 }
 
-// free says whether chunk c's slot may be scanned into: the chunk before
-// it there is judged by every shard.
+// free says whether chunk c's slot may be read into: the chunk before it
+// there is judged by every shard.
 func (sw *splitWalk) free(c int64) bool {
 	ring := int64(len(sw.slots))
 	if c < ring {
@@ -355,95 +315,136 @@ func (sw *splitWalk) free(c int64) bool {
 	return sl.scanned.Load() == c-ring+1 && sl.judged.Load() == int32(len(sw.s.shards))
 }
 
-func (sw *splitWalk) wakeAll(k int) {
-	for i, ch := range sw.wake {
-		if i == k {
-			continue
-		}
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// claim cuts the next chunk, [from, to) of the window, for its caller to
-// scan: up to splitChunkLines lines, ending at the first line end past
-// splitChunkBytes. ok is false when there is none, or its slot is not
-// free yet.
-func (sw *splitWalk) claim() (c int64, from, to int, ok bool) {
+// claim takes the next chunk, file offsets [from, to), for its caller to
+// read and scan: 3/4 of splitChunkLines lines of the mean length so far
+// (so that few chunks hold more lines than a slot keeps records).
+// ok is false when there is none, or its slot is not free yet.
+func (sw *splitWalk) claim() (c, from, to int64, ok bool) {
 	sw.cutMu.Lock()
 	defer sw.cutMu.Unlock()
 	c, from = sw.next, sw.cut
-	if from >= sw.end || !sw.free(c) {
+	if from >= sw.size || sw.failed.Load() || !sw.free(c) {
 		return 0, 0, 0, false
 	}
-	to = from
-	sl := &sw.slots[c%int64(len(sw.slots))] // free: the claimer's
-	sl.ends = sl.ends[:0]
-	for n := 0; n < splitChunkLines && to-from < splitChunkBytes; n++ {
-		nl := bytes.IndexByte(sw.win[to:sw.end], '\n')
-		if nl < 0 {
-			if to < sw.end {
-				to = sw.end
-				sl.ends = append(sl.ends, to)
-			}
-			break
-		}
-		to += nl + 1
-		sl.ends = append(sl.ends, to)
+	n := int64(splitChunkBytes)
+	if lines := sw.seenLines.Load(); lines > 0 {
+		n = min(n, max(splitMinChunk, sw.seenBytes.Load()/lines*int64(max(1, splitChunkLines*3/4))))
 	}
+	to = min(sw.size, from+n)
 	sw.cut, sw.next = to, c+1
-	if to >= sw.end {
+	if to >= sw.size {
 		sw.chunks.Store(c + 1)
 	}
 	return c, from, to, true
 }
 
-// ahead fills the page table of the window's next part once a scan
-// reaches within half a populateChunk of its filled end (the first shard
-// there fills it), as mappedFile.ahead does for one reader.
-func (sw *splitWalk) ahead(off int) {
-	for {
-		p := sw.populated.Load()
-		if !sw.cached || int64(off+populateChunk/2) < p || p >= int64(len(sw.win)) {
-			return
-		}
-		end := min(int64(len(sw.win)), p+int64(populateChunk))
-		if sw.populated.CompareAndSwap(p, end) {
-			populate(sw.win[p:end])
-		}
+// read fills sl.buf with n bytes of the file from off.
+func (sw *splitWalk) read(sl *splitSlot, off int64, n int) error {
+	if cap(sl.buf) > 4*(splitChunkBytes+splitLineSlack) {
+		sl.buf = nil // a long line has passed: give its buffer back
 	}
+	if cap(sl.buf) < n {
+		sl.buf = make([]byte, max(n, splitChunkBytes+splitLineSlack))
+	}
+	sl.base, sl.buf = off, sl.buf[:n]
+	return sw.readAt(sl.buf, off)
 }
 
-// drop gives back the dropChunks of the window before off, which every
-// shard has judged.
-func (sw *splitWalk) drop(off int) {
-	for d := sw.dropped.Load(); d+int64(dropChunk) <= int64(off); d = sw.dropped.Load() {
-		if sw.dropped.CompareAndSwap(d, d+int64(dropChunk)) {
-			dropBehind(sw.win[d : d+int64(dropChunk)])
-		}
+// grow reads more of the file into sl.buf (no record of it scanned yet):
+// up to n more bytes, fewer at the end of the file.
+func (sw *splitWalk) grow(sl *splitSlot, n int) error {
+	have := len(sl.buf)
+	n = int(min(int64(n), sw.size-sl.base-int64(have)))
+	if have+n > cap(sl.buf) {
+		nb := make([]byte, have, max(have+n, 2*cap(sl.buf)))
+		copy(nb, sl.buf)
+		sl.buf = nb
 	}
+	sl.buf = sl.buf[:have+n]
+	if err := sw.readAt(sl.buf[have:], sl.base+int64(have)); err != nil {
+		sl.buf = sl.buf[:have]
+		return err
+	}
+	return nil
 }
 
-// scan reads the chunk win[from:to] into sl by shard k: each line with readJSONL's rules
-// (walker.lines), each record scanned.
-func (sw *splitWalk) scan(k int, from, to int, sl *splitSlot) {
-	sl.recs, sl.lines, sl.idx, sl.end, sl.failed = sl.recs[:0], 0, 0, to, false
-	sw.ahead(to)
+// readAt reads b whole from the file at off: a short read is the file
+// shrinking while it was read.
+func (sw *splitWalk) readAt(b []byte, off int64) error {
+	n, err := sw.f.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: the file shrank while it was read (%d bytes short)", sw.name, len(b)-n)
+	}
+	return err
+}
+
+// scan reads the chunk [from, to) of the file into sl and scans the lines
+// that start in it, by shard k: each line with readJSONL's rules
+// (lineFile.lines), each record scanned.
+func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
+	sl.recs, sl.lines, sl.idx, sl.err = sl.recs[:0], 0, 0, nil
+	// The byte before the chunk says whether a line starts at from.
+	lead := int64(1)
+	if from == sw.pos {
+		lead = 0
+	}
+	at := from - lead
+	if sl.err = sw.read(sl, at, int(min(sw.size, to+splitLineSlack)-at)); sl.err != nil {
+		return
+	}
+	buf := sl.buf
+	end := int(to - at) // lines start before it
+	first := 0          // where the chunk's first line starts
+	if lead == 1 {
+		nl := bytes.IndexByte(buf[:end-1], '\n')
+		if nl < 0 {
+			return // inside a line an earlier chunk owns
+		}
+		first = nl + 1
+	}
 	limit := sw.opts.MaxLineBytes
-	win := sw.win
+	// A line is read whole up to the bound of a line judged whole
+	// (lineFile.lines); a longer one (giant) is skipped. Only the last
+	// line that starts in the chunk may need more than was read; growing
+	// the buffer may move it, so each record keeps its own data.
+	lineMax := max(limit+2, bufferedLine+1)
 	nrec := 0
-	off := from
-	for _, e := range sl.ends {
-		raw := win[off:e]
-		nl := -1 // no '\n': the last line of the file
-		if raw[len(raw)-1] == '\n' {
-			nl = len(raw) - 1
+	for off := first; off < end; {
+		nl := bytes.IndexByte(buf[off:], '\n')
+		giant := -1 // the giant's length, without its '\n'
+		for nl < 0 && sl.base+int64(len(buf)) < sw.size {
+			have := len(buf)
+			if have-off >= lineMax {
+				n, err := sw.skipLine(k, sl.base+int64(have))
+				if err != nil {
+					sl.err = err
+					return
+				}
+				giant = have - off + int(n)
+				break
+			}
+			if sl.err = sw.grow(sl, min(max(have-off, splitLineSlack), lineMax-(have-off))); sl.err != nil {
+				return
+			}
+			buf = sl.buf
+			if i := bytes.IndexByte(buf[have:], '\n'); i >= 0 {
+				nl = have - off + i
+			}
 		}
-		at := off
-		off = e
+		raw := buf[off:]
+		if nl >= 0 {
+			raw = raw[:nl+1]
+		}
+		off += len(raw)
 		sl.lines++
+		if giant >= 0 {
+			sl.idx++
+			sw.lineOver(k, sl, lineHead(raw), giant)
+			break
+		}
 		n := len(raw)
 		t := trimEOL(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
@@ -453,7 +454,7 @@ func (sw *splitWalk) scan(k int, from, to int, sl *splitSlot) {
 			}
 			sl.idx++
 			if content > limit {
-				sw.lineOver(k, sl, at, lineHead(raw), content)
+				sw.lineOver(k, sl, lineHead(raw), content)
 				continue
 			}
 		} else {
@@ -462,14 +463,14 @@ func (sw *splitWalk) scan(k int, from, to int, sl *splitSlot) {
 			}
 			sl.idx++
 			if len(t) > limit {
-				sw.lineOver(k, sl, at, lineHead(t), len(t))
+				sw.lineOver(k, sl, lineHead(t), len(t))
 				continue
 			}
 		}
 		if isBlank(t) {
 			continue
 		}
-		sl.recs = append(sl.recs, splitRec{off: at, n: len(t), line: sl.lines, idx: sl.idx})
+		sl.recs = append(sl.recs, splitRec{data: t, line: sl.lines, idx: sl.idx})
 		r := &sl.recs[len(sl.recs)-1]
 		if t[0] == frame.Magic {
 			r.kind = splitFrame
@@ -484,35 +485,69 @@ func (sw *splitWalk) scan(k int, from, to int, sl *splitSlot) {
 			r.who = sw.headOwner(k, t)
 			continue
 		}
-		if nrec == len(sl.pool) {
-			sl.pool = append(sl.pool, new(e2a.Record))
+		var rec *e2a.Record
+		if nrec < splitChunkLines {
+			if nrec == len(sl.pool) {
+				sl.pool = append(sl.pool, new(e2a.Record))
+			}
+			rec = sl.pool[nrec]
+			rec.ShareCaches(&sw.caches[k])
+		} else {
+			rec = &sw.late[k]
 		}
-		rec := sl.pool[nrec]
-		rec.ShareCaches(&sw.caches[k])
 		if scanJSON(t, rec) != nil {
 			r.kind = splitRescan
 			r.who = sw.headOwner(k, t)
 			continue
 		}
-		nrec++
-		r.rec = rec
 		var key []byte
 		if rid := rec.Get(e2a.FRequestID); rid.Type == e2a.String && len(rid.Str) > 0 {
 			key = rid.Str
 		}
 		p := partitionOf(key, sw.s.parts)
 		r.who = sw.who[p]
+		r.cancel = rec.Get(e2a.FMethod).Is("chat.interrupt") // cancelScanned decides
+		if rec == &sw.late[k] {
+			r.kind = splitLate
+			continue
+		}
+		nrec++
+		r.rec = rec
 		if d := offsetIn(key, t); d >= 0 && len(key) <= math.MaxUint16 && len(t) <= math.MaxInt32 {
 			r.keyOff, r.keyN, r.part = int32(d), uint16(len(key)), uint16(p)
 		}
-		r.cancel = rec.Get(e2a.FMethod).Is("chat.interrupt") // cancelScanned decides
 	}
+	sw.seenBytes.Add(to - from)
+	sw.seenLines.Add(int64(sl.lines))
+}
+
+// skipLine reads on from file offset off to the end of a line too long to
+// hold (or of the file), by shard k: how many bytes it has there, without
+// its '\n'.
+func (sw *splitWalk) skipLine(k int, off int64) (int64, error) {
+	if sw.counts[k] == nil {
+		sw.counts[k] = make([]byte, 64<<10)
+	}
+	b := sw.counts[k]
+	var n int64
+	for off < sw.size {
+		piece := b[:min(int64(len(b)), sw.size-off)]
+		if err := sw.readAt(piece, off); err != nil {
+			return n, err
+		}
+		if nl := bytes.IndexByte(piece, '\n'); nl >= 0 {
+			return n + int64(nl), nil
+		}
+		n += int64(len(piece))
+		off += int64(len(piece))
+	}
+	return n, nil
 }
 
 // lineOver notes a line over MaxLineBytes (head: its first bytes), judged
 // as Sharded.DecodeError would have it.
-func (sw *splitWalk) lineOver(k int, sl *splitSlot, at int, head []byte, content int) {
-	sl.recs = append(sl.recs, splitRec{kind: splitLineOver, off: at, n: len(head), line: sl.lines, idx: sl.idx,
+func (sw *splitWalk) lineOver(k int, sl *splitSlot, head []byte, content int) {
+	sl.recs = append(sl.recs, splitRec{kind: splitLineOver, data: head, line: sl.lines, idx: sl.idx,
 		content: content, who: sw.headOwner(k, head)})
 }
 
@@ -534,9 +569,16 @@ func (sw *splitWalk) judge(k int, e *Engine, sl *splitSlot, in *Input, line int6
 		if r.who != me && !r.cancel {
 			continue
 		}
-		in.Pos.Line, in.Index, in.Data = line+int64(r.line), idx+uint64(r.idx), sw.win[r.off:r.off+r.n]
+		in.Pos.Line, in.Index, in.Data = line+int64(r.line), idx+uint64(r.idx), r.data
 		if r.who != me {
-			e.cancelScanned(in, r.rec)
+			rec := r.rec
+			if rec == nil { // splitLate
+				rec = &e.rec
+				if scanJSON(in.Data, rec) != nil {
+					panic("validate: a record scanned once does not scan again")
+				}
+			}
+			e.cancelScanned(in, rec)
 			continue
 		}
 		switch r.kind {
@@ -546,7 +588,7 @@ func (sw *splitWalk) judge(k int, e *Engine, sl *splitSlot, in *Input, line int6
 			}
 			e.judgeJSON(in, r.rec)
 			e.hint = partHint{}
-		case splitRescan:
+		case splitLate, splitRescan:
 			e.ObserveJSON(in)
 		case splitLineOver:
 			e.DecodeError(in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", r.content, sw.opts.MaxLineBytes))

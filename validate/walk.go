@@ -36,13 +36,14 @@ import (
 // of its key's partition, the undecodable tail to the shard that owns
 // partitionOf(nil), as a reader would have handed them over.
 //
-// JSON lines by a split walk (splitwalk.go) when no sink depends on the
-// order of calls across shards (Sharded.Unordered: offline findings):
-// every shard scans the next chunk and judges its own partitions' records
-// of every chunk, so that the scan (the larger half of a record's CPU) is
-// shared and nothing is routed or handed over. Else (a record log needs
-// the hand-off's barriers at interrupts) by the reader's hand-off
-// (Sharded.Observe), but in place: an
+// JSON lines by a split walk (splitwalk.go: read by pread(2), not
+// mapped) when no sink depends on the order of calls across shards
+// (Sharded.Unordered: offline findings): every shard reads and scans the
+// next chunk and judges its own partitions' records of every chunk, so
+// that the scan (the larger half of a record's CPU) is shared and nothing
+// is routed or handed over. Else (a record log needs the hand-off's
+// barriers at interrupts) by the reader's hand-off (Sharded.Observe), but
+// in place: an
 // item names the record in the reader's window (itemObserveWin) instead of
 // carrying a copy, and the window stays mapped until every shard is done
 // with it (held: walker.remap). Routing a record costs about a tenth of judging it,
@@ -305,9 +306,6 @@ func (ww *walkWin) dropPassed(k, passed int) {
 // records over to s's shards (Sharded.Observe), in place in the mapping:
 // no copy of a record, the routing done once.
 func (s *Sharded) readLinesMapped(m *mappedFile, pos int64, name string, opts ReadOptions) (last uint64, err error) {
-	if s.unordered && !s.noSplit {
-		return s.splitLinesMapped(m, pos, name, opts) // splitwalk.go
-	}
 	j := &walkJob{s: s, name: name, opts: opts}
 	w := &walker{j: j, s: s, feed: s, hand: s, me: s.shards[0], m: m, pos: pos, idx: opts.Index}
 	shrank := func(why any) error { return fmt.Errorf("%s: the file shrank while it was read (%v)", name, why) }

@@ -932,3 +932,49 @@ func TestSplitWalkHoldsFewRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitWalkChunkEdges: chunks that start right after a line's '\n' (a
+// file of 64-byte lines cut into chunks of 1 KiB: every chunk starts a
+// line), chunks inside a line longer than several chunks (they own no
+// line), a line longer than what a chunk reads past its end, one past the
+// bound of a line read whole (skipped, its head judged) and a last line
+// without '\n' give what one shard gives.
+func TestSplitWalkChunkEdges(t *testing.T) {
+	defer func(c, l int) { splitChunkBytes, splitChunkLines = c, l }(splitChunkBytes, splitChunkLines)
+	splitChunkBytes, splitChunkLines = 1<<10, 32 // 24 lines of 64 bytes are more than 1 KiB
+	vc := smallPartitions(t, 512)
+	line := func(b *bytes.Buffer, i, n int) {
+		head := fmt.Sprintf(`{"request_id":"e-%d","sequence":%d,"pad":"`, i%97, i/97)
+		b.WriteString(head)
+		b.Write(bytes.Repeat([]byte("p"), n-len(head)-3))
+		b.WriteString("\"}\n")
+	}
+	var b bytes.Buffer
+	for i := 0; b.Len() < 1<<20; i++ {
+		switch {
+		case i%500 == 250:
+			line(&b, i, 3000+i%2000) // several chunks, read on past the slack
+		case i == 9000:
+			line(&b, i, 300<<10) // past lineMax: skipped unbuffered
+		default:
+			line(&b, i, 64)
+		}
+	}
+	b.WriteString(`{"request_id":"last","sequence":0}`)
+	p := writeTemp(t, "edges.jsonl", b.Bytes())
+	opts := ReadOptions{MaxLineBytes: 8 << 10}
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, p)
+	if !strings.Contains(want, "over the 8192-byte limit") {
+		t.Fatalf("no line over the limit:\n%.2000s", want)
+	}
+	splitWalks = 0
+	for _, n := range []int{2, 3} {
+		v := walkVariant{shards: n, wantWalk: true, inline: true}
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s differs from one shard: %s", v, firstDiff(want, got))
+		}
+	}
+	if splitWalks != 2 {
+		t.Fatalf("%d of 2 runs by a split walk", splitWalks)
+	}
+}

@@ -1,0 +1,6 @@
+#include "textflag.h"
+
+// func spinPause()
+TEXT ·spinPause(SB), NOSPLIT, $0-0
+	PAUSE
+	RET
