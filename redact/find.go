@@ -284,9 +284,10 @@ func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 // part of; the start of a match may be before i (never before from).
 func prefixed(s []byte, from, i int) (Match, bool) {
 	if c := s[i]; (c == '-' || c == '_') && i > 0 && is(s[i-1], cDigit) &&
-		!(c == '-' && atBegin(s, i)) && !(c == '_' && i >= 2 && s[i-2] == 'r' && s[i-1] == '8') {
-		// Every prefix but r8_ (Replicate) has a letter before its
-		// separator: "2026-03-29", "req-000007-f3a6" cost nothing more.
+		!(c == '-' && atBegin(s, i)) && !(c == '_' && i >= 2 && is(s[i-2], cUpper|cLower)) {
+		// Every prefix has a letter before its separator, or a letter and
+		// a digit (r8_, lsv2_): "2026-03-29", "req-000007-f3a6", "x_1_2"
+		// cost nothing more.
 		return Match{}, false
 	}
 	var st, e int
@@ -304,6 +305,20 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		} else if e, ok = token(s, i, "AIza", 35, word); ok {
 			k = KindGoogle
+		} else if at(s, i, "AKID") {
+			// A Tencent Cloud SecretId: AKID and 32 or more letters and
+			// digits.
+			e = run(s, i+4, alnum)
+			if ok = e-i-4 >= 32 && wordStart(s, i); ok {
+				k = KindVendorToken
+			}
+		} else if i >= 2 && s[i-2] == 'L' && s[i-1] == 'T' && at(s, i, "AI") && wordStart(s, i-2) {
+			// An Alibaba Cloud AccessKey ID: LTAI and 12 to 28 letters
+			// and digits.
+			st, e = i-2, run(s, i+2, alnum)
+			if ok = e-i-2 >= 12 && e-i-2 <= 28; ok {
+				k = KindVendorToken
+			}
 		} else if st, e, ok = telegram(s, i); ok {
 			k = KindVendorToken
 		} else if at(s, i, "AAAAAAAAAAAAAAAAAAAAA") && wordStart(s, i) {
@@ -398,6 +413,17 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		// A longer run is still the token (or two glued together): mask
 		// all of it.
 		e = run(s, e, word)
+		if k == KindVendorToken && e < len(s) && s[e] == '=' && at(s, st, "sntrys_") {
+			// A Sentry org token's base64 JSON ends in padding before
+			// its secret: "sntrys_eyJ…==_<secret>".
+			p := e
+			for p < len(s) && s[p] == '=' {
+				p++
+			}
+			if p < len(s) && s[p] == '_' {
+				e = run(s, p, word)
+			}
+		}
 	}
 	return Match{st, e, k}, true
 }

@@ -352,7 +352,7 @@ func containsFold(k []byte, p string) bool {
 // header. Compared case-insensitively (so a little more passes). And the
 // encoded forms of the token prefixes (b64Needles, b64Table: compared as
 // they are spelled), for a token wrapped in base64.
-var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
+var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
 

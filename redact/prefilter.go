@@ -97,7 +97,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				j := i + 1
 				for ; j < b64End; j++ {
 					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
-						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && b[j-1] == '8' || c == '-' && j+1 < n && b[j+1] == '-') {
+						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && j >= 2 && is(b[j-2], cUpper|cLower) || c == '-' && j+1 < n && b[j+1] == '-') {
 						break
 					}
 				}

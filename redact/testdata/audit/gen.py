@@ -225,6 +225,17 @@ for v in ["550e8400-e29b-41d4-a716-446655440000", "sha256:" + g(64, H), "sha256=
     elif v.startswith("secret_name="):
         accept = "as a JSON key, db-password names the value after it"
     add("near", v, v, near=True, accept=accept)
+# Providers added by h-secrets2 (their own seed, so that the values above
+# stay as they were).
+r = random.Random(20261206)
+tok("sentry_user", "sntryu_", g(64, H))
+b = base64.b64encode(b'{"iat":1687336543.698648,"url":null,"org":"acme"}').decode(); c = g(43)
+add("sentry_org", "sntrys_" + b + "_" + c, c)
+tok("langsmith_pt", "lsv2_pt_", g(32, H) + "_" + g(10, H))
+tok("langsmith_sk", "lsv2_sk_", g(32, H) + "_" + g(10, H))
+tok("neon", "napi_", g(64, string.ascii_lowercase + string.digits))
+tok("alibaba_ak", "LTAI", g(20))
+tok("tencent_secret_id", "AKID", g(32))
 with open("families.jsonl", "w") as f:
     for o in out:
         f.write(json.dumps(o) + "\n")
