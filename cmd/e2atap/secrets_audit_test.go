@@ -226,8 +226,11 @@ func TestAuditOffline(t *testing.T) {
 // TestAuditRun: the logdir tap of e2atap run reads the audit corpus; its
 // record log (content kept), findings log and debug log lines show no
 // core of any family.
-func TestAuditRun(t *testing.T) {
-	fams := loadAuditFamilies(t)
+func TestAuditRun(t *testing.T) { auditRun(t, loadAuditFamilies(t)) }
+
+// auditRun runs e2atap run with a logdir tap over the streams of fams and
+// checks its record log, findings log and stderr.
+func auditRun(t *testing.T, fams []secretaudit.Family) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
