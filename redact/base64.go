@@ -26,9 +26,10 @@ const (
 
 // b64state is the base64 check's state during one scan.
 type b64state struct {
-	nested bool // the text is decoded base64 already
-	end    int  // the end of the last run checked: not checked again
-	word   int  // the end of the last word highEntropy judged: not judged again
+	nested bool       // the text is decoded base64 already
+	end    int        // the end of the last run checked: not checked again
+	word   int        // the end of the last word highEntropy judged: not judged again
+	prose  proseState // what proseValue judged already
 }
 
 // b64val maps both alphabets to 6-bit values: '+' and '-' are 62, '/' and

@@ -19,6 +19,15 @@
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).
+// Credentials written with no key=value separator are found too: a
+// command's short flag (mysql's -p<pw>, sshpass -p, docker login -p,
+// redis-cli -a), a password in prose or netrc ("the password is <pw>",
+// "password <pw>": seen at a digit of the value, and a finding only where
+// the value reads as generated), an XML element of a credential name
+// (<password>…</password>), a "value" named by the pair before it
+// (name: DB_PASSWORD / value: …, <add key="ApiKey" value="…"/>), each also
+// URL-encoded and in JSON text, and a bare key=<random token>; a Mapbox
+// secret token (sk.eyJ….…).
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

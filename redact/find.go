@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"math"
 	"unsafe"
 )
@@ -284,9 +285,10 @@ func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 // part of; the start of a match may be before i (never before from).
 func prefixed(s []byte, from, i int) (Match, bool) {
 	if c := s[i]; (c == '-' || c == '_') && i > 0 && is(s[i-1], cDigit) &&
-		!(c == '-' && atBegin(s, i)) && !(c == '_' && i >= 2 && s[i-2] == 'r' && s[i-1] == '8') {
-		// Every prefix but r8_ (Replicate) has a letter before its
-		// separator: "2026-03-29", "req-000007-f3a6" cost nothing more.
+		!(c == '-' && atBegin(s, i)) && !(c == '_' && i >= 2 && is(s[i-2], cUpper|cLower)) {
+		// Every prefix has a letter before its separator, or a letter and
+		// a digit (r8_, lsv2_): "2026-03-29", "req-000007-f3a6", "x_1_2"
+		// cost nothing more.
 		return Match{}, false
 	}
 	var st, e int
@@ -304,6 +306,20 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		} else if e, ok = token(s, i, "AIza", 35, word); ok {
 			k = KindGoogle
+		} else if at(s, i, "AKID") {
+			// A Tencent Cloud SecretId: AKID and 32 or more letters and
+			// digits.
+			e = run(s, i+4, alnum)
+			if ok = e-i-4 >= 32 && wordStart(s, i); ok {
+				k = KindVendorToken
+			}
+		} else if i >= 2 && s[i-2] == 'L' && s[i-1] == 'T' && at(s, i, "AI") && wordStart(s, i-2) {
+			// An Alibaba Cloud AccessKey ID: LTAI and 12 to 28 letters
+			// and digits.
+			st, e = i-2, run(s, i+2, alnum)
+			if ok = e-i-2 >= 12 && e-i-2 <= 28; ok {
+				k = KindVendorToken
+			}
 		} else if st, e, ok = telegram(s, i); ok {
 			k = KindVendorToken
 		} else if at(s, i, "AAAAAAAAAAAAAAAAAAAAA") && wordStart(s, i) {
@@ -332,10 +348,23 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			st = i - 2
 			e, ok = jwt(s, st)
 			k = KindJWT
+			if !ok && st >= 3 && at(s, st-3, "sk.") && st-3 >= from && wordStart(s, st-3) {
+				// A Mapbox secret token: "sk." and two base64url
+				// segments, the second its secret.
+				e = run(s, st, word)
+				if e+1 < len(s) && s[e] == '.' && e-st >= 20 {
+					e2 := run(s, e+1, word)
+					ok, e, k = e2-e-1 >= 16, e2, KindVendorToken
+				}
+			}
 		}
 	case '-':
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
+				return m, true
+			}
+		} else if i+2 < len(s) && (s[i+1] == 'p' || s[i+1] == 'a') && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+			if m, ok := shortFlag(s, from, i); ok {
 				return m, true
 			}
 		}
@@ -398,6 +427,17 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		// A longer run is still the token (or two glued together): mask
 		// all of it.
 		e = run(s, e, word)
+		if k == KindVendorToken && e < len(s) && s[e] == '=' && at(s, st, "sntrys_") {
+			// A Sentry org token's base64 JSON ends in padding before
+			// its secret: "sntrys_eyJ…==_<secret>".
+			p := e
+			for p < len(s) && s[p] == '=' {
+				p++
+			}
+			if p < len(s) && s[p] == '_' {
+				e = run(s, p, word)
+			}
+		}
 	}
 	return Match{st, e, k}, true
 }
@@ -682,6 +722,94 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 	return Match{v, end, KindKeyValue}, true
 }
 
+// shortFlag matches the password of the command lines that take it as a
+// short flag: "-p<password>" glued to the flag of mysql and its tools
+// (their "-p <db>" asks for the password and names a database),
+// "sshpass -p <password>", "docker login -p <password>" (podman, helm,
+// nerdctl...), "redis-cli -a <password>". s[i] is the '-', after a space
+// (or a '+', a space in a URL-encoded form); the command is the first
+// word of the line (or of the part of a pipeline) s[i] is in, or a later
+// one ("run: mysql -p…", "sudo mysql -p…").
+func shortFlag(s []byte, from, i int) (Match, bool) {
+	form := s[i-1] == '+'
+	b := i - 1
+	for b > from && i-b < 256 {
+		c := s[b-1]
+		if c == '\n' || c == '\r' || c == ';' || c == '|' || c == '&' || c == '(' || c == '`' || c == '"' || c == '\'' || c == '>' ||
+			c == '$' || escLetter(s, b-1) {
+			break
+		}
+		b--
+	}
+	sp := func(c byte) bool { return c == ' ' || c == '\t' || form && c == '+' }
+	next := func(p int) (int, int) { // the word at p, after spaces
+		for p < i && sp(s[p]) {
+			p++
+		}
+		e := p
+		for e < i && !sp(s[e]) {
+			e++
+		}
+		return p, e
+	}
+	glued, nextArg := false, false
+	for w, we := next(b); w < i; w, we = next(we) {
+		c := we // the command is the word's last run of name bytes: /usr/bin/mysql, [mysql, ?q=mysql
+		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
+			c--
+		}
+		cmd := s[c:we]
+		switch {
+		case s[i+1] == 'a':
+			nextArg = eqFoldAny(cmd, "redis-cli", "valkey-cli", "keydb-cli")
+		case eqFoldAny(cmd, "mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlpump", "mysqlslap",
+			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"):
+			glued = true
+		case eqFold(cmd, "sshpass"):
+			glued, nextArg = true, true
+		case eqFoldAny(cmd, "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane"):
+			a, ae := next(we)
+			nextArg = ae-a == 5 && at(s, a, "login") || ae-a == 8 && at(s, a, "registry")
+		}
+		if glued || nextArg {
+			break
+		}
+	}
+	v := i + 2
+	switch {
+	case glued && v < len(s) && !sp(s[v]) && !isValueEnd(s[v], 0, false, false):
+	case glued && v < len(s) && (s[v] == '"' || s[v] == '\''):
+	case nextArg && v < len(s) && sp(s[v]):
+		for v < len(s) && v-i < 8 && sp(s[v]) {
+			v++
+		}
+		if v >= len(s) || s[v] == '-' {
+			return Match{}, false
+		}
+	default:
+		return Match{}, false
+	}
+	end := v
+	if s[v] == '"' || s[v] == '\'' {
+		end = v + 1
+		for end < len(s) && end-v < 1<<12 && s[end] != s[v] && s[end] != '\n' && s[end] != '\\' {
+			end++
+		}
+		if end >= len(s) || s[end] != s[v] {
+			return Match{}, false
+		}
+		v++
+	} else {
+		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
+			end++
+		}
+	}
+	if end == v || isMask(s, v) {
+		return Match{}, false
+	}
+	return Match{v, end, KindKeyValue}, true
+}
+
 // keyValue is the value after a credential-named key: the key ends before
 // the separator s[i], the value starts at v (after "=", ":", or, encoded,
 // "%3D", "%3A").
@@ -711,6 +839,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
+	if kc == KeyPlain && ke-j == 5 && atFold(s, j, "value") && namedCredential(s, from, j) {
+		// name: DB_PASSWORD / value: … (a Kubernetes env entry), <add
+		// key="ApiKey" value="…"/> (.NET appSettings).
+		kc = KeyCredential
+	}
 	queryKey := false
 	if kc == KeyPlain && j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
 		(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
@@ -718,6 +851,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// &Signature=… (pre-signed object URLs, webhooks): the request's
 		// signature.
 		kc, queryKey = KeyCredential, true
+	}
+	bareKey := false
+	if kc == KeyPlain && (s[i] == '=' || encoded) && ke-j == 3 && atFold(s, j, "key") && wordStart(s, j) && (j == from || s[j-1] != '.') {
+		// A bare key=… outside a URL (a config line, a command's
+		// argument): a key where its value reads as a random one.
+		kc, bareKey = KeyCredential, true
 	}
 	var k Kind
 	switch kc {
@@ -794,7 +933,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) {
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) {
 		return Match{}, false
 	}
 	if queryKey {
@@ -804,6 +943,310 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// namedCredential reports a "value" key at s[j] whose entry is named by
+// the pair before it: a "name" or "key" whose value is a credential name
+// ("- name: DB_PASSWORD\n  value: …", `key="ApiKey" value="…"`,
+// `{"name": "API_TOKEN", "value": "…"}`).
+func namedCredential(s []byte, from, j int) bool {
+	p := j
+	for p > from && j-p < 24 {
+		c := s[p-1]
+		if p-1 > from && s[p-2] == '\\' && (c == 'n' || c == 'r' || c == 't') {
+			p -= 2 // "\n  value: …" in JSON text (also held in a string: "\\n")
+			continue
+		}
+		if p-6 >= from && s[p-6] == '\\' && s[p-5] == 'u' && s[p-4] == '0' && s[p-3] == '0' && escapedSpace(s[p-2], s[p-1]) {
+			p -= 6 // "\u000a", or the n of "\n" spelled "\u006e"
+			continue
+		}
+		if p-3 >= from && s[p-3] == '%' && encodedSpace(s, p-3) {
+			p -= 3 // URL-encoded: "%0A++value%3A+…", "%22+value%3D%22…"
+			continue
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != ',' && c != '"' && c != '\'' && c != '\\' && c != '+' {
+			break
+		}
+		p--
+	}
+	ve := p
+	for p > from && ve-p < 64 && is(s[p-1], word|cKey) {
+		p--
+	}
+	vs := keyStart(s, from, p, ve) // past a "%22" or "\n" glued to it
+	if vs == ve {
+		return false
+	}
+	p = vs
+	for p > from && vs-p < 8 && (s[p-1] == ' ' || s[p-1] == '"' || s[p-1] == '\'' || s[p-1] == '\\' || s[p-1] == '+') {
+		p--
+	}
+	if p-3 >= from && (atFold(s, p-3, "%22") || atFold(s, p-3, "%27")) {
+		p -= 3
+	}
+	switch {
+	case p > from && (s[p-1] == ':' || s[p-1] == '='):
+		p--
+	case p-3 >= from && (atFold(s, p-3, "%3a") || atFold(s, p-3, "%3d")):
+		p -= 3
+	default:
+		return false
+	}
+	for p > from && (s[p-1] == '"' || s[p-1] == '\'' || s[p-1] == '\\' || s[p-1] == ' ' || s[p-1] == '+') && j-p < 96 {
+		p--
+	}
+	k := p
+	for k > from && p-k < 4 && is(s[k-1], cUpper|cLower) {
+		k--
+	}
+	return (p-k == 4 && atFold(s, k, "name") || p-k == 3 && atFold(s, k, "key")) && (k == from || !is(s[k-1], word)) &&
+		classifyWords(s, vs, ve).Credential()
+}
+
+// encodedSpace reports a URL-encoded space, line break, comma or quote at
+// s[p] ('%').
+func encodedSpace(s []byte, p int) bool {
+	return atFold(s, p, "%0a") || atFold(s, p, "%0d") || atFold(s, p, "%20") || atFold(s, p, "%2c") || atFold(s, p, "%22") ||
+		atFold(s, p, "%27") || atFold(s, p, "%09")
+}
+
+// escapedSpace reports the hex digits of a \u00XX escape of white space,
+// a quote or a comma, or of the letter of a "\n", "\r" or "\t" escape.
+func escapedSpace(a, b byte) bool {
+	switch a {
+	case '0':
+		return b == '9' || b == 'a' || b == 'A' || b == 'd' || b == 'D'
+	case '2':
+		return b == '0' || b == '2' || b == '7' || b == 'c' || b == 'C'
+	case '6':
+		return b == 'e' || b == 'E'
+	case '7':
+		return b == '2' || b == '4'
+	}
+	return false
+}
+
+// randomValue reports a value that reads as a random token rather than a
+// word or a name ("key=value", "key=user_id", "key=sess-0001"): 16 bytes
+// or more of base64 and '-' '_', with upper- and lower-case letters and
+// digits.
+func randomValue(v []byte) bool {
+	if len(v) < 16 {
+		return false
+	}
+	var seen uint8
+	for _, c := range v {
+		if !is(c, b64token) && c != '=' {
+			return false
+		}
+		seen |= class[c] & alnum
+	}
+	return seen == alnum
+}
+
+// proseValue matches a password written with no separator a key=value
+// check sees: in prose ("the password is <pw>", "password was <pw>"),
+// netrc's "password <pw>", an XML element of a credential name
+// ("<password><pw></password>", "<apiKey>…"). It is revealed at a digit of
+// the value, s[i]: a value with no digit is not seen. A prose value is a
+// credential (rule e2a.secret) only where it reads as a generated one
+// (strongValue: "the password is 2FA-protected" is masked, no finding);
+// shorter than 6 bytes it is no value ("the password is 8 characters").
+// st remembers what was judged already (each value is judged once).
+func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
+	if !is(s[i], cDigit) {
+		return Match{}, false
+	}
+	// An XML element URL-encoded or in JSON text with its brackets
+	// escaped: at the digit of its '>' ("%3E", "\u003e").
+	if s[i] == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && s[i+1]|0x20 == 'e' {
+		if m, ok := escapedXML(s, from, i-1, "%3c", 3); ok {
+			return m, true
+		}
+	}
+	if s[i] == '0' && i-2 >= from && s[i-1] == 'u' && s[i-2] == '\\' && atFold(s, i+1, "03e") {
+		if m, ok := escapedXML(s, from, i-2, `\u003c`, 6); ok {
+			return m, true
+		}
+	}
+	if i < st.done || i-from < 5 {
+		return Match{}, false
+	}
+	if st.delims == 0 {
+		// A value is delimited by ' ', '>' or '+' (URL-encoded): a text
+		// with none of them (an id, a timestamp without an offset)
+		// holds none, looked at once.
+		st.delims = 1
+		if t := s[from:]; bytes.IndexByte(t, ' ') >= 0 || bytes.IndexByte(t, '>') >= 0 || bytes.IndexByte(t, '+') >= 0 {
+			st.delims = 2
+		}
+	}
+	if st.delims == 1 {
+		return Match{}, false
+	}
+	// Back to the start of the value: a delimiter, or in URL-encoded text
+	// ("the+password+is+x1…") the last '+'. s[from:st.clean] holds
+	// neither: a later digit of the same word (an id, "e2a_response…")
+	// looks back only as far as the last one did.
+	va, plus := i, -1
+	for va > from && i-va < 64 && !proseEndT[s[va-1]] {
+		if va--; plus < 0 && s[va] == '+' {
+			plus = va
+		}
+		if va == st.clean {
+			va = from
+			break
+		}
+	}
+	sp := byte(' ')
+	if va == from && plus < 0 {
+		// No delimiter from from on: none of the word's digits can start
+		// a value either (timestamps, ids).
+		e := i
+		for e < len(s) && e-i < 256 && !proseEndT[s[e]] && s[e] != '+' {
+			e++
+		}
+		st.clean, st.done = e, e
+		return Match{}, false
+	}
+	if plus >= 0 && (va == from || s[va-1] != ' ') {
+		va, sp = plus+1, '+'
+	}
+	if va-from < 4 {
+		return Match{}, false
+	}
+	p := va - 1
+	c := s[p]
+	quoted := (c == '"' || c == '\'' || c == '`') && s[p-1] == sp
+	if c != '>' && c != sp && !quoted {
+		return Match{}, false // most texts: the value has no key before it
+	}
+	if quoted {
+		p-- // the password is 'x1…'
+	}
+	if c != '>' {
+		// "password", "passwd", "passphrase", "is", "was" end in d, e or
+		// s: most words before a number in prose do not.
+		if l := s[p-1] | 0x20; l != 's' && l != 'd' && l != 'e' {
+			if sp == '+' {
+				// Nor can a later digit of this '+'-delimited part
+				// ("+00:00" of a timestamp).
+				e := i
+				for e < len(s) && e-i < 256 && !proseEndT[s[e]] && s[e] != '+' && s[e] != '&' {
+					e++
+				}
+				st.done = e
+			}
+			return Match{}, false
+		}
+		if p-3 >= from && s[p-1] == 's' && s[p-2] == 'i' && s[p-3] == sp {
+			p -= 3
+		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
+			p -= 4
+		}
+	}
+	k := p
+	for k > from && p-k < 32 && is(s[k-1], word) {
+		k--
+	}
+	if c == '>' {
+		if k == p || k == from || s[k-1] != '<' || !classifyWords(s, k, p).Credential() {
+			return Match{}, false
+		}
+	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase") || !wordStart(s, k) {
+		return Match{}, false
+	}
+	ve := i
+	for ve < len(s) && ve-va < 256 && !proseEndT[s[ve]] && !(sp == '+' && (s[ve] == '+' || s[ve] == '&')) {
+		ve++
+	}
+	st.done = ve
+	if isMask(s, va) || inFingerprint(s, i) || s[va] == '%' {
+		return Match{}, false
+	}
+	if c == '>' {
+		return Match{va, ve, KindKeyValue}, true
+	}
+	for ve > va && (s[ve-1] == '.' || s[ve-1] == ',' || s[ve-1] == ';' || s[ve-1] == ':' || s[ve-1] == ')') {
+		ve--
+	}
+	if ve-va < 6 {
+		return Match{}, false
+	}
+	if strongValue(s[va:ve]) {
+		return Match{va, ve, KindKeyValue}, true
+	}
+	return Match{va, ve, KindHighEntropy}, true
+}
+
+// proseState is what proseValue judged already in one text: done, the end
+// of the last value judged; clean, an offset such that s[from:clean] holds
+// no delimiter and no '+' (no value can start in it).
+type proseState struct {
+	done, clean int
+	delims      int8 // 0: not looked for yet, 1: s[from:] has no ' ', '>' or '+', 2: it has
+}
+
+// escapedXML matches the value of an XML element of a credential name
+// whose brackets are escaped: URL-encoded ("%3Cpassword%3E<pw>%3C%2F…",
+// open "%3c") or as in JSON text ("\u003cpassword\u003e<pw>\u003c/…",
+// open `\u003c`). s[q:q+n] is the escaped '>'.
+func escapedXML(s []byte, from, q int, open string, n int) (Match, bool) {
+	k := -1
+	for x := q - len(open); x >= from && q-x < 40; x-- {
+		if s[x] == open[0] && atFold(s, x, open) {
+			k = x + len(open)
+			break
+		}
+	}
+	if k < 0 || k == q || run(s, k, word) != q || !classifyWords(s, k, q).Credential() {
+		return Match{}, false
+	}
+	v := q + n
+	e := v
+	for e < len(s) && e-v < 256 && !proseEndT[s[e]] && s[e] != '%' && s[e] != '&' && s[e] != '+' {
+		e++
+	}
+	if e == v || isMask(s, v) {
+		return Match{}, false
+	}
+	return Match{v, e, KindKeyValue}, true
+}
+
+// proseEndT marks the bytes that end a value in prose: white space, a
+// quote, an angle bracket or a backslash (an escape of JSON text held in
+// a string).
+var proseEndT = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\"'`<>\\") {
+		t[c] = true
+	}
+	return t
+}()
+
+// strongValue reports a value that reads as a generated password: 8
+// bytes or more with upper- and lower-case letters and digits, or with
+// letters, digits and a symbol not used to join words ('-', '_', '.', '/'),
+// and no run of 6 lower-case letters, a word ("2FA-protected").
+func strongValue(v []byte) bool {
+	if len(v) < 8 {
+		return false
+	}
+	var seen uint8
+	sym := false
+	lowers := 0
+	for _, c := range v {
+		seen |= class[c] & alnum
+		if class[c]&alnum == 0 && c != '-' && c != '_' && c != '.' && c != '/' {
+			sym = true
+		}
+		if lowers = lowers + 1; class[c]&cLower == 0 {
+			lowers = 0
+		} else if lowers >= 6 {
+			return false
+		}
+	}
+	return seen == alnum || seen&cDigit != 0 && seen&(cUpper|cLower) != 0 && sym
 }
 
 // isValueEnd says where a key's value ends: at its closing quote, or
@@ -1140,6 +1583,13 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			v += 3
 		}
 		if m, ok := keyValue(s, from, i-1, v, true); ok {
+			return m, true, 0
+		}
+	}
+	if i-from >= 5 && c != '+' && (i >= b64.prose.done || s[i-1] == '%' || s[i-1] == 'u') {
+		// (proseValue's gate, inlined: most digits are in ids and
+		// timestamps.)
+		if m, ok := proseValue(s, from, i, &b64.prose); ok {
 			return m, true, 0
 		}
 	}

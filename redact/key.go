@@ -87,7 +87,7 @@ func classifyWords(s []byte, from, to int) KeyClass {
 			if kind == KeyPlain {
 				kind = KeyCookie
 			}
-		case eqFoldAny(w, "pwd", "passphrase", "bearer", "apikey", "privatekey", "accesskey", "secretkey",
+		case eqFoldAny(w, "pwd", "psk", "passphrase", "bearer", "apikey", "privatekey", "accesskey", "secretkey",
 			"accountkey", "credential", "credentials", "creds", "signingkey", "sessionkey", "sharedaccesskey", "subscriptionkey", "appkey"):
 			kind = KeyCredential
 		case eqFold(w, "key") && eqFoldAny(before, "api", "private", "access", "secret", "signing", "encryption", "account", "master", "session", "client",
@@ -172,7 +172,7 @@ var (
 
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
-var specialWords = []string{"pass", "pw", "phone", "secret", "sig", "token", "tel", "auth", "key",
+var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key",
 	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
 
 // pairTable indexes words by their first two bytes: a word starting with
@@ -352,9 +352,15 @@ func containsFold(k []byte, p string) bool {
 // header. Compared case-insensitively (so a little more passes). And the
 // encoded forms of the token prefixes (b64Needles, b64Table: compared as
 // they are spelled), for a token wrapped in base64.
-var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "eyj", "-----begin", "sk-", "_live_", "_test_",
+var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
 	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
+
+// cmdNeedles are the commands whose short flag takes a password
+// (shortFlag) that no other needle names: mysql and its tools, mariadb,
+// redis-cli (and the other -cli), docker login (and the other registry
+// clients); sshpass holds "pass".
+var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry"}
 
 // (needleTable is in tables_gen.go.)
 

@@ -54,7 +54,8 @@ func MayHoldCredentialText[T Text](s T) bool {
 	}
 	t := &credAnchor
 	b64End, wordEnd := 0, 0 // the runs checked already
-	hasAt := 0              // 0: not looked for yet, 1: no '@' in b, 2: one at least
+	var prose proseState
+	hasAt := 0 // 0: not looked for yet, 1: no '@' in b, 2: one at least
 	for i := 0; i < n; i++ {
 		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
@@ -66,6 +67,11 @@ func MayHoldCredentialText[T Text](s T) bool {
 			continue
 		}
 		if anchor[b[i]]&aDigit != 0 {
+			if i >= 5 && b[i] != '+' && (i >= prose.done || b[i-1] == '%' || b[i-1] == 'u') {
+				if m, ok := proseValue(b, 0, i, &prose); ok && m.Kind.Credential() {
+					return true
+				}
+			}
 			if mayDigitShape(b, i) {
 				if _, _, ok := digitShape(b, 0, i); ok {
 					return true
@@ -97,7 +103,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				j := i + 1
 				for ; j < b64End; j++ {
 					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
-						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && b[j-1] == '8' || c == '-' && j+1 < n && b[j+1] == '-') {
+						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && j >= 2 && is(b[j-2], cUpper|cLower) || c == '-' && j+1 < n && b[j+1] == '-') {
 						break
 					}
 				}
@@ -182,7 +188,7 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := scheme(s, i)
 		return ok
 	case a&aSep != 0:
-		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i)
+		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i) || namedBefore(s, i)
 	}
 	return false
 }
@@ -218,6 +224,17 @@ func keyBefore(s []byte, i int) bool {
 	return ke-j >= 3 && most >= minSpecialLetters && mayBeSpecial(s[j:ke])
 }
 
+// namedBefore is the gate of keyValue's named "value" (namedCredential):
+// the key before s[i] is "value" and the pair before it names a
+// credential.
+func namedBefore(s []byte, i int) bool {
+	j := i
+	for j > 0 && j > i-4 && (s[j-1] == ' ' || s[j-1] == '"' || s[j-1] == '\'' || s[j-1] == '\\') {
+		j--
+	}
+	return j >= 5 && atFold(s, j-5, "value") && (j == 5 || !is(s[j-6], word|cKey)) && namedCredential(s, 0, j-5)
+}
+
 // minSpecialLetters is the length of the shortest special word when every
 // one is made of letters (so that a key holds one only if it has that many
 // letters in a row), else 0. It spares the word search for the ':' of
@@ -242,7 +259,7 @@ func encodedSep(s []byte, i int) bool {
 		return false
 	}
 	// "%3A%2F%2F": an encoded URL (userinfo, a webhook's path).
-	return s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") || keyBefore(s, i-1)
+	return s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") || keyBefore(s, i-1) || namedBefore(s, i-1)
 }
 
 // maxDateTime is the longest text isDateTime accepts: nanoseconds and a

@@ -22,10 +22,10 @@ func builtTables() (tables []namedTable, encoded []string) {
 	}
 	return []namedTable{
 		{"specialTable", newPairTable(specialWords), "the special words of keys (mayBeSpecial)"},
-		{"needleTable", makePairTable(append(append(append([]string(nil), specialWords...), credNeedles...), vendor...),
+		{"needleTable", makePairTable(append(append(append(append([]string(nil), specialWords...), credNeedles...), vendor...), cmdNeedles...),
 			append(append([]string(nil), encoded...), exactVendorNeedles()...)), "MayHoldCredential's needles"},
 		{"b64Table", newExactTable(encoded), "the encoded token prefixes (b64state.check)"},
-		{"tokenTable", makePairTable(append(tok, vendor...), append(append([]string(nil), encoded...), digitNeedles...)), "MayStartCredential's token needles"},
+		{"tokenTable", makePairTable(append(append(tok, vendor...), cmdNeedles...), append(append([]string(nil), encoded...), digitNeedles...)), "MayStartCredential's token needles"},
 		{"keyTable", newPairTable(credWords), "MayStartCredential's key words"},
 	}, encoded
 }

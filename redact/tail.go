@@ -18,6 +18,9 @@ import (
 //     would be a credential (probed: "tokens" | "=x" is none, "token" |
 //     "=x" is one): a key or scheme whose value comes next, or a value in
 //     progress;
+//   - they hold a credential key word and a "name" or "key" pair: a
+//     "value" pair it names may come next ("name: DB_PASSWORD" |
+//     "value: …");
 //   - the tail holds "-----" (inside a PEM block, whose header may be further
 //     back);
 //   - the last word, from its start, from a '-', '_', ':' or '/' in it or
@@ -72,7 +75,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(tokenTable, win) || hasPEMDash(b) {
 		return true
 	}
-	if anyWord(keyTable, win) && mayProbe(win) && probed(win) {
+	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win)) {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) {
@@ -128,7 +131,7 @@ const (
 
 // credWords are the key words and schemes of credentials (specialWords
 // without those of personal data).
-var credWords = []string{"pass", "pw", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
+var credWords = []string{"pass", "pw", "psk", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref"}
 
 // keyWordsWhole are credential key words that hold one of credWords: a
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
@@ -167,7 +170,8 @@ func probed(win []byte) bool {
 // tail that ends in a key, a separator, a quote or inside a word. It is
 // false when win ends in white space, holds no separator (':', '=', or
 // '%', which starts a URL-encoded one: "token%3D"), quote or backslash, and the word before that white space holds no key
-// word. Then no credential crosses the end of win + probe:
+// word (nor, where that word is "is" or "was", the word before it:
+// "the password is " | "x1…", proseValue). Then no credential crosses the end of win + probe:
 //
 //   - sep: win has no separator (nor "://"), and the probe's '=' takes as
 //     its key the word run before at most three spaces, which holds no key
@@ -203,7 +207,32 @@ func mayProbe(win []byte) bool {
 	for k > 0 && is(win[k-1], word|cKey) {
 		k--
 	}
+	if (e-k == 2 && eqFold(win[k:e], "is") || e-k == 3 && eqFold(win[k:e], "was")) && k > 0 && win[k-1] == ' ' {
+		// "the password is " | "x1…" (proseValue): the word before.
+		e = k - 1
+		for k = e; k > 0 && is(win[k-1], word|cKey); k-- {
+		}
+	}
 	return anyWord(keyTable, win[k:e])
+}
+
+// namesEntry reports a "name" or "key" pair in win (which holds a key
+// word): its value may name a credential whose "value" pair comes next
+// (namedCredential: "- name: DB_PASSWORD\n  v" | "alue: …").
+func namesEntry(win []byte) bool {
+	for i := 3; i < len(win); i++ {
+		if c := win[i]; c != ':' && c != '=' {
+			continue
+		}
+		j := i
+		for j > 0 && i-j < 3 && (win[j-1] == '"' || win[j-1] == '\'' || win[j-1] == ' ') {
+			j--
+		}
+		if j >= 4 && eqFold(win[j-4:j], "name") || j >= 3 && eqFold(win[j-3:j], "key") {
+			return true
+		}
+	}
+	return false
 }
 
 func isTailSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

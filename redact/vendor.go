@@ -54,6 +54,10 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "lin_api_", min: 40, cl: alnum},                   // Linear
 		{p: "rubygems_", min: 48},                             // RubyGems
 		{p: "AGE-SECRET-KEY-1", min: 58, cl: cUpper | cDigit}, // age
+		{p: "sntryu_", min: 64},                               // Sentry user auth token
+		{p: "sntrys_", min: 40, cl: alnum | cSlash},           // Sentry org auth token (base64 JSON, "_", secret)
+		{p: "lsv2_pt_", min: 32}, {p: "lsv2_sk_", min: 32},    // LangSmith personal and service keys
+		{p: "napi_", min: 40, cl: cLower | cDigit}, // Neon API key
 	} {
 		for k := 0; k < len(v.p); k++ {
 			if v.p[k] == '_' || v.p[k] == '-' {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -224,10 +227,14 @@ func TestAuditOffline(t *testing.T) {
 }
 
 // TestAuditRun: the logdir tap of e2atap run reads the audit corpus; its
-// record log (content kept), findings log and debug log lines show no
-// core of any family.
-func TestAuditRun(t *testing.T) {
-	fams := loadAuditFamilies(t)
+// record log (content kept), findings log, debug log lines, what e2atap
+// observe --records shows, /metrics and /healthz show no core of any
+// family.
+func TestAuditRun(t *testing.T) { auditRun(t, loadAuditFamilies(t)) }
+
+// auditRun runs e2atap run with a logdir tap over the streams of fams and
+// checks its record log, findings log and stderr.
+func auditRun(t *testing.T, fams []secretaudit.Family) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
@@ -250,18 +257,42 @@ outputs:
 	}
 	cmd, stderr := startE2atap(t, []string{"E2ATAP_FINGERPRINT_KEY=" + corpusFPKey}, "run", "--log-level", "debug", "--config", cfgPath)
 	waitReady(t, listen)
+	// e2atap observe --records follows the sidecar while it reads.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var watched lockedBuffer
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		run(ctx, []string{"observe", "--addr", listen, "--records", "--last", "0", "--output", "json"}, strings.NewReader(""), &watched, io.Discard)
+	}()
+	pollUntil(t, "observe watching", 10*time.Second, func() bool {
+		return bytes.Contains(scrapeMetrics(t, listen), []byte("e2atap_observe_watchers 1"))
+	})
 	capture := auditCapture(t, fams, true)
 	if err := os.WriteFile(filepath.Join(logs, "agent.jsonl"), capture, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	want := bytes.Count(capture, []byte("\n"))
 	pollUntil(t, "every record in the record log", 60*time.Second, func() bool { return fileLines(records) >= want })
+	pollUntil(t, "observe shows records", 10*time.Second, func() bool { return strings.Contains(watched.String(), `"type":"record"`) })
+	metrics := scrapeMetrics(t, listen)
+	var health []byte
+	if resp, err := http.Get("http://" + listen + "/healthz?format=json"); err == nil {
+		health, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	cancel()
+	<-watching
 	stopProcess(t, cmd)
 	recs, _ := os.ReadFile(records)
 	finds, _ := os.ReadFile(findings)
 	auditCheck(t, fams, "record log", recs)
 	auditCheck(t, fams, "findings log", finds)
 	auditCheck(t, fams, "stderr", []byte(stderr.String()))
+	auditCheck(t, fams, "observe --records", []byte(watched.String()))
+	auditCheck(t, fams, "/metrics", metrics)
+	auditCheck(t, fams, "/healthz", health)
 	if !bytes.Contains(finds, []byte(`"e2a.secret"`)) {
 		t.Error("no e2a.secret finding in the findings log")
 	}

@@ -99,6 +99,7 @@ type Hub struct {
 	once   sync.Once
 
 	recordWatchers atomic.Int32 // watchers that asked for records
+	split          splitTails   // split credentials in records' deltas (split.go)
 	events         atomic.Uint64
 	lost           atomic.Uint64
 }
@@ -182,6 +183,7 @@ func (h *Hub) Finding(f *validate.Finding) {
 
 // StreamEnd publishes a stream's outcome.
 func (h *Hub) StreamEnd(s *validate.StreamInfo) {
+	h.split.end(s.Tap, s.Key)
 	buf := h.getScratch()
 	defer h.putScratch(buf)
 	e := entry{ev: Event{Type: TypeStream, Time: h.at(s.End), Tap: s.Tap, Stream: h.redact(buf, s.Key), Outcome: s.Outcome.String(),
@@ -206,8 +208,14 @@ func (h *Hub) Record(r *validate.RecordInfo) {
 	e := entry{ev: Event{Type: TypeRecord, Time: h.at(r.In.Time), Tap: r.In.Tap, Source: h.redact(buf, r.In.Source()),
 		Kind: r.Kind, Status: r.Status, Stream: h.redact(buf, string(r.Stream))}}
 	if r.Frame == nil && len(r.In.Data) > 0 {
+		head, tail := h.split.check(r)
 		if out, _, err := h.red.Redact(nil, r.In.Data); err == nil && json.Valid(out) {
-			e.ev.Record = json.RawMessage(bytes.TrimRight(out, "\n"))
+			if head || tail {
+				out = maskDelta(out, head) // nil: no record shown rather than half a secret
+			}
+			if out != nil {
+				e.ev.Record = json.RawMessage(bytes.TrimRight(out, "\n"))
+			}
 		}
 	}
 	h.publish(&e, buf)

@@ -225,6 +225,34 @@ for v in ["550e8400-e29b-41d4-a716-446655440000", "sha256:" + g(64, H), "sha256=
     elif v.startswith("secret_name="):
         accept = "as a JSON key, db-password names the value after it"
     add("near", v, v, near=True, accept=accept)
+# Providers added by h-secrets2 (their own seed, so that the values above
+# stay as they were).
+r = random.Random(20261206)
+tok("sentry_user", "sntryu_", g(64, H))
+b = base64.b64encode(b'{"iat":1687336543.698648,"url":null,"org":"acme"}').decode(); c = g(43)
+add("sentry_org", "sntrys_" + b + "_" + c, c)
+tok("langsmith_pt", "lsv2_pt_", g(32, H) + "_" + g(10, H))
+tok("langsmith_sk", "lsv2_sk_", g(32, H) + "_" + g(10, H))
+tok("neon", "napi_", g(64, string.ascii_lowercase + string.digits))
+tok("alibaba_ak", "LTAI", g(20))
+tok("tencent_secret_id", "AKID", g(32))
+# Credentials with no separator a key=value check sees, a bare key=, a
+# value named by the pair before it (h-secrets2).
+v = g(14); add("cli_mysql_glued", "mysql -uroot -p" + v + " prod", v)
+v = g(14); add("cli_sshpass", "sshpass -p '" + v + "' ssh root@db", v)
+v = g(14); add("cli_docker_login", "docker login -u bot -p " + v + " registry.example.com", v)
+v = g(14); add("cli_redis_a", "redis-cli -h cache -a " + v + " ping", v)
+v = g(14); add("prose_password_is", "the password is " + v, v)
+v = g(16); add("netrc", "machine api.example.com login alice password " + v, v)
+v = g(20); add("kv_bare_key", "key=" + v, v)
+v = g(24); add("xml_password", "<password>" + v + "</password>", v)
+v = g(24); add("appsettings", '<add key="ApiKey" value="' + v + '"/>', v)
+v = g(20); add("k8s_env", "env:\n- name: DB_PASSWORD\n  value: " + v + "\n", v)
+v = g(24); add("wpa_psk", 'network={\n  ssid="home"\n  psk="' + v + '"\n}', v)
+for v in ["mysql -u root -p prod", "docker run -p 8080:80 nginx", "gcc -pthread -o x x.c", "git commit -a -m fix",
+          "the password is 8 characters long", "reset your password in 24 hours", "password policy v2 requires 12 characters",
+          '<add key="Theme" value="dark"/>', "- name: LOG_LEVEL\n  value: debug", "<maxTokens>1024</maxTokens>", "the key=user_id_12345678"]:
+    add("near", v, v, near=True)
 with open("families.jsonl", "w") as f:
     for o in out:
         f.write(json.dumps(o) + "\n")

@@ -1,0 +1,105 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFindUnkeyedForms: credentials written with no separator a key=value
+// check sees (a command's short flag, prose, netrc, XML) and a bare key=
+// are masked, and a credential (rule e2a.secret) where they read as one;
+// the near-misses of each form stay as they are. A failure names the case,
+// never the value.
+func TestFindUnkeyedForms(t *testing.T) {
+	for _, c := range []struct {
+		name, text, secret string // secret: "" for a near-miss (nothing masked)
+		cred               bool
+	}{
+		{"mysql glued", "mysql -uroot -pQx8vK2mZ7w prod", "Qx8vK2mZ7w", true},
+		{"mysqldump quoted", "/usr/bin/mysqldump -h db -p'Qz8 x!pw' --all-databases", "Qz8 x!pw", true},
+		{"mysql URL-encoded", "mysqladmin+-uroot+-pFormPw123x+status", "FormPw123x", true},
+		{"sshpass", "sshpass -p 'yzdaeA6AOSRwLq' ssh root@host", "yzdaeA6AOSRwLq", true},
+		{"sshpass glued", "sshpass -pyzdaeA6AOSRwLq ssh root@host", "yzdaeA6AOSRwLq", true},
+		{"docker login", "cd /app && docker login -u bob -p JPiX1EwY2orTyR registry.io", "JPiX1EwY2orTyR", true},
+		{"redis-cli", "redis-cli -h cache -a 09jwQO10Y0ADsW ping", "09jwQO10Y0ADsW", true},
+		{"bare key", "key=ydf0K5uY8iH1wOLaQan8", "ydf0K5uY8iH1wOLaQan8", true},
+		{"bare key quoted", `export KEY="ydf0K5uY8iH1wOLaQan8"`, "ydf0K5uY8iH1wOLaQan8", true},
+		{"password is", "the password is qB8lEaZUZrwpPt", "qB8lEaZUZrwpPt", true},
+		{"password was quoted", "Your password was 'Xk29mPq4Lz'.", "Xk29mPq4Lz", true},
+		{"netrc", "machine api.example.com login alice password DInTEG4OY1xHvAV8", "DInTEG4OY1xHvAV8", true},
+		{"xml element", "<password>SsxKKwzXH2jpc7Fx3gxODYfj</password>", "SsxKKwzXH2jpc7Fx3gxODYfj", true},
+		{"xml camel", "<config><apiKey>uMbw4HMbgcn33KFLKnq7XrBg</apiKey></config>", "uMbw4HMbgcn33KFLKnq7XrBg", true},
+		{"appSettings", `<add key="ApiKey" value="uMbwrHMbgcn33KFLKnq7XrBg"/>`, "uMbwrHMbgcn33KFLKnq7XrBg", true},
+		{"k8s env", "env:\n- name: DB_PASSWORD\n  value: s3cr3tP4ssw0rd\n", "s3cr3tP4ssw0rd", true},
+		{"env json", `[{"name": "API_TOKEN", "value": "tokvalQ9xZ8w"}]`, "tokvalQ9xZ8w", true},
+		{"wpa psk", "network={\n ssid=\"home\"\n psk=\"sA5kd1UsjObCZGvGiCaY18Hs\"\n}", "sA5kd1UsjObCZGvGiCaY18Hs", true},
+		{"xml escaped", `{"note":"\u003cpassword\u003ePIirfKBBQcngMR8SpHuiVoow\u003c/password\u003e"}`, "PIirfKBBQcngMR8SpHuiVoow", true},
+		{"xml url-encoded", "cb?state=%3Cpassword%3EPIirfKBBQcngMR8SpHuiVoow%3C%2Fpassword%3E&x=1", "PIirfKBBQcngMR8SpHuiVoow", true},
+		{"appSettings url-encoded", "key%3D%22ApiKey%22+value%3D%22K9vyvnAwAkKkTi5ysBgKypxh%22", "K9vyvnAwAkKkTi5ysBgKypxh", true},
+		{"k8s env in JSON text", `env:\n- name: DB_PASSWORD\n  value: xcrqc8sC42c02EBr3PQu\n`, "xcrqc8sC42c02EBr3PQu", true},
+		{"k8s env url-encoded", "state=env%3A%0A-+name%3A+DB_PASSWORD%0A++value%3A+xcrqc8sC42c02EBr3PQu%0A&x=1", "xcrqc8sC42c02EBr3PQu", true},
+		{"password is url-encoded", "state=the+password+is+vpSvmXbLU23STO&x=1", "vpSvmXbLU23STO", true},
+		// A Mapbox secret token: "sk." and two base64url segments.
+		{"mapbox sk", "sk.eyJ1IjoiZXhhbXBsZSIsImEiOiJja2x4.ud9vbfPBC5llJr9GYMks72", "ud9vbfPBC5llJr9GYMks72", true},
+		// Masked, no finding: it may be a password, or prose.
+		{"password is words", "The password is 2FA-protected.", "2FA-protected", false},
+		{"password is short", "the password is hunter2", "hunter2", false},
+		// Near-misses.
+		{"mysql prompt", "mysql -u root -p prod", "", false},
+		{"mysql prompt alone", "mysql -p", "", false},
+		{"docker port", "docker run -p 8080:80 nginx", "", false},
+		{"gcc pthread", "gcc -pthread -o x x.c", "", false},
+		{"ls all", "ls -a /tmp", "", false},
+		{"git all", "git commit -a -m fix", "", false},
+		{"redis-cli no value", "redis-cli -a", "", false},
+		{"key value", "key=value", "", false},
+		{"key id", "the key=user_id_12345678", "", false},
+		{"monkey", "monkey=ydf0K5uY8iH1wOLaQan8", "", false},
+		{"password length", "the password is 8 characters long", "", false},
+		{"password policy", "password policy v2 requires 12 characters", "", false},
+		{"password hours", "reset your password in 24 hours", "", false},
+		{"passwords are", "the passwords are stored in vault-01", "", false},
+		{"appSettings plain", `<add key="Theme" value="dark"/>`, "", false},
+		{"k8s env plain", "- name: LOG_LEVEL\n  value: debug", "", false},
+		{"named policy", "name: password_policy value=strong", "", false},
+		{"psk word", "the PSK mode is wpa2-psk", "", false},
+		{"xml escaped closing", `\u003c/password\u003e and 12 more`, "", false},
+		{"mapbox public", "pk.eyJ1IjoiZXhhbXBsZSJ9.ud9vbfPBC5llJr9GYMks72", "", false},
+		{"token count", "token 0 of 12, step 3", "", false},
+		{"xml version", "<version>1.2.3</version>", "", false},
+		{"xml max tokens", "<maxTokens>1024</maxTokens>", "", false},
+	} {
+		masked := MaskText(c.text)
+		var kinds []Kind
+		for from := 0; ; {
+			m, ok := Find(c.text, from)
+			if !ok {
+				break
+			}
+			kinds = append(kinds, m.Kind)
+			from = m.End
+		}
+		cred := false
+		for _, k := range kinds {
+			cred = cred || k.Credential()
+		}
+		if c.secret == "" {
+			if masked != c.text {
+				t.Errorf("%s: a near-miss is masked (%v)", c.name, kinds)
+			}
+			continue
+		}
+		if strings.Contains(masked, c.secret) {
+			t.Errorf("%s: not masked (kinds %v)", c.name, kinds)
+		}
+		if !strings.Contains(masked, "******") || len(kinds) != 1 {
+			t.Errorf("%s: %d matches (%v), want one", c.name, len(kinds), kinds)
+		}
+		if cred != c.cred {
+			t.Errorf("%s: credential = %v (%v), want %v", c.name, cred, kinds, c.cred)
+		}
+		if pre := MayHoldCredentialText(c.text); cred && !pre {
+			t.Errorf("%s: MayHoldCredentialText = false for a credential", c.name)
+		}
+	}
+}
