@@ -253,6 +253,22 @@ for v in ["mysql -u root -p prod", "docker run -p 8080:80 nginx", "gcc -pthread 
           "the password is 8 characters long", "reset your password in 24 hours", "password policy v2 requires 12 characters",
           '<add key="Theme" value="dark"/>', "- name: LOG_LEVEL\n  value: debug", "<maxTokens>1024</maxTokens>", "the key=user_id_12345678"]:
     add("near", v, v, near=True)
+# Providers whose tokens were masked as high_entropy but no e2a.secret (their
+# own seed, so that the values above stay as they were).
+r = random.Random(20261207)
+L = string.ascii_lowercase + string.digits
+tok("notion_secret", "secret_", g(43))
+tok("notion_ntn", "ntn_", d(11) + g(35))
+tok("figma", "figd_", g(40, W))
+tok("pinecone", "pcsk_", g(6) + "_" + g(63))
+tok("contentful", "CFPAT-", g(43, W))
+tok("tailscale_auth", "tskey-auth-", "k" + g(11) + "CNTRL-" + g(33))
+tok("planetscale_token", "pscale_tkn_", g(43, W))
+tok("planetscale_pw", "pscale_pw_", g(43, W))
+tok("heroku_hrku", "HRKU-", "AA" + g(58, W))
+for v in ["secret_name", "figd_logo.png", "pcsk_test", "tskey-auth-", "pscale_connect",
+          "HRKU-team", "CFPAT-docs", "ntn_workspace_notes"]:
+    add("near", v, v, near=True)
 with open("families.jsonl", "w") as f:
     for o in out:
         f.write(json.dumps(o) + "\n")
