@@ -30,11 +30,14 @@
 //     shard judges on the reader's goroutine (Inline: no copy, no queue).
 //   - Live: the entrance for taps (any goroutine may Submit); it opens join
 //     windows, runs idle timeouts and drains at shutdown.
-//   - Read: offline readers for JSON-lines and frame files (gzip-compressed
-//     or not; a regular frame file is read through a mapping), shared by `e2atap validate` and `e2atap decode`. The
-//     sidecar's own record log is replayed (replay.go): each record in the
-//     tap and connection scope it had live, so that it gives the live
-//     findings.
+//   - Read: offline readers for JSON-lines and frame files (gzip-compressed or
+//     not; a regular file is read by read(2) into a reused buffer with one
+//     shard, and in pread(2) chunks split over the shards with several:
+//     splitwalk.go, framesplit.go; JSON lines for a record log, which needs
+//     the hand-off's order, through a mapping: walk.go), shared by `e2atap
+//     validate` and `e2atap decode`. The sidecar's own record log is replayed
+//     (replay.go): each record in the tap and connection scope it had live, so
+//     that it gives the live findings.
 //
 // Concurrency: an Engine is not safe for concurrent use. Sharded's and
 // Live's methods say which goroutine may call them. A Sink is called from
