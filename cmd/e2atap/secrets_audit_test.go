@@ -148,18 +148,18 @@ func auditCapture(t *testing.T, fams []secretaudit.Family, split bool) []byte {
 	return b.Bytes()
 }
 
-// TestAuditOffline: validate (text, JSON, its record log with content
-// kept: values split across two chunks included) and decode of the audit
-// corpus print no core of any family; every family is an e2a.secret
-// finding of its stream.
-func TestAuditOffline(t *testing.T) {
-	fams := loadAuditFamilies(t)
+// auditValidate writes fams as a capture split across chunks and as one of
+// whole values, runs validate --output json with a record log (content
+// kept) on the first, and checks its standard output and error and the
+// record log for every family's cores. It returns both files and the
+// findings.
+func auditValidate(t *testing.T, fams []secretaudit.Family) (capture, whole string, stdout []byte) {
+	t.Helper()
 	dir := t.TempDir()
-	capture := filepath.Join(dir, "audit.jsonl")
+	capture, whole = filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit-whole.jsonl")
 	if err := os.WriteFile(capture, auditCapture(t, fams, true), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	whole := filepath.Join(dir, "audit-whole.jsonl")
 	if err := os.WriteFile(whole, auditCapture(t, fams, false), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +175,16 @@ func TestAuditOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditCheck(t, fams, "validate --log record log", recs)
+	return capture, whole, stdout
+}
+
+// TestAuditOffline: validate (text, JSON, its record log with content
+// kept: values split across two chunks included) and decode of the audit
+// corpus print no core of any family; every family is an e2a.secret
+// finding of its stream.
+func TestAuditOffline(t *testing.T) {
+	fams := loadAuditFamilies(t)
+	capture, whole, stdout := auditValidate(t, fams)
 	secret, split := map[string]bool{}, map[string]bool{}
 	maskedIDs := 0
 	for _, l := range bytes.Split(bytes.TrimSpace(stdout), []byte("\n")) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -33,27 +32,8 @@ func loadIndependent(t *testing.T) []secretaudit.Family {
 // validate's findings, its record log, or decode --show-content.
 func TestIndependentOffline(t *testing.T) {
 	fams := loadIndependent(t)
-	dir := t.TempDir()
-	capture, whole := filepath.Join(dir, "independent.jsonl"), filepath.Join(dir, "whole.jsonl")
-	if err := os.WriteFile(capture, auditCapture(t, fams, true), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(whole, auditCapture(t, fams, false), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	records := filepath.Join(dir, "records.jsonl")
-	stdout, stderr, code := corpusProcess(t, nil, nil, "validate", "--output", "json", "--log", records, "--log-content", "keep", capture)
-	if code != exitFindings {
-		t.Fatalf("validate: exit %d\n%s", code, stderr)
-	}
-	auditCheck(t, fams, "validate json stdout", stdout)
-	auditCheck(t, fams, "validate stderr", append(stderr, ' '))
-	recs, err := os.ReadFile(records)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auditCheck(t, fams, "validate --log record log", recs)
-	stdout, stderr, _ = corpusProcess(t, nil, nil, "decode", "--show-content", whole)
+	_, whole, _ := auditValidate(t, fams)
+	stdout, stderr, _ := corpusProcess(t, nil, nil, "decode", "--show-content", whole)
 	auditCheck(t, fams, "decode --show-content stdout", stdout)
 	auditCheck(t, fams, "decode --show-content stderr", append(stderr, ' '))
 }
