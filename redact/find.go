@@ -660,6 +660,33 @@ func sep(s []byte, from, i int) (Match, bool) {
 	return keyValue(s, from, i, v, false)
 }
 
+// argSpan is the command-line argument that starts at s[v], as [st, end):
+// a quoted one's inside, up to its closing quote on the line (and, where
+// stopAtEscape, before a '\\': the end of a JSON string), else up to a
+// value end ('+' too in a URL-encoded form). ok is false for an empty or
+// unclosed one and for a mask.
+func argSpan(s []byte, v int, form, stopAtEscape bool) (st, end int, ok bool) {
+	end = v
+	if q := s[v]; q == '"' || q == '\'' {
+		end = v + 1
+		for end < len(s) && end-v < 1<<12 && s[end] != q && s[end] != '\n' && !(stopAtEscape && s[end] == '\\') {
+			end++
+		}
+		if end >= len(s) || s[end] != q {
+			return 0, 0, false
+		}
+		v++
+	} else {
+		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
+			end++
+		}
+	}
+	if end == v || isMask(s, v) {
+		return 0, 0, false
+	}
+	return v, end, true
+}
+
 // flagValue matches the value of a command-line flag under a credential
 // name given as the next argument ("--password hunter2", "--api-key …",
 // "--token=…" is a key=value pair), and the password of "-u user:pw" /
@@ -682,22 +709,8 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 	if v >= len(s) || s[v] == '-' || s[v] == ' ' || s[v] == '+' || isMask(s, v) {
 		return Match{}, false
 	}
-	end := v
-	if s[v] == '"' || s[v] == '\'' {
-		end = v + 1
-		for end < len(s) && end-v < 1<<12 && s[end] != s[v] && s[end] != '\n' {
-			end++
-		}
-		if end >= len(s) || s[end] != s[v] {
-			return Match{}, false
-		}
-		v++
-	} else {
-		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
-			end++
-		}
-	}
-	if end == v || isMask(s, v) {
+	v, end, ok := argSpan(s, v, form, false)
+	if !ok {
 		return Match{}, false
 	}
 	if k-i == 1 && e-k == 1 && s[k] == 'u' || k-i == 2 && eqFold(s[k:e], "user") {
@@ -789,22 +802,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 	default:
 		return Match{}, false
 	}
-	end := v
-	if s[v] == '"' || s[v] == '\'' {
-		end = v + 1
-		for end < len(s) && end-v < 1<<12 && s[end] != s[v] && s[end] != '\n' && s[end] != '\\' {
-			end++
-		}
-		if end >= len(s) || s[end] != s[v] {
-			return Match{}, false
-		}
-		v++
-	} else {
-		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
-			end++
-		}
-	}
-	if end == v || isMask(s, v) {
+	v, end, ok := argSpan(s, v, form, true)
+	if !ok {
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
