@@ -101,25 +101,54 @@ func readBlocks(t *testing.T, files ...string) []block {
 // "x-q1" becomes "x-q1-<tag>" (and "x-q1-r0" "x-q1-<tag>-r0").
 func unique(s, tag string) string { return strings.ReplaceAll(s, "-q1", "-q1-"+tag) }
 
-// buildSidecar builds cmd/e2atap into dir with the go command that runs
-// the test (go test puts its GOROOT/bin first on PATH) and the test's
-// environment (GOFLAGS included); with -race when the test has it.
+// built is the sidecar binary the package's tests share: linking it with
+// -race takes 4-10 s, once is enough. TestMain removes its directory.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildSidecar puts cmd/e2atap at dir/e2atap (a hard link to the package's
+// one build; a copy across file systems). The build uses the go command
+// that runs the test (go test puts its GOROOT/bin first on PATH) and the
+// test's environment (GOFLAGS included); with -race when the test has it.
 func buildSidecar(t *testing.T, dir string) string {
 	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "e2atap-deploy-bin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "e2atap")
+		args := []string{"build", "-o", built.bin}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "../cmd/e2atap")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go %s (GOFLAGS=%q): %v\n%s", strings.Join(args, " "), os.Getenv("GOFLAGS"), err, out)
+			return
+		}
+		t.Logf("built e2atap (go %s) in %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
 	bin := filepath.Join(dir, "e2atap")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
+	if err := os.Link(built.bin, bin); err != nil {
+		b, err := os.ReadFile(built.bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	args = append(args, "../cmd/e2atap")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go %s (GOFLAGS=%q): %v\n%s", strings.Join(args, " "), os.Getenv("GOFLAGS"), err, out)
-	}
-	t.Logf("built e2atap (go %s) in %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 	return bin
 }
 
