@@ -16,8 +16,9 @@ import (
 // fault, interrupts that cancel streams of other shards, undecodable and
 // oversize lines, records without a request_id, blank lines, a file read
 // in place (mapped) followed by the same bytes from standard input, gives
-// byte-identical findings and summary for --shards 1, 2, 4 and 8, with and
-// without --log (which keeps the interrupts' barriers).
+// byte-identical findings and summary for --shards 1, 2 and 4, with and
+// without --log (which keeps the interrupts' barriers). --shards 8 would run
+// 4: --max-streams 65536 gives 4 partitions, one per 16384 streams.
 func TestValidateShardsSameOnFaultyTraffic(t *testing.T) {
 	cfg := gen.DefaultConfig()
 	cfg.Seed, cfg.FaultRate, cfg.InterruptRate, cfg.Concurrent = 17, 0.3, 0.1, 200
@@ -25,7 +26,7 @@ func TestValidateShardsSameOnFaultyTraffic(t *testing.T) {
 	var b bytes.Buffer
 	records := 12000 // 11 MB
 	if raceEnabled {
-		records = 4000 // 16 reads, each ten times dearer under the race detector
+		records = 4000 // 12 reads, each ten times dearer under the race detector
 	}
 	for i := 0; i < records; i++ {
 		switch i % 997 {
@@ -50,7 +51,7 @@ func TestValidateShardsSameOnFaultyTraffic(t *testing.T) {
 	}
 	for _, log := range []bool{false, true} {
 		var first string
-		for _, shards := range []string{"1", "2", "4", "8"} {
+		for _, shards := range []string{"1", "2", "4"} {
 			args := []string{"validate", "--output", "json", "--fail-on", "never", "--max-line-bytes", "4096", "--max-streams", "65536", "--shards", shards}
 			if log {
 				args = append(args, "--log", filepath.Join(t.TempDir(), "records.jsonl"))
