@@ -3,6 +3,7 @@ package e2a
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -197,6 +198,10 @@ func FuzzScanMemo(f *testing.F) {
 	}
 	f.Add(genRecords[0].data, genRecords[1].data)
 	f.Fuzz(func(t *testing.T, prime, data []byte) {
+		// keyKinds learns the keys, as rule e2a.secret's walk does: keys
+		// outside knownKeys get memos of their own (unknownKeyMemo).
+		ScanSecrets(prime)
+		ScanSecrets(data)
 		checkPrimed(t, prime, data)
 		checkPrimed(t, data, data)
 		checkPrimed(t, data, prime)
@@ -212,5 +217,68 @@ func TestKeyMemoDepth(t *testing.T) {
 	for _, n := range []int{MaxDepth - 4, MaxDepth - 3, MaxDepth - 2} {
 		deep := []byte(`{"provenance": ` + strings.Repeat("[", n) + `{"status": {}}` + strings.Repeat("]", n) + `}`)
 		checkPrimed(t, prime, deep)
+	}
+}
+
+// TestUnknownKeyMemos: keys outside knownKeys that keyKinds knows have
+// memo slots of their own (unknownKeyMemo), at a record's top level and in
+// the objects skipContainer reads: a Scan primed with them says what a
+// fresh one says, a credential or a secret key after them is still seen
+// by the secret pre-check (MayHoldSecret), and the memos are really used.
+func TestUnknownKeyMemos(t *testing.T) {
+	const tok = "sk-proj-CRPSabcdefghijklmnop0123"
+	var many, manyTok strings.Builder
+	for i := range 200 { // more unknown keys than unknownKeyMemos: slots shared
+		sep := ", "
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&many, `%s"k%d": %d`, sep, i, i)
+		if i == 150 {
+			fmt.Fprintf(&manyTok, `%s"k%d": %q`, sep, i, tok)
+		} else {
+			fmt.Fprintf(&manyTok, `%s"k%d": %d`, sep, i, i)
+		}
+	}
+	pairs := [][2]string{
+		{`{"body": {"tool_args": {"foo": {"bar": "x"}, "baz": 1}}}`, `{"body": {"tool_args": {"foo": {"bar": "x"}, "api_key": "` + tok + `"}}}`},
+		{`{"body": {"args": {"zz": {"a1": "clean"}}}}`, `{"body": {"args": {"zz": {"a1": "` + tok + `"}}}}`},
+		{`{"x": {"my_password": "", "q": 1}}`, `{"x": {"my_password": "hunter2hunter2", "q": 1}}`},
+		{`{"x": {"foo": 1, "bar": 2}}`, `{"x": {"foo": 1, "b\u0061r": 2}}`},
+		{`{"x": {"foo": 1, "bar": 2}}`, `{"x": {"foo": 1, "bar": 2, "bar": "` + tok + `"}}`},
+		{`{"x": {"foo": [{"k": 0, "v": "a"}, {"k": 1, "v": "b"}]}}`, `{"x": {"foo": [{"k": 0, "v": "a"}, {"k": 1, "v": "` + tok + `"}]}}`},
+		{`{"x": {` + many.String() + `}}`, `{"x": {` + manyTok.String() + `}}`},
+		// Top level (object's memos, spans of whole members included).
+		{`{"x_ext": 1, "y_ext": "a", "z_ext": null, "status": "in_progress"}`, `{"x_ext": 1, "y_ext": "` + tok + `", "z_ext": null, "status": "in_progress"}`},
+		{`{"x_ext": 1, "my_password": "", "status": "failed"}`, `{"x_ext": 1, "my_password": "hunter2hunter2", "status": "failed"}`},
+		{`{"x_ext": 1, "y_ext": 2, "sequence": 3, "is_final": true}`, `{"x_ext": 1, "y_ext": 2, "sequence": 4, "is_final": false}`},
+		{`{"x_ext": 1, "y_ext": 2, "sequence": 3}`, `{"x_ext": 1, "y_\u0065xt": 2, "sequence": 3}`},
+		{`{` + many.String() + `, "status": "a"}`, `{` + manyTok.String() + `, "status": "a"}`},
+	}
+	pad := strings.Repeat(" ", keyMemoLen)
+	skipped, top := false, false
+	for _, p := range pairs {
+		a, b := []byte(p[0]+pad), []byte(p[1]+pad)
+		ScanSecrets(a) // keyKinds learns the keys, as rule e2a.secret's walk does
+		ScanSecrets(b)
+		checkPrimed(t, a, b)
+		checkPrimed(t, b, a)
+		r := new(Record)
+		for range 3 {
+			if err := Scan(a, r); err != nil {
+				t.Fatalf("%s: %v", p[0], err)
+			}
+		}
+		for h := range uint(unknownKeyMemos) {
+			skipped = skipped || r.memo.s[unknownKeyMemo(h)].m != 0
+			top = top || r.memo.e[unknownKeyMemo(h)][0].m != 0
+		}
+		_ = Scan(b, r)
+		if _, _, found := ScanSecrets(b); found && !r.MayHoldSecret() {
+			t.Errorf("%s after %s: ScanSecrets finds a secret, the primed pre-check says none", p[1], p[0])
+		}
+	}
+	if !skipped || !top {
+		t.Errorf("unknown-key memos filled in skipped objects %t, at the top level %t: the test does not test them", skipped, top)
 	}
 }
