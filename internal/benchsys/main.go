@@ -288,12 +288,13 @@ func jsonCorpora(e2atap string) []corpus {
 	py := filepath.Join(*repoRoot, "internal", "benchsys", "corpus.py")
 	out := []corpus{newCorpus("gen", gen, false)}
 	for _, v := range []struct {
-		name, ascii, pct string
-	}{{"py-ascii", "1", "0"}, {"py-utf8", "0", "0"}, {"py-esc8", "1", "8"}, {"py-esc100", "1", "100"}} {
+		name, ascii, pct, extra string
+	}{{"py-ascii", "1", "0", ""}, {"py-utf8", "0", "0", ""}, {"py-esc8", "1", "8", ""}, {"py-esc100", "1", "100", ""},
+		{"py-ext", "1", "0", "ext"}, {"py-nested", "1", "0", "nested"}} {
 		p := filepath.Join(*dir, v.name+"-"+*size+".jsonl")
 		if _, err := os.Stat(p); err != nil {
 			fmt.Printf("generating %s …\n", p)
-			cmd := exec.Command("python3", py, gen, p, v.ascii, v.pct)
+			cmd := exec.Command("python3", py, gen, p, v.ascii, v.pct, v.extra)
 			cmd.Stderr = os.Stderr
 			must(cmd.Run())
 		}
