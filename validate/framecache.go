@@ -62,8 +62,16 @@ func newFrameCache(bits uint8) *frameCache {
 		attrs: make([]fcAttrs, n), streams: make([]fcStream, n), bits: bits, shift: 64 - (bits - 2)}
 }
 
-// fcSet is the first slot of the set of hash h.
-func (fc *frameCache) set(h uint64) int { return int(h>>fc.shift) * fcWays }
+// set is the first slot of the set of hash h (shift is below 64: no
+// check of it at each call).
+func (fc *frameCache) set(h uint64) int { return int(h>>(fc.shift&63)) * fcWays }
+
+// ways is the set of tags (attrTags or streamTags) whose first slot is at,
+// a set's (so that the set lies in tags): in place, where a slice of tags
+// cost the lookup of every frame 18 instructions (cachegrind).
+func ways(tags []fcTag, at int) *[fcWays]fcTag {
+	return (*[fcWays]fcTag)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(tags)), uintptr(at)*unsafe.Sizeof(fcTag{})))
+}
 
 // fcTag is the hash of what a way holds and when it was last used.
 type fcTag struct{ hash, used uint64 }
@@ -195,7 +203,7 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	}
 	h := fcHash(a)
 	at := fc.set(h)
-	tags := (*[fcWays]fcTag)(fc.attrTags[at:])
+	tags := ways(fc.attrTags, at)
 	for k := range tags {
 		if tags[k].hash == h {
 			if en = &fc.attrs[at+k]; en.holds(a, f.KeyCount) {
@@ -320,7 +328,7 @@ func (e *Engine) frameStream(in *Input, sid []byte, en *fcAttrs) (i int32, creat
 		fc := e.fc
 		h := fcHash(sid)
 		at := fc.set(h)
-		tags := (*[fcWays]fcTag)(fc.streamTags[at:])
+		tags := ways(fc.streamTags, at)
 		way := -1
 		for k := range tags {
 			if tags[k].hash == h && fc.streams[at+k].holds(sid) {

@@ -441,3 +441,21 @@ func (c growCase) run(t *testing.T, off bool) *verdicts {
 	e.Finish(ReasonEOF, &Input{})
 	return v
 }
+
+// TestFrameCacheSetsInRange: ways reads a set's tags in place, without a
+// bounds check: every hash's set lies within the tags at every size the
+// cache takes.
+func TestFrameCacheSetsInRange(t *testing.T) {
+	for b := uint8(fcMinBits); b <= fcMaxBits; b += 2 {
+		fc := newFrameCache(b)
+		for _, h := range []uint64{0, 1, 1 << 63, 1<<64 - 1, 0x9e3779b97f4a7c15} {
+			at := fc.set(h)
+			if at < 0 || at%fcWays != 0 || at+fcWays > len(fc.attrTags) || at+fcWays > len(fc.streamTags) {
+				t.Fatalf("bits %d, hash %#x: set at %d of %d tags", b, h, at, len(fc.attrTags))
+			}
+			if w := ways(fc.attrTags, at); &w[0] != &fc.attrTags[at] || &w[fcWays-1] != &fc.attrTags[at+fcWays-1] {
+				t.Fatalf("bits %d: ways at %d is not the set's tags", b, at)
+			}
+		}
+	}
+}

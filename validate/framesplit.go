@@ -20,8 +20,8 @@ import (
 // buffer of its own) and skimmed by whichever shard takes it next (one
 // whose core is shared with other processes takes fewer); every shard
 // then judges the frames of the partitions it owns, chunk after chunk, in
-// file order, wherever they were read (asking for each frame's cache
-// lines a few frames ahead: they were read on another core, or long
+// file order, wherever they were read (asking for its frames' cache
+// lines a batch of frames ahead: they were read on another core, or long
 // enough ago). What crosses cores is one list per chunk and shard (where
 // each of its frames lies, its stream key's partition: chunkFrame), not a
 // message per frame. What a split costs over one shard is the skim and
@@ -65,9 +65,9 @@ var splitChunk = 256 << 10
 // shard to run ahead of the others while they judge.
 const splitSlots = 3
 
-// splitAhead is how many frames ahead of the one it judges a shard
-// asks for a frame's cache lines.
-const splitAhead = 6
+// splitBatch is how many frames a shard asks the cache lines of at a
+// time, a batch or two ahead of the one it judges.
+const splitBatch = 8
 
 // splitSlack is how much a shard reads past its chunk, for the frame that
 // starts in it and ends after it: a few of the usual frames, so that the
@@ -598,20 +598,18 @@ func (r *chunkSplit) judge(k int, sl *chunkSlot) {
 	f := &r.ins[k].f
 	list := sl.lists[k]
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(sl.buf)))
+	// The frames were read on another core, or long enough ago to have
+	// left this one's cache: ask for those a batch ahead (each one's
+	// header and attributes, which the engine reads first), or the
+	// header's load waits for it (3/4 of the loop's time, perf annotate),
+	// and so does the frame cache's hash of the attributes. A batch at a
+	// time: a call a line cost more than the rest of the loop.
+	prefetchFrames(at, unsafe.SliceData(list), min(len(list), 2*splitBatch))
 	for i := range list {
-		it := &list[i]
-		// The frames were read on another core, or long enough ago to
-		// have left this one's cache: ask for one a few frames ahead (its
-		// header and attributes, which the engine reads first), or the
-		// header's load waits for it (3/4 of the loop's time, perf
-		// annotate), and so does the frame cache's hash of the
-		// attributes.
-		if i+splitAhead < len(list) {
-			a := &list[i+splitAhead]
-			p := at + uintptr(a.off)
-			prefetch(p)
-			prefetch(p + uintptr(a.attrs-1)) // most sections span two lines at most
+		if i%splitBatch == 0 && i+2*splitBatch < len(list) {
+			prefetchFrames(at, &list[i+2*splitBatch], min(len(list)-i-2*splitBatch, splitBatch))
 		}
+		it := &list[i]
 		b := sl.buf[it.off : it.off+it.size]
 		f.SetSkimmed(b, int(it.attrs), int(it.size))
 		in.Pos.Offset, in.Index, in.Data = sl.base+int64(it.off), sl.first+uint64(it.ord), b

@@ -46,3 +46,16 @@ func TestPrefetchAnyAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkFrameLayout: prefetchFrames (prefetch_amd64.s) reads a
+// chunkFrame's off and attrs at these offsets, and steps by its size.
+func TestChunkFrameLayout(t *testing.T) {
+	var c chunkFrame
+	if o, a, s := unsafe.Offsetof(c.off), unsafe.Offsetof(c.attrs), unsafe.Sizeof(c); o != 0 || a != 8 || s != 24 {
+		t.Fatalf("chunkFrame: off at %d, attrs at %d, %d bytes; prefetch_amd64.s has 0, 8, 24", o, a, s)
+	}
+	// Any frames, nil and none included: a hint, never a fault.
+	list := []chunkFrame{{off: 0, attrs: 20}, {off: 1 << 31, attrs: 1 << 30}}
+	prefetchFrames(0, &list[0], len(list))
+	prefetchFrames(0, nil, 0)
+}
