@@ -15,7 +15,10 @@
 // shpat_, sq0atp-, Mailgun key-, GitLab's glrt-/glft-/gloas-/GR1348941…,
 // Vault hvs./hvb., Google ya29./1//0/GOCSPX-, Azure AD client secrets
 // …8Q~…, Atlassian ATATT3…, Grafana glc_/glsa_, Slack and Discord webhook
-// URLs) are KindVendorToken, a credential. Shapes are also found in JSON
+// URLs; dotted or short glued prefixes: Doppler dp.pt./dp.st., Dropbox sl.,
+// Dynatrace dt0c01., Terraform Cloud ….atlasv1.…, Bitbucket ATBB, Okta
+// 00+40, Meta EAA…, Square EAAA…, FCM AAAA…:APA91b…) are KindVendorToken,
+// a credential. Shapes are also found in JSON
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).

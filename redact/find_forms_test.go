@@ -103,3 +103,67 @@ func TestFindUnkeyedForms(t *testing.T) {
 		}
 	}
 }
+
+// TestFindDottedTokens: the provider tokens with a dotted or a short glued
+// prefix (dottedToken) are vendor tokens, and so credentials for rule
+// e2a.secret, masked whole; they were masked as high_entropy with no
+// finding, or (Dynatrace: no lower case) not at all. The near-misses of
+// each prefix stay as they are. A failure names the case, never the value.
+func TestFindDottedTokens(t *testing.T) {
+	for _, c := range []struct{ name, text, token string }{
+		{"doppler personal", "set in CI: dp.pt.XykWZeiNNCiia3anXn9k3ksu9mI4ROnl89Sm995ytbx", "dp.pt.XykWZeiNNCiia3anXn9k3ksu9mI4ROnl89Sm995ytbx"},
+		{"doppler service", "use dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63 now", "dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63"},
+		{"doppler service config", "dp.st.prd_eu-1.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63", "dp.st.prd_eu-1.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63"},
+		{"doppler scim", "(dp.scim.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63)", "dp.scim.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63"},
+		{"dropbox", "token sl.1vsHiQMaRiNTN9Ox98whGcTZc1UWb5fxzpF7STG7nVLe3lARUsRJlNONwktN9ugkZeESG61she_QAqq0", "sl.1vsHiQMaRiNTN9Ox98whGcTZc1UWb5fxzpF7STG7nVLe3lARUsRJlNONwktN9ugkZeESG61she_QAqq0"},
+		{"dropbox sl.u", "sl.u.AFvsHiQMaRiNTN9Ox98whGcTZc1UWb5fxzpF7STG7nVLe3lARUsRJlNONwktN9ug", "sl.u.AFvsHiQMaRiNTN9Ox98whGcTZc1UWb5fxzpF7STG7nVLe3lARUsRJlNONwktN9ug"},
+		{"dynatrace", "Api-Token dt0c01.RW0WL2XV7J7KMX4SF0K70T9R.BMK2LOLC4OKDIHUL4M9C03WYENPXAWZR0H9XC9TGS86VSWI008X3JKY4MIFWAYGU", "dt0c01.RW0WL2XV7J7KMX4SF0K70T9R.BMK2LOLC4OKDIHUL4M9C03WYENPXAWZR0H9XC9TGS86VSWI008X3JKY4MIFWAYGU"},
+		{"dynatrace no digit in id", "x dt0c01.RWAWLXXVJKMXSFKTRQWERTYU.BMK2LOLC4OKDIHUL4M9C03WYENPXAWZR0H9XC9TGS86VSWI008X3JKY4MIFWAYGU", "dt0c01.RWAWLXXVJKMXSFKTRQWERTYU.BMK2LOLC4OKDIHUL4M9C03WYENPXAWZR0H9XC9TGS86VSWI008X3JKY4MIFWAYGU"},
+		{"terraform", "app.terraform.io: K6NIjuO45KyBBo.atlasv1.FsETyy926kMMqVtFqAbu8tF7sjEbhQN9CpscYi0zaEIJrp7EYcpFr2jUssFMEHP3M4V", "K6NIjuO45KyBBo.atlasv1.FsETyy926kMMqVtFqAbu8tF7sjEbhQN9CpscYi0zaEIJrp7EYcpFr2jUssFMEHP3M4V"},
+		{"bitbucket", "git remote add x https://x-token-auth ATBB5hbWitsITvNsUHbDwxRV0LicaqJDR6g4", "ATBB5hbWitsITvNsUHbDwxRV0LicaqJDR6g4"},
+		{"okta", "okta token 00CorL4txx0uiBfnWjJhpZrb3lO--TVhrLtLCHiEGK", "00CorL4txx0uiBfnWjJhpZrb3lO--TVhrLtLCHiEGK"},
+		{"meta", "EAACEdEose0cBAz6TxRtlDxseUTDkXplRn8cPMBUraDdCXRAkccJ11HKw8gTep5ZFf7EdRpPdFzYddq1ACtOd4c8mlSGOzmIof7uYg", "EAACEdEose0cBAz6TxRtlDxseUTDkXplRn8cPMBUraDdCXRAkccJ11HKw8gTep5ZFf7EdRpPdFzYddq1ACtOd4c8mlSGOzmIof7uYg"},
+		{"square", "EAAAEOuLQObrVwJvCvoio3kZiMSS0ANHWxY4wJ5VvaIxhmlq0hCpmG0ExSn9mVdJa", "EAAAEOuLQObrVwJvCvoio3kZiMSS0ANHWxY4wJ5VvaIxhmlq0hCpmG0ExSn9mVdJa"},
+		{"fcm server key", "key=AAAAFgzKVmj:APA91b1OWaKqd4scg2InWqPiNvrH_PKeiddpgqT3HcD2qUzQTbuumIvs532pQO5D73v4gu8-anq1gAaeE9TY7BzJzMTEUTFh_ZSssE-We", "AAAAFgzKVmj:APA91b1OWaKqd4scg2InWqPiNvrH_PKeiddpgqT3HcD2qUzQTbuumIvs532pQO5D73v4gu8-anq1gAaeE9TY7BzJzMTEUTFh_ZSssE-We"},
+		{"fcm escaped", `{\"to\":\"APA91b1OWaKqd4scg2InWqPiNvrH_PKeiddpgqT3HcD2qUzQTbuumIvs532pQO5D73v4gu8-anq1gAaeE9TY7BzJzMTEUTFh_ZSssE-We\"}`, "APA91b1OWaKqd4scg2InWqPiNvrH_PKeiddpgqT3HcD2qUzQTbuumIvs532pQO5D73v4gu8-anq1gAaeE9TY7BzJzMTEUTFh_ZSssE-We"},
+		// Near-misses.
+		{"doppler short", "dp.st.dev and dp.pt.example are Doppler's prefixes", ""},
+		{"sl host", "see sl.example.com/v2/docs_and_more_pages_2024_edition_final_version", ""},
+		{"dynatrace doc", "a token starts dt0c01.ABC and has three parts", ""},
+		{"atlasv1 doc", "app.atlasv1.example is not a token", ""},
+		{"ATBB word", "ATBB-config and ATBBRoutingTableVersion2024ForTheWorld", ""},
+		{"okta hex", "id 00f067aa0ba902b74bf92f3577b34da6a3ce929d0e trace", ""},
+		{"okta uuid", "00000000-0000-0000-0000-000000000000 and 00112233-4455-6677-8899-aabbccddeeff", ""},
+		{"EAA identifier", "EAAccessTokenManagerFactoryForTheWorld2024InstanceProviderBuilderConfigurationHandlerAndSomething", ""},
+		{"APA91b short", "registration ids start APA91b", ""},
+	} {
+		masked := MaskText(c.text)
+		var kinds []Kind
+		for from := 0; ; {
+			m, ok := Find(c.text, from)
+			if !ok {
+				break
+			}
+			kinds = append(kinds, m.Kind)
+			if c.token != "" && m.Kind == KindVendorToken && c.text[m.Start:m.End] != c.token {
+				t.Errorf("%s: the match is %d bytes, want the %d of the token", c.name, m.End-m.Start, len(c.token))
+			}
+			from = m.End
+		}
+		if c.token == "" {
+			if masked != c.text {
+				t.Errorf("%s: a near-miss is masked (%v)", c.name, kinds)
+			}
+			continue
+		}
+		if strings.Contains(masked, c.token[len(c.token)-20:]) {
+			t.Errorf("%s: not masked (kinds %v)", c.name, kinds)
+		}
+		if len(kinds) == 0 || kinds[len(kinds)-1] != KindVendorToken {
+			t.Errorf("%s: kinds %v, want a vendor token", c.name, kinds)
+		}
+		if !MayHoldCredentialText(c.text) || !MayHoldCredential(c.text) {
+			t.Errorf("%s: a pre-check is false for a credential", c.name)
+		}
+	}
+}

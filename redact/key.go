@@ -437,7 +437,10 @@ func exactVendorNeedles() []string {
 
 // digitNeedles are the exact needles of the shapes found at a digit or
 // 'A' that no prefix table holds (see exactVendorNeedles).
-var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA"}
+// The dotted and glued prefixes of dottedToken are needles as they are
+// (an Okta token's "00" is not: mayOkta).
+var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA",
+	"dp.", "sl.", "dt0c01.", "atlasv1.", "ATBB", "APA91b", "EAA"}
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and
@@ -449,7 +452,25 @@ var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.
 // credentials and no scheme (mayHostUserinfo).
 func MayHoldCredential[T Text](raw T) bool {
 	b := view(raw)
-	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b)
+	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b) || mayOkta(b)
+}
+
+// mayOkta is the gate of an Okta token (dottedToken) on raw JSON: "00" and
+// 40 more bytes of a word run. ("00" as a needle would pass every
+// timestamp.)
+func mayOkta(b []byte) bool {
+	for i := 0; i+42 <= len(b); {
+		j := bytes.Index(b[i:len(b)-40], []byte("00"))
+		if j < 0 {
+			return false
+		}
+		i += j
+		if run(b, i, word)-i >= 42 {
+			return true
+		}
+		i += 2
+	}
+	return false
 }
 
 // mayHostUserinfo is the gate of hostUserinfo on raw JSON: a ':' followed
