@@ -30,7 +30,11 @@
 // (<password>…</password>), a "value" named by the pair before it
 // (name: DB_PASSWORD / value: …, <add key="ApiKey" value="…"/>), each also
 // URL-encoded and in JSON text, and a bare key=<random token>; a Mapbox
-// secret token (sk.eyJ….…).
+// secret token (sk.eyJ….…); a .pgpass line's password
+// (host:port:db:user:password, a PostgreSQL port or '*') and an Oracle
+// connect string's (user/password@//host…, or user/password@alias after
+// sqlplus, rman, expdp… or JDBC's thin:), also in JSON text (dsn.go); a
+// Fly.io token (fm2_…, its macaroons joined by ',').
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

@@ -174,6 +174,9 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 				return m, true
 			}
 		case a&aAt != 0:
+			if m, ok := oracle(s, from, i, false); ok {
+				return m, true
+			}
 			if m, ok := email(s, from, i); ok {
 				return m, true
 			}
@@ -438,8 +441,27 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				e = run(s, p, word)
 			}
 		}
+		if k == KindVendorToken && s[st] == 'f' && s[st+1] == 'm' {
+			e = flyMacaroons(s, e)
+		}
 	}
 	return Match{st, e, k}, true
+}
+
+// flyMacaroons is the end of a Fly.io token whose first macaroon ends at
+// s[e]: its base64 may end in '=' padding, and a token is one macaroon or
+// more joined by ',' ("FlyV1 fm2_…=,fm2_…").
+func flyMacaroons(s []byte, e int) int {
+	for {
+		p := e
+		for p < len(s) && s[p] == '=' {
+			p++
+		}
+		if !(at(s, p, ",fm2_") || at(s, p, ",fm1r_") || at(s, p, ",fm1a_")) {
+			return p
+		}
+		e = run(s, p+5, alnum|cSlash|cUnder)
+	}
 }
 
 func jwt(s []byte, i int) (int, bool) {
@@ -645,6 +667,9 @@ func sep(s []byte, from, i int) (Match, bool) {
 			return userinfo(s, i+5, true)
 		}
 		if m, ok := hostUserinfo(s, from, i); ok {
+			return m, true
+		}
+		if m, ok := pgpass(s, from, i, false); ok {
 			return m, true
 		}
 	}

@@ -41,6 +41,16 @@ func TestFindUnkeyedForms(t *testing.T) {
 		{"password is url-encoded", "state=the+password+is+vpSvmXbLU23STO&x=1", "vpSvmXbLU23STO", true},
 		// A Mapbox secret token: "sk." and two base64url segments.
 		{"mapbox sk", "sk.eyJ1IjoiZXhhbXBsZSIsImEiOiJja2x4.ud9vbfPBC5llJr9GYMks72", "ud9vbfPBC5llJr9GYMks72", true},
+		// .pgpass lines, Oracle connect strings, a Fly.io token.
+		{"pgpass", "db.example.com:5432:appdb:appuser:s3cretPassw0rd", "s3cretPassw0rd", true},
+		{"pgpass wildcard", "cat ~/.pgpass\nlocalhost:*:*:postgres:hunterTwoX", "hunterTwoX", true},
+		{"pgpass in JSON text", `{\"out\":\"*:6432:*:app:Zq8pLm2Nw\"}`, "Zq8pLm2Nw", true},
+		{"oracle ezconnect", "conn scott/Tig3rPass@//db.example.com:1521/ORCLPDB1", "Tig3rPass", true},
+		{"oracle escaped", `{"dsn":"scott\/Tig3rPass@\/\/db:1521\/svc"}`, "Tig3rPass", true},
+		{"oracle sqlplus", "sqlplus -s system/Welc0me123@orcl @run.sql", "Welc0me123", true},
+		{"oracle path", "/u01/app/oracle/bin/sqlplus system/Welc0me123@orcl", "Welc0me123", true},
+		{"oracle jdbc thin", "jdbc:oracle:thin:scott/Tig3rPass@db:1521:ORCL", "Tig3rPass", true},
+		{"fly", "FlyV1 fm2_lJPECAAAAAAAAMmhxBCw0ZAhQW3lz+Y0NbJEjelMSA9lpER2YaXWwAPXPnVFmBLNIjvj0xCi01D29FM1JkQx1d==,fm2_lJPETkJ4YAo9mCwRfTg", "lJPECAAAAAAAAMmhxBCw0ZAhQW3lz", true},
 		// Masked, no finding: it may be a password, or prose.
 		{"password is words", "The password is 2FA-protected.", "2FA-protected", false},
 		{"password is short", "the password is hunter2", "hunter2", false},
@@ -68,6 +78,14 @@ func TestFindUnkeyedForms(t *testing.T) {
 		{"token count", "token 0 of 12, step 3", "", false},
 		{"xml version", "<version>1.2.3</version>", "", false},
 		{"xml max tokens", "<maxTokens>1024</maxTokens>", "", false},
+		{"pg address", "connect to db.example.com:5432 as app", "", false},
+		{"pg 3 fields", "db.example.com:5432:appdb", "", false},
+		{"cache key", "orders:5432:summary:2024:total", "", false},
+		{"pgpass six fields", "a.b:5432:c:d:e:f", "", false},
+		{"go module", "go get github.com/x/y@v1.2.3 and npm i @scope/pkg@1.0.0", "", false},
+		{"repo branch", "checkout user/repo@main then scott/tiger@orcl", "", false},
+		{"docker digest", "image repo/name@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "", false},
+		{"fly short", "fm2_token and FlyV1 auth", "", false},
 	} {
 		masked := MaskText(c.text)
 		var kinds []Kind

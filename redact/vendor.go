@@ -59,15 +59,17 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "sntryu_", min: 64},                               // Sentry user auth token
 		{p: "sntrys_", min: 40, cl: alnum | cSlash},           // Sentry org auth token (base64 JSON, "_", secret)
 		{p: "lsv2_pt_", min: 32}, {p: "lsv2_sk_", min: 32},    // LangSmith personal and service keys
-		{p: "napi_", min: 40, cl: cLower | cDigit}, // Neon API key
-		{p: "secret_", min: 43, cl: alnum},         // Notion internal integration token
-		{p: "ntn_", min: 40, cl: alnum},            // Notion token (the newer prefix)
-		{p: "figd_", min: 36, cl: word},            // Figma personal access token
-		{p: "pcsk_", min: 40, cl: alnum | cUnder},  // Pinecone API key (id "_" secret)
-		{p: "CFPAT-", min: 40, cl: word},           // Contentful personal access token
-		{p: "tskey-", min: 30, cl: word},           // Tailscale auth, API and OAuth client keys
-		{p: "pscale_", min: 36, cl: word},          // PlanetScale service token, password, OAuth secret
-		{p: "HRKU-", min: 40, cl: word},            // Heroku API key (the newer prefix)
+		{p: "napi_", min: 40, cl: cLower | cDigit},                                           // Neon API key
+		{p: "secret_", min: 43, cl: alnum},                                                   // Notion internal integration token
+		{p: "ntn_", min: 40, cl: alnum},                                                      // Notion token (the newer prefix)
+		{p: "figd_", min: 36, cl: word},                                                      // Figma personal access token
+		{p: "pcsk_", min: 40, cl: alnum | cUnder},                                            // Pinecone API key (id "_" secret)
+		{p: "CFPAT-", min: 40, cl: word},                                                     // Contentful personal access token
+		{p: "tskey-", min: 30, cl: word},                                                     // Tailscale auth, API and OAuth client keys
+		{p: "pscale_", min: 36, cl: word},                                                    // PlanetScale service token, password, OAuth secret
+		{p: "HRKU-", min: 40, cl: word},                                                      // Heroku API key (the newer prefix)
+		{p: "fm2_", min: 64, cl: alnum | cSlash},                                             // Fly.io macaroon ("FlyV1 fm2_…,fm2_…": flyMacaroons)
+		{p: "fm1r_", min: 64, cl: alnum | cSlash}, {p: "fm1a_", min: 64, cl: alnum | cSlash}, // Fly.io (older)
 	} {
 		for k := 0; k < len(v.p); k++ {
 			if v.p[k] == '_' || v.p[k] == '-' {
