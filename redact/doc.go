@@ -26,7 +26,9 @@
 // command's short flag (mysql's -p<pw>, sshpass -p, docker login -p,
 // redis-cli -a), a password in prose or netrc ("the password is <pw>",
 // "password <pw>": seen at a digit of the value, and a finding only where
-// the value reads as generated), an XML element of a credential name
+// the value reads as generated; "the password is <one word>." with no
+// digit, at the 'w' of password: masked, never a finding, unless the word
+// ends like an English one, prose.go), an XML element of a credential name
 // (<password>…</password>), a "value" named by the pair before it
 // (name: DB_PASSWORD / value: …, <add key="ApiKey" value="…"/>), each also
 // URL-encoded and in JSON text, and a bare key=<random token>; a Mapbox

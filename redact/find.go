@@ -94,6 +94,7 @@ const (
 	aSep                // '=' or ':': key=value, key: value, scheme://
 	aAt                 // '@': e-mail
 	aDigit              // a digit or '+': phone, CN ID
+	aProse              // 'w': "password is <words>" (prosePassword)
 )
 
 // anchor marks the bytes where a local check runs. They are chosen to be
@@ -113,6 +114,7 @@ var anchor = func() (t [256]uint8) {
 		t[c] |= aDigit
 	}
 	t['+'] |= aDigit
+	t['w'] |= aProse
 	return t
 }()
 
@@ -186,6 +188,10 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 				return m, true
 			}
 			i = max(next, i+1) - 1 // never stay in place
+		case a&aProse != 0:
+			if m, ok := prosePassword(s, from, i); ok {
+				return m, true
+			}
 		}
 	}
 	return Match{}, false

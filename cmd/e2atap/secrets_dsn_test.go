@@ -14,10 +14,11 @@ import (
 
 // Credentials in their own tools' shapes, with no key=value separator and
 // no URL scheme (a .pgpass line, an Oracle connect string, a Fly.io
-// token), none of which redact found before h-secrets3, through validate:
-// in a delta, a tool call's arguments (JSON text in a string) and an
-// error message. Every stream is an e2a.secret finding, and no password
-// shows in the findings or the record log (content kept). (Not in the
+// token; a password in prose with no digit), none of which redact found
+// before h-secrets3, through validate: in a delta, a tool call's arguments
+// (JSON text in a string) and an error message. Every stream but the
+// prose one is an e2a.secret finding, and no password shows in the
+// findings or the record log (content kept). (Not in the
 // audit corpus: its URL-encoded position is not a shape these are found
 // in.)
 func TestToolShapedCredentialsOffline(t *testing.T) {
@@ -29,7 +30,10 @@ func TestToolShapedCredentialsOffline(t *testing.T) {
 		{Name: "oracle_jdbc_thin", Value: "jdbc:oracle:thin:app/Pe9rT4yU1iOa@db:1521:ORCL", Cores: []string{"Pe9rT4yU1iOa"}},
 		{Name: "fly", Value: "FlyV1 fm2_lJPECAAAAAAAAMmhxBCw0ZAhQW3lzY0NbJEjelMSA9lpER2YaXWwAPXPnVFmBLNIjvj0xCi01D29FM1JkQx1d==,fm2_lJPETkJ4YAo9mCwRfTgQpL2sDv8NmXc7BzKe1RyWq5Hu0GtIjOa3FlVs6PdYx",
 			Cores: []string{"lJPECAAAAAAAAMmhxBCw0ZAhQW3lzY0NbJEjelMSA9lpER2YaXWwAPXPnVFmBLNIjvj0xCi01D29FM1JkQx1d", "lJPETkJ4YAo9mCwRfTgQpL2sDv8NmXc7BzKe1RyWq5Hu0GtIjOa3FlVs6PdYx"}},
+		// Masked, no finding: a password in prose with no digit.
+		{Name: "prose_no_digit", Value: "the password is correcthorsebatterystaple.", Cores: []string{"correcthorsebatterystaple"}},
 	}
+	finding := len(fams) - 1 // the families before it are e2a.secret findings
 	ts := "2026-12-06T00:00:00Z"
 	var b bytes.Buffer
 	for n, a := range fams {
@@ -77,7 +81,7 @@ func TestToolShapedCredentialsOffline(t *testing.T) {
 			secret[f.Stream] = true
 		}
 	}
-	for n, a := range fams {
+	for n, a := range fams[:finding] {
 		if rid := fmt.Sprintf("tool-%02d", n); !secret[rid] {
 			t.Errorf("family %s: no e2a.secret finding on its stream %s", a.Name, rid)
 		}
