@@ -17,8 +17,10 @@
 // …8Q~…, Atlassian ATATT3…, Grafana glc_/glsa_, Slack and Discord webhook
 // URLs; dotted or short glued prefixes: Doppler dp.pt./dp.st., Dropbox sl.,
 // Dynatrace dt0c01., Terraform Cloud ….atlasv1.…, Bitbucket ATBB, Okta
-// 00+40, Meta EAA…, Square EAAA…, FCM AAAA…:APA91b…) are KindVendorToken,
-// a credential. Shapes are also found in JSON
+// 00+40, Meta EAA…, Square EAAA…, FCM AAAA…:APA91b…, JFrog AKCp…,
+// Cloudflare Origin CA v1.0-…, Mailchimp …-us<n>; Render rnd_, Netlify
+// nfp_, Sourcegraph sgp_, Shippo, Brevo xkeysib-, Adafruit aio_, Prefect
+// pnu_, Clojars) are KindVendorToken, a credential. Shapes are also found in JSON
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).
@@ -29,7 +31,9 @@
 // the value reads as generated; "the password is <one word>." with no
 // digit, at the 'w' of password: masked, never a finding, unless the word
 // ends like an English one, prose.go), an XML element of a credential name
-// (<password>…</password>), a "value" named by the pair before it
+// (<password>…</password>), an admin tool's flag (ldapsearch -w, sqlcmd,
+// bcp and zip -P, openssl -pass pass:, keytool -storepass…), a "value"
+// named by the pair before it
 // (name: DB_PASSWORD / value: …, <add key="ApiKey" value="…"/>), each also
 // URL-encoded and in JSON text, and a bare key=<random token>; a Mapbox
 // secret token (sk.eyJ….…); a .pgpass line's password

@@ -1,8 +1,8 @@
 package redact
 
-// Database credentials written in the shapes of their own tools, with no
-// key=value separator and no URL: a .pgpass line and an Oracle connect
-// string. Each masks the password alone, as a key=value pair's value
+// Credentials written in the shapes of their own tools, with no key=value
+// separator and no URL: a .pgpass line, an Oracle connect string, an
+// admin tool's password flag (toolFlag). Each masks the password alone, as a key=value pair's value
 // (KindKeyValue: a credential, and rule e2a.secret's placeholder and code
 // checks apply to it).
 
@@ -182,4 +182,98 @@ func oracle(s []byte, from, i int, anyStart bool) (Match, bool) {
 func isPgpass(s []byte, i int) bool {
 	_, ok := pgpass(s, 0, i, true)
 	return ok
+}
+
+// toolFlag matches the password of the command lines of admin tools that
+// take it under a flag flagValue and shortFlag do not read: a single-dash
+// long flag of a Java keystore ("keytool -storepass <pw>", -keypass,
+// -srcstorepass, ...), OpenSSL's "-pass pass:<pw>" (-passin, -passout),
+// and a short flag of a tool named on the line: "-w <pw>" of the OpenLDAP
+// clients (ldapsearch, ldapmodify, ...), "-P <pw>" of sqlcmd, bcp, zip
+// and unzip. s[i] is the '-', after a space (or a '+', a space in a
+// URL-encoded form).
+func toolFlag(s []byte, from, i int) (Match, bool) {
+	form := s[i-1] == '+'
+	k := i + 1
+	e := run(s, k, alnum)
+	if e == k || e >= len(s) || s[e] != ' ' && s[e] != '+' {
+		return Match{}, false
+	}
+	name := s[k:e]
+	v := e + 1
+	for v < len(s) && v-e < 8 && (s[v] == ' ' || form && s[v] == '+') {
+		v++
+	}
+	if v >= len(s) || s[v] == '-' {
+		return Match{}, false
+	}
+	switch {
+	case len(name) == 1:
+		var tools []string
+		switch name[0] {
+		case 'w':
+			tools = ldapTools
+		case 'P':
+			tools = []string{"sqlcmd", "bcp", "zip", "unzip"}
+		default:
+			return Match{}, false
+		}
+		if !lineNames(s, from, i, form, tools) {
+			return Match{}, false
+		}
+	case eqFoldAny(name, "pass", "passin", "passout"):
+		switch {
+		case at(s, v, "pass:"):
+			v += len("pass:")
+		case form && atFold(s, v, "pass%3a"):
+			v += len("pass%3a")
+		default:
+			return Match{}, false // env:VAR, file:path, fd:n, stdin
+		}
+	case eqFoldAny(name, "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass", "new"):
+		if eqFold(name, "new") && !lineNames(s, from, i, form, []string{"keytool"}) {
+			return Match{}, false
+		}
+	default:
+		return Match{}, false
+	}
+	v, end, ok := argSpan(s, v, form, true)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{v, end, KindKeyValue}, true
+}
+
+// ldapTools are the OpenLDAP clients whose -w takes the bind password.
+var ldapTools = []string{"ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare", "ldapmodrdn", "ldapexop"}
+
+// lineNames reports one of tools as a word (its last run of name bytes:
+// /usr/bin/zip) of the line, or the part of a pipeline, before s[i].
+func lineNames(s []byte, from, i int, form bool, tools []string) bool {
+	b := i - 1
+	for b > from && i-b < 256 {
+		c := s[b-1]
+		if c == '\n' || c == '\r' || c == ';' || c == '|' || c == '&' || c == '(' || c == '`' || c == '"' || c == '\'' || escLetter(s, b-1) {
+			break
+		}
+		b--
+	}
+	for w := b; w < i; {
+		for w < i && (s[w] == ' ' || s[w] == '\t' || form && s[w] == '+') {
+			w++
+		}
+		we := w
+		for we < i && !(s[we] == ' ' || s[we] == '\t' || form && s[we] == '+') {
+			we++
+		}
+		c := we
+		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
+			c--
+		}
+		if c < we && eqFoldAny(s[c:we], tools...) {
+			return true
+		}
+		w = we
+	}
+	return false
 }

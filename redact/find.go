@@ -20,7 +20,7 @@ const (
 	KindGitHub             // ghp_ gho_ ghs_ ghu_ ghr_ github_pat_
 	KindGitLab             // glpat-
 	KindAWS                // AKIA…/ASIA… access key ids
-	KindSlack              // xoxb- xoxp- xoxa- xoxr- xoxs- xapp-
+	KindSlack              // xoxb- xoxp- xoxa- xoxr- xoxs- xoxc- xoxd- xapp-
 	KindStripe             // sk_live_ sk_test_ rk_live_ rk_test_
 	KindGoogle             // AIza… API keys
 	KindVendorToken        // another provider's token: npm_, hf_, pypi-, SG., dop_v1_, shpat_, sq0atp-, key-, Twilio, Discord, Telegram, Databricks…
@@ -377,6 +377,14 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				return m, true
 			}
 		}
+		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+			switch s[i+1] {
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n':
+				if m, ok := toolFlag(s, from, i); ok {
+					return m, true
+				}
+			}
+		}
 		switch {
 		case atBegin(s, i):
 			if i >= from {
@@ -395,7 +403,7 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindGitLab
 		case i >= 4 && at(s, i-4, "xox"):
 			switch s[i-1] {
-			case 'a', 'b', 'p', 'r', 's', 'o', 'e':
+			case 'a', 'b', 'p', 'r', 's', 'o', 'e', 'c', 'd': // (c, d: a browser session's token and its cookie)
 				st = i - 4
 				e, ok = token(s, i, "-", 10, alnum|cDash)
 				k = KindSlack

@@ -354,13 +354,14 @@ func containsFold(k []byte, p string) bool {
 // they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
-	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
+	"xoxc-", "xoxd-", "xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
 
 // cmdNeedles are the commands whose short flag takes a password
 // (shortFlag) that no other needle names: mysql and its tools, mariadb,
 // redis-cli (and the other -cli), docker login (and the other registry
-// clients); sshpass holds "pass".
-var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry"}
+// clients); toolFlag's OpenLDAP clients, sqlcmd, bcp, zip and keytool;
+// sshpass, -storepass and -pass pass: hold "pass".
+var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool"}
 
 // (needleTable is in tables_gen.go.)
 
@@ -440,7 +441,7 @@ func exactVendorNeedles() []string {
 // The dotted and glued prefixes of dottedToken are needles as they are
 // (an Okta token's "00" is not: mayOkta).
 var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA",
-	"dp.", "sl.", "dt0c01.", "atlasv1.", "ATBB", "APA91b", "EAA"}
+	"dp.", "sl.", "dt0c01.", "atlasv1.", "ATBB", "APA91b", "EAA", "AKCp", "v1.0-", "-us"}
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and
