@@ -10,12 +10,12 @@ package redact
 // that ends its host field: host:port:database:user:password, the port
 // PostgreSQL's (5432-5439) or PgBouncer's (6432) or '*', the host '*',
 // localhost or a name with a dot (a bare word before a port is as often a
-// key of a cache: "orders:5432:…"). The line starts the text, a line or
-// a word, and the password runs to its end (no unescaped ':').
+// key of a cache: "orders:5432:…"), after any byte no host holds ("cp#"
+// of a frame's replyTo included); the password runs to the end of the
+// line or word (no unescaped ':').
 //
-// anyStart (the pre-check's) takes the line from any from: no boundary
-// before the host, and a host that a later start leaves (a suffix) would
-// do.
+// anyStart (the pre-check's) takes the line from any from: a host that a
+// later start leaves (a suffix of it) would do.
 func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 	if !mayPgpass(s, i) {
 		return Match{}, false
@@ -29,8 +29,6 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 	}
 	if hs < i && escLetter(s, hs) {
 		hs++ // "\nlocalhost:…" in JSON text: the line starts after the escape
-	} else if hs > from && !proseEndT[s[hs-1]] && s[hs-1] != '=' && s[hs-1] != '(' && s[hs-1] != '[' && !anyStart {
-		return Match{}, false
 	}
 	host := s[hs:i]
 	switch {

@@ -44,6 +44,7 @@ func TestFindUnkeyedForms(t *testing.T) {
 		// .pgpass lines, Oracle connect strings, a Fly.io token.
 		{"pgpass", "db.example.com:5432:appdb:appuser:s3cretPassw0rd", "s3cretPassw0rd", true},
 		{"pgpass wildcard", "cat ~/.pgpass\nlocalhost:*:*:postgres:hunterTwoX", "hunterTwoX", true},
+		{"pgpass in a frame attribute", "cp#db.corpus.example:5432:orders:app:Zq8pLm2Nw", "Zq8pLm2Nw", true},
 		{"pgpass in JSON text", `{\"out\":\"*:6432:*:app:Zq8pLm2Nw\"}`, "Zq8pLm2Nw", true},
 		{"oracle ezconnect", "conn scott/Tig3rPass@//db.example.com:1521/ORCLPDB1", "Tig3rPass", true},
 		{"oracle escaped", `{"dsn":"scott\/Tig3rPass@\/\/db:1521\/svc"}`, "Tig3rPass", true},
