@@ -44,6 +44,9 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 	// port, database, user: fields with no white space.
 	f := i + 1
 	for k := 0; k < 3; k++ {
+		if isMask(s, f) {
+			return Match{}, false // (a field is a mask: "…:******(fp:…)" masked once)
+		}
 		e := f
 		for e < len(s) && s[e] != ':' && !proseEndT[s[e]] {
 			e++

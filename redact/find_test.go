@@ -249,7 +249,11 @@ func TestMaskText(t *testing.T) {
 }
 
 func FuzzFind(f *testing.F) {
-	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460"} {
+	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460",
+		// h-secrets3's forms
+		"dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63", "x:5432:*:u:p", "(localhost:*:*:postgres:pw)", "a/b@//h:1/s", "sqlplus -s u/p@db",
+		"the password is correcthorsebattery.", "zip -P pw x.zip", "openssl enc -pass pass:pw", "keytool -storepass pw",
+		"FlyV1 fm2_" + strings.Repeat("Ab1/", 17) + "==,fm2_x", "0123456789abcdef0123456789abcdef-us21", "v1.0-0123"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))

@@ -49,7 +49,10 @@ func TestToolShapedCredentialsOffline(t *testing.T) {
 				"method": "chat.send", "timestamp": ts, "identity_origin": "user", "params": map[string]any{"query": "hi"}}),
 			resp(0, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": "found it: " + a.Value + "\nok"}),
 			resp(1, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "tool", "delta": string(args)}),
-			resp(2, true, "failed", "e2a.error", map[string]any{"code": "upstream", "message": "connect failed (" + a.Value + ")"}),
+			// split across two chunks
+			resp(2, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": "split " + a.Value[:len(a.Value)/2]}),
+			resp(3, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": a.Value[len(a.Value)/2:] + " end"}),
+			resp(4, true, "failed", "e2a.error", map[string]any{"code": "upstream", "message": "connect failed (" + a.Value + ")"}),
 		} {
 			b.WriteString(l)
 			b.WriteByte('\n')
