@@ -201,6 +201,10 @@ func TestClassifyKey(t *testing.T) {
 		"DB_PASS": KeyCredential, "MYSQL_PW": KeyCredential, "smtpPass": KeyCredential, "X-Amz-Signature": KeyCredential,
 		"x-hub-signature": KeyCredential, "first_pass": KeyPlain, "bypass": KeyPlain, "second_pass": KeyPlain,
 		"signature": KeyPlain, "function_signature": KeyPlain, "tool_signature": KeyPlain, "methodSignature": KeyPlain,
+		// A last "pat" after a word naming whose personal access token.
+		"GITHUB_PAT": KeyCredential, "AZURE_DEVOPS_EXT_PAT": KeyCredential, "ghPat": KeyCredential, "ADO_PAT": KeyCredential,
+		"glob_pat": KeyPlain, "search_pat": KeyPlain, "pat": KeyPlain, "path": KeyPlain, "file_path": KeyPlain, "pattern": KeyPlain,
+		"patch": KeyPlain, "compat": KeyPlain, "dispatch": KeyPlain,
 	}
 	for k, want := range cases {
 		if got := ClassifyKey(k); got != want {

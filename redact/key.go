@@ -143,7 +143,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		// "first_pass", a "signature" or a tool's "function_signature"
 		// is what agents' records are full of, and no credential.
 		words > 1 && eqFoldAny(last, "pass", "pw") && eqFoldAny(penult, passOwners...),
-		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...):
+		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...),
+		// GITHUB_PAT, AZURE_DEVOPS_EXT_PAT: a personal access token
+		// (a "glob_pat" is a pattern).
+		words > 1 && eqFold(last, "pat") && eqFoldAny(penult, patOwners...):
 		return KeyCredential
 	case eqFold(last, "token"),
 		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth"):
@@ -159,20 +162,25 @@ func classifyWords(s []byte, from, to int) KeyClass {
 }
 
 // passOwners are the words before a last "pass" or "pw" that make the key
-// a password's (DB_PASS, SMTP_PW); signatureOwners those before a last
-// "signature" that make it a request signature (X-Amz-Signature).
+// a password's (DB_PASS, SMTP_PW); patOwners those before a last "pat"
+// that make it a personal access token's (GITHUB_PAT); signatureOwners
+// those before a last "signature" that make it a request signature
+// (X-Amz-Signature).
 var (
 	passOwners = []string{"db", "database", "mysql", "postgres", "postgresql", "pg", "redis", "smtp", "mail", "email",
 		"admin", "root", "user", "ftp", "sftp", "ldap", "sql", "mongo", "mongodb", "amqp", "rabbitmq", "rabbit", "proxy",
 		"ssh", "login", "account", "app", "api", "service", "wifi", "vpn", "master", "sudo", "keystore", "truststore",
 		"store", "key", "basic", "http", "mqtt", "nats", "kafka", "broker", "registry", "docker", "git", "svn", "jdbc", "oracle", "mssql"}
+	patOwners = []string{"github", "gh", "gitlab", "gl", "gitea", "forgejo", "ado", "azdo", "devops", "ext", "azure", "vsts", "tfs",
+		"bitbucket", "atlassian", "jira", "personal", "access", "hf", "huggingface", "docker", "dockerhub", "quay", "npm", "ci",
+		"bot", "deploy", "admin", "user", "service", "api", "registry", "git"}
 	signatureOwners = []string{"amz", "goog", "hmac", "webhook", "oauth", "sas", "url", "request", "jwt", "api", "hub",
 		"slack", "stripe", "twilio", "shopify", "github", "svix", "upload", "s3", "aws", "gcs", "blob", "payload"}
 )
 
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
-var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key",
+var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key", "pat",
 	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
 
 // pairTable indexes words by their first two bytes: a word starting with

@@ -43,7 +43,7 @@ var specialTable = &pairTable{
 		0x75: {0x53: 18, 0x73: 18},
 	},
 	groups: [][]pairWord{
-		{{"pass", false}},
+		{{"pass", false}, {"pat", false}},
 		{{"pw", false}},
 		{{"psk", false}},
 		{{"phone", false}},
@@ -127,7 +127,7 @@ var needleTable = &pairTable{
 		0x7a: {0x49: 80, 0x61: 102, 0x69: 80},
 	},
 	groups: [][]pairWord{
-		{{"pass", false}},
+		{{"pass", false}, {"pat", false}},
 		{{"pw", false}},
 		{{"psk", false}, {"pscale_", false}},
 		{{"phone", false}},
@@ -544,7 +544,7 @@ var keyTable = &pairTable{
 		0x74: {0x4f: 6, 0x6f: 6},
 	},
 	groups: [][]pairWord{
-		{{"pass", false}},
+		{{"pass", false}, {"pat", false}},
 		{{"pw", false}},
 		{{"psk", false}},
 		{{"secret", false}},

@@ -65,9 +65,8 @@ add("aws_presigned", "https://b.s3.amazonaws.com/k.tgz?X-Amz-Algorithm=AWS4-HMAC
     "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261206T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=" + sig, ak[4:], sig)
 # Left out, not detected (printed as is): an Airtable token
 # (pat<14>.<64 hex>: its 64 hex digits alone are no token, and "pat" is no
-# needle a pre-check could afford), an Azure DevOps PAT (52 lower-case
-# base32 characters) under a key named only "..._PAT".
-LEFT_OUT = ["airtable", "azure_devops_pat"]
+# needle a pre-check could afford).
+LEFT_OUT = ["airtable"]
 out = [(n, v, c) for n, v, c in S if n not in LEFT_OUT]
 with open("families.jsonl", "w") as f:
     for name, v, cores in out:
