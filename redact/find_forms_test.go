@@ -178,9 +178,11 @@ func TestFindDottedTokens(t *testing.T) {
 		{"prefect", "pnu_Kx8vQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdE", "pnu_Kx8vQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdE"},
 		{"clojars", "CLOJARS_" + strings.Repeat("0123456789abcdef", 4), "CLOJARS_" + strings.Repeat("0123456789abcdef", 4)},
 		{"jfrog", "AKCpKx8vQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdKx8vQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdQq", "AKCpKx8vQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdKx8vQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdQq"},
+		{"airtable", "AIRTABLE patK8vQ2mZ7wLp9Tn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef ok", "patK8vQ2mZ7wLp9Tn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
 		{"mailchimp", "apikey 0123456789abcdef0123456789abcdef-us21", "0123456789abcdef0123456789abcdef-us21"},
 		{"cloudflare origin ca", "v1.0-0123456789abcdef01234567-" + strings.Repeat("0123456789abcdef", 9) + "01", "v1.0-0123456789abcdef01234567-" + strings.Repeat("0123456789abcdef", 9) + "01"},
 		// Near-misses.
+		{"airtable like", "spatK8vQ2mZ7wLp9Tn.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef and path.0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", ""},
 		{"mailchimp user", "0123456789abcdef0123456789abcdef-user and 0123456789abcdef0123456789abcdef-us", ""},
 		{"prefix words", "rnd_seed aio_read pnu_x CLOJARS_USERNAME sgp_config shippo_live_mode xkeysib-doc AKCpath", ""},
 		{"doppler short", "dp.st.dev and dp.pt.example are Doppler's prefixes", ""},

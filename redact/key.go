@@ -461,7 +461,25 @@ var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.
 // credentials and no scheme (mayHostUserinfo).
 func MayHoldCredential[T Text](raw T) bool {
 	b := view(raw)
-	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b) || mayOkta(b)
+	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b) || mayOkta(b) || mayAirtable(b)
+}
+
+// mayAirtable is the gate of an Airtable token (dottedToken) on raw JSON:
+// "pat", 14 letters and digits and a '.'. ("pat" as a needle would pass
+// every "path".)
+func mayAirtable(b []byte) bool {
+	for i := 0; i+18 <= len(b); {
+		j := bytes.Index(b[i:], []byte("pat"))
+		if j < 0 {
+			return false
+		}
+		i += j
+		if run(b, i+3, alnum) == i+17 && i+17 < len(b) && b[i+17] == '.' {
+			return true
+		}
+		i += 3
+	}
+	return false
 }
 
 // mayOkta is the gate of an Okta token (dottedToken) on raw JSON: "00" and

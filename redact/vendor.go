@@ -259,7 +259,8 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 // 00…, Meta EAA…, Square EAAA…, Firebase Cloud Messaging's APA91b…, a
 // Mailchimp key's -us<n> suffix) or a dotted prefix before it (Doppler
 // dp.st./dp.pt./…, Dropbox sl., Dynatrace dt0c01.<24>.<64>, Terraform
-// Cloud <14>.atlasv1.<core>, a Cloudflare Origin CA key v1.0-…). Each was masked
+// Cloud <14>.atlasv1.<core>, a Cloudflare Origin CA key v1.0-…, an
+// Airtable token pat<14>.<64 hex>). Each was masked
 // as high_entropy, and so was no e2a.secret finding. A glued prefix is
 // short, so its random part must read as random (randomPart). It costs a
 // compare or two a word run of 22 bytes or more.
@@ -304,6 +305,8 @@ func afterDot(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
 	st, e = -1, b
 	switch {
+	case n == 64 && a >= 18 && at(s, a-18, "pat") && run(s, a-15, alnum) == a-1 && hexRun(s, a) == b:
+		st = a - 18 // an Airtable personal access token: pat<14>.<64 hex>
 	case n >= 172 && at(s, a-3, "v1.0-") && hexRun(s, a+2) == a+26 && s[a+26] == '-' && hexRun(s, a+27) == b:
 		st = a - 3 // a Cloudflare Origin CA key: v1.0-<24 hex>-<146 hex>
 	case n == 24 && a >= 7 && at(s, a-7, "dt0c01.") && b < len(s) && s[b] == '.':

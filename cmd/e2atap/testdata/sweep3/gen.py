@@ -7,7 +7,6 @@
 # package manager configs, a service account key as escaped JSON inside
 # JSON text, a presigned URL, a WireGuard config. Random characters from a
 # fixed seed. Same format as the audit corpus.
-# Left out (not detected): see LEFT_OUT below.
 import json, random, string, base64, uuid
 r = random.Random(20261209)
 A = string.ascii_letters + string.digits
@@ -63,10 +62,7 @@ add("gcp_sa_in_json_text", json.dumps({"tool": "write_file", "content": sa}), k)
 ak, sig = "AKIA" + g(16, string.ascii_uppercase + "234567"), g(64, H)
 add("aws_presigned", "https://b.s3.amazonaws.com/k.tgz?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=" + ak +
     "%2F20261206%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261206T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=" + sig, ak[4:], sig)
-# Left out, not detected (printed as is): an Airtable token
-# (pat<14>.<64 hex>: its 64 hex digits alone are no token, and "pat" is no
-# needle a pre-check could afford).
-LEFT_OUT = ["airtable"]
+LEFT_OUT = [] # (none left: an Airtable token and an Azure DevOps PAT were, until the commits after the corpus)
 out = [(n, v, c) for n, v, c in S if n not in LEFT_OUT]
 with open("families.jsonl", "w") as f:
     for name, v, cores in out:
