@@ -2,9 +2,9 @@ package redact
 
 // Credentials written in the shapes of their own tools, with no key=value
 // separator and no URL: a .pgpass line, an Oracle connect string, an
-// admin tool's password flag (toolFlag). Each masks the password alone, as a key=value pair's value
-// (KindKeyValue: a credential, and rule e2a.secret's placeholder and code
-// checks apply to it).
+// admin tool's password flag (toolFlag). Each masks the password alone,
+// as a key=value pair's value (KindKeyValue: a credential, and rule
+// e2a.secret's placeholder and code checks apply to it).
 
 // pgpass matches the password of a .pgpass line around the ':' at s[i]
 // that ends its host field: host:port:database:user:password, the port

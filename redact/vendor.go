@@ -260,10 +260,10 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 // Mailchimp key's -us<n> suffix) or a dotted prefix before it (Doppler
 // dp.st./dp.pt./…, Dropbox sl., Dynatrace dt0c01.<24>.<64>, Terraform
 // Cloud <14>.atlasv1.<core>, a Cloudflare Origin CA key v1.0-…, an
-// Airtable token pat<14>.<64 hex>). Each was masked
-// as high_entropy, and so was no e2a.secret finding. A glued prefix is
-// short, so its random part must read as random (randomPart). It costs a
-// compare or two a word run of 22 bytes or more.
+// Airtable token pat<14>.<64 hex>). Each was masked as high_entropy with
+// no e2a.secret finding, or (all capitals, or lower-case hex) not masked
+// at all. A glued prefix is short, so its random part must read as random
+// (randomPart). It costs a compare or two a word run of 22 bytes or more.
 func dottedToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
 	if a >= 3 && s[a-1] == '.' {
