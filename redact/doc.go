@@ -15,7 +15,12 @@
 // shpat_, sq0atp-, Mailgun key-, GitLab's glrt-/glft-/gloas-/GR1348941…,
 // Vault hvs./hvb., Google ya29./1//0/GOCSPX-, Azure AD client secrets
 // …8Q~…, Atlassian ATATT3…, Grafana glc_/glsa_, Slack and Discord webhook
-// URLs) are KindVendorToken, a credential. Shapes are also found in JSON
+// URLs; dotted or short glued prefixes: Doppler dp.pt./dp.st., Dropbox sl.,
+// Dynatrace dt0c01., Terraform Cloud ….atlasv1.…, Bitbucket ATBB, Okta
+// 00+40, Meta EAA…, Square EAAA…, FCM AAAA…:APA91b…, JFrog AKCp…,
+// Cloudflare Origin CA v1.0-…, Mailchimp …-us<n>; Render rnd_, Netlify
+// nfp_, Sourcegraph sgp_, Shippo, Brevo xkeysib-, Adafruit aio_, Prefect
+// pnu_, Clojars) are KindVendorToken, a credential. Shapes are also found in JSON
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).
@@ -23,11 +28,19 @@
 // command's short flag (mysql's -p<pw>, sshpass -p, docker login -p,
 // redis-cli -a), a password in prose or netrc ("the password is <pw>",
 // "password <pw>": seen at a digit of the value, and a finding only where
-// the value reads as generated), an XML element of a credential name
-// (<password>…</password>), a "value" named by the pair before it
+// the value reads as generated; "the password is <one word>." with no
+// digit, at the 'w' of password: masked, never a finding, unless the word
+// ends like an English one, prose.go), an XML element of a credential name
+// (<password>…</password>), an admin tool's flag (ldapsearch -w, sqlcmd,
+// bcp and zip -P, openssl -pass pass:, keytool -storepass…), a "value"
+// named by the pair before it
 // (name: DB_PASSWORD / value: …, <add key="ApiKey" value="…"/>), each also
 // URL-encoded and in JSON text, and a bare key=<random token>; a Mapbox
-// secret token (sk.eyJ….…).
+// secret token (sk.eyJ….…); a .pgpass line's password
+// (host:port:db:user:password, a PostgreSQL port or '*') and an Oracle
+// connect string's (user/password@//host…, or user/password@alias after
+// sqlplus, rman, expdp… or JDBC's thin:), also in JSON text (dsn.go); a
+// Fly.io token (fm2_…, its macaroons joined by ',').
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

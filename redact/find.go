@@ -20,7 +20,7 @@ const (
 	KindGitHub             // ghp_ gho_ ghs_ ghu_ ghr_ github_pat_
 	KindGitLab             // glpat-
 	KindAWS                // AKIA…/ASIA… access key ids
-	KindSlack              // xoxb- xoxp- xoxa- xoxr- xoxs- xapp-
+	KindSlack              // xoxb- xoxp- xoxa- xoxr- xoxs- xoxc- xoxd- xapp-
 	KindStripe             // sk_live_ sk_test_ rk_live_ rk_test_
 	KindGoogle             // AIza… API keys
 	KindVendorToken        // another provider's token: npm_, hf_, pypi-, SG., dop_v1_, shpat_, sq0atp-, key-, Twilio, Discord, Telegram, Databricks…
@@ -94,6 +94,7 @@ const (
 	aSep                // '=' or ':': key=value, key: value, scheme://
 	aAt                 // '@': e-mail
 	aDigit              // a digit or '+': phone, CN ID
+	aProse              // 'w': "password is <words>" (prosePassword)
 )
 
 // anchor marks the bytes where a local check runs. They are chosen to be
@@ -113,6 +114,7 @@ var anchor = func() (t [256]uint8) {
 		t[c] |= aDigit
 	}
 	t['+'] |= aDigit
+	t['w'] |= aProse
 	return t
 }()
 
@@ -174,6 +176,9 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 				return m, true
 			}
 		case a&aAt != 0:
+			if m, ok := oracle(s, from, i, false); ok {
+				return m, true
+			}
 			if m, ok := email(s, from, i); ok {
 				return m, true
 			}
@@ -183,6 +188,10 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 				return m, true
 			}
 			i = max(next, i+1) - 1 // never stay in place
+		case a&aProse != 0:
+			if m, ok := prosePassword(s, from, i); ok {
+				return m, true
+			}
 		}
 	}
 	return Match{}, false
@@ -368,6 +377,14 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				return m, true
 			}
 		}
+		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+			switch s[i+1] {
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n':
+				if m, ok := toolFlag(s, from, i); ok {
+					return m, true
+				}
+			}
+		}
 		switch {
 		case atBegin(s, i):
 			if i >= from {
@@ -386,7 +403,7 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			k = KindGitLab
 		case i >= 4 && at(s, i-4, "xox"):
 			switch s[i-1] {
-			case 'a', 'b', 'p', 'r', 's', 'o', 'e':
+			case 'a', 'b', 'p', 'r', 's', 'o', 'e', 'c', 'd': // (c, d: a browser session's token and its cookie)
 				st = i - 4
 				e, ok = token(s, i, "-", 10, alnum|cDash)
 				k = KindSlack
@@ -438,8 +455,27 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				e = run(s, p, word)
 			}
 		}
+		if k == KindVendorToken && s[st] == 'f' && s[st+1] == 'm' {
+			e = flyMacaroons(s, e)
+		}
 	}
 	return Match{st, e, k}, true
+}
+
+// flyMacaroons is the end of a Fly.io token whose first macaroon ends at
+// s[e]: its base64 may end in '=' padding, and a token is one macaroon or
+// more joined by ',' ("FlyV1 fm2_…=,fm2_…").
+func flyMacaroons(s []byte, e int) int {
+	for {
+		p := e
+		for p < len(s) && s[p] == '=' {
+			p++
+		}
+		if !(at(s, p, ",fm2_") || at(s, p, ",fm1r_") || at(s, p, ",fm1a_")) {
+			return p
+		}
+		e = run(s, p+5, alnum|cSlash|cUnder)
+	}
 }
 
 func jwt(s []byte, i int) (int, bool) {
@@ -645,6 +681,9 @@ func sep(s []byte, from, i int) (Match, bool) {
 			return userinfo(s, i+5, true)
 		}
 		if m, ok := hostUserinfo(s, from, i); ok {
+			return m, true
+		}
+		if m, ok := pgpass(s, from, i, false); ok {
 			return m, true
 		}
 	}

@@ -201,6 +201,10 @@ func TestClassifyKey(t *testing.T) {
 		"DB_PASS": KeyCredential, "MYSQL_PW": KeyCredential, "smtpPass": KeyCredential, "X-Amz-Signature": KeyCredential,
 		"x-hub-signature": KeyCredential, "first_pass": KeyPlain, "bypass": KeyPlain, "second_pass": KeyPlain,
 		"signature": KeyPlain, "function_signature": KeyPlain, "tool_signature": KeyPlain, "methodSignature": KeyPlain,
+		// A last "pat" after a word naming whose personal access token.
+		"GITHUB_PAT": KeyCredential, "AZURE_DEVOPS_EXT_PAT": KeyCredential, "ghPat": KeyCredential, "ADO_PAT": KeyCredential,
+		"glob_pat": KeyPlain, "search_pat": KeyPlain, "pat": KeyPlain, "path": KeyPlain, "file_path": KeyPlain, "pattern": KeyPlain,
+		"patch": KeyPlain, "compat": KeyPlain, "dispatch": KeyPlain,
 	}
 	for k, want := range cases {
 		if got := ClassifyKey(k); got != want {
@@ -249,7 +253,11 @@ func TestMaskText(t *testing.T) {
 }
 
 func FuzzFind(f *testing.F) {
-	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460"} {
+	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460",
+		// h-secrets3's forms
+		"dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63", "x:5432:*:u:p", "(localhost:*:*:postgres:pw)", "a/b@//h:1/s", "sqlplus -s u/p@db",
+		"the password is correcthorsebattery.", "zip -P pw x.zip", "openssl enc -pass pass:pw", "keytool -storepass pw",
+		"FlyV1 fm2_" + strings.Repeat("Ab1/", 17) + "==,fm2_x", "0123456789abcdef0123456789abcdef-us21", "v1.0-0123"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))

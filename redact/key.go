@@ -143,7 +143,10 @@ func classifyWords(s []byte, from, to int) KeyClass {
 		// "first_pass", a "signature" or a tool's "function_signature"
 		// is what agents' records are full of, and no credential.
 		words > 1 && eqFoldAny(last, "pass", "pw") && eqFoldAny(penult, passOwners...),
-		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...):
+		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...),
+		// GITHUB_PAT, AZURE_DEVOPS_EXT_PAT: a personal access token
+		// (a "glob_pat" is a pattern).
+		words > 1 && eqFold(last, "pat") && eqFoldAny(penult, patOwners...):
 		return KeyCredential
 	case eqFold(last, "token"),
 		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth"):
@@ -159,20 +162,25 @@ func classifyWords(s []byte, from, to int) KeyClass {
 }
 
 // passOwners are the words before a last "pass" or "pw" that make the key
-// a password's (DB_PASS, SMTP_PW); signatureOwners those before a last
-// "signature" that make it a request signature (X-Amz-Signature).
+// a password's (DB_PASS, SMTP_PW); patOwners those before a last "pat"
+// that make it a personal access token's (GITHUB_PAT); signatureOwners
+// those before a last "signature" that make it a request signature
+// (X-Amz-Signature).
 var (
 	passOwners = []string{"db", "database", "mysql", "postgres", "postgresql", "pg", "redis", "smtp", "mail", "email",
 		"admin", "root", "user", "ftp", "sftp", "ldap", "sql", "mongo", "mongodb", "amqp", "rabbitmq", "rabbit", "proxy",
 		"ssh", "login", "account", "app", "api", "service", "wifi", "vpn", "master", "sudo", "keystore", "truststore",
 		"store", "key", "basic", "http", "mqtt", "nats", "kafka", "broker", "registry", "docker", "git", "svn", "jdbc", "oracle", "mssql"}
+	patOwners = []string{"github", "gh", "gitlab", "gl", "gitea", "forgejo", "ado", "azdo", "devops", "ext", "azure", "vsts", "tfs",
+		"bitbucket", "atlassian", "jira", "personal", "access", "hf", "huggingface", "docker", "dockerhub", "quay", "npm", "ci",
+		"bot", "deploy", "admin", "user", "service", "api", "registry", "git"}
 	signatureOwners = []string{"amz", "goog", "hmac", "webhook", "oauth", "sas", "url", "request", "jwt", "api", "hub",
 		"slack", "stripe", "twilio", "shopify", "github", "svix", "upload", "s3", "aws", "gcs", "blob", "payload"}
 )
 
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
-var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key",
+var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key", "pat",
 	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
 
 // pairTable indexes words by their first two bytes: a word starting with
@@ -354,13 +362,14 @@ func containsFold(k []byte, p string) bool {
 // they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
-	"xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
+	"xoxc-", "xoxd-", "xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
 
 // cmdNeedles are the commands whose short flag takes a password
 // (shortFlag) that no other needle names: mysql and its tools, mariadb,
 // redis-cli (and the other -cli), docker login (and the other registry
-// clients); sshpass holds "pass".
-var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry"}
+// clients); toolFlag's OpenLDAP clients, sqlcmd, bcp, zip and keytool;
+// sshpass, -storepass and -pass pass: hold "pass".
+var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool"}
 
 // (needleTable is in tables_gen.go.)
 
@@ -437,7 +446,10 @@ func exactVendorNeedles() []string {
 
 // digitNeedles are the exact needles of the shapes found at a digit or
 // 'A' that no prefix table holds (see exactVendorNeedles).
-var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA"}
+// The dotted and glued prefixes of dottedToken are needles as they are
+// (an Okta token's "00" is not: mayOkta).
+var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA",
+	"dp.", "sl.", "dt0c01.", "atlasv1.", "ATBB", "APA91b", "EAA", "AKCp", "v1.0-", "-us"}
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and
@@ -449,7 +461,43 @@ var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.
 // credentials and no scheme (mayHostUserinfo).
 func MayHoldCredential[T Text](raw T) bool {
 	b := view(raw)
-	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b)
+	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b) || mayOkta(b) || mayAirtable(b)
+}
+
+// mayAirtable is the gate of an Airtable token (dottedToken) on raw JSON:
+// "pat", 14 letters and digits and a '.'. ("pat" as a needle would pass
+// every "path".)
+func mayAirtable(b []byte) bool {
+	for i := 0; i+18 <= len(b); {
+		j := bytes.Index(b[i:], []byte("pat"))
+		if j < 0 {
+			return false
+		}
+		i += j
+		if run(b, i+3, alnum) == i+17 && i+17 < len(b) && b[i+17] == '.' {
+			return true
+		}
+		i += 3
+	}
+	return false
+}
+
+// mayOkta is the gate of an Okta token (dottedToken) on raw JSON: "00" and
+// 40 more bytes of a word run. ("00" as a needle would pass every
+// timestamp.)
+func mayOkta(b []byte) bool {
+	for i := 0; i+42 <= len(b); {
+		j := bytes.Index(b[i:len(b)-40], []byte("00"))
+		if j < 0 {
+			return false
+		}
+		i += j
+		if run(b, i, word)-i >= 42 {
+			return true
+		}
+		i += 2
+	}
+	return false
 }
 
 // mayHostUserinfo is the gate of hostUserinfo on raw JSON: a ':' followed

@@ -25,11 +25,12 @@ import (
 // (key=value, Authorization, Cookie, URL userinfo), and aDigit for one
 // case only: a base64 run that holds an encoded token prefix is decoded at
 // a digit or '+' inside it (b64state.check), and a token found in it is a
-// credential of its kind. Otherwise aDigit and aAt reveal personal data
-// and high-entropy tokens, which are not credentials.
+// credential of its kind; and aAt for an Oracle connect string
+// (user/password@…). Otherwise aDigit and aAt reveal personal data and
+// high-entropy tokens, which are not credentials.
 var credAnchor = func() (t [256]uint8) {
 	for c := range t {
-		if anchor[c]&(aPrefix|aScheme|aSep|aDigit) != 0 {
+		if anchor[c]&(aPrefix|aScheme|aSep|aDigit|aAt) != 0 {
 			t[c] = 1
 		}
 	}
@@ -188,7 +189,11 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := scheme(s, i)
 		return ok
 	case a&aSep != 0:
-		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i) || namedBefore(s, i)
+		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i) || namedBefore(s, i) ||
+			s[i] == ':' && mayPgpass(s, i) && isPgpass(s, i)
+	case a&aAt != 0:
+		_, ok := oracle(s, 0, i, true)
+		return ok
 	}
 	return false
 }

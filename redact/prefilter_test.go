@@ -262,7 +262,8 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 			f.Add(s)
 		}
 	}
-	for _, s := range []string{"2026-03-29T12:00:00+00:00", "a@b.c password=x", "x_y:z", "ref=1", "Bearer", "b:" + strings.Repeat("k", 70) + "key=v"} {
+	for _, s := range []string{"2026-03-29T12:00:00+00:00", "a@b.c password=x", "x_y:z", "ref=1", "Bearer", "b:" + strings.Repeat("k", 70) + "key=v",
+		"db.x:5432:d:u:pw", "s/p@//h", "rman t/p@db", "ldapsearch -w pw", "dp.pt." + strings.Repeat("aB3", 11)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

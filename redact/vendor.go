@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // The token shapes of more providers (KindVendorToken), payment card
 // numbers (KindCard), IBANs (KindIBAN), North American phone numbers and
 // URL-encoded key=value pairs. Every credential shape here is revealed at
@@ -57,15 +59,25 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "sntryu_", min: 64},                               // Sentry user auth token
 		{p: "sntrys_", min: 40, cl: alnum | cSlash},           // Sentry org auth token (base64 JSON, "_", secret)
 		{p: "lsv2_pt_", min: 32}, {p: "lsv2_sk_", min: 32},    // LangSmith personal and service keys
-		{p: "napi_", min: 40, cl: cLower | cDigit}, // Neon API key
-		{p: "secret_", min: 43, cl: alnum},         // Notion internal integration token
-		{p: "ntn_", min: 40, cl: alnum},            // Notion token (the newer prefix)
-		{p: "figd_", min: 36, cl: word},            // Figma personal access token
-		{p: "pcsk_", min: 40, cl: alnum | cUnder},  // Pinecone API key (id "_" secret)
-		{p: "CFPAT-", min: 40, cl: word},           // Contentful personal access token
-		{p: "tskey-", min: 30, cl: word},           // Tailscale auth, API and OAuth client keys
-		{p: "pscale_", min: 36, cl: word},          // PlanetScale service token, password, OAuth secret
-		{p: "HRKU-", min: 40, cl: word},            // Heroku API key (the newer prefix)
+		{p: "napi_", min: 40, cl: cLower | cDigit},                 // Neon API key
+		{p: "secret_", min: 43, cl: alnum},                         // Notion internal integration token
+		{p: "ntn_", min: 40, cl: alnum},                            // Notion token (the newer prefix)
+		{p: "figd_", min: 36, cl: word},                            // Figma personal access token
+		{p: "pcsk_", min: 40, cl: alnum | cUnder},                  // Pinecone API key (id "_" secret)
+		{p: "CFPAT-", min: 40, cl: word},                           // Contentful personal access token
+		{p: "tskey-", min: 30, cl: word},                           // Tailscale auth, API and OAuth client keys
+		{p: "pscale_", min: 36, cl: word},                          // PlanetScale service token, password, OAuth secret
+		{p: "HRKU-", min: 40, cl: word},                            // Heroku API key (the newer prefix)
+		{p: "rnd_", min: 32, cl: alnum},                            // Render API key
+		{p: "nfp_", min: 36, cl: alnum},                            // Netlify personal access token
+		{p: "sgp_", min: 40},                                       // Sourcegraph access token
+		{p: "shippo_live_", min: 40}, {p: "shippo_test_", min: 40}, // Shippo
+		{p: "xkeysib-", min: 64},                                                             // Brevo (Sendinblue) API key: <64 hex>-<16>
+		{p: "aio_", min: 28, cl: alnum},                                                      // Adafruit IO key
+		{p: "pnu_", min: 36, cl: alnum},                                                      // Prefect API key
+		{p: "CLOJARS_", min: 60},                                                             // Clojars deploy token
+		{p: "fm2_", min: 64, cl: alnum | cSlash},                                             // Fly.io macaroon ("FlyV1 fm2_…,fm2_…": flyMacaroons)
+		{p: "fm1r_", min: 64, cl: alnum | cSlash}, {p: "fm1a_", min: 64, cl: alnum | cSlash}, // Fly.io (older)
 	} {
 		for k := 0; k < len(v.p); k++ {
 			if v.p[k] == '_' || v.p[k] == '-' {
@@ -238,7 +250,123 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 		// (recovery).
 		return a - 4, b, true
 	}
+	return dottedToken(s, from, a, b)
+}
+
+// dottedToken checks the word run s[a:b] (which holds a digit) for the
+// provider tokens with no '_' or '-' separator that digitToken's cases do
+// not see: a prefix glued to the run (Bitbucket ATBB…, JFrog AKCp…, Okta
+// 00…, Meta EAA…, Square EAAA…, Firebase Cloud Messaging's APA91b…, a
+// Mailchimp key's -us<n> suffix) or a dotted prefix before it (Doppler
+// dp.st./dp.pt./…, Dropbox sl., Dynatrace dt0c01.<24>.<64>, Terraform
+// Cloud <14>.atlasv1.<core>, a Cloudflare Origin CA key v1.0-…, an
+// Airtable token pat<14>.<64 hex>). Each was masked as high_entropy with
+// no e2a.secret finding, or (all capitals, or lower-case hex) not masked
+// at all. A glued prefix is short, so its random part must read as random
+// (randomPart). It costs a compare or two a word run of 22 bytes or more.
+func dottedToken(s []byte, from, a, b int) (st, e int, ok bool) {
+	n := b - a
+	if a >= 3 && s[a-1] == '.' {
+		return afterDot(s, from, a, b)
+	}
+	switch s[a] {
+	case 'A':
+		switch {
+		case n >= 73 && at(s, a, "AKCp"): // JFrog Artifactory API key
+			return a, b, randomPart(s[a+4 : b])
+		case n >= 32 && at(s, a, "ATBB"): // Bitbucket app password
+			return a, b, randomPart(s[a+4 : b])
+		case n >= 100 && at(s, a, "APA91b"): // FCM registration id or a server key's secret
+			st = a
+			if a >= 12 && s[a-1] == ':' && at(s, a-12, "AAAA") && run(s, a-12, word) == a-1 && a-12 >= from && wordStart(s, a-12) {
+				st = a - 12 // the server key: "AAAA<7>:APA91b…"
+			}
+			return st, b, true
+		}
+	case 'E':
+		if at(s, a, "EAAA") && n >= 40 || at(s, a, "EAA") && n >= 83 && run(s, a, alnum) == b { // Square; Meta (Facebook, Instagram)
+			return a, b, randomPart(s[a+3 : b])
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f':
+		if (n == 36 || n == 37) && hexRun(s, a) == a+32 && at(s, a+32, "-us") && run(s, a+35, cDigit) == b {
+			return a, b, true // a Mailchimp API key: <32 hex>-us<data center>
+		}
+		if n == 42 && s[a] == '0' && s[a+1] == '0' { // an Okta API token (SSWS)
+			// (Not a random run glued to a PEM header's dashes that
+			// happens to be as long: "00…-----BEGIN".)
+			return a, b, randomPart(s[a+2:b]) && !bytes.Contains(s[a+2:b], []byte("---"))
+		}
+	}
 	return 0, 0, false
+}
+
+// afterDot is dottedToken for a word run after a '.' (s[a-1]).
+func afterDot(s []byte, from, a, b int) (st, e int, ok bool) {
+	n := b - a
+	st, e = -1, b
+	switch {
+	case n == 64 && a >= 18 && at(s, a-18, "pat") && run(s, a-15, alnum) == a-1 && hexRun(s, a) == b:
+		st = a - 18 // an Airtable personal access token: pat<14>.<64 hex>
+	case n >= 172 && at(s, a-3, "v1.0-") && hexRun(s, a+2) == a+26 && s[a+26] == '-' && hexRun(s, a+27) == b:
+		st = a - 3 // a Cloudflare Origin CA key: v1.0-<24 hex>-<146 hex>
+	case n == 24 && a >= 7 && at(s, a-7, "dt0c01.") && b < len(s) && s[b] == '.':
+		// A Dynatrace token at its public part: dt0c01.<24>.<64>.
+		if y := run(s, b+1, alnum); y-b-1 >= 64 {
+			st, e = a-7, y
+		}
+	case n < 32:
+	case a >= 32 && at(s, a-32, "dt0c01.") && run(s, a-25, alnum) == a-1:
+		st = a - 32 // at its secret
+	case a >= 23 && at(s, a-9, ".atlasv1.") && run(s, a-23, alnum) == a-9:
+		// A Terraform Cloud / Enterprise token: <14>.atlasv1.<60 or more>.
+		if n >= 60 {
+			st = a - 23
+		}
+	case n >= 50 && (at(s, a-3, "sl.") || a >= 5 && at(s, a-5, "sl.u.")):
+		// A Dropbox access token: sl. (short-lived), sl.u.
+		if randomPart(s[a:b]) {
+			st = a - 3
+			if s[a-2] != 'l' {
+				st = a - 5
+			}
+		}
+	default:
+		st = doppler(s, a)
+	}
+	if st < 0 || st < from || !wordStart(s, st) {
+		return 0, 0, false
+	}
+	return st, e, true
+}
+
+// doppler returns the start of the Doppler token prefix that ends at s[a]
+// (after its '.'), or -1: dp.pt. (personal), dp.st. (service; also
+// dp.st.<config>.), dp.ct. (CLI), dp.sa. (service account), dp.scim.,
+// dp.audit..
+func doppler(s []byte, a int) int {
+	for _, p := range [...]string{"dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."} {
+		if a >= len(p) && at(s, a-len(p), p) {
+			return a - len(p)
+		}
+	}
+	x := a - 1 // dp.st.<config>.
+	for x > 0 && a-1-x < 64 && is(s[x-1], word) {
+		x--
+	}
+	if x < a-1 && x >= 6 && at(s, x-6, "dp.st.") {
+		return x - 6
+	}
+	return -1
+}
+
+// randomPart reports upper and lower case letters and a digit in v, and
+// no identifier (camelCase words and a number): a random part, not a name.
+func randomPart(v []byte) bool {
+	var seen uint8
+	for _, c := range v {
+		seen |= class[c]
+	}
+	return seen&alnum == alnum && !identifier(v)
 }
 
 // twilioSID finds a Twilio SK/AC and 32 hex digits that is the word

@@ -115,6 +115,17 @@ var corpusShapes = []corpusShape{
 	// second chunk, ":password@host:9092", is masked alone).
 	{"broker_userinfo_cut", "corpusbrokeruserabcdefg:CRPSbkpw5@kafka-1:9092", []string{"CRPSbkpw5"}},
 	{"twilio_glued", "sid-SKc0ffee0123456789abcdef0123456780-1437", []string{"c0ffee0123456789abcdef0123456780"}},
+	// h-secrets3's shapes (sweep3 and the gaps it closed), also through
+	// the ws, NATS and Kafka taps (record ids, Kafka keys, NATS headers)
+	// and the spans.
+	{"doppler", "dp.pt.CRPSdoppler0123456789abcdefghijKLMNOPQRSTu", []string{"CRPSdoppler0123456789abcdefghijKLMNOPQRSTu"}},
+	{"dynatrace", "dt0c01.CRPS4XYZ0123456789ABCDEF.CRPSDYNA0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJKL", []string{"CRPSDYNA0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCDEFGHIJKL"}},
+	{"jfrog", "AKCpCRPSZqumpm08hsE8JNpjJOQGa2rb19FlY0mG1ylvuhfJXqIEnomef2mSJ5CMTIeg1ZTVnV", []string{"CRPSZqumpm08hsE8JNpjJOQGa2rb19FlY0mG1ylvuhfJXqIEnomef2mSJ5CMTIeg1ZTVnV"}},
+	{"pgpass", "db.corpus.example:5432:orders:app:CRPSpgpass77x", []string{"CRPSpgpass77x"}},
+	{"oracle", "scott/CRPSoracle77x@//db.example.com:1521/ORCLPDB1", []string{"CRPSoracle77x"}},
+	{"fly", "FlyV1 fm2_CRPSfly0123456789abcdefghijKLMNOPQRSTuvwxyz0123456789abcdefghijKLMN==", []string{"CRPSfly0123456789abcdefghijKLMNOPQRSTuvwxyz0123456789abcdefghijKLMN"}},
+	{"sqlcmd", "sqlcmd -S db -U sa -P CRPSsqlcmd77x -Q x", []string{"CRPSsqlcmd77x"}},
+	{"render", "rnd_CRPSrender0123456789abcdefghijKL", []string{"CRPSrender0123456789abcdefghijKL"}},
 }
 
 // expectAfterMerge: the shapes of corpusShapes that the detector does not
@@ -667,10 +678,13 @@ func corpusRun(t *testing.T, content string) {
 		fileSecret = "sk-proj-CRPSfilename0123456"
 		// Places outside the records: the Gateway's upgrade request (its
 		// query string and headers) and a NATS subject.
-		wsQuery      = "CRPSwsquery0123456789"
-		wsBearer     = "CRPSwsbearer0123456789"
-		wsCookie     = "CRPSwscookie0123456789"
-		wsAPIKey     = "CRPSwsapikey0123456789"
+		wsQuery  = "CRPSwsquery0123456789"
+		wsBearer = "CRPSwsbearer0123456789"
+		wsCookie = "CRPSwscookie0123456789"
+		wsAPIKey = "CRPSwsapikey0123456789"
+		// Shapes found by their own bytes, under names that say nothing.
+		wsNoteQuery  = "dp.pt.CRPSwsnoteq0123456789abcdefghijKLMNOPQRSTu"
+		wsNoteHeader = "FlyV1 fm2_CRPSwsnoteh0123456789abcdefghijKLMNOPQRSTuvwxyz0123456789abcdefghijK=="
 		subjectToken = "ghp_CRPSsubject456789abcdefghijKLMN"
 	)
 	streams := allCorpusStreams()
@@ -710,8 +724,8 @@ outputs:
 	waitReady(t, listen)
 
 	// The ws tap: a Gateway sends every request, the AgentServer answers.
-	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/?token="+wsQuery, http.Header{
-		"Authorization": {"Bearer " + wsBearer}, "Cookie": {"sid=" + wsCookie}, "X-Api-Key": {wsAPIKey}})
+	gw, _, err := websocket.DefaultDialer.Dial("ws://"+wsListen+"/?token="+wsQuery+"&note="+wsNoteQuery, http.Header{
+		"Authorization": {"Bearer " + wsBearer}, "Cookie": {"sid=" + wsCookie}, "X-Api-Key": {wsAPIKey}, "X-Note": {wsNoteHeader}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -811,7 +825,8 @@ outputs:
 		if bytes.Contains(out, []byte(strings.TrimPrefix(fileSecret, "sk-proj-"))) {
 			t.Errorf("the credential in the log file's name is in the %s", name)
 		}
-		for _, v := range []string{wsQuery, wsBearer, wsCookie, wsAPIKey, strings.TrimPrefix(subjectToken, "ghp_")} {
+		for _, v := range []string{wsQuery, wsBearer, wsCookie, wsAPIKey, strings.TrimPrefix(subjectToken, "ghp_"),
+			strings.TrimPrefix(wsNoteQuery, "dp.pt."), strings.TrimPrefix(strings.TrimSuffix(wsNoteHeader, "=="), "FlyV1 fm2_")} {
 			if bytes.Contains(out, []byte(v)) {
 				t.Errorf("%s (from the upgrade request or a NATS subject) is in the %s", v, name)
 			}

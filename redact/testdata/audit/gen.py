@@ -269,6 +269,25 @@ tok("heroku_hrku", "HRKU-", "AA" + g(58, W))
 for v in ["secret_name", "figd_logo.png", "pcsk_test", "tskey-auth-", "pscale_connect",
           "HRKU-team", "CFPAT-docs", "ntn_workspace_notes"]:
     add("near", v, v, near=True)
+# Tokens with a dotted or short glued prefix (redact's dottedToken): masked
+# as high_entropy but no e2a.secret (Dynatrace's, all capitals, not even
+# masked) until h-secrets3; their own seed.
+r = random.Random(20261208)
+b = g(43); add("doppler_personal", "dp.pt." + b, b)
+b = g(40); add("doppler_service", "dp.st.prd." + b, b)
+b = g(40); add("doppler_service_config", "dp.st.dev_eu-1." + b, b)
+b = g(130, W); add("dropbox", "sl." + b, b)
+b1, b2 = g(24, U), g(64, U); add("dynatrace", "dt0c01." + b1 + "." + b2, b2)
+b = g(67); add("terraform_cloud", g(14) + ".atlasv1." + b, b)
+tok("bitbucket_app_password", "ATBB", g(32))
+tok("okta_ssws", "00", g(40, W).replace("---", "-x-"))
+tok("meta_access_token", "EAACEdEose0cBA", g(160))
+tok("square_eaaa", "EAAA", g(60, W))
+b = g(134, W); add("fcm_server_key", "AAAA" + g(7, W) + ":APA91b" + b, b)
+for v in ["dp.st.dev", "dp.pt.example", "sl.example.com/v2/docs_and_more_pages_2024_edition_final_version", "dt0c01.ABC",
+          "app.atlasv1.example", "ATBBRoutingTableVersion2024ForTheWorld", "00f067aa0ba902b74bf92f3577b34da6a3ce929d0e",
+          "00112233-4455-6677-8899-aabbccddeeff", "APA91b", "EAAccessTokenManagerFactoryForTheWorld2024InstanceProviderBuilderConfigurationHandler"]:
+    add("near", v, v, near=True)
 with open("families.jsonl", "w") as f:
     for o in out:
         f.write(json.dumps(o) + "\n")

@@ -4,9 +4,10 @@
 # in config snippets, JWTs in odd places, PEM variants, command lines,
 # prose), written by h-secrets2 from the providers' documented formats,
 # random characters with a fixed seed. Same format as the audit corpus.
-# Left out, not detected: a Fly.io "FlyV1 fm2_…" token, a .pgpass line,
-# Oracle's user/password@//db, a keyless random token under 32 characters,
-# a password in prose with no digit.
+# Left out, not detected: a keyless random token under 32 characters.
+# (Since h-secrets3, TestToolShapedCredentialsOffline: a Fly.io "FlyV1
+# fm2_…" token, a .pgpass line and Oracle's user/password@//db are found,
+# a password in prose with no digit is masked, no finding.)
 import json, random, string, base64
 r = random.Random(20261206)
 A = string.ascii_letters + string.digits

@@ -1,0 +1,280 @@
+package redact
+
+// Credentials written in the shapes of their own tools, with no key=value
+// separator and no URL: a .pgpass line, an Oracle connect string, an
+// admin tool's password flag (toolFlag). Each masks the password alone,
+// as a key=value pair's value (KindKeyValue: a credential, and rule
+// e2a.secret's placeholder and code checks apply to it).
+
+// pgpass matches the password of a .pgpass line around the ':' at s[i]
+// that ends its host field: host:port:database:user:password, the port
+// PostgreSQL's (5432-5439) or PgBouncer's (6432) or '*', the host '*',
+// localhost or a name with a dot (a bare word before a port is as often a
+// key of a cache: "orders:5432:…"), after any byte no host holds ("cp#"
+// of a frame's replyTo included); the password runs to the end of the
+// line or word (no unescaped ':').
+//
+// anyStart (the pre-check's) takes the line from any from: a host that a
+// later start leaves (a suffix of it) would do.
+func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
+	if !mayPgpass(s, i) {
+		return Match{}, false
+	}
+	hs := i
+	dot := false
+	for hs > from && i-hs < 256 && (is(s[hs-1], alnum|cDash|cUnder) || s[hs-1] == '.' || s[hs-1] == '*') {
+		if hs--; s[hs] == '.' {
+			dot = true
+		}
+	}
+	if hs < i && escLetter(s, hs) {
+		hs++ // "\nlocalhost:…" in JSON text: the line starts after the escape
+	}
+	host := s[hs:i]
+	switch {
+	case len(host) == 0:
+		return Match{}, false
+	case anyStart:
+		if !dot && host[len(host)-1] != '*' && !(len(host) >= 9 && eqFold(host[len(host)-9:], "localhost")) {
+			return Match{}, false
+		}
+	case !(dot || string(host) == "*" || eqFold(host, "localhost")):
+		return Match{}, false
+	}
+	// port, database, user: fields with no white space.
+	f := i + 1
+	for k := 0; k < 3; k++ {
+		if isMask(s, f) {
+			return Match{}, false // (a field is a mask: "…:******(fp:…)" masked once)
+		}
+		e := f
+		for e < len(s) && s[e] != ':' && !proseEndT[s[e]] {
+			e++
+		}
+		if e == f || e >= len(s) || s[e] != ':' {
+			return Match{}, false
+		}
+		f = e + 1
+	}
+	e := f
+	for e < len(s) && !proseEndT[s[e]] {
+		if s[e] == ':' {
+			return Match{}, false // a sixth field: no .pgpass line
+		}
+		e++
+	}
+	if e < len(s) && s[e] == '\\' && e+1 < len(s) && (s[e+1] == ':' || s[e+1] == '\\') {
+		return Match{}, false // (an escaped ':' or '\': taken no further)
+	}
+	if hs > 0 && (s[hs-1] == '(' && s[e-1] == ')' || s[hs-1] == '[' && s[e-1] == ']') {
+		e-- // "(localhost:*:*:app:pw)"
+	}
+	if e <= f || isMask(s, f) {
+		return Match{}, false
+	}
+	return Match{f, e, KindKeyValue}, true
+}
+
+// mayPgpass is pgpass's gate at the ':' s[i]: a port of PostgreSQL's or
+// '*', and the ':' after it.
+func mayPgpass(s []byte, i int) bool {
+	switch {
+	case i+2 < len(s) && s[i+1] == '*':
+		return s[i+2] == ':'
+	case i+5 < len(s) && s[i+1] == '5':
+		return s[i+2] == '4' && s[i+3] == '3' && is(s[i+4], cDigit) && s[i+5] == ':'
+	case i+5 < len(s) && s[i+1] == '6':
+		return at(s, i+2, "432:")
+	}
+	return false
+}
+
+// oracleNeedles (compared case-insensitively) and dsnNeedles (as they
+// are spelled) are the needles of pgpass and oracle for MayHoldCredential
+// and MayStartCredential: a command or JDBC's "thin:", "@//", a
+// PostgreSQL port or '*' between ':'s.
+var (
+	oracleNeedles = append(append([]string(nil), oracleCommands...), "thin:")
+	dsnNeedles    = []string{":543", ":6432:", ":*:", "@//", `@\/\/`}
+)
+
+// oracleCommands are the Oracle tools whose first argument may be a
+// connect string user/password@alias.
+var oracleCommands = []string{"sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl"}
+
+// oracle matches the password of an Oracle connect string around the '@'
+// at s[i]: user/password@//host[:port]/service (EZConnect, also with '/'
+// escaped as in JSON text), or user/password@alias where a command that
+// takes one (oracleCommands, with flags before it) or JDBC's "thin:" comes
+// before it. A path or a module version ("a/b@v1.2") has neither.
+//
+// anyStart (the pre-check's) takes the user from any from: no boundary
+// before it.
+func oracle(s []byte, from, i int, anyStart bool) (Match, bool) {
+	p := i
+	for p > from && i-p < 128 && s[p-1] != '/' && !proseEndT[s[p-1]] {
+		p--
+	}
+	if p == i || p-1 <= from || s[p-1] != '/' || isMask(s, p) {
+		return Match{}, false
+	}
+	u := p - 1
+	if s[u-1] == '\\' {
+		u-- // scott\/tiger
+	}
+	us := u
+	for us > from && u-us < 64 && (is(s[us-1], word) || s[us-1] == '$' || s[us-1] == '#') {
+		us--
+	}
+	if us == u {
+		return Match{}, false
+	}
+	m := Match{p, i, KindKeyValue}
+	if at(s, i+1, "//") || at(s, i+1, `\/\/`) {
+		if anyStart || us == from || proseEndT[s[us-1]] || s[us-1] == ':' || s[us-1] == '=' || s[us-1] == '(' {
+			return m, true
+		}
+		return Match{}, false
+	}
+	if i+1 >= len(s) || !is(s[i+1], alnum) {
+		return Match{}, false
+	}
+	if us >= from+5 && at(s, us-5, "thin:") {
+		return m, true // jdbc:oracle:thin:user/pw@host:1521:SID
+	}
+	// Back over white space and flags to the command.
+	c := us
+	for n := 0; n < 4; n++ {
+		for c > from && (s[c-1] == ' ' || s[c-1] == '+') {
+			c--
+		}
+		w := c
+		for w > from && c-w < 16 && (is(s[w-1], alnum|cDash|cUnder) || s[w-1] == '/' || s[w-1] == '.') {
+			w--
+		}
+		if w < c && escLetter(s, w) {
+			w++ // "\nsqlplus …" in JSON text
+		}
+		if w == c || c == us {
+			return Match{}, false
+		}
+		if s[w] == '-' {
+			c = w // a flag ("sqlplus -s -L user/pw@db")
+			continue
+		}
+		word := s[w:c]
+		for k := len(word) - 1; k >= 0; k-- {
+			if word[k] == '/' {
+				word = word[k+1:] // /opt/oracle/bin/sqlplus
+				break
+			}
+		}
+		for _, cmd := range oracleCommands {
+			if eqFold(word, cmd) {
+				return m, true
+			}
+		}
+		return Match{}, false
+	}
+	return Match{}, false
+}
+
+// isPgpass is pgpass for the pre-check (any start).
+func isPgpass(s []byte, i int) bool {
+	_, ok := pgpass(s, 0, i, true)
+	return ok
+}
+
+// toolFlag matches the password of the command lines of admin tools that
+// take it under a flag flagValue and shortFlag do not read: a single-dash
+// long flag of a Java keystore ("keytool -storepass <pw>", -keypass,
+// -srcstorepass, ...), OpenSSL's "-pass pass:<pw>" (-passin, -passout),
+// and a short flag of a tool named on the line: "-w <pw>" of the OpenLDAP
+// clients (ldapsearch, ldapmodify, ...), "-P <pw>" of sqlcmd, bcp, zip
+// and unzip. s[i] is the '-', after a space (or a '+', a space in a
+// URL-encoded form).
+func toolFlag(s []byte, from, i int) (Match, bool) {
+	form := s[i-1] == '+'
+	k := i + 1
+	e := run(s, k, alnum)
+	if e == k || e >= len(s) || s[e] != ' ' && s[e] != '+' {
+		return Match{}, false
+	}
+	name := s[k:e]
+	v := e + 1
+	for v < len(s) && v-e < 8 && (s[v] == ' ' || form && s[v] == '+') {
+		v++
+	}
+	if v >= len(s) || s[v] == '-' {
+		return Match{}, false
+	}
+	switch {
+	case len(name) == 1:
+		var tools []string
+		switch name[0] {
+		case 'w':
+			tools = ldapTools
+		case 'P':
+			tools = []string{"sqlcmd", "bcp", "zip", "unzip"}
+		default:
+			return Match{}, false
+		}
+		if !lineNames(s, from, i, form, tools) {
+			return Match{}, false
+		}
+	case eqFoldAny(name, "pass", "passin", "passout"):
+		switch {
+		case at(s, v, "pass:"):
+			v += len("pass:")
+		case form && atFold(s, v, "pass%3a"):
+			v += len("pass%3a")
+		default:
+			return Match{}, false // env:VAR, file:path, fd:n, stdin
+		}
+	case eqFoldAny(name, "storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass", "destkeypass", "new"):
+		if eqFold(name, "new") && !lineNames(s, from, i, form, []string{"keytool"}) {
+			return Match{}, false
+		}
+	default:
+		return Match{}, false
+	}
+	v, end, ok := argSpan(s, v, form, true)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{v, end, KindKeyValue}, true
+}
+
+// ldapTools are the OpenLDAP clients whose -w takes the bind password.
+var ldapTools = []string{"ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd", "ldapcompare", "ldapmodrdn", "ldapexop"}
+
+// lineNames reports one of tools as a word (its last run of name bytes:
+// /usr/bin/zip) of the line, or the part of a pipeline, before s[i].
+func lineNames(s []byte, from, i int, form bool, tools []string) bool {
+	b := i - 1
+	for b > from && i-b < 256 {
+		c := s[b-1]
+		if c == '\n' || c == '\r' || c == ';' || c == '|' || c == '&' || c == '(' || c == '`' || c == '"' || c == '\'' || escLetter(s, b-1) {
+			break
+		}
+		b--
+	}
+	for w := b; w < i; {
+		for w < i && (s[w] == ' ' || s[w] == '\t' || form && s[w] == '+') {
+			w++
+		}
+		we := w
+		for we < i && !(s[we] == ' ' || s[we] == '\t' || form && s[we] == '+') {
+			we++
+		}
+		c := we
+		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
+			c--
+		}
+		if c < we && eqFoldAny(s[c:we], tools...) {
+			return true
+		}
+		w = we
+	}
+	return false
+}

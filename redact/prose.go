@@ -1,0 +1,102 @@
+package redact
+
+// A password in prose with no digit in it ("the password is
+// correcthorsebattery."), which proseValue, revealed at a digit of the
+// value, does not see: it is revealed at the 'w' of its key word (an
+// anchor byte of Find, not a credential anchor); the value is masked, never a credential (rule e2a.secret: words may be a password
+// or prose), and only where it is one word of 8 bytes or more that ends
+// the sentence or the line and does not read as an English word (a
+// suffix such as -ed, -ing, -ent, -ive: "the password is incorrect.",
+// "the password is required.").
+
+// prosePassword matches the value after "password is " or "passwd was
+// " whose key word's 'w' is s[i].
+func prosePassword(s []byte, from, i int) (Match, bool) {
+	kw := i - 4
+	if kw < from || s[i-1] != 's' || s[i-2] != 's' || s[i-3] != 'a' || s[kw]|0x20 != 'p' || !wordStart(s, kw) {
+		return Match{}, false
+	}
+	ke := run(s, kw, cUpper|cLower)
+	if !eqFoldAny(s[kw:ke], "password", "passwd") {
+		return Match{}, false
+	}
+	va := ke
+	switch {
+	case atFold(s, va, " is "):
+		va += 4
+	case atFold(s, va, " was "):
+		va += 5
+	default:
+		return Match{}, false
+	}
+	return proseWordValue(s, va)
+}
+
+// proseWordValue judges the value that starts at s[va] (after "password
+// is "): one word, ending a sentence or a line, with no digit.
+func proseWordValue(s []byte, va int) (Match, bool) {
+	var q byte
+	if va < len(s) && (s[va] == '"' || s[va] == '\'' || s[va] == '`') {
+		q, va = s[va], va+1
+	}
+	ve := va
+	for ve < len(s) && !proseEndT[s[ve]] {
+		ve++
+	}
+	e := ve
+	for e > va && (s[e-1] == '.' || s[e-1] == ',' || s[e-1] == ';' || s[e-1] == '!' || s[e-1] == '?' || s[e-1] == ')') {
+		e--
+	}
+	v := s[va:e]
+	if len(v) < 8 || isMask(s, va) {
+		return Match{}, false
+	}
+	// It ends the sentence or the line: punctuation, a closing quote, a
+	// line end (also "\n" in JSON text) or the end of the text.
+	switch {
+	case q != 0:
+		if ve >= len(s) || s[ve] != q {
+			return Match{}, false
+		}
+	case ve == len(s), s[ve] == '\n', s[ve] == '\r', s[ve] == '\\' && ve+1 < len(s) && escLetterAfter(s, ve+1), s[ve] == '"':
+	case e < ve && (s[ve] == ' ' || s[ve] == '\t'):
+	default:
+		return Match{}, false
+	}
+	for _, c := range v {
+		if is(c, cDigit) || c == '/' || c == ':' || c == '=' || c == '@' {
+			return Match{}, false // (a digit: proseValue's; a path, a URL, a pair: not a word)
+		}
+	}
+	if englishWord(v) {
+		return Match{}, false
+	}
+	return Match{va, e, KindHighEntropy}, true
+}
+
+// proseSuffixes end most English words that follow "the password is"
+// (participles, adjectives, nouns of a state).
+var proseSuffixes = []string{"ed", "ing", "ly", "ble", "ive", "al", "ent", "ant", "ous", "ful", "less", "ion", "ary", "ory",
+	"ate", "ect", "ete", "ure", "ic", "ity", "ness", "ment", "ise", "ize", "where", "ever", "thing", "own"}
+
+// englishWord reports a value of lower-case letters (a capital first, or
+// words joined by '-') whose last word ends like an English word.
+func englishWord(v []byte) bool {
+	last := v
+	for k := 0; k < len(v); k++ {
+		c := v[k]
+		switch {
+		case c == '-':
+			last = v[k+1:]
+		case is(c, cLower), k == 0 && is(c, cUpper):
+		default:
+			return false
+		}
+	}
+	for _, suf := range proseSuffixes {
+		if len(last) > len(suf) && string(last[len(last)-len(suf):]) == suf {
+			return true
+		}
+	}
+	return false
+}
