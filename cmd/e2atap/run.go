@@ -76,6 +76,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// A reader of stdout or stderr that goes away (a log shipper that
+	// restarts, `| head`) must not end the sidecar: SIGPIPE's default
+	// action did, resetting every connection it relayed. Ignored, the
+	// write fails with EPIPE, and a failed output is counted and logged.
+	signal.Ignore(syscall.SIGPIPE)
 	raw, _ := os.ReadFile(*path)
 	mode := atStart
 	if *check {
@@ -244,6 +249,8 @@ type sidecar struct {
 	stdout   io.Writer
 	redMu    sync.Mutex
 	redBase  [jsonlog.NumRules]uint64 // redactions of outputs closed at reloads
+	failBase [2]uint64                // failed lines (findings, records) of outputs closed at reloads
+	oldOuts  *outputs                 // the outputs a reload replaced, while they close
 	resume   *resumeMarks             // records the log holds already (durable.go)
 	observe  *observe.Hub
 	extra    []validate.Sink // added by the demo
@@ -306,6 +313,13 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if err := metrics.RegisterRedactions(s.reg, s.redactions); err != nil {
 		return nil, err
 	}
+	for _, name := range []string{"findings", "records"} {
+		s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "e2atap_output_lines_failed_total",
+			Help:        "Lines of the findings or record log lost to a failed write (a full disk, a file over its size limit, a closed pipe): the verdicts stand, their lines are not written.",
+			ConstLabels: prometheus.Labels{"output": name},
+		}, func() float64 { return float64(s.outputFailed()[name]) }))
+	}
 	sinks := validate.MultiSink{s.metrics, s.tracer, outputSink{&s.outs}}
 	// The live view (e2atap observe) redacts with the logs' Redactor,
 	// whichever the outputs of the running configuration are.
@@ -365,6 +379,27 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		}
 	}
 	return s, nil
+}
+
+// outputFailed is, by output, the lines lost to failed writes, those of
+// outputs closed at reloads included.
+func (s *sidecar) outputFailed() map[string]uint64 {
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
+	o := s.outs.Load() // under the lock: a reload swaps it so
+	out := map[string]uint64{"findings": s.failBase[0], "records": s.failBase[1]}
+	for _, o := range []*outputs{o, s.oldOuts} {
+		if o == nil {
+			continue
+		}
+		if o.find != nil {
+			out["findings"] += o.find.Failed()
+		}
+		if o.rec != nil {
+			out["records"] += o.rec.Failed()
+		}
+	}
+	return out
 }
 
 func (s *sidecar) redactions() map[string]uint64 {
@@ -642,13 +677,32 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	// A failing output is logged when it starts failing and when it works
+	// again, not at every flush (a full disk logged a line a second);
+	// e2atap_output_lines_failed_total counts what it cost.
+	failing := false
+	var failedBefore uint64
+	failed := func() uint64 {
+		n := uint64(0)
+		for _, v := range s.outputFailed() {
+			n += v
+		}
+		return n
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.sync(ctx); err != nil && ctx.Err() == nil {
-				s.logger.Warn("writing the logs out failed", "err", err)
+			err := s.sync(ctx)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil && !failing:
+				failing, failedBefore = true, failed()
+				s.logger.Warn("writing the logs out failed; lines are lost until it works again (e2atap_output_lines_failed_total), logged once", "err", err)
+			case err == nil && failing:
+				failing = false
+				s.logger.Info("writing the logs out works again", "lines_lost", failed()-failedBefore)
 			}
 		}
 	}
