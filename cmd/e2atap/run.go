@@ -300,6 +300,15 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		return nil, fmt.Errorf("traces: %w", err)
 	}
 	s.metrics = metrics.New(s.reg, metrics.Options{Version: version, TraceID: s.tracer.TraceID})
+	s.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "e2atap_trace_spans_exported_total",
+			Help: "Stream spans the OTLP collector accepted.",
+		}, func() float64 { return float64(s.tracer.Stats().Exported) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "e2atap_trace_spans_failed_total",
+			Help: "Stream spans lost to failed OTLP exports (a collector down, refusing or not answering within OTEL_EXPORTER_OTLP_TIMEOUT).",
+		}, func() float64 { return float64(s.tracer.Stats().ExportFailed) }))
 
 	s.reloadM = newReloadMetrics(s.reg)
 	outs, err := openOutputs(cfg.Outputs, stdout)

@@ -26,7 +26,10 @@ import (
 //     removed: e2atap went on writing into the renamed file, then into a
 //     deleted one, for ever; now it opens a new file at its path;
 //   - the record log cut to nothing (copytruncate): appended to where it
-//     ends now.
+//     ends now;
+//   - the OTLP collector refusing connections: its spans are counted in
+//     e2atap_trace_spans_failed_total and the failure logged once (it was
+//     logged for every batch, several a second, and not counted).
 //
 // /readyz stays 200 throughout: outputs are not readiness (DESIGN.md).
 func TestOutputsThatFail(t *testing.T) {
@@ -52,7 +55,8 @@ outputs:
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
+	// The OTLP collector refuses connections throughout.
+	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1"), otlpEnv("http://"+freeAddr(t))...)
 	stderr := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	if err := cmd.Start(); err != nil {
@@ -104,6 +108,9 @@ outputs:
 	}
 	if got := strings.Count(stderr.String(), "writing the logs out failed"); got != 1 {
 		t.Fatalf("the failed output logged %d times, want once", got)
+	}
+	if got := strings.Count(stderr.String(), "trace export failed"); got != 1 || sumMetric(scrape(t, listen), "e2atap_trace_spans_failed_total", "") == 0 {
+		t.Fatalf("the failed trace export logged %d times, want once, and counted", got)
 	}
 	lines := func() int {
 		b, _ := os.ReadFile(records)
