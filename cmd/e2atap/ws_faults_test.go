@@ -160,18 +160,7 @@ outputs:
 		t.Fatalf("at SIGTERM the Gateway got close %d, want 1001 (going away)", code)
 	}
 	c2.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
-		}
-	case <-time.After(60 * time.Second): // a hang guard, as stopProcess's
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("e2atap did not stop within 60s of SIGTERM")
-	}
+	awaitExit(t, cmd)
 
 	var got []string
 	for _, f := range readFindings(t, findings) {
