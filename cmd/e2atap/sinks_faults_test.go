@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // TestOutputsThatFail: the real binary relays while its outputs fail under
@@ -159,4 +162,100 @@ outputs:
 		t.Fatal("e2atap did not stop within 60s of SIGTERM")
 	}
 	t.Logf("%d round trips relayed", n)
+}
+
+// TestAbortedDrainKeepsConnectionEnds: at SIGTERM e2atap closes its ws
+// connections; Gateways that never answer its close hold the drain to its
+// abort (CloseTimeout), when the tap hands over each connection's Lost and
+// ConnClosed. Here the engine is behind at that moment (its findings go to
+// a stdout nobody reads for a while), so the queues to it are full: the
+// Lost and ConnClosed of every connection were dropped (a full queue at
+// the abort, or emit refusing them once its context had ended), the cut
+// streams stayed open and finish_on_shutdown reported each a
+// missing_final, a violation their peers did not commit. Now they are
+// handed over once the copies are through, and no stream e2atap cut is a
+// finding.
+func TestAbortedDrainKeepsConnectionEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream := streamUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {join_window: 0s, finish_on_shutdown: true, shards: 1, queue: 8}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q, queue_size: 2}
+outputs:
+  findings: {path: "-"}
+`, listen, wsListen, upstream)), 0o644)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
+	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
+		}
+	})
+	waitReady(t, listen)
+	const silent = 8
+	var gateways []*websocket.Conn
+	for i := range silent {
+		c := dialWS(t, wsListen)
+		openStream(t, c, fmt.Sprintf("cut-%d", i), false)
+		gateways = append(gateways, c)
+	}
+	// Findings nobody reads: the pipe fills, the flush blocks on it, then
+	// the engine at its next finding; the queues fill behind it and the
+	// tap drops copies.
+	flood := dialWS(t, wsListen)
+	pollUntil(t, "the tap to drop copies for a full queue", 30*time.Second, func() bool {
+		for i := range 200 {
+			flood.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := flood.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf("not json %d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sumMetric(scrape(t, listen), "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
+	})
+	cmd.Process.Signal(syscall.SIGTERM)
+	// The Gateways get 1001 and never answer; the abort closes their
+	// sockets. Then the engine may go on: stdout is read from here.
+	if code := closedWith(t, gateways[0]); code != 1001 {
+		t.Fatalf("at SIGTERM the Gateway got close %d, want 1001", code)
+	}
+	gateways[0].SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, _, err := gateways[0].ReadMessage(); err == nil {
+		t.Fatal("a message after the close")
+	}
+	var out bytes.Buffer
+	copied := make(chan error, 1)
+	go func() { _, err := io.Copy(&out, pr); copied <- err }()
+	awaitExit(t, cmd)
+	<-copied
+	var cut []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, `"e2a.missing_final"`) {
+			cut = append(cut, l)
+		}
+	}
+	if len(cut) > 0 {
+		t.Fatalf("%d streams e2atap cut reported: %s", len(cut), strings.Join(cut, "\n"))
+	}
 }
