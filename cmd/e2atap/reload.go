@@ -213,7 +213,9 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 		return
 	}
 	s.cfgHash, s.badHash = hash, ""
-	s.reloadM.loaded(hash, time.Now())
+	now := time.Now()
+	s.loadedAt.Store(now.UnixNano()) // /readyz and /healthz said the start's time for ever
+	s.reloadM.loaded(hash, now)
 	log.Info("configuration reloaded", "hash", hash, "taps", len(cfg.Taps), "profile", cfg.Profile)
 }
 

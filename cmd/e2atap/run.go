@@ -258,7 +258,7 @@ type sidecar struct {
 	ready    sync.Map // tap name → struct{} while its source runs
 	// budget is the one byte budget of the process (nil: unlimited).
 	budget   *tap.Budget
-	loadedAt time.Time // when the running configuration was loaded
+	loadedAt atomic.Int64 // when the running configuration was loaded (unix ns): at start, at each reload
 	// backoff is the retry schedule of failed taps (tests shorten it).
 	backoff backoff
 
@@ -281,7 +281,8 @@ type sidecar struct {
 func (s *sidecar) ordered(o *outputs) bool { return o.rec != nil || len(s.extra) > 0 }
 
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
-	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, loadedAt: time.Now(), backoff: defaultBackoff}
+	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, backoff: defaultBackoff}
+	s.loadedAt.Store(time.Now().UnixNano())
 	switch b := cfg.Memory.BudgetBytes; {
 	case b > 0:
 		s.budget = tap.NewBudget(b)
