@@ -382,6 +382,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	s.listener = newLimitListener(s.listener, maxHTTPConns) // under TLS: the server sees *tls.Conn
 	if cfg.TLS.Enabled() {
 		if s.listener, err = s.tlsListener(s.listener); err != nil {
 			s.listener.Close()
@@ -628,7 +629,7 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 // judges what they handed over, the sinks flush, and the HTTP server stops
 // last (so /metrics answers while draining).
 func (s *sidecar) Run(ctx context.Context) error {
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout}
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve(s.listener) }()
 	s.logger.Info("e2atap running", "version", version, "listen", s.listener.Addr().String(), "taps", len(s.taps), "profile", s.cfg.Profile)
@@ -832,9 +833,9 @@ func (s *sidecar) openedOutputs(o *outputs) error {
 
 func (s *sidecar) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg}))
+	mux.Handle("/metrics", writeDeadline(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg})))
 	mux.Handle("/observe", s.observe)
-	mux.HandleFunc("/healthz", s.serveHealth)
-	mux.HandleFunc("/readyz", s.serveReady)
+	mux.Handle("/healthz", writeDeadline(http.HandlerFunc(s.serveHealth)))
+	mux.Handle("/readyz", writeDeadline(http.HandlerFunc(s.serveReady)))
 	return mux
 }
