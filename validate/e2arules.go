@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/frame"
@@ -249,7 +250,7 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 	seqTracked := true
 	if sv := &f[e2a.FSequence]; sv.Present() {
 		if !(seqOK && seq >= 0) && !heartbeat {
-			bad = append(bad, "sequence is not a non-negative integer")
+			bad = append(bad, seqTypeMessage(sv))
 		}
 	}
 	if !seqOK || seq < 0 {
@@ -850,4 +851,22 @@ func legacyReason(err error) string {
 		return ce.Attr + " is not valid"
 	}
 	return err.Error()
+}
+
+// seqTypeMessage says what is wrong with a sequence that takes no part in
+// stream tracking: an integer past int64 (2^63 and up: the reference's
+// Python takes any int) is one, not "not a non-negative integer".
+func seqTypeMessage(v *e2a.Value) string {
+	b := v.Str
+	digits := v.Type == e2a.Number && len(b) > 0
+	for _, c := range b {
+		digits = digits && '0' <= c && c <= '9'
+	}
+	if !digits {
+		return "sequence is not a non-negative integer"
+	}
+	if len(b) > 40 {
+		return fmt.Sprintf("sequence %s… (%d digits) is past %d, the largest e2atap tracks", b[:20], len(b), int64(math.MaxInt64))
+	}
+	return fmt.Sprintf("sequence %s is past %d, the largest e2atap tracks", b, int64(math.MaxInt64))
 }

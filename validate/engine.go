@@ -263,6 +263,12 @@ func (e *Engine) Observe(in *Input) {
 		defer func() { e.sink, e.quiet, e.noRecords = sink, quiet, noRecords }()
 	}
 	if !in.JSON && len(in.Data) > 0 && in.Data[0] == frame.Magic {
+		if LineBOM(in) {
+			j := *in
+			j.Data = j.Data[len(utf8BOM):]
+			e.ObserveJSON(&j)
+			return
+		}
 		f, _, err := frame.Decode(in.Data)
 		if err != nil {
 			e.DecodeError(in, ProtoEventMesh, err.Error())
@@ -272,6 +278,17 @@ func (e *Engine) Observe(in *Input) {
 		return
 	}
 	e.ObserveJSON(in)
+}
+
+// LineBOM reports whether in is a line of a JSON-lines file (a capture, a
+// tailed log) that starts with a UTF-8 byte order mark. Such a line is JSON
+// behind the mark, as the file's first line is (the readers skip a mark
+// that opens the file): a producer that writes one per record (.NET and
+// PowerShell loggers do) must not get a frame.decode for each. A message
+// known to be JSON text (a WebSocket text message) keeps its mark: the
+// reference's peers reject it, so it is e2a.decode there.
+func LineBOM(in *Input) bool {
+	return in.Pos.Kind == PosLine && !in.JSON && len(in.Data) >= len(utf8BOM) && string(in.Data[:len(utf8BOM)]) == utf8BOM
 }
 
 // DecodeError reports input that could not be decoded at all: e2a.decode

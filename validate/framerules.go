@@ -187,6 +187,37 @@ func knownEtype(et []byte) bool {
 	return false
 }
 
+// seqWrap judges a chunk whose seq went past MaxInt32 and wrapped: the
+// frame's seq is a signed int32 that the reference writes as it is and
+// never checks, so a Java producer's int counter goes on from 2147483647
+// to -2147483648. Across the wrap, seq follows last by uint32(seq) -
+// uint32(last) (serial number arithmetic, RFC 1982, within a quarter of
+// the space): the next chunk is no finding (it was a seq_regress, and so
+// was every chunk after it), a jump is a seq_gap. It reports false, and
+// judges nothing, for any other chunk.
+func (e *Engine) seqWrap(in *Input, s *stream, seq int32, key []byte) bool {
+	if seq >= 0 || s.flags&(fSeq|fResync) != fSeq {
+		return false
+	}
+	last := e.tab.lastSeq(s)
+	if last < 0 || last > 1<<31-1 {
+		return false
+	}
+	d := uint32(seq) - uint32(last)
+	if d >= 1<<30 {
+		// Behind (serial arithmetic: 2^31 and up), or so far ahead that
+		// it reads as going back (5, then -2147483645): a regress, as
+		// sequence says.
+		return false
+	}
+	if d > 1 {
+		e.report(RuleFrameSeqGap, Off, in, key, ProtoEventMesh, fmt.Sprintf("sequence %d after %d (int32 wrapped): %d missing", seq, last, d-1))
+		s.addError()
+	}
+	e.tab.setLastSeq(s, int64(seq))
+	return true
+}
+
 // chunkStream is the stream rules of a STREAM_CHUNK of stream key (en: the
 // cache entry of its attribute section, or nil).
 func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool, en *fcAttrs) {
@@ -234,7 +265,7 @@ func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool,
 		// The next in sequence (of a last sequence not kept aside: then
 		// s.last+1 is 0): sequence's first case, without the call.
 		s.last = uint32(seq)
-	} else {
+	} else if !e.seqWrap(in, s, seq, key) {
 		e.sequence(in, s, int64(seq), key, RuleFrameSeqStart, ProtoEventMesh)
 	}
 	if f.Done() {

@@ -281,10 +281,20 @@ func TestSequencesPast32Bits(t *testing.T) {
 	checkRuleCases(t, cases)
 	// The messages name the sequences exactly (a regress named the
 	// 32-bit marker, 4294967295, as the last).
-	col := runCapture(t, ProfileSpec, []byte(strings.Join([]string{resp(0), resp(big), resp(big + 3), resp(5), final(big + 4)}, "\n")+"\n"), FormatJSONL)
+	// A sequence past int64 is named so, not "not a non-negative integer"
+	// (it is one: the reference's Python takes any int).
+	past := func(lit string) string {
+		return strings.Replace(resp(0), `"sequence":0`, `"sequence":`+lit, 1)
+	}
+	col := runCapture(t, ProfileSpec, []byte(strings.Join([]string{resp(0), resp(big), resp(big + 3), resp(5), final(big + 4),
+		past("9223372036854775808"), past("18446744073709551616"), past(strings.Repeat("9", 50)), past("1e3")}, "\n")+"\n"), FormatJSONL)
 	for _, want := range []string{
 		fmt.Sprintf("sequence %d after %d: 2 missing", big+3, big),
 		fmt.Sprintf("sequence 5 after %d: goes back", big+3),
+		"sequence 9223372036854775808 is past 9223372036854775807, the largest e2atap tracks",
+		"sequence 18446744073709551616 is past 9223372036854775807, the largest e2atap tracks",
+		"sequence 99999999999999999999… (50 digits) is past 9223372036854775807, the largest e2atap tracks",
+		"sequence is not a non-negative integer",
 	} {
 		found := false
 		for _, f := range col.findings {

@@ -552,6 +552,11 @@ func (s *Sharded) Observe(in *Input) {
 		s.add(s.shards[0], itemObserve, in, "", "")
 		return
 	}
+	if !in.JSON && len(in.Data) > 0 && in.Data[0] == frame.Magic && LineBOM(in) {
+		j := *in // routed as the JSON it is (the shard's engine skips the mark again)
+		j.Data = j.Data[len(utf8BOM):]
+		in = &j
+	}
 	if !in.JSON && len(in.Data) > 0 && in.Data[0] == frame.Magic {
 		f, _, err := frame.Decode(in.Data)
 		if err != nil {

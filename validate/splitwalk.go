@@ -470,6 +470,9 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		if isBlank(t) {
 			continue
 		}
+		if t[0] == frame.Magic && len(t) > len(utf8BOM) && bytes.HasPrefix(t, []byte(utf8BOM)) {
+			t = t[len(utf8BOM):] // JSON behind a mark, as the first line (LineBOM)
+		}
 		sl.recs = append(sl.recs, splitRec{data: t, line: sl.lines, idx: sl.idx})
 		r := &sl.recs[len(sl.recs)-1]
 		if t[0] == frame.Magic {

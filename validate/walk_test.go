@@ -978,3 +978,55 @@ func TestSplitWalkChunkEdges(t *testing.T) {
 		t.Fatalf("%d of 2 runs by a split walk", splitWalks)
 	}
 }
+
+// TestByteOrderMarkOnEveryLine: a producer that writes a UTF-8 byte order
+// mark before each record (.NET and PowerShell loggers do) gets the
+// verdicts of the same lines without the marks, from every reader (read(2),
+// in place, hand-off, split walk; one shard or several), as a mark that
+// opens the file does; it got a frame.decode a line (0xEF is the frame
+// magic) and the streams' other verdicts went wrong with them. A line of a
+// mark alone is one e2a.decode, wherever it is read.
+func TestByteOrderMarkOnEveryLine(t *testing.T) {
+	defer func(w, d int, tb int64) { mapWindow, dropChunk, tailBytes = w, d, tb }(mapWindow, dropChunk, tailBytes)
+	defer func(c, l, r int) { splitChunkBytes, splitChunkLines, splitRing = c, l, r }(splitChunkBytes, splitChunkLines, splitRing)
+	mapWindow, dropChunk, tailBytes = 256<<10, 64<<10, 1<<20
+	splitChunkBytes, splitChunkLines, splitRing = 4<<10, 5, 3
+	vc := smallPartitions(t, 512)
+	lines := 3000
+	if raceEnabled {
+		lines = 1500
+	}
+	plain := walkJSONCorpus(31, lines, 60, 4096, walkOdds{crlf: 0.1, invalid: 0.01, keyless: 0.01})
+	if len(plain) < 1<<20 {
+		t.Fatalf("a corpus of %d bytes is not mapped (openMapped: 1 MiB)", len(plain))
+	}
+	var marked []byte
+	for i, l := range bytes.SplitAfter(plain, []byte("\n")) {
+		if i%3 != 2 && len(l) > 0 {
+			marked = append(marked, utf8BOM...)
+		}
+		marked = append(marked, l...)
+	}
+	opts := ReadOptions{MaxLineBytes: 4096, FromLog: true}
+	want := runCaptures(t, vc, FormatAuto, opts, oneShard, writeTemp(t, "cap.jsonl", plain))
+	if !strings.Contains(want, " e2a.seq_gap ") {
+		t.Fatalf("the corpus has no seq_gap:\n%.2000s", want)
+	}
+	p := writeTemp(t, "cap.jsonl", marked)
+	splitWalks = 0
+	for _, v := range append(jsonVariants(), oneShard) {
+		if got := runCaptures(t, vc, FormatAuto, opts, v, p); got != want {
+			t.Errorf("%s with a mark on each line: %s", v, firstDiff(want, got))
+		}
+	}
+	if splitWalks == 0 {
+		t.Fatal("no variant read the lines by a split walk")
+	}
+	alone := writeTemp(t, "alone.jsonl", []byte(`{"request_id":"a","sequence":0}`+"\n"+utf8BOM+"\n"))
+	for _, v := range append(jsonVariants(), oneShard) {
+		v.anyWalk = true // too small to map
+		if got := runCaptures(t, vc, FormatAuto, opts, v, alone); !strings.Contains(got, "alone.jsonl:2 e2a.decode") || strings.Contains(got, "frame.decode") {
+			t.Errorf("%s: a line of a mark alone:\n%s", v, got)
+		}
+	}
+}

@@ -120,6 +120,11 @@ type decodeFailure struct {
 
 func (d *dissector) Observe(in *validate.Input) {
 	src := d.pol.String(in.Source())
+	if validate.LineBOM(in) {
+		j := *in
+		j.Data = j.Data[3:] // JSON behind a byte order mark, as the first line
+		in = &j
+	}
 	if err := e2a.ScanStd(in.Data, &d.rec); err != nil {
 		d.enc.Encode(decodeFailure{Source: src, Error: d.pol.String("not a JSON object: " + err.Error())})
 		return

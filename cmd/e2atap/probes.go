@@ -48,7 +48,7 @@ func (s *sidecar) serveReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fmt.Fprintf(w, "ready: configuration loaded at %s; %d ws taps accepting, %d taps in all\n",
-		s.loadedAt.UTC().Format(time.RFC3339), ws, len(s.taps))
+		time.Unix(0, s.loadedAt.Load()).UTC().Format(time.RFC3339), ws, len(s.taps))
 }
 
 // health is the /healthz document.
@@ -68,7 +68,7 @@ type budgetState struct {
 
 func (s *sidecar) health() health {
 	down, _ := s.wsNotAccepting()
-	h := health{Status: "ok", Version: version, Ready: len(down) == 0, ConfigLoadedAt: s.loadedAt.UTC(),
+	h := health{Status: "ok", Version: version, Ready: len(down) == 0, ConfigLoadedAt: time.Unix(0, s.loadedAt.Load()).UTC(),
 		Budget: budgetState{LimitBytes: s.budget.Limit(), UsedBytes: s.budget.Used()}}
 	for _, t := range s.tapList() {
 		h.Taps = append(h.Taps, t.sup.health())

@@ -213,7 +213,9 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 		return
 	}
 	s.cfgHash, s.badHash = hash, ""
-	s.reloadM.loaded(hash, time.Now())
+	now := time.Now()
+	s.loadedAt.Store(now.UnixNano()) // /readyz and /healthz said the start's time for ever
+	s.reloadM.loaded(hash, now)
 	log.Info("configuration reloaded", "hash", hash, "taps", len(cfg.Taps), "profile", cfg.Profile)
 }
 
@@ -259,11 +261,16 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 				return err
 			}
 		}
+		s.redMu.Lock()
 		prev := s.outs.Swap(next)
+		s.oldOuts = prev // its failed lines stay counted while it closes
+		s.redMu.Unlock()
 		// Every shard is past the old outputs once a barrier is through.
 		err := s.live.Sync(ctx)
 		s.keepRedactions(prev)
-		if cerr := prev.close(); cerr != nil {
+		cerr := prev.close()
+		s.keepFailed(prev)
+		if cerr != nil {
 			log.Warn("closing the previous outputs", "err", cerr)
 		}
 		if err == nil && !s.ordered(next) && s.ordered(prev) {
@@ -334,4 +341,18 @@ func (s *sidecar) keepRedactions(o *outputs) {
 		s.redBase[i] += n
 	}
 	s.redMu.Unlock()
+}
+
+// keepFailed adds the failed lines of outputs closed to those kept, so
+// that e2atap_output_lines_failed_total does not go back at a reload.
+func (s *sidecar) keepFailed(o *outputs) {
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
+	s.oldOuts = nil
+	if o.find != nil {
+		s.failBase[0] += o.find.Failed()
+	}
+	if o.rec != nil {
+		s.failBase[1] += o.rec.Failed()
+	}
 }

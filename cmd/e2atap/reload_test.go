@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -97,6 +98,23 @@ func nthFinding(t *testing.T, path, rule string, n int) string {
 	return sev
 }
 
+// configLoadedAt is /healthz's config_loaded_at.
+func configLoadedAt(t *testing.T, listen string) time.Time {
+	t.Helper()
+	resp, err := http.Get("http://" + listen + "/healthz?format=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h struct {
+		ConfigLoadedAt time.Time `json:"config_loaded_at"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatalf("/healthz: %v", err)
+	}
+	return h.ConfigLoadedAt
+}
+
 func metric(t *testing.T, listen, name string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + listen + "/metrics")
@@ -150,6 +168,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 		t.Fatalf("first finding: severity %s, want warning (the configuration)", sev)
 	}
 	hash1 := metric(t, listen, "e2atap_config_info")
+	loaded1 := configLoadedAt(t, listen)
 
 	os.WriteFile(cfgPath, []byte(reloadConfig(listen, wsListen, upstream, findings, "error", "")), 0o644)
 	cmd.Process.Signal(syscall.SIGHUP)
@@ -165,6 +184,11 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	}
 	if hash2 := metric(t, listen, "e2atap_config_info"); hash2 == hash1 || !strings.Contains(hash2, `hash="`) {
 		t.Fatalf("e2atap_config_info did not change with the configuration: %q then %q", hash1, hash2)
+	}
+	// /healthz (and /readyz) say when the running configuration was
+	// loaded: the reload's time, not the start's.
+	if loaded2 := configLoadedAt(t, listen); !loaded2.After(loaded1) {
+		t.Fatalf("/healthz config_loaded_at %v after a reload, and %v before it", loaded2, loaded1)
 	}
 
 	// An invalid configuration: two problems and a password.

@@ -79,6 +79,13 @@ func waitReady(t *testing.T, listen string) {
 func stopProcess(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	cmd.Process.Signal(syscall.SIGTERM)
+	awaitExit(t, cmd)
+}
+
+// awaitExit waits for a process told to stop and requires exit 0; a hang
+// fails the test (and kills the process) instead of the suite's timeout.
+func awaitExit(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {

@@ -76,6 +76,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// A reader of stdout or stderr that goes away (a log shipper that
+	// restarts, `| head`) must not end the sidecar: SIGPIPE's default
+	// action did, resetting every connection it relayed. Ignored, the
+	// write fails with EPIPE, and a failed output is counted and logged.
+	signal.Ignore(syscall.SIGPIPE)
 	raw, _ := os.ReadFile(*path)
 	mode := atStart
 	if *check {
@@ -244,6 +249,8 @@ type sidecar struct {
 	stdout   io.Writer
 	redMu    sync.Mutex
 	redBase  [jsonlog.NumRules]uint64 // redactions of outputs closed at reloads
+	failBase [2]uint64                // failed lines (findings, records) of outputs closed at reloads
+	oldOuts  *outputs                 // the outputs a reload replaced, while they close
 	resume   *resumeMarks             // records the log holds already (durable.go)
 	observe  *observe.Hub
 	extra    []validate.Sink // added by the demo
@@ -251,7 +258,7 @@ type sidecar struct {
 	ready    sync.Map // tap name → struct{} while its source runs
 	// budget is the one byte budget of the process (nil: unlimited).
 	budget   *tap.Budget
-	loadedAt time.Time // when the running configuration was loaded
+	loadedAt atomic.Int64 // when the running configuration was loaded (unix ns): at start, at each reload
 	// backoff is the retry schedule of failed taps (tests shorten it).
 	backoff backoff
 
@@ -274,7 +281,8 @@ type sidecar struct {
 func (s *sidecar) ordered(o *outputs) bool { return o.rec != nil || len(s.extra) > 0 }
 
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
-	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, loadedAt: time.Now(), backoff: defaultBackoff}
+	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, backoff: defaultBackoff}
+	s.loadedAt.Store(time.Now().UnixNano())
 	switch b := cfg.Memory.BudgetBytes; {
 	case b > 0:
 		s.budget = tap.NewBudget(b)
@@ -293,6 +301,15 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		return nil, fmt.Errorf("traces: %w", err)
 	}
 	s.metrics = metrics.New(s.reg, metrics.Options{Version: version, TraceID: s.tracer.TraceID})
+	s.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "e2atap_trace_spans_exported_total",
+			Help: "Stream spans the OTLP collector accepted.",
+		}, func() float64 { return float64(s.tracer.Stats().Exported) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "e2atap_trace_spans_failed_total",
+			Help: "Stream spans lost to failed OTLP exports (a collector down, refusing or not answering within OTEL_EXPORTER_OTLP_TIMEOUT).",
+		}, func() float64 { return float64(s.tracer.Stats().ExportFailed) }))
 
 	s.reloadM = newReloadMetrics(s.reg)
 	outs, err := openOutputs(cfg.Outputs, stdout)
@@ -305,6 +322,13 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	}
 	if err := metrics.RegisterRedactions(s.reg, s.redactions); err != nil {
 		return nil, err
+	}
+	for _, name := range []string{"findings", "records"} {
+		s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "e2atap_output_lines_failed_total",
+			Help:        "Lines of the findings or record log lost to a failed write (a full disk, a file over its size limit, a closed pipe): the verdicts stand, their lines are not written.",
+			ConstLabels: prometheus.Labels{"output": name},
+		}, func() float64 { return float64(s.outputFailed()[name]) }))
 	}
 	sinks := validate.MultiSink{s.metrics, s.tracer, outputSink{&s.outs}}
 	// The live view (e2atap observe) redacts with the logs' Redactor,
@@ -358,6 +382,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	s.listener = newLimitListener(s.listener, maxHTTPConns) // under TLS: the server sees *tls.Conn
 	if cfg.TLS.Enabled() {
 		if s.listener, err = s.tlsListener(s.listener); err != nil {
 			s.listener.Close()
@@ -365,6 +390,27 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		}
 	}
 	return s, nil
+}
+
+// outputFailed is, by output, the lines lost to failed writes, those of
+// outputs closed at reloads included.
+func (s *sidecar) outputFailed() map[string]uint64 {
+	s.redMu.Lock()
+	defer s.redMu.Unlock()
+	o := s.outs.Load() // under the lock: a reload swaps it so
+	out := map[string]uint64{"findings": s.failBase[0], "records": s.failBase[1]}
+	for _, o := range []*outputs{o, s.oldOuts} {
+		if o == nil {
+			continue
+		}
+		if o.find != nil {
+			out["findings"] += o.find.Failed()
+		}
+		if o.rec != nil {
+			out["records"] += o.rec.Failed()
+		}
+	}
+	return out
 }
 
 func (s *sidecar) redactions() map[string]uint64 {
@@ -583,7 +629,7 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 // judges what they handed over, the sinks flush, and the HTTP server stops
 // last (so /metrics answers while draining).
 func (s *sidecar) Run(ctx context.Context) error {
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout}
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve(s.listener) }()
 	s.logger.Info("e2atap running", "version", version, "listen", s.listener.Addr().String(), "taps", len(s.taps), "profile", s.cfg.Profile)
@@ -642,13 +688,32 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	// A failing output is logged when it starts failing and when it works
+	// again, not at every flush (a full disk logged a line a second);
+	// e2atap_output_lines_failed_total counts what it cost.
+	failing := false
+	var failedBefore uint64
+	failed := func() uint64 {
+		n := uint64(0)
+		for _, v := range s.outputFailed() {
+			n += v
+		}
+		return n
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.sync(ctx); err != nil && ctx.Err() == nil {
-				s.logger.Warn("writing the logs out failed", "err", err)
+			err := s.sync(ctx)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil && !failing:
+				failing, failedBefore = true, failed()
+				s.logger.Warn("writing the logs out failed; lines are lost until it works again (e2atap_output_lines_failed_total), logged once", "err", err)
+			case err == nil && failing:
+				failing = false
+				s.logger.Info("writing the logs out works again", "lines_lost", failed()-failedBefore)
 			}
 		}
 	}
@@ -768,9 +833,9 @@ func (s *sidecar) openedOutputs(o *outputs) error {
 
 func (s *sidecar) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg}))
+	mux.Handle("/metrics", writeDeadline(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg})))
 	mux.Handle("/observe", s.observe)
-	mux.HandleFunc("/healthz", s.serveHealth)
-	mux.HandleFunc("/readyz", s.serveReady)
+	mux.Handle("/healthz", writeDeadline(http.HandlerFunc(s.serveHealth)))
+	mux.Handle("/readyz", writeDeadline(http.HandlerFunc(s.serveReady)))
 	return mux
 }

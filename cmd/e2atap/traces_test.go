@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -148,10 +147,7 @@ outputs:
 		m := col.byKey()
 		return m["r-ok"] != nil && m["r-fail"] != nil && m["l-1"] != nil
 	})
-	cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
-	}
+	stopProcess(t, cmd)
 
 	spans := col.byKey()
 	type want struct {

@@ -243,13 +243,15 @@ func (o *output) flush() error {
 }
 
 // sync writes the buffered lines out and, for a file, makes them durable
-// (fsync).
+// (fsync). A file that is no longer at its path is left for the one there
+// now (followPathLocked).
 func (o *output) sync() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return nil
 	}
+	o.followPathLocked()
 	if err := o.writeOutLocked(); err != nil {
 		return err
 	}
@@ -260,6 +262,42 @@ func (o *output) sync() error {
 		}
 	}
 	return nil
+}
+
+// followPathLocked reopens the file when its path names another file or
+// none (logrotate without copytruncate renamed or removed it): the lines
+// went on into the renamed file, or into a deleted one that no one could
+// read and whose disk space was never given back. Lines buffered and not
+// yet written go to the new file. A file cut shorter under it (logrotate's
+// copytruncate) is appended to where it now ends: a failed write is cut
+// back to there, not to the old size (which would fill the file with
+// zeros up to it).
+func (o *output) followPathLocked() {
+	if o.file == nil || o.path == "" {
+		return
+	}
+	fi, ferr := o.file.Stat()
+	pi, perr := os.Stat(o.path)
+	switch {
+	case ferr != nil:
+		return
+	case perr == nil && os.SameFile(fi, pi):
+		if fi.Size() < o.disk {
+			o.disk, o.size = fi.Size(), fi.Size()+int64(len(o.buf))
+		}
+		return
+	case perr != nil && !errors.Is(perr, fs.ErrNotExist):
+		return // cannot tell: keep writing where we are
+	}
+	if err := o.file.Close(); err != nil {
+		o.setErr(err)
+	}
+	o.file, o.dst = nil, nil
+	if err := o.open(); err != nil {
+		o.setErr(err) // write tries again at the next line
+		return
+	}
+	o.size += int64(len(o.buf))
 }
 
 func (o *output) close() error {
@@ -640,6 +678,11 @@ func (fw *FindingWriter) StreamEnd(*validate.StreamInfo) {}
 
 // Err is the first write or close error, if any.
 func (fw *FindingWriter) Err() error { return fw.out.firstErr() }
+
+// Lines and Failed count the lines written and the lines lost to a failed
+// write (a full disk, a closed pipe).
+func (fw *FindingWriter) Lines() uint64  { return fw.out.lines.Load() }
+func (fw *FindingWriter) Failed() uint64 { return fw.out.failed.Load() }
 
 // Flush writes buffered lines out.
 func (fw *FindingWriter) Flush() error { return fw.out.flush() }

@@ -57,6 +57,10 @@ type Tracer struct {
 
 	spans, sampledOut, evicted, exported, exportFailed atomic.Uint64
 	shutdown                                           atomic.Bool
+	// failing: the last export failed; failedAt is exportFailed when it
+	// began (the failure is logged when it begins and when it ends).
+	failing  atomic.Bool
+	failedAt atomic.Uint64
 }
 
 var _ validate.Sink = (*Tracer)(nil)
@@ -163,11 +167,19 @@ type countingExporter struct {
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
-		e.t.exportFailed.Add(uint64(len(spans)))
-		e.t.log.Warn("trace export failed", "spans", len(spans), "err", err)
+		n := e.t.exportFailed.Add(uint64(len(spans)))
+		if !e.t.failing.Swap(true) {
+			// Once, not every batch (a collector down logged several a
+			// second); the count goes on in Stats.
+			e.t.failedAt.Store(n - uint64(len(spans)))
+			e.t.log.Warn("trace export failed; spans are dropped until it works again, logged once", "spans", len(spans), "err", err)
+		}
 		return nil // handled here, once
 	}
 	e.t.exported.Add(uint64(len(spans)))
+	if e.t.failing.Swap(false) {
+		e.t.log.Info("trace export works again", "spans_lost", e.t.exportFailed.Load()-e.t.failedAt.Load())
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +44,11 @@ type Proxy struct {
 	closing bool
 	conns   map[*conn]struct{}
 	wg      sync.WaitGroup // every connection, from register to its ConnClosed
+	// late: the Lost and ConnClosed controls that found the queue full
+	// after the abort, or that emit did not take once its context ended,
+	// in their order; drain hands them over last (lateControls). At most
+	// two a connection.
+	late []tap.Message
 
 	exhaustedLog atomic.Int64 // when exhaustedNow last logged (unix ns)
 }
@@ -112,7 +119,9 @@ func (p *Proxy) Stats() *tap.Stats { return p.stats }
 // (going away) on both sides, waits up to CloseTimeout for the closing
 // handshakes and for the queue to drain into emit, and returns once every
 // goroutine it started has ended. emit is called from one goroutine, with a
-// context that ends CloseTimeout after ctx: it must honour it. Stats.Up is
+// context that ends CloseTimeout after ctx: it must honour it. Controls
+// (Lost, ConnClosed) that the abort caught with the queue full are handed
+// over after it, with a context of CloseTimeout more (lateControls). Stats.Up is
 // true while the listener accepts, whatever the upstream does.
 func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 	if !p.started.CompareAndSwap(false, true) {
@@ -250,7 +259,16 @@ const (
 func (p *Proxy) drain(ctx context.Context, emit tap.EmitFunc) {
 	var failures uint64
 	one := func(m tap.Message) {
+		if isControl(&m) && ctx.Err() != nil && p.aside() {
+			p.setAside(m) // behind the controls set aside before it
+			return
+		}
 		if err := emit(ctx, m); err != nil {
+			if isControl(&m) && ctx.Err() != nil {
+				// Not taken since the abort: handed over last.
+				p.setAside(m)
+				return
+			}
 			// The engine did not take the copy: its charge is ours to return.
 			p.cfg.Budget.Release(m.Charged)
 			if ctx.Err() == nil {
@@ -269,6 +287,7 @@ func (p *Proxy) drain(ctx context.Context, emit tap.EmitFunc) {
 			select {
 			case m, ok := <-p.queue:
 				if !ok {
+					p.lateControls(emit)
 					return
 				}
 				one(m)
@@ -279,6 +298,68 @@ func (p *Proxy) drain(ctx context.Context, emit tap.EmitFunc) {
 			}
 		}
 	}
+	p.lateControls(emit)
+}
+
+// isControl reports whether m is a Lost or ConnClosed: the end of a
+// connection's streams, which the engine must see (a dropped ConnClosed
+// leaves them open until the idle timeout, a ConnClosed without its Lost
+// ends them as missing_final: a violation their peers did not commit).
+func isControl(m *tap.Message) bool { return m.Lost || m.ConnClosed }
+
+// lateControls hands over the controls set aside at the abort (p.late),
+// once every copy is through: the queue to the engine was full then (the
+// engine behind), not for ever. It waits up to CloseTimeout for the engine
+// to take them: the connections are closed, so nothing waits with them
+// but Run's return. What it cannot hand over is a drop (queue_full),
+// logged once.
+func (p *Proxy) lateControls(emit tap.EmitFunc) {
+	p.mu.Lock()
+	late := p.late
+	p.late = nil
+	p.mu.Unlock()
+	if len(late) == 0 {
+		return
+	}
+	// Every Lost before every ConnClosed: a connection's Lost may have
+	// been set aside after its ConnClosed (emit refused the one taken
+	// from the queue), and a ConnClosed ends the connection's streams.
+	slices.SortStableFunc(late, func(a, b tap.Message) int {
+		return cmp.Compare(boolInt(a.ConnClosed), boolInt(b.ConnClosed))
+	})
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), p.cfg.CloseTimeout)
+	defer cancel()
+	for i, m := range late {
+		if err := emit(ctx, m); err != nil {
+			for range late[i:] {
+				p.stats.Drop(tap.DropQueueFull)
+			}
+			p.log.Warn("ws: the engine did not take the ends of the closed connections in time; their streams stay open until the idle timeout", "err", err, "controls", len(late)-i)
+			return
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// setAside appends m to p.late (at the abort, behind anything there).
+func (p *Proxy) setAside(m tap.Message) {
+	p.mu.Lock()
+	p.late = append(p.late, m)
+	p.mu.Unlock()
+}
+
+// aside reports whether controls were set aside: later ones follow them
+// there, so that a connection's Lost stays before its ConnClosed.
+func (p *Proxy) aside() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.late) > 0
 }
 
 func (p *Proxy) register(nc net.Conn) *conn {
@@ -303,8 +384,8 @@ func (p *Proxy) unregister(c *conn) {
 // enqueueClosed hands the ConnClosed control message to the engine. Unlike
 // a mirror copy it waits for room (the connection's sockets are already
 // closed, so no traffic waits with it): losing it would leave the
-// connection's streams open until they time out. It gives up only when Run
-// is aborting.
+// connection's streams open until they time out. When Run is aborting it
+// sets the control aside for drain (setAside), never drops it.
 func (p *Proxy) enqueueClosed(c *conn) {
 	gap, cut := c.gap.Load(), c.closing.Load()
 	if gap || cut {
@@ -341,15 +422,25 @@ func (p *Proxy) enqueueControl(m tap.Message) {
 	// Room in the queue first: once Run aborts, a select of both would
 	// drop at random one message of a Lost and ConnClosed pair, and a
 	// ConnClosed without its Lost ends the streams as missing_final.
+	if !p.aside() {
+		select {
+		case p.queue <- m:
+			return
+		default:
+		}
+	}
 	select {
-	case p.queue <- m:
+	case <-p.abort:
+		// The queue stays full past the abort: drain hands m over once
+		// the copies are through (lateControls), not never.
+		p.setAside(m)
 		return
 	default:
 	}
 	select {
 	case p.queue <- m:
 	case <-p.abort:
-		p.stats.Drop(tap.DropQueueFull)
+		p.setAside(m)
 	}
 }
 

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestOutputsThatFail: the real binary relays while its outputs fail under
+// it, and the relay goes on, the failure is counted and logged once, and
+// each output works again where it can:
+//   - findings on stdout, a pipe whose reader is gone: a write to it
+//     raised SIGPIPE, whose default action ended the process and reset
+//     every connection it relayed; now the write fails (EPIPE), its lines
+//     are counted in e2atap_output_lines_failed_total and the failure is
+//     logged once (a full disk was logged every second);
+//   - the record log renamed (logrotate without copytruncate), then
+//     removed: e2atap went on writing into the renamed file, then into a
+//     deleted one, for ever; now it opens a new file at its path;
+//   - the record log cut to nothing (copytruncate): appended to where it
+//     ends now;
+//   - the OTLP collector refusing connections: its spans are counted in
+//     e2atap_trace_spans_failed_total and the failure logged once (it was
+//     logged for every batch, several a second, and not counted).
+//
+// /readyz stays 200 throughout: outputs are not readiness (DESIGN.md).
+func TestOutputsThatFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, _ := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	records := filepath.Join(dir, "records.jsonl")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+outputs:
+  findings: {path: "-"}
+  log: {path: %q}
+`, listen, wsListen, upstream, records)), 0o644)
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
+	// The OTLP collector refuses connections throughout.
+	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1"), otlpEnv("http://"+freeAddr(t))...)
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close() // the reader is gone before the first line
+	pw.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
+		}
+	})
+	alive := func() {
+		t.Helper()
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("e2atap ended (%v) with a failed output", err)
+		default:
+		}
+	}
+	waitReady(t, listen)
+	c := dialWS(t, wsListen)
+	n := 0
+	// A stream that starts at sequence 1: a finding every round trip.
+	relay := func() {
+		t.Helper()
+		alive()
+		n++
+		roundTrip(t, c, e2aStream(fmt.Sprintf("s-%d", n), 1, 1, false, true)[0])
+	}
+	failed := func(output string) float64 {
+		return sumMetric(scrape(t, listen), "e2atap_output_lines_failed_total{", `output="`+output+`"`)
+	}
+	pollUntil(t, "findings lines counted as failed", 20*time.Second, func() bool {
+		relay()
+		return failed("findings") > 0
+	})
+	// More flushes fail (one a second): still relayed, logged once.
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+		relay()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := strings.Count(stderr.String(), "writing the logs out failed"); got != 1 {
+		t.Fatalf("the failed output logged %d times, want once", got)
+	}
+	if got := strings.Count(stderr.String(), "trace export failed"); got != 1 || sumMetric(scrape(t, listen), "e2atap_trace_spans_failed_total", "") == 0 {
+		t.Fatalf("the failed trace export logged %d times, want once, and counted", got)
+	}
+	lines := func() int {
+		b, _ := os.ReadFile(records)
+		if len(b) > 0 && b[0] != '{' {
+			t.Fatalf("the record log starts with %q", b[:min(len(b), 20)])
+		}
+		return bytes.Count(b, []byte("\n"))
+	}
+	pollUntil(t, "the record log written", 20*time.Second, func() bool { relay(); return lines() > 0 })
+
+	// logrotate without copytruncate: renamed, then (next rotation) removed.
+	for _, rotate := range []func() error{
+		func() error { return os.Rename(records, records+".1") },
+		func() error { return os.Remove(records) },
+		func() error { return os.Truncate(records, 0) },
+	} {
+		if err := rotate(); err != nil {
+			t.Fatal(err)
+		}
+		pollUntil(t, "new lines in the record log at its path", 20*time.Second, func() bool { relay(); return lines() > 0 })
+	}
+	if failed("records") != 0 {
+		t.Fatalf("record lines counted as failed: %v", failed("records"))
+	}
+	resp, err := http.Get("http://" + listen + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz %d with a failed output, want 200 (outputs are not readiness)", resp.StatusCode)
+	}
+	c.Close()
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		exited <- err
+		// The last findings lines fail at the close too: exit status 1,
+		// never death by a signal.
+		var ee *exec.ExitError
+		if err != nil && (!errors.As(err, &ee) || !ee.Exited()) {
+			t.Fatalf("e2atap on SIGTERM: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("e2atap did not stop within 60s of SIGTERM")
+	}
+	t.Logf("%d round trips relayed", n)
+}
+
+// TestAbortedDrainKeepsConnectionEnds: at SIGTERM e2atap closes its ws
+// connections; Gateways that never answer its close hold the drain to its
+// abort (CloseTimeout), when the tap hands over each connection's Lost and
+// ConnClosed. Here the engine is behind at that moment (its findings go to
+// a stdout nobody reads for a while), so the queues to it are full: the
+// Lost and ConnClosed of every connection were dropped (a full queue at
+// the abort, or emit refusing them once its context had ended), the cut
+// streams stayed open and finish_on_shutdown reported each a
+// missing_final, a violation their peers did not commit. Now they are
+// handed over once the copies are through, and no stream e2atap cut is a
+// finding.
+func TestAbortedDrainKeepsConnectionEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream := streamUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {join_window: 0s, finish_on_shutdown: true, shards: 1, queue: 8}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q, queue_size: 2}
+outputs:
+  findings: {path: "-"}
+`, listen, wsListen, upstream)), 0o644)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
+	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
+		}
+	})
+	waitReady(t, listen)
+	const silent = 8
+	var gateways []*websocket.Conn
+	for i := range silent {
+		c := dialWS(t, wsListen)
+		openStream(t, c, fmt.Sprintf("cut-%d", i), false)
+		gateways = append(gateways, c)
+	}
+	// Findings nobody reads: the pipe fills, the flush blocks on it, then
+	// the engine at its next finding; the queues fill behind it and the
+	// tap drops copies.
+	flood := dialWS(t, wsListen)
+	pollUntil(t, "the tap to drop copies for a full queue", 30*time.Second, func() bool {
+		for i := range 200 {
+			flood.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := flood.WriteMessage(websocket.TextMessage, []byte(fmt.Sprintf("not json %d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sumMetric(scrape(t, listen), "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
+	})
+	cmd.Process.Signal(syscall.SIGTERM)
+	// The Gateways get 1001 and never answer; the abort closes their
+	// sockets. Then the engine may go on: stdout is read from here.
+	if code := closedWith(t, gateways[0]); code != 1001 {
+		t.Fatalf("at SIGTERM the Gateway got close %d, want 1001", code)
+	}
+	gateways[0].SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, _, err := gateways[0].ReadMessage(); err == nil {
+		t.Fatal("a message after the close")
+	}
+	var out bytes.Buffer
+	copied := make(chan error, 1)
+	go func() { _, err := io.Copy(&out, pr); copied <- err }()
+	awaitExit(t, cmd)
+	<-copied
+	var cut []string
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, `"e2a.missing_final"`) {
+			cut = append(cut, l)
+		}
+	}
+	if len(cut) > 0 {
+		t.Fatalf("%d streams e2atap cut reported: %s", len(cut), strings.Join(cut, "\n"))
+	}
+}
