@@ -36,6 +36,13 @@ type Config struct {
 	// TLS serves the HTTP listener (/metrics, /healthz, /readyz, /observe)
 	// over TLS from certificate files, reloaded when they are renewed.
 	TLS tlsfiles.Files `yaml:"tls"`
+	// ShutdownTimeout bounds the stop after SIGTERM or SIGINT: past it the
+	// process exits (status 1) without the rest of the drain, which an
+	// output that takes no writes (a standard output nobody reads) or a
+	// tap that does not stop would hold for ever. Below the pod's
+	// terminationGracePeriodSeconds, so that the kubelet never has to
+	// SIGKILL it.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 
 	src *configSource // where each value came from, for messages
 }
@@ -165,6 +172,8 @@ func DefaultConfig() Config {
 		Listen:  "127.0.0.1:9464",
 		Streams: StreamsConfig{Max: 1_000_000, IdleTimeout: 10 * time.Minute, JoinWindow: 30 * time.Second, Shards: defaultShards(), Queue: 4096, MaxRecordBytes: 8 << 20},
 		Outputs: OutputsConfig{Findings: FindingsConfig{Path: "-"}, Log: lc},
+		// The manifests' terminationGracePeriodSeconds is 30.
+		ShutdownTimeout: 25 * time.Second,
 	}
 }
 
@@ -311,6 +320,9 @@ func (c *Config) validate() Problems {
 	}
 	if _, err := validate.ProfileByName(c.Profile); err != nil {
 		add("profile", "profile: %v", err)
+	}
+	if c.ShutdownTimeout <= 0 {
+		add("shutdown_timeout", "shutdown_timeout: %v, want a positive duration", c.ShutdownTimeout)
 	}
 	ids := make([]string, 0, len(c.Rules))
 	for id := range c.Rules {

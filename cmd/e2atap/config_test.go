@@ -54,6 +54,7 @@ taps:
   - {name: mesh, type: nats, url: "nats://user:hunter2@host:4222"}
   - {type: kafka, session_timeout: -1s}
 memory: {budget_bytes: 1000}
+shutdown_timeout: 0s
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +63,7 @@ memory: {budget_bytes: 1000}
 	if err == nil {
 		t.Fatal("an invalid configuration validated")
 	}
-	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:", "session_timeout must be positive", "memory.budget_bytes: 1000"} {
+	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:", "session_timeout must be positive", "memory.budget_bytes: 1000", "shutdown_timeout: 0s, want a positive duration"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate does not report %q:\n%v", w, err)
 		}

@@ -282,6 +282,7 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 		log.Info("outputs reopened")
 	}
 	s.cfg = cfg
+	s.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	return s.applyTaps(cfg.Taps, log)
 }
 

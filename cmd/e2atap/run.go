@@ -237,25 +237,28 @@ type tapRun struct {
 // sidecar is the assembled process: taps → live engine → sinks, and the
 // HTTP endpoints. The demo assembles the same thing.
 type sidecar struct {
-	cfg      Config
-	logger   *slog.Logger
-	reg      *prometheus.Registry
-	live     *validate.Live
-	tapsMu   sync.Mutex // taps changes at a reload
-	taps     []*tapRun
-	tracer   *traces.Tracer
-	metrics  *metrics.Metrics
-	outs     atomic.Pointer[outputs] // findings and record logs (reload.go)
-	stdout   io.Writer
-	redMu    sync.Mutex
-	redBase  [jsonlog.NumRules]uint64 // redactions of outputs closed at reloads
-	failBase [2]uint64                // failed lines (findings, records) of outputs closed at reloads
-	oldOuts  *outputs                 // the outputs a reload replaced, while they close
-	resume   *resumeMarks             // records the log holds already (durable.go)
-	observe  *observe.Hub
-	extra    []validate.Sink // added by the demo
-	listener net.Listener
-	ready    sync.Map // tap name → struct{} while its source runs
+	cfg    Config
+	logger *slog.Logger
+	reg    *prometheus.Registry
+	live   *validate.Live
+	// shutdownTimeout: cfg.ShutdownTimeout, which Run reads when ctx ends
+	// while a reload may be setting it.
+	shutdownTimeout atomic.Int64
+	tapsMu          sync.Mutex // taps changes at a reload
+	taps            []*tapRun
+	tracer          *traces.Tracer
+	metrics         *metrics.Metrics
+	outs            atomic.Pointer[outputs] // findings and record logs (reload.go)
+	stdout          io.Writer
+	redMu           sync.Mutex
+	redBase         [jsonlog.NumRules]uint64 // redactions of outputs closed at reloads
+	failBase        [2]uint64                // failed lines (findings, records) of outputs closed at reloads
+	oldOuts         *outputs                 // the outputs a reload replaced, while they close
+	resume          *resumeMarks             // records the log holds already (durable.go)
+	observe         *observe.Hub
+	extra           []validate.Sink // added by the demo
+	listener        net.Listener
+	ready           sync.Map // tap name → struct{} while its source runs
 	// budget is the one byte budget of the process (nil: unlimited).
 	budget   *tap.Budget
 	loadedAt atomic.Int64 // when the running configuration was loaded (unix ns): at start, at each reload
@@ -282,6 +285,7 @@ func (s *sidecar) ordered(o *outputs) bool { return o.rec != nil || len(s.extra)
 
 func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.Writer, extra ...validate.Sink) (*sidecar, error) {
 	s := &sidecar{cfg: cfg, logger: logger, reg: prometheus.NewRegistry(), extra: extra, stdout: stdout, backoff: defaultBackoff}
+	s.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
 	s.loadedAt.Store(time.Now().UnixNano())
 	switch b := cfg.Memory.BudgetBytes; {
 	case b > 0:
@@ -627,8 +631,36 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 
 // Run runs until ctx is done, then drains: the taps stop first, the engine
 // judges what they handed over, the sinks flush, and the HTTP server stops
-// last (so /metrics answers while draining).
+// last (so /metrics answers while draining). A drain that takes longer
+// than shutdown_timeout is left (its goroutines blocked for good, until
+// the process exits) with an error: a sidecar that does not stop holds its
+// pod's rollout until the kubelet kills it.
 func (s *sidecar) Run(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- s.run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	bound := time.Duration(s.shutdownTimeout.Load())
+	if bound <= 0 { // a Config not from DefaultConfig (demo, tests)
+		bound = DefaultConfig().ShutdownTimeout
+	}
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		s.logger.Error("stopping took longer than shutdown_timeout: exiting without the rest of the drain "+
+			"(an output that takes no writes, such as a standard output nobody reads, or a tap that does not stop)",
+			"shutdown_timeout", bound.String())
+		return fmt.Errorf("the drain did not end within shutdown_timeout %s", bound)
+	}
+}
+
+func (s *sidecar) run(ctx context.Context) error {
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout}
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve(s.listener) }()

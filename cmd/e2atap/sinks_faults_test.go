@@ -164,6 +164,83 @@ outputs:
 	t.Logf("%d round trips relayed", n)
 }
 
+// TestStopBoundedWithStdoutNobodyReads: the findings go to a standard
+// output whose reader is alive but never reads (a stuck log shipper). The
+// relay goes on (copies to the engine are dropped, counted), and SIGTERM
+// stops the process within shutdown_timeout, exit status 1 and a log line
+// that says why; before, the last flush waited on the pipe for ever and
+// only SIGKILL ended the process.
+func TestStopBoundedWithStdoutNobodyReads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, _ := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+shutdown_timeout: 2s
+streams: {queue: 64}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q, queue_size: 64}
+outputs:
+  findings: {path: "-"}
+`, listen, wsListen, upstream)), 0o644)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close() // held open, never read
+	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
+	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
+		}
+	})
+	waitReady(t, listen)
+	c := dialWS(t, wsListen)
+	n := 0
+	// A finding a round trip, until the pipe is full and the engine
+	// behind it: the tap drops its copies (queue_full).
+	pollUntil(t, "the engine stuck behind the full pipe", 60*time.Second, func() bool {
+		for range 50 {
+			n++
+			roundTrip(t, c, e2aStream(fmt.Sprintf("s-%d", n), 1, 1, false, true)[0])
+		}
+		return sumMetric(scrape(t, listen), "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
+	})
+	c.Close()
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitFindings {
+			t.Fatalf("e2atap on SIGTERM with its stdout full: %v, want exit status %d", err, exitFindings)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("e2atap still running 60s after SIGTERM, its shutdown_timeout 2s")
+	}
+	if !strings.Contains(stderr.String(), "stopping took longer than shutdown_timeout") {
+		t.Error("no log line says why the drain was cut short")
+	}
+	t.Logf("%d round trips relayed; stopped %s after SIGTERM", n, time.Since(start).Round(time.Millisecond))
+}
+
 // TestAbortedDrainKeepsConnectionEnds: at SIGTERM e2atap closes its ws
 // connections; Gateways that never answer its close hold the drain to its
 // abort (CloseTimeout), when the tap hands over each connection's Lost and
