@@ -57,27 +57,10 @@ outputs:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
 	// The OTLP collector refuses connections throughout.
-	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1"), otlpEnv("http://"+freeAddr(t))...)
-	stderr := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = pw, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := startRunToPipe(t, cfgPath, pw, otlpEnv("http://"+freeAddr(t))...)
+	cmd, exited, stderr := p.cmd, p.exited, p.stderr
 	pr.Close() // the reader is gone before the first line
-	pw.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
-		}
-	})
 	alive := func() {
 		t.Helper()
 		select {
@@ -149,17 +132,11 @@ outputs:
 	c.Close()
 
 	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		exited <- err
-		// The last findings lines fail at the close too: exit status 1,
-		// never death by a signal.
-		var ee *exec.ExitError
-		if err != nil && (!errors.As(err, &ee) || !ee.Exited()) {
-			t.Fatalf("e2atap on SIGTERM: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("e2atap did not stop within 60s of SIGTERM")
+	// The last findings lines fail at the close too: exit status 1,
+	// never death by a signal.
+	var ee *exec.ExitError
+	if err := p.wait(t); err != nil && (!errors.As(err, &ee) || !ee.Exited()) {
+		t.Fatalf("e2atap on SIGTERM: %v", err)
 	}
 	t.Logf("%d round trips relayed", n)
 }
@@ -192,25 +169,7 @@ outputs:
 		t.Fatal(err)
 	}
 	defer pr.Close() // held open, never read
-	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
-	stderr := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = pw, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
-		}
-	})
+	p := startRunToPipe(t, cfgPath, pw)
 	waitReady(t, listen)
 	c := dialWS(t, wsListen)
 	n := 0
@@ -225,17 +184,12 @@ outputs:
 	})
 	c.Close()
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitFindings {
-			t.Fatalf("e2atap on SIGTERM with its stdout full: %v, want exit status %d", err, exitFindings)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("e2atap still running 60s after SIGTERM, its shutdown_timeout 2s")
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	var ee *exec.ExitError
+	if err := p.wait(t); !errors.As(err, &ee) || ee.ExitCode() != exitFindings {
+		t.Fatalf("e2atap on SIGTERM with its stdout full: %v, want exit status %d", err, exitFindings)
 	}
-	if !strings.Contains(stderr.String(), "stopping took longer than shutdown_timeout") {
+	if !strings.Contains(p.stderr.String(), "stopping took longer than shutdown_timeout") {
 		t.Error("no log line says why the drain was cut short")
 	}
 	t.Logf("%d round trips relayed; stopped %s after SIGTERM", n, time.Since(start).Round(time.Millisecond))
@@ -273,23 +227,8 @@ outputs:
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
-	cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
-	stderr := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = pw, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pw.Close()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-		if t.Failed() {
-			t.Logf("e2atap stderr (tail):\n%s", tailText(stderr.String(), 8000))
-		}
-	})
+	p := startRunToPipe(t, cfgPath, pw)
+	cmd := p.cmd
 	waitReady(t, listen)
 	const silent = 8
 	var gateways []*websocket.Conn
@@ -324,7 +263,9 @@ outputs:
 	var out bytes.Buffer
 	copied := make(chan error, 1)
 	go func() { _, err := io.Copy(&out, pr); copied <- err }()
-	awaitExit(t, cmd)
+	if err := p.wait(t); err != nil {
+		t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
+	}
 	<-copied
 	var cut []string
 	for _, l := range strings.Split(out.String(), "\n") {
@@ -334,5 +275,56 @@ outputs:
 	}
 	if len(cut) > 0 {
 		t.Fatalf("%d streams e2atap cut reported: %s", len(cut), strings.Join(cut, "\n"))
+	}
+}
+
+// runProc is an `e2atap run` child whose standard output is a pipe the
+// test holds: exited receives cmd.Wait's result (once; alive checks put it
+// back), stderr holds its log.
+type runProc struct {
+	cmd    *exec.Cmd
+	exited chan error
+	stderr *lockedBuffer
+}
+
+// startRunToPipe starts `e2atap run --config cfgPath` with env added and
+// standard output pw, which it closes once the child holds it. The child
+// is killed at the test's end if still running, and its log shown when
+// the test failed.
+func startRunToPipe(t *testing.T, cfgPath string, pw *os.File, env ...string) *runProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--config", cfgPath, "--reload-interval", "0")
+	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1"), env...)
+	p := &runProc{cmd: cmd, exited: make(chan error, 1), stderr: &lockedBuffer{}}
+	cmd.Stdout, cmd.Stderr = pw, p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("e2atap stderr (tail):\n%s", tailText(p.stderr.String(), 8000))
+		}
+	})
+	return p
+}
+
+// wait is what the child's Wait returned, once it has exited; a child
+// still running 60 s later (a hang guard: under -race on a loaded machine
+// a drain took 20 s) fails the test.
+func (p *runProc) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatal("e2atap still running 60s after SIGTERM")
+		return nil
 	}
 }
