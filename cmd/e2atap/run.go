@@ -661,7 +661,11 @@ func (s *sidecar) Run(ctx context.Context) error {
 }
 
 func (s *sidecar) run(ctx context.Context) error {
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout}
+	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout,
+		// net/http's own errors (a failed TLS handshake, an accept error
+		// while descriptors run out) as lines of the process's JSON log,
+		// through its redaction, not plain text on stderr.
+		ErrorLog: slog.NewLogLogger(s.logger.With("component", "http").Handler(), slog.LevelWarn)}
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Serve(s.listener) }()
 	s.logger.Info("e2atap running", "version", version, "listen", s.listener.Addr().String(), "taps", len(s.taps), "profile", s.cfg.Profile)

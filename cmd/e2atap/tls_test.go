@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,7 +33,7 @@ func TestHTTPListenerTLS(t *testing.T) {
 	os.MkdirAll(logs, 0o755)
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf("listen: %s\ntls: {cert_file: %q, key_file: %q}\ntaps:\n  - {name: logs, type: logdir, paths: [%q], positions: %q}\n",
 		addr, cf, kf, filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "positions.json"))), 0o644)
-	cmd := startProcess(t, cfgPath)
+	cmd, stderr := startProcessArgs(t, cfgPath)
 	defer stopProcess(t, cmd)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	var serial int64
@@ -57,6 +58,14 @@ func TestHTTPListenerTLS(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode == 200 {
 			t.Error("plain HTTP was served on a TLS listener")
+		}
+	}
+	// net/http says so ("TLS handshake error"): a line of the JSON log, as
+	// every line the process writes (before, plain text on stderr).
+	pollUntil(t, "the failed handshake logged", 20*time.Second, func() bool { return strings.Contains(stderr.String(), "TLS handshake error") })
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("a log line that is not JSON: %q", l)
 		}
 	}
 	// Renewed in place (as the kubelet swaps a Secret): served without a restart.
