@@ -124,6 +124,9 @@ type reloadMetrics struct {
 	ok   prometheus.Gauge
 	when prometheus.Gauge
 	info *prometheus.GaugeVec
+	// reloads counts reloads by result, so that a file rejected and
+	// fixed between two scrapes still shows (the gauge is 1 again).
+	reloads *prometheus.CounterVec
 }
 
 func newReloadMetrics(reg prometheus.Registerer) *reloadMetrics {
@@ -134,8 +137,12 @@ func newReloadMetrics(reg prometheus.Registerer) *reloadMetrics {
 			Help: "When the configuration was last loaded successfully, in seconds since the epoch."}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "e2atap_config_info",
 			Help: "The configuration in use: hash is a short SHA-256 of the configuration file's content."}, []string{"hash"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "e2atap_config_reloads_total",
+			Help: "Configuration reloads (SIGHUP or a changed file) by result: success, or failure (rejected or not fully applied; the running configuration kept)."}, []string{"result"}),
 	}
-	reg.MustRegister(m.ok, m.when, m.info)
+	m.reloads.WithLabelValues("success")
+	m.reloads.WithLabelValues("failure")
+	reg.MustRegister(m.ok, m.when, m.info, m.reloads)
 	return m
 }
 
@@ -202,6 +209,7 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 	if err != nil {
 		s.badHash = hash
 		s.reloadM.ok.Set(0)
+		s.reloadM.reloads.WithLabelValues("failure").Inc()
 		msg := yamlValue().ReplaceAllString(err.Error(), "`…`")
 		log.Error("configuration rejected; the running configuration is kept", "hash", hash, "problems", strings.Split(msg, "\n"))
 		return
@@ -209,6 +217,7 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 	if err := s.apply(ctx, cfg, log); err != nil {
 		s.badHash = hash
 		s.reloadM.ok.Set(0)
+		s.reloadM.reloads.WithLabelValues("failure").Inc()
 		log.Error("configuration not fully applied", "hash", hash, "err", err)
 		return
 	}
@@ -216,6 +225,7 @@ func (s *sidecar) reload(ctx context.Context, why string) {
 	now := time.Now()
 	s.loadedAt.Store(now.UnixNano()) // /readyz and /healthz said the start's time for ever
 	s.reloadM.loaded(hash, now)
+	s.reloadM.reloads.WithLabelValues("success").Inc()
 	log.Info("configuration reloaded", "hash", hash, "taps", len(cfg.Taps), "profile", cfg.Profile)
 }
 

@@ -182,6 +182,9 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	if got := metric(t, listen, "e2atap_config_last_reload_successful"); !strings.HasSuffix(got, " 1") {
 		t.Fatalf("after a good reload: %s", got)
 	}
+	if got := metric(t, listen, "e2atap_config_reloads_total"); !strings.Contains(got, `{result="success"} 1`) || !strings.Contains(got, `{result="failure"} 0`) {
+		t.Fatalf("after a good reload: %s", got)
+	}
 	if hash2 := metric(t, listen, "e2atap_config_info"); hash2 == hash1 || !strings.Contains(hash2, `hash="`) {
 		t.Fatalf("e2atap_config_info did not change with the configuration: %q then %q", hash1, hash2)
 	}
@@ -212,6 +215,9 @@ taps:
 		t.Errorf("the log shows the password:\n%s", log)
 	}
 	if got := metric(t, listen, "e2atap_config_last_reload_successful"); !strings.HasSuffix(got, " 0") {
+		t.Fatalf("after a rejected reload: %s", got)
+	}
+	if got := metric(t, listen, "e2atap_config_reloads_total"); !strings.Contains(got, `{result="success"} 1`) || !strings.Contains(got, `{result="failure"} 1`) {
 		t.Fatalf("after a rejected reload: %s", got)
 	}
 	roundTrip(t, c, "not json 3") // still relaying, on the same connection
