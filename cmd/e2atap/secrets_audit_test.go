@@ -163,7 +163,17 @@ func auditValidate(t *testing.T, fams []secretaudit.Family) (capture, whole stri
 	if err := os.WriteFile(whole, auditCapture(t, fams, false), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	records := filepath.Join(dir, "records.jsonl")
+	stdout, _ = validateKeep(t, fams, capture)
+	return capture, whole, stdout
+}
+
+// validateKeep runs validate --output json with a record log (content
+// kept) on capture, which has findings, and checks its standard output and
+// error and the record log for every family's cores. It returns the
+// findings and the record log.
+func validateKeep(t *testing.T, fams []secretaudit.Family, capture string) (stdout, recs []byte) {
+	t.Helper()
+	records := filepath.Join(t.TempDir(), "records.jsonl")
 	stdout, stderr, code := corpusProcess(t, nil, nil, "validate", "--output", "json", "--log", records, "--log-content", "keep", capture)
 	if code != exitFindings {
 		t.Fatalf("validate: exit %d\n%s", code, stderr)
@@ -175,7 +185,7 @@ func auditValidate(t *testing.T, fams []secretaudit.Family) (capture, whole stri
 		t.Fatal(err)
 	}
 	auditCheck(t, fams, "validate --log record log", recs)
-	return capture, whole, stdout
+	return stdout, recs
 }
 
 // TestAuditOffline: validate (text, JSON, its record log with content

@@ -58,37 +58,12 @@ func TestToolShapedCredentialsOffline(t *testing.T) {
 			b.WriteByte('\n')
 		}
 	}
-	dir := t.TempDir()
-	capture, records := filepath.Join(dir, "tools.jsonl"), filepath.Join(dir, "records.jsonl")
+	capture := filepath.Join(t.TempDir(), "tools.jsonl")
 	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code := corpusProcess(t, nil, nil, "validate", "--output", "json", "--log", records, "--log-content", "keep", capture)
-	if code != exitFindings {
-		t.Fatalf("validate: exit %d\n%s", code, stderr)
-	}
-	auditCheck(t, fams, "validate json stdout", stdout)
-	auditCheck(t, fams, "validate stderr", append(stderr, ' '))
-	recs, err := os.ReadFile(records)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auditCheck(t, fams, "validate --log record log", recs)
-	secret := map[string]bool{}
-	for _, l := range bytes.Split(bytes.TrimSpace(stdout), []byte("\n")) {
-		var f struct{ Rule, Stream string }
-		if err := json.Unmarshal(l, &f); err != nil {
-			t.Fatalf("not a JSON finding: %s", l)
-		}
-		if f.Rule == "e2a.secret" {
-			secret[f.Stream] = true
-		}
-	}
-	for n, a := range fams[:finding] {
-		if rid := fmt.Sprintf("tool-%02d", n); !secret[rid] {
-			t.Errorf("family %s: no e2a.secret finding on its stream %s", a.Name, rid)
-		}
-	}
+	stdout, recs := validateKeep(t, fams, capture)
+	secretStreams(t, fams[:finding], stdout, "tool-%02d")
 	if !strings.Contains(string(recs), "******(fp:") {
 		t.Error("the record log masks nothing")
 	}

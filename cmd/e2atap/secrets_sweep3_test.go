@@ -37,7 +37,7 @@ func loadSweep3(t *testing.T) []secretaudit.Family {
 func TestSweep3Offline(t *testing.T) {
 	fams := loadSweep3(t)
 	_, whole, stdout := auditValidate(t, fams)
-	secretStreams(t, fams, stdout)
+	secretStreams(t, fams, stdout, "audit-%03d")
 	out, stderr, _ := corpusProcess(t, nil, nil, "decode", "--show-content", whole)
 	auditCheck(t, fams, "decode --show-content stdout", out)
 	auditCheck(t, fams, "decode --show-content stderr", append(stderr, ' '))
@@ -48,10 +48,10 @@ func TestSweep3Offline(t *testing.T) {
 // and /healthz show no core.
 func TestSweep3Run(t *testing.T) { auditRun(t, loadSweep3(t)) }
 
-// secretStreams checks that the stream of every family of an
-// auditValidate run (audit-<n>) has an e2a.secret finding in its JSON
-// findings.
-func secretStreams(t *testing.T, fams []secretaudit.Family, stdout []byte) {
+// secretStreams checks that the stream of every family (fmt.Sprintf(id,
+// n): audit-<n> in an auditValidate run) has an e2a.secret finding in the
+// JSON findings stdout.
+func secretStreams(t *testing.T, fams []secretaudit.Family, stdout []byte, id string) {
 	t.Helper()
 	secret := map[string]bool{}
 	for _, l := range bytes.Split(bytes.TrimSpace(stdout), []byte("\n")) {
@@ -64,7 +64,7 @@ func secretStreams(t *testing.T, fams []secretaudit.Family, stdout []byte) {
 		}
 	}
 	for n, a := range fams {
-		if rid := fmt.Sprintf("audit-%03d", n); !secret[rid] {
+		if rid := fmt.Sprintf(id, n); !secret[rid] {
 			t.Errorf("family %s: no e2a.secret finding on its stream %s", a.Name, rid)
 		}
 	}
