@@ -55,10 +55,16 @@ var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "req
 
 func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]
-	n := len(k)
-	if n < 3 || !mayBeSpecial(k) {
+	if len(k) < 3 || !mayBeSpecial(k) {
 		return KeyPlain
 	}
+	return classifySpecial(k)
+}
+
+// classifySpecial is classifyWords for a key of three bytes or more that
+// holds a special word (mayBeSpecial).
+func classifySpecial(k []byte) KeyClass {
+	n := len(k)
 	var prev, last, penult []byte
 	kind := KeyPlain
 	words := 0

@@ -226,7 +226,38 @@ func keyBefore(s []byte, i int) bool {
 		}
 		most = max(most, letters)
 	}
-	return ke-j >= 3 && most >= minSpecialLetters && mayBeSpecial(s[j:ke])
+	if ke-j < 3 || most < minSpecialLetters || !mayBeSpecial(s[j:ke]) {
+		return false
+	}
+	return credentialKeyIn(s, j, ke, s[i] != ':')
+}
+
+// credentialKeyIn reports whether keyValue can take a key that credits
+// its value as a credential from the run of key bytes s[j:ke]: a later
+// from leaves a suffix of the run (keyStart's skips are suffixes too), so
+// every suffix is classified as keyValue classifies it. A word that only
+// holds a special word ("path" holds "pat", "keyboard" "key",
+// "max_tokens" "token") passed mayBeSpecial alone and sent every record
+// with a tool's file path through the whole search, ~8× the cost of a
+// record without one. bareOrQuery: the separator is not ':', so a bare
+// key= (a word of its own) or a URL's ?key=, &Signature= may still credit
+// the value.
+func credentialKeyIn(s []byte, j, ke int, bareOrQuery bool) bool {
+	if bareOrQuery && (ke-j >= 3 && atFold(s, ke-3, "key") && wordStart(s, ke-3) ||
+		ke-j >= 9 && ke-9 > 0 && atFold(s, ke-9, "signature") && (s[ke-10] == '?' || s[ke-10] == '&')) {
+		return true
+	}
+	for x := j; x <= ke-3; x++ {
+		if !mayBeSpecial(s[x:ke]) {
+			return false // nor does any shorter suffix hold a special word
+		}
+		switch classifySpecial(s[x:ke]) {
+		case KeyPlain, KeyEmail, KeyPhone, KeyUserID:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // namedBefore is the gate of keyValue's named "value" (namedCredential):

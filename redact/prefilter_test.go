@@ -81,6 +81,11 @@ func TestMayHoldCredentialTextSkips(t *testing.T) {
 		"The agent streams model output token by token; each chunk is a JSON line.",
 		"task-12345678 and risk-assessment", "the Bearer authentication scheme", "sk-1234567", "AKIA", "AKIAIOSFODNN7EXAM", "ACCAUNTING", "ASIA-PACIFIC",
 		"T12:00", "v2key9",
+		// Keys that only hold a special word (credentialKeyIn): a tool's
+		// file path, a pattern, a count of tokens, code quoting them.
+		`{"k": "v", "path": "C:\\tmp"}`, `{"file_path": "/srv/app/main.py"}`, "pattern: *.go", "max_tokens: 1024",
+		"keyboard: qwerty", "author: bob", "passage: x", "monkey = 1", "tokens: 42", "user: alice", "mailbox: inbox",
+		"ref_count: 3", "bypass: true", "signal: SIGTERM", "patch: diff", "compat=1",
 		"\u4f60\u597d\uff0c\u8fd9\u662f\u4e00\u4e2a\u56de\u7b54"} {
 		if MayHoldCredentialText(s) {
 			t.Errorf("MayHoldCredentialText(%q) = true", s)
@@ -263,7 +268,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 		}
 	}
 	for _, s := range []string{"2026-03-29T12:00:00+00:00", "a@b.c password=x", "x_y:z", "ref=1", "Bearer", "b:" + strings.Repeat("k", 70) + "key=v",
-		"db.x:5432:d:u:pw", "s/p@//h", "rman t/p@db", "ldapsearch -w pw", "dp.pt." + strings.Repeat("aB3", 11)} {
+		"db.x:5432:d:u:pw", "s/p@//h", "rman t/p@db", "ldapsearch -w pw", "dp.pt." + strings.Repeat("aB3", 11),
+		"path: v", "x_pat: v", "github_path_pat=v", "mykey=v", "a.signature=v", "pathtoken: v", "xapi_key: v", "keypath: v",
+		`"path": "p", "token": "t"`, "user_pass: v", "%22key%22%3A%22v%22"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
