@@ -154,10 +154,24 @@ const probeWindow = 72 // a key is at most 64 bytes
 
 // probed reports whether one of the probes after the end of win makes a
 // credential that Straddle reports (win's key or scheme applies to it).
-func probed(win []byte) bool {
+//
+// A probe whose joined text MayHoldCredentialText turns away makes no
+// credential (Straddle reports a match of Find on the joined text, and
+// the pre-check is false only where Find reports no credential from any
+// start): a window whose key words are only parts of plain keys ("path"
+// holds "pat", a tool's file path in a code block) costs five pre-checks
+// instead of five searches, which made such deltas ~5× the cost of prose.
+func probed(win []byte) bool { return probedWith(win, true) }
+
+// probedWith is probed, with the pre-check or (the tests' reference)
+// without.
+func probedWith(win []byte, precheck bool) bool {
 	var buf [probeWindow + 32]byte
 	win = win[max(0, len(win)-probeWindow):]
 	for _, p := range probes {
+		if precheck && !MayHoldCredentialText(append(append(buf[:0], win...), p...)) {
+			continue
+		}
 		if _, m, ok := Straddle(buf[:0], win, []byte(p)); ok && m.Kind.Credential() {
 			return true
 		}
@@ -169,15 +183,19 @@ func probed(win []byte) bool {
 // complete a credential, so that the three Straddles are run only for a
 // tail that ends in a key, a separator, a quote or inside a word. It is
 // false when win ends in white space, holds no separator (':', '=', or
-// '%', which starts a URL-encoded one: "token%3D"), quote or backslash, and the word before that white space holds no key
-// word (nor, where that word is "is" or "was", the word before it:
-// "the password is " | "x1…", proseValue). Then no credential crosses the end of win + probe:
+// '%', which starts a URL-encoded one: "token%3D") whose key may be
+// credential-named, nor one that may start a URL, a broker's userinfo or
+// a .pgpass line, and the word before that white space (and a closing
+// quote) holds no key word (nor, where that word is "is" or "was", the
+// word before it: "the password is " | "x1…", proseValue). Then no
+// credential crosses the end of win + probe:
 //
-//   - sep: win has no separator (nor "://"), and the probe's '=' takes as
-//     its key the word run before at most three spaces, which holds no key
-//     word (a credential-named key holds one of credWords, as
-//     classifyWords' classes do: pass, pwd, secret, sig, token, auth, key,
-//     cookie, cred, bearer);
+//   - sep: a separator of win has a key keyValue calls plain (under every
+//     suffix: keyBefore, namedBefore), and the probe's '=' takes as
+//     its key the word run before at most three spaces and a closing
+//     quote, which holds no key word (a credential-named key holds one of
+//     credWords, as classifyWords' classes do: pass, pwd, secret, sig,
+//     token, auth, key, cookie, cred, bearer);
 //   - scheme: a "Bearer"/"Basic" in win with a token that reaches the end
 //     of win would be that last word; its token is a b64token run, which
 //     white space ends;
@@ -193,15 +211,47 @@ func mayProbe(win []byte) bool {
 	if n == 0 || !isTailSpace(win[n-1]) {
 		return true
 	}
-	for _, c := range win {
+	hasAt := 0 // 0: not looked for yet, 1: no '@' in win, 2: one at least
+	for i, c := range win {
 		switch c {
-		case ':', '=', '%', '"', '\'', '\\':
+		case '%':
 			return true
+		case ':', '=':
+			// A separator in win whose value runs on into the probe: only
+			// one whose key may credit a value as a credential (the
+			// pre-check's gate of sep: keyBefore, namedBefore), or a URL,
+			// a broker's userinfo or a .pgpass line it may be part of. A
+			// plain key's ("path": "C:\\tmp" in a code block) is none.
+			if keyBefore(win, i) || namedBefore(win, i) {
+				return true
+			}
+			if c == ':' {
+				if hasAt == 0 {
+					hasAt = 1
+					if bytes.IndexByte(win, '@') >= 0 {
+						hasAt = 2
+					}
+				}
+				if hasAt == 2 || at(win, i+1, "//") || at(win, i+1, `\/\/`) || mayPgpass(win, i) {
+					return true
+				}
+			}
 		}
 	}
 	e := n
 	for e > 0 && (isTailSpace(win[e-1]) || win[e-1] == '+') { // '+': a space, URL-encoded ("Cookie+" | "%3D…")
 		e--
+	}
+	if e >= 7 && win[e-1] == ':' && atFold(win, e-7, "bearer") {
+		return true // "Bearer: " | "…": scheme takes a colon after Bearer
+	}
+	// A closing quote after the key, escaped or not (`"token" ` | "=…",
+	// `\"token\" ` | "=…"): keyValue skips it.
+	if e > 0 && (win[e-1] == '"' || win[e-1] == '\'') {
+		e--
+		for e > 0 && win[e-1] == '\\' {
+			e--
+		}
 	}
 	k := e
 	for k > 0 && is(win[k-1], word|cKey) {

@@ -15,7 +15,7 @@ func checkMayProbe(t *testing.T, s string) {
 	for _, tail := range []string{s, s + " ", s + "  ", s + "\t", s + "\n", s + " x ", s + "5 "} {
 		win := []byte(tail[max(0, len(tail)-tailWindow):])
 		gated := MayStartCredential(tail)
-		ungated := gated || anyWord(keyTable, win) && probed(win)
+		ungated := gated || anyWord(keyTable, win) && probedWith(win, false)
 		if gated != ungated {
 			t.Fatalf("MayStartCredential(%q) = %v with the gate, %v without", tail, gated, ungated)
 		}
@@ -53,12 +53,15 @@ func TestMayProbeExact(t *testing.T) {
 			checkMayProbe(t, sh[cut:])
 		}
 	}
-	for _, s := range []string{"token 0 ", "token 17 ", "Bearer abc ", "a key fact \n"} {
+	for _, s := range []string{"token 0 ", "token 17 ", "Bearer abc ", "a key fact \n",
+		// a code block: separators after plain keys that hold a key word
+		"return {\"k\": \"v\", \"path\": \"C:\\\\tmp\"}\n\treturn None\n", "pattern = re.compile(x)\n", "max_tokens=1024 "} {
 		if mayProbe([]byte(s)) {
 			t.Errorf("mayProbe(%q) = true", s)
 		}
 	}
-	for _, s := range []string{"token ", "Bearer ", "password", "password = ", `"secret": "a b `, "api_key: x ", "token\t", "token 5"} {
+	for _, s := range []string{"token ", "Bearer ", "password", "password = ", `"secret": "a b `, "api_key: x ", "token\t", "token 5",
+		"BeArer: ", `"token" `, `\"token\" `, "name: DB_PASSWORD\n  value: a b ", "nats://u:pw ", "h:5432:db:u:p w "} {
 		if !mayProbe([]byte(s)) {
 			t.Errorf("mayProbe(%q) = false", s)
 		}
