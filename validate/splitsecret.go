@@ -2,6 +2,7 @@ package validate
 
 import (
 	"encoding/binary"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/e2a"
 	"github.com/e2atap/e2atap/redact"
@@ -50,6 +51,7 @@ type splitTails struct {
 	key    []byte // scratch
 	joined []byte // scratch of Straddle
 	dec    []byte // scratch: the unescaped delta
+	tdec   []byte // scratch: the unescaped end of a delta (unquoteTail)
 	starts startMemo
 }
 
@@ -126,8 +128,7 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	final := r.Get(e2a.FIsFinal).Type == e2a.Bool && r.Get(e2a.FIsFinal).Bool
 	var tail []byte
 	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw)) {
-		delta = t.unquote(raw, esc)
-		tail = delta[max(0, len(delta)-splitTail):]
+		tail = t.unquoteTail(raw, esc, splitTail)
 		if !t.starts.mayStart(tail) {
 			tail = nil
 		}
@@ -179,6 +180,49 @@ func (t *splitTails) unquote(raw []byte, esc bool) []byte {
 	t.dec = e2a.AppendUnquoted(t.dec[:0], raw)
 	return t.dec
 }
+
+// unquoteTail is the last n bytes of raw unescaped (esc: raw has
+// escapes), from a few times n bytes of its end, not the whole delta: a
+// long escaped delta (code, JSON held in a string, Python's \uXXXX text)
+// was unescaped whole a chunk to look at its last 256 bytes. The part
+// unescaped starts at a byte that no escape can hold (escBoundary), so
+// that its unescaping is the end of the whole one's.
+func (t *splitTails) unquoteTail(raw []byte, esc bool, n int) []byte {
+	if !esc {
+		return raw[max(0, len(raw)-n):]
+	}
+	if cap(t.tdec) > 1<<20 {
+		t.tdec = nil
+	}
+	if q := escBoundary(raw, len(raw)-3*n); q > 0 {
+		t.tdec = e2a.AppendUnquoted(t.tdec[:0], raw[q:])
+		if len(t.tdec) >= n {
+			return t.tdec[len(t.tdec)-n:]
+		}
+	}
+	t.tdec = e2a.AppendUnquoted(t.tdec[:0], raw)
+	return t.tdec[max(0, len(t.tdec)-n):]
+}
+
+// escBoundary is the first index q >= p of raw (a JSON string's escaped
+// content) where a character starts that is no part of an escape: an
+// ASCII byte that is not a backslash, the byte after one or a hex
+// digit (the digits of a "\uXXXX"), so neither an escape nor a surrogate
+// pair is cut there. 0 when p <= 0 or there is none.
+func escBoundary(raw []byte, p int) int {
+	if p <= 0 {
+		return 0
+	}
+	for q := p; q < len(raw); q++ {
+		c := raw[q]
+		if c < utf8.RuneSelf && c != '\\' && !isHexDigit(c) && raw[q-1] != '\\' {
+			return q
+		}
+	}
+	return 0
+}
+
+func isHexDigit(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
 
 // bodyDelta finds the string body.delta of a JSON object (valid JSON, as
 // Scan accepted it): its raw content and whether it has escapes.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
@@ -378,4 +379,38 @@ func FuzzStartMemo(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		checkStartMemo(t, strings.Split(s, "|"))
 	})
+}
+
+// TestUnquoteTail: the end of a delta unescaped from a few times its
+// length of raw bytes is the end of the whole delta unescaped, for deltas
+// of every escape (2-byte escapes, \u of every width, surrogate pairs,
+// raw UTF-8, invalid UTF-8), and the part unescaped is shorter than the
+// whole where the delta is long.
+func TestUnquoteTail(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{`\n`, `\"`, `\\`, `\/`, `\t`, `\u0041`, `\u00e9`, `\u4f60`, `\ud83d\ude00`, `\ud83d`, "a", "Z", "0", "f", "u",
+		" ", "é", "你", "\xff", `{\"k\": \"v\"}`, "path", `C:\\tmp`}
+	var tl splitTails
+	shorter := 0
+	for i := 0; i < 5000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(400); n > 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		raw := []byte(b.String())
+		whole := e2a.AppendUnquoted(nil, raw)
+		want := whole[max(0, len(whole)-splitTail):]
+		for _, n := range []int{splitTail, 16} {
+			got := tl.unquoteTail(raw, true, n)
+			if w := whole[max(0, len(whole)-n):]; string(got) != string(w) {
+				t.Fatalf("unquoteTail(%q, %d) = %q, want %q", raw, n, got, w)
+			}
+		}
+		if q := escBoundary(raw, len(raw)-3*splitTail); q > 0 && len(e2a.AppendUnquoted(nil, raw[q:])) >= len(want) {
+			shorter++
+		}
+	}
+	if shorter == 0 {
+		t.Fatal("no delta was unescaped from a part of its end")
+	}
 }
