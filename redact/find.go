@@ -1151,13 +1151,19 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if plus >= 0 && (va == from || s[va-1] != ' ') {
 		va, sp = plus+1, '+'
 	}
+	// From here on, a "no" holds for every later digit of the value too:
+	// each finds the same start (or, past 64 bytes, none) and the same
+	// byte before it. st.done skips them (proseRest): a hash or a base64
+	// run looked back to its start at each of its digits.
 	if va-from < 4 {
+		st.done = proseRest(s, i)
 		return Match{}, false
 	}
 	p := va - 1
 	c := s[p]
 	quoted := (c == '"' || c == '\'' || c == '`') && s[p-1] == sp
 	if c != '>' && c != sp && !quoted {
+		st.done = proseRest(s, i)
 		return Match{}, false // most texts: the value has no key before it
 	}
 	if quoted {
@@ -1175,6 +1181,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 					e++
 				}
 				st.done = e
+			} else {
+				st.done = proseRest(s, i)
 			}
 			return Match{}, false
 		}
@@ -1190,9 +1198,11 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	}
 	if c == '>' {
 		if k == p || k == from || s[k-1] != '<' || !classifyWords(s, k, p).Credential() {
+			st.done = proseRest(s, i)
 			return Match{}, false
 		}
 	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase") || !wordStart(s, k) {
+		st.done = proseRest(s, i)
 		return Match{}, false
 	}
 	ve := i
@@ -1216,6 +1226,17 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		return Match{va, ve, KindKeyValue}, true
 	}
 	return Match{va, ve, KindHighEntropy}, true
+}
+
+// proseRest is where the value proseValue turned away at its digit s[i]
+// ends for the digits after it: at a delimiter, or at a '+' or '&' (which
+// may start another value in URL-encoded text).
+func proseRest(s []byte, i int) int {
+	e := i + 1
+	for e < len(s) && !proseEndT[s[e]] && s[e] != '+' && s[e] != '&' {
+		e++
+	}
+	return e
 }
 
 // proseState is what proseValue judged already in one text: done, the end
