@@ -3,7 +3,9 @@ package redact
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/maphash"
 	"math/bits"
+	"sync/atomic"
 )
 
 // The credential pre-check of decoded text: rule e2a.secret calls Find on
@@ -61,11 +63,15 @@ func MayHoldCredentialText[T Text](s T) bool {
 		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
 			i += 8
 		}
+		// To the anchor, a byte at a time: eight bytes from i hold one
+		// (or the text ends), and looking at eight again from each byte
+		// before it made text dense with anchors (JSON, code, hashes) pay
+		// eight look-ups a byte.
+		for i < n && t[b[i]] == 0 {
+			i++
+		}
 		if i >= n {
 			break
-		}
-		if t[b[i]] == 0 {
-			continue
 		}
 		if anchor[b[i]]&aDigit != 0 {
 			if i >= 5 && b[i] != '+' && (i >= prose.done || b[i-1] == '%' || b[i-1] == 'u') {
@@ -226,38 +232,88 @@ func keyBefore(s []byte, i int) bool {
 		}
 		most = max(most, letters)
 	}
-	if ke-j < 3 || most < minSpecialLetters || !mayBeSpecial(s[j:ke]) {
+	if ke-j < 3 || most < minSpecialLetters {
 		return false
 	}
-	return credentialKeyIn(s, j, ke, s[i] != ':')
-}
-
-// credentialKeyIn reports whether keyValue can take a key that credits
-// its value as a credential from the run of key bytes s[j:ke]: a later
-// from leaves a suffix of the run (keyStart's skips are suffixes too), so
-// every suffix is classified as keyValue classifies it. A word that only
-// holds a special word ("path" holds "pat", "keyboard" "key",
-// "max_tokens" "token") passed mayBeSpecial alone and sent every record
-// with a tool's file path through the whole search, ~8× the cost of a
-// record without one. bareOrQuery: the separator is not ':', so a bare
-// key= (a word of its own) or a URL's ?key=, &Signature= may still credit
-// the value.
-func credentialKeyIn(s []byte, j, ke int, bareOrQuery bool) bool {
-	if bareOrQuery && (ke-j >= 3 && atFold(s, ke-3, "key") && wordStart(s, ke-3) ||
-		ke-j >= 9 && ke-9 > 0 && atFold(s, ke-9, "signature") && (s[ke-10] == '?' || s[ke-10] == '&')) {
+	if s[i] != ':' && bareOrQueryKey(s, j, ke) {
 		return true
 	}
-	for x := j; x <= ke-3; x++ {
-		if !mayBeSpecial(s[x:ke]) {
+	k := s[j:ke]
+	if plainKeys.has(k) {
+		return false
+	}
+	if mayBeSpecial(k) && credentialSuffix(k) {
+		return true
+	}
+	plainKeys.add(k)
+	return false
+}
+
+// credentialSuffix reports whether keyValue can take a key that credits
+// its value as a credential from the run of key bytes k: a later from
+// leaves a suffix of the run (keyStart's skips are suffixes too), so every
+// suffix is classified as keyValue classifies it. A word that only holds a
+// special word ("path" holds "pat", "keyboard" "key", "max_tokens"
+// "token") passed mayBeSpecial alone and sent every record with a tool's
+// file path through the whole search, ~8× the cost of a record without
+// one.
+func credentialSuffix(k []byte) bool {
+	for x := 0; x <= len(k)-3; x++ {
+		if !mayBeSpecial(k[x:]) {
 			return false // nor does any shorter suffix hold a special word
 		}
-		switch classifySpecial(s[x:ke]) {
+		switch classifySpecial(k[x:]) {
 		case KeyPlain, KeyEmail, KeyPhone, KeyUserID:
 		default:
 			return true
 		}
 	}
 	return false
+}
+
+// bareOrQueryKey: a separator other than ':' after the key run s[j:ke]
+// may credit a plain key's value: a bare key= (a word of its own) or a
+// URL's ?key=, &Signature= (keyValue's bareKey and queryKey).
+func bareOrQueryKey(s []byte, j, ke int) bool {
+	return ke-j >= 3 && atFold(s, ke-3, "key") && wordStart(s, ke-3) ||
+		ke-j >= 9 && ke-9 > 0 && atFold(s, ke-9, "signature") && (s[ke-10] == '?' || s[ke-10] == '&')
+}
+
+// plainKeys remembers key runs that credit no value (credentialSuffix
+// false), process-wide: a tool's results repeat their keys ("path",
+// "total_tokens") in every record, and classifying each suffix of one
+// cost more than the rest of the pre-check of its text. Direct-mapped,
+// each slot an immutable copy swapped atomically (the shards' goroutines
+// share it); a hit compares the whole run, so it never answers for other
+// bytes, and a run it does not hold is classified as before.
+var plainKeys keyMemo
+
+type keyMemo struct {
+	seed  maphash.Seed
+	slots [1 << 9]atomic.Pointer[string]
+}
+
+func init() { plainKeys.seed = maphash.MakeSeed() }
+
+const keyMemoMax = 32 // longer runs are classified each time
+
+func (m *keyMemo) slot(k []byte) *atomic.Pointer[string] {
+	return &m.slots[maphash.Bytes(m.seed, k)&(uint64(len(m.slots))-1)]
+}
+
+func (m *keyMemo) has(k []byte) bool {
+	if len(k) > keyMemoMax {
+		return false
+	}
+	p := m.slot(k).Load()
+	return p != nil && *p == string(k)
+}
+
+func (m *keyMemo) add(k []byte) {
+	if len(k) <= keyMemoMax {
+		s := string(k)
+		m.slot(k).Store(&s)
+	}
 }
 
 // namedBefore is the gate of keyValue's named "value" (namedCredential):
