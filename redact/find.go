@@ -153,13 +153,13 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 		for i+8 <= n && t[s[i]]|t[s[i+1]]|t[s[i+2]]|t[s[i+3]]|t[s[i+4]]|t[s[i+5]]|t[s[i+6]]|t[s[i+7]] == 0 {
 			i += 8
 		}
+		for i < n && t[s[i]] == 0 { // to the anchor (as in MayHoldCredentialText)
+			i++
+		}
 		if i >= n {
 			break
 		}
 		a := t[s[i]]
-		if a == 0 {
-			continue
-		}
 		switch {
 		case a&aPrefix != 0:
 			if m, ok := prefixed(s, from, i); ok {
