@@ -96,6 +96,9 @@ type TapConfig struct {
 	Regex   bool     `yaml:"regex"`
 	Group   string   `yaml:"group"`
 	Start   string   `yaml:"start"`
+	// Isolation: read_committed (default) or read_uncommitted, what the
+	// tap reads of transactional producers.
+	Isolation string `yaml:"isolation"`
 	// CommitInterval: how often offsets are committed (default 5s).
 	CommitInterval time.Duration `yaml:"commit_interval"`
 	// SessionTimeout: how long the group waits for a silent replica
@@ -138,7 +141,7 @@ var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes", "tls", "auth"},
-	"kafka":  {"brokers", "topics", "regex", "group", "start", "commit_interval", "session_timeout", "tls", "sasl"},
+	"kafka":  {"brokers", "topics", "regex", "group", "start", "isolation", "commit_interval", "session_timeout", "tls", "sasl"},
 }
 
 // OutputsConfig: where findings and the redacted log go.
@@ -468,6 +471,11 @@ func (c *Config) validate() Problems {
 			}
 			if len(t.Topics) == 0 {
 				add(key+".topics", "%s: topics: at least one topic (or regex) is needed", where)
+			}
+			switch t.Isolation {
+			case "", kafkatap.ReadCommitted, kafkatap.ReadUncommitted:
+			default:
+				add(key+".isolation", "%s: isolation: %q is not %s (the default: what was committed, as the topic's consumers read it) or %s (aborted transactions' records too)", where, t.Isolation, kafkatap.ReadCommitted, kafkatap.ReadUncommitted)
 			}
 			if t.CommitInterval < 0 || t.SessionTimeout < 0 {
 				add(key+".commit_interval", "%s: commit_interval and session_timeout must be positive (or unset: 5s, the client's 45s)", where)

@@ -556,6 +556,9 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.Start != "" {
 			c.Start = t.Start
 		}
+		if t.Isolation != "" {
+			c.Isolation = t.Isolation
+		}
 		if t.CommitInterval > 0 {
 			c.CommitInterval = t.CommitInterval
 		}

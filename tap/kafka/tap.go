@@ -108,6 +108,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		kgo.ConsumerGroup(t.cfg.Group),
 		kgo.ConsumeTopics(t.cfg.Topics...),
 		kgo.ConsumeResetOffset(start),
+		// What a consumer of a transactional topic sees: an aborted
+		// transaction's records (a batch the producer retried in a new
+		// one) would be judged twice, or as streams never sent.
+		kgo.FetchIsolationLevel(isolation(t.cfg.Isolation)),
 		// What the client buffers and a poll holds (two fetches) stays
 		// in proportion to the budget; a partition may fill a fetch.
 		kgo.FetchMaxBytes(t.cfg.FetchMaxBytes),
@@ -182,6 +186,14 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			return fmt.Errorf("kafka tap %q: emit: %w", t.cfg.Name, err)
 		}
 	}
+}
+
+// isolation is the client's isolation level for Config.Isolation.
+func isolation(s string) kgo.IsolationLevel {
+	if s == ReadUncommitted {
+		return kgo.ReadUncommitted()
+	}
+	return kgo.ReadCommitted()
 }
 
 // poll handles one poll's fetches: errors, lag, records. It returns only
