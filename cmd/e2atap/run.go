@@ -390,7 +390,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s.listener = newLimitListener(s.listener, maxHTTPConns) // under TLS: the server sees *tls.Conn
+	s.listener = newLimitListener(s.listener, maxHTTPConns, logger.With("component", "http")) // under TLS: the server sees *tls.Conn
 	if cfg.TLS.Enabled() {
 		if s.listener, err = s.tlsListener(s.listener); err != nil {
 			s.listener.Close()
