@@ -75,11 +75,13 @@ type TapConfig struct {
 	// mutual TLS, server_name, insecure_skip_verify).
 	TLS tlsfiles.Files `yaml:"tls"`
 	// logdir
-	Paths        []string `yaml:"paths"`
-	Positions    string   `yaml:"positions"`
-	MaxLineBytes int      `yaml:"max_line_bytes"`
-	StartAt      string   `yaml:"start_at"`
-	MaxOpenFiles int      `yaml:"max_open_files"`
+	Paths []string `yaml:"paths"`
+	// Positions: a logdir tap's positions file, a nats tap's JetStream
+	// cursors file.
+	Positions    string `yaml:"positions"`
+	MaxLineBytes int    `yaml:"max_line_bytes"`
+	StartAt      string `yaml:"start_at"`
+	MaxOpenFiles int    `yaml:"max_open_files"`
 	// nats
 	URL       string            `yaml:"url"`
 	Subjects  []string          `yaml:"subjects"`
@@ -140,7 +142,7 @@ type JetStreamConfig struct {
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
-	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes", "tls", "auth"},
+	"nats":   {"url", "subjects", "queue", "jetstream", "positions", "pending_bytes", "max_message_bytes", "tls", "auth"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start", "isolation", "commit_interval", "session_timeout", "tls", "sasl"},
 }
 

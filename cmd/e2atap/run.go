@@ -550,6 +550,11 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		}
 		c.TLS, c.Auth = t.TLS, t.natsAuth()
 		c.Budget = s.budget
+		// Durability order: cursors are saved only once what was read is
+		// judged and in the record log (durable.go).
+		c.Positions = t.Positions
+		name := t.Name
+		c.BeforeSave = func(ctx context.Context) (natstap.OpenFirst, error) { return s.syncOpenJS(ctx, name) }
 		src, err = natstap.New(c, stats, log)
 	case "kafka":
 		c := kafkatap.DefaultConfig()
@@ -599,9 +604,10 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			if tapName == "" {
 				tapName = name
 			}
-			if m.Pos.Kind == tap.PosKafka {
-				// A partition handed over to another consumer: its
-				// streams are dropped, no other is touched.
+			if m.Pos.Kind == tap.PosKafka || (m.Pos.Kind == tap.PosSubject && m.Pos.Partition > 0) {
+				// A partition (a JetStream stream) handed over to its
+				// next reader: its streams are dropped, no other is
+				// touched.
 				return s.live.Handover(ctx, tapName, m.Pos.Name, m.Pos.Partition, m.Time)
 			}
 			s.resume.lost(tapName, m.Conn)
