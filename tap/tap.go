@@ -48,7 +48,7 @@ const (
 	PosNone    uint8 = iota
 	PosLine          // Name:Line (a JSON-lines file)
 	PosByte          // Name@Offset (a frame file)
-	PosSubject       // Name, or Name#Offset (NATS subject, JetStream stream sequence)
+	PosSubject       // Name, or Name#Offset (NATS subject, JetStream stream sequence; Partition: 1 + the stream's index in its tap)
 	PosKafka         // Name/Partition/Offset
 	PosConn          // Name#Offset (WebSocket connection id, message index)
 )
@@ -118,7 +118,10 @@ type Message struct {
 	// Pos is a Kafka partition (Kind PosKafka, Name, Partition) is a
 	// handover instead: that partition went to another consumer, which
 	// reads its open streams from their start; they are dropped with no
-	// verdict, and no other stream is touched.
+	// verdict, and no other stream is touched. So is a Lost whose Pos is
+	// a JetStream stream (Kind PosSubject, Partition > 0, Name ""): its
+	// tap stopped and whoever reads on from its cursors reads those
+	// streams from their start.
 	Lost       bool
 	LossReason uint8
 	// Charged is how many bytes of the tap's Budget this message holds; the

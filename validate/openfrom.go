@@ -19,7 +19,12 @@ import "sort"
 // openFrom, touched only by its goroutine; a live run reads them all at a
 // barrier (Live.SyncOpen), when every shard is idle.
 
-// KafkaPartition names one partition of a tap's topic.
+// KafkaPartition names one partition of a tap's topic, or (Topic "") one
+// JetStream stream of a nats tap: Partition is then the Position.Partition
+// its messages carry (1 + the stream's index in the tap). A JetStream
+// stream is read in sequence order like a partition, and a nats tap that
+// keeps cursors resumes at its oldest open stream's first record the same
+// way (natstap.Config.Positions).
 type KafkaPartition struct {
 	Tap       string
 	Topic     string
@@ -59,7 +64,8 @@ type openLoc struct {
 
 // opened records the first record of a stream just created in the table.
 func (e *Engine) opened(h uint64, in *Input) {
-	if in.Pos.Kind != PosKafka {
+	kp, ok := resumeKey(in)
+	if !ok {
 		return
 	}
 	o := e.opens
@@ -67,7 +73,6 @@ func (e *Engine) opened(h uint64, in *Input) {
 		o = &openFrom{parts: map[KafkaPartition]*openQueue{}, streams: map[openRef]openLoc{}}
 		e.opens = o
 	}
-	kp := KafkaPartition{Tap: in.Tap, Topic: in.Pos.Name, Partition: in.Pos.Partition}
 	q := o.parts[kp]
 	if q == nil {
 		q = &openQueue{}
@@ -79,6 +84,19 @@ func (e *Engine) opened(h uint64, in *Input) {
 	}
 	o.streams[ref] = openLoc{q: q, off: in.Pos.Offset}
 	q.push(openEntry{off: in.Pos.Offset, ref: ref})
+}
+
+// resumeKey is the sequence a record's tap resumes in at its offset: a
+// Kafka partition, or a JetStream stream (a subject's position with a
+// stream sequence and the stream's Partition).
+func resumeKey(in *Input) (KafkaPartition, bool) {
+	switch p := &in.Pos; {
+	case p.Kind == PosKafka:
+		return KafkaPartition{Tap: in.Tap, Topic: p.Name, Partition: p.Partition}, true
+	case p.Kind == PosSubject && p.Offset > 0 && p.Partition > 0:
+		return KafkaPartition{Tap: in.Tap, Partition: p.Partition}, true
+	}
+	return KafkaPartition{}, false
 }
 
 // closed records that the stream of key (in the current partition of the

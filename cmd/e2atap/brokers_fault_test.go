@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,12 +13,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/e2atap/e2atap/internal/gen"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func startNATS(t *testing.T, port int) *server.Server {
@@ -368,4 +371,128 @@ outputs:
   findings: {path: %q}
 `, listen, url, pendingBytes, findings)), 0o644)
 	return startProcess(t, cfgPath), findings, listen
+}
+
+// TestJetStreamCrashReadsOnFromItsCursor: e2atap run reads a JetStream
+// stream and is killed (SIGKILL) with streams open while the publisher goes
+// on; started again, it reads on from its cursors file (positions), saved
+// only once what it read was judged and in the record log: what was stored
+// while it was down is read, and what it had read again after its last save
+// is recognised in its record log and judged silently. Its findings are the
+// planted violations, none missing and none else. Before (no cursors): it
+// read only what was stored after its start, and the messages stored while
+// it was down were skipped with no loss counted, their violations never
+// found.
+func TestJetStreamCrashReadsOnFromItsCursor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	port := freePort(t)
+	startNATSWith(t, &server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "E2A", Subjects: []string{"agent.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	g := gen.New(gen.Config{Seed: 7, Concurrent: 30, MinChunks: 3, MaxChunks: 8, FaultRate: 0.3, Faults: []gen.Fault{gen.LostChunk}})
+	var msgs []gen.Message
+	for seen := map[string]bool{}; len(seen) < 120; {
+		m := g.Next()
+		msgs = append(msgs, m)
+		seen[m.Stream] = true
+	}
+	msgs = append(msgs, g.Drain()...)
+	planted := map[string]bool{}
+	for _, m := range msgs {
+		if m.Fault != "" {
+			planted[m.Fault.Rule()+" "+m.Stream] = true
+		}
+	}
+	publish := func(ms []gen.Message) {
+		t.Helper()
+		for _, m := range ms {
+			if _, err := js.Publish(ctx, "agent."+m.Stream, m.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir := t.TempDir()
+	listen := freeAddr(t)
+	findings := filepath.Join(dir, "findings.jsonl")
+	cfg := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - {name: mesh, type: nats, url: %q, jetstream: [{stream: E2A}], positions: %q}
+outputs:
+  findings: {path: %q}
+  log: {path: %q}
+`, listen, url, filepath.Join(dir, "cursors.json"), findings, filepath.Join(dir, "records.jsonl"))), 0o644)
+
+	cmd := startProcess(t, cfg)
+	waitReady(t, listen)
+	pollUntil(t, "the tap's consumer", 10*time.Second, func() bool {
+		return sumMetric(scrapeQuiet(listen), "e2atap_tap_up{", `tap="mesh"`) == 1 && sumMetric(scrapeQuiet(listen), "e2atap_tap_upstream_up{", `tap="mesh"`) == 1
+	})
+	time.Sleep(300 * time.Millisecond) // the consumer is created after the connection
+	half := len(msgs) / 2
+	publish(msgs[:half])
+	pollUntil(t, "the first half judged", 30*time.Second, func() bool { return recordsJudged(scrapeQuiet(listen), "mesh") >= float64(half) })
+	time.Sleep(1500 * time.Millisecond) // a save (1s) after the last record was written out
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	down := half + len(msgs)/5
+	publish(msgs[half:down]) // stored while the sidecar is down
+	cmd, stderr := startProcessArgs(t, cfg)
+	waitReady(t, listen)
+	publish(msgs[down:])
+	pollUntil(t, "every message read", 30*time.Second, func() bool {
+		return tapMessages(scrapeQuiet(listen), "mesh") >= float64(len(msgs)-half)
+	})
+	time.Sleep(time.Second)
+	stopProcess(t, cmd)
+
+	got := findingSet(t, findings)
+	var falses, missed []string
+	for k := range got {
+		if !planted[k] {
+			falses = append(falses, k)
+		}
+	}
+	for k := range planted {
+		if !got[k] {
+			missed = append(missed, k)
+		}
+	}
+	sort.Strings(falses)
+	sort.Strings(missed)
+	if len(missed) > 0 {
+		t.Errorf("%d of %d planted violations not found: %v", len(missed), len(planted), missed[:min(5, len(missed))])
+	}
+	if len(falses) > 0 {
+		t.Errorf("%d false findings: %v", len(falses), falses[:min(5, len(falses))])
+	}
+	if resumed := stderr.lines("jetstream stream read on from its saved cursor"); len(resumed) != 1 {
+		t.Errorf("%d lines of a resume from the saved cursor, want 1", len(resumed))
+	}
+	reread := 0.0
+	if stopped := stderr.lines("e2atap stopped"); len(stopped) == 1 {
+		reread, _ = stopped[0]["reread_skipped"].(float64)
+	}
+	if reread == 0 {
+		t.Error("the restarted run recognised no record of its record log: it did not read the streams open at the crash again")
+	}
+	if !t.Failed() {
+		t.Logf("%d messages, %d planted violations, all found; %d stored while the sidecar was down, %.0f read again silently", len(msgs), len(planted), down-half, reread)
+	}
 }

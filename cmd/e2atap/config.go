@@ -75,11 +75,13 @@ type TapConfig struct {
 	// mutual TLS, server_name, insecure_skip_verify).
 	TLS tlsfiles.Files `yaml:"tls"`
 	// logdir
-	Paths        []string `yaml:"paths"`
-	Positions    string   `yaml:"positions"`
-	MaxLineBytes int      `yaml:"max_line_bytes"`
-	StartAt      string   `yaml:"start_at"`
-	MaxOpenFiles int      `yaml:"max_open_files"`
+	Paths []string `yaml:"paths"`
+	// Positions: a logdir tap's positions file, a nats tap's JetStream
+	// cursors file.
+	Positions    string `yaml:"positions"`
+	MaxLineBytes int    `yaml:"max_line_bytes"`
+	StartAt      string `yaml:"start_at"`
+	MaxOpenFiles int    `yaml:"max_open_files"`
 	// nats
 	URL       string            `yaml:"url"`
 	Subjects  []string          `yaml:"subjects"`
@@ -96,6 +98,9 @@ type TapConfig struct {
 	Regex   bool     `yaml:"regex"`
 	Group   string   `yaml:"group"`
 	Start   string   `yaml:"start"`
+	// Isolation: read_committed (default) or read_uncommitted, what the
+	// tap reads of transactional producers.
+	Isolation string `yaml:"isolation"`
 	// CommitInterval: how often offsets are committed (default 5s).
 	CommitInterval time.Duration `yaml:"commit_interval"`
 	// SessionTimeout: how long the group waits for a silent replica
@@ -137,8 +142,8 @@ type JetStreamConfig struct {
 var tapKeys = map[string][]string{
 	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
-	"nats":   {"url", "subjects", "queue", "jetstream", "pending_bytes", "max_message_bytes", "tls", "auth"},
-	"kafka":  {"brokers", "topics", "regex", "group", "start", "commit_interval", "session_timeout", "tls", "sasl"},
+	"nats":   {"url", "subjects", "queue", "jetstream", "positions", "pending_bytes", "max_message_bytes", "tls", "auth"},
+	"kafka":  {"brokers", "topics", "regex", "group", "start", "isolation", "commit_interval", "session_timeout", "tls", "sasl"},
 }
 
 // OutputsConfig: where findings and the redacted log go.
@@ -468,6 +473,11 @@ func (c *Config) validate() Problems {
 			}
 			if len(t.Topics) == 0 {
 				add(key+".topics", "%s: topics: at least one topic (or regex) is needed", where)
+			}
+			switch t.Isolation {
+			case "", kafkatap.ReadCommitted, kafkatap.ReadUncommitted:
+			default:
+				add(key+".isolation", "%s: isolation: %q is not %s (the default: what was committed, as the topic's consumers read it) or %s (aborted transactions' records too)", where, t.Isolation, kafkatap.ReadCommitted, kafkatap.ReadUncommitted)
 			}
 			if t.CommitInterval < 0 || t.SessionTimeout < 0 {
 				add(key+".commit_interval", "%s: commit_interval and session_timeout must be positive (or unset: 5s, the client's 45s)", where)

@@ -167,13 +167,16 @@ func (c *Config) checkHost(mode checkMode) Problems {
 		if t.Name != "" {
 			where = fmt.Sprintf("taps[%d] (%s)", i, t.Name)
 		}
-		if t.Type != "logdir" {
+		if t.Type != "logdir" && t.Type != "nats" {
 			continue
 		}
 		if t.Positions != "" {
 			if err := checkWritableFile(t.Positions, true); err != nil {
 				add(key+".positions", mode == atStart, "%s: positions: %q: %v", where, t.Positions, err)
 			}
+		}
+		if t.Type != "logdir" {
+			continue
 		}
 		for j, p := range t.Paths {
 			// The tap waits for files to appear, not for their directory.

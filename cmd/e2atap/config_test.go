@@ -52,7 +52,7 @@ listen: 9464
 taps:
   - {name: "agent ws", type: ws, listen: 127.0.0.1:1, upstream: http://x}
   - {name: mesh, type: nats, url: "nats://user:hunter2@host:4222"}
-  - {type: kafka, session_timeout: -1s}
+  - {type: kafka, session_timeout: -1s, isolation: committed}
 memory: {budget_bytes: 1000}
 shutdown_timeout: 0s
 `))
@@ -63,7 +63,7 @@ shutdown_timeout: 0s
 	if err == nil {
 		t.Fatal("an invalid configuration validated")
 	}
-	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:", "session_timeout must be positive", "memory.budget_bytes: 1000", "shutdown_timeout: 0s, want a positive duration"} {
+	for _, w := range []string{"profile:", "listen:", `name "agent ws"`, "upstream:", "subjects or jetstream", "taps[2]: name is missing", "brokers:", "topics:", "session_timeout must be positive", `isolation: "committed" is not read_committed`, "memory.budget_bytes: 1000", "shutdown_timeout: 0s, want a positive duration"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("Validate does not report %q:\n%v", w, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	kafkatap "github.com/e2atap/e2atap/tap/kafka"
+	natstap "github.com/e2atap/e2atap/tap/nats"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -234,6 +235,23 @@ func (s *sidecar) syncOpen(ctx context.Context, tapName string) (kafkatap.OpenFi
 	}
 	return func(topic string, partition int32) (int64, bool) {
 		off, ok := open[validate.KafkaPartition{Tap: tapName, Topic: topic, Partition: partition}]
+		return off, ok
+	}, nil
+}
+
+// syncOpenJS is syncOpen for a nats tap's JetStream cursors: per stream
+// (the Partition its messages carry), the first sequence of the oldest
+// stream still open.
+func (s *sidecar) syncOpenJS(ctx context.Context, tapName string) (natstap.OpenFirst, error) {
+	open, err := s.live.SyncOpen(ctx, tapName)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.syncOutputs(); err != nil {
+		return nil, err
+	}
+	return func(partition int32) (int64, bool) {
+		off, ok := open[validate.KafkaPartition{Tap: tapName, Partition: partition}]
 		return off, ok
 	}, nil
 }

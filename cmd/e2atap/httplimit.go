@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -27,17 +29,25 @@ const httpIdleTimeout = 30 * time.Second
 // ever.
 const httpWriteTimeout = 30 * time.Second
 
-// limitListener accepts at most n connections open at once.
+// limitListener accepts at most n connections open at once, and retries
+// a failed accept itself (descriptors run out: EMFILE, ENFILE), logged
+// when it starts failing and when it accepts again: net/http logged every
+// retry, a line a second or faster for as long as it lasted.
 type limitListener struct {
 	net.Listener
 	slots chan struct{}
 	done  chan struct{}
 	once  sync.Once
+	log   *slog.Logger
 }
 
-func newLimitListener(l net.Listener, n int) *limitListener {
-	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{})}
+func newLimitListener(l net.Listener, n int, logger *slog.Logger) *limitListener {
+	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{}), log: logger}
 }
+
+// maxAcceptDelay is the longest wait between two failed accepts (net/http's
+// own).
+const maxAcceptDelay = time.Second
 
 func (l *limitListener) Accept() (net.Conn, error) {
 	select {
@@ -45,12 +55,51 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	case <-l.done:
 		return nil, net.ErrClosed
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
+	var (
+		failures int
+		since    time.Time
+		delay    time.Duration
+	)
+	for {
+		c, err := l.Listener.Accept()
+		if err == nil {
+			if failures > 0 {
+				l.log.Info("the HTTP listener accepts again", "failed_accepts", failures, "for", time.Since(since).Round(time.Millisecond).String())
+			}
+			return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+		}
+		select {
+		case <-l.done:
+			err = net.ErrClosed
+		default:
+		}
+		if errors.Is(err, net.ErrClosed) || !retryAccept(err) {
+			<-l.slots
+			return nil, err
+		}
+		if failures++; failures == 1 {
+			since = time.Now()
+			l.log.Warn("the HTTP listener cannot accept; retrying with backoff, logged again when it accepts (its clients wait in the listen backlog)", "err", err)
+		}
+		delay = min(max(2*delay, 5*time.Millisecond), maxAcceptDelay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-l.done:
+			t.Stop()
+			<-l.slots
+			return nil, net.ErrClosed
+		}
 	}
-	return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+}
+
+// retryAccept reports whether a failed accept is worth retrying: the
+// process or the system is out of descriptors (or memory for a socket),
+// or the client hung up before it was accepted. net/http retries the same
+// ones (a net.Error that is Temporary).
+func retryAccept(err error) bool {
+	var ne interface{ Temporary() bool }
+	return errors.As(err, &ne) && ne.Temporary()
 }
 
 // Close also ends an Accept waiting for a slot (the server's Shutdown

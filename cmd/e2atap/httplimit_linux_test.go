@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -71,4 +73,84 @@ taps:
 		t.Errorf("%d connections served at once, want at most %d", answered.Load(), maxHTTPConns)
 	}
 	stopProcess(t, cmd) // with the clients still there: Shutdown ends an Accept waiting for a slot
+}
+
+// TestHTTPAcceptFailuresLoggedOnce: the process runs out of descriptors
+// (RLIMIT_NOFILE 128 by prlimit, 200 connections held open on the ws tap's
+// port) while a client of the metrics port waits. The HTTP listener's
+// failed accepts are logged once when they start and once when it accepts
+// again, with their count; net/http logged each retry ("http: Accept
+// error: ... too many open files; retrying in 1s"), a line a second or
+// faster for as long as it lasted.
+func TestHTTPAcceptFailuresLoggedOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, _ := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+`, listen, wsListen, upstream)), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath)
+	waitReady(t, listen)
+	lim := unix.Rlimit{Cur: 128, Max: 128}
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Connections that never send a handshake: the ws tap holds each
+	// (handshake_timeout 60s) until the descriptors run out; the rest wait
+	// in its backlog.
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range 200 {
+		c, err := net.Dial("tcp", wsListen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	pollUntil(t, "the ws tap to run out of descriptors", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "ws: accept failed")
+	})
+	// A scrape waits in the metrics port's backlog while its accepts fail.
+	scraped := make(chan error, 1)
+	go func() {
+		c := http.Client{Timeout: 30 * time.Second}
+		resp, err := c.Get("http://" + listen + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		scraped <- err
+	}()
+	pollUntil(t, "the HTTP listener's accepts to fail", 20*time.Second, func() bool {
+		s := stderr.String()
+		return strings.Contains(s, "Accept error") || strings.Contains(s, "the HTTP listener cannot accept")
+	})
+	time.Sleep(500 * time.Millisecond) // retries 5 ms apart, then 10, 20, ...
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	if err := <-scraped; err != nil {
+		t.Fatalf("the scrape that waited: %v", err)
+	}
+	stopProcess(t, cmd)
+	if n := strings.Count(stderr.String(), "Accept error"); n > 0 {
+		t.Errorf("net/http logged %d accept errors, want them logged once by the listener", n)
+	}
+	failing, again := stderr.lines("the HTTP listener cannot accept; retrying with backoff, logged again when it accepts (its clients wait in the listen backlog)"), stderr.lines("the HTTP listener accepts again")
+	if len(failing) != 1 || len(again) != 1 {
+		t.Fatalf("%d lines when the accepts began failing and %d when they worked again, want 1 each", len(failing), len(again))
+	}
+	if n, _ := again[0]["failed_accepts"].(float64); n < 2 {
+		t.Errorf("failed_accepts %v, want the retries counted", again[0]["failed_accepts"])
+	}
 }

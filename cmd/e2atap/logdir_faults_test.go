@@ -210,6 +210,67 @@ func TestRunLogdirOversizeLine(t *testing.T) {
 	}
 }
 
+// TestRunLogdirCrashResidue: a writer that crashed leaves NUL bytes where
+// its last writes were (a preallocated or extended tail whose data never
+// reached the disk; a record torn by them), and appends after them when it
+// comes back. The NULs are no record (JSON holds no raw NUL): what they
+// replaced is a loss, counted, before the line after them, which is judged
+// as the record it is; the streams open at the crash are not judged across
+// it (no missing_final at their idle timeout). A run of NULs longer than
+// max_line_bytes takes the record after it along, as a loss too. Before:
+// each was an e2a.decode finding, the record after the NULs was lost
+// within it, and the open streams were reported missing_final.
+func TestRunLogdirCrashResidue(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	path := filepath.Join(logs, "agent.jsonl")
+	cfg := DefaultConfig()
+	cfg.Listen = freeAddr(t)
+	cfg.Streams.IdleTimeout = 300 * time.Millisecond
+	cfg.Outputs.Findings.Path = filepath.Join(dir, "findings.jsonl")
+	cfg.Taps = []TapConfig{{Name: "agent-logs", Type: "logdir", Paths: []string{filepath.Join(logs, "*.jsonl")},
+		Positions: filepath.Join(dir, "pos.json"), MaxLineBytes: 4096}}
+	live := &findingSink{}
+	sc, stop := startSidecar(t, cfg, live)
+	stats := sc.taps[0].stats
+
+	// All in one write, so that the records' capture times (and so their
+	// streams' idle timeouts) do not depend on when the tailer reads.
+	var file strings.Builder
+	add := func(lines []string) { file.WriteString(strings.Join(lines, "\n") + "\n") }
+	torn := e2aStream("torn", 0, 4, true, true)
+	add(append(torn[:3], e2aStream("cut", 0, 2, true, false)...))
+	crash := func(nuls int, after []string) {
+		// torn's next record, cut short by the crash, then its lost tail.
+		file.WriteString(torn[3][:40] + strings.Repeat("\x00", nuls))
+		add(after)
+	}
+	crash(300, e2aStream("after", 0, 3, true, true))
+	crash(5000, e2aStream("later", 0, 3, false, true)) // the NULs and later's sequence 0: one line over the limit
+	add(e2aStream("planted", 0, 4, true, true, 2))
+	if err := os.WriteFile(path, []byte(file.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, "the planted gap", 10*time.Second, func() bool {
+		for _, k := range live.keys() {
+			if k == "e2a.seq_gap planted" {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(time.Second) // torn and cut idle past their timeout
+	stop()
+
+	if got := live.keys(); len(got) != 1 || got[0] != "e2a.seq_gap planted" {
+		t.Errorf("findings %v, want only the planted seq_gap", got)
+	}
+	if n := stats.Drops[tap.DropUpstreamGap].Load(); n != 2 {
+		t.Errorf("%d losses, want one for each crash", n)
+	}
+}
+
 // TestRunLogdirCorruptPositions (issue 8, fault c): a corrupt positions
 // file no longer stops the sidecar (before: `run` exited 1 with "positions
 // file is corrupt: EOF", taking every other tap with it). The tap moves it

@@ -313,7 +313,11 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "e2atap_trace_spans_failed_total",
 			Help: "Stream spans lost to failed OTLP exports (a collector down, refusing or not answering within OTEL_EXPORTER_OTLP_TIMEOUT).",
-		}, func() float64 { return float64(s.tracer.Stats().ExportFailed) }))
+		}, func() float64 { return float64(s.tracer.Stats().ExportFailed) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "e2atap_trace_spans_dropped_total",
+			Help: "Stream spans dropped because OTEL_BSP_MAX_QUEUE_SIZE spans (default 8192) waited for export already (a collector slower than the streams end).",
+		}, func() float64 { return float64(s.tracer.Stats().Dropped) }))
 
 	s.reloadM = newReloadMetrics(s.reg)
 	outs, err := openOutputs(cfg.Outputs, stdout)
@@ -386,7 +390,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s.listener = newLimitListener(s.listener, maxHTTPConns) // under TLS: the server sees *tls.Conn
+	s.listener = newLimitListener(s.listener, maxHTTPConns, logger.With("component", "http")) // under TLS: the server sees *tls.Conn
 	if cfg.TLS.Enabled() {
 		if s.listener, err = s.tlsListener(s.listener); err != nil {
 			s.listener.Close()
@@ -546,6 +550,11 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		}
 		c.TLS, c.Auth = t.TLS, t.natsAuth()
 		c.Budget = s.budget
+		// Durability order: cursors are saved only once what was read is
+		// judged and in the record log (durable.go).
+		c.Positions = t.Positions
+		name := t.Name
+		c.BeforeSave = func(ctx context.Context) (natstap.OpenFirst, error) { return s.syncOpenJS(ctx, name) }
 		src, err = natstap.New(c, stats, log)
 	case "kafka":
 		c := kafkatap.DefaultConfig()
@@ -555,6 +564,9 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		}
 		if t.Start != "" {
 			c.Start = t.Start
+		}
+		if t.Isolation != "" {
+			c.Isolation = t.Isolation
 		}
 		if t.CommitInterval > 0 {
 			c.CommitInterval = t.CommitInterval
@@ -592,9 +604,10 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			if tapName == "" {
 				tapName = name
 			}
-			if m.Pos.Kind == tap.PosKafka {
-				// A partition handed over to another consumer: its
-				// streams are dropped, no other is touched.
+			if m.Pos.Kind == tap.PosKafka || (m.Pos.Kind == tap.PosSubject && m.Pos.Partition > 0) {
+				// A partition (a JetStream stream) handed over to its
+				// next reader: its streams are dropped, no other is
+				// touched.
 				return s.live.Handover(ctx, tapName, m.Pos.Name, m.Pos.Partition, m.Time)
 			}
 			s.resume.lost(tapName, m.Conn)
@@ -643,10 +656,7 @@ func (s *sidecar) Run(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	bound := time.Duration(s.shutdownTimeout.Load())
-	if bound <= 0 { // a Config not from DefaultConfig (demo, tests)
-		bound = DefaultConfig().ShutdownTimeout
-	}
+	bound := s.stopBound()
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	select {
@@ -659,6 +669,20 @@ func (s *sidecar) Run(ctx context.Context) error {
 		return fmt.Errorf("the drain did not end within shutdown_timeout %s", bound)
 	}
 }
+
+// stopBound is shutdown_timeout, as Run reads it when ctx ends.
+func (s *sidecar) stopBound() time.Duration {
+	bound := time.Duration(s.shutdownTimeout.Load())
+	if bound <= 0 { // a Config not from DefaultConfig (demo, tests)
+		bound = DefaultConfig().ShutdownTimeout
+	}
+	return bound
+}
+
+// traceStopWait bounds the export of the last spans at a stop: a
+// collector that takes them in time takes them well within it (the
+// exporter's own default timeout).
+const traceStopWait = 10 * time.Second
 
 func (s *sidecar) run(ctx context.Context) error {
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout,
@@ -693,6 +717,10 @@ func (s *sidecar) run(ctx context.Context) error {
 		}()
 	}
 	<-gctx.Done()
+	// What is left of shutdown_timeout (Run's bound) when the last
+	// outputs close, with a margin for the rest of the stop.
+	bound := s.stopBound()
+	stopBy := time.Now().Add(bound - min(time.Second, bound/5))
 	s.reloading.Wait() // no reload starts or stops taps from here on
 	s.tapsWG.Wait()
 	<-flushDone
@@ -702,7 +730,10 @@ func (s *sidecar) run(ctx context.Context) error {
 
 	var errs []error
 	errs = append(errs, s.outs.Load().close())
-	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A collector that does not answer loses the spans not exported
+	// yet (counted, logged by the tracer), and does not hold the stop
+	// past shutdown_timeout.
+	shutCtx, cancel := context.WithTimeout(context.Background(), min(time.Until(stopBy), traceStopWait))
 	defer cancel()
 	errs = append(errs, s.tracer.Shutdown(shutCtx))
 	s.observe.Close()
@@ -714,7 +745,9 @@ func (s *sidecar) run(ctx context.Context) error {
 	for _, n := range st.Findings {
 		findings += n
 	}
-	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount())
+	ts := s.tracer.Stats()
+	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount(),
+		"trace_spans", ts.Spans, "trace_spans_failed", ts.ExportFailed, "trace_spans_dropped", ts.Dropped)
 	return errors.Join(errs...)
 }
 

@@ -245,6 +245,7 @@ type kafkaHarness struct {
 	brokers []string
 	dir     string
 	prod    *kgo.Client
+	cluster *kfake.Cluster
 }
 
 func newKafkaHarness(t *testing.T) *kafkaHarness {
@@ -255,7 +256,7 @@ func newKafkaHarness(t *testing.T) *kafkaHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	h.brokers = cluster.ListenAddrs()
+	h.cluster, h.brokers = cluster, cluster.ListenAddrs()
 	if h.prod, err = kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil))); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -326,5 +327,79 @@ func (p *runProc) wait(t *testing.T) error {
 	case <-time.After(60 * time.Second):
 		t.Fatal("e2atap still running 60s after SIGTERM")
 		return nil
+	}
+}
+
+// TestSilentCollectorLosesSpansCounted: the OTLP collector accepts TCP
+// connections and never answers. The SDK's queue (OTEL_BSP_MAX_QUEUE_SIZE
+// 4) fills behind the export that hangs: the spans it has no room for are
+// dropped and counted (e2atap_trace_spans_dropped_total; the SDK dropped
+// them silently). SIGTERM then waits for the last export only as long as
+// shutdown_timeout leaves: the spans still queued are counted as failed,
+// and the stop is clean (exit 0). Before: the stop waited 10 s for the
+// collector and exited 1 ("context deadline exceeded"), or was cut by
+// shutdown_timeout first, exit 1 too.
+func TestSilentCollectorLosesSpansCounted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn // kept open, never answered
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+			go io.Copy(io.Discard, c)
+		}
+	}()
+	dir := t.TempDir()
+	upstream, _ := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+shutdown_timeout: 3s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+`, listen, wsListen, upstream)), 0o644)
+	const queue, streams = 4, 20
+	cmd, stderr := startE2atap(t, append(otlpEnv("http://"+silent.Addr().String()), fmt.Sprintf("OTEL_BSP_MAX_QUEUE_SIZE=%d", queue)),
+		"run", "--config", cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+	c := dialWS(t, wsListen)
+	for i := range streams {
+		roundTrip(t, c, e2aStream(fmt.Sprintf("s-%d", i), 0, 0, false, true)[0])
+	}
+	// The first export hangs with at most queue spans; the rest find no
+	// room (an export gives up only after 10 s, OTEL_EXPORTER_OTLP_TIMEOUT).
+	pollUntil(t, "the spans past the queue counted as dropped", 20*time.Second, func() bool {
+		return sumMetric(scrape(t, listen), "e2atap_trace_spans_dropped_total", "") >= streams-queue
+	})
+	c.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	awaitExit(t, cmd) // exit 0
+	stopped := stderr.lines("e2atap stopped")
+	if len(stopped) != 1 {
+		t.Fatalf("%d \"e2atap stopped\" lines", len(stopped))
+	}
+	got := func(k string) float64 { n, _ := stopped[0][k].(float64); return n }
+	if got("trace_spans") != streams || got("trace_spans_dropped") != streams-queue || got("trace_spans_failed") != queue {
+		t.Errorf("stopped with %v spans, %v dropped, %v failed; want %d, %d (past the queue), %d (queued when the stop gave up)",
+			got("trace_spans"), got("trace_spans_dropped"), got("trace_spans_failed"), streams, streams-queue, queue)
+	}
+	if cut := stderr.lines("trace export cut short by the stop: the spans not exported yet are lost"); len(cut) != 1 {
+		t.Errorf("%d log lines of the spans lost at the stop, want 1", len(cut))
 	}
 }

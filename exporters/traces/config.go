@@ -44,8 +44,9 @@ type Config struct {
 	// MaxFindings bounds the finding events kept per span; the rest are
 	// counted in the e2atap.findings_dropped attribute.
 	MaxFindings int
-	// QueueSize is the batch processor's span queue; spans beyond it are
-	// dropped, never waited for.
+	// QueueSize bounds the spans ended and not yet exported (queued, or
+	// in the batch being exported); spans beyond it are dropped and
+	// counted (Stats.Dropped), never waited for. OTEL_BSP_MAX_QUEUE_SIZE.
 	QueueSize int
 	// Redactor is the process's redaction policy: every attribute and
 	// event value taken from a record (ids, session, channel, method,
@@ -241,6 +242,17 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			bad(name, v, "want milliseconds")
 		} else {
 			c.Timeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+
+	if v := env("OTEL_BSP_MAX_QUEUE_SIZE"); v != "" {
+		// The SDK's own variable, which an explicit queue size would
+		// otherwise override.
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			bad("OTEL_BSP_MAX_QUEUE_SIZE", v, "want a number of spans > 0")
+		} else {
+			c.QueueSize = n
 		}
 	}
 

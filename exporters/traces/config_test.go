@@ -50,6 +50,7 @@ func TestFromEnv(t *testing.T) {
 				"OTEL_SERVICE_NAME":                  "sidecar",
 				"OTEL_TRACES_SAMPLER":                "parentbased_traceidratio",
 				"OTEL_TRACES_SAMPLER_ARG":            "0.25",
+				"OTEL_BSP_MAX_QUEUE_SIZE":            "100",
 			},
 			want: with(func(c *Config) {
 				c.Endpoint = "https://collector:4317"
@@ -59,6 +60,7 @@ func TestFromEnv(t *testing.T) {
 				c.ServiceName = "sidecar"
 				c.ResourceAttributes = map[string]string{"deployment.environment": "prod"}
 				c.Ratio = 0.25
+				c.QueueSize = 100
 			})},
 		{name: "always_off keeps flagged streams only",
 			env:  map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c/v1/traces", "OTEL_TRACES_SAMPLER": "always_off"},
@@ -72,10 +74,11 @@ func TestFromEnv(t *testing.T) {
 				"OTEL_TRACES_SAMPLER_ARG":     "2",
 				"OTEL_EXPORTER_OTLP_TIMEOUT":  "soon",
 				"OTEL_EXPORTER_OTLP_HEADERS":  "secretvalue",
+				"OTEL_BSP_MAX_QUEUE_SIZE":     "0",
 			},
 			want: def,
 			wantErr: []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
-				"OTEL_TRACES_SAMPLER_ARG", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_HEADERS"}},
+				"OTEL_TRACES_SAMPLER_ARG", "OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_BSP_MAX_QUEUE_SIZE"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

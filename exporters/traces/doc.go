@@ -44,8 +44,10 @@
 // Concurrency: every method of *Tracer is safe for concurrent use. The
 // per-stream state is sharded by stream key, each shard behind its own
 // mutex, and bounded (Config.MaxStreams; the stalest entries are evicted
-// and counted). Export runs in the SDK's batch processor goroutine, which
-// drops spans rather than block the engine when its queue is full; Shutdown
-// flushes it and waits for it. A disabled Tracer (no endpoint configured)
+// and counted). Export runs in the SDK's batch processor goroutine; a span
+// that finds Config.QueueSize spans waiting for export is dropped and
+// counted (Stats.Dropped) rather than block the engine. Shutdown flushes
+// the queue and waits for it as long as its context allows; what is not
+// exported by then is counted as failed. A disabled Tracer (no endpoint configured)
 // does nothing and keeps no state.
 package traces

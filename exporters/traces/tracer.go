@@ -40,7 +40,8 @@ type Stats struct {
 	SampledOut   uint64 // clean successful streams not exported (ratio)
 	Evicted      uint64 // per-stream states evicted because the table was full
 	Exported     uint64 // spans the exporter accepted
-	ExportFailed uint64 // spans lost to export errors
+	ExportFailed uint64 // spans lost to export errors, or not exported by the end of Shutdown
+	Dropped      uint64 // spans dropped because QueueSize spans waited for export already
 }
 
 // Tracer is the trace sink. Build it with New.
@@ -55,8 +56,16 @@ type Tracer struct {
 	per    int // state entries per shard
 	shards [numShards]shard
 
-	spans, sampledOut, evicted, exported, exportFailed atomic.Uint64
-	shutdown                                           atomic.Bool
+	spans, sampledOut, evicted, exported, exportFailed, dropped atomic.Uint64
+	shutdown                                                    atomic.Bool
+	// pending counts the spans handed to the batch processor and not yet
+	// through an export (queued, or in the batch being exported): the
+	// queue's bound is kept here, where a drop can be counted (the SDK's
+	// own drops are silent). cut is set when Shutdown gave up on them:
+	// they are counted failed then, and an export ending after is not
+	// counted again.
+	pending atomic.Int64
+	cut     atomic.Bool
 	// failing: the last export failed; failedAt is exportFailed when it
 	// began (the failure is logged when it begins and when it ends).
 	failing  atomic.Bool
@@ -110,9 +119,13 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Tracer, error) 
 	for k, v := range cfg.ResourceAttributes {
 		attrs = append(attrs, attribute.String(k, v))
 	}
+	// The batch processor's queue is as long as the bound that
+	// boundedProcessor keeps on pending (which counts its batch too), so
+	// it never drops a span itself: every drop is counted.
+	bsp := sdktrace.NewBatchSpanProcessor(&countingExporter{SpanExporter: exp, t: t},
+		sdktrace.WithMaxQueueSize(cfg.QueueSize))
 	t.tp = sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(&countingExporter{SpanExporter: exp, t: t},
-			sdktrace.WithMaxQueueSize(cfg.QueueSize))),
+		sdktrace.WithSpanProcessor(&boundedProcessor{SpanProcessor: bsp, t: t, limit: int64(cfg.QueueSize)}),
 		// The decision is ours, taken at the end of the stream.
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithIDGenerator(idGen{}),
@@ -146,14 +159,24 @@ func (t *Tracer) Shutdown(ctx context.Context) error {
 	if t.shutdown.Swap(true) {
 		return ErrShutdown
 	}
-	return t.tp.Shutdown(ctx)
+	err := t.tp.Shutdown(ctx)
+	if ctx.Err() != nil && t.cut.CompareAndSwap(false, true) {
+		// The collector did not take the last spans in time (it does
+		// not answer, or too slowly): they are lost, counted as failed
+		// exports, and the stop goes on.
+		lost := max(t.pending.Load(), 0)
+		t.exportFailed.Add(uint64(lost))
+		t.log.Warn("trace export cut short by the stop: the spans not exported yet are lost", "spans_lost", lost, "err", ctx.Err())
+		return nil
+	}
+	return err
 }
 
 // Stats returns the counters.
 func (t *Tracer) Stats() Stats {
 	return Stats{
 		Spans: t.spans.Load(), SampledOut: t.sampledOut.Load(), Evicted: t.evicted.Load(),
-		Exported: t.exported.Load(), ExportFailed: t.exportFailed.Load(),
+		Exported: t.exported.Load(), ExportFailed: t.exportFailed.Load(), Dropped: t.dropped.Load(),
 	}
 }
 
@@ -166,7 +189,12 @@ type countingExporter struct {
 }
 
 func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
+	err := e.SpanExporter.ExportSpans(ctx, spans)
+	e.t.pending.Add(-int64(len(spans)))
+	if e.t.cut.Load() {
+		return nil // counted failed by Shutdown already
+	}
+	if err != nil {
 		n := e.t.exportFailed.Add(uint64(len(spans)))
 		if !e.t.failing.Swap(true) {
 			// Once, not every batch (a collector down logged several a
@@ -181,6 +209,29 @@ func (e *countingExporter) ExportSpans(ctx context.Context, spans []sdktrace.Rea
 		e.t.log.Info("trace export works again", "spans_lost", e.t.exportFailed.Load()-e.t.failedAt.Load())
 	}
 	return nil
+}
+
+// boundedProcessor is the batch processor with its queue bounded where a
+// drop is counted: at most limit spans wait for export (Tracer.pending);
+// a span past it is dropped (Stats.Dropped) instead of given to the batch
+// processor, which would drop it without a count.
+type boundedProcessor struct {
+	sdktrace.SpanProcessor
+	t     *Tracer
+	limit int64
+}
+
+func (p *boundedProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	if !s.SpanContext().IsSampled() {
+		p.SpanProcessor.OnEnd(s) // not queued by the batch processor
+		return
+	}
+	if p.t.pending.Add(1) > p.limit {
+		p.t.pending.Add(-1)
+		p.t.dropped.Add(1)
+		return
+	}
+	p.SpanProcessor.OnEnd(s)
 }
 
 // stream is what the Tracer remembers of one stream until it ends. The

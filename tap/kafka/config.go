@@ -26,6 +26,14 @@ type Config struct {
 	// Start is where a partition with no committed offset for Group starts:
 	// "latest" (only new records) or "earliest".
 	Start string
+	// Isolation is what the tap reads of transactional producers:
+	// "read_committed" (the default) reads what was committed, once, as
+	// every consumer of such a topic does; "read_uncommitted" reads every
+	// record written, those of aborted transactions too (a batch retried
+	// in a new transaction is then read twice). Either way, transaction
+	// markers (control records) are never emitted, and the offsets they
+	// and aborted records take are no loss.
+	Isolation string
 	// ClientID identifies the tap to the brokers.
 	ClientID string
 	// MaxPollRecords bounds the records taken per poll (and so how long
@@ -79,6 +87,12 @@ type Config struct {
 	SASL SASL
 }
 
+// Config.Isolation's values.
+const (
+	ReadCommitted   = "read_committed"
+	ReadUncommitted = "read_uncommitted"
+)
+
 // OpenFirst says, for one partition, the offset of the first record of the
 // oldest stream the engine still holds open from it (ok false: none).
 type OpenFirst func(topic string, partition int32) (offset int64, ok bool)
@@ -89,6 +103,7 @@ func DefaultConfig() Config {
 	return Config{
 		Group:          "e2atap",
 		Start:          "latest",
+		Isolation:      ReadCommitted,
 		ClientID:       "e2atap",
 		HealthInterval: 5 * time.Second,
 		CommitInterval: 5 * time.Second,
@@ -102,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Start == "" {
 		c.Start = d.Start
+	}
+	if c.Isolation == "" {
+		c.Isolation = d.Isolation
 	}
 	if c.ClientID == "" {
 		c.ClientID = d.ClientID
@@ -163,6 +181,11 @@ func (c Config) Validate() error {
 	case "", "latest", "earliest":
 	default:
 		bad("start %q: want latest or earliest", c.Start)
+	}
+	switch c.Isolation {
+	case "", ReadCommitted, ReadUncommitted:
+	default:
+		bad("isolation %q: want %s or %s", c.Isolation, ReadCommitted, ReadUncommitted)
 	}
 	if c.MaxPollRecords < 0 {
 		bad("max_poll_records is negative (%d)", c.MaxPollRecords)

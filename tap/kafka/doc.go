@@ -19,6 +19,14 @@
 // byte as it reads the record; the tap never reads a value (on a catch-up,
 // a first look at each record from the tap's core cost 4 % of the CPU, a
 // cache miss the engine then took again on its own core).
+// Records of transactional producers are read as their consumers read
+// them (Config.Isolation, read_committed by default): what was committed,
+// once; an aborted transaction's records (a batch the producer retried in
+// a new one, the exactly-once pattern) are not emitted, nor are the
+// transaction markers (control records), which the tap reads and skips so
+// that its commits and Stats.Lag move past them. The offsets those take, and the
+// ones a compacted topic left out, are no loss: the tap never reads a loss
+// into a jump of offsets.
 // Keys and headers are not passed on. Pos is tap.PosKafka with Name = the
 // topic, Partition and Offset; Time is when the tap received the record.
 // Topics are named (Config.Topics) or, with Config.Regex, matched by regular

@@ -181,11 +181,11 @@ func TestOtherGroupsUntouched(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	err := Config{Brokers: []string{"nohost", ":9"}, Topics: []string{"a", "a", "b c", ""}, Start: "middle", MaxPollRecords: -1}.Validate()
+	err := Config{Brokers: []string{"nohost", ":9"}, Topics: []string{"a", "a", "b c", ""}, Start: "middle", Isolation: "read_some", MaxPollRecords: -1}.Validate()
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, w := range []string{"name is empty", `broker "nohost"`, `broker ":9"`, `topic "a" listed twice`, `topic "b c"`, "empty topic", `start "middle"`, "max_poll_records"} {
+	for _, w := range []string{"name is empty", `broker "nohost"`, `broker ":9"`, `topic "a" listed twice`, `topic "b c"`, "empty topic", `start "middle"`, `isolation "read_some"`, "max_poll_records"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error does not mention %q:\n%v", w, err)
 		}

@@ -108,6 +108,14 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		kgo.ConsumerGroup(t.cfg.Group),
 		kgo.ConsumeTopics(t.cfg.Topics...),
 		kgo.ConsumeResetOffset(start),
+		// What a consumer of a transactional topic sees: an aborted
+		// transaction's records (a batch the producer retried in a new
+		// one) would be judged twice, or as streams never sent.
+		kgo.FetchIsolationLevel(isolation(t.cfg.Isolation)),
+		// Transaction markers are read (and skipped in poll), so that the
+		// commit and the lag move past them: one after the last record
+		// of a partition left a lag of 1 for ever.
+		kgo.KeepControlRecords(),
 		// What the client buffers and a poll holds (two fetches) stays
 		// in proportion to the budget; a partition may fill a fetch.
 		kgo.FetchMaxBytes(t.cfg.FetchMaxBytes),
@@ -184,6 +192,14 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	}
 }
 
+// isolation is the client's isolation level for Config.Isolation.
+func isolation(s string) kgo.IsolationLevel {
+	if s == ReadUncommitted {
+		return kgo.ReadUncommitted()
+	}
+	return kgo.ReadCommitted()
+}
+
 // poll handles one poll's fetches: errors, lag, records. It returns only
 // emit's error.
 func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emit tap.EmitFunc) error {
@@ -245,7 +261,7 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		// two a record), before any is emitted.
 		fresh, rest := 0, 0
 		for _, rec := range p.Records {
-			if !seen || rec.Offset >= next.Offset {
+			if (!seen || rec.Offset >= next.Offset) && !rec.Attrs.IsControl() {
 				fresh++
 				rest += len(rec.Value)
 			}
@@ -258,6 +274,11 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			}
 			if seen && rec.Offset < next.Offset {
 				continue // emitted already in this assignment
+			}
+			if rec.Attrs.IsControl() {
+				// A transaction marker: no record, read past.
+				next, seen = kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}, true
+				continue
 			}
 			rest -= len(rec.Value)
 			if err = cr.take(ctx, len(rec.Value), rest); err != nil {

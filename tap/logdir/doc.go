@@ -98,8 +98,15 @@
 // start mid-stream). The engine gaps every open stream of the tap: no
 // sequence rule and no missing_final across the loss, and no finding for
 // it. Losses are: a truncation without a copy (or with a short one), a file
-// that went away while closed or with an unfinished last line, and the
-// start after a corrupt positions file.
+// that went away while closed or with an unfinished last line, the start
+// after a corrupt positions file, and NUL bytes where a line was due: a
+// writer that crashed leaves its last writes as a run of NULs (an extended
+// or preallocated tail whose data never reached the disk, cutting a record
+// short) and appends after it on its restart. JSON holds no raw NUL, so a
+// line's bytes up to its last NUL are dropped as that loss and the rest is
+// the line (none if nothing is left; a run longer than MaxLineBytes takes
+// the line after it along, with no e2a.decode for it); logged once per
+// file.
 //
 // # Positions file faults
 //

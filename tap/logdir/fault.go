@@ -39,6 +39,6 @@ func (f *fault) ok(log *slog.Logger, now time.Time) {
 	if !f.active {
 		return
 	}
-	log.Info(f.what+" works again", "since", f.since, "for", now.Sub(f.since).Round(time.Millisecond), "failures", f.count)
+	log.Info(f.what+" works again", "since", f.since, "for", now.Sub(f.since).Round(time.Millisecond).String(), "failures", f.count)
 	f.active, f.count = false, 0
 }

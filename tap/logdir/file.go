@@ -65,6 +65,7 @@ type tracked struct {
 	commitOff int64 // offset of the first line not yet handled
 	line      int64 // lines before commitOff
 
+	nulSeen    bool   // NUL bytes were found (crashResidue), logged
 	discarding bool   // inside an oversize line: bytes are read and dropped
 	discardLen int64  // bytes of that line seen so far
 	head       []byte // the oversize line's first bytes, for OnOversize
@@ -217,6 +218,23 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			if tf.commitOff == 0 && bytes.HasPrefix(tf.buf[start:end], utf8BOM) {
 				start += len(utf8BOM) // a byte order mark opens the file, not the line's JSON
 			}
+			if j := bytes.IndexByte(tf.buf[start:end], 0); j >= 0 {
+				// A writer's crash residue: what precedes the last NUL is
+				// lost, and the rest (a line appended after the restart)
+				// is the record.
+				start += bytes.LastIndexByte(tf.buf[start+j:end], 0) + j + 1
+				t.crashResidue(tf)
+				if err := t.flushPending(ctx, emit); err != nil {
+					return n, err
+				}
+				if start == end {
+					tf.r = next
+					tf.commitOff += int64(i + 1)
+					tf.line++
+					t.dirty = true
+					continue
+				}
+			}
 			if end-start > t.cfg.MaxLineBytes {
 				tf.r = next
 				head := bytes.Clone(tf.buf[start:min(end, start+OversizeHead)])
@@ -342,9 +360,34 @@ func (t *Tailer) release(tf *tracked) {
 	tf.extra = 0
 }
 
+// crashResidue says that tf holds NUL bytes where a line was due: a
+// writer that crashed left its last writes as a run of NULs (a preallocated
+// or extended tail whose data never reached the disk), and went on after
+// them on its restart. JSON holds no raw NUL, so they are never part of a
+// record: what they replaced is lost (tap.DropUpstreamGap, before the line
+// after them), logged once per file.
+func (t *Tailer) crashResidue(tf *tracked) {
+	if !tf.nulSeen {
+		tf.nulSeen = true
+		t.log.Warn("NUL bytes in a log file: its writer crashed and lost its last writes; the streams open are not judged across them (logged once per file)",
+			"path", tf.path, "offset", tf.commitOff)
+	}
+	t.lose(tap.DropUpstreamGap)
+}
+
 // oversize records a skipped line that started at tf.commitOff and ends
 // (newline included) just before next; head is its first bytes.
 func (t *Tailer) oversize(tf *tracked, length, next int64, head []byte) {
+	if bytes.IndexByte(head, 0) >= 0 {
+		// A run of NULs longer than a line (crashResidue): the record
+		// after it, if any, is lost with it; none is reported.
+		tf.commitOff = next
+		tf.line++
+		t.dirty = true
+		t.stats.Count(tap.DirNone, int(length))
+		t.crashResidue(tf)
+		return
+	}
 	pos := tf.pos(tf.commitOff, tf.line+1)
 	tf.commitOff = next
 	tf.line++

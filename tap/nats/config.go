@@ -1,6 +1,7 @@
 package natstap
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -58,6 +59,22 @@ type Config struct {
 	// heartbeats make the tap recreate its consumer.
 	Heartbeat time.Duration
 
+	// Positions, if set, is a file where the tap keeps, per JetStream
+	// stream, the sequence after the last message judged and written out
+	// (saved every SaveInterval, after BeforeSave, and at the end of Run);
+	// a tap started again reads on from there (it wins over StartSeq).
+	// Unset: a start reads from StartSeq, or only what is stored after it.
+	Positions string
+	// SaveInterval is how often the cursors are saved (default 1s).
+	SaveInterval time.Duration
+	// BeforeSave, if set, is called before the cursors are written: it
+	// returns once what the tap emitted so far is judged and written out
+	// (DESIGN.md, "Durability order"), and says, per stream, the sequence
+	// of the oldest open stream's first record: the cursor saved goes no
+	// further, so that a tap started again reads every stream open then
+	// from its start. An error skips that save.
+	BeforeSave func(context.Context) (OpenFirst, error)
+
 	// TLS is the client side of TLS to the server (tlsfiles.Files: ca_file,
 	// cert_file and key_file for mutual TLS, server_name,
 	// insecure_skip_verify). Zero: TLS only if the server or the URL
@@ -66,6 +83,11 @@ type Config struct {
 	// Auth is how the tap authenticates (zero: as the URL says, or not).
 	Auth Auth
 }
+
+// OpenFirst says, for the JetStream stream whose messages carry
+// Position.Partition partition, the stream sequence of the first record of
+// the oldest stream the engine still holds open from it (ok false: none).
+type OpenFirst func(partition int32) (seq int64, ok bool)
 
 // StreamConfig is one JetStream stream to watch.
 type StreamConfig struct {
@@ -91,6 +113,7 @@ func DefaultConfig() Config {
 		ReconnectMaxWait: 5 * time.Second,
 		FetchBatch:       1024,
 		Heartbeat:        5 * time.Second,
+		SaveInterval:     time.Second,
 	}
 }
 
@@ -111,6 +134,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Heartbeat == 0 {
 		c.Heartbeat = d.Heartbeat
+	}
+	if c.SaveInterval == 0 {
+		c.SaveInterval = d.SaveInterval
 	}
 	return c
 }
@@ -196,6 +222,7 @@ func (c Config) Validate() error {
 		{"reconnect_wait", c.ReconnectWait},
 		{"reconnect_max_wait", c.ReconnectMaxWait},
 		{"heartbeat", c.Heartbeat},
+		{"save_interval", c.SaveInterval},
 	} {
 		if f.v < 0 {
 			bad("%s is negative (%v)", f.name, f.v)

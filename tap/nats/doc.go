@@ -82,6 +82,29 @@
 //   - tap.DropOversize: a payload over Config.MaxMessageBytes; the next
 //     message of its subscription carries Gap.
 //
+// # Cursors (Config.Positions)
+//
+// With a cursors file, the tap keeps, per JetStream stream, where to read
+// on: every Config.SaveInterval, and once more when Run ends, it calls
+// Config.BeforeSave (which returns once what was emitted is judged and
+// written out, DESIGN.md "Durability order", and says per stream the first
+// sequence of the oldest stream still open) and writes, per stream, that
+// sequence or the one after the last message emitted, whichever is lower.
+// A tap started again (a restart, a crash, a reload, its supervisor) reads
+// each stream on from its cursor (it wins over StartSeq): what was stored
+// while it was down is read, every stream open then is read from its start
+// (what the engine saw of it already, in the record log, is recognised and
+// judged silently), and the usual checks apply (a cursor older than the
+// stream's first message, a stream created again: losses). When Run ends
+// it hands every stream over (a Lost with Pos Kind PosSubject, Partition
+// the stream's, Name ""; not counted): the engine drops their open streams
+// with no verdict, since whoever reads on from the cursors reads them
+// from their start. JetStream messages carry Pos.Partition = 1 + the
+// stream's index in Config.Streams, which the engine keys open streams by.
+// Without a cursors file a start reads from StartSeq, or only what is
+// stored after it: what was stored while no tap ran is not read, and is no
+// loss the tap can count.
+//
 // # Concurrency and flow control
 //
 // Run owns everything it starts (the connection, its subscriptions, one

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/e2atap/e2atap/tap"
@@ -31,17 +32,27 @@ type streamCursor struct {
 	// stream sequences have no holes but deleted messages.
 	unfiltered bool
 	lag        int64 // this stream's share of Stats.Lag
+	// emitted is where the cursors file would resume (nil: no file):
+	// the sequence after the last message handled.
+	emitted *atomic.Uint64
+	// partition is the Position.Partition of the stream's messages.
+	partition int32
 }
 
 // watchStream reads one stream until ctx is done, recreating its consumer
 // after every failure with capped exponential backoff.
-func (r *run) watchStream(ctx context.Context, sc StreamConfig) {
+func (r *run) watchStream(ctx context.Context, index int, sc StreamConfig) {
 	js, err := jetstream.New(r.nc)
 	if err != nil { // only on bad options: none are given
 		r.log.Error("jetstream", "stream", sc.Stream, "err", err)
 		return
 	}
-	cur := &streamCursor{next: sc.StartSeq, unfiltered: len(sc.FilterSubjects) == 0}
+	cur := &streamCursor{next: sc.StartSeq, unfiltered: len(sc.FilterSubjects) == 0, emitted: r.emitted[sc.Stream], partition: streamPartition(index)}
+	if next := r.cursors[sc.Stream]; next > 0 {
+		// Where the last run's judged and written out messages end.
+		cur.next = next
+		r.log.Info("jetstream stream read on from its saved cursor", "stream", sc.Stream, "next_seq", next)
+	}
 	defer func() { r.stats.Lag.Add(-cur.lag) }()
 	for attempt := 0; ; {
 		progressed, err := r.consume(ctx, js, sc, cur)
@@ -376,15 +387,19 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 	if len(data) > r.cfg.MaxMessageBytes {
 		r.stats.Drop(tap.DropOversize)
 		cur.gap = true
+		if cur.emitted != nil {
+			cur.emitted.Store(cur.next)
+		}
 		return false, nil
 	}
 	m := tap.Message{
 		Tap: r.cfg.Name,
 		Pos: tap.Position{
-			Kind:   tap.PosSubject,
-			Name:   msg.Subject,
-			Offset: int64(md.stream),
-			Line:   int64(md.consumer),
+			Kind:      tap.PosSubject,
+			Name:      msg.Subject,
+			Partition: cur.partition,
+			Offset:    int64(md.stream),
+			Line:      int64(md.consumer),
 		},
 		Time: now,
 		Gap:  cur.gap,
@@ -406,6 +421,9 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 		return false, errors.New("emit failed")
 	}
 	cur.gap = false
+	if cur.emitted != nil {
+		cur.emitted.Store(cur.next)
+	}
 	return true, nil
 }
 

@@ -97,7 +97,7 @@ func TestJetStreamLeavesApplicationConsumerAlone(t *testing.T) {
 		if i >= 10 {
 			subject = "mesh.client.b"
 		}
-		want := tap.Position{Kind: tap.PosSubject, Name: subject, Offset: int64(i + 1), Line: int64(i + 1)}
+		want := tap.Position{Kind: tap.PosSubject, Name: subject, Partition: 1, Offset: int64(i + 1), Line: int64(i + 1)}
 		if m.Pos != want || string(m.Data) != fmt.Sprintf(`{"i":%d}`, i) || m.Gap || m.Format != tap.FormatJSON {
 			t.Errorf("message %d: pos %+v data %s gap %v, want pos %+v", i, m.Pos, m.Data, m.Gap, want)
 		}

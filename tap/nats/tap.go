@@ -86,6 +86,14 @@ type run struct {
 	reconnMu sync.Mutex
 	reconn   chan struct{}
 
+	// cursors are the JetStream cursors saved by the last run
+	// (Config.Positions); emitted, per stream, the sequence after the
+	// last message emitted (what saver writes); saveFailing: a failed save
+	// was logged (saver's goroutine only).
+	cursors     map[string]uint64
+	emitted     map[string]*atomic.Uint64
+	saveFailing bool
+
 	mu   sync.Mutex
 	subs []*coreSub
 }
@@ -181,6 +189,9 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	defer func() {
 		cancel()
 		wg.Wait() // stream goroutines delete their consumers while nc is open
+		hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), finalSaveWait)
+		r.handOverAll(hctx) // after the last save
+		hcancel()
 		nc.Close()
 		<-closed
 		t.stats.Up.Store(false)
@@ -206,8 +217,26 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		r.subs = append(r.subs, cs)
 		r.mu.Unlock()
 	}
-	for _, sc := range t.cfg.Streams {
-		wg.Go(func() { r.watchStream(ctx, sc) })
+	r.cursors, r.emitted = map[string]uint64{}, map[string]*atomic.Uint64{}
+	if t.cfg.Positions != "" && len(t.cfg.Streams) > 0 {
+		if r.cursors, err = loadCursors(t.cfg.Positions); err != nil {
+			// Read from StartSeq (or new) as without a file; the next
+			// save writes a good one.
+			t.stats.Error(tap.ErrPositions)
+			t.log.Warn("jetstream cursors cannot be read: the streams are read from start_seq (or what is stored from now on)", "path", t.cfg.Positions, "err", err)
+			r.cursors = map[string]uint64{}
+		}
+		for _, sc := range t.cfg.Streams {
+			r.emitted[sc.Stream] = new(atomic.Uint64)
+		}
+	}
+	var streams sync.WaitGroup
+	for i, sc := range t.cfg.Streams {
+		streams.Go(func() { r.watchStream(ctx, i, sc) })
+	}
+	wg.Go(streams.Wait)
+	if len(r.emitted) > 0 {
+		wg.Go(func() { r.saver(ctx, streams.Wait) })
 	}
 
 	for {
