@@ -1374,10 +1374,22 @@ func keyStart(s []byte, from, j, ke int) int {
 }
 
 // userinfo matches the userinfo of a URL whose authority starts at s[i]:
-// up to '@', before any '/', '?', '#', white space or quote.
+// up to '@', before any '/', '?', white space or quote, and before a '#'
+// in the user or after a port: a '#' in the password
+// ("postgres://app:pa#ss@db/x", a generated password as people paste it,
+// unencoded) is part of it; "http://h:8080#a@b" is a fragment.
 func userinfo(s []byte, i int, escaped bool) (Match, bool) {
+	colon := -1
 	for j := i; j < len(s) && j-i < 512; j++ {
 		switch c := s[j]; c {
+		case ':':
+			if colon < 0 {
+				colon = j
+			}
+		case '#':
+			if colon < 0 || run(s, colon+1, cDigit) >= j {
+				return Match{}, false
+			}
 		case '@':
 			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
 				// holdsMask: the password holds a mask this package wrote
@@ -1387,7 +1399,7 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 				return Match{}, false
 			}
 			return Match{i, j, KindURLUserinfo}, true
-		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
+		case '/', '?', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
 			return Match{}, false
 		case '\\':
 			if escaped {

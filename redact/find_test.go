@@ -113,6 +113,9 @@ func TestFind(t *testing.T) {
 		{":CRPSpw@kafka-1:9092, redis :pw2@h:6379 and {\"b\":\":pw3@h:1\"}", ":CRPSpw|:pw2|:pw3", KindURLUserinfo},
 		{"x:y a :b c@d:1 [::1]:8080 :smile: @bob:1 git :@host:22 ok", "", 0},
 		{"http://host:8080/path", "", 0},
+		// a '#' in the password (unencoded, as generated ones are pasted)
+		{"postgres://app:z0Om#zTGvE5Z@db:5432/app and nats://u:p#w@h:4222", "app:z0Om#zTGvE5Z|u:p#w", KindURLUserinfo},
+		{"https://h.example:443#top@x and http://localhost:3000#/users/@me and http://h#a:b@c", "", 0},
 		{"mail " + mail + ".", mail, KindEmail},
 		{"call " + cnMob + " or +86 139 1234 5678 or 139-1234-5678", cnMob + "|+86 139 1234 5678|139-1234-5678", KindPhone},
 		{"id " + cnIDNum + " ok", cnIDNum, KindCNID},
