@@ -592,7 +592,7 @@ func encodedValueEnd(s []byte, e int) bool {
 		return false
 	}
 	switch string([]byte{s[e+1], s[e+2] | 0x20}) {
-	case "26", "20", "22", "27", "3b", "2c", "0a", "0d":
+	case "26", "20", "22", "27", "3b", "2c", "0a", "0d", "5c":
 		return true
 	}
 	return false

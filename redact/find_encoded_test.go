@@ -1,0 +1,80 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFindEncodedForms: credentials of known families in the encodings and
+// spellings agents' traffic gives them (the sweep4 corpus of cmd/e2atap):
+// a '#' in a URL's password, URL-encoded Authorization headers, .pgpass
+// lines, Oracle connect strings and PEM keys, JSON text's escaped quotes
+// URL-encoded. Each is masked (MaskText) and a credential to
+// Find in the form MaskText reads; the near-misses stay as they are. A
+// failure names the case, never the value.
+func TestFindEncodedForms(t *testing.T) {
+	for _, c := range []struct{ name, text, secret string }{
+		{"userinfo #", "postgres://app:z0Om#zTGvE5Z@db:5432/app", "z0Om#zTGvE5Z"},
+		{"userinfo # nats", "nats://bob:Zq9x#S3cr3tPw@127.0.0.1:4222", "Zq9x#S3cr3tPw"},
+		{"userinfo # encoded", "postgres%3A%2F%2Fapp%3Az0Om%23zTGvE5Z%40db%3A5432%2Fapp", "z0Om%23zTGvE5Z"},
+		{"userinfo e-mail user encoded", "mongodb%3A%2F%2Fapp%40corp%3APm0Lwzn24CXBUf%40mongo%3A27017%2Fadmin", "Pm0Lwzn24CXBUf"},
+		{"userinfo JSON text encoded", "state=postgres%3A%5C%2F%5C%2Fapp%3AWLVih5%216x74vtJ%40db.example.com%2Fx", "WLVih5%216x74vtJ"},
+		{"basic form", "h=Authorization%3A+Basic+ZGVwbG95OmQyZFpUaSVDVWJZMVJ4&x=1", "ZGVwbG95OmQyZFpUaSVDVWJZMVJ4"},
+		{"basic %20", "h=Authorization%3A%20Basic%20YWxpY2U6bFkwS3NWIWFyUDlyWm8%3D", "YWxpY2U6bFkwS3NWIWFyUDlyWm8"},
+		{"basic in code encoded", "q=req.Header.Set%28%22Authorization%22%2C+%22Basic+b3BzOmc2eUphWCUySVhTcVh5%22%29", "b3BzOmc2eUphWCUySVhTcVh5"},
+		{"bearer curl encoded", "curl+-H+%27Authorization%3A+Bearer+abc%2Fdef%2B123xyzQ%27", "abc%2Fdef%2B123xyzQ"},
+		{"pgpass encoded", "line=db.example.com%3A5432%3Aorders%3Aapp%3AD48Q7o%23FpobB6l", "D48Q7o%23FpobB6l"},
+		{"pgpass encoded stars", "pgpass=%2A%3A%2A%3A%2A%3Apostgres%3AJVEs6n%2AsAVB5ra", "JVEs6n%2AsAVB5ra"},
+		{"pgpass encoded line", "a%0Alocalhost%3a6432%3adb%3au%3apw9Xq7%0Anext", "pw9Xq7"},
+		{"oracle encoded", "dsn=scott%2FO8HX4EPFAlF6yI%40%2F%2Fdb.example.com%3A1521%2FORCLPDB1", "O8HX4EPFAlF6yI"},
+		{"oracle sqlplus encoded", "cmd=sqlplus%20system%2FEUZAZ1R5PWZD3q%40ORCL", "EUZAZ1R5PWZD3q"},
+		{"oracle sqlplus form", "cmd=sqlplus+-s+system%2FEUZAZ1R5PWZD3q%40ORCL", "EUZAZ1R5PWZD3q"},
+		{"pem encoded", "k=-----BEGIN%20PRIVATE%20KEY-----%0AMIIEvQIBADANBgkqhkiG9w0BAQEFAASC%0A-----END%20PRIVATE%20KEY-----%0Anext", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"},
+		{"escaped quotes encoded", "q=%7B%5C%22api_key%5C%22%3A%5C%22abc123XYZq%5C%22%7D", "abc123XYZq"},
+		{"escaped quotes encoded deep", "x=%7B%5C%5C%5C%22password%5C%5C%5C%22%3A+%5C%5C%5C%222tw2KY%233UUhAqo%5C%5C%5C%22%7D", "2tw2KY%233UUhAqo"},
+		// Near-misses.
+		{"fragment after a port", "https://h.example:443#top@x and http://localhost:3000#/users/@me", ""},
+		{"fragment encoded", "http%3A%2F%2Fh%3A8080%23a%40b.c and http%3A%2F%2Fh%23a%3Ab%40b.c", ""},
+		{"basic words", "Basic+Premium plan, Basic+plan and Bearer+token, basic+auth+is+weak", ""},
+		{"module versions encoded", "path=a%2Fb%40v1.2 and go+get+example.com%2Fmod%40v1.2.3 img%2Fbob%40%2F%2Fx", ""},
+		{"pg-like encoded", "cache%3A5432%3Akey and orders%3A5432%3Aa%3Ab%3Ac and a.b%3A5432%3Ac%3Ad%3Ae%3Af", ""},
+		{"certificate encoded", "-----BEGIN%20CERTIFICATE-----%0AMIIabc and -----BEGIN%20PUBLIC%20KEY-----%0AMIIabc", ""},
+	} {
+		masked := MaskText(c.text)
+		u := c.text
+		if HasASCIIEscape([]byte(u)) {
+			u = string(UnescapeASCII(nil, []byte(u)))
+		}
+		var kinds []Kind
+		for from := 0; ; {
+			m, ok := Find(u, from)
+			if !ok {
+				break
+			}
+			kinds = append(kinds, m.Kind)
+			from = m.End
+		}
+		cred := false
+		for _, k := range kinds {
+			cred = cred || k.Credential()
+		}
+		if c.secret == "" {
+			if masked != c.text {
+				t.Errorf("%s: a near-miss is masked (%v)", c.name, kinds)
+			}
+			continue
+		}
+		if strings.Contains(masked, c.secret) || strings.Contains(masked, strings.ReplaceAll(c.secret, "%25", "%")) {
+			t.Errorf("%s: not masked (kinds %v)", c.name, kinds)
+		}
+		if !cred {
+			t.Errorf("%s: no credential (%v)", c.name, kinds)
+		}
+		if !MayHoldCredentialText(u) {
+			t.Errorf("%s: MayHoldCredentialText = false for a credential", c.name)
+		}
+		if again := MaskText(masked); again != masked {
+			t.Errorf("%s: masking twice changes the text", c.name)
+		}
+	}
+}
