@@ -9,7 +9,8 @@ import (
 // spellings agents' traffic gives them (the sweep4 corpus of cmd/e2atap):
 // a '#' in a URL's password, URL-encoded Authorization headers, .pgpass
 // lines, Oracle connect strings and PEM keys, JSON text's escaped quotes
-// URL-encoded. Each is masked (MaskText) and a credential to
+// URL-encoded, a URL-encoded text encoded again, JSON text held in JSON
+// text with \u00XX escapes. Each is masked (MaskText) and a credential to
 // Find in the form MaskText reads; the near-misses stay as they are. A
 // failure names the case, never the value.
 func TestFindEncodedForms(t *testing.T) {
@@ -19,6 +20,7 @@ func TestFindEncodedForms(t *testing.T) {
 		{"userinfo # encoded", "postgres%3A%2F%2Fapp%3Az0Om%23zTGvE5Z%40db%3A5432%2Fapp", "z0Om%23zTGvE5Z"},
 		{"userinfo e-mail user encoded", "mongodb%3A%2F%2Fapp%40corp%3APm0Lwzn24CXBUf%40mongo%3A27017%2Fadmin", "Pm0Lwzn24CXBUf"},
 		{"userinfo JSON text encoded", "state=postgres%3A%5C%2F%5C%2Fapp%3AWLVih5%216x74vtJ%40db.example.com%2Fx", "WLVih5%216x74vtJ"},
+		{"userinfo e-mail user encoded twice", "mongodb%253A%252F%252Fapp%2540corp%253APm0Lwzn24CXBUf%2540mongo%253A27017", "Pm0Lwzn24CXBUf"},
 		{"basic form", "h=Authorization%3A+Basic+ZGVwbG95OmQyZFpUaSVDVWJZMVJ4&x=1", "ZGVwbG95OmQyZFpUaSVDVWJZMVJ4"},
 		{"basic %20", "h=Authorization%3A%20Basic%20YWxpY2U6bFkwS3NWIWFyUDlyWm8%3D", "YWxpY2U6bFkwS3NWIWFyUDlyWm8"},
 		{"basic in code encoded", "q=req.Header.Set%28%22Authorization%22%2C+%22Basic+b3BzOmc2eUphWCUySVhTcVh5%22%29", "b3BzOmc2eUphWCUySVhTcVh5"},
@@ -29,9 +31,12 @@ func TestFindEncodedForms(t *testing.T) {
 		{"oracle encoded", "dsn=scott%2FO8HX4EPFAlF6yI%40%2F%2Fdb.example.com%3A1521%2FORCLPDB1", "O8HX4EPFAlF6yI"},
 		{"oracle sqlplus encoded", "cmd=sqlplus%20system%2FEUZAZ1R5PWZD3q%40ORCL", "EUZAZ1R5PWZD3q"},
 		{"oracle sqlplus form", "cmd=sqlplus+-s+system%2FEUZAZ1R5PWZD3q%40ORCL", "EUZAZ1R5PWZD3q"},
+		{"oracle encoded twice", "u=dsn%3Dscott%252FO8HX4EPFAlF6yI%2540%252F%252Fdb%253A1521%252FX", "O8HX4EPFAlF6yI"},
 		{"pem encoded", "k=-----BEGIN%20PRIVATE%20KEY-----%0AMIIEvQIBADANBgkqhkiG9w0BAQEFAASC%0A-----END%20PRIVATE%20KEY-----%0Anext", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"},
 		{"escaped quotes encoded", "q=%7B%5C%22api_key%5C%22%3A%5C%22abc123XYZq%5C%22%7D", "abc123XYZq"},
 		{"escaped quotes encoded deep", "x=%7B%5C%5C%5C%22password%5C%5C%5C%22%3A+%5C%5C%5C%222tw2KY%233UUhAqo%5C%5C%5C%22%7D", "2tw2KY%233UUhAqo"},
+		{"key escaped in JSON text in JSON text", `{\"note\":\"p\\u0061ssword: 2Her2R%w3hhvOL\"}`, "2Her2R%w3hhvOL"},
+		{"token escaped in JSON text", `tok xoxb\u002d19207732636-9571273583037-dWZrmhEu4DgwhUd7470jQd60`, "dWZrmhEu4DgwhUd7470jQd60"},
 		// Near-misses.
 		{"fragment after a port", "https://h.example:443#top@x and http://localhost:3000#/users/@me", ""},
 		{"fragment encoded", "http%3A%2F%2Fh%3A8080%23a%40b.c and http%3A%2F%2Fh%23a%3Ab%40b.c", ""},
@@ -39,6 +44,7 @@ func TestFindEncodedForms(t *testing.T) {
 		{"module versions encoded", "path=a%2Fb%40v1.2 and go+get+example.com%2Fmod%40v1.2.3 img%2Fbob%40%2F%2Fx", ""},
 		{"pg-like encoded", "cache%3A5432%3Akey and orders%3A5432%3Aa%3Ab%3Ac and a.b%3A5432%3Ac%3Ad%3Ae%3Af", ""},
 		{"certificate encoded", "-----BEGIN%20CERTIFICATE-----%0AMIIabc and -----BEGIN%20PUBLIC%20KEY-----%0AMIIabc", ""},
+		{"percent encoded twice", "done 100%25 of 8%2540 (a%252Fb)", ""},
 	} {
 		masked := MaskText(c.text)
 		u := c.text

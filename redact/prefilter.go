@@ -261,12 +261,15 @@ var minSpecialLetters = func() int {
 }()
 
 // mayEncoded is MayHoldCredentialText's check of the digit s[i] after a
-// '%': an encoded separator (encodedSep), an Oracle connect string's "%40"
-// ("scott%2Fpw%40%2F%2Fdb…").
+// '%': an encoded separator (encodedSep), an encoded '%' ("%2540": a
+// URL-encoded text encoded again, searched decoded once: Masker.Text), an
+// Oracle connect string's "%40" ("scott%2Fpw%40%2F%2Fdb…").
 func mayEncoded(s []byte, i int) bool {
 	switch s[i] {
 	case '3':
 		return encodedSep(s, i)
+	case '2':
+		return encodedPercent(s, i-1)
 	case '4':
 		if i+1 < len(s) && s[i+1] == '0' {
 			_, ok := oracleEncoded(s, 0, i, true)
