@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"encoding/base64"
+	"math/rand"
 	"strings"
 	"testing"
 )
@@ -83,4 +85,59 @@ func TestFindEncodedForms(t *testing.T) {
 			t.Errorf("%s: masking twice changes the text", c.name)
 		}
 	}
+}
+
+// TestBase64ProtobufNoVendorToken: a protobuf message in base64 starts
+// "EAA" (field 2, a varint: "\x10\x00") as a Meta token does, and "EAAA"
+// as a Square one: a run of one read as a token was an e2a.secret finding
+// (vendor_token) in 10 to 15 of 2000 such blobs of each size and encoding
+// (std, URL, unpadded). A run with a '+' or '/' next to it, or a '=' after
+// it, is a part of a base64 text (inBase64); a Square token is 72 bytes
+// at most (64 as documented), a Meta one 100 or more. A blob with none of those bytes at all
+// (3 in 2000 of 120 bytes) still reads as a token; the true forms are in
+// TestFindDottedTokens.
+func TestBase64ProtobufNoVendorToken(t *testing.T) {
+	for _, s := range []string{
+		"EAAAksrg0VBXsVmYf5TMdBHXF_FFebKqEA-7s0-lk_6u0nJIt2Ljq1gF8HZaK5wdfg83xEkhvT9lZOrf",
+		"EAAGX0axoPaGceNplWEJm9EFEumz9DgH8gE6UPslEsQM3ouLZvHMOsAyr2J4c78ycusDwGZJkjlYSGRlHqcQxiDz2BRbMuRhmPM2dWO4stRJdYxgFMZno5L+40Xg9CB8qd6tpA+QXdotFPhHaXwC0e4vl8dyFtVZ",
+	} {
+		if k, ok := credentialKind("blob " + s + " end"); ok {
+			t.Errorf("a base64 protobuf blob (%.8s…) is a credential: %v", s, k)
+		}
+	}
+	r := rand.New(rand.NewSource(20261206))
+	n := 0
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+		for k := 0; k < 2000; k++ {
+			b := make([]byte, 40+r.Intn(160))
+			r.Read(b)
+			b[0], b[1] = 0x10, byte(r.Intn(4))
+			s := enc.EncodeToString(b)
+			if !strings.ContainsAny(s, "+/=") {
+				continue // (no base64 byte: it reads as a token)
+			}
+			n++
+			if kd, ok := credentialKind("data " + s + " end"); ok && kd == KindVendorToken {
+				t.Errorf("a base64 protobuf blob (%.8s…, %d bytes) is a vendor token", s, len(s))
+			}
+		}
+	}
+	if n < 5000 {
+		t.Fatalf("only %d blobs", n)
+	}
+}
+
+// credentialKind is the kind of the first credential Find sees in s.
+func credentialKind(s string) (Kind, bool) {
+	for from := 0; from < len(s); {
+		m, ok := Find(s, from)
+		if !ok {
+			break
+		}
+		if m.Kind.Credential() {
+			return m.Kind, true
+		}
+		from = m.End
+	}
+	return 0, false
 }
