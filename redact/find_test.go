@@ -260,7 +260,11 @@ func FuzzFind(f *testing.F) {
 		// h-secrets3's forms
 		"dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63", "x:5432:*:u:p", "(localhost:*:*:postgres:pw)", "a/b@//h:1/s", "sqlplus -s u/p@db",
 		"the password is correcthorsebattery.", "zip -P pw x.zip", "openssl enc -pass pass:pw", "keytool -storepass pw",
-		"FlyV1 fm2_" + strings.Repeat("Ab1/", 17) + "==,fm2_x", "0123456789abcdef0123456789abcdef-us21", "v1.0-0123"} {
+		"FlyV1 fm2_" + strings.Repeat("Ab1/", 17) + "==,fm2_x", "0123456789abcdef0123456789abcdef-us21", "v1.0-0123",
+		// h-secrets4's forms
+		"nats://u:p#w@h:1", "x%3A%2F%2Fa%40b%3Ap%23w%40h", "Authorization%3A%20Basic%20dXNlcjpwdw%3D%3D", "Basic+dXNlcjpwdw%2B%2F",
+		"localhost%3A5432%3Ad%3Au%3Apw", "%2A%3A%2A%3A%2A%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus+u%2Fpw%40db", "-----BEGIN%20PRIVATE%20KEY-----%0Ax",
+		"k%3D%5C%22pw%5C%22", "x%3A%5C%2F%5C%2Fu%3Ap%40h", "a\\u0073k-12345678", "u%253A%252F%252Fa%253Ap%2540h", "EAAA" + strings.Repeat("x1", 30) + "+/"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))
