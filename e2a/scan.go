@@ -1411,11 +1411,7 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 	if !anchorAfterUnescape(raw) {
 		return
 	}
-	r := s.r
-	m := len(r.scratch)
-	r.scratch = AppendUnquoted(r.scratch, raw)
-	s.secretMaybe = s.mayHoldCredential(r.scratch[m:])
-	r.scratch = r.scratch[:m]
+	s.secretUnescaped(raw)
 }
 
 // secretUnescaped is secretString for an escaped body that holds an
@@ -1424,7 +1420,11 @@ func (s *scanner) secretUnescaped(raw []byte) {
 	r := s.r
 	m := len(r.scratch)
 	r.scratch = AppendUnquoted(r.scratch, raw)
-	s.secretMaybe = s.mayHoldCredential(r.scratch[m:])
+	text := r.scratch[m:]
+	s.secretMaybe = s.mayHoldCredential(text) ||
+		// JSON text held in the string, spelling a shape with \u00XX
+		// escapes (findCredential searches it unescaped).
+		bytes.IndexByte(text, '\\') >= 0 && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
 	r.scratch = r.scratch[:m]
 }
 

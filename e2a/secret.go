@@ -271,7 +271,7 @@ func masked(v []byte) bool {
 // be valid JSON; on invalid input the result is unspecified but
 // ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {
-	w := secretWalker{data: data}
+	w := secretWalker{data: data, pct: bytes.Contains(data, []byte("%25"))}
 	path, kind, found = w.walk()
 	if w.buf != nil {
 		w.buf.b = w.buf.b[:0]
@@ -297,6 +297,7 @@ type secretWalker struct {
 	data []byte
 	i    int
 	buf  *unquoteBuf
+	pct  bool // data holds "%25" (findCredential)
 }
 
 // str reads the string at w.data[w.i] ('"') and returns its raw body and
@@ -404,12 +405,23 @@ func (w *secretWalker) ws() {
 	}
 }
 
-// findCredential is FindCredential behind the detector's pre-check.
-func findCredential(s []byte) (kind string, ok bool) {
-	if !redact.MayHoldCredentialText(s) {
-		return "", false
+// findCredential is FindCredential behind the detector's pre-check; a
+// string that spells a shape with JSON \u00XX escapes (JSON text held in
+// a string, "\u0041KIA…", "p\u0061ssword: …") or URL-encoded twice
+// ("%2540") is also searched in its unescaped form
+// (redact.UnescapeASCII), as the redactor masks it (redact.Masker.Text).
+// esc: s had escapes (else it holds no '\\'); pct: the record holds "%25".
+func findCredential(s []byte, esc, pct bool) (kind string, ok bool) {
+	if redact.MayHoldCredentialText(s) {
+		if _, _, kind, ok = FindCredential(s); ok {
+			return kind, ok
+		}
 	}
-	_, _, kind, ok = FindCredential(s)
+	if (esc && bytes.IndexByte(s, '\\') >= 0 || pct) && redact.HasASCIIEscape(s) {
+		if u := redact.UnescapeASCII(nil, s); redact.MayHoldCredentialText(u) {
+			_, _, kind, ok = FindCredential(u)
+		}
+	}
 	return kind, ok
 }
 
@@ -539,7 +551,7 @@ func (w *secretWalker) walk() (string, string, bool) {
 			if esc && !anchorAfterUnescape(raw) {
 				break
 			}
-			if kind, ok := findCredential(w.decoded(raw, esc)); ok {
+			if kind, ok := findCredential(w.decoded(raw, esc), esc, w.pct); ok {
 				return framePath(w.data, frames, false), kind, true
 			}
 		default: // number or literal
@@ -600,7 +612,7 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 		if kind, ok := keyKinds.get(k); ok {
 			*secretKey = kind
 		} else {
-			if kind, ok := findCredential(k); ok {
+			if kind, ok := findCredential(k, esc, w.pct); ok {
 				return framePath(w.data, frames, true), kind, true, false
 			}
 			*secretKey = SecretKeyKind(k)

@@ -156,7 +156,10 @@ var secretTable = []struct{ in, path, kind string }{
 	{`{"a":"sk-12345678","password":"p"}`, "a", "sk"},
 	{`{"password":"p","a":"sk-12345678"}`, "password", "password"},
 	{`{"a":{"b":[[{"c":"sk-12345678"}]]}}`, "a.b[0][0].c", "sk"},
-	{`{"x":"\\u0073k-12345678"}`, "", ""},
+	// JSON text held in a string, "sk-" spelled with an escape: found as
+	// the redactor masks it (unescaped).
+	{`{"x":"\\u0073k-12345678"}`, "x", "sk"},
+	{`{"x":"\\u0073x-12345678 \\u0041KIb"}`, "", ""},
 	{`{"x":"apikey api_key api-key password authorization bearer"}`, "", ""},
 	{"{\"x\xff\":{\"y\":\"sk-12345678\"}}", "[\"x\uFFFD\"].y", "sk"},
 	{`{"a":1,"b":true,"c":null,"d":-1.5e3,"e":[],"f":{},"g":"Bearer abc123def456"}`, "g", "bearer"},
@@ -443,6 +446,11 @@ func refScanSecrets(data []byte) (string, string, bool) {
 			}
 			if _, _, kind, ok := FindCredential([]byte(v)); ok {
 				return path(false), kind, true
+			}
+			if redact.HasASCIIEscape([]byte(v)) {
+				if _, _, kind, ok := FindCredential(redact.UnescapeASCII(nil, []byte(v))); ok {
+					return path(false), kind, true
+				}
 			}
 		}
 		done()

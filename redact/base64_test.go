@@ -162,7 +162,9 @@ func TestMayStartCredential(t *testing.T) {
 		"Authorization: Token CRPStok9f8e7d6c5b4a3", "password=hunter2xx", "nats://u:pw@host", "Cookie: sid=abc",
 		base64.StdEncoding.EncodeToString([]byte(openai)),
 		npmTok, hfTok, pypiTok, sendgrid, twilioSK, discordTok, "bot " + telegramTok, databricks, doToken, shopify, squareTok, mailgun, glrunner,
-		"run1_" + ghp, "q=password%3Dhunter2xx", "bus:CRPSbrokerpw77@kafka-1:9092"}
+		"run1_" + ghp, "q=password%3Dhunter2xx", "bus:CRPSbrokerpw77@kafka-1:9092",
+		"dsn=scott%2FO8HX4EPFAlF6yI%40%2F%2Fdb.example.com%3A1521%2FORCLPDB1", "db.example.com%3A5432%3Aorders%3Aapp%3AD48Q7o%23FpobB6l",
+		"scott/Jd5fG7hK2mPq@//db.example.com:1521/ORCLPDB1", "db.internal.example:5432:orders:app:Nq7vR2xLp9Zt"}
 	// Not seen (documented): a key word or scheme cut in its first two letters, a
 	// base64 run cut before its twelfth character.
 	skip := map[string]int{"Authorization: Token CRPStok9f8e7d6c5b4a3": 3, "password=hunter2xx": 3, "Cookie: sid=abc": 3, "Bearer abc123def456": 3,
@@ -172,7 +174,14 @@ func TestMayStartCredential(t *testing.T) {
 		// first eight digits
 		twilioSK: 2, discordTok: 2, "bot " + telegramTok: 12,
 		// a broker's userinfo cut before its ':'
-		"bus:CRPSbrokerpw77@kafka-1:9092": 4}
+		"bus:CRPSbrokerpw77@kafka-1:9092": 4,
+		// URL-encoded, cut before the first encoded separator
+		"dsn=scott%2FO8HX4EPFAlF6yI%40%2F%2Fdb.example.com%3A1521%2FORCLPDB1": 12, "db.example.com%3A5432%3Aorders%3Aapp%3AD48Q7o%23FpobB6l": 17,
+		// an Oracle user and password cut before three bytes of the password
+		"scott/Jd5fG7hK2mPq@//db.example.com:1521/ORCLPDB1": 9,
+		// a .pgpass line cut in its host (a name with a dot: every domain
+		// and file name would keep its tail)
+		"db.internal.example:5432:orders:app:Nq7vR2xLp9Zt": 20}
 	for _, sh := range shapes {
 		for cut := max(1, skip[sh]); cut < len(sh); cut++ {
 			tail, head := "text "+sh[:cut], sh[cut:]+" end"

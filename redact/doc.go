@@ -23,7 +23,11 @@
 // pnu_, Clojars) are KindVendorToken, a credential. Shapes are also found in JSON
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
-// (a key=value pair, "%3A%2F%2F" userinfo, a PEM block with '+' spaces).
+// (a key=value pair, also after escaped quotes, "%3A%2F%2F" userinfo, an
+// Authorization header, a PEM block with '+' or "%20" spaces); text that
+// spells a shape with \u00XX escapes of its own (JSON text held in JSON
+// text) or is URL-encoded twice ("%2540") is masked decoded once
+// (Masker.Text, UnescapeASCII).
 // Credentials written with no key=value separator are found too: a
 // command's short flag (mysql's -p<pw>, sshpass -p, docker login -p,
 // redis-cli -a), a password in prose or netrc ("the password is <pw>",
@@ -39,7 +43,8 @@
 // secret token (sk.eyJ….…); a .pgpass line's password
 // (host:port:db:user:password, a PostgreSQL port or '*') and an Oracle
 // connect string's (user/password@//host…, or user/password@alias after
-// sqlplus, rman, expdp… or JDBC's thin:), also in JSON text (dsn.go); a
+// sqlplus, rman, expdp… or JDBC's thin:), also in JSON text and
+// URL-encoded (dsn.go); a
 // Fly.io token (fm2_…, its macaroons joined by ',').
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus

@@ -92,9 +92,9 @@ func mayPgpass(s []byte, i int) bool {
 // oracleNeedles (compared case-insensitively) and dsnNeedles (as they
 // are spelled) are the needles of pgpass and oracle for MayHoldCredential
 // and MayStartCredential: a command or JDBC's "thin:", "@//", a
-// PostgreSQL port or '*' between ':'s.
+// PostgreSQL port or '*' between ':'s, each also URL-encoded.
 var (
-	oracleNeedles = append(append([]string(nil), oracleCommands...), "thin:")
+	oracleNeedles = append(append([]string(nil), oracleCommands...), "thin:", "%3a543", "%3a6432%3a", "%3a%2a%3a", "%40%2f%2f")
 	dsnNeedles    = []string{":543", ":6432:", ":*:", "@//", `@\/\/`}
 )
 
@@ -277,4 +277,160 @@ func lineNames(s []byte, from, i int, form bool, tools []string) bool {
 		w = we
 	}
 	return false
+}
+
+// URL-encoded, a .pgpass line and an Oracle connect string are written
+// with "%3A" for ':', "%2F" for '/', "%40" for '@' and "%2A" for '*'
+// (a form's field, a query parameter: "line=localhost%3A5432%3Adb%3Aapp%3Apw",
+// "dsn=scott%2Fpw%40%2F%2Fdb%3A1521%2FORCL", "cmd=sqlplus+system%2Fpw%40ORCL").
+
+// encodedField is where the field of a URL-encoded text that starts at
+// s[f] ends: at "%3A" (colon true) or at the end of a value (a delimiter
+// or its encoding, encodedValueEnd), within 256 bytes.
+func encodedField(s []byte, f int) (e int, colon bool) {
+	for e = f; e < len(s) && e-f < 256; e++ {
+		if s[e] == '%' && atFold(s, e, "%3a") {
+			return e, true
+		}
+		if encodedValueEnd(s, e) {
+			break
+		}
+	}
+	return e, false
+}
+
+// pgpassEncoded is pgpass in a URL-encoded text: the ':' that ends the
+// host is the "%3A" at s[i-1] (s[i] its '3'); the host is '*' ("%2A"),
+// localhost or a name with a dot, the port PostgreSQL's, PgBouncer's or
+// "%2A".
+func pgpassEncoded(s []byte, from, i int) (Match, bool) {
+	c := i + 2 // after "%3A"
+	switch {
+	case atFold(s, c, "%2a%3a"), at(s, c, "6432%3"):
+	case c+4 < len(s) && at(s, c, "543") && is(s[c+3], cDigit) && s[c+4] == '%':
+	default:
+		return Match{}, false
+	}
+	h := i - 1
+	hs := h
+	for hs > from && h-hs < 256 && (is(s[hs-1], alnum|cDash|cUnder) || s[hs-1] == '.') {
+		hs--
+	}
+	star := false
+	if hs > from && s[hs-1] == '%' && h-hs >= 2 {
+		star = h-hs == 2 && atFold(s, hs-1, "%2a")
+		hs += 2 // the hex digits of an escape before the host ("%0Alocalhost")
+	}
+	host := s[hs:h]
+	switch {
+	case star:
+	case len(host) >= 9 && eqFold(host[len(host)-9:], "localhost"):
+	case bytesHas(host, '.') && len(host) >= 3:
+	default:
+		return Match{}, false
+	}
+	// port, database, user: fields up to "%3A".
+	f := c
+	for k := 0; k < 3; k++ {
+		e, colon := encodedField(s, f)
+		if !colon || e == f || isMask(s, f) {
+			return Match{}, false
+		}
+		f = e + 3
+	}
+	e, colon := encodedField(s, f)
+	if colon || e == f || isMask(s, f) {
+		return Match{}, false // a sixth field, or none: no .pgpass line
+	}
+	return Match{f, e, KindKeyValue}, true
+}
+
+// bytesHas reports c in b.
+func bytesHas(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// oracleEncoded is oracle in a URL-encoded text: the '@' is the "%40" at
+// s[i-1] (s[i] its '4'), the password is after the "%2F" that ends the
+// user; "%40%2F%2Fhost…" (EZConnect) after the start of a value, or an
+// alias after an Oracle command (spaces '+' or "%20"). anyStart (the
+// pre-check's): no boundary before the user.
+func oracleEncoded(s []byte, from, i int, anyStart bool) (Match, bool) {
+	at0 := i - 1
+	p := at0
+	for p > from && at0-p < 128 && !(p-3 >= from && atFold(s, p-3, "%2f")) {
+		if encodedValueEnd(s, p-1) || s[p-1] == '=' {
+			return Match{}, false
+		}
+		p--
+	}
+	if p == at0 || p-3 < from || !atFold(s, p-3, "%2f") || isMask(s, p) {
+		return Match{}, false
+	}
+	u := p - 3
+	us := u
+	for us > from && u-us < 64 && (is(s[us-1], word) || s[us-1] == '$') {
+		us--
+	}
+	if us > from && s[us-1] == '%' && u-us > 2 {
+		us += 2 // the hex digits of an escape before the user ("%0Ascott")
+	}
+	if us == u {
+		return Match{}, false
+	}
+	m := Match{p, at0, KindKeyValue}
+	if atFold(s, at0, "%40%2f%2f") {
+		if anyStart || us == from || s[us-1] == '=' || s[us-1] == '+' || s[us-1] == '&' || s[us-1] == '?' ||
+			us-3 >= from && (atFold(s, us-3, "%3d") || atFold(s, us-3, "%3a") || atFold(s, us-3, "%20") || atFold(s, us-3, "%0a") || atFold(s, us-3, "%22")) {
+			return m, true
+		}
+		return Match{}, false
+	}
+	if at0+3 >= len(s) || !is(s[at0+3], alnum) {
+		return Match{}, false
+	}
+	// Back over spaces ('+', "%20") and flags to the command.
+	c := us
+	for n := 0; n < 4; n++ {
+		sp := c
+		for {
+			if c > from && s[c-1] == '+' {
+				c--
+			} else if c-3 >= from && atFold(s, c-3, "%20") {
+				c -= 3
+			} else {
+				break
+			}
+		}
+		if c == sp {
+			return Match{}, false
+		}
+		w := c
+		for w > from && c-w < 16 && (is(s[w-1], alnum|cDash|cUnder) || s[w-1] == '.') {
+			w--
+		}
+		if w == c {
+			return Match{}, false
+		}
+		if s[w] == '-' {
+			c = w
+			continue
+		}
+		word := s[w:c]
+		if len(word) > 2 && w > from && s[w-1] == '%' {
+			word = word[2:] // "%2Fopt%2Foracle%2Fbin%2Fsqlplus", "%3Dsqlplus"
+		}
+		for _, cmd := range oracleCommands {
+			if eqFold(word, cmd) {
+				return m, true
+			}
+		}
+		return Match{}, false
+	}
+	return Match{}, false
 }

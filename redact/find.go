@@ -523,12 +523,28 @@ func scheme(s []byte, i int) (Match, bool) {
 	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
 		j++
 	}
+	// URL-encoded ("Basic+dXNlcjpwdw%3D%3D", "Bearer%20…"): a space is
+	// '+' or "%20", and '+', '/' and '=' in the token are "%2B", "%2F"
+	// and "%3D".
+	encoded := false
+	if j == sp && !colon && j+1 < len(s) && (s[j] == '+' && is(s[j+1], b64token) || atFold(s, j, "%20")) {
+		encoded = true
+		j += 1 + 2*btoi(s[j] == '%')
+	}
 	if j == sp && !colon {
 		return Match{}, false
 	}
 	start := j
 	letters := true
-	for j < len(s) && is(s[j], b64token) {
+	for j < len(s) {
+		if encoded && s[j] == '%' && (atFold(s, j, "%2b") || atFold(s, j, "%2f")) {
+			letters = false
+			j += 3
+			continue
+		}
+		if !is(s[j], b64token) || encoded && s[j] == '+' {
+			break
+		}
 		if !is(s[j], cUpper|cLower) {
 			letters = false
 		}
@@ -537,9 +553,9 @@ func scheme(s []byte, i int) (Match, bool) {
 	if j == start {
 		return Match{}, false
 	}
-	for j < len(s) && s[j] == '=' {
+	for j < len(s) && (s[j] == '=' || encoded && atFold(s, j, "%3d")) {
 		letters = false
-		j++
+		j += 1 + 2*btoi(s[j] == '%')
 	}
 	if n := j - start; !colon && (n < 8 || letters && n < 20) {
 		return Match{}, false
@@ -606,18 +622,24 @@ func escLetterAfter(s []byte, p int) bool {
 func wordStart(s []byte, p int) bool { return p == 0 || !is(s[p-1], alnum) || escLetter(s, p-1) }
 
 // atBegin reports a PEM header's "-----BEGIN " at s[i], also with its
-// space URL-encoded as '+' (a form).
+// space URL-encoded as '+' (a form) or "%20" (a '%' here: pem checks the
+// rest).
 func atBegin(s []byte, i int) bool {
-	return at(s, i, "-----BEGIN") && i+10 < len(s) && (s[i+10] == ' ' || s[i+10] == '+')
+	return at(s, i, "-----BEGIN") && i+10 < len(s) && (s[i+10] == ' ' || s[i+10] == '+' || s[i+10] == '%')
 }
 
-// atSpaced is at, a space of p matching ' ' or '+'.
-func atSpaced(s []byte, i int, p string) bool {
-	if i < 0 || len(s)-i < len(p) {
-		return false
-	}
-	for k := 0; k < len(p); k++ {
-		if c := s[i+k]; c != p[k] && !(p[k] == ' ' && c == '+') {
+// endsSpaced reports whether s[h:j] ends with p, a space of p matching
+// ' ', '+' or "%20" (URL-encoded).
+func endsSpaced(s []byte, h, j int, p string) bool {
+	for k := len(p) - 1; k >= 0; k-- {
+		switch {
+		case j <= h:
+			return false
+		case p[k] == ' ' && j-3 >= h && at(s, j-3, "%20"):
+			j -= 3
+		case s[j-1] == p[k] || p[k] == ' ' && s[j-1] == '+':
+			j--
+		default:
 			return false
 		}
 	}
@@ -631,19 +653,19 @@ func pem(s []byte, i int) (Match, bool) {
 	if !atBegin(s, i) {
 		return Match{}, false
 	}
-	j := i + len("-----BEGIN ")
+	j := i + len("-----BEGIN")
 	h := j
-	for j < len(s) && j-h < 40 && (is(s[j], cUpper|cDigit) || s[j] == ' ' || s[j] == '+') {
+	for j < len(s) && j-h < 60 && (is(s[j], cUpper|cDigit) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
 		j++
 	}
-	if !(atSpaced(s, j-len("PRIVATE KEY"), "PRIVATE KEY") || j-h >= len("PRIVATE KEY BLOCK") && atSpaced(s, j-len("PRIVATE KEY BLOCK"), "PRIVATE KEY BLOCK")) || !at(s, j, "-----") {
+	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK")) || !at(s, j, "-----") {
 		return Match{}, false
 	}
 	j += 5
 	for k := j; k < len(s) && k-j < 1<<16; k++ {
 		c := s[k]
 		if c == '-' {
-			if at(s, k, "-----END ") || at(s, k, "-----END+") {
+			if at(s, k, "-----END ") || at(s, k, "-----END+") || at(s, k, "-----END%20") {
 				e := k + len("-----END ")
 				for e < len(s) && e-k < 60 && s[e] != '-' {
 					e++
@@ -867,6 +889,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	} else if encoded && j-3 >= from && (atFold(s, j-3, "%22") || atFold(s, j-3, "%27")) {
 		j -= 3 // an encoded quote ("%22SecretAccessKey%22%3A%22…")
+		for n := 0; n < 7 && j-3 >= from && atFold(s, j-3, "%5c"); n++ {
+			j -= 3 // escaped (JSON text in a string): "%5C%22password%5C%22%3A…"
+		}
 	}
 	ke := j
 	for j > from && ke-j < 64 && is(s[j-1], word|cKey) {
@@ -934,11 +959,27 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	} else if encoded && (atFold(s, v, "%22") || atFold(s, v, "%27")) {
 		v += 3
+	} else if encoded && atFold(s, v, "%5c") {
+		b := v
+		for b < len(s) && b-v < 21 && atFold(s, b, "%5c") {
+			b += 3
+		}
+		if atFold(s, b, "%22") {
+			v = b + 3 // JSON text's escaped quote, URL-encoded: "password%3D%5C%22…"
+		}
+	}
+	if encoded && k != 0 && atFold(s, v, "%20") {
+		v += 3 // "Authorization%3A%20Basic%20…"
 	}
 	if k == KindAuthorization {
-		// Keep the scheme ("Basic", "Bearer", "Digest") visible.
+		// Keep the scheme ("Basic", "Bearer", "Digest") visible; in a
+		// URL-encoded text it ends at '+' or "%20".
 		w := run(s, v, alnum|cDash)
-		if w > v && w < len(s) && s[w] == ' ' && w-v <= 24 {
+		if encoded && w > v && w-v <= 24 && (at(s, w, "+") || at(s, w, "%20")) {
+			if x := w + 1 + 2*btoi(s[w] == '%'); x < len(s) && !encodedValueEnd(s, x) {
+				v = x
+			}
+		} else if w > v && w < len(s) && s[w] == ' ' && w-v <= 24 {
 			x := w
 			for x < len(s) && s[x] == ' ' {
 				x++
@@ -1395,10 +1436,22 @@ func keyStart(s []byte, from, j, ke int) int {
 }
 
 // userinfo matches the userinfo of a URL whose authority starts at s[i]:
-// up to '@', before any '/', '?', '#', white space or quote.
+// up to '@', before any '/', '?', white space or quote, and before a '#'
+// in the user or after a port: a '#' in the password
+// ("postgres://app:pa#ss@db/x", a generated password as people paste it,
+// unencoded) is part of it; "http://h:8080#a@b" is a fragment.
 func userinfo(s []byte, i int, escaped bool) (Match, bool) {
+	colon := -1
 	for j := i; j < len(s) && j-i < 512; j++ {
 		switch c := s[j]; c {
+		case ':':
+			if colon < 0 {
+				colon = j
+			}
+		case '#':
+			if colon < 0 || run(s, colon+1, cDigit) >= j {
+				return Match{}, false
+			}
 		case '@':
 			if j == i || j+1 >= len(s) || !is(s[j+1], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
 				// holdsMask: the password holds a mask this package wrote
@@ -1408,7 +1461,7 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 				return Match{}, false
 			}
 			return Match{i, j, KindURLUserinfo}, true
-		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
+		case '/', '?', ' ', '\t', '\n', '\r', '"', '\'', '<', '>':
 			return Match{}, false
 		case '\\':
 			if escaped {
@@ -1421,25 +1474,53 @@ func userinfo(s []byte, i int, escaped bool) (Match, bool) {
 
 // encodedUserinfo is userinfo in a URL-encoded text: the authority starts
 // at s[i] (after "%3A%2F%2F"), the userinfo ends at "%40", before a
-// delimiter or the encoding of one ("%2F", "%3F", "%23", "%20").
+// delimiter or the encoding of one ("%2F", "%3F", "%20"; "%23" in the
+// user or after a port, as userinfo takes '#').
+//
+// An "%40" before any "%3A" may be the '@' of a user that is an e-mail
+// address ("app%40corp%3Apw%40h": a URL-encoded text encoded again, read
+// decoded once, where "%40" was "%2540"): the userinfo then ends at the
+// "%40" after the password, if one comes before the authority ends.
 func encodedUserinfo(s []byte, i int) (Match, bool) {
+	colon, userAt := -1, -1
+	end := func() (Match, bool) {
+		if userAt < 0 || colon >= 0 && colon < userAt {
+			return Match{}, false
+		}
+		return encodedUserinfoAt(s, i, userAt) // (a ':' after it: the host's)
+	}
 	for j := i; j < len(s) && j-i < 512; j++ {
 		switch s[j] {
 		case '%':
 			switch {
+			case colon < 0 && atFold(s, j, "%3a"):
+				colon = j + 3
+			case atFold(s, j, "%23") && colon >= 0 && run(s, colon, cDigit) < j:
+				j += 2 // '#' in the password
 			case atFold(s, j, "%40"):
-				if j == i || j+3 >= len(s) || !is(s[j+3], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
-					return Match{}, false
+				if colon < 0 && userAt < 0 && j > i {
+					userAt = j
+					j += 2
+					continue
 				}
-				return Match{i, j, KindURLUserinfo}, true
+				return encodedUserinfoAt(s, i, j)
 			case atFold(s, j, "%2f"), atFold(s, j, "%3f"), atFold(s, j, "%23"), atFold(s, j, "%20"), atFold(s, j, "%22"):
-				return Match{}, false
+				return end()
 			}
 		case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '&', '+', '\\':
-			return Match{}, false
+			return end()
 		}
 	}
-	return Match{}, false
+	return end()
+}
+
+// encodedUserinfoAt is encodedUserinfo's match when the userinfo that
+// starts at s[i] ends at the "%40" at s[j].
+func encodedUserinfoAt(s []byte, i, j int) (Match, bool) {
+	if j == i || j+3 >= len(s) || !is(s[j+3], alnum) || isMask(s, i) || holdsMask(s[i:j]) {
+		return Match{}, false
+	}
+	return Match{i, j, KindURLUserinfo}, true
 }
 
 // hostUserinfo matches the userinfo of an address with no scheme whose
@@ -1625,13 +1706,29 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			return m, true, 0
 		}
 	}
-	if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
+	if c-'3' <= 1 && i > from && s[i-1] == '%' && c == '4' && i+1 < len(s) && s[i+1] == '0' {
+		if m, ok := oracleEncoded(s, from, i, false); ok {
+			return m, true, 0
+		}
+	} else if c == '3' && i > from && s[i-1] == '%' && i+1 < len(s) && (s[i+1]|0x20 == 'd' || s[i+1]|0x20 == 'a') {
+		if s[i+1]|0x20 == 'a' {
+			if m, ok := pgpassEncoded(s, from, i); ok {
+				return m, true, 0
+			}
+		}
 		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") {
 			// postgres%3A%2F%2Fapp%3Apw%40db: a URL's userinfo, encoded.
 			if m, ok := webhook(s, i+8, "%2f"); ok {
 				return m, true, 0
 			}
 			if m, ok := encodedUserinfo(s, i+8); ok {
+				return m, true, 0
+			}
+		}
+		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%5c%2f%5c%2f") {
+			// postgres%3A%5C%2F%5C%2Fapp%3Apw%40db: JSON text ("\/")
+			// URL-encoded.
+			if m, ok := encodedUserinfo(s, i+14); ok {
 				return m, true, 0
 			}
 		}
@@ -1977,4 +2074,12 @@ func inHead(head []byte, start, end int, cred bool) bool {
 		from = max(m.End, from+1)
 	}
 	return false
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

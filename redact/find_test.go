@@ -113,6 +113,9 @@ func TestFind(t *testing.T) {
 		{":CRPSpw@kafka-1:9092, redis :pw2@h:6379 and {\"b\":\":pw3@h:1\"}", ":CRPSpw|:pw2|:pw3", KindURLUserinfo},
 		{"x:y a :b c@d:1 [::1]:8080 :smile: @bob:1 git :@host:22 ok", "", 0},
 		{"http://host:8080/path", "", 0},
+		// a '#' in the password (unencoded, as generated ones are pasted)
+		{"postgres://app:z0Om#zTGvE5Z@db:5432/app and nats://u:p#w@h:4222", "app:z0Om#zTGvE5Z|u:p#w", KindURLUserinfo},
+		{"https://h.example:443#top@x and http://localhost:3000#/users/@me and http://h#a:b@c", "", 0},
 		{"mail " + mail + ".", mail, KindEmail},
 		{"call " + cnMob + " or +86 139 1234 5678 or 139-1234-5678", cnMob + "|+86 139 1234 5678|139-1234-5678", KindPhone},
 		{"id " + cnIDNum + " ok", cnIDNum, KindCNID},
@@ -257,7 +260,11 @@ func FuzzFind(f *testing.F) {
 		// h-secrets3's forms
 		"dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63", "x:5432:*:u:p", "(localhost:*:*:postgres:pw)", "a/b@//h:1/s", "sqlplus -s u/p@db",
 		"the password is correcthorsebattery.", "zip -P pw x.zip", "openssl enc -pass pass:pw", "keytool -storepass pw",
-		"FlyV1 fm2_" + strings.Repeat("Ab1/", 17) + "==,fm2_x", "0123456789abcdef0123456789abcdef-us21", "v1.0-0123"} {
+		"FlyV1 fm2_" + strings.Repeat("Ab1/", 17) + "==,fm2_x", "0123456789abcdef0123456789abcdef-us21", "v1.0-0123",
+		// h-secrets4's forms
+		"nats://u:p#w@h:1", "x%3A%2F%2Fa%40b%3Ap%23w%40h", "Authorization%3A%20Basic%20dXNlcjpwdw%3D%3D", "Basic+dXNlcjpwdw%2B%2F",
+		"localhost%3A5432%3Ad%3Au%3Apw", "%2A%3A%2A%3A%2A%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus+u%2Fpw%40db", "-----BEGIN%20PRIVATE%20KEY-----%0Ax",
+		"k%3D%5C%22pw%5C%22", "x%3A%5C%2F%5C%2Fu%3Ap%40h", "a\\u0073k-12345678", "u%253A%252F%252Fa%253Ap%2540h", "EAAA" + strings.Repeat("x1", 30) + "+/"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))

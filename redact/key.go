@@ -368,7 +368,7 @@ func containsFold(k []byte, p string) bool {
 // they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
-	"xoxc-", "xoxd-", "xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f"}
+	"xoxc-", "xoxd-", "xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f", "%3a%5c%2f%5c%2f"}
 
 // cmdNeedles are the commands whose short flag takes a password
 // (shortFlag) that no other needle names: mysql and its tools, mariadb,

@@ -169,40 +169,70 @@ func Contains[T Text](s T) bool {
 }
 
 // HasASCIIEscape reports a JSON escape of a printable ASCII byte (\u0020
-// to \u007f) in s: text that may spell a shape differently.
+// to \u007f) in s, or a URL-encoded '%' before two hex digits ("%2540": a
+// URL-encoded text encoded again): text that may spell a shape
+// differently.
 func HasASCIIEscape(s []byte) bool { return hasASCIIEscape(s) }
 
-// UnescapeASCII appends s with its \u00XX escapes of ASCII bytes and its
-// "\/" decoded, everything else as it is: the form in which Masker.Text
-// masks text for which HasASCIIEscape is true.
+// UnescapeASCII appends s with its \u00XX escapes of ASCII bytes, its
+// "\/" and its "%25" before two hex digits decoded, everything else as it
+// is: the form in which Masker.Text masks text for which HasASCIIEscape is
+// true.
 func UnescapeASCII(dst, s []byte) []byte { return unescapeASCII(dst, s) }
 
 // hasASCIIEscape reports a JSON escape of a printable ASCII byte (\u0020 to
-// \u007f): the only way JSON text can spell a letter or digit differently.
+// \u007f): the only way JSON text can spell a letter or digit differently;
+// or an encoded '%' before two hex digits: a URL-encoded text encoded once
+// more (a redirect's URL in a query parameter), in which every encoded
+// form ("%3A%2F%2F", "%40") is spelled "%253A%252F%252F", "%2540".
 func hasASCIIEscape(s []byte) bool {
-	for i := 0; i+5 < len(s); i++ {
-		if s[i] == '\\' && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && s[i+4] >= '2' && s[i+4] <= '7' {
-			return true
+	for i := 0; i+4 < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+5 < len(s) && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && s[i+4] >= '2' && s[i+4] <= '7' {
+				return true
+			}
+		case '%':
+			if encodedPercent(s, i) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// unescapeASCII appends s with its \u00XX escapes of ASCII bytes and its
-// "\/" decoded, everything else as it is.
+// encodedPercent reports "%25" and two hex digits at s[i].
+func encodedPercent(s []byte, i int) bool {
+	return i+4 < len(s) && s[i] == '%' && s[i+1] == '2' && s[i+2] == '5' && hexVal(s[i+3]) >= 0 && hexVal(s[i+4]) >= 0
+}
+
+// unescapeASCII appends s with its \u00XX escapes of ASCII bytes, its
+// "\/" and its "%25" before two hex digits decoded, everything else as it
+// is. The escape may be written with
+// more backslashes, as JSON text held in JSON text held in a string spells
+// it ("\\u0061", "\\\/").
 func unescapeASCII(dst []byte, s []byte) []byte {
 	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && encodedPercent(s, i) {
+			dst = append(dst, '%')
+			i += 2
+			continue
+		}
 		if s[i] == '\\' && i+1 < len(s) {
-			if s[i+1] == '/' {
+			j := i + 1
+			for j < len(s) && j-i < 8 && s[j] == '\\' {
+				j++
+			}
+			if j < len(s) && s[j] == '/' {
 				dst = append(dst, '/')
-				i++
+				i = j
 				continue
 			}
-			if i+5 < len(s) && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' {
-				h, l := hexVal(s[i+4]), hexVal(s[i+5])
+			if j+4 < len(s) && s[j] == 'u' && s[j+1] == '0' && s[j+2] == '0' {
+				h, l := hexVal(s[j+3]), hexVal(s[j+4])
 				if h >= 0 && l >= 0 && h < 8 {
 					dst = append(dst, byte(h<<4|l))
-					i += 5
+					i = j + 4
 					continue
 				}
 			}

@@ -86,7 +86,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 			}
 			// Only a base64 run long enough to be decoded, holding an
 			// encoded token prefix; each run is looked at once.
-			if b[i] == '3' && encodedSep(b, i) {
+			if i > 0 && b[i-1] == '%' && mayEncoded(b, i) {
 				return true
 			}
 			if b[i] == '0' && i >= 2 && b[i-1] == 'u' && b[i-2] == '\\' && at(b, i+1, "03") && i+3 < n && (b[i+3]|0x20 == 'd' || b[i+3]|0x20 == 'a') && keyBefore(b, i-2) {
@@ -222,6 +222,9 @@ func keyBefore(s []byte, i int) bool {
 		}
 	} else if j >= 3 && (atFold(s, j-3, "%22") || atFold(s, j-3, "%27")) {
 		j -= 3
+		for n := 0; n < 7 && j >= 3 && atFold(s, j-3, "%5c"); n++ {
+			j -= 3 // "%5C%22password%5C%22%3A…" (keyValue)
+		}
 	}
 	ke := j
 	letters, most := 0, 0 // the longest run of letters in the key
@@ -344,14 +347,39 @@ var minSpecialLetters = func() int {
 	return n
 }()
 
+// mayEncoded is MayHoldCredentialText's check of the digit s[i] after a
+// '%': an encoded separator (encodedSep), an encoded '%' ("%2540": a
+// URL-encoded text encoded again, searched decoded once: Masker.Text), an
+// Oracle connect string's "%40" ("scott%2Fpw%40%2F%2Fdb…").
+func mayEncoded(s []byte, i int) bool {
+	switch s[i] {
+	case '3':
+		return encodedSep(s, i)
+	case '2':
+		return encodedPercent(s, i-1)
+	case '4':
+		if i+1 < len(s) && s[i+1] == '0' {
+			_, ok := oracleEncoded(s, 0, i, true)
+			return ok
+		}
+	}
+	return false
+}
+
 // encodedSep is keyBefore for a URL-encoded separator ("%3D", "%3A")
-// whose '3' is s[i].
+// whose '3' is s[i], or an encoded URL's "%3A%2F%2F" (also JSON text's
+// "%3A%5C%2F%5C%2F"), or the first "%3A" of an encoded .pgpass line.
 func encodedSep(s []byte, i int) bool {
 	if i == 0 || s[i-1] != '%' || i+1 >= len(s) || s[i+1]|0x20 != 'd' && s[i+1]|0x20 != 'a' {
 		return false
 	}
 	// "%3A%2F%2F": an encoded URL (userinfo, a webhook's path).
-	return s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") || keyBefore(s, i-1) || namedBefore(s, i-1)
+	if s[i+1]|0x20 == 'a' {
+		if _, ok := pgpassEncoded(s, 0, i); ok {
+			return true // "localhost%3A5432%3Adb%3Aapp%3Apw"
+		}
+	}
+	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1)
 }
 
 // maxDateTime is the longest text isDateTime accepts: nanoseconds and a

@@ -270,7 +270,8 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 	for _, s := range []string{"2026-03-29T12:00:00+00:00", "a@b.c password=x", "x_y:z", "ref=1", "Bearer", "b:" + strings.Repeat("k", 70) + "key=v",
 		"db.x:5432:d:u:pw", "s/p@//h", "rman t/p@db", "ldapsearch -w pw", "dp.pt." + strings.Repeat("aB3", 11),
 		"path: v", "x_pat: v", "github_path_pat=v", "mykey=v", "a.signature=v", "pathtoken: v", "xapi_key: v", "keypath: v",
-		`"path": "p", "token": "t"`, "user_pass: v", "%22key%22%3A%22v%22"} {
+		`"path": "p", "token": "t"`, "user_pass: v", "%22key%22%3A%22v%22",
+		"localhost%3A5432%3Ad%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus%20u%2Fpw%40db", "k%3D%5C%22pw%5C%22", "Basic%20dXNlcjpwdw%3D%3D", "%2540"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

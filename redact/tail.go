@@ -32,6 +32,11 @@ import (
 //     or the tail ends inside the host or port after its '@'
 //     ("bus:pw@kafka-1:90"): a broker address with credentials and no
 //     scheme in progress;
+//   - the last word is "user/pass…" with a digit or capital after the
+//     '/' (oracleUserStart): an Oracle connect string before its '@';
+//   - the last word holds "%3A", "%2F" or "%40" after a letter or digit
+//     (encodedSepStart): a URL-encoded userinfo, .pgpass line or Oracle
+//     connect string in progress;
 //   - the last word looks like a token or base64 (a digit or an inner
 //     capital) and is tailLongWord bytes or longer, or ends with a proper
 //     prefix of an encoded token prefix.
@@ -49,6 +54,65 @@ func MayStartCredential[T Text](tail T) bool {
 		return false
 	}
 	return mayStartCredential(b)
+}
+
+// oracleUserStart reports a last word "user/pass…" of b (one '/', the
+// user a word that starts with a letter, after white space, a quote or
+// '=', and three bytes or more after the '/', a digit or a capital among
+// them), also with the '@' after it ("user/pass@", "user/pass@/"): an
+// Oracle connect string's user and password before its host
+// ("scott/Tig3r" | "Pass@//db…", "scott/Tig3rPass@" | "//db…"). A path's
+// last segment with a digit or a capital ("pkg/Http2") passes too.
+func oracleUserStart(b []byte) bool {
+	e := len(b)
+	switch {
+	case e >= 2 && b[e-2] == '@' && b[e-1] == '/':
+		e -= 2
+	case e >= 1 && b[e-1] == '@':
+		e--
+	}
+	k := e
+	for k > 0 && e-k < 64 && b[k-1] != '/' {
+		if !is(b[k-1], word) {
+			return false
+		}
+		k--
+	}
+	if k == 0 || e-k < 3 {
+		return false
+	}
+	w := k - 1 // the '/'
+	for w > 0 && k-1-w < 64 && is(b[w-1], word) {
+		w--
+	}
+	if w == k-1 || !is(b[w], cUpper|cLower) || w > 0 && !(b[w-1] == ' ' || b[w-1] == '\t' || b[w-1] == '\n' || b[w-1] == '"' || b[w-1] == '\'' || b[w-1] == '=') {
+		return false
+	}
+	for _, c := range b[k:e] {
+		if is(c, cDigit|cUpper) {
+			return true
+		}
+	}
+	return false
+}
+
+// encodedSepStart reports an encoded ':', '/' or '@' ("%3A", "%2F",
+// "%40") after a letter or digit in the last word of b (up to white
+// space, a quote, '&' or '+'): a URL-encoded userinfo, .pgpass line or
+// Oracle connect string in progress ("dsn=scott%2Fpw%40%2F%" |
+// "2Fdb…", "localhost%3A5432%3Adb%3Aapp%3Apw" | "9Xq").
+func encodedSepStart(b []byte) bool {
+	for i := len(b) - 3; i >= 1 && len(b)-i < tailWindow; i-- {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r', '"', '\'', '&', '+':
+			return false
+		case '%':
+			if (atFold(b, i, "%3a") || atFold(b, i, "%2f") || atFold(b, i, "%40")) && is(b[i-1], alnum) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasPrintableASCII reports a byte 0x21-0x7E in b.
@@ -78,7 +142,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win)) {
 		return true
 	}
-	if digitTokenStart(b) || userinfoHostStart(b) {
+	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) {
 		return true
 	}
 	w := len(b)
@@ -96,6 +160,7 @@ func mayStartCredential(b []byte) bool {
 			return true
 		}
 	}
+
 	var low [maxNeedle]byte
 	for k, c := range last {
 		low[k] = lower(c)

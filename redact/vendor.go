@@ -284,7 +284,7 @@ func dottedToken(s []byte, from, a, b int) (st, e int, ok bool) {
 			return st, b, true
 		}
 	case 'E':
-		if at(s, a, "EAAA") && n >= 40 || at(s, a, "EAA") && n >= 83 && run(s, a, alnum) == b { // Square; Meta (Facebook, Instagram)
+		if (at(s, a, "EAAA") && n >= 40 && n <= 72 || at(s, a, "EAA") && n >= 100 && run(s, a, alnum) == b) && !inBase64(s, a, b) { // Square (64 bytes); Meta (Facebook, Instagram; 150 to 250)
 			return a, b, randomPart(s[a+3 : b])
 		}
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f':
@@ -298,6 +298,14 @@ func dottedToken(s []byte, from, a, b int) (st, e int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// inBase64 reports a '+' or '/' next to the word run s[a:b], or a '='
+// after it: the run is a part of a base64 text, which no token holds (a
+// protobuf message in base64 starts "EAA" as often as a Meta token does:
+// field 2, a varint, "\x10\x00").
+func inBase64(s []byte, a, b int) bool {
+	return a > 0 && (s[a-1] == '+' || s[a-1] == '/') || b < len(s) && (s[b] == '+' || s[b] == '/' || s[b] == '=')
 }
 
 // afterDot is dottedToken for a word run after a '.' (s[a-1]).
@@ -592,7 +600,7 @@ func encodedValueEnd(s []byte, e int) bool {
 		return false
 	}
 	switch string([]byte{s[e+1], s[e+2] | 0x20}) {
-	case "26", "20", "22", "27", "3b", "2c", "0a", "0d":
+	case "26", "20", "22", "27", "3b", "2c", "0a", "0d", "5c":
 		return true
 	}
 	return false

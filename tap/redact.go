@@ -1,6 +1,10 @@
 package tap
 
-import "strings"
+import (
+	"errors"
+	"net/url"
+	"strings"
+)
 
 // RedactURL masks the userinfo (user name and password) of every URL in s,
 // "nats://u:pw@host:4222" becoming "nats://******@host:4222". It works on
@@ -23,10 +27,7 @@ func RedactURL(s string) string {
 		s = s[i:]
 		// The authority ends at the path, query or fragment, or where the
 		// next URL of a list begins.
-		end := len(s)
-		if j := strings.IndexAny(s, "/?#"); j >= 0 {
-			end = j
-		}
+		end := authorityEnd(s)
 		if j := strings.Index(s, "://"); j >= 0 && j < end {
 			if k := strings.LastIndexAny(s[:j], ", \t\n"); k >= 0 {
 				end = k
@@ -41,6 +42,46 @@ func RedactURL(s string) string {
 		}
 	}
 }
+
+// authorityEnd is where the authority that starts s ends: at its path or
+// query, or at a fragment's '#' unless an '@' comes after it (a '#' in
+// the password, "u:pa#ss@host", as generated passwords are pasted
+// unencoded; url.Parse takes it for a fragment).
+func authorityEnd(s string) int {
+	end := len(s)
+	if j := strings.IndexAny(s, "/?"); j >= 0 {
+		end = j
+	}
+	if h := strings.IndexByte(s[:end], '#'); h >= 0 {
+		// A fragment, unless the '#' is in a password: after a ':' and
+		// not a port's digits, with an '@' after it.
+		c := strings.IndexByte(s[:h], ':')
+		if c < 0 || strings.LastIndexByte(s[:end], '@') < h || strings.TrimLeft(s[c+1:h], "0123456789") == "" {
+			end = h
+		}
+	}
+	return end
+}
+
+// URLReason is the reason of url.Parse's error err, fit to print beside
+// RedactURL(s): url.Error quotes the URL whole, and its "invalid port"
+// quotes what follows the first ':' of what it took for the authority,
+// the start of a password where the password holds a '#', '/' or '?'
+// ("invalid port \":pa\" after host" for "u:pa#ss@host"), so that one is
+// not quoted.
+func URLReason(s string, err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if r := err.Error(); !strings.HasPrefix(r, "invalid port") {
+		return r
+	}
+	return BadPortReason
+}
+
+// BadPortReason is URLReason's for an invalid port.
+const BadPortReason = "invalid port, or a '#', '/' or '?' in the password (write them %23, %2F, %3F)"
 
 // isMask reports a userinfo that is a mask: "******", "******(fp:<hex>)"
 // or "******(len:<digits>)".

@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,30 @@ func TestRedactURL(t *testing.T) {
 		{"https://******@example.com/p", "https://******@example.com/p"},
 		{"https://******(x):pw@example.com/p", "https://******@example.com/p"},
 		{"mail user@host after ws://h/x@y", "mail user@host after ws://h/x@y"},
+		// a '#' in the password, and a fragment
+		{"nats://u:PASS#WORD@h:4222 ws://h:1/#a@b https://h#x@y http://h:80#a@b", "nats://******@h:4222 ws://h:1/#a@b https://h#x@y http://h:80#a@b"},
 	} {
 		if got := RedactURL(c.in); got != c.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if strings.Contains(RedactURL(c.in), "PASSWORD") {
+		if strings.Contains(RedactURL(c.in), "PASS") {
 			t.Errorf("%q keeps the password", c.in)
+		}
+	}
+}
+
+// TestURLReason: url.Parse's reason for a URL with userinfo and a '#' or
+// '/' in its password ("invalid port \":PASS\" after host") is not
+// printed.
+func TestURLReason(t *testing.T) {
+	for _, s := range []string{"nats://u:PASS#WORD@h:4222", "ws://u:PASS/WORD@h:1/x", "nats://h:PASS"} {
+		_, err := url.Parse(s)
+		if err == nil {
+			t.Fatalf("%q parses", s)
+		}
+		r := URLReason(s, err)
+		if strings.Contains(r, "PASS") {
+			t.Errorf("URLReason(%q) = %q", s, r)
 		}
 	}
 }

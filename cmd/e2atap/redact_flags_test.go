@@ -28,6 +28,7 @@ func TestRedactFlagErrors(t *testing.T) {
 		{"observe", url},
 		{"validate", "--profile", sk, "x.jsonl"},
 		{"validate", "--fail-on", url, "x.jsonl"},
+		{"validate", "--output", "postgres://u:Zq9#" + pass + "@db/x", "x.jsonl"}, // a '#' in the password
 		{"validate", missing},
 		{"decode", "--format", url, "x"},
 		{"decode", missing},

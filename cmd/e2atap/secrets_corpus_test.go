@@ -883,6 +883,10 @@ func TestCorpusConfigErrors(t *testing.T) {
 			[]string{"E2ATAP_TAP_MESH_URL=nats://u:" + pass + "@bad host:4222"}, "is not a URL"},
 		{"nats url list from env", `{name: mesh, type: nats, url: "nats://127.0.0.1:4222", subjects: ["a.>"]}`,
 			[]string{"E2ATAP_TAP_MESH_URL=nats://u:" + pass + "@h1:4222,nats://u:" + pass + "@bad host:4222"}, "is not a URL"},
+		// A '#' in the password (a URL parser takes it for a fragment).
+		{"nats url with a # in its userinfo", `{name: mesh, type: nats, url: "nats://u:Zq9#` + pass + `@127.0.0.1:4222", subjects: ["a.>"]}`, nil, "is not a URL"},
+		{"otlp endpoint with a # in its userinfo", `{name: logs, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`,
+			[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://u:" + pass[:8] + "#" + pass[8:] + "@127.0.0.1:4318/v1/traces"}, "traces"},
 		{"ws upstream with userinfo", `{name: agent-ws, type: ws, listen: "` + freeAddr(t) + `", upstream: "ws://user:` + pass + `@127.0.0.1:1"}`, nil, "only scheme, host, port and path"},
 		{"otlp endpoint with userinfo", `{name: logs, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`,
 			[]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://u:" + pass + "@bad host:4318/v1/traces"}, "traces"},
@@ -909,7 +913,7 @@ func TestCorpusConfigErrors(t *testing.T) {
 				if !strings.Contains(out, c.want) {
 					t.Errorf("%v: the error does not say %q: %s", args, c.want, out)
 				}
-				for _, leak := range []string{pass, "u:" + pass[:4], "user:"} {
+				for _, leak := range []string{pass, pass[:8], "u:" + pass[:4], "user:"} {
 					if strings.Contains(out, leak) {
 						t.Errorf("%v: %q is printed: %s", args, leak, out)
 					}

@@ -148,13 +148,19 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 		st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[:m.Start-nt], fp, cur[m.End-nt:])
 		return
 	}
-	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one.
-	cut := m.End - nt
+	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one;
+	// or (m.End <= nt) the credential is wholly in the previous delta, a
+	// credential only because of this one's start ("bus:pw" |
+	// "@kafka-1:9092", "scott%2Fpw%4" | "0%2F%2Fdb…").
+	cut := max(0, m.End-nt)
 	if h.has {
 		keep := len(h.delta) - (nt - m.Start)
-		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, nil)
+		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, h.delta[len(h.delta)-(nt-m.End+cut):])
 	} else {
 		c.missed++
+	}
+	if m.End <= nt {
+		return
 	}
 	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, nil, fp, cur[cut:])
 }

@@ -292,3 +292,32 @@ func TestSplitSecretReplay(t *testing.T) {
 		t.Errorf("replay findings %q, want [%q]", replay.findings, want)
 	}
 }
+
+// TestSplitSecretWhollyInTail: a credential wholly in chunk n's delta that
+// only chunk n+1's start makes one (a URL-encoded Oracle connect string
+// cut inside its "%40": "…scott%2FPw%4" | "0%2F%2Fdb…") is masked in chunk
+// n's line, the text after it kept, and chunk n+1's line is left as it is
+// (the carry cut chunk n+1's delta at a negative offset: validate --log
+// panicked, slice bounds out of range).
+func TestSplitSecretWhollyInTail(t *testing.T) {
+	for _, c := range [][2]string{
+		{"dsn=scott%2FOraPw9xQ7Zk%4", "0%2F%2Fdb.example.com%3A1521%2FORCL ok"},
+		{"dsn=scott%2FOraPw9xQ7Zk%", "40%2F%2Fdb.example.com%3A1521%2FORCL ok"},
+	} {
+		var buf bytes.Buffer
+		lines := runEngine(t, NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey)), &buf,
+			chunk("q1", 0, c[0], false), chunk("q1", 1, c[1], false), chunk("q1", 2, "", true))
+		all := strings.Join(lines, "\n")
+		if strings.Contains(all, "OraPw9xQ7Zk") {
+			t.Errorf("%q|%q: the password is in the log:\n%s", c[0], c[1], all)
+		}
+		if len(lines) != 3 || !strings.Contains(lines[0], `"delta":"dsn=scott%2F******(fp:`) || !strings.Contains(lines[1], c[1]) {
+			t.Errorf("%q|%q: lines:\n%s", c[0], c[1], all)
+		}
+		for _, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Errorf("invalid line %s", l)
+			}
+		}
+	}
+}

@@ -140,7 +140,7 @@ func (r *Redactor) get() *state {
 
 func (r *Redactor) put(st *state) {
 	st.out, st.in = nil, nil
-	if cap(st.dec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 || cap(st.delta) > 1<<20 {
+	if cap(st.dec) > 1<<20 || cap(st.udec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 || cap(st.delta) > 1<<20 {
 		return // do not pin huge buffers
 	}
 	r.pool.Put(st)
@@ -152,6 +152,7 @@ type state struct {
 	in       []byte
 	out      []byte
 	dec      []byte // unescaped string
+	udec     []byte // the unescaped string's own \u00XX escapes decoded
 	kdec     []byte // unescaped key
 	enc      []byte // redacted string before encoding
 	alt      []byte // truncation rebuild
@@ -168,6 +169,7 @@ type state struct {
 	topSeen  uint8
 	ce       bool // the record is a CloudEvent: its data is content
 	trunc    bool
+	pct      bool // the record holds "%25" (unescapedShape)
 	// body.delta (content keep): its string in out, quotes included, and
 	// its unescaped text; deltaEnd == 0 when the record has none.
 	deltaAt, deltaEnd int
@@ -186,7 +188,7 @@ func (st *state) reset() {
 	st.counts = [NumRules]uint32{}
 	st.spans, st.spanPath = st.spans[:0], st.spanPath[:0]
 	st.path = st.path[:0]
-	st.depth, st.topSeen, st.trunc, st.ce = 0, 0, false, false
+	st.depth, st.topSeen, st.trunc, st.ce, st.pct = 0, 0, false, false, false
 	st.deltaAt, st.deltaEnd, st.delta = 0, 0, st.delta[:0]
 }
 
@@ -198,6 +200,7 @@ var minimumKeys = [...]string{"request_id", "response_id", "sequence", "is_final
 // minimum keys the record lacks are appended as null.
 func (st *state) record(in []byte, response bool) error {
 	st.in = in
+	st.pct = bytes.Contains(in, []byte("%25"))
 	base := len(st.out)
 	max := st.r.maxBytes
 	st.record2 = max > 0 && 2*len(in)+256 > max
@@ -710,6 +713,11 @@ func (st *state) stringValue(raw []byte, esc bool, m mode) {
 		st.dec = e2a.AppendUnquoted(st.dec[:0], raw)
 		s = st.dec
 	}
+	if esc && bytes.IndexByte(s, '\\') >= 0 || st.pct {
+		if u, ok := st.unescapedShape(s); ok {
+			s, raw = u, nil // (and so the delta the carry keeps)
+		}
+	}
 	if m.delta && st.r.content == ContentKeep && st.depth == 2 {
 		// Where body.delta's text is in the line, and the text itself.
 		st.deltaAt = len(st.out)
@@ -825,7 +833,40 @@ func (st *state) writeKey(raw, key []byte, esc bool) {
 		st.copyString(raw, key)
 		return
 	}
+	if len(raw) != len(key) || st.pct { // (it had escapes: it is shorter)
+		st.writeKeyRespelled(raw, key)
+		return
+	}
 	st.scanString(raw, key, true)
+}
+
+// writeKeyRespelled is writeKey for a key that had escapes, or in a record
+// with "%25": one that spells a shape with them (unescapedShape) is
+// masked in its unescaped form.
+func (st *state) writeKeyRespelled(raw, key []byte) {
+	if !st.mayMask(key) && (bytes.IndexByte(key, '\\') >= 0 || st.pct) {
+		if u, ok := st.unescapedShape(key); ok {
+			raw, key = nil, u
+		}
+	}
+	st.scanString(raw, key, true)
+}
+
+// unescapedShape is s (an unescaped JSON string) with its own \u00XX
+// escapes and "%25"s decoded (redact.UnescapeASCII), when s holds some
+// and something to mask shows only then: JSON text held in the string
+// spells a shape with escapes ("\u0041KIA…", "p\u0061ssword: …"), or a
+// URL-encoded text is encoded again ("%253A%252F%252Fu%253Apw%2540h").
+// The string is then written in that form, masked, as redact.Masker.Text
+// masks text. It is st.udec. Its callers call it only for a string that
+// holds a '\\' (it had escapes) or in a record that holds "%25" (st.pct):
+// a look-up in every string cost 4 % of the record log's instructions.
+func (st *state) unescapedShape(s []byte) ([]byte, bool) {
+	if !redact.HasASCIIEscape(s) {
+		return nil, false
+	}
+	st.udec = redact.UnescapeASCII(st.udec[:0], s)
+	return st.udec, st.mayMask(st.udec)
 }
 
 // scanString writes the string s (raw: its escaped form) with every

@@ -609,11 +609,20 @@ func TestFindingWriter(t *testing.T) {
 	fw.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "u-" + sPhoneCN, Source: "cap.jsonl:3",
 		Message: "value " + sSK + " from " + sEmail, Tap: "ws", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
 	fw.Finding(&validate.Finding{Rule: "e2a.missing_final", Severity: validate.Warning, Stream: "q1", Source: "f:1", Message: "no final"})
+	// A stream id that spells a token with a \u00XX escape, a message
+	// with an Oracle connect string URL-encoded twice.
+	fw.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: `xoxb\u002d12345678901-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx`,
+		Source: "f:2", Message: "next=dsn%3Dscott%252FTiger9PwQx%2540%252F%252Fdb%253A1521%252FORCL"})
 	if err := fw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got := leaked(t, buf.Bytes()); len(got) > 0 {
 		t.Errorf("leaked %q: %s", got, buf.Bytes())
+	}
+	for _, core := range []string{"AbCdEfGhIjKlMnOpQrStUvWx", "Tiger9PwQx"} {
+		if bytes.Contains(buf.Bytes(), []byte(core)) {
+			t.Errorf("%.4s… shows in the findings", core)
+		}
 	}
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
 	want := `{"rule":"e2a.missing_final","severity":"warning","stream":"q1","source":"f:1","message":"no final"}`
@@ -821,5 +830,31 @@ func TestCloudEventDataIsContent(t *testing.T) {
 	w.Flush()
 	if !strings.Contains(buf.String(), `"data":"kept"`) {
 		t.Errorf("a response's metadata.data was masked: %s", buf.String())
+	}
+}
+
+// TestRedactSpelledShapes: a value or key that is JSON text spelling a
+// shape with \u00XX escapes ("\u0041KIA…" once decoded), or a URL-encoded
+// text encoded again ("%253A%252F%252F…%2540"), is written masked in its
+// unescaped form, as redact.Masker.Text masks text; such a string with
+// nothing to mask is written as it was.
+func TestRedactSpelledShapes(t *testing.T) {
+	r := NewRedactor(ContentKeep, 0, testKey)
+	rec := `{"a":"aws key \\u0041KIAQZ3X7ERUWYPB5TD5","b":"next=redis%253A%252F%252F%253AyW0FAmkmTstzlu%2540cache%253A6379",` +
+		`"p\\u0061ssword: Zq8pLm2NwQx":true,"c":"plain \\u00e9t\\u0061 100%2540"}`
+	out, _, err := r.Redact(nil, []byte(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, core := range []string{"QZ3X7ERUWYPB5TD5", "yW0FAmkmTstzlu", "Zq8pLm2NwQx"} {
+		if bytes.Contains(out, []byte(core)) {
+			t.Errorf("%.4s… shows: %s", core, out)
+		}
+	}
+	if !bytes.Contains(out, []byte(`"c":"plain \\u00e9t\\u0061 100%2540"`)) {
+		t.Errorf("a string with nothing to mask was rewritten: %s", out)
+	}
+	if !json.Valid(out) {
+		t.Errorf("invalid: %s", out)
 	}
 }

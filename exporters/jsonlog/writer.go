@@ -640,7 +640,11 @@ func (fw *FindingWriter) Finding(f *validate.Finding) {
 		st.out = append(st.out, name...)
 		st.out = append(st.out, `":"`...)
 		if redact {
-			st.redactText([]byte(v), true)
+			b := []byte(v)
+			if u, ok := st.unescapedShape(b); ok {
+				b = u // a stream id that spells a shape with \u00XX escapes
+			}
+			st.redactText(b, true)
 		} else {
 			st.out = appendEscaped(st.out, []byte(v))
 		}

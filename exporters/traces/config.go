@@ -215,7 +215,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err // url.Error quotes the whole URL
 			}
-			bad(endpointVar, shown, err.Error())
+			reason := err.Error()
+			if strings.HasPrefix(reason, "invalid port") {
+				// It quotes what follows the authority's first ':', the
+				// start of the password where it holds a '#', '/' or '?'
+				// ("invalid port \":pa\" after host" for "u:pa#ss@host").
+				reason = "invalid port, or a '#', '/' or '?' in the password (write them %23, %2F, %3F)"
+			}
+			bad(endpointVar, shown, reason)
 		case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			bad(endpointVar, shown, "want an http:// or https:// URL with a host")
 		case !validPort(u.Port()):
@@ -305,9 +312,17 @@ func hideUserinfo(s string) string {
 		return s
 	}
 	rest := s[i+3:]
-	end := strings.IndexAny(rest, "/?#")
+	end := strings.IndexAny(rest, "/?")
 	if end < 0 {
 		end = len(rest)
+	}
+	if h := strings.IndexByte(rest[:end], '#'); h >= 0 {
+		// A fragment, unless the '#' is in a password: after a ':' and
+		// not a port's digits, with an '@' after it.
+		c := strings.IndexByte(rest[:h], ':')
+		if c < 0 || strings.LastIndexByte(rest[:end], '@') < h || strings.TrimLeft(rest[c+1:h], "0123456789") == "" {
+			end = h
+		}
 	}
 	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
 		return s[:i+3] + "******@" + rest[at+1:]

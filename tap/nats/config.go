@@ -162,11 +162,7 @@ func (c Config) Validate() error {
 		// userinfo-free form and the reason are printed, never url.Error's
 		// text, which quotes the URL whole.
 		if _, err := url.Parse(strings.TrimSpace(u)); err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			bad("url %q: %v", tap.RedactURL(u), err)
+			bad("url %q: %s", tap.RedactURL(u), tap.URLReason(u, err))
 		}
 	}
 	if len(c.Subjects) == 0 && len(c.Streams) == 0 {

@@ -120,13 +120,9 @@ type upstream struct {
 func parseUpstream(s string) (upstream, error) {
 	u, err := url.Parse(s)
 	if err != nil {
-		// url.Error quotes the URL: print its reason only, and the URL
-		// without userinfo.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return upstream{}, fmt.Errorf("ws: upstream %q: %w", tap.RedactURL(s), err)
+		// url.Error quotes the URL: print the URL without userinfo, and
+		// its reason only when it cannot quote a part of one.
+		return upstream{}, fmt.Errorf("ws: upstream %q: %s", tap.RedactURL(s), tap.URLReason(s, err))
 	}
 	s = u.Redacted()
 	var up upstream
