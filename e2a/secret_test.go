@@ -476,13 +476,21 @@ func checkScanSecrets(t testing.TB, data []byte) {
 	t.Helper()
 	var r Record
 	checkMayHoldSecret(t, data, &r, Scan(data, &r))
-	// Again with a record reused across inputs, whose remembered clean
-	// texts (Record.clean) came from earlier ones: the same answer.
+	// Again with a record reused across inputs, whose memos (Record.clean,
+	// the key memos) came from earlier ones: it must be as sound, and it
+	// may only know more. (Not the same answer: a key's class in the
+	// process-wide keyKinds, evicted since a memo of the record took it,
+	// makes a new record leave the key to ScanSecrets, true, where the
+	// memo says false; both are right, and checkMayHoldSecret holds each
+	// to ScanSecrets.) A reused record that says true where a new one
+	// says false is a memo that lost what it knew.
+	var fresh Record
+	Scan(data, &fresh)
 	warm.Lock()
 	err := Scan(data, &warm.r)
-	if warm.r.MayHoldSecret() != r.MayHoldSecret() {
+	if warm.r.MayHoldSecret() && !fresh.MayHoldSecret() {
 		warm.Unlock()
-		t.Fatalf("Scan(%q): MayHoldSecret %v with a reused record, %v with a new one", data, warm.r.MayHoldSecret(), r.MayHoldSecret())
+		t.Fatalf("Scan(%q): MayHoldSecret true with a reused record, false with a new one", data)
 	}
 	checkMayHoldSecret(t, data, &warm.r, err)
 	warm.Unlock()
