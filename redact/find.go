@@ -120,6 +120,19 @@ var anchor = func() (t [256]uint8) {
 	return t
 }()
 
+// anchorBits[k][c] has bit k set if c is an anchor: the eight look-ups of
+// eight bytes make a bit mask of their anchors.
+var anchorBits = func() (t [8][256]uint8) {
+	for k := range t {
+		for c := range t[k] {
+			if anchor[c] != 0 {
+				t[k][c] = 1 << k
+			}
+		}
+	}
+	return t
+}()
+
 // Find returns the first thing to mask in s at or after from (no match
 // starts before from). "First" is in the order of the anchors that reveal
 // them, which is the order of their starts except where a key or an e-mail
@@ -150,16 +163,30 @@ func scan(s []byte, from int, nested bool) (Match, bool) { return scanAt(s, from
 func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 	b64 := b64state{nested: nested}
 	n := len(s)
-	t := &anchor
+	t, tb := &anchor, &anchorBits
+	w, m := start, uint8(0) // the anchors of s[w:w+8], as in MayHoldCredentialText
 	for i := start; i < n; i++ {
-		for i+8 <= n && t[s[i]]|t[s[i+1]]|t[s[i+2]]|t[s[i+3]]|t[s[i+4]]|t[s[i+5]]|t[s[i+6]]|t[s[i+7]] == 0 {
-			i += 8
-		}
-		for i < n && t[s[i]] == 0 { // to the anchor (as in MayHoldCredentialText)
-			i++
-		}
-		if i >= n {
-			break
+		if d := i - w; d < 8 && m>>d != 0 {
+			i += bits.TrailingZeros8(m >> d)
+		} else {
+			for i+8 <= n {
+				if m = tb[0][s[i]] | tb[1][s[i+1]] | tb[2][s[i+2]] | tb[3][s[i+3]] | tb[4][s[i+4]] | tb[5][s[i+5]] | tb[6][s[i+6]] | tb[7][s[i+7]]; m != 0 {
+					break
+				}
+				i += 8
+			}
+			if i+8 <= n {
+				w = i
+				i += bits.TrailingZeros8(m)
+			} else {
+				m = 0
+				for i < n && t[s[i]] == 0 {
+					i++
+				}
+				if i >= n {
+					break
+				}
+			}
 		}
 		a := t[s[i]]
 		switch {
