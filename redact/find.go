@@ -2,7 +2,9 @@ package redact
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -118,6 +120,19 @@ var anchor = func() (t [256]uint8) {
 	return t
 }()
 
+// anchorBits[k][c] has bit k set if c is an anchor: the eight look-ups of
+// eight bytes make a bit mask of their anchors.
+var anchorBits = func() (t [8][256]uint8) {
+	for k := range t {
+		for c := range t[k] {
+			if anchor[c] != 0 {
+				t[k][c] = 1 << k
+			}
+		}
+	}
+	return t
+}()
+
 // Find returns the first thing to mask in s at or after from (no match
 // starts before from). "First" is in the order of the anchors that reveal
 // them, which is the order of their starts except where a key or an e-mail
@@ -148,16 +163,30 @@ func scan(s []byte, from int, nested bool) (Match, bool) { return scanAt(s, from
 func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 	b64 := b64state{nested: nested}
 	n := len(s)
-	t := &anchor
+	t, tb := &anchor, &anchorBits
+	w, m := start, uint8(0) // the anchors of s[w:w+8], as in MayHoldCredentialText
 	for i := start; i < n; i++ {
-		for i+8 <= n && t[s[i]]|t[s[i+1]]|t[s[i+2]]|t[s[i+3]]|t[s[i+4]]|t[s[i+5]]|t[s[i+6]]|t[s[i+7]] == 0 {
-			i += 8
-		}
-		for i < n && t[s[i]] == 0 { // to the anchor (as in MayHoldCredentialText)
-			i++
-		}
-		if i >= n {
-			break
+		if d := i - w; d < 8 && m>>d != 0 {
+			i += bits.TrailingZeros8(m >> d)
+		} else {
+			for i+8 <= n {
+				if m = tb[0][s[i]] | tb[1][s[i+1]] | tb[2][s[i+2]] | tb[3][s[i+3]] | tb[4][s[i+4]] | tb[5][s[i+5]] | tb[6][s[i+6]] | tb[7][s[i+7]]; m != 0 {
+					break
+				}
+				i += 8
+			}
+			if i+8 <= n {
+				w = i
+				i += bits.TrailingZeros8(m)
+			} else {
+				m = 0
+				for i < n && t[s[i]] == 0 {
+					i++
+				}
+				if i >= n {
+					break
+				}
+			}
 		}
 		a := t[s[i]]
 		switch {
@@ -1155,13 +1184,19 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if st.delims == 0 {
 		// A value is delimited by ' ', '>' or '+' (URL-encoded): a text
 		// with none of them (an id, a timestamp without an offset)
-		// holds none, looked at once.
+		// holds none, looked at once. Nor does a text with no '>' and
+		// no "pass" in any case: a value is only ever taken after an
+		// XML element's '>' or after "password", "passwd" or
+		// "passphrase" (below), and a text dense with digits (a tool's
+		// JSON result, a hash, base64, log lines) looked back from the
+		// first digit of each word for a key it cannot hold.
 		st.delims = 1
-		if t := s[from:]; bytes.IndexByte(t, ' ') >= 0 || bytes.IndexByte(t, '>') >= 0 || bytes.IndexByte(t, '+') >= 0 {
+		if t := s[from:]; bytes.IndexByte(t, '>') >= 0 || (bytes.IndexByte(t, ' ') >= 0 || bytes.IndexByte(t, '+') >= 0) && holdsPass(t) {
 			st.delims = 2
 		}
 	}
 	if st.delims == 1 {
+		st.done = len(s) // no later digit either (the callers' gate)
 		return Match{}, false
 	}
 	// Back to the start of the value: a delimiter, or in URL-encoded text
@@ -1278,6 +1313,38 @@ func proseRest(s []byte, i int) int {
 		e++
 	}
 	return e
+}
+
+// holdsPass reports whether t holds "pass" in any case (as eqFold
+// compares: ASCII letters only), the start of every word proseValue takes
+// a value after. It looks for a doubled 's' eight bytes at a time, with
+// "pa" before it.
+func holdsPass(t []byte) bool {
+	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
+	i, last := 0, uint64(0) // last: t[i-1] is an 's'
+	for ; i+8 <= len(t); i += 8 {
+		v := binary.LittleEndian.Uint64(t[i:]) | 0x20*ones ^ 's'*ones // 0 where 's' or 'S'
+		z := ^((v&lows + lows) | v) & highs                           // 0x80 there
+		if z == 0 {
+			last = 0
+			continue
+		}
+		if last != 0 && z&0x80 != 0 && i >= 3 && t[i-3]|0x20 == 'p' && t[i-2]|0x20 == 'a' {
+			return true // a pair across the word before
+		}
+		for ss := z & (z >> 8); ss != 0; ss &= ss - 1 {
+			if k := i + bits.TrailingZeros64(ss)/8; k >= 2 && t[k-2]|0x20 == 'p' && t[k-1]|0x20 == 'a' {
+				return true
+			}
+		}
+		last = z >> 63
+	}
+	for i = max(i-3, 0); i+4 <= len(t); i++ {
+		if atFold(t, i, "pass") {
+			return true
+		}
+	}
+	return false
 }
 
 // proseState is what proseValue judged already in one text: done, the end

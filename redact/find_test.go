@@ -432,3 +432,49 @@ func TestMaskTwiceChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsPass holds proseValue's gate to a plain search: "pass" in
+// each of its cases at each offset of texts of "s", "S", "a" and "p"
+// (pairs across the eight-byte words, near-misses around it).
+func TestHoldsPass(t *testing.T) {
+	fill := "xsSapPsa ssapSSpa"
+	for n := 0; n <= 24; n++ {
+		b := make([]byte, n)
+		for k := range b {
+			b[k] = fill[(k*7+n)%len(fill)]
+		}
+		if got, want := holdsPass(b), containsFold(b, "pass"); got != want {
+			t.Errorf("holdsPass(%q) = %v, want %v", b, got, want)
+		}
+		for at := 0; at+4 <= n; at++ {
+			for c := 0; c < 16; c++ {
+				p := []byte("pass")
+				for k := range p {
+					if c>>k&1 != 0 {
+						p[k] -= 'a' - 'A'
+					}
+				}
+				x := append([]byte(nil), b...)
+				copy(x[at:], p)
+				if !holdsPass(x) {
+					t.Errorf("holdsPass(%q) = false", x)
+				}
+				x[at+c%4] = 'x'
+				if got, want := holdsPass(x), containsFold(x, "pass"); got != want {
+					t.Errorf("holdsPass(%q) = %v, want %v", x, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzHoldsPass(f *testing.F) {
+	for _, s := range []string{"", "pass", "1234567pAsS", "xxxxxxpass", "PASSWORD=", "passpasspass"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := holdsPass([]byte(s)), containsFold([]byte(s), "pass"); got != want {
+			t.Fatalf("holdsPass(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

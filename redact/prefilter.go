@@ -39,6 +39,17 @@ var credAnchor = func() (t [256]uint8) {
 	return t
 }()
 
+// credAnchorBits[k][c] is credAnchor[c] << k: the eight look-ups of
+// eight bytes make a bit mask of their anchors.
+var credAnchorBits = func() (t [8][256]uint8) {
+	for k := range t {
+		for c := range t[k] {
+			t[k][c] = credAnchor[c] << k
+		}
+	}
+	return t
+}()
+
 // IsCredentialAnchor reports whether Find can reveal a credential at the
 // byte c: text without any of these bytes holds no credential.
 func IsCredentialAnchor(c byte) bool { return credAnchor[c] != 0 }
@@ -55,23 +66,39 @@ func MayHoldCredentialText[T Text](s T) bool {
 	if n >= len("2006-01-02T15:04:05Z") && n <= maxDateTime && b[4] == '-' && isDateTime(b) {
 		return false
 	}
-	t := &credAnchor
+	t, tb := &credAnchor, &credAnchorBits
 	b64End, wordEnd := 0, 0 // the runs checked already
 	var prose proseState
 	hasAt := 0 // 0: not looked for yet, 1: no '@' in b, 2: one at least
+	// w, m: the anchors of the eight bytes b[w:w+8], a bit each. Text
+	// dense with anchors (JSON, code, hashes, base64) has several in
+	// eight bytes: the next one is found in m, not by looking at eight
+	// bytes again from the byte after each anchor.
+	w, m := 0, uint8(0)
 	for i := 0; i < n; i++ {
-		for i+8 <= n && t[b[i]]|t[b[i+1]]|t[b[i+2]]|t[b[i+3]]|t[b[i+4]]|t[b[i+5]]|t[b[i+6]]|t[b[i+7]] == 0 {
-			i += 8
-		}
-		// To the anchor, a byte at a time: eight bytes from i hold one
-		// (or the text ends), and looking at eight again from each byte
-		// before it made text dense with anchors (JSON, code, hashes) pay
-		// eight look-ups a byte.
-		for i < n && t[b[i]] == 0 {
-			i++
-		}
-		if i >= n {
-			break
+		if d := i - w; d < 8 && m>>d != 0 {
+			i += bits.TrailingZeros8(m >> d)
+		} else {
+			for i+8 <= n {
+				if m = tb[0][b[i]] | tb[1][b[i+1]] | tb[2][b[i+2]] | tb[3][b[i+3]] | tb[4][b[i+4]] | tb[5][b[i+5]] | tb[6][b[i+6]] | tb[7][b[i+7]]; m != 0 {
+					break
+				}
+				i += 8
+			}
+			if i+8 <= n {
+				w = i
+				i += bits.TrailingZeros8(m)
+			} else {
+				// Fewer than eight bytes left: to the anchor a byte at a
+				// time.
+				m = 0
+				for i < n && t[b[i]] == 0 {
+					i++
+				}
+				if i >= n {
+					break
+				}
+			}
 		}
 		if anchor[b[i]]&aDigit != 0 {
 			if i >= 5 && b[i] != '+' && (i >= prose.done || b[i-1] == '%' || b[i-1] == 'u') {
