@@ -201,8 +201,44 @@ func b64Candidate(s []byte, i int) (start, end int, ok bool) {
 	}
 	// (No upper bound: find, started later in a run too long to decode,
 	// may see a part of it short enough.)
+	if hexFreeB64 && allHex(s[x:y]) {
+		return x, y, false // a hash, a UUID, a hex id: no encoded prefix fits
+	}
 	return x, y, anyWord(b64Table, s[x:y])
 }
+
+// hexFreeB64: no word of b64Table is made only of hex digits and '-' (in
+// any case), so a run made only of them holds none: the SHA-256 hashes,
+// UUIDs and hex ids of tool results and logs are passed over without
+// the word search. Worked out from the table, so that a new encoded
+// prefix that is all hex turns the shortcut off instead of being missed
+// (TestHexFreeB64 says which).
+var hexFreeB64 = func() bool {
+	for _, g := range b64Table.groups {
+		for _, w := range g {
+			if allHex([]byte(w.w)) {
+				return false
+			}
+		}
+	}
+	return true
+}()
+
+func allHex(b []byte) bool {
+	for _, c := range b {
+		if !hexOrDash[c] {
+			return false
+		}
+	}
+	return true
+}
+
+var hexOrDash = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdefABCDEF-") {
+		t[c] = true
+	}
+	return t
+}()
 
 // mayRevealCredential reports whether find, reaching the anchor s[i] from
 // any from ≤ i, could return a credential there. It is implied by every

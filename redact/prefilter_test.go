@@ -324,3 +324,30 @@ func FuzzDateTime(f *testing.F) {
 		}
 	})
 }
+
+// TestHexFreeB64: b64Candidate passes over runs of hex digits and '-'
+// only while no encoded token prefix is made of them; and a run that is
+// all hex holds none of b64Table's words, which is what the shortcut
+// skips (a run with one non-hex byte is still searched).
+func TestHexFreeB64(t *testing.T) {
+	if !hexFreeB64 {
+		t.Fatal("an encoded token prefix in b64Table is made only of hex digits and '-': b64Candidate searches every run (correct, slower); check it is meant")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	const hex = "0123456789abcdefABCDEF-"
+	for range 2000 {
+		b := make([]byte, 16+rng.IntN(100))
+		for i := range b {
+			b[i] = hex[rng.IntN(len(hex))]
+		}
+		if anyWord(b64Table, b) {
+			t.Fatalf("%q: a hex run holds an encoded token prefix", b)
+		}
+	}
+	// The search still runs where the run is not all hex: an encoded
+	// "sk-proj-" inside a run of hex.
+	s := []byte("0123456789abcdef" + "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5" + "0123")
+	if _, _, ok := b64Candidate(s, 3); !ok {
+		t.Fatalf("b64Candidate(%q) passes over an encoded token prefix", s)
+	}
+}
