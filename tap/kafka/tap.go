@@ -273,7 +273,22 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		r.mu.Lock()
 		next, seen := r.next[tp]
 		joinUntil := r.assignedAt[tp].Add(r.cfg.JoinWindow)
+		// A fetch that did not reach the partition's end (a catch-up, or
+		// records past a transaction still open): behind, told before
+		// its records, since emitting them may take longer than
+		// idle_timeout.
+		_, mine := r.assignedAt[tp]
+		tell := mine && !r.behind[tp] && p.HighWatermark > p.Records[len(p.Records)-1].Offset+1
+		if mine {
+			r.end[tp] = p.HighWatermark // fresher than the last look
+			r.behind[tp] = r.behind[tp] || tell
+		}
 		r.mu.Unlock()
+		if tell {
+			if err = emit(ctx, progressMessage(r.cfg.Name, tp, true, now)); err != nil {
+				return
+			}
+		}
 		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
 		// Counted once for the partition's records (two atomic adds, not
 		// two a record), before any is emitted.
@@ -580,13 +595,16 @@ func (r *run) progress(ctx context.Context, emit tap.EmitFunc) error {
 	r.mu.Unlock()
 	now := time.Now()
 	for _, t := range tell {
-		err := emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Progress: true, Behind: t.behind,
-			Pos: tap.Position{Kind: tap.PosKafka, Name: t.tp.topic, Partition: t.tp.partition, Offset: -1}})
-		if err != nil {
+		if err := emit(ctx, progressMessage(r.cfg.Name, t.tp, t.behind, now)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func progressMessage(name string, tp topicPartition, behind bool, now time.Time) tap.Message {
+	return tap.Message{Tap: name, Time: now, Progress: true, Behind: behind,
+		Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: -1}}
 }
 
 // setUp follows the brokers' health (UpstreamUp); the log of an outage is
