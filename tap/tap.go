@@ -125,7 +125,8 @@ type Message struct {
 	Lost       bool
 	LossReason uint8
 	// Progress marks a control message with no Data about the Kafka
-	// partition Pos (Kind PosKafka, Name, Partition): with Behind, it
+	// partition Pos (Kind PosKafka, Name, Partition) or JetStream stream
+	// (Kind PosSubject, Name "", its Partition): with Behind, it
 	// holds records the tap has not read yet (a backlog, or records past a
 	// transaction still open, which read_committed cannot read before the
 	// transaction ends); without, the tap has read what it held at its
