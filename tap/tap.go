@@ -124,6 +124,17 @@ type Message struct {
 	// streams from their start.
 	Lost       bool
 	LossReason uint8
+	// Progress marks a control message with no Data about the Kafka
+	// partition Pos (Kind PosKafka, Name, Partition) or JetStream stream
+	// (Kind PosSubject, Name "", its Partition): with Behind, it
+	// holds records the tap has not read yet (a backlog, or records past a
+	// transaction still open, which read_committed cannot read before the
+	// transaction ends); without, the tap has read what it held at its
+	// last look. While a partition is behind, the streams opened on it do
+	// not go idle: the tap is late, not the stream. It travels through
+	// emit so that it stays in order with the records.
+	Progress bool
+	Behind   bool
 	// Charged is how many bytes of the tap's Budget this message holds; the
 	// engine releases them once it has judged the message.
 	Charged int

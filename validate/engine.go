@@ -864,6 +864,12 @@ func (e *Engine) Expire(now time.Time) {
 				next = min(next, last+int64(e.cfg.IdleTimeout))
 				continue
 			}
+			if e.opens.held(e.cur.id, e.tab.hash(e.tab.key(i))) {
+				// Its tap is late, not the stream (Hold): looked at
+				// again at the release, or an idle timeout from now.
+				next = min(next, now.UnixNano()+int64(e.cfg.IdleTimeout))
+				continue
+			}
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 				tap, conn, _ := streamOf(e.tab.key(i))
 				at := Input{Tap: tap, Conn: conn, Time: now}

@@ -58,6 +58,8 @@ const (
 	liveProfile
 	liveHandover
 	liveOrder
+	liveBehind
+	liveCaughtUp
 )
 
 type liveItem struct {
@@ -243,6 +245,18 @@ func (l *Live) SyncOpen(ctx context.Context, tap string) (map[KafkaPartition]int
 // (SyncOpen). Unlike Lost, no other stream of the tap is touched.
 func (l *Live) Handover(ctx context.Context, tap, topic string, partition int32, at time.Time) error {
 	return l.submit(ctx, liveItem{kind: liveHandover, in: Input{Tap: tap, Time: at, Pos: Position{Kind: PosKafka, Name: topic, Partition: partition}}})
+}
+
+// Behind says whether a Kafka partition of tap holds records the tap has
+// not read yet (Engine.Hold): while it does, the streams opened on it do
+// not go idle. It travels in order with the records: a partition caught up
+// is told after the records read up to its end.
+func (l *Live) Behind(ctx context.Context, tap, topic string, partition int32, behind bool, at time.Time) error {
+	kind := liveCaughtUp
+	if behind {
+		kind = liveBehind
+	}
+	return l.submit(ctx, liveItem{kind: kind, in: Input{Tap: tap, Time: at, Pos: Position{Kind: PosKafka, Name: topic, Partition: partition}}})
 }
 
 // SetProfile makes p the profile (rule severities) of everything submitted
@@ -437,6 +451,9 @@ func (l *Live) handle(it *liveItem) {
 		return
 	case liveHandover:
 		l.run.Handover(in)
+		return
+	case liveBehind, liveCaughtUp:
+		l.run.Hold(in, it.kind == liveBehind)
 		return
 	case liveSync:
 		l.run.barrier()

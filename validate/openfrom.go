@@ -49,11 +49,14 @@ type openQueue struct {
 	q    []openEntry
 	head int
 	open int // entries not closed
+	// behind: the partition's tap has not read all it holds (Hold).
+	behind bool
 }
 
 type openFrom struct {
 	parts   map[KafkaPartition]*openQueue
 	streams map[openRef]openLoc
+	behind  int // queues behind: while 0, held answers without a look-up
 }
 
 // openLoc is where an open stream's entry is: its queue and first offset.
@@ -207,6 +210,9 @@ func (e *Engine) Handover(in *Input) {
 		return
 	}
 	delete(o.parts, kp)
+	if q.behind {
+		o.behind--
+	}
 	drop := map[openRef]bool{}
 	var parts [MaxPartitions]bool
 	for _, en := range q.q[q.head:] {
@@ -236,6 +242,60 @@ func (e *Engine) Handover(in *Input) {
 			}
 		}
 	}
+}
+
+// Hold says whether the tap's partition in.Pos (Name, Partition: as
+// Handover) holds records its tap has not read yet (behind): a backlog, or
+// records past a transaction still open that a read_committed consumer
+// cannot read until the producer or the broker ends it. While it is
+// behind, the streams opened on it do not go idle (Expire): a stream with
+// no record read for idle_timeout may have its records in the log, only
+// not read yet; the tap is late, not the stream. Once the tap has read what
+// the partition held (released), they go idle as before, by the time of
+// their last record, at the next Expire: a stream whose end was in what
+// the tap read meanwhile has ended by then.
+func (e *Engine) Hold(in *Input, behind bool) {
+	kp := KafkaPartition{Tap: in.Tap, Topic: in.Pos.Name, Partition: in.Pos.Partition}
+	o := e.opens
+	if o == nil {
+		if !behind {
+			return
+		}
+		o = &openFrom{parts: map[KafkaPartition]*openQueue{}, streams: map[openRef]openLoc{}}
+		e.opens = o
+	}
+	q := o.parts[kp]
+	if q == nil {
+		if !behind {
+			return
+		}
+		q = &openQueue{}
+		o.parts[kp] = q
+	}
+	if q.behind == behind {
+		return
+	}
+	q.behind = behind
+	if behind {
+		o.behind++
+		return
+	}
+	o.behind--
+	if e.cfg.IdleTimeout > 0 && in.Time.UnixNano() < e.nextIdle {
+		// Its streams idle meanwhile are due now.
+		e.nextIdle = in.Time.UnixNano()
+		e.idleDue.Store(e.nextIdle)
+	}
+}
+
+// held says whether the open stream ref (part, h) was opened on a
+// partition that is behind (Hold).
+func (o *openFrom) held(part uint8, h uint64) bool {
+	if o == nil || o.behind == 0 {
+		return false
+	}
+	loc, ok := o.streams[openRef{part: part, h: h}]
+	return ok && loc.q.behind
 }
 
 // silentSink takes what a Silent input makes the engine report, and drops

@@ -218,3 +218,48 @@ func TestSilentInputsBuildStateOnly(t *testing.T) {
 		t.Fatalf("findings %v, want only the gap after the silent records %v", rules, want)
 	}
 }
+
+// TestHoldKeepsAPartitionBehindFromIdling: while a partition's tap says it
+// is behind (Hold), the streams opened on it do not go idle, those of other
+// partitions do; once it has caught up they go idle at the next Expire, as
+// due by their last record. A handover of a partition behind leaves none
+// behind.
+func TestHoldKeepsAPartitionBehindFromIdling(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = time.Minute
+	col := &collector{}
+	e := NewEngine(cfg, col)
+	for p, id := range []string{"held", "free"} {
+		e.Observe(&Input{Tap: "mesh", Time: kafkaBase, Data: []byte(resp(0, "request_id", id)),
+			Pos: Position{Kind: PosKafka, Name: "t", Partition: int32(p), Offset: 1}})
+	}
+	part0 := &Input{Tap: "mesh", Pos: Position{Kind: PosKafka, Name: "t", Partition: 0}}
+	e.Hold(part0, true)
+	missing := func() (ids []string) {
+		for _, f := range col.findings {
+			if f.Rule == RuleE2AMissingFinal.String() {
+				ids = append(ids, f.Stream)
+			}
+		}
+		return ids
+	}
+	e.Expire(kafkaBase.Add(5 * time.Minute))
+	if got := missing(); fmt.Sprint(got) != "[free]" {
+		t.Fatalf("missing_final of %v while partition 0 is behind, want [free]", got)
+	}
+	at := kafkaBase.Add(6 * time.Minute)
+	part0.Time = at
+	e.Hold(part0, false)
+	if due, none, _ := e.IdleDue(); none || due.After(at) {
+		t.Fatalf("next idle at %v (none %v) after the catch-up at %v", due, none, at)
+	}
+	e.Expire(at)
+	if got := missing(); fmt.Sprint(got) != "[free held]" {
+		t.Fatalf("missing_final of %v once partition 0 caught up, want [free held]", got)
+	}
+	e.Hold(part0, true)
+	e.Handover(part0)
+	if e.opens.behind != 0 {
+		t.Fatalf("%d partitions behind after the handover", e.opens.behind)
+	}
+}

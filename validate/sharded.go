@@ -25,6 +25,8 @@ const (
 	itemFinish
 	itemBarrier
 	itemHandover
+	itemBehind   // Hold: the partition is behind
+	itemCaughtUp // Hold: it is not
 )
 
 // An item is one input for a shard, kept small (it crosses from the
@@ -401,6 +403,8 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 		e.Finish(msg, in)
 	case itemHandover:
 		e.Handover(in)
+	case itemBehind, itemCaughtUp:
+		e.Hold(in, kind == itemBehind)
 	case itemBarrier:
 		wg.Done()
 	}
@@ -683,6 +687,16 @@ func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
 // Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
 // went to another consumer, on every shard (openfrom.go).
 func (s *Sharded) Handover(in *Input) { s.broadcast(itemHandover, in, "") }
+
+// Hold says on every shard whether a Kafka partition (in.Tap, in.Pos) is
+// behind (Engine.Hold).
+func (s *Sharded) Hold(in *Input, behind bool) {
+	if behind {
+		s.broadcast(itemBehind, in, "")
+	} else {
+		s.broadcast(itemCaughtUp, in, "")
+	}
+}
 
 // openFirst is, per Kafka partition of tap with open streams, the first
 // offset of its oldest open stream. Call it only right after a barrier,

@@ -574,6 +574,11 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		c.SessionTimeout = t.SessionTimeout
 		c.TLS, c.SASL = t.TLS, t.kafkaSASL()
 		c.JoinWindow = s.cfg.Streams.JoinWindow
+		if idle := s.cfg.Streams.IdleTimeout; idle > 0 {
+			// A partition found behind is told well before its open
+			// streams could go idle (Message.Progress).
+			c.EndCheck = min(c.EndCheck, max(idle/4, 50*time.Millisecond))
+		}
 		c.Budget = s.budget
 		// Durability order and the commit policy: commit only once what
 		// was read is judged and written out, and never past an open
@@ -599,6 +604,12 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			return s.live.ConnClosed(ctx, m.Tap, m.Conn, m.Time)
 		case m.Reconnected:
 			return s.live.Connected(ctx, m.Tap, m.Time)
+		case m.Progress:
+			tapName := m.Tap
+			if tapName == "" {
+				tapName = name
+			}
+			return s.live.Behind(ctx, tapName, m.Pos.Name, m.Pos.Partition, m.Behind, m.Time)
 		case m.Lost:
 			tapName := m.Tap
 			if tapName == "" {

@@ -70,7 +70,7 @@ func BenchmarkCatchUp(b *testing.B) {
 		all := make(chan struct{})
 		emit := func(_ context.Context, m tap.Message) error {
 			budget.Release(m.Charged)
-			if !m.Lost && !m.Reconnected && received.Add(1) == int64(b.N) {
+			if !m.Lost && !m.Reconnected && !m.Progress && received.Add(1) == int64(b.N) {
 				close(all)
 			}
 			return nil
@@ -171,7 +171,7 @@ func BenchmarkCatchUpBehindAnEngine(b *testing.B) {
 					}
 				}()
 				emit := func(ctx context.Context, m tap.Message) error {
-					if m.Lost || m.Reconnected {
+					if m.Lost || m.Reconnected || m.Progress {
 						return nil
 					}
 					select {

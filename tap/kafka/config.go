@@ -78,6 +78,10 @@ type Config struct {
 	// the partition may resume at a commit that did not wait for open
 	// streams (an older e2atap, another tool, start: latest).
 	JoinWindow time.Duration
+	// EndCheck is how often the tap looks up the end (high watermark) of
+	// the partitions it reads, to tell the engine which of them hold
+	// records it has not read yet (Message.Progress). Negative: never.
+	EndCheck time.Duration
 
 	// TLS is the client side of TLS to the brokers (tlsfiles.Files:
 	// ca_file, cert_file and key_file for mutual TLS, server_name,
@@ -107,6 +111,7 @@ func DefaultConfig() Config {
 		ClientID:       "e2atap",
 		HealthInterval: 5 * time.Second,
 		CommitInterval: 5 * time.Second,
+		EndCheck:       time.Second,
 	}
 }
 
@@ -132,6 +137,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CommitInterval == 0 {
 		c.CommitInterval = d.CommitInterval
+	}
+	if c.EndCheck == 0 {
+		c.EndCheck = d.EndCheck
 	}
 	return c
 }

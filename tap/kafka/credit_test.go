@@ -105,7 +105,7 @@ func TestEmitErrorReturnsTheCredit(t *testing.T) {
 	var emitted atomic.Int64
 	fail := errors.New("engine gone")
 	emit := func(_ context.Context, m tap.Message) error {
-		if m.Lost || m.Reconnected {
+		if m.Lost || m.Reconnected || m.Progress {
 			return nil
 		}
 		if emitted.Add(1) == 50 {
@@ -136,7 +136,7 @@ func TestStopMidCatchUpLeavesNothingCharged(t *testing.T) {
 	budget := tap.NewBudget(4 << 20)
 	q := make(chan tap.Message, 64) // the engine's queue: full soon
 	emit := func(ctx context.Context, m tap.Message) error {
-		if m.Lost || m.Reconnected {
+		if m.Lost || m.Reconnected || m.Progress {
 			return nil
 		}
 		select {

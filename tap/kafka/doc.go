@@ -65,6 +65,20 @@
 // A stream that never ends holds its partition's commit back until the
 // engine ends it (idle timeout).
 //
+// # A partition behind
+//
+// Every Config.EndCheck (cmd/e2atap: a quarter of idle_timeout, at most
+// 1 s) a goroutine looks up the high watermark of the partitions assigned,
+// open transactions' records included, and the poll loop tells the engine,
+// after the poll's records, of each partition found behind (records past
+// the last one emitted) or caught up since it was last told: a control
+// Message with Progress and Behind. While a partition is behind, the
+// streams opened on it do not go idle: a read_committed fetch reads nothing
+// past a transaction still open (a producer that died inside one: until
+// the broker aborts it, transaction.timeout.ms, a minute by default), and a
+// catch-up reads a stream's records later than they were written; their
+// stream is not idle, the tap is late.
+//
 // # Rebalances
 //
 // A partition revoked (the group moved it; committed first) or lost (the

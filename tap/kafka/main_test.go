@@ -103,7 +103,7 @@ func (c *collector) emit(_ context.Context, m tap.Message) error {
 		c.reconnected++
 		return nil
 	}
-	if m.Lost {
+	if m.Lost || m.Progress {
 		return nil
 	}
 	c.msgs = append(c.msgs, m)

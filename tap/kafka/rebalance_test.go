@@ -55,6 +55,9 @@ func newOpenModel() *openModel { return &openModel{first: map[tap.Position]map[i
 func (o *openModel) emit(_ context.Context, m tap.Message) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if m.Progress {
+		return nil
+	}
 	o.all = append(o.all, m)
 	part := tap.Position{Kind: tap.PosKafka, Name: m.Pos.Name, Partition: m.Pos.Partition}
 	if m.Lost {
@@ -330,7 +333,7 @@ func TestBudgetSlowsReading(t *testing.T) {
 	var held []tap.Message
 	n := 0
 	emit := func(_ context.Context, m tap.Message) error {
-		if m.Lost || m.Reconnected {
+		if m.Lost || m.Reconnected || m.Progress {
 			return nil
 		}
 		if m.Charged != len(m.Data) {

@@ -77,6 +77,14 @@ type run struct {
 	handover []topicPartition
 	// lastCommit is when the poll loop last committed.
 	lastCommit time.Time
+	// end is, per assigned partition, its high watermark at the last
+	// look (ends), open transactions' records included; behind is what
+	// the engine was last told of it (Message.Progress), and told whether
+	// the look found one to tell, which wake, the poll's cancel, hurries.
+	end    map[topicPartition]int64
+	behind map[topicPartition]bool
+	toTell bool
+	wake   context.CancelFunc
 
 	outMu   sync.Mutex
 	outages map[string]*tap.Outage // by redacted broker address
@@ -97,7 +105,8 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	defer cancel()
 
 	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]kgo.EpochOffset{},
-		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now()}
+		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now(),
+		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -175,9 +184,18 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	}()
 	t.stats.Up.Store(true)
 	wg.Go(func() { r.health(ctx, cl) })
+	if t.cfg.EndCheck > 0 {
+		wg.Go(func() { r.ends(ctx, cl) })
+	}
 
 	for {
 		pctx, pcancel := context.WithTimeout(ctx, pollWait)
+		r.mu.Lock()
+		r.wake = pcancel
+		if r.toTell {
+			pcancel() // a partition to tell of: no wait for records first
+		}
+		r.mu.Unlock()
 		fetches := cl.PollRecords(pctx, t.cfg.MaxPollRecords)
 		pcancel()
 		if ctx.Err() != nil {
@@ -255,7 +273,22 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		r.mu.Lock()
 		next, seen := r.next[tp]
 		joinUntil := r.assignedAt[tp].Add(r.cfg.JoinWindow)
+		// A fetch that did not reach the partition's end (a catch-up, or
+		// records past a transaction still open): behind, told before
+		// its records, since emitting them may take longer than
+		// idle_timeout.
+		_, mine := r.assignedAt[tp]
+		tell := mine && !r.behind[tp] && p.HighWatermark > p.Records[len(p.Records)-1].Offset+1
+		if mine {
+			r.end[tp] = p.HighWatermark // fresher than the last look
+			r.behind[tp] = r.behind[tp] || tell
+		}
 		r.mu.Unlock()
+		if tell {
+			if err = emit(ctx, progressMessage(r.cfg.Name, tp, true, now)); err != nil {
+				return
+			}
+		}
 		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
 		// Counted once for the partition's records (two atomic adds, not
 		// two a record), before any is emitted.
@@ -306,6 +339,9 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			r.mu.Unlock()
 		}
 	})
+	if err == nil {
+		err = r.progress(ctx, emit)
+	}
 	if err == nil && now.Sub(r.lastCommit) >= r.cfg.CommitInterval {
 		// While the rebalance is held (BlockRebalanceOnPoll): the
 		// partitions committed are the ones read.
@@ -379,6 +415,8 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 	r.handover = nil
 	clear(r.next)
 	clear(r.assignedAt)
+	clear(r.end)
+	clear(r.behind)
 	r.mu.Unlock()
 	now := time.Now()
 	for _, tp := range parts {
@@ -461,6 +499,114 @@ func (r *run) health(ctx context.Context, cl *kgo.Client) {
 	}
 }
 
+// ends looks up, every EndCheck, the high watermark of the partitions
+// assigned (read_uncommitted: records of open transactions included), and
+// wakes the poll loop when one is to be told behind or caught up
+// (progress). A failed look changes nothing: the brokers' health is the
+// health goroutine's.
+//
+// The fetches cannot tell it: a read_committed fetch of a partition stalled
+// behind an open transaction returns no record, and franz-go hands no
+// empty fetch to a poll; nor can Stats.Lag, as of the last fetch with
+// records.
+func (r *run) ends(ctx context.Context, cl *kgo.Client) {
+	tick := time.NewTicker(r.cfg.EndCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = -1
+		req.IsolationLevel = 0
+		r.mu.Lock()
+		topics := map[string]int{}
+		for tp := range r.assignedAt {
+			i, ok := topics[tp.topic]
+			if !ok {
+				i = len(req.Topics)
+				topics[tp.topic] = i
+				t := kmsg.NewListOffsetsRequestTopic()
+				t.Topic = tp.topic
+				req.Topics = append(req.Topics, t)
+			}
+			p := kmsg.NewListOffsetsRequestTopicPartition()
+			p.Partition, p.Timestamp, p.CurrentLeaderEpoch = tp.partition, -1, -1
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
+		}
+		r.mu.Unlock()
+		if len(req.Topics) == 0 {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, max(r.cfg.EndCheck, time.Second))
+		resp, err := req.RequestWith(lctx, cl)
+		cancel()
+		if err != nil {
+			continue
+		}
+		r.mu.Lock()
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				tp := topicPartition{t.Topic, p.Partition}
+				if _, mine := r.assignedAt[tp]; !mine || p.ErrorCode != 0 {
+					continue
+				}
+				r.end[tp] = p.Offset
+				if r.isBehind(tp) != r.behind[tp] {
+					r.toTell = true
+				}
+			}
+		}
+		if r.toTell && r.wake != nil {
+			r.wake()
+		}
+		r.mu.Unlock()
+	}
+}
+
+// isBehind says (under mu) whether partition tp held records past the last
+// one emitted at the last look. One with no record emitted in this
+// assignment has no stream open here: it is not.
+func (r *run) isBehind(tp topicPartition) bool {
+	end, looked := r.end[tp]
+	n, seen := r.next[tp]
+	return looked && seen && end > n.Offset
+}
+
+// progress tells the engine of the partitions found behind or caught up
+// since it was last told (Message.Progress), after the records of the
+// poll: a partition caught up is told after the records up to its end.
+func (r *run) progress(ctx context.Context, emit tap.EmitFunc) error {
+	type told struct {
+		tp     topicPartition
+		behind bool
+	}
+	var tell []told
+	r.mu.Lock()
+	for tp := range r.assignedAt {
+		if b := r.isBehind(tp); b != r.behind[tp] {
+			r.behind[tp] = b
+			tell = append(tell, told{tp, b})
+		}
+	}
+	r.toTell = false
+	r.mu.Unlock()
+	now := time.Now()
+	for _, t := range tell {
+		if err := emit(ctx, progressMessage(r.cfg.Name, t.tp, t.behind, now)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func progressMessage(name string, tp topicPartition, behind bool, now time.Time) tap.Message {
+	return tap.Message{Tap: name, Time: now, Progress: true, Behind: behind,
+		Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: -1}}
+}
+
 // setUp follows the brokers' health (UpstreamUp); the log of an outage is
 // the broker hooks'.
 func (r *run) setUp(up bool) {
@@ -499,6 +645,8 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			delete(r.lag, tp)
 			delete(r.next, tp)
 			delete(r.assignedAt, tp)
+			delete(r.end, tp)
+			delete(r.behind, tp)
 			r.handover = append(r.handover, tp)
 		}
 	}

@@ -63,7 +63,7 @@ func tapReceiver(b *testing.B, url, subject string, budget *tap.Budget) receiver
 	var n atomic.Int64
 	emit := func(_ context.Context, m tap.Message) error {
 		budget.Release(m.Charged)
-		if !m.Lost && !m.Reconnected {
+		if !m.Lost && !m.Reconnected && !m.Progress {
 			n.Add(1)
 		}
 		return nil

@@ -145,7 +145,13 @@
 // long, how many attempts failed). Every connect and reconnect emits a
 // control Message with Reconnected = true, so that the engine opens its
 // join window. Stats.Lag is the sum over JetStream streams of the messages
-// not yet delivered to the tap (NumPending); core NATS has no lag.
+// not yet delivered to the tap (NumPending); core NATS has no lag. A
+// JetStream stream with messages pending is told behind before the message
+// (a control Message with Progress and Behind, Pos as a handover's), and
+// caught up after the one with none pending: while it is behind, the
+// streams opened on it do not go idle, since a catch-up (a restart that
+// reads on from its cursors) reads their records later than they were
+// stored; the tap is late, not the stream.
 //
 // # Security
 //

@@ -37,6 +37,9 @@ type streamCursor struct {
 	emitted *atomic.Uint64
 	// partition is the Position.Partition of the stream's messages.
 	partition int32
+	// behind: the engine was told the consumer had messages pending
+	// (tap.Message.Progress).
+	behind bool
 }
 
 // watchStream reads one stream until ctx is done, recreating its consumer
@@ -411,6 +414,16 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 		return false, err
 	}
 	m.Charged = len(m.Data)
+	// A catch-up (messages pending after this one) is told before the
+	// message, the end of it after: while the stream is behind, the
+	// streams opened on it do not go idle (tap.Message.Progress).
+	if md.pending > 0 && !cur.behind {
+		if !r.emit(r.progress(cur, true, now)) {
+			r.cfg.Budget.Release(m.Charged)
+			return false, emitErr(ctx)
+		}
+		cur.behind = true
+	}
 	// Emitted from this goroutine (serialized with the others): a slow
 	// engine slows the pull, and no hand-off costs a goroutine switch per
 	// message.
@@ -424,7 +437,28 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 	if cur.emitted != nil {
 		cur.emitted.Store(cur.next)
 	}
+	if md.pending == 0 && cur.behind {
+		if !r.emit(r.progress(cur, false, now)) {
+			return true, emitErr(ctx)
+		}
+		cur.behind = false
+	}
 	return true, nil
+}
+
+// progress is the control message that says whether the JetStream stream
+// of cur is behind (Pos as a handover's: Kind PosSubject, Name "", the
+// stream's Partition).
+func (r *run) progress(cur *streamCursor, behind bool, now time.Time) tap.Message {
+	return tap.Message{Tap: r.cfg.Name, Time: now, Progress: true, Behind: behind,
+		Pos: tap.Position{Kind: tap.PosSubject, Partition: cur.partition}}
+}
+
+func emitErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("emit failed")
 }
 
 // fetchMaxBytes bounds what one fetch may hold in the client: a batch of

@@ -314,7 +314,7 @@ func TestCoreBudgetWaitsWithoutLoss(t *testing.T) {
 	gate := make(chan struct{})
 	var order []int
 	emit := func(ctx context.Context, m tap.Message) error {
-		if m.Reconnected || m.Lost {
+		if m.Reconnected || m.Lost || m.Progress {
 			return nil
 		}
 		if u := budget.Used(); u > maxUsed.Load() {

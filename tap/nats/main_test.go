@@ -83,6 +83,7 @@ type collector struct {
 	msgs        []tap.Message
 	reconnected int // control messages with Reconnected, never reset
 	lost        int // control messages with Lost, never reset
+	progress    int // control messages with Progress, never reset
 	gate        chan struct{}
 }
 
@@ -95,6 +96,16 @@ func (c *collector) emit(ctx context.Context, m tap.Message) error {
 		}
 	}
 	c.mu.Lock()
+	if m.Progress {
+		// A JetStream stream behind or caught up: no message of the
+		// stream; counted apart.
+		if len(m.Data) != 0 || m.Tap == "" || m.Pos.Partition == 0 {
+			panic("bad progress message")
+		}
+		c.progress++
+		c.mu.Unlock()
+		return nil
+	}
 	if m.Reconnected {
 		if len(m.Data) != 0 || m.Tap == "" || m.Time.IsZero() {
 			panic("bad control message")

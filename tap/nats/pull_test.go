@@ -100,7 +100,7 @@ func readStream(t *testing.T, srv interface{ ClientURL() string }, cfg Config, w
 	done := make(chan error, 1)
 	go func() {
 		done <- tp.Run(ctx, func(_ context.Context, m tap.Message) error {
-			if m.Reconnected || m.Lost {
+			if m.Reconnected || m.Lost || m.Progress {
 				return nil
 			}
 			mu.Lock()
