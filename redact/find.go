@@ -122,16 +122,7 @@ var anchor = func() (t [256]uint8) {
 
 // anchorBits[k][c] has bit k set if c is an anchor: the eight look-ups of
 // eight bytes make a bit mask of their anchors.
-var anchorBits = func() (t [8][256]uint8) {
-	for k := range t {
-		for c := range t[k] {
-			if anchor[c] != 0 {
-				t[k][c] = 1 << k
-			}
-		}
-	}
-	return t
-}()
+var anchorBits = shiftedBits(&anchor)
 
 // Find returns the first thing to mask in s at or after from (no match
 // starts before from). "First" is in the order of the anchors that reveal
@@ -163,30 +154,11 @@ func scan(s []byte, from int, nested bool) (Match, bool) { return scanAt(s, from
 func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 	b64 := b64state{nested: nested}
 	n := len(s)
-	t, tb := &anchor, &anchorBits
-	w, m := start, uint8(0) // the anchors of s[w:w+8], as in MayHoldCredentialText
+	t := &anchor
+	c := anchorCursor{tb: &anchorBits, w: start}
 	for i := start; i < n; i++ {
-		if d := i - w; d < 8 && m>>d != 0 {
-			i += bits.TrailingZeros8(m >> d)
-		} else {
-			for i+8 <= n {
-				if m = tb[0][s[i]] | tb[1][s[i+1]] | tb[2][s[i+2]] | tb[3][s[i+3]] | tb[4][s[i+4]] | tb[5][s[i+5]] | tb[6][s[i+6]] | tb[7][s[i+7]]; m != 0 {
-					break
-				}
-				i += 8
-			}
-			if i+8 <= n {
-				w = i
-				i += bits.TrailingZeros8(m)
-			} else {
-				m = 0
-				for i < n && t[s[i]] == 0 {
-					i++
-				}
-				if i >= n {
-					break
-				}
-			}
+		if i = c.next(s, i); i >= n {
+			break
 		}
 		a := t[s[i]]
 		switch {

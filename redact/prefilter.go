@@ -41,14 +41,55 @@ var credAnchor = func() (t [256]uint8) {
 
 // credAnchorBits[k][c] is credAnchor[c] << k: the eight look-ups of
 // eight bytes make a bit mask of their anchors.
-var credAnchorBits = func() (t [8][256]uint8) {
-	for k := range t {
-		for c := range t[k] {
-			t[k][c] = credAnchor[c] << k
+var credAnchorBits = shiftedBits(&credAnchor)
+
+// shiftedBits is t's anchors as eight tables, bit k set in table k, so
+// that the look-ups of eight bytes OR into a mask of their anchors.
+func shiftedBits(t *[256]uint8) (b [8][256]uint8) {
+	for k := range b {
+		for c := range b[k] {
+			if t[c] != 0 {
+				b[k][c] = 1 << k
+			}
 		}
 	}
-	return t
-}()
+	return b
+}
+
+// anchorCursor finds the anchors of a text in order (MayHoldCredentialText,
+// scanAt): w, m are the anchors of the eight bytes s[w:w+8], a bit each.
+// Text dense with anchors (JSON, code, hashes, base64) has several in
+// eight bytes: the next one is found in m, not by looking at eight bytes
+// again from the byte after each anchor.
+type anchorCursor struct {
+	tb *[8][256]uint8
+	w  int
+	m  uint8
+}
+
+// next is the first anchor at or after s[i], or len(s). Its callers only
+// ever move i forward.
+func (c *anchorCursor) next(s []byte, i int) int {
+	n := len(s)
+	if d := i - c.w; d < 8 && c.m>>d != 0 {
+		return i + bits.TrailingZeros8(c.m>>d)
+	}
+	tb := c.tb
+	for ; i+8 <= n; i += 8 {
+		if m := tb[0][s[i]] | tb[1][s[i+1]] | tb[2][s[i+2]] | tb[3][s[i+3]] | tb[4][s[i+4]] | tb[5][s[i+5]] | tb[6][s[i+6]] | tb[7][s[i+7]]; m != 0 {
+			c.w, c.m = i, m
+			return i + bits.TrailingZeros8(m)
+		}
+	}
+	// Fewer than eight bytes left: to the anchor a byte at a time.
+	c.m = 0
+	for ; i < n; i++ {
+		if tb[0][s[i]] != 0 {
+			return i
+		}
+	}
+	return n
+}
 
 // IsCredentialAnchor reports whether Find can reveal a credential at the
 // byte c: text without any of these bytes holds no credential.
@@ -66,39 +107,13 @@ func MayHoldCredentialText[T Text](s T) bool {
 	if n >= len("2006-01-02T15:04:05Z") && n <= maxDateTime && b[4] == '-' && isDateTime(b) {
 		return false
 	}
-	t, tb := &credAnchor, &credAnchorBits
 	b64End, wordEnd := 0, 0 // the runs checked already
 	var prose proseState
 	hasAt := 0 // 0: not looked for yet, 1: no '@' in b, 2: one at least
-	// w, m: the anchors of the eight bytes b[w:w+8], a bit each. Text
-	// dense with anchors (JSON, code, hashes, base64) has several in
-	// eight bytes: the next one is found in m, not by looking at eight
-	// bytes again from the byte after each anchor.
-	w, m := 0, uint8(0)
+	c := anchorCursor{tb: &credAnchorBits}
 	for i := 0; i < n; i++ {
-		if d := i - w; d < 8 && m>>d != 0 {
-			i += bits.TrailingZeros8(m >> d)
-		} else {
-			for i+8 <= n {
-				if m = tb[0][b[i]] | tb[1][b[i+1]] | tb[2][b[i+2]] | tb[3][b[i+3]] | tb[4][b[i+4]] | tb[5][b[i+5]] | tb[6][b[i+6]] | tb[7][b[i+7]]; m != 0 {
-					break
-				}
-				i += 8
-			}
-			if i+8 <= n {
-				w = i
-				i += bits.TrailingZeros8(m)
-			} else {
-				// Fewer than eight bytes left: to the anchor a byte at a
-				// time.
-				m = 0
-				for i < n && t[b[i]] == 0 {
-					i++
-				}
-				if i >= n {
-					break
-				}
-			}
+		if i = c.next(b, i); i >= n {
+			break
 		}
 		if anchor[b[i]]&aDigit != 0 {
 			if i >= 5 && b[i] != '+' && (i >= prose.done || b[i-1] == '%' || b[i-1] == 'u') {
