@@ -728,6 +728,9 @@ func sep(s []byte, from, i int) (Match, bool) {
 // value end ('+' too in a URL-encoded form). ok is false for an empty or
 // unclosed one and for a mask.
 func argSpan(s []byte, v int, form, stopAtEscape bool) (st, end int, ok bool) {
+	if v >= len(s) {
+		return 0, 0, false // the text ends at the flag ("… pass:")
+	}
 	end = v
 	if q := s[v]; q == '"' || q == '\'' {
 		end = v + 1
