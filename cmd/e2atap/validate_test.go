@@ -228,3 +228,23 @@ func TestValidateFramesShardsSameVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateTextEndingAtAToolFlag: a delta that ends where a tool
+// flag's value would start (" -pAss pass:", an openssl command cut by
+// the chunk) made the credential search index past the text: validate
+// (and run's engine) died with a panic on the first such record. Each is
+// read and judged now.
+func TestValidateTextEndingAtAToolFlag(t *testing.T) {
+	var in strings.Builder
+	for i, d := range []string{" -pAss pass:", "openssl rsa -passin pass:", "x -passout pass:", "keytool -storepass", "zip -P", "ldapsearch -w", "sqlcmd -P"} {
+		fmt.Fprintf(&in, `{"protocol_version":"1.0","response_id":"r%d","request_id":"r%d","sequence":0,"is_final":true,"status":"succeeded","response_kind":"e2a.chunk","body":{"delta":%q}}`+"\n", i, i, d)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--output", "json", "-"}, strings.NewReader(in.String()), &out, &errb)
+	if code != exitOK && code != exitFindings {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "7 records") {
+		t.Fatalf("not every record was read: %s", errb.String())
+	}
+}
