@@ -138,6 +138,13 @@ type Message struct {
 	// Charged is how many bytes of the tap's Budget this message holds; the
 	// engine releases them once it has judged the message.
 	Charged int
+	// Reread marks a message the tap knows an earlier run of it emitted
+	// and saw judged and written out (a JetStream message below the
+	// cursors file's judged mark, read again because a stream open then
+	// starts before it): it is judged for its stream's state only,
+	// reported and logged no second time (RULES.md: a record read again
+	// after a crash is judged once).
+	Reread bool
 }
 
 // EmitFunc hands a message to the engine. A blocking emit is backpressure;

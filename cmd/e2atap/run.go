@@ -255,6 +255,7 @@ type sidecar struct {
 	failBase        [2]uint64                // failed lines (findings, records) of outputs closed at reloads
 	oldOuts         *outputs                 // the outputs a reload replaced, while they close
 	resume          *resumeMarks             // records the log holds already (durable.go)
+	rereadMarked    atomic.Uint64            // records a tap said were judged by an earlier run (tap.Message.Reread)
 	observe         *observe.Hub
 	extra           []validate.Sink // added by the demo
 	listener        net.Listener
@@ -631,9 +632,14 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 		if in.Tap == "" {
 			in.Tap = name
 		}
-		// Read again after a crash and in the record log already: judged
-		// for its stream's state only, reported and logged no second time.
+		// Read again after a crash and in the record log already, or
+		// below the judged mark the tap saved with its cursor: judged for
+		// its stream's state only, reported and logged no second time.
 		in.Silent = s.resume.seen(&in)
+		if m.Reread && !in.Silent {
+			in.Silent = true
+			s.rereadMarked.Add(1)
+		}
 		// What a tap did not charge is charged here, waiting (emit may
 		// block: backpressure), so that the queue to the engine is bounded
 		// in bytes whatever the tap does.
@@ -757,7 +763,7 @@ func (s *sidecar) run(ctx context.Context) error {
 		findings += n
 	}
 	ts := s.tracer.Stats()
-	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount(),
+	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount()+s.rereadMarked.Load(),
 		"trace_spans", ts.Spans, "trace_spans_failed", ts.ExportFailed, "trace_spans_dropped", ts.Dropped)
 	return errors.Join(errs...)
 }

@@ -27,27 +27,58 @@ const cursorsVersion = 1
 type cursorsDoc struct {
 	Version int               `json:"version"`
 	Streams map[string]uint64 `json:"streams"` // stream name → next sequence
+	// Judged, per stream whose cursor is held back by a stream still
+	// open: the sequence after the last message judged and written out
+	// at the save. The messages from the cursor up to it are read again
+	// only to rebuild the open streams' state (tap.Message.Reread).
+	// Absent in files of earlier versions: everything read is judged.
+	Judged map[string]uint64 `json:"judged,omitempty"`
+}
+
+// cursors is what a cursors file holds.
+type cursors struct {
+	next   map[string]uint64 // stream → sequence to read on from
+	judged map[string]uint64 // stream → sequence after the last judged (> next only)
+}
+
+func (c cursors) clone() cursors {
+	return cursors{next: maps.Clone(c.next), judged: maps.Clone(c.judged)}
+}
+
+func (c cursors) equal(o cursors) bool {
+	return maps.Equal(c.next, o.next) && maps.Equal(c.judged, o.judged)
 }
 
 // loadCursors reads the cursors file; a missing one is no cursor.
-func loadCursors(path string) (map[string]uint64, error) {
+func loadCursors(path string) (cursors, error) {
+	c := cursors{next: map[string]uint64{}, judged: map[string]uint64{}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]uint64{}, nil
+		return c, nil
 	}
 	if err != nil {
-		return nil, err
+		return cursors{}, err
 	}
 	var d cursorsDoc
 	if err := json.Unmarshal(b, &d); err != nil || d.Version != cursorsVersion || d.Streams == nil {
-		return nil, fmt.Errorf("%s: not a cursors file of version %d", path, cursorsVersion)
+		return cursors{}, fmt.Errorf("%s: not a cursors file of version %d", path, cursorsVersion)
 	}
-	return d.Streams, nil
+	c.next = d.Streams
+	for s, j := range d.Judged {
+		if j > c.next[s] {
+			c.judged[s] = j
+		}
+	}
+	return c, nil
 }
 
 // saveCursors replaces the cursors file atomically.
-func saveCursors(path string, streams map[string]uint64) (err error) {
-	b, err := json.Marshal(cursorsDoc{Version: cursorsVersion, Streams: streams})
+func saveCursors(path string, c cursors) (err error) {
+	d := cursorsDoc{Version: cursorsVersion, Streams: c.next}
+	if len(c.judged) > 0 {
+		d.Judged = c.judged
+	}
+	b, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
@@ -118,7 +149,7 @@ const finalSaveWait = 5 * time.Second
 func (r *run) saver(ctx context.Context, streamsDone func()) {
 	t := time.NewTicker(r.cfg.SaveInterval)
 	defer t.Stop()
-	saved := maps.Clone(r.cursors)
+	saved := r.cursors.clone()
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,14 +166,18 @@ func (r *run) saver(ctx context.Context, streamsDone func()) {
 
 // saveOnce writes the cursors if they moved since saved (updated): per
 // stream, the sequence after the last message emitted, or the first of
-// the oldest stream still open there, whichever is lower.
-func (r *run) saveOnce(ctx context.Context, saved map[string]uint64) {
-	now := maps.Clone(saved)
+// the oldest stream still open there, whichever is lower; and, where that
+// is the open stream's, the sequence after the last message emitted as
+// the judged mark (or the one saved before, if higher: this run may not
+// have read up to it yet).
+func (r *run) saveOnce(ctx context.Context, saved cursors) {
+	now := saved.clone()
 	for _, sc := range r.cfg.Streams {
 		if v := r.emitted[sc.Stream].Load(); v > 0 {
-			now[sc.Stream] = v
+			now.next[sc.Stream] = v
 		}
 	}
+	emitted := maps.Clone(now.next)
 	var open OpenFirst
 	if r.cfg.BeforeSave != nil {
 		var err error
@@ -152,12 +187,19 @@ func (r *run) saveOnce(ctx context.Context, saved map[string]uint64) {
 	}
 	if open != nil {
 		for i, sc := range r.cfg.Streams {
-			if first, ok := open(streamPartition(i)); ok && first > 0 && uint64(first) < now[sc.Stream] {
-				now[sc.Stream] = uint64(first)
+			if first, ok := open(streamPartition(i)); ok && first > 0 && uint64(first) < now.next[sc.Stream] {
+				now.next[sc.Stream] = uint64(first)
 			}
 		}
 	}
-	if maps.Equal(now, saved) {
+	for s, e := range emitted {
+		if j := max(e, now.judged[s]); j > now.next[s] {
+			now.judged[s] = j
+		} else {
+			delete(now.judged, s)
+		}
+	}
+	if now.equal(saved) {
 		return
 	}
 	if err := saveCursors(r.cfg.Positions, now); err != nil {
@@ -172,5 +214,7 @@ func (r *run) saveOnce(ctx context.Context, saved map[string]uint64) {
 		r.saveFailing = false
 		r.log.Info("saving the jetstream cursors works again", "path", r.cfg.Positions)
 	}
-	maps.Copy(saved, now)
+	maps.Copy(saved.next, now.next)
+	clear(saved.judged)
+	maps.Copy(saved.judged, now.judged)
 }

@@ -32,7 +32,7 @@ func TestJetStreamCursorsFile(t *testing.T) {
 		Positions: path, SaveInterval: 20 * time.Millisecond,
 		BeforeSave: func(context.Context) (OpenFirst, error) { return open, nil }}
 
-	run := func() (*collector, *tap.Stats) {
+	run := func(last int64) (*collector, *tap.Stats) {
 		t.Helper()
 		c, stats := &collector{}, new(tap.Stats)
 		tp, err := New(cfg, stats, discard)
@@ -44,7 +44,7 @@ func TestJetStreamCursorsFile(t *testing.T) {
 		go func() { done <- tp.Run(ctx, c.emit) }()
 		waitFor(t, "the stream read to its end", func() bool {
 			msgs, _ := c.data()
-			return len(msgs) > 0 && msgs[len(msgs)-1].Pos.Offset == 10
+			return len(msgs) > 0 && msgs[len(msgs)-1].Pos.Offset == last
 		})
 		cancel()
 		if err := <-done; err != nil {
@@ -52,7 +52,7 @@ func TestJetStreamCursorsFile(t *testing.T) {
 		}
 		return c, stats
 	}
-	c, stats := run()
+	c, stats := run(10)
 	if msgs, _ := c.data(); len(msgs) != 10 || msgs[0].Pos.Offset != 1 || msgs[0].Pos.Partition != 1 {
 		t.Fatalf("first run: %d messages from %+v, want 10 from sequence 1 of partition 1", len(msgs), msgs[0].Pos)
 	}
@@ -60,8 +60,14 @@ func TestJetStreamCursorsFile(t *testing.T) {
 		t.Errorf("a corrupt cursors file counted %d times, want 1", n)
 	}
 	got, err := loadCursors(path)
-	if err != nil || got["MESH"] != 7 {
-		t.Fatalf("cursors %v (%v), want MESH at 7, the oldest open stream's first record", got, err)
+	if err != nil || got.next["MESH"] != 7 {
+		t.Fatalf("cursors %v (%v), want MESH at 7, the oldest open stream's first record", got.next, err)
+	}
+	if got.judged["MESH"] != 11 {
+		t.Fatalf("judged marks %v, want MESH at 11: every message up to 10 was judged", got.judged)
+	}
+	if msgs, _ := c.data(); len(msgs) > 0 && msgs[0].Reread {
+		t.Error("the first run marked a message read again")
 	}
 	c.mu.Lock()
 	var handover []tap.Message
@@ -78,13 +84,22 @@ func TestJetStreamCursorsFile(t *testing.T) {
 		t.Errorf("the handover counted as %d losses", n)
 	}
 
-	// Nothing open any more: the next run reads on from 7 (not StartSeq).
+	// Nothing open any more: the next run reads on from 7 (not StartSeq),
+	// and the 4 messages from there were judged by the first run: read
+	// again for their streams' state only (Reread).
 	open = func(int32) (int64, bool) { return 0, false }
-	c, _ = run()
-	if msgs, _ := c.data(); len(msgs) != 4 || msgs[0].Pos.Offset != 7 {
-		t.Fatalf("second run: %d messages, want the 4 from the cursor (7)", len(msgs))
+	publishJS(t, js, "mesh.agent.a", 1, 10) // sequence 11, new
+	c, _ = run(11)
+	msgs, _ := c.data()
+	if len(msgs) != 5 || msgs[0].Pos.Offset != 7 {
+		t.Fatalf("second run: %d messages, want the 5 from the cursor (7)", len(msgs))
 	}
-	if got, _ := loadCursors(path); got["MESH"] != 11 {
-		t.Errorf("cursors %v, want MESH at 11", got)
+	for _, m := range msgs {
+		if want := m.Pos.Offset < 11; m.Reread != want {
+			t.Errorf("sequence %d: Reread %v, want %v (judged up to 10 by the first run)", m.Pos.Offset, m.Reread, want)
+		}
+	}
+	if got, _ := loadCursors(path); got.next["MESH"] != 12 || len(got.judged) != 0 {
+		t.Errorf("cursors %v judged %v, want MESH at 12 and no judged mark", got.next, got.judged)
 	}
 }

@@ -93,8 +93,10 @@
 // A tap started again (a restart, a crash, a reload, its supervisor) reads
 // each stream on from its cursor (it wins over StartSeq): what was stored
 // while it was down is read, every stream open then is read from its start
-// (what the engine saw of it already, in the record log, is recognised and
-// judged silently), and the usual checks apply (a cursor older than the
+// (what the engine saw of it already is judged silently: the messages below
+// the file's judged mark, the sequence after the last message emitted
+// before the save, carry tap.Message.Reread, and the record log recognises
+// what was judged after the save), and the usual checks apply (a cursor older than the
 // stream's first message, a stream created again: losses). When Run ends
 // it hands every stream over (a Lost with Pos Kind PosSubject, Partition
 // the stream's, Name ""; not counted): the engine drops their open streams

@@ -35,6 +35,9 @@ type streamCursor struct {
 	// emitted is where the cursors file would resume (nil: no file):
 	// the sequence after the last message handled.
 	emitted *atomic.Uint64
+	// judged is the cursors file's judged mark: the messages below it
+	// were judged by an earlier run (tap.Message.Reread).
+	judged uint64
 	// partition is the Position.Partition of the stream's messages.
 	partition int32
 	// behind: the engine was told the consumer had messages pending
@@ -51,10 +54,16 @@ func (r *run) watchStream(ctx context.Context, index int, sc StreamConfig) {
 		return
 	}
 	cur := &streamCursor{next: sc.StartSeq, unfiltered: len(sc.FilterSubjects) == 0, emitted: r.emitted[sc.Stream], partition: streamPartition(index)}
-	if next := r.cursors[sc.Stream]; next > 0 {
-		// Where the last run's judged and written out messages end.
+	if next := r.cursors.next[sc.Stream]; next > 0 {
+		// Where the last run's judged and written out messages end, or
+		// the first message of a stream still open then.
 		cur.next = next
-		r.log.Info("jetstream stream read on from its saved cursor", "stream", sc.Stream, "next_seq", next)
+		cur.judged = r.cursors.judged[sc.Stream]
+		if cur.judged > next {
+			r.log.Info("jetstream stream read on from its saved cursor", "stream", sc.Stream, "next_seq", next, "judged_seq", cur.judged-1)
+		} else {
+			r.log.Info("jetstream stream read on from its saved cursor", "stream", sc.Stream, "next_seq", next)
+		}
 	}
 	defer func() { r.stats.Lag.Add(-cur.lag) }()
 	for attempt := 0; ; {
@@ -404,8 +413,9 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 			Offset:    int64(md.stream),
 			Line:      int64(md.consumer),
 		},
-		Time: now,
-		Gap:  cur.gap,
+		Time:   now,
+		Gap:    cur.gap,
+		Reread: md.stream < cur.judged,
 	}
 	m.Data, m.Format = payload(msg.Header, data)
 	// JetStream keeps what the tap has not read: wait for the budget (read

@@ -90,7 +90,7 @@ type run struct {
 	// (Config.Positions); emitted, per stream, the sequence after the
 	// last message emitted (what saver writes); saveFailing: a failed save
 	// was logged (saver's goroutine only).
-	cursors     map[string]uint64
+	cursors     cursors
 	emitted     map[string]*atomic.Uint64
 	saveFailing bool
 
@@ -217,14 +217,15 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		r.subs = append(r.subs, cs)
 		r.mu.Unlock()
 	}
-	r.cursors, r.emitted = map[string]uint64{}, map[string]*atomic.Uint64{}
+	r.cursors = cursors{next: map[string]uint64{}, judged: map[string]uint64{}}
+	r.emitted = map[string]*atomic.Uint64{}
 	if t.cfg.Positions != "" && len(t.cfg.Streams) > 0 {
 		if r.cursors, err = loadCursors(t.cfg.Positions); err != nil {
 			// Read from StartSeq (or new) as without a file; the next
 			// save writes a good one.
 			t.stats.Error(tap.ErrPositions)
 			t.log.Warn("jetstream cursors cannot be read: the streams are read from start_seq (or what is stored from now on)", "path", t.cfg.Positions, "err", err)
-			r.cursors = map[string]uint64{}
+			r.cursors = cursors{next: map[string]uint64{}, judged: map[string]uint64{}}
 		}
 		for _, sc := range t.cfg.Streams {
 			r.emitted[sc.Stream] = new(atomic.Uint64)
