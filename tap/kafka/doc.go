@@ -63,7 +63,14 @@
 // reads the partition next (another replica after a rebalance, this one
 // after a crash) therefore reads every stream open then from its start.
 // A stream that never ends holds its partition's commit back until the
-// engine ends it (idle timeout).
+// engine ends it (idle timeout). Where an open stream holds a commit back,
+// its metadata says "e2atap judged N": N is the offset after the last
+// record emitted, judged and written out before the commit. The next
+// reader fetches the group's commits of the partitions it is assigned
+// (before their records) and marks the records below N Message.Reread:
+// judged for their streams' state only, reported no second time. The
+// tap commits and fetches with OffsetCommit and OffsetFetch at most
+// version 9 (10 names topics by ID only).
 //
 // # A partition behind
 //
@@ -92,9 +99,10 @@
 // (Config.JoinWindow): its records carry Message.Joined for that long, in
 // case it resumes at a commit that did not wait for open streams (an older
 // e2atap, another tool, start: latest). Records read again from the commit
-// after a handover (streams that ended after the oldest open one began) are
-// judged again by their new reader: around a rebalance a finding can be
-// reported twice, by the old owner and the new one, never lost.
+// after a handover are judged silently up to the commit's judged mark;
+// what the old owner judged after its last commit (a replica killed
+// between two commits) is judged again by the new one: a finding can then
+// be reported twice, never lost.
 // When Run returns it commits, then hands every partition it held over
 // the same way (not counted as a loss): whoever reads them next, another
 // replica or this tap run again by a reload or its supervisor, reads their

@@ -197,3 +197,30 @@ func TestConfigValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The judged mark of a commit's metadata: e2atap's own form is read back,
+// anything else (kgo's member id, another tool's text, a bad number) is
+// no mark.
+func TestJudgedMeta(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, c := range []struct {
+		meta *string
+		off  int64
+		ok   bool
+	}{
+		{str(judgedMeta(42)), 42, true},
+		{str(judgedMeta(1 << 40)), 1 << 40, true},
+		{nil, 0, false},
+		{str(""), 0, false},
+		{str("kgo-1234-abcd"), 0, false},
+		{str("e2atap judged "), 0, false},
+		{str("e2atap judged -5"), 0, false},
+		{str("e2atap judged 0"), 0, false},
+		{str("e2atap judged 12x"), 0, false},
+	} {
+		off, ok := parseJudged(c.meta)
+		if off != c.off || ok != c.ok {
+			t.Errorf("parseJudged(%v) = %d, %v; want %d, %v", c.meta, off, ok, c.off, c.ok)
+		}
+	}
+}

@@ -409,6 +409,14 @@ func TestStopHandsStreamsOver(t *testing.T) {
 	if handovers != 3 {
 		t.Fatalf("%d handovers as the tap stopped, want one per partition (3)", handovers)
 	}
+	// What the first run judged, per partition: the commit's judged mark.
+	firstRun := o.messages()
+	judged := map[int32]int64{}
+	for _, m := range firstRun {
+		if !m.Lost {
+			judged[m.Pos.Partition] = max(judged[m.Pos.Partition], m.Pos.Offset+1)
+		}
+	}
 	runTapStop(t, cfg, o.emit)
 	produceRound(t, prod, topic, next, streamLen-4)
 	waitFor(t, "every stream read to its end", func() bool {
@@ -417,5 +425,23 @@ func TestStopHandsStreamsOver(t *testing.T) {
 	})
 	if problems, _, _ := wholeStreams(o.messages()); len(problems) > 0 {
 		t.Errorf("%d problems: %v", len(problems), problems[:min(5, len(problems))])
+	}
+	// The second run reads the open streams again from the commit: what
+	// the first one judged is marked Reread (judged for state only), the
+	// rest is not.
+	reread := 0
+	for _, m := range o.messages()[len(firstRun):] {
+		if m.Lost || m.Reconnected || len(m.Data) == 0 {
+			continue
+		}
+		if want := m.Pos.Offset < judged[m.Pos.Partition]; m.Reread != want {
+			t.Errorf("partition %d offset %d: Reread %v, want %v (the first run judged up to %d)", m.Pos.Partition, m.Pos.Offset, m.Reread, want, judged[m.Pos.Partition]-1)
+		}
+		if m.Reread {
+			reread++
+		}
+	}
+	if reread == 0 {
+		t.Error("the second run read nothing again: the test proved nothing")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // pollWait bounds one poll, so that a partition handed over is announced
@@ -64,6 +66,8 @@ type run struct {
 	*Tap
 	wasUp atomic.Bool // UpstreamUp has been true once: a later false→true is a reconnect
 
+	commitMu sync.Mutex // serializes commit
+
 	mu  sync.Mutex
 	lag map[topicPartition]int64
 	// next is, per assigned partition, the offset after the last record
@@ -72,6 +76,11 @@ type run struct {
 	next map[topicPartition]kgo.EpochOffset
 	// assignedAt is when each partition was assigned (its join window).
 	assignedAt map[topicPartition]time.Time
+	// judged is, per assigned partition whose commit carries a judged
+	// mark (judgedMeta), the offset after the last record its committer
+	// had judged: the records below it are read again only to rebuild
+	// the open streams' state (tap.Message.Reread).
+	judged map[topicPartition]int64
 	// handover: partitions revoked or lost, whose open streams the engine
 	// is still to drop (emitted before anything read after them).
 	handover []topicPartition
@@ -106,7 +115,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 
 	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]kgo.EpochOffset{},
 		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now(),
-		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}}
+		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}, judged: map[topicPartition]int64{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -132,9 +141,14 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		// The tap commits itself (commit): never past an open stream.
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+		kgo.OnPartitionsAssigned(func(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
 			r.assign(assigned)
+			r.loadMarks(ctx, cl, assigned)
 		}),
+		// The tap commits and fetches its offsets itself with a judged
+		// mark in their metadata (commit, loadMarks), by topic name:
+		// versions 10 and later name topics by ID only.
+		kgo.MaxVersions(commitVersions()),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 			// What was read of the partitions going away is committed
 			// before they go (never past an open stream: the next owner
@@ -272,6 +286,7 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 		r.setLag(tp, p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1))
 		r.mu.Lock()
 		next, seen := r.next[tp]
+		mark := r.judged[tp]
 		joinUntil := r.assignedAt[tp].Add(r.cfg.JoinWindow)
 		// A fetch that did not reach the partition's end (a catch-up, or
 		// records past a transaction still open): behind, told before
@@ -324,6 +339,7 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				Data:    rec.Value,
 				Charged: len(rec.Value),
 				Joined:  joined,
+				Reread:  rec.Offset < mark,
 			})
 			if err != nil {
 				r.cfg.Budget.Release(len(rec.Value))
@@ -335,6 +351,9 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			r.mu.Lock()
 			if _, mine := r.assignedAt[tp]; mine {
 				r.next[tp] = next
+			}
+			if mark > 0 && next.Offset >= mark {
+				delete(r.judged, tp) // read past it
 			}
 			r.mu.Unlock()
 		}
@@ -354,13 +373,22 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 // commit commits, per partition read, what no open stream still needs:
 // the offset after the last record emitted, or the first offset of the
 // oldest stream still open there, whichever is lower, once everything
-// emitted is judged and written out (Config.BeforeCommit). A failure is
-// logged; the next commit tries again.
+// emitted is judged and written out (Config.BeforeCommit). Where an open
+// stream holds the offset back, the commit's metadata carries the offset
+// after the last record emitted (judgedMeta): whoever reads on from the
+// commit, this tap again or another replica, judges the records below it
+// silently. A failure is logged; the next commit tries again.
 func (r *run) commit(ctx context.Context, cl *kgo.Client) {
+	// The poll loop and the revoke callback may both commit: one at a
+	// time, so that an older commit never lands after a newer one.
+	r.commitMu.Lock()
+	defer r.commitMu.Unlock()
 	r.mu.Lock()
 	next := make(map[topicPartition]kgo.EpochOffset, len(r.next))
+	judged := make(map[topicPartition]int64, len(r.next))
 	for tp, n := range r.next {
 		next[tp] = n
+		judged[tp] = max(n.Offset, r.judged[tp])
 	}
 	r.mu.Unlock()
 	if len(next) == 0 {
@@ -376,32 +404,124 @@ func (r *run) commit(ctx context.Context, cl *kgo.Client) {
 			return
 		}
 	}
-	offsets := map[string]map[int32]kgo.EpochOffset{}
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group = r.cfg.Group
+	req.MemberID, req.Generation = cl.GroupMetadata()
+	topics := map[string]int{}
 	for tp, n := range next {
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset, p.LeaderEpoch = tp.partition, n.Offset, n.Epoch
 		if open != nil {
 			if first, ok := open(tp.topic, tp.partition); ok && first < n.Offset {
-				n.Offset = first
+				p.Offset = first
 			}
 		}
-		if offsets[tp.topic] == nil {
-			offsets[tp.topic] = map[int32]kgo.EpochOffset{}
+		if j := judged[tp]; j > p.Offset {
+			meta := judgedMeta(j)
+			p.Metadata = &meta
 		}
-		offsets[tp.topic][tp.partition] = n
+		i, ok := topics[tp.topic]
+		if !ok {
+			i = len(req.Topics)
+			topics[tp.topic] = i
+			t := kmsg.NewOffsetCommitRequestTopic()
+			t.Topic = tp.topic
+			req.Topics = append(req.Topics, t)
+		}
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, p)
 	}
-	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		if err == nil && resp != nil {
-			for _, t := range resp.Topics {
-				for _, p := range t.Partitions {
-					if err == nil {
-						err = kerr.ErrorForCode(p.ErrorCode)
-					}
+	resp, err := req.RequestWith(ctx, cl)
+	if err == nil {
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err == nil {
+					err = kerr.ErrorForCode(p.ErrorCode)
 				}
 			}
 		}
-		if err != nil && ctx.Err() == nil {
-			r.log.Warn("kafka commit failed", "err", err)
+	}
+	if err != nil && ctx.Err() == nil {
+		r.log.Warn("kafka commit failed", "err", err)
+	}
+}
+
+// judgedPrefix starts the metadata of a commit that an open stream held
+// back: the offset after the last record judged follows it.
+const judgedPrefix = "e2atap judged "
+
+func judgedMeta(off int64) string { return judgedPrefix + strconv.FormatInt(off, 10) }
+
+// parseJudged reads judgedMeta's offset; ok is false for any other
+// metadata (another client's, or none).
+func parseJudged(meta *string) (int64, bool) {
+	if meta == nil || !strings.HasPrefix(*meta, judgedPrefix) {
+		return 0, false
+	}
+	off, err := strconv.ParseInt((*meta)[len(judgedPrefix):], 10, 64)
+	if err != nil || off <= 0 {
+		return 0, false
+	}
+	return off, true
+}
+
+// commitVersions are the client's request versions with OffsetCommit and
+// OffsetFetch at most 9, which name topics (10 names them by ID only).
+func commitVersions() *kversion.Versions {
+	v := kversion.Stable()
+	v.SetMaxKeyVersion(int16(kmsg.OffsetCommit), 9)
+	v.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 9)
+	return v
+}
+
+// loadMarks reads the judged marks of the partitions just assigned from
+// their group's commits (before their records are fetched). Without one
+// (an error, an old commit, another client's), every record is judged.
+func (r *run) loadMarks(ctx context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = r.cfg.Group
+	for topic, ps := range assigned {
+		t := kmsg.NewOffsetFetchRequestTopic()
+		t.Topic, t.Partitions = topic, ps
+		req.Topics = append(req.Topics, t)
+	}
+	if len(req.Topics) == 0 {
+		return
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("kafka judged marks not read: records read again from the commit are judged again", "err", err)
 		}
-	})
+		return
+	}
+	marks := map[topicPartition]int64{}
+	add := func(topic string, partition int32, offset int64, meta *string) {
+		if j, ok := parseJudged(meta); ok && j > offset {
+			marks[topicPartition{topic, partition}] = j
+		}
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			add(t.Topic, p.Partition, p.Offset, p.Metadata)
+		}
+	}
+	for _, g := range resp.Groups {
+		for _, t := range g.Topics {
+			for _, p := range t.Partitions {
+				add(t.Topic, p.Partition, p.Offset, p.Metadata)
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for tp, j := range marks {
+		if _, mine := r.assignedAt[tp]; mine {
+			r.judged[tp] = j
+		}
+	}
 }
 
 // handOverAll hands every partition of this run over as the run ends
@@ -417,6 +537,7 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 	clear(r.assignedAt)
 	clear(r.end)
 	clear(r.behind)
+	clear(r.judged)
 	r.mu.Unlock()
 	now := time.Now()
 	for _, tp := range parts {
@@ -647,6 +768,7 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			delete(r.assignedAt, tp)
 			delete(r.end, tp)
 			delete(r.behind, tp)
+			delete(r.judged, tp)
 			r.handover = append(r.handover, tp)
 		}
 	}
