@@ -194,6 +194,9 @@ type Stats struct {
 	// Lag is how far behind the tap is, in the tap's own unit (bytes not yet
 	// read for logdir, records for Kafka); 0 when unknown.
 	Lag atomic.Int64
+	// Conns is how many connections the tap holds open for its peers now
+	// (the ws tap: its clients, relayed or in their handshake).
+	Conns atomic.Int64
 }
 
 // Count records one message seen in direction d.

@@ -69,6 +69,10 @@ type TapConfig struct {
 	MaxMessageBytes  int           `yaml:"max_message_bytes"`
 	DialTimeout      time.Duration `yaml:"dial_timeout"`
 	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	// DrainTimeout: at SIGTERM or SIGINT, how long the tap goes on
+	// relaying the connections open then, until their peers close them,
+	// before it closes what is left with 1001 (drain.go). 0: at once.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	// TLS: for ws, serves the tap's listener over TLS (wss:// for the
 	// Gateway: cert_file, key_file, client_ca_file); for nats and kafka,
 	// the client side to the broker (ca_file, cert_file and key_file for
@@ -140,7 +144,7 @@ type JetStreamConfig struct {
 
 // tapKeys lists the keys each tap type takes (besides name and type).
 var tapKeys = map[string][]string{
-	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "tls"},
+	"ws":     {"listen", "upstream", "queue_size", "max_message_bytes", "dial_timeout", "handshake_timeout", "drain_timeout", "tls"},
 	"logdir": {"paths", "positions", "max_line_bytes", "start_at", "max_open_files"},
 	"nats":   {"url", "subjects", "queue", "jetstream", "positions", "pending_bytes", "max_message_bytes", "tls", "auth"},
 	"kafka":  {"brokers", "topics", "regex", "group", "start", "isolation", "commit_interval", "session_timeout", "tls", "sasl"},
@@ -429,6 +433,11 @@ func (c *Config) validate() Problems {
 			}
 			if t.DialTimeout < 0 || t.HandshakeTimeout < 0 {
 				add(key+".dial_timeout", "%s: dial_timeout and handshake_timeout must be positive (or unset: 30s, 60s)", where)
+			}
+			if t.DrainTimeout < 0 {
+				add(key+".drain_timeout", "%s: drain_timeout: %v, want 0 (close at once) or a positive duration", where, t.DrainTimeout)
+			} else if c.ShutdownTimeout > 0 && t.DrainTimeout >= c.ShutdownTimeout {
+				add(key+".drain_timeout", "%s: drain_timeout %v must be shorter than shutdown_timeout %v (the drain is part of the stop)", where, t.DrainTimeout, c.ShutdownTimeout)
 			}
 		case "logdir":
 			if len(t.Paths) == 0 {

@@ -41,6 +41,11 @@ func (s *sidecar) wsNotAccepting() (down []string, ws int) {
 func (s *sidecar) serveReady(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if s.draining.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not ready: draining: stopping once the open ws connections close (%d open)\n", s.openConns())
+		return
+	}
 	down, ws := s.wsNotAccepting()
 	if len(down) > 0 {
 		w.WriteHeader(http.StatusServiceUnavailable)

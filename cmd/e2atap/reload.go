@@ -297,9 +297,11 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 }
 
 // sameTap reports whether two tap settings are the same (where they are
-// in the file aside).
+// in the file aside, and drain_timeout, which applies at the stop: a
+// change of it alone does not restart the tap and cut its connections).
 func sameTap(a, b TapConfig) bool {
 	a.line, b.line = 0, 0
+	a.DrainTimeout, b.DrainTimeout = 0, 0
 	return reflect.DeepEqual(a, b)
 }
 
@@ -318,6 +320,7 @@ func (s *sidecar) applyTaps(after []TapConfig, log interface {
 	for _, tr := range s.tapList() {
 		if t, ok := want[tr.name]; ok && sameTap(t, tr.cfg) {
 			running[tr.name] = true
+			tr.drainTimeout.Store(int64(t.DrainTimeout))
 			continue
 		}
 		s.stopTap(tr.name)

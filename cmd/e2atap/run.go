@@ -230,8 +230,11 @@ type tapRun struct {
 	sup      *tapSupervisor
 	lagUnit  string // metrics.LagBytes or LagMessages
 	cfg      TapConfig
-	stop     context.CancelFunc
-	done     chan struct{} // closed when the supervisor returned
+	// drainTimeout is cfg.DrainTimeout, which a reload changes without a
+	// restart of the tap (drain.go reads it while a reload may run).
+	drainTimeout atomic.Int64
+	stop         context.CancelFunc
+	done         chan struct{} // closed when the supervisor returned
 }
 
 // sidecar is the assembled process: taps → live engine → sinks, and the
@@ -259,7 +262,8 @@ type sidecar struct {
 	observe         *observe.Hub
 	extra           []validate.Sink // added by the demo
 	listener        net.Listener
-	ready           sync.Map // tap name → struct{} while its source runs
+	ready           sync.Map    // tap name → struct{} while its source runs
+	draining        atomic.Bool // the stop's drain runs (drain.go): /readyz says 503
 	// budget is the one byte budget of the process (nil: unlimited).
 	budget   *tap.Budget
 	loadedAt atomic.Int64 // when the running configuration was loaded (unix ns): at start, at each reload
@@ -443,7 +447,8 @@ func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
 		snap := metrics.TapSnapshot{Tap: t.name, Up: t.stats.Up.Load(),
 			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}, Errors: map[string]uint64{},
 			HasUpstream: t.sup.hasUpstream, UpstreamUp: t.stats.UpstreamUp.Load(),
-			Lag: t.stats.Lag.Load(), LagUnit: t.lagUnit}
+			Lag: t.stats.Lag.Load(), LagUnit: t.lagUnit,
+			HasConns: t.typ == "ws", Conns: t.stats.Conns.Load()}
 		for d := 0; d < tap.NumDirections; d++ {
 			name := tap.Direction(d).String()
 			snap.Messages[name] = t.stats.Messages[d].Load()
@@ -470,6 +475,7 @@ func (s *sidecar) newTapRun(ctx context.Context, t TapConfig) *tapRun {
 		lag = metrics.LagBytes
 	}
 	tr := &tapRun{name: t.Name, typ: t.Type, stats: stats, lagUnit: lag, cfg: t}
+	tr.drainTimeout.Store(int64(t.DrainTimeout))
 	name := t.Name
 	tr.sup = &tapSupervisor{
 		name: t.Name, typ: t.Type, hasUpstream: t.Type != "logdir",
@@ -718,8 +724,18 @@ func (s *sidecar) run(ctx context.Context) error {
 	// Every tap under its own supervisor (supervise.go), with a context
 	// of its own so that a reload can stop one: a tap's failure stops
 	// nothing else. They all stop when ctx is done.
-	gctx, cancel := context.WithCancel(ctx)
+	gctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+			// The stop: the ws taps' connections drain first
+			// (drain.go), then every tap stops.
+			s.drain(gctx)
+			cancel()
+		case <-gctx.Done():
+		}
+	}()
 	s.runCtx = gctx
 	for _, t := range s.tapList() {
 		s.startTap(t)

@@ -29,6 +29,10 @@ type TapSnapshot struct {
 	// in a mirror queue); LagNone when the tap cannot tell.
 	Lag     int64
 	LagUnit string
+	// Conns is the connections the tap holds open for its peers (HasConns:
+	// a tap that has peers connect to it, the ws tap).
+	HasConns bool
+	Conns    int64
 }
 
 // Lag units of TapSnapshot.
@@ -63,6 +67,8 @@ func RegisterTaps(reg prometheus.Registerer, snapshot func() []TapSnapshot) erro
 			"Bytes a tap has not read yet (log taps).", []string{"tap"}, nil),
 		lagMessages: prometheus.NewDesc(Namespace+"_tap_lag_messages",
 			"Messages pending for a tap: in its topic (Kafka, JetStream) or in its mirror queue to the engine (WebSocket).", []string{"tap"}, nil),
+		conns: prometheus.NewDesc(Namespace+"_tap_connections",
+			"Connections a ws tap relays now (its clients, from accept to close).", []string{"tap"}, nil),
 	})
 }
 
@@ -72,6 +78,7 @@ type tapCollector struct {
 	errors                   *prometheus.Desc
 	up, upstreamUp           *prometheus.Desc
 	lagBytes, lagMessages    *prometheus.Desc
+	conns                    *prometheus.Desc
 }
 
 func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -83,6 +90,7 @@ func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.upstreamUp
 	ch <- c.lagBytes
 	ch <- c.lagMessages
+	ch <- c.conns
 }
 
 func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
@@ -106,6 +114,10 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 			t.Lag += s.Lag
 			t.LagUnit = s.LagUnit
 		}
+		if s.HasConns {
+			t.Conns += s.Conns
+			t.HasConns = true
+		}
 		addAll(t.Messages, s.Messages)
 		addAll(t.Bytes, s.Bytes)
 		addAll(t.Drops, s.Drops)
@@ -117,6 +129,9 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, t.Tap)
 		if t.HasUpstream {
 			ch <- prometheus.MustNewConstMetric(c.upstreamUp, prometheus.GaugeValue, b2f(t.UpstreamUp), t.Tap)
+		}
+		if t.HasConns {
+			ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(max(t.Conns, 0)), t.Tap)
 		}
 		switch t.LagUnit {
 		case LagBytes:

@@ -370,6 +370,7 @@ func (p *Proxy) register(nc net.Conn) *conn {
 	}
 	c := &conn{p: p, client: nc}
 	p.conns[c] = struct{}{}
+	p.stats.Conns.Add(1)
 	p.wg.Add(1)
 	return c
 }
@@ -377,6 +378,7 @@ func (p *Proxy) register(nc net.Conn) *conn {
 func (p *Proxy) unregister(c *conn) {
 	p.mu.Lock()
 	delete(p.conns, c)
+	p.stats.Conns.Add(-1)
 	p.mu.Unlock()
 	p.wg.Done()
 }
