@@ -40,6 +40,18 @@ type Config struct {
 	// oldest is forgotten first. It keeps memory independent of how long
 	// the input is.
 	Tombstones int
+	// OnPanic, when set, makes a panic while one message is judged by a
+	// shard's goroutine or by Live (a defect of e2atap: a record that
+	// crashed it) cost that message alone: it is recovered, the message
+	// is skipped as a loss (the open streams of its scope, its tap and
+	// connection, are not judged across it, as after Gap), counted
+	// (Live.Panics, Sharded.Panics) and handed to OnPanic, with the
+	// panic's value and stack, on the goroutine that judged it. The
+	// recovery is set up once for a batch of messages, not for each.
+	// (What the caller of an inline shard judges on its own goroutine,
+	// Sharded.Inline, panics there: validate's reader.) nil: the panic
+	// goes on (tests and fuzzers want to see it).
+	OnPanic func(in *Input, v any, stack []byte)
 }
 
 // DefaultConfig is the jiuwenswarm profile with the limits of DESIGN.md.
@@ -257,6 +269,9 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 // byte is 0xEF. A frame message holds exactly one frame (trailing bytes are
 // ignored, as the reference decoder does).
 func (e *Engine) Observe(in *Input) {
+	if TestingPanicOn != nil {
+		testingPanic(in)
+	}
 	if in.Silent {
 		sink, quiet, noRecords := e.sink, e.quiet, e.noRecords
 		e.sink, e.quiet, e.noRecords = silentSink{}, true, true

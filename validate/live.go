@@ -298,6 +298,46 @@ func (l *Live) Untracked() uint64 {
 	return n
 }
 
+// Panics is how many messages were skipped for a panic while they were
+// judged (Config.OnPanic). Safe to call from any goroutine.
+func (l *Live) Panics() uint64 { return l.run.Panics() }
+
+// handleAll handles items in order. With Config.OnPanic, a panic while
+// one is handled (judged by the inline shard, or routed) skips that one
+// (Sharded.survived) and the rest are handled: the recovery is set up once
+// for the batch (handleFrom), not for each item.
+func (l *Live) handleAll(items []liveItem) {
+	if l.run.onPanic == nil {
+		for i := range items {
+			l.handle(&items[i])
+		}
+		return
+	}
+	for i := 0; i < len(items); {
+		i = l.handleFrom(items, i)
+	}
+}
+
+// handleFrom handles items from i on and returns len(items), or, after
+// a panic, the index after the item that panicked.
+func (l *Live) handleFrom(items []liveItem, i int) (next int) {
+	defer func() {
+		if v := recover(); v != nil {
+			in := &items[i].in
+			l.run.survived(l.run.shards[0].eng, in, v)
+			// Its charge was to be released once judged (Sharded.judged).
+			if in.Charged > 0 && l.run.release != nil {
+				l.run.release(in.Charged)
+			}
+			next = i + 1
+		}
+	}()
+	for ; i < len(items); i++ {
+		l.handle(&items[i])
+	}
+	return i
+}
+
 // Release returns a budget charge of input that is not submitted after
 // all (a record the tap read again after a crash, say).
 func (l *Live) Release(n int) {
@@ -329,9 +369,7 @@ func (l *Live) Run(ctx context.Context) Stats {
 	for {
 		items = l.q.take(items)
 		if len(items) > 0 {
-			for i := range items {
-				l.handle(&items[i])
-			}
+			l.handleAll(items)
 			clear(items) // no Data kept past its judgement
 			// A steady load never leaves the queue empty: look at the
 			// clock and ctx between two takes.

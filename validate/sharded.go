@@ -125,6 +125,10 @@ type Sharded struct {
 	added  uint64        // reader only: the highest Input.Index added
 	// release returns an input's budget charge once its shard judged it.
 	release func(int)
+	// onPanic is Config.OnPanic; panics counts what it was called for
+	// (survive.go).
+	onPanic func(in *Input, v any, stack []byte)
+	panics  atomic.Uint64
 	// unordered: no sink depends on the order of Record calls across
 	// shards, so an interrupt needs no barrier (Unordered).
 	unordered bool
@@ -264,7 +268,7 @@ func NewSharded(n int, cfg Config, sink Sink) *Sharded {
 	}
 	cfg.MaxStreams = min(cfg.MaxStreams, MaxTableStreams)
 	n, _ = ShardsFor(n, cfg.MaxStreams)
-	s := &Sharded{parts: partitions(cfg.MaxStreams)}
+	s := &Sharded{parts: partitions(cfg.MaxStreams), onPanic: cfg.OnPanic}
 	s.pool.New = func() any {
 		// buf grows when records are copied into it (a batch of records
 		// judged in place in a mapping never does): 256 KiB for each of
@@ -317,22 +321,40 @@ func (s *Sharded) run(sh *shard) {
 // reports it: SetWindow), the index after that item; the window's other
 // frames are then skipped.
 func (s *Sharded) judgeItems(sh *shard, b *batch, k int, hi *uint64) (next int) {
+	// in is the item being judged, for a recovery.
+	var in *Input
 	if b.win != nil {
 		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
+	if b.win != nil || s.onPanic != nil {
 		defer func() {
-			if r := recover(); r != nil {
-				if !mappingFault(r, b.win) {
-					panic(r)
-				}
+			r := recover()
+			switch {
+			case r == nil:
+			case b.win != nil && mappingFault(r, b.win):
 				s.faulted.Store(true)
 				sh.badWin = unsafe.SliceData(b.win)
+				next = k + 1
+			case s.onPanic == nil || in == nil:
+				panic(r)
+			default:
+				// A defect judging item k (Config.OnPanic): it alone is
+				// skipped; the batch goes on after it.
+				sh.eng.hint = partHint{}
+				s.survived(sh.eng, in, r)
+				if in.Index != 0 {
+					*hi = in.Index
+				}
+				if in.Charged > 0 && s.release != nil {
+					s.release(in.Charged)
+				}
 				next = k + 1
 			}
 		}()
 	}
 	for ; k < len(b.items); k++ {
 		it := &b.items[k]
-		in := &sh.zero
+		in = &sh.zero
 		if it.base >= 0 {
 			in = &b.inputs[it.base] // the shard's now: set to this item's fields
 		} else {

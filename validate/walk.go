@@ -391,10 +391,17 @@ func (j *walkJob) walk(k int, pos int64) (res walkResult) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			if !mappingFault(r, w.m.win) {
+			switch {
+			case mappingFault(r, w.m.win):
+				res.err = fmt.Errorf("%s: the file shrank while it was read (%v)", j.name, r)
+			case j.s.onPanic != nil:
+				// A defect judging what this goroutine walked: the walk
+				// stops with it (validate's status says so), the process
+				// does not.
+				res.err = &InternalError{Value: r, Stack: debug.Stack()}
+			default:
 				panic(r)
 			}
-			res.err = fmt.Errorf("%s: the file shrank while it was read (%v)", j.name, r)
 		}
 		res.last, res.end = w.idx, w.pos
 	}()

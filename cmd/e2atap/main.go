@@ -18,6 +18,9 @@ const (
 	exitOK       = 0
 	exitFindings = 1
 	exitUsage    = 2
+	// exitInternal: validate skipped records for a defect of e2atap (a
+	// panic while judging them, recovered): its verdicts are incomplete.
+	exitInternal = 3
 )
 
 // version is set by the linker (-X main.version=...); without it, the

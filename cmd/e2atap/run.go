@@ -259,6 +259,8 @@ type sidecar struct {
 	oldOuts         *outputs                 // the outputs a reload replaced, while they close
 	resume          *resumeMarks             // records the log holds already (durable.go)
 	rereadMarked    atomic.Uint64            // records a tap said were judged by an earlier run (tap.Message.Reread)
+	panicLog        atomic.Int64             // when an engine panic was last logged (unix ns; enginePanic)
+	panicsLogged    atomic.Uint64            // engine panics counted when it was
 	observe         *observe.Hub
 	extra           []validate.Sink // added by the demo
 	listener        net.Listener
@@ -360,6 +362,9 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	lc.Engine.MaxStreams = cfg.Streams.Max
 	lc.Engine.IdleTimeout = cfg.Streams.IdleTimeout
 	lc.Engine.MaxRecordBytes = cfg.Streams.MaxRecordBytes
+	// A defect of the engine that one record sets off costs that record,
+	// not the relay: the process goes on (survive.go).
+	lc.Engine.OnPanic = s.enginePanic
 	lc.Shards = cfg.Streams.Shards
 	lc.Queue = cfg.Streams.Queue
 	lc.JoinWindow = cfg.Streams.JoinWindow
@@ -382,7 +387,7 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 		return nil, err
 	}
 	if err := metrics.RegisterEngine(s.reg, func() metrics.EngineSnapshot {
-		return metrics.EngineSnapshot{Untracked: s.live.Untracked()}
+		return metrics.EngineSnapshot{Untracked: s.live.Untracked(), Panics: s.live.Panics()}
 	}); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -146,6 +147,23 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "e2atap validate: --shards %d capped at %d (at most 4 per CPU of GOMAXPROCS %d, %d in all, one per 16384 streams of --max-streams)\n",
 			vf.shards, shards, runtime.GOMAXPROCS(0), validate.MaxPartitions)
 	}
+	// A record that makes the engine panic (a defect of e2atap) is
+	// skipped and said, not the end of the run: the rest is judged, and
+	// the status says the verdicts are incomplete (exitInternal).
+	var panics atomic.Uint64
+	var panicMu sync.Mutex
+	cfg.OnPanic = func(in *validate.Input, v any, stack []byte) {
+		n := panics.Add(1)
+		if n > maxPanicReports {
+			return
+		}
+		panicMu.Lock()
+		defer panicMu.Unlock()
+		fmt.Fprintf(stderr, "e2atap validate: internal error judging %s (a defect of e2atap: please report it with this message): %v; the record was skipped and its streams are not judged across it\n", in.Source(), v)
+		if n == 1 {
+			stderr.Write(stack)
+		}
+	}
 	run := validate.NewSharded(shards, cfg, handler)
 	if vf.logPath == "" {
 		run.Unordered() // findings print by index: interrupts need no barrier
@@ -175,32 +193,73 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var replayed validate.Replayed // re-reads across rotated files too
 	ioFailed := false
 	opened := 0
-	for _, name := range files {
-		if ctx.Err() != nil {
-			break
+	current := ""
+	// judgeFiles reads and judges every file. A panic on this goroutine
+	// (the reader judges shard 0's records itself: Inline) cannot skip one
+	// record as the other shards do (cfg.OnPanic): aborted stops the run
+	// there, what was judged before it is printed, and the status says so
+	// (exitInternal).
+	judgeFiles := func() {
+		for _, name := range files {
+			if ctx.Err() != nil {
+				break
+			}
+			current = name
+			rc, err := openInput(name, stdin)
+			if err != nil {
+				fmt.Fprintf(stderr, "e2atap validate: %v\n", err)
+				ioFailed = true
+				continue
+			}
+			opened++
+			label := name
+			if name == "-" {
+				label = "stdin"
+			}
+			if looksLikeConfig(name) {
+				fmt.Fprintf(stderr, "e2atap validate: %s looks like a configuration file; to check one, run: e2atap run --config %s --check\n", name, name)
+			}
+			idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
+			rc.Close()
+			var internal *validate.InternalError
+			if errors.As(err, &internal) {
+				// A walk of the file stopped at a defect: as a panic here.
+				panic(internalAbort{internal})
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "e2atap validate: reading %s: %v\n", name, err)
+				ioFailed = true
+			}
 		}
-		rc, err := openInput(name, stdin)
-		if err != nil {
-			fmt.Fprintf(stderr, "e2atap validate: %v\n", err)
-			ioFailed = true
-			continue
-		}
-		opened++
-		label := name
-		if name == "-" {
-			label = "stdin"
-		}
-		if looksLikeConfig(name) {
-			fmt.Fprintf(stderr, "e2atap validate: %s looks like a configuration file; to check one, run: e2atap run --config %s --check\n", name, name)
-		}
-		idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
-		rc.Close()
-		if err != nil {
-			fmt.Fprintf(stderr, "e2atap validate: reading %s: %v\n", name, err)
-			ioFailed = true
-		}
+		run.Finish(validate.ReasonEOF, &validate.Input{Pos: validate.Position{Name: strings.Join(files, ",")}})
 	}
-	run.Finish(validate.ReasonEOF, &validate.Input{Pos: validate.Position{Name: strings.Join(files, ",")}})
+	aborted := func() (aborted bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				aborted = true
+				panics.Add(1)
+				stack := debug.Stack()
+				if ia, ok := r.(internalAbort); ok {
+					r, stack = ia.Value, ia.Stack
+				}
+				panicMu.Lock()
+				defer panicMu.Unlock()
+				fmt.Fprintf(stderr, "e2atap validate: internal error judging %s (a defect of e2atap: please report it with this message): %v; stopped there: the findings before it are printed, the verdicts are incomplete\n", current, r)
+				stderr.Write(stack)
+			}
+		}()
+		judgeFiles()
+		return false
+	}
+	if aborted() {
+		run.Abort()
+		close(stopPrint)
+		<-printDone
+		sink.release(run.Watermark(), printer.print)
+		w.Flush()
+		fmt.Fprintf(stderr, "e2atap validate: %d records skipped for an internal error (see above): the verdicts are incomplete\n", panics.Load())
+		return exitInternal
+	}
 	close(stopPrint)
 	<-printDone
 	sink.release(^uint64(0), printer.print) // everything, end-of-input findings last
@@ -221,6 +280,10 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		writeSummary(w, &stats, sink, elapsed)
 		w.Flush()
 	}
+	if n := panics.Load(); n > 0 {
+		fmt.Fprintf(stderr, "e2atap validate: %d records skipped for an internal error (see above): the verdicts are incomplete\n", n)
+		return exitInternal
+	}
 	if ioFailed {
 		return exitUsage
 	}
@@ -229,6 +292,13 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	return exitOK
 }
+
+// internalAbort carries a walk's InternalError to validate's recovery.
+type internalAbort struct{ *validate.InternalError }
+
+// maxPanicReports is how many skipped records validate names (the first
+// with its stack); the rest are counted.
+const maxPanicReports = 3
 
 // looksLikeConfig: a YAML file (by name) is most likely e2atap's own
 // configuration given to the wrong command.

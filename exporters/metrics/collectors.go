@@ -203,6 +203,9 @@ type EngineSnapshot struct {
 	// Untracked: records of streams the engine could not track, its
 	// stream tables having no memory for them (validate.Stats.Untracked).
 	Untracked uint64
+	// Panics: records skipped because judging them panicked (a defect of
+	// e2atap; validate.Config.OnPanic).
+	Panics uint64
 }
 
 // RegisterEngine registers a collector that calls snapshot on every scrape
@@ -215,19 +218,22 @@ func RegisterEngine(reg prometheus.Registerer, snapshot func() EngineSnapshot) e
 		snapshot: snapshot,
 		untracked: prometheus.NewDesc(Namespace+"_records_untracked_total",
 			"Records of streams the engine could not track (its stream tables had no memory for them): judged alone, a loss; the stream is gapped once tracked again.", nil, nil),
+		panics: prometheus.NewDesc(Namespace+"_engine_panics_total",
+			"Records skipped because judging them panicked (a defect of e2atap, logged with its stack): a loss; the relay and the other records go on.", nil, nil),
 	})
 }
 
 type engineCollector struct {
-	snapshot  func() EngineSnapshot
-	untracked *prometheus.Desc
+	snapshot          func() EngineSnapshot
+	untracked, panics *prometheus.Desc
 }
 
-func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.untracked }
+func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.untracked; ch <- c.panics }
 
 func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	e := c.snapshot()
 	ch <- prometheus.MustNewConstMetric(c.untracked, prometheus.CounterValue, float64(e.Untracked))
+	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(e.Panics))
 }
 
 func addAll(dst, src map[string]uint64) {
