@@ -91,6 +91,8 @@ func checkPaths(t testing.TB, data []byte, vr, sr *Record) {
 	if !bytes.Equal(vd, sd) || vesc != sesc || vok != sok {
 		t.Fatalf("%q: RawDelta %q %v %v by the vector path, %q %v %v by the scalar", data, vd, vesc, vok, sd, sesc, sok)
 	}
+	checkDeltaText(t, data, vr)
+	checkDeltaText(t, data, sr)
 }
 
 // vectorInputs are the inputs of the table tests shifted across block

@@ -60,6 +60,8 @@ func checkPrimedRecord(t testing.TB, primed *Record, prime, data []byte) {
 	if !bytes.Equal(pd, fd) || pesc != fesc || pok != fok {
 		t.Fatalf("%q after %q: RawDelta %q %v %v, fresh record %q %v %v", data, prime, pd, pesc, pok, fd, fesc, fok)
 	}
+	checkDeltaText(t, data, primed)
+	checkDeltaText(t, data, fresh)
 }
 
 // memoPairs are records that write the keys of the one before them almost

@@ -208,6 +208,10 @@ type Record struct {
 	// body.delta as written (see RawDelta).
 	deltaRaw            []byte
 	deltaEsc, deltaSeen bool
+	// deltaText: body.delta unescaped, when the Scan unescaped it for its
+	// credential pre-check (see DeltaText), in deltaBuf (reused across
+	// Scan calls like scratch).
+	deltaText, deltaBuf []byte
 
 	// clean: texts that passed no credential pre-check, kept across Scan
 	// calls like scratch (see scanner.mayHoldCredential).
@@ -238,6 +242,15 @@ func (r *Record) RawDelta() (raw []byte, esc, ok bool) {
 	return r.deltaRaw, r.deltaEsc, r.deltaSeen
 }
 
+// DeltaText returns body.delta unescaped when the Scan that filled the
+// record unescaped it already, for its credential pre-check (an escaped
+// delta with an anchor byte), so that rule e2a.secret's split check does
+// not unescape it again; ok is false otherwise (RawDelta is then to be
+// unescaped). text is the record's: valid until its next Scan or Reset.
+func (r *Record) DeltaText() (text []byte, ok bool) {
+	return r.deltaText, r.deltaText != nil
+}
+
 // MayHoldSecret reports whether ScanSecrets may find a credential in the
 // input the record was filled from: false only after a successful Scan
 // that, while reading the record, saw every key be one whose class is
@@ -259,7 +272,7 @@ func (r *Record) Sub(s Sub) *Value { return &r.Subs[s] }
 // were written by hand must be Reset before it is scanned into.
 func (r *Record) Reset() {
 	scratch := r.scratch[:0]
-	*r = Record{scratch: scratch, clean: r.clean, blocks: r.blocks, memo: r.memo}
+	*r = Record{scratch: scratch, deltaBuf: r.deltaBuf[:0], clean: r.clean, blocks: r.blocks, memo: r.memo}
 }
 
 // startScan clears what the last Scan (or ScanStd) left outside Fields
@@ -271,7 +284,7 @@ func (r *Record) startScan() (fields uint64, subs uint16) {
 	fields, subs = r.fieldsSet, r.subsSet
 	r.fieldsSet, r.subsSet = 0, 0
 	r.FileWithoutURI, r.secretFree = false, false
-	r.deltaRaw, r.deltaEsc, r.deltaSeen = nil, false, false
+	r.deltaRaw, r.deltaEsc, r.deltaSeen, r.deltaText = nil, false, false, nil
 	r.scratch = r.scratch[:0]
 	return fields, subs
 }

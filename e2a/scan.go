@@ -129,6 +129,9 @@ type scanner struct {
 	// secretMaybe: ScanSecrets may find something (Record.MayHoldSecret);
 	// once set, no more secret checks are made.
 	secretMaybe bool
+	// inDelta: the string skipString reads is body.delta's (its
+	// unescaped text is kept: Record.DeltaText).
+	inDelta bool
 	// keyBefore: the knownKeys slot of the key object read last (or
 	// afterUnknown), where skipContainer starts its keyMemo chain.
 	keyBefore uint16
@@ -328,7 +331,7 @@ func (s *scanner) forget(k objKind) {
 	switch k {
 	case kBody:
 		clear(r.Subs[SBodyDeltaKind : SBodyEventType+1])
-		r.deltaRaw, r.deltaEsc, r.deltaSeen = nil, false, false
+		r.deltaRaw, r.deltaEsc, r.deltaSeen, r.deltaText = nil, false, false, nil
 	case kMetadata:
 		r.Subs[SMetaServerPush] = Value{}
 	case kParams:
@@ -953,7 +956,12 @@ func (s *scanner) member(i, depth int, act action) int {
 		v := &s.r.Subs[act.arg]
 		s.r.subsSet |= 1 << act.arg
 		if c == '"' && presenceOnly(Sub(act.arg)) {
+			if Sub(act.arg) == SBodyDelta {
+				s.r.deltaText = nil // (a second "delta" key: the last one's)
+				s.inDelta = true
+			}
 			j := s.skipString(i)
+			s.inDelta = false
 			if j >= 0 {
 				*v = Value{Type: String}
 				if Sub(act.arg) == SBodyDelta {
@@ -1418,14 +1426,28 @@ func (s *scanner) secretString(raw []byte, esc bool) {
 // anchor once unescaped (anchorAfterUnescape, worked out by skipString).
 func (s *scanner) secretUnescaped(raw []byte) {
 	r := s.r
+	if s.inDelta {
+		// body.delta: kept unescaped for the split check (DeltaText).
+		if cap(r.deltaBuf) > 1<<20 {
+			r.deltaBuf = nil // one huge delta does not stay held
+		}
+		r.deltaBuf = AppendUnquoted(r.deltaBuf[:0], raw)
+		r.deltaText = r.deltaBuf
+		s.secretMaybe = s.secretText(r.deltaText)
+		return
+	}
 	m := len(r.scratch)
 	r.scratch = AppendUnquoted(r.scratch, raw)
-	text := r.scratch[m:]
-	s.secretMaybe = s.mayHoldCredential(text) ||
+	s.secretMaybe = s.secretText(r.scratch[m:])
+	r.scratch = r.scratch[:m]
+}
+
+// secretText is the pre-check of secretUnescaped on the unescaped text.
+func (s *scanner) secretText(text []byte) bool {
+	return s.mayHoldCredential(text) ||
 		// JSON text held in the string, spelling a shape with \u00XX
 		// escapes (findCredential searches it unescaped).
 		bytes.IndexByte(text, '\\') >= 0 && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
-	r.scratch = r.scratch[:m]
 }
 
 // mayHoldCredential is redact.MayHoldCredentialText(text), remembering

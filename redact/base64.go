@@ -62,7 +62,7 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 	if y-x < minB64 || y-x > maxB64 {
 		return Match{}, false
 	}
-	if !anyWord(b64Table, s[x:y]) {
+	if !anyB64Word(s[x:y]) {
 		return Match{}, false // no encoded token prefix: nothing to decode
 	}
 	e := y

@@ -152,7 +152,13 @@ func scan(s []byte, from int, nested bool) (Match, bool) { return scanAt(s, from
 // scanAt is scan from s[start] on, with from (<= start) the bound of the
 // matches, of words reaching back and of the text they look at.
 func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
-	b64 := b64state{nested: nested}
+	return scanProse(s, from, start, nested, proseState{})
+}
+
+// scanProse is scanAt with what proseValue judged of s already (from
+// proseSeed, for a text searched again from later starts).
+func scanProse(s []byte, from, start int, nested bool, prose proseState) (Match, bool) {
+	b64 := b64state{nested: nested, prose: prose}
 	n := len(s)
 	t := &anchor
 	c := anchorCursor{tb: &anchorBits, w: start}
@@ -1322,6 +1328,22 @@ func holdsPass(t []byte) bool {
 	return false
 }
 
+// proseSeed is what proseValue judges of s from its first digit on, for
+// the searches of s from any start: that s holds no value it takes
+// (proseNone) when s has no '>' and no "pass" after a ' ' or '+' (as
+// proseValue looks for them in s[from:], which holds no more than s),
+// else nothing yet.
+func proseSeed(s []byte) proseState {
+	if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && holdsPass(s) {
+		return proseState{}
+	}
+	return proseNone(len(s))
+}
+
+// proseNone is the state of proseValue in a text of n bytes that holds no
+// value it takes, as it leaves it after judging so.
+func proseNone(n int) proseState { return proseState{done: n, delims: 1} }
+
 // proseState is what proseValue judged already in one text: done, the end
 // of the last value judged; clean, an offset such that s[from:clean] holds
 // no delimiter and no '+' (no value can start in it).
@@ -2080,18 +2102,22 @@ func cnGrouped(s []byte, i int) (int, bool) {
 func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	joined = append(append(joined[:0], tail...), head...)
 	nt := len(tail)
+	// The text is searched from one start after another: whether it holds
+	// what proseValue takes a value after is judged once (each find of a
+	// base64 tail looked for it in the whole text again).
+	prose := proseSeed(joined)
 	for from := 0; from < nt; {
-		x, found := find(joined, from)
+		x, found := scanProse(joined, from, from, false, prose)
 		if !found {
 			break
 		}
 		if x.Start >= nt {
-			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential()) {
+			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential(), prose.delims == 1) {
 				return joined, x, true
 			}
 			break
 		}
-		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End, true)) {
+		if !isMask(joined, x.Start) && (x.End > nt || x.Kind.Credential() && !inHead(joined[:nt], x.Start, x.End, true, prose.delims == 1)) {
 			// Across the boundary, or a credential in tail that only
 			// head makes one ("bus:pw" | "@kafka-1:9092").
 			return joined, x, true
@@ -2104,9 +2130,16 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 // inHead reports whether head alone has the match head[start:end] (and
 // so for tail); cred: as a credential ("token=" | "<32 random>" is a
 // credential, the random run alone only high_entropy).
-func inHead(head []byte, start, end int, cred bool) bool {
+//
+// noProse: head is a part of a text of which proseSeed judged that it
+// holds no value for proseValue.
+func inHead(head []byte, start, end int, cred, noProse bool) bool {
+	var prose proseState
+	if noProse {
+		prose = proseNone(len(head))
+	}
 	for from := 0; from <= start; {
-		m, ok := find(head, from)
+		m, ok := scanProse(head, from, from, false, prose)
 		if !ok || m.Start > start {
 			return false
 		}

@@ -219,7 +219,7 @@ func b64Candidate(s []byte, i int) (start, end int, ok bool) {
 	if hexFreeB64 && allHex(s[x:y]) {
 		return x, y, false // a hash, a UUID, a hex id: no encoded prefix fits
 	}
-	return x, y, anyWord(b64Table, s[x:y])
+	return x, y, anyB64Word(s[x:y])
 }
 
 // hexFreeB64: no word of b64Table is made only of hex digits and '-' (in

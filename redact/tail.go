@@ -247,13 +247,17 @@ func probedWith(win []byte, precheck bool) bool {
 // mayProbe is an exact gate of probed: false only where no probe can
 // complete a credential, so that the three Straddles are run only for a
 // tail that ends in a key, a separator, a quote or inside a word. It is
-// false when win ends in white space, holds no separator (':', '=', or
+// false when win ends in white space or a closing '}' or ']' (a tool's
+// JSON result, a code block), holds no separator (':', '=', or
 // '%', which starts a URL-encoded one: "token%3D") whose key may be
 // credential-named, nor one that may start a URL, a broker's userinfo or
 // a .pgpass line, and the word before that white space (and a closing
 // quote) holds no key word (nor, where that word is "is" or "was", the
 // word before it: "the password is " | "x1…", proseValue). Then no
-// credential crosses the end of win + probe:
+// credential crosses the end of win + probe (a '}' or ']' is white space
+// here, but for the value of a key word and white space: no key, token,
+// run or value of a scheme holds one, and the probe's '=' after one has
+// no key):
 //
 //   - sep: a separator of win has a key keyValue calls plain (under every
 //     suffix: keyBefore, namedBefore), and the probe's '=' takes as
@@ -273,7 +277,7 @@ func probedWith(win []byte, precheck bool) bool {
 // detector's shapes and over fuzzed text (FuzzMayProbe).
 func mayProbe(win []byte) bool {
 	n := len(win)
-	if n == 0 || !isTailSpace(win[n-1]) {
+	if n == 0 || !isTailEnd(win[n-1]) {
 		return true
 	}
 	hasAt := 0 // 0: not looked for yet, 1: no '@' in win, 2: one at least
@@ -303,8 +307,31 @@ func mayProbe(win []byte) bool {
 			}
 		}
 	}
-	e := n
-	for e > 0 && (isTailSpace(win[e-1]) || win[e-1] == '+') { // '+': a space, URL-encoded ("Cookie+" | "%3D…")
+	if !isTailSpace(win[n-1]) {
+		// A '}' or ']' ends no value of a key word and white space or
+		// '+' ("password \"}" | "%3D…" is a value, as are
+		// "passphrase+5}" and "passwd 0+}" | "%3D…"): the word before the
+		// last white space, and before each '+' after it, is judged too.
+		w := bytes.LastIndexAny(win, " \t\n\r")
+		for p := n - 1; p > w; p-- {
+			if win[p] == '+' && keyWordEnds(win[:p+1]) {
+				return true
+			}
+		}
+		if w >= 0 && keyWordEnds(win[:w+1]) {
+			return true
+		}
+	}
+	return keyWordEnds(win)
+}
+
+// keyWordEnds is mayProbe's look at the end of win: the word before its
+// white space, '+', closers and a closing quote (or, where that word is
+// "is" or "was", the word before it) holds a key word, or win ends in
+// "Bearer:".
+func keyWordEnds(win []byte) bool {
+	e := len(win)
+	for e > 0 && (isTailEnd(win[e-1]) || win[e-1] == '+') { // '+': a space, URL-encoded ("Cookie+" | "%3D…")
 		e--
 	}
 	if e >= 7 && win[e-1] == ':' && atFold(win, e-7, "bearer") {
@@ -351,6 +378,11 @@ func namesEntry(win []byte) bool {
 }
 
 func isTailSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isTailEnd: white space, or a '}' or ']' that closes a JSON object or
+// array (a tool's result ends in one, most often after a plain key's
+// value: "total_tokens": 1234, "status": "ok"}).
+func isTailEnd(c byte) bool { return isTailSpace(c) || c == '}' || c == ']' }
 
 // tokenPrefixStarts and b64Prefixes (exact case) and keyPrefixes (lower
 // case) are the proper prefixes of the token prefixes and "://", of the

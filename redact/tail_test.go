@@ -12,7 +12,8 @@ import (
 // probes' own (every other check is the same and side-effect free).
 func checkMayProbe(t *testing.T, s string) {
 	t.Helper()
-	for _, tail := range []string{s, s + " ", s + "  ", s + "\t", s + "\n", s + " x ", s + "5 "} {
+	for _, tail := range []string{s, s + " ", s + "  ", s + "\t", s + "\n", s + " x ", s + "5 ",
+		s + "}", s + "]", s + "\"}", s + "\"]", s + " }", s + "}]", s + "\"}\n", s + "5}", s + "\\\"}"} {
 		win := []byte(tail[max(0, len(tail)-tailWindow):])
 		gated := MayStartCredential(tail)
 		ungated := gated || anyWord(keyTable, win) && probedWith(win, false)
@@ -55,13 +56,16 @@ func TestMayProbeExact(t *testing.T) {
 	}
 	for _, s := range []string{"token 0 ", "token 17 ", "Bearer abc ", "a key fact \n",
 		// a code block: separators after plain keys that hold a key word
-		"return {\"k\": \"v\", \"path\": \"C:\\\\tmp\"}\n\treturn None\n", "pattern = re.compile(x)\n", "max_tokens=1024 "} {
+		"return {\"k\": \"v\", \"path\": \"C:\\\\tmp\"}\n\treturn None\n", "pattern = re.compile(x)\n", "max_tokens=1024 ",
+		// a tool's JSON result, ending in a plain key's value and a closer
+		`"modified": "2026-03-29T12:00:02+00:00"}], "total_tokens": 1234, "status": "ok"}`, `{"max_tokens": 5}`, `{"paths": ["a", "b"]}`, `[1, 2]`} {
 		if mayProbe([]byte(s)) {
 			t.Errorf("mayProbe(%q) = true", s)
 		}
 	}
 	for _, s := range []string{"token ", "Bearer ", "password", "password = ", `"secret": "a b `, "api_key: x ", "token\t", "token 5",
-		"BeArer: ", `"token" `, `\"token\" `, "name: DB_PASSWORD\n  value: a b ", "nats://u:pw ", "h:5432:db:u:p w "} {
+		"BeArer: ", `"token" `, `\"token\" `, "name: DB_PASSWORD\n  value: a b ", "nats://u:pw ", "h:5432:db:u:p w ",
+		`{"token": "x"}`, "token}", `["token"]`, `{"password": "a b"}`, `{"url": "nats://u:pw"}`} {
 		if !mayProbe([]byte(s)) {
 			t.Errorf("mayProbe(%q) = false", s)
 		}

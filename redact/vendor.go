@@ -380,12 +380,17 @@ func randomPart(v []byte) bool {
 // twilioSID finds a Twilio SK/AC and 32 hex digits that is the word
 // s[a:b] or one of its '-' or '_' separated parts ("x-SK…", "SK…-1437": an
 // id made of one).
+//
+// A part starts at a or after a '-' or '_', and one that starts later
+// than b-34 is too short: the separators are looked for before b-34 only
+// (the word runs of base64 text, 22 to hundreds of bytes with none, were
+// walked to their end at every word).
 func twilioSID(s []byte, a, b int) (int, bool) {
 	for k := a; k+34 <= b; {
 		if (at(s, k, "SK") || at(s, k, "AC")) && hexRun(s, k+2) == k+34 && (k+34 == b || s[k+34] == '-' || s[k+34] == '_') {
 			return k, true
 		}
-		for k < b && s[k] != '-' && s[k] != '_' {
+		for k < b-34 && s[k] != '-' && s[k] != '_' {
 			k++
 		}
 		k++

@@ -111,24 +111,32 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		t = &splitTails{}
 		e.split = t
 	}
-	var raw []byte // body.delta as written
+	var raw []byte  // body.delta as written
+	var text []byte // body.delta unescaped by Scan already (its pre-check), or nil
 	esc, ok := false, false
 	if r.Sub(e2a.SBodyDelta).Type == e2a.String { // presence only: Scan does not decode it
 		raw, esc, ok = r.RawDelta()
 		if !ok {
 			raw, esc, ok = bodyDelta(in.Data) // a record ScanStd filled
+		} else if esc {
+			text, _ = r.DeltaText()
 		}
 	}
 	// The delta is unescaped only when it is looked at: its tail when it
 	// may start a credential (an escaped delta with no printable ASCII
 	// byte, such as Python's \uXXXX text of a non-Latin script, cannot),
-	// the whole of it against a kept tail.
+	// the whole of it against a kept tail; and not again when Scan
+	// unescaped it for its own pre-check (a tool's JSON result, code).
 	var delta []byte // body.delta unescaped, once t.unquote ran
 	hasDelta := ok && len(raw) > 0
 	final := r.Get(e2a.FIsFinal).Type == e2a.Bool && r.Get(e2a.FIsFinal).Bool
 	var tail []byte
 	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw)) {
-		tail = t.unquoteTail(raw, esc, splitTail)
+		if text != nil {
+			tail = text[max(0, len(text)-splitTail):] // as unquoteTail makes it
+		} else {
+			tail = t.unquoteTail(raw, esc, splitTail)
+		}
 		if !t.starts.mayStart(tail) {
 			tail = nil
 		}
@@ -140,7 +148,7 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	kind := ""
 	prev := t.m[string(t.key)]
 	if prev != nil && hasDelta && !in.Gap {
-		if delta == nil {
+		if delta = text; delta == nil {
 			delta = t.unquote(raw, esc)
 		}
 		kind = t.straddle(*prev, delta)
