@@ -45,6 +45,9 @@ func scanErrorText(err error) string {
 // filled from in.Data (the judgement; a split walk scans on one core and
 // judges on another: splitwalk.go).
 func (e *Engine) judgeJSON(in *Input, r *e2a.Record) {
+	if TestingPanicOn != nil {
+		testingPanic(in)
+	}
 	e.stats.Records++
 	// Scan has already looked for what e2a.secret would find (rules below
 	// may scan into r again, so it is read now).

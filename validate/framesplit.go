@@ -590,6 +590,33 @@ func (sl *chunkSlot) reset() {
 	sl.count, sl.stop = 0, ""
 }
 
+// judgeFrom judges list's frames from i on and returns len(list), or,
+// after a panic judging one (Config.OnPanic), the index after it: the
+// recovery is set up once for the chunk, not for each frame.
+func (r *chunkSplit) judgeFrom(e *Engine, sl *chunkSlot, list []chunkFrame, in *Input, f *frame.Frame, at uintptr, i int) (next int) {
+	if r.s.onPanic != nil {
+		defer func() {
+			if v := recover(); v != nil {
+				e.hint = partHint{}
+				r.s.survived(e, in, v) // in: the frame judged when it panicked
+				next = i + 1
+			}
+		}()
+	}
+	for ; i < len(list); i++ {
+		if i%splitBatch == 0 && i+2*splitBatch < len(list) {
+			prefetchFrames(at, &list[i+2*splitBatch], min(len(list)-i-2*splitBatch, splitBatch))
+		}
+		it := &list[i]
+		b := sl.buf[it.off : it.off+it.size]
+		f.SetSkimmed(b, int(it.attrs), int(it.size))
+		in.Pos.Offset, in.Index, in.Data = sl.base+int64(it.off), sl.first+uint64(it.ord), b
+		e.hint = it.hint
+		e.ObserveFrame(in, f)
+	}
+	return i
+}
+
 // judge has shard k judge its frames of sl, a verified chunk.
 func (r *chunkSplit) judge(k int, sl *chunkSlot) {
 	me := r.s.shards[k]
@@ -605,16 +632,8 @@ func (r *chunkSplit) judge(k int, sl *chunkSlot) {
 	// and so does the frame cache's hash of the attributes. A batch at a
 	// time: a call a line cost more than the rest of the loop.
 	prefetchFrames(at, unsafe.SliceData(list), min(len(list), 2*splitBatch))
-	for i := range list {
-		if i%splitBatch == 0 && i+2*splitBatch < len(list) {
-			prefetchFrames(at, &list[i+2*splitBatch], min(len(list)-i-2*splitBatch, splitBatch))
-		}
-		it := &list[i]
-		b := sl.buf[it.off : it.off+it.size]
-		f.SetSkimmed(b, int(it.attrs), int(it.size))
-		in.Pos.Offset, in.Index, in.Data = sl.base+int64(it.off), sl.first+uint64(it.ord), b
-		e.hint = it.hint
-		e.ObserveFrame(in, f)
+	for i := 0; i < len(list); {
+		i = r.judgeFrom(e, sl, list, in, f, at, i)
 	}
 	if sl.stop != "" && k == r.nilOwner {
 		bad := Input{Pos: Position{Kind: PosByte, Name: r.name, Offset: sl.end}, Index: sl.last}

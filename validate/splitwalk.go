@@ -566,8 +566,26 @@ func (sw *splitWalk) headOwner(k int, data []byte) uint8 {
 // judge judges shard k's records of the chunk in sl; line and idx are the
 // line and index before the chunk.
 func (sw *splitWalk) judge(k int, e *Engine, sl *splitSlot, in *Input, line int64, idx uint64) {
+	for i := 0; i < len(sl.recs); {
+		i = sw.judgeFrom(k, e, sl, in, line, idx, i)
+	}
+}
+
+// judgeFrom judges sl's records from i on and returns len(sl.recs), or,
+// after a panic judging one (Config.OnPanic), the index after it: the
+// recovery is set up once for the chunk, not for each record.
+func (sw *splitWalk) judgeFrom(k int, e *Engine, sl *splitSlot, in *Input, line int64, idx uint64, i int) (next int) {
+	if sw.s.onPanic != nil {
+		defer func() {
+			if v := recover(); v != nil {
+				e.hint = partHint{}
+				sw.s.survived(e, in, v) // in: the record judged when it panicked
+				next = i + 1
+			}
+		}()
+	}
 	me := uint8(k)
-	for i := range sl.recs {
+	for ; i < len(sl.recs); i++ {
 		r := &sl.recs[i]
 		if r.who != me && !r.cancel {
 			continue
@@ -599,4 +617,5 @@ func (sw *splitWalk) judge(k int, e *Engine, sl *splitSlot, in *Input, line int6
 			e.Observe(in)
 		}
 	}
+	return i
 }

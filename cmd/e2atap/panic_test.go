@@ -159,7 +159,27 @@ func TestValidatePanicSkipsTheRecord(t *testing.T) {
 	lines = append(lines, boom...)
 	path := filepath.Join(t.TempDir(), "capture.jsonl")
 	os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	for _, shards := range []string{"1", "2"} {
+	// Over 1 MiB, two shards split the file and each judges what it
+	// scans (splitwalk.go): the record is skipped there alone too.
+	big := filepath.Join(t.TempDir(), "big.jsonl")
+	var b strings.Builder
+	for i := 0; b.Len() < 3<<20; i++ {
+		for _, l := range e2aStream(fmt.Sprintf("pad-%d", i), 0, 4, true, true) {
+			b.WriteString(l + "\n")
+		}
+		if i == 2000 {
+			for _, l := range lines {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	os.WriteFile(big, []byte(b.String()), 0o644)
+	for _, c := range []struct{ shards, path, where string }{
+		{"1", path, path + " "},
+		{"2", path, path + ":8 "},
+		{"2", big, big + ":"},
+	} {
+		shards, path := c.shards, c.path
 		cmd := exec.Command(os.Args[0], "validate", "--output", "json", "--shards", shards, path)
 		cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1", "E2ATAP_TEST_PANIC_ON="+panicMark)
 		var stdout, stderr strings.Builder
@@ -178,10 +198,7 @@ func TestValidatePanicSkipsTheRecord(t *testing.T) {
 		// One shard: the reader judges the record itself and stops there
 		// (it names the file); on two, the record's shard skips it alone
 		// (it names the line: boom's sequence 1).
-		want := fmt.Sprintf("internal error judging %s ", path)
-		if shards == "2" {
-			want = fmt.Sprintf("internal error judging %s:8 ", path)
-		}
+		want := "internal error judging " + c.where
 		if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "1 records skipped for an internal error") {
 			t.Errorf("--shards %s: standard error does not name the skipped record (%q):\n%s", shards, want, stderr.String())
 		}
