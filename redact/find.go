@@ -663,7 +663,8 @@ func pem(s []byte, i int) (Match, bool) {
 		return Match{}, false
 	}
 	j += 5
-	for k := j; k < len(s) && k-j < 1<<16; k++ {
+	k := j
+	for ; k < len(s) && k-j < 1<<16; k++ {
 		c := s[k]
 		if c == '-' {
 			if at(s, k, "-----END ") || at(s, k, "-----END+") || at(s, k, "-----END%20") {
@@ -678,6 +679,14 @@ func pem(s []byte, i int) (Match, bool) {
 		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' && c != '%' {
 			return Match{i, k, KindPrivateKey}, true
 		}
+	}
+	if k == len(s) {
+		// No END line, and nothing after the block but what a block
+		// holds: all of it, as when a byte no block holds ends it. The
+		// base64 run alone stopped at an armor header's ':' or ' '
+		// ("Version: GnuPG v2"), and at the "\n\n" or '/' after it a
+		// key cut by the end of a chunk showed its next lines.
+		return Match{i, k, KindPrivateKey}, true
 	}
 	e := j
 	for e < len(s) && e-j < 1<<16 && (is(s[e], alnum|cB64) || s[e] == '=' || s[e] == '\n' || s[e] == '\r' || s[e] == '\\' || s[e] == '%') {
@@ -993,6 +1002,14 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 		}
 	}
+	if at(s, v, "-----BEGIN") {
+		// A PEM key as the value ("private_key":"-----BEGIN…", also
+		// URL-encoded, where the value would end at its first '+'): the
+		// whole block, not its first word.
+		if m, ok := pem(s, v); ok {
+			return Match{v, m.End, k}, true
+		}
+	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
 	for e < len(s) && e-v < 1<<16 {
@@ -1010,6 +1027,20 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 			e = b
 			continue
+		}
+		if quote != '\\' && s[e] == '\\' {
+			// JSON's escaped slash ("\/", "\\\/" a level deeper) is
+			// part of the value: an AWS secret or a base64 token with a
+			// '/' in JSON text held in a string ended at its first
+			// slash, the rest printed.
+			b := e
+			for b < len(s) && b-e < 7 && s[b] == '\\' {
+				b++
+			}
+			if b < len(s) && s[b] == '/' && (b-e)%2 == 1 {
+				e = b + 1
+				continue
+			}
 		}
 		if encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey) {
 			break
