@@ -105,8 +105,11 @@ func maskDelta(out []byte, whole bool) []byte {
 	keep := 0
 	if !whole {
 		keep = strings.LastIndexAny(delta, " \t\n\r") + 1
-		if strings.HasPrefix(delta[keep:], redact.Mask) || keep == len(delta) {
-			return out // already masked, or it ends in white space
+		if w := delta[keep:]; w == "" || strings.HasPrefix(w, redact.Mask+"(") && strings.IndexByte(w, ')') == len(w)-1 {
+			// It ends in white space, or its last word is a mask and
+			// nothing else; a word that only starts with one ("******(fp:…).<half a JWT's payload>",
+			// a PEM block's next line) is masked whole.
+			return out
 		}
 	}
 	masked := delta[:keep] + redact.Mask + "(len:" + strconv.Itoa(len(delta)-keep) + ")"
