@@ -1292,7 +1292,10 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		ve++
 	}
 	st.done = ve
-	if isMask(s, va) || inFingerprint(s, i) || s[va] == '%' {
+	if isMask(s, va) || inFingerprint(s, i) || s[va] == '%' || holdsMask(s[va:ve]) {
+		// (A value that holds a mask was masked already: "passwd =<pw>"
+		// masked as a key=value pair, "passwd =******(fp:…)", is read
+		// again at a digit of its fingerprint.)
 		return Match{}, false
 	}
 	if c == '>' {
