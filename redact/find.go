@@ -796,7 +796,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 			} else if s[c] != ':' {
 				continue
 			}
-			if p < end && !isMask(s, p) {
+			if p < end && c > v && !isMask(s, p) {
+				// (An empty user, "-u :…", is curl's for Negotiate or
+				// NTLM auth, and no pair the pre-check passes.)
 				return Match{p, end, KindKeyValue}, true
 			}
 			break
