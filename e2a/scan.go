@@ -1423,8 +1423,9 @@ func (s *scanner) secretUnescaped(raw []byte) {
 	text := r.scratch[m:]
 	s.secretMaybe = s.mayHoldCredential(text) ||
 		// JSON text held in the string, spelling a shape with \u00XX
-		// escapes (findCredential searches it unescaped).
-		bytes.IndexByte(text, '\\') >= 0 && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
+		// escapes, also URL-encoded ("%5Cu0041": findCredential searches
+		// it unescaped).
+		(bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, '%') >= 0) && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
 	r.scratch = r.scratch[:m]
 }
 

@@ -1,6 +1,7 @@
 package jsonlog
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/e2atap/e2atap/redact"
@@ -49,6 +50,7 @@ type carry struct {
 	epoch   uint64   // Flush count
 	missed  uint64
 	joined  []byte // scratch of Straddle
+	utail   []byte // scratch: a held tail with its ASCII escapes decoded
 	kbuf    []byte // scratch of the map key
 }
 
@@ -136,6 +138,20 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	var m redact.Match
 	var ok bool
 	c.joined, m, ok = redact.Straddle(c.joined, h.tail, cur[:min(len(cur), carryHead)])
+	if !ok && bytes.IndexByte(h.tail, '\\') >= 0 && redact.HasASCIIEscape(h.tail) {
+		// The previous delta ends in a key spelled with escapes of its
+		// own (JSON text: "p\u0061ssword:" | " <pw>"): the value wholly
+		// in this delta is masked, as Masker.Text masks the two joined.
+		c.utail = redact.UnescapeASCII(c.utail[:0], h.tail)
+		if c.joined, m, ok = redact.Straddle(c.joined, c.utail, cur[:min(len(cur), carryHead)]); ok && m.Start >= len(c.utail) &&
+			!isMaskToken(c.joined[m.Start:m.End]) {
+			nu := len(c.utail)
+			w.counts[kindRule[m.Kind]].Add(1)
+			fp := st.appendFP(nil, c.joined[m.Start:m.End])
+			st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[:m.Start-nu], fp, cur[m.End-nu:])
+		}
+		return
+	}
 	if !ok || isMaskToken(c.joined[m.Start:m.End]) {
 		return
 	}
