@@ -266,7 +266,11 @@ func TestAuditRun(t *testing.T) { auditRun(t, loadAuditFamilies(t)) }
 
 // auditRun runs e2atap run with a logdir tap over the streams of fams and
 // checks its record log, findings log and stderr.
-func auditRun(t *testing.T, fams []secretaudit.Family) {
+func auditRun(t *testing.T, fams []secretaudit.Family) { auditRunWith(t, fams, nil) }
+
+// auditRunWith is auditRun with more records (extra) after the streams of
+// fams, and returns the findings log.
+func auditRunWith(t *testing.T, fams []secretaudit.Family, extra []byte) []byte {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
@@ -301,7 +305,7 @@ outputs:
 	pollUntil(t, "observe watching", 10*time.Second, func() bool {
 		return bytes.Contains(scrapeMetrics(t, listen), []byte("e2atap_observe_watchers 1"))
 	})
-	capture := auditCapture(t, fams, true)
+	capture := append(auditCapture(t, fams, true), extra...)
 	if err := os.WriteFile(filepath.Join(logs, "agent.jsonl"), capture, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -328,4 +332,5 @@ outputs:
 	if !bytes.Contains(finds, []byte(`"e2a.secret"`)) {
 		t.Error("no e2a.secret finding in the findings log")
 	}
+	return finds
 }
