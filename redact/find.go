@@ -2079,6 +2079,21 @@ func b64Run(s []byte, from int, m Match) Match {
 	if x == m.Start && y == m.End || isMask(s, x) {
 		return m
 	}
+	if e > m.End {
+		// What the run holds after the word is judged first: a token
+		// after a '+' ("…+ghp_…", a URL-encoded form's space) keeps its
+		// kind, and the run ends before it.
+		if n, ok := find(s[:e], m.End); ok && (n.Kind != KindHighEntropy || n.End < e) {
+			e = n.Start
+			if n.Kind == KindHighEntropy {
+				e = n.End
+			}
+			for e > m.End && (s[e-1] == '+' || s[e-1] == '/') {
+				e--
+			}
+			y = min(y, e)
+		}
+	}
 	if !plus && !(slash && e > y) {
 		return m
 	}

@@ -56,6 +56,8 @@ func TestFindSweep5Forms(t *testing.T) {
 		{"openvpn static key", "<tls-auth>\n-----BEGIN OpenVPN Static key V1-----\n0123456789abcdef0123456789abcdef\nfedcba9876543210fedcba9876543210\n-----END OpenVPN Static key V1-----\n</tls-auth>", "fedcba9876543210fedcba9876543210", true},
 		{"base64 key run", "untrusted comment: minisign encrypted secret key\nRWQNoAp1t5HFMgoEOuyeihlgl0rt7JQjFiNuoXlRNUKVAx+cIcHNzjDULCD4Uj9dpn+CfqeIUEzRQAJypevfzRJrbxhHe/P2hqoTEO05E1AlAq3gF8==\n", "cIcHNzjDULCD4Uj9dpn", false},
 		{"base64 key run encoded", "s=key%0ARWQNoAp1t5HFMgoEOuyeihlgl0rt7JQjFiNuoXlRNUKVAx%2BcIcHNzjDULCD4Uj9dpn%2BCfqeIUEzRQAJypevfzRJrbxhHe%2FP2hqoTEO05E1", "cIcHNzjDULCD4Uj9dpn", false},
+		{"token after a random word and '+'", "q=sig+Xy9kQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdEfGhIj+ghp_2sTVPHQ8emEeJ0Xf5VS5hBgtEzCyUlb1bjKb+end", "2sTVPHQ8emEeJ0Xf5VS5hBgtEzCyUlb1bjKb", true},
+		{"aws key id after a random word and '+'", "Xy9kQ2mZ7wLp9Tn4Rb6Yc1Hd3Fg5Js0AbCdEfGhIj+AKIAERUWYPB5TD57UJZT+x", "ERUWYPB5TD57UJZT", true},
 		{"pgpass in JSON text in JSON text", `{"note":"{\\\"line\\\":\\\"db.example.com:6432:*:app:u9xcHg^Qi3Lfo0\\\"}"}`, "u9xcHg^Qi3Lfo0", true},
 		{"httpie", "http -a admin:Zq8pLm2Nw7x GET https://api.example.com/users", "Zq8pLm2Nw7x", true},
 		{"httpie encoded", "q=http+-a+admin%3AZq8pLm2Nw7x+GET+api.example.com", "Zq8pLm2Nw7x", true},
