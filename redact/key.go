@@ -381,6 +381,7 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai
 // HTTPie (http -a), Samba's clients (-U user%password) and htpasswd -b;
 // sshpass, -storepass and -pass pass: hold "pass".
 var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool",
+	"-u ", "-u+", "--user", // curl's -u user:password (flagValue)
 	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd"}
 
 // (needleTable is in tables_gen.go.)
