@@ -148,7 +148,7 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 			nu := len(c.utail)
 			w.counts[kindRule[m.Kind]].Add(1)
 			fp := st.appendFP(nil, c.joined[m.Start:m.End])
-			st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[:m.Start-nu], fp, cur[m.End-nu:])
+			st.spliceLine(cur[:m.Start-nu], fp, cur[m.End-nu:])
 		}
 		return
 	}
@@ -161,7 +161,7 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	if m.Start >= nt {
 		// Wholly in this delta, a secret only because of the previous
 		// one's end ("Authorization: Token " | "<token>").
-		st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[:m.Start-nt], fp, cur[m.End-nt:])
+		st.spliceLine(cur[:m.Start-nt], fp, cur[m.End-nt:])
 		return
 	}
 	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one;
@@ -171,14 +171,27 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	cut := max(0, m.End-nt)
 	if h.has {
 		keep := len(h.delta) - (nt - m.Start)
+		n := len(h.line)
 		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, h.delta[len(h.delta)-(nt-m.End+cut):])
+		h.end += len(h.line) - n
 	} else {
 		c.missed++
 	}
 	if m.End <= nt {
 		return
 	}
-	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, nil, fp, cur[cut:])
+	st.spliceLine(nil, fp, cur[cut:])
+}
+
+// spliceLine is spliceDelta on st.line, whose delta string then ends
+// elsewhere: st.deltaEnd follows it. (The line is held with it next, and
+// the next delta's carry splices it again: with the end of the string
+// before the splice, it cut the line inside the original delta, and
+// printed the rest of a PEM key after the mask's closing quote.)
+func (st *state) spliceLine(before, fp, after []byte) {
+	n := len(st.line)
+	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, before, fp, after)
+	st.deltaEnd += len(st.line) - n
 }
 
 // spliceDelta rewrites the delta string line[at:end] as before, the mask of
