@@ -136,6 +136,7 @@ var corpusShapes = []corpusShape{
 		[]string{"c0ffee0123456789abcdef0123456789"}},
 	{"smbclient", "smbclient //fs01/share -U corp%CRPSsmbPw77x -c ls", []string{"CRPSsmbPw77x"}},
 	{"htpasswd", "htpasswd -nb admin CRPShtpasswd77x", []string{"CRPShtpasswd77x"}},
+	{"yaml_block", "password: |\n  CRPSyamlBlock77x\n", []string{"CRPSyamlBlock77x"}},
 	{"kafka_jaas", `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="svc" password="CRPSjaasPw77xQ";`, []string{"CRPSjaasPw77xQ"}},
 }
 
@@ -239,12 +240,16 @@ func corpusStreams(s corpusShape) []corpusStream {
 // rest as JSON string content.
 func uEscape(s string) string {
 	var b strings.Builder
+	esc := false
 	for _, c := range jsonStr(s) {
-		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		if !esc && c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			fmt.Fprintf(&b, "\\u%04x", c)
 		} else {
 			b.WriteRune(c)
 		}
+		// (The letter of an escape, "\n", is left as it is: escaped, it
+		// spelled a backslash and the text "u006e", another value.)
+		esc = !esc && c == '\\'
 	}
 	return b.String()
 }
