@@ -131,6 +131,11 @@ add("aws_key_escaped_then_url_encoded", "q=" + quote("aws key " + uesc("A") + ak
 p = pw(); add("password_key_escaped_in_json_text", "p" + uesc("a") + "ssword: " + p, p)
 p = pw(); add("pgpass_long_host", "prod-replica-03.orders-cluster.eu-central-1.db.internal.example.com:5432:orders:app:" + p, p)
 p = pw(); add("pgpass_long_host_in_json_text", '{\\"line\\":\\"prod-replica-03.orders-cluster.eu-central-1.db.internal.example.com:6432:*:app:' + p + '\\"}', p)
+# A .pgpass line whose split at the value's middle (the audit positions'
+# two chunks) falls inside "localhost": the second half's host ("alhost")
+# is no host a .pgpass line is read at alone.
+p = pw(); rest = "localhost:5432:orders:app:" + p; pre = "cat ~/.pgpass\n" + "#" * (len(rest) - 8 - len("cat ~/.pgpass\n")) + "\n"
+add("pgpass_localhost_cut", pre + rest, p)
 ghp = g(36); add("github_token_escaped_underscore_url_encoded", "state=" + quote("token ghp" + uesc("_") + ghp, safe=""), ghp)
 
 # Near-misses: no e2a.secret finding.
