@@ -1446,8 +1446,9 @@ func (s *scanner) secretUnescaped(raw []byte) {
 func (s *scanner) secretText(text []byte) bool {
 	return s.mayHoldCredential(text) ||
 		// JSON text held in the string, spelling a shape with \u00XX
-		// escapes (findCredential searches it unescaped).
-		bytes.IndexByte(text, '\\') >= 0 && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
+		// escapes, also URL-encoded ("%5Cu0041": findCredential searches
+		// it unescaped).
+		(bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, '%') >= 0) && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
 }
 
 // mayHoldCredential is redact.MayHoldCredentialText(text), remembering

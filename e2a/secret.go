@@ -271,7 +271,7 @@ func masked(v []byte) bool {
 // be valid JSON; on invalid input the result is unspecified but
 // ScanSecrets does not panic.
 func ScanSecrets(data []byte) (path string, kind string, found bool) {
-	w := secretWalker{data: data, pct: bytes.Contains(data, []byte("%25"))}
+	w := secretWalker{data: data, pct: redact.MayHoldEncodedEscape(data)}
 	path, kind, found = w.walk()
 	if w.buf != nil {
 		w.buf.b = w.buf.b[:0]
@@ -297,7 +297,7 @@ type secretWalker struct {
 	data []byte
 	i    int
 	buf  *unquoteBuf
-	pct  bool // data holds "%25" (findCredential)
+	pct  bool // data holds "%25" or "%5Cu00" (findCredential)
 }
 
 // str reads the string at w.data[w.i] ('"') and returns its raw body and
@@ -408,9 +408,10 @@ func (w *secretWalker) ws() {
 // findCredential is FindCredential behind the detector's pre-check; a
 // string that spells a shape with JSON \u00XX escapes (JSON text held in
 // a string, "\u0041KIA…", "p\u0061ssword: …") or URL-encoded twice
-// ("%2540") is also searched in its unescaped form
-// (redact.UnescapeASCII), as the redactor masks it (redact.Masker.Text).
-// esc: s had escapes (else it holds no '\\'); pct: the record holds "%25".
+// ("%2540") or holding URL-encoded escapes ("%5Cu0041KIA…") is also
+// searched in its unescaped form (redact.UnescapeASCII), as the redactor
+// masks it (redact.Masker.Text). esc: s had escapes (else it holds no
+// '\\'); pct: the record holds "%25" or "%5Cu00".
 func findCredential(s []byte, esc, pct bool) (kind string, ok bool) {
 	if redact.MayHoldCredentialText(s) {
 		if _, _, kind, ok = FindCredential(s); ok {

@@ -164,7 +164,8 @@ func TestMayStartCredential(t *testing.T) {
 		npmTok, hfTok, pypiTok, sendgrid, twilioSK, discordTok, "bot " + telegramTok, databricks, doToken, shopify, squareTok, mailgun, glrunner,
 		"run1_" + ghp, "q=password%3Dhunter2xx", "bus:CRPSbrokerpw77@kafka-1:9092",
 		"dsn=scott%2FO8HX4EPFAlF6yI%40%2F%2Fdb.example.com%3A1521%2FORCLPDB1", "db.example.com%3A5432%3Aorders%3Aapp%3AD48Q7o%23FpobB6l",
-		"scott/Jd5fG7hK2mPq@//db.example.com:1521/ORCLPDB1", "db.internal.example:5432:orders:app:Nq7vR2xLp9Zt"}
+		"scott/Jd5fG7hK2mPq@//db.example.com:1521/ORCLPDB1", "db.internal.example:5432:orders:app:Nq7vR2xLp9Zt",
+		"localhost:5432:orders:app:Nq7vR2xLp9Zt"}
 	// Not seen (documented): a key word or scheme cut in its first two letters, a
 	// base64 run cut before its twelfth character.
 	skip := map[string]int{"Authorization: Token CRPStok9f8e7d6c5b4a3": 3, "password=hunter2xx": 3, "Cookie: sid=abc": 3, "Bearer abc123def456": 3,
@@ -181,7 +182,9 @@ func TestMayStartCredential(t *testing.T) {
 		"scott/Jd5fG7hK2mPq@//db.example.com:1521/ORCLPDB1": 9,
 		// a .pgpass line cut in its host (a name with a dot: every domain
 		// and file name would keep its tail)
-		"db.internal.example:5432:orders:app:Nq7vR2xLp9Zt": 20}
+		"db.internal.example:5432:orders:app:Nq7vR2xLp9Zt": 20,
+		// (in "localhost": cut after its first letter)
+		"localhost:5432:orders:app:Nq7vR2xLp9Zt": 2}
 	for _, sh := range shapes {
 		for cut := max(1, skip[sh]); cut < len(sh); cut++ {
 			tail, head := "text "+sh[:cut], sh[cut:]+" end"

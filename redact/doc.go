@@ -20,7 +20,11 @@
 // 00+40, Meta EAA…, Square EAAA…, FCM AAAA…:APA91b…, JFrog AKCp…,
 // Cloudflare Origin CA v1.0-…, Mailchimp …-us<n>; Render rnd_, Netlify
 // nfp_, Sourcegraph sgp_, Shippo, Brevo xkeysib-, Adafruit aio_, Prefect
-// pnu_, Clojars) are KindVendorToken, a credential. Shapes are also found in JSON
+// pnu_, Clojars; Duffel, Frame.io fio-u-, Infracost ico-, Scalingo tk-us-,
+// Typeform tfp_, SettleMint sm_pat_, ReadMe rdme_, Defined Networking
+// dnkey-, Octopus Deploy API-, EasyPost EZAK, ClickHouse Cloud 4b1d,
+// JFrog reference tokens cmVmd, MaxMind …_mmk, Microsoft Teams webhook
+// URLs) are KindVendorToken, a credential. Shapes are also found in JSON
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, also after escaped quotes, "%3A%2F%2F" userinfo, an
@@ -45,7 +49,13 @@
 // connect string's (user/password@//host…, or user/password@alias after
 // sqlplus, rman, expdp… or JDBC's thin:), also in JSON text and
 // URL-encoded (dsn.go); a
-// Fly.io token (fm2_…, its macaroons joined by ',').
+// Fly.io token (fm2_…, its macaroons joined by ','); the password of
+// HTTPie's -a user:pw, Samba's -U user%pw and htpasswd -b; a YAML block
+// scalar's first line and a TOML multi-line string under a credential
+// key; an OpenVPN static key; a base64 run with '+' (or '/' and padding)
+// one word of which reads as random, whole (a key's base64, its short
+// words too). JSON escapes URL-encoded ("%5Cu0041", once or twice) are
+// decoded with the others (UnescapeASCII).
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // Credentials written in the shapes of their own tools, with no key=value
 // separator and no URL: a .pgpass line, an Oracle connect string, an
 // admin tool's password flag (toolFlag). Each masks the password alone,
@@ -63,7 +65,7 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 		}
 		e++
 	}
-	if e < len(s) && s[e] == '\\' && e+1 < len(s) && (s[e+1] == ':' || s[e+1] == '\\') {
+	if e < len(s) && s[e] == '\\' && e+1 < len(s) && (s[e+1] == ':' || s[e+1] == '\\') && !escapedQuote(s, e) {
 		return Match{}, false // (an escaped ':' or '\': taken no further)
 	}
 	if hs > 0 && (s[hs-1] == '(' && s[e-1] == ')' || s[hs-1] == '[' && s[e-1] == ']') {
@@ -73,6 +75,16 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{f, e, KindKeyValue}, true
+}
+
+// escapedQuote reports a quote escaped once or more at s[e] ("\\\"",
+// "\\\\\\\"": the end of a string in JSON text held in JSON text).
+func escapedQuote(s []byte, e int) bool {
+	b := e
+	for b < len(s) && b-e < 8 && s[b] == '\\' {
+		b++
+	}
+	return b < len(s) && s[b] == '"' && (b-e)%2 == 1
 }
 
 // mayPgpass is pgpass's gate at the ':' s[i]: a port of PostgreSQL's or
@@ -201,6 +213,9 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	name := s[k:e]
+	if len(name) <= 3 && bytes.IndexByte(name, 'b') >= 0 && lineNames(s, from, i, form, []string{"htpasswd"}) {
+		return htpasswd(s, i, form)
+	}
 	v := e + 1
 	for v < len(s) && v-e < 8 && (s[v] == ' ' || form && s[v] == '+') {
 		v++
@@ -208,6 +223,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 	if v >= len(s) || s[v] == '-' {
 		return Match{}, false
 	}
+	sepAt := byte(0) // the value is user<sep>password: the part after sep
 	switch {
 	case len(name) == 1:
 		var tools []string
@@ -216,6 +232,10 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 			tools = ldapTools
 		case 'P':
 			tools = []string{"sqlcmd", "bcp", "zip", "unzip"}
+		case 'a': // HTTPie's -a user:password
+			tools, sepAt = []string{"http", "https", "httpie"}, ':'
+		case 'U': // Samba's clients: -U [domain\\]user%password
+			tools, sepAt = sambaTools, '%'
 		default:
 			return Match{}, false
 		}
@@ -238,11 +258,99 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 	default:
 		return Match{}, false
 	}
+	if sepAt == '%' {
+		// (A Windows user's domain is written with a '\\', which
+		// argSpan ends a value at.)
+		q := s[v]
+		if q == '"' || q == '\'' {
+			v++
+		}
+		end := v
+		for end < len(s) && end-v < 256 && s[end] != ' ' && s[end] != '\t' && s[end] != '\n' && s[end] != '"' && s[end] != '\'' {
+			end++
+		}
+		if form {
+			for end > v && s[end-1] == '+' {
+				end--
+			}
+			if p := indexFold(s[v:end], "%25"); p >= 0 && v+p+3 < end && !isMask(s, v+p+3) {
+				return Match{v + p + 3, end, KindKeyValue}, true // "-U+corp%5Cbackup%25<pw>"
+			}
+			return Match{}, false
+		}
+		p := bytes.IndexByte(s[v:end], '%')
+		if p < 0 || v+p+1 == end || isMask(s, v+p+1) {
+			return Match{}, false
+		}
+		return Match{v + p + 1, end, KindKeyValue}, true
+	}
 	v, end, ok := argSpan(s, v, form, true)
 	if !ok {
 		return Match{}, false
 	}
+	if sepAt != 0 {
+		if holdsMask(s[v:end]) {
+			return Match{}, false // masked once: "admin:******(fp:…)"
+		}
+		p, n := bytes.IndexByte(s[v:end], sepAt), 1
+		if p < 0 && form {
+			p, n = indexFold(s[v:end], "%3a"), 3
+		}
+		if p <= 0 || v+p+n >= end || isMask(s, v+p+n) {
+			return Match{}, false // no password in it: the tool asks for one
+		}
+		v += p + n
+	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// indexFold is the index of p (lower case) in b, case-insensitively, or -1.
+func indexFold(b []byte, p string) int {
+	for i := 0; i+len(p) <= len(b); i++ {
+		if atFold(b, i, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// sambaTools take -U user%password.
+var sambaTools = []string{"smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap"}
+
+// htpasswd matches the password of Apache's htpasswd in batch mode (-b):
+// "htpasswd -b[c] <file> <user> <password>", with -n no file. s[i] is the
+// '-' of a flag holding 'b'; the flags after it are read too.
+func htpasswd(s []byte, i int, form bool) (Match, bool) {
+	sp := func(c byte) bool { return c == ' ' || c == '\t' || form && c == '+' }
+	args, noFile := 0, false
+	for p := i; p < len(s) && p-i < 1024; {
+		for p < len(s) && sp(s[p]) {
+			p++
+		}
+		if p >= len(s) || s[p] == '\n' || s[p] == ';' || s[p] == '|' || s[p] == '&' {
+			return Match{}, false
+		}
+		if s[p] == '-' {
+			e := run(s, p+1, alnum)
+			noFile = noFile || bytes.IndexByte(s[p+1:e], 'n') >= 0
+			if e == p+1 || e < len(s) && !sp(s[e]) {
+				return Match{}, false
+			}
+			p = e
+			continue
+		}
+		if args++; args == 3 || noFile && args == 2 {
+			v, end, ok := argSpan(s, p, form, true)
+			if !ok {
+				return Match{}, false
+			}
+			return Match{v, end, KindKeyValue}, true
+		}
+		for p < len(s) && !sp(s[p]) && s[p] != '\n' { // a file or user ("\/etc\/…" in JSON text)
+			p++
+		}
+	}
+	return Match{}, false
 }
 
 // ldapTools are the OpenLDAP clients whose -w takes the bind password.

@@ -386,7 +386,7 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			switch s[i+1] {
-			case 'w', 'P', 'p', 's', 'k', 'd', 'n':
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B':
 				if m, ok := toolFlag(s, from, i); ok {
 					return m, true
 				}
@@ -662,14 +662,17 @@ func pem(s []byte, i int) (Match, bool) {
 	}
 	j := i + len("-----BEGIN")
 	h := j
-	for j < len(s) && j-h < 60 && (is(s[j], cUpper|cDigit) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
+	for j < len(s) && j-h < 60 && (is(s[j], alnum) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
 		j++
 	}
-	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK")) || !at(s, j, "-----") {
+	// (OpenVPN's tls-auth and tls-crypt keys: "-----BEGIN OpenVPN Static
+	// key V1-----", lines of hex.)
+	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK") || endsSpaced(s, h, j, " Static key V1")) || !at(s, j, "-----") {
 		return Match{}, false
 	}
 	j += 5
-	for k := j; k < len(s) && k-j < 1<<16; k++ {
+	k := j
+	for ; k < len(s) && k-j < 1<<16; k++ {
 		c := s[k]
 		if c == '-' {
 			if at(s, k, "-----END ") || at(s, k, "-----END+") || at(s, k, "-----END%20") {
@@ -684,6 +687,14 @@ func pem(s []byte, i int) (Match, bool) {
 		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' && c != '%' {
 			return Match{i, k, KindPrivateKey}, true
 		}
+	}
+	if k == len(s) {
+		// No END line, and nothing after the block but what a block
+		// holds: all of it, as when a byte no block holds ends it. The
+		// base64 run alone stopped at an armor header's ':' or ' '
+		// ("Version: GnuPG v2"), and at the "\n\n" or '/' after it a
+		// key cut by the end of a chunk showed its next lines.
+		return Match{i, k, KindPrivateKey}, true
 	}
 	e := j
 	for e < len(s) && e-j < 1<<16 && (is(s[e], alnum|cB64) || s[e] == '=' || s[e] == '\n' || s[e] == '\r' || s[e] == '\\' || s[e] == '%') {
@@ -793,7 +804,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 			} else if s[c] != ':' {
 				continue
 			}
-			if p < end && !isMask(s, p) {
+			if p < end && c > v && !isMask(s, p) {
+				// (An empty user, "-u :…", is curl's for Negotiate or
+				// NTLM auth, and no pair the pre-check passes.)
 				return Match{p, end, KindKeyValue}, true
 			}
 			break
@@ -958,6 +971,32 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
 		quote = s[v]
 		v++
+		if v+1 < len(s) && s[v] == quote && s[v+1] == quote {
+			v += 2 // TOML's multi-line string: password = """…"""
+		}
+	} else if v+1 < len(s) && (s[v] == '|' || s[v] == '>') && !encoded {
+		// A YAML block scalar ("password: |" or ">-", the value on
+		// the lines below it): its first line.
+		b := v + 1
+		if s[b] == '-' || s[b] == '+' {
+			b++
+		}
+		nl := 0 // the line end: "\n", "\r\n", or their escapes in JSON text
+		switch {
+		case at(s, b, "\n"):
+			nl = 1
+		case at(s, b, "\r\n"), at(s, b, `\n`):
+			nl = 2
+		case at(s, b, `\r\n`):
+			nl = 4
+		}
+		if nl > 0 {
+			b += nl
+			v = b
+			for v < len(s) && v-b < 16 && (s[v] == ' ' || s[v] == '\t') {
+				v++
+			}
+		}
 	} else if v < len(s) && s[v] == '\\' {
 		b := v
 		for b < len(s) && b-v < 7 && s[b] == '\\' {
@@ -966,9 +1005,30 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		if b < len(s) && s[b] == '"' {
 			quote, quoteBS = '\\', b-v
 			v = b + 1
+			if at(s, v, string(s[b-quoteBS:b+1])+string(s[b-quoteBS:b+1])) {
+				v += 2 * (quoteBS + 1) // TOML's """ in JSON text: \"\"\"…
+			}
 		}
 	} else if encoded && (atFold(s, v, "%22") || atFold(s, v, "%27")) {
 		v += 3
+		if atFold(s, v, string(s[v-3:v])+string(s[v-3:v])) {
+			v += 6 // TOML's """ URL-encoded
+		}
+	} else if encoded && (atFold(s, v, "%7c") || atFold(s, v, "%3e")) {
+		// A YAML block scalar URL-encoded: "password%3A+%7C%0A++++<pw>".
+		b := v + 3
+		if b < len(s) && (s[b] == '-' || atFold(s, b, "%2b")) {
+			b += 1 + 2*btoi(s[b] == '%')
+		}
+		if atFold(s, b, "%0d") {
+			b += 3
+		}
+		if atFold(s, b, "%0a") {
+			v = b + 3
+			for v < len(s) && v-b < 24 && (s[v] == '+' || atFold(s, v, "%20")) {
+				v += 1 + 2*btoi(s[v] == '%')
+			}
+		}
 	} else if encoded && atFold(s, v, "%5c") {
 		b := v
 		for b < len(s) && b-v < 21 && atFold(s, b, "%5c") {
@@ -999,6 +1059,14 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 		}
 	}
+	if at(s, v, "-----BEGIN") {
+		// A PEM key as the value ("private_key":"-----BEGIN…", also
+		// URL-encoded, where the value would end at its first '+'): the
+		// whole block, not its first word.
+		if m, ok := pem(s, v); ok {
+			return Match{v, m.End, k}, true
+		}
+	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
 	for e < len(s) && e-v < 1<<16 {
@@ -1017,12 +1085,31 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			e = b
 			continue
 		}
+		if quote != '\\' && s[e] == '\\' {
+			// JSON's escaped slash ("\/", "\\\/" a level deeper) is
+			// part of the value: an AWS secret or a base64 token with a
+			// '/' in JSON text held in a string ended at its first
+			// slash, the rest printed.
+			b := e
+			for b < len(s) && b-e < 7 && s[b] == '\\' {
+				b++
+			}
+			if b < len(s) && s[b] == '/' && (b-e)%2 == 1 {
+				e = b + 1
+				continue
+			}
+		}
 		if encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey) {
 			break
 		}
 		e++
 	}
 	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) {
+		return Match{}, false
+	}
+	if k == KindCookie && clearedCookie(s[v:e]) {
+		// A cookie cleared ("Set-Cookie: session=; Path=/; Max-Age=0",
+		// a logout) holds no value: its attributes are no credential.
 		return Match{}, false
 	}
 	if queryKey {
@@ -1032,6 +1119,26 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// clearedCookie reports a Cookie or Set-Cookie value whose every pair is
+// empty ("session=") or a cookie attribute (Path, Max-Age…).
+func clearedCookie(v []byte) bool {
+	for len(v) > 0 {
+		pair := v
+		if p := bytes.IndexByte(v, ';'); p >= 0 {
+			pair, v = v[:p], v[p+1:]
+		} else {
+			v = nil
+		}
+		pair = bytes.TrimSpace(pair)
+		name, val, eq := bytes.Cut(pair, []byte("="))
+		if !eq && len(name) > 0 && !eqFoldAny(name, "secure", "httponly", "partitioned") ||
+			len(val) > 0 && !eqFoldAny(name, "path", "domain", "max-age", "expires", "samesite", "priority") {
+			return false // a value (a cookie may be one without a name)
+		}
+	}
+	return true
 }
 
 // namedCredential reports a "value" key at s[j] whose entry is named by
@@ -1267,7 +1374,10 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		ve++
 	}
 	st.done = ve
-	if isMask(s, va) || inFingerprint(s, i) || s[va] == '%' {
+	if isMask(s, va) || inFingerprint(s, i) || s[va] == '%' || holdsMask(s[va:ve]) {
+		// (A value that holds a mask was masked already: "passwd =<pw>"
+		// masked as a key=value pair, "passwd =******(fp:…)", is read
+		// again at a digit of its fingerprint.)
 		return Match{}, false
 	}
 	if c == '>' {
@@ -1433,6 +1543,38 @@ func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
 	return false
 }
 
+// teamsWebhook matches the path of a Microsoft Teams incoming webhook
+// ("https://<tenant>.webhook.office.com/webhookb2/<uuid>@<uuid>/IncomingWebhook/<32 hex>/<uuid>"),
+// whose authority, at s[i], names the tenant first: from "webhookb2" on,
+// its '@' included.
+func teamsWebhook(s []byte, i int, slash string) (Match, bool) {
+	const host, path = ".webhook.office.com", "webhookb2"
+	h := i
+	for h < len(s) && h-i < 64 && (is(s[h], alnum|cDash) || s[h] == '.') {
+		h++
+	}
+	if h-i <= len(host) || !atFold(s, h-len(host), host) || !atFold(s, h, slash) || !atFold(s, h+len(slash), path) {
+		return Match{}, false
+	}
+	j := h + len(slash)
+	e := j + len(path)
+	for e < len(s) {
+		if is(s[e], word) || s[e] == '@' {
+			e++
+		} else if slash == "%2f" && atFold(s, e, "%40") {
+			e += 3
+		} else if atFold(s, e, slash) {
+			e += len(slash)
+		} else {
+			break
+		}
+	}
+	if e-j < len(path)+40 || isMask(s, j) {
+		return Match{}, false
+	}
+	return Match{j, e, KindVendorToken}, true
+}
+
 // webhookPaths are the URLs whose path is the credential (incoming
 // webhooks: who has the URL can post), up to the path's secret part.
 var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workflows/", "hooks.slack.com/triggers/",
@@ -1443,6 +1585,9 @@ var webhookPaths = []string{"hooks.slack.com/services/", "hooks.slack.com/workfl
 // "%2f", any case): from the path's first segment after webhookPaths to the end of
 // the path.
 func webhook(s []byte, i int, slash string) (Match, bool) {
+	if m, ok := teamsWebhook(s, i, slash); ok {
+		return m, true
+	}
 	if i >= len(s) || s[i] != 'h' && s[i] != 'd' {
 		return Match{}, false
 	}
@@ -1912,7 +2057,69 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
 	b64.word = b
 	m, ok := wordToken(s, from, a, i, b)
+	if ok && m.Kind == KindHighEntropy {
+		m = b64Run(s, from, m)
+	}
 	return m, ok, 0
+}
+
+// b64Run widens a high-entropy word to the base64 run it is part of (a
+// key's base64 with '+' in it, or with '/' and '=' padding: minisign and
+// WireGuard keys, an AWS secret outside a key=value pair): masked word by
+// word, the words of it too short to judge were shown, runs of up to 40
+// characters of the key. A path ('/' only, no padding) stays as it is.
+func b64Run(s []byte, from int, m Match) Match {
+	x, y := m.Start, m.End
+	plus, slash := false, false
+	for x > from {
+		if is(s[x-1], b64alpha) {
+			x--
+		} else if x-3 >= from && (atFold(s, x-3, "%2b") || atFold(s, x-3, "%2f")) {
+			x -= 3 // URL-encoded
+		} else {
+			break
+		}
+		plus, slash = plus || s[x] == '+' || s[x] == '%' && s[x+2]|0x20 == 'b', slash || s[x] == '/' || s[x] == '%' && s[x+2]|0x20 == 'f'
+	}
+	if x < m.Start && x > from && escLetter(s, x) {
+		x++ // "\\nRWQ…": the run starts after the escape
+	}
+	for y < len(s) {
+		if is(s[y], b64alpha) {
+			y++
+		} else if atFold(s, y, "%2b") || atFold(s, y, "%2f") {
+			y += 3
+		} else {
+			break
+		}
+		plus, slash = plus || s[y-1] == '+' || s[y-1]|0x20 == 'b' && s[y-3] == '%', slash || s[y-1] == '/' || s[y-1]|0x20 == 'f' && s[y-3] == '%'
+	}
+	e := y
+	for e < len(s) && e-y < 6 && (s[e] == '=' || atFold(s, e, "%3d")) {
+		e += 1 + 2*btoi(s[e] == '%')
+	}
+	if x == m.Start && y == m.End || isMask(s, x) {
+		return m
+	}
+	if e > m.End {
+		// What the run holds after the word is judged first: a token
+		// after a '+' ("…+ghp_…", a URL-encoded form's space) keeps its
+		// kind, and the run ends before it.
+		if n, ok := find(s[:e], m.End); ok && (n.Kind != KindHighEntropy || n.End < e) {
+			e = n.Start
+			if n.Kind == KindHighEntropy {
+				e = n.End
+			}
+			for e > m.End && (s[e-1] == '+' || s[e-1] == '/') {
+				e--
+			}
+			y = min(y, e)
+		}
+	}
+	if !plus && !(slash && e > y) {
+		return m
+	}
+	return Match{x, e, KindHighEntropy}
 }
 
 // wordToken judges the word s[a:b] around the digit (or '+') at s[i], the

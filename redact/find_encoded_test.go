@@ -39,6 +39,13 @@ func TestFindEncodedForms(t *testing.T) {
 		{"escaped quotes encoded deep", "x=%7B%5C%5C%5C%22password%5C%5C%5C%22%3A+%5C%5C%5C%222tw2KY%233UUhAqo%5C%5C%5C%22%7D", "2tw2KY%233UUhAqo"},
 		{"key escaped in JSON text in JSON text", `{\"note\":\"p\\u0061ssword: 2Her2R%w3hhvOL\"}`, "2Her2R%w3hhvOL"},
 		{"token escaped in JSON text", `tok xoxb\u002d19207732636-9571273583037-dWZrmhEu4DgwhUd7470jQd60`, "dWZrmhEu4DgwhUd7470jQd60"},
+		// A value with JSON's escaped slash ended at its first "\/"
+		// (the rest shown), a PEM key as an encoded value at its first
+		// '+', a key cut by a chunk's end at its armor header.
+		{"escaped slash in a value", `{"note":"AWS_SECRET_ACCESS_KEY=wJalrXUtn\/K7MDENG\/bPxRfiCYzEXAMPLEKEY"}`, `K7MDENG\/bPxRfiCYzEXAMPLEKEY`},
+		{"escaped slash in JSON text", `{\"env\":\"AWS_SECRET_ACCESS_KEY=wJalrXUtn\\\/K7MDENG\\\/bPxRfiCYzEXAMPLEKEY\"}`, `bPxRfiCYzEXAMPLEKEY`},
+		{"pem encoded as a value", "k=%7B%22private_key%22%3A%22-----BEGIN+PRIVATE+KEY-----%5CnMIIEvQIBADANBgkqhkiG9w0BAQEFAASC%5Cn-----END+PRIVATE+KEY-----%5Cn%22%7D", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"},
+		{"pem cut after an armor header", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nvNOHIhm7MTD99lTGtbhXgOqN/u7srvm58RyXBBmSql2Bdp0\nZTD6TwI0", "u7srvm58RyXBBmSql2Bdp0"},
 		// Near-misses.
 		{"fragment after a port", "https://h.example:443#top@x and http://localhost:3000#/users/@me", ""},
 		{"fragment encoded", "http%3A%2F%2Fh%3A8080%23a%40b.c and http%3A%2F%2Fh%23a%3Ab%40b.c", ""},

@@ -152,10 +152,14 @@ func classifySpecial(k []byte) KeyClass {
 		words > 1 && eqFold(last, "signature") && eqFoldAny(penult, signatureOwners...),
 		// GITHUB_PAT, AZURE_DEVOPS_EXT_PAT: a personal access token
 		// (a "glob_pat" is a pattern).
-		words > 1 && eqFold(last, "pat") && eqFoldAny(penult, patOwners...):
+		words > 1 && eqFold(last, "pat") && eqFoldAny(penult, patOwners...),
+		// Honeycomb's API key header (X-Honeycomb-Team, and in
+		// OTEL_EXPORTER_OTLP_HEADERS): a team's key, not its name.
+		words > 1 && eqFold(last, "team") && eqFold(penult, "honeycomb"):
 		return KeyCredential
 	case eqFold(last, "token"),
-		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth"):
+		len(last) > 5 && eqFold(last[len(last)-5:], "token") && eqFoldAny(last[:len(last)-5], "access", "refresh", "id", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth",
+			"identity", "registry"): // .docker/config.json's "identitytoken", "registrytoken"
 		return KeyToken
 	}
 	switch {
@@ -187,7 +191,7 @@ var (
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
 var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key", "pat",
-	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user"}
+	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user", "honeycomb"}
 
 // pairTable indexes words by their first two bytes: a word starting with
 // ab is in group pair(a, b)-1. A word is compared ASCII
@@ -373,9 +377,12 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai
 // cmdNeedles are the commands whose short flag takes a password
 // (shortFlag) that no other needle names: mysql and its tools, mariadb,
 // redis-cli (and the other -cli), docker login (and the other registry
-// clients); toolFlag's OpenLDAP clients, sqlcmd, bcp, zip and keytool;
+// clients); toolFlag's OpenLDAP clients, sqlcmd, bcp, zip, keytool,
+// HTTPie (http -a), Samba's clients (-U user%password) and htpasswd -b;
 // sshpass, -storepass and -pass pass: hold "pass".
-var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool"}
+var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool",
+	"-u ", "-u+", "--user", // curl's -u user:password (flagValue)
+	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd"}
 
 // (needleTable is in tables_gen.go.)
 
@@ -455,7 +462,7 @@ func exactVendorNeedles() []string {
 // The dotted and glued prefixes of dottedToken are needles as they are
 // (an Okta token's "00" is not: mayOkta).
 var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.", "//0", "Q~", "ATATT3", "ATCTT3", "AAAAAAAA",
-	"dp.", "sl.", "dt0c01.", "atlasv1.", "ATBB", "APA91b", "EAA", "AKCp", "v1.0-", "-us"}
+	"dp.", "sl.", "dt0c01.", "atlasv1.", "ATBB", "APA91b", "EAA", "AKCp", "v1.0-", "-us", "EZAK", "4b1d", "cmVmd", "_mmk"}
 
 // MayHoldCredential is a conservative pre-check on a raw JSON text: false
 // means that no decoded string of it holds a credential Find reports and

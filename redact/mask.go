@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -174,8 +175,9 @@ func Contains[T Text](s T) bool {
 // differently.
 func HasASCIIEscape(s []byte) bool { return hasASCIIEscape(s) }
 
-// UnescapeASCII appends s with its \u00XX escapes of ASCII bytes, its
-// "\/" and its "%25" before two hex digits decoded, everything else as it
+// UnescapeASCII appends s with its \u00XX escapes of ASCII bytes (also
+// URL-encoded, "%5Cu0041"), its "\/" and its "%25" before two hex digits
+// decoded, everything else as it
 // is: the form in which Masker.Text masks text for which HasASCIIEscape is
 // true.
 func UnescapeASCII(dst, s []byte) []byte { return unescapeASCII(dst, s) }
@@ -193,9 +195,59 @@ func hasASCIIEscape(s []byte) bool {
 				return true
 			}
 		case '%':
-			if encodedPercent(s, i) {
+			if encodedPercent(s, i) || encodedUEscape(s, i) >= 0 {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// encodedUEscape returns the ASCII byte a URL-encoded JSON escape at s[i]
+// spells ("%5Cu0041": JSON text with its own escapes, then URL-encoded, as
+// a query parameter holding a tool's output is), or -1.
+func encodedUEscape(s []byte, i int) int {
+	c, _ := encodedUEscapeN(s, i)
+	return c
+}
+
+// encodedUEscapeN is encodedUEscape and the length of the escape: also
+// URL-encoded twice ("%255Cu0041", as the query parameter of a redirect's
+// URL spells it).
+func encodedUEscapeN(s []byte, i int) (int, int) {
+	if i+9 < len(s) && s[i] == '%' && s[i+1] == '2' && s[i+2] == '5' {
+		// "%255Cu0041": the '%' of "%5Cu0041" encoded once more.
+		if s[i+3] != '5' || s[i+4]|0x20 != 'c' || s[i+5] != 'u' || s[i+6] != '0' || s[i+7] != '0' {
+			return -1, 0
+		}
+		h, l := hexVal(s[i+8]), hexVal(s[i+9])
+		if h < 2 || h > 7 || l < 0 {
+			return -1, 0
+		}
+		return h<<4 | l, 10
+	}
+	if i+7 >= len(s) || s[i] != '%' || s[i+1] != '5' || s[i+2]|0x20 != 'c' || s[i+3] != 'u' || s[i+4] != '0' || s[i+5] != '0' {
+		return -1, 0
+	}
+	h, l := hexVal(s[i+6]), hexVal(s[i+7])
+	if h < 2 || h > 7 || l < 0 {
+		return -1, 0
+	}
+	return h<<4 | l, 8
+}
+
+// MayHoldEncodedEscape reports "%25" or "%5Cu00" in data (a record): the
+// strings of a record without either are searched as they are, or
+// unescaped only when they held a '\\' (HasASCIIEscape, UnescapeASCII).
+func MayHoldEncodedEscape(data []byte) bool {
+	for i := 0; i < len(data); {
+		k := bytes.IndexByte(data[i:], '%')
+		if k < 0 {
+			return false
+		}
+		i += k + 1
+		if i+1 < len(data) && (data[i] == '2' && data[i+1] == '5' || data[i] == '5' && data[i+1]|0x20 == 'c' && i+4 < len(data) && data[i+2] == 'u' && data[i+3] == '0' && data[i+4] == '0') {
+			return true
 		}
 	}
 	return false
@@ -213,10 +265,17 @@ func encodedPercent(s []byte, i int) bool {
 // it ("\\u0061", "\\\/").
 func unescapeASCII(dst []byte, s []byte) []byte {
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && encodedPercent(s, i) {
-			dst = append(dst, '%')
-			i += 2
-			continue
+		if s[i] == '%' {
+			if c, n := encodedUEscapeN(s, i); c >= 0 {
+				dst = append(dst, byte(c))
+				i += n - 1
+				continue
+			}
+			if encodedPercent(s, i) {
+				dst = append(dst, '%')
+				i += 2
+				continue
+			}
 		}
 		if s[i] == '\\' && i+1 < len(s) {
 			j := i + 1

@@ -142,7 +142,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win)) {
 		return true
 	}
-	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) {
+	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) {
 		return true
 	}
 	w := len(b)
@@ -196,7 +196,7 @@ const (
 
 // credWords are the key words and schemes of credentials (specialWords
 // without those of personal data).
-var credWords = []string{"pass", "pw", "psk", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref", "pat"}
+var credWords = []string{"pass", "pw", "psk", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref", "pat", "honeycomb"}
 
 // keyWordsWhole are credential key words that hold one of credWords: a
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
@@ -436,6 +436,20 @@ func vendorPrefixStrings() (w []string) {
 		}
 	}
 	return w
+}
+
+// pgpassHostStart reports a tail that ends inside or at the end of
+// "localhost" at the start of a line or word ("…\nloc" | "alhost:5432:db:user:<pw>"): the
+// next text's host alone is no host a .pgpass line is read at (pgpass), so
+// the line is only seen joined. (A dotted host cut after its last dot,
+// "db.example." | "com:5432:…", is not kept: every file name would be.)
+func pgpassHostStart(b []byte) bool {
+	w := len(b)
+	for w > 0 && len(b)-w < 10 && is(b[w-1], cLower) {
+		w--
+	}
+	n := len(b) - w
+	return n >= 2 && n <= 9 && (w == 0 || !is(b[w-1], word) && b[w-1] != '.') && string(b[w:]) == "localhost"[:n]
 }
 
 // userinfoHostStart reports a tail that ends inside the host or port of a

@@ -18,6 +18,10 @@ type vendorPrefix struct {
 	sep int
 	min int   // bytes of class cl after p
 	cl  uint8 // 0: lower-case hex
+	// rnd: the run reads as random (a digit, and upper- and lower-case
+	// letters where cl has both): a short prefix common in words and
+	// file names ("favicon.ico-<hex>.png", "API-VERSION…").
+	rnd bool
 }
 
 var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
@@ -78,6 +82,15 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "CLOJARS_", min: 60},                                                             // Clojars deploy token
 		{p: "fm2_", min: 64, cl: alnum | cSlash},                                             // Fly.io macaroon ("FlyV1 fm2_…,fm2_…": flyMacaroons)
 		{p: "fm1r_", min: 64, cl: alnum | cSlash}, {p: "fm1a_", min: 64, cl: alnum | cSlash}, // Fly.io (older)
+		{p: "duffel_live_", min: 43, cl: word}, {p: "duffel_test_", min: 43, cl: word}, // Duffel
+		{p: "fio-u-", min: 64, cl: word},                                       // Frame.io
+		{p: "ico-", min: 32, cl: alnum, rnd: true},                             // Infracost
+		{p: "tk-us-", min: 48, cl: word},                                       // Scalingo
+		{p: "tfp_", min: 59, cl: word},                                         // Typeform personal token
+		{p: "sm_pat_", min: 16, cl: alnum}, {p: "sm_aat_", min: 16, cl: alnum}, // SettleMint
+		{p: "rdme_", min: 70, cl: cLower | cDigit},                   // ReadMe
+		{p: "dnkey-", min: 79, cl: cLower | cDigit | cDash | cUnder}, // Defined Networking: <26>-<52>
+		{p: "API-", min: 26, cl: cUpper | cDigit, rnd: true},         // Octopus Deploy
 	} {
 		for k := 0; k < len(v.p); k++ {
 			if v.p[k] == '_' || v.p[k] == '-' {
@@ -139,11 +152,21 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 		} else {
 			e = run(s, b, v.cl)
 		}
-		if e-b >= v.min {
+		if e-b >= v.min && (!v.rnd || mixedRun(s[b:e], v.cl)) {
 			return w, e, true
 		}
 	}
 	return 0, 0, false
+}
+
+// mixedRun reports a digit in t, and each case of letter that cl holds.
+func mixedRun(t []byte, cl uint8) bool {
+	var has uint8
+	for _, c := range t {
+		has |= class[c]
+	}
+	need := cDigit | cl&(cUpper|cLower)
+	return has&need == need
 }
 
 // digitShape matches the token shapes revealed at a digit that no word
@@ -260,7 +283,9 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 // Mailchimp key's -us<n> suffix) or a dotted prefix before it (Doppler
 // dp.st./dp.pt./…, Dropbox sl., Dynatrace dt0c01.<24>.<64>, Terraform
 // Cloud <14>.atlasv1.<core>, a Cloudflare Origin CA key v1.0-…, an
-// Airtable token pat<14>.<64 hex>). Each was masked as high_entropy with
+// Airtable token pat<14>.<64 hex>), EasyPost EZAK…, ClickHouse Cloud
+// 4b1d…, a JFrog reference token cmVmd…, a MaxMind license key …_mmk.
+// Each was masked as high_entropy with
 // no e2a.secret finding, or (all capitals, or lower-case hex) not masked
 // at all. A glued prefix is short, so its random part must read as random
 // (randomPart). It costs a compare or two a word run of 22 bytes or more.
@@ -268,6 +293,9 @@ func dottedToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
 	if a >= 3 && s[a-1] == '.' {
 		return afterDot(s, from, a, b)
+	}
+	if n == 40 && s[a+6] == '_' && at(s, b-4, "_mmk") { // a MaxMind license key: <6>_<29>_mmk
+		return a, b, randomPart(s[a+7 : b-4])
 	}
 	switch s[a] {
 	case 'A':
@@ -284,10 +312,18 @@ func dottedToken(s []byte, from, a, b int) (st, e int, ok bool) {
 			return st, b, true
 		}
 	case 'E':
+		if n == 58 && at(s, a, "EZAK") { // EasyPost production API key
+			return a, b, randomPart(s[a+4 : b])
+		}
 		if (at(s, a, "EAAA") && n >= 40 && n <= 72 || at(s, a, "EAA") && n >= 100 && run(s, a, alnum) == b) && !inBase64(s, a, b) { // Square (64 bytes); Meta (Facebook, Instagram; 150 to 250)
 			return a, b, randomPart(s[a+3 : b])
 		}
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f':
+		if n == 42 && at(s, a, "4b1d") || n == 64 && at(s, a, "cmVmd") {
+			// A ClickHouse Cloud key (4b1d<38>), a JFrog reference
+			// token (cmVmd<59>: base64 of "ref…").
+			return a, b, randomPart(s[a+4 : b])
+		}
 		if (n == 36 || n == 37) && hexRun(s, a) == a+32 && at(s, a+32, "-us") && run(s, a+35, cDigit) == b {
 			return a, b, true // a Mailchimp API key: <32 hex>-us<data center>
 		}

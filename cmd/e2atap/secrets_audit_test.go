@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,25 +115,36 @@ func credentialIn(s string) bool {
 	return ok
 }
 
-// auditCheck reports every family whose core shows in out.
+// auditCheck reports every family of which a run of
+// secretaudit.PartialRun characters of a core shows in out, in any of the
+// forms of secretaudit.Forms (a whole core, and half a token or the first
+// characters of a password as well). The message names the family and
+// what comes before the leak, never the leaked run.
 func auditCheck(t *testing.T, fams []secretaudit.Family, output string, out []byte) {
 	t.Helper()
 	if len(out) == 0 {
 		t.Errorf("%s is empty: nothing was searched", output)
 		return
 	}
-	for _, a := range fams {
-	search:
-		for _, core := range a.Cores {
-			for _, f := range secretaudit.Forms(core) {
-				if i := bytes.Index(out, []byte(f)); i >= 0 {
-					lo, hi := max(0, i-60), min(len(out), i+len(f)+60)
-					t.Errorf("%s: family %s (%q) shows: …%s…", output, a.Name, f, out[lo:hi])
-					break search
-				}
-			}
-		}
+	for _, h := range partialIndex(fams).Find(out) {
+		t.Errorf("%s: family %s shows: …%s", output, h.Family, h.Context(out))
 	}
+}
+
+var partialIndexes sync.Map // *secretaudit.Family (the first of a corpus) → *secretaudit.Partial
+
+// partialIndex is the index of the runs of fams's cores, built once per
+// corpus.
+func partialIndex(fams []secretaudit.Family) *secretaudit.Partial {
+	if len(fams) == 0 {
+		return secretaudit.NewPartial(nil)
+	}
+	if p, ok := partialIndexes.Load(&fams[0]); ok {
+		return p.(*secretaudit.Partial)
+	}
+	p := secretaudit.NewPartial(fams)
+	partialIndexes.Store(&fams[0], p)
+	return p
 }
 
 // auditCapture is the streams of every family; split: each value also
@@ -254,7 +266,11 @@ func TestAuditRun(t *testing.T) { auditRun(t, loadAuditFamilies(t)) }
 
 // auditRun runs e2atap run with a logdir tap over the streams of fams and
 // checks its record log, findings log and stderr.
-func auditRun(t *testing.T, fams []secretaudit.Family) {
+func auditRun(t *testing.T, fams []secretaudit.Family) { auditRunWith(t, fams, nil) }
+
+// auditRunWith is auditRun with more records (extra) after the streams of
+// fams, and returns the findings log.
+func auditRunWith(t *testing.T, fams []secretaudit.Family, extra []byte) []byte {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
@@ -289,7 +305,7 @@ outputs:
 	pollUntil(t, "observe watching", 10*time.Second, func() bool {
 		return bytes.Contains(scrapeMetrics(t, listen), []byte("e2atap_observe_watchers 1"))
 	})
-	capture := auditCapture(t, fams, true)
+	capture := append(auditCapture(t, fams, true), extra...)
 	if err := os.WriteFile(filepath.Join(logs, "agent.jsonl"), capture, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -316,4 +332,5 @@ outputs:
 	if !bytes.Contains(finds, []byte(`"e2a.secret"`)) {
 		t.Error("no e2a.secret finding in the findings log")
 	}
+	return finds
 }

@@ -1,6 +1,7 @@
 package jsonlog
 
 import (
+	"bytes"
 	"sync"
 
 	"github.com/e2atap/e2atap/redact"
@@ -49,6 +50,7 @@ type carry struct {
 	epoch   uint64   // Flush count
 	missed  uint64
 	joined  []byte // scratch of Straddle
+	utail   []byte // scratch: a held tail with its ASCII escapes decoded
 	kbuf    []byte // scratch of the map key
 }
 
@@ -136,6 +138,20 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	var m redact.Match
 	var ok bool
 	c.joined, m, ok = redact.Straddle(c.joined, h.tail, cur[:min(len(cur), carryHead)])
+	if !ok && bytes.IndexByte(h.tail, '\\') >= 0 && redact.HasASCIIEscape(h.tail) {
+		// The previous delta ends in a key spelled with escapes of its
+		// own (JSON text: "p\u0061ssword:" | " <pw>"): the value wholly
+		// in this delta is masked, as Masker.Text masks the two joined.
+		c.utail = redact.UnescapeASCII(c.utail[:0], h.tail)
+		if c.joined, m, ok = redact.Straddle(c.joined, c.utail, cur[:min(len(cur), carryHead)]); ok && m.Start >= len(c.utail) &&
+			!isMaskToken(c.joined[m.Start:m.End]) {
+			nu := len(c.utail)
+			w.counts[kindRule[m.Kind]].Add(1)
+			fp := st.appendFP(nil, c.joined[m.Start:m.End])
+			st.spliceLine(cur[:m.Start-nu], fp, cur[m.End-nu:])
+		}
+		return
+	}
 	if !ok || isMaskToken(c.joined[m.Start:m.End]) {
 		return
 	}
@@ -145,7 +161,7 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	if m.Start >= nt {
 		// Wholly in this delta, a secret only because of the previous
 		// one's end ("Authorization: Token " | "<token>").
-		st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, cur[:m.Start-nt], fp, cur[m.End-nt:])
+		st.spliceLine(cur[:m.Start-nt], fp, cur[m.End-nt:])
 		return
 	}
 	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one;
@@ -155,14 +171,27 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	cut := max(0, m.End-nt)
 	if h.has {
 		keep := len(h.delta) - (nt - m.Start)
+		n := len(h.line)
 		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, h.delta[len(h.delta)-(nt-m.End+cut):])
+		h.end += len(h.line) - n
 	} else {
 		c.missed++
 	}
 	if m.End <= nt {
 		return
 	}
-	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, nil, fp, cur[cut:])
+	st.spliceLine(nil, fp, cur[cut:])
+}
+
+// spliceLine is spliceDelta on st.line, whose delta string then ends
+// elsewhere: st.deltaEnd follows it. (The line is held with it next, and
+// the next delta's carry splices it again: with the end of the string
+// before the splice, it cut the line inside the original delta, and
+// printed the rest of a PEM key after the mask's closing quote.)
+func (st *state) spliceLine(before, fp, after []byte) {
+	n := len(st.line)
+	st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, before, fp, after)
+	st.deltaEnd += len(st.line) - n
 }
 
 // spliceDelta rewrites the delta string line[at:end] as before, the mask of

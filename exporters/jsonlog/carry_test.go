@@ -321,3 +321,38 @@ func TestSplitSecretWhollyInTail(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitSecretSplicedTwice: a line whose delta the carry spliced (the
+// first half of a PEM key, after a chunk that ends in the same key) is
+// held, and the next chunk's carry splices it again: it must cut the line at the end of its
+// spliced delta string. It cut it at the end the string had before, inside
+// the original delta: the line was no JSON and showed the key's text after
+// the mask's closing quote (TestCorpusRun, keep, with runs of 10
+// characters checked).
+func TestSplitSecretSplicedTwice(t *testing.T) {
+	const key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpCRPSAIBAAKCAQEAx7YbQ2Lm\nN8pQ4tokBRRCRPSline2abcdef\n-----END RSA PRIVATE KEY-----"
+	half := len(key) / 2
+	var buf bytes.Buffer
+	r := NewRedactor(ContentKeep, 65536, testKey)
+	w := NewWriterTo(&buf, r)
+	lines := runEngine(t, w, &buf,
+		chunk("q1", 0, "tok "+key, false),
+		chunk("q1", 1, key[:half], false),
+		chunk("q1", 2, key[half:], false),
+		chunk("q1", 3, "x", false),
+		chunk("q1", 4, "", true))
+	all := strings.Join(lines, "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("an invalid line (%d bytes)", len(l))
+		}
+	}
+	for _, part := range []string{"MIIEpCRPSAIBAAKCAQEAx7YbQ2Lm", "N8pQ4tokBRRCRPSline2abcdef"} {
+		for i := 0; i+10 <= len(part); i++ {
+			if strings.Contains(all, part[i:i+10]) {
+				t.Errorf("10 characters of the key's line %d… are in the log", i)
+				break
+			}
+		}
+	}
+}

@@ -128,6 +128,16 @@ func (r *Redactor) RedactText(dst, s []byte) []byte {
 	st := r.get()
 	defer r.put(st)
 	st.out = dst
+	if (bytes.IndexByte(s, '\\') >= 0 || bytes.IndexByte(s, '%') >= 0) && redact.HasASCIIEscape(s) {
+		// Text that spells a value with escapes of its own (a stream id
+		// "p\u0061ssword: …") is masked in its unescaped form, as
+		// MaskText and redact.Masker.Text mask it.
+		st.udec = redact.UnescapeASCII(st.udec[:0], s)
+		if st.redactText(st.udec, true) {
+			return st.out
+		}
+		st.out = dst
+	}
 	st.redactText(s, true)
 	return st.out
 }
@@ -169,7 +179,7 @@ type state struct {
 	topSeen  uint8
 	ce       bool // the record is a CloudEvent: its data is content
 	trunc    bool
-	pct      bool // the record holds "%25" (unescapedShape)
+	pct      bool // the record holds "%25" or "%5Cu00" (unescapedShape)
 	// body.delta (content keep): its string in out, quotes included, and
 	// its unescaped text; deltaEnd == 0 when the record has none.
 	deltaAt, deltaEnd int
@@ -200,7 +210,7 @@ var minimumKeys = [...]string{"request_id", "response_id", "sequence", "is_final
 // minimum keys the record lacks are appended as null.
 func (st *state) record(in []byte, response bool) error {
 	st.in = in
-	st.pct = bytes.Contains(in, []byte("%25"))
+	st.pct = redact.MayHoldEncodedEscape(in)
 	base := len(st.out)
 	max := st.r.maxBytes
 	st.record2 = max > 0 && 2*len(in)+256 > max

@@ -61,10 +61,15 @@ func (t *splitTails) check(r *validate.RecordInfo) (head, tail bool) {
 		head := delta[:min(len(delta), splitHead)]
 		if _, m, ok := redact.Straddle(nil, []byte(prev), []byte(head)); ok && m.End > len(prev) {
 			split = true
+		} else if u := unescaped(prev); u != nil {
+			// A key spelled with escapes of its own ("p\u0061ssword:" |
+			// " <pw>"), as the record log reads it.
+			_, m, ok := redact.Straddle(nil, u, []byte(head))
+			split = ok && m.End > len(u)
 		}
 	}
 	end := delta[max(0, len(delta)-splitTail):]
-	starts := delta != "" && !d.IsFinal && redact.MayStartCredential(end)
+	starts := delta != "" && !d.IsFinal && (redact.MayStartCredential(end) || unescaped(end) != nil && redact.MayStartCredential(unescaped(end)))
 	switch {
 	case starts && (had || len(t.m) < maxSplitKept):
 		if t.m == nil {
@@ -75,6 +80,15 @@ func (t *splitTails) check(r *validate.RecordInfo) (head, tail bool) {
 		delete(t.m, key)
 	}
 	return split, starts
+}
+
+// unescaped is s with its JSON escapes of ASCII bytes decoded
+// (redact.UnescapeASCII), or nil when it has none.
+func unescaped(s string) []byte {
+	if strings.IndexByte(s, '\\') < 0 && strings.IndexByte(s, '%') < 0 || !redact.HasASCIIEscape([]byte(s)) {
+		return nil
+	}
+	return redact.UnescapeASCII(nil, []byte(s))
 }
 
 // end forgets a stream's tail.
@@ -105,8 +119,11 @@ func maskDelta(out []byte, whole bool) []byte {
 	keep := 0
 	if !whole {
 		keep = strings.LastIndexAny(delta, " \t\n\r") + 1
-		if strings.HasPrefix(delta[keep:], redact.Mask) || keep == len(delta) {
-			return out // already masked, or it ends in white space
+		if w := delta[keep:]; w == "" || strings.HasPrefix(w, redact.Mask+"(") && strings.IndexByte(w, ')') == len(w)-1 {
+			// It ends in white space, or its last word is a mask and
+			// nothing else; a word that only starts with one ("******(fp:…).<half a JWT's payload>",
+			// a PEM block's next line) is masked whole.
+			return out
 		}
 	}
 	masked := delta[:keep] + redact.Mask + "(len:" + strconv.Itoa(len(delta)-keep) + ")"

@@ -63,12 +63,16 @@ func JSONInner(s string) string {
 // \u00XX.
 func UEscapeAll(s string) string {
 	var b strings.Builder
+	esc := false
 	for _, c := range JSONInner(s) {
-		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		if !esc && c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
 			fmt.Fprintf(&b, "\\u%04x", c)
 		} else {
 			b.WriteRune(c)
 		}
+		// (The letter of an escape, "\n", is left as it is: escaped, it
+		// spelled a backslash and the text "u006e".)
+		esc = !esc && c == '\\'
 	}
 	return b.String()
 }
