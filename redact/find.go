@@ -1443,6 +1443,23 @@ func holdsPass(t []byte) bool {
 // (proseNone) when s has no '>' and no "pass" after a ' ' or '+' (as
 // proseValue looks for them in s[from:], which holds no more than s),
 // else nothing yet.
+// proseMay says whether proseValue may take a value anywhere in s, as
+// its first call works it out (st.delims), for the pre-check; where it
+// may not, st.done is then past every digit, as proseValue leaves it.
+func proseMay(s []byte, st *proseState) bool {
+	if st.delims == 0 {
+		st.delims = 1
+		if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && holdsPass(s) {
+			st.delims = 2
+		}
+	}
+	if st.delims == 1 {
+		st.done = len(s)
+		return false
+	}
+	return true
+}
+
 func proseSeed(s []byte) proseState {
 	if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && holdsPass(s) {
 		return proseState{}

@@ -151,9 +151,21 @@ func MayHoldCredentialText[T Text](s T) bool {
 				// (not a '-' or '_' after a digit: "2026-03-29", "req-000007").
 				j := i + 1
 				for ; j < b64End; j++ {
-					if c := b[j]; anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
+					c := b[j]
+					if anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
 						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && j >= 2 && is(b[j-2], cUpper|cLower) || c == '-' && j+1 < n && b[j+1] == '-') {
 						break
+					}
+					// A digit skipped here is still one where proseValue
+					// may take a value ("passwd AAAAAA+0": a prose key's
+					// value, found at its digit): judged as the top of
+					// the loop would. (Its escaped '>' cases, a digit
+					// after "%" or "\u", cannot lie inside the run after
+					// its first anchor: neither '%' nor '\' is in one.)
+					if j >= prose.done && is(c, cDigit) && proseMay(b, &prose) {
+						if m, ok := proseValue(b, 0, j, &prose); ok && m.Kind.Credential() {
+							return true
+						}
 					}
 				}
 				if j == b64End {
