@@ -149,6 +149,8 @@ type Engine struct {
 	echoSeed maphash.Seed
 	idSeed   maphash.Seed
 	opens    *openFrom // streams read from Kafka, by partition (openfrom.go)
+	// heldConns: the connections whose tap is behind (Hold, PosConn).
+	heldConns []heldConn
 	// hint is the partition a Sharded run's reader found for the stream
 	// key at in.Data[off:off+n] of the input being judged (n = 0: none), so
 	// that composite does not hash that key again.
@@ -797,6 +799,10 @@ func commonPrefix(a, b []byte) int {
 // ConnClosed ends the open streams of one connection (reason disconnect).
 // Cancelled streams were already ended and are not reported.
 func (e *Engine) ConnClosed(in *Input) {
+	if len(e.heldConns) > 0 {
+		// Its streams end now, by the end-of-connection rule.
+		e.holdConn(in.Tap, in.Conn, false, true, in.Time)
+	}
 	e.bulk = true
 	e.forConn(in, func(i int32, s *stream) {
 		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
@@ -870,6 +876,12 @@ func (e *Engine) Expire(now time.Time) {
 				next = min(next, now.UnixNano()+int64(e.cfg.IdleTimeout))
 				continue
 			}
+			if len(e.heldConns) > 0 {
+				if until, held := e.connHeld(e.tab.key(i), now.UnixNano()); held {
+					next = min(next, until, now.UnixNano()+int64(e.cfg.IdleTimeout))
+					continue
+				}
+			}
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 				tap, conn, _ := streamOf(e.tab.key(i))
 				at := Input{Tap: tap, Conn: conn, Time: now}
@@ -881,6 +893,9 @@ func (e *Engine) Expire(now time.Time) {
 	})
 	e.nextIdle = next
 	e.idleDue.Store(next)
+	if len(e.heldConns) > 0 {
+		e.releaseConns(now.UnixNano())
+	}
 }
 
 // IdleDue is a lower bound of the capture time at which a stream this

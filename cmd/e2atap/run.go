@@ -506,6 +506,11 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.HandshakeTimeout > 0 {
 			c.HandshakeTimeout = t.HandshakeTimeout
 		}
+		if idle := s.cfg.Streams.IdleTimeout; idle > 0 {
+			// A connection whose relay is blocked is told behind well
+			// before its open streams could go idle (Message.Progress).
+			c.BehindAfter = min(c.BehindAfter, max(idle/4, 50*time.Millisecond))
+		}
 		c.Budget = s.budget
 		c.TLS = t.TLS
 		src, err = ws.New(c, stats, log)
@@ -608,6 +613,9 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			tapName := m.Tap
 			if tapName == "" {
 				tapName = name
+			}
+			if m.Pos.Kind == tap.PosConn {
+				return s.live.ConnBehind(ctx, tapName, m.Conn, m.Behind, m.Time)
 			}
 			return s.live.Behind(ctx, tapName, m.Pos.Name, m.Pos.Partition, m.Behind, m.Time)
 		case m.Lost:
