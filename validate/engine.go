@@ -405,6 +405,10 @@ const (
 	// untracked is returned by lookup only: the stream could not be added
 	// (no memory for it), so it is not judged as a stream this time.
 	untracked
+	// idled: the stream was ended by the idle timeout, with no final (a
+	// tombstone, never a table state): a record now is after_final all the
+	// same, but it comes after the stream's end, not after its final.
+	idled
 )
 
 // lookup finds or (create) adds the stream for key. A key whose stream
@@ -606,7 +610,11 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	s.setEnded(ended)
 	e.closed(e.tab.key(i))
 	e.dropTail(e.tab.key(i))
-	e.bury(i)
+	how := s.endState()
+	if how == ended && reason == ReasonIdle {
+		how = idled
+	}
+	e.bury(i, how)
 	if s.flags&fResponded == 0 {
 		return
 	}
@@ -653,16 +661,16 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	}
 }
 
-// bury remembers that stream i ended (a tombstone: its key hash and
-// whether it was cancelled) and takes it out of the table at the next safe
+// bury remembers that stream i ended (a tombstone: its key hash and how:
+// ended, idled, cancelled or evicted) and takes it out of the table at the next safe
 // point: callers of end may still hold table indexes. In a bulk end
 // (Finish, Expire, ConnClosed) the key is not queued: the caller sweeps
 // the ended streams out itself, so that ending a million streams at once
 // does not copy a million keys.
-func (e *Engine) bury(i int32) {
+func (e *Engine) bury(i int32, how int) {
 	key := e.tab.key(i)
 	h := e.tab.hash(key)
-	e.cur.tombs.add(h, e.tab.at(i).endState())
+	e.cur.tombs.add(h, how)
 	if e.bulk {
 		return
 	}
