@@ -131,8 +131,11 @@ type Message struct {
 	// transaction still open, which read_committed cannot read before the
 	// transaction ends); without, the tap has read what it held at its
 	// last look. While a partition is behind, the streams opened on it do
-	// not go idle: the tap is late, not the stream. It travels through
-	// emit so that it stays in order with the records.
+	// not go idle: the tap is late, not the stream. Progress about a
+	// connection (Kind PosConn, Conn) says the same of its streams: with
+	// Behind, its relay is blocked writing to a peer that does not read,
+	// and what the other peer sent meanwhile is not read yet. It travels
+	// through emit so that it stays in order with the records.
 	Progress bool
 	Behind   bool
 	// Charged is how many bytes of the tap's Budget this message holds; the

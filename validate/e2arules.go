@@ -353,9 +353,16 @@ func (e *Engine) response(in *Input, r *e2a.Record, info *RecordInfo) {
 		return
 	}
 	i, created, was := e.e2aStream(in, stream, true, false)
-	if was == ended {
+	if was == ended || was == idled {
 		if e.on(RuleE2AAfterFinal) {
-			e.report(RuleE2AAfterFinal, Off, in, stream, ProtoE2A, fmt.Sprintf("sequence %d after the stream's final record", seq))
+			what := "after the stream's final record"
+			if was == idled {
+				// The contract's rule all the same (RULES.md: a record
+				// after the stream's end takes no sequence rule), told as
+				// it happened: there was no final.
+				what = "after the stream was ended by the idle timeout with no final record"
+			}
+			e.report(RuleE2AAfterFinal, Off, in, stream, ProtoE2A, fmt.Sprintf("sequence %d %s", seq, what))
 		}
 		return
 	}

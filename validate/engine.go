@@ -161,6 +161,8 @@ type Engine struct {
 	echoSeed maphash.Seed
 	idSeed   maphash.Seed
 	opens    *openFrom // streams read from Kafka, by partition (openfrom.go)
+	// heldConns: the connections whose tap is behind (Hold, PosConn).
+	heldConns []heldConn
 	// hint is the partition a Sharded run's reader found for the stream
 	// key at in.Data[off:off+n] of the input being judged (n = 0: none), so
 	// that composite does not hash that key again.
@@ -415,6 +417,10 @@ const (
 	// untracked is returned by lookup only: the stream could not be added
 	// (no memory for it), so it is not judged as a stream this time.
 	untracked
+	// idled: the stream was ended by the idle timeout, with no final (a
+	// tombstone, never a table state): a record now is after_final all the
+	// same, but it comes after the stream's end, not after its final.
+	idled
 )
 
 // lookup finds or (create) adds the stream for key. A key whose stream
@@ -616,7 +622,11 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	s.setEnded(ended)
 	e.closed(e.tab.key(i))
 	e.dropTail(e.tab.key(i))
-	e.bury(i)
+	how := s.endState()
+	if how == ended && reason == ReasonIdle {
+		how = idled
+	}
+	e.bury(i, how)
 	if s.flags&fResponded == 0 {
 		return
 	}
@@ -663,16 +673,16 @@ func (e *Engine) end(i int32, o Outcome, reason string, in *Input, missing bool)
 	}
 }
 
-// bury remembers that stream i ended (a tombstone: its key hash and
-// whether it was cancelled) and takes it out of the table at the next safe
+// bury remembers that stream i ended (a tombstone: its key hash and how:
+// ended, idled, cancelled or evicted) and takes it out of the table at the next safe
 // point: callers of end may still hold table indexes. In a bulk end
 // (Finish, Expire, ConnClosed) the key is not queued: the caller sweeps
 // the ended streams out itself, so that ending a million streams at once
 // does not copy a million keys.
-func (e *Engine) bury(i int32) {
+func (e *Engine) bury(i int32, how int) {
 	key := e.tab.key(i)
 	h := e.tab.hash(key)
-	e.cur.tombs.add(h, e.tab.at(i).endState())
+	e.cur.tombs.add(h, how)
 	if e.bulk {
 		return
 	}
@@ -809,6 +819,10 @@ func commonPrefix(a, b []byte) int {
 // ConnClosed ends the open streams of one connection (reason disconnect).
 // Cancelled streams were already ended and are not reported.
 func (e *Engine) ConnClosed(in *Input) {
+	if len(e.heldConns) > 0 {
+		// Its streams end now, by the end-of-connection rule.
+		e.holdConn(in.Tap, in.Conn, false, true, in.Time)
+	}
 	e.bulk = true
 	e.forConn(in, func(i int32, s *stream) {
 		if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
@@ -882,6 +896,12 @@ func (e *Engine) Expire(now time.Time) {
 				next = min(next, now.UnixNano()+int64(e.cfg.IdleTimeout))
 				continue
 			}
+			if len(e.heldConns) > 0 {
+				if until, held := e.connHeld(e.tab.key(i), now.UnixNano()); held {
+					next = min(next, until, now.UnixNano()+int64(e.cfg.IdleTimeout))
+					continue
+				}
+			}
 			if s.flags&fEnded == 0 && s.flags&fResponded != 0 {
 				tap, conn, _ := streamOf(e.tab.key(i))
 				at := Input{Tap: tap, Conn: conn, Time: now}
@@ -893,6 +913,9 @@ func (e *Engine) Expire(now time.Time) {
 	})
 	e.nextIdle = next
 	e.idleDue.Store(next)
+	if len(e.heldConns) > 0 {
+		e.releaseConns(now.UnixNano())
+	}
 }
 
 // IdleDue is a lower bound of the capture time at which a stream this

@@ -235,7 +235,11 @@ func (e *Engine) chunkStream(in *Input, f *frame.Frame, key []byte, hasErr bool,
 	}
 	if was != notEnded {
 		if e.on(RuleFrameAfterDone) {
-			e.report(RuleFrameAfterDone, Off, in, key, ProtoEventMesh, fmt.Sprintf("chunk seq %d after the done chunk", f.Seq))
+			what := "after the done chunk"
+			if was == idled {
+				what = "after the stream was ended by the idle timeout with no done chunk"
+			}
+			e.report(RuleFrameAfterDone, Off, in, key, ProtoEventMesh, fmt.Sprintf("chunk seq %d %s", f.Seq, what))
 		}
 		return
 	}

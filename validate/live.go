@@ -259,6 +259,18 @@ func (l *Live) Behind(ctx context.Context, tap, topic string, partition int32, b
 	return l.submit(ctx, liveItem{kind: kind, in: Input{Tap: tap, Time: at, Pos: Position{Kind: PosKafka, Name: topic, Partition: partition}}})
 }
 
+// ConnBehind says whether the tap is behind on a connection (Engine.Hold):
+// its relay is blocked writing to a peer that does not read, and what the
+// other peer sent meanwhile is not read yet. While it is, the streams of
+// the connection do not go idle; its end (ConnClosed) ends them as usual.
+func (l *Live) ConnBehind(ctx context.Context, tap, conn string, behind bool, at time.Time) error {
+	kind := liveCaughtUp
+	if behind {
+		kind = liveBehind
+	}
+	return l.submit(ctx, liveItem{kind: kind, in: Input{Tap: tap, Conn: conn, Time: at, Pos: Position{Kind: PosConn, Name: conn}}})
+}
+
 // SetProfile makes p the profile (rule severities) of everything submitted
 // after it; what was submitted before is judged with the old one. Streams
 // in flight keep their state. It returns once every shard uses p.

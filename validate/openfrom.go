@@ -1,6 +1,11 @@
 package validate
 
-import "sort"
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
 
 // What a Kafka consumer may commit (DESIGN.md, "Growing past one machine"):
 // per partition, only what no open stream still needs, the offset of the
@@ -254,7 +259,16 @@ func (e *Engine) Handover(in *Input) {
 // the partition held (released), they go idle as before, by the time of
 // their last record, at the next Expire: a stream whose end was in what
 // the tap read meanwhile has ended by then.
+//
+// Where in.Pos is a connection (Kind PosConn, in.Conn), the same holds for
+// the streams of that connection: its relay is blocked writing to a peer
+// that does not read (a paused Gateway, its TCP window closed), and what
+// the other peer sent meanwhile waits unread in the sockets.
 func (e *Engine) Hold(in *Input, behind bool) {
+	if in.Pos.Kind == PosConn {
+		e.holdConn(in.Tap, in.Conn, behind, false, in.Time)
+		return
+	}
 	kp := KafkaPartition{Tap: in.Tap, Topic: in.Pos.Name, Partition: in.Pos.Partition}
 	o := e.opens
 	if o == nil {
@@ -286,6 +300,58 @@ func (e *Engine) Hold(in *Input, behind bool) {
 		e.nextIdle = in.Time.UnixNano()
 		e.idleDue.Store(e.nextIdle)
 	}
+}
+
+// A heldConn is a connection whose tap is behind (Hold), or caught up
+// less than an idle timeout ago: until is when its streams may go idle
+// again (unix ns; math.MaxInt64 while it is behind).
+type heldConn struct {
+	tap, conn string
+	until     int64
+}
+
+// holdConn holds the connection (tap, conn), or lets it go (behind false).
+// A connection caught up is held one idle timeout more: a relay that has
+// emptied its sockets has not always read all its peer sent (after a long
+// zero window, the peer's kernel sends again at its next window probe,
+// which backs off to seconds), so a stream of it is idle only once the tap
+// has been able to see it for an idle timeout. Its end (closed) lets it go
+// at once: its streams end by the end-of-connection rule.
+func (e *Engine) holdConn(tap, conn string, behind, closed bool, at time.Time) {
+	i := slices.IndexFunc(e.heldConns, func(h heldConn) bool { return h.tap == tap && h.conn == conn })
+	switch {
+	case behind && i < 0:
+		e.heldConns = append(e.heldConns, heldConn{tap, conn, math.MaxInt64})
+	case behind:
+		e.heldConns[i].until = math.MaxInt64
+	case i < 0:
+	case closed || e.cfg.IdleTimeout <= 0:
+		e.heldConns = slices.Delete(e.heldConns, i, i+1)
+	default:
+		e.heldConns[i].until = at.UnixNano() + int64(e.cfg.IdleTimeout)
+		if e.heldConns[i].until < e.nextIdle {
+			e.nextIdle = e.heldConns[i].until
+			e.idleDue.Store(e.nextIdle)
+		}
+	}
+}
+
+// connHeld says until when the stream of composite key k is held by its
+// connection (holdConn), if it is at now. Few connections are ever held
+// at once (none, mostly): a look at each costs less than a map.
+func (e *Engine) connHeld(k []byte, now int64) (until int64, held bool) {
+	for _, h := range e.heldConns {
+		if now < h.until && inScope(k, h.tap, h.conn) {
+			return h.until, true
+		}
+	}
+	return 0, false
+}
+
+// releaseConns forgets the connections caught up an idle timeout before
+// now.
+func (e *Engine) releaseConns(now int64) {
+	e.heldConns = slices.DeleteFunc(e.heldConns, func(h heldConn) bool { return h.until <= now })
 }
 
 // held says whether the open stream ref (part, h) was opened on a

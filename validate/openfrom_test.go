@@ -263,3 +263,59 @@ func TestHoldKeepsAPartitionBehindFromIdling(t *testing.T) {
 		t.Fatalf("%d partitions behind after the handover", e.opens.behind)
 	}
 }
+
+// TestHoldKeepsAConnectionBehindFromIdling: the engine's side of a ws tap
+// blocked writing to a peer that does not read (Hold with a PosConn): the
+// held connection's stream does not idle (without the check in Expire,
+// every stream was reported missing_final), the other connection's does;
+// caught up, the held one is due an idle timeout later, not at once (what
+// the peer sent may still come), and reported then; a connection closed
+// while held is no longer held, and its stream ends by the
+// end-of-connection rule.
+func TestHoldKeepsAConnectionBehindFromIdling(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = time.Minute
+	col := &collector{}
+	e := NewEngine(cfg, col)
+	for i, id := range []string{"held", "free", "closed"} {
+		conn := []string{"c1", "c2", "c3"}[i]
+		e.Observe(&Input{Tap: "agent-ws", Conn: conn, Time: kafkaBase, Data: []byte(resp(0, "request_id", id)),
+			Pos: Position{Kind: PosConn, Name: conn}})
+	}
+	c1 := &Input{Tap: "agent-ws", Conn: "c1", Pos: Position{Kind: PosConn, Name: "c1"}}
+	c3 := &Input{Tap: "agent-ws", Conn: "c3", Pos: Position{Kind: PosConn, Name: "c3"}}
+	e.Hold(c1, true)
+	e.Hold(c3, true)
+	findings := func() (got []string) {
+		for _, f := range col.findings {
+			got = append(got, f.Rule+" "+f.Stream)
+		}
+		return got
+	}
+	e.Expire(kafkaBase.Add(5 * time.Minute))
+	if got := fmt.Sprint(findings()); got != "[e2a.missing_final free]" {
+		t.Fatalf("findings %v while c1 and c3 are behind, want [e2a.missing_final free]", got)
+	}
+	c3.Time = kafkaBase.Add(5 * time.Minute)
+	e.ConnClosed(c3)
+	if len(e.heldConns) != 1 {
+		t.Fatalf("held connections %v after c3 closed, want c1 alone", e.heldConns)
+	}
+	at := kafkaBase.Add(6 * time.Minute)
+	c1.Time = at
+	e.Hold(c1, false)
+	e.Expire(at.Add(cfg.IdleTimeout - time.Second))
+	if got := fmt.Sprint(findings()); got != "[e2a.missing_final free e2a.missing_final closed]" {
+		t.Fatalf("findings %v within an idle timeout of c1's catch-up, want free's and closed's (at its end)", got)
+	}
+	if due, none, _ := e.IdleDue(); none || !due.Equal(at.Add(cfg.IdleTimeout)) {
+		t.Fatalf("next idle at %v (none %v), want an idle timeout after the catch-up at %v", due, none, at)
+	}
+	e.Expire(at.Add(cfg.IdleTimeout))
+	if got := fmt.Sprint(findings()); got != "[e2a.missing_final free e2a.missing_final closed e2a.missing_final held]" {
+		t.Fatalf("findings %v an idle timeout after c1 caught up, want held's too", got)
+	}
+	if len(e.heldConns) != 0 {
+		t.Fatalf("held connections %v at the end", e.heldConns)
+	}
+}

@@ -710,8 +710,8 @@ func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
 // went to another consumer, on every shard (openfrom.go).
 func (s *Sharded) Handover(in *Input) { s.broadcast(itemHandover, in, "") }
 
-// Hold says on every shard whether a Kafka partition (in.Tap, in.Pos) is
-// behind (Engine.Hold).
+// Hold says on every shard whether a Kafka partition (in.Tap, in.Pos), or
+// a connection (Pos Kind PosConn, in.Conn), is behind (Engine.Hold).
 func (s *Sharded) Hold(in *Input, behind bool) {
 	if behind {
 		s.broadcast(itemBehind, in, "")

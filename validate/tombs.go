@@ -14,7 +14,8 @@ import (
 // grows with what the ring holds.
 type tombSet struct {
 	// ring holds the hashes, their low two bits replaced by how the
-	// stream ended (the hash is compared without them).
+	// stream ended (the hash is compared without them): ended, cancelled,
+	// evicted, or 0 for idled.
 	ring []uint64
 	pos  int
 	n    int // ring places used (len(ring) once it wrapped)
@@ -35,7 +36,7 @@ type tombSet struct {
 }
 
 const (
-	tombHow  = 3 // the low bits of a ring entry: ended, cancelled or evicted
+	tombHow  = 3 // the low bits of a ring entry: ended, cancelled, evicted or 0 (idled)
 	minTombs = 16
 )
 
@@ -132,7 +133,11 @@ func (t *tombSet) unslot(p int) {
 // add remembers the end of the stream of hash h; how is ended, cancelled
 // or evicted.
 func (t *tombSet) add(h uint64, how int) {
-	if how < ended || how > evicted {
+	switch how {
+	case ended, cancelled, evicted:
+	case idled:
+		how = 0 // the one value of the two bits no other end takes
+	default:
 		how = ended
 	}
 	if t.n == len(t.ring) {
@@ -157,7 +162,10 @@ func (t *tombSet) add(h uint64, how int) {
 // state says whether the stream of hash h ended, and how.
 func (t *tombSet) state(h uint64) int {
 	if p := t.slot(h); p >= 0 {
-		return int(t.ring[t.at(t.idx[p])] & tombHow)
+		if how := int(t.ring[t.at(t.idx[p])] & tombHow); how != 0 {
+			return how
+		}
+		return idled
 	}
 	return notEnded
 }

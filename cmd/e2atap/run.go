@@ -518,6 +518,11 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		if t.HandshakeTimeout > 0 {
 			c.HandshakeTimeout = t.HandshakeTimeout
 		}
+		if idle := s.cfg.Streams.IdleTimeout; idle > 0 {
+			// A connection whose relay is blocked is told behind well
+			// before its open streams could go idle (Message.Progress).
+			c.BehindAfter = min(c.BehindAfter, max(idle/4, 50*time.Millisecond))
+		}
 		c.Budget = s.budget
 		c.TLS = t.TLS
 		src, err = ws.New(c, stats, log)
@@ -620,6 +625,9 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			tapName := m.Tap
 			if tapName == "" {
 				tapName = name
+			}
+			if m.Pos.Kind == tap.PosConn {
+				return s.live.ConnBehind(ctx, tapName, m.Conn, m.Behind, m.Time)
 			}
 			return s.live.Behind(ctx, tapName, m.Pos.Name, m.Pos.Partition, m.Behind, m.Time)
 		case m.Lost:
@@ -766,27 +774,41 @@ func (s *sidecar) run(ctx context.Context) error {
 	stopEngine()
 	st := <-engineDone
 
-	var errs []error
-	errs = append(errs, s.outs.Load().close())
+	// Outputs that fail at the stop (a full disk, a removed file, a
+	// collector that refuses the last spans) lose what they could not
+	// take: counted and logged, as while running, where the same failure
+	// never stopped anything. It is no failure of the stop: the exit
+	// status says whether the stop was clean (DESIGN.md: 0), and whether
+	// a failing output's last write came before the stop or at it would
+	// otherwise decide it.
+	outErr := s.outs.Load().close()
 	// A collector that does not answer loses the spans not exported
 	// yet (counted, logged by the tracer), and does not hold the stop
 	// past shutdown_timeout.
 	shutCtx, cancel := context.WithTimeout(context.Background(), min(time.Until(stopBy), traceStopWait))
 	defer cancel()
-	errs = append(errs, s.tracer.Shutdown(shutCtx))
+	traceErr := s.tracer.Shutdown(shutCtx)
 	s.observe.Close()
 	_ = srv.Shutdown(shutCtx)
-	if err := <-httpDone; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		errs = append(errs, err)
+	var err error
+	if herr := <-httpDone; herr != nil && !errors.Is(herr, http.ErrServerClosed) {
+		err = herr
 	}
-	var findings uint64
+	var findings, linesFailed uint64
 	for _, n := range st.Findings {
 		findings += n
 	}
+	for _, n := range s.outputFailed() {
+		linesFailed += n
+	}
 	ts := s.tracer.Stats()
+	if outErr != nil || traceErr != nil {
+		s.logger.Warn("outputs failed at the stop: what they did not take is lost, counted (e2atap_output_lines_failed_total, trace_spans_failed)",
+			"err", errors.Join(outErr, traceErr), "output_lines_failed", linesFailed, "trace_spans_failed", ts.ExportFailed)
+	}
 	s.logger.Info("e2atap stopped", "records", st.Records, "findings", findings, "reread_skipped", s.resume.skippedCount()+s.rereadMarked.Load(),
-		"trace_spans", ts.Spans, "trace_spans_failed", ts.ExportFailed, "trace_spans_dropped", ts.Dropped)
-	return errors.Join(errs...)
+		"output_lines_failed", linesFailed, "trace_spans", ts.Spans, "trace_spans_failed", ts.ExportFailed, "trace_spans_dropped", ts.Dropped)
+	return err
 }
 
 // flushLoop writes buffered log lines out every second, at a point where
@@ -798,8 +820,16 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 	// A failing output is logged when it starts failing and when it works
 	// again, not at every flush (a full disk logged a line a second);
 	// e2atap_output_lines_failed_total counts what it cost.
+	// A failure is what a sync returns, or lines lost since the last
+	// look: a tap's own sync before it saves its positions (BeforeSave)
+	// may meet the failure first, and the flush after it finds nothing
+	// to write (a full disk was then never logged). It works again once
+	// a sync has written lines out, not merely found none to write (a
+	// full disk took nothing for seconds and was said to work again);
+	// what it lost counts from the last look before it failed, so that
+	// the lines of the write that failed first are in it.
 	failing := false
-	var failedBefore uint64
+	var failedBefore, lastFailed, writtenAt uint64
 	failed := func() uint64 {
 		n := uint64(0)
 		for _, v := range s.outputFailed() {
@@ -807,20 +837,50 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 		}
 		return n
 	}
+	current := s.outs.Load
+	written := func() uint64 { // lines handed to the outputs and not lost
+		o, n := current(), uint64(0)
+		if o.find != nil {
+			n += o.find.Lines() - o.find.Failed()
+		}
+		if o.rec != nil {
+			n += o.rec.Lines() - o.rec.Failed()
+		}
+		return n
+	}
+	firstErr := func() error {
+		o := current()
+		var errs []error
+		if o.find != nil {
+			errs = append(errs, o.find.Err())
+		}
+		if o.rec != nil {
+			errs = append(errs, o.rec.Err())
+		}
+		return errors.Join(errs...)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 			err := s.sync(ctx)
+			f := failed()
+			lost := f != lastFailed
+			lastFailed = f
 			switch {
 			case ctx.Err() != nil:
-			case err != nil && !failing:
-				failing, failedBefore = true, failed()
+			case (err != nil || lost) && !failing:
+				if err == nil {
+					err = firstErr()
+				}
+				failing, writtenAt = true, written()
 				s.logger.Warn("writing the logs out failed; lines are lost until it works again (e2atap_output_lines_failed_total), logged once", "err", err)
-			case err == nil && failing:
+			case !failing:
+				failedBefore = f
+			case err == nil && !lost && written() != writtenAt:
 				failing = false
-				s.logger.Info("writing the logs out works again", "lines_lost", failed()-failedBefore)
+				s.logger.Info("writing the logs out works again", "lines_lost", f-failedBefore)
 			}
 		}
 	}

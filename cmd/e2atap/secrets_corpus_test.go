@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -824,17 +823,7 @@ outputs:
 	if !bytes.Contains(metricsBody, []byte("trace_id=")) {
 		t.Error("no exemplar in the OpenMetrics exposition: the search misses them")
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("e2atap did not exit 0 on SIGTERM: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("e2atap did not stop within 30s")
-	}
+	stopProcess(t, cmd) // exit 0; a hang is killed, not left to the cleanup's Wait
 
 	recs, _ := os.ReadFile(records)
 	finds, _ := os.ReadFile(findings)

@@ -34,8 +34,13 @@ type output struct {
 	rotate int64
 	keep   int
 
-	mu     sync.Mutex
-	file   *os.File
+	mu   sync.Mutex
+	file *os.File
+	// syncs: file is a regular file, whose lines fsync makes durable; a
+	// device or a pipe named as the path (/dev/stdout, /dev/full, a
+	// FIFO) has nothing to make durable, and fsync fails on it (EINVAL):
+	// that is no lost line.
+	syncs  bool
 	dst    io.Writer
 	buf    []byte
 	size   int64 // of the file, buffered lines included
@@ -82,6 +87,8 @@ func (o *output) open() error {
 	}
 	o.cut.Add(cut)
 	o.file, o.dst, o.size, o.disk = f, f, size, size
+	fi, err := f.Stat()
+	o.syncs = err != nil || fi.Mode().IsRegular()
 	return nil
 }
 
@@ -255,7 +262,7 @@ func (o *output) sync() error {
 	if err := o.writeOutLocked(); err != nil {
 		return err
 	}
-	if o.file != nil {
+	if o.file != nil && o.syncs {
 		if err := o.file.Sync(); err != nil {
 			o.setErr(err)
 			return err
@@ -309,7 +316,10 @@ func (o *output) close() error {
 	o.closed = true
 	err := o.writeOutLocked()
 	if o.file != nil {
-		err = errors.Join(err, o.file.Sync(), o.file.Close())
+		if o.syncs {
+			err = errors.Join(err, o.file.Sync())
+		}
+		err = errors.Join(err, o.file.Close())
 		o.file, o.dst = nil, nil
 	}
 	return err

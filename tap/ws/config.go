@@ -56,6 +56,13 @@ type Config struct {
 	// CloseTimeout bounds the closing handshakes when Run stops, and how long
 	// a connection half-closed by one peer waits for the other.
 	CloseTimeout time.Duration
+	// BehindAfter is how long a write to a peer that does not read may
+	// block before the connection is told behind (Message.Progress): what
+	// the other peer sends meanwhile waits unread in the sockets, so the
+	// connection's streams must not go idle. The connection is looked at
+	// twice in that time. The sidecar sets it to a quarter of
+	// streams.idle_timeout (at most 1 s, at least 50 ms); zero is 1 s.
+	BehindAfter time.Duration
 
 	// Health probing (tests shorten it): the first and longest pause
 	// between probes of an unreachable upstream, and how long it must keep
@@ -75,6 +82,7 @@ func DefaultConfig() Config {
 		DialTimeout:      30 * time.Second,
 		HandshakeTimeout: 60 * time.Second,
 		CloseTimeout:     5 * time.Second,
+		BehindAfter:      time.Second,
 	}
 }
 
@@ -104,6 +112,9 @@ func (c Config) Validate() error {
 	}
 	if c.CloseTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("ws: close_timeout %v: must be positive", c.CloseTimeout))
+	}
+	if c.BehindAfter < 0 {
+		errs = append(errs, fmt.Errorf("ws: behind_after %v: must not be negative", c.BehindAfter))
 	}
 	return errors.Join(errs...)
 }

@@ -108,6 +108,26 @@
 // connection's goroutine after its sockets are closed, so no traffic waits
 // with them.
 //
+// # A peer that does not read
+//
+// A relay blocked writing to a peer that does not read (a paused or slow
+// Gateway, an AgentServer that stops reading requests: the TCP window is
+// closed) reads nothing more from the other peer: what it sends waits
+// unread in the sockets, and the open streams of the connection would go
+// idle although their records are on their way. The relay notes when each
+// write began and whether a read filled its buffer (atomic
+// stores, no clock read of its own); one goroutine per Proxy
+// (watchBehind) looks every BehindAfter/2 and tells the engine, through
+// the mirror queue and so after the copies queued before, that the
+// connection is behind (Message.Progress, Behind: a write blocked
+// BehindAfter) or caught up (no write under way, and no read since the
+// last look filled its buffer: the sockets stayed empty).
+// While it is behind, its streams do not go idle (validate's Engine.Hold);
+// its end ends them as usual. The news never waits for the queue: when it
+// is full, it is told at the next look. TestWSPeerNotReadingIsNoMissingFinal
+// and TestWSServerNotReadingIsNoMissingFinal (cmd/e2atap) are the two
+// directions with the real binary.
+//
 // # Memory: one budget
 //
 // Everything the tap holds for the engine draws on Config.Budget (one

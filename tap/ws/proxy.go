@@ -146,6 +146,18 @@ func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 		<-healthDone
 	}()
 
+	watchCtx, watchCancel := context.WithCancel(context.WithoutCancel(ctx))
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		p.watchBehind(watchCtx)
+	}()
+	stopWatch := func() {
+		watchCancel()
+		<-watchDone
+	}
+	defer stopWatch() // a no-op after the one below: p.queue is closed after it
+
 	accepted := make(chan error, 1)
 	p.stats.Up.Store(true)
 	go func() { accepted <- p.accept() }()
@@ -180,6 +192,7 @@ func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	stopWatch() // its last send before the close
 	close(p.queue)
 	<-emitDone
 	return err
@@ -389,6 +402,9 @@ func (p *Proxy) unregister(c *conn) {
 // connection's streams open until they time out. When Run is aborting it
 // sets the control aside for drain (setAside), never drops it.
 func (p *Proxy) enqueueClosed(c *conn) {
+	c.behindMu.Lock()
+	c.ended = true // the engine lets go of a connection behind at its end
+	c.behindMu.Unlock()
 	gap, cut := c.gap.Load(), c.closing.Load()
 	if gap || cut {
 		// A copy was lost after the last one queued, or the tap itself
@@ -443,6 +459,106 @@ func (p *Proxy) enqueueControl(m tap.Message) {
 	case p.queue <- m:
 	case <-p.abort:
 		p.setAside(m)
+	}
+}
+
+// watchBehind tells the engine, in order with the copies, which
+// connections the tap is behind on: a relay blocked writing to a peer that
+// does not read (a paused Gateway, or an AgentServer that stops reading
+// requests: the TCP window closes) reads nothing more from the other peer,
+// whose messages wait in the sockets. Their streams are not idle, the tap
+// is late: while behind, the engine does not expire them (Engine.Hold);
+// the end of the connection ends them as usual.
+//
+// It looks every BehindAfter/2. A connection is behind from a write
+// blocked BehindAfter, so it is told behind within 1.5 × BehindAfter of
+// that write's start (the sidecar's BehindAfter is a quarter of
+// idle_timeout). It has caught up once the relay has kept up for
+// settleLooks looks in a row: at each, no write under way and no read
+// since the last that filled its buffer. A short read alone does not say
+// the peer has nothing more: while the relay catches up, the peer's own
+// buffer refills the socket; a peer that reads again, slowly, keeps the
+// relay's writes under way; and after a long zero window the peer's
+// kernel may send again only at its next window probe, which backs off to
+// seconds: the relay may sit in a read, its sockets empty, while the
+// peer still holds what it sent. So the engine, told caught up, still
+// holds the connection's streams one idle timeout (Engine.Hold).
+//
+// The news is queued as the copies are, never waiting (a full queue: told
+// at the next look); copies queued earlier are judged before it.
+func (p *Proxy) watchBehind(ctx context.Context) {
+	after := p.cfg.BehindAfter
+	if after <= 0 {
+		after = time.Second
+	}
+	tick := time.NewTicker(after / 2)
+	defer tick.Stop()
+	var conns []*conn
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		conns = conns[:0]
+		p.mu.Lock()
+		for c := range p.conns {
+			conns = append(conns, c)
+		}
+		p.mu.Unlock()
+		now := time.Now()
+		for _, c := range conns {
+			p.tellBehind(c, now, after)
+		}
+		clear(conns)
+	}
+}
+
+// settleLooks is how many looks in a row a connection behind must keep up
+// (no write under way, no read filling its buffer) to be caught up while
+// its traffic goes on: 2 × BehindAfter, half of the sidecar's
+// idle_timeout.
+const settleLooks = 4
+
+// tellBehind queues c's Progress when it has fallen behind or caught up
+// since the engine was last told.
+func (p *Proxy) tellBehind(c *conn, now time.Time, after time.Duration) {
+	blocked, writing, full := false, false, false
+	for i := range c.io {
+		w := c.io[i].writing.Load()
+		blocked = blocked || (w != 0 && now.UnixNano()-w >= int64(after))
+		writing = writing || w != 0
+		full = c.io[i].full.Swap(false) || full
+	}
+	c.behindMu.Lock()
+	defer c.behindMu.Unlock()
+	if c.ended {
+		return
+	}
+	tell := blocked && !c.behind
+	if c.behind && !blocked {
+		if writing || full {
+			c.settled = 0
+		} else {
+			c.settled++
+		}
+		tell = c.settled >= settleLooks
+	}
+	if !tell {
+		return
+	}
+	m := tap.Message{
+		Tap:      p.cfg.Name,
+		Pos:      tap.Position{Kind: tap.PosConn, Name: c.id, Offset: c.seq.Load()},
+		Conn:     c.id,
+		Time:     now,
+		Progress: true,
+		Behind:   blocked,
+	}
+	select {
+	case p.queue <- m:
+		c.behind, c.settled = blocked, 0
+	default:
 	}
 }
 

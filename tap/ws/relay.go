@@ -31,12 +31,31 @@ type conn struct {
 
 	closing atomic.Bool // Run is stopping: close with 1001 at the next frame boundary
 
+	// io is what each direction's relay is doing (DirUpstream-1,
+	// DirDownstream-1), for the watcher (watchBehind).
+	io [2]relayState
+	// behindMu guards behind (what the engine was told last: the
+	// connection is behind) and ended (its ConnClosed is queued or on its
+	// way: nothing more is told about it).
+	behindMu sync.Mutex
+	behind   bool
+	ended    bool
+	settled  int // looks in a row that found the relay keeping up, while behind
+
 	mu       sync.Mutex // guards the fields below against shutdown/kill from Run
 	client   net.Conn
 	upstream net.Conn
 	phase    connPhase
 	closeBy  time.Time
 	killed   bool
+}
+
+// relayState is what one direction's relay is doing: writing since when
+// (unix ns, 0: not writing), and whether a read filled what it asked for
+// (more may have been waiting) since the watcher last looked.
+type relayState struct {
+	writing atomic.Int64
+	full    atomic.Bool
 }
 
 // lost records a dropped copy.
@@ -86,9 +105,9 @@ func (c *conn) relay(cbr, ubr *bufio.Reader, ext extensions) {
 	}
 	maxBytes := c.p.cfg.MaxMessageBytes
 	up := &half{c: c, dir: tap.DirUpstream, src: cbr, srcConn: c.client, dst: c.upstream, maskOut: true,
-		inf: &inflater{takeover: ext.clientTakeover}}
+		inf: &inflater{takeover: ext.clientTakeover}, io: &c.io[0]}
 	down := &half{c: c, dir: tap.DirDownstream, src: ubr, srcConn: c.upstream, dst: c.client,
-		inf: &inflater{takeover: ext.serverTakeover}}
+		inf: &inflater{takeover: ext.serverTakeover}, io: &c.io[1]}
 	up.parser = newFrameParser(up, maxBytes, rsv)
 	down.parser = newFrameParser(down, maxBytes, rsv)
 	up.parser.budget, down.parser.budget = c.p.cfg.Budget, c.p.cfg.Budget
@@ -163,6 +182,7 @@ type half struct {
 	parser  *frameParser
 	inf     *inflater
 	discard bool // relaying has stopped: what still arrives is not mirrored
+	io      *relayState
 }
 
 var errUnframed = errors.New("ws: stream not at a frame boundary")
@@ -192,8 +212,18 @@ func (h *half) run() error {
 		}
 		n, err := h.src.Read(buf[:limit])
 		if n > 0 {
-			h.observe(buf[:n])
-			if _, werr := h.dst.Write(buf[:n]); werr != nil {
+			now := time.Now()
+			h.observe(buf[:n], now)
+			// A write that blocks (the peer does not read) makes the
+			// connection behind (watchBehind); a read that fills its
+			// buffer says more may wait, so it is not caught up yet.
+			if n == limit {
+				h.io.full.Store(true)
+			}
+			h.io.writing.Store(now.UnixNano())
+			_, werr := h.dst.Write(buf[:n])
+			h.io.writing.Store(0)
+			if werr != nil {
 				return werr
 			}
 		}
@@ -264,11 +294,11 @@ func (h *half) finish(err error) {
 }
 
 // observe feeds relayed bytes to the mirror.
-func (h *half) observe(b []byte) {
+func (h *half) observe(b []byte, now time.Time) {
 	if h.parser.broken {
 		return
 	}
-	if h.parser.feed(b, time.Now()) {
+	if h.parser.feed(b, now) {
 		// The stream stopped making sense to the mirror (the peers will
 		// likely close it); it is still relayed as it is.
 		h.c.lost(tap.DropDecode)
