@@ -694,7 +694,13 @@ func TestEndToEndPrometheus(t *testing.T) {
 		}
 	}
 	for _, r := range alerts(rf) {
-		checks = append(checks, check{"alert " + r.Alert, r.Expr})
+		expr := r.Expr
+		if defectAlerts[r.Alert] {
+			// Only a defect of e2atap fires it: the series must be
+			// served, its threshold is left out.
+			expr = strings.TrimSuffix(strings.TrimSpace(expr), "> 0")
+		}
+		checks = append(checks, check{"alert " + r.Alert, expr})
 	}
 	// The idle timeout and the closed connections end streams as findings
 	// too, not only as outcomes.
@@ -740,7 +746,7 @@ func TestEndToEndPrometheus(t *testing.T) {
 	// Every alert pending or firing, with the labels its annotations use.
 	want := map[string]bool{}
 	for _, r := range alerts(rf) {
-		want[r.Alert] = true
+		want[r.Alert] = !defectAlerts[r.Alert] // (the run plants no defect)
 	}
 	var active []promtest.Alert
 	err = promtest.Poll(ctx, 500*time.Millisecond, func() (bool, error) {
@@ -756,8 +762,8 @@ func TestEndToEndPrometheus(t *testing.T) {
 				got[a.Labels["alertname"]] = true
 			}
 		}
-		for name := range want {
-			if !got[name] {
+		for name, must := range want {
+			if must && !got[name] {
 				return false, fmt.Errorf("%s not pending or firing", name)
 			}
 		}
