@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,55 +20,37 @@ import (
 // once release is closed.
 func heldUpstream(t *testing.T, release <-chan struct{}) string {
 	t.Helper()
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	var wg sync.WaitGroup
-	stop := make(chan struct{}) // the test is over (released or not)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
+	var mu sync.Mutex                            // gorilla: one writer at a time (one lock for all connections will do)
+	stop := make(chan struct{})                  // the test is over (released or not)
+	t.Cleanup(func() { close(stop); wg.Wait() }) // after the server's close (cleanups run last first)
+	return requestServer(t, func(c *websocket.Conn, id string, _ []byte) bool {
+		msgs := e2aStream(id, 0, 3, false, true)
+		mu.Lock()
+		err := c.WriteMessage(websocket.TextMessage, []byte(msgs[0]))
+		mu.Unlock()
 		if err != nil {
-			return
+			return false
 		}
-		defer c.Close()
-		var mu sync.Mutex // gorilla: one writer at a time
-		for {
-			_, b, err := c.ReadMessage()
-			if err != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-release:
+			case <-stop:
 				return
 			}
-			var req struct {
-				RequestID string `json:"request_id"`
-			}
-			if json.Unmarshal(b, &req) != nil || req.RequestID == "" {
-				continue
-			}
-			msgs := e2aStream(req.RequestID, 0, 3, false, true)
-			mu.Lock()
-			err = c.WriteMessage(websocket.TextMessage, []byte(msgs[0]))
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				select {
-				case <-release:
-				case <-stop:
+			for _, m := range msgs[1:] {
+				mu.Lock()
+				err := c.WriteMessage(websocket.TextMessage, []byte(m))
+				mu.Unlock()
+				if err != nil {
 					return
 				}
-				for _, m := range msgs[1:] {
-					mu.Lock()
-					err := c.WriteMessage(websocket.TextMessage, []byte(m))
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}))
-	t.Cleanup(func() { close(stop); srv.Close(); wg.Wait() })
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+			}
+		}()
+		return true
+	})
 }
 
 // readyzBody is /readyz's status and body.

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,40 +29,22 @@ func TestEnginePanicCostsOneRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
+	upstream := requestServer(t, func(c *websocket.Conn, id string, _ []byte) bool {
+		var msgs []string
+		switch id {
+		case "boom":
+			msgs = e2aStream(id, 0, 4, false, true)
+			msgs[1] = strings.Replace(msgs[1], `"delta":"x"`, `"delta":"`+panicMark+`"`, 1)
+		case "gap":
+			msgs = e2aStream(id, 0, 4, false, true, 2) // sequence 2 lost: a seq_gap
 		}
-		defer c.Close()
-		for {
-			_, b, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			var req struct {
-				RequestID string `json:"request_id"`
-			}
-			if json.Unmarshal(b, &req) != nil || req.RequestID == "" {
-				continue
-			}
-			var msgs []string
-			switch req.RequestID {
-			case "boom":
-				msgs = e2aStream(req.RequestID, 0, 4, false, true)
-				msgs[1] = strings.Replace(msgs[1], `"delta":"x"`, `"delta":"`+panicMark+`"`, 1)
-			case "gap":
-				msgs = e2aStream(req.RequestID, 0, 4, false, true, 2) // sequence 2 lost: a seq_gap
-			}
-			for _, m := range msgs {
-				if c.WriteMessage(websocket.TextMessage, []byte(m)) != nil {
-					return
-				}
+		for _, m := range msgs {
+			if c.WriteMessage(websocket.TextMessage, []byte(m)) != nil {
+				return false
 			}
 		}
-	}))
-	defer srv.Close()
+		return true
+	})
 	dir := t.TempDir()
 	listen, wsListen := freeAddr(t), freeAddr(t)
 	cfgPath := filepath.Join(dir, "e2atap.yaml")
@@ -79,7 +58,7 @@ taps:
 outputs:
   findings: {path: %q}
   log: {path: %q}
-`, listen, wsListen, "ws"+strings.TrimPrefix(srv.URL, "http"), findings, records)), 0o644)
+`, listen, wsListen, upstream, findings, records)), 0o644)
 	cmd, stderr := startE2atap(t, []string{"E2ATAP_TEST_PANIC_ON=" + panicMark}, "run", "--config", cfgPath)
 	waitReady(t, listen)
 

@@ -26,41 +26,21 @@ import (
 // it back, as TCP does).
 func bigStreamUpstream(t *testing.T, n, size int) string {
 	t.Helper()
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	delta := strings.Repeat("x", size)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		for {
-			_, b, err := c.ReadMessage()
-			if err != nil {
-				return
+	return requestServer(t, func(c *websocket.Conn, id string, _ []byte) bool {
+		for seq := 0; seq <= n; seq++ {
+			kind, status, body, final := "e2a.chunk", "in_progress", `{"delta_kind":"text","delta":"`+delta+`"}`, false
+			if seq == n {
+				kind, status, body, final = "e2a.complete", "succeeded", `{"result":{"content":"done"}}`, true
 			}
-			var req struct {
-				RequestID string `json:"request_id"`
-			}
-			if json.Unmarshal(b, &req) != nil || req.RequestID == "" {
-				continue
-			}
-			id := req.RequestID
-			for seq := 0; seq <= n; seq++ {
-				kind, status, body, final := "e2a.chunk", "in_progress", `{"delta_kind":"text","delta":"`+delta+`"}`, false
-				if seq == n {
-					kind, status, body, final = "e2a.complete", "succeeded", `{"result":{"content":"done"}}`, true
-				}
-				rec := fmt.Sprintf(`{"protocol_version":"1.0","response_id":%q,"request_id":%q,"sequence":%d,"is_final":%t,"status":%q,"response_kind":%q,"timestamp":"2026-03-29T12:00:00Z","provenance":{"source_protocol":"e2a"},"body":%s}`,
-					id, id, seq, final, status, kind, body)
-				if c.WriteMessage(websocket.TextMessage, []byte(rec)) != nil {
-					return
-				}
+			rec := fmt.Sprintf(`{"protocol_version":"1.0","response_id":%q,"request_id":%q,"sequence":%d,"is_final":%t,"status":%q,"response_kind":%q,"timestamp":"2026-03-29T12:00:00Z","provenance":{"source_protocol":"e2a"},"body":%s}`,
+				id, id, seq, final, status, kind, body)
+			if c.WriteMessage(websocket.TextMessage, []byte(rec)) != nil {
+				return false
 			}
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+		return true
+	})
 }
 
 // bufDialer dials with the socket buffer opt (SO_RCVBUF, SO_SNDBUF) of

@@ -18,11 +18,11 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// streamUpstream is an AgentServer that answers each E2A request with the
-// first chunk of its stream and no final (a long answer under way); a
-// request whose params carry "hang_up" gets its chunk and then the
-// AgentServer closes the connection (1000) with the stream still open.
-func streamUpstream(t *testing.T) string {
+// requestServer is a WebSocket AgentServer that hands each E2A request it
+// reads (a message with a request_id) to serve, on the connection's
+// goroutine; serve returns false to end the connection. It returns the
+// server's ws:// URL.
+func requestServer(t *testing.T, serve func(c *websocket.Conn, id string, msg []byte) bool) string {
 	t.Helper()
 	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -37,24 +37,40 @@ func streamUpstream(t *testing.T) string {
 				return
 			}
 			var req struct {
-				RequestID string         `json:"request_id"`
-				Params    map[string]any `json:"params"`
+				RequestID string `json:"request_id"`
 			}
 			if json.Unmarshal(b, &req) != nil || req.RequestID == "" {
 				continue
 			}
-			chunk := e2aStream(req.RequestID, 0, 1, false, false)[0]
-			if c.WriteMessage(websocket.TextMessage, []byte(chunk)) != nil {
-				return
-			}
-			if req.Params["hang_up"] == true {
-				c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, "bye"), time.Now().Add(5*time.Second))
+			if !serve(c, req.RequestID, b) {
 				return
 			}
 		}
 	}))
 	t.Cleanup(srv.Close)
 	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+// streamUpstream is an AgentServer that answers each E2A request with the
+// first chunk of its stream and no final (a long answer under way); a
+// request whose params carry "hang_up" gets its chunk and then the
+// AgentServer closes the connection (1000) with the stream still open.
+func streamUpstream(t *testing.T) string {
+	t.Helper()
+	return requestServer(t, func(c *websocket.Conn, id string, msg []byte) bool {
+		chunk := e2aStream(id, 0, 1, false, false)[0]
+		if c.WriteMessage(websocket.TextMessage, []byte(chunk)) != nil {
+			return false
+		}
+		var req struct {
+			Params map[string]any `json:"params"`
+		}
+		if json.Unmarshal(msg, &req) == nil && req.Params["hang_up"] == true {
+			c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1000, "bye"), time.Now().Add(5*time.Second))
+			return false
+		}
+		return true
+	})
 }
 
 // openStream sends the request of stream id and waits for its first chunk.
