@@ -1269,21 +1269,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if i < st.done || i-from < 5 {
 		return Match{}, false
 	}
-	if st.delims == 0 {
-		// A value is delimited by ' ', '>' or '+' (URL-encoded): a text
-		// with none of them (an id, a timestamp without an offset)
-		// holds none, looked at once. Nor does a text with no '>' and
-		// no "pass" in any case: a value is only ever taken after an
-		// XML element's '>' or after "password", "passwd" or
-		// "passphrase" (below), and a text dense with digits (a tool's
-		// JSON result, a hash, base64, log lines) looked back from the
-		// first digit of each word for a key it cannot hold.
-		st.delims = 1
-		if t := s[from:]; bytes.IndexByte(t, '>') >= 0 || (bytes.IndexByte(t, ' ') >= 0 || bytes.IndexByte(t, '+') >= 0) && holdsPass(t) {
-			st.delims = 2
-		}
-	}
-	if st.delims == 1 {
+	if st.delims != 2 && !proseMay(s[from:], st) {
 		st.done = len(s) // no later digit either (the callers' gate)
 		return Match{}, false
 	}
@@ -1443,9 +1429,15 @@ func holdsPass(t []byte) bool {
 // (proseNone) when s has no '>' and no "pass" after a ' ' or '+' (as
 // proseValue looks for them in s[from:], which holds no more than s),
 // else nothing yet.
-// proseMay says whether proseValue may take a value anywhere in s, as
-// its first call works it out (st.delims), for the pre-check; where it
-// may not, st.done is then past every digit, as proseValue leaves it.
+// proseMay says whether proseValue may take a value anywhere in s (its
+// from on), worked out once (st.delims); where it may not, st.done is then
+// past every digit. A value is delimited by ' ', '>' or '+' (URL-encoded):
+// a text with none of them (an id, a timestamp without an offset) holds
+// none. Nor does a text with no '>' and no "pass" in any case: a value is
+// only ever taken after an XML element's '>' or after "password", "passwd"
+// or "passphrase", and a text dense with digits (a tool's JSON result, a
+// hash, base64, log lines) looked back from the first digit of each word
+// for a key it cannot hold. The pre-check calls it too.
 func proseMay(s []byte, st *proseState) bool {
 	if st.delims == 0 {
 		st.delims = 1
