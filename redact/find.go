@@ -804,9 +804,12 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 			} else if s[c] != ':' {
 				continue
 			}
-			if p < end && c > v && !isMask(s, p) {
+			if p < end && c > v && !isMask(s, p) && !inFingerprint(s, p) {
 				// (An empty user, "-u :…", is curl's for Negotiate or
-				// NTLM auth, and no pair the pre-check passes.)
+				// NTLM auth, and no pair the pre-check passes. The ':'
+				// of a mask's "(fp:" in the user, "-u 0/******(fp:…)@db"
+				// masked by an earlier pass, is no pair: masking twice
+				// changes nothing.)
 				return Match{p, end, KindKeyValue}, true
 			}
 			break
