@@ -94,7 +94,7 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 func credentialValue(k redact.Kind, v []byte) bool {
 	switch k {
 	case redact.KindKeyValue:
-		if placeholder(v) || code(v) {
+		if placeholder(v) || code(v) || redactedMark(v) || nonValue(v) || typeExpr(v) {
 			return false
 		}
 		digits := true
@@ -103,9 +103,121 @@ func credentialValue(k redact.Kind, v []byte) bool {
 		}
 		return !digits || len(v) >= 8
 	case redact.KindAuthorization, redact.KindBearer:
-		return !placeholder(v)
+		return !placeholder(v) && !redactedMark(v)
 	}
 	return true
+}
+
+// redactedMark reports whether v is what a redactor leaves where a
+// credential was: no letter or digit at all ("***", "••••", "...", "="
+// taken as the value of "password == nil"), a mark such as "REDACTED",
+// "FILTERED" (Rails) or "MASKED", bare or in brackets, or a masked value that keeps a few
+// characters in sight ("****1234", "sk-...", "sk-…abcd": at most 6
+// letters and digits beside a run of three '*' or an ellipsis). The
+// redactor masks these all the same; they are no credential in a log.
+func redactedMark(v []byte) bool {
+	alnum, stars, dots := 0, 0, 0
+	run := false // a run of three '*' or '.', or an ellipsis
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case isAlnum(c):
+			alnum++
+			stars, dots = 0, 0
+			continue
+		case c == '*':
+			stars, dots = stars+1, 0
+		case c == '.':
+			stars, dots = 0, dots+1
+		case c == 0xe2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xa6 || v[i+2] == 0xa2): // … or •
+			run = true
+			stars, dots = 0, 0
+			i += 2
+			continue
+		default:
+			stars, dots = 0, 0
+		}
+		run = run || stars >= 3 || dots >= 3
+	}
+	if alnum == 0 && (len(v) <= 3 || maskOnly(v)) || run && alnum <= 6 {
+		return true
+	}
+	if len(v) > 2 && (v[0] == '[' && v[len(v)-1] == ']' || v[0] == '<' && v[len(v)-1] == '>' || v[0] == '(' && v[len(v)-1] == ')') {
+		v = v[1 : len(v)-1] // [REDACTED], <redacted>, (hidden)
+	}
+	for _, w := range []string{"redacted", "filtered", "masked", "hidden", "removed", "obfuscated", "sanitized", "censored"} {
+		if len(v) == len(w) && hasFoldPrefix(v, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maskOnly reports whether v holds only the characters masks are made
+// of ('*', '.', '#', '-', '_', 'x' aside: those are letters), so that a
+// password of punctuation ("!@#$%^&*") stays a credential.
+func maskOnly(v []byte) bool {
+	for _, c := range v {
+		switch c {
+		case '*', '.', '#', '-', '_', '=', '?', 0xe2, 0x80, 0xa6, 0xa2:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// nonValue reports whether v, the value of a credential-named key in
+// text, is a language's literal for no value or a flag rather than a
+// credential: `password = None`, `"auth": null` (JSON logged inside a
+// string), `token: undefined`, `password: true`; or one of plainWord's
+// words ("auth: bearer", "password: required").
+func nonValue(v []byte) bool {
+	for _, w := range []string{"undefined", "nan", "nul", "void", "empty", "unset", "missing", "nothing"} {
+		if len(v) == len(w) && hasFoldPrefix(v, w) {
+			return true
+		}
+	}
+	return plainWord(v)
+}
+
+// typeExpr reports whether v, the value of a credential-named key in
+// text, is a type rather than a value, as code declares a credential's
+// field or parameter: `password: str`, `token?: string`, `password:
+// String`, `api_key: SecretStr`, `password: Optional[str]`, `password:
+// typing.Any`, `secret: List[bytes]` (Find stops the value at the
+// bracket's end).
+func typeExpr(v []byte) bool {
+	if hasFoldPrefix(v, "typing.") {
+		return true
+	}
+	name := v
+	if len(v) > 1 && v[0] == '&' { // Rust: &str, &'static str, &mut String
+		name = bytes.TrimPrefix(bytes.TrimPrefix(v[1:], []byte("'static ")), []byte("mut "))
+		v = name
+	}
+	if i := bytes.IndexAny(v, "[<"); i > 0 {
+		name = v[:i]
+		switch strings.ToLower(string(name)) {
+		case "optional", "list", "dict", "union", "sequence", "mapping", "option", "vec", "array", "set", "map",
+			"record", "partial", "readonly", "promise", "maybe", "annotated", "literal", "type", "final", "classvar", "box", "arc", "rc":
+			return true
+		}
+		return false
+	}
+	for _, w := range []string{"str", "string", "int", "integer", "bool", "boolean", "number", "bytes", "bytearray", "float",
+		"double", "char", "any", "object", "unknown", "secretstr", "secretbytes", "securestring", "[]byte", "uint8array", "buffer"} {
+		if len(name) == len(w) && hasFoldPrefix(name, w) {
+			return true
+		}
+	}
+	// A class named after the credential, capitalised as types are; the
+	// lower-case word may be the (weak) password itself ("password: secret").
+	switch string(name) {
+	case "Secret", "Password", "Token", "Credential", "Credentials", "ApiKey", "APIKey", "SecretString":
+		return true
+	}
+	return false
 }
 
 // placeholder reports whether v stands for a credential rather than being
@@ -545,7 +657,7 @@ func (w *secretWalker) walk() (string, string, bool) {
 				return "", "", false
 			}
 			if secretKey != "" {
-				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) && !(secretKey == KeyCredential && plainWord(v)) {
+				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) && !redactedMark(v) && !(secretKey == KeyCredential && plainWord(v)) {
 					return framePath(w.data, frames, false), secretKey, true
 				}
 			}

@@ -56,3 +56,67 @@ func TestScanSecretsPlainWords(t *testing.T) {
 		}
 	}
 }
+
+// TestFindCredentialNotAValue: code that declares or tests a credential
+// (a type, a language's no-value literal, a comparison) and what other
+// redactors leave where a credential was are no credential in text; the
+// values beside them are. Agents stream such code and logs all day, and
+// each was an e2a.secret finding (a producer's JSON logged as a string,
+// as Docker's json-file driver writes it, made every `"auth": null` one).
+func TestFindCredentialNotAValue(t *testing.T) {
+	for _, s := range []string{
+		"def login(user: str, password: str) -> None:",
+		"password: Optional[str] = None",
+		"interface Creds { password: string; token?: string }",
+		"pub struct Db { password: String, }",
+		"fn connect(password: &str)",
+		"api_key: SecretStr",
+		"password: typing.Any",
+		"secret: List[bytes]",
+		"password: Password",
+		"if password == nil {",
+		"password = None",
+		"password = null;",
+		"token: undefined",
+		`{"auth": null, "agent_ref": null}`,
+		"password: true",
+		"password: ***",
+		"password: ****1234",
+		"api_key: sk-...",
+		"api_key: sk-…abcd",
+		"Authorization: Bearer ***",
+		"password: REDACTED",
+		"password: [FILTERED]",
+		"secret: ••••••",
+	} {
+		if _, _, kind, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("FindCredential(%q) = %s, want none", s, kind)
+		}
+	}
+	for _, s := range []string{
+		"password: secret", "password: hunter2", "password: strongpass", "password: nullable-pass-7",
+		"api_key: sk-...abcdefgh", "password: Stringent99", "password: !@$%^&*()",
+		"Authorization: Bearer q8Jz2LmX0pRtVw5Y", "password: ***hunter2",
+	} {
+		if _, _, kind, ok := FindCredential([]byte(s)); !ok {
+			t.Errorf("FindCredential(%q) = %q %v, want a credential", s, kind, ok)
+		}
+	}
+}
+
+// TestScanSecretsRedactedMarks: a value of one of the four keys that
+// another redactor already masked is no credential, as the sidecar's own
+// "******" is not; a value that shows more than a few characters is.
+func TestScanSecretsRedactedMarks(t *testing.T) {
+	for _, rec := range []string{`{"password":"***"}`, `{"password":"REDACTED"}`, `{"api_key":"[REDACTED]"}`,
+		`{"bearer_token":"****abcd"}`, `{"authorization":"<redacted>"}`} {
+		if path, kind, ok := ScanSecrets([]byte(rec)); ok {
+			t.Errorf("ScanSecrets(%s) = %s %s, want none", rec, path, kind)
+		}
+	}
+	for _, rec := range []string{`{"password":"x"}`, `{"password":"***hunter2"}`, `{"api_key":"sk-...q8Jz2LmX0p"}`} {
+		if _, _, ok := ScanSecrets([]byte(rec)); !ok {
+			t.Errorf("ScanSecrets(%s): no finding", rec)
+		}
+	}
+}

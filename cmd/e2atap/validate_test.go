@@ -248,3 +248,60 @@ func TestValidateTextEndingAtAToolFlag(t *testing.T) {
 		t.Fatalf("not every record was read: %s", errb.String())
 	}
 }
+
+// TestValidateCodeAboutCredentialsIsNoSecret: the real binary on a log an
+// agent platform writes: a stream of code deltas that declare and test
+// credentials, other redactors' marks, and the same E2A records as
+// Docker's json-file driver wraps them (`{"log":"<the record as a
+// string>",...}`: every `"auth": null` of the request was a finding). One
+// planted password is the only e2a.secret finding.
+func TestValidateCodeAboutCredentialsIsNoSecret(t *testing.T) {
+	deltas := []string{
+		"def login(user: str, password: str) -> None:\n",
+		"    password: Optional[str] = None\n    if password == None:\n",
+		"interface Creds { password: string; token?: string }\n",
+		"pub struct Db { password: String, api_key: SecretStr }\n",
+		"if password == nil {\n\treturn errNoPassword\n}\n",
+		"config: password: ***, api_key: sk-..., token: [REDACTED], secret: ****1234\n",
+		"Authorization: Bearer ***\n",
+	}
+	rec := func(seq int, final bool, delta string) string {
+		b, _ := json.Marshal(map[string]any{"protocol_version": "1.0", "response_id": "code-1", "request_id": "code-1",
+			"sequence": seq, "is_final": final, "status": map[bool]string{false: "in_progress", true: "succeeded"}[final],
+			"response_kind": "e2a.chunk", "timestamp": "2026-12-06T10:00:00+00:00", "provenance": map[string]any{"source_protocol": "e2a"},
+			"body": map[string]any{"delta_kind": "text", "delta": delta}})
+		return string(b)
+	}
+	var lines []string
+	for i, d := range deltas {
+		lines = append(lines, rec(i, i == len(deltas)-1, d))
+	}
+	request := `{"protocol_version": "1.0", "request_id": "req-7", "session_id": "s", "user_id": "u-1", "agent_ref": null, "method": "chat.send", "params": {"query": "hi"}, "is_stream": true, "auth": null, "channel_context": {}}`
+	for _, l := range append([]string{request}, lines...) {
+		b, _ := json.Marshal(map[string]string{"log": l + "\n", "stream": "stdout", "time": "2026-12-06T10:00:00.000000001Z"})
+		lines = append(lines, string(b))
+	}
+	lines = append(lines, `{"msg":"connecting","password":"q8Jz2LmX-hunter"}`)
+	path := filepath.Join(t.TempDir(), "agent.log")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := corpusProcess(t, nil, nil, "validate", "--output", "json", path)
+	if code != exitFindings {
+		t.Fatalf("exit %d, want %d: %s", code, exitFindings, stderr)
+	}
+	var secrets []string
+	for _, l := range strings.Split(strings.TrimSpace(string(stdout)), "\n") {
+		var f struct{ Rule, Source, Message string }
+		if err := json.Unmarshal([]byte(l), &f); err != nil {
+			t.Fatalf("finding %q: %v", l, err)
+		}
+		if f.Rule == "e2a.secret" {
+			secrets = append(secrets, f.Source+": "+f.Message)
+		}
+	}
+	want := fmt.Sprintf("%s:%d", path, len(lines))
+	if len(secrets) != 1 || !strings.HasPrefix(secrets[0], want+":") {
+		t.Errorf("e2a.secret findings %q, want one, at %s", secrets, want)
+	}
+}
