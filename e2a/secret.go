@@ -73,12 +73,21 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 		if !ok {
 			break
 		}
-		if m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(s, m.Start, m.End)) {
+		if CredentialMatch(s, m) {
 			return m.Start, m.End, m.Kind.String(), true
 		}
 		from = m.End
 	}
 	return 0, 0, "", false
+}
+
+// CredentialMatch reports whether m, a match of redact.Find in s, is a
+// credential for rule e2a.secret: a credential kind whose value may be
+// the credential itself (credentialValue), not a key=value pair whose
+// value names its key. FindCredential and the split check (a match across
+// two chunks) judge a match by it alike.
+func CredentialMatch(s []byte, m redact.Match) bool {
+	return m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(s, m.Start, m.End))
 }
 
 // credentialValue reports whether v, the value Find matched as a
@@ -103,9 +112,30 @@ func credentialValue(k redact.Kind, v []byte) bool {
 		}
 		return !digits || len(v) >= 8
 	case redact.KindAuthorization, redact.KindBearer:
-		return !placeholder(v) && !redactedMark(v)
+		w := v // the header's value runs on: judge its first word ("Bearer *** and more")
+		if i := bytes.IndexByte(w, ' '); i > 0 {
+			w = w[:i]
+		}
+		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v)
 	}
 	return true
+}
+
+// schemeOnly reports whether v, the value of an Authorization header in
+// text, is code that builds one rather than a credential: the scheme word
+// alone (`"Bearer " + token`) or a string prefix (`f"Bearer {token}"`,
+// where Find stops at the quote).
+func schemeOnly(v []byte) bool {
+	v = bytes.TrimRight(v, " \"'")
+	if len(v) <= 2 {
+		return true
+	}
+	for _, w := range []string{"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"} {
+		if len(v) == len(w) && hasFoldPrefix(v, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // redactedMark reports whether v is what a redactor leaves where a
@@ -251,13 +281,92 @@ func code(v []byte) bool {
 		if v[i] == '(' && (isAlnum(v[i-1]) || v[i-1] == '_') {
 			return true
 		}
+		// An index into a map of them: `params[:password]`, `st.secrets["db"]`.
+		if v[i] == '[' && (isAlnum(v[i-1]) || v[i-1] == '_') && i+1 < len(v) && (v[i+1] == ':' || v[i+1] == '"' || v[i+1] == '\'') {
+			return true
+		}
 	}
-	return false
+	switch string(v) { // `let token = await getToken()`
+	case "await", "new", "yield", "async", "function", "lambda", "typeof", "require", "func", "fn":
+		return true
+	}
+	return reference(v)
+}
+
+// reference reports whether v names where a credential is kept rather
+// than holding it: a field or variable path (`settings.DB_PASSWORD`,
+// `self.api_key`, `process.env.OPENAI_API_KEY`, `var.db_password`,
+// `cfg.Password`, `req.body.password`), a symbol or named parameter
+// (`:password`), a YAML tag that fetches or encrypts it (`!vault`,
+// `!Ref DbPassword`, `!Sub`), or a value encrypted in place (sops
+// `ENC[AES256_GCM,…]`, Jasypt `ENC(…)`). A path is taken as one only
+// where it reads like code, not like a password with a dot in it
+// ("correct.horse.battery", "Summer.2024" stay credentials): each part an
+// identifier, and the first a name code keeps settings in, or a part
+// with an underscore, or a part that names a credential.
+func reference(v []byte) bool {
+	if bytes.HasPrefix(v, []byte("ENC[")) || bytes.HasPrefix(v, []byte("ENC(")) {
+		return true
+	}
+	if len(v) > 1 && v[0] == '!' {
+		switch string(v[1:]) {
+		case "vault", "Ref", "Sub", "GetAtt", "ImportValue", "Join", "Select", "FindInMap", "Base64", "If",
+			"env", "ENV", "secret", "Secret", "include", "unsafe", "encrypted", "sops":
+			return true
+		}
+		return false
+	}
+	if len(v) > 1 && v[0] == ':' {
+		return identPath(v[1:], false)
+	}
+	return identPath(v, true)
+}
+
+// identPath reports whether v is a dotted path of identifiers that reads
+// like code (reference); with dotted, it needs at least one dot.
+func identPath(v []byte, dotted bool) bool {
+	parts := bytes.Split(v, []byte("."))
+	if dotted && len(parts) < 2 {
+		return false
+	}
+	if !dotted {
+		return len(parts) == 1 && ident(v)
+	}
+	codeLike := false
+	switch strings.ToLower(string(parts[0])) {
+	case "self", "this", "cls", "settings", "config", "conf", "cfg", "args", "opts", "options", "params", "env", "process",
+		"os", "req", "request", "form", "data", "var", "local", "module", "import", "ctx", "context", "app", "props", "state",
+		"secrets", "vault", "creds", "credentials", "c", "s", "m", "p", "o", "t", "u", "r", "input", "body", "values", "spec", "user":
+		codeLike = true
+	}
+	for _, p := range parts {
+		if !ident(p) {
+			return false
+		}
+		if bytes.IndexByte(p, '_') >= 0 || redact.ClassifyKey(p) != redact.KeyPlain {
+			codeLike = true
+		}
+	}
+	return codeLike
+}
+
+// ident reports whether p is an identifier: a letter, '_' or '$', then
+// letters, digits, '_' or '$'.
+func ident(p []byte) bool {
+	if len(p) == 0 || !(p[0] == '_' || p[0] == '$' || isAlnum(p[0]) && !(p[0] >= '0' && p[0] <= '9')) {
+		return false
+	}
+	for _, c := range p {
+		if !(isAlnum(c) || c == '_' || c == '$') {
+			return false
+		}
+	}
+	return true
 }
 
 // namesItsKey reports whether the value s[start:end] of a key=value pair
 // is its key's own name, as code passes a variable on
-// (`OpenAI(api_key=api_key)`, `password: password`).
+// (`OpenAI(api_key=api_key)`, `password: password`, `{'password': password}`).
 func namesItsKey(s []byte, start, end int) bool {
 	j := start
 	for j > 0 && s[j-1] == ' ' {
@@ -268,6 +377,9 @@ func namesItsKey(s []byte, start, end int) bool {
 	}
 	j--
 	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') { // {'password': password}
 		j--
 	}
 	n := end - start

@@ -88,6 +88,14 @@ func TestFindCredentialNotAValue(t *testing.T) {
 		"password: REDACTED",
 		"password: [FILTERED]",
 		"secret: ••••••",
+		// Where code keeps or fetches it, not the credential.
+		"password=settings.DB_PASSWORD", "password=self.password", "api_key=config.api_key", "password=args.password",
+		`"password": form.password.data`, "apiKey: process.env.OPENAI_API_KEY,", "password = var.db_password",
+		"password = random_password.db.result", "Password: cfg.Password,", "password: req.body.password,",
+		"const apiKey = import.meta.env.VITE_API_KEY;", "let token = await getToken();", ":password => params[:password]",
+		"password = :password", "password: !vault |", "Password: !Ref DbPassword", "password: ENC[AES256_GCM,data:abc,iv:def]",
+		"'password': password,", `headers = {"Authorization": f"Bearer {token}"}`, `headers = {"Authorization": "Bearer " + token}`,
+		"Authorization: Bearer *** and more",
 	} {
 		if _, _, kind, ok := FindCredential([]byte(s)); ok {
 			t.Errorf("FindCredential(%q) = %s, want none", s, kind)
@@ -97,6 +105,8 @@ func TestFindCredentialNotAValue(t *testing.T) {
 		"password: secret", "password: hunter2", "password: strongpass", "password: nullable-pass-7",
 		"api_key: sk-...abcdefgh", "password: Stringent99", "password: !@$%^&*()",
 		"Authorization: Bearer q8Jz2LmX0pRtVw5Y", "password: ***hunter2",
+		"password: correct.horse.battery", "password: Summer.2024", "password => 'secret'", `password = "hunter2"`,
+		"password: !Hunter2x", "Authorization: Basic YWxpY2U6czNjcjN0", "password: ENCrypted-Pw9",
 	} {
 		if _, _, kind, ok := FindCredential([]byte(s)); !ok {
 			t.Errorf("FindCredential(%q) = %q %v, want a credential", s, kind, ok)

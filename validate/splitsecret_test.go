@@ -414,3 +414,26 @@ func TestUnquoteTail(t *testing.T) {
 		t.Fatal("no delta was unescaped from a part of its end")
 	}
 }
+
+// TestSecretSplitNotAValue: code and marks that are no credential in one
+// chunk (e2a.FindCredential) are none split across two at any cut either:
+// the split check judges the joined match as one chunk's is judged.
+func TestSecretSplitNotAValue(t *testing.T) {
+	for _, text := range []string{"password: None", "password = settings.DB_PASSWORD", "Authorization: Bearer ***",
+		"token: undefined", "api_key: sk-...", "password: Optional[str]", "password: REDACTED"} {
+		if _, _, kind, ok := e2a.FindCredential([]byte(text + " and more")); ok {
+			t.Fatalf("%q whole: %s", text, kind)
+		}
+		for cut := 1; cut < len(text); cut++ {
+			if _, _, _, ok := e2a.FindCredential([]byte("here: " + text[:cut])); ok {
+				continue // a chunk alone that reads as one ("password = settings."): its own finding
+			}
+			col := runCapture(t, ProfileSpec, []byte(splitLines("q1", text[:cut], text[cut:])), FormatJSONL)
+			for _, f := range col.findings {
+				if f.Rule == "e2a.secret" {
+					t.Errorf("%q cut %d: %s on %d: %s", text, cut, f.Rule, f.Index, f.Message)
+				}
+			}
+		}
+	}
+}

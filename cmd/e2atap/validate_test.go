@@ -264,6 +264,8 @@ func TestValidateCodeAboutCredentialsIsNoSecret(t *testing.T) {
 		"if password == nil {\n\treturn errNoPassword\n}\n",
 		"config: password: ***, api_key: sk-..., token: [REDACTED], secret: ****1234\n",
 		"Authorization: Bearer ***\n",
+		"db = connect(password=settings.DB_PASSWORD, api_key=self.api_key)\n",
+		"const apiKey = process.env.OPENAI_API_KEY;\nheaders = {\"Authorization\": f\"Bearer {token}\"}\n",
 	}
 	rec := func(seq int, final bool, delta string) string {
 		b, _ := json.Marshal(map[string]any{"protocol_version": "1.0", "response_id": "code-1", "request_id": "code-1",
