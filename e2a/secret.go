@@ -124,18 +124,20 @@ func credentialValue(k redact.Kind, v []byte) bool {
 // schemeOnly reports whether v, the value of an Authorization header in
 // text, is code that builds one rather than a credential: the scheme word
 // alone (`"Bearer " + token`) or a string prefix (`f"Bearer {token}"`,
-// where Find stops at the quote).
+// where Find stops at the quote); or a scheme and one or two characters
+// (a header a model is still writing: "Token C").
 func schemeOnly(v []byte) bool {
 	v = bytes.TrimRight(v, " \"'")
-	if len(v) <= 2 {
-		return true
-	}
 	for _, w := range []string{"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"} {
 		if len(v) == len(w) && hasFoldPrefix(v, w) {
 			return true
 		}
+		if len(v) > len(w) && v[len(w)] == ' ' && hasFoldPrefix(v, w) {
+			v = bytes.TrimLeft(v[len(w):], " ") // "Token C": a token of one character is none yet
+			break
+		}
 	}
-	return false
+	return len(v) <= 2
 }
 
 // redactedMark reports whether v is what a redactor leaves where a

@@ -128,8 +128,8 @@ type Logged struct {
 	// SecretKind and SecretPath: the live record (read from a log) held a
 	// credential of that kind at that path, now masked; "" when none.
 	SecretKind, SecretPath string
-	// SecretSplit: that credential was split across this chunk and the
-	// previous one of its stream.
+	// SecretSplit: that credential was split across chunks of its stream,
+	// up to this one.
 	SecretSplit bool
 }
 

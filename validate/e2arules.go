@@ -101,7 +101,7 @@ func (e *Engine) judgeJSON(in *Input, r *e2a.Record) {
 		if found {
 			msg := fmt.Sprintf("credential (%s) in a logged record at %s", kind, path)
 			if split {
-				msg += ", split across this chunk and the previous one of its stream"
+				msg += ", split across chunks of its stream, up to this one"
 			}
 			e.report(RuleE2ASecret, Off, in, e.recordStream(r, class), ProtoE2A, msg)
 		}

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 
@@ -21,6 +22,15 @@ import (
 // chunk n alone showed it (then chunk n was reported). Only for records
 // read from a log (RULES.md: e2a.secret is for file sources), live and
 // offline alike; a replayed record log says what the live run found.
+//
+// A model streams a few characters a chunk (its tokens), so a credential
+// can span many chunks: while the text joined so far may start one, the
+// kept tail is the end of the last few deltas joined (at most splitTail
+// bytes), not of the last one only. A key's value that runs to the end of
+// the text is judged once a later delta ends it (or the stream's final
+// record comes), not while it may go on: "password=settings" is no
+// credential once ".DB_PASSWORD" follows. Not seen: a key word or token
+// prefix whose first piece is under three letters ("pa" | "ssw" | "ord").
 //
 // The table is bounded: a tail is at most splitTail bytes, all of them with
 // their keys and bookkeeping (splitEntry) at most maxSplitBytes (past it a tail is not kept: the
@@ -46,13 +56,23 @@ const (
 )
 
 type splitTails struct {
-	m      map[string]*[]byte // stream table key → the end of its last delta
+	m      map[string]*keptTail // stream table key → the end of its text
 	bytes  int
 	key    []byte // scratch
 	joined []byte // scratch of Straddle
 	dec    []byte // scratch: the unescaped delta
 	tdec   []byte // scratch: the unescaped end of a delta (unquoteTail)
+	acc    []byte // scratch: the kept tail and the delta after it
 	starts startMemo
+}
+
+// keptTail is the end of a stream's text, b: its last delta's end, or the
+// end of its last few deltas joined while they may hold a credential in
+// progress (b[last:] is the last delta's).
+type keptTail struct {
+	b    []byte
+	last int
+	open bool // a key's value runs to b's end, not judged yet (straddle)
 }
 
 // startMemo remembers short tails that MayStartCredential passed (false),
@@ -131,6 +151,8 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	hasDelta := ok && len(raw) > 0
 	final := r.Get(e2a.FIsFinal).Type == e2a.Bool && r.Get(e2a.FIsFinal).Bool
 	var tail []byte
+	last := 0 // where in tail the delta's own bytes start
+	keepOpen := false
 	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw)) {
 		if text != nil {
 			tail = text[max(0, len(text)-splitTail):] // as unquoteTail makes it
@@ -147,23 +169,44 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	t.key = appendStreamKey(t.key[:0], in, protoE2A, rid.Str)
 	kind := ""
 	prev := t.m[string(t.key)]
+	open := false // a value left open at the end of the text (straddle)
+	if prev != nil && !hasDelta && !in.Gap && prev.open {
+		kind = t.judgeOpen(prev) // the text ended: a value left open ends with it
+	}
 	if prev != nil && hasDelta && !in.Gap {
 		if delta = text; delta == nil {
 			delta = t.unquote(raw, esc)
 		}
-		kind = t.straddle(*prev, delta)
+		kind, open = t.straddle(prev, delta, final)
+		if kind == "" && prev.last > 0 {
+			// The last delta's end alone, as when only it was kept: a
+			// credential that starts there right after another one (glued
+			// to it in the joined text) is one of its own.
+			last := keptTail{b: prev.b[prev.last:]}
+			kind, _ = t.straddle(&last, delta, final)
+		}
+		if !final && len(delta) < splitTail {
+			// The stream's text goes on from the kept tail: keep the end of
+			// the two joined when it may start a credential, so that one a
+			// model streams a few characters a chunk (its tokens: "sk" |
+			// "-pro" | "j-Xq" | …) is followed across every boundary, not
+			// only across one.
+			t.acc = append(append(t.acc[:0], prev.b[max(0, len(prev.b)-(splitTail-len(delta))):]...), delta...)
+			if open || redact.MayStartCredential(t.acc) { // (an open value is kept until judged)
+				tail, last, keepOpen = t.acc, len(t.acc)-len(delta), open
+			}
+		}
 	}
 	switch {
-	case tail != nil && prev != nil && t.bytes+len(tail)-len(*prev) <= maxSplitBytes:
+	case tail != nil && prev != nil && t.bytes+len(tail)-len(prev.b) <= maxSplitBytes:
 		// The stream's next tail, in place (no allocation a chunk).
-		t.bytes += len(tail) - len(*prev)
-		*prev = append((*prev)[:0], tail...)
+		t.bytes += len(tail) - len(prev.b)
+		prev.b, prev.last, prev.open = append(prev.b[:0], tail...), last, keepOpen
 	case tail != nil && prev == nil && t.bytes+splitEntry+len(t.key)+len(tail) <= maxSplitBytes:
 		if t.m == nil {
-			t.m = make(map[string]*[]byte)
+			t.m = make(map[string]*keptTail)
 		}
-		b := append([]byte(nil), tail...)
-		t.m[string(t.key)] = &b
+		t.m[string(t.key)] = &keptTail{b: append([]byte(nil), tail...), last: last, open: keepOpen}
 		t.bytes += splitEntry + len(t.key) + len(tail)
 	default:
 		if tail != nil {
@@ -340,31 +383,147 @@ func jsonSkip(d []byte, i int) int {
 	return j
 }
 
-// straddle returns the kind of a credential across prev|cur that prev
-// alone did not show, or "".
-func (t *splitTails) straddle(prev, cur []byte) string {
+// straddle returns the kind of a credential across kept|cur that the kept
+// text did not show, or "".
+//
+// A value whose end is not known yet is not judged: a key=value's that
+// runs to the end of cur may go on in the next delta
+// ("password=settings" | ".DB_PASSWORD", a model's tokens), and it is
+// judged when a delta ends it or the stream's final record comes. A token
+// shape (sk-…, ghp_…, AKIA…) is one as soon as it matches.
+//
+// open reports a value left open at the end of cur, judged with a later
+// delta (keptTail.open).
+func (t *splitTails) straddle(kept *keptTail, cur []byte, final bool) (kind string, open bool) {
+	prev := kept.b
+	var left redact.Match
+	isOpen := false
+	if kept.open {
+		left, isOpen = openValue(kept)
+	}
 	var m redact.Match
 	var ok bool
-	t.joined, m, ok = redact.Straddle(t.joined, prev, cur[:min(len(cur), splitHead)])
-	if !ok || !e2a.CredentialMatch(t.joined, m) {
-		return "" // (a placeholder or code across the boundary: no finding, as in one chunk)
+	head := cur[:min(len(cur), splitHead)]
+	t.joined, m, ok = redact.Straddle(t.joined, prev, head)
+	if isOpen && endsValue(cur) && !(ok && m.Start == left.Start) && e2a.CredentialMatch(prev, left) {
+		return left.Kind.String(), false // cur does not go on with it: it ended with the kept text
+	}
+	if !ok {
+		return "", false
+	}
+	if !final && m.End == len(t.joined) && len(cur) < splitTail && openEnded(m.Kind, t.joined[m.Start:m.End]) {
+		return "", true
+	}
+	if !e2a.CredentialMatch(t.joined, m) {
+		return "", false // (a placeholder or code across the boundary: no finding, as in one chunk)
 	}
 	for from := 0; m.Start < len(prev) && from < len(prev); {
 		x, ok := redact.Find(prev, from)
 		if !ok || x.Start > m.Start {
 			break
 		}
-		if x.Start == m.Start && e2a.CredentialMatch(prev, x) {
-			return "" // chunk n showed it alone: its own finding
+		// Judged already: a match the kept text ends, or one it ends
+		// with that was not left open (by the last delta alone, its own
+		// finding, or across an earlier boundary); a value left open at
+		// its end was not, unless the last delta alone showed it.
+		if x.Start == m.Start && e2a.CredentialMatch(prev, x) &&
+			(x.End < len(prev) || !openEnded(x.Kind, prev[x.Start:x.End]) || x.Start >= kept.last && shownAlone(prev[kept.last:], x.Start-kept.last)) {
+			return "", false
 		}
 		from = max(x.End, from+1)
 	}
-	return m.Kind.String()
+	return m.Kind.String(), false
+}
+
+// shownAlone reports whether the last delta alone, text, shows a
+// credential that starts at its byte at (its own finding).
+func shownAlone(text []byte, at int) bool {
+	for from := 0; from <= at && from < len(text); {
+		x, ok := redact.Find(text, from)
+		if !ok || x.Start > at {
+			return false
+		}
+		if x.Start == at && e2a.CredentialMatch(text, x) {
+			return true
+		}
+		from = max(x.End, from+1)
+	}
+	return false
+}
+
+// openValue returns the value left open at the end of the kept text: a
+// match that runs to its end, of a kind that may go on (openEnded), and
+// that started before the last delta (one wholly in it was that delta's
+// own finding).
+func openValue(kept *keptTail) (redact.Match, bool) {
+	var last redact.Match
+	found := false
+	for from := 0; from < len(kept.b); {
+		x, ok := redact.Find(kept.b, from)
+		if !ok {
+			break
+		}
+		last, found = x, true
+		from = max(x.End, from+1)
+	}
+	return last, found && last.End == len(kept.b) && last.Start < kept.last && openEnded(last.Kind, kept.b[last.Start:last.End])
+}
+
+// endsValue reports whether cur, the text after a value left open, ends
+// it: it starts with white space or a delimiter ("hunter2" | " in", |
+// "\n", | ")"), not with what a value or a scheme's word goes on with
+// ("Toke" | "n …").
+func endsValue(cur []byte) bool {
+	if len(cur) == 0 {
+		return false
+	}
+	switch cur[0] {
+	case ' ', '\t', '\n', '\r', ',', ';', ')', ']', '}', '"', '\'', '<', '>', '&', '|', '`':
+		return true
+	}
+	return false
+}
+
+// judgeOpen returns the kind of a credential left open at the end of the
+// kept text, now that the stream's text ended there, or "".
+func (t *splitTails) judgeOpen(kept *keptTail) string {
+	if m, ok := openValue(kept); ok && e2a.CredentialMatch(kept.b, m) {
+		return m.Kind.String()
+	}
+	return ""
+}
+
+// openEnded reports whether v, a match of kind k that ends the text it was
+// found in, may go on past it and be no credential once it does: a
+// key=value's word ("password=settings" | ".DB_PASSWORD"), or a header's value
+// that is still its scheme's word ("Authorization: Toke" | "n …"). A
+// header's token is one from its first characters on.
+func openEnded(k redact.Kind, v []byte) bool {
+	switch k {
+	case redact.KindKeyValue:
+		// A word of letters (or a dotted path of them) may be a name code
+		// goes on with ("settings" | ".DB_PASSWORD", "os" | ".getenv(",
+		// "Optional" | "[str]"); a value with a digit or another sign in it
+		// is judged as it stands.
+		for _, c := range v {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '.' || c == '$') {
+				return false
+			}
+		}
+		return true
+	case redact.KindAuthorization, redact.KindBearer, redact.KindBasic:
+		for _, w := range []string{"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey"} {
+			if len(v) < len(w) && bytes.EqualFold(v, []byte(w[:len(v)])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (t *splitTails) drop(key []byte) {
 	if prev := t.m[string(key)]; prev != nil {
-		t.bytes -= splitEntry + len(key) + len(*prev)
+		t.bytes -= splitEntry + len(key) + len(prev.b)
 		delete(t.m, string(key))
 	}
 }

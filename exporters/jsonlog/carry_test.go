@@ -278,7 +278,7 @@ func TestSplitSecretReplay(t *testing.T) {
 	if strings.Contains(buf.String(), "CRPS7a8b") {
 		t.Fatalf("the secret is in the record log:\n%s", buf.String())
 	}
-	want := "e2a.secret credential (sk) in a logged record at body.delta, split across this chunk and the previous one of its stream"
+	want := "e2a.secret credential (sk) in a logged record at body.delta, split across chunks of its stream, up to this one"
 	if len(live.findings) != 1 || live.findings[0] != want {
 		t.Fatalf("live findings %q, want [%q]", live.findings, want)
 	}
