@@ -285,13 +285,36 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := scheme(s, i)
 		return ok
 	case a&aSep != 0:
-		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i) || namedBefore(s, i) ||
+		if s[i] == ':' {
+			// A URL's "://" (also JSON's ":\/\/"): sep takes nothing
+			// there but a webhook's path or the userinfo (neither looks
+			// at from), so they are run as sep runs them. A URL without
+			// either (most of them: a link in markdown, a stack trace's
+			// request) holds nothing at this byte.
+			if at(s, i+1, "//") {
+				return urlCredential(s, i+3, "/", false)
+			}
+			if at(s, i+1, `\/\/`) {
+				return urlCredential(s, i+5, `\/`, true)
+			}
+		}
+		return keyBefore(s, i) || namedBefore(s, i) ||
 			s[i] == ':' && mayPgpass(s, i) && isPgpass(s, i)
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
 	}
 	return false
+}
+
+// urlCredential is what sep returns for the authority of a URL at s[i]
+// ("/" or JSON's "\/" its slash): a webhook's path or the userinfo.
+func urlCredential(s []byte, i int, slash string, escaped bool) bool {
+	if _, ok := webhook(s, i, slash); ok {
+		return true
+	}
+	_, ok := userinfo(s, i, escaped)
+	return ok
 }
 
 // keyBefore is the gate of sep's key=value branch: sep takes the key as

@@ -96,6 +96,36 @@ func TestMayHoldCredentialTextSkips(t *testing.T) {
 	}
 }
 
+// TestMayHoldCredentialTextURLs: at a URL's "://" the pre-check runs
+// what sep takes there (a webhook's path, the userinfo), so a URL with
+// neither (a link in markdown, the request of a stack trace) is passed
+// over, and one with either is not.
+func TestMayHoldCredentialTextURLs(t *testing.T) {
+	const teams = "contoso.webhook.office.com/webhookb2/3f2a1b4c-1111-4222-8333-944455556666@7e3f795e-69df-4f5a-bcc9-aaa8b34ebd4e/IncomingWebhook/0123456789abcdef0123456789abcdef/x"
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"See [the docs](https://docs.example.com/guide/7#setup) and run it.", false},
+		{`url="https://api.example.com/v1/items/12?page=3", timeout=30`, false},
+		{`"https:\/\/docs.example.com\/guide"`, false},
+		{"https://hooks.slack.com/status", false},
+		{"https://bob:pw@h.example/x", true},
+		{"https://user@example.com/x", true},
+		{`"https:\/\/bob:pw@h.example\/x"`, true},
+		{"see https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", true},
+		{`https:\/\/discord.com\/api\/webhooks\/123456789012345678\/abcdefgh`, true},
+		{"https://" + teams, true},
+	} {
+		if got := MayHoldCredentialText(c.s); got != c.want {
+			t.Errorf("MayHoldCredentialText(%q) = %v, want %v", c.s, got, c.want)
+		}
+		if _, ok := firstCredential([]byte(c.s)); ok != c.want {
+			t.Errorf("%q: Find reports a credential: %v", c.s, ok)
+		}
+	}
+}
+
 // TestDigitGluedKeysPlain: splitting key words at letter/digit
 // transitions makes no ordinary key credential-named (a digit glued to a
 // key word, "1private_key", is one: TestMayHoldCredentialTextKinds).
