@@ -126,6 +126,54 @@ func TestMayHoldCredentialTextURLs(t *testing.T) {
 	}
 }
 
+// TestHexRunRest holds the pre-check's shortcut over the rest of a run of
+// hex digits and '-' (hexRunRest) to Find: random texts made of such runs
+// (UUIDs, hashes, in both cases) with the shapes that could start inside
+// one glued before, in and after them (AWS's all-hex "ACCA", the 21 'A's
+// of an X token, PEM's "-----BEGIN", flags, schemes, Google's "ya29.",
+// vendor prefixes with '-', prose keys), and Find's first credential in
+// each passes the pre-check. (Fails when hexRunRest goes past an 'A'.)
+func TestHexRunRest(t *testing.T) {
+	if !hexSkip {
+		t.Fatal("a vendor prefix with '-' is made of hex digits: hexRunRest is off")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	hex := func(n int, digits string) string {
+		b := make([]byte, n)
+		for k := range b {
+			b[k] = digits[rng.IntN(len(digits))]
+		}
+		return string(b)
+	}
+	const lower, upper = "0123456789abcdef", "0123456789ABCDEF"
+	parts := []func() string{
+		func() string {
+			return hex(8, lower) + "-" + hex(4, lower) + "-" + hex(4, lower) + "-" + hex(4, lower) + "-" + hex(12, lower)
+		},
+		func() string { return hex(64, lower) },
+		func() string { return hex(22+rng.IntN(30), upper) },
+		func() string { return "ACCA" + hex(16, upper) },
+		func() string { return strings.Repeat("A", 21) + hex(80, upper) },
+		func() string { return "-----BEGIN" },
+		func() string { return "--" }, func() string { return "-u" }, func() string { return "-" },
+		func() string { return "bearer" }, func() string { return "Basic" }, func() string { return "ya29." },
+		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "sk-" }, func() string { return "xoxb-" },
+		func() string { return " " }, func() string { return "=" }, func() string { return ":" }, func() string { return "." },
+		func() string { return "password " }, func() string { return ">" }, func() string { return "%" }, func() string { return `\` },
+		func() string { return "/" }, func() string { return "+" }, func() string { return "Q~" }, func() string { return "\"" },
+	}
+	for range 20000 {
+		var b strings.Builder
+		for k := 1 + rng.IntN(6); k > 0; k-- {
+			b.WriteString(parts[rng.IntN(len(parts))]())
+		}
+		s := b.String()
+		if m, ok := firstCredential([]byte(s)); ok && !MayHoldCredentialText(s) {
+			t.Fatalf("MayHoldCredentialText(%q) = false, Find reports %v at %d:%d", s, m.Kind, m.Start, m.End)
+		}
+	}
+}
+
 // TestDigitGluedKeysPlain: splitting key words at letter/digit
 // transitions makes no ordinary key credential-named (a digit glued to a
 // key word, "1private_key", is one: TestMayHoldCredentialTextKinds).
@@ -377,7 +425,7 @@ func TestHexFreeB64(t *testing.T) {
 	// The search still runs where the run is not all hex: an encoded
 	// "sk-proj-" inside a run of hex.
 	s := []byte("0123456789abcdef" + "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5" + "0123")
-	if _, _, ok := b64Candidate(s, 3); !ok {
+	if _, _, _, ok := b64Candidate(s, 3); !ok {
 		t.Fatalf("b64Candidate(%q) passes over an encoded token prefix", s)
 	}
 }
