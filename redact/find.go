@@ -2175,15 +2175,7 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 	if seen != alnum || isMask(s, a) {
 		return Match{}, false
 	}
-	n := float64(b - a)
-	h := 0.0
-	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
-		}
-	}
-	if h < minEntropy || identifier(s[a:b]) {
+	if entropy(&counts, b-a) < minEntropy || identifier(s[a:b]) {
 		return Match{}, false
 	}
 	if gluedOK && glued.Start <= a {
@@ -2192,6 +2184,34 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 		return glued, true
 	}
 	return Match{a, b, KindHighEntropy}, true
+}
+
+// entropy is the Shannon entropy, in bits a byte, of a word of n bytes
+// whose bytes are counted in counts. p·log2(p) of a count under four is
+// worked out at its first use and used again: a random word (a base64
+// image's, 32 to hundreds of bytes) holds most of its bytes once or twice,
+// and math.Log2 a byte was a twentieth of the instructions of such text.
+// The terms and the order of the sum are the same.
+func entropy(counts *[128]uint16, n int) float64 {
+	fn := float64(n)
+	h := 0.0
+	var few [4]float64 // the term of count c, once known (never 0: c < n)
+	for _, c := range counts {
+		if c == 0 {
+			continue
+		}
+		if c < uint16(len(few)) {
+			if few[c] == 0 {
+				p := float64(c) / fn
+				few[c] = p * math.Log2(p)
+			}
+			h -= few[c]
+			continue
+		}
+		p := float64(c) / fn
+		h -= p * math.Log2(p)
+	}
+	return h
 }
 
 // gluedToken returns the first known token (prefixed) anchored in

@@ -187,17 +187,29 @@ func UnescapeASCII(dst, s []byte) []byte { return unescapeASCII(dst, s) }
 // or an encoded '%' before two hex digits: a URL-encoded text encoded once
 // more (a redirect's URL in a query parameter), in which every encoded
 // form ("%3A%2F%2F", "%40") is spelled "%253A%252F%252F", "%2540".
+//
+// The two bytes are found with bytes.IndexByte (vector code), not a switch
+// a byte: text unescaped once (code with a "C:\tmp" in it, a tool's
+// result) holds few of them, and it is read whole when it holds none.
 func hasASCIIEscape(s []byte) bool {
+	for i := 0; i+5 < len(s); i++ {
+		k := bytes.IndexByte(s[i:len(s)-5], '\\')
+		if k < 0 {
+			break
+		}
+		i += k
+		if s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && s[i+4] >= '2' && s[i+4] <= '7' {
+			return true
+		}
+	}
 	for i := 0; i+4 < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if i+5 < len(s) && s[i+1] == 'u' && s[i+2] == '0' && s[i+3] == '0' && s[i+4] >= '2' && s[i+4] <= '7' {
-				return true
-			}
-		case '%':
-			if encodedPercent(s, i) || encodedUEscape(s, i) >= 0 {
-				return true
-			}
+		k := bytes.IndexByte(s[i:len(s)-4], '%')
+		if k < 0 {
+			break
+		}
+		i += k
+		if encodedPercent(s, i) || encodedUEscape(s, i) >= 0 {
+			return true
 		}
 	}
 	return false

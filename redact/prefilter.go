@@ -134,9 +134,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 			if b[i] == '0' && i >= 2 && b[i-1] == 'u' && b[i-2] == '\\' && at(b, i+1, "03") && i+3 < n && (b[i+3]|0x20 == 'd' || b[i+3]|0x20 == 'a') && keyBefore(b, i-2) {
 				return true // "password\u003d…"
 			}
-			short := false
+			short, hexRun := false, false
 			if i >= b64End {
-				x, y, ok := b64Candidate(b, i)
+				x, y, hex, ok := b64Candidate(b, i)
 				if ok {
 					return true
 				}
@@ -144,6 +144,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still
 				}
+				hexRun = hex && !short && hexSkip
 			}
 			if short {
 				// A run too short for a digit token: the rest of it matters
@@ -177,6 +178,13 @@ func MayHoldCredentialText[T Text](s T) bool {
 				var ok bool
 				if wordEnd, ok = digitCandidate(b, i); ok {
 					return true
+				}
+				if hexRun && wordEnd >= b64End && !proseMay(b, &prose) {
+					// A run of hex digits and '-' (a UUID, a SHA-256),
+					// judged whole at its first digit: the rest of it
+					// holds no credential anchor but an 'A' (hexRunRest).
+					i = hexRunRest(b, i, b64End) - 1
+					continue
 				}
 			}
 			// Only the digits are skipped: another anchor in the run may
@@ -213,10 +221,12 @@ func MayHoldCredentialText[T Text](s T) bool {
 // s[i]: the run of the base64 alphabets around it is long enough to be
 // decoded and holds the encoding of a token prefix. end is the run's end.
 // It implies nothing about find's other digit checks (phone numbers, ID
-// numbers, high-entropy tokens), none of which is a credential.
-func b64Candidate(s []byte, i int) (start, end int, ok bool) {
+// numbers, high-entropy tokens), none of which is a credential. hex: the
+// run is one of hex digits and '-' (looked at only in a run of minB64
+// bytes or more).
+func b64Candidate(s []byte, i int) (start, end int, hex, ok bool) {
 	if !is(s[i], b64alpha) {
-		return i, i + 1, false // '+' ends a run: the next byte starts one
+		return i, i + 1, false, false // '+' ends a run: the next byte starts one
 	}
 	x := i
 	for x > 0 && is(s[x-1], b64alpha) {
@@ -224,15 +234,55 @@ func b64Candidate(s []byte, i int) (start, end int, ok bool) {
 	}
 	y := run(s, i, b64alpha)
 	if y-x < minB64 {
-		return x, y, false
+		return x, y, false, false
 	}
 	// (No upper bound: find, started later in a run too long to decode,
 	// may see a part of it short enough.)
-	if hexFreeB64 && allHex(s[x:y]) {
-		return x, y, false // a hash, a UUID, a hex id: no encoded prefix fits
+	if hex = allHex(s[x:y]); hex && hexFreeB64 {
+		return x, y, true, false // a hash, a UUID, a hex id: no encoded prefix fits
 	}
-	return x, y, anyB64Word(s[x:y])
+	return x, y, hex, anyB64Word(s[x:y])
 }
+
+// hexRunRest is where MayHoldCredentialText goes on in the run s[x:y]
+// of the base64 alphabets, made only of hex digits and '-', after the
+// digit s[i] at which the run was judged (b64Candidate, no encoded
+// prefix; digitCandidate, no token in its one word run), in a text where
+// proseValue takes no value (proseMay): at the run's first 'A' after i
+// (AKIA's kin, an all-hex "ACCA…", the 21 'A's of an X bearer token), or
+// at its end. No other anchor inside it can reveal a credential, from any
+// start (TestHexRunRest holds Find to it):
+//   - a digit: its run was judged (b64End, wordEnd); digitShape wants a
+//     '/', a 'Q' or "ya" before "29" (neither is a hex digit, and the run
+//     is bounded by bytes outside the base64 alphabets); the '%' and
+//     "\u" checks want a byte before it that is neither;
+//   - 'b', 'B': "bearer" and "basic" hold a letter that is no hex digit
+//     within their first four bytes, where the run cannot end;
+//   - '-': after a digit it starts no prefix but a PEM's "-----BEGIN"
+//     (a 'G'); after a hex digit or '-', the flags want a space or a quote
+//     before them, sk-, glpat-, xox…- and xapp- a letter that is no hex
+//     digit, and no vendor prefix with '-' is made of hex digits before
+//     it (hexSkip, worked out from the table).
+func hexRunRest(s []byte, i, y int) int {
+	if k := bytes.IndexByte(s[i+1:y], 'A'); k >= 0 {
+		return i + 1 + k
+	}
+	return y
+}
+
+// hexSkip: no vendor prefix whose first separator is '-' has only hex
+// digits before it (vendor would take such a prefix inside a UUID-like
+// run); a new one that has turns hexRunRest's shortcut off.
+var hexSkip = func() bool {
+	for _, vs := range vendorPrefixes[1] {
+		for _, v := range vs {
+			if allHex([]byte(v.p[:v.sep])) {
+				return false
+			}
+		}
+	}
+	return true
+}()
 
 // hexFreeB64: no word of b64Table is made only of hex digits and '-' (in
 // any case), so a run made only of them holds none: the SHA-256 hashes,
@@ -285,13 +335,36 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := scheme(s, i)
 		return ok
 	case a&aSep != 0:
-		return s[i] == ':' && (at(s, i+1, "//") || at(s, i+1, `\/\/`)) || keyBefore(s, i) || namedBefore(s, i) ||
+		if s[i] == ':' {
+			// A URL's "://" (also JSON's ":\/\/"): sep takes nothing
+			// there but a webhook's path or the userinfo (neither looks
+			// at from), so they are run as sep runs them. A URL without
+			// either (most of them: a link in markdown, a stack trace's
+			// request) holds nothing at this byte.
+			if at(s, i+1, "//") {
+				return urlCredential(s, i+3, "/", false)
+			}
+			if at(s, i+1, `\/\/`) {
+				return urlCredential(s, i+5, `\/`, true)
+			}
+		}
+		return keyBefore(s, i) || namedBefore(s, i) ||
 			s[i] == ':' && mayPgpass(s, i) && isPgpass(s, i)
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
 	}
 	return false
+}
+
+// urlCredential is what sep returns for the authority of a URL at s[i]
+// ("/" or JSON's "\/" its slash): a webhook's path or the userinfo.
+func urlCredential(s []byte, i int, slash string, escaped bool) bool {
+	if _, ok := webhook(s, i, slash); ok {
+		return true
+	}
+	_, ok := userinfo(s, i, escaped)
+	return ok
 }
 
 // keyBefore is the gate of sep's key=value branch: sep takes the key as

@@ -96,6 +96,84 @@ func TestMayHoldCredentialTextSkips(t *testing.T) {
 	}
 }
 
+// TestMayHoldCredentialTextURLs: at a URL's "://" the pre-check runs
+// what sep takes there (a webhook's path, the userinfo), so a URL with
+// neither (a link in markdown, the request of a stack trace) is passed
+// over, and one with either is not.
+func TestMayHoldCredentialTextURLs(t *testing.T) {
+	const teams = "contoso.webhook.office.com/webhookb2/3f2a1b4c-1111-4222-8333-944455556666@7e3f795e-69df-4f5a-bcc9-aaa8b34ebd4e/IncomingWebhook/0123456789abcdef0123456789abcdef/x"
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"See [the docs](https://docs.example.com/guide/7#setup) and run it.", false},
+		{`url="https://api.example.com/v1/items/12?page=3", timeout=30`, false},
+		{`"https:\/\/docs.example.com\/guide"`, false},
+		{"https://hooks.slack.com/status", false},
+		{"https://bob:pw@h.example/x", true},
+		{"https://user@example.com/x", true},
+		{`"https:\/\/bob:pw@h.example\/x"`, true},
+		{"see https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", true},
+		{`https:\/\/discord.com\/api\/webhooks\/123456789012345678\/abcdefgh`, true},
+		{"https://" + teams, true},
+	} {
+		if got := MayHoldCredentialText(c.s); got != c.want {
+			t.Errorf("MayHoldCredentialText(%q) = %v, want %v", c.s, got, c.want)
+		}
+		if _, ok := firstCredential([]byte(c.s)); ok != c.want {
+			t.Errorf("%q: Find reports a credential: %v", c.s, ok)
+		}
+	}
+}
+
+// TestHexRunRest holds the pre-check's shortcut over the rest of a run of
+// hex digits and '-' (hexRunRest) to Find: random texts made of such runs
+// (UUIDs, hashes, in both cases) with the shapes that could start inside
+// one glued before, in and after them (AWS's all-hex "ACCA", the 21 'A's
+// of an X token, PEM's "-----BEGIN", flags, schemes, Google's "ya29.",
+// vendor prefixes with '-', prose keys), and Find's first credential in
+// each passes the pre-check. (Fails when hexRunRest goes past an 'A'.)
+func TestHexRunRest(t *testing.T) {
+	if !hexSkip {
+		t.Fatal("a vendor prefix with '-' is made of hex digits: hexRunRest is off")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	hex := func(n int, digits string) string {
+		b := make([]byte, n)
+		for k := range b {
+			b[k] = digits[rng.IntN(len(digits))]
+		}
+		return string(b)
+	}
+	const lower, upper = "0123456789abcdef", "0123456789ABCDEF"
+	parts := []func() string{
+		func() string {
+			return hex(8, lower) + "-" + hex(4, lower) + "-" + hex(4, lower) + "-" + hex(4, lower) + "-" + hex(12, lower)
+		},
+		func() string { return hex(64, lower) },
+		func() string { return hex(22+rng.IntN(30), upper) },
+		func() string { return "ACCA" + hex(16, upper) },
+		func() string { return strings.Repeat("A", 21) + hex(80, upper) },
+		func() string { return "-----BEGIN" },
+		func() string { return "--" }, func() string { return "-u" }, func() string { return "-" },
+		func() string { return "bearer" }, func() string { return "Basic" }, func() string { return "ya29." },
+		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "sk-" }, func() string { return "xoxb-" },
+		func() string { return " " }, func() string { return "=" }, func() string { return ":" }, func() string { return "." },
+		func() string { return "password " }, func() string { return ">" }, func() string { return "%" }, func() string { return `\` },
+		func() string { return "/" }, func() string { return "+" }, func() string { return "Q~" }, func() string { return "\"" },
+	}
+	for range 20000 {
+		var b strings.Builder
+		for k := 1 + rng.IntN(6); k > 0; k-- {
+			b.WriteString(parts[rng.IntN(len(parts))]())
+		}
+		s := b.String()
+		if m, ok := firstCredential([]byte(s)); ok && !MayHoldCredentialText(s) {
+			t.Fatalf("MayHoldCredentialText(%q) = false, Find reports %v at %d:%d", s, m.Kind, m.Start, m.End)
+		}
+	}
+}
+
 // TestDigitGluedKeysPlain: splitting key words at letter/digit
 // transitions makes no ordinary key credential-named (a digit glued to a
 // key word, "1private_key", is one: TestMayHoldCredentialTextKinds).
@@ -347,7 +425,7 @@ func TestHexFreeB64(t *testing.T) {
 	// The search still runs where the run is not all hex: an encoded
 	// "sk-proj-" inside a run of hex.
 	s := []byte("0123456789abcdef" + "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5" + "0123")
-	if _, _, ok := b64Candidate(s, 3); !ok {
+	if _, _, _, ok := b64Candidate(s, 3); !ok {
 		t.Fatalf("b64Candidate(%q) passes over an encoded token prefix", s)
 	}
 }
