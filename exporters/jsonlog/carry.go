@@ -29,6 +29,12 @@ import (
 //     held (the caller flushes on a timer: so at most two flush periods),
 //     and on Close.
 //
+// A model streams a few characters a chunk, so a credential may span many
+// chunks: while the joined end of the stream's text may start one
+// (redact.MayStartCredential), the lines of its last few deltas are held
+// (at most maxPrevs earlier ones, and the bounds above), and a match that
+// starts in an earlier delta masks each line it touches whole.
+//
 // A line written early by these bounds cannot get its tail masked
 // afterwards; the next chunk's part still is (the tail is kept apart from
 // the line), and such boundaries are counted (Writer.CarryMissed). Lines
@@ -40,6 +46,8 @@ const (
 	maxHeldLine = 64 << 10
 	maxHeld     = 4 << 20
 	maxTails    = 1 << 16
+	maxPrevs    = 64 // earlier lines held a stream (past it the oldest is written)
+	carryWord   = 64 // the text's end kept while nothing is held
 )
 
 type carry struct {
@@ -50,6 +58,7 @@ type carry struct {
 	epoch   uint64   // Flush count
 	missed  uint64
 	joined  []byte // scratch of Straddle
+	acc     []byte // scratch: a tail and the delta after it
 	utail   []byte // scratch: a held tail with its ASCII escapes decoded
 	kbuf    []byte // scratch of the map key
 }
@@ -57,8 +66,16 @@ type carry struct {
 // held is one stream's carry: the tail of its last delta, and that chunk's
 // line while it is held.
 type held struct {
-	key    string
-	tail   []byte
+	key  string
+	tail []byte
+	// A model streams a few characters a chunk: while the stream's text
+	// may hold a credential in progress, tail is the end of its last few
+	// deltas joined, tail[last:] the last one's, and the lines of the
+	// earlier ones still in tail are prevs (oldest first; held, or
+	// written already by the bounds below), so that a credential across
+	// several chunks is masked in each.
+	last   int
+	prevs  []prevLine
 	has    bool // line is held (not written yet)
 	line   []byte
 	at     int // body.delta's string in line, quotes included
@@ -66,6 +83,14 @@ type held struct {
 	delta  []byte // the unescaped delta of line
 	epoch  uint64
 	queued bool // in carry.order
+}
+
+// prevLine is the line of a delta before the last one still in a held
+// tail: held (line != nil) or written already, and its delta's length.
+type prevLine struct {
+	line    []byte
+	at, end int
+	n       int
 }
 
 func newCarry() *carry { return &carry{streams: make(map[string]*held)} }
@@ -84,7 +109,7 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 		// Not a chunk with text: the held line goes first, then this one.
 		if h != nil {
 			c.release(w, h)
-			h.tail = h.tail[:0]
+			h.tail, h.last = h.tail[:0], 0
 		}
 		w.out.write(st.line)
 		return
@@ -100,9 +125,44 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 	if len(h.tail) > 0 {
 		c.straddle(w, h, st, cur)
 	}
-	c.release(w, h)
-	// Hold this line; keep this delta's tail.
-	h.tail = append(h.tail[:0], cur[max(0, len(cur)-carryTail):]...)
+	if len(cur) < carryTail && len(h.tail) > 0 {
+		c.acc = append(append(c.acc[:0], h.tail[max(0, len(h.tail)-(carryTail-len(cur))):]...), cur...)
+	}
+	if len(cur) < carryTail && len(h.tail) > 0 && redact.MayStartCredential(c.acc) {
+		// The text goes on from the tail: keep the two joined, and the
+		// lines whose deltas are in it.
+		p := prevLine{n: len(h.delta)}
+		if h.has {
+			p.line, p.at, p.end = h.line, h.at, h.end
+			h.line, h.has = nil, false
+		}
+		h.prevs = append(h.prevs, p)
+		in := len(c.acc) - len(cur) // the prevs' bytes in the new tail
+		total := 0
+		for _, q := range h.prevs {
+			total += q.n
+		}
+		for len(h.prevs) > 1 && (total-h.prevs[0].n >= in || len(h.prevs) > maxPrevs) {
+			total -= h.prevs[0].n
+			c.writePrev(w, &h.prevs[0])
+			h.prevs = h.prevs[1:]
+		}
+		h.tail = append(h.tail[:0], c.acc...)
+		h.last = in
+	} else {
+		c.release(w, h)
+		if len(cur) < carryWord && len(h.tail) > 0 {
+			// The end of the text, so that a key or prefix written a
+			// letter or two a chunk ("p" | "a" | "s" | "s…") is seen when
+			// the joined text may start one.
+			h.tail = append(h.tail[:0], c.acc[max(0, len(c.acc)-carryWord):]...)
+			h.last = len(h.tail) - len(cur)
+		} else {
+			h.tail = append(h.tail[:0], cur[max(0, len(cur)-carryTail):]...)
+			h.last = 0
+		}
+	}
+	// Hold this line.
 	if len(st.line) > maxHeldLine {
 		w.out.write(st.line)
 		return
@@ -110,7 +170,9 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 	h.line, h.has = append(h.line[:0], st.line...), true
 	h.at, h.end = st.deltaAt, st.deltaEnd
 	h.delta = append(h.delta[:0], cur...)
-	h.epoch = c.epoch
+	if !heldPrev(h) {
+		h.epoch = c.epoch // (else the oldest held line's: a flush bounds its wait)
+	}
 	c.bytes += len(h.line)
 	if !h.queued {
 		h.queued = true
@@ -134,15 +196,19 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 // straddle masks a credential that starts in h's tail and ends in cur (the
 // current delta): in h's held line, and in st.line.
 func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
-	nt := len(h.tail)
+	if len(h.prevs) > 0 && c.across(w, h, st, cur) {
+		return
+	}
+	tail := h.tail[h.last:] // the last delta's end, as when only it is kept
+	nt := len(tail)
 	var m redact.Match
 	var ok bool
-	c.joined, m, ok = redact.Straddle(c.joined, h.tail, cur[:min(len(cur), carryHead)])
-	if !ok && bytes.IndexByte(h.tail, '\\') >= 0 && redact.HasASCIIEscape(h.tail) {
+	c.joined, m, ok = redact.Straddle(c.joined, tail, cur[:min(len(cur), carryHead)])
+	if !ok && bytes.IndexByte(tail, '\\') >= 0 && redact.HasASCIIEscape(tail) {
 		// The previous delta ends in a key spelled with escapes of its
 		// own (JSON text: "p\u0061ssword:" | " <pw>"): the value wholly
 		// in this delta is masked, as Masker.Text masks the two joined.
-		c.utail = redact.UnescapeASCII(c.utail[:0], h.tail)
+		c.utail = redact.UnescapeASCII(c.utail[:0], tail)
 		if c.joined, m, ok = redact.Straddle(c.joined, c.utail, cur[:min(len(cur), carryHead)]); ok && m.Start >= len(c.utail) &&
 			!isMaskToken(c.joined[m.Start:m.End]) {
 			nu := len(c.utail)
@@ -174,6 +240,7 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 		n := len(h.line)
 		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, h.delta[len(h.delta)-(nt-m.End+cut):])
 		h.end += len(h.line) - n
+		c.bytes += len(h.line) - n
 	} else {
 		c.missed++
 	}
@@ -181,6 +248,33 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 		return
 	}
 	st.spliceLine(nil, fp, cur[cut:])
+}
+
+// across masks a credential that starts in an earlier delta than the last
+// one and runs into cur (a model's tokens: "sk" | "-pro" | "j-Xq" | …),
+// and reports whether there was one. Each line it touches is masked whole
+// (its delta's text around it too): the held lines of the earlier deltas,
+// the last one's, and this one's up to its end.
+func (c *carry) across(w *Writer, h *held, st *state, cur []byte) bool {
+	var m redact.Match
+	var ok bool
+	c.joined, m, ok = redact.Straddle(c.joined, h.tail, cur[:min(len(cur), carryHead)])
+	if !ok || m.Start >= h.last || m.End <= len(h.tail) || isMaskToken(c.joined[m.Start:m.End]) {
+		return false
+	}
+	fp := st.appendFP(nil, c.joined[m.Start:m.End])
+	w.counts[kindRule[m.Kind]].Add(1)
+	c.maskPrevs(st, h, m, fp)
+	if h.has {
+		n := len(h.line)
+		h.line = st.spliceDelta(h.line, h.at, h.end, nil, fp, nil)
+		h.end += len(h.line) - n
+		c.bytes += len(h.line) - n
+	} else {
+		c.missed++
+	}
+	st.spliceLine(nil, fp, cur[m.End-len(h.tail):])
+	return true
 }
 
 // spliceLine is spliceDelta on st.line, whose delta string then ends
@@ -208,8 +302,58 @@ func (st *state) spliceDelta(line []byte, at, end int, before, fp, after []byte)
 	return append(out, line[end:]...)
 }
 
-// release writes h's held line, if any.
+// maskPrevs masks whole the held lines of the earlier deltas that the
+// match m (in tail coordinates, starting before h.last) touches; one
+// written already is counted missed.
+func (c *carry) maskPrevs(st *state, h *held, m redact.Match, fp []byte) {
+	total := 0
+	for _, q := range h.prevs {
+		total += q.n
+	}
+	off := h.last - total // tail offset where prevs[0]'s delta starts (may be < 0)
+	for i := range h.prevs {
+		q := &h.prevs[i]
+		lo, hi := off, off+q.n
+		off = hi
+		if hi <= m.Start || lo >= m.End || hi <= 0 {
+			continue
+		}
+		if q.line == nil {
+			c.missed++
+			continue
+		}
+		n := len(q.line)
+		q.line = st.spliceDelta(q.line, q.at, q.end, nil, fp, nil)
+		q.end += len(q.line) - n
+		c.bytes += len(q.line) - n
+	}
+}
+
+// heldPrev reports whether h holds a line of an earlier delta.
+func heldPrev(h *held) bool {
+	for _, q := range h.prevs {
+		if q.line != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// writePrev writes a held earlier line and forgets it.
+func (c *carry) writePrev(w *Writer, q *prevLine) {
+	if q.line != nil {
+		w.out.write(q.line)
+		c.bytes -= len(q.line)
+		q.line = nil
+	}
+}
+
+// release writes h's held lines, if any, in their order.
 func (c *carry) release(w *Writer, h *held) {
+	for i := range h.prevs {
+		c.writePrev(w, &h.prevs[i])
+	}
+	h.prevs = h.prevs[:0]
 	if !h.has {
 		return
 	}

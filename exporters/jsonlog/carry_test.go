@@ -356,3 +356,52 @@ func TestSplitSecretSplicedTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitSecretManyChunks: a credential a model streams a few characters
+// a chunk (its tokens) leaves none of its characters in the record log's
+// deltas, read one after another as a reader of the log would join them;
+// the text before and after it stays, and every line is JSON.
+func TestSplitSecretManyChunks(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{"Here is the key: sk-proj-Xq7Lm2Rt9Vb4Nc8Kd3Wf6Hj1Pz5 for the test.", "Xq7Lm2Rt9Vb4Nc8Kd3Wf6Hj1Pz5"},
+		{"token ghp_Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi now", "Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi"},
+		{"Use password: Tr0ub4dor-and-3-horses now", "Tr0ub4dor-and-3-horses"},
+		{"AWS key AKIACRPS7EXAMPLE4XYZ in use", "CRPS7EXAMPLE4XYZ"},
+	} {
+		for size := 1; size <= 5; size++ {
+			var recs [][]byte
+			for i, seq := 0, 0; i < len(c.text); i, seq = i+size, seq+1 {
+				recs = append(recs, chunk("q1", seq, c.text[i:min(i+size, len(c.text))], false))
+			}
+			recs = append(recs, chunk("q1", len(recs), "", true))
+			var buf bytes.Buffer
+			lines := runEngine(t, NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey)), &buf, recs...)
+			var text strings.Builder
+			last := -1
+			for _, l := range lines {
+				var r struct {
+					Sequence int
+					Body     struct{ Delta string }
+				}
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatalf("%q size %d: invalid line %s", c.text, size, l)
+				}
+				if r.Sequence <= last {
+					t.Errorf("%q size %d: line %d after %d", c.text, size, r.Sequence, last)
+				}
+				last = r.Sequence
+				text.WriteString(r.Body.Delta)
+			}
+			joined := text.String()
+			for i := 0; i+4 <= len(c.secret); i++ {
+				if strings.Contains(joined, c.secret[i:i+4]) {
+					t.Errorf("%q in pieces of %d: %q of it in the log: %s", c.text, size, c.secret[i:i+4], joined)
+					break
+				}
+			}
+			if !strings.HasSuffix(joined, c.text[len(c.text)-4:]) {
+				t.Errorf("%q in pieces of %d: the text after it is gone: %s", c.text, size, joined)
+			}
+		}
+	}
+}

@@ -150,6 +150,10 @@
 // after it was held, or Close; at most 64 KiB a line and 4 MiB in all
 // (past that the oldest is written). carry.go has the details; a boundary
 // whose earlier line had to be written already is counted (CarryMissed).
+// A model streams a few characters a chunk: while the joined end of a
+// stream's text may start a credential, the lines of its last few deltas
+// (up to 256 bytes of text, 64 lines) are held, and a credential that
+// starts in an earlier one masks each line it touches whole.
 //
 // The content policy (content: mask | keep | drop): mask writes
 // "******(len:N)" for strings (N: bytes of the text), {"_masked":
