@@ -73,12 +73,21 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 		if !ok {
 			break
 		}
-		if m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(s, m.Start, m.End)) {
+		if CredentialMatch(s, m) {
 			return m.Start, m.End, m.Kind.String(), true
 		}
 		from = m.End
 	}
 	return 0, 0, "", false
+}
+
+// CredentialMatch reports whether m, a match of redact.Find in s, is a
+// credential for rule e2a.secret: a credential kind whose value may be
+// the credential itself (credentialValue), not a key=value pair whose
+// value names its key. FindCredential and the split check (a match across
+// two chunks) judge a match by it alike.
+func CredentialMatch(s []byte, m redact.Match) bool {
+	return m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(s, m.Start, m.End))
 }
 
 // credentialValue reports whether v, the value Find matched as a

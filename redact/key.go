@@ -51,7 +51,8 @@ func ClassifyKey[T Text](k T) KeyClass { return classifyWords(view(k), 0, len(k)
 var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "required", "enabled", "name",
 	"names", "len", "length", "count", "policy", "scheme", "mode", "expires", "expiry", "ttl", "header",
 	"field", "path", "file", "id", "ids", "kind", "version", "source", "set", "present", "rotated",
-	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength"}
+	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength",
+	"stdin", "fd"} // (docker login --password-stdin <registry>: the password is read from stdin)
 
 func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]

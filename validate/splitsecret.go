@@ -346,8 +346,8 @@ func (t *splitTails) straddle(prev, cur []byte) string {
 	var m redact.Match
 	var ok bool
 	t.joined, m, ok = redact.Straddle(t.joined, prev, cur[:min(len(cur), splitHead)])
-	if !ok || !m.Kind.Credential() {
-		return ""
+	if !ok || !e2a.CredentialMatch(t.joined, m) {
+		return "" // (a placeholder or code across the boundary: no finding, as in one chunk)
 	}
 	for from := 0; m.Start < len(prev) && from < len(prev); {
 		x, ok := redact.Find(prev, from)
