@@ -42,3 +42,46 @@ func TestOktaInBase64(t *testing.T) {
 func mask6(s, v string) string {
 	return strings.ReplaceAll(s, v, v[:2]+"…")
 }
+
+// TestFindPositionalForms: a Twitch chat token after "oauth:" and the
+// password of Windows' "net use" (before or after "/user:"), plain, in
+// JSON text and (Twitch) URL-encoded, are credentials the pre-checks pass
+// (the text, the raw JSON, and a stream's tail cut before the secret),
+// masked with no run of their secret left; their near-misses are none.
+func TestFindPositionalForms(t *testing.T) {
+	const tw = "k3x9q0vz7m2p5r8t1w4y6b0n3c5d7f" // 30
+	const pw = "Zq9xKp2LmN4vBw"                 // a password
+	for _, c := range []struct{ s, secret string }{
+		{"PASS oauth:" + tw, tw},
+		{"< PASS oauth:" + tw + "\r\nNICK bot", tw},
+		{"TWITCH_TOKEN=oauth:" + tw, tw},
+		{"state=PASS+oauth%3A" + tw + "%0D%0ANICK", tw},
+		{`net use \\fs01\share ` + pw + ` /user:CORP\svc_backup`, pw},
+		{`net use Z: \\fs01\data /user:svc ` + pw + ` /persistent:no`, pw},
+		{`C:\> net use \\fs01\share "` + pw + `" /user:svc`, pw},
+		{`{"cmd":"net use Z: \\\\fs01\\data \/user:svc ` + pw + ` \/persistent:no"}`, pw},
+		{`run: net use \\\\fs01\\share ` + pw + ` \/user:CORP\\svc`, pw},
+	} {
+		if k, ok := credentialKind(c.s); !ok {
+			t.Errorf("no credential (%v): %s", k, mask6(c.s, c.secret))
+		}
+		if !MayHoldCredentialText(c.s) || !MayHoldCredential(c.s) {
+			t.Errorf("a pre-check passes over it: %s", mask6(c.s, c.secret))
+		}
+		if out := MaskText(c.s); strings.Contains(out, c.secret[:10]) || strings.Contains(out, c.secret[len(c.secret)-10:]) {
+			t.Errorf("masked, still shows a run of its secret: %s", mask6(out, c.secret))
+		}
+		if i := strings.Index(c.s, c.secret); !MayStartCredential(c.s[:i]) {
+			t.Errorf("the tail before its secret is not kept: %s", mask6(c.s[:i], c.secret))
+		}
+	}
+	for _, s := range []string{
+		"NICK justinfan12345\r\nJOIN #channel", "oauth:abcdefghijklmnopqrstuvwxyzabcd", "oauth:" + tw + "1", "myoauth:" + tw,
+		`net use Z: \\fs01\data /user:svc /persistent:no`, `net use \\fs01\share /delete`, `net use Z: \\fs01\data * /user:svc`,
+		`net use \\fs01\share /user:CORP\svc_backup`, `runas /user:admin cmd.exe`, `net use Z: \\fs01\data /user:svc *`,
+	} {
+		if k, ok := credentialKind(s); ok {
+			t.Errorf("a credential (%v): %s", k, s)
+		}
+	}
+}
