@@ -362,6 +362,18 @@ func lineNames(s []byte, from, i int, form bool, tools []string) bool {
 	b := i - 1
 	for b > from && i-b < 256 {
 		c := s[b-1]
+		if (c == '"' || c == '\'') && b-1 > from {
+			// A quoted argument before the flag ("ldapsearch -D
+			// 'cn=admin,dc=example,dc=com' -w …") is passed over: its
+			// opening quote starts an argument (after white space). A
+			// quote with none is where the text the line is in starts
+			// (a JSON string, a shell's "…").
+			if o := bytes.LastIndexByte(s[from:b-1], c); o > 0 && from+o > from && (s[from+o-1] == ' ' || s[from+o-1] == '\t' || form && s[from+o-1] == '+') &&
+				bytes.IndexByte(s[from+o:b-1], '\n') < 0 && i-(from+o) < 256 {
+				b = from + o
+				continue
+			}
+		}
 		if c == '\n' || c == '\r' || c == ';' || c == '|' || c == '&' || c == '(' || c == '`' || c == '"' || c == '\'' || escLetter(s, b-1) {
 			break
 		}

@@ -85,3 +85,29 @@ func TestFindPositionalForms(t *testing.T) {
 		}
 	}
 }
+
+// TestToolFlagAfterQuotedArg: a tool's password flag after a quoted
+// argument ("ldapsearch -D 'cn=admin,dc=example,dc=com' -w '…'") is read
+// as the tool's: the search for the tool's name on the line stopped at the
+// quote. A quote that opens no argument still ends the line's start.
+func TestToolFlagAfterQuotedArg(t *testing.T) {
+	const pw = "Zq9xKp2!LmN4vB"
+	for _, s := range []string{
+		"ldapsearch -x -H ldap://ldap -D 'cn=admin,dc=example,dc=com' -w '" + pw + "' -b dc=example,dc=com",
+		`ldapmodify -D "cn=admin,dc=example,dc=com" -w ` + pw + ` -f x.ldif`,
+		`{"cmd":"ldapsearch -D 'cn=a b' -w ` + pw + `"}`,
+		"sqlcmd -S db -U sa -Q 'SELECT 1' -P " + pw,
+	} {
+		if _, ok := credentialKind(s); !ok || !MayHoldCredentialText(s) {
+			t.Errorf("no credential: %s", mask6(s, pw))
+		}
+		if strings.Contains(MaskText(s), pw[:10]) {
+			t.Errorf("masked, still shows its password: %s", mask6(MaskText(s), pw))
+		}
+	}
+	for _, s := range []string{"grep -w 'Zq9xKp2LmN4vB' f", `echo "x" | grep -w Zq9xKp2LmN4vB`, "zip -r 'a b.zip' dir -P"} {
+		if k, ok := credentialKind(s); ok {
+			t.Errorf("a credential (%v): %s", k, s)
+		}
+	}
+}

@@ -169,9 +169,8 @@ near("net_use_list", "net use \\\\fs01\\share /delete")
 # element (an element with attributes), Redis's "AUTH <user> <pw>",
 # "requirepass <pw>" and "CONFIG SET requirepass", "rabbitmqctl add_user
 # <user> <pw>", PHP var_dump's ["password"]=> string(n) "…" (its value on
-# the next line), ldapsearch's -w with a quoted value, and Windows' net use
-# URL-encoded (plain and in JSON text it is masked and a finding:
-# redact.netUse). Near-misses left: Go's %+v of an empty field before the
+# the next line), and Windows' net use URL-encoded (plain and in JSON
+# text it is masked and a finding: redact.netUse). Near-misses left: Go's %+v of an empty field before the
 # next one ("Password: PasswordFile:/run/…" takes the next field). The
 # near-misses "password=****" and "'password': None" are no finding on
 # h-lead2 (its commit a62ffc0), not here. A service account's JSON whose
@@ -182,7 +181,7 @@ near("net_use_list", "net use \\\\fs01\\share /delete")
 # in two): observe --records shows the second delta (the tail is not
 # kept: redact.MayStartCredential).
 LEFT_OUT = ["sql_identified_by", "sql_alter_identified", "sql_with_password", "sql_alter_role_password", "soap_wsse",
-            "redis_auth", "redis_requirepass", "redis_config_set", "rabbitmqctl", "php_var_dump", "ldapsearch_w",
+            "redis_auth", "redis_requirepass", "redis_config_set", "rabbitmqctl", "php_var_dump",
             "net_use_positional", "net_use_user_first", "go_plus_v_empty", "java_tostring_masked", "python_repr_none",
             "sa_private_key_json", "openssl_passin"]
 S = [o for o in S if o["name"] not in LEFT_OUT]
