@@ -74,6 +74,15 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 	if e <= f || isMask(s, f) {
 		return Match{}, false
 	}
+	if m, ok := find(s[:f-1], i+1); ok && m.Start < f-1 {
+		// A match in the port, database or user field (an e-mail user,
+		// "app@corp.com", as Azure's are written; a '+' and digits): the
+		// password is masked with it, from its start. Masked alone, the
+		// password made the line no .pgpass line at the next pass (a
+		// field is a mask), which then masked the field: masking twice
+		// changed the text, and the first pass printed the e-mail.
+		return Match{m.Start, e, KindKeyValue}, true
+	}
 	return Match{f, e, KindKeyValue}, true
 }
 

@@ -111,3 +111,24 @@ func TestToolFlagAfterQuotedArg(t *testing.T) {
 		}
 	}
 }
+
+// TestPgpassFieldMatch: a .pgpass line whose port, database or user field
+// holds a match of its own (an e-mail user, as Azure's are written) is
+// masked from that match through the password: masking twice changes
+// nothing (the password masked alone made the next pass mask the e-mail;
+// FuzzFind's seed 708a02c8aecb992d) and the e-mail is not printed.
+func TestPgpassFieldMatch(t *testing.T) {
+	for _, c := range []struct{ s, hidden string }{
+		{"db.example.com:5432:*:app@corp.com:Zq9pwXk2", "app@corp.com"},
+		{"orders-db.postgres.database.azure.com:5432:orders:reporting@orders-db:Zq9pwXk2\n", "Zq9pwXk2"},
+		{".00000000:*:*+00000000:0:0", "+00000000"},
+	} {
+		once := MaskText(c.s)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("not idempotent: %q -> %q -> %q", c.s, once, twice)
+		}
+		if strings.Contains(once, c.hidden) || strings.Contains(once, "Zq9pwXk2") {
+			t.Errorf("masked, still shows %q: %q", c.hidden, once)
+		}
+	}
+}
