@@ -74,6 +74,15 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 	if e <= f || isMask(s, f) {
 		return Match{}, false
 	}
+	if m, ok := find(s[:f-1], i+1); ok && m.Start < f-1 {
+		// A match in the port, database or user field (an e-mail user,
+		// "app@corp.com", as Azure's are written; a '+' and digits): the
+		// password is masked with it, from its start. Masked alone, the
+		// password made the line no .pgpass line at the next pass (a
+		// field is a mask), which then masked the field: masking twice
+		// changed the text, and the first pass printed the e-mail.
+		return Match{m.Start, e, KindKeyValue}, true
+	}
 	return Match{f, e, KindKeyValue}, true
 }
 
@@ -362,6 +371,18 @@ func lineNames(s []byte, from, i int, form bool, tools []string) bool {
 	b := i - 1
 	for b > from && i-b < 256 {
 		c := s[b-1]
+		if (c == '"' || c == '\'') && b-1 > from {
+			// A quoted argument before the flag ("ldapsearch -D
+			// 'cn=admin,dc=example,dc=com' -w …") is passed over: its
+			// opening quote starts an argument (after white space). A
+			// quote with none is where the text the line is in starts
+			// (a JSON string, a shell's "…").
+			if o := bytes.LastIndexByte(s[from:b-1], c); o > 0 && from+o > from && (s[from+o-1] == ' ' || s[from+o-1] == '\t' || form && s[from+o-1] == '+') &&
+				bytes.IndexByte(s[from+o:b-1], '\n') < 0 && i-(from+o) < 256 {
+				b = from + o
+				continue
+			}
+		}
 		if c == '\n' || c == '\r' || c == ';' || c == '|' || c == '&' || c == '(' || c == '`' || c == '"' || c == '\'' || escLetter(s, b-1) {
 			break
 		}

@@ -726,6 +726,11 @@ func sep(s []byte, from, i int) (Match, bool) {
 		if m, ok := pgpass(s, from, i, false); ok {
 			return m, true
 		}
+		if i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') {
+			if m, ok := positional(s, from, i); ok {
+				return m, true // "oauth:…", "net use … /user:…"
+			}
+		}
 	}
 	v := i + 1
 	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
@@ -1935,6 +1940,9 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 		if s[i+1]|0x20 == 'a' {
 			if m, ok := pgpassEncoded(s, from, i); ok {
 				return m, true, 0
+			}
+			if m, ok := twitchOAuthAt(s, from, i-1, i+2); ok {
+				return m, true, 0 // "PASS+oauth%3A…"
 			}
 		}
 		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") {

@@ -194,6 +194,7 @@ func TestClassifyKey(t *testing.T) {
 		"Authorization": KeyAuthorization, "Proxy-Authorization": KeyAuthorization, "Cookie": KeyCookie, "Set-Cookie": KeyCookie,
 		"api_key_ref": KeyRef, "credential_ref": KeyRef, "email": KeyEmail, "phone": KeyPhone, "user_id": KeyUserID,
 		"password_hint": KeyPlain, "authorization_url": KeyPlain, "secret_name": KeyPlain,
+		"password-stdin": KeyPlain, "password_fd": KeyPlain, // (docker login --password-stdin <registry>)
 		"request_id": KeyPlain, "session_id": KeyPlain, "sequence": KeyPlain, "status": KeyPlain, "key": KeyPlain, "auth": KeyCredential,
 		// Letter/digit transitions split words; they make no ordinary key a credential.
 		"1private_key": KeyCredential, "x9password": KeyCredential, "oauth2_token": KeyToken, "1token": KeyToken, "api2Key": KeyPlain,

@@ -51,7 +51,8 @@ func ClassifyKey[T Text](k T) KeyClass { return classifyWords(view(k), 0, len(k)
 var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "required", "enabled", "name",
 	"names", "len", "length", "count", "policy", "scheme", "mode", "expires", "expiry", "ttl", "header",
 	"field", "path", "file", "id", "ids", "kind", "version", "source", "set", "present", "rotated",
-	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength"}
+	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength",
+	"stdin", "fd"} // (docker login --password-stdin <registry>: the password is read from stdin)
 
 func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]
@@ -372,7 +373,7 @@ func containsFold(k []byte, p string) bool {
 // they are spelled), for a token wrapped in base64.
 var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai", "eyj", "-----begin", "sk-", "_live_", "_test_",
 	"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
-	"xoxc-", "xoxd-", "xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f", "%3a%5c%2f%5c%2f"}
+	"xoxc-", "xoxd-", "xapp-", "bearer", "basic", "://", `:\/\/`, "%3a%2f%2f", "%3a%5c%2f%5c%2f", "oauth:", "oauth%3a"}
 
 // cmdNeedles are the commands whose short flag takes a password
 // (shortFlag) that no other needle names: mysql and its tools, mariadb,
@@ -382,7 +383,8 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai
 // sshpass, -storepass and -pass pass: hold "pass".
 var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool",
 	"-u ", "-u+", "--user", // curl's -u user:password (flagValue)
-	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd"}
+	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd",
+	"net use"} // (netUse)
 
 // (needleTable is in tables_gen.go.)
 

@@ -349,7 +349,7 @@ func mayRevealCredential(s []byte, i int) bool {
 			}
 		}
 		return keyBefore(s, i) || namedBefore(s, i) ||
-			s[i] == ':' && mayPgpass(s, i) && isPgpass(s, i)
+			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i))
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
@@ -540,6 +540,9 @@ func encodedSep(s []byte, i int) bool {
 	if s[i+1]|0x20 == 'a' {
 		if _, ok := pgpassEncoded(s, 0, i); ok {
 			return true // "localhost%3A5432%3Adb%3Aapp%3Apw"
+		}
+		if _, ok := twitchOAuthAt(s, 0, i-1, i+2); ok {
+			return true // "PASS+oauth%3A…"
 		}
 	}
 	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1)

@@ -399,7 +399,7 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 			}
 		}
 	}
-	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi"), vendorPrefixStrings()...))
+	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi", "oauth:"), vendorPrefixStrings()...))
 	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
 	add(e, encodedNeedles)
 	return t, k, e

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 // Problem is one problem of a configuration, with where it is: the line of
@@ -240,7 +242,7 @@ func (d *configDecoder) value(n *yaml.Node, v reflect.Value, path string) {
 		d.mapping(n, v, path)
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			d.add(n.Line, "%s: want a mapping of keys to values, not %s", show(path), kindName(n))
+			d.add(n.Line, "%s: want a mapping of keys to values, not %s", show(path), kindNameAt(path, n))
 			return
 		}
 		m := reflect.MakeMap(t)
@@ -261,7 +263,7 @@ func (d *configDecoder) value(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(m)
 	case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8:
 		if n.Kind != yaml.SequenceNode {
-			d.add(n.Line, "%s: want a list ([a, b] or lines of \"- item\"), not %s", show(path), kindName(n))
+			d.add(n.Line, "%s: want a list ([a, b] or lines of \"- item\"), not %s", show(path), kindNameAt(path, n))
 			return
 		}
 		s := reflect.MakeSlice(t, 0, len(n.Content))
@@ -297,9 +299,9 @@ func (d *configDecoder) leaf(n *yaml.Node, v reflect.Value, path string) {
 			if v.Type().Kind() == reflect.Slice { // []byte: only fingerprint_key
 				d.add(n.Line, "%s: a key is not set in the file (it would be in a ConfigMap): set E2ATAP_FINGERPRINT_KEY (value not shown)", show(path))
 			} else if n.Kind == yaml.ScalarNode {
-				d.add(n.Line, "%s: `%s` is not %s", show(path), n.Value, want(v.Type()))
+				d.add(n.Line, "%s: %s is not %s", show(path), shownValue(path, n), want(v.Type()))
 			} else {
-				d.add(n.Line, "%s: want %s, not %s", show(path), want(v.Type()), kindName(n))
+				d.add(n.Line, "%s: want %s, not %s", show(path), want(v.Type()), kindNameAt(path, n))
 			}
 		} else {
 			d.add(n.Line, "%s: %v", show(path), err)
@@ -312,7 +314,7 @@ func (d *configDecoder) leaf(n *yaml.Node, v reflect.Value, path string) {
 // mapping decodes a mapping node into the struct v, key by key.
 func (d *configDecoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
-		d.add(n.Line, "%s: want a mapping of keys (key: value), not %s", show(path), kindName(n))
+		d.add(n.Line, "%s: want a mapping of keys (key: value), not %s", show(path), kindNameAt(path, n))
 		return
 	}
 	fields := yamlFields(v.Type())
@@ -435,6 +437,42 @@ func show(path string) string {
 		return "the top level"
 	}
 	return path
+}
+
+// kindNameAt is kindName for the value at path: a scalar under a key
+// that holds or names a secret (secretPath) is not quoted.
+func kindNameAt(path string, n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return shownValue(path, n)
+	}
+	return kindName(n)
+}
+
+// shownValue is a scalar as a configuration error quotes it: "`value`",
+// or, under a key that holds or names a secret (secretPath), "a string
+// (not shown)": a password written inline where a mapping or a file's
+// path goes ("auth: hunter2-Zq9", "sasl: …", "tls: <key material>") was
+// printed by the error about it, which the redactor, seeing no shape in
+// a bare password, let through.
+func shownValue(path string, n *yaml.Node) string {
+	if secretPath(path) {
+		return "a string (not shown)"
+	}
+	return fmt.Sprintf("`%s`", n.Value)
+}
+
+// secretPath reports a configuration path in a block of credentials (a
+// tap's auth, sasl or tls) or whose last key is credential-named
+// (redact.ClassifyKey: password, token, fingerprint_key…).
+func secretPath(path string) bool {
+	for _, part := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
+		switch part {
+		case "auth", "sasl", "tls":
+			return true
+		}
+	}
+	last := path[strings.LastIndexByte(path, '.')+1:]
+	return redact.ClassifyKey(last).Credential()
 }
 
 func kindName(n *yaml.Node) string {

@@ -928,6 +928,13 @@ func TestCorpusConfigErrors(t *testing.T) {
 		{"kafka broker URL with userinfo", `{name: bus, type: kafka, brokers: ["sasl_ssl://u:` + pass + `@h:9092"], topics: [t]}`, nil, "host:port"},
 		{"kafka broker with a password alone", `{name: bus, type: kafka, brokers: ["` + pass + `@127.0.0.1:9092"], topics: [t]}`, nil, "host:port"},
 		{"ws upstream malformed", `{name: agent-ws, type: ws, listen: "` + freeAddr(t) + `", upstream: "ws://user:` + pass + `@bad host:1"}`, nil, "upstream"},
+		// A secret written where its file's path goes, or inline where
+		// a block of credentials goes: the error about it names the key
+		// and line, never the value (tlsfiles.ShownPath, shownValue).
+		{"nats password_file holding the password", `{name: mesh, type: nats, url: "nats://127.0.0.1:4222", subjects: ["a.>"], auth: {user: app, password_file: "` + pass + `"}}`, nil, "no such file"},
+		{"kafka sasl password_file holding the password", `{name: bus, type: kafka, brokers: ["127.0.0.1:9092"], topics: [t], sasl: {mechanism: PLAIN, username: app, password_file: "` + pass + `"}}`, nil, "no such file"},
+		{"nats tls key_file and nkey_file holding a secret", `{name: mesh, type: nats, url: "nats://127.0.0.1:4222", subjects: ["a.>"], tls: {ca_file: "` + pass + `"}, auth: {nkey_file: "` + pass + `"}}`, nil, "no such file"},
+		{"nats auth written inline", `{name: mesh, type: nats, url: "nats://127.0.0.1:4222", subjects: ["a.>"], auth: "` + pass + `"}`, nil, "not shown"},
 		// A tap name is a metric label and is printed everywhere: one that
 		// holds a credential is refused, without printing it.
 		{"tap name holding a token", `{name: sk-proj-` + pass + `, type: logdir, paths: ["/nonexistent/*.jsonl"], positions: "/nonexistent/pos.json"}`, nil, "metric label"},

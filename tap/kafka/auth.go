@@ -90,7 +90,7 @@ func (t *Tap) securityOptions() ([]kgo.Opt, error) {
 	pw, err := tlsfiles.NewSecret(s.PasswordFile, func(err error) {
 		t.log.Warn("kafka sasl: cannot read the password file again: authenticating with the last value read", "err", err)
 	}, func() {
-		t.log.Info("kafka sasl: the password file is readable again", "file", s.PasswordFile)
+		t.log.Info("kafka sasl: the password file is readable again", "file", tlsfiles.ShownPath(s.PasswordFile))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sasl.password_file: %w", err)

@@ -69,7 +69,7 @@ func (a Auth) validate(urls string) []error {
 	}
 	if a.NKeyFile != "" {
 		if _, err := nats.NkeyOptionFromSeed(a.NKeyFile); err != nil {
-			errs = append(errs, fmt.Errorf("auth: nkey_file: %s: %w", a.NKeyFile, secretFree(err)))
+			errs = append(errs, fmt.Errorf("auth: nkey_file: %s: %w", tlsfiles.ShownPath(a.NKeyFile), secretFree(err)))
 		}
 	}
 	if a.CredsFile != "" {
@@ -107,13 +107,13 @@ func checkCreds(path string) error {
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("%s: %w", path, pe.Err)
+			return fmt.Errorf("%s: %w", tlsfiles.ShownPath(path), pe.Err)
 		}
 		return err
 	}
 	defer clear(b)
 	if !bytes.Contains(b, []byte("BEGIN NATS USER JWT")) || !bytes.Contains(b, []byte("SEED-----")) {
-		return fmt.Errorf("%s: not a NATS credentials file (a user JWT and its nkey seed)", path)
+		return fmt.Errorf("%s: not a NATS credentials file (a user JWT and its nkey seed)", tlsfiles.ShownPath(path))
 	}
 	return nil
 }
@@ -184,7 +184,7 @@ func (t *Tap) secret(key, path string) (*tlsfiles.Secret, error) {
 	s, err := tlsfiles.NewSecret(path, func(err error) {
 		t.log.Warn("nats auth: cannot read the secret file again: connecting with the last value read", "key", key, "err", err)
 	}, func() {
-		t.log.Info("nats auth: the secret file is readable again", "key", key, "file", path)
+		t.log.Info("nats auth: the secret file is readable again", "key", key, "file", tlsfiles.ShownPath(path))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("auth: %s: %w", key, err)

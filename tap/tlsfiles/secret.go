@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
 // ReadSecret reads a secret file (a password, a token: a mounted
@@ -16,13 +19,13 @@ func ReadSecret(path string) (string, error) {
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return "", fmt.Errorf("%s: %w", path, pe.Err)
+			return "", fmt.Errorf("%s: %w", ShownPath(path), pe.Err)
 		}
 		return "", err
 	}
 	b = bytes.TrimRight(b, "\r\n")
 	if len(b) == 0 {
-		return "", fmt.Errorf("%s: is empty", path)
+		return "", fmt.Errorf("%s: is empty", ShownPath(path))
 	}
 	return string(b), nil
 }
@@ -75,4 +78,34 @@ func (s *Secret) Get() string {
 
 // String keeps the value out of any print of a Secret (%v, a log
 // attribute): only the file is named.
-func (s *Secret) String() string { return "secret file " + s.path }
+func (s *Secret) String() string { return "secret file " + ShownPath(s.path) }
+
+// ShownPath is how the path of a secret file (a password, token, nkey
+// seed, creds or TLS key file) is printed: as it is when it reads as a
+// path (it holds a '/' or '\\', or is a lower-case file name with an
+// extension: "nats.pw"), else masked with its fingerprint. A secret
+// written where its file's path goes ("password_file: hunter2-Zq9") was
+// printed by every error about the file (no such file) and by the
+// secret's log lines; the redactor sees no shape in a bare password.
+func ShownPath(path string) string {
+	if strings.ContainsAny(path, "/\\") || plainFileName(path) {
+		return path
+	}
+	return string(redact.AppendMask(redact.Default(), nil, path))
+}
+
+// plainFileName reports a name of lower-case letters, digits, '-' and '_'
+// with a '.' and an extension of 1 to 8 of them.
+func plainFileName(p string) bool {
+	dot := strings.LastIndexByte(p, '.')
+	if dot <= 0 || len(p)-dot-1 < 1 || len(p)-dot-1 > 8 {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

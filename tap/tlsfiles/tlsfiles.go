@@ -85,7 +85,7 @@ func (f Files) ValidateClient() error {
 	}
 	if f.CertFile != "" {
 		if _, err := tls.LoadX509KeyPair(f.CertFile, f.KeyFile); err != nil {
-			errs = append(errs, fmt.Errorf("cert_file, key_file: %s, %s: %w", f.CertFile, f.KeyFile, err))
+			errs = append(errs, fmt.Errorf("cert_file, key_file: %s, %s: %w", ShownPath(f.CertFile), ShownPath(f.KeyFile), err))
 		}
 	}
 	return errors.Join(errs...)
@@ -97,12 +97,16 @@ func (f Files) ValidateClient() error {
 func readable(path string) error {
 	fh, err := os.Open(path)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s %s: %w", pe.Op, ShownPath(path), pe.Err) // (as os.Open says it, the path as ShownPath prints it)
+		}
 		return err
 	}
 	fi, err := fh.Stat()
 	fh.Close()
 	if err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
+		return fmt.Errorf("%s is a directory", ShownPath(path))
 	}
 	return err
 }

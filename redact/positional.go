@@ -1,0 +1,149 @@
+package redact
+
+// Credentials at a ':' that no key names: a Twitch chat token after
+// "oauth:", and the password of Windows' "net use", which is an argument
+// before or after "/user:" and no key=value pair. Both are found by sep
+// (the ':' is an anchor of Find and of the pre-check) and gated by the
+// needles "oauth:" and "net use" (credNeedles, cmdNeedles) on raw JSON and
+// in a stream's tail.
+
+// twitchOAuth matches a Twitch chat (IRC) token, "oauth:" and 30 lower-case
+// letters and digits ("PASS oauth:…" on an IRC connection, a bot's
+// config), whose ':' is s[i]. "oauth:" starts a word; the 30 bytes hold a
+// letter and a digit and end the word.
+//
+// URL-encoded ("PASS+oauth%3A…"), s[i] is the '%' of "%3A"
+// (twitchOAuthAt).
+func twitchOAuth(s []byte, from, i int) (Match, bool) { return twitchOAuthAt(s, from, i, i+1) }
+
+// twitchOAuthAt is twitchOAuth with the separator s[i:v] (':' or "%3A").
+func twitchOAuthAt(s []byte, from, i, v int) (Match, bool) {
+	k := i - 5
+	if k < from || !atFold(s, k, "oauth") || !wordStart(s, k) {
+		return Match{}, false
+	}
+	e := v
+	letter, digit := false, false
+	for e < len(s) && e-v <= 30 {
+		c := s[e]
+		if c >= 'a' && c <= 'z' {
+			letter = true
+		} else if c >= '0' && c <= '9' {
+			digit = true
+		} else {
+			break
+		}
+		e++
+	}
+	if e-v != 30 || !letter || !digit || e < len(s) && is(s[e], word) {
+		return Match{}, false
+	}
+	return Match{v, e, KindVendorToken}, true
+}
+
+// netUse matches the password of Windows' "net use" whose "/user:" ends
+// at the ':' s[i]: "net use [drive:] \\host\share <password> /user:[domain\]user"
+// or "net use [drive:] \\host\share /user:[domain\]user <password>" (also
+// with its "*": no password given, it prompts). The line (from its start
+// or the last of "\n;&|") holds "net use" before "/user:".
+func netUse(s []byte, from, i int) (Match, bool) {
+	u := i - 5
+	if u < from+1 || !atFold(s, u, "/user") {
+		return Match{}, false
+	}
+	if s[u-1] == '\\' && u-1 > from {
+		u-- // "\/user:" in JSON text
+	}
+	if s[u-1] != ' ' && s[u-1] != '\t' {
+		return Match{}, false
+	}
+	// The line's "net use".
+	b := u
+	for b > from && u-b < 512 && s[b-1] != '\n' && s[b-1] != '\r' && s[b-1] != ';' && s[b-1] != '&' && s[b-1] != '|' && !escLetter(s, b-1) {
+		b--
+	}
+	n := -1
+	for k := b; k+7 <= u; k++ {
+		if atFold(s, k, "net use") && (k == b || !is(s[k-1], alnum)) && (s[k+7] == ' ' || s[k+7] == '\t') {
+			n = k + 7
+			break
+		}
+	}
+	if n < 0 {
+		return Match{}, false
+	}
+	// The arguments between "net use" and "/user:": the password is the
+	// one after a \\host\share (or a "\\\\" escaped one in JSON text).
+	args := [3][2]int{}
+	na := 0
+	for p := n; p < u; {
+		for p < u && (s[p] == ' ' || s[p] == '\t') {
+			p++
+		}
+		q := p
+		for q < u && s[q] != ' ' && s[q] != '\t' {
+			q++
+		}
+		if q > p {
+			if na == len(args) {
+				copy(args[:], args[1:])
+				na--
+			}
+			args[na] = [2]int{p, q}
+			na++
+		}
+		p = q
+	}
+	share := func(a [2]int) bool { return a[1]-a[0] > 2 && s[a[0]] == '\\' && s[a[0]+1] == '\\' } // (or "\\\\" in JSON text)
+	if na >= 2 && share(args[na-2]) && !share(args[na-1]) && !(args[na-1][1]-args[na-1][0] == 1 && s[args[na-1][0]] == '*') {
+		p := args[na-1]
+		if !isMask(s, p[0]) {
+			return Match{p[0], p[1], KindKeyValue}, true
+		}
+	}
+	// After the user: "/user:CORP\svc <password>", not an option ("/persistent:no").
+	p := i + 1
+	for p < len(s) && p-i < 256 && s[p] != ' ' && s[p] != '\t' && s[p] != '\n' && s[p] != '\r' && s[p] != '"' && !(p+1 < len(s) && escLetter(s, p+1)) {
+		p++
+	}
+	if p == i+1 || p >= len(s) || s[p] != ' ' && s[p] != '\t' {
+		return Match{}, false
+	}
+	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
+		p++
+	}
+	if p >= len(s) || s[p] == '/' || at(s, p, `\/`) || s[p] == '*' && (p+1 == len(s) || !is(s[p+1], alnum)) {
+		return Match{}, false
+	}
+	v, end, ok := argSpan(s, p, false, true)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{v, end, KindKeyValue}, true
+}
+
+// positional is twitchOAuth or netUse at the ':' s[i] (i >= 5), by the
+// byte before it. (Its callers look at s[i-5], an 'o' or a '/', first:
+// a tool's JSON results have a ':' after most keys.)
+func positional(s []byte, from, i int) (Match, bool) {
+	if s[i-1]|0x20 == 'h' {
+		return twitchOAuth(s, from, i)
+	}
+	return netUse(s, from, i)
+}
+
+// mayPositional is the pre-check's gate of twitchOAuth and netUse at the
+// ':' s[i] (i >= 5; s[i-5] is an 'o' or a '/'): the word before it is
+// "oauth" or "/user", and the
+// detector, from 0 (any later from leaves it less), takes it.
+func mayPositional(s []byte, i int) bool {
+	switch s[i-1] | 0x20 {
+	case 'h':
+		_, ok := twitchOAuth(s, 0, i)
+		return ok
+	case 'r':
+		_, ok := netUse(s, 0, i)
+		return ok
+	}
+	return false
+}
