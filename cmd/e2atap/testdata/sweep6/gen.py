@@ -182,7 +182,7 @@ near("net_use_list", "net use \\\\fs01\\share /delete")
 # kept: redact.MayStartCredential).
 LEFT_OUT = ["sql_identified_by", "sql_alter_identified", "sql_with_password", "sql_alter_role_password", "soap_wsse",
             "redis_auth", "redis_requirepass", "redis_config_set", "rabbitmqctl", "php_var_dump",
-            "net_use_positional", "net_use_user_first", "go_plus_v_empty", "java_tostring_masked", "python_repr_none",
+            "net_use_positional", "net_use_user_first", "go_plus_v_empty",
             "sa_private_key_json", "openssl_passin"]
 S = [o for o in S if o["name"] not in LEFT_OUT]
 with open("families.jsonl", "w") as f:
