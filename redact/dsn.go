@@ -367,7 +367,12 @@ var ldapTools = []string{"ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "l
 
 // lineNames reports one of tools as a word (its last run of name bytes:
 // /usr/bin/zip) of the line, or the part of a pipeline, before s[i].
-func lineNames(s []byte, from, i int, form bool, tools []string) bool {
+func lineNames(s []byte, _, i int, form bool, tools []string) bool {
+	// The line is read back from i whatever Find's start: a start after
+	// an earlier match (inside a quoted argument: `zip -P "pw"x -P pw`)
+	// must read the line as a start before it does, or masking a text
+	// twice masks more (FuzzFind, 7bb9d4c209dd1b55).
+	from := max(0, i-256)
 	b := i - 1
 	for b > from && i-b < 256 {
 		c := s[b-1]
