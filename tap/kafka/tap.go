@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,12 @@ type run struct {
 	wasUp atomic.Bool // UpstreamUp has been true once: a later false→true is a reconnect
 
 	commitMu sync.Mutex // serializes commit
+
+	// recreated: topics deleted and created again that readAgain added
+	// back, and when; their partitions, once assigned after that, are read
+	// from offset 0, not from the deleted topic's commit (poll's goroutine
+	// only).
+	recreated map[string]time.Time
 
 	mu  sync.Mutex
 	lag map[topicPartition]int64
@@ -238,9 +245,13 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	defer cl.AllowRebalance()
 	now := time.Now()
 	failed := false
+	var recreated []string
 	fetches.EachError(func(topic string, partition int32, err error) {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return // our own poll bound
+		}
+		if errors.Is(err, kerr.UnknownTopicID) && !slices.Contains(recreated, topic) {
+			recreated = append(recreated, topic)
 		}
 		failed = true
 		if now.Sub(r.fetchLog) >= tap.OutageEvery {
@@ -253,6 +264,10 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	} else if fetches.NumRecords() > 0 {
 		r.setUp(true)
 	}
+	for _, topic := range recreated {
+		r.readAgain(cl, topic)
+	}
+	fresh := r.readFromStart(cl)
 	// A partition taken away (revoked, or lost with the group session):
 	// the streams it carried go on at its next owner, which reads them from
 	// the commit, that is from their start. This tap drops them with no
@@ -279,10 +294,10 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	cr := newCredit(r.cfg.Budget)
 	defer cr.close()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if err != nil || len(p.Records) == 0 {
-			return
-		}
 		tp := topicPartition{p.Topic, p.Partition}
+		if err != nil || len(p.Records) == 0 || fresh[tp] {
+			return // fresh: fetched from the deleted topic's commit, read again from 0
+		}
 		r.setLag(tp, p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1))
 		r.mu.Lock()
 		next, seen := r.next[tp]
@@ -547,6 +562,60 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 			return
 		}
 	}
+}
+
+// readAgain starts reading topic over: it was deleted and created again
+// under the same name (its fetches fail with UNKNOWN_TOPIC_ID: the client
+// keeps the old topic's ID and never takes the new one by itself, so the
+// tap read nothing more of it, for as long as it ran). Purged from the
+// client and added again, its partitions are revoked (their open streams
+// handed over, OnPartitionsRevoked) and assigned anew, read from the
+// group's commit or, with none, from Config.Start.
+func (r *run) readAgain(cl *kgo.Client, topic string) {
+	r.log.Warn("kafka topic deleted and created again: reading it over (its open streams are not judged across)", "topic", topic)
+	cl.PurgeTopicsFromConsuming(topic)
+	if !r.cfg.Regex {
+		cl.AddConsumeTopics(topic)
+	}
+	if r.recreated == nil {
+		r.recreated = map[string]time.Time{}
+	}
+	r.recreated[topic] = time.Now()
+}
+
+// readFromStart sets the partitions assigned of the topics readAgain added
+// back to offset 0: the group's commit, and the judged mark in it, are the
+// deleted topic's, and the new one's records below them were skipped or
+// taken as judged already. It returns the partitions set, whose records
+// fetched in this poll are not emitted (they come again from 0).
+func (r *run) readFromStart(cl *kgo.Client) map[topicPartition]bool {
+	if len(r.recreated) == 0 {
+		return nil
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	fresh := map[topicPartition]bool{}
+	r.mu.Lock()
+	for tp, at := range r.assignedAt {
+		since, ok := r.recreated[tp.topic]
+		if !ok || at.Before(since) {
+			continue // not assigned again yet
+		}
+		if set[tp.topic] == nil {
+			set[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: 0}
+		fresh[tp] = true
+		delete(r.next, tp)
+		delete(r.judged, tp)
+	}
+	r.mu.Unlock()
+	for topic := range set {
+		delete(r.recreated, topic)
+	}
+	if len(set) > 0 {
+		cl.SetOffsets(set)
+	}
+	return fresh
 }
 
 // assign opens the join window of partitions just assigned.
