@@ -88,6 +88,12 @@ type run struct {
 	// had judged: the records below it are read again only to rebuild
 	// the open streams' state (tap.Message.Reread).
 	judged map[topicPartition]int64
+	// committed is, per assigned partition not read from yet, the group's
+	// commit it starts from: records below the log start of its first
+	// fetch were removed (retention) before anyone read them.
+	committed map[topicPartition]int64
+	// lossLog rate-limits the log of records removed before they were read.
+	lossLog time.Time
 	// handover: partitions revoked or lost, whose open streams the engine
 	// is still to drop (emitted before anything read after them).
 	handover []topicPartition
@@ -122,7 +128,8 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 
 	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]kgo.EpochOffset{},
 		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now(),
-		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}, judged: map[topicPartition]int64{}}
+		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}, judged: map[topicPartition]int64{},
+		committed: map[topicPartition]int64{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -319,6 +326,12 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				return
 			}
 		}
+		if lost, lerr := r.removedBeforeRead(ctx, emit, tp, p.LogStartOffset, next.Offset, seen, now); lerr != nil {
+			err = lerr
+			return
+		} else if lost {
+			joinUntil = now.Add(r.cfg.JoinWindow)
+		}
 		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
 		// Counted once for the partition's records (two atomic adds, not
 		// two a record), before any is emitted.
@@ -513,7 +526,11 @@ func (r *run) loadMarks(ctx context.Context, cl *kgo.Client, assigned map[string
 		return
 	}
 	marks := map[topicPartition]int64{}
+	committed := map[topicPartition]int64{}
 	add := func(topic string, partition int32, offset int64, meta *string) {
+		if offset >= 0 {
+			committed[topicPartition{topic, partition}] = offset
+		}
 		if j, ok := parseJudged(meta); ok && j > offset {
 			marks[topicPartition{topic, partition}] = j
 		}
@@ -537,6 +554,50 @@ func (r *run) loadMarks(ctx context.Context, cl *kgo.Client, assigned map[string
 			r.judged[tp] = j
 		}
 	}
+	for tp, c := range committed {
+		if _, mine := r.assignedAt[tp]; mine {
+			if _, read := r.next[tp]; !read {
+				r.committed[tp] = c
+			}
+		}
+	}
+}
+
+// removedBeforeRead tells a loss for tp before the records of a fetch whose
+// log start (logStart) is above the offset the tap reads from: the offset
+// after the last record emitted (next, when seen), or else the group's
+// commit it started from. Those records were removed (retention, delete
+// records) before anyone read them; the client resumed at the log start
+// and the streams they carried must not be judged across the hole: those
+// open on the partition are let go with no verdict (a partition's Lost),
+// and those that began in the hole are joined (the join window opens
+// again).
+func (r *run) removedBeforeRead(ctx context.Context, emit tap.EmitFunc, tp topicPartition, logStart, next int64, seen bool, now time.Time) (lost bool, err error) {
+	r.mu.Lock()
+	from, ok := next, seen
+	if !seen {
+		from, ok = r.committed[tp]
+	}
+	delete(r.committed, tp)
+	lost = ok && logStart > from
+	if _, mine := r.assignedAt[tp]; lost && mine {
+		// The streams that began in what was removed are read from
+		// their middle: the partition's join window opens again, as at
+		// its assignment.
+		r.assignedAt[tp] = now
+	}
+	r.mu.Unlock()
+	if !lost {
+		return false, nil
+	}
+	r.stats.Drop(tap.DropUpstreamGap)
+	if now.Sub(r.lossLog) >= tap.OutageEvery {
+		r.lossLog = now
+		r.log.Warn("kafka records removed before they were read (retention): their streams are not judged across them",
+			"topic", tp.topic, "partition", tp.partition, "from", from, "log_start", logStart)
+	}
+	return true, emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropUpstreamGap,
+		Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: from}})
 }
 
 // handOverAll hands every partition of this run over as the run ends
@@ -553,6 +614,7 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 	clear(r.end)
 	clear(r.behind)
 	clear(r.judged)
+	clear(r.committed)
 	r.mu.Unlock()
 	now := time.Now()
 	for _, tp := range parts {
@@ -838,6 +900,7 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			delete(r.end, tp)
 			delete(r.behind, tp)
 			delete(r.judged, tp)
+			delete(r.committed, tp)
 			r.handover = append(r.handover, tp)
 		}
 	}
