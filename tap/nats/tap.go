@@ -327,9 +327,9 @@ func (r *run) connected(nc *nats.Conn, again bool) {
 	case r.ctl <- tap.Message{Tap: r.cfg.Name, Time: time.Now(), Reconnected: true}:
 	default: // a Reconnected is already queued: the join window opens anyway
 	}
-	if again {
-		r.hold(false)
-	}
+	// Back (or, at the first connect, a hold that an earlier run of this
+	// tap left, stopped while its server was gone, is let go).
+	r.hold(false)
 }
 
 // hold tells the engine that the tap's streams wait for a server that is
