@@ -425,6 +425,10 @@ func (p *Proxy) unregister(c *conn) {
 func (p *Proxy) enqueueClosed(c *conn) {
 	c.behindMu.Lock()
 	c.ended = true // the engine lets go of a connection behind at its end
+	if c.behind {
+		p.stats.ConnsBehind.Add(-1)
+		c.behind = false
+	}
 	c.behindMu.Unlock()
 	gap, cut := c.gap.Load(), c.closing.Load()
 	if gap || cut {
@@ -578,9 +582,20 @@ func (p *Proxy) tellBehind(c *conn, now time.Time, after time.Duration) {
 	}
 	select {
 	case p.queue <- m:
+		if blocked != c.behind {
+			p.stats.ConnsBehind.Add(boolDelta(blocked))
+		}
 		c.behind, c.settled = blocked, 0
 	default:
 	}
+}
+
+// boolDelta is +1 for true, -1 for false.
+func boolDelta(b bool) int64 {
+	if b {
+		return 1
+	}
+	return -1
 }
 
 // isUpgrade reports whether r opens a WebSocket (RFC 6455 §4.2.1). The rest
