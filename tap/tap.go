@@ -200,6 +200,10 @@ type Stats struct {
 	// Conns is how many connections the tap holds open for its peers now
 	// (the ws tap: its clients, relayed or in their handshake).
 	Conns atomic.Int64
+	// ConnsBehind is how many of them are behind now: the relay blocked
+	// writing to a peer that does not read (their streams held, never
+	// idle, until it reads or the connection ends).
+	ConnsBehind atomic.Int64
 }
 
 // Count records one message seen in direction d.

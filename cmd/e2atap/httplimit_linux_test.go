@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gorilla/websocket"
 	"net"
 	"net/http"
 	"os"
@@ -76,8 +77,8 @@ taps:
 }
 
 // TestHTTPAcceptFailuresLoggedOnce: the process runs out of descriptors
-// (RLIMIT_NOFILE 128 by prlimit, 200 connections held open on the ws tap's
-// port) while a client of the metrics port waits. The HTTP listener's
+// (RLIMIT_NOFILE 128 by prlimit, relayed connections held open on the ws
+// tap's port) while a client of the metrics port waits. The HTTP listener's
 // failed accepts are logged once when they start and once when it accepts
 // again, with their count; net/http logged each retry ("http: Accept
 // error: ... too many open files; retrying in 1s"), a line a second or
@@ -101,16 +102,28 @@ taps:
 	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
 		t.Fatal(err)
 	}
-	// Connections that never send a handshake: the ws tap holds each
-	// (handshake_timeout 60s) until the descriptors run out; the rest wait
-	// in its backlog.
+	// Relayed connections (two descriptors each) until the descriptors
+	// run out; the rest wait in the ws tap's backlog. (Connections that
+	// send no head no longer can: TestHeadlessClientsCannotTakeTheRelaysDescriptors.)
 	var held []net.Conn
+	var gateways []*websocket.Conn
 	defer func() {
 		for _, c := range held {
 			c.Close()
 		}
+		for _, c := range gateways {
+			c.Close()
+		}
 	}()
-	for range 200 {
+	d := websocket.Dialer{HandshakeTimeout: 2 * time.Second}
+	for !strings.Contains(stderr.String(), "ws: accept failed") && len(gateways) < 200 {
+		c, _, err := d.Dial("ws://"+wsListen+"/", nil)
+		if err != nil {
+			break // out of descriptors: 503, or left in the backlog
+		}
+		gateways = append(gateways, c)
+	}
+	for range 20 {
 		c, err := net.Dial("tcp", wsListen)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +151,10 @@ taps:
 	for _, c := range held {
 		c.Close()
 	}
-	held = nil
+	for _, c := range gateways {
+		c.Close()
+	}
+	held, gateways = nil, nil
 	if err := <-scraped; err != nil {
 		t.Fatalf("the scrape that waited: %v", err)
 	}
@@ -152,5 +168,71 @@ taps:
 	}
 	if n, _ := again[0]["failed_accepts"].(float64); n < 2 {
 		t.Errorf("failed_accepts %v, want the retries counted", again[0]["failed_accepts"])
+	}
+}
+
+// TestHeadlessClientsCannotTakeTheRelaysDescriptors: under RLIMIT_NOFILE
+// 256 (prlimit(2)), 600 connections to the ws tap that send part of a
+// request head and stall (slowloris; idle TCP connections are the same)
+// took every descriptor for handshake_timeout (60 s), then were passed
+// through to the upstream with their partial heads, two descriptors each,
+// for as long as the upstream kept them: no Gateway was relayed and
+// /readyz could not be accepted. At most a quarter of the descriptors now
+// wait for a head; past that the oldest waiter of 250 ms or more is
+// closed, and a Gateway queued behind all 600 in the listen backlog is
+// relayed, /readyz answers.
+func TestHeadlessClientsCannotTakeTheRelaysDescriptors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, _ := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+`, listen, wsListen, upstream)), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+	lim := unix.Rlimit{Cur: 256, Max: 256}
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_NOFILE, &lim, nil); err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range 600 {
+		c, err := net.DialTimeout("tcp", wsListen, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET /chat HTTP/1.1\r\nHost: agent\r\n"))
+		held = append(held, c)
+	}
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	c, _, err := d.Dial("ws://"+wsListen+"/", nil)
+	if err != nil {
+		t.Fatalf("a Gateway behind 600 stalled connections: %v", err)
+	}
+	roundTrip(t, c, "relayed while stalled connections wait")
+	c.Close()
+	hc := http.Client{Timeout: 5 * time.Second}
+	resp, err := hc.Get("http://" + listen + "/readyz")
+	if err != nil {
+		t.Fatalf("/readyz while stalled connections wait: %v", err)
+	}
+	resp.Body.Close()
+	for _, c := range held {
+		c.Close()
+	}
+	held = nil
+	stopProcess(t, cmd)
+	if n := len(stderr.lines("ws: too many connections without a request head: the oldest closed (logged at most once a minute)")); n != 1 {
+		t.Errorf("the closing of stalled connections logged %d times, want once", n)
 	}
 }

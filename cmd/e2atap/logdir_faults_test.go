@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +377,77 @@ outputs:
 	stopProcess(t, cmd) // requires exit 0
 	if aside, _ := filepath.Glob(pos + ".corrupt-*"); len(aside) != 1 {
 		t.Errorf("corrupt positions kept aside: %v", aside)
+	}
+}
+
+// TestRunLogdirPreallocatedTail: a writer that preallocates its log file
+// (ftruncate to 1 MiB: a NUL-filled tail) and writes its lines into it in
+// place, front to back, as the file's size never changes. The tailer read
+// the first batch, took the NULs after it for a line being written, went
+// past them as an oversize one, and read nothing more: 40 of 44 streams
+// never judged, with no loss counted and nothing logged. A tail of NULs
+// up to the end of the file is now left unread until it is written (NULs
+// that data follows are still a crashed writer's residue,
+// TestRunLogdirCrashResidue): every line is read once, no finding.
+func TestRunLogdirPreallocatedTail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	path := filepath.Join(logs, "agent.jsonl")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	listen := freeAddr(t)
+	findings := filepath.Join(dir, "findings.jsonl")
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 30s, join_window: 0s}
+taps:
+  - {name: agent-logs, type: logdir, paths: [%q], positions: %q}
+outputs:
+  findings: {path: %q}
+`, listen, filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "pos.json"), findings)), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+
+	read := func() string {
+		for l := range strings.Lines(scrape(t, listen)) {
+			if v, ok := strings.CutPrefix(l, `e2atap_tap_messages_total{direction="none",tap="agent-logs"} `); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	var off int64
+	lines := 0
+	for batch := range 4 {
+		var b strings.Builder
+		for i := range 11 {
+			ls := e2aStream(fmt.Sprintf("b%d-%d", batch, i), 0, 3, true, true)
+			lines += len(ls)
+			b.WriteString(strings.Join(ls, "\n") + "\n")
+		}
+		if _, err := f.WriteAt([]byte(b.String()), off); err != nil {
+			t.Fatal(err)
+		}
+		off += int64(b.Len())
+		want := strconv.Itoa(lines)
+		pollUntil(t, fmt.Sprintf("the %d lines written in place by batch %d", lines, batch), 10*time.Second, func() bool { return read() == want })
+	}
+	stopProcess(t, cmd)
+	if got := readFindings(t, findings); len(got) != 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+	if strings.Contains(stderr.String(), "NUL bytes in a log file") {
+		t.Error("the unwritten tail was taken for a crashed writer's residue")
 	}
 }

@@ -453,7 +453,7 @@ func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
 			Messages: map[string]uint64{}, Bytes: map[string]uint64{}, Drops: map[string]uint64{}, Errors: map[string]uint64{},
 			HasUpstream: t.sup.hasUpstream, UpstreamUp: t.stats.UpstreamUp.Load(),
 			Lag: t.stats.Lag.Load(), LagUnit: t.lagUnit,
-			HasConns: t.typ == "ws", Conns: t.stats.Conns.Load()}
+			HasConns: t.typ == "ws", Conns: t.stats.Conns.Load(), ConnsBehind: t.stats.ConnsBehind.Load()}
 		for d := 0; d < tap.NumDirections; d++ {
 			name := tap.Direction(d).String()
 			snap.Messages[name] = t.stats.Messages[d].Load()

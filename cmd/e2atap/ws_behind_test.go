@@ -154,6 +154,9 @@ func TestWSPeerNotReadingIsNoMissingFinal(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * idle) // the Gateway reads nothing
+	if !strings.Contains(scrape(t, listen), `e2atap_tap_connections_behind{tap="agent-ws"} 1`) {
+		t.Error("the connection whose Gateway reads nothing is not among e2atap_tap_connections_behind")
+	}
 	n := 1
 	for {
 		_, b, err := c.ReadMessage()
@@ -172,6 +175,9 @@ func TestWSPeerNotReadingIsNoMissingFinal(t *testing.T) {
 	// the stop does not wait for its close).
 	outcome := awaitEnd(t, listen)
 	c.Close()
+	pollUntil(t, "no connection behind once it closed", 20*time.Second, func() bool {
+		return strings.Contains(scrape(t, listen), `e2atap_tap_connections_behind{tap="agent-ws"} 0`)
+	})
 	stopProcess(t, cmd)
 	var got []string
 	for _, f := range readFindings(t, findings) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -257,5 +258,62 @@ outputs:
 				}
 			}
 		})
+	}
+}
+
+// TestHungAgentServerIsDown: the real binary in front of an AgentServer
+// that accepts connections and answers no handshake (hung: its kernel
+// still accepts). The Gateway gets 504 after handshake_timeout, and
+// e2atap_tap_upstream_up stays 0: before, the health probe's TCP connect
+// ended the outage at once, and the metric said 1 while every Gateway's
+// handshake timed out.
+func TestHungAgentServerIsDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	defer func() {
+		for {
+			select {
+			case c := <-accepted:
+				c.Close()
+			default:
+				return
+			}
+		}
+	}()
+	dir := t.TempDir()
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: "ws://%s", handshake_timeout: 500ms}
+`, listen, wsListen, ln.Addr())), 0o644)
+	cmd := startProcess(t, cfgPath)
+	waitReady(t, listen)
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+	if _, resp, err := d.Dial("ws://"+wsListen+"/", nil); err == nil || resp == nil || resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("dial: %v, response %v; want 504", err, resp)
+	}
+	time.Sleep(1500 * time.Millisecond) // probes from 250 ms on
+	up := strings.Contains(scrape(t, listen), `e2atap_tap_upstream_up{tap="agent-ws"} 1`)
+	stopProcess(t, cmd)
+	if up {
+		t.Fatal("e2atap_tap_upstream_up 1 for an AgentServer that answers no handshake")
 	}
 }

@@ -31,8 +31,9 @@ type TapSnapshot struct {
 	LagUnit string
 	// Conns is the connections the tap holds open for its peers (HasConns:
 	// a tap that has peers connect to it, the ws tap).
-	HasConns bool
-	Conns    int64
+	HasConns    bool
+	Conns       int64
+	ConnsBehind int64
 }
 
 // Lag units of TapSnapshot.
@@ -69,6 +70,8 @@ func RegisterTaps(reg prometheus.Registerer, snapshot func() []TapSnapshot) erro
 			"Messages pending for a tap: in its topic (Kafka, JetStream) or in its mirror queue to the engine (WebSocket).", []string{"tap"}, nil),
 		conns: prometheus.NewDesc(Namespace+"_tap_connections",
 			"Connections a ws tap relays now (its clients, from accept to close).", []string{"tap"}, nil),
+		connsBehind: prometheus.NewDesc(Namespace+"_tap_connections_behind",
+			"Connections of a ws tap whose relay is blocked writing to a peer that does not read; their streams are held, never idle, until it reads or the connection ends.", []string{"tap"}, nil),
 	})
 }
 
@@ -78,7 +81,7 @@ type tapCollector struct {
 	errors                   *prometheus.Desc
 	up, upstreamUp           *prometheus.Desc
 	lagBytes, lagMessages    *prometheus.Desc
-	conns                    *prometheus.Desc
+	conns, connsBehind       *prometheus.Desc
 }
 
 func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -91,6 +94,7 @@ func (c *tapCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lagBytes
 	ch <- c.lagMessages
 	ch <- c.conns
+	ch <- c.connsBehind
 }
 
 func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
@@ -116,6 +120,7 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if s.HasConns {
 			t.Conns += s.Conns
+			t.ConnsBehind += s.ConnsBehind
 			t.HasConns = true
 		}
 		addAll(t.Messages, s.Messages)
@@ -132,6 +137,7 @@ func (c *tapCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if t.HasConns {
 			ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(max(t.Conns, 0)), t.Tap)
+			ch <- prometheus.MustNewConstMetric(c.connsBehind, prometheus.GaugeValue, float64(max(t.ConnsBehind, 0)), t.Tap)
 		}
 		switch t.LagUnit {
 		case LagBytes:

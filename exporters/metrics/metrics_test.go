@@ -88,7 +88,7 @@ func newFixture(t testing.TB) (*prometheus.Registry, *Metrics) {
 				Drops:       map[string]uint64{"queue_full": 1, "oversize": 0, "budget": 4},
 				Errors:      map[string]uint64{"dial": 2, "handshake": 1},
 				HasUpstream: true, UpstreamUp: true,
-				Lag: 2, LagUnit: LagMessages, HasConns: true, Conns: 3},
+				Lag: 2, LagUnit: LagMessages, HasConns: true, Conns: 3, ConnsBehind: 1},
 			{Tap: "mesh", Up: false,
 				Messages: map[string]uint64{"none": 3}, Bytes: map[string]uint64{"none": 300},
 				Drops:       map[string]uint64{"reconnect": 1},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,12 @@ type run struct {
 
 	commitMu sync.Mutex // serializes commit
 
+	// recreated: topics deleted and created again that readAgain added
+	// back, and when; their partitions, once assigned after that, are read
+	// from offset 0, not from the deleted topic's commit (poll's goroutine
+	// only).
+	recreated map[string]time.Time
+
 	mu  sync.Mutex
 	lag map[topicPartition]int64
 	// next is, per assigned partition, the offset after the last record
@@ -81,6 +88,12 @@ type run struct {
 	// had judged: the records below it are read again only to rebuild
 	// the open streams' state (tap.Message.Reread).
 	judged map[topicPartition]int64
+	// committed is, per assigned partition not read from yet, the group's
+	// commit it starts from: records below the log start of its first
+	// fetch were removed (retention) before anyone read them.
+	committed map[topicPartition]int64
+	// lossLog rate-limits the log of records removed before they were read.
+	lossLog time.Time
 	// handover: partitions revoked or lost, whose open streams the engine
 	// is still to drop (emitted before anything read after them).
 	handover []topicPartition
@@ -115,7 +128,8 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 
 	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]kgo.EpochOffset{},
 		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now(),
-		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}, judged: map[topicPartition]int64{}}
+		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}, judged: map[topicPartition]int64{},
+		committed: map[topicPartition]int64{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -238,9 +252,13 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	defer cl.AllowRebalance()
 	now := time.Now()
 	failed := false
+	var recreated []string
 	fetches.EachError(func(topic string, partition int32, err error) {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return // our own poll bound
+		}
+		if errors.Is(err, kerr.UnknownTopicID) && !slices.Contains(recreated, topic) {
+			recreated = append(recreated, topic)
 		}
 		failed = true
 		if now.Sub(r.fetchLog) >= tap.OutageEvery {
@@ -253,6 +271,10 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	} else if fetches.NumRecords() > 0 {
 		r.setUp(true)
 	}
+	for _, topic := range recreated {
+		r.readAgain(cl, topic)
+	}
+	fresh := r.readFromStart(cl)
 	// A partition taken away (revoked, or lost with the group session):
 	// the streams it carried go on at its next owner, which reads them from
 	// the commit, that is from their start. This tap drops them with no
@@ -279,10 +301,10 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 	cr := newCredit(r.cfg.Budget)
 	defer cr.close()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if err != nil || len(p.Records) == 0 {
-			return
-		}
 		tp := topicPartition{p.Topic, p.Partition}
+		if err != nil || len(p.Records) == 0 || fresh[tp] {
+			return // fresh: fetched from the deleted topic's commit, read again from 0
+		}
 		r.setLag(tp, p.HighWatermark-(p.Records[len(p.Records)-1].Offset+1))
 		r.mu.Lock()
 		next, seen := r.next[tp]
@@ -303,6 +325,12 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			if err = emit(ctx, progressMessage(r.cfg.Name, tp, true, now)); err != nil {
 				return
 			}
+		}
+		if lost, lerr := r.removedBeforeRead(ctx, emit, tp, p.LogStartOffset, next.Offset, seen, now); lerr != nil {
+			err = lerr
+			return
+		} else if lost {
+			joinUntil = now.Add(r.cfg.JoinWindow)
 		}
 		joined := r.cfg.JoinWindow > 0 && now.Before(joinUntil)
 		// Counted once for the partition's records (two atomic adds, not
@@ -498,7 +526,11 @@ func (r *run) loadMarks(ctx context.Context, cl *kgo.Client, assigned map[string
 		return
 	}
 	marks := map[topicPartition]int64{}
+	committed := map[topicPartition]int64{}
 	add := func(topic string, partition int32, offset int64, meta *string) {
+		if offset >= 0 {
+			committed[topicPartition{topic, partition}] = offset
+		}
 		if j, ok := parseJudged(meta); ok && j > offset {
 			marks[topicPartition{topic, partition}] = j
 		}
@@ -522,6 +554,50 @@ func (r *run) loadMarks(ctx context.Context, cl *kgo.Client, assigned map[string
 			r.judged[tp] = j
 		}
 	}
+	for tp, c := range committed {
+		if _, mine := r.assignedAt[tp]; mine {
+			if _, read := r.next[tp]; !read {
+				r.committed[tp] = c
+			}
+		}
+	}
+}
+
+// removedBeforeRead tells a loss for tp before the records of a fetch whose
+// log start (logStart) is above the offset the tap reads from: the offset
+// after the last record emitted (next, when seen), or else the group's
+// commit it started from. Those records were removed (retention, delete
+// records) before anyone read them; the client resumed at the log start
+// and the streams they carried must not be judged across the hole: those
+// open on the partition are let go with no verdict (a partition's Lost),
+// and those that began in the hole are joined (the join window opens
+// again).
+func (r *run) removedBeforeRead(ctx context.Context, emit tap.EmitFunc, tp topicPartition, logStart, next int64, seen bool, now time.Time) (lost bool, err error) {
+	r.mu.Lock()
+	from, ok := next, seen
+	if !seen {
+		from, ok = r.committed[tp]
+	}
+	delete(r.committed, tp)
+	lost = ok && logStart > from
+	if _, mine := r.assignedAt[tp]; lost && mine {
+		// The streams that began in what was removed are read from
+		// their middle: the partition's join window opens again, as at
+		// its assignment.
+		r.assignedAt[tp] = now
+	}
+	r.mu.Unlock()
+	if !lost {
+		return false, nil
+	}
+	r.stats.Drop(tap.DropUpstreamGap)
+	if now.Sub(r.lossLog) >= tap.OutageEvery {
+		r.lossLog = now
+		r.log.Warn("kafka records removed before they were read (retention): their streams are not judged across them",
+			"topic", tp.topic, "partition", tp.partition, "from", from, "log_start", logStart)
+	}
+	return true, emit(ctx, tap.Message{Tap: r.cfg.Name, Time: now, Lost: true, LossReason: tap.DropUpstreamGap,
+		Pos: tap.Position{Kind: tap.PosKafka, Name: tp.topic, Partition: tp.partition, Offset: from}})
 }
 
 // handOverAll hands every partition of this run over as the run ends
@@ -538,6 +614,7 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 	clear(r.end)
 	clear(r.behind)
 	clear(r.judged)
+	clear(r.committed)
 	r.mu.Unlock()
 	now := time.Now()
 	for _, tp := range parts {
@@ -547,6 +624,60 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 			return
 		}
 	}
+}
+
+// readAgain starts reading topic over: it was deleted and created again
+// under the same name (its fetches fail with UNKNOWN_TOPIC_ID: the client
+// keeps the old topic's ID and never takes the new one by itself, so the
+// tap read nothing more of it, for as long as it ran). Purged from the
+// client and added again, its partitions are revoked (their open streams
+// handed over, OnPartitionsRevoked) and assigned anew, read from the
+// group's commit or, with none, from Config.Start.
+func (r *run) readAgain(cl *kgo.Client, topic string) {
+	r.log.Warn("kafka topic deleted and created again: reading it over (its open streams are not judged across)", "topic", topic)
+	cl.PurgeTopicsFromConsuming(topic)
+	if !r.cfg.Regex {
+		cl.AddConsumeTopics(topic)
+	}
+	if r.recreated == nil {
+		r.recreated = map[string]time.Time{}
+	}
+	r.recreated[topic] = time.Now()
+}
+
+// readFromStart sets the partitions assigned of the topics readAgain added
+// back to offset 0: the group's commit, and the judged mark in it, are the
+// deleted topic's, and the new one's records below them were skipped or
+// taken as judged already. It returns the partitions set, whose records
+// fetched in this poll are not emitted (they come again from 0).
+func (r *run) readFromStart(cl *kgo.Client) map[topicPartition]bool {
+	if len(r.recreated) == 0 {
+		return nil
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	fresh := map[topicPartition]bool{}
+	r.mu.Lock()
+	for tp, at := range r.assignedAt {
+		since, ok := r.recreated[tp.topic]
+		if !ok || at.Before(since) {
+			continue // not assigned again yet
+		}
+		if set[tp.topic] == nil {
+			set[tp.topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[tp.topic][tp.partition] = kgo.EpochOffset{Epoch: -1, Offset: 0}
+		fresh[tp] = true
+		delete(r.next, tp)
+		delete(r.judged, tp)
+	}
+	r.mu.Unlock()
+	for topic := range set {
+		delete(r.recreated, topic)
+	}
+	if len(set) > 0 {
+		cl.SetOffsets(set)
+	}
+	return fresh
 }
 
 // assign opens the join window of partitions just assigned.
@@ -769,6 +900,7 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			delete(r.end, tp)
 			delete(r.behind, tp)
 			delete(r.judged, tp)
+			delete(r.committed, tp)
 			r.handover = append(r.handover, tp)
 		}
 	}

@@ -106,7 +106,10 @@
 // line's bytes up to its last NUL are dropped as that loss and the rest is
 // the line (none if nothing is left; a run longer than MaxLineBytes takes
 // the line after it along, with no e2a.decode for it); logged once per
-// file.
+// file. NULs up to the end of the file are not residue but a tail not
+// written yet (a preallocated file its writer fills in place, its size
+// unchanged): they are left unread, and read again at the next look,
+// until data follows them.
 //
 // # Positions file faults
 //

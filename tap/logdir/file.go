@@ -297,6 +297,20 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			return n, nil // no room for a longer line now: later
 		}
 		k, err := tf.f.ReadAt(tf.buf[tf.w:], tf.readOff)
+		if k > 0 && tf.buf[tf.w+k-1] == 0 {
+			// What was read ends in NULs: a tail not written yet (a
+			// preallocated file the writer fills in place) is left to be
+			// read again once written; NULs that data follows are crash
+			// residue, read as such.
+			run := k - len(bytes.TrimRight(tf.buf[tf.w:tf.w+k], "\x00"))
+			if err != nil || t.unwrittenTail(tf, tf.readOff+int64(k)) {
+				k -= run
+				if k == 0 {
+					return n, ignoreEOF(err)
+				}
+				err = io.EOF // read no further this round
+			}
+		}
 		if k == 0 {
 			return n, ignoreEOF(err)
 		}
@@ -351,6 +365,33 @@ func (t *Tailer) newBuffer(tf *tracked) bool {
 		t.maxBuf = size
 	}
 	return true
+}
+
+// tailCheck is how many of a file's last bytes unwrittenTail reads.
+const tailCheck = 4 << 10
+
+// unwrittenTail reports whether tf holds only NULs from off (where a run
+// of NULs read so far ends) to its end: a tail preallocated (fallocate,
+// ftruncate) and not written yet. A writer that fills such a file in place
+// does so front to back, so its last bytes are NUL until it is full; a
+// writer that crashed and appended on its restart leaves data at the end,
+// after the NULs. Only the last tailCheck bytes are read.
+func (t *Tailer) unwrittenTail(tf *tracked, off int64) bool {
+	fi, err := tf.f.Stat()
+	if err != nil {
+		return false
+	}
+	size := fi.Size()
+	if size <= off {
+		return true
+	}
+	from := max(off, size-tailCheck)
+	b := t.scratch[:min(int64(len(t.scratch)), size-from)]
+	k, err := tf.f.ReadAt(b, from)
+	if k < len(b) && err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	return len(bytes.TrimRight(b[:k], "\x00")) == 0
 }
 
 // release gives back what tf's buffer held beyond readSize (its long line

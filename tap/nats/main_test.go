@@ -96,6 +96,14 @@ func (c *collector) emit(ctx context.Context, m tap.Message) error {
 		}
 	}
 	c.mu.Lock()
+	if m.Progress && m.Pos.Kind == tap.PosConn {
+		// The server gone or back (run.hold): the tap's streams held.
+		if len(m.Data) != 0 || m.Tap == "" || m.Conn != "" {
+			panic("bad hold message")
+		}
+		c.mu.Unlock()
+		return nil
+	}
 	if m.Progress {
 		// A JetStream stream behind or caught up: no message of the
 		// stream; counted apart.

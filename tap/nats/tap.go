@@ -327,6 +327,25 @@ func (r *run) connected(nc *nats.Conn, again bool) {
 	case r.ctl <- tap.Message{Tap: r.cfg.Name, Time: time.Now(), Reconnected: true}:
 	default: // a Reconnected is already queued: the join window opens anyway
 	}
+	// Back (or, at the first connect, a hold that an earlier run of this
+	// tap left, stopped while its server was gone, is let go).
+	r.hold(false)
+}
+
+// hold tells the engine that the tap's streams wait for a server that is
+// gone (behind), or that it is back: while it is gone, what its publishers
+// send is lost (core NATS) or waits in the server (JetStream), and a
+// stream must not go idle for it: an outage longer than idle_timeout made
+// every stream open across it e2a.missing_final, and the rest of each, read
+// after the reconnect, e2a.after_final. Back, the streams are held one
+// idle timeout more (Engine.Hold); the loss itself is told in order, before
+// the first message after it (coreSub's windows).
+func (r *run) hold(behind bool) {
+	m := tap.Message{Tap: r.cfg.Name, Pos: tap.Position{Kind: tap.PosConn}, Time: time.Now(), Progress: true, Behind: behind}
+	select {
+	case r.ctl <- m:
+	case <-r.ctx.Done():
+	}
 }
 
 // disconnected runs on the client's callback goroutine when an established
@@ -350,6 +369,7 @@ func (r *run) disconnected(nc *nats.Conn, err error) {
 	for _, cs := range subs {
 		cs.markDisconnect(nc)
 	}
+	r.hold(true)
 }
 
 // reconnected returns a channel closed at the next reconnect.

@@ -50,7 +50,12 @@
 // backs off (clients wait in the listen backlog), a dial that cannot get
 // a socket answers 503, both counted as tap.ErrOther and logged at most
 // once a minute (TestOutOfDescriptorsIsNotAnUpstreamOutage, a tap child
-// under RLIMIT_NOFILE=32). A client that
+// under RLIMIT_NOFILE=32). Connections that have not sent a complete
+// request head are bounded to a quarter of the descriptor limit (8 to
+// 4096): past it the oldest that has waited 250 ms is closed, counted as
+// tap.ErrOther and logged at most once a minute, so that idle or
+// slowloris connections cannot take the descriptors of the relays and the
+// metrics port (heads.go). A client that
 // hangs up while the tap waits for the upstream ends that wait, so the
 // upstream sees the close as it would directly. The copy is
 // queued before the peer can see the message, so in the queue a request

@@ -197,6 +197,53 @@ func TestHandshakeTimeoutGets504(t *testing.T) {
 	}
 }
 
+// TestHungUpstreamStaysDown: an upstream that accepts connections and
+// never answers a handshake (a hung AgentServer: its kernel still
+// accepts) gets the client a 504 and is down, and stays down: the health
+// probe's TCP connect succeeded and ended the outage at once, so
+// e2atap_tap_upstream_up said 1 (and the log "outage over") while every
+// client's handshake timed out.
+func TestHungUpstreamStaysDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, nc)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, nc := range held {
+			nc.Close()
+		}
+		mu.Unlock()
+	})
+	h := startTap(t, "ws://"+ln.Addr().String(), func(c *Config) { fastProbes(c); c.HandshakeTimeout = 300 * time.Millisecond }, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, h.url("/"), nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusGatewayTimeout {
+		t.Fatalf("dial: %v, response %v; want 504", err, resp)
+	}
+	// Probes every 20-100 ms, settled after 300 ms: long enough for a
+	// probe's connect to have ended the outage.
+	time.Sleep(time.Second)
+	if h.stats.UpstreamUp.Load() {
+		t.Fatal("the upstream that answers no handshake is up")
+	}
+}
+
 // A client that gives up while the tap waits for a slow upstream ends the
 // tap's wait too: the upstream sees the connection close, as it would
 // directly, instead of a connection nobody waits for.

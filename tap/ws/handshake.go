@@ -44,6 +44,10 @@ func (c *conn) serve() {
 	}
 	c.mu.Unlock()
 	head, err := readHead(cbr)
+	p.headDone(c)
+	if c.shed.Load() {
+		return // closed for want of room: nothing goes to the upstream
+	}
 	if c.closing.Load() {
 		if err == nil {
 			writeStatus(c.client, http.StatusServiceUnavailable, "e2atap: shutting down")

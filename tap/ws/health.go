@@ -16,7 +16,10 @@ import (
 // readiness (Stats.Up is the listener alone). A connection whose dial or
 // handshake fails marks the upstream down; the tap then probes it by
 // itself, a TCP connect with backoff, so that it learns of the recovery
-// even when no client comes. An outage is logged twice: when it begins and
+// even when no client comes. A connect ends only an outage that began
+// with a failed dial: one that began with a handshake the upstream did
+// not answer (a hung server, whose kernel still accepts) ends when a
+// client's handshake is answered. An outage is logged twice: when it begins and
 // once it has ended and stayed over for healthSettle; failures in between
 // (of connections or probes) are counted, not logged, and an outage that
 // begins again within healthSettle of its end is the same outage.
@@ -114,9 +117,17 @@ func (h *health) down(cause string, err error, probe bool) {
 		return
 	}
 	h.state, h.cause, h.err, h.since = healthDown, cause, err, time.Now()
-	h.log.Warn("ws: upstream outage begins: clients get 502 until it answers; probing it",
+	h.log.Warn("ws: upstream outage begins: clients get 502 (504 when it connects but does not answer) until it answers; probing it",
 		"upstream", h.up.url, "cause", cause, "err", err)
 	h.poke()
+}
+
+// hung says whether the open outage began with a handshake the upstream
+// did not answer (it connected): a probe's connect cannot end it.
+func (h *health) hung() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state == healthDown && h.cause == "handshake"
 }
 
 // answered records that the upstream answered (a handshake's response, or
@@ -166,6 +177,13 @@ func (h *health) run(ctx context.Context) {
 		switch state {
 		case healthDown:
 			if h.probe(ctx) {
+				if h.hung() {
+					// It connects but did not answer a handshake: a
+					// connect says nothing of that (a hung server's
+					// kernel still accepts). A client's answered
+					// handshake ends this outage.
+					continue
+				}
 				h.answered()
 				continue
 			}

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"cmp"
+	"container/list"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -49,6 +50,12 @@ type Proxy struct {
 	// in their order; drain hands them over last (lateControls). At most
 	// two a connection.
 	late []tap.Message
+	// heads: the connections waiting for their request head, oldest
+	// first (*headWait; admit bounds them). shedTotal and shedLogged: the
+	// ones admit closed since it last logged, and when.
+	heads      list.List
+	shedTotal  uint64
+	shedLogged time.Time
 
 	exhaustedLog atomic.Int64 // when exhaustedNow last logged (unix ns)
 }
@@ -219,6 +226,18 @@ func (p *Proxy) accept() error {
 	logged := false // this streak's start was logged (not within a minute of the last)
 	var lastLog time.Time
 	for {
+		if wait := p.admit(time.Now()); wait > 0 {
+			// Too many connections wait for their head, none for long:
+			// new ones wait in the backlog until one is old enough to go.
+			p.mu.Lock()
+			closing := p.closing
+			p.mu.Unlock()
+			if closing {
+				return net.ErrClosed
+			}
+			time.Sleep(min(wait, 50*time.Millisecond))
+			continue
+		}
 		nc, err := p.ln.Accept()
 		if err != nil {
 			p.mu.Lock()
@@ -383,12 +402,14 @@ func (p *Proxy) register(nc net.Conn) *conn {
 	}
 	c := &conn{p: p, client: nc}
 	p.conns[c] = struct{}{}
+	p.waitHead(c, time.Now())
 	p.stats.Conns.Add(1)
 	p.wg.Add(1)
 	return c
 }
 
 func (p *Proxy) unregister(c *conn) {
+	p.headDone(c)
 	p.mu.Lock()
 	delete(p.conns, c)
 	p.stats.Conns.Add(-1)
@@ -404,6 +425,10 @@ func (p *Proxy) unregister(c *conn) {
 func (p *Proxy) enqueueClosed(c *conn) {
 	c.behindMu.Lock()
 	c.ended = true // the engine lets go of a connection behind at its end
+	if c.behind {
+		p.stats.ConnsBehind.Add(-1)
+		c.behind = false
+	}
 	c.behindMu.Unlock()
 	gap, cut := c.gap.Load(), c.closing.Load()
 	if gap || cut {
@@ -557,9 +582,20 @@ func (p *Proxy) tellBehind(c *conn, now time.Time, after time.Duration) {
 	}
 	select {
 	case p.queue <- m:
+		if blocked != c.behind {
+			p.stats.ConnsBehind.Add(boolDelta(blocked))
+		}
 		c.behind, c.settled = blocked, 0
 	default:
 	}
+}
+
+// boolDelta is +1 for true, -1 for false.
+func boolDelta(b bool) int64 {
+	if b {
+		return 1
+	}
+	return -1
 }
 
 // isUpgrade reports whether r opens a WebSocket (RFC 6455 §4.2.1). The rest

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"bufio"
+	"container/list"
 	"errors"
 	"io"
 	"net"
@@ -30,6 +31,10 @@ type conn struct {
 	gapWhy atomic.Uint32
 
 	closing atomic.Bool // Run is stopping: close with 1001 at the next frame boundary
+	// shed: closed by admit while it waited for its request head (too
+	// many waited); headElem is its place among them (guarded by p.mu).
+	shed     atomic.Bool
+	headElem *list.Element
 
 	// io is what each direction's relay is doing (DirUpstream-1,
 	// DirDownstream-1), for the watcher (watchBehind).

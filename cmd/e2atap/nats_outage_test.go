@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// TestNATSOutageLongerThanIdleTimeout: e2atap run taps a nats-server that
+// is shut down for 3 s, three idle timeouts, while an E2A stream is open,
+// and comes back on the same port; the stream's publisher goes on after
+// it. Before, the stream went idle during the outage (e2a.missing_final)
+// and each of its records read after the reconnect was e2a.after_final:
+// four findings, none the stream's fault. The tap now holds its streams
+// while the server is gone (Message.Progress, as a ws connection behind);
+// the loss the outage is (core NATS does not replay) comes before the
+// first message after it. The only finding is the planted gap of a stream
+// published after the reconnect.
+func TestNATSOutageLongerThanIdleTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := startNATS(t, port)
+	url := srv.ClientURL()
+	dir := t.TempDir()
+	findings := filepath.Join(dir, "findings.jsonl")
+	listen := freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 1s, join_window: 0s}
+taps:
+  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"]}
+outputs:
+  findings: {path: %q}
+`, listen, url, findings)), 0o644)
+	cmd := startProcess(t, cfgPath)
+	waitReady(t, listen)
+	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	publish := func(lines []string) {
+		t.Helper()
+		for _, l := range lines {
+			if err := nc.Publish("e2a.agent", []byte(l)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(e2aStream("across", 0, 2, true, false))
+	pollUntil(t, "the stream's first records to be judged", 20*time.Second, func() bool {
+		return recordsJudged(scrapeQuiet(listen), "mesh") >= 3
+	})
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	time.Sleep(3 * time.Second)
+	srv = startNATS(t, port)
+	pollUntil(t, "the tap's subscription again", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	pollUntil(t, "the publisher's reconnect", 20*time.Second, nc.IsConnected)
+	publish(e2aStream("across", 2, 4, false, true))
+	publish(e2aStream("after", 0, 4, true, true, 1)) // planted: sequence 1 missing
+	pollUntil(t, "the planted gap", 20*time.Second, func() bool {
+		return findingSet(t, findings)["e2a.seq_gap after"]
+	})
+	stopProcess(t, cmd)
+	if got := findingSet(t, findings); len(got) != 1 {
+		t.Errorf("findings %v, want only the planted e2a.seq_gap of after: an outage is a loss, not the stream's fault", got)
+	}
+}
+
+// TestNATSHoldEndsWithTheRunThatHeld: a reload restarts the nats tap while
+// its server is gone (the run that held the tap's streams stops before the
+// reconnect that would let them go). The new run lets go of the hold at its
+// first connect: a stream that then really ends without a final is
+// e2a.missing_final at idle_timeout, not held for ever.
+func TestNATSHoldEndsWithTheRunThatHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := startNATS(t, port)
+	url := srv.ClientURL()
+	dir := t.TempDir()
+	findings := filepath.Join(dir, "findings.jsonl")
+	listen := freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	config := func(pending int) []byte {
+		return []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 1s, join_window: 0s}
+taps:
+  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"], pending_bytes: %d}
+outputs:
+  findings: {path: %q}
+`, listen, url, pending, findings))
+	}
+	os.WriteFile(cfgPath, config(8<<20), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	pollUntil(t, "the outage to be seen", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "nats server unreachable")
+	})
+	os.WriteFile(cfgPath, config(16<<20), 0o644) // the tap changes: it restarts
+	cmd.Process.Signal(syscall.SIGHUP)
+	pollUntil(t, "the reload", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), `"msg":"configuration reloaded"`)
+	})
+	srv = startNATS(t, port)
+	pollUntil(t, "the new run's subscription", 30*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for _, l := range e2aStream("dies", 0, 2, true, false) {
+		nc.Publish("e2a.agent", []byte(l))
+	}
+	nc.Flush()
+	pollUntil(t, "the missing_final of the stream that ended without a final", 20*time.Second, func() bool {
+		return findingSet(t, findings)["e2a.missing_final dies"]
+	})
+	stopProcess(t, cmd)
+}
