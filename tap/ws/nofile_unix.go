@@ -8,8 +8,12 @@ import "syscall"
 // from outside, prlimit(2)); 0 if unknown.
 func nofileLimit() uint64 {
 	var lim syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil || lim.Cur == ^uint64(0) {
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
 		return 0
 	}
-	return uint64(lim.Cur)
+	cur := uint64(lim.Cur) // (int64 on some systems; infinity is then 1<<63-1)
+	if cur >= 1<<62 {
+		return 0 // unlimited
+	}
+	return cur
 }
