@@ -64,6 +64,9 @@
 //     those still pending in the client, give or take the one in the
 //     callback), and the callback emits a Lost before the first message
 //     after it (Gap on the one or two after, which the uncertainty covers).
+//     A Lost is also emitted at the reconnect itself, so that a stream the
+//     outage cut whose rest never comes is not e2a.missing_final when
+//     nothing at all is published after it.
 //     One drop is counted per disconnect (how many messages were published
 //     meanwhile is not known), with Stats.Errors[tap.ErrDisconnect].
 //   - tap.DropQueueFull: the client reported a slow consumer (the pending

@@ -327,6 +327,23 @@ func (r *run) connected(nc *nats.Conn, again bool) {
 	case r.ctl <- tap.Message{Tap: r.cfg.Name, Time: time.Now(), Reconnected: true}:
 	default: // a Reconnected is already queued: the join window opens anyway
 	}
+	r.mu.Lock()
+	core := len(r.subs) > 0
+	r.mu.Unlock()
+	if again && core {
+		// What was published while the tap was away is lost (core NATS
+		// does not replay it). The loss is told again in order before the
+		// first message after it (coreSub's windows); told now too, so that
+		// a stream it cut whose rest never comes is no e2a.missing_final
+		// when nothing at all is published after the reconnect. (Early, it
+		// may come before messages still pending from before the
+		// disconnect: their streams are not judged across it, which can
+		// hide a finding, never make one.)
+		select {
+		case r.ctl <- tap.Message{Tap: r.cfg.Name, Time: time.Now(), Lost: true, LossReason: tap.DropReconnect}:
+		case <-r.ctx.Done():
+		}
+	}
 	// Back (or, at the first connect, a hold that an earlier run of this
 	// tap left, stopped while its server was gone, is let go).
 	r.hold(false)
