@@ -1554,7 +1554,7 @@ func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
 		return c == '\n' || c == '\r' || c == '\\' || quotedKey && c == '"'
 	}
 	switch c {
-	case ' ', '\t', '\n', '\r', '"', '\'', '&', ',', ';', '<', '>', ')', ']', '}', '#', '\\':
+	case ' ', '\t', '\n', '\r', '"', '\'', '&', ',', ';', '<', '>', ')', ']', '}', '\\':
 		return true
 	}
 	return false

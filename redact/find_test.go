@@ -479,3 +479,20 @@ func FuzzHoldsPass(f *testing.F) {
 		}
 	})
 }
+
+// TestValueWithHash: a '#' inside an unquoted value is part of it
+// ("password: hunter#2…": the rest after the '#' was printed); a '#' after
+// white space (a YAML or shell comment) still ends it.
+func TestValueWithHash(t *testing.T) {
+	for _, c := range []struct{ in, gone, kept string }{
+		{"password: hunter#2XyZ9abc", "2XyZ9abc", "password: "},
+		{"password=Str0ng#P@ssw0rd2024 ok", "P@ssw0rd2024", " ok"},
+		{"api_key=AbC123#x9Qz7Lm", "x9Qz7Lm", "api_key="},
+		{"token: abc # comment", "abc", "# comment"},
+	} {
+		out := MaskText(c.in)
+		if strings.Contains(out, c.gone) || !strings.Contains(out, c.kept) {
+			t.Errorf("MaskText(%q) = %q", c.in, out)
+		}
+	}
+}
