@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -24,32 +26,7 @@ import (
 // first message after it. The only finding is the planted gap of a stream
 // published after the reconnect.
 func TestNATSOutageLongerThanIdleTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("process-level test")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	srv := startNATS(t, port)
-	url := srv.ClientURL()
-	dir := t.TempDir()
-	findings := filepath.Join(dir, "findings.jsonl")
-	listen := freeAddr(t)
-	cfgPath := filepath.Join(dir, "e2atap.yaml")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
-listen: %s
-streams: {idle_timeout: 1s, join_window: 0s}
-taps:
-  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"]}
-outputs:
-  findings: {path: %q}
-`, listen, url, findings)), 0o644)
-	cmd := startProcess(t, cfgPath)
-	waitReady(t, listen)
-	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	srv, port, url, listen, findings, cmd := natsOutageRun(t)
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -156,32 +133,7 @@ outputs:
 // none the stream was e2a.missing_final one idle timeout after the
 // reconnect: a stream touched by a loss gets no missing_final (RULES.md).
 func TestNATSOutageThenSilenceIsNoMissingFinal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("process-level test")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	srv := startNATS(t, port)
-	url := srv.ClientURL()
-	dir := t.TempDir()
-	findings := filepath.Join(dir, "findings.jsonl")
-	listen := freeAddr(t)
-	cfgPath := filepath.Join(dir, "e2atap.yaml")
-	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
-listen: %s
-streams: {idle_timeout: 1s, join_window: 0s}
-taps:
-  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"]}
-outputs:
-  findings: {path: %q}
-`, listen, url, findings)), 0o644)
-	cmd := startProcess(t, cfgPath)
-	waitReady(t, listen)
-	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	srv, port, url, listen, findings, cmd := natsOutageRun(t)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -207,4 +159,38 @@ outputs:
 	if got := findingSet(t, findings); len(got) != 0 {
 		t.Errorf("findings %v, want none: the stream's rest was lost in the outage", got)
 	}
+}
+
+// natsOutageRun starts a nats-server on a port it can be started on again
+// and e2atap run tapping it (idle_timeout 1s, no join window), and waits
+// for the tap's subscription.
+func natsOutageRun(t *testing.T) (srv *server.Server, port int, url, listen, findings string, cmd *exec.Cmd) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv = startNATS(t, port)
+	url = srv.ClientURL()
+	dir := t.TempDir()
+	findings = filepath.Join(dir, "findings.jsonl")
+	listen = freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {idle_timeout: 1s, join_window: 0s}
+taps:
+  - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"]}
+outputs:
+  findings: {path: %q}
+`, listen, url, findings)), 0o644)
+	cmd = startProcess(t, cfgPath)
+	waitReady(t, listen)
+	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
+	return srv, port, url, listen, findings, cmd
 }
