@@ -134,9 +134,13 @@ taps:
 		return strings.Contains(stderr.String(), "ws: accept failed")
 	})
 	// A scrape waits in the metrics port's backlog while its accepts fail.
+	// On a connection of its own: http.Get's shared pool may still hold
+	// waitReady's connection (kept when its body had been read to the end
+	// before Close), and a scrape that reused it needed no accept, so the
+	// listener never logged that it accepts again (a CI run failed so).
 	scraped := make(chan error, 1)
 	go func() {
-		c := http.Client{Timeout: 30 * time.Second}
+		c := http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 		resp, err := c.Get("http://" + listen + "/healthz")
 		if err == nil {
 			resp.Body.Close()
