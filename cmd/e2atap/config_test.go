@@ -594,7 +594,7 @@ func TestReloadChecksNewOutputs(t *testing.T) {
 
 	missing := filepath.Join(dir, "gone")
 	write(missing)
-	sc.reload(context.Background(), "test")
+	sc.reload(context.Background(), "test", nil)
 	if sc.badHash == "" || sc.cfgHash != configHash(raw) {
 		t.Fatalf("a reload to a missing output directory was applied (hash %q, rejected %q)", sc.cfgHash, sc.badHash)
 	}

@@ -71,7 +71,7 @@ outputs:
 
 	if !atStart {
 		write(true)
-		sc.reload(context.Background(), "test")
+		sc.reload(context.Background(), "test", nil)
 		if sc.badHash != "" {
 			t.Fatal("reload to a record log rejected")
 		}
@@ -125,7 +125,7 @@ outputs:
 	}
 
 	write(false)
-	sc.reload(context.Background(), "test")
+	sc.reload(context.Background(), "test", nil)
 	if sc.badHash != "" {
 		t.Fatal("reload without the record log rejected")
 	}

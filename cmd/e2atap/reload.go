@@ -42,6 +42,15 @@ import (
 // change; --reload-interval sets it (0: only SIGHUP).
 const defaultReloadInterval = 3 * time.Second
 
+// reloadSettle is how long a changed file's content must hold still
+// before it is applied. A file written in place (an editor, `cat >`, a
+// configuration tool that does not rename) can be read half-written: a
+// prefix that is valid YAML with a tap or an output fewer was applied at
+// once, and stopped that tap (a ws tap's Gateways cut off) until the next
+// poll; a prefix that is not valid was logged as rejected. A ConfigMap
+// swap or a rename is whole at once and only waits this long.
+const reloadSettle = time.Second
+
 // outputs are the findings and record logs of one configuration. A
 // reload that changes them opens new ones, switches to them and closes
 // the old ones once every shard is past them.
@@ -160,7 +169,8 @@ func configHash(b []byte) string {
 }
 
 // reloadLoop reloads on every signal from hup and whenever the file's
-// content hash changes, until ctx is done.
+// content hash changes and then holds still for reloadSettle, until ctx
+// is done.
 func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every time.Duration) {
 	var tick <-chan time.Time
 	if every > 0 {
@@ -168,19 +178,48 @@ func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every ti
 		defer t.Stop()
 		tick = t.C
 	}
+	var (
+		settled  = time.NewTimer(0)
+		settling string // the changed content's hash, waiting to hold still
+	)
+	settled.Stop()
+	defer settled.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			s.reload(ctx, "SIGHUP")
+			// Sent by whoever wrote the file, once it is written.
+			settling = ""
+			settled.Stop()
+			s.reload(ctx, "SIGHUP", nil)
 		case <-tick:
+			if settling != "" {
+				continue // settled decides
+			}
 			b, err := os.ReadFile(s.cfgPath)
 			if err != nil {
 				continue // a ConfigMap update swaps the file: read it next time
 			}
 			if h := configHash(b); h != s.cfgHash && h != s.badHash {
-				s.reload(ctx, "file changed")
+				settling = h
+				settled.Reset(reloadSettle)
+			}
+		case <-settled.C:
+			b, err := os.ReadFile(s.cfgPath)
+			if err != nil {
+				settling = ""
+				continue
+			}
+			switch h := configHash(b); {
+			case h == s.cfgHash || h == s.badHash:
+				settling = "" // changed back
+			case h != settling:
+				settling = h // still being written
+				settled.Reset(reloadSettle)
+			default:
+				settling = ""
+				s.reload(ctx, "file changed", b)
 			}
 		}
 	}
@@ -191,11 +230,14 @@ func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every ti
 // Compiled when first used, not at every command's start.
 var yamlValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`]*`") })
 
-// reload loads the configuration file again and applies it, or logs why
-// not. It runs on the reload goroutine only.
-func (s *sidecar) reload(ctx context.Context, why string) {
+// reload applies the configuration file's content b (nil: the file is
+// read now), or logs why not. It runs on the reload goroutine only.
+func (s *sidecar) reload(ctx context.Context, why string, b []byte) {
 	log := s.logger.With("config", s.cfgPath, "trigger", why)
-	b, err := os.ReadFile(s.cfgPath)
+	var err error
+	if b == nil {
+		b, err = os.ReadFile(s.cfgPath)
+	}
 	var cfg Config
 	if err == nil {
 		// Every problem at once, and what new outputs need of the machine.

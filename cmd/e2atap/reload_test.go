@@ -319,6 +319,72 @@ func TestReloadOnFileChange(t *testing.T) {
 	stopProcess(t, cmd)
 }
 
+// TestReloadWaitsForAFileWrittenInPlace: a configuration file rewritten
+// in place (truncated, then written in two parts with a pause, as an
+// editor or `cat >` over a slow pipe does) was read by the poll between
+// the parts: its first part, valid YAML with one tap fewer, was applied at
+// once and stopped that tap, cutting off its Gateway (close 1001) until
+// the next poll put it back. A changed content is now applied once it has
+// held still for reloadSettle: the tap keeps its connection and the whole
+// file is applied, once.
+func TestReloadWaitsForAFileWrittenInPlace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upstream, _ := echoUpstream(t)
+	listen, wsListen, ws2 := freeAddr(t), freeAddr(t), freeAddr(t)
+	findings := filepath.Join(dir, "findings.jsonl")
+	second := fmt.Sprintf("  - {name: extra-ws, type: ws, listen: %s, upstream: %q}\n", ws2, upstream)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(reloadConfig(listen, wsListen, upstream, findings, "warning", second)), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "50ms")
+	c := dialWS(t, wsListen)
+	c2 := dialWS(t, ws2)
+	roundTrip(t, c2, "through the second tap")
+
+	next := reloadConfig(listen, wsListen, upstream, findings, "error", second)
+	cut := strings.Index(next, "  - {name: extra-ws") // the first part: valid YAML, one tap
+	f, err := os.OpenFile(cfgPath, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(next[:cut])
+	start := time.Now()
+	time.Sleep(300 * time.Millisecond) // six polls
+	f.WriteString(next[cut:])
+	paused := time.Since(start)
+	f.Close()
+	if paused > reloadSettle*8/10 {
+		t.Skipf("the writer paused %v on a loaded machine, near reloadSettle (%v): this run cannot tell", paused, reloadSettle)
+	}
+
+	// The whole file is applied, once; its first part never was.
+	pollUntil(t, "the whole file to be applied", 20*time.Second, func() bool {
+		l := stderr.lines("configuration reloaded")
+		return len(l) > 0 && l[len(l)-1]["taps"] == 2.0
+	})
+	for _, l := range stderr.lines("configuration reloaded") {
+		if l["taps"] != 2.0 {
+			t.Errorf("a reload applied %v taps, want 2 (the file's first part was applied)", l["taps"])
+		}
+	}
+	if n := len(stderr.lines("configuration reloaded")); n != 1 {
+		t.Errorf("%d reloads, want 1", n)
+	}
+	if strings.Contains(stderr.String(), "configuration rejected") {
+		t.Error("a part of the file was rejected")
+	}
+	roundTrip(t, c2, "the second tap's Gateway, on the connection it had before")
+	roundTrip(t, c, "not json")
+	if sev := nthFinding(t, findings, "e2a.decode", 2); sev != "error" {
+		t.Fatalf("finding after the reload: severity %s, want error", sev)
+	}
+	c.Close()
+	c2.Close()
+	stopProcess(t, cmd)
+}
+
 // TestReloadReopensOutputs: a reload that moves the findings and record
 // logs writes what is judged after it to the new files, leaves the old
 // ones whole, and leaves a tap whose settings did not change running.
@@ -374,7 +440,7 @@ outputs:
 	taps := sc.tapList()
 
 	write(2)
-	sc.reload(context.Background(), "test")
+	sc.reload(context.Background(), "test", nil)
 	if sc.cfgHash == "" || sc.badHash != "" {
 		t.Fatalf("reload not applied: hash %q, rejected %q", sc.cfgHash, sc.badHash)
 	}

@@ -56,7 +56,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	path := fs.String("config", "", "the YAML configuration file (required)")
 	check := fs.Bool("check", false, "check the configuration, the OTEL_* variables and what they need of this machine (directories, ports), list every problem, and exit (2 if any); creates nothing")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change (0: only on SIGHUP)")
+	reloadEvery := fs.Duration("reload-interval", defaultReloadInterval, "how often the configuration file is checked for a change, applied once it has held still for 1s (0: only on SIGHUP)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file, until it stops (for performance reports: make bench-system -live-cpuprofile)")
 	traceFile := fs.String("trace", "", "write an execution trace of the whole run to this FILE, until it stops (go tool trace: where the taps, the engine and the shards wait)")
 	if done, code := parseFlags(fs, runUsage, args, stdout); done {
