@@ -30,6 +30,23 @@ type b64state struct {
 	end    int        // the end of the last run checked: not checked again
 	word   int        // the end of the last word highEntropy judged: not judged again
 	prose  proseState // what proseValue judged already
+	hint   runHint    // what the scan this one searches the rest of a run for knew of it
+}
+
+// runHint is what a scan knew of a base64 run when b64Run searches the
+// rest of it after a word (a search of the same text from the word's end):
+// each word of a long run (a base64 image streamed across deltas, a key's
+// value) searched and walked the rest again, work quadratic in the run's
+// length. Each part is a fact about the text, kept only while it holds.
+type runHint struct {
+	// s[noWordX:noWordY] is a run of b64alpha that ends there and holds no
+	// word of b64Table (anyB64Word false); 0, 0: none known.
+	noWordX, noWordY int
+	// b64Run walked s[fwdX:fwdY] in plain steps (b64alpha bytes, no
+	// URL-encoded one) and stopped at fwdY; its last '+' and '/' (or -1).
+	// fwdY 0: none known.
+	fwdX, fwdY          int
+	lastPlus, lastSlash int
 }
 
 // b64val maps both alphabets to 6-bit values: '+' and '-' are 62, '/' and
@@ -53,6 +70,13 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 	if b.nested || i < b.end {
 		return Match{}, false
 	}
+	if h := &b.hint; from >= h.noWordX && i >= from && i < h.noWordY {
+		// Inside a run known to hold no encoded prefix from noWordX on:
+		// the run around s[i] ends at noWordY, starts at from or after, and
+		// holds none either.
+		b.end = h.noWordY
+		return Match{}, false
+	}
 	x := a
 	for x > from && is(s[x-1], b64alpha) {
 		x--
@@ -63,6 +87,7 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 		return Match{}, false
 	}
 	if !anyB64Word(s[x:y]) {
+		b.hint.noWordX, b.hint.noWordY = x, y
 		return Match{}, false // no encoded token prefix: nothing to decode
 	}
 	e := y

@@ -158,7 +158,11 @@ func scanAt(s []byte, from, start int, nested bool) (Match, bool) {
 // scanProse is scanAt with what proseValue judged of s already (from
 // proseSeed, for a text searched again from later starts).
 func scanProse(s []byte, from, start int, nested bool, prose proseState) (Match, bool) {
-	b64 := b64state{nested: nested, prose: prose}
+	return scanState(s, from, start, b64state{nested: nested, prose: prose})
+}
+
+// scanState is scanProse with the base64 check's state to start from.
+func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 	n := len(s)
 	t := &anchor
 	c := anchorCursor{tb: &anchorBits, w: start}
@@ -2078,7 +2082,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	b64.word = b
 	m, ok := wordToken(s, from, a, i, b)
 	if ok && m.Kind == KindHighEntropy {
-		m = b64Run(s, from, m)
+		m = b64Run(s, from, m, b64)
 	}
 	return m, ok, 0
 }
@@ -2088,7 +2092,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 // WireGuard keys, an AWS secret outside a key=value pair): masked word by
 // word, the words of it too short to judge were shown, runs of up to 40
 // characters of the key. A path ('/' only, no padding) stays as it is.
-func b64Run(s []byte, from int, m Match) Match {
+func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 	x, y := m.Start, m.End
 	plus, slash := false, false
 	for x > from {
@@ -2104,15 +2108,35 @@ func b64Run(s []byte, from int, m Match) Match {
 	if x < m.Start && x > from && escLetter(s, x) {
 		x++ // "\\nRWQ…": the run starts after the escape
 	}
-	for y < len(s) {
-		if is(s[y], b64alpha) {
-			y++
-		} else if atFold(s, y, "%2b") || atFold(s, y, "%2f") {
-			y += 3
-		} else {
-			break
+	fwd := runHint{fwdX: y, lastPlus: -1, lastSlash: -1}
+	if h := &b64.hint; y >= h.fwdX && y <= h.fwdY && y >= 2 && s[y-1] != '%' && s[y-2] != '%' {
+		// The search of the rest of a run walked it already: the walk
+		// from y goes on in plain steps to fwdY, and a '+' or '/' it
+		// passes is one of those after y (the two bytes before y, which
+		// the first steps look at for an encoded "%2b", hold no '%').
+		plus, slash = plus || h.lastPlus >= y, slash || h.lastSlash >= y
+		fwd, y = *h, h.fwdY
+	} else {
+		plain := true
+		for y < len(s) {
+			if c := s[y]; is(c, b64alpha) {
+				if c == '+' {
+					fwd.lastPlus = y
+				} else if c == '/' {
+					fwd.lastSlash = y
+				}
+				y++
+			} else if atFold(s, y, "%2b") || atFold(s, y, "%2f") {
+				y += 3
+				plain = false
+			} else {
+				break
+			}
+			plus, slash = plus || s[y-1] == '+' || s[y-1]|0x20 == 'b' && s[y-3] == '%', slash || s[y-1] == '/' || s[y-1]|0x20 == 'f' && s[y-3] == '%'
 		}
-		plus, slash = plus || s[y-1] == '+' || s[y-1]|0x20 == 'b' && s[y-3] == '%', slash || s[y-1] == '/' || s[y-1]|0x20 == 'f' && s[y-3] == '%'
+		if fwd.fwdY = y; !plain {
+			fwd.fwdY = 0
+		}
 	}
 	e := y
 	for e < len(s) && e-y < 6 && (s[e] == '=' || atFold(s, e, "%3d")) {
@@ -2124,8 +2148,18 @@ func b64Run(s []byte, from int, m Match) Match {
 	if e > m.End {
 		// What the run holds after the word is judged first: a token
 		// after a '+' ("…+ghp_…", a URL-encoded form's space) keeps its
-		// kind, and the run ends before it.
-		if n, ok := find(s[:e], m.End); ok && (n.Kind != KindHighEntropy || n.End < e) {
+		// kind, and the run ends before it. The search of s[:e] from the
+		// word's end is told what is known of the run already (runHint),
+		// so that each word of it does not walk the rest again.
+		rest := b64state{hint: runHint{fwdX: fwd.fwdX, fwdY: fwd.fwdY, lastPlus: fwd.lastPlus, lastSlash: fwd.lastSlash}}
+		if h := b64.hint; h.noWordY <= e {
+			rest.hint.noWordX, rest.hint.noWordY = h.noWordX, h.noWordY
+		}
+		if b64.prose.delims == 1 {
+			// s[from:] holds no value proseValue takes: s[m.End:e] none either.
+			rest.prose = proseNone(e)
+		}
+		if n, ok := scanState(s[:e], m.End, m.End, rest); ok && (n.Kind != KindHighEntropy || n.End < e) {
 			e = n.Start
 			if n.Kind == KindHighEntropy {
 				e = n.End

@@ -135,6 +135,9 @@ func mayStartCredential(b []byte) bool {
 	if len(b) == 0 {
 		return false
 	}
+	if is(b[len(b)-1], word) && longTokenTail(b) {
+		return true // (the cheapest case first: a base64 run's tail)
+	}
 	win := b[max(0, len(b)-tailWindow):]
 	if anyWord(tokenTable, win) || hasPEMDash(b) {
 		return true
@@ -171,9 +174,7 @@ func mayStartCredential(b []byte) bool {
 			tokenish = true
 		}
 	}
-	if tokenish && len(last) >= tailLongWord && run(last, 0, word) == len(last) {
-		return true
-	}
+	// (A long tokenish last word: longTokenTail, first.)
 	for k := range last {
 		if tokenish && b64Prefixes[string(last[k:])] {
 			return true
@@ -182,6 +183,31 @@ func mayStartCredential(b []byte) bool {
 			continue // (a digit before a letter ends a word: "1pass", classifyWords)
 		}
 		if tokenPrefixStarts[string(last[k:])] || len(last)-k >= 3 && keyPrefixes[string(low[k:len(last)])] {
+			return true
+		}
+	}
+	return false
+}
+
+// longTokenTail reports whether the last word of b (its last maxNeedle
+// bytes at most, as mayStartCredential takes it) is word bytes only,
+// tailLongWord or longer, and looks like a token or base64: a digit, or a
+// capital after its first byte. Such a tail may start a credential
+// whatever comes before it, and it is the tail of every delta of a base64
+// run streamed across deltas, which the other checks (five probes of a
+// key word such a run holds by chance: "pat", "Key", "SIG") cost many
+// times more.
+func longTokenTail(b []byte) bool {
+	w := len(b)
+	for w > 0 && len(b)-w < maxNeedle && (is(b[w-1], word) || b[w-1] == ':' || b[w-1] == '/') {
+		w--
+	}
+	last := b[w:]
+	if len(last) < tailLongWord || run(last, 0, word) != len(last) {
+		return false
+	}
+	for k, c := range last {
+		if is(c, cDigit) || k > 0 && is(c, cUpper) {
 			return true
 		}
 	}

@@ -404,6 +404,21 @@ func (t *splitTails) straddle(kept *keptTail, cur []byte, final bool) (kind stri
 	var m redact.Match
 	var ok bool
 	head := cur[:min(len(cur), splitHead)]
+	if !isOpen && len(prev) > 0 && b64Char(prev[len(prev)-1]) && b64Lead(head) {
+		// A base64 run streamed across deltas (a tail kept because its
+		// last word looks like a token) was searched whole at every
+		// boundary. With no value left open, what is reported is a match
+		// of Straddle's that is a credential (its kind, or a key's or a
+		// header's value left open at the end): where the pre-check says
+		// that no match Find reports in the joined text, from any start,
+		// is one, there is none to report. (Only where the run goes on
+		// across the boundary: elsewhere the pre-check mostly passes and
+		// Straddle costs less.)
+		t.joined = append(append(t.joined[:0], prev...), head...)
+		if !redact.MayHoldCredentialText(t.joined) {
+			return "", false
+		}
+	}
 	t.joined, m, ok = redact.Straddle(t.joined, prev, head)
 	if isOpen && endsValue(cur) && !(ok && m.Start == left.Start) && e2a.CredentialMatch(prev, left) {
 		return left.Kind.String(), false // cur does not go on with it: it ended with the kept text
@@ -433,6 +448,26 @@ func (t *splitTails) straddle(kept *keptTail, cur []byte, final bool) (kind stri
 		from = max(x.End, from+1)
 	}
 	return m.Kind.String(), false
+}
+
+// b64Lead reports whether head starts with b64LeadLen bytes of the base64
+// alphabets (standard or URL-safe): a run that goes on.
+func b64Lead(head []byte) bool {
+	if len(head) < b64LeadLen {
+		return false
+	}
+	for _, c := range head[:b64LeadLen] {
+		if !b64Char(c) {
+			return false
+		}
+	}
+	return true
+}
+
+const b64LeadLen = 32
+
+func b64Char(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
 }
 
 // shownAlone reports whether the last delta alone, text, shows a
