@@ -440,7 +440,7 @@ func encodedField(s []byte, f int) (e int, colon bool) {
 func pgpassEncoded(s []byte, from, i int) (Match, bool) {
 	c := i + 2 // after "%3A"
 	switch {
-	case atFold(s, c, "%2a%3a"), at(s, c, "6432%3"):
+	case atFold(s, c, "%2a%3a"), atFold(s, c, "6432%3a"):
 	case c+4 < len(s) && at(s, c, "543") && is(s[c+3], cDigit) && s[c+4] == '%':
 	default:
 		return Match{}, false
