@@ -283,7 +283,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 				end--
 			}
 			if p := indexFold(s[v:end], "%25"); p >= 0 && v+p+3 < end && !isMask(s, v+p+3) {
-				return Match{v + p + 3, end, KindKeyValue}, true // "-U+corp%5Cbackup%25<pw>"
+				return userPassword(s, v, v+p, v+p+3, end), true // "-U+corp%5Cbackup%25<pw>"
 			}
 			return Match{}, false
 		}
@@ -291,7 +291,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		if p < 0 || v+p+1 == end || isMask(s, v+p+1) {
 			return Match{}, false
 		}
-		return Match{v + p + 1, end, KindKeyValue}, true
+		return userPassword(s, v, v+p, v+p+1, end), true
 	}
 	v, end, ok := argSpan(s, v, form, true)
 	if !ok {
@@ -308,7 +308,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		if p <= 0 || v+p+n >= end || isMask(s, v+p+n) {
 			return Match{}, false // no password in it: the tool asks for one
 		}
-		v += p + n
+		return userPassword(s, v, v+p, v+p+n, end), true
 	}
 	return Match{v, end, KindKeyValue}, true
 }

@@ -819,7 +819,7 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 				// of a mask's "(fp:" in the user, "-u 0/******(fp:…)@db"
 				// masked by an earlier pass, is no pair: masking twice
 				// changes nothing.)
-				return Match{p, end, KindKeyValue}, true
+				return userPassword(s, v, c, p, end), true
 			}
 			break
 		}
@@ -829,6 +829,28 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// userPassword is the match of a password s[p:end] given with its user
+// s[v:u] as one argument (curl's -u user:password, HTTPie's -a, Samba's
+// -U user%password): the password, or the user and the password as one
+// where the user is itself a credential. An API token is given as the
+// user with an empty or placeholder password ("-u sk_live_…:x",
+// "-u ghp_…:x-oauth-basic"): the password's match alone went past the
+// token and left it shown (the search goes on after a match's end), and a
+// second pass masked it.
+func userPassword(s []byte, v, u, p, end int) Match {
+	for f := v; f < u; {
+		m, ok := find(s[:u], f)
+		if !ok {
+			break
+		}
+		if m.Kind.Credential() {
+			return Match{v, end, KindKeyValue}
+		}
+		f = max(m.End, m.Start+1)
+	}
+	return Match{p, end, KindKeyValue}
 }
 
 // shortFlag matches the password of the command lines that take it as a
