@@ -332,6 +332,10 @@ func mayRevealCredential(s []byte, i int) bool {
 		if i > 0 && is(s[i-1], cUpper|cLower) && !escLetter(s, i-1) {
 			return false
 		}
+		if i+1 < len(s) && s[i+1]|0x20 == 'y' {
+			_, ok := identifiedBy(s, 0, i)
+			return ok
+		}
 		_, ok := scheme(s, i)
 		return ok
 	case a&aSep != 0:
