@@ -924,6 +924,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	for j > from && j > i-4 && (s[j-1] == ' ' || encoded && s[j-1] == '+') {
 		j--
 	}
+	if j-2 > from && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') && s[i] == '=' && i+1 < len(s) && s[i+1] == '>' {
+		j-- // PHP's var_dump: ["password"]=>
+	}
 	quotedKey := false
 	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
 		quotedKey = true
@@ -986,6 +989,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	// quote, or (unquoted) to a delimiter.
 	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t' || encoded && s[v] == '+') {
 		v++
+	}
+	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
+		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
+	}
+	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
+		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
 	}
 	var quote byte
 	quoteBS := 0 // the backslashes before an escaped opening quote

@@ -113,6 +113,39 @@ func TestFindRedisRabbitPasswords(t *testing.T) {
 	})
 }
 
+// TestGoEmptyField: Go's %+v of a struct with an empty credential field
+// ("Password: PasswordFile:/run/…") is no credential (the next field was
+// taken as its value); a field with a value stays one.
+func TestGoEmptyField(t *testing.T) {
+	const pw = "hunter2XyZ9q"
+	checkSweep7(t, []sweep7Form{
+		{"config: {Host:db.internal User:app Password:" + pw + " PasswordFile:/run/secrets/db}", pw, false},
+		{"{Password:" + pw + " PasswordFile:/run/secrets/db}", pw, false},
+		{"Password: " + pw, pw, false},
+	}, false, []string{
+		"config: {Host:db.internal User:app Password: PasswordFile:/run/secrets/db}",
+		"&{BaseURL:https://api.example.com APIToken: Timeout:30s}",
+		"{Host:db User:app Password: Token: Port:5432}",
+	})
+}
+
+// TestPHPVarDump: PHP's var_dump of an array entry under a credential
+// name, its value on the next line ("[\"password\"]=>\n  string(14)
+// \"…\""), also in JSON text; a non-secret entry is none.
+func TestPHPVarDump(t *testing.T) {
+	const pw = "Zq9xKp2!LmN4vB"
+	checkSweep7(t, []sweep7Form{
+		{"[\"password\"]=>\n  string(14) \"" + pw + "\"", pw, false},
+		{"array(2) {\n  [\"user\"]=>\n  string(3) \"app\"\n  [\"password\"]=>\n  string(14) \"" + pw + "\"\n}", pw, false},
+		{`{"out":"[\"api_key\"]=>\n  string(14) \"` + pw + `\"\n"}`, pw, false},
+	}, false, []string{
+		"[\"username\"]=>\n  string(5) \"alice\"",
+		"[\"password_min_length\"]=>\n  int(12)",
+		"[\"password\"]=>\n  NULL",
+		"[\"password\"]=>\n  string(0) \"\"",
+	})
+}
+
 // TestStmtTailKept: a stream's tail that ends in a password flag or
 // keyword, or in the password's first characters after one, or in a
 // keyword cut in two, is kept (MayStartCredential): the next delta alone

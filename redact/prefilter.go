@@ -352,7 +352,7 @@ func mayRevealCredential(s []byte, i int) bool {
 				return urlCredential(s, i+5, `\/`, true)
 			}
 		}
-		return keyBefore(s, i) || namedBefore(s, i) ||
+		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
 			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i))
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
@@ -417,6 +417,17 @@ func keyBefore(s []byte, i int) bool {
 	}
 	plainKeys.add(k)
 	return false
+}
+
+// bracketKeyBefore is keyBefore for a key in brackets before the "=>" at
+// s[i], as keyValue skips them: PHP var_dump's ["password"]=> (white space
+// and '+' before it too).
+func bracketKeyBefore(s []byte, i int) bool {
+	j := i
+	for j > 0 && j > i-4 && (s[j-1] == ' ' || s[j-1] == '+') {
+		j--
+	}
+	return j > 2 && s[j-1] == ']' && keyBefore(s[:j], j-1)
 }
 
 // credentialSuffix reports whether keyValue can take a key that credits

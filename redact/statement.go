@@ -405,6 +405,48 @@ func stmtProbeStart(win []byte) bool {
 	return stmtWords(t)
 }
 
+// goEmptyField reports Go's %+v of a struct whose field s[j:] (a
+// capitalized name, after '{' or a space) is empty: fmt prints
+// "Name:value" glued and an empty string as nothing, so the word after
+// its ": " is the next field's name and its ':' ("{Host:db User:app
+// Password: PasswordFile:/run/secrets/db}"), no value.
+func goEmptyField(s []byte, from, j, v int) bool {
+	if j <= from || s[j-1] != '{' && s[j-1] != ' ' || !isUpper(s[j]) || v >= len(s) || !isUpper(s[v]) {
+		return false
+	}
+	e := run(s, v, alnum|cUnder)
+	return e-v >= 2 && e+1 < len(s) && s[e] == ':' && !at(s, e+1, "//")
+}
+
+// phpDumpValue is where the value of PHP's var_dump of an array entry
+// starts, after its "=>" at s[v-2]: var_dump prints it on the next line
+// with its type and length ("[\"password\"]=>\n  string(14) \"<pw>\"", also
+// with the line end escaped in JSON text): at its opening quote. Else v.
+func phpDumpValue(s []byte, v int) int {
+	p := v
+	switch {
+	case at(s, p, "\n"):
+		p++
+	case at(s, p, "\r\n"), at(s, p, `\n`):
+		p += 2
+	case at(s, p, `\r\n`):
+		p += 4
+	default:
+		return v
+	}
+	for p < len(s) && p-v < 16 && s[p] == ' ' {
+		p++
+	}
+	if !at(s, p, "string(") {
+		return v
+	}
+	e := run(s, p+7, cDigit)
+	if e == p+7 || !at(s, e, ") ") {
+		return v
+	}
+	return e + 2
+}
+
 // passinEnds reports a text that ends in openssl's "-passin " or
 // "-passout " (a space or '+' after it): its "pass:<pw>" comes next,
 // which no probe completes (MayStartCredential keeps such a tail).
