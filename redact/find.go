@@ -1384,11 +1384,14 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		k, encStart = k+2, true // URL-encoded, after a line end: "%0Arequirepass+…"
 	}
 	if c == '>' {
-		if k == p || k == from || s[k-1] != '<' || !classifyWords(s, k, p).Credential() {
+		if (k == p || k == from || s[k-1] != '<' || !classifyWords(s, k, p).Credential()) && !xmlCredElement(s, from, p) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) {
+	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
+		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
+		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
+		// its value is after the "%3E", escapedXML's.)
 		st.done = proseRest(s, i)
 		return Match{}, false
 	}
@@ -1521,13 +1524,13 @@ type proseState struct {
 // open `\u003c`). s[q:q+n] is the escaped '>'.
 func escapedXML(s []byte, from, q int, open string, n int) (Match, bool) {
 	k := -1
-	for x := q - len(open); x >= from && q-x < 40; x-- {
+	for x := q - len(open); x >= from && q-x < 256; x-- {
 		if s[x] == open[0] && atFold(s, x, open) {
 			k = x + len(open)
 			break
 		}
 	}
-	if k < 0 || k == q || run(s, k, word) != q || !classifyWords(s, k, q).Credential() {
+	if k < 0 || k == q || (run(s, k, word) != q || !classifyWords(s, k, q).Credential()) && !xmlCredTag(s, k, q) {
 		return Match{}, false
 	}
 	v := q + n

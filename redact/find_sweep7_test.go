@@ -159,3 +159,23 @@ func TestStmtTailKept(t *testing.T) {
 		}
 	}
 }
+
+// TestXMLElementAttributes: an XML element of a credential name with a
+// namespace prefix and attributes (SOAP WS-Security's <wsse:Password
+// Type="…#PasswordText">), plain, in JSON text and URL-encoded; an element
+// of another name with the same attributes, or an empty one, is none.
+func TestXMLElementAttributes(t *testing.T) {
+	const pw = "Zq9xKp2!LmN4vB"
+	const typ = "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText"
+	checkSweep7(t, []sweep7Form{
+		{`<wsse:UsernameToken><wsse:Username>svc</wsse:Username><wsse:Password Type="PasswordText">` + pw + `</wsse:Password></wsse:UsernameToken>`, pw, false},
+		{`<wsse:Password Type="` + typ + `">` + pw + `</wsse:Password>`, pw, false},
+		{`<ns2:password encrypted="false">` + pw + `</ns2:password>`, pw, false},
+		{`{"body":"<wsse:Password Type=\"PasswordText\">` + pw + `</wsse:Password>"}`, pw, false},
+	}, true, []string{
+		`<wsse:Username Type="PasswordText">svc01</wsse:Username>`,
+		`<wsse:Nonce EncodingType="` + typ + `">1234567890</wsse:Nonce>`,
+		`<wsse:Password Type="PasswordText"/>1234567 items`,
+		`<a href="https://example.com/login">2 password resets</a>`,
+	})
+}

@@ -447,6 +447,54 @@ func phpDumpValue(s []byte, v int) int {
 	return e + 2
 }
 
+// xmlCredElement reports that the '>' at s[p] ends the opening tag of an
+// element of a credential name with a namespace prefix or attributes
+// (SOAP WS-Security's <wsse:Password Type="…#PasswordText">, <ns:password
+// encrypted="false">): its '<' within 256 bytes before, no '>' between.
+func xmlCredElement(s []byte, from, p int) bool {
+	for lt := p - 1; lt >= from && p-lt < 256; lt-- {
+		switch s[lt] {
+		case '>':
+			return false
+		case '<':
+			return xmlCredTag(s, lt+1, p)
+		}
+	}
+	return false
+}
+
+// xmlCredTag reports that s[k:q] (after a tag's '<', before its '>',
+// either also URL-encoded) is an opening tag of a credential name:
+// [prefix:]name, then nothing or white space and attributes, not closed
+// by "/".
+func xmlCredTag(s []byte, k, q int) bool {
+	ne := run(s, k, word)
+	if ne == k || ne > q {
+		return false
+	}
+	if ne < q {
+		n := 0
+		if s[ne] == ':' {
+			n = 1
+		} else if atFold(s, ne, "%3a") {
+			n = 3
+		}
+		if n > 0 {
+			k = ne + n
+			if ne = run(s, k, word); ne == k || ne > q {
+				return false
+			}
+		}
+	}
+	if ne < q && s[ne] != ' ' && s[ne] != '\t' && s[ne] != '+' && !atFold(s, ne, "%20") {
+		return false
+	}
+	if s[q-1] == '/' || q-3 > k && atFold(s, q-3, "%2f") {
+		return false // <password/>: an empty element
+	}
+	return classifyWords(s, k, ne).Credential()
+}
+
 // passinEnds reports a text that ends in openssl's "-passin " or
 // "-passout " (a space or '+' after it): its "pass:<pw>" comes next,
 // which no probe completes (MayStartCredential keeps such a tail).
