@@ -926,6 +926,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	if j-2 > from && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') && s[i] == '=' && i+1 < len(s) && s[i+1] == '>' {
 		j-- // PHP's var_dump: ["password"]=>
+	} else if encoded && v == i+6 && j-6 >= from && atFold(s, j-3, "%5d") && (atFold(s, j-6, "%22") || atFold(s, j-6, "%27")) {
+		j -= 3 // URL-encoded: %5B%22password%22%5D%3D%3E
 	}
 	quotedKey := false
 	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
@@ -992,6 +994,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
 		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
+	} else if encoded && v == i+6 && atFold(s, v, "%0a") {
+		v = phpDumpEncoded(s, v)
 	}
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
 		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"

@@ -136,7 +136,10 @@ func TestPHPVarDump(t *testing.T) {
 	const pw = "Zq9xKp2!LmN4vB"
 	checkSweep7(t, []sweep7Form{
 		{"[\"password\"]=>\n  string(14) \"" + pw + "\"", pw, false},
+		{"[\"password\"] =>\n  string(14) \"" + pw + "\"", pw, false},
 		{"array(2) {\n  [\"user\"]=>\n  string(3) \"app\"\n  [\"password\"]=>\n  string(14) \"" + pw + "\"\n}", pw, false},
+	}, true, nil)
+	checkSweep7(t, []sweep7Form{
 		{`{"out":"[\"api_key\"]=>\n  string(14) \"` + pw + `\"\n"}`, pw, false},
 	}, false, []string{
 		"[\"username\"]=>\n  string(5) \"alice\"",
@@ -153,7 +156,7 @@ func TestPHPVarDump(t *testing.T) {
 func TestStmtTailKept(t *testing.T) {
 	for _, s := range []string{"sshpass -p '", "sshpass -p 'T6ja", "openssl rsa -in k.pem -passin pass:", "openssl rsa -in k.pem -passin ", "openssl rsa -passin pass:T6j",
 		"mysql -h db -u root -p", "AUTH ", "AUTH default ", "AUTH default T6j", "rabbitmqctl add_user svc '", "rabbitmq",
-		"ALTER USER app IDENTIFI", "ALTER USER app IDENTIFIED BY \"", "ALTER+ROLE+reporting+PASSWORD+%27", "requirepass ", "require"} {
+		"[\"password\"]=>\n  strin", "[\"password\"]=>\n  string(14) ", "[\"password\"]=>\n", "ALTER USER app IDENTIFI", "ALTER USER app IDENTIFIED BY \"", "ALTER+ROLE+reporting+PASSWORD+%27", "requirepass ", "require"} {
 		if !MayStartCredential(s) {
 			t.Errorf("not kept: %q", s)
 		}

@@ -560,7 +560,18 @@ func encodedSep(s []byte, i int) bool {
 			return true // "PASS+oauth%3A…"
 		}
 	}
-	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1)
+	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1) ||
+		atFold(s, i+2, "%3e") && encodedBracketKey(s, i-1)
+}
+
+// encodedBracketKey is bracketKeyBefore URL-encoded, before the "%3D%3E"
+// at s[p] (keyValue): PHP's var_dump, %5B%22password%22%5D%3D%3E.
+func encodedBracketKey(s []byte, p int) bool {
+	j := p
+	for j > 0 && j > p-4 && (s[j-1] == ' ' || s[j-1] == '+') {
+		j--
+	}
+	return j >= 3 && atFold(s, j-3, "%5d") && keyBefore(s, j-3)
 }
 
 // maxDateTime is the longest text isDateTime accepts: nanoseconds and a

@@ -447,6 +447,78 @@ func phpDumpValue(s []byte, v int) int {
 	return e + 2
 }
 
+// phpDumpEncoded is phpDumpValue URL-encoded: after "%3D%3E" at s[v-6],
+// "%0A", '+' spaces and "string%28<n>%29+" before the value's "%22"
+// (keyValue reads it as an encoded quote). Else v.
+func phpDumpEncoded(s []byte, v int) int {
+	p := v + 3
+	for p < len(s) && p-v < 16 && s[p] == '+' {
+		p++
+	}
+	if !atFold(s, p, "string%28") {
+		return v
+	}
+	e := run(s, p+9, cDigit)
+	if e == p+9 || !atFold(s, e, "%29+%22") {
+		return v
+	}
+	return e + 4
+}
+
+// phpDumpTail reports a text that ends inside the line after a var_dump
+// entry's "=>" before its value: a line end, the indent and a prefix of
+// `string(<n>) "` ("[\"password\"]=>\n  strin" | "g(14) \"<pw>\""), which
+// no probe completes (MayStartCredential keeps such a tail).
+func phpDumpTail(b []byte) bool {
+	for t := b[max(0, len(b)-32):]; ; { // ("=>", the line end and indent, `string(<n>) "`)
+		k := bytes.IndexByte(t, '>')
+		if k < 0 {
+			return false
+		}
+		if k > 0 && t[k-1] == '=' && phpDumpRest(t[k+1:]) {
+			return true
+		}
+		t = t[k+1:]
+	}
+}
+
+// phpDumpRest: r is a line end (also escaped in JSON text), an indent and
+// a prefix of `string(<n>) "`.
+func phpDumpRest(r []byte) bool {
+	switch {
+	case at(r, 0, "\n"):
+		r = r[1:]
+	case at(r, 0, "\r\n"), at(r, 0, `\n`):
+		r = r[2:]
+	case at(r, 0, `\r\n`):
+		r = r[4:]
+	default:
+		return false
+	}
+	for len(r) > 0 && r[0] == ' ' {
+		r = r[1:]
+	}
+	const w = "string("
+	n := min(len(r), len(w))
+	if string(r[:n]) != w[:n] {
+		return false
+	}
+	r = r[n:]
+	for len(r) > 0 && is(r[0], cDigit) {
+		r = r[1:]
+	}
+	for _, c := range []byte(") ") {
+		if len(r) == 0 {
+			return true
+		}
+		if r[0] != c {
+			return false
+		}
+		r = r[1:]
+	}
+	return len(r) == 0 || len(r) == 1 && r[0] == '"' || len(r) == 2 && r[0] == '\\' && r[1] == '"'
+}
+
 // xmlCredElement reports that the '>' at s[p] ends the opening tag of an
 // element of a credential name with a namespace prefix or attributes
 // (SOAP WS-Security's <wsse:Password Type="…#PasswordText">, <ns:password

@@ -139,7 +139,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(tokenTable, win) || hasPEMDash(b) {
 		return true
 	}
-	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win)) {
+	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win)) {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) {
