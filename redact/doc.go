@@ -55,7 +55,13 @@
 // key; an OpenVPN static key; a base64 run with '+' (or '/' and padding)
 // one word of which reads as random, whole (a key's base64, its short
 // words too). JSON escapes URL-encoded ("%5Cu0041", once or twice) are
-// decoded with the others (UnescapeASCII).
+// decoded with the others (UnescapeASCII). Passwords that a statement
+// names by a word (statement.go): SQL's IDENTIFIED BY '…' and PASSWORD
+// '…' (also URL-encoded), Redis's AUTH [<user>] <pw> and requirepass,
+// rabbitmqctl add_user/change_password; PHP var_dump's ["password"]=>
+// string(n) "…"; an XML element of a credential name with a namespace
+// prefix or attributes (<wsse:Password Type="…">). Go's %+v of an empty
+// field ("Password: PasswordFile:…") is none.
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

@@ -53,7 +53,9 @@ func pgpass(s []byte, from, i int, anyStart bool) (Match, bool) {
 		for e < len(s) && s[e] != ':' && !proseEndT[s[e]] {
 			e++
 		}
-		if e == f || e >= len(s) || s[e] != ':' {
+		if e == f || e >= len(s) || s[e] != ':' || holdsMask(s[f:e]) {
+			// (A field that holds a mask, "!******(fp:…)": the mask's
+			// "(fp:" made the fifth field of a line of four, masked once.)
 			return Match{}, false
 		}
 		f = e + 1

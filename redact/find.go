@@ -181,6 +181,11 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				if m, ok := scheme(s, i); ok {
 					return m, true
 				}
+				if i+1 < len(s) && s[i+1]|0x20 == 'y' {
+					if m, ok := identifiedBy(s, from, i); ok {
+						return m, true // SQL's IDENTIFIED BY '…'
+					}
+				}
 			}
 		case a&aSep != 0:
 			if m, ok := sep(s, from, i); ok {
@@ -362,6 +367,8 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			if ok = e-i >= 100; ok {
 				k = KindVendorToken
 			}
+		} else if i+4 < len(s) && s[i+1] == 'U' && s[i+2] == 'T' {
+			return redisAuth(s, from, i) // Redis's AUTH <pw>
 		}
 	case 'J': // eyJ
 		if i >= 2 && s[i-2] == 'e' && s[i-1] == 'y' {
@@ -441,6 +448,10 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			st = i - 6
 			e, ok = token(s, st, "github_pat_", 20, alnum|cUnder)
 			k = KindGitHub
+		case i >= 3 && i+1 < len(s) && (s[i-1] == 'd' && s[i+1] == 'u' || s[i-1] == 'e' && s[i+1] == 'p'):
+			if m, ok := rabbitUser(s, from, i); ok {
+				return m, true // rabbitmqctl add_user <user> <pw>
+			}
 		}
 	}
 	if !ok && (s[i] == '_' || s[i] == '-') {
@@ -763,9 +774,11 @@ func argSpan(s []byte, v int, form, stopAtEscape bool) (st, end int, ok bool) {
 		for end < len(s) && end-v < 1<<12 && s[end] != q && s[end] != '\n' && !(stopAtEscape && s[end] == '\\') {
 			end++
 		}
-		if end >= len(s) || s[end] != q {
+		if end < len(s) && s[end] != q || end == v+1 || end == len(s) && !inProgress(s[v+1:end]) {
 			return 0, 0, false
 		}
+		// (Unclosed at the text's end: a value in progress, a stream's
+		// delta cut inside it, "sshpass -p 'T6ja" | "cRh…'".)
 		v++
 	} else {
 		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
@@ -937,6 +950,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	for j > from && j > i-4 && (s[j-1] == ' ' || encoded && s[j-1] == '+') {
 		j--
 	}
+	if j-2 > from && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') && s[i] == '=' && i+1 < len(s) && s[i+1] == '>' {
+		j-- // PHP's var_dump: ["password"]=>
+	} else if encoded && v == i+6 && j-6 >= from && atFold(s, j-3, "%5d") && (atFold(s, j-6, "%22") || atFold(s, j-6, "%27")) {
+		j -= 3 // URL-encoded: %5B%22password%22%5D%3D%3E
+	}
 	quotedKey := false
 	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
 		quotedKey = true
@@ -999,6 +1017,14 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	// quote, or (unquoted) to a delimiter.
 	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t' || encoded && s[v] == '+') {
 		v++
+	}
+	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
+		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
+	} else if encoded && v == i+6 && atFold(s, v, "%0a") {
+		v = phpDumpEncoded(s, v)
+	}
+	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
+		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
 	}
 	var quote byte
 	quoteBS := 0 // the backslashes before an escaped opening quote
@@ -1346,12 +1372,15 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	p := va - 1
 	c := s[p]
 	quoted := (c == '"' || c == '\'' || c == '`') && s[p-1] == sp
-	if c != '>' && c != sp && !quoted {
+	escQuoted := c == '"' && !quoted && s[p-1] == '\\' && p-2 > from && s[p-2] == sp
+	if c != '>' && c != sp && !quoted && !escQuoted {
 		st.done = proseRest(s, i)
 		return Match{}, false // most texts: the value has no key before it
 	}
 	if quoted {
 		p-- // the password is 'x1…'
+	} else if escQuoted {
+		p -= 2 // in JSON text: requirepass \"x1…\"
 	}
 	if c != '>' {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
@@ -1380,12 +1409,19 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	for k > from && p-k < 32 && is(s[k-1], word) {
 		k--
 	}
+	encStart := false
+	if sp == '+' && k-1 > from && s[k-1] == '%' && p-k > 2 {
+		k, encStart = k+2, true // URL-encoded, after a line end: "%0Arequirepass+…"
+	}
 	if c == '>' {
-		if k == p || k == from || s[k-1] != '<' || !classifyWords(s, k, p).Credential() {
+		if (k == p || k == from || s[k-1] != '<' || !classifyWords(s, k, p).Credential()) && !xmlCredElement(s, from, p) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase") || !wordStart(s, k) {
+	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
+		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
+		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
+		// its value is after the "%3E", escapedXML's.)
 		st.done = proseRest(s, i)
 		return Match{}, false
 	}
@@ -1394,6 +1430,13 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		ve++
 	}
 	st.done = ve
+	if sp == '+' && c != '>' && s[va] == '%' {
+		// SQL URL-encoded, "PASSWORD+%27<pw>%27": the value in its
+		// encoded quotes.
+		if a, b, ok := stmtValue(s, va, true); ok && a > va {
+			va, ve = a, b
+		}
+	}
 	if isMask(s, va) || inFingerprint(s, i) || s[va] == '%' || holdsMask(s[va:ve]) {
 		// (A value that holds a mask was masked already: "passwd =<pw>"
 		// masked as a key=value pair, "passwd =******(fp:…)", is read
@@ -1409,7 +1452,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if ve-va < 6 {
 		return Match{}, false
 	}
-	if strongValue(s[va:ve]) {
+	if strongValue(s[va:ve]) && !sqlNonValue(s[va:ve]) {
 		return Match{va, ve, KindKeyValue}, true
 	}
 	return Match{va, ve, KindHighEntropy}, true
@@ -1511,13 +1554,13 @@ type proseState struct {
 // open `\u003c`). s[q:q+n] is the escaped '>'.
 func escapedXML(s []byte, from, q int, open string, n int) (Match, bool) {
 	k := -1
-	for x := q - len(open); x >= from && q-x < 40; x-- {
+	for x := q - len(open); x >= from && q-x < 256; x-- {
 		if s[x] == open[0] && atFold(s, x, open) {
 			k = x + len(open)
 			break
 		}
 	}
-	if k < 0 || k == q || run(s, k, word) != q || !classifyWords(s, k, q).Credential() {
+	if k < 0 || k == q || (run(s, k, word) != q || !classifyWords(s, k, q).Credential()) && !xmlCredTag(s, k, q) {
 		return Match{}, false
 	}
 	v := q + n

@@ -384,7 +384,9 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai
 var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool",
 	"-u ", "-u+", "--user", // curl's -u user:password (flagValue)
 	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd",
-	"net use"} // (netUse)
+	"net use",     // (netUse)
+	"identified",  // SQL's IDENTIFIED BY '…' (identifiedBy)
+	"rabbitmqctl"} // (rabbitUser)
 
 // (needleTable is in tables_gen.go.)
 

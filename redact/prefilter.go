@@ -332,6 +332,10 @@ func mayRevealCredential(s []byte, i int) bool {
 		if i > 0 && is(s[i-1], cUpper|cLower) && !escLetter(s, i-1) {
 			return false
 		}
+		if i+1 < len(s) && s[i+1]|0x20 == 'y' {
+			_, ok := identifiedBy(s, 0, i)
+			return ok
+		}
 		_, ok := scheme(s, i)
 		return ok
 	case a&aSep != 0:
@@ -348,7 +352,7 @@ func mayRevealCredential(s []byte, i int) bool {
 				return urlCredential(s, i+5, `\/`, true)
 			}
 		}
-		return keyBefore(s, i) || namedBefore(s, i) ||
+		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
 			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i))
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
@@ -413,6 +417,17 @@ func keyBefore(s []byte, i int) bool {
 	}
 	plainKeys.add(k)
 	return false
+}
+
+// bracketKeyBefore is keyBefore for a key in brackets before the "=>" at
+// s[i], as keyValue skips them: PHP var_dump's ["password"]=> (white space
+// and '+' before it too).
+func bracketKeyBefore(s []byte, i int) bool {
+	j := i
+	for j > 0 && j > i-4 && (s[j-1] == ' ' || s[j-1] == '+') {
+		j--
+	}
+	return j > 2 && s[j-1] == ']' && keyBefore(s[:j], j-1)
 }
 
 // credentialSuffix reports whether keyValue can take a key that credits
@@ -545,7 +560,18 @@ func encodedSep(s []byte, i int) bool {
 			return true // "PASS+oauth%3A…"
 		}
 	}
-	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1)
+	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1) ||
+		atFold(s, i+2, "%3e") && encodedBracketKey(s, i-1)
+}
+
+// encodedBracketKey is bracketKeyBefore URL-encoded, before the "%3D%3E"
+// at s[p] (keyValue): PHP's var_dump, %5B%22password%22%5D%3D%3E.
+func encodedBracketKey(s []byte, p int) bool {
+	j := p
+	for j > 0 && j > p-4 && (s[j-1] == ' ' || s[j-1] == '+') {
+		j--
+	}
+	return j >= 3 && atFold(s, j-3, "%5d") && keyBefore(s, j-3)
 }
 
 // maxDateTime is the longest text isDateTime accepts: nanoseconds and a

@@ -142,7 +142,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(tokenTable, win) || hasPEMDash(b) {
 		return true
 	}
-	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win)) {
+	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win)) {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) {
@@ -227,7 +227,7 @@ var credWords = []string{"pass", "pw", "psk", "secret", "sig", "token", "auth", 
 // keyWordsWhole are credential key words that hold one of credWords: a
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
 // key cut in two.
-var keyWordsWhole = []string{"password", "passwd", "passphrase", "authorization", "authorisation", "credential",
+var keyWordsWhole = []string{"password", "passwd", "passphrase", "requirepass", "identified", "rabbitmqctl", "authorization", "authorisation", "credential",
 	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey",
 	"api_key", "private_key", "access_key", "secret_key", "signing_key", "session_key", "account_key"}
 
@@ -348,7 +348,7 @@ func mayProbe(win []byte) bool {
 			return true
 		}
 	}
-	return keyWordEnds(win)
+	return keyWordEnds(win) || stmtProbeStart(win)
 }
 
 // keyWordEnds is mayProbe's look at the end of win: the word before its

@@ -94,8 +94,7 @@ p = g(16); add("redis_cli_a", "redis-cli -h cache -p 6379 -a " + p + " --no-auth
 p = g(16); add("redis_auth", "AUTH default " + p, p)
 p = g(16); add("redis_requirepass", "requirepass " + p, p)
 p = g(16); add("redis_config_set", "CONFIG SET requirepass \"" + p + "\"", p)
-p = pw(); add("sshpass", "sshpass -p '" + p + "' ssh deploy@web-01 uptime", p,
-    nocut="left: a tail that ends in a password flag (\"sshpass -p '\", \"-passin \") is not kept (redact.MayStartCredential), so observe --records shows the next delta's password")
+p = pw(); add("sshpass", "sshpass -p '" + p + "' ssh deploy@web-01 uptime", p)
 p = pw(); add("openssl_passin", "openssl rsa -in key.pem -passin pass:" + p + " -out key.dec", p)
 p = pw(); add("docker_login_p", "docker login -u ci -p " + p + " registry.example.com", p)
 p = pw(); add("docker_login_password", "docker login --username ci --password '" + p + "' ghcr.io", p)
@@ -162,28 +161,30 @@ near("git_commit", "Merge " + g(40, H) + " into " + g(40, H))
 near("go_struct_names", "type Config struct { Password string `json:\"password\"`; Token string }")
 near("twitch_irc_nick", "NICK justinfan12345\r\nJOIN #channel")
 near("net_use_list", "net use \\\\fs01\\share /delete")
+# Near-misses of the seventh sweep's fixes (h-secrets7).
+near("sql_password_column", "ALTER TABLE users ADD COLUMN password VARCHAR(255) NOT NULL;")
+near("sql_identified_by_hash", "CREATE USER 'app'@'%' IDENTIFIED BY PASSWORD '*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9';")
+near("redis_auth_prose", "Use AUTH to authenticate; Redis replies to AUTH with OK.")
+near("redis_auth_reply", "AUTH failed: WRONGPASS invalid username-password pair or user is disabled.")
+near("rabbitmqctl_list", "rabbitmqctl list_users")
+near("php_var_dump_user", '["username"]=>\n  string(5) "alice"')
+near("php_var_dump_null", '["password"]=>\n  NULL')
+near("go_plus_v_empty_token", "&{BaseURL:https://api.example.com APIToken: Timeout:30s}")
+near("wsse_username_type", '<wsse:Username Type="PasswordText">svc01</wsse:Username>')
+near("wsse_nonce_type", '<wsse:Nonce EncodingType="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary">' + g(24, H) + '</wsse:Nonce>')
 
 # Left out (still shown or a false finding, listed here; the next sweep's
-# work): SQL's "IDENTIFIED BY '…'" and "PASSWORD '…'" URL-encoded (plain
-# "PASSWORD '…'" is masked), a SOAP WS-Security <wsse:Password Type=…>
-# element (an element with attributes), Redis's "AUTH <user> <pw>",
-# "requirepass <pw>" and "CONFIG SET requirepass", "rabbitmqctl add_user
-# <user> <pw>", PHP var_dump's ["password"]=> string(n) "…" (its value on
-# the next line), and Windows' net use URL-encoded (plain and in JSON
-# text it is masked and a finding: redact.netUse). Near-misses left: Go's %+v of an empty field before the
-# next one ("Password: PasswordFile:/run/…" takes the next field). The
-# near-misses "password=****" and "'password': None" are no finding on
-# h-lead2 (its commit a62ffc0), not here. A service account's JSON whose
-# PEM key is cut across two deltas more than 256 bytes after its BEGIN
-# line: the record log shows the second delta's base64 lines (no BEGIN in
-# the kept tail; the second delta alone is no PEM block). openssl's
-# "-passin pass:<pw>" cut after "-passin " (a tool call's arguments split
-# in two): observe --records shows the second delta (the tail is not
-# kept: redact.MayStartCredential).
-LEFT_OUT = ["sql_identified_by", "sql_alter_identified", "sql_with_password", "sql_alter_role_password", "soap_wsse",
-            "redis_auth", "redis_requirepass", "redis_config_set", "rabbitmqctl", "php_var_dump",
-            "net_use_positional", "net_use_user_first", "go_plus_v_empty",
-            "sa_private_key_json", "openssl_passin"]
+# work): Windows' net use URL-encoded (plain and in JSON text it is masked and a finding:
+# redact.netUse). A service account's JSON whose PEM key is cut across
+# two deltas more than 256 bytes after its BEGIN line: the record log
+# shows the second delta's base64 lines (no BEGIN in the kept tail; the
+# second delta alone is no PEM block). (h-secrets7 fixed a SOAP
+# WS-Security <wsse:Password Type=…> element, PHP var_dump's
+# ["password"]=> string(n) "…", SQL's
+# IDENTIFIED BY and PASSWORD '…' URL-encoded, Redis's AUTH, requirepass
+# and CONFIG SET, rabbitmqctl add_user, Go's %+v of an empty field, and
+# the tails that end in a password flag: "sshpass -p '", "-passin pass:".)
+LEFT_OUT = ["net_use_positional", "net_use_user_first", "sa_private_key_json"]
 S = [o for o in S if o["name"] not in LEFT_OUT]
 with open("families.jsonl", "w") as f:
     for o in S:
