@@ -172,6 +172,12 @@ near("php_var_dump_null", '["password"]=>\n  NULL')
 near("go_plus_v_empty_token", "&{BaseURL:https://api.example.com APIToken: Timeout:30s}")
 near("wsse_username_type", '<wsse:Username Type="PasswordText">svc01</wsse:Username>')
 near("wsse_nonce_type", '<wsse:Nonce EncodingType="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-soap-message-security-1.0#Base64Binary">' + g(24, H) + '</wsse:Nonce>')
+# An API token as the user of a user:password argument (the lead, stop
+# 23): the password's match went past the token and left it shown.
+p = "ghp_" + g(36); add("curl_user_token", "curl -u " + p + ":x-oauth-basic https://api.github.com/user", p[4:])
+p = "sk_live_" + g(24); add("curl_user_stripe", "curl https://api.stripe.com/v1/charges -u " + p + ": -d amount=2000", p[8:])
+p = "ghp_" + g(36); add("httpie_user_token", "http -a " + p + ":x GET https://api.github.com/user", p[4:])
+near("curl_user_plain", "curl -u alice: https://example.com/api")
 
 # Left out (still shown or a false finding, listed here; the next sweep's
 # work): Windows' net use URL-encoded (plain and in JSON text it is masked and a finding:
