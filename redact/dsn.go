@@ -478,6 +478,14 @@ func pgpassEncoded(s []byte, from, i int) (Match, bool) {
 	if colon || e == f || isMask(s, f) {
 		return Match{}, false // a sixth field, or none: no .pgpass line
 	}
+	if m, ok := find(s[:f-3], c); ok && m.Start < f-3 {
+		// A match in the port, database or user field: masked with the
+		// password, as pgpass does (masked alone, the password made the
+		// line no .pgpass line at the next pass, which then masked the
+		// field: FuzzFind's seed da361663690126b6, a card number as the
+		// user).
+		return Match{m.Start, e, KindKeyValue}, true
+	}
 	return Match{f, e, KindKeyValue}, true
 }
 

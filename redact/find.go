@@ -851,17 +851,13 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 // user with an empty or placeholder password ("-u sk_live_…:x",
 // "-u ghp_…:x-oauth-basic"): the password's match alone went past the
 // token and left it shown (the search goes on after a match's end), and a
-// second pass masked it.
+// second pass masked it. A user that holds any other match (an e-mail)
+// is masked with the password as well.
 func userPassword(s []byte, v, u, p, end int) Match {
-	for f := v; f < u; {
-		m, ok := find(s[:u], f)
-		if !ok {
-			break
-		}
-		if m.Kind.Credential() {
-			return Match{v, end, KindKeyValue}
-		}
-		f = max(m.End, m.Start+1)
+	if m, ok := find(s[:u], v); ok && m.Start < u {
+		// (Any match: an e-mail as the user is masked with the password
+		// too, or a second pass would mask it.)
+		return Match{v, end, KindKeyValue}
 	}
 	return Match{p, end, KindKeyValue}
 }
