@@ -150,7 +150,34 @@ func notify(c chan struct{}) {
 }
 
 func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
-	woken := false
+	woken, err := q.waitRoom(ctx)
+	if err != nil {
+		return err
+	}
+	q.items = append(q.items, *it)
+	q.added(woken)
+	return nil
+}
+
+// pushInput queues a record (liveObserve) written into the queue in
+// place: no liveItem is built and copied on the way (Submit and push
+// copied its Input twice more).
+func (q *liveQueue) pushInput(ctx context.Context, in *Input) error {
+	woken, err := q.waitRoom(ctx)
+	if err != nil {
+		return err
+	}
+	q.items = append(q.items, liveItem{})
+	it := &q.items[len(q.items)-1]
+	it.kind, it.in = liveObserve, *in
+	q.added(woken)
+	return nil
+}
+
+// waitRoom waits until the queue has room for one more item and returns with
+// q.mu held (woken: it waited for a token in q.room), or with ctx's error
+// and q.mu not held.
+func (q *liveQueue) waitRoom(ctx context.Context) (woken bool, err error) {
 	q.mu.Lock()
 	for len(q.items) >= q.limit {
 		// Only take removes items, and it leaves a token in room when it
@@ -160,11 +187,16 @@ func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
 		case <-q.room:
 			woken = true
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		q.mu.Lock()
 	}
-	q.items = append(q.items, *it)
+	return woken, nil
+}
+
+// added ends a push: it lets go of q.mu and wakes Run for the first item
+// and, if there is room left, the next producer waiting.
+func (q *liveQueue) added(woken bool) {
 	first, more := len(q.items) == 1, len(q.items) < q.limit
 	q.mu.Unlock()
 	if first {
@@ -173,7 +205,6 @@ func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
 	if woken && more {
 		notify(q.room) // the next waiter, if any
 	}
-	return nil
 }
 
 // take returns everything queued, leaving spare (emptied) as the queue.
@@ -197,7 +228,7 @@ func (q *liveQueue) len() int {
 // Submit hands one message to the engine; it blocks while the queue is
 // full (or until ctx is done). The Live owns in.Data afterwards.
 func (l *Live) Submit(ctx context.Context, in Input) error {
-	return l.submit(ctx, liveItem{kind: liveObserve, in: in})
+	return l.q.pushInput(ctx, &in)
 }
 
 // ConnClosed ends the streams of a connection (reason disconnect).
