@@ -80,8 +80,15 @@ type Live struct {
 	q       liveQueue
 	run     *Sharded
 	started map[string]time.Time // tap → last (re)connect
-	index   uint64
-	latest  time.Time // newest capture time handed to the shards
+	// last is the tap of the record handled last and its entry of
+	// started (lastOK: it has one): a tap's records come in runs, and the
+	// map's lookup, a hash of the tap's name, cost the engine's goroutine
+	// some 150 instructions a record. Every write of started sets it.
+	last      string
+	lastStart time.Time
+	lastOK    bool
+	index     uint64
+	latest    time.Time // newest capture time handed to the shards
 	// Sweeps: how many were sent to the shards, and when the last was.
 	sweeps    uint64
 	lastSweep time.Time
@@ -143,7 +150,34 @@ func notify(c chan struct{}) {
 }
 
 func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
-	woken := false
+	woken, err := q.waitRoom(ctx)
+	if err != nil {
+		return err
+	}
+	q.items = append(q.items, *it)
+	q.added(woken)
+	return nil
+}
+
+// pushInput queues a record (liveObserve) written into the queue in
+// place: no liveItem is built and copied on the way (Submit and push
+// copied its Input twice more).
+func (q *liveQueue) pushInput(ctx context.Context, in *Input) error {
+	woken, err := q.waitRoom(ctx)
+	if err != nil {
+		return err
+	}
+	q.items = append(q.items, liveItem{})
+	it := &q.items[len(q.items)-1]
+	it.kind, it.in = liveObserve, *in
+	q.added(woken)
+	return nil
+}
+
+// waitRoom waits until the queue has room for one more item and returns with
+// q.mu held (woken: it waited for a token in q.room), or with ctx's error
+// and q.mu not held.
+func (q *liveQueue) waitRoom(ctx context.Context) (woken bool, err error) {
 	q.mu.Lock()
 	for len(q.items) >= q.limit {
 		// Only take removes items, and it leaves a token in room when it
@@ -153,11 +187,16 @@ func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
 		case <-q.room:
 			woken = true
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 		q.mu.Lock()
 	}
-	q.items = append(q.items, *it)
+	return woken, nil
+}
+
+// added ends a push: it lets go of q.mu and wakes Run for the first item
+// and, if there is room left, the next producer waiting.
+func (q *liveQueue) added(woken bool) {
 	first, more := len(q.items) == 1, len(q.items) < q.limit
 	q.mu.Unlock()
 	if first {
@@ -166,7 +205,6 @@ func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
 	if woken && more {
 		notify(q.room) // the next waiter, if any
 	}
-	return nil
 }
 
 // take returns everything queued, leaving spare (emptied) as the queue.
@@ -190,7 +228,7 @@ func (q *liveQueue) len() int {
 // Submit hands one message to the engine; it blocks while the queue is
 // full (or until ctx is done). The Live owns in.Data afterwards.
 func (l *Live) Submit(ctx context.Context, in Input) error {
-	return l.submit(ctx, liveItem{kind: liveObserve, in: in})
+	return l.q.pushInput(ctx, &in)
 }
 
 // ConnClosed ends the streams of a connection (reason disconnect).
@@ -491,7 +529,7 @@ func (l *Live) handle(it *liveItem) {
 	in := &it.in
 	switch it.kind {
 	case liveConnected:
-		l.started[in.Tap] = in.Time
+		l.setStarted(in.Tap, in.Time)
 		return
 	case liveConnClosed:
 		l.run.ConnClosed(in)
@@ -527,10 +565,14 @@ func (l *Live) handle(it *liveItem) {
 	if in.Time.After(l.latest) {
 		l.latest = in.Time
 	}
-	if t, ok := l.started[in.Tap]; !ok {
+	if in.Tap != l.last {
+		l.last = in.Tap
+		l.lastStart, l.lastOK = l.started[in.Tap]
+	}
+	if t, ok := l.lastStart, l.lastOK; !ok {
 		// The first message of a tap opens its window: traffic was
 		// already flowing when the tap came up.
-		l.started[in.Tap] = in.Time
+		l.setStarted(in.Tap, in.Time)
 		in.Joined = l.cfg.JoinWindow > 0
 	} else if l.cfg.JoinWindow > 0 && in.Time.Sub(t) < l.cfg.JoinWindow {
 		in.Joined = true
@@ -543,6 +585,12 @@ func (l *Live) handle(it *liveItem) {
 		return
 	}
 	l.run.Observe(in)
+}
+
+// setStarted opens tap's join window at t.
+func (l *Live) setStarted(tap string, t time.Time) {
+	l.started[tap] = t
+	l.last, l.lastStart, l.lastOK = tap, t, true
 }
 
 // setProfile gives every shard's engine the profile p. The shards are

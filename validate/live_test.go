@@ -81,6 +81,66 @@ func TestLive(t *testing.T) {
 // waitFor polls until cond holds (tests never sleep a fixed time). The
 // deadline is a hang guard: under -race on a loaded machine 10000 queued
 // records took more than 5 s.
+// TestLiveJoinWindowPerTap: each tap's join window is its own, opened by
+// its first record or its (re)connect, whichever taps' records are
+// interleaved (Live keeps the last tap's start at hand).
+func TestLiveJoinWindowPerTap(t *testing.T) {
+	base := time.Date(2026, 3, 29, 12, 0, 0, 0, time.UTC)
+	cfg := DefaultLiveConfig()
+	cfg.Engine.IdleTimeout = time.Hour
+	cfg.JoinWindow = 10 * time.Second
+	col := &collector{}
+	l := NewLive(cfg, col)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats)
+	go func() { done <- l.Run(ctx) }()
+	n := 0
+	submit := func(tap string, at time.Duration, id string) {
+		t.Helper()
+		n++
+		if err := l.Submit(ctx, Input{Tap: tap, Time: base.Add(at), Data: []byte(resp(5, "request_id", id))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Connected(ctx, "a", base); err != nil {
+		t.Fatal(err)
+	}
+	submit("a", time.Second, "a1")    // a's window: joined
+	submit("b", 15*time.Second, "b1") // b's first record opens b's: joined
+	submit("a", 16*time.Second, "a2") // past a's: seq_start
+	submit("b", 17*time.Second, "b2") // in b's: joined
+	submit("b", 18*time.Second, "b3") // the same tap again: joined
+	submit("a", 20*time.Second, "a3") // past a's: seq_start
+	if err := l.Connected(ctx, "a", base.Add(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	submit("a", 31*time.Second, "a4") // a reconnected: joined
+	submit("b", 32*time.Second, "b4") // past b's: seq_start
+	if err := l.Connected(ctx, "b", base.Add(34*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	submit("b", 35*time.Second, "b5") // b reconnected: joined
+	submit("a", 36*time.Second, "a5") // joined
+	waitFor(t, func() bool { col.mu.Lock(); defer col.mu.Unlock(); return len(col.records) == n })
+	cancel()
+	st := <-done
+	var got []string
+	col.mu.Lock()
+	for _, f := range col.findings {
+		if f.Rule == "e2a.seq_start" {
+			got = append(got, f.Tap+" "+f.Stream)
+		}
+	}
+	col.mu.Unlock()
+	sort.Strings(got)
+	if want := []string{"a a2", "a a3", "b b4"}; !slices.Equal(got, want) {
+		t.Errorf("seq_start of %q, want %q", got, want)
+	}
+	if st.Joined != 7 {
+		t.Errorf("joined %d, want 7", st.Joined)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

@@ -49,6 +49,74 @@ func TestAckMetadata(t *testing.T) {
 	}
 }
 
+// ackSubjects are reply subjects of consumer "e2atap-x" on stream MESH,
+// of the shape ackMetadataOf reads itself and of others it hands over.
+var ackSubjects = []string{
+	"$JS.ACK.MESH.e2atap-x.1.42.7.1700000000000000000.3",
+	"$JS.ACK.MESH.e2atap-x.2.18446744073709551615.7.1.0",  // 20 digits: ackMetadata reads it
+	"$JS.ACK.MESH.e2atap-x.1.18446744073709551616.7.1.0",  // overflows
+	"$JS.ACK.MESH.e2atap-x.1.42.7.1.12345678901234567890", // 20 digits
+	"$JS.ACK.MESH.e2atap-x.1.42.7.99999999999999999999.3", // the time overflows: ackMetadata reads no time
+	"$JS.ACK.MESH.e2atap-x.x.42.7.1.3",                    // nor the delivery count
+	"$JS.ACK.MESH.e2atap-x.1.42.7.1.3.extra",              // ten tokens
+	"$JS.ACK.MESH.e2atap-x.1.42.7.1.3.",
+	"$JS.ACK.MESH.e2atap-x.1.42.7.1",
+	"$JS.ACK.MESH.e2atap-x.1.42..1.3",
+	"$JS.ACK.MESH.e2atap-x.1.+42.7.1.3",
+	"$JS.ACK.MESH.e2atap-x.",
+	"$JS.ACK.MESH.e2atap-x",
+	"$JS.ACK.MESH.e2atap-y.1.42.7.1.3",
+	"$JS.ACK.hub.ACCHASH.MESH.e2atap-x.1.42.7.1700000000000000000.3.rnd",
+	"$JS.ACK.MESH.e2atap-x.1.42.7.1.3.4.5.6", // thirteen tokens: read as the form with a domain
+	"_INBOX.abc",
+	"",
+}
+
+// TestAckMetadataOf: the one-pass read of a known consumer's subjects
+// says what ackMetadata says of every subject, numbers and errors alike.
+func TestAckMetadataOf(t *testing.T) {
+	prefix := ackPrefix("MESH", "e2atap-x")
+	if prefix != "$JS.ACK.MESH.e2atap-x." {
+		t.Fatalf("ackPrefix = %q", prefix)
+	}
+	for _, bad := range [][2]string{{"ME.SH", "c"}, {"MESH", "c.d"}, {"", "c"}, {"MESH", ""}} {
+		if p := ackPrefix(bad[0], bad[1]); p != "" {
+			t.Errorf("ackPrefix(%q, %q) = %q, want none", bad[0], bad[1], p)
+		}
+	}
+	fast := 0
+	for _, reply := range ackSubjects {
+		want, werr := ackMetadata(reply)
+		got, err := ackMetadataOf(reply, prefix)
+		if got != want || (err == nil) != (werr == nil) {
+			t.Errorf("ackMetadataOf(%q) = %+v, %v; ackMetadata: %+v, %v", reply, got, err, want, werr)
+		}
+		if strings.HasPrefix(reply, prefix) {
+			if _, ok := ackNumbers(reply[len(prefix):]); ok {
+				fast++
+			}
+		}
+	}
+	if fast != 3 {
+		t.Errorf("%d subjects read in one pass, want 3", fast)
+	}
+}
+
+func FuzzAckMetadataOf(f *testing.F) {
+	for _, s := range ackSubjects {
+		f.Add(strings.TrimPrefix(s, "$JS.ACK.MESH.e2atap-x."))
+	}
+	prefix := ackPrefix("MESH", "e2atap-x")
+	f.Fuzz(func(t *testing.T, rest string) {
+		reply := prefix + rest
+		want, werr := ackMetadata(reply)
+		got, err := ackMetadataOf(reply, prefix)
+		if got != want || (err == nil) != (werr == nil) {
+			t.Fatalf("ackMetadataOf(%q) = %+v, %v; ackMetadata: %+v, %v", reply, got, err, want, werr)
+		}
+	})
+}
+
 func TestPullStatus(t *testing.T) {
 	status := func(code, desc string, pending string) *nats.Msg {
 		h := nats.Header{"Status": {code}, "Description": {desc}}
