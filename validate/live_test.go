@@ -78,9 +78,6 @@ func TestLive(t *testing.T) {
 	}
 }
 
-// waitFor polls until cond holds (tests never sleep a fixed time). The
-// deadline is a hang guard: under -race on a loaded machine 10000 queued
-// records took more than 5 s.
 // TestLiveJoinWindowPerTap: each tap's join window is its own, opened by
 // its first record or its (re)connect, whichever taps' records are
 // interleaved (Live keeps the last tap's start at hand).
@@ -141,6 +138,9 @@ func TestLiveJoinWindowPerTap(t *testing.T) {
 	}
 }
 
+// waitFor polls until cond holds (tests never sleep a fixed time). The
+// deadline is a hang guard: under -race on a loaded machine 10000 queued
+// records took more than 5 s.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
