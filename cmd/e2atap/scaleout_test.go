@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -301,6 +302,67 @@ func (h *kafkaHarness) produce(rs []*kgo.Record) {
 	}
 }
 
+// committedThrough reports whether group's commits reach the end of
+// every partition of the topic that holds records: its committed offset,
+// or the judged mark in the commit's metadata (e2atap's: "e2atap judged
+// <offset>"), is the partition's end.
+func (h *kafkaHarness) committedThrough(group string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lreq := kmsg.NewPtrListOffsetsRequest()
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = h.topic
+	for p := range int32(6) {
+		lp := kmsg.NewListOffsetsRequestTopicPartition()
+		lp.Partition, lp.Timestamp = p, -1 // the end
+		lt.Partitions = append(lt.Partitions, lp)
+	}
+	lreq.Topics = append(lreq.Topics, lt)
+	lresp, err := lreq.RequestWith(ctx, h.prod)
+	if err != nil {
+		return false
+	}
+	ends := map[int32]int64{}
+	for _, t := range lresp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return false
+			}
+			ends[p.Partition] = p.Offset
+		}
+	}
+	freq := kmsg.NewPtrOffsetFetchRequest()
+	freq.Group = group
+	ft := kmsg.NewOffsetFetchRequestTopic()
+	ft.Topic = h.topic
+	for p := range int32(6) {
+		ft.Partitions = append(ft.Partitions, p)
+	}
+	freq.Topics = append(freq.Topics, ft)
+	fresp, err := freq.RequestWith(ctx, h.prod)
+	if err != nil || fresp.ErrorCode != 0 {
+		return false
+	}
+	done := map[int32]int64{}
+	for _, t := range fresp.Topics {
+		for _, p := range t.Partitions {
+			off := p.Offset
+			if p.Metadata != nil {
+				if j, err := strconv.ParseInt(strings.TrimPrefix(*p.Metadata, "e2atap judged "), 10, 64); err == nil && j > off {
+					off = j
+				}
+			}
+			done[p.Partition] = off
+		}
+	}
+	for p, end := range ends {
+		if end > 0 && done[p] < end {
+			return false
+		}
+	}
+	return true
+}
+
 // kafkaProc is one `e2atap run` reading the harness's topic.
 type kafkaProc struct {
 	name, listen, findings, config string
@@ -392,7 +454,14 @@ func testKafkaCrashRestart(t *testing.T, recordLog bool) {
 		m := scrapeQuiet(victim.listen)
 		return recordsJudged(m, "mesh") >= float64(half)
 	})
-	time.Sleep(1500 * time.Millisecond) // committed (100ms) and logged (1s), with streams open
+	// Killed once its commits cover every record it judged (their offsets
+	// or judged marks at the partitions' ends: commits every 100 ms,
+	// findings written before each): a fixed 1.5 s was too short on a
+	// loaded machine, and the findings written after the last commit were
+	// reported again after the restart (the crash window, by design).
+	pollUntil(t, "the victim's commits to cover what it judged", 60*time.Second, func() bool {
+		return h.committedThrough("e2atap-crash")
+	})
 	victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.cmd.Wait()
 	h.produce(recs[half:])
