@@ -306,31 +306,35 @@ func mayProbe(win []byte) bool {
 	if n == 0 || !isTailEnd(win[n-1]) {
 		return true
 	}
+	// The separators are gone to with IndexByte (the answer is an or over
+	// them, in any order): a window's bytes one by one cost more than the
+	// checks of its few separators.
+	if bytes.IndexByte(win, '%') >= 0 {
+		return true
+	}
 	hasAt := 0 // 0: not looked for yet, 1: no '@' in win, 2: one at least
-	for i, c := range win {
-		switch c {
-		case '%':
+	for i := bytes.IndexByte(win, '='); i >= 0; i = nextByte(win, i, '=') {
+		if keyBefore(win, i) || namedBefore(win, i) {
 			return true
-		case ':', '=':
-			// A separator in win whose value runs on into the probe: only
-			// one whose key may credit a value as a credential (the
-			// pre-check's gate of sep: keyBefore, namedBefore), or a URL,
-			// a broker's userinfo or a .pgpass line it may be part of. A
-			// plain key's ("path": "C:\\tmp" in a code block) is none.
-			if keyBefore(win, i) || namedBefore(win, i) {
-				return true
+		}
+	}
+	for i := bytes.IndexByte(win, ':'); i >= 0; i = nextByte(win, i, ':') {
+		// A separator in win whose value runs on into the probe: only
+		// one whose key may credit a value as a credential (the
+		// pre-check's gate of sep: keyBefore, namedBefore), or a URL,
+		// a broker's userinfo or a .pgpass line it may be part of. A
+		// plain key's ("path": "C:\\tmp" in a code block) is none.
+		if keyBefore(win, i) || namedBefore(win, i) {
+			return true
+		}
+		if hasAt == 0 {
+			hasAt = 1
+			if bytes.IndexByte(win, '@') >= 0 {
+				hasAt = 2
 			}
-			if c == ':' {
-				if hasAt == 0 {
-					hasAt = 1
-					if bytes.IndexByte(win, '@') >= 0 {
-						hasAt = 2
-					}
-				}
-				if hasAt == 2 || at(win, i+1, "//") || at(win, i+1, `\/\/`) || mayPgpass(win, i) {
-					return true
-				}
-			}
+		}
+		if hasAt == 2 || at(win, i+1, "//") || at(win, i+1, `\/\/`) || mayPgpass(win, i) {
+			return true
 		}
 	}
 	if !isTailSpace(win[n-1]) {
@@ -388,19 +392,31 @@ func keyWordEnds(win []byte) bool {
 // word): its value may name a credential whose "value" pair comes next
 // (namedCredential: "- name: DB_PASSWORD\n  v" | "alue: …").
 func namesEntry(win []byte) bool {
-	for i := 3; i < len(win); i++ {
-		if c := win[i]; c != ':' && c != '=' {
-			continue
-		}
-		j := i
-		for j > 0 && i-j < 3 && (win[j-1] == '"' || win[j-1] == '\'' || win[j-1] == ' ') {
-			j--
-		}
-		if j >= 4 && eqFold(win[j-4:j], "name") || j >= 3 && eqFold(win[j-3:j], "key") {
-			return true
+	for _, sep := range [2]byte{':', '='} {
+		for i := 3; i < len(win); i++ {
+			k := bytes.IndexByte(win[i:], sep)
+			if k < 0 {
+				break
+			}
+			i += k
+			j := i
+			for j > 0 && i-j < 3 && (win[j-1] == '"' || win[j-1] == '\'' || win[j-1] == ' ') {
+				j--
+			}
+			if j >= 4 && eqFold(win[j-4:j], "name") || j >= 3 && eqFold(win[j-3:j], "key") {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// nextByte is the index of the next c in win after i, or -1.
+func nextByte(win []byte, i int, c byte) int {
+	if k := bytes.IndexByte(win[i+1:], c); k >= 0 {
+		return i + 1 + k
+	}
+	return -1
 }
 
 func isTailSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -433,22 +449,28 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 
 func isNeedlePunct(c byte) bool { return c == '-' || c == '_' || c == ':' || c == '/' }
 
-// hasPEMDash reports "-----" in b.
+// hasPEMDash reports "-----" in b. Five '-' in a row hold one byte at an
+// index 4 mod 5: only those bytes are looked at, and the run around a '-'
+// among them is measured (a log line's UUIDs and dates hold many a '-',
+// each of which sent it to IndexByte).
 func hasPEMDash(b []byte) bool {
-	for {
-		k := bytes.IndexByte(b, '-')
-		if k < 0 {
-			return false
+	for i := 4; i < len(b); i += 5 {
+		if b[i] != '-' {
+			continue
 		}
-		n := k + 1
-		for n < len(b) && b[n] == '-' {
-			n++
+		l := i
+		for l > 0 && i-l < 4 && b[l-1] == '-' {
+			l--
 		}
-		if n-k >= 5 {
+		r := i + 1
+		for r < len(b) && r-l < 5 && b[r] == '-' {
+			r++
+		}
+		if r-l >= 5 {
 			return true
 		}
-		b = b[n:]
 	}
+	return false
 }
 
 // vendorPrefixStrings are the KindVendorToken prefixes through their first

@@ -232,3 +232,38 @@ func FuzzMayStartNoPrintable(f *testing.F) {
 		}
 	})
 }
+
+// TestNamesEntrySkips holds namesEntry (which goes to each ':' and '='
+// with IndexByte) to its byte-loop definition on texts of name and key
+// pairs, separators, quotes and spaces.
+func TestNamesEntrySkips(t *testing.T) {
+	pieces := []string{"name", "Key", "KEY", "nam", "ey", ":", "=", "\"", "'", " ", "  ", "x", "\n", "value", "token"}
+	rng := rand.New(rand.NewPCG(11, 11))
+	for range 20000 {
+		var b []byte
+		for n := rng.IntN(12); n > 0; n-- {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		if got, want := namesEntry(b), namesEntryBytes(b); got != want {
+			t.Fatalf("namesEntry(%q) = %v, byte by byte %v", b, got, want)
+		}
+	}
+}
+
+// namesEntryBytes is namesEntry's definition: a ':' or '=' at index 3 or
+// later after "name" or "key" and at most three quotes or spaces.
+func namesEntryBytes(win []byte) bool {
+	for i := 3; i < len(win); i++ {
+		if c := win[i]; c != ':' && c != '=' {
+			continue
+		}
+		j := i
+		for j > 0 && i-j < 3 && (win[j-1] == '"' || win[j-1] == '\'' || win[j-1] == ' ') {
+			j--
+		}
+		if j >= 4 && eqFold(win[j-4:j], "name") || j >= 3 && eqFold(win[j-3:j], "key") {
+			return true
+		}
+	}
+	return false
+}
