@@ -102,7 +102,11 @@ func TestKafkaScaleOutSurvivesAKilledReplica(t *testing.T) {
 		m := scrapeQuiet(victim.listen)
 		return recordsJudged(m, "mesh") >= tapMessages(m, "mesh")
 	})
-	time.Sleep(2 * time.Second) // commits every 100ms: many, even on a busy machine
+	// And its commits (every 100ms) reach what every replica judged: a
+	// fixed wait was a guess on a busy machine.
+	pollUntil(t, "the group's commits to cover what it judged", 60*time.Second, func() bool {
+		return h.committedThrough("e2atap-scale")
+	})
 	victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.cmd.Wait()
 	produce(recs[third : 2*third])
