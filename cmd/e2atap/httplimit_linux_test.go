@@ -134,23 +134,35 @@ taps:
 		return strings.Contains(stderr.String(), "ws: accept failed")
 	})
 	// A scrape waits in the metrics port's backlog while its accepts fail.
-	// On a connection of its own: http.Get's shared pool may still hold
-	// waitReady's connection (kept when its body had been read to the end
-	// before Close), and a scrape that reused it needed no accept, so the
-	// listener never logged that it accepts again (a CI run failed so).
-	scraped := make(chan error, 1)
-	go func() {
-		c := http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := c.Get("http://" + listen + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		scraped <- err
-	}()
+	// Each on a connection of its own: http.Get's shared pool may still
+	// hold waitReady's connection (kept when its body had been read to the
+	// end before Close), and a scrape that reused it needed no accept (a CI
+	// run failed so).
+	scrape := func() chan error {
+		done := make(chan error, 1)
+		go func() {
+			c := http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			resp, err := c.Get("http://" + listen + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		return done
+	}
+	first := scrape()
 	pollUntil(t, "the HTTP listener's accepts to fail", 20*time.Second, func() bool {
 		s := stderr.String()
 		return strings.Contains(s, "Accept error") || strings.Contains(s, "the HTTP listener cannot accept")
 	})
+	// Linux takes the descriptor before it looks for a waiting
+	// connection, so an accept with no client waiting fails too: the
+	// first scrape may have been served in a moment when a descriptor was
+	// free, and the failure logged was the server's next accept, with no
+	// client behind it (a CI run failed so: no "accepts again" because no
+	// client came). A second scrape now certainly arrives while the
+	// descriptors are gone, and waits.
+	second := scrape()
 	time.Sleep(500 * time.Millisecond) // retries 5 ms apart, then 10, 20, ...
 	for _, c := range held {
 		c.Close()
@@ -159,19 +171,39 @@ taps:
 		c.Close()
 	}
 	held, gateways = nil, nil
-	if err := <-scraped; err != nil {
-		t.Fatalf("the scrape that waited: %v", err)
+	for i, done := range []chan error{first, second} {
+		if err := <-done; err != nil {
+			t.Fatalf("scrape %d, which waited: %v", i+1, err)
+		}
+	}
+	// And one more with descriptors to spare, after which no failure is
+	// left open: each run of failed accepts ends in a successful one.
+	if err := <-scrape(); err != nil {
+		t.Fatalf("a scrape after the descriptors came back: %v", err)
 	}
 	stopProcess(t, cmd)
 	if n := strings.Count(stderr.String(), "Accept error"); n > 0 {
 		t.Errorf("net/http logged %d accept errors, want them logged once by the listener", n)
 	}
+	// One line when a run of failed accepts begins and one when it ends,
+	// with their count. The ws tap's own accepts, 503s and closes free a
+	// descriptor now and then while the others are held, so a second run
+	// may begin; what must not happen is a line a retry.
 	failing, again := stderr.lines("the HTTP listener cannot accept; retrying with backoff, logged again when it accepts (its clients wait in the listen backlog)"), stderr.lines("the HTTP listener accepts again")
-	if len(failing) != 1 || len(again) != 1 {
-		t.Fatalf("%d lines when the accepts began failing and %d when they worked again, want 1 each", len(failing), len(again))
+	if len(failing) == 0 || len(failing) != len(again) || len(failing) > 3 {
+		t.Fatalf("%d lines when the accepts began failing and %d when they worked again, want as many of each, 1 to 3", len(failing), len(again))
 	}
-	if n, _ := again[0]["failed_accepts"].(float64); n < 2 {
-		t.Errorf("failed_accepts %v, want the retries counted", again[0]["failed_accepts"])
+	var total float64
+	for _, l := range again {
+		n, _ := l["failed_accepts"].(float64)
+		if n < 1 {
+			t.Errorf("failed_accepts %v, want the failed accepts counted", l["failed_accepts"])
+		}
+		total += n
+	}
+	t.Logf("%d runs of failed accepts, %v failed accepts", len(again), total)
+	if total < 2 {
+		t.Errorf("%v failed accepts in all, want the retries counted (a scrape waited through them)", total)
 	}
 }
 
