@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/e2atap/e2atap/frame"
@@ -197,17 +198,55 @@ func shards(e2atap string, cs []corpus) {
 			}
 			return append(a, c.file)
 		}
-		var one, two []sample
+		var one, two, pair []sample
 		warm(c.file)
 		for r := 0; r < *rounds; r++ {
 			one = append(one, runCmd(args("1")))
 			two = append(two, runCmd(args("2")))
+			pair = append(pair, runPair(args("1")))
 		}
 		fmt.Printf("  %-12s wall speed-up %s   CPU 2 shards ÷ 1 shard %s\n", c.name,
 			fmtRatio(ratios(one, two, func(s sample) time.Duration { return s.wall })),
 			fmtRatio(ratios(two, one, func(s sample) time.Duration { return s.cpu })))
+		fmt.Printf("  %-12s the machine's floor: two independent 1-shard runs at once, one a core, CPU ÷ two alone %s\n", "",
+			fmtRatio(pairRatios(pair, one)))
 	}
+	fmt.Println("  (The floor is what two busy cores cost this machine with nothing shared: no sharding can use")
+	fmt.Println("  less CPU than it. On a VM whose two vCPUs share a physical core, or on a host busy with other")
+	fmt.Println("  guests, it is well above 1.)")
 	fmt.Println()
+}
+
+// pairRatios is, round by round, the CPU a run took beside another
+// (half a pair's) ÷ the CPU it took alone.
+func pairRatios(pair, one []sample) []float64 {
+	out := make([]float64, len(pair))
+	for i := range pair {
+		out[i] = pair[i].cpu.Seconds() / 2 / one[i].cpu.Seconds()
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// runPair runs two copies of args at once, each pinned to its own core
+// (taskset -c 0 and -c 1), and sums them: wall is the later end, CPU the
+// sum of both.
+func runPair(args []string) sample {
+	var out [2]sample
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := args
+			if !*noPin {
+				a = append([]string{"taskset", "-c", fmt.Sprint(i)}, args...)
+			}
+			out[i] = runCmd(a)
+		}()
+	}
+	wg.Wait()
+	return sample{wall: max(out[0].wall, out[1].wall), cpu: out[0].cpu + out[1].cpu, maxRSS: max(out[0].maxRSS, out[1].maxRSS)}
 }
 
 // memory: bytes per open stream at the process level, as the peak RSS of
