@@ -305,6 +305,13 @@ func checkHostPort(addr string, listen bool) error {
 }
 
 // checkURLPort checks the port of a parsed URL, if it has one.
+// anyPort reports whether a listen address asks for a port the system
+// picks (port 0): two of them never collide.
+func anyPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	return err == nil && port == "0"
+}
+
 func checkURLPort(u *url.URL) error {
 	p := u.Port()
 	if p == "" {
@@ -410,7 +417,7 @@ func (c *Config) validate() Problems {
 				add(key, "%s: listen is missing (the host:port the tap accepts connections on)", where)
 			} else if err := checkHostPort(t.Listen, true); err != nil {
 				add(key+".listen", "%s: listen: %q is not host:port: %v", where, t.Listen, err)
-			} else if other, dup := listens[t.Listen]; dup {
+			} else if other, dup := listens[t.Listen]; dup && !anyPort(t.Listen) {
 				add(key+".listen", "%s: listen %s is also used by %s", where, t.Listen, other)
 			}
 			listens[t.Listen] = where

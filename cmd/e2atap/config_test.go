@@ -76,6 +76,31 @@ shutdown_timeout: 0s
 	}
 }
 
+// Two ws taps (or a tap and the HTTP listener) on one address are an
+// error; on port 0 (the system picks a free port for each) they are not.
+func TestConfigListenCollisions(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		dup        bool
+	}{
+		{"same port", "listen: 127.0.0.1:9464\ntaps:\n  - {name: a, type: ws, listen: 127.0.0.1:9000, upstream: ws://h:1}\n  - {name: b, type: ws, listen: 127.0.0.1:9000, upstream: ws://h:1}\n", true},
+		{"tap on the HTTP listener's port", "listen: 127.0.0.1:9000\ntaps:\n  - {name: a, type: ws, listen: 127.0.0.1:9000, upstream: ws://h:1}\n", true},
+		{"port 0 twice", "listen: 127.0.0.1:0\ntaps:\n  - {name: a, type: ws, listen: 127.0.0.1:0, upstream: ws://h:1}\n  - {name: b, type: ws, listen: 127.0.0.1:0, upstream: ws://h:1}\n", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(c.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cfg.Validate()
+			if got := err != nil && strings.Contains(err.Error(), "is also used by"); got != c.dup {
+				t.Errorf("collision reported: %v, want %v (%v)", got, c.dup, err)
+			}
+		})
+	}
+}
+
 // The ws tap's timeouts are settings of the tap (issue 8 a).
 func TestConfigWSTimeouts(t *testing.T) {
 	cfg, err := ParseConfig([]byte("taps:\n  - {name: w, type: ws, listen: 127.0.0.1:1, upstream: ws://127.0.0.1:2, dial_timeout: 3s, handshake_timeout: 90s}\n"))
