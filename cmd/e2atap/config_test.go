@@ -667,3 +667,46 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestPortZeroListens: the HTTP listener and two ws taps all on port 0 (the
+// system picks): a valid configuration, and the log says the address each
+// got, the only place a user learns it; both taps relay there.
+func TestPortZeroListens(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	upstream, _ := echoUpstream(t)
+	cfgPath := filepath.Join(t.TempDir(), "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: 127.0.0.1:0
+taps:
+  - {name: ws-a, type: ws, listen: 127.0.0.1:0, upstream: %q}
+  - {name: ws-b, type: ws, listen: 127.0.0.1:0, upstream: %q}
+`, upstream, upstream)), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath)
+	var running []map[string]any
+	pollUntil(t, "the listening lines", 20*time.Second, func() bool {
+		running = stderr.lines("e2atap running")
+		return len(running) == 1 && len(stderr.lines("ws: listening")) == 2
+	})
+	listen, _ := running[0]["listen"].(string)
+	waitReady(t, listen)
+	seen := map[string]string{}
+	for _, l := range stderr.lines("ws: listening") {
+		name, _ := l["tap"].(string)
+		addr, _ := l["addr"].(string)
+		if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+			t.Fatalf("tap %s: addr %q, want the port the system picked", name, addr)
+		}
+		seen[name] = addr
+	}
+	if len(seen) != 2 || seen["ws-a"] == seen["ws-b"] {
+		t.Fatalf("listening lines by tap: %v, want ws-a and ws-b on two addresses", seen)
+	}
+	for name, addr := range seen {
+		c := dialWS(t, addr)
+		roundTrip(t, c, "relayed by "+name)
+		c.Close()
+	}
+	stopProcess(t, cmd)
+}

@@ -525,7 +525,13 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		}
 		c.Budget = s.budget
 		c.TLS = t.TLS
-		src, err = ws.New(c, stats, log)
+		var p *ws.Proxy
+		if p, err = ws.New(c, stats, log); err == nil {
+			// The address it got: with port 0 in the configuration, the
+			// only place a user learns it.
+			log.Info("ws: listening", "tap", t.Name, "addr", p.Addr().String(), "upstream", tap.RedactURL(t.Upstream))
+			src = p
+		}
 	case "logdir":
 		c := logdir.DefaultConfig()
 		c.Name, c.Paths, c.Positions = t.Name, t.Paths, t.Positions
