@@ -45,6 +45,15 @@ var benchProse = strings.Repeat("The agent answered the question about the weath
 
 func BenchmarkFindProse(b *testing.B) { benchFind(b, benchProse) }
 
+// BenchmarkFindIDs: stream keys as the observe hub redacts them at every
+// stream's end (a UUID, a hex digest): long words of digits and letters,
+// each digit of which is an anchor.
+func BenchmarkFindIDs(b *testing.B) {
+	for _, id := range []string{"6f1c2a4e-9b1e-4b1e-9c3d-2f5a6b7c8d9e", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"} {
+		b.Run(fmt.Sprint(len(id)), func(b *testing.B) { benchFind(b, id) })
+	}
+}
+
 // BenchmarkMayStartCredential: the tail check splitSecret runs on each
 // delta of a stream, on an ASCII one and on a Chinese one (the Python
 // corpora's deltas, unescaped).

@@ -2114,6 +2114,13 @@ const (
 // token. next > i is where the scan goes on (after the token) when the
 // token was looked at.
 func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
+	if i < b64.word && (b64.nested || i < b64.end) {
+		// Inside a word judged already and a run checked already (or text
+		// decoded from base64): b64.check and the judgement below both
+		// decline, wherever the word starts. Each digit of a long word (a
+		// UUID, a hash, base64) walked back to its start before.
+		return Match{}, false, 0
+	}
 	a := i
 	for a > from && is(s[a-1], word) {
 		a--

@@ -79,7 +79,7 @@ type Metrics struct {
 	recordCache  cowMap[recordKey, *recordSeries]
 	findingCache cowMap[findingKey, prometheus.Counter]
 	tapCache     cowMap[string, *tapSeries]
-	recent       [recentSlots]atomic.Pointer[recordSeries]
+	recent       [recentSlots]atomic.Pointer[recentSeries]
 
 	// Caps per label; tap is shared by every family.
 	tapCap, protoCap, kindCap, statusCap, ruleCap *labelCap
@@ -90,9 +90,28 @@ type recordKey struct{ tap, protocol, kind, status string }
 // Record's fast path: the series of the label values last seen in each of
 // recentSlots slots, indexed by where the values' bytes are (the engine's
 // labels are constants, a tap's name one string): a look-up is one atomic
-// load and four string comparisons that end at equal pointers, with no
-// hash of the label values. A miss goes through recordCache.
+// load and a comparison of four data pointers and lengths, with no hash
+// and no compare of the label values. A miss goes through recordCache.
 const recentSlots = 256
+
+// recentSeries is a recent slot: the label values as the caller gave them
+// (not cloned, unlike the cache's key) and their series. Holding the
+// caller's strings keeps their bytes alive and unchanged, so that the same
+// data pointer and length is the same value: identity decides a hit. A
+// value equal to k at another address misses, and costs a cache look-up,
+// never a wrong count.
+type recentSeries struct {
+	k  recordKey
+	rs *recordSeries
+}
+
+// same: a's strings are b's, by identity (data pointer and length).
+func (a *recordKey) same(b *recordKey) bool {
+	return unsafe.StringData(a.tap) == unsafe.StringData(b.tap) && len(a.tap) == len(b.tap) &&
+		unsafe.StringData(a.protocol) == unsafe.StringData(b.protocol) && len(a.protocol) == len(b.protocol) &&
+		unsafe.StringData(a.kind) == unsafe.StringData(b.kind) && len(a.kind) == len(b.kind) &&
+		unsafe.StringData(a.status) == unsafe.StringData(b.status) && len(a.status) == len(b.status)
+}
 
 // recordStripes: a series' count not yet added to its counter, split by
 // engine (shard), so that two shards counting the same series do not
@@ -252,13 +271,15 @@ func (m *Metrics) Record(ri *validate.RecordInfo) {
 	}
 	k := recordKey{tap, ri.Protocol, ri.Kind, ri.Status}
 	slot := &m.recent[recentSlot(&k)]
-	rs := slot.Load()
-	if rs == nil || rs.k != k {
+	var rs *recordSeries
+	if e := slot.Load(); e != nil && e.k.same(&k) {
+		rs = e.rs
+	} else {
 		var ok bool
 		if rs, ok = m.recordCache.load(k); !ok {
 			rs = m.recordSlow(k)
 		}
-		slot.Store(rs)
+		slot.Store(&recentSeries{k, rs})
 	}
 	if rs.striped {
 		// The engine's RecordInfo is its own (one per shard): its address

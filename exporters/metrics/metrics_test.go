@@ -505,3 +505,32 @@ func TestRecordCountedAtEveryScrape(t *testing.T) {
 		t.Fatalf("e2a.chunk counted %v, want %v", chunks, want)
 	}
 }
+
+// TestRecordRecentIsIdentity: Record's fast path tells label values apart
+// by data pointer and length; values that share their bytes' address but
+// not their length (a prefix) are other series, in the same slot
+// (recentSlot does not mix in the protocol's length).
+func TestRecordRecentIsIdentity(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := New(reg, Options{})
+	long := strings.Clone("eventmesh")
+	short := long[:5]
+	a, b := rec("agent-ws", long, "stream_chunk", "", false), rec("agent-ws", short, "stream_chunk", "", false)
+	if recentSlot(&recordKey{a.In.Tap, a.Protocol, a.Kind, a.Status}) != recentSlot(&recordKey{b.In.Tap, b.Protocol, b.Kind, b.Status}) {
+		t.Fatal("the two keys take different slots: the test proves nothing")
+	}
+	for _, ri := range []*validate.RecordInfo{a, a, b, a, b, b, b} {
+		m.Record(ri)
+	}
+	got := map[string]float64{}
+	for _, mt := range family(t, reg, "e2atap_records_total").GetMetric() {
+		for _, lp := range mt.GetLabel() {
+			if lp.GetName() == "protocol" {
+				got[lp.GetValue()] += mt.GetCounter().GetValue()
+			}
+		}
+	}
+	if got["eventmesh"] != 3 || got["event"] != 4 || len(got) != 2 {
+		t.Fatalf("records_total by protocol %v, want eventmesh 3, event 4", got)
+	}
+}

@@ -9,10 +9,11 @@
 // logs, before it is kept.
 //
 // Concurrency: the Sink methods are called from every engine shard; each
-// costs the redaction of its strings, a line rendered into a reused
-// buffer (for its length), a short critical section and, per watcher it
-// matches, one non-blocking send (the line is copied once, only then).
-// The ring keeps events as fields, already redacted, and renders their
+// costs the redaction of its strings, a short critical section and, while
+// someone watches, a line rendered into a reused buffer and, per watcher
+// it matches, one non-blocking send (the line is copied once, only then);
+// while nobody watches, only the line's length is worked out. The ring
+// keeps events as compact fields, already redacted, and renders their
 // lines when a watcher asks for them (last, since). A watcher has a bounded queue (QueueEvents); a slow watcher
 // loses events, is told how many, and never slows the engine. The ring is
 // bounded in events and bytes.

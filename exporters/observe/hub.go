@@ -53,15 +53,57 @@ type Event struct {
 	Lost     uint64          `json:"lost,omitempty"`
 }
 
-// entry is an event as kept: its fields, every string from traffic
-// already redacted, and the length of its line. The line itself is
-// rendered only when someone reads it (a watcher connected, a last/since
-// query), so that publishing costs no encoding and no allocation while
-// nobody watches.
+// entry is an event as kept in the ring: its fields, every string from
+// traffic already redacted, and the length of its line. The line itself
+// is rendered only when someone reads it (a watcher connected, a
+// last/since query), so that publishing costs no encoding and no
+// allocation while nobody watches. It holds what a finding or a stream
+// outcome has, no more (records are not kept): the ring is written once
+// for every stream, and each pointer of an entry is a write barrier while
+// the collector runs and a share of the cache lines it takes.
 type entry struct {
-	ev       Event // Record always nil: records are not kept
-	severity validate.Severity
+	tap, stream string
+	// A finding's rule, source and message; a stream outcome's protocol
+	// and reason (c empty).
+	a, b, c  string
+	sec      int64 // Time, UTC: seconds and nanoseconds of Unix time
+	duration float64
 	size     int // len(appendLine(nil, &ev)): what RingBytes bounds
+	nsec     int32
+	records  uint32
+	typ      uint8 // keptFinding or keptStream
+	severity validate.Severity
+	outcome  validate.Outcome
+	gap      bool
+}
+
+const (
+	keptFinding = 1 + iota
+	keptStream
+)
+
+// compact is ev as the ring keeps it (a finding or a stream outcome).
+func compact(ev *Event, sev validate.Severity, outcome validate.Outcome, size int) entry {
+	en := entry{tap: ev.Tap, stream: ev.Stream, sec: ev.Time.Unix(), nsec: int32(ev.Time.Nanosecond()), size: size, severity: sev}
+	if ev.Type == TypeFinding {
+		en.typ, en.a, en.b, en.c = keptFinding, ev.Rule, ev.Source, ev.Message
+	} else {
+		en.typ, en.a, en.b = keptStream, ev.Protocol, ev.Reason
+		en.outcome, en.records, en.duration, en.gap = outcome, ev.Records, ev.Duration, ev.Gap
+	}
+	return en
+}
+
+// event is the kept entry as the event it was published as.
+func (en *entry) event() Event {
+	ev := Event{Time: time.Unix(en.sec, int64(en.nsec)).UTC(), Tap: en.tap, Stream: en.stream}
+	if en.typ == keptFinding {
+		ev.Type, ev.Rule, ev.Severity, ev.Source, ev.Message = TypeFinding, en.a, en.severity.String(), en.b, en.c
+	} else {
+		ev.Type, ev.Protocol, ev.Reason, ev.Outcome = TypeStream, en.a, en.b, en.outcome.String()
+		ev.Records, ev.Duration, ev.Gap = en.records, en.duration, en.gap
+	}
+	return ev
 }
 
 // Options bound the hub.
@@ -99,6 +141,7 @@ type Hub struct {
 	once   sync.Once
 
 	recordWatchers atomic.Int32 // watchers that asked for records
+	nwatchers      atomic.Int32 // len(watchers): publish renders a line only for them
 	split          splitTails   // split credentials in records' deltas (split.go)
 	events         atomic.Uint64
 	lost           atomic.Uint64
@@ -176,9 +219,9 @@ func (h *Hub) putScratch(b *[]byte) {
 func (h *Hub) Finding(f *validate.Finding) {
 	buf := h.getScratch()
 	defer h.putScratch(buf)
-	e := entry{severity: f.Severity, ev: Event{Type: TypeFinding, Time: h.at(f.Time), Tap: f.Tap, Rule: f.Rule, Severity: f.Severity.String(),
-		Stream: h.redact(buf, f.Stream), Source: h.redact(buf, f.Source), Message: h.redact(buf, f.Message)}}
-	h.publish(&e, buf)
+	ev := Event{Type: TypeFinding, Time: h.at(f.Time), Tap: f.Tap, Rule: f.Rule, Severity: f.Severity.String(),
+		Stream: h.redact(buf, f.Stream), Source: h.redact(buf, f.Source), Message: h.redact(buf, f.Message)}
+	h.publish(&ev, f.Severity, 0, buf)
 }
 
 // StreamEnd publishes a stream's outcome.
@@ -186,12 +229,12 @@ func (h *Hub) StreamEnd(s *validate.StreamInfo) {
 	h.split.end(s.Tap, s.Key)
 	buf := h.getScratch()
 	defer h.putScratch(buf)
-	e := entry{ev: Event{Type: TypeStream, Time: h.at(s.End), Tap: s.Tap, Stream: h.redact(buf, s.Key), Outcome: s.Outcome.String(),
-		Protocol: s.Protocol, Reason: s.Reason, Records: s.Records, Gap: s.Gap}}
+	ev := Event{Type: TypeStream, Time: h.at(s.End), Tap: s.Tap, Stream: h.redact(buf, s.Key), Outcome: s.Outcome.String(),
+		Protocol: s.Protocol, Reason: s.Reason, Records: s.Records, Gap: s.Gap}
 	if !s.Start.IsZero() && !s.End.IsZero() {
-		e.ev.Duration = s.End.Sub(s.Start).Seconds()
+		ev.Duration = s.End.Sub(s.Start).Seconds()
 	}
-	h.publish(&e, buf)
+	h.publish(&ev, validate.Off, s.Outcome, buf)
 }
 
 // StreamStart is not published (the outcome says more).
@@ -205,8 +248,8 @@ func (h *Hub) Record(r *validate.RecordInfo) {
 	}
 	buf := h.getScratch()
 	defer h.putScratch(buf)
-	e := entry{ev: Event{Type: TypeRecord, Time: h.at(r.In.Time), Tap: r.In.Tap, Source: h.redact(buf, r.In.Source()),
-		Kind: r.Kind, Status: r.Status, Stream: h.redact(buf, string(r.Stream))}}
+	ev := Event{Type: TypeRecord, Time: h.at(r.In.Time), Tap: r.In.Tap, Source: h.redact(buf, r.In.Source()),
+		Kind: r.Kind, Status: r.Status, Stream: h.redact(buf, string(r.Stream))}
 	if r.Frame == nil && len(r.In.Data) > 0 {
 		head, tail := h.split.check(r)
 		if out, _, err := h.red.Redact(nil, r.In.Data); err == nil && json.Valid(out) {
@@ -214,26 +257,36 @@ func (h *Hub) Record(r *validate.RecordInfo) {
 				out = maskDelta(out, head) // nil: no record shown rather than half a secret
 			}
 			if out != nil {
-				e.ev.Record = json.RawMessage(bytes.TrimRight(out, "\n"))
+				ev.Record = json.RawMessage(bytes.TrimRight(out, "\n"))
 			}
 		}
 	}
-	h.publish(&e, buf)
+	h.publish(&ev, validate.Off, 0, buf)
 }
 
-// publish keeps e (unless it is a record) and offers its line to the
-// watchers it matches. The line is rendered into buf (scratch) for its
-// length, outside the lock; it is copied only when a watcher takes it.
-func (h *Hub) publish(e *entry, buf *[]byte) {
-	line := appendLine((*buf)[:0], &e.ev)
-	*buf = line[:0]
-	e.size = len(line)
+// publish keeps ev (unless it is a record) and offers its line to the
+// watchers it matches (sev: a finding's severity; outcome: a stream's).
+// While someone watches, the line is rendered into buf (scratch) outside
+// the lock, and copied only when a watcher takes it; while nobody does,
+// only its length is worked out (lineSize), for RingBytes.
+func (h *Hub) publish(ev *Event, sev validate.Severity, outcome validate.Outcome, buf *[]byte) {
+	var line []byte
+	rendered := h.nwatchers.Load() > 0
+	if rendered {
+		line = appendLine((*buf)[:0], ev)
+		*buf = line[:0]
+	}
 	h.events.Add(1)
 	h.mu.Lock()
 	if len(h.watchers) > 0 {
+		if !rendered { // a watcher came since the look above
+			line = appendLine((*buf)[:0], ev)
+			*buf = line[:0]
+			rendered = true
+		}
 		var out []byte // one copy, shared by the watchers it matches
 		for w := range h.watchers {
-			if !w.filter.match(e) {
+			if !w.filter.match(ev, sev) {
 				continue
 			}
 			if out == nil {
@@ -242,25 +295,31 @@ func (h *Hub) publish(e *entry, buf *[]byte) {
 			w.offer(out, h)
 		}
 	}
-	if e.ev.Type != TypeRecord { // records are live only: they would push findings out
-		h.keep(e)
+	if ev.Type != TypeRecord { // records are live only: they would push findings out
+		size := len(line)
+		if !rendered {
+			size = lineSize(ev)
+		}
+		h.keep(compact(ev, sev, outcome, size))
 	}
 	h.mu.Unlock()
 }
 
 // keep appends to the ring, dropping the oldest past either bound.
-func (h *Hub) keep(e *entry) {
+func (h *Hub) keep(e entry) {
 	for h.n > 0 && (h.n == h.opts.RingEvents || h.bytes+e.size > h.opts.RingBytes) {
 		old := &h.ring[h.head]
 		h.bytes -= old.size
-		*old = entry{}
+		if h.n < len(h.ring) {
+			*old = entry{} // not the slot e takes next: let go of its strings
+		}
 		h.head = (h.head + 1) % len(h.ring)
 		h.n--
 	}
 	if h.n == len(h.ring) {
 		h.grow()
 	}
-	h.ring[(h.head+h.n)%len(h.ring)] = *e
+	h.ring[(h.head+h.n)%len(h.ring)] = e
 	h.n++
 	h.bytes += e.size
 }
@@ -286,8 +345,8 @@ type Filter struct {
 	Since    time.Time
 }
 
-func (f *Filter) match(en *entry) bool {
-	e := &en.ev
+// match: whether f selects e (sev: a finding's severity).
+func (f *Filter) match(e *Event, sev validate.Severity) bool {
 	if len(f.Types) > 0 && !f.Types[e.Type] {
 		return false
 	}
@@ -297,7 +356,7 @@ func (f *Filter) match(en *entry) bool {
 	if len(f.Rules) > 0 && (e.Type != TypeFinding || !f.Rules[e.Rule]) {
 		return false
 	}
-	if f.Severity != validate.Off && (e.Type != TypeFinding || en.severity < f.Severity) {
+	if f.Severity != validate.Off && (e.Type != TypeFinding || sev < f.Severity) {
 		return false
 	}
 	if len(f.Taps) > 0 && !f.Taps[e.Tap] {
@@ -343,9 +402,9 @@ func (h *Hub) subscribe(f Filter, last int) (*watcher, [][]byte) {
 	h.mu.Lock()
 	if last > 0 || !f.Since.IsZero() {
 		for i := h.n - 1; i >= 0; i-- {
-			e := &h.ring[(h.head+i)%len(h.ring)]
-			if f.match(e) {
-				kept = append(kept, e.ev)
+			en := &h.ring[(h.head+i)%len(h.ring)]
+			if ev := en.event(); f.match(&ev, en.severity) {
+				kept = append(kept, ev)
 				if last > 0 && len(kept) == last {
 					break
 				}
@@ -353,6 +412,7 @@ func (h *Hub) subscribe(f Filter, last int) (*watcher, [][]byte) {
 		}
 	}
 	h.watchers[w] = struct{}{}
+	h.nwatchers.Store(int32(len(h.watchers)))
 	h.mu.Unlock()
 	var backlog [][]byte
 	if len(kept) > 0 {
@@ -367,6 +427,7 @@ func (h *Hub) subscribe(f Filter, last int) (*watcher, [][]byte) {
 func (h *Hub) unsubscribe(w *watcher) {
 	h.mu.Lock()
 	delete(h.watchers, w)
+	h.nwatchers.Store(int32(len(h.watchers)))
 	h.mu.Unlock()
 	if w.filter.Types[TypeRecord] {
 		h.recordWatchers.Add(-1)

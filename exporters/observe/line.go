@@ -144,3 +144,103 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// lineSize is len(appendLine(nil, ev)), worked out without writing the
+// line: the ring needs only the length of what it keeps while nobody
+// watches (FuzzLineSize holds the two together).
+func lineSize(ev *Event) int {
+	n := len(`{"type":`) + stringSize(ev.Type) + len(`,"time":"`) + timeSize(ev.Time) + len(`"`)
+	n += fieldSize(`,"tap":`, ev.Tap) + fieldSize(`,"rule":`, ev.Rule) + fieldSize(`,"severity":`, ev.Severity) +
+		fieldSize(`,"stream":`, ev.Stream) + fieldSize(`,"source":`, ev.Source) + fieldSize(`,"message":`, ev.Message) +
+		fieldSize(`,"outcome":`, ev.Outcome) + fieldSize(`,"protocol":`, ev.Protocol) + fieldSize(`,"reason":`, ev.Reason)
+	if ev.Records != 0 {
+		n += len(`,"records":`) + uintSize(uint64(ev.Records))
+	}
+	if ev.Duration != 0 {
+		var b [40]byte
+		n += len(`,"duration_seconds":`) + len(appendFloat(b[:0], ev.Duration))
+	}
+	if ev.Gap {
+		n += len(`,"gap":true`)
+	}
+	n += fieldSize(`,"kind":`, ev.Kind) + fieldSize(`,"status":`, ev.Status)
+	if len(ev.Record) > 0 {
+		n += len(`,"record":`) + len(ev.Record)
+	}
+	if ev.Lost != 0 {
+		n += len(`,"lost":`) + uintSize(ev.Lost)
+	}
+	return n + len("}\n")
+}
+
+func fieldSize(key, v string) int {
+	if v == "" {
+		return 0
+	}
+	return len(key) + stringSize(v)
+}
+
+// stringSize is len(appendString(nil, s)).
+func stringSize(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+				n++
+			default:
+				n += 5 // \u00XX
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 5 // \ufffd for one byte
+		} else if r == '\u2028' || r == '\u2029' {
+			n += 6 - size
+		}
+		i += size
+	}
+	return n
+}
+
+// Unix seconds of 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the
+// years RFC 3339 writes in four digits.
+const minYear0, maxYear9999 = -62167219200, 253402300799
+
+// timeSize is the length of t in RFC 3339 with nanoseconds, as appendLine
+// writes it: fixed for a UTC time of years 0-9999 but for the fraction
+// (its trailing zeros left out).
+func timeSize(t time.Time) int {
+	sec := t.Unix()
+	if t.Location() != time.UTC || sec < minYear0 || sec > maxYear9999 {
+		var b [64]byte
+		return len(t.AppendFormat(b[:0], time.RFC3339Nano))
+	}
+	n := len("2006-01-02T15:04:05Z")
+	if ns := t.Nanosecond(); ns != 0 {
+		d := 9
+		for ns%10 == 0 {
+			ns /= 10
+			d--
+		}
+		n += 1 + d
+	}
+	return n
+}
+
+// uintSize is the number of decimal digits of v.
+func uintSize(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}

@@ -3,6 +3,7 @@ package observe
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -44,7 +45,49 @@ func TestLineIsMarshal(t *testing.T) {
 		if got := appendLine(nil, &ev); !bytes.Equal(got, want) {
 			t.Fatalf("event %d:\n got %s\nwant %s", i, got, want)
 		}
+		if n := lineSize(&ev); n != len(want) {
+			t.Fatalf("event %d: lineSize %d, line %d bytes: %s", i, n, len(want), want)
+		}
 	}
+}
+
+// FuzzLineSize: lineSize is the length of the line appendLine writes, and
+// a finding or a stream outcome kept in the ring (compact) is rendered
+// as the line it was published as, for any strings, time and numbers.
+func FuzzLineSize(f *testing.F) {
+	f.Add("t", "s", "m", int64(1774785600), int64(5000000), uint32(3), 1.5, true, uint64(0), int8(0))
+	f.Add("a\u2028<&>", "\xff\x00\\\"", "é😀", int64(-62167219201), int64(1), uint32(0), 3e21, false, uint64(7), int8(2))
+	f.Add("", "", "", int64(253402300800), int64(999999999), uint32(1<<31), 1e-7, false, uint64(1<<63), int8(-5))
+	f.Fuzz(func(t *testing.T, a, b, c string, sec, nsec int64, records uint32, dur float64, gap bool, lost uint64, zone int8) {
+		tm := time.Unix(sec, nsec).UTC()
+		if zone != 0 {
+			tm = tm.In(time.FixedZone("z", int(zone)*1800))
+		}
+		for _, typ := range []string{TypeFinding, TypeStream, TypeLost} {
+			ev := Event{Type: typ, Time: tm, Tap: a, Stream: b, Message: c, Source: a + c, Lost: lost}
+			if typ == TypeFinding {
+				ev.Rule, ev.Severity = c, validate.Warning.String()
+			} else {
+				ev.Outcome, ev.Protocol, ev.Reason, ev.Records, ev.Duration, ev.Gap = validate.OutcomeFailed.String(), b, a, records, dur, gap
+			}
+			line := appendLine(nil, &ev)
+			if n := lineSize(&ev); n != len(line) {
+				t.Fatalf("lineSize %d, line %d bytes: %q", n, len(line), line)
+			}
+			if typ == TypeLost || zone != 0 || ev.Lost != 0 {
+				continue // not kept; the hub keeps UTC times
+			}
+			ev.Source, ev.Message = "", ""
+			if typ == TypeFinding {
+				ev.Source, ev.Message = a+c, c
+			}
+			en := compact(&ev, validate.Warning, validate.OutcomeFailed, len(line))
+			back := en.event()
+			if got, want := appendLine(nil, &back), appendLine(nil, &ev); !bytes.Equal(got, want) {
+				t.Fatalf("kept and rendered:\n got %s\nwant %s", got, want)
+			}
+		}
+	})
 }
 
 // passThrough masks nothing (the common case: a stream key with no
@@ -87,11 +130,12 @@ func TestNothingUnredactedIsKept(t *testing.T) {
 	}
 	for i := 0; i < h.n; i++ {
 		e := &h.ring[(h.head+i)%len(h.ring)]
-		if b, _ := json.Marshal(e.ev); strings.Contains(string(b), "SECRET") {
+		ev := e.event()
+		if b, _ := json.Marshal(ev); strings.Contains(string(b), "SECRET") || strings.Contains(fmt.Sprintf("%+v", *e), "SECRET") {
 			t.Errorf("kept unredacted: %s", b)
 		}
-		if e.size != len(appendLine(nil, &e.ev)) {
-			t.Errorf("entry %d: size %d, line %d bytes", i, e.size, len(appendLine(nil, &e.ev)))
+		if e.size != len(appendLine(nil, &ev)) {
+			t.Errorf("entry %d: size %d, line %d bytes", i, e.size, len(appendLine(nil, &ev)))
 		}
 	}
 }
