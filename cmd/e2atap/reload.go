@@ -65,7 +65,7 @@ type outputs struct {
 // (they change at a reload), for the outputs that outlive a reload.
 type outputsRedactor struct{ p *atomic.Pointer[outputs] }
 
-func (r outputsRedactor) RedactText(dst, s []byte) []byte { return r.p.Load().red.RedactText(dst, s) }
+func (r outputsRedactor) MaskText(dst, s []byte) []byte { return r.p.Load().red.MaskText(dst, s) }
 
 func (r outputsRedactor) Redact(dst, rec []byte) ([]byte, []string, error) {
 	return r.p.Load().red.Redact(dst, rec)

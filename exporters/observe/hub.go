@@ -12,10 +12,11 @@ import (
 )
 
 // Redactor is what the hub needs of the redaction policy: free text with
-// every credential and personal value masked, appended to dst, and a
-// record redacted as the record log writes it.
+// every credential and personal value masked, appended to dst as plain
+// text (the hub escapes what it renders itself), and a record redacted as
+// the record log writes it.
 type Redactor interface {
-	RedactText(dst, s []byte) []byte
+	MaskText(dst, s []byte) []byte
 	Redact(dst, record []byte) (out []byte, paths []string, err error)
 }
 
@@ -188,7 +189,10 @@ func (h *Hub) redact(buf *[]byte, s string) string {
 		return ""
 	}
 	in := append((*buf)[:0], s...)
-	out := h.red.RedactText(in[len(in):], in) // after in, in the same buffer
+	// Plain text: a JSON-escaped one (RedactText's) was escaped again
+	// when the line was rendered, and a stream key with a '"', '\\' or a
+	// control character reached watchers as another key.
+	out := h.red.MaskText(in[len(in):], in) // after in, in the same buffer
 	r := s
 	if len(out) != len(s) || string(out) != s {
 		r = string(out)

@@ -17,7 +17,7 @@ import (
 // tests can check every field passes it.
 type maskAll struct{}
 
-func (maskAll) RedactText(dst, s []byte) []byte {
+func (maskAll) MaskText(dst, s []byte) []byte {
 	return append(dst, strings.ReplaceAll(string(s), "SECRET", "******")...)
 }
 func (maskAll) Redact(dst, rec []byte) ([]byte, []string, error) {

@@ -94,7 +94,7 @@ func FuzzLineSize(f *testing.F) {
 // credential in it).
 type passThrough struct{}
 
-func (passThrough) RedactText(dst, s []byte) []byte { return append(dst, s...) }
+func (passThrough) MaskText(dst, s []byte) []byte { return append(dst, s...) }
 func (passThrough) Redact(dst, rec []byte) ([]byte, []string, error) {
 	return append(dst, rec...), nil, nil
 }
