@@ -156,8 +156,14 @@ func outcomeWord(ev *observe.Event) string {
 }
 
 // writeEventRow prints one event as an aligned row; the detail column is
-// never cut.
-func writeEventRow(w io.Writer, ev *observe.Event) {
+// never cut. Every string is printed termSafe: stream keys, messages,
+// kinds and records come from traffic.
+func writeEventRow(w io.Writer, in *observe.Event) {
+	ev := *in
+	for _, s := range []*string{&ev.Tap, &ev.Rule, &ev.Severity, &ev.Stream, &ev.Source, &ev.Message, &ev.Outcome, &ev.Reason, &ev.Kind, &ev.Status} {
+		*s = termSafe(*s)
+	}
+	ev.Record = json.RawMessage(termSafe(string(ev.Record)))
 	t := ev.Time.Local().Format("15:04:05.000")
 	switch ev.Type {
 	case observe.TypeFinding:
@@ -170,7 +176,7 @@ func writeEventRow(w io.Writer, ev *observe.Event) {
 		if ev.Gap {
 			detail += ", across a loss (not judged across it)"
 		}
-		fmt.Fprintf(w, "%-12s %-12s %-8s %-22s %-24s %s\n", t, ev.Tap, "stream", outcomeWord(ev), ev.Stream, detail)
+		fmt.Fprintf(w, "%-12s %-12s %-8s %-22s %-24s %s\n", t, ev.Tap, "stream", outcomeWord(&ev), ev.Stream, detail)
 	case observe.TypeRecord:
 		fmt.Fprintf(w, "%-12s %-12s %-8s %-22s %-24s %s %s\n", t, ev.Tap, "record", ev.Kind+"/"+ev.Status, ev.Stream, ev.Source, ev.Record)
 	case observe.TypeLost:

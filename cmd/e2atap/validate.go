@@ -440,11 +440,13 @@ func (p *findingPrinter) print(f *validate.Finding) {
 	case p.enc != nil:
 		p.enc.Encode(jsonFinding(f))
 	case !p.quiet:
+		// One finding a line, whatever the traffic's values hold
+		// (termSafe).
 		stream := ""
 		if f.Stream != "" {
-			stream = " [" + f.Stream + "]"
+			stream = " [" + termSafe(f.Stream) + "]"
 		}
-		fmt.Fprintf(p.w, "%s: %s %s%s: %s\n", f.Source, f.Severity, f.Rule, stream, f.Message)
+		fmt.Fprintf(p.w, "%s: %s %s%s: %s\n", termSafe(f.Source), f.Severity, f.Rule, stream, termSafe(f.Message))
 	}
 }
 
