@@ -672,20 +672,10 @@ func endsSpaced(s []byte, h, j int, p string) bool {
 // up to the matching "-----END …-----", or, without one, to the end of the
 // base64 run (line breaks, literal "\n" escapes included).
 func pem(s []byte, i int) (Match, bool) {
-	if !atBegin(s, i) {
+	j := pemHeader(s, i)
+	if j < 0 {
 		return Match{}, false
 	}
-	j := i + len("-----BEGIN")
-	h := j
-	for j < len(s) && j-h < 60 && (is(s[j], alnum) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
-		j++
-	}
-	// (OpenVPN's tls-auth and tls-crypt keys: "-----BEGIN OpenVPN Static
-	// key V1-----", lines of hex.)
-	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK") || endsSpaced(s, h, j, " Static key V1")) || !at(s, j, "-----") {
-		return Match{}, false
-	}
-	j += 5
 	k := j
 	for ; k < len(s) && k-j < 1<<16; k++ {
 		c := s[k]
@@ -699,7 +689,7 @@ func pem(s []byte, i int) (Match, bool) {
 			}
 			continue
 		}
-		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' && c != '%' {
+		if !inPEMBlock(c) {
 			return Match{i, k, KindPrivateKey}, true
 		}
 	}
@@ -716,6 +706,25 @@ func pem(s []byte, i int) (Match, bool) {
 		e++
 	}
 	return Match{i, e, KindPrivateKey}, true
+}
+
+// pemHeader is the end of a private key block's header at s[i]
+// ("-----BEGIN … PRIVATE KEY-----"), or -1.
+func pemHeader(s []byte, i int) int {
+	if !atBegin(s, i) {
+		return -1
+	}
+	j := i + len("-----BEGIN")
+	h := j
+	for j < len(s) && j-h < 60 && (is(s[j], alnum) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
+		j++
+	}
+	// (OpenVPN's tls-auth and tls-crypt keys: "-----BEGIN OpenVPN Static
+	// key V1-----", lines of hex.)
+	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK") || endsSpaced(s, h, j, " Static key V1")) || !at(s, j, "-----") {
+		return -1
+	}
+	return j + 5
 }
 
 // sep handles '=' and ':' at s[i]: a URL's userinfo after "://", or the
