@@ -790,7 +790,8 @@ func argSpan(s []byte, v int, form, stopAtEscape bool) (st, end int, ok bool) {
 		// delta cut inside it, "sshpass -p 'T6ja" | "cRh…'".)
 		v++
 	} else {
-		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
+		for end < len(s) && end-v < 1<<12 && !(form && s[end] == '+') &&
+			(!isValueEnd(s[end], 0, false, false) || !form && isListSep(s[end]) && !argEnds(s, end)) {
 			end++
 		}
 	}
@@ -1164,7 +1165,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				continue
 			}
 		}
-		if encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey) {
+		if encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
+			isValueEnd(s[e], quote, whole, quotedKey) && (quote != 0 || whole || !isListSep(s[e]) || listEnds(s, j, e)) {
 			break
 		}
 		e++
@@ -1632,6 +1634,73 @@ func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
 		return true
 	}
 	return false
+}
+
+func isListSep(c byte) bool { return c == ',' || c == ';' || c == '&' }
+
+// listEnds reports whether an unquoted value ends at the ',', ';' or '&'
+// at s[e], its key starting at s[j]. Passwords hold these bytes, and a
+// shell's or an env file's assignment ("PGPASSWORD=ab,cd"), a flag's
+// value ("--password=ab&cd") or a line of prose goes on past them; a list
+// of pairs ends its values at its separator: the key after one
+// ("?user=bob&password=…&next=…", "Server=db;Password=…;"), or a pair
+// after it ("password=…&remember=1", "Password=…;Encrypt=True",
+// "password=…,user=app"). White space, the text's end, another end
+// ("&&", ";\n", ",\"") or an HTML-escaped '&' after it end it too.
+func listEnds(s []byte, j, e int) bool {
+	c := s[e]
+	if j > 0 && (s[j-1] == c || c == '&' && s[j-1] == '?' || c == '&' && j >= 5 && at(s, j-5, "&amp;")) {
+		return true
+	}
+	n := e + 1
+	if n >= len(s) || isValueEnd(s[n], 0, false, false) || c == '&' && at(s, n, "amp;") {
+		return true
+	}
+	// A pair's key: words, single spaces between them ("User ID="), then
+	// '=' (or ':' after a ',': "{user:app,password:…}").
+	k := n
+	for k < len(s) && k-n < 40 && (is(s[k], word|cKey) || s[k] == ' ' && s[k-1] != ' ' && k > n) {
+		k++
+	}
+	return k > n && k < len(s) && s[k-1] != ' ' && (s[k] == '=' || c == ',' && s[k] == ':')
+}
+
+// encodedListSep reports a ',', ';' or '&' at s[e], also URL-encoded
+// (%2C, %3B, %26).
+func encodedListSep(s []byte, e int) bool {
+	return isListSep(s[e]) || s[e] == '%' && (atFold(s, e, "%2c") || atFold(s, e, "%3b") || atFold(s, e, "%26"))
+}
+
+// encodedListEnds is listEnds in a URL-encoded text: the separator at s[e]
+// (raw or encoded) ends the value after an encoded key that follows the
+// same separator or '?', before the end of the value's text or a pair
+// ("%26remember%3D1").
+func encodedListEnds(s []byte, j, e int) bool {
+	if s[e] != '%' {
+		return listEnds(s, j, e)
+	}
+	sep := s[e : e+3]
+	if j >= 3 && (atFold(s, j-3, string(sep)) || atFold(s, j-3, "%3f") && atFold(sep, 0, "%26")) {
+		return true
+	}
+	n := e + 3
+	if n >= len(s) || encodedValueEnd(s, n) {
+		return true
+	}
+	k := n
+	for k < len(s) && k-n < 40 && (is(s[k], word|cKey) || s[k] == '+' && k > n && s[k-1] != '+') {
+		k++
+	}
+	return k > n && s[k-1] != '+' && (atFold(s, k, "%3d") || atFold(sep, 0, "%2c") && atFold(s, k, "%3a"))
+}
+
+// argEnds reports whether an unquoted command-line argument ends at the
+// ',', ';' or '&' at s[e]: a password holds them ("sshpass -p ab,cd"),
+// a shell operator ("; ", "&&", "& ") is white space or another end
+// after it.
+func argEnds(s []byte, e int) bool {
+	n := e + 1
+	return n >= len(s) || isValueEnd(s[n], 0, false, false) || s[n] == '|'
 }
 
 // teamsWebhook matches the path of a Microsoft Teams incoming webhook

@@ -1,0 +1,75 @@
+package redact
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestValueListSeparators: an unquoted value holding ',', ';' or '&' is
+// masked whole where nothing after the separator reads as the next pair
+// of a list or a shell operator (an env assignment, a flag's value, a
+// line of prose: "PGPASSWORD=ab,cd" printed ",cd"); in a list of pairs
+// (a URL's query, a form, a DSN's "k=v;", "k=v,k=v") and before a shell
+// operator the value ends at it, and the text after it is kept.
+func TestValueListSeparators(t *testing.T) {
+	checkSweep7(t, []sweep7Form{
+		{"export PGPASSWORD=Tr9x,Kq4mZ7vL2wQ && psql -h db", "Tr9x,Kq4mZ7vL2wQ", true},
+		{"mysql --password=Zq9x&Kp2mLmN4vB -h db", "Zq9x&Kp2mLmN4vB", true},
+		{"password=ab7Kq2;cdXp9Lm4vB8", "ab7Kq2;cdXp9Lm4vB8", true},
+		{"DB_PASSWORD=hunter2,correct9horse ./run.sh", "hunter2,correct9horse", true},
+		{"connect with password: Ab3;Cd5Ef7Gh9xx now", "Ab3;Cd5Ef7Gh9xx", true},
+		{"sshpass -p Ab3,Cd5Ef7Gh9xx ssh host", "Ab3,Cd5Ef7Gh9xx", false},
+		{"PGPASSWORD=Tr9x;Kq4mZ7vL2xx; psql", "Tr9x;Kq4mZ7vL2xx", true},
+		{`{"cmd":"PGPASSWORD=Tr9x,Kq4mZ7vL2wQ psql"}`, "Tr9x,Kq4mZ7vL2wQ", true},
+	}, true, []string{
+		"password=,user=app",
+		"password=;",
+		"https://example.com/login?password=&next=/home",
+		"Password=;Encrypt=True",
+	})
+	for _, c := range []struct{ s, kept string }{
+		{"https://x.example/login?user=bob&password=Zq9xKp2mLm&next=/home", "&next=/home"},
+		{"user=bob&password=Zq9xKp2mLm&remember=1", "&remember=1"},
+		{"password=Zq9xKp2mLm&remember=1", "&remember=1"},
+		{"Server=db;Password=Zq9xKp2mLm;Encrypt=True", ";Encrypt=True"},
+		{"Password=Zq9xKp2mLm;User ID=sa;", ";User ID=sa;"},
+		{"user=app,password=Zq9xKp2mLm,host=db", ",host=db"},
+		{"{user:app,password:Zq9xKp2mLm,host:db}", ",host:db}"},
+		{"export PGPASSWORD=Zq9xKp2mLm; psql", "; psql"},
+		{"mysql --password=Zq9xKp2mLm && echo ok", " && echo ok"},
+		{"sshpass -p Zq9xKp2mLm; ssh host", " ssh host"},
+		{"a.php?password=Zq9xKp2mLm&amp;next=1", "&amp;next=1"},
+		{"DataSourceConfig{password=Zq9xKp2mLm, poolSize=10}", ", poolSize=10}"},
+	} {
+		for _, s := range []string{c.s, "q=" + url.QueryEscape(c.s)} {
+			kept := c.kept
+			if s != c.s {
+				kept = url.QueryEscape(kept)
+			}
+			out := MaskText(s)
+			if strings.Contains(out, "Zq9xKp2mLm") || !strings.HasSuffix(out, kept) {
+				t.Errorf("%q masked as %q: want the password masked and %q kept", s, out, kept)
+			}
+		}
+	}
+}
+
+// TestNetUseDomainUser: "net use … /user:DOMAIN\user <pw>" whose user
+// starts with b, f, n, r or t (a JSON escape's letter after the
+// backslash, read as one: the user ended there and its password was
+// printed), plain and in JSON text.
+func TestNetUseDomainUser(t *testing.T) {
+	const pw = "Pa55w0rdXyz!q"
+	var forms []sweep7Form
+	for _, u := range []string{"bob", "frank", "tom", "nancy", "rachel", "svc"} {
+		forms = append(forms,
+			sweep7Form{`net use \\fs01\share /user:CORP\` + u + " " + pw, pw, false},
+			sweep7Form{`{"cmd":"net use Z: \\\\fs01\\share /user:CORP\\` + u + " " + pw + ` /persistent:no"}`, pw, false})
+	}
+	checkSweep7(t, forms, false, []string{
+		`net use \\fs01\share /user:CORP\bob`,
+		`net use \\fs01\share /user:CORP\bob *`,
+		`net use \\fs01\share /user:CORP\bob /persistent:no`,
+	})
+}
