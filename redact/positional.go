@@ -103,7 +103,17 @@ func netUse(s []byte, from, i int) (Match, bool) {
 	}
 	// After the user: "/user:CORP\svc <password>", not an option ("/persistent:no").
 	p := i + 1
-	for p < len(s) && p-i < 256 && s[p] != ' ' && s[p] != '\t' && s[p] != '\n' && s[p] != '\r' && s[p] != '"' && !(p+1 < len(s) && escLetter(s, p+1)) {
+	dom := false // a '\\' read as the domain's end
+	for p < len(s) && p-i < 256 && s[p] != ' ' && s[p] != '\t' && s[p] != '\n' && s[p] != '\r' && s[p] != '"' {
+		if p+1 < len(s) && escLetter(s, p+1) {
+			// JSON text's "\n" ends the user, but a user named b…, f…,
+			// n…, r… or t… after its domain is no escape: "/user:CORP\bob
+			// <pw>" (one backslash, a letter and more of the name).
+			if dom || p == i+1 || p+2 >= len(s) || !is(s[p+2], alnum) {
+				break
+			}
+			dom = true
+		}
 		p++
 	}
 	if p == i+1 || p >= len(s) || s[p] != ' ' && s[p] != '\t' {
