@@ -242,7 +242,9 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		case 'w':
 			tools = ldapTools
 		case 'P':
-			tools = []string{"sqlcmd", "bcp", "zip", "unzip"}
+			tools = []string{"sqlcmd", "bcp", "zip", "unzip", "ssh-keygen"}
+		case 'N': // ssh-keygen's new passphrase (-P the old one)
+			tools = []string{"ssh-keygen"}
 		case 'a': // HTTPie's -a user:password
 			tools, sepAt = []string{"http", "https", "httpie"}, ':'
 		case 'U': // Samba's clients: -U [domain\\]user%password

@@ -386,6 +386,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	case '-':
+		if i >= 9 && s[i-1]|0x20 == 'o' && i+13 < len(s) && s[i+1]|0x20 == 's' && i-9 >= from {
+			if m, ok := secureString(s, i); ok {
+				return m, true // PowerShell's ConvertTo-SecureString '<pw>'
+			}
+		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
@@ -397,7 +402,7 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			switch s[i+1] {
-			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B':
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B', 'N':
 				if m, ok := toolFlag(s, from, i); ok {
 					return m, true
 				}
@@ -854,6 +859,57 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 	return Match{v, end, KindKeyValue}, true
 }
 
+// secureString matches the string PowerShell's ConvertTo-SecureString
+// turns into a secure one, whose '-' is s[i]: "ConvertTo-SecureString
+// '<pw>' -AsPlainText -Force", also after "-String" (a password in a
+// script, as Microsoft's docs print it; the cmdlet's name in any case).
+func secureString(s []byte, i int) (Match, bool) {
+	if !atFold(s, i-9, "convertto") || !atFold(s, i+1, "securestring") || !wordStart(s, i-9) && !(i >= 12 && s[i-12] == '%') {
+		return Match{}, false // (after "%28", "(" URL-encoded, too)
+	}
+	form := i+13 < len(s) && s[i+13] == '+'
+	v := i + 13
+	skip := func() {
+		for v < len(s) && v-i < 64 && (s[v] == ' ' || s[v] == '\t' || form && s[v] == '+') {
+			v++
+		}
+	}
+	skip()
+	if v == i+13 {
+		return Match{}, false
+	}
+	if atFold(s, v, "-string") && v+7 < len(s) && (s[v+7] == ' ' || form && s[v+7] == '+') {
+		v += 7
+		skip()
+	}
+	if v >= len(s) || s[v] == '-' || s[v] == '$' || s[v] == '(' || isMask(s, v) {
+		return Match{}, false // a flag, a variable, an expression: no literal
+	}
+	esc := at(s, v, `\"`) // in JSON text: ConvertTo-SecureString \"<pw>\"
+	if esc {
+		v++
+	}
+	a, e, ok := argSpan(s, v, form, !esc)
+	if !ok {
+		return Match{}, false
+	}
+	if esc && s[e-1] == '\\' {
+		e--
+	}
+	if q := s[v]; q != '"' && q != '\'' && !atFold(s, v, "%22") && !atFold(s, v, "%27") {
+		// Unquoted, a literal only before -AsPlainText ("use
+		// ConvertTo-SecureString to convert it" is prose).
+		p := e
+		for p < len(s) && p-e < 8 && (s[p] == ' ' || s[p] == '\t' || form && s[p] == '+') {
+			p++
+		}
+		if p == e || !atFold(s, p, "-asplaintext") {
+			return Match{}, false
+		}
+	}
+	return Match{a, e, KindKeyValue}, true
+}
+
 // userPassword is the match of a password s[p:end] given with its user
 // s[v:u] as one argument (curl's -u user:password, HTTPie's -a, Samba's
 // -U user%password): the password, or the user and the password as one
@@ -917,6 +973,9 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 			glued = true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
+		case eqFold(cmd, "az"):
+			a, ae := next(we) // Azure's CLI: az login --service-principal -u <app> -p <secret>
+			nextArg = s[i+1] == 'p' && ae-a == 5 && at(s, a, "login")
 		case eqFoldAny(cmd, "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane"):
 			a, ae := next(we)
 			nextArg = ae-a == 5 && at(s, a, "login") || ae-a == 8 && at(s, a, "registry")
@@ -1001,6 +1060,13 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// A bare key=… outside a URL (a config line, a command's
 		// argument): a key where its value reads as a random one.
 		kc, bareKey = KeyCredential, true
+	}
+	barePass := false
+	if kc == KeyPlain && ke-j == 4 && atFold(s, j, "pass") && (wordStart(s, j) || j-3 >= from && s[j-3] == '%') && (j == from || s[j-1] != '.') {
+		// A bare pass=, "pass": … (rclone's config, a client's dict): a
+		// password where its value reads as a generated one ("pass": true,
+		// "pass": 12 of a test run are none).
+		kc, barePass = KeyCredential, true
 	}
 	var k Kind
 	switch kc {
@@ -1171,7 +1237,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) {
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) {
 		return Match{}, false
 	}
 	if k == KindCookie && clearedCookie(s[v:e]) {
@@ -1934,6 +2000,9 @@ func hostAfterUserinfo(s []byte, i int) (at int, ok bool) {
 		return 0, false
 	}
 	h := at + 1
+	if atFold(s, h, "tcp(") || atFold(s, h, "tcp6(") || atFold(s, h, "unix(") || atFold(s, h, "udp(") {
+		return at, true // Go's MySQL DSN: "app:<pw>@tcp(db:3306)/orders"
+	}
 	for h < len(s) && (is(s[h], alnum|cDash) || s[h] == '.') {
 		h++
 	}

@@ -73,3 +73,50 @@ func TestNetUseDomainUser(t *testing.T) {
 		`net use \\fs01\share /user:CORP\bob /persistent:no`,
 	})
 }
+
+// TestSweep8Forms: producers' shapes the earlier sweeps lacked (sweep8 of
+// cmd/e2atap): a password key named for what it unlocks (Ansible's
+// ansible_become_pass, RabbitMQ's RABBITMQ_DEFAULT_PASS, an LDAP client's
+// BIND_PW, a bare "pass" whose value reads as generated), PowerShell's
+// ConvertTo-SecureString '<pw>' -AsPlainText, Go's MySQL DSN
+// "user:<pw>@tcp(host:port)/db", ssh-keygen's -N/-P and az login's -p.
+func TestSweep8Forms(t *testing.T) {
+	const pw = "Tr9x!Kq4mZ7vL2"
+	checkSweep7(t, []sweep7Form{
+		{"web1 ansible_host=10.0.0.5 ansible_become_pass=" + pw, pw, true},
+		{"ansible_become_pass: " + pw, pw, true},
+		{"RABBITMQ_DEFAULT_PASS=" + pw, pw, true},
+		{"LDAP_BIND_PW=" + pw, pw, true},
+		{`{"env":{"VAULT_PASS":"` + pw + `"}}`, pw, true},
+		{"$pw = ConvertTo-SecureString '" + pw + "' -AsPlainText -Force", pw, true},
+		{`$pw = ConvertTo-SecureString -String "` + pw + `" -AsPlainText -Force`, pw, true},
+		{"$cred = New-Object PSCredential('CORP\\svc', (convertto-securestring " + pw + " -asplaintext -force))", pw, true},
+		{`{"script":"$s = ConvertTo-SecureString \"` + pw + `\" -AsPlainText -Force"}`, pw, true},
+		{`{"host": "files", "user": "bob", "pass": "` + pw + `"}`, pw, true},
+		{"[remote]\ntype = sftp\npass = gQ7xN2pLm4Rt8vBwZk3", "gQ7xN2pLm4Rt8vBwZk3", true},
+		{"ssh-keygen -t ed25519 -N '" + pw + "' -f ~/.ssh/id_ed25519", pw, false},
+		{"ssh-keygen -p -P '" + pw + "' -N 'x' -f key", pw, false},
+		{"az login --service-principal -u 1b2c3d4e-0000-1111-2222-333344445555 -p " + pw + " --tenant contoso", pw, false},
+	}, true, []string{
+		`{"pass": true, "fail": 0}`,
+		`{"pass": 12, "skip": 1}`,
+		"pass: yes",
+		"pass = first-pass-only",
+		`sql.Open("mysql", dsn)`,
+		"git@github.com:org/repo.git",
+		"ssh-keygen -t ed25519 -N '' -f key",
+		"az storage blob upload -c data -f report.pdf -n report.pdf",
+		"az login --service-principal -u app -p",
+		"$pw = ConvertTo-SecureString $plain -AsPlainText -Force",
+		"$pw = Read-Host -AsSecureString | ConvertTo-SecureString",
+		"ConvertTo-SecureString -AsPlainText -Force",
+		"use ConvertTo-SecureString to convert it",
+		"first_pass=abc123xyz9 second_pass=def456",
+	})
+	// (Not URL-encoded: a broker's userinfo with no scheme is not read
+	// encoded either.)
+	checkSweep7(t, []sweep7Form{
+		{`db, err := sql.Open("mysql", "app:` + pw + `@tcp(db:3306)/orders?parseTime=true")`, pw, true},
+		{`dsn := "root:` + pw + `@unix(/var/run/mysqld/mysqld.sock)/app"`, pw, true},
+	}, false, nil)
+}

@@ -405,8 +405,8 @@ func keyBefore(s []byte, i int) bool {
 	if ke-j < 3 || most < minSpecialLetters {
 		return false
 	}
-	if s[i] != ':' && bareOrQueryKey(s, j, ke) {
-		return true
+	if s[i] != ':' && bareOrQueryKey(s, j, ke) || ke-j >= 4 && atFold(s, ke-4, "pass") && (wordStart(s, ke-4) || ke >= 7 && s[ke-7] == '%') {
+		return true // (a bare "pass" at any separator: keyValue's barePass)
 	}
 	k := s[j:ke]
 	if plainKeys.has(k) {
