@@ -2016,6 +2016,40 @@ func hostAfterUserinfo(s []byte, i int) (at int, ok bool) {
 	return at, true
 }
 
+// goDSNEncoded is hostUserinfo's Go MySQL DSN URL-encoded, at the '3'
+// s[i] of the "%3A" after its user: "app%3A<pw>%40tcp%28db%3A3306%29%2Fapp"
+// (also unix, udp, tcp6): the user and the password, up to the "%40".
+func goDSNEncoded(s []byte, from, i int) (Match, bool) {
+	a := i - 1
+	for a > from && i-1-a < 64 && (is(s[a-1], word) || s[a-1] == '.') {
+		a--
+	}
+	if a >= from+3 && s[a-3] == '%' && a+2 <= i-1 {
+		a += 2 // the hex digits of an escape glued before the user ("%22app")
+	}
+	if a == i-1 || isMask(s, a) {
+		return Match{}, false
+	}
+	at := i + 2
+	for ; at < len(s) && at-i < 256; at++ {
+		c := s[at]
+		if c <= ' ' || c == '+' || c == '&' || c == '"' || c == '\'' || c == '/' || c == '\\' || c == '%' && !is(s[min(at+1, len(s)-1)], cDigit|cUpper|cLower) {
+			return Match{}, false
+		}
+		if c == '%' && atFold(s, at, "%40") {
+			break
+		}
+	}
+	if at == i+2 || !atFold(s, at, "%40") {
+		return Match{}, false
+	}
+	h := at + 3
+	if !(atFold(s, h, "tcp%28") || atFold(s, h, "tcp6%28") || atFold(s, h, "unix%28") || atFold(s, h, "udp%28")) || holdsMask(s[i+2:at]) {
+		return Match{}, false
+	}
+	return Match{a, at, KindURLUserinfo}, true
+}
+
 // emptyUserStart reports a ':' at s[i] that may start a userinfo with no
 // user: at the start of s or after white space or a quote.
 func emptyUserStart(s []byte, i int) bool {
@@ -2155,6 +2189,12 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			}
 			if m, ok := twitchOAuthAt(s, from, i-1, i+2); ok {
 				return m, true, 0 // "PASS+oauth%3A…"
+			}
+			if m, ok := netUseEncoded(s, from, i); ok {
+				return m, true, 0 // "net+use+…+%2Fuser%3A…"
+			}
+			if m, ok := goDSNEncoded(s, from, i); ok {
+				return m, true, 0 // "app%3A<pw>%40tcp%28db%3A3306%29"
 			}
 		}
 		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") {

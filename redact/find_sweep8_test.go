@@ -113,10 +113,30 @@ func TestSweep8Forms(t *testing.T) {
 		"use ConvertTo-SecureString to convert it",
 		"first_pass=abc123xyz9 second_pass=def456",
 	})
-	// (Not URL-encoded: a broker's userinfo with no scheme is not read
-	// encoded either.)
 	checkSweep7(t, []sweep7Form{
 		{`db, err := sql.Open("mysql", "app:` + pw + `@tcp(db:3306)/orders?parseTime=true")`, pw, true},
 		{`dsn := "root:` + pw + `@unix(/var/run/mysqld/mysqld.sock)/app"`, pw, true},
-	}, false, nil)
+	}, true, []string{"q=" + url.QueryEscape("see app:docs@tcp for it"), "q=" + url.QueryEscape(`sql.Open("mysql", dsn)`)})
+}
+
+// TestNetUseEncoded: net use's password URL-encoded (a form's or a
+// query's value: '+' or "%20" a space, "%5C" a backslash), after the user
+// and before "/user:".
+func TestNetUseEncoded(t *testing.T) {
+	const pw = "Pa55w0rd!Xyz9"
+	var forms []sweep7Form
+	for _, s := range []string{
+		`net use \\fs01\share /user:CORP\bob ` + pw,
+		`net use Z: \\fs01\share /user:CORP\bob ` + pw + ` /persistent:no`,
+		`net use \\fs01\share ` + pw + ` /user:CORP\svc`,
+	} {
+		forms = append(forms, sweep7Form{"cmd=" + url.QueryEscape(s) + "&x=1", pw, false},
+			sweep7Form{"https://h.example/run?c=" + strings.ReplaceAll(url.QueryEscape(s), "+", "%20"), pw, false})
+	}
+	checkSweep7(t, forms, false, []string{
+		"cmd=" + url.QueryEscape(`net use \\fs01\share /user:CORP\bob *`),
+		"cmd=" + url.QueryEscape(`net use \\fs01\share /user:CORP\bob /persistent:no`),
+		"cmd=" + url.QueryEscape(`net use \\fs01\share /user:CORP\bob`),
+		"q=" + url.QueryEscape(`see /user:bob in the docs`),
+	})
 }

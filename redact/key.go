@@ -389,7 +389,8 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"identified",   // SQL's IDENTIFIED BY '…' (identifiedBy)
 	"rabbitmqctl",  // (rabbitUser)
 	"securestring", // PowerShell's ConvertTo-SecureString '…' (secureString)
-	"keygen"}       // ssh-keygen -N '<passphrase>' (toolFlag)
+	"keygen",       // ssh-keygen -N '<passphrase>' (toolFlag)
+	"sshpass"}      // sshpass -p <pw> (shortFlag; a tail cut after its "-p " is kept)
 
 // (needleTable is in tables_gen.go.)
 

@@ -559,6 +559,12 @@ func encodedSep(s []byte, i int) bool {
 		if _, ok := twitchOAuthAt(s, 0, i-1, i+2); ok {
 			return true // "PASS+oauth%3A…"
 		}
+		if _, ok := netUseEncoded(s, 0, i); ok {
+			return true
+		}
+		if _, ok := goDSNEncoded(s, 0, i); ok {
+			return true
+		}
 	}
 	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1) ||
 		atFold(s, i+2, "%3e") && encodedBracketKey(s, i-1)
