@@ -1098,6 +1098,21 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
 		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
 	}
+	if k == KindKeyValue && v < len(s) && (s[v] == '(' || s[v] == '[') {
+		if m, ok, pair := credPair(s, v); ok || pair {
+			// auth=('user', '<pw>'): Python's requests, httpx, aiohttp; a
+			// pair whose password is a name ("auth=(user, password)") is
+			// none.
+			return m, ok
+		}
+		b := v + 1
+		for b < len(s) && b-v < 8 && s[b] == ' ' {
+			b++
+		}
+		if b < len(s) && (s[b] == ')' || s[b] == ']') {
+			return Match{}, false // "auth=()"
+		}
+	}
 	var quote byte
 	quoteBS := 0 // the backslashes before an escaped opening quote
 	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
@@ -1252,6 +1267,56 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// credPair is the second string of a pair in parentheses or brackets at
+// s[v] ("('admin', '<pw>')", "[user, \"<pw>\"]") under a credential key: a
+// user and a password (requests' auth=, a client's credentials=). The
+// first may be a name (a variable); the second must be a string literal.
+//
+// pair is set when s[v] starts a pair whatever its second element.
+func credPair(s []byte, v int) (m Match, ok, pair bool) {
+	p := v + 1
+	ws := func() {
+		for p < len(s) && p-v < 256 && (s[p] == ' ' || s[p] == '\t') {
+			p++
+		}
+	}
+	ws()
+	if p < len(s) && (s[p] == '\'' || s[p] == '"') {
+		q := s[p]
+		p++
+		for p < len(s) && p-v < 256 && s[p] != q && s[p] != '\n' && s[p] != '\\' {
+			p++
+		}
+		if p >= len(s) || s[p] != q {
+			return Match{}, false, false
+		}
+		p++
+	} else if e := run(s, p, word|cKey); e > p {
+		p = e
+	} else {
+		return Match{}, false, false
+	}
+	ws()
+	if p >= len(s) || s[p] != ',' {
+		return Match{}, false, false
+	}
+	p++
+	ws()
+	if p >= len(s) || s[p] != '\'' && s[p] != '"' {
+		return Match{}, false, true
+	}
+	q := s[p]
+	a := p + 1
+	e := a
+	for e < len(s) && e-a < 256 && s[e] != q && s[e] != '\n' && s[e] != '\\' {
+		e++
+	}
+	if e == a || e >= len(s) || s[e] != q || isMask(s, a) {
+		return Match{}, false, true
+	}
+	return Match{a, e, KindKeyValue}, true, true
 }
 
 // clearedCookie reports a Cookie or Set-Cookie value whose every pair is

@@ -140,3 +140,20 @@ func TestNetUseEncoded(t *testing.T) {
 		"q=" + url.QueryEscape(`see /user:bob in the docs`),
 	})
 }
+
+// TestCredPair: a user and a password as a pair under a credential key
+// (Python's requests/httpx auth=(…), a client's credentials=[…]).
+func TestCredPair(t *testing.T) {
+	const pw = "Tr9x!Kq4mZ7vL2"
+	checkSweep7(t, []sweep7Form{
+		{"requests.get(url, auth=('admin', '" + pw + "'))", pw, false},
+		{`r = httpx.post(u, auth=("svc-bot", "` + pw + `"), timeout=5)`, pw, false},
+		{"auth = (user, '" + pw + "')", pw, false},
+		{`{"credentials": ["ci", "` + pw + `"]}`, pw, false},
+	}, false, []string{
+		"requests.get(url, auth=(user, password))",
+		"auth=('admin', password)",
+		"auth=()",
+		"auth = (None, None)",
+	})
+}
