@@ -385,12 +385,12 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai
 var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool",
 	"-u ", "-u+", "--user", // curl's -u user:password (flagValue)
 	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd",
-	"net use",      // (netUse)
-	"identified",   // SQL's IDENTIFIED BY '…' (identifiedBy)
-	"rabbitmqctl",  // (rabbitUser)
-	"securestring", // PowerShell's ConvertTo-SecureString '…' (secureString)
-	"keygen",       // ssh-keygen -N '<passphrase>' (toolFlag)
-	"sshpass"}      // sshpass -p <pw> (shortFlag; a tail cut after its "-p " is kept)
+	"net use",        // (netUse)
+	"identified",     // SQL's IDENTIFIED BY '…' (identifiedBy)
+	"rabbitmqctl",    // (rabbitUser)
+	"o-securestring", // PowerShell's ConvertTo-SecureString '…' (secureString; "se" pairs fill text)
+	"ygen",           // ssh-keygen -N '<passphrase>' (toolFlag; "ke" pairs fill text)
+	"hpass"}          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
 
 // (needleTable is in tables_gen.go.)
 

@@ -405,8 +405,8 @@ func keyBefore(s []byte, i int) bool {
 	if ke-j < 3 || most < minSpecialLetters {
 		return false
 	}
-	if s[i] != ':' && bareOrQueryKey(s, j, ke) || ke-j >= 4 && atFold(s, ke-4, "pass") && (wordStart(s, ke-4) || ke >= 7 && s[ke-7] == '%') {
-		return true // (a bare "pass" at any separator: keyValue's barePass)
+	if s[i] != ':' && bareOrQueryKey(s, j, ke) {
+		return true
 	}
 	k := s[j:ke]
 	if plainKeys.has(k) {
@@ -439,6 +439,9 @@ func bracketKeyBefore(s []byte, i int) bool {
 // file path through the whole search, ~8× the cost of a record without
 // one.
 func credentialSuffix(k []byte) bool {
+	if n := len(k); n >= 4 && eqFold(k[n-4:], "pass") && (n == 4 || !is(k[n-5], alnum) || n >= 6 && hexVal(k[n-5]) >= 0 && hexVal(k[n-6]) >= 0) {
+		return true // a bare "pass" (keyValue's barePass: a word, or after an escape's "%XX")
+	}
 	for x := 0; x <= len(k)-3; x++ {
 		if !mayBeSpecial(k[x:]) {
 			return false // nor does any shorter suffix hold a special word
