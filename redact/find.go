@@ -788,7 +788,10 @@ func argSpan(s []byte, v int, form, stopAtEscape bool) (st, end int, ok bool) {
 		for end < len(s) && end-v < 1<<12 && s[end] != q && s[end] != '\n' && !(stopAtEscape && s[end] == '\\') {
 			end++
 		}
-		if end < len(s) && s[end] != q || end == v+1 || end == len(s) && !inProgress(s[v+1:end]) {
+		if end < len(s) && s[end] != q || end == v+1 || end == len(s) && (!inProgress(s[v+1:end]) || holdsMask(s[v+1:end])) {
+			// (An unclosed argument that holds a mask was masked in
+			// part by an earlier pass, "-P \"!+00000000" its number:
+			// no value in progress, or a second pass masks more.)
 			return 0, 0, false
 		}
 		// (Unclosed at the text's end: a value in progress, a stream's
