@@ -1095,7 +1095,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
 		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
-	} else if encoded && v == i+6 && atFold(s, v, "%0a") {
+	} else if encoded && v == i+6 && (atFold(s, v, "%0a") || atFold(s, v, "%5cn")) {
 		v = phpDumpEncoded(s, v)
 	}
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {

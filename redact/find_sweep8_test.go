@@ -157,3 +157,17 @@ func TestCredPair(t *testing.T) {
 		"auth = (None, None)",
 	})
 }
+
+// TestPHPVarDumpJSONEncoded: PHP's var_dump of a credential in JSON text
+// then URL-encoded (its line ends "%5Cn", its quotes "%5C%22"), as a log
+// shipper's form body or a query carries a tool's output.
+func TestPHPVarDumpJSONEncoded(t *testing.T) {
+	const pw = "Zq9xKp2!LmN4vB"
+	checkSweep7(t, []sweep7Form{
+		{`{"out":"[\"password\"]=>\n  string(14) \"` + pw + `\"\n"}`, pw, false},
+		{`{"out":"array(2) {\n  [\"user\"]=>\n  string(3) \"app\"\n  [\"api_key\"]=>\n  string(14) \"` + pw + `\"\n}"}`, pw, false},
+	}, true, []string{
+		`{"out":"[\"username\"]=>\n  string(5) \"alice\""}`,
+		`{"out":"[\"password\"]=>\n  NULL"}`,
+	})
+}
