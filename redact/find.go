@@ -1045,31 +1045,37 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
-	if kc == KeyPlain && ke-j == 5 && atFold(s, j, "value") && namedCredential(s, from, j) {
-		// name: DB_PASSWORD / value: … (a Kubernetes env entry), <add
-		// key="ApiKey" value="…"/> (.NET appSettings).
-		kc = KeyCredential
-	}
-	queryKey := false
-	if kc == KeyPlain && j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
-		(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
-		// A URL's ?key=… (Google's APIs, many others): an API key; its
-		// &Signature=… (pre-signed object URLs, webhooks): the request's
-		// signature.
-		kc, queryKey = KeyCredential, true
-	}
-	bareKey := false
-	if kc == KeyPlain && (s[i] == '=' || encoded) && ke-j == 3 && atFold(s, j, "key") && wordStart(s, j) && (j == from || s[j-1] != '.') {
-		// A bare key=… outside a URL (a config line, a command's
-		// argument): a key where its value reads as a random one.
-		kc, bareKey = KeyCredential, true
-	}
-	barePass := false
-	if kc == KeyPlain && ke-j == 4 && atFold(s, j, "pass") && (wordStart(s, j) || j-3 >= from && s[j-3] == '%') && (j == from || s[j-1] != '.') {
-		// A bare pass=, "pass": … (rclone's config, a client's dict): a
-		// password where its value reads as a generated one ("pass": true,
-		// "pass": 12 of a test run are none).
-		kc, barePass = KeyCredential, true
+	// A plain key that makes its value a credential by its place or its
+	// value, by its length (one test for most keys, which are none).
+	queryKey, bareKey, barePass := false, false, false
+	if kc == KeyPlain {
+		switch ke - j {
+		case 5:
+			if atFold(s, j, "value") && namedCredential(s, from, j) {
+				// name: DB_PASSWORD / value: … (a Kubernetes env entry), <add
+				// key="ApiKey" value="…"/> (.NET appSettings).
+				kc = KeyCredential
+			}
+		case 3, 9:
+			if j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
+				(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
+				// A URL's ?key=… (Google's APIs, many others): an API key; its
+				// &Signature=… (pre-signed object URLs, webhooks): the request's
+				// signature.
+				kc, queryKey = KeyCredential, true
+			} else if (s[i] == '=' || encoded) && ke-j == 3 && atFold(s, j, "key") && wordStart(s, j) && (j == from || s[j-1] != '.') {
+				// A bare key=… outside a URL (a config line, a command's
+				// argument): a key where its value reads as a random one.
+				kc, bareKey = KeyCredential, true
+			}
+		case 4:
+			if atFold(s, j, "pass") && (wordStart(s, j) || j-3 >= from && s[j-3] == '%') && (j == from || s[j-1] != '.') {
+				// A bare pass=, "pass": … (rclone's config, a client's dict): a
+				// password where its value reads as a generated one ("pass": true,
+				// "pass": 12 of a test run are none).
+				kc, barePass = KeyCredential, true
+			}
+		}
 	}
 	var k Kind
 	switch kc {

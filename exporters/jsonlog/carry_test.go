@@ -491,3 +491,18 @@ func TestSplitKeyBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestHasDashRun: five dashes in a row anywhere, and no fewer.
+func TestHasDashRun(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"-----", true}, {"x-----", true}, {"ab-----cd", true}, {"abcd-----", true}, {"abc------x", true},
+		{"----", false}, {"a----b----c", false}, {"2026-03-29 123e4567-e89b-12d3", false}, {"", false},
+	} {
+		if got := hasDashRun([]byte(c.s)); got != c.want {
+			t.Errorf("hasDashRun(%q) = %v", c.s, got)
+		}
+	}
+}
