@@ -61,7 +61,14 @@
 // rabbitmqctl add_user/change_password; PHP var_dump's ["password"]=>
 // string(n) "…"; an XML element of a credential name with a namespace
 // prefix or attributes (<wsse:Password Type="…">). Go's %+v of an empty
-// field ("Password: PasswordFile:…") is none.
+// field ("Password: PasswordFile:…") is none. Also: net use's password
+// (plain, in JSON text, URL-encoded; a DOMAIN\user whose user starts
+// with an escape's letter), Go's MySQL DSN (user:pw@tcp(…)/db, also
+// encoded), PowerShell's ConvertTo-SecureString '<pw>', ssh-keygen -N/-P,
+// az login -p, a bare pass= with a generated value. An unquoted value
+// goes on past ',', ';' and '&' unless a list of pairs or a shell
+// operator ends it there (listEnds). A private key block streamed across
+// many texts: OpenKey says which bytes of the next one are inside it.
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

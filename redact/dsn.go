@@ -242,7 +242,9 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		case 'w':
 			tools = ldapTools
 		case 'P':
-			tools = []string{"sqlcmd", "bcp", "zip", "unzip"}
+			tools = []string{"sqlcmd", "bcp", "zip", "unzip", "ssh-keygen"}
+		case 'N': // ssh-keygen's new passphrase (-P the old one)
+			tools = []string{"ssh-keygen"}
 		case 'a': // HTTPie's -a user:password
 			tools, sepAt = []string{"http", "https", "httpie"}, ':'
 		case 'U': // Samba's clients: -U [domain\\]user%password
@@ -475,8 +477,12 @@ func pgpassEncoded(s []byte, from, i int) (Match, bool) {
 		f = e + 3
 	}
 	e, colon := encodedField(s, f)
-	if colon || e == f || isMask(s, f) {
-		return Match{}, false // a sixth field, or none: no .pgpass line
+	if colon || e == f || isMask(s, f) || holdsMask(s[f:e]) {
+		// A sixth field, or none: no .pgpass line. (Nor a password that
+		// holds a mask: a field masked in part by an earlier pass ends
+		// at its mask's ')', where the line it was had a sixth field,
+		// "…%3A!300000000000007%3A" its card number.)
+		return Match{}, false
 	}
 	if m, ok := find(s[:f-3], c); ok && m.Start < f-3 {
 		// A match in the port, database or user field: masked with the

@@ -386,6 +386,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	case '-':
+		if i >= 9 && s[i-1]|0x20 == 'o' && i+13 < len(s) && s[i+1]|0x20 == 's' && i-9 >= from {
+			if m, ok := secureString(s, i); ok {
+				return m, true // PowerShell's ConvertTo-SecureString '<pw>'
+			}
+		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
@@ -397,7 +402,7 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			switch s[i+1] {
-			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B':
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B', 'N':
 				if m, ok := toolFlag(s, from, i); ok {
 					return m, true
 				}
@@ -672,20 +677,10 @@ func endsSpaced(s []byte, h, j int, p string) bool {
 // up to the matching "-----END …-----", or, without one, to the end of the
 // base64 run (line breaks, literal "\n" escapes included).
 func pem(s []byte, i int) (Match, bool) {
-	if !atBegin(s, i) {
+	j := pemHeader(s, i)
+	if j < 0 {
 		return Match{}, false
 	}
-	j := i + len("-----BEGIN")
-	h := j
-	for j < len(s) && j-h < 60 && (is(s[j], alnum) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
-		j++
-	}
-	// (OpenVPN's tls-auth and tls-crypt keys: "-----BEGIN OpenVPN Static
-	// key V1-----", lines of hex.)
-	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK") || endsSpaced(s, h, j, " Static key V1")) || !at(s, j, "-----") {
-		return Match{}, false
-	}
-	j += 5
 	k := j
 	for ; k < len(s) && k-j < 1<<16; k++ {
 		c := s[k]
@@ -699,7 +694,7 @@ func pem(s []byte, i int) (Match, bool) {
 			}
 			continue
 		}
-		if !is(c, alnum|cB64) && c != '=' && c != '\n' && c != '\r' && c != ' ' && c != '\t' && c != '\\' && c != ':' && c != ',' && c != '%' {
+		if !inPEMBlock(c) {
 			return Match{i, k, KindPrivateKey}, true
 		}
 	}
@@ -716,6 +711,25 @@ func pem(s []byte, i int) (Match, bool) {
 		e++
 	}
 	return Match{i, e, KindPrivateKey}, true
+}
+
+// pemHeader is the end of a private key block's header at s[i]
+// ("-----BEGIN … PRIVATE KEY-----"), or -1.
+func pemHeader(s []byte, i int) int {
+	if !atBegin(s, i) {
+		return -1
+	}
+	j := i + len("-----BEGIN")
+	h := j
+	for j < len(s) && j-h < 60 && (is(s[j], alnum) || s[j] == ' ' || s[j] == '+' || s[j] == '%') {
+		j++
+	}
+	// (OpenVPN's tls-auth and tls-crypt keys: "-----BEGIN OpenVPN Static
+	// key V1-----", lines of hex.)
+	if !(endsSpaced(s, h, j, " PRIVATE KEY") || endsSpaced(s, h, j, " PRIVATE KEY BLOCK") || endsSpaced(s, h, j, " Static key V1")) || !at(s, j, "-----") {
+		return -1
+	}
+	return j + 5
 }
 
 // sep handles '=' and ':' at s[i]: a URL's userinfo after "://", or the
@@ -774,14 +788,18 @@ func argSpan(s []byte, v int, form, stopAtEscape bool) (st, end int, ok bool) {
 		for end < len(s) && end-v < 1<<12 && s[end] != q && s[end] != '\n' && !(stopAtEscape && s[end] == '\\') {
 			end++
 		}
-		if end < len(s) && s[end] != q || end == v+1 || end == len(s) && !inProgress(s[v+1:end]) {
+		if end < len(s) && s[end] != q || end == v+1 || end == len(s) && (!inProgress(s[v+1:end]) || holdsMask(s[v+1:end])) {
+			// (An unclosed argument that holds a mask was masked in
+			// part by an earlier pass, "-P \"!+00000000" its number:
+			// no value in progress, or a second pass masks more.)
 			return 0, 0, false
 		}
 		// (Unclosed at the text's end: a value in progress, a stream's
 		// delta cut inside it, "sshpass -p 'T6ja" | "cRh…'".)
 		v++
 	} else {
-		for end < len(s) && end-v < 1<<12 && !isValueEnd(s[end], 0, false, false) && !(form && s[end] == '+') {
+		for end < len(s) && end-v < 1<<12 && !(form && s[end] == '+') &&
+			(!isValueEnd(s[end], 0, false, false) || !form && isListSep(s[end]) && !argEnds(s, end)) {
 			end++
 		}
 	}
@@ -842,6 +860,57 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// secureString matches the string PowerShell's ConvertTo-SecureString
+// turns into a secure one, whose '-' is s[i]: "ConvertTo-SecureString
+// '<pw>' -AsPlainText -Force", also after "-String" (a password in a
+// script, as Microsoft's docs print it; the cmdlet's name in any case).
+func secureString(s []byte, i int) (Match, bool) {
+	if !atFold(s, i-9, "convertto") || !atFold(s, i+1, "securestring") || !wordStart(s, i-9) && !(i >= 12 && s[i-12] == '%') {
+		return Match{}, false // (after "%28", "(" URL-encoded, too)
+	}
+	form := i+13 < len(s) && s[i+13] == '+'
+	v := i + 13
+	skip := func() {
+		for v < len(s) && v-i < 64 && (s[v] == ' ' || s[v] == '\t' || form && s[v] == '+') {
+			v++
+		}
+	}
+	skip()
+	if v == i+13 {
+		return Match{}, false
+	}
+	if atFold(s, v, "-string") && v+7 < len(s) && (s[v+7] == ' ' || form && s[v+7] == '+') {
+		v += 7
+		skip()
+	}
+	if v >= len(s) || s[v] == '-' || s[v] == '$' || s[v] == '(' || isMask(s, v) {
+		return Match{}, false // a flag, a variable, an expression: no literal
+	}
+	esc := at(s, v, `\"`) // in JSON text: ConvertTo-SecureString \"<pw>\"
+	if esc {
+		v++
+	}
+	a, e, ok := argSpan(s, v, form, !esc)
+	if !ok {
+		return Match{}, false
+	}
+	if esc && s[e-1] == '\\' {
+		e--
+	}
+	if q := s[v]; q != '"' && q != '\'' && !atFold(s, v, "%22") && !atFold(s, v, "%27") {
+		// Unquoted, a literal only before -AsPlainText ("use
+		// ConvertTo-SecureString to convert it" is prose).
+		p := e
+		for p < len(s) && p-e < 8 && (s[p] == ' ' || s[p] == '\t' || form && s[p] == '+') {
+			p++
+		}
+		if p == e || !atFold(s, p, "-asplaintext") {
+			return Match{}, false
+		}
+	}
+	return Match{a, e, KindKeyValue}, true
 }
 
 // userPassword is the match of a password s[p:end] given with its user
@@ -907,6 +976,9 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 			glued = true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
+		case eqFold(cmd, "az"):
+			a, ae := next(we) // Azure's CLI: az login --service-principal -u <app> -p <secret>
+			nextArg = s[i+1] == 'p' && ae-a == 5 && at(s, a, "login")
 		case eqFoldAny(cmd, "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane"):
 			a, ae := next(we)
 			nextArg = ae-a == 5 && at(s, a, "login") || ae-a == 8 && at(s, a, "registry")
@@ -973,24 +1045,37 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
-	if kc == KeyPlain && ke-j == 5 && atFold(s, j, "value") && namedCredential(s, from, j) {
-		// name: DB_PASSWORD / value: … (a Kubernetes env entry), <add
-		// key="ApiKey" value="…"/> (.NET appSettings).
-		kc = KeyCredential
-	}
-	queryKey := false
-	if kc == KeyPlain && j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
-		(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
-		// A URL's ?key=… (Google's APIs, many others): an API key; its
-		// &Signature=… (pre-signed object URLs, webhooks): the request's
-		// signature.
-		kc, queryKey = KeyCredential, true
-	}
-	bareKey := false
-	if kc == KeyPlain && (s[i] == '=' || encoded) && ke-j == 3 && atFold(s, j, "key") && wordStart(s, j) && (j == from || s[j-1] != '.') {
-		// A bare key=… outside a URL (a config line, a command's
-		// argument): a key where its value reads as a random one.
-		kc, bareKey = KeyCredential, true
+	// A plain key that makes its value a credential by its place or its
+	// value, by its length (one test for most keys, which are none).
+	queryKey, bareKey, barePass := false, false, false
+	if kc == KeyPlain {
+		switch ke - j {
+		case 5:
+			if atFold(s, j, "value") && namedCredential(s, from, j) {
+				// name: DB_PASSWORD / value: … (a Kubernetes env entry), <add
+				// key="ApiKey" value="…"/> (.NET appSettings).
+				kc = KeyCredential
+			}
+		case 3, 9:
+			if j > from && (s[j-1] == '?' || s[j-1] == '&') && s[i] == '=' &&
+				(ke-j == 3 && atFold(s, j, "key") || ke-j == 9 && atFold(s, j, "signature")) {
+				// A URL's ?key=… (Google's APIs, many others): an API key; its
+				// &Signature=… (pre-signed object URLs, webhooks): the request's
+				// signature.
+				kc, queryKey = KeyCredential, true
+			} else if (s[i] == '=' || encoded) && ke-j == 3 && atFold(s, j, "key") && wordStart(s, j) && (j == from || s[j-1] != '.') {
+				// A bare key=… outside a URL (a config line, a command's
+				// argument): a key where its value reads as a random one.
+				kc, bareKey = KeyCredential, true
+			}
+		case 4:
+			if atFold(s, j, "pass") && (wordStart(s, j) || j-3 >= from && s[j-3] == '%') && (j == from || s[j-1] != '.') {
+				// A bare pass=, "pass": … (rclone's config, a client's dict): a
+				// password where its value reads as a generated one ("pass": true,
+				// "pass": 12 of a test run are none).
+				kc, barePass = KeyCredential, true
+			}
+		}
 	}
 	var k Kind
 	switch kc {
@@ -1016,11 +1101,26 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
 		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
-	} else if encoded && v == i+6 && atFold(s, v, "%0a") {
+	} else if encoded && v == i+6 && (atFold(s, v, "%0a") || atFold(s, v, "%5cn")) {
 		v = phpDumpEncoded(s, v)
 	}
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
 		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
+	}
+	if k == KindKeyValue && v < len(s) && (s[v] == '(' || s[v] == '[') {
+		if m, ok, pair := credPair(s, v); ok || pair {
+			// auth=('user', '<pw>'): Python's requests, httpx, aiohttp; a
+			// pair whose password is a name ("auth=(user, password)") is
+			// none.
+			return m, ok
+		}
+		b := v + 1
+		for b < len(s) && b-v < 8 && s[b] == ' ' {
+			b++
+		}
+		if b < len(s) && (s[b] == ')' || s[b] == ']') {
+			return Match{}, false // "auth=()"
+		}
 	}
 	var quote byte
 	quoteBS := 0 // the backslashes before an escaped opening quote
@@ -1155,12 +1255,13 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				continue
 			}
 		}
-		if encoded && encodedValueEnd(s, e) || isValueEnd(s[e], quote, whole, quotedKey) {
+		if encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
+			isValueEnd(s[e], quote, whole, quotedKey) && (quote != 0 || whole || !isListSep(s[e]) || listEnds(s, j, e)) {
 			break
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) {
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) {
 		return Match{}, false
 	}
 	if k == KindCookie && clearedCookie(s[v:e]) {
@@ -1175,6 +1276,56 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// credPair is the second string of a pair in parentheses or brackets at
+// s[v] ("('admin', '<pw>')", "[user, \"<pw>\"]") under a credential key: a
+// user and a password (requests' auth=, a client's credentials=). The
+// first may be a name (a variable); the second must be a string literal.
+//
+// pair is set when s[v] starts a pair whatever its second element.
+func credPair(s []byte, v int) (m Match, ok, pair bool) {
+	p := v + 1
+	ws := func() {
+		for p < len(s) && p-v < 256 && (s[p] == ' ' || s[p] == '\t') {
+			p++
+		}
+	}
+	ws()
+	if p < len(s) && (s[p] == '\'' || s[p] == '"') {
+		q := s[p]
+		p++
+		for p < len(s) && p-v < 256 && s[p] != q && s[p] != '\n' && s[p] != '\\' {
+			p++
+		}
+		if p >= len(s) || s[p] != q {
+			return Match{}, false, false
+		}
+		p++
+	} else if e := run(s, p, word|cKey); e > p {
+		p = e
+	} else {
+		return Match{}, false, false
+	}
+	ws()
+	if p >= len(s) || s[p] != ',' {
+		return Match{}, false, false
+	}
+	p++
+	ws()
+	if p >= len(s) || s[p] != '\'' && s[p] != '"' {
+		return Match{}, false, true
+	}
+	q := s[p]
+	a := p + 1
+	e := a
+	for e < len(s) && e-a < 256 && s[e] != q && s[e] != '\n' && s[e] != '\\' {
+		e++
+	}
+	if e == a || e >= len(s) || s[e] != q || isMask(s, a) {
+		return Match{}, false, true
+	}
+	return Match{a, e, KindKeyValue}, true, true
 }
 
 // clearedCookie reports a Cookie or Set-Cookie value whose every pair is
@@ -1625,6 +1776,73 @@ func isValueEnd(c, quote byte, whole, quotedKey bool) bool {
 	return false
 }
 
+func isListSep(c byte) bool { return c == ',' || c == ';' || c == '&' }
+
+// listEnds reports whether an unquoted value ends at the ',', ';' or '&'
+// at s[e], its key starting at s[j]. Passwords hold these bytes, and a
+// shell's or an env file's assignment ("PGPASSWORD=ab,cd"), a flag's
+// value ("--password=ab&cd") or a line of prose goes on past them; a list
+// of pairs ends its values at its separator: the key after one
+// ("?user=bob&password=…&next=…", "Server=db;Password=…;"), or a pair
+// after it ("password=…&remember=1", "Password=…;Encrypt=True",
+// "password=…,user=app"). White space, the text's end, another end
+// ("&&", ";\n", ",\"") or an HTML-escaped '&' after it end it too.
+func listEnds(s []byte, j, e int) bool {
+	c := s[e]
+	if j > 0 && (s[j-1] == c || c == '&' && s[j-1] == '?' || c == '&' && j >= 5 && at(s, j-5, "&amp;")) {
+		return true
+	}
+	n := e + 1
+	if n >= len(s) || isValueEnd(s[n], 0, false, false) || c == '&' && at(s, n, "amp;") {
+		return true
+	}
+	// A pair's key: words, single spaces between them ("User ID="), then
+	// '=' (or ':' after a ',': "{user:app,password:…}").
+	k := n
+	for k < len(s) && k-n < 40 && (is(s[k], word|cKey) || s[k] == ' ' && s[k-1] != ' ' && k > n) {
+		k++
+	}
+	return k > n && k < len(s) && s[k-1] != ' ' && (s[k] == '=' || c == ',' && s[k] == ':')
+}
+
+// encodedListSep reports a ',', ';' or '&' at s[e], also URL-encoded
+// (%2C, %3B, %26).
+func encodedListSep(s []byte, e int) bool {
+	return isListSep(s[e]) || s[e] == '%' && (atFold(s, e, "%2c") || atFold(s, e, "%3b") || atFold(s, e, "%26"))
+}
+
+// encodedListEnds is listEnds in a URL-encoded text: the separator at s[e]
+// (raw or encoded) ends the value after an encoded key that follows the
+// same separator or '?', before the end of the value's text or a pair
+// ("%26remember%3D1").
+func encodedListEnds(s []byte, j, e int) bool {
+	if s[e] != '%' {
+		return listEnds(s, j, e)
+	}
+	sep := s[e : e+3]
+	if j >= 3 && (atFold(s, j-3, string(sep)) || atFold(s, j-3, "%3f") && atFold(sep, 0, "%26")) {
+		return true
+	}
+	n := e + 3
+	if n >= len(s) || encodedValueEnd(s, n) {
+		return true
+	}
+	k := n
+	for k < len(s) && k-n < 40 && (is(s[k], word|cKey) || s[k] == '+' && k > n && s[k-1] != '+') {
+		k++
+	}
+	return k > n && s[k-1] != '+' && (atFold(s, k, "%3d") || atFold(sep, 0, "%2c") && atFold(s, k, "%3a"))
+}
+
+// argEnds reports whether an unquoted command-line argument ends at the
+// ',', ';' or '&' at s[e]: a password holds them ("sshpass -p ab,cd"),
+// a shell operator ("; ", "&&", "& ") is white space or another end
+// after it.
+func argEnds(s []byte, e int) bool {
+	n := e + 1
+	return n >= len(s) || isValueEnd(s[n], 0, false, false) || s[n] == '|'
+}
+
 // teamsWebhook matches the path of a Microsoft Teams incoming webhook
 // ("https://<tenant>.webhook.office.com/webhookb2/<uuid>@<uuid>/IncomingWebhook/<32 hex>/<uuid>"),
 // whose authority, at s[i], names the tenant first: from "webhookb2" on,
@@ -1856,6 +2074,9 @@ func hostAfterUserinfo(s []byte, i int) (at int, ok bool) {
 		return 0, false
 	}
 	h := at + 1
+	if atFold(s, h, "tcp(") || atFold(s, h, "tcp6(") || atFold(s, h, "unix(") || atFold(s, h, "udp(") {
+		return at, true // Go's MySQL DSN: "app:<pw>@tcp(db:3306)/orders"
+	}
 	for h < len(s) && (is(s[h], alnum|cDash) || s[h] == '.') {
 		h++
 	}
@@ -1867,6 +2088,40 @@ func hostAfterUserinfo(s []byte, i int) (at int, ok bool) {
 		return 0, false
 	}
 	return at, true
+}
+
+// goDSNEncoded is hostUserinfo's Go MySQL DSN URL-encoded, at the '3'
+// s[i] of the "%3A" after its user: "app%3A<pw>%40tcp%28db%3A3306%29%2Fapp"
+// (also unix, udp, tcp6): the user and the password, up to the "%40".
+func goDSNEncoded(s []byte, from, i int) (Match, bool) {
+	a := i - 1
+	for a > from && i-1-a < 64 && (is(s[a-1], word) || s[a-1] == '.') {
+		a--
+	}
+	if a >= from+3 && s[a-3] == '%' && a+2 <= i-1 {
+		a += 2 // the hex digits of an escape glued before the user ("%22app")
+	}
+	if a == i-1 || isMask(s, a) {
+		return Match{}, false
+	}
+	at := i + 2
+	for ; at < len(s) && at-i < 256; at++ {
+		c := s[at]
+		if c <= ' ' || c == '+' || c == '&' || c == '"' || c == '\'' || c == '/' || c == '\\' || c == '%' && !is(s[min(at+1, len(s)-1)], cDigit|cUpper|cLower) {
+			return Match{}, false
+		}
+		if c == '%' && atFold(s, at, "%40") {
+			break
+		}
+	}
+	if at == i+2 || !atFold(s, at, "%40") {
+		return Match{}, false
+	}
+	h := at + 3
+	if !(atFold(s, h, "tcp%28") || atFold(s, h, "tcp6%28") || atFold(s, h, "unix%28") || atFold(s, h, "udp%28")) || holdsMask(s[i+2:at]) {
+		return Match{}, false
+	}
+	return Match{a, at, KindURLUserinfo}, true
 }
 
 // emptyUserStart reports a ':' at s[i] that may start a userinfo with no
@@ -2008,6 +2263,12 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			}
 			if m, ok := twitchOAuthAt(s, from, i-1, i+2); ok {
 				return m, true, 0 // "PASS+oauth%3A…"
+			}
+			if m, ok := netUseEncoded(s, from, i); ok {
+				return m, true, 0 // "net+use+…+%2Fuser%3A…"
+			}
+			if m, ok := goDSNEncoded(s, from, i); ok {
+				return m, true, 0 // "app%3A<pw>%40tcp%28db%3A3306%29"
 			}
 		}
 		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") {

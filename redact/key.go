@@ -181,7 +181,8 @@ var (
 	passOwners = []string{"db", "database", "mysql", "postgres", "postgresql", "pg", "redis", "smtp", "mail", "email",
 		"admin", "root", "user", "ftp", "sftp", "ldap", "sql", "mongo", "mongodb", "amqp", "rabbitmq", "rabbit", "proxy",
 		"ssh", "login", "account", "app", "api", "service", "wifi", "vpn", "master", "sudo", "keystore", "truststore",
-		"store", "key", "basic", "http", "mqtt", "nats", "kafka", "broker", "registry", "docker", "git", "svn", "jdbc", "oracle", "mssql"}
+		"store", "key", "basic", "http", "mqtt", "nats", "kafka", "broker", "registry", "docker", "git", "svn", "jdbc", "oracle", "mssql",
+		"become", "default", "bind", "vault", "imap", "pop", "pop3", "sasl", "smb", "cifs", "winrm", "enable", "initial", "pfx", "jks", "tls", "ssl"}
 	patOwners = []string{"github", "gh", "gitlab", "gl", "gitea", "forgejo", "ado", "azdo", "devops", "ext", "azure", "vsts", "tfs",
 		"bitbucket", "atlassian", "jira", "personal", "access", "hf", "huggingface", "docker", "dockerhub", "quay", "npm", "ci",
 		"bot", "deploy", "admin", "user", "service", "api", "registry", "git"}
@@ -384,9 +385,12 @@ var credNeedles = []string{"akia", "asia", "abia", "acca", "aiza", "akid", "ltai
 var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap", "sqlcmd", "bcp", "zip", "keytool",
 	"-u ", "-u+", "--user", // curl's -u user:password (flagValue)
 	"http -a", "http+-a", "https -a", "https+-a", "httpie", "smbclient", "rpcclient", "smbcacls", "smbget", "smbtree", "smbmap", "htpasswd",
-	"net use",     // (netUse)
-	"identified",  // SQL's IDENTIFIED BY '…' (identifiedBy)
-	"rabbitmqctl"} // (rabbitUser)
+	"net use",        // (netUse)
+	"identified",     // SQL's IDENTIFIED BY '…' (identifiedBy)
+	"rabbitmqctl",    // (rabbitUser)
+	"o-securestring", // PowerShell's ConvertTo-SecureString '…' (secureString; "se" pairs fill text)
+	"ygen",           // ssh-keygen -N '<passphrase>' (toolFlag; "ke" pairs fill text)
+	"hpass"}          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
 
 // (needleTable is in tables_gen.go.)
 

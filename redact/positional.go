@@ -103,7 +103,17 @@ func netUse(s []byte, from, i int) (Match, bool) {
 	}
 	// After the user: "/user:CORP\svc <password>", not an option ("/persistent:no").
 	p := i + 1
-	for p < len(s) && p-i < 256 && s[p] != ' ' && s[p] != '\t' && s[p] != '\n' && s[p] != '\r' && s[p] != '"' && !(p+1 < len(s) && escLetter(s, p+1)) {
+	dom := false // a '\\' read as the domain's end
+	for p < len(s) && p-i < 256 && s[p] != ' ' && s[p] != '\t' && s[p] != '\n' && s[p] != '\r' && s[p] != '"' {
+		if p+1 < len(s) && escLetter(s, p+1) {
+			// JSON text's "\n" ends the user, but a user named b…, f…,
+			// n…, r… or t… after its domain is no escape: "/user:CORP\bob
+			// <pw>" (one backslash, a letter and more of the name).
+			if dom || p == i+1 || p+2 >= len(s) || !is(s[p+2], alnum) {
+				break
+			}
+			dom = true
+		}
 		p++
 	}
 	if p == i+1 || p >= len(s) || s[p] != ' ' && s[p] != '\t' {
@@ -120,6 +130,93 @@ func netUse(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// netUseEncoded is netUse in a URL-encoded text, at the '3' s[i] of the
+// "%3A" after "%2Fuser" (a space is '+' or "%20", a backslash "%5C": a
+// form's value, a query's): "net+use+%5C%5Chost%5Cshare+%2Fuser%3ACORP%5Cbob+<pw>",
+// or the password before "%2Fuser". The line (back to "%0A") holds
+// "net+use+" before it.
+func netUseEncoded(s []byte, from, i int) (Match, bool) {
+	u := i - 8 // "%2Fuser%3A": u at its '%'
+	if u < from+1 || !atFold(s, u, "%2fuser") || s[i+1]|0x20 != 'a' {
+		return Match{}, false
+	}
+	sp := func(p int) int { // the length of a space at s[p]: '+', "%20"
+		if p < len(s) && s[p] == '+' {
+			return 1
+		}
+		if atFold(s, p, "%20") {
+			return 3
+		}
+		return 0
+	}
+	if !(s[u-1] == '+' || u-3 >= from && atFold(s, u-3, "%20")) {
+		return Match{}, false
+	}
+	n := -1
+	for k := u - 1; k >= from && u-k < 512; k-- {
+		if atFold(s, k, "%0a") || atFold(s, k, "%0d") || s[k] == '&' || s[k] == '=' || s[k] == '?' {
+			break
+		}
+		if atFold(s, k, "net") && (k == from || !is(s[k-1], alnum)) {
+			if l := sp(k + 3); l > 0 && atFold(s, k+3+l, "use") && sp(k+6+l) > 0 {
+				n = k + 6 + l
+				break
+			}
+		}
+	}
+	if n < 0 {
+		return Match{}, false
+	}
+	// The argument before "%2Fuser", after a \\host\share one.
+	var args [3][2]int
+	na := 0
+	for p := n; p < u; {
+		for l := sp(p); l > 0; l = sp(p) {
+			p += l
+		}
+		q := p
+		for q < u && sp(q) == 0 {
+			q++
+		}
+		if q > p {
+			if na == len(args) {
+				copy(args[:], args[1:])
+				na--
+			}
+			args[na] = [2]int{p, q}
+			na++
+		}
+		p = q
+	}
+	share := func(a [2]int) bool { return a[1]-a[0] > 6 && atFold(s, a[0], "%5c%5c") }
+	if na >= 2 && share(args[na-2]) && !share(args[na-1]) && !(args[na-1][1]-args[na-1][0] == 1 && s[args[na-1][0]] == '*') &&
+		!atFold(s, args[na-1][0], "%2a") && !isMask(s, args[na-1][0]) {
+		return Match{args[na-1][0], args[na-1][1], KindKeyValue}, true
+	}
+	// After the user: "%2Fuser%3ACORP%5Cbob+<pw>".
+	p := i + 2
+	for p < len(s) && p-i < 256 && sp(p) == 0 && s[p] != '&' && s[p] != '"' && !atFold(s, p, "%0a") {
+		p++
+	}
+	if p == i+2 || sp(p) == 0 {
+		return Match{}, false
+	}
+	for l := sp(p); l > 0; l = sp(p) {
+		p += l
+	}
+	if p >= len(s) || atFold(s, p, "%2f") || s[p] == '*' || atFold(s, p, "%2a") || isMask(s, p) {
+		return Match{}, false
+	}
+	e := p
+	for e < len(s) && e-p < 256 && sp(e) == 0 && !isValueEnd(s[e], 0, false, false) && !atFold(s, e, "%0a") && !atFold(s, e, "%0d") {
+		e++
+	}
+	if e == p {
+		return Match{}, false
+	}
+	return Match{p, e, KindKeyValue}, true
 }
 
 // positional is twitchOAuth or netUse at the ':' s[i] (i >= 5), by the

@@ -439,6 +439,9 @@ func bracketKeyBefore(s []byte, i int) bool {
 // file path through the whole search, ~8× the cost of a record without
 // one.
 func credentialSuffix(k []byte) bool {
+	if n := len(k); n >= 4 && eqFold(k[n-4:], "pass") && (n == 4 || !is(k[n-5], alnum) || n >= 6 && hexVal(k[n-5]) >= 0 && hexVal(k[n-6]) >= 0) {
+		return true // a bare "pass" (keyValue's barePass: a word, or after an escape's "%XX")
+	}
 	for x := 0; x <= len(k)-3; x++ {
 		if !mayBeSpecial(k[x:]) {
 			return false // nor does any shorter suffix hold a special word
@@ -558,6 +561,12 @@ func encodedSep(s []byte, i int) bool {
 		}
 		if _, ok := twitchOAuthAt(s, 0, i-1, i+2); ok {
 			return true // "PASS+oauth%3A…"
+		}
+		if _, ok := netUseEncoded(s, 0, i); ok {
+			return true
+		}
+		if _, ok := goDSNEncoded(s, 0, i); ok {
+			return true
 		}
 	}
 	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1) ||

@@ -452,6 +452,9 @@ func phpDumpValue(s []byte, v int) int {
 // (keyValue reads it as an encoded quote). Else v.
 func phpDumpEncoded(s []byte, v int) int {
 	p := v + 3
+	if atFold(s, v, "%5cn") {
+		p++ // in JSON text: "\n" URL-encoded
+	}
 	for p < len(s) && p-v < 16 && s[p] == '+' {
 		p++
 	}
@@ -459,10 +462,10 @@ func phpDumpEncoded(s []byte, v int) int {
 		return v
 	}
 	e := run(s, p+9, cDigit)
-	if e == p+9 || !atFold(s, e, "%29+%22") {
+	if e == p+9 || !atFold(s, e, "%29+%22") && !atFold(s, e, "%29+%5c%22") {
 		return v
 	}
-	return e + 4
+	return e + 4 // (at the quote, or the backslash of an escaped one)
 }
 
 // phpDumpTail reports a text that ends inside the line after a var_dump

@@ -229,7 +229,8 @@ var credWords = []string{"pass", "pw", "psk", "secret", "sig", "token", "auth", 
 // key cut in two.
 var keyWordsWhole = []string{"password", "passwd", "passphrase", "requirepass", "identified", "rabbitmqctl", "authorization", "authorisation", "credential",
 	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey",
-	"api_key", "private_key", "access_key", "secret_key", "signing_key", "session_key", "account_key"}
+	"api_key", "private_key", "access_key", "secret_key", "signing_key", "session_key", "account_key",
+	"pgpassword"} // libpq's env, glued: a tail cut in it ("export PGPAS" | "SWORD=…") is kept
 
 // tokenTable finds the needles that start or hold a token (credNeedles but
 // the schemes, and the encoded token prefixes); keyTable the key words.

@@ -35,33 +35,47 @@ type sweep6Family struct {
 // sweep6Cut holds the families' cut_accept and nocut, by name.
 var sweep6Cut = map[string]sweep6Family{}
 
-// loadSweep6 is the corpus's families (credentials) and near-misses.
+// loadSweep6 is the corpus's families (credentials) and near-misses,
+// with the eighth corpus's (testdata/sweep8: producers' config files,
+// env and command lines, and the leaks h-secrets8 fixed), which joins
+// this test rather than starting processes of its own.
 func loadSweep6(t *testing.T) (fams, nears []secretaudit.Family) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "sweep6", "families.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var a sweep6Family
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+	for _, c := range []struct {
+		dir         string
+		fams, nears int // at least
+	}{{"sweep6", 50, 20}, {"sweep8", 40, 15}} {
+		dir := c.dir
+		f, err := os.Open(filepath.Join("testdata", dir, "families.jsonl"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		sweep6Cut[a.Name] = a
-		if a.Near {
-			nears = append(nears, a.Family)
-		} else {
-			fams = append(fams, a.Family)
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		n0, m0 := len(fams), len(nears)
+		for sc.Scan() {
+			var a sweep6Family
+			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+				t.Fatal(err)
+			}
+			if _, dup := sweep6Cut[a.Name]; dup && sweep6Cut[a.Name].Value != a.Value {
+				t.Fatalf("%s: family %s is in an earlier corpus", dir, a.Name)
+			}
+			sweep6Cut[a.Name] = a
+			if a.Near {
+				nears = append(nears, a.Family)
+			} else {
+				fams = append(fams, a.Family)
+			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(fams) < 50 || len(nears) < 20 {
-		t.Fatalf("only %d families and %d near-misses in the sweep6 corpus", len(fams), len(nears))
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fams)-n0 < c.fams || len(nears)-m0 < c.nears {
+			t.Fatalf("only %d families and %d near-misses in the %s corpus", len(fams)-n0, len(nears)-m0, dir)
+		}
 	}
 	return fams, nears
 }

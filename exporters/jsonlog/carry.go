@@ -60,6 +60,7 @@ type carry struct {
 	joined  []byte // scratch of Straddle
 	acc     []byte // scratch: a tail and the delta after it
 	utail   []byte // scratch: a held tail with its ASCII escapes decoded
+	kjoin   []byte // scratch: a tail's end and the delta after it, for OpenKey
 	kbuf    []byte // scratch of the map key
 }
 
@@ -83,6 +84,11 @@ type held struct {
 	delta  []byte // the unescaped delta of line
 	epoch  uint64
 	queued bool // in carry.order
+	// key: the stream's text is inside a private key block (its header
+	// seen, not its END line): every delta is masked until it ends.
+	inKey bool
+	keyTo int    // line's delta is masked from its start to keyTo (keyBlock)
+	keyFP []byte // that mask's fingerprint
 }
 
 // prevLine is the line of a delta before the last one still in a held
@@ -107,6 +113,8 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 	h := c.streams[string(c.kbuf)] // no allocation for a look-up
 	if st.deltaEnd == 0 || st.trunc {
 		// Not a chunk with text: the held line goes first, then this one.
+		// (A key block open in the text stays open: a truncated delta
+		// goes on with it.)
 		if h != nil {
 			c.release(w, h)
 			h.tail, h.last = h.tail[:0], 0
@@ -122,8 +130,15 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 		c.streams[h.key] = h
 	}
 	cur := st.delta
+	hi := 0 // the end of the carry's mask in cur
 	if len(h.tail) > 0 {
-		c.straddle(w, h, st, cur)
+		hi = c.straddle(w, h, st, cur)
+	}
+	keyTo := 0
+	if h.inKey || len(cur) > 0 && cur[0] == '-' || hasDashRun(cur) {
+		// (A header that ends in cur has its last dashes there: five,
+		// or its first bytes are the rest of them.)
+		keyTo = c.keyBlock(w, h, st, cur, hi)
 	}
 	if len(cur) < carryTail && len(h.tail) > 0 {
 		c.acc = append(append(c.acc[:0], h.tail[max(0, len(h.tail)-(carryTail-len(cur))):]...), cur...)
@@ -170,6 +185,10 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 	h.line, h.has = append(h.line[:0], st.line...), true
 	h.at, h.end = st.deltaAt, st.deltaEnd
 	h.delta = append(h.delta[:0], cur...)
+	h.keyTo = keyTo
+	if keyTo > 0 {
+		h.keyFP = st.appendFP(h.keyFP[:0], cur[:keyTo])
+	}
 	if !heldPrev(h) {
 		h.epoch = c.epoch // (else the oldest held line's: a flush bounds its wait)
 	}
@@ -194,10 +213,13 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 }
 
 // straddle masks a credential that starts in h's tail and ends in cur (the
-// current delta): in h's held line, and in st.line.
-func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
-	if len(h.prevs) > 0 && c.across(w, h, st, cur) {
-		return
+// current delta): in h's held line, and in st.line. It returns the end of
+// its mask in cur (0: none).
+func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) int {
+	if len(h.prevs) > 0 {
+		if hi, ok := c.across(w, h, st, cur); ok {
+			return hi
+		}
 	}
 	tail := h.tail[h.last:] // the last delta's end, as when only it is kept
 	nt := len(tail)
@@ -215,11 +237,12 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 			w.counts[kindRule[m.Kind]].Add(1)
 			fp := st.appendFP(nil, c.joined[m.Start:m.End])
 			st.spliceLine(cur[:m.Start-nu], fp, cur[m.End-nu:])
+			return m.End - nu
 		}
-		return
+		return 0
 	}
 	if !ok || isMaskToken(c.joined[m.Start:m.End]) {
-		return
+		return 0
 	}
 	j := c.joined
 	fp := st.appendFP(nil, j[m.Start:m.End])
@@ -228,7 +251,7 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 		// Wholly in this delta, a secret only because of the previous
 		// one's end ("Authorization: Token " | "<token>").
 		st.spliceLine(cur[:m.Start-nt], fp, cur[m.End-nt:])
-		return
+		return m.End - nt
 	}
 	// j[m.Start:nt] ends the previous delta, cur[:m.End-nt] starts this one;
 	// or (m.End <= nt) the credential is wholly in the previous delta, a
@@ -237,30 +260,41 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) {
 	cut := max(0, m.End-nt)
 	if h.has {
 		keep := len(h.delta) - (nt - m.Start)
+		rest := len(h.delta) - (nt - m.End + cut)
 		n := len(h.line)
-		h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, h.delta[len(h.delta)-(nt-m.End+cut):])
+		switch {
+		case h.keyTo >= keep:
+			// The line's delta is a key block's from its start: it stays
+			// masked with the match.
+			h.line = st.spliceDelta(h.line, h.at, h.end, nil, fp, h.delta[max(rest, h.keyTo):])
+		case h.keyTo > 0:
+			h.line = st.spliceDelta(h.line, h.at, h.end, nil, h.keyFP, nil, h.delta[h.keyTo:keep], fp, h.delta[rest:])
+		default:
+			h.line = st.spliceDelta(h.line, h.at, h.end, h.delta[:keep], fp, h.delta[rest:])
+		}
 		h.end += len(h.line) - n
 		c.bytes += len(h.line) - n
 	} else {
 		c.missed++
 	}
 	if m.End <= nt {
-		return
+		return 0
 	}
 	st.spliceLine(nil, fp, cur[cut:])
+	return cut
 }
 
 // across masks a credential that starts in an earlier delta than the last
 // one and runs into cur (a model's tokens: "sk" | "-pro" | "j-Xq" | …),
 // and reports whether there was one. Each line it touches is masked whole
 // (its delta's text around it too): the held lines of the earlier deltas,
-// the last one's, and this one's up to its end.
-func (c *carry) across(w *Writer, h *held, st *state, cur []byte) bool {
+// the last one's, and this one's up to its end (returned).
+func (c *carry) across(w *Writer, h *held, st *state, cur []byte) (int, bool) {
 	var m redact.Match
 	var ok bool
 	c.joined, m, ok = redact.Straddle(c.joined, h.tail, cur[:min(len(cur), carryHead)])
 	if !ok || m.Start >= h.last || m.End <= len(h.tail) || isMaskToken(c.joined[m.Start:m.End]) {
-		return false
+		return 0, false
 	}
 	fp := st.appendFP(nil, c.joined[m.Start:m.End])
 	w.counts[kindRule[m.Kind]].Add(1)
@@ -274,7 +308,58 @@ func (c *carry) across(w *Writer, h *held, st *state, cur []byte) bool {
 		c.missed++
 	}
 	st.spliceLine(nil, fp, cur[m.End-len(h.tail):])
-	return true
+	return m.End - len(h.tail), true
+}
+
+// hasDashRun reports "-----" in b. A run of five holds a byte at an index
+// 4 mod 5: only those are looked at (UUIDs and dates hold many a '-',
+// each of which sent bytes.Index to compare).
+func hasDashRun(b []byte) bool {
+	for i := 4; i < len(b); i += 5 {
+		if b[i] != '-' {
+			continue
+		}
+		l := i
+		for l > 0 && i-l < 4 && b[l-1] == '-' {
+			l--
+		}
+		r := i + 1
+		for r < len(b) && r-l < 5 && b[r] == '-' {
+			r++
+		}
+		if r-l >= 5 {
+			return true
+		}
+	}
+	return false
+}
+
+// keyTail is how much of the end of a stream's text keyBlock reads again
+// with the next delta: a key block's header or END line cut across them
+// (either is at most 70 bytes).
+const keyTail = 80
+
+// keyBlock masks cur (the current delta) from its start to the end of a
+// private key block opened in an earlier delta, and keeps whether one is
+// open at its end (h.inKey). Find masks a block from its header to the end
+// of the delta; the base64 lines of the next deltas are named by nothing,
+// and a few of them were printed whenever the delta was cut more than
+// carryTail bytes after the header. hi is the end of straddle's mask in
+// cur: the splice here covers it too.
+// It returns the end of its mask in cur (0: none).
+func (c *carry) keyBlock(w *Writer, h *held, st *state, cur []byte, hi int) int {
+	t := h.tail[max(0, len(h.tail)-keyTail):]
+	c.kjoin = append(append(c.kjoin[:0], t...), cur...)
+	to, open := redact.OpenKey(c.kjoin, len(t), h.inKey)
+	h.inKey = open
+	if to -= len(t); to <= 0 {
+		return 0
+	}
+	fp := st.appendFP(nil, cur[:to])
+	w.counts[kindRule[redact.KindPrivateKey]].Add(1)
+	to = max(to, hi)
+	st.spliceLine(nil, fp, cur[to:])
+	return to
 }
 
 // spliceLine is spliceDelta on st.line, whose delta string then ends
@@ -289,8 +374,9 @@ func (st *state) spliceLine(before, fp, after []byte) {
 }
 
 // spliceDelta rewrites the delta string line[at:end] as before, the mask of
-// fingerprint fp, and after (both masked as any text is).
-func (st *state) spliceDelta(line []byte, at, end int, before, fp, after []byte) []byte {
+// fingerprint fp, and after (both masked as any text is); more such
+// masks and texts may follow (text, fp, text, ...).
+func (st *state) spliceDelta(line []byte, at, end int, before, fp, after []byte, more ...[]byte) []byte {
 	out := append([]byte(nil), line[:at]...)
 	out = append(out, '"')
 	out, _ = st.maskSpans(out, before, false, true)
@@ -298,6 +384,12 @@ func (st *state) spliceDelta(line []byte, at, end int, before, fp, after []byte)
 	out = append(out, fp...)
 	out = append(out, ')')
 	out, _ = st.maskSpans(out, after, false, true)
+	for i := 0; i+1 < len(more); i += 2 {
+		out = append(out, mask+"(fp:"...)
+		out = append(out, more[i]...)
+		out = append(out, ')')
+		out, _ = st.maskSpans(out, more[i+1], false, true)
+	}
 	out = append(out, '"')
 	return append(out, line[end:]...)
 }

@@ -3,8 +3,10 @@ package jsonlog
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -402,6 +404,105 @@ func TestSplitSecretManyChunks(t *testing.T) {
 			if !strings.HasSuffix(joined, c.text[len(c.text)-4:]) {
 				t.Errorf("%q in pieces of %d: the text after it is gone: %s", c.text, size, joined)
 			}
+		}
+	}
+}
+
+// pemBlock is a fake key (or certificate) block of kind: n bytes of
+// base64 in lines of 64.
+func pemBlock(kind string, n int, seed uint64) (block string, lines []string) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	raw := make([]byte, n*3/4)
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	b64 := base64.StdEncoding.EncodeToString(raw)
+	for i := 0; i < len(b64); i += 64 {
+		lines = append(lines, b64[i:min(i+64, len(b64))])
+	}
+	return "-----BEGIN " + kind + "-----\n" + strings.Join(lines, "\n") + "\n-----END " + kind + "-----\n", lines
+}
+
+// logText is the deltas of the record log's lines joined, as a reader of
+// the log would join them; every line must be JSON.
+func logText(t *testing.T, lines []string) string {
+	t.Helper()
+	var text strings.Builder
+	for _, l := range lines {
+		var r struct{ Body struct{ Delta string } }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("invalid line %s", l)
+		}
+		text.WriteString(r.Body.Delta)
+	}
+	return text.String()
+}
+
+// TestSplitKeyBlock: a private key block streamed across deltas, cut
+// anywhere (also more than carryTail bytes after its header, and inside
+// the header or the END line), leaves no run of 10 characters of its
+// base64 lines in the record log: plain, PKCS#1, OpenSSH, and in a GCP
+// service account's JSON ("\n" escapes). The text after the block stays,
+// and a certificate cut the same way is printed (no secret).
+func TestSplitKeyBlock(t *testing.T) {
+	type form struct {
+		text, after string
+		lines       []string
+		secret      bool
+	}
+	var forms []form
+	for n, kind := range []string{"PRIVATE KEY", "RSA PRIVATE KEY", "OPENSSH PRIVATE KEY", "ENCRYPTED PRIVATE KEY"} {
+		block, lines := pemBlock(kind, 1600, uint64(n))
+		forms = append(forms, form{"Here is the key:\n" + block + "Keep it safe.", "Keep it safe.", lines, true})
+	}
+	block, lines := pemBlock("PRIVATE KEY", 1700, 9)
+	forms = append(forms, form{`{"type": "service_account", "private_key_id": "1", "private_key": "` +
+		strings.ReplaceAll(block, "\n", `\n`) + `", "client_email": "ci@proj.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token"}`,
+		`"token_uri"`, lines, true})
+	cert, clines := pemBlock("CERTIFICATE", 1200, 11)
+	forms = append(forms, form{"the chain:\n" + cert + "end of chain.", "end of chain.", clines, false})
+	for _, f := range forms {
+		for _, size := range []int{7, 40, 100, 300, 700, 1000} {
+			var recs [][]byte
+			for i, seq := 0, 0; i < len(f.text); i, seq = i+size, seq+1 {
+				recs = append(recs, chunk("k1", seq, f.text[i:min(i+size, len(f.text))], false))
+			}
+			recs = append(recs, chunk("k1", len(recs), "", true))
+			var buf bytes.Buffer
+			joined := logText(t, runEngine(t, NewWriterTo(&buf, NewRedactor(ContentKeep, 65536, testKey)), &buf, recs...))
+			shown := 0
+			for _, l := range f.lines {
+				for i := 0; i+10 <= len(l); i++ {
+					if strings.Contains(joined, l[i:i+10]) {
+						shown++
+						break
+					}
+				}
+			}
+			switch {
+			case f.secret && shown > 0:
+				t.Errorf("%.40q in pieces of %d: %d of its %d lines show in the log: %s", f.text, size, shown, len(f.lines), joined)
+			case !f.secret && shown < len(f.lines)/2:
+				t.Errorf("%.40q in pieces of %d: only %d of its %d lines show: %s", f.text, size, shown, len(f.lines), joined)
+			}
+			if !strings.Contains(joined, f.after) {
+				t.Errorf("%.40q in pieces of %d: the text after the block is gone: %s", f.text, size, joined)
+			}
+		}
+	}
+}
+
+// TestHasDashRun: five dashes in a row anywhere, and no fewer.
+func TestHasDashRun(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"-----", true}, {"x-----", true}, {"ab-----cd", true}, {"abcd-----", true}, {"abc------x", true},
+		{"----", false}, {"a----b----c", false}, {"2026-03-29 123e4567-e89b-12d3", false}, {"", false},
+	} {
+		if got := hasDashRun([]byte(c.s)); got != c.want {
+			t.Errorf("hasDashRun(%q) = %v", c.s, got)
 		}
 	}
 }

@@ -20,7 +20,10 @@ import (
 // a credential runs into it from chunk n's (or chunk n ends in the key or
 // scheme of a value chunk n+1 holds: "Authorization: Token " | token).
 // The end of a delta is kept only for those streams, and only while a
-// watcher asks for records.
+// watcher asks for records. A private key block streamed across deltas
+// masks every delta after its header whole until its END line
+// (redact.OpenKey): its base64 lines are named by nothing, and a cut at a
+// line's end left the next delta's lines to the per-record redaction.
 
 const (
 	splitTail    = 256  // bytes of a delta kept
@@ -31,7 +34,13 @@ const (
 // splitTails is the kept ends of the streams' last deltas.
 type splitTails struct {
 	mu sync.Mutex
-	m  map[string]string // tap, NUL, stream key → the end of its last delta
+	m  map[string]keptTail // tap, NUL, stream key → the end of its last delta
+}
+
+// keptTail is a stream's kept end, and whether a key block is open there.
+type keptTail struct {
+	end string
+	key bool
 }
 
 // check reports whether r's body.delta holds the rest of a credential (or
@@ -55,9 +64,17 @@ func (t *splitTails) check(r *validate.RecordInfo) (head, tail bool) {
 	key := r.In.Tap + "\x00" + string(r.Stream)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	prev, had := t.m[key]
-	split := false
-	if had && delta != "" {
+	kept, had := t.m[key]
+	prev := kept.end
+	split, inKey := false, false
+	if delta != "" && (kept.key || strings.Contains(delta, "-----")) {
+		// (A header or END line cut across deltas: "-----" is in the
+		// joined text, and a header's last dash in this delta.)
+		j := []byte(prev[max(0, len(prev)-80):] + delta)
+		to, open := redact.OpenKey(j, len(j)-len(delta), kept.key)
+		split, inKey = to > len(j)-len(delta), open
+	}
+	if had && delta != "" && !split {
 		head := delta[:min(len(delta), splitHead)]
 		if _, m, ok := redact.Straddle(nil, []byte(prev), []byte(head)); ok && m.End > len(prev) {
 			split = true
@@ -71,11 +88,11 @@ func (t *splitTails) check(r *validate.RecordInfo) (head, tail bool) {
 	end := delta[max(0, len(delta)-splitTail):]
 	starts := delta != "" && !d.IsFinal && (redact.MayStartCredential(end) || unescaped(end) != nil && redact.MayStartCredential(unescaped(end)))
 	switch {
-	case starts && (had || len(t.m) < maxSplitKept):
+	case (starts || inKey) && (had || len(t.m) < maxSplitKept):
 		if t.m == nil {
-			t.m = make(map[string]string)
+			t.m = make(map[string]keptTail)
 		}
-		t.m[key] = end
+		t.m[key] = keptTail{end, inKey}
 	case had:
 		delete(t.m, key)
 	}
