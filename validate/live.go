@@ -578,7 +578,12 @@ func (l *Live) handle(it *liveItem) {
 		in.Joined = true
 	}
 	if in.Gap {
-		l.run.Gap(in)
+		// The scope alone: every shard releases the charge of, and
+		// moves its watermark to, what it is handed, and the record's
+		// are its own item's (handed with the record itself, its charge
+		// went back once per shard more: a negative budget after every
+		// drop, which let the taps hold more than the budget).
+		l.run.Gap(&Input{Tap: in.Tap, Conn: in.Conn, Time: in.Time})
 	}
 	if it.kind == liveDecodeError {
 		l.run.DecodeError(in, it.proto, it.msg)
