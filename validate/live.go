@@ -92,7 +92,18 @@ type Live struct {
 	// Sweeps: how many were sent to the shards, and when the last was.
 	sweeps    uint64
 	lastSweep time.Time
+	// lost: the scopes (tap, connection) with a loss since their last
+	// record. Their next record carries Gap, so that the record log marks
+	// it ("gap") and a replay of the log gaps the scope where the live run
+	// did (without it, a replay judged across the loss: e2a.seq_gap where
+	// the live run reported nothing). A connection's entry goes with its
+	// end; at most one entry per scope.
+	lost map[lostScope]struct{}
 }
+
+// lostScope is the scope of a loss: a tap and a connection ("" for the
+// streams of a tap without connections).
+type lostScope struct{ tap, conn string }
 
 // defaultSweepCheck is LiveConfig.SweepCheck's default.
 const defaultSweepCheck = 100 * time.Millisecond
@@ -532,10 +543,15 @@ func (l *Live) handle(it *liveItem) {
 		l.setStarted(in.Tap, in.Time)
 		return
 	case liveConnClosed:
+		delete(l.lost, lostScope{in.Tap, in.Conn})
 		l.run.ConnClosed(in)
 		return
 	case liveLost:
 		l.run.Gap(in)
+		if l.lost == nil {
+			l.lost = make(map[lostScope]struct{})
+		}
+		l.lost[lostScope{in.Tap, in.Conn}] = struct{}{}
 		return
 	case liveHandover:
 		l.run.Handover(in)
@@ -576,6 +592,13 @@ func (l *Live) handle(it *liveItem) {
 		in.Joined = l.cfg.JoinWindow > 0
 	} else if l.cfg.JoinWindow > 0 && in.Time.Sub(t) < l.cfg.JoinWindow {
 		in.Joined = true
+	}
+	if len(l.lost) > 0 {
+		sc := lostScope{in.Tap, in.Conn}
+		if _, ok := l.lost[sc]; ok {
+			delete(l.lost, sc)
+			in.Gap = true
+		}
 	}
 	if in.Gap {
 		// The scope alone: every shard releases the charge of, and

@@ -532,3 +532,66 @@ func TestLiveUntracked(t *testing.T) {
 		t.Fatalf("Untracked while running %d, final stats %d: want them equal and above 0", live, st.Untracked)
 	}
 }
+
+// gapSink notes, for each record, its scope and whether it carried Gap.
+type gapSink struct {
+	collector
+	gaps []string
+}
+
+func (g *gapSink) Record(r *RecordInfo) {
+	g.mu.Lock()
+	g.gaps = append(g.gaps, fmt.Sprintf("%s/%s:%v", r.In.Tap, r.In.Conn, r.In.Gap))
+	g.mu.Unlock()
+}
+
+// TestLiveLossMarksTheScopesNextRecord: the record after a loss, and only
+// it, carries Gap, in the loss's scope only, so that the record log marks
+// it ("gap") and its replay gaps the streams the live run gapped; a
+// connection's pending mark goes with its end.
+func TestLiveLossMarksTheScopesNextRecord(t *testing.T) {
+	col := &gapSink{}
+	cfg := DefaultLiveConfig()
+	cfg.Shards = 1 // the records' order is the sink's
+	cfg.JoinWindow = 0
+	l := NewLive(cfg, col)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats, 1)
+	go func() { done <- l.Run(ctx) }()
+	at := time.Unix(1000, 0)
+	bg := context.Background()
+	send := func(tap, conn string, seq int) {
+		t.Helper()
+		if err := l.Submit(bg, Input{Tap: tap, Conn: conn, Time: at, Data: []byte(resp(seq))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("t", "", 0)
+	if err := l.Lost(bg, "t", "", at); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Lost(bg, "t", "c1", at); err != nil {
+		t.Fatal(err)
+	}
+	send("u", "", 0)
+	send("t", "", 5)
+	send("t", "", 6)
+	if err := l.ConnClosed(bg, "t", "c1", at); err != nil {
+		t.Fatal(err)
+	}
+	send("t", "c1", 0)
+	cancel()
+	<-done
+	want := []string{"t/:false", "u/:false", "t/:true", "t/:false", "t/c1:false"}
+	if !slices.Equal(col.gaps, want) {
+		t.Errorf("records (scope:gap) %v, want %v", col.gaps, want)
+	}
+	if len(l.lost) != 0 {
+		t.Errorf("pending losses left: %v", l.lost)
+	}
+	for _, f := range col.findings {
+		if f.Rule == "e2a.seq_gap" {
+			t.Errorf("judged across the loss: %+v", f)
+		}
+	}
+}
