@@ -38,7 +38,10 @@
 //     a loss unless the copy holds less than the tailer saw of the old
 //     content, or ends in half a line; with no copy at all, everything not
 //     yet read is lost: counted as tap.DropTruncated and reported as a loss
-//     (below). What the writer appended after the copy was made and before
+//     (below). After such a loss, a first line of the truncated file that
+//     is no JSON is the rest of a line the truncation cut (a writer that
+//     buffers its output writes it there) and is dropped with the loss,
+//     not handed over. What the writer appended after the copy was made and before
 //     the truncation is in neither file: that is copytruncate's own window
 //     (logrotate documents it), invisible to any reader unless the tailer
 //     happened to see it. A copy that is not in the same directory, or is

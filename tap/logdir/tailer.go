@@ -443,12 +443,14 @@ func (t *Tailer) truncated(tf *tracked, seen int64, now time.Time) {
 		}
 	}
 	tf.dropBuffer()
-	if !t.startCopy(tf, prefixMatch{n: len(tf.fp), raw: tf.fp}, from, line, seen) {
+	lost := !t.startCopy(tf, prefixMatch{n: len(tf.fp), raw: tf.fp}, from, line, seen)
+	if lost {
 		t.log.Info("file truncated and no copy of its old content found; what was not read is lost",
 			"path", tf.path, "offset", from, "seen", seen)
 		t.lose(tap.DropTruncated)
 	}
 	tf.restart()
+	tf.torn = lost // else readCopy says
 	tf.lastGrowth = now
 	t.dirty = true
 }
@@ -741,6 +743,7 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		} else {
 			t.log.Info("file truncated while not running and no copy of its old content found; reading it from the start", "path", path)
 			t.lose(tap.DropTruncated)
+			tf.torn = true
 		}
 	default:
 		if (first || t.firstSeen[key]) && ((!t.hadPositions && t.cfg.StartAt == StartEnd) || t.recovering) {
