@@ -65,6 +65,11 @@
 //     rescan even while the tailer is busy reading, so the window is a read
 //     round (256 KiB per file) plus event latency, or RescanInterval when
 //     events are unavailable; a blocking emit widens it.
+//   - A file rewritten whole and renamed over the old one (an atomic save:
+//     temp file + rename, as transcript and session stores write) is a new
+//     file; when it holds the old one's whole content (compared byte for
+//     byte through the old descriptor, up to 64 MiB) and more, it is read
+//     on from where the old one was, not again from 0.
 //   - New files that appear while running are read from the beginning.
 //     StartAt "end" applies only to the files found at the very first start
 //     (no positions file yet); it starts after the last complete line.
