@@ -97,8 +97,9 @@ type Live struct {
 	// it ("gap") and a replay of the log gaps the scope where the live run
 	// did (without it, a replay judged across the loss: e2a.seq_gap where
 	// the live run reported nothing). A connection's entry goes with its
-	// end; at most one entry per scope.
-	lost map[lostScope]struct{}
+	// end (marker); at most one entry per scope.
+	lost   map[lostScope]struct{}
+	marker LossMarker // the sink's, if it marks losses
 }
 
 // lostScope is the scope of a loss: a tap and a connection ("" for the
@@ -125,6 +126,7 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 		cfg.Now = time.Now
 	}
 	l := &Live{cfg: cfg, q: newLiveQueue(cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
+	l.marker, _ = sink.(LossMarker)
 	l.run.OnRelease(cfg.Release)
 	l.run.unordered = cfg.Unordered
 	// Run is also a shard: it judges the streams of shard 0's (smaller)
@@ -543,8 +545,16 @@ func (l *Live) handle(it *liveItem) {
 		l.setStarted(in.Tap, in.Time)
 		return
 	case liveConnClosed:
-		delete(l.lost, lostScope{in.Tap, in.Conn})
+		sc := lostScope{in.Tap, in.Conn}
+		_, lost := l.lost[sc]
+		delete(l.lost, sc)
 		l.run.ConnClosed(in)
+		if lost && l.marker != nil {
+			// No record of the connection will carry the loss: the
+			// sinks are told, after its records and its streams' ends.
+			l.run.barrier()
+			l.marker.LossMark(in)
+		}
 		return
 	case liveLost:
 		l.run.Gap(in)

@@ -595,3 +595,63 @@ func TestLiveLossMarksTheScopesNextRecord(t *testing.T) {
 		}
 	}
 }
+
+// markSink is a gapSink that also marks losses (LossMarker).
+type markSink struct {
+	gapSink
+	marks []string
+}
+
+func (m *markSink) LossMark(in *Input) {
+	m.mu.Lock()
+	m.marks = append(m.marks, in.Tap+"/"+in.Conn)
+	m.mu.Unlock()
+}
+
+// TestLiveLossAtAConnectionsEnd: a loss that no record of its connection
+// follows (the connection ended first: a copy dropped at its end, or the
+// tap cutting it at shutdown) is told to a LossMarker sink once, after
+// the connection's records; one that a record follows is that record's
+// Gap, and not told.
+func TestLiveLossAtAConnectionsEnd(t *testing.T) {
+	col := &markSink{}
+	cfg := DefaultLiveConfig()
+	cfg.Shards = 2
+	cfg.JoinWindow = 0
+	l := NewLive(cfg, col)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats, 1)
+	go func() { done <- l.Run(ctx) }()
+	at := time.Unix(1000, 0)
+	bg := context.Background()
+	for _, c := range []string{"c1", "c2"} {
+		if err := l.Submit(bg, Input{Tap: "t", Conn: c, Time: at, Data: []byte(resp(0))}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Lost(bg, "t", c, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Submit(bg, Input{Tap: "t", Conn: "c2", Time: at, Data: []byte(resp(3))}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if err := l.ConnClosed(bg, "t", c, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	marks, records := slices.Clone(col.marks), len(col.gaps)
+	col.mu.Unlock()
+	cancel()
+	<-done
+	if !slices.Equal(marks, []string{"t/c1"}) || records != 3 {
+		t.Errorf("marks %v after %d records, want t/c1 after 3", marks, records)
+	}
+	for _, f := range col.findings {
+		t.Errorf("finding across a loss: %+v", f)
+	}
+}

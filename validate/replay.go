@@ -45,6 +45,7 @@ type loggedMeta struct {
 	Reason    string    `json:"reason"`
 	Proto     string    `json:"proto"`
 	Gap       bool      `json:"gap"`
+	Lost      bool      `json:"lost"` // a loss with no record (Sink LossMarker)
 	Joined    bool      `json:"joined"`
 	FromLog   bool      `json:"from_log"`
 	At        *LoggedAt `json:"at"`
@@ -222,10 +223,13 @@ func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64,
 	if m.Source == "" {
 		in.Pos = Position{Kind: PosLine, Name: name, Line: line}
 	}
-	if m.Gap {
+	if m.Gap || m.Lost {
 		if g, ok := h.(gapper); ok {
 			g.Gap(in)
 		}
+	}
+	if m.Lost {
+		return // no record
 	}
 	switch {
 	case m.Invalid:

@@ -392,6 +392,32 @@ func (w *Writer) Record(ri *validate.RecordInfo) {
 	w.red.put(st)
 }
 
+// LossMark writes a line with no record that says the tap lost messages
+// of in's scope (its tap and connection) and no later record of the scope
+// says so ("gap"), its connection having ended:
+// {"_e2atap":{"tap":…,"time":…,"conn":…,"lost":true}}. A replay gaps the
+// scope's open streams there, as the live run did (validate.LossMarker).
+func (w *Writer) LossMark(in *validate.Input) {
+	st := w.red.get()
+	st.out = append(st.line[:0], `{"_e2atap":{"tap":"`...)
+	st.out = appendEscaped(st.out, []byte(in.Tap))
+	st.out = append(st.out, '"')
+	if !in.Time.IsZero() {
+		st.out = append(st.out, `,"time":"`...)
+		st.out = in.Time.UTC().AppendFormat(st.out, time.RFC3339Nano)
+		st.out = append(st.out, '"')
+	}
+	if in.Conn != "" {
+		st.out = append(st.out, `,"conn":"`...)
+		st.redactText([]byte(in.Conn), true)
+		st.out = append(st.out, '"')
+	}
+	st.out = append(st.out, ",\"lost\":true}}\n"...)
+	st.line = st.out
+	w.out.write(st.line)
+	w.red.put(st)
+}
+
 // Finding does nothing: findings go to a FindingWriter.
 func (w *Writer) Finding(*validate.Finding) {}
 
