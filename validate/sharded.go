@@ -27,6 +27,7 @@ const (
 	itemHandover
 	itemBehind   // Hold: the partition is behind
 	itemCaughtUp // Hold: it is not
+	itemGapAll
 )
 
 // An item is one input for a shard, kept small (it crosses from the
@@ -419,6 +420,8 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 		e.ConnClosed(in)
 	case itemGap:
 		e.Gap(in)
+	case itemGapAll:
+		e.GapAll()
 	case itemExpire:
 		e.Expire(in.Time)
 	case itemFinish:
@@ -705,6 +708,9 @@ func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
 // Gap marks a connection's open streams on every shard.
 func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
+
+// GapAll marks every open stream on every shard (Engine.GapAll).
+func (s *Sharded) GapAll() { s.broadcast(itemGapAll, &Input{}, "") }
 
 // Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
 // went to another consumer, on every shard (openfrom.go).

@@ -52,9 +52,19 @@ type output struct {
 	// first, so that a record on disk has its findings on disk too.
 	before func()
 
+	// lostMark, when set (the record log), is written before the next
+	// line after lines were lost to a failed write (lost): a replay of the
+	// log must not judge across them.
+	lostMark []byte
+	lost     bool
+
 	lines, failed atomic.Uint64
 	cut           atomic.Int64 // bytes of torn last lines cut at open
 }
+
+// logLostMark is the record log's line for lines it lost: no record, and a
+// loss of every scope (validate's replay gaps every open stream).
+var logLostMark = []byte(`{"_e2atap":{"tap":"","lost":true,"all":true}}` + "\n")
 
 // outputBuffer is how much an output holds before it writes out by itself;
 // Flush and Sync write out sooner.
@@ -151,6 +161,7 @@ func (o *output) write(line []byte) {
 			if err := o.open(); err != nil {
 				o.setErr(err)
 				o.failed.Add(1)
+				o.lost = o.lostMark != nil
 				return
 			}
 		}
@@ -159,6 +170,7 @@ func (o *output) write(line []byte) {
 				o.setErr(err)
 				if o.file == nil {
 					o.failed.Add(1)
+					o.lost = o.lostMark != nil
 					return
 				}
 			}
@@ -169,6 +181,12 @@ func (o *output) write(line []byte) {
 			o.before()
 		}
 		_ = o.writeOutLocked()
+	}
+	if o.lost {
+		o.lost = false
+		o.buf = append(o.buf, o.lostMark...)
+		o.size += int64(len(o.lostMark))
+		o.lines.Add(1) // so that failed, counting newlines, never passes lines
 	}
 	o.buf = append(o.buf, line...)
 	o.size += int64(len(line))
@@ -195,6 +213,7 @@ func (o *output) writeOutLocked() error {
 	if err != nil {
 		o.setErr(err)
 		o.failed.Add(uint64(bytes.Count(o.buf, []byte{'\n'})))
+		o.lost = o.lostMark != nil
 		if o.file != nil {
 			if n > 0 {
 				_ = o.file.Truncate(o.disk)
@@ -362,6 +381,7 @@ func NewWriterTo(w io.Writer, r *Redactor) *Writer {
 }
 
 func newWriter(r *Redactor, out *output) *Writer {
+	out.lostMark = logLostMark
 	w := &Writer{red: r, out: out}
 	if r.content == ContentKeep {
 		w.carry = newCarry()
