@@ -548,10 +548,17 @@ func (l *Live) handle(it *liveItem) {
 		sc := lostScope{in.Tap, in.Conn}
 		_, lost := l.lost[sc]
 		delete(l.lost, sc)
-		l.run.ConnClosed(in)
 		if lost && l.marker != nil {
 			// No record of the connection will carry the loss: the
-			// sinks are told, after its records and its streams' ends.
+			// sinks are told, after its records and its streams' ends,
+			// if it cut a stream still open (one that ended before,
+			// at its idle timeout say, was judged: a replay that
+			// gapped it would not report its missing_final).
+			l.run.barrier()
+			lost = l.run.anyOpenIn(in)
+		}
+		l.run.ConnClosed(in)
+		if lost && l.marker != nil {
 			l.run.barrier()
 			l.marker.LossMark(in)
 		}

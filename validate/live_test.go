@@ -611,8 +611,8 @@ func (m *markSink) LossMark(in *Input) {
 // TestLiveLossAtAConnectionsEnd: a loss that no record of its connection
 // follows (the connection ended first: a copy dropped at its end, or the
 // tap cutting it at shutdown) is told to a LossMarker sink once, after
-// the connection's records; one that a record follows is that record's
-// Gap, and not told.
+// the connection's records, if a stream of the connection was still open;
+// one that a record follows is that record's Gap, and not told.
 func TestLiveLossAtAConnectionsEnd(t *testing.T) {
 	col := &markSink{}
 	cfg := DefaultLiveConfig()
@@ -635,7 +635,14 @@ func TestLiveLossAtAConnectionsEnd(t *testing.T) {
 	if err := l.Submit(bg, Input{Tap: "t", Conn: "c2", Time: at, Data: []byte(resp(3))}); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []string{"c1", "c2"} {
+	// c3's stream ended before its loss: nothing of it is cut.
+	if err := l.Submit(bg, Input{Tap: "t", Conn: "c3", Time: at, Data: []byte(resp(0, "is_final", true, "status", "succeeded", "response_kind", "e2a.complete", "body", map[string]any{"result": map[string]any{}}))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Lost(bg, "t", "c3", at); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"c1", "c2", "c3"} {
 		if err := l.ConnClosed(bg, "t", c, at); err != nil {
 			t.Fatal(err)
 		}
@@ -648,8 +655,8 @@ func TestLiveLossAtAConnectionsEnd(t *testing.T) {
 	col.mu.Unlock()
 	cancel()
 	<-done
-	if !slices.Equal(marks, []string{"t/c1"}) || records != 3 {
-		t.Errorf("marks %v after %d records, want t/c1 after 3", marks, records)
+	if !slices.Equal(marks, []string{"t/c1"}) || records != 4 {
+		t.Errorf("marks %v after %d records, want t/c1 after 4", marks, records)
 	}
 	for _, f := range col.findings {
 		t.Errorf("finding across a loss: %+v", f)

@@ -706,6 +706,21 @@ func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
 // ConnClosed ends the streams of a connection on every shard.
 func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
+// anyOpenIn says whether a stream of in's scope (tap and connection) is
+// open on some shard. Call it only right after a barrier, from the
+// reader's goroutine: the shards are idle then.
+func (s *Sharded) anyOpenIn(in *Input) bool {
+	for _, sh := range s.shards {
+		e := sh.eng
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			if e.tab.at(i).flags&fEnded == 0 && inScope(e.tab.key(i), in.Tap, in.Conn) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Gap marks a connection's open streams on every shard.
 func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
 
