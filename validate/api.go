@@ -264,6 +264,14 @@ type Sink interface {
 	StreamEnd(*StreamInfo)
 }
 
+// LossMarker is an optional interface of a Sink: LossMark is told of a
+// loss of in's scope (in.Tap, in.Conn) that no later record of the scope
+// carries as Gap, because the connection ended first; it comes after
+// everything judged before it was handed to the sinks. The record log
+// writes it, so that a replay of the log gaps the scope where the live
+// run did (no e2a.missing_final for the streams the loss cut).
+type LossMarker interface{ LossMark(in *Input) }
+
 // StreamsIgnorer is an optional interface of a Sink: StreamsIgnored true
 // says that its StreamStart and StreamEnd do nothing, so that an engine
 // neither builds their StreamInfo (the stream's key and tap as strings, a

@@ -853,6 +853,25 @@ func (e *Engine) Gap(in *Input) {
 	})
 }
 
+// GapAll is Gap for every scope: the open streams of every tap and
+// connection have lost messages (a replayed record log that lost lines to
+// a failed write: they may have been anyone's).
+func (e *Engine) GapAll() {
+	if e.split != nil {
+		for k := range e.split.m {
+			e.split.drop([]byte(k))
+		}
+	}
+	e.forgetPending()
+	e.eachPart(func(p int) {
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			if s := e.tab.at(i); s.flags&fEnded == 0 {
+				s.flags |= fGap | fResync
+			}
+		}
+	})
+}
+
 func (e *Engine) forConn(in *Input, fn func(int32, *stream)) {
 	e.forgetPending()
 	e.eachPart(func(p int) {

@@ -92,7 +92,19 @@ type Live struct {
 	// Sweeps: how many were sent to the shards, and when the last was.
 	sweeps    uint64
 	lastSweep time.Time
+	// lost: the scopes (tap, connection) with a loss since their last
+	// record. Their next record carries Gap, so that the record log marks
+	// it ("gap") and a replay of the log gaps the scope where the live run
+	// did (without it, a replay judged across the loss: e2a.seq_gap where
+	// the live run reported nothing). A connection's entry goes with its
+	// end (marker); at most one entry per scope.
+	lost   map[lostScope]struct{}
+	marker LossMarker // the sink's, if it marks losses
 }
+
+// lostScope is the scope of a loss: a tap and a connection ("" for the
+// streams of a tap without connections).
+type lostScope struct{ tap, conn string }
 
 // defaultSweepCheck is LiveConfig.SweepCheck's default.
 const defaultSweepCheck = 100 * time.Millisecond
@@ -114,6 +126,7 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 		cfg.Now = time.Now
 	}
 	l := &Live{cfg: cfg, q: newLiveQueue(cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
+	l.marker, _ = sink.(LossMarker)
 	l.run.OnRelease(cfg.Release)
 	l.run.unordered = cfg.Unordered
 	// Run is also a shard: it judges the streams of shard 0's (smaller)
@@ -532,10 +545,30 @@ func (l *Live) handle(it *liveItem) {
 		l.setStarted(in.Tap, in.Time)
 		return
 	case liveConnClosed:
+		sc := lostScope{in.Tap, in.Conn}
+		_, lost := l.lost[sc]
+		delete(l.lost, sc)
+		if lost && l.marker != nil {
+			// No record of the connection will carry the loss: the
+			// sinks are told, after its records and its streams' ends,
+			// if it cut a stream still open (one that ended before,
+			// at its idle timeout say, was judged: a replay that
+			// gapped it would not report its missing_final).
+			l.run.barrier()
+			lost = l.run.anyOpenIn(in)
+		}
 		l.run.ConnClosed(in)
+		if lost && l.marker != nil {
+			l.run.barrier()
+			l.marker.LossMark(in)
+		}
 		return
 	case liveLost:
 		l.run.Gap(in)
+		if l.lost == nil {
+			l.lost = make(map[lostScope]struct{})
+		}
+		l.lost[lostScope{in.Tap, in.Conn}] = struct{}{}
 		return
 	case liveHandover:
 		l.run.Handover(in)
@@ -577,8 +610,20 @@ func (l *Live) handle(it *liveItem) {
 	} else if l.cfg.JoinWindow > 0 && in.Time.Sub(t) < l.cfg.JoinWindow {
 		in.Joined = true
 	}
+	if len(l.lost) > 0 {
+		sc := lostScope{in.Tap, in.Conn}
+		if _, ok := l.lost[sc]; ok {
+			delete(l.lost, sc)
+			in.Gap = true
+		}
+	}
 	if in.Gap {
-		l.run.Gap(in)
+		// The scope alone: every shard releases the charge of, and
+		// moves its watermark to, what it is handed, and the record's
+		// are its own item's (handed with the record itself, its charge
+		// went back once per shard more: a negative budget after every
+		// drop, which let the taps hold more than the budget).
+		l.run.Gap(&Input{Tap: in.Tap, Conn: in.Conn, Time: in.Time})
 	}
 	if it.kind == liveDecodeError {
 		l.run.DecodeError(in, it.proto, it.msg)

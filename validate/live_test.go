@@ -213,8 +213,13 @@ func (g *gatedSink) Record(r *RecordInfo) {
 	g.collector.Record(r)
 }
 
+// TestLiveLostGapsTheScopeAndReleasesCharges: a loss (reported by Lost,
+// or a record a tap marked Gap, as the ws tap marks the copy after a drop)
+// gaps its scope, and every charge goes back once: a record marked Gap
+// was released once more per shard, and the budget went negative, letting
+// the taps hold more than it after every drop.
 func TestLiveLostGapsTheScopeAndReleasesCharges(t *testing.T) {
-	for _, lost := range []bool{false, true} {
+	for _, mode := range []string{"none", "lost", "gap"} {
 		var released atomic.Int64
 		col := &collector{}
 		cfg := DefaultLiveConfig()
@@ -227,34 +232,34 @@ func TestLiveLostGapsTheScopeAndReleasesCharges(t *testing.T) {
 		go func() { done <- l.Run(ctx) }()
 		at := time.Unix(1000, 0)
 		var charged int64
-		send := func(line string) {
+		send := func(line string, gap bool) {
 			t.Helper()
 			charged += int64(len(line))
-			if err := l.Submit(context.Background(), Input{Tap: "t", Time: at, Data: []byte(line), Charged: len(line)}); err != nil {
+			if err := l.Submit(context.Background(), Input{Tap: "t", Time: at, Data: []byte(line), Charged: len(line), Gap: gap}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		send(resp(0))
-		if lost {
+		send(resp(0), false)
+		if mode == "lost" {
 			if err := l.Lost(context.Background(), "t", "", at); err != nil {
 				t.Fatal(err)
 			}
 		}
-		send(resp(5))
+		send(resp(5), mode == "gap")
 		cancel()
 		<-done
 		var rules []string
 		for _, f := range col.findings {
 			rules = append(rules, f.Rule)
 		}
-		if lost && len(rules) > 0 {
-			t.Errorf("findings across a loss: %v", rules)
+		if mode != "none" && len(rules) > 0 {
+			t.Errorf("%s: findings across a loss: %v", mode, rules)
 		}
-		if !lost && !slices.Contains(rules, "e2a.seq_gap") {
+		if mode == "none" && !slices.Contains(rules, "e2a.seq_gap") {
 			t.Errorf("without a loss, sequence 5 after 0 gave %v, want e2a.seq_gap", rules)
 		}
 		if released.Load() != charged {
-			t.Errorf("released %d bytes, charged %d", released.Load(), charged)
+			t.Errorf("%s: released %d bytes, charged %d", mode, released.Load(), charged)
 		}
 	}
 }
@@ -525,5 +530,135 @@ func TestLiveUntracked(t *testing.T) {
 	st := <-done
 	if live == 0 || live != st.Untracked {
 		t.Fatalf("Untracked while running %d, final stats %d: want them equal and above 0", live, st.Untracked)
+	}
+}
+
+// gapSink notes, for each record, its scope and whether it carried Gap.
+type gapSink struct {
+	collector
+	gaps []string
+}
+
+func (g *gapSink) Record(r *RecordInfo) {
+	g.mu.Lock()
+	g.gaps = append(g.gaps, fmt.Sprintf("%s/%s:%v", r.In.Tap, r.In.Conn, r.In.Gap))
+	g.mu.Unlock()
+}
+
+// TestLiveLossMarksTheScopesNextRecord: the record after a loss, and only
+// it, carries Gap, in the loss's scope only, so that the record log marks
+// it ("gap") and its replay gaps the streams the live run gapped; a
+// connection's pending mark goes with its end.
+func TestLiveLossMarksTheScopesNextRecord(t *testing.T) {
+	col := &gapSink{}
+	cfg := DefaultLiveConfig()
+	cfg.Shards = 1 // the records' order is the sink's
+	cfg.JoinWindow = 0
+	l := NewLive(cfg, col)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats, 1)
+	go func() { done <- l.Run(ctx) }()
+	at := time.Unix(1000, 0)
+	bg := context.Background()
+	send := func(tap, conn string, seq int) {
+		t.Helper()
+		if err := l.Submit(bg, Input{Tap: tap, Conn: conn, Time: at, Data: []byte(resp(seq))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("t", "", 0)
+	if err := l.Lost(bg, "t", "", at); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Lost(bg, "t", "c1", at); err != nil {
+		t.Fatal(err)
+	}
+	send("u", "", 0)
+	send("t", "", 5)
+	send("t", "", 6)
+	if err := l.ConnClosed(bg, "t", "c1", at); err != nil {
+		t.Fatal(err)
+	}
+	send("t", "c1", 0)
+	cancel()
+	<-done
+	want := []string{"t/:false", "u/:false", "t/:true", "t/:false", "t/c1:false"}
+	if !slices.Equal(col.gaps, want) {
+		t.Errorf("records (scope:gap) %v, want %v", col.gaps, want)
+	}
+	if len(l.lost) != 0 {
+		t.Errorf("pending losses left: %v", l.lost)
+	}
+	for _, f := range col.findings {
+		if f.Rule == "e2a.seq_gap" {
+			t.Errorf("judged across the loss: %+v", f)
+		}
+	}
+}
+
+// markSink is a gapSink that also marks losses (LossMarker).
+type markSink struct {
+	gapSink
+	marks []string
+}
+
+func (m *markSink) LossMark(in *Input) {
+	m.mu.Lock()
+	m.marks = append(m.marks, in.Tap+"/"+in.Conn)
+	m.mu.Unlock()
+}
+
+// TestLiveLossAtAConnectionsEnd: a loss that no record of its connection
+// follows (the connection ended first: a copy dropped at its end, or the
+// tap cutting it at shutdown) is told to a LossMarker sink once, after
+// the connection's records, if a stream of the connection was still open;
+// one that a record follows is that record's Gap, and not told.
+func TestLiveLossAtAConnectionsEnd(t *testing.T) {
+	col := &markSink{}
+	cfg := DefaultLiveConfig()
+	cfg.Shards = 2
+	cfg.JoinWindow = 0
+	l := NewLive(cfg, col)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Stats, 1)
+	go func() { done <- l.Run(ctx) }()
+	at := time.Unix(1000, 0)
+	bg := context.Background()
+	for _, c := range []string{"c1", "c2"} {
+		if err := l.Submit(bg, Input{Tap: "t", Conn: c, Time: at, Data: []byte(resp(0))}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Lost(bg, "t", c, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Submit(bg, Input{Tap: "t", Conn: "c2", Time: at, Data: []byte(resp(3))}); err != nil {
+		t.Fatal(err)
+	}
+	// c3's stream ended before its loss: nothing of it is cut.
+	if err := l.Submit(bg, Input{Tap: "t", Conn: "c3", Time: at, Data: []byte(resp(0, "is_final", true, "status", "succeeded", "response_kind", "e2a.complete", "body", map[string]any{"result": map[string]any{}}))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Lost(bg, "t", "c3", at); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"c1", "c2", "c3"} {
+		if err := l.ConnClosed(bg, "t", c, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Sync(bg); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	marks, records := slices.Clone(col.marks), len(col.gaps)
+	col.mu.Unlock()
+	cancel()
+	<-done
+	if !slices.Equal(marks, []string{"t/c1"}) || records != 4 {
+		t.Errorf("marks %v after %d records, want t/c1 after 4", marks, records)
+	}
+	for _, f := range col.findings {
+		t.Errorf("finding across a loss: %+v", f)
 	}
 }

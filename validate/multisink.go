@@ -29,6 +29,15 @@ func (m MultiSink) StreamEnd(i *StreamInfo) {
 	}
 }
 
+// LossMark tells the sinks that mark losses (LossMarker).
+func (m MultiSink) LossMark(in *Input) {
+	for _, s := range m {
+		if lm, ok := s.(LossMarker); ok {
+			lm.LossMark(in)
+		}
+	}
+}
+
 // RecordsIgnored says whether every sink ignores the records.
 func (m MultiSink) RecordsIgnored() bool {
 	for _, s := range m {

@@ -45,6 +45,8 @@ type loggedMeta struct {
 	Reason    string    `json:"reason"`
 	Proto     string    `json:"proto"`
 	Gap       bool      `json:"gap"`
+	Lost      bool      `json:"lost"` // a loss with no record (Sink LossMarker)
+	All       bool      `json:"all"`  // with Lost: lines of the log itself were lost, anyone's
 	Joined    bool      `json:"joined"`
 	FromLog   bool      `json:"from_log"`
 	At        *LoggedAt `json:"at"`
@@ -191,6 +193,9 @@ func contentHash(seed maphash.Seed, line []byte) uint64 {
 // and Sharded have it).
 type gapper interface{ Gap(*Input) }
 
+// allGapper marks every open stream's loss (Engine and Sharded).
+type allGapper interface{ GapAll() }
+
 // replayLine judges one line of a record log as the live run did. A line
 // without a readable "_e2atap" object is judged as a plain record.
 // A line whose resume point was seen already in this replay is the
@@ -203,6 +208,14 @@ func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64,
 	m, ok := readLogged(data)
 	if !ok {
 		observeLine(h, in, name, line, idx, data, true)
+		return
+	}
+	if m.Lost && m.All {
+		// The live run wrote no line here for lines it judged: a
+		// replay cannot judge across them.
+		if g, ok := h.(allGapper); ok {
+			g.GapAll()
+		}
 		return
 	}
 	if m.At != nil && seen.again(m.Tap, m.At, data) {
@@ -222,10 +235,13 @@ func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64,
 	if m.Source == "" {
 		in.Pos = Position{Kind: PosLine, Name: name, Line: line}
 	}
-	if m.Gap {
+	if m.Gap || m.Lost {
 		if g, ok := h.(gapper); ok {
 			g.Gap(in)
 		}
+	}
+	if m.Lost {
+		return // no record
 	}
 	switch {
 	case m.Invalid:

@@ -27,6 +27,7 @@ const (
 	itemHandover
 	itemBehind   // Hold: the partition is behind
 	itemCaughtUp // Hold: it is not
+	itemGapAll
 )
 
 // An item is one input for a shard, kept small (it crosses from the
@@ -419,6 +420,8 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 		e.ConnClosed(in)
 	case itemGap:
 		e.Gap(in)
+	case itemGapAll:
+		e.GapAll()
 	case itemExpire:
 		e.Expire(in.Time)
 	case itemFinish:
@@ -703,8 +706,26 @@ func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
 // ConnClosed ends the streams of a connection on every shard.
 func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
+// anyOpenIn says whether a stream of in's scope (tap and connection) is
+// open on some shard. Call it only right after a barrier, from the
+// reader's goroutine: the shards are idle then.
+func (s *Sharded) anyOpenIn(in *Input) bool {
+	for _, sh := range s.shards {
+		e := sh.eng
+		for i := int32(0); i < int32(e.tab.len()); i++ {
+			if e.tab.at(i).flags&fEnded == 0 && inScope(e.tab.key(i), in.Tap, in.Conn) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Gap marks a connection's open streams on every shard.
 func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
+
+// GapAll marks every open stream on every shard (Engine.GapAll).
+func (s *Sharded) GapAll() { s.broadcast(itemGapAll, &Input{}, "") }
 
 // Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
 // went to another consumer, on every shard (openfrom.go).

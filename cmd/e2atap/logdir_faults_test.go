@@ -221,6 +221,11 @@ func TestRunLogdirOversizeLine(t *testing.T) {
 // max_line_bytes takes the record after it along, as a loss too. Before:
 // each was an e2a.decode finding, the record after the NULs was lost
 // within it, and the open streams were reported missing_final.
+//
+// The record log replays to the same verdict: the record after a loss is
+// marked "gap" there. Before, the log kept no trace of a loss of the whole
+// tap, and its replay reported what the live run had not judged across
+// the loss (e2a.missing_final for torn and cut).
 func TestRunLogdirCrashResidue(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
@@ -230,6 +235,7 @@ func TestRunLogdirCrashResidue(t *testing.T) {
 	cfg.Listen = freeAddr(t)
 	cfg.Streams.IdleTimeout = 300 * time.Millisecond
 	cfg.Outputs.Findings.Path = filepath.Join(dir, "findings.jsonl")
+	cfg.Outputs.Log.Path = filepath.Join(dir, "records.jsonl")
 	cfg.Taps = []TapConfig{{Name: "agent-logs", Type: "logdir", Paths: []string{filepath.Join(logs, "*.jsonl")},
 		Positions: filepath.Join(dir, "pos.json"), MaxLineBytes: 4096}}
 	live := &findingSink{}
@@ -269,6 +275,10 @@ func TestRunLogdirCrashResidue(t *testing.T) {
 	}
 	if n := stats.Drops[tap.DropUpstreamGap].Load(); n != 2 {
 		t.Errorf("%d losses, want one for each crash", n)
+	}
+	_, out, _ := runCLI(t, "validate", "--output", "json", "--fail-on", "never", cfg.Outputs.Log.Path)
+	if n := strings.Count(out, "\n"); n != 1 || !strings.Contains(out, `"rule":"e2a.seq_gap","severity":"error","stream":"planted"`) {
+		t.Errorf("validate of the record log: %d findings, want only the planted seq_gap:\n%s", n, out)
 	}
 }
 

@@ -125,6 +125,13 @@ func (o outputSink) Finding(f *validate.Finding) {
 	}
 }
 
+// LossMark marks a loss in the record log (validate.LossMarker).
+func (o outputSink) LossMark(in *validate.Input) {
+	if w := o.p.Load().rec; w != nil {
+		w.LossMark(in)
+	}
+}
+
 func (outputSink) StreamStart(*validate.StreamInfo) {}
 func (outputSink) StreamEnd(*validate.StreamInfo)   {}
 

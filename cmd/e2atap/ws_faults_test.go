@@ -124,6 +124,7 @@ func TestTapCutStreamsAreNoMissingFinal(t *testing.T) {
 	listen, wsListen := freeAddr(t), freeAddr(t)
 	cfgPath := filepath.Join(dir, "e2atap.yaml")
 	findings := filepath.Join(dir, "findings.jsonl")
+	records := filepath.Join(dir, "records.jsonl")
 	config := func(upstream string) []byte {
 		return []byte(fmt.Sprintf(`profile: jiuwenswarm
 listen: %s
@@ -132,7 +133,8 @@ taps:
   - {name: agent-ws, type: ws, listen: %s, upstream: %q}
 outputs:
   findings: {path: %q}
-`, listen, wsListen, upstream, findings))
+  log: {path: %q}
+`, listen, wsListen, upstream, findings, records))
 	}
 	os.WriteFile(cfgPath, config(upstream), 0o644)
 	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
@@ -185,6 +187,15 @@ outputs:
 	}
 	if want := []string{"e2a.missing_final peer-cut"}; !slices.Equal(got, want) {
 		t.Fatalf("findings %q, want %q: a stream e2atap cut is no violation of its peers", got, want)
+	}
+	// The record log says where the reload cut its connection (a line
+	// with no record: no record of the connection followed the loss), so
+	// that its replay does not judge reload-cut either; it did. (The
+	// streams open at the stop end with the log: their replay is the end
+	// of input's.)
+	_, out, _ := runCLI(t, "validate", "--output", "json", "--fail-on", "never", records)
+	if !strings.Contains(out, `"stream":"peer-cut"`) || strings.Contains(out, `"stream":"reload-cut"`) {
+		t.Errorf("validate of the record log, want peer-cut's missing_final and none of reload-cut:\n%s", out)
 	}
 }
 

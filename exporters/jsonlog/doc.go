@@ -36,7 +36,12 @@
 // a file whose first line has an "_e2atap" object is replayed, each record
 // in the tap and connection scope it had live, with its live source,
 // capture time, join window and losses ("gap" marks the connection as the
-// live run did). No value the rules read is changed: types never change
+// live run did: the first record of a scope after its loss carries it; a
+// loss that no record of its connection followed is a line of its own,
+// {"_e2atap":{"tap","time","conn","lost":true}}, with no record; and lines
+// the log itself lost to a failed write, which the live run judged, are
+// followed by {"_e2atap":{"tap":"","lost":true,"all":true}}: the replay
+// gaps every open stream there). No value the rules read is changed: types never change
 // (a masked string stays a string, a masked object stays an object with
 // the single key "_masked"); sequence, is_final, status, response_kind,
 // ids, method, timestamp, protocol_version, provenance, body.delta_kind,

@@ -52,9 +52,19 @@ type output struct {
 	// first, so that a record on disk has its findings on disk too.
 	before func()
 
+	// lostMark, when set (the record log), is written before the next
+	// line after lines were lost to a failed write (lost): a replay of the
+	// log must not judge across them.
+	lostMark []byte
+	lost     bool
+
 	lines, failed atomic.Uint64
 	cut           atomic.Int64 // bytes of torn last lines cut at open
 }
+
+// logLostMark is the record log's line for lines it lost: no record, and a
+// loss of every scope (validate's replay gaps every open stream).
+var logLostMark = []byte(`{"_e2atap":{"tap":"","lost":true,"all":true}}` + "\n")
 
 // outputBuffer is how much an output holds before it writes out by itself;
 // Flush and Sync write out sooner.
@@ -151,6 +161,7 @@ func (o *output) write(line []byte) {
 			if err := o.open(); err != nil {
 				o.setErr(err)
 				o.failed.Add(1)
+				o.lost = o.lostMark != nil
 				return
 			}
 		}
@@ -159,6 +170,7 @@ func (o *output) write(line []byte) {
 				o.setErr(err)
 				if o.file == nil {
 					o.failed.Add(1)
+					o.lost = o.lostMark != nil
 					return
 				}
 			}
@@ -169,6 +181,12 @@ func (o *output) write(line []byte) {
 			o.before()
 		}
 		_ = o.writeOutLocked()
+	}
+	if o.lost {
+		o.lost = false
+		o.buf = append(o.buf, o.lostMark...)
+		o.size += int64(len(o.lostMark))
+		o.lines.Add(1) // so that failed, counting newlines, never passes lines
 	}
 	o.buf = append(o.buf, line...)
 	o.size += int64(len(line))
@@ -195,6 +213,7 @@ func (o *output) writeOutLocked() error {
 	if err != nil {
 		o.setErr(err)
 		o.failed.Add(uint64(bytes.Count(o.buf, []byte{'\n'})))
+		o.lost = o.lostMark != nil
 		if o.file != nil {
 			if n > 0 {
 				_ = o.file.Truncate(o.disk)
@@ -362,6 +381,7 @@ func NewWriterTo(w io.Writer, r *Redactor) *Writer {
 }
 
 func newWriter(r *Redactor, out *output) *Writer {
+	out.lostMark = logLostMark
 	w := &Writer{red: r, out: out}
 	if r.content == ContentKeep {
 		w.carry = newCarry()
@@ -389,6 +409,32 @@ func (w *Writer) Record(ri *validate.RecordInfo) {
 	} else {
 		w.out.write(st.line)
 	}
+	w.red.put(st)
+}
+
+// LossMark writes a line with no record that says the tap lost messages
+// of in's scope (its tap and connection) and no later record of the scope
+// says so ("gap"), its connection having ended:
+// {"_e2atap":{"tap":…,"time":…,"conn":…,"lost":true}}. A replay gaps the
+// scope's open streams there, as the live run did (validate.LossMarker).
+func (w *Writer) LossMark(in *validate.Input) {
+	st := w.red.get()
+	st.out = append(st.line[:0], `{"_e2atap":{"tap":"`...)
+	st.out = appendEscaped(st.out, []byte(in.Tap))
+	st.out = append(st.out, '"')
+	if !in.Time.IsZero() {
+		st.out = append(st.out, `,"time":"`...)
+		st.out = in.Time.UTC().AppendFormat(st.out, time.RFC3339Nano)
+		st.out = append(st.out, '"')
+	}
+	if in.Conn != "" {
+		st.out = append(st.out, `,"conn":"`...)
+		st.redactText([]byte(in.Conn), true)
+		st.out = append(st.out, '"')
+	}
+	st.out = append(st.out, ",\"lost\":true}}\n"...)
+	st.line = st.out
+	w.out.write(st.line)
 	w.red.put(st)
 }
 

@@ -173,6 +173,7 @@ func (t *Tailer) readCopy(ctx context.Context, emit tap.EmitFunc, tf *tracked) (
 		t.log.Info("copy of a truncated file holds less than the tailer saw; the rest is lost",
 			"path", tf.path, "copy", ctf.path, "copy_end", ctf.commitOff, "seen", cr.seen)
 		t.lose(tap.DropTruncated)
+		tf.torn = true
 	} else {
 		t.log.Debug("copy of a truncated file finished; nothing lost", "path", tf.path, "copy", ctf.path, "offset", ctf.commitOff)
 	}

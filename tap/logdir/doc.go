@@ -38,7 +38,10 @@
 //     a loss unless the copy holds less than the tailer saw of the old
 //     content, or ends in half a line; with no copy at all, everything not
 //     yet read is lost: counted as tap.DropTruncated and reported as a loss
-//     (below). What the writer appended after the copy was made and before
+//     (below). After such a loss, a first line of the truncated file that
+//     is no JSON is the rest of a line the truncation cut (a writer that
+//     buffers its output writes it there) and is dropped with the loss,
+//     not handed over. What the writer appended after the copy was made and before
 //     the truncation is in neither file: that is copytruncate's own window
 //     (logrotate documents it), invisible to any reader unless the tailer
 //     happened to see it. A copy that is not in the same directory, or is
@@ -62,6 +65,11 @@
 //     rescan even while the tailer is busy reading, so the window is a read
 //     round (256 KiB per file) plus event latency, or RescanInterval when
 //     events are unavailable; a blocking emit widens it.
+//   - A file rewritten whole and renamed over the old one (an atomic save:
+//     temp file + rename, as transcript and session stores write) is a new
+//     file; when it holds the old one's whole content (compared byte for
+//     byte through the old descriptor, up to 64 MiB) and more, it is read
+//     on from where the old one was, not again from 0.
 //   - New files that appear while running are read from the beginning.
 //     StartAt "end" applies only to the files found at the very first start
 //     (no positions file yet); it starts after the last complete line.

@@ -3,6 +3,7 @@ package logdir
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -69,6 +70,11 @@ type tracked struct {
 	discarding bool   // inside an oversize line: bytes are read and dropped
 	discardLen int64  // bytes of that line seen so far
 	head       []byte // the oversize line's first bytes, for OnOversize
+	// torn: the truncation the file is read again after lost content
+	// (counted), which may have cut a line: a writer that buffers its
+	// output writes the rest of that line at the start of the truncated
+	// file (tornRest). False once the file's first line was handled.
+	torn bool
 
 	size       int64     // at the last stat
 	mtime      time.Time // at the last stat
@@ -234,6 +240,13 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 					t.dirty = true
 					continue
 				}
+			}
+			if tf.torn && t.tornRest(tf, tf.buf[start:end]) {
+				tf.r = next
+				tf.commitOff += int64(i + 1)
+				tf.line++
+				t.dirty = true
+				continue
 			}
 			if end-start > t.cfg.MaxLineBytes {
 				tf.r = next
@@ -474,4 +487,24 @@ func lastLineEnd(f *os.File, size int64, buf []byte) int64 {
 		end = start
 	}
 	return 0
+}
+
+// tornRest reports whether line, the first line of a file read again
+// after a truncation that lost content (tf.torn; the loss is counted), is
+// the rest of a line the truncation cut: a buffering writer (stdio, a
+// logging library that flushes in blocks) writes it at the start of the
+// truncated file. It is no JSON of its own (the end of a JSON object never
+// is), and is dropped with the loss instead of being judged as an
+// e2a.decode that no agent wrote. It is not joined to the part before:
+// bytes written between the copy and the truncation are in neither file,
+// and a join across them may be valid JSON with other values. Only the
+// file's first line is looked at, and only once.
+func (t *Tailer) tornRest(tf *tracked, line []byte) bool {
+	tf.torn = false
+	if tf.commitOff != 0 || json.Valid(line) {
+		return false
+	}
+	t.log.Info("the first line of a truncated file is the rest of a line the truncation cut; dropped with it",
+		"path", tf.path, "bytes", len(line))
+	return true
 }

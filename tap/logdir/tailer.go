@@ -443,12 +443,14 @@ func (t *Tailer) truncated(tf *tracked, seen int64, now time.Time) {
 		}
 	}
 	tf.dropBuffer()
-	if !t.startCopy(tf, prefixMatch{n: len(tf.fp), raw: tf.fp}, from, line, seen) {
+	lost := !t.startCopy(tf, prefixMatch{n: len(tf.fp), raw: tf.fp}, from, line, seen)
+	if lost {
 		t.log.Info("file truncated and no copy of its old content found; what was not read is lost",
 			"path", tf.path, "offset", from, "seen", seen)
 		t.lose(tap.DropTruncated)
 	}
 	tf.restart()
+	tf.torn = lost // else readCopy says
 	tf.lastGrowth = now
 	t.dirty = true
 }
@@ -731,6 +733,21 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		delete(t.firstSeen, key)
 		return true
 	}
+	if o := t.replaced(path, f, size); o != nil {
+		// Read on from where the old one was: what it held is read.
+		tf.readOff, tf.commitOff, tf.line = o.commitOff, o.commitOff, o.line
+		t.log.Info("file replaced by one that holds all it held (rewritten whole, then renamed over it); reading on",
+			"path", path, "offset", o.commitOff)
+		t.forget(o, now)
+		t.files = append(t.files, tf)
+		t.byKey[key] = tf
+		t.dirty = true
+		delete(t.firstSeen, key)
+		if t.nOpen > t.openLimit {
+			t.closeFile(tf, now)
+		}
+		return true
+	}
 	switch e, i, how := t.matchCheckpoint(key, fp, size); how {
 	case resumed:
 		tf.readOff, tf.commitOff, tf.line = e.Offset, e.Offset, e.Line
@@ -741,6 +758,7 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		} else {
 			t.log.Info("file truncated while not running and no copy of its old content found; reading it from the start", "path", path)
 			t.lose(tap.DropTruncated)
+			tf.torn = true
 		}
 	default:
 		if (first || t.firstSeen[key]) && ((!t.hadPositions && t.cfg.StartAt == StartEnd) || t.recovering) {
@@ -757,6 +775,65 @@ func (t *Tailer) track(path string, key fileKey, first bool, now time.Time) bool
 		t.closeFile(tf, now) // over the bound: it waits for its turn
 	}
 	return true
+}
+
+// maxReplaced bounds the content compared to tell that a file was
+// rewritten whole with more at its end (replaced).
+const maxReplaced = 64 << 20
+
+// replaced finds the tracked file that the new file f at path took the
+// place of and that it holds whole: the old file's content, to its
+// current size, is f's first bytes. A writer that rewrites its log whole
+// and renames it over the old one (an atomic save: temp file + rename,
+// as transcript and session stores do) makes a new file of the same name
+// each time; read from 0, every record of it was judged again
+// (e2a.seq_regress, e2a.seq_dup, e2a.after_final). The old file must
+// still be open (its content is compared, not its fingerprint) and at
+// most maxReplaced long; else the new file is a new file.
+func (t *Tailer) replaced(path string, f *os.File, size int64) *tracked {
+	for _, o := range t.files {
+		if o.path != path || o.f == nil || o.copy != nil || o.shadowOf != nil || o.discarding {
+			continue
+		}
+		fi, err := o.f.Stat()
+		if err != nil || fi.Size() > size || fi.Size() > maxReplaced || fi.Size() < o.commitOff {
+			continue
+		}
+		if t.sameContent(o.f, f, fi.Size()) {
+			return o
+		}
+	}
+	return nil
+}
+
+// sameContent reports whether a and b hold the same first n bytes.
+func (t *Tailer) sameContent(a, b *os.File, n int64) bool {
+	half := len(t.scratch) / 2
+	x, y := t.scratch[:half], t.scratch[half:]
+	for off := int64(0); off < n; {
+		k := int(min(int64(half), n-off))
+		if i, _ := a.ReadAt(x[:k], off); i < k {
+			return false
+		}
+		if i, _ := b.ReadAt(y[:k], off); i < k {
+			return false
+		}
+		if !bytes.Equal(x[:k], y[:k]) {
+			return false
+		}
+		off += int64(k)
+	}
+	return true
+}
+
+// forget stops tracking tf at once.
+func (t *Tailer) forget(tf *tracked, now time.Time) {
+	t.closeFile(tf, now)
+	delete(t.byKey, tf.key)
+	if i := slices.Index(t.files, tf); i >= 0 {
+		t.files = slices.Delete(t.files, i, i+1)
+	}
+	t.dirty = true
 }
 
 type matchKind uint8

@@ -54,7 +54,9 @@ type Config struct {
 	// files are renewed. The upstream is independent: ws:// or wss://.
 	TLS tlsfiles.Files
 	// CloseTimeout bounds the closing handshakes when Run stops, and how long
-	// a connection half-closed by one peer waits for the other.
+	// a connection half-closed by one peer after its close frame waits for
+	// the other (a half-close without a close frame waits as long as the
+	// other peer goes on).
 	CloseTimeout time.Duration
 	// BehindAfter is how long a write to a peer that does not read may
 	// block before the connection is told behind (Message.Progress): what

@@ -276,10 +276,15 @@ func (h *half) goAway() error {
 	return nil
 }
 
-// finish reacts to the end of the direction. A clean end of input (the
-// peer closed after the closing handshake) is passed on as a half-close,
-// and the other direction gets CloseTimeout to end the same way; anything
-// else ends both at once.
+// finish reacts to the end of the direction. A clean end of input is
+// passed on as a half-close. After a close frame in this direction (the
+// closing handshake), the other direction gets CloseTimeout to end the
+// same way: its peer owes no more than its own close. Without one (a peer
+// that half-closes mid-session and keeps reading), the other direction is
+// relayed on until it ends by itself, as it would be directly and as a
+// spliced connection is: cutting it after CloseTimeout cut the reading
+// peer's responses short (1006) and left their streams a missing_final
+// that e2atap caused. Anything else ends both at once.
 func (h *half) finish(err error) {
 	switch {
 	case err == nil:
@@ -291,7 +296,9 @@ func (h *half) finish(err error) {
 		} else {
 			_ = h.dst.Close()
 		}
-		_ = h.other.srcConn.SetReadDeadline(time.Now().Add(h.c.p.cfg.CloseTimeout))
+		if h.parser.closeSeen {
+			_ = h.other.srcConn.SetReadDeadline(time.Now().Add(h.c.p.cfg.CloseTimeout))
+		}
 	default:
 		h.srcConn.Close()
 		h.dst.Close()
