@@ -277,7 +277,10 @@ func placeholder(v []byte) bool {
 func code(v []byte) bool {
 	switch v[len(v)-1] {
 	case '(', '[':
-		return true
+		// After a name: "!@$%^&*(" (a password cut at its ')') is none.
+		if n := len(v); n > 1 && (isAlnum(v[n-2]) || v[n-2] == '_') {
+			return true
+		}
 	}
 	for i := 1; i < len(v); i++ {
 		if v[i] == '(' && (isAlnum(v[i-1]) || v[i-1] == '_') {
