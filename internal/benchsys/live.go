@@ -380,6 +380,13 @@ func (l *live) catchup(title string, run func(who string) result, fill func(n in
 	fmt.Printf("### %s: a backlog of %d records read from its start\n", title, *liveCatchup)
 	fmt.Println("  rate and CPU from the first record judged (the bare client: received) to the last; connecting, creating a consumer and joining a group are left out for both")
 	fill(*liveCatchup)
+	// A warm-up read by the bare client, not counted: the first consumer
+	// after the fill ran slower whoever it was (e2atap's slot 2.65 µs of
+	// CPU a record where the same binary later took 1.75-2.03; the broker
+	// 0.27 µs a record serving it, 0.07-0.14 after), so the slot that
+	// came first in a round carried the broker's settling.
+	warm := run("bare")
+	fmt.Printf("  (warm-up, not counted: the bare client read %d records at %s/s)\n", warm.got, human(warm.rate))
 	// The engine's own ceiling on this machine now: e2atap validate of the
 	// same records from a file, on two shards. Its CPU per record is the
 	// engine's (and the file's): what run spends beyond it is the tap's and
