@@ -188,6 +188,11 @@ func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every ti
 	var (
 		settled  = time.NewTimer(0)
 		settling string // the changed content's hash, waiting to hold still
+		// The file could not be read since unreadable (zero: it could);
+		// told once it lasts reloadSettle (a ConfigMap's swap is a
+		// moment), and once more when it can be read again.
+		unreadable time.Time
+		told       bool
 	)
 	settled.Stop()
 	defer settled.Stop()
@@ -206,8 +211,22 @@ func (s *sidecar) reloadLoop(ctx context.Context, hup <-chan os.Signal, every ti
 			}
 			b, err := os.ReadFile(s.cfgPath)
 			if err != nil {
-				continue // a ConfigMap update swaps the file: read it next time
+				// A ConfigMap update swaps the file: read it next time.
+				// One that stays away (deleted, unmounted, its
+				// permissions changed) is told once: a change written
+				// later would otherwise be the first anyone heard of it.
+				if unreadable.IsZero() {
+					unreadable = time.Now()
+				} else if !told && time.Since(unreadable) >= reloadSettle {
+					told = true
+					s.logger.Warn("the configuration file cannot be read; running on the one loaded last, and reading it again at every poll", "config", s.cfgPath, "err", err)
+				}
+				continue
 			}
+			if told {
+				s.logger.Info("the configuration file can be read again", "config", s.cfgPath, "for", time.Since(unreadable).Round(time.Millisecond).String())
+			}
+			unreadable, told = time.Time{}, false
 			if h := configHash(b); h != s.cfgHash && h != s.badHash {
 				settling = h
 				settled.Reset(reloadSettle)

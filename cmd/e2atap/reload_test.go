@@ -292,6 +292,26 @@ func TestReloadOnFileChange(t *testing.T) {
 		t.Fatalf("finding after a rejected file: severity %s, want error (the running configuration)", sev)
 	}
 
+	// The file goes away (deleted, unmounted): said once, not at every
+	// poll, the running configuration kept; said again when it is back.
+	if err := os.Rename(filepath.Join(mount, "v1", "e2atap.yaml"), filepath.Join(mount, "v1", "away.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	const gone, back = "the configuration file cannot be read; running on the one loaded last, and reading it again at every poll", "the configuration file can be read again"
+	pollUntil(t, "the missing file to be told", 20*time.Second, func() bool { return len(stderr.lines(gone)) > 0 })
+	time.Sleep(600 * time.Millisecond) // three polls more
+	if n := len(stderr.lines(gone)); n != 1 {
+		t.Fatalf("the missing file was told %d times, want once", n)
+	}
+	roundTrip(t, c, "relayed while the file is away")
+	if sev := nthFinding(t, findings, "e2a.decode", 8); sev != "error" {
+		t.Fatalf("finding while the file is away: severity %s, want error (the running configuration)", sev)
+	}
+	if err := os.Rename(filepath.Join(mount, "v1", "away.yaml"), filepath.Join(mount, "v1", "e2atap.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, "the file to be back", 20*time.Second, func() bool { return len(stderr.lines(back)) == 1 })
+
 	// The ConfigMap way: a new directory, the ..data link swapped
 	// atomically; the second tap is gone again.
 	os.MkdirAll(filepath.Join(mount, "v2"), 0o755)
@@ -309,7 +329,7 @@ func TestReloadOnFileChange(t *testing.T) {
 		t.Fatal("the removed tap did not stop")
 	}
 	roundTrip(t, c, "not json 3")
-	if sev := nthFinding(t, findings, "e2a.decode", 8); sev != "warning" {
+	if sev := nthFinding(t, findings, "e2a.decode", 10); sev != "warning" {
 		t.Fatalf("finding after the ConfigMap swap: severity %s, want warning", sev)
 	}
 	if n := upConns.Load(); n != 2 {
