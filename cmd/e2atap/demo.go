@@ -44,7 +44,8 @@ what to try while it runs (curl the metrics, 'e2atap observe --addr'
 against this run) and, at the end, where the files are: they are kept
 (in --dir, or a new e2atap-demo-* directory under the temporary
 directory) unless --keep=false, so 'e2atap validate DIR/records.jsonl'
-replays e2atap's redacted record log offline.
+replays e2atap's redacted record log offline (after a rotation, its parts
+oldest first, as the last lines print them).
 
 Faults: ` + "%s" + `.
 
@@ -235,6 +236,7 @@ type demoRun struct {
 	started     time.Time
 	stopped     bool
 	logf        *os.File // the sidecar's own log
+	logKeep     int      // the record log's rotated parts kept (outputs.log.keep)
 }
 
 // The demo's tap names.
@@ -278,6 +280,7 @@ func startDemo(ctx context.Context, o demoOptions) (d *demoRun, err error) {
 		return nil, err
 	}
 	cfg := demoConfig(o, d.dir, d.as.URL(), d.natsURL)
+	d.logKeep = cfg.Outputs.Log.Keep
 	d.policy = newPolicy(cfg.Outputs.Log.FingerprintKey)
 	logger := d.policy.logger(logf, slog.LevelInfo)
 	subsBefore := d.ns.NumSubscriptions()
@@ -494,16 +497,45 @@ func (d *demoRun) nextSteps(running bool) []string {
 	if !d.opts.Keep {
 		return []string{fmt.Sprintf("files removed (--keep=false): %s", d.dir)}
 	}
+	logs, dropped := recordLogFiles(records, d.logKeep)
+	same := "the same findings"
+	if dropped {
+		same = "the oldest rotated part was removed: streams that began in it are judged from their middle"
+	}
+	desc := "  records.jsonl             e2atap's redacted record log"
+	if len(logs) > 1 {
+		desc += fmt.Sprintf(" (and %d rotated parts, records.jsonl.1 the newest)", len(logs)-1)
+	}
 	return []string{
 		fmt.Sprintf("files kept in %s:", d.dir),
-		"  records.jsonl             e2atap's redacted record log",
+		desc,
 		"  findings.jsonl            the findings, one JSON line each",
 		"  agent/agentserver.jsonl   the AgentServer's own log, the log tap's input (it holds the leaked test tokens)",
 		"  e2atap.log                e2atap's own log",
-		"next: replay the record log offline (the same findings), and remove the files when done (or run with --keep=false):",
-		fmt.Sprintf("  e2atap validate %s", records),
+		fmt.Sprintf("next: replay the record log offline, oldest part first (%s), and remove the files when done (or run with --keep=false):", same),
+		"  e2atap validate " + strings.Join(logs, " "),
 		fmt.Sprintf("  rm -r %s", d.dir),
 	}
+}
+
+// recordLogFiles lists the record log's files in the order they were
+// written: path.N (the oldest kept) ... path.1, then path. A replay of
+// path alone after a rotation judged every stream that began in a rotated
+// part from its middle (e2a.seq_start findings the run did not report),
+// and a shell glob (path*) puts path first. dropped: the rotation may
+// have removed a part (path.keep exists).
+func recordLogFiles(path string, keep int) (files []string, dropped bool) {
+	n := 0
+	for {
+		if _, err := os.Stat(fmt.Sprintf("%s.%d", path, n+1)); err != nil {
+			break
+		}
+		n++
+	}
+	for i := n; i >= 1; i-- {
+		files = append(files, fmt.Sprintf("%s.%d", path, i))
+	}
+	return append(files, path), keep > 0 && n >= keep
 }
 
 func (d *demoRun) summary(rep demo.Report) string {

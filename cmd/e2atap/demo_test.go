@@ -424,3 +424,28 @@ func TestDemoKeepFalse(t *testing.T) {
 		})
 	}
 }
+
+// TestDemoReplayHintListsRotatedParts: after the record log rotated, the
+// demo's last hint replays its parts oldest first (a replay of
+// records.jsonl alone, or of a shell glob that puts it first, judged the
+// streams begun in a rotated part from their middle: e2a.seq_start
+// findings the run had not reported), and says when a part was removed.
+func TestDemoReplayHintListsRotatedParts(t *testing.T) {
+	dir := t.TempDir()
+	records := filepath.Join(dir, "records.jsonl")
+	for _, f := range []string{records, records + ".1", records + ".2"} {
+		os.WriteFile(f, nil, 0o644)
+	}
+	d := &demoRun{dir: dir, opts: demoOptions{Keep: true}, logKeep: 5}
+	out := strings.Join(d.nextSteps(false), "\n")
+	if want := "\n  e2atap validate " + records + ".2 " + records + ".1 " + records + "\n"; !strings.Contains(out, want) {
+		t.Errorf("the replay hint does not list the parts oldest first (%q):\n%s", want, out)
+	}
+	if !strings.Contains(out, "the same findings") {
+		t.Errorf("no part removed, but the hint does not promise the same findings:\n%s", out)
+	}
+	d.logKeep = 2
+	if out := strings.Join(d.nextSteps(false), "\n"); !strings.Contains(out, "the oldest rotated part was removed") {
+		t.Errorf("keep 2 with records.jsonl.2 there: the hint does not say a part may be gone:\n%s", out)
+	}
+}
