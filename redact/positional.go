@@ -74,26 +74,12 @@ func netUse(s []byte, from, i int) (Match, bool) {
 	}
 	// The arguments between "net use" and "/user:": the password is the
 	// one after a \\host\share (or a "\\\\" escaped one in JSON text).
-	args := [3][2]int{}
-	na := 0
-	for p := n; p < u; {
-		for p < u && (s[p] == ' ' || s[p] == '\t') {
-			p++
+	args, na := lastArgs(n, u, func(p int) int {
+		if s[p] == ' ' || s[p] == '\t' {
+			return 1
 		}
-		q := p
-		for q < u && s[q] != ' ' && s[q] != '\t' {
-			q++
-		}
-		if q > p {
-			if na == len(args) {
-				copy(args[:], args[1:])
-				na--
-			}
-			args[na] = [2]int{p, q}
-			na++
-		}
-		p = q
-	}
+		return 0
+	})
 	share := func(a [2]int) bool { return a[1]-a[0] > 2 && s[a[0]] == '\\' && s[a[0]+1] == '\\' } // (or "\\\\" in JSON text)
 	if na >= 2 && share(args[na-2]) && !share(args[na-1]) && !(args[na-1][1]-args[na-1][0] == 1 && s[args[na-1][0]] == '*') {
 		p := args[na-1]
@@ -170,26 +156,7 @@ func netUseEncoded(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	// The argument before "%2Fuser", after a \\host\share one.
-	var args [3][2]int
-	na := 0
-	for p := n; p < u; {
-		for l := sp(p); l > 0; l = sp(p) {
-			p += l
-		}
-		q := p
-		for q < u && sp(q) == 0 {
-			q++
-		}
-		if q > p {
-			if na == len(args) {
-				copy(args[:], args[1:])
-				na--
-			}
-			args[na] = [2]int{p, q}
-			na++
-		}
-		p = q
-	}
+	args, na := lastArgs(n, u, sp)
 	share := func(a [2]int) bool { return a[1]-a[0] > 6 && atFold(s, a[0], "%5c%5c") }
 	if na >= 2 && share(args[na-2]) && !share(args[na-1]) && !(args[na-1][1]-args[na-1][0] == 1 && s[args[na-1][0]] == '*') &&
 		!atFold(s, args[na-1][0], "%2a") && !isMask(s, args[na-1][0]) {
@@ -243,4 +210,34 @@ func mayPositional(s []byte, i int) bool {
 		return ok
 	}
 	return false
+}
+
+// lastArgs splits [from, to) into arguments at separators (sep(p) is the
+// length of the one at p, 0 for none; it is asked only below to) and
+// returns the last three (start, end), oldest first, and how many there
+// are (at most 3).
+func lastArgs(from, to int, sep func(int) int) (args [3][2]int, na int) {
+	for p := from; p < to; {
+		for p < to {
+			l := sep(p)
+			if l == 0 {
+				break
+			}
+			p += l
+		}
+		q := p
+		for q < to && sep(q) == 0 {
+			q++
+		}
+		if q > p {
+			if na == len(args) {
+				copy(args[:], args[1:])
+				na--
+			}
+			args[na] = [2]int{p, q}
+			na++
+		}
+		p = q
+	}
+	return args, na
 }

@@ -139,7 +139,7 @@ func mayStartCredential(b []byte) bool {
 		return true // (the cheapest case first: a base64 run's tail)
 	}
 	win := b[max(0, len(b)-tailWindow):]
-	if anyWord(tokenTable, win) || hasPEMDash(b) {
+	if anyWord(tokenTable, win) || HasPEMDash(b) {
 		return true
 	}
 	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win)) {
@@ -450,11 +450,12 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 
 func isNeedlePunct(c byte) bool { return c == '-' || c == '_' || c == ':' || c == '/' }
 
-// hasPEMDash reports "-----" in b. Five '-' in a row hold one byte at an
+// HasPEMDash reports "-----" (a PEM block's header or END line) in b.
+// Five '-' in a row hold one byte at an
 // index 4 mod 5: only those bytes are looked at, and the run around a '-'
 // among them is measured (a log line's UUIDs and dates hold many a '-',
 // each of which sent it to IndexByte).
-func hasPEMDash(b []byte) bool {
+func HasPEMDash(b []byte) bool {
 	for i := 4; i < len(b); i += 5 {
 		if b[i] != '-' {
 			continue

@@ -141,8 +141,8 @@ func TestAnyWordSkips(t *testing.T) {
 				t.Fatalf("anyWord(%q) = %v, byte by byte %v", b, got, want)
 			}
 		}
-		if got, want := hasPEMDash(b), bytes.Contains(b, []byte("-----")); got != want {
-			t.Fatalf("hasPEMDash(%q) = %v, want %v", b, got, want)
+		if got, want := HasPEMDash(b), bytes.Contains(b, []byte("-----")); got != want {
+			t.Fatalf("HasPEMDash(%q) = %v, want %v", b, got, want)
 		}
 	}
 }

@@ -135,7 +135,7 @@ func (c *carry) record(w *Writer, ri *validate.RecordInfo, st *state) {
 		hi = c.straddle(w, h, st, cur)
 	}
 	keyTo := 0
-	if h.inKey || len(cur) > 0 && cur[0] == '-' || hasDashRun(cur) {
+	if h.inKey || len(cur) > 0 && cur[0] == '-' || redact.HasPEMDash(cur) {
 		// (A header that ends in cur has its last dashes there: five,
 		// or its first bytes are the rest of them.)
 		keyTo = c.keyBlock(w, h, st, cur, hi)
@@ -309,29 +309,6 @@ func (c *carry) across(w *Writer, h *held, st *state, cur []byte) (int, bool) {
 	}
 	st.spliceLine(nil, fp, cur[m.End-len(h.tail):])
 	return m.End - len(h.tail), true
-}
-
-// hasDashRun reports "-----" in b. A run of five holds a byte at an index
-// 4 mod 5: only those are looked at (UUIDs and dates hold many a '-',
-// each of which sent bytes.Index to compare).
-func hasDashRun(b []byte) bool {
-	for i := 4; i < len(b); i += 5 {
-		if b[i] != '-' {
-			continue
-		}
-		l := i
-		for l > 0 && i-l < 4 && b[l-1] == '-' {
-			l--
-		}
-		r := i + 1
-		for r < len(b) && r-l < 5 && b[r] == '-' {
-			r++
-		}
-		if r-l >= 5 {
-			return true
-		}
-	}
-	return false
 }
 
 // keyTail is how much of the end of a stream's text keyBlock reads again

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/frame"
+	"github.com/e2atap/e2atap/redact"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -492,7 +493,8 @@ func TestSplitKeyBlock(t *testing.T) {
 	}
 }
 
-// TestHasDashRun: five dashes in a row anywhere, and no fewer.
+// TestHasDashRun: five dashes in a row anywhere, and no fewer (the carry's
+// key block check, redact.HasPEMDash).
 func TestHasDashRun(t *testing.T) {
 	for _, c := range []struct {
 		s    string
@@ -501,8 +503,8 @@ func TestHasDashRun(t *testing.T) {
 		{"-----", true}, {"x-----", true}, {"ab-----cd", true}, {"abcd-----", true}, {"abc------x", true},
 		{"----", false}, {"a----b----c", false}, {"2026-03-29 123e4567-e89b-12d3", false}, {"", false},
 	} {
-		if got := hasDashRun([]byte(c.s)); got != c.want {
-			t.Errorf("hasDashRun(%q) = %v", c.s, got)
+		if got := redact.HasPEMDash([]byte(c.s)); got != c.want {
+			t.Errorf("HasPEMDash(%q) = %v", c.s, got)
 		}
 	}
 }
