@@ -284,7 +284,8 @@ func (h *half) goAway() error {
 // relayed on until it ends by itself, as it would be directly and as a
 // spliced connection is: cutting it after CloseTimeout cut the reading
 // peer's responses short (1006) and left their streams a missing_final
-// that e2atap caused. Anything else ends both at once.
+// that e2atap caused. A peer's reset is passed on as a reset (resetBoth).
+// Anything else ends both at once.
 func (h *half) finish(err error) {
 	switch {
 	case err == nil:
@@ -299,6 +300,8 @@ func (h *half) finish(err error) {
 		if h.parser.closeSeen {
 			_ = h.other.srcConn.SetReadDeadline(time.Now().Add(h.c.p.cfg.CloseTimeout))
 		}
+	case isReset(err):
+		resetBoth(h.srcConn, h.dst, h.c.p.cfg.CloseTimeout)
 	default:
 		h.srcConn.Close()
 		h.dst.Close()
