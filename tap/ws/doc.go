@@ -105,6 +105,11 @@
 // engine's view is the same either way: the connection ended, its open
 // streams are missing_final (RULES.md), never succeeded.
 //
+// Data a peer sends after its own close frame (RFC 6455 5.5.1: it may
+// not) is relayed and not mirrored: the receiving peer does not deliver it
+// (Python websockets, gorilla), so a final record there is no end of its
+// stream (TestDataAfterCloseIsNotMirrored).
+//
 // # Concurrency contract
 //
 // Per connection: two goroutines, one per direction; each is the only

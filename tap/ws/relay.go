@@ -335,7 +335,12 @@ func (h *half) overBudget() {
 func (h *half) message(m parsedMessage) {
 	p := h.c.p
 	budget := p.cfg.Budget
-	if h.discard {
+	if h.discard || h.parser.closeSeen {
+		// After a close frame in this direction its sender may send no
+		// more data (RFC 6455 5.5.1) and the receiving peer does not
+		// deliver what still comes (Python websockets drops it, gorilla's
+		// reader stops at the close): judged, a final record there made a
+		// stream the receiver never saw end succeed.
 		budget.Release(m.charged)
 		return
 	}
