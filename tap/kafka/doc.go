@@ -24,7 +24,10 @@
 // once; an aborted transaction's records (a batch the producer retried in
 // a new one, the exactly-once pattern) are not emitted, nor are the
 // transaction markers (control records), which the tap reads and skips so
-// that its commits and Stats.Lag move past them. The offsets those take, and the
+// that its commits and Stats.Lag move past them. So is a record with no
+// value (a tombstone, a compacted topic's delete of its key; an empty
+// value): no frame and no JSON, nothing to judge, counted in
+// Stats.Messages only. The offsets those take, and the
 // ones a compacted topic left out, are no loss: the tap never reads a loss
 // into a jump of offsets.
 // Keys and headers are not passed on. Pos is tap.PosKafka with Name = the

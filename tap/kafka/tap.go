@@ -351,8 +351,11 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 			if seen && rec.Offset < next.Offset {
 				continue // emitted already in this assignment
 			}
-			if rec.Attrs.IsControl() {
-				// A transaction marker: no record, read past.
+			if rec.Attrs.IsControl() || len(rec.Value) == 0 {
+				// A transaction marker, or a record with no value (a
+				// tombstone: a compacted topic's delete of its key): no
+				// record to judge (it was an e2a.decode finding no
+				// producer had caused), read past.
 				next, seen = kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}, true
 				continue
 			}

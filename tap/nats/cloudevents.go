@@ -22,6 +22,16 @@ func payload(h nats.Header, data []byte) ([]byte, tap.Format) {
 	return data, sniff(data)
 }
 
+// noRecord says that a message carries no record: an empty body that is
+// not a CloudEvents binary-mode event (whose attributes are its headers).
+// NATS sends such messages as signals (a status such as 503 no responders
+// or 100 idle heartbeat, a KV delete marker, an application's headers-only
+// notice): they are no E2A message and no frame, as a blank line of a log
+// is none, and judging them gave an e2a.decode that no peer had broken.
+func noRecord(h nats.Header, data []byte) bool {
+	return len(data) == 0 && !(len(h) > 0 && hasCEBinary(h))
+}
+
 // sniff is the format hint from the first byte; FormatAuto leaves it to the
 // engine (empty or unknown payloads).
 func sniff(b []byte) tap.Format {

@@ -2,6 +2,7 @@ package natstap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/e2atap/e2atap/tap"
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestCoreWildcardsPassBytesUnchanged(t *testing.T) {
@@ -262,4 +264,90 @@ func snapshot(s *tap.Stats) *statsSnap {
 		d += s.Drops[i].Load()
 	}
 	return &statsSnap{s.Messages[tap.DirNone].Load(), s.Bytes[tap.DirNone].Load(), d}
+}
+
+// A message with an empty body carries no record (a NATS status, a KV
+// delete marker, an application's headers-only notice): the tap counts it
+// and emits nothing, core and JetStream alike, while a CloudEvents
+// binary-mode event with no data is still an event.
+func TestEmptyBodyIsNoRecord(t *testing.T) {
+	empties := []nats.Header{
+		nil,
+		{"Nats-Msg-Id": {"n1"}},
+		{"Status": {"100"}, "Description": {"Idle Heartbeat"}},
+		{"KV-Operation": {"DEL"}},
+	}
+	ce := nats.Header{"ce-specversion": {"1.0"}, "ce-id": {"e1"}, "ce-source": {"/s"}, "ce-type": {"t"}}
+	publish := func(t *testing.T, pub func(*nats.Msg)) {
+		for _, h := range empties {
+			pub(&nats.Msg{Subject: "agent.x", Header: h})
+		}
+		pub(&nats.Msg{Subject: "agent.x", Header: ce})
+		pub(&nats.Msg{Subject: "agent.x", Data: []byte(`{"i":1}`)})
+	}
+	check := func(t *testing.T, c *collector, stats *tap.Stats, base, extra uint64) []tap.Message {
+		t.Helper()
+		waitFor(t, "the last record", func() bool {
+			msgs, _ := c.data()
+			return len(msgs) > 0 && string(msgs[len(msgs)-1].Data) == `{"i":1}`
+		})
+		waitFor(t, "every message counted", func() bool {
+			return stats.Messages[tap.DirNone].Load()-base == uint64(len(empties)+2)+extra
+		})
+		msgs, _ := c.data()
+		var got []string
+		for _, m := range msgs {
+			got = append(got, string(m.Data))
+			if m.Gap {
+				t.Errorf("message %s: gap", m.Data)
+			}
+		}
+		want := []string{`{"specversion":"1.0","id":"e1","source":"/s","type":"t"}`, `{"i":1}`}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("emitted (-want +got):\n%s", diff)
+		}
+		return msgs
+	}
+
+	t.Run("core", func(t *testing.T) {
+		s := startServer(t, 0, "")
+		nc := connect(t, s.ClientURL())
+		c := &collector{}
+		_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Subjects: []string{"agent.>"}}, c)
+		waitFor(t, "up", stats.UpstreamUp.Load)
+		waitSubscribed(t, nc, "agent.probe", c)
+		base := stats.Messages[tap.DirNone].Load()
+		publish(t, func(m *nats.Msg) {
+			if err := nc.PublishMsg(m); err != nil {
+				t.Fatal(err)
+			}
+		})
+		check(t, c, stats, base, 0)
+	})
+
+	t.Run("jetstream", func(t *testing.T) {
+		s := startServer(t, 0, t.TempDir())
+		nc := connect(t, s.ClientURL())
+		js := newJS(t, nc)
+		createStream(t, js, jetstream.StreamConfig{Name: "MESH", Subjects: []string{"agent.>"}})
+		pub := func(m *nats.Msg) {
+			if _, err := js.PublishMsg(context.Background(), m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		publish(t, pub)
+		// Last in the backlog: reading it is catching up.
+		pub(&nats.Msg{Subject: "agent.x", Header: nats.Header{"Nats-Msg-Id": {"n2"}}})
+		c := &collector{}
+		_, stats := startTap(t, Config{Name: "mesh", URL: s.ClientURL(), Streams: []StreamConfig{{Stream: "MESH", StartSeq: 1}}}, c)
+		msgs := check(t, c, stats, 0, 1)
+		waitFor(t, "behind, then caught up", func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.progress == 2
+		})
+		if n := len(msgs); n == 2 && (msgs[0].Pos.Offset != 5 || msgs[1].Pos.Offset != 6) {
+			t.Errorf("stream sequences %d, %d, want 5, 6", msgs[0].Pos.Offset, msgs[1].Pos.Offset)
+		}
+	})
 }

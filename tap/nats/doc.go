@@ -41,6 +41,13 @@
 // else). Keys are written specversion, id, source, type, the rest sorted,
 // data last.
 //
+// A message with an empty body that is not such an event carries no record
+// and is not emitted (counted in Stats.Messages only): NATS uses
+// headers-only messages as signals (a status such as 503 no responders or
+// 100 idle heartbeat, a KV delete marker), and none is an E2A message or a
+// frame that could be judged (e2a.decode), as a blank log line is none.
+// JetStream's cursor moves past it as past any message read.
+//
 // # Positions and losses
 //
 // Pos.Kind is tap.PosSubject with Name = the subject. For JetStream, Offset

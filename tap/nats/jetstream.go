@@ -403,10 +403,12 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 	if len(data) > r.cfg.MaxMessageBytes {
 		r.stats.Drop(tap.DropOversize)
 		cur.gap = true
-		if cur.emitted != nil {
-			cur.emitted.Store(cur.next)
-		}
-		return false, nil
+		return false, r.skipped(ctx, cur, md.pending, now)
+	}
+	if noRecord(msg.Header, data) {
+		// Counted as a message, not judged; a gap it carried goes to the
+		// next record.
+		return false, r.skipped(ctx, cur, md.pending, now)
 	}
 	m := tap.Message{
 		Tap: r.cfg.Name,
@@ -458,6 +460,21 @@ func (r *run) jsMessage(ctx context.Context, msg *nats.Msg, now time.Time, cur *
 		cur.behind = false
 	}
 	return true, nil
+}
+
+// skipped moves the cursor past a message the tap read and does not emit,
+// and says the stream caught up when that message was the last pending.
+func (r *run) skipped(ctx context.Context, cur *streamCursor, pending uint64, now time.Time) error {
+	if cur.emitted != nil {
+		cur.emitted.Store(cur.next)
+	}
+	if pending == 0 && cur.behind {
+		if !r.emit(r.progress(cur, false, now)) {
+			return emitErr(ctx)
+		}
+		cur.behind = false
+	}
+	return nil
 }
 
 // progress is the control message that says whether the JetStream stream

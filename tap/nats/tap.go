@@ -541,6 +541,15 @@ func (cs *coreSub) onMsg(m *nats.Msg) {
 		}
 		return
 	}
+	if noRecord(m.Header, m.Data) {
+		// Counted as a message, not judged; a gap it carried goes to the
+		// next record.
+		cs.gapNext = cs.gapNext || gap
+		if lost.Lost {
+			cs.send(lost)
+		}
+		return
+	}
 	msg := tap.Message{
 		Tap:  cs.cfg.Name,
 		Pos:  tap.Position{Kind: tap.PosSubject, Name: m.Subject},

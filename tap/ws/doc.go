@@ -92,6 +92,24 @@
 // of 8 MiB inflates to 8 GiB, seconds of the relay's time
 // (TestZipBombCostsTheRelayNoTime).
 //
+// # Ends
+//
+// A clean end of a peer's input (FIN) is passed on as a half-close; a peer's
+// reset (RST, seen reading from it or writing to it) is passed on as a
+// reset, on a relayed and on a passed-through connection alike, as a
+// direct connection would show it: a FIN there told a peer reading a body
+// delimited by the connection's end that it had it whole. The reset waits
+// up to CloseTimeout for what was relayed to the other peer to reach it
+// (on Linux; elsewhere it is passed on at once), since a reset discards
+// what its socket still holds (TestPeerResetIsPassedOnAsReset). The
+// engine's view is the same either way: the connection ended, its open
+// streams are missing_final (RULES.md), never succeeded.
+//
+// Data a peer sends after its own close frame (RFC 6455 5.5.1: it may
+// not) is relayed and not mirrored: the receiving peer does not deliver it
+// (Python websockets, gorilla), so a final record there is no end of its
+// stream (TestDataAfterCloseIsNotMirrored).
+//
 // # Concurrency contract
 //
 // Per connection: two goroutines, one per direction; each is the only

@@ -289,15 +289,16 @@ func (c *conn) splice(cbr *bufio.Reader, head []byte, d *dialed) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pipe(c.upstream, cbr, c.client)
+		pipe(c.upstream, cbr, c.client, c.p.cfg.CloseTimeout)
 	}()
-	pipe(c.client, ubr, c.upstream)
+	pipe(c.client, ubr, c.upstream, c.p.cfg.CloseTimeout)
 	<-done
 }
 
 // pipe copies src to dst until src ends; a clean end is passed on as a
-// half-close, a failure ends both directions.
-func pipe(dst net.Conn, src io.Reader, srcConn net.Conn) {
+// half-close, a peer's reset as a reset (resetBoth, waiting up to wait),
+// any other failure ends both directions.
+func pipe(dst net.Conn, src io.Reader, srcConn net.Conn, wait time.Duration) {
 	buf := make([]byte, 32<<10)
 	// Wrapped, so that neither ReadFrom nor WriteTo brings a buffer of its own.
 	_, err := io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, buf)
@@ -306,6 +307,10 @@ func pipe(dst net.Conn, src io.Reader, srcConn net.Conn) {
 			_ = cw.CloseWrite()
 			return
 		}
+	}
+	if isReset(err) {
+		resetBoth(srcConn, dst, wait)
+		return
 	}
 	dst.Close()
 	srcConn.Close()

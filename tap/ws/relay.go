@@ -284,7 +284,8 @@ func (h *half) goAway() error {
 // relayed on until it ends by itself, as it would be directly and as a
 // spliced connection is: cutting it after CloseTimeout cut the reading
 // peer's responses short (1006) and left their streams a missing_final
-// that e2atap caused. Anything else ends both at once.
+// that e2atap caused. A peer's reset is passed on as a reset (resetBoth).
+// Anything else ends both at once.
 func (h *half) finish(err error) {
 	switch {
 	case err == nil:
@@ -299,6 +300,8 @@ func (h *half) finish(err error) {
 		if h.parser.closeSeen {
 			_ = h.other.srcConn.SetReadDeadline(time.Now().Add(h.c.p.cfg.CloseTimeout))
 		}
+	case isReset(err):
+		resetBoth(h.srcConn, h.dst, h.c.p.cfg.CloseTimeout)
 	default:
 		h.srcConn.Close()
 		h.dst.Close()
@@ -332,7 +335,12 @@ func (h *half) overBudget() {
 func (h *half) message(m parsedMessage) {
 	p := h.c.p
 	budget := p.cfg.Budget
-	if h.discard {
+	if h.discard || h.parser.closeSeen {
+		// After a close frame in this direction its sender may send no
+		// more data (RFC 6455 5.5.1) and the receiving peer does not
+		// deliver what still comes (Python websockets drops it, gorilla's
+		// reader stops at the close): judged, a final record there made a
+		// stream the receiver never saw end succeed.
 		budget.Release(m.charged)
 		return
 	}
