@@ -174,7 +174,10 @@ func MayHoldCredentialText[T Text](s T) bool {
 					continue
 				}
 			}
-			if i >= wordEnd {
+			if i > wordEnd || i == wordEnd && is(b[i], word) {
+				// (At wordEnd a '+': the word before it was judged whole by
+				// the digitCandidate that ended it there; another call
+				// would walk it back and judge it again.)
 				var ok bool
 				if wordEnd, ok = digitCandidate(b, i); ok {
 					return true

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The token shapes of more providers (KindVendorToken), payment card
 // numbers (KindCard), IBANs (KindIBAN), North American phone numbers and
@@ -444,12 +447,27 @@ func twilioSID(s []byte, a, b int) (int, bool) {
 		if (at(s, k, "SK") || at(s, k, "AC")) && hexRun(s, k+2) == k+34 && (k+34 == b || s[k+34] == '-' || s[k+34] == '_') {
 			return k, true
 		}
-		for k < b-34 && s[k] != '-' && s[k] != '_' {
-			k++
-		}
-		k++
+		k = sepAt(s, k, b-34) + 1
 	}
 	return 0, false
+}
+
+// sepAt is the first '-' or '_' in s[k:e], or e: eight bytes a step (the
+// word runs of a base64 image, hundreds of bytes with neither, are walked
+// once more here at every word after the pre-check's and Find's walks).
+func sepAt(s []byte, k, e int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; k+8 <= e; k += 8 {
+		w := binary.LittleEndian.Uint64(s[k:])
+		d, u := w^'-'*ones, w^'_'*ones // a zero byte where '-', '_'
+		if (d-ones)&^d&highs|(u-ones)&^u&highs != 0 {
+			break
+		}
+	}
+	for k < e && s[k] != '-' && s[k] != '_' {
+		k++
+	}
+	return k
 }
 
 // discordID reports base64 of an ASCII decimal number, as a Discord
