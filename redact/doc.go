@@ -65,7 +65,10 @@
 // (plain, in JSON text, URL-encoded; a DOMAIN\user whose user starts
 // with an escape's letter), Go's MySQL DSN (user:pw@tcp(…)/db, also
 // encoded), PowerShell's ConvertTo-SecureString '<pw>', ssh-keygen -N/-P,
-// az login -p, a bare pass= with a generated value. An unquoted value
+// az login -p, a bare pass= with a generated value, 7z's -p<pw>, gh
+// secret set's --body, aws configure set aws_secret_access_key <key>,
+// ngrok config add-authtoken, auth=HTTPBasicAuth('user', '<pw>') and
+// session.auth = ('user', '<pw>'). An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.

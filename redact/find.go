@@ -391,6 +391,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				return m, true // PowerShell's ConvertTo-SecureString '<pw>'
 			}
 		}
+		if i >= 3 && s[i-1] == 'd' && i+10 < len(s) && s[i+1] == 'a' {
+			if m, ok := ngrokAuthtoken(s, from, i); ok {
+				return m, true // ngrok config add-authtoken <token>
+			}
+		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
@@ -456,6 +461,10 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		case i >= 3 && i+1 < len(s) && (s[i-1] == 'd' && s[i+1] == 'u' || s[i-1] == 'e' && s[i+1] == 'p'):
 			if m, ok := rabbitUser(s, from, i); ok {
 				return m, true // rabbitmqctl add_user <user> <pw>
+			}
+		case i >= 3 && s[i-1] == 's' && s[i-3] == 'a' && s[i-2] == 'w':
+			if m, ok := awsConfigureSet(s, from, i); ok {
+				return m, true // aws configure set aws_secret_access_key <key>
 			}
 		}
 	}
@@ -856,10 +865,21 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		}
 		return Match{}, false
 	}
-	if k-i != 2 || !classifyWords(s, k, e).Credential() {
+	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) {
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// ghSecretSet reports whether the line before the flag at s[i] holds "gh
+// secret set" (GitHub's CLI: "gh secret set NAME --body <secret>").
+func ghSecretSet(s []byte, from, i int) bool {
+	b := i
+	for b > from && i-b < 256 && s[b-1] != '\n' && s[b-1] != '\r' && s[b-1] != ';' && s[b-1] != '|' && !escLetter(s, b-1) {
+		b--
+	}
+	k := bytes.Index(s[b:i], []byte("secret set "))
+	return k >= 3 && at(s, b+k-3, "gh ") && (b+k-3 == b || !is(s[b+k-4], word))
 }
 
 // secureString matches the string PowerShell's ConvertTo-SecureString
@@ -972,7 +992,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		case s[i+1] == 'a':
 			nextArg = eqFoldAny(cmd, "redis-cli", "valkey-cli", "keydb-cli")
 		case eqFoldAny(cmd, "mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlpump", "mysqlslap",
-			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"):
+			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"),
+			s[i+1] == 'p' && eqFoldAny(cmd, "7z", "7za", "7zr", "7zz"): // 7-Zip's "7z a -p<pw> …" (-p alone prompts)
 			glued = true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
@@ -1077,6 +1098,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 		}
 	}
+	pairOnly := false
+	if kc == KeyPlain && ke-j > 5 && s[ke-5] == '.' && atFold(s, ke-4, "auth") {
+		// A client's attribute, "session.auth = ('user', '<pw>')" (or an
+		// HTTPBasicAuth(…) call): a credential only as that pair.
+		kc, pairOnly = KeyCredential, true
+	}
 	var k Kind
 	switch kc {
 	case KeyCredential, KeyToken, KeyRef:
@@ -1107,12 +1134,20 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
 		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
 	}
+	if k == KindKeyValue && v < len(s) && s[v] != '(' && s[v] != '[' {
+		if c := authCall(s, v); c > v {
+			v = c // auth=HTTPBasicAuth('user', '<pw>'): the pair in its call
+		}
+	}
 	if k == KindKeyValue && v < len(s) && (s[v] == '(' || s[v] == '[') {
 		if m, ok, pair := credPair(s, v); ok || pair {
 			// auth=('user', '<pw>'): Python's requests, httpx, aiohttp; a
 			// pair whose password is a name ("auth=(user, password)") is
 			// none.
 			return m, ok
+		}
+		if pairOnly {
+			return Match{}, false
 		}
 		b := v + 1
 		for b < len(s) && b-v < 8 && s[b] == ' ' {
@@ -1121,6 +1156,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		if b < len(s) && (s[b] == ')' || s[b] == ']') {
 			return Match{}, false // "auth=()"
 		}
+	}
+	if pairOnly {
+		return Match{}, false
 	}
 	var quote byte
 	quoteBS := 0 // the backslashes before an escaped opening quote
@@ -1326,6 +1364,25 @@ func credPair(s []byte, v int) (m Match, ok, pair bool) {
 		return Match{}, false, true
 	}
 	return Match{a, e, KindKeyValue}, true, true
+}
+
+// authCall is the '(' of a call at s[v] to a class of HTTP auth that
+// takes a user and a password (requests' HTTPBasicAuth, HTTPDigestAuth,
+// HTTPProxyAuth; httpx's and aiohttp's BasicAuth, DigestAuth; with a
+// module before it), or v if there is none.
+func authCall(s []byte, v int) int {
+	e := run(s, v, word|cKey)
+	if e >= len(s) || s[e] != '(' || e-v < 9 || e-v > 48 {
+		return v
+	}
+	n := e
+	for n > v && s[n-1] != '.' {
+		n--
+	}
+	if !eqFoldAny(s[n:e], "HTTPBasicAuth", "HTTPDigestAuth", "HTTPProxyAuth", "BasicAuth", "DigestAuth") {
+		return v
+	}
+	return e
 }
 
 // clearedCookie reports a Cookie or Set-Cookie value whose every pair is
