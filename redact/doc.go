@@ -68,7 +68,10 @@
 // az login -p, a bare pass= with a generated value, 7z's -p<pw>, gh
 // secret set's --body, aws configure set aws_secret_access_key <key>,
 // ngrok config add-authtoken, auth=HTTPBasicAuth('user', '<pw>') and
-// session.auth = ('user', '<pw>'). An unquoted value
+// session.auth = ('user', '<pw>'); a YAML block scalar's later lines at
+// its indentation, expect's send after a "password:" prompt (pexpect's
+// sendline), Spring Boot's actuator/env {"value": …} under a credential
+// key, ODBC's braced Pwd={…}. An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.

@@ -1131,6 +1131,16 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	} else if encoded && v == i+6 && (atFold(s, v, "%0a") || atFold(s, v, "%5cn")) {
 		v = phpDumpEncoded(s, v)
 	}
+	if s[i] == ':' && k == KindKeyValue && v-i <= 2 && v < len(s) && !quotedKey && !encoded && j > from &&
+		(s[j-1] == '"' || s[j-1] == '\'') && (s[v] == s[j-1] || at(s, v, `\"`) && j-2 >= from && s[j-2] == '\\') && (v == i+1 || s[i+1] == ' ') {
+		// A prompt in quotes, expect "password:" (Tcl's expect, pexpect):
+		// the password is what the script sends after it.
+		q := 1
+		if s[v] == '\\' {
+			q = 2
+		}
+		return expectSend(s, v+q)
+	}
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
 		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
 	}
@@ -1160,8 +1170,32 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if pairOnly {
 		return Match{}, false
 	}
+	if v < len(s) && (s[v] == '{' || s[v] == '[') && !encoded {
+		// An object or a list under the key ("password": {"value": …},
+		// "cookies": [{…}]) is no value: its own pairs are judged as
+		// they come. ODBC's braces quote a value: Pwd={a;b}}c}.
+		b := v + 1
+		for b < len(s) && b-v < 64 && (s[b] == ' ' || s[b] == '\t' || s[b] == '\n' || s[b] == '\r') {
+			b++
+		}
+		if s[v] == '[' || b >= len(s) || s[b] == '"' || s[b] == '\'' || s[b] == '\\' || s[b] == '{' || s[b] == '[' || s[b] == '}' || b > v+1 {
+			return Match{}, false
+		}
+		e := v + 1
+		for e < len(s) && e-v < 1<<10 && s[e] != '\n' && s[e] != '\r' && (s[e] != '}' || at(s, e, "}}")) {
+			if s[e] == '}' {
+				e++
+			}
+			e++
+		}
+		if e >= len(s) || s[e] != '}' || isMask(s, v+1) {
+			return Match{}, false
+		}
+		return Match{v + 1, e, k}, true
+	}
 	var quote byte
-	quoteBS := 0 // the backslashes before an escaped opening quote
+	quoteBS := 0           // the backslashes before an escaped opening quote
+	var blockIndent [2]int // a YAML block scalar's indentation, s[b:v] of its first line
 	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
 		quote = s[v]
 		v++
@@ -1189,6 +1223,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			v = b
 			for v < len(s) && v-b < 16 && (s[v] == ' ' || s[v] == '\t') {
 				v++
+			}
+			if v > b {
+				blockIndent = [2]int{b, v}
 			}
 		}
 	} else if v < len(s) && s[v] == '\\' {
@@ -1302,6 +1339,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) {
 		return Match{}, false
 	}
+	if blockIndent[1] > blockIndent[0] {
+		e = yamlBlockEnd(s, e, s[blockIndent[0]:blockIndent[1]])
+	}
 	if k == KindCookie && clearedCookie(s[v:e]) {
 		// A cookie cleared ("Set-Cookie: session=; Path=/; Max-Age=0",
 		// a logout) holds no value: its attributes are no credential.
@@ -1314,6 +1354,103 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// expectSend is the string an expect script sends on the line after a
+// prompt whose closing quote ends before s[p]: "send \"<pw>\r\"" (Tcl,
+// also in braces), "child.sendline('<pw>')" (pexpect), without its
+// "\r" or "\n"; a variable ("$pw") is none.
+func expectSend(s []byte, p int) (Match, bool) {
+	for p < len(s) && (s[p] == ' ' || s[p] == '\t' || s[p] == '{' || s[p] == ')') {
+		p++
+	}
+	switch {
+	case at(s, p, "\n"):
+		p++
+	case at(s, p, "\r\n"), at(s, p, `\n`):
+		p += 2
+	case at(s, p, `\r\n`):
+		p += 4
+	default:
+		return Match{}, false
+	}
+	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
+		p++
+	}
+	w := run(s, p, word|cKey)
+	name := s[p:w]
+	switch {
+	case eqFold(name, "send") && w < len(s) && s[w] == ' ':
+		for w < len(s) && s[w] == ' ' {
+			w++
+		}
+		if at(s, w, "-- ") {
+			w += 3
+		}
+	case (bytes.HasSuffix(name, []byte("sendline")) || bytes.HasSuffix(name, []byte("send"))) && w < len(s) && s[w] == '(':
+		w++
+	default:
+		return Match{}, false
+	}
+	q := 1
+	if at(s, w, `\"`) {
+		q = 2
+	} else if w >= len(s) || s[w] != '"' && s[w] != '\'' {
+		return Match{}, false
+	}
+	a := w + q
+	e := a
+	for e < len(s) && e-a < 256 && s[e] != '\n' && !(q == 1 && s[e] == s[w]) && !(q == 2 && at(s, e, `\"`)) {
+		e++
+	}
+	if e >= len(s) || s[e] == '\n' {
+		return Match{}, false
+	}
+	for _, end := range []string{`\\r`, `\\n`, `\r`, `\n`} {
+		if e-len(end) > a && at(s, e-len(end), end) {
+			e -= len(end)
+			break
+		}
+	}
+	if e == a || s[a] == '$' || isMask(s, a) {
+		return Match{}, false
+	}
+	return Match{a, e, KindKeyValue}, true
+}
+
+// yamlBlockEnd is the end of a YAML block scalar whose first line ends
+// at s[e]: the lines after it at its indentation (or deeper) are the
+// value too ("private_key: |" and a key's base64 lines, a certificate
+// bundle's), also in JSON text (a "\n" escape ends a line there).
+func yamlBlockEnd(s []byte, e int, indent []byte) int {
+	for lines := 0; lines < 256 && e < len(s); lines++ {
+		nl := 0
+		switch {
+		case at(s, e, "\n"):
+			nl = 1
+		case at(s, e, "\r\n"), at(s, e, `\n`):
+			nl = 2
+		case at(s, e, `\r\n`):
+			nl = 4
+		}
+		b := e + nl
+		if nl == 0 || !bytes.HasPrefix(s[b:], indent) {
+			return e
+		}
+		p := b + len(indent)
+		for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
+			p++
+		}
+		x := p
+		for x < len(s) && x-p < 1<<12 && s[x] != '\n' && s[x] != '\r' && s[x] != '\\' && s[x] != '"' {
+			x++
+		}
+		if x == p {
+			return e // a blank line, or the text's end
+		}
+		e = x
+	}
+	return e
 }
 
 // credPair is the second string of a pair in parentheses or brackets at
@@ -1405,11 +1542,45 @@ func clearedCookie(v []byte) bool {
 	return true
 }
 
+// parentKeyEnd is the end of the key whose object opens just before the
+// quoted key at s[j] ("…password":{"value"), or -1.
+func parentKeyEnd(s []byte, from, j int) int {
+	q := j
+	for q > from && j-q < 4 && (s[q-1] == '"' || s[q-1] == '\\') {
+		q--
+	}
+	if q == j || q <= from || s[q-1] != '{' {
+		return -1
+	}
+	q--
+	for q > from && j-q < 12 && s[q-1] == ' ' {
+		q--
+	}
+	if q <= from || s[q-1] != ':' {
+		return -1
+	}
+	q--
+	for q > from && j-q < 24 && (s[q-1] == ' ' || s[q-1] == '"' || s[q-1] == '\\') {
+		q--
+	}
+	return q
+}
+
 // namedCredential reports a "value" key at s[j] whose entry is named by
 // the pair before it: a "name" or "key" whose value is a credential name
 // ("- name: DB_PASSWORD\n  value: …", `key="ApiKey" value="…"`,
 // `{"name": "API_TOKEN", "value": "…"}`).
 func namedCredential(s []byte, from, j int) bool {
+	if q := parentKeyEnd(s, from, j); q >= 0 {
+		// Spring Boot's /actuator/env: the entry is the object under a
+		// credential key, "spring.datasource.password":{"value":"…",…}.
+		ks := q
+		for ks > from && q-ks < 96 && is(s[ks-1], word|cKey) {
+			ks--
+		}
+		ks = keyStart(s, from, ks, q)
+		return ks < q && classifyWords(s, ks, q).Credential()
+	}
 	p := j
 	for p > from && j-p < 24 {
 		c := s[p-1]

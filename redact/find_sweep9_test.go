@@ -57,3 +57,42 @@ func TestSweep9Commands(t *testing.T) {
 		}
 	}
 }
+
+// TestSweep9Shapes: values whose place, not their key's separator, names
+// them: the lines after the first of a YAML block scalar under a
+// credential key (a private key's base64 in Helm values), the string an
+// expect script sends after its password prompt (Tcl's send, pexpect's
+// sendline), Spring Boot's /actuator/env entry under a credential key
+// ({"value": …}), and ODBC's braced value (Pwd={a;b}}c}); an object or
+// a list under a credential key is no value of its own (its '{' was
+// masked, the value inside it printed).
+func TestSweep9Shapes(t *testing.T) {
+	const pw, line2 = "Kqw8pwmvtlrbxQ2", "Zr4TnWq7LmXc2VbKp9"
+	checkSweep7(t, []sweep7Form{
+		{"private_key: |\n  MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n  " + line2 + "\n  Ab3dEf\nnext: 1\n", line2, false},
+		{`{"values":"tls:\n  private_key: |-\n    MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n    ` + line2 + `\n  cert: x"}`, line2, false},
+		{"spawn ssh bob@host\nexpect \"password:\"\nsend \"" + pw + "\\r\"", pw, false},
+		{"expect \"Password: \" {\n  send -- \"" + pw + "\\r\"\n}", pw, false},
+		{"child.expect('Password:')\nchild.sendline('" + pw + "')", pw, false},
+		{`{"script":"expect \"password:\"\nsend \"` + pw + `\\r\"\n"}`, pw, false},
+		{`{"name":"applicationConfig","properties":{"spring.datasource.password":{"value":"` + pw + `","origin":"application.yml - 7:17"}}}`, pw, false},
+		{`{"db.password": {"value": "Kqwpwmvtlrbx", "origin": "env"}}`, "Kqwpwmvtlrbx", false},
+		{"Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd={Kqv8pw;mvtlrbxQ2};", "mvtlrbxQ2", false},
+		{"Pwd={ab}}cd" + pw + "};Encrypt=yes", pw, false},
+	}, false, []string{
+		"expect \"password:\"\nsend \"$pass\\r\"",
+		"prompt = 'password:' # then type",
+		`{"spring.datasource.password":{"value":"******","origin":"env"}}`,
+		`{"spring.datasource.url":{"value":"jdbc:postgresql://db/app","origin":"env"}}`,
+		`{"password": {"required": true, "minLength": 12}}`,
+	})
+	for _, c := range []struct{ s, kept string }{
+		{"private_key: |\n  MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n  " + line2 + "\nnext: 1\n", "\nnext: 1\n"},
+		{`{"password": {"value": "` + pw + `", "origin": "env"}}`, `, "origin": "env"}}`},
+		{"Pwd={ab}}cd" + pw + "};Encrypt=yes", "};Encrypt=yes"},
+	} {
+		if out := MaskText(c.s); !strings.Contains(out, c.kept) {
+			t.Errorf("%q masked as %q: want %q kept", c.s, out, c.kept)
+		}
+	}
+}
