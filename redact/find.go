@@ -1336,7 +1336,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) {
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) ||
+		(bareKey || barePass) && holdsMask(s[v:e]) {
+		// (A bare key's value that holds a mask was judged by its
+		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
+		// changes nothing.)
 		return Match{}, false
 	}
 	if blockIndent[1] > blockIndent[0] {
