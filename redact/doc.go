@@ -71,7 +71,10 @@
 // session.auth = ('user', '<pw>'); a YAML block scalar's later lines at
 // its indentation, expect's send after a "password:" prompt (pexpect's
 // sendline), Spring Boot's actuator/env {"value": …} under a credential
-// key, ODBC's braced Pwd={…}. An unquoted value
+// key (also after other pairs: Terraform's output -json), ODBC's braced
+// Pwd={…}, a quote doubled inside a quoted value (ADO.NET's
+// Password="a"";b"), SQL*Plus's "SQL> conn user/<pw>@alias", GitHub
+// Actions' ::add-mask::<secret>. An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.

@@ -769,6 +769,11 @@ func sep(s []byte, from, i int) (Match, bool) {
 				return m, true // "oauth:…", "net use … /user:…"
 			}
 		}
+		if i >= 11 && s[i-1] == ':' {
+			if m, ok := addMask(s, from, i); ok {
+				return m, true // GitHub Actions' "::add-mask::<secret>"
+			}
+		}
 	}
 	v := i + 1
 	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
@@ -780,6 +785,27 @@ func sep(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return keyValue(s, from, i, v, false)
+}
+
+// addMask matches the value of GitHub Actions' workflow command
+// "::add-mask::<value>" (a secret the runner is told to mask, printed
+// where a step echoes it), whose last ':' is s[i]: the rest of the line.
+func addMask(s []byte, from, i int) (Match, bool) {
+	if i-11 < from || !at(s, i-11, "::add-mask:") {
+		return Match{}, false
+	}
+	v := i + 1
+	e := v
+	for e < len(s) && e-v < 1<<12 && s[e] != '\n' && s[e] != '\r' && !(s[e] == '\\' && e+1 < len(s) && escLetterAfter(s, e+1)) && s[e] != '"' {
+		e++
+	}
+	for e > v && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	if e == v || s[v] == '$' || isMask(s, v) {
+		return Match{}, false
+	}
+	return Match{v, e, KindKeyValue}, true
 }
 
 // argSpan is the command-line argument that starts at s[v], as [st, end):
@@ -1311,6 +1337,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				b++
 			}
 			if b >= len(s) || s[b] == '"' && b-e == quoteBS {
+				if b < len(s) && b > v+quoteBS && at(s, b+1, string(s[e:b+1])) {
+					e = b + 1 + b - e + 1 // a doubled escaped quote (ADO.NET in JSON text): one of its bytes
+					continue
+				}
 				break
 			}
 			e = b
@@ -1329,6 +1359,13 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				e = b + 1
 				continue
 			}
+		}
+		if quote != 0 && quote != '\\' && s[e] == quote && e > v && e+1 < len(s) && s[e+1] == quote {
+			// A quote doubled inside a value quoted with it is one of its
+			// bytes (ADO.NET's and ODBC's Password="ab"";cd", YAML's
+			// 'ab'';cd'), not its end.
+			e += 2
+			continue
 		}
 		if encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
 			isValueEnd(s[e], quote, whole, quotedKey) && (quote != 0 || whole || !isListSep(s[e]) || listEnds(s, j, e)) {
@@ -1553,18 +1590,30 @@ func parentKeyEnd(s []byte, from, j int) int {
 	for q > from && j-q < 4 && (s[q-1] == '"' || s[q-1] == '\\') {
 		q--
 	}
-	if q == j || q <= from || s[q-1] != '{' {
+	if q == j {
+		return -1
+	}
+	// Back over the object's pairs before "value" (Terraform's output
+	// -json: "db_password": {"sensitive": true, "type": "string",
+	// "value": …}), none of them an object or a list.
+	for q > from && j-q < 256 && s[q-1] != '{' {
+		if c := s[q-1]; c == '}' || c == ']' || c == '[' {
+			return -1
+		}
+		q--
+	}
+	if q <= from || s[q-1] != '{' {
 		return -1
 	}
 	q--
-	for q > from && j-q < 12 && s[q-1] == ' ' {
+	for q > from && j-q < 512 && s[q-1] == ' ' {
 		q--
 	}
 	if q <= from || s[q-1] != ':' {
 		return -1
 	}
 	q--
-	for q > from && j-q < 24 && (s[q-1] == ' ' || s[q-1] == '"' || s[q-1] == '\\') {
+	for q > from && j-q < 512 && (s[q-1] == ' ' || s[q-1] == '"' || s[q-1] == '\\') {
 		q--
 	}
 	return q
@@ -1576,14 +1625,16 @@ func parentKeyEnd(s []byte, from, j int) int {
 // `{"name": "API_TOKEN", "value": "…"}`).
 func namedCredential(s []byte, from, j int) bool {
 	if q := parentKeyEnd(s, from, j); q >= 0 {
-		// Spring Boot's /actuator/env: the entry is the object under a
-		// credential key, "spring.datasource.password":{"value":"…",…}.
+		// Spring Boot's /actuator/env, Terraform's output -json: the
+		// entry is the object under a credential key,
+		// "spring.datasource.password":{"value":"…",…}.
 		ks := q
 		for ks > from && q-ks < 96 && is(s[ks-1], word|cKey) {
 			ks--
 		}
-		ks = keyStart(s, from, ks, q)
-		return ks < q && classifyWords(s, ks, q).Credential()
+		if ks = keyStart(s, from, ks, q); ks < q && classifyWords(s, ks, q).Credential() {
+			return true
+		}
 	}
 	p := j
 	for p > from && j-p < 24 {

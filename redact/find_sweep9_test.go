@@ -96,3 +96,51 @@ func TestSweep9Shapes(t *testing.T) {
 		}
 	}
 }
+
+// TestSweep9Quotes: a quote doubled inside a value quoted with it is one
+// of its bytes, as ADO.NET's connection strings (Password="ab"";cd":
+// the value ab";cd), YAML's single-quoted strings spell it
+// (the value ended at the first quote and the rest was printed); and
+// SQL*Plus's CONN[ECT] user/<pw>@alias at its "SQL> " prompt (printed).
+func TestSweep9Quotes(t *testing.T) {
+	checkSweep7(t, []sweep7Form{
+		{`Server=db;User Id=app;Password="ab"";cdKqz9pwXq";Encrypt=True`, "cdKqz9pwXq", false},
+		{"Server=db;Password='ab'';cdKqz7pwXq';Encrypt=True", "cdKqz7pwXq", false},
+		{`{"ConnectionStrings":{"Db":"Server=db;Password=\"ab\"\";cdKqz5pwXq\";"}}`, "cdKqz5pwXq", false},
+		{"db:\n  password: 'it''s9Kqz4pwXqLm'\n", "s9Kqz4pwXqLm", false},
+		{"SQL> conn scott/Kqz4pwmvtlrbx@orcl\nConnected.", "Kqz4pwmvtlrbx", false},
+		{"SQL> CONNECT system/Kqz3pwmvtlrbx@prod", "Kqz3pwmvtlrbx", false},
+	}, false, []string{
+		`{"password": "", "user": ""}`,
+		"password = ''",
+		"conn scott/tiger@orcl is the classic demo login", // no prompt: a sentence
+		"SQL> connect / as sysdba",
+	})
+	for _, c := range []struct{ s, kept string }{
+		{`Server=db;Password="ab"";cdKqz9pwXq";Encrypt=True`, `";Encrypt=True`},
+		{`{"password":"abc9Xyzq1","u":""}`, `","u":""}`},
+	} {
+		if out := MaskText(c.s); !strings.Contains(out, c.kept) {
+			t.Errorf("%q masked as %q: want %q kept", c.s, out, c.kept)
+		}
+	}
+}
+
+// TestSweep9Outputs: what tools print of their state with a secret in a
+// place no key=value pair names: Terraform's output -json (the "value"
+// of an object under a credential key, after "sensitive" and "type"),
+// GitHub Actions' "::add-mask::<secret>" echoed by a step.
+func TestSweep9Outputs(t *testing.T) {
+	const pw = "Kqv1pwmvtlrbxQ2"
+	checkSweep7(t, []sweep7Form{
+		{"{\n  \"db_password\": {\n    \"sensitive\": true,\n    \"type\": \"string\",\n    \"value\": \"" + pw + "\"\n  }\n}", pw, false},
+		{`{"out":"{\"api_token\": {\"sensitive\": true, \"value\": \"` + pw + `\"}}"}`, pw, false},
+		{"::add-mask::" + pw + "\n::group::deploy", pw, false},
+		{`{"log":"2026-12-07T01:02:03Z ::add-mask::` + pw + `\n"}`, pw, false},
+	}, false, []string{
+		`{"db_host": {"sensitive": false, "type": "string", "value": "db.internal"}}`,
+		`{"headers": {"name": "Accept", "value": "application/json"}}`,
+		"::add-mask::$TOKEN",
+		"echo \"::add-mask::${{ secrets.TOKEN }}\"",
+	})
+}

@@ -4,22 +4,24 @@
 # partial-leak checker). What the earlier sweeps (audit, 3-8) cover was
 # listed first; these are producers they lack: (1) what tools print when
 # asked to show their state (a rich/IPython traceback's locals, a
-# dataclass's repr, kubectl get secret -o
-# yaml, Helm values, a GitHub Actions log's env, curl -v, an HTTP/2 frame
+# dataclass's repr, kubectl get secret -o yaml, Helm values, a GitHub Actions log's env, curl -v, an HTTP/2 frame
 # dump, git credential fill, docker inspect, Terraform state, a HAR
 # entry, a notebook's output cell); (2) config files (.git-credentials,
 # .pgpass, .my.cnf, TOML, INI with spaces, docker-compose env); (3)
 # Windows and PowerShell (cmdkey /pass:, $env:, Invoke-RestMethod
 # -Headers); (4) encodings (a value percent-encoded twice, JSON in a JSON
 # string in a JSON string); (5) the command lines h-secrets9 fixed (7z
-# -p, aws configure set, ngrok config add-authtoken) and (6) a YAML block
-# scalar's later lines.
-# Left out, each a leak left (redact's TestSweep9Shapes and
-# TestSweep9Commands hold their plain and JSON-text forms): URL-encoded
+# -p, aws configure set, ngrok config add-authtoken), (6) a YAML block
+# scalar's later lines and (7) GitHub Actions' ::add-mask::.
+# Left out, each a leak left (redact's TestSweep9* hold their plain and
+# JSON-text forms): URL-encoded
 # (a query's state=…), gh secret set --body, auth=HTTPBasicAuth(…),
 # session.auth = (…), expect's send and pexpect's sendline after the
-# prompt, actuator/env's {"value": …} and ODBC's Pwd={…} are printed; cut
-# across two deltas, the first five and a JSON key spelled with \u
+# prompt, actuator/env's and Terraform output -json's {"value": …},
+# ODBC's Pwd={…}, ADO.NET's Password="a"";b" and SQL*Plus's "SQL> conn
+# u/<pw>@db" are printed; cut
+# across two deltas, the first five, Terraform's output and a JSON key
+# spelled with \u
 # escapes ({"pass\u0077ord": "<pw>"}) are printed. Near-misses cut across
 # two deltas that are findings: "auth=HTTP" | "BasicAuth(user, password)"
 # and expect "password:" / send "$pass\r".
@@ -81,6 +83,8 @@ k = g(40); add("aws_configure_set", "aws configure set aws_secret_access_key " +
 t = g(2, "0123456789") + g(25) + "_" + g(20); add("ngrok_add_authtoken", "ngrok config add-authtoken " + t, t)
 # (6) a shape fixed here: a YAML block's later lines
 l2 = g(48); add("helm_values_tls_key_block", "tls:\n  private_key: |\n    MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n    " + l2 + "\n    " + g(48) + "\n  enabled: true\n", l2)
+# (7) a shape fixed here: GitHub Actions' ::add-mask::
+t = g(32); add("gha_add_mask", "::add-mask::" + t + "\n::group::deploy", t)
 
 # near-misses
 near("near_npm_integrity", '"integrity": "sha512-' + base64.b64encode(bytes(r.getrandbits(8) for _ in range(64))).decode() + '"')
@@ -99,6 +103,9 @@ near("near_bearer_var", 'curl -H "Authorization: Bearer $TOKEN" https://api.exam
 near("near_cmdkey_list", "cmdkey /list")
 near("near_gh_secret_var", 'gh secret set DEPLOY_KEY --body "$DEPLOY_KEY"')
 near("near_aws_configure_region", "aws configure set region eu-west-1")
+near("near_tf_output_plain", '{"db_host": {"sensitive": false, "type": "string", "value": "db.internal"}}')
+near("near_add_mask_var", "::add-mask::$TOKEN")
+near("near_sqlplus_sysdba", "SQL> connect / as sysdba")
 near("near_schema_password_object", '{"password": {"type": "string", "minLength": 12}}')
 near("near_odbc_driver_braces", "Driver={ODBC Driver 18 for SQL Server};Server=db;Trusted_Connection=yes")
 
