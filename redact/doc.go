@@ -74,7 +74,8 @@
 // key (also after other pairs: Terraform's output -json), ODBC's braced
 // Pwd={…}, a quote doubled inside a quoted value (ADO.NET's
 // Password="a"";b"), SQL*Plus's "SQL> conn user/<pw>@alias", GitHub
-// Actions' ::add-mask::<secret>. An unquoted value
+// Actions' ::add-mask::<secret>, "echo <pw> | docker login
+// --password-stdin". An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.

@@ -858,6 +858,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		k++
 	}
 	e := run(s, k, alnum|cDash|cUnder)
+	if e-k == 14 && k-i == 2 && atFold(s, k, "password-stdin") {
+		return echoStdin(s, from, i) // echo <pw> | docker login --password-stdin
+	}
 	if e == k || e >= len(s) || s[e] != ' ' && s[e] != '+' {
 		return Match{}, false
 	}
@@ -906,6 +909,57 @@ func ghSecretSet(s []byte, from, i int) bool {
 	}
 	k := bytes.Index(s[b:i], []byte("secret set "))
 	return k >= 3 && at(s, b+k-3, "gh ") && (b+k-3 == b || !is(s[b+k-4], word))
+}
+
+// echoStdin matches the password echoed into a command's
+// --password-stdin (docker login, podman, helm registry login…), whose
+// first '-' is s[i]: "echo [-n] <pw> | … --password-stdin" on one line.
+// A variable or a command's output ("echo $CR_PAT", "$(cat f)") is none.
+func echoStdin(s []byte, from, i int) (Match, bool) {
+	p := i
+	for p > from && i-p < 256 && s[p-1] != '|' && s[p-1] != '\n' && s[p-1] != '\r' && s[p-1] != ';' && !escLetter(s, p-1) {
+		p--
+	}
+	if p == from || s[p-1] != '|' {
+		return Match{}, false
+	}
+	e := p - 1
+	for e > from && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	// The echo before the pipe, in its segment.
+	b := -1
+	for q := e - 5; q >= from && e-q < 256 && s[q] != '\n' && s[q] != '\r' && s[q] != ';' && s[q] != '|'; q-- {
+		if at(s, q, "echo ") && (q == from || s[q-1] == ' ' || s[q-1] == '\t' || s[q-1] == '"' || s[q-1] == '&' || escLetter(s, q-1)) {
+			b = q
+			break
+		}
+	}
+	if b < 0 {
+		return Match{}, false
+	}
+	args, na := lastArgs(b+5, e, func(p int) int {
+		if s[p] == ' ' || s[p] == '\t' {
+			return 1
+		}
+		return 0
+	})
+	if na == 0 {
+		return Match{}, false
+	}
+	a := args[na-1]
+	if na >= 2 && s[args[na-2][0]] != '-' || a[1]-a[0] < 2 {
+		return Match{}, false // more than one word: prose
+	}
+	if (s[a[0]] == '"' || s[a[0]] == '\'') && a[1]-a[0] > 2 && s[a[1]-1] == s[a[0]] {
+		a = [2]int{a[0] + 1, a[1] - 1}
+	} else if at(s, a[0], `\"`) && a[1]-a[0] > 4 && at(s, a[1]-2, `\"`) {
+		a = [2]int{a[0] + 2, a[1] - 2} // in JSON text: echo \"<pw>\"
+	}
+	if s[a[0]] == '$' || s[a[0]] == '-' || s[a[0]] == '`' || isMask(s, a[0]) {
+		return Match{}, false
+	}
+	return Match{a[0], a[1], KindKeyValue}, true
 }
 
 // secureString matches the string PowerShell's ConvertTo-SecureString

@@ -144,3 +144,24 @@ func TestSweep9Outputs(t *testing.T) {
 		"echo \"::add-mask::${{ secrets.TOKEN }}\"",
 	})
 }
+
+// TestSweep9PasswordStdin: the password echoed into a registry client's
+// --password-stdin on the same line (docker, podman, helm registry
+// login) was printed; a variable, a file or a sentence is none.
+func TestSweep9PasswordStdin(t *testing.T) {
+	const pw = "Kqz9pwmvtlrbx"
+	checkSweep7(t, []sweep7Form{
+		{"echo " + pw + " | docker login --username bob --password-stdin", pw, false},
+		{`echo "` + pw + `" | docker login -u bob --password-stdin registry.example.com`, pw, false},
+		{"echo -n '" + pw + "' | helm registry login ghcr.io -u bob --password-stdin", pw, false},
+		{`{"cmd":"echo \"` + pw + `\" | docker login -u bob --password-stdin"}`, pw, false},
+		{`{"cmd":"echo ` + pw + ` | podman login -u bob --password-stdin quay.io\n"}`, pw, false},
+	}, false, []string{
+		"echo $CR_PAT | docker login ghcr.io -u bob --password-stdin",
+		`echo "$TOKEN" | docker login -u bob --password-stdin`,
+		`{"cmd":"echo \"$CR_PAT\" | docker login ghcr.io -u USERNAME --password-stdin"}`,
+		"cat ~/pw.txt | docker login --password-stdin",
+		"echo logging in | docker login --password-stdin",
+		"docker login --password-stdin < ~/.pw",
+	})
+}
