@@ -65,7 +65,17 @@
 // (plain, in JSON text, URL-encoded; a DOMAIN\user whose user starts
 // with an escape's letter), Go's MySQL DSN (user:pw@tcp(…)/db, also
 // encoded), PowerShell's ConvertTo-SecureString '<pw>', ssh-keygen -N/-P,
-// az login -p, a bare pass= with a generated value. An unquoted value
+// az login -p, a bare pass= with a generated value, 7z's -p<pw>, gh
+// secret set's --body, aws configure set aws_secret_access_key <key>,
+// ngrok config add-authtoken, auth=HTTPBasicAuth('user', '<pw>') and
+// session.auth = ('user', '<pw>'); a YAML block scalar's later lines at
+// its indentation, expect's send after a "password:" prompt (pexpect's
+// sendline), Spring Boot's actuator/env {"value": …} under a credential
+// key (also after other pairs: Terraform's output -json), ODBC's braced
+// Pwd={…}, a quote doubled inside a quoted value (ADO.NET's
+// Password="a"";b"), SQL*Plus's "SQL> conn user/<pw>@alias", GitHub
+// Actions' ::add-mask::<secret>, "echo <pw> | docker login
+// --password-stdin". An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.

@@ -117,7 +117,7 @@ func mayPgpass(s []byte, i int) bool {
 // and MayStartCredential: a command or JDBC's "thin:", "@//", a
 // PostgreSQL port or '*' between ':'s, each also URL-encoded.
 var (
-	oracleNeedles = append(append([]string(nil), oracleCommands...), "thin:", "%3a543", "%3a6432%3a", "%3a%2a%3a", "%40%2f%2f")
+	oracleNeedles = append(append([]string(nil), oracleCommands...), "sql> conn", "thin:", "%3a543", "%3a6432%3a", "%3a%2a%3a", "%40%2f%2f")
 	dsnNeedles    = []string{":543", ":6432:", ":*:", "@//", `@\/\/`}
 )
 
@@ -196,6 +196,9 @@ func oracle(s []byte, from, i int, anyStart bool) (Match, bool) {
 			if eqFold(word, cmd) {
 				return m, true
 			}
+		}
+		if (eqFold(word, "conn") || eqFold(word, "connect")) && w-5 >= from && atFold(s, w-5, "sql> ") {
+			return m, true // SQL*Plus's prompt: "SQL> conn scott/<pw>@orcl"
 		}
 		return Match{}, false
 	}

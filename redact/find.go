@@ -391,6 +391,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				return m, true // PowerShell's ConvertTo-SecureString '<pw>'
 			}
 		}
+		if i >= 3 && s[i-1] == 'd' && i+10 < len(s) && s[i+1] == 'a' {
+			if m, ok := ngrokAuthtoken(s, from, i); ok {
+				return m, true // ngrok config add-authtoken <token>
+			}
+		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
@@ -456,6 +461,10 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		case i >= 3 && i+1 < len(s) && (s[i-1] == 'd' && s[i+1] == 'u' || s[i-1] == 'e' && s[i+1] == 'p'):
 			if m, ok := rabbitUser(s, from, i); ok {
 				return m, true // rabbitmqctl add_user <user> <pw>
+			}
+		case i >= 3 && s[i-1] == 's' && s[i-3] == 'a' && s[i-2] == 'w':
+			if m, ok := awsConfigureSet(s, from, i); ok {
+				return m, true // aws configure set aws_secret_access_key <key>
 			}
 		}
 	}
@@ -760,6 +769,11 @@ func sep(s []byte, from, i int) (Match, bool) {
 				return m, true // "oauth:…", "net use … /user:…"
 			}
 		}
+		if i >= 11 && s[i-1] == ':' {
+			if m, ok := addMask(s, from, i); ok {
+				return m, true // GitHub Actions' "::add-mask::<secret>"
+			}
+		}
 	}
 	v := i + 1
 	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
@@ -771,6 +785,27 @@ func sep(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return keyValue(s, from, i, v, false)
+}
+
+// addMask matches the value of GitHub Actions' workflow command
+// "::add-mask::<value>" (a secret the runner is told to mask, printed
+// where a step echoes it), whose last ':' is s[i]: the rest of the line.
+func addMask(s []byte, from, i int) (Match, bool) {
+	if i-11 < from || !at(s, i-11, "::add-mask:") {
+		return Match{}, false
+	}
+	v := i + 1
+	e := v
+	for e < len(s) && e-v < 1<<12 && s[e] != '\n' && s[e] != '\r' && !(s[e] == '\\' && e+1 < len(s) && escLetterAfter(s, e+1)) && s[e] != '"' {
+		e++
+	}
+	for e > v && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	if e == v || s[v] == '$' || isMask(s, v) {
+		return Match{}, false
+	}
+	return Match{v, e, KindKeyValue}, true
 }
 
 // argSpan is the command-line argument that starts at s[v], as [st, end):
@@ -823,6 +858,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		k++
 	}
 	e := run(s, k, alnum|cDash|cUnder)
+	if e-k == 14 && k-i == 2 && atFold(s, k, "password-stdin") {
+		return echoStdin(s, from, i) // echo <pw> | docker login --password-stdin
+	}
 	if e == k || e >= len(s) || s[e] != ' ' && s[e] != '+' {
 		return Match{}, false
 	}
@@ -856,10 +894,72 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		}
 		return Match{}, false
 	}
-	if k-i != 2 || !classifyWords(s, k, e).Credential() {
+	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) {
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// ghSecretSet reports whether the line before the flag at s[i] holds "gh
+// secret set" (GitHub's CLI: "gh secret set NAME --body <secret>").
+func ghSecretSet(s []byte, from, i int) bool {
+	b := i
+	for b > from && i-b < 256 && s[b-1] != '\n' && s[b-1] != '\r' && s[b-1] != ';' && s[b-1] != '|' && !escLetter(s, b-1) {
+		b--
+	}
+	k := bytes.Index(s[b:i], []byte("secret set "))
+	return k >= 3 && at(s, b+k-3, "gh ") && (b+k-3 == b || !is(s[b+k-4], word))
+}
+
+// echoStdin matches the password echoed into a command's
+// --password-stdin (docker login, podman, helm registry login…), whose
+// first '-' is s[i]: "echo [-n] <pw> | … --password-stdin" on one line.
+// A variable or a command's output ("echo $CR_PAT", "$(cat f)") is none.
+func echoStdin(s []byte, from, i int) (Match, bool) {
+	p := i
+	for p > from && i-p < 256 && s[p-1] != '|' && s[p-1] != '\n' && s[p-1] != '\r' && s[p-1] != ';' && !escLetter(s, p-1) {
+		p--
+	}
+	if p == from || s[p-1] != '|' {
+		return Match{}, false
+	}
+	e := p - 1
+	for e > from && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	// The echo before the pipe, in its segment.
+	b := -1
+	for q := e - 5; q >= from && e-q < 256 && s[q] != '\n' && s[q] != '\r' && s[q] != ';' && s[q] != '|'; q-- {
+		if at(s, q, "echo ") && (q == from || s[q-1] == ' ' || s[q-1] == '\t' || s[q-1] == '"' || s[q-1] == '&' || escLetter(s, q-1)) {
+			b = q
+			break
+		}
+	}
+	if b < 0 {
+		return Match{}, false
+	}
+	args, na := lastArgs(b+5, e, func(p int) int {
+		if s[p] == ' ' || s[p] == '\t' {
+			return 1
+		}
+		return 0
+	})
+	if na == 0 {
+		return Match{}, false
+	}
+	a := args[na-1]
+	if na >= 2 && s[args[na-2][0]] != '-' || a[1]-a[0] < 2 {
+		return Match{}, false // more than one word: prose
+	}
+	if (s[a[0]] == '"' || s[a[0]] == '\'') && a[1]-a[0] > 2 && s[a[1]-1] == s[a[0]] {
+		a = [2]int{a[0] + 1, a[1] - 1}
+	} else if at(s, a[0], `\"`) && a[1]-a[0] > 4 && at(s, a[1]-2, `\"`) {
+		a = [2]int{a[0] + 2, a[1] - 2} // in JSON text: echo \"<pw>\"
+	}
+	if s[a[0]] == '$' || s[a[0]] == '-' || s[a[0]] == '`' || isMask(s, a[0]) {
+		return Match{}, false
+	}
+	return Match{a[0], a[1], KindKeyValue}, true
 }
 
 // secureString matches the string PowerShell's ConvertTo-SecureString
@@ -972,7 +1072,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		case s[i+1] == 'a':
 			nextArg = eqFoldAny(cmd, "redis-cli", "valkey-cli", "keydb-cli")
 		case eqFoldAny(cmd, "mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlpump", "mysqlslap",
-			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"):
+			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"),
+			s[i+1] == 'p' && eqFoldAny(cmd, "7z", "7za", "7zr", "7zz"): // 7-Zip's "7z a -p<pw> …" (-p alone prompts)
 			glued = true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
@@ -1077,6 +1178,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 		}
 	}
+	pairOnly := false
+	if kc == KeyPlain && ke-j > 5 && s[ke-5] == '.' && atFold(s, ke-4, "auth") {
+		// A client's attribute, "session.auth = ('user', '<pw>')" (or an
+		// HTTPBasicAuth(…) call): a credential only as that pair.
+		kc, pairOnly = KeyCredential, true
+	}
 	var k Kind
 	switch kc {
 	case KeyCredential, KeyToken, KeyRef:
@@ -1104,8 +1211,23 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	} else if encoded && v == i+6 && (atFold(s, v, "%0a") || atFold(s, v, "%5cn")) {
 		v = phpDumpEncoded(s, v)
 	}
+	if s[i] == ':' && k == KindKeyValue && v-i <= 2 && v < len(s) && !quotedKey && !encoded && j > from &&
+		(s[j-1] == '"' || s[j-1] == '\'') && (s[v] == s[j-1] || at(s, v, `\"`) && j-2 >= from && s[j-2] == '\\') && (v == i+1 || s[i+1] == ' ') {
+		// A prompt in quotes, expect "password:" (Tcl's expect, pexpect):
+		// the password is what the script sends after it.
+		q := 1
+		if s[v] == '\\' {
+			q = 2
+		}
+		return expectSend(s, v+q)
+	}
 	if s[i] == ':' && v == i+2 && s[i+1] == ' ' && goEmptyField(s, from, j, v) {
 		return Match{}, false // Go's %+v of an empty field: "Password: PasswordFile:/run/…"
+	}
+	if k == KindKeyValue && v < len(s) && s[v] != '(' && s[v] != '[' {
+		if c := authCall(s, v); c > v {
+			v = c // auth=HTTPBasicAuth('user', '<pw>'): the pair in its call
+		}
 	}
 	if k == KindKeyValue && v < len(s) && (s[v] == '(' || s[v] == '[') {
 		if m, ok, pair := credPair(s, v); ok || pair {
@@ -1113,6 +1235,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			// pair whose password is a name ("auth=(user, password)") is
 			// none.
 			return m, ok
+		}
+		if pairOnly {
+			return Match{}, false
 		}
 		b := v + 1
 		for b < len(s) && b-v < 8 && s[b] == ' ' {
@@ -1122,8 +1247,35 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			return Match{}, false // "auth=()"
 		}
 	}
+	if pairOnly {
+		return Match{}, false
+	}
+	if v < len(s) && (s[v] == '{' || s[v] == '[') && !encoded {
+		// An object or a list under the key ("password": {"value": …},
+		// "cookies": [{…}]) is no value: its own pairs are judged as
+		// they come. ODBC's braces quote a value: Pwd={a;b}}c}.
+		b := v + 1
+		for b < len(s) && b-v < 64 && (s[b] == ' ' || s[b] == '\t' || s[b] == '\n' || s[b] == '\r') {
+			b++
+		}
+		if s[v] == '[' || b >= len(s) || s[b] == '"' || s[b] == '\'' || s[b] == '\\' || s[b] == '{' || s[b] == '[' || s[b] == '}' || b > v+1 {
+			return Match{}, false
+		}
+		e := v + 1
+		for e < len(s) && e-v < 1<<10 && s[e] != '\n' && s[e] != '\r' && (s[e] != '}' || at(s, e, "}}")) {
+			if s[e] == '}' {
+				e++
+			}
+			e++
+		}
+		if e >= len(s) || s[e] != '}' || isMask(s, v+1) {
+			return Match{}, false
+		}
+		return Match{v + 1, e, k}, true
+	}
 	var quote byte
-	quoteBS := 0 // the backslashes before an escaped opening quote
+	quoteBS := 0           // the backslashes before an escaped opening quote
+	var blockIndent [2]int // a YAML block scalar's indentation, s[b:v] of its first line
 	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
 		quote = s[v]
 		v++
@@ -1151,6 +1303,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			v = b
 			for v < len(s) && v-b < 16 && (s[v] == ' ' || s[v] == '\t') {
 				v++
+			}
+			if v > b {
+				blockIndent = [2]int{b, v}
 			}
 		}
 	} else if v < len(s) && s[v] == '\\' {
@@ -1236,6 +1391,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				b++
 			}
 			if b >= len(s) || s[b] == '"' && b-e == quoteBS {
+				if b < len(s) && b > v+quoteBS && at(s, b+1, string(s[e:b+1])) {
+					e = b + 1 + b - e + 1 // a doubled escaped quote (ADO.NET in JSON text): one of its bytes
+					continue
+				}
 				break
 			}
 			e = b
@@ -1255,14 +1414,28 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				continue
 			}
 		}
+		if quote != 0 && quote != '\\' && s[e] == quote && e > v && e+1 < len(s) && s[e+1] == quote {
+			// A quote doubled inside a value quoted with it is one of its
+			// bytes (ADO.NET's and ODBC's Password="ab"";cd", YAML's
+			// 'ab'';cd'), not its end.
+			e += 2
+			continue
+		}
 		if encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
 			isValueEnd(s[e], quote, whole, quotedKey) && (quote != 0 || whole || !isListSep(s[e]) || listEnds(s, j, e)) {
 			break
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) {
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) ||
+		(bareKey || barePass) && holdsMask(s[v:e]) {
+		// (A bare key's value that holds a mask was judged by its
+		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
+		// changes nothing.)
 		return Match{}, false
+	}
+	if blockIndent[1] > blockIndent[0] {
+		e = yamlBlockEnd(s, e, s[blockIndent[0]:blockIndent[1]])
 	}
 	if k == KindCookie && clearedCookie(s[v:e]) {
 		// A cookie cleared ("Set-Cookie: session=; Path=/; Max-Age=0",
@@ -1276,6 +1449,103 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// expectSend is the string an expect script sends on the line after a
+// prompt whose closing quote ends before s[p]: "send \"<pw>\r\"" (Tcl,
+// also in braces), "child.sendline('<pw>')" (pexpect), without its
+// "\r" or "\n"; a variable ("$pw") is none.
+func expectSend(s []byte, p int) (Match, bool) {
+	for p < len(s) && (s[p] == ' ' || s[p] == '\t' || s[p] == '{' || s[p] == ')') {
+		p++
+	}
+	switch {
+	case at(s, p, "\n"):
+		p++
+	case at(s, p, "\r\n"), at(s, p, `\n`):
+		p += 2
+	case at(s, p, `\r\n`):
+		p += 4
+	default:
+		return Match{}, false
+	}
+	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
+		p++
+	}
+	w := run(s, p, word|cKey)
+	name := s[p:w]
+	switch {
+	case eqFold(name, "send") && w < len(s) && s[w] == ' ':
+		for w < len(s) && s[w] == ' ' {
+			w++
+		}
+		if at(s, w, "-- ") {
+			w += 3
+		}
+	case (bytes.HasSuffix(name, []byte("sendline")) || bytes.HasSuffix(name, []byte("send"))) && w < len(s) && s[w] == '(':
+		w++
+	default:
+		return Match{}, false
+	}
+	q := 1
+	if at(s, w, `\"`) {
+		q = 2
+	} else if w >= len(s) || s[w] != '"' && s[w] != '\'' {
+		return Match{}, false
+	}
+	a := w + q
+	e := a
+	for e < len(s) && e-a < 256 && s[e] != '\n' && !(q == 1 && s[e] == s[w]) && !(q == 2 && at(s, e, `\"`)) {
+		e++
+	}
+	if e >= len(s) || s[e] == '\n' {
+		return Match{}, false
+	}
+	for _, end := range []string{`\\r`, `\\n`, `\r`, `\n`} {
+		if e-len(end) > a && at(s, e-len(end), end) {
+			e -= len(end)
+			break
+		}
+	}
+	if e == a || s[a] == '$' || isMask(s, a) {
+		return Match{}, false
+	}
+	return Match{a, e, KindKeyValue}, true
+}
+
+// yamlBlockEnd is the end of a YAML block scalar whose first line ends
+// at s[e]: the lines after it at its indentation (or deeper) are the
+// value too ("private_key: |" and a key's base64 lines, a certificate
+// bundle's), also in JSON text (a "\n" escape ends a line there).
+func yamlBlockEnd(s []byte, e int, indent []byte) int {
+	for lines := 0; lines < 256 && e < len(s); lines++ {
+		nl := 0
+		switch {
+		case at(s, e, "\n"):
+			nl = 1
+		case at(s, e, "\r\n"), at(s, e, `\n`):
+			nl = 2
+		case at(s, e, `\r\n`):
+			nl = 4
+		}
+		b := e + nl
+		if nl == 0 || !bytes.HasPrefix(s[b:], indent) {
+			return e
+		}
+		p := b + len(indent)
+		for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
+			p++
+		}
+		x := p
+		for x < len(s) && x-p < 1<<12 && s[x] != '\n' && s[x] != '\r' && s[x] != '\\' && s[x] != '"' {
+			x++
+		}
+		if x == p {
+			return e // a blank line, or the text's end
+		}
+		e = x
+	}
+	return e
 }
 
 // credPair is the second string of a pair in parentheses or brackets at
@@ -1328,6 +1598,25 @@ func credPair(s []byte, v int) (m Match, ok, pair bool) {
 	return Match{a, e, KindKeyValue}, true, true
 }
 
+// authCall is the '(' of a call at s[v] to a class of HTTP auth that
+// takes a user and a password (requests' HTTPBasicAuth, HTTPDigestAuth,
+// HTTPProxyAuth; httpx's and aiohttp's BasicAuth, DigestAuth; with a
+// module before it), or v if there is none.
+func authCall(s []byte, v int) int {
+	e := run(s, v, word|cKey)
+	if e >= len(s) || s[e] != '(' || e-v < 9 || e-v > 48 {
+		return v
+	}
+	n := e
+	for n > v && s[n-1] != '.' {
+		n--
+	}
+	if !eqFoldAny(s[n:e], "HTTPBasicAuth", "HTTPDigestAuth", "HTTPProxyAuth", "BasicAuth", "DigestAuth") {
+		return v
+	}
+	return e
+}
+
 // clearedCookie reports a Cookie or Set-Cookie value whose every pair is
 // empty ("session=") or a cookie attribute (Path, Max-Age…).
 func clearedCookie(v []byte) bool {
@@ -1348,11 +1637,59 @@ func clearedCookie(v []byte) bool {
 	return true
 }
 
+// parentKeyEnd is the end of the key whose object opens just before the
+// quoted key at s[j] ("…password":{"value"), or -1.
+func parentKeyEnd(s []byte, from, j int) int {
+	q := j
+	for q > from && j-q < 4 && (s[q-1] == '"' || s[q-1] == '\\') {
+		q--
+	}
+	if q == j {
+		return -1
+	}
+	// Back over the object's pairs before "value" (Terraform's output
+	// -json: "db_password": {"sensitive": true, "type": "string",
+	// "value": …}), none of them an object or a list.
+	for q > from && j-q < 256 && s[q-1] != '{' {
+		if c := s[q-1]; c == '}' || c == ']' || c == '[' {
+			return -1
+		}
+		q--
+	}
+	if q <= from || s[q-1] != '{' {
+		return -1
+	}
+	q--
+	for q > from && j-q < 512 && s[q-1] == ' ' {
+		q--
+	}
+	if q <= from || s[q-1] != ':' {
+		return -1
+	}
+	q--
+	for q > from && j-q < 512 && (s[q-1] == ' ' || s[q-1] == '"' || s[q-1] == '\\') {
+		q--
+	}
+	return q
+}
+
 // namedCredential reports a "value" key at s[j] whose entry is named by
 // the pair before it: a "name" or "key" whose value is a credential name
 // ("- name: DB_PASSWORD\n  value: …", `key="ApiKey" value="…"`,
 // `{"name": "API_TOKEN", "value": "…"}`).
 func namedCredential(s []byte, from, j int) bool {
+	if q := parentKeyEnd(s, from, j); q >= 0 {
+		// Spring Boot's /actuator/env, Terraform's output -json: the
+		// entry is the object under a credential key,
+		// "spring.datasource.password":{"value":"…",…}.
+		ks := q
+		for ks > from && q-ks < 96 && is(s[ks-1], word|cKey) {
+			ks--
+		}
+		if ks = keyStart(s, from, ks, q); ks < q && classifyWords(s, ks, q).Credential() {
+			return true
+		}
+	}
 	p := j
 	for p > from && j-p < 24 {
 		c := s[p-1]

@@ -390,7 +390,9 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"rabbitmqctl",    // (rabbitUser)
 	"o-securestring", // PowerShell's ConvertTo-SecureString '…' (secureString; "se" pairs fill text)
 	"ygen",           // ssh-keygen -N '<passphrase>' (toolFlag; "ke" pairs fill text)
-	"hpass"}          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
+	"hpass",          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
+	"7z",             // 7-Zip's 7z a -p<pw> (shortFlag)
+	"add-mask"}       // GitHub Actions' ::add-mask::<secret> (addMask)
 
 // (needleTable is in tables_gen.go.)
 

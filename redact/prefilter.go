@@ -356,12 +356,19 @@ func mayRevealCredential(s []byte, i int) bool {
 			}
 		}
 		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
-			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i))
+			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i) ||
+				i >= 11 && s[i-1] == ':' && mayAddMask(s, i))
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
 	}
 	return false
+}
+
+// mayAddMask is addMask for the pre-check (any start).
+func mayAddMask(s []byte, i int) bool {
+	_, ok := addMask(s, 0, i)
+	return ok
 }
 
 // urlCredential is what sep returns for the authority of a URL at s[i]

@@ -620,3 +620,62 @@ func hasUnderUP(t []byte) bool {
 		t = t[i+1:]
 	}
 }
+
+// awsConfigureSet matches the value of "aws configure set
+// aws_secret_access_key <key>" (and aws_session_token; also under a
+// profile, "set profile.ci.aws_secret_access_key …") whose '_' after
+// "aws" is s[i]: the key names it and no separator follows it, only a
+// space.
+func awsConfigureSet(s []byte, from, i int) (Match, bool) {
+	var e int
+	switch {
+	case at(s, i+1, "secret_access_key"):
+		e = i + 18
+	case at(s, i+1, "session_token"):
+		e = i + 14
+	default:
+		return Match{}, false
+	}
+	k := i - 3
+	for k > from && i-k < 96 && (is(s[k-1], word) || s[k-1] == '.') {
+		k-- // a profile's "default." or "profile.ci."
+	}
+	form := e < len(s) && s[e] == '+'
+	w, we, ok := stmtWordBefore(s, from, k, form)
+	if !ok || we-w != 3 || !eqFold(s[w:we], "set") {
+		return Match{}, false
+	}
+	if c, ce, ok := stmtWordBefore(s, from, w, form); !ok || !eqFold(s[c:ce], "configure") {
+		return Match{}, false
+	}
+	n := stmtSpace(s, e, form)
+	if n == 0 {
+		return Match{}, false
+	}
+	var args [1][2]int
+	if na, _ := stmtArgs(s, e+n, form, args[:]); na != 1 || s[args[0][0]] == '-' {
+		return Match{}, false
+	}
+	return Match{args[0][0], args[0][1], KindKeyValue}, true
+}
+
+// ngrokAuthtoken matches the token of "ngrok config add-authtoken <tok>"
+// (ngrok 3) whose '-' is s[i].
+func ngrokAuthtoken(s []byte, from, i int) (Match, bool) {
+	if i-3 < from || !at(s, i-3, "add") || !at(s, i+1, "authtoken") || !wordStart(s, i-3) {
+		return Match{}, false
+	}
+	w, we, ok := stmtWordBefore(s, from, i-3, false)
+	if !ok || !eqFold(s[w:we], "config") {
+		return Match{}, false
+	}
+	n := stmtSpace(s, i+10, false)
+	if n == 0 {
+		return Match{}, false
+	}
+	var args [1][2]int
+	if na, _ := stmtArgs(s, i+10+n, false, args[:]); na != 1 || s[args[0][0]] == '-' || args[0][1]-args[0][0] < 16 {
+		return Match{}, false
+	}
+	return Match{args[0][0], args[0][1], KindVendorToken}, true
+}

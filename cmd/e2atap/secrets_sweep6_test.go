@@ -37,14 +37,18 @@ var sweep6Cut = map[string]sweep6Family{}
 
 // loadSweep6 is the corpus's families (credentials) and near-misses,
 // with the eighth corpus's (testdata/sweep8: producers' config files,
-// env and command lines, and the leaks h-secrets8 fixed), which joins
-// this test rather than starting processes of its own.
+// env and command lines, and the leaks h-secrets8 fixed) and the ninth's
+// (testdata/sweep9: what tools print of their state — tracebacks' locals,
+// kubectl and Helm YAML, curl -v, git credential fill, Terraform state,
+// HAR — config files, PowerShell, encodings, and leaks h-secrets9
+// fixed), which join this test rather than starting
+// processes of their own.
 func loadSweep6(t *testing.T) (fams, nears []secretaudit.Family) {
 	t.Helper()
 	for _, c := range []struct {
 		dir         string
 		fams, nears int // at least
-	}{{"sweep6", 50, 20}, {"sweep8", 40, 15}} {
+	}{{"sweep6", 50, 20}, {"sweep8", 40, 15}, {"sweep9", 30, 15}} {
 		dir := c.dir
 		f, err := os.Open(filepath.Join("testdata", dir, "families.jsonl"))
 		if err != nil {
