@@ -400,14 +400,14 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
 			}
-		} else if i+2 < len(s) && (s[i+1] == 'p' || s[i+1] == 'a') && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+		} else if i+2 < len(s) && (s[i+1] == 'p' || s[i+1] == 'a' || s[i+1] == 'h' && s[i+2] == 'p') && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			if m, ok := shortFlag(s, from, i); ok {
 				return m, true
 			}
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			switch s[i+1] {
-			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B', 'N':
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'u', 'b', 'c', 'B', 'N':
 				if m, ok := toolFlag(s, from, i); ok {
 					return m, true
 				}
@@ -1061,7 +1061,7 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		}
 		return p, e
 	}
-	glued, nextArg := false, false
+	glued, nextArg, rar := false, false, false
 	for w, we := next(b); w < i; w, we = next(we) {
 		c := we // the command is the word's last run of name bytes: /usr/bin/mysql, [mysql, ?q=mysql
 		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
@@ -1074,7 +1074,9 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		case eqFoldAny(cmd, "mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlpump", "mysqlslap",
 			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"),
 			s[i+1] == 'p' && eqFoldAny(cmd, "7z", "7za", "7zr", "7zz"): // 7-Zip's "7z a -p<pw> …" (-p alone prompts)
-			glued = true
+			glued = s[i+1] != 'h'
+		case eqFoldAny(cmd, "rar", "unrar", "winrar", "rar.exe", "winrar.exe"): // RAR's -p<pw>, -hp<pw> (headers too; -p alone prompts)
+			glued, rar = true, true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
 		case eqFold(cmd, "az"):
@@ -1089,6 +1091,12 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		}
 	}
 	v := i + 2
+	if s[i+1] == 'h' {
+		if !rar {
+			return Match{}, false
+		}
+		v++ // RAR's -hp<pw>
+	}
 	switch {
 	case glued && v < len(s) && !sp(s[v]) && !isValueEnd(s[v], 0, false, false):
 	case glued && v < len(s) && (s[v] == '"' || s[v] == '\''):
