@@ -396,6 +396,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				return m, true // ngrok config add-authtoken <token>
 			}
 		}
+		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == ' ' && (i+2 == len(s) || s[i+2] == ' ') && at(s, i-5, "sudo") && wordStart(s, i-5) {
+			if m, ok := echoStdin(s, from, i); ok {
+				return m, true // echo <pw> | sudo -S <command>
+			}
+		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
@@ -912,8 +917,8 @@ func ghSecretSet(s []byte, from, i int) bool {
 }
 
 // echoStdin matches the password echoed into a command's
-// --password-stdin (docker login, podman, helm registry login…), whose
-// first '-' is s[i]: "echo [-n] <pw> | … --password-stdin" on one line.
+// --password-stdin (docker login, podman, helm registry login…) or into
+// sudo -S, whose first '-' is s[i]: "echo [-n] <pw> | … --password-stdin" on one line.
 // A variable or a command's output ("echo $CR_PAT", "$(cat f)") is none.
 func echoStdin(s []byte, from, i int) (Match, bool) {
 	p := i

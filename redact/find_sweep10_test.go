@@ -38,3 +38,25 @@ func TestSweep10Tools(t *testing.T) {
 		{`{"cmd":"openssl enc -aes-256-cbc -k ` + pw + ` -in a"}`, pw, false},
 	}, false, nil)
 }
+
+// TestSweep10SudoStdin: the password echoed into sudo -S on the same line
+// (common in an agent's tool call) was printed; a variable, a file or a
+// sentence is none.
+func TestSweep10SudoStdin(t *testing.T) {
+	const pw = "Kqz9pwmvtlrbx"
+	checkSweep7(t, []sweep7Form{
+		{"echo " + pw + " | sudo -S apt-get install -y nginx", pw, false},
+		{"echo '" + pw + "' | sudo -S systemctl restart app", pw, false},
+		{"cd /srv && echo -n \"" + pw + "\" | sudo -S -k ./deploy.sh", pw, false},
+		{`{"command":"echo ` + pw + ` | sudo -S whoami"}`, pw, false},
+		{`{"command":"echo \"` + pw + `\" | sudo -S whoami\n"}`, pw, false},
+	}, false, []string{
+		"echo $SUDO_PASSWORD | sudo -S apt-get update",
+		`echo "$PW" | sudo -S whoami`,
+		"cat ~/.pw | sudo -S whoami",
+		"echo installing the unit | sudo -S tee /etc/motd",
+		"sudo -S",
+		"sudo -S whoami < ~/.pw",
+		"echo hello | pseudo -S x",
+	})
+}

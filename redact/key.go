@@ -396,7 +396,8 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"openssl",        // openssl enc -k <pw> (toolFlag)
 	"lftp",           // lftp -u user,<pw> (toolFlag)
 	"mosquitto",      // mosquitto_passwd -b <file> <user> <pw> (htpasswd)
-	"-hp"}            // RAR's -hp<pw> (shortFlag)
+	"-hp",            // RAR's -hp<pw> (shortFlag)
+	"sudo -s"}        // echo <pw> | sudo -S (echoStdin)
 
 // (needleTable is in tables_gen.go.)
 
