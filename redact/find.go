@@ -780,6 +780,11 @@ func sep(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	}
+	if s[i] == '=' && i > from && s[i-1] == ' ' && mayValueAfterEq(s, i) {
+		if m, ok := setPasswordFor(s, from, i); ok {
+			return m, true // MySQL's SET PASSWORD FOR <user> = '<pw>'
+		}
+	}
 	v := i + 1
 	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
 		v++ // password => "…" (Ruby, PHP, Perl), password := "…" (Go)

@@ -60,3 +60,23 @@ func TestSweep10SudoStdin(t *testing.T) {
 		"echo hello | pseudo -S x",
 	})
 }
+
+// TestSweep10SetPassword: MySQL's SET PASSWORD FOR <user> = '<pw>' (and
+// the older = PASSWORD('<pw>')) was printed with no finding.
+func TestSweep10SetPassword(t *testing.T) {
+	const pw = "Kqz9pwmvtlrbx"
+	checkSweep7(t, []sweep7Form{
+		{"SET PASSWORD FOR 'bob'@'%' = '" + pw + "';", pw, false},
+		{"mysql> set password for bob@localhost = PASSWORD('" + pw + "');", pw, false},
+		{"SET PASSWORD FOR `app`@`10.0.%` = \"" + pw + "\"", pw, false},
+		{`{"sql":"SET PASSWORD FOR 'bob'@'%' = '` + pw + `';"}`, pw, false},
+		{`{"sql":"SET PASSWORD FOR \"bob\" = \"` + pw + `\";"}`, pw, false},
+	}, false, []string{
+		"SET PASSWORD FOR 'bob'@'%' = ?;",
+		"SET PASSWORD FOR 'bob'@'%' = @new_pw;",
+		"SET PASSWORD FOR 'bob'@'%' = '';",
+		"SET PASSWORD FOR 'bob'@'%' = '******';",
+		"the reset password for bob = the one in the vault",
+		"x = y",
+	})
+}
