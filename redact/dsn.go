@@ -227,7 +227,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	name := s[k:e]
-	if len(name) <= 3 && bytes.IndexByte(name, 'b') >= 0 && lineNames(s, from, i, form, []string{"htpasswd"}) {
+	if len(name) <= 3 && bytes.IndexByte(name, 'b') >= 0 && lineNames(s, from, i, form, []string{"htpasswd", "mosquitto_passwd"}) {
 		return htpasswd(s, i, form)
 	}
 	v := e + 1
@@ -238,6 +238,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	sepAt := byte(0) // the value is user<sep>password: the part after sep
+	noRef := false   // a shell's "$VAR" (or "<pw>") is no value
 	switch {
 	case len(name) == 1:
 		var tools []string
@@ -252,6 +253,10 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 			tools, sepAt = []string{"http", "https", "httpie"}, ':'
 		case 'U': // Samba's clients: -U [domain\\]user%password
 			tools, sepAt = sambaTools, '%'
+		case 'u': // lftp -u user,password
+			tools, sepAt, noRef = []string{"lftp"}, ',', true
+		case 'k': // openssl enc -k <pw> (the password the key is made from)
+			tools, noRef = []string{"openssl"}, true
 		default:
 			return Match{}, false
 		}
@@ -301,7 +306,7 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		return userPassword(s, v, v+p, v+p+1, end), true
 	}
 	v, end, ok := argSpan(s, v, form, true)
-	if !ok {
+	if !ok || noRef && sepAt == 0 && refArg(s, v, form) {
 		return Match{}, false
 	}
 	if sepAt != 0 {
@@ -311,13 +316,22 @@ func toolFlag(s []byte, from, i int) (Match, bool) {
 		p, n := bytes.IndexByte(s[v:end], sepAt), 1
 		if p < 0 && form {
 			p, n = indexFold(s[v:end], "%3a"), 3
+			if sepAt == ',' {
+				p = indexFold(s[v:end], "%2c")
+			}
 		}
-		if p <= 0 || v+p+n >= end || isMask(s, v+p+n) {
+		if p <= 0 || v+p+n >= end || isMask(s, v+p+n) || noRef && refArg(s, v+p+n, form) {
 			return Match{}, false // no password in it: the tool asks for one
 		}
 		return userPassword(s, v, v+p, v+p+n, end), true
 	}
 	return Match{v, end, KindKeyValue}, true
+}
+
+// refArg reports a value at s[v] that names one: a shell's "$VAR" (also
+// URL-encoded, "%24VAR"), a placeholder "<pw>".
+func refArg(s []byte, v int, form bool) bool {
+	return s[v] == '$' || s[v] == '<' || form && (atFold(s, v, "%24") || atFold(s, v, "%3c"))
 }
 
 // indexFold is the index of p (lower case) in b, case-insensitively, or -1.

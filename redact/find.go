@@ -396,18 +396,23 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 				return m, true // ngrok config add-authtoken <token>
 			}
 		}
+		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == ' ' && (i+2 == len(s) || s[i+2] == ' ') && at(s, i-5, "sudo") && wordStart(s, i-5) {
+			if m, ok := echoStdin(s, from, i); ok {
+				return m, true // echo <pw> | sudo -S <command>
+			}
+		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
 			if m, ok := flagValue(s, from, i); ok {
 				return m, true
 			}
-		} else if i+2 < len(s) && (s[i+1] == 'p' || s[i+1] == 'a') && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+		} else if i+2 < len(s) && (s[i+1] == 'p' || s[i+1] == 'a' || s[i+1] == 'h' && s[i+2] == 'p') && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			if m, ok := shortFlag(s, from, i); ok {
 				return m, true
 			}
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
 			switch s[i+1] {
-			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'b', 'c', 'B', 'N':
+			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'u', 'b', 'c', 'B', 'N':
 				if m, ok := toolFlag(s, from, i); ok {
 					return m, true
 				}
@@ -775,6 +780,11 @@ func sep(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	}
+	if s[i] == '=' && i > from && s[i-1] == ' ' && mayValueAfterEq(s, i) {
+		if m, ok := setPasswordFor(s, from, i); ok {
+			return m, true // MySQL's SET PASSWORD FOR <user> = '<pw>'
+		}
+	}
 	v := i + 1
 	if v < len(s) && (s[i] == '=' && s[v] == '>' || s[i] == ':' && s[v] == '=') {
 		v++ // password => "…" (Ruby, PHP, Perl), password := "…" (Go)
@@ -912,8 +922,8 @@ func ghSecretSet(s []byte, from, i int) bool {
 }
 
 // echoStdin matches the password echoed into a command's
-// --password-stdin (docker login, podman, helm registry login…), whose
-// first '-' is s[i]: "echo [-n] <pw> | … --password-stdin" on one line.
+// --password-stdin (docker login, podman, helm registry login…) or into
+// sudo -S, whose first '-' is s[i]: "echo [-n] <pw> | … --password-stdin" on one line.
 // A variable or a command's output ("echo $CR_PAT", "$(cat f)") is none.
 func echoStdin(s []byte, from, i int) (Match, bool) {
 	p := i
@@ -1061,7 +1071,7 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		}
 		return p, e
 	}
-	glued, nextArg := false, false
+	glued, nextArg, rar := false, false, false
 	for w, we := next(b); w < i; w, we = next(we) {
 		c := we // the command is the word's last run of name bytes: /usr/bin/mysql, [mysql, ?q=mysql
 		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
@@ -1074,7 +1084,9 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		case eqFoldAny(cmd, "mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlcheck", "mysqlshow", "mysqlpump", "mysqlslap",
 			"mariadb", "mariadb-dump", "mariadb-admin", "mariadb-import", "mariadb-check"),
 			s[i+1] == 'p' && eqFoldAny(cmd, "7z", "7za", "7zr", "7zz"): // 7-Zip's "7z a -p<pw> …" (-p alone prompts)
-			glued = true
+			glued = s[i+1] != 'h'
+		case eqFoldAny(cmd, "rar", "unrar", "winrar", "rar.exe", "winrar.exe"): // RAR's -p<pw>, -hp<pw> (headers too; -p alone prompts)
+			glued, rar = true, true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
 		case eqFold(cmd, "az"):
@@ -1089,6 +1101,12 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		}
 	}
 	v := i + 2
+	if s[i+1] == 'h' {
+		if !rar {
+			return Match{}, false
+		}
+		v++ // RAR's -hp<pw>
+	}
 	switch {
 	case glued && v < len(s) && !sp(s[v]) && !isValueEnd(s[v], 0, false, false):
 	case glued && v < len(s) && (s[v] == '"' || s[v] == '\''):

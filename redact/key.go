@@ -392,7 +392,12 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"ygen",           // ssh-keygen -N '<passphrase>' (toolFlag; "ke" pairs fill text)
 	"hpass",          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
 	"7z",             // 7-Zip's 7z a -p<pw> (shortFlag)
-	"add-mask"}       // GitHub Actions' ::add-mask::<secret> (addMask)
+	"add-mask",       // GitHub Actions' ::add-mask::<secret> (addMask)
+	"openssl",        // openssl enc -k <pw> (toolFlag)
+	"lftp",           // lftp -u user,<pw> (toolFlag)
+	"mosquitto",      // mosquitto_passwd -b <file> <user> <pw> (htpasswd)
+	"-hp",            // RAR's -hp<pw> (shortFlag)
+	"sudo -s"}        // echo <pw> | sudo -S (echoStdin)
 
 // (needleTable is in tables_gen.go.)
 

@@ -355,6 +355,11 @@ func mayRevealCredential(s []byte, i int) bool {
 				return urlCredential(s, i+5, `\/`, true)
 			}
 		}
+		if s[i] == '=' && i > 0 && s[i-1] == ' ' && mayValueAfterEq(s, i) {
+			if _, ok := setPasswordFor(s, 0, i); ok {
+				return true
+			}
+		}
 		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
 			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i) ||
 				i >= 11 && s[i-1] == ':' && mayAddMask(s, i))

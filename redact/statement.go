@@ -679,3 +679,51 @@ func ngrokAuthtoken(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{args[0][0], args[0][1], KindVendorToken}, true
 }
+
+// mayValueAfterEq is setPasswordFor's gate for the " = " at s[i]: a
+// quote, an escaped one or PASSWORD( after one space.
+func mayValueAfterEq(s []byte, i int) bool {
+	if i+2 >= len(s) || s[i+1] != ' ' {
+		return false
+	}
+	c := s[i+2]
+	return c == '\'' || c == '"' || c == '\\' || c|0x20 == 'p'
+}
+
+// setPasswordFor matches the password of MySQL's "SET PASSWORD FOR
+// <user> = '<pw>'" (also the older "= PASSWORD('<pw>')") whose '=' is
+// s[i], after a space. A placeholder or a variable is none (stmtValue).
+func setPasswordFor(s []byte, from, i int) (Match, bool) {
+	j := i - 1
+	for j > from && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	u := j // the user: 'bob'@'%', `bob`@localhost, bob
+	for u > from && j-u < 96 && s[u-1] != ' ' && s[u-1] != '\t' && s[u-1] != '\n' {
+		u--
+	}
+	if u == j || u-from < 13 || !atFold(s, u-4, "for ") {
+		return Match{}, false
+	}
+	f, fe, ok := stmtWordBefore(s, from, u, false)
+	if !ok || fe-f != 3 || !eqFold(s[f:fe], "for") {
+		return Match{}, false
+	}
+	if p, pe, ok := stmtWordBefore(s, from, f, false); !ok || !eqFold(s[p:pe], "password") {
+		return Match{}, false
+	} else if w, we, ok := stmtWordBefore(s, from, p, false); !ok || !eqFold(s[w:we], "set") {
+		return Match{}, false
+	}
+	v := i + 1
+	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	if atFold(s, v, "password(") {
+		v += len("password(")
+	}
+	st, end, ok := stmtValue(s, v, false)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{st, end, KindKeyValue}, true
+}
