@@ -351,3 +351,38 @@ func TestEmptyBodyIsNoRecord(t *testing.T) {
 		}
 	})
 }
+
+// A subscription's first message may reach its callback before Subscribe
+// has returned to the tap (a publisher's steady traffic on the subject):
+// the callback must not read the subscription before the tap has stored
+// it (a data race the race detector reported in CI, through
+// waitSubscribed's probes).
+func TestCoreCallbackBeforeSubscribeReturns(t *testing.T) {
+	s := startServer(t, 0, "")
+	nc := connect(t, s.ClientURL())
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = nc.Publish("agent.flood", []byte(`{"request_id":"f","sequence":0}`))
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	// The tap is slow to store its subscription: the flood's messages reach
+	// the callback first.
+	afterSubscribe = func() { time.Sleep(50 * time.Millisecond) }
+	defer func() { afterSubscribe = nil }()
+	for i := range 3 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			c := &collector{}
+			startTap(t, Config{Name: "flood", URL: s.ClientURL(), Subjects: []string{"agent.>"}}, c)
+			waitFor(t, "a flood message", func() bool { msgs, _ := c.data(); return len(msgs) > 0 })
+		})
+	}
+}

@@ -199,7 +199,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	}()
 
 	for _, subj := range t.cfg.Subjects {
-		cs := &coreSub{run: r}
+		cs := &coreSub{run: r, ready: make(chan struct{})}
 		var sub *nats.Subscription
 		if t.cfg.Queue != "" {
 			sub, err = nc.QueueSubscribe(subj, t.cfg.Queue, cs.onMsg)
@@ -209,7 +209,11 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 		if err != nil {
 			return fmt.Errorf("nats tap %q: subscribe %q: %w", t.cfg.Name, subj, err)
 		}
+		if afterSubscribe != nil {
+			afterSubscribe()
+		}
 		cs.sub = sub
+		close(cs.ready)
 		if err := sub.SetPendingLimits(t.cfg.PendingMsgs, pendingBytes); err != nil {
 			return fmt.Errorf("nats tap %q: pending limits %q: %w", t.cfg.Name, subj, err)
 		}
@@ -402,7 +406,12 @@ func (r *run) reconnected() <-chan struct{} {
 // message the subscription received.
 type coreSub struct {
 	*run
-	sub *nats.Subscription
+	// sub is set once Subscribe has returned, and ready closed then: the
+	// client may start the callback before that (a message already on its
+	// way, as a publisher's steady traffic is), and the callback waits for
+	// ready before it reads sub.
+	sub   *nats.Subscription
+	ready chan struct{}
 
 	// Written by the callback goroutine only.
 	n        atomic.Uint64 // callbacks started
@@ -414,6 +423,10 @@ type coreSub struct {
 	windows []lossWindow // pending loss windows, in order
 	nwin    atomic.Int32 // len(windows), read without the lock on the hot path
 }
+
+// afterSubscribe, when set (tests), runs between Subscribe's return and
+// the tap's storing of the subscription.
+var afterSubscribe func()
 
 // lossWindow says that the first message after a loss is one of the
 // messages numbered from..to (callback numbers): the first of them is
@@ -515,6 +528,7 @@ func (cs *coreSub) checkDropped(n uint64) {
 // pending buffer (Config.PendingBytes), and the client's slow-consumer
 // drops past it are the only loss.
 func (cs *coreSub) onMsg(m *nats.Msg) {
+	<-cs.ready
 	n := cs.n.Add(1)
 	now := time.Now()
 	cs.checkDropped(n)
