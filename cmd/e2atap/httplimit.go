@@ -263,3 +263,20 @@ func writeDeadline(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// closeWithBody closes the connection after a request that has a body
+// (none of the port's endpoints reads one), without reading it: net/http
+// read what was left of it before it answered, so that clients sending a declared body a byte
+// every few seconds kept their connections in a request, never closed for
+// a new one (limitListener), and /metrics and /healthz got no answer.
+func closeWithBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 { // -1: chunked
+			// Not even after the handler: the server reads the rest
+			// of a body (up to 256 KiB) when it closes it.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
+}

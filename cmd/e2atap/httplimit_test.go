@@ -62,6 +62,32 @@ func TestHTTPSlowlorisCannotTakeTheProbes(t *testing.T) {
 	}
 }
 
+// TestHTTPSlowBodyCannotTakeTheProbes: clients that send a request with a
+// declared body a byte every few seconds: net/http read the rest of the
+// body before it answered, the connections stayed in a request (never
+// closed for a new one), and /healthz behind them got no answer (300 of
+// them on the binary: curl -m 10 /metrics timed out every time). A
+// request with a body is now answered at once, its connection closed.
+func TestHTTPSlowBodyCannotTakeTheProbes(t *testing.T) {
+	url, hc := serveLimited(t, 4, false, closeWithBody(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	})))
+	for range 12 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("POST /metrics HTTP/1.1\r\nHost: e2atap\r\nContent-Length: 1000\r\n\r\nx"))
+	}
+	hc.Timeout = 5 * time.Second
+	resp, err := hc.Get(url + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz behind 12 slow bodies on 4 slots: %v", err)
+	}
+	resp.Body.Close()
+}
+
 // TestHTTPRequestsInProgressNotClosed: a full listener closes no
 // connection whose request is in a handler (a scrape, an /observe
 // stream), under TLS too: the new client waits for a slot.

@@ -1013,5 +1013,5 @@ func (s *sidecar) handler() http.Handler {
 	mux.Handle("/observe", s.observe)
 	mux.Handle("/healthz", writeDeadline(http.HandlerFunc(s.serveHealth)))
 	mux.Handle("/readyz", writeDeadline(http.HandlerFunc(s.serveReady)))
-	return mux
+	return closeWithBody(mux)
 }
