@@ -1,6 +1,8 @@
 package main
 
 import (
+	"container/list"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -18,6 +20,17 @@ import (
 // Past the bound, a connection waits in the kernel's listen backlog,
 // holding no descriptor of the process.
 const maxHTTPConns = 64
+
+// Past maxHTTPConns, a connection with no request in progress (one that
+// has not sent a complete head yet, or an idle keep-alive one) is closed,
+// the one idle longest first, once it has been so for httpShedMinWait: a
+// few hundred slowloris clients (a header a byte every few seconds) held
+// all the slots for ReadHeaderTimeout each, again and again, so that
+// /metrics and /healthz, queued behind them in the backlog, were not
+// answered at all (the kubelet then restarts the sidecar). A client that
+// sends its request at once, as a probe or a scraper does, is never closed
+// for it; one in a handler (a scrape, an /observe stream) never is.
+const httpShedMinWait = 250 * time.Millisecond
 
 // httpIdleTimeout closes a keep-alive connection with no request for
 // that long (it was kept for ever: IdleTimeout falls back to ReadTimeout,
@@ -39,10 +52,119 @@ type limitListener struct {
 	done  chan struct{}
 	once  sync.Once
 	log   *slog.Logger
+
+	// mu guards conns (the open connections, *limitConn, in the order
+	// they last became idle), each one's busy and since, and the shed
+	// counters.
+	mu         sync.Mutex
+	conns      list.List
+	shedTotal  uint64
+	shedLogged time.Time
 }
 
 func newLimitListener(l net.Listener, n int, logger *slog.Logger) *limitListener {
 	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{}), log: logger}
+}
+
+// take waits for a slot: at once if one is free; else it closes the
+// connection idle longest once it has been so for httpShedMinWait; while
+// every connection is in a request, until one ends.
+func (l *limitListener) take() error {
+	for {
+		select {
+		case l.slots <- struct{}{}:
+			return nil
+		case <-l.done:
+			return net.ErrClosed
+		default:
+		}
+		victim, wait := l.idlest(time.Now())
+		if victim != nil {
+			victim.Close() // gives its slot back
+			continue
+		}
+		var (
+			t       *time.Timer
+			timeout <-chan time.Time
+		)
+		if wait > 0 {
+			t = time.NewTimer(wait)
+			timeout = t.C
+		}
+		var err error
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.done:
+			err = net.ErrClosed
+		case <-timeout:
+			continue
+		}
+		if t != nil {
+			t.Stop()
+		}
+		return err
+	}
+}
+
+// idlest returns the connection to close for a new one (nil: none yet),
+// or how long until one may be closed (0: none is idle: wait for a slot).
+func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for e := l.conns.Front(); e != nil; e = e.Next() {
+		c := e.Value.(*limitConn)
+		if c.busy {
+			continue
+		}
+		if wait := c.since.Add(httpShedMinWait).Sub(now); wait > 0 {
+			return nil, wait
+		}
+		l.conns.Remove(e)
+		c.elem = nil
+		l.shedTotal++
+		if l.shedLogged.IsZero() || now.Sub(l.shedLogged) >= time.Minute {
+			l.log.Warn("the HTTP listener is full: the connection without a request for longest closed (logged at most once a minute)",
+				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String())
+			l.shedLogged, l.shedTotal = now, 0
+		}
+		return c, 0
+	}
+	return nil, 0
+}
+
+// ConnState is the http.Server's hook: a connection in a request (its
+// head read, or hijacked) is not closed for a new one; one that waits for
+// a request goes to the back of the line.
+func (l *limitListener) ConnState(nc net.Conn, st http.ConnState) {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	c, ok := nc.(*limitConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.elem == nil { // closed, or closed for a new one
+		return
+	}
+	switch st {
+	case http.StateActive, http.StateHijacked:
+		c.busy = true
+	case http.StateIdle:
+		c.busy, c.since = false, time.Now()
+		l.conns.MoveToBack(c.elem)
+	}
+}
+
+// forget takes c out of the open connections (it is closed).
+func (l *limitListener) forget(c *limitConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.elem != nil {
+		l.conns.Remove(c.elem)
+		c.elem = nil
+	}
 }
 
 // maxAcceptDelay is the longest wait between two failed accepts (net/http's
@@ -50,10 +172,8 @@ func newLimitListener(l net.Listener, n int, logger *slog.Logger) *limitListener
 const maxAcceptDelay = time.Second
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+	if err := l.take(); err != nil {
+		return nil, err
 	}
 	var (
 		failures int
@@ -66,7 +186,15 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			if failures > 0 {
 				l.log.Info("the HTTP listener accepts again", "failed_accepts", failures, "for", time.Since(since).Round(time.Millisecond).String())
 			}
-			return &limitConn{Conn: c, release: func() { <-l.slots }}, nil
+			lc := &limitConn{Conn: c, since: time.Now()}
+			lc.release = func() {
+				l.forget(lc)
+				<-l.slots
+			}
+			l.mu.Lock()
+			lc.elem = l.conns.PushBack(lc)
+			l.mu.Unlock()
+			return lc, nil
 		}
 		select {
 		case <-l.done:
@@ -113,6 +241,12 @@ type limitConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	// Guarded by the listener's mu. elem: c's place among its open
+	// connections (nil once closed); busy: in a request; since: when it
+	// last began to wait for one.
+	elem  *list.Element
+	busy  bool
+	since time.Time
 }
 
 func (c *limitConn) Close() error {
@@ -126,6 +260,23 @@ func (c *limitConn) Close() error {
 func writeDeadline(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(httpWriteTimeout))
+		h.ServeHTTP(w, r)
+	})
+}
+
+// closeWithBody closes the connection after a request that has a body
+// (none of the port's endpoints reads one), without reading it: net/http
+// read what was left of it before it answered, so that clients sending a declared body a byte
+// every few seconds kept their connections in a request, never closed for
+// a new one (limitListener), and /metrics and /healthz got no answer.
+func closeWithBody(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 { // -1: chunked
+			// Not even after the handler: the server reads the rest
+			// of a body (up to 256 KiB) when it closes it.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+			w.Header().Set("Connection", "close")
+		}
 		h.ServeHTTP(w, r)
 	})
 }

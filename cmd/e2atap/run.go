@@ -264,8 +264,9 @@ type sidecar struct {
 	observe         *observe.Hub
 	extra           []validate.Sink // added by the demo
 	listener        net.Listener
-	ready           sync.Map    // tap name → struct{} while its source runs
-	draining        atomic.Bool // the stop's drain runs (drain.go): /readyz says 503
+	httpConns       *limitListener // under listener (TLS), its ConnState hook
+	ready           sync.Map       // tap name → struct{} while its source runs
+	draining        atomic.Bool    // the stop's drain runs (drain.go): /readyz says 503
 	// budget is the one byte budget of the process (nil: unlimited).
 	budget   *tap.Budget
 	loadedAt atomic.Int64 // when the running configuration was loaded (unix ns): at start, at each reload
@@ -400,7 +401,8 @@ func newSidecar(ctx context.Context, cfg Config, logger *slog.Logger, stdout io.
 	if s.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s.listener = newLimitListener(s.listener, maxHTTPConns, logger.With("component", "http")) // under TLS: the server sees *tls.Conn
+	s.httpConns = newLimitListener(s.listener, maxHTTPConns, logger.With("component", "http"))
+	s.listener = s.httpConns // under TLS: the server sees *tls.Conn
 	if cfg.TLS.Enabled() {
 		if s.listener, err = s.tlsListener(s.listener); err != nil {
 			s.listener.Close()
@@ -728,6 +730,7 @@ const traceStopWait = 10 * time.Second
 
 func (s *sidecar) run(ctx context.Context) error {
 	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: httpIdleTimeout,
+		ConnState: s.httpConns.ConnState,
 		// net/http's own errors (a failed TLS handshake, an accept error
 		// while descriptors run out) as lines of the process's JSON log,
 		// through its redaction, not plain text on stderr.
@@ -1010,5 +1013,5 @@ func (s *sidecar) handler() http.Handler {
 	mux.Handle("/observe", s.observe)
 	mux.Handle("/healthz", writeDeadline(http.HandlerFunc(s.serveHealth)))
 	mux.Handle("/readyz", writeDeadline(http.HandlerFunc(s.serveReady)))
-	return mux
+	return closeWithBody(mux)
 }

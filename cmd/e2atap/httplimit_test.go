@@ -1,0 +1,133 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// serveLimited serves h on a limitListener of n slots, as run does (under
+// TLS: the server sees *tls.Conn), with a header timeout long enough that
+// only the listener can free a slot. It returns the base URL and a client.
+func serveLimited(t *testing.T, n int, useTLS bool, h http.Handler) (string, *http.Client) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(h)
+	l := newLimitListener(ts.Listener, n, slog.New(slog.DiscardHandler))
+	ts.Listener = l
+	ts.Config.ReadHeaderTimeout = time.Minute
+	ts.Config.ConnState = l.ConnState
+	if useTLS {
+		ts.StartTLS()
+	} else {
+		ts.Start()
+	}
+	t.Cleanup(ts.Close)
+	hc := ts.Client()
+	hc.Timeout = 20 * time.Second
+	return ts.URL, hc
+}
+
+// TestHTTPSlowlorisCannotTakeTheProbes: clients that open connections and
+// send a head a byte at a time (slowloris) took every slot of the metrics
+// port for ReadHeaderTimeout each: /metrics and /healthz, queued behind
+// them, were not answered (with 300 such clients on the binary: no answer
+// to curl -m 10 at all). Past the bound, the connection idle longest is
+// now closed for a new one, and a probe is answered.
+func TestHTTPSlowlorisCannotTakeTheProbes(t *testing.T) {
+	url, hc := serveLimited(t, 4, false, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	}))
+	for range 12 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("GET /metrics HTTP/1.1\r\nHost: e2atap\r\nX-a: "))
+	}
+	hc.Timeout = 5 * time.Second
+	resp, err := hc.Get(url + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz behind 12 slowloris connections on 4 slots: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %s", resp.Status)
+	}
+}
+
+// TestHTTPSlowBodyCannotTakeTheProbes: clients that send a request with a
+// declared body a byte every few seconds: net/http read the rest of the
+// body before it answered, the connections stayed in a request (never
+// closed for a new one), and /healthz behind them got no answer (300 of
+// them on the binary: curl -m 10 /metrics timed out every time). A
+// request with a body is now answered at once, its connection closed.
+func TestHTTPSlowBodyCannotTakeTheProbes(t *testing.T) {
+	url, hc := serveLimited(t, 4, false, closeWithBody(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	})))
+	for range 12 {
+		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write([]byte("POST /metrics HTTP/1.1\r\nHost: e2atap\r\nContent-Length: 1000\r\n\r\nx"))
+	}
+	hc.Timeout = 5 * time.Second
+	resp, err := hc.Get(url + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz behind 12 slow bodies on 4 slots: %v", err)
+	}
+	resp.Body.Close()
+}
+
+// TestHTTPRequestsInProgressNotClosed: a full listener closes no
+// connection whose request is in a handler (a scrape, an /observe
+// stream), under TLS too: the new client waits for a slot.
+func TestHTTPRequestsInProgressNotClosed(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http", true: "https"}[useTLS], func(t *testing.T) {
+			release := make(chan struct{})
+			var entered sync.WaitGroup
+			entered.Add(4)
+			url, hc := serveLimited(t, 4, useTLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/hold" {
+					entered.Done()
+					<-release
+				}
+				io.WriteString(w, "ok\n")
+			}))
+			errs := make(chan error, 5)
+			get := func(path string) {
+				resp, err := hc.Get(url + path)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				errs <- err
+			}
+			for range 4 {
+				go get("/hold")
+			}
+			entered.Wait()
+			go get("/healthz")
+			// Not a synchronisation: the window in which a listener that
+			// wrongly closed requests in progress would (250 ms after
+			// their accept).
+			time.Sleep(3 * httpShedMinWait)
+			close(release)
+			for range 5 {
+				if err := <-errs; err != nil {
+					t.Errorf("a request: %v", err)
+				}
+			}
+		})
+	}
+}
