@@ -196,7 +196,12 @@ func TestWrongPasswordIsCountedAndRetried(t *testing.T) {
 	if stats.UpstreamUp.Load() || stats.Errors[tap.ErrDial].Load() != 0 {
 		t.Errorf("up %v, dial errors %d: a refused password is a handshake error", stats.UpstreamUp.Load(), stats.Errors[tap.ErrDial].Load())
 	}
-	waitFor(t, "the refusal logged", func() bool { return strings.Contains(strings.ToLower(logs.String()), "authorization violation") })
+	// The outage's first line (its own, with the server's reason) comes
+	// just before the refusal's: wait for the refusal's.
+	waitFor(t, "the refusal logged", func() bool {
+		l := logs.String()
+		return strings.Contains(l, "nats server refused the connection") && strings.Contains(strings.ToLower(l), "authorization violation")
+	})
 	if n := strings.Count(logs.String(), "nats server refused the connection"); n != 1 {
 		t.Errorf("the refusal logged %d times: want once at the start of the outage", n)
 	}
