@@ -1477,16 +1477,11 @@ func expectSend(s []byte, p int) (Match, bool) {
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t' || s[p] == '{' || s[p] == ')') {
 		p++
 	}
-	switch {
-	case at(s, p, "\n"):
-		p++
-	case at(s, p, "\r\n"), at(s, p, `\n`):
-		p += 2
-	case at(s, p, `\r\n`):
-		p += 4
-	default:
+	n := lineEndAt(s, p)
+	if n == 0 {
 		return Match{}, false
 	}
+	p += n
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
 		p++
 	}

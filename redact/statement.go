@@ -418,22 +418,30 @@ func goEmptyField(s []byte, from, j, v int) bool {
 	return e-v >= 2 && e+1 < len(s) && s[e] == ':' && !at(s, e+1, "//")
 }
 
+// lineEndAt is the length of the line end at s[p], as written or escaped
+// in JSON text ("\n", "\r\n", `\n`, `\r\n`); 0 when none is there.
+func lineEndAt(s []byte, p int) int {
+	switch {
+	case at(s, p, "\n"):
+		return 1
+	case at(s, p, "\r\n"), at(s, p, `\n`):
+		return 2
+	case at(s, p, `\r\n`):
+		return 4
+	}
+	return 0
+}
+
 // phpDumpValue is where the value of PHP's var_dump of an array entry
 // starts, after its "=>" at s[v-2]: var_dump prints it on the next line
 // with its type and length ("[\"password\"]=>\n  string(14) \"<pw>\"", also
 // with the line end escaped in JSON text): at its opening quote. Else v.
 func phpDumpValue(s []byte, v int) int {
-	p := v
-	switch {
-	case at(s, p, "\n"):
-		p++
-	case at(s, p, "\r\n"), at(s, p, `\n`):
-		p += 2
-	case at(s, p, `\r\n`):
-		p += 4
-	default:
+	n := lineEndAt(s, v)
+	if n == 0 {
 		return v
 	}
+	p := v + n
 	for p < len(s) && p-v < 16 && s[p] == ' ' {
 		p++
 	}
