@@ -22,9 +22,11 @@ build:
 # many at a time as there are CPUs; the two longest (about 300 s and 250 s
 # under -race) start together and the short ones fill in beside them, instead
 # of the second-longest starting last, behind all the short ones.
+# -parallel 4: cmd/e2atap's process-level tests that mostly wait run four
+# at a time (cmd/e2atap/main_test.go); no other package has parallel tests.
 TEST_FIRST := ./cmd/e2atap ./validate
 test:
-	E2ATAP_OFFHEAP_POISON=1 $(GO) test -race -count=1 -timeout 9m $(TEST_FIRST) $(PKGS)
+	E2ATAP_OFFHEAP_POISON=1 $(GO) test -race -count=1 -parallel 4 -timeout 9m $(TEST_FIRST) $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -50,6 +50,7 @@ func TestBrokersDownAtStartAreLogged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	natsPort, kafkaPort := freePort(t), freePort(t)
 	dir := t.TempDir()
 	listen := freeAddr(t)

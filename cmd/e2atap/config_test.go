@@ -675,6 +675,7 @@ func TestPortZeroListens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	upstream, _ := echoUpstream(t)
 	cfgPath := filepath.Join(t.TempDir(), "e2atap.yaml")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm

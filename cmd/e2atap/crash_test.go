@@ -250,6 +250,7 @@ func TestReReadAfterCrashJudgedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	// Not t.TempDir(): its name (the test's, then ten random digits) is a
 	// 40-character mixed-case token that the redactor masks as a random
 	// secret wherever the path is printed, sources included.

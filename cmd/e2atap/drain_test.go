@@ -76,6 +76,7 @@ func TestDrainRelaysOpenStreamsToTheirEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	release := make(chan struct{})
 	upstream := heldUpstream(t, release)

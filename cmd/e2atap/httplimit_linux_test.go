@@ -29,6 +29,7 @@ func TestHTTPClientsCannotTakeTheRelaysDescriptors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, _ := echoUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -105,6 +106,7 @@ func TestHTTPAcceptFailuresLoggedOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, _ := echoUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -239,6 +241,7 @@ func TestHeadlessClientsCannotTakeTheRelaysDescriptors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, _ := echoUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)

@@ -170,6 +170,7 @@ func TestTapFailureIsolated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upURL, _ := echoUpstream(t)
 	addr, wsAddr := freeAddr(t), freeAddr(t)
@@ -264,6 +265,7 @@ func TestReadinessIgnoresUpstreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	addr, wsAddr, deadUpstream := freeAddr(t), freeAddr(t), freeAddr(t)
 	cfgPath := filepath.Join(dir, "e2atap.yaml")

@@ -27,6 +27,7 @@ func TestKafkaRecreatedTopicIsReadOver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "mesh"), kfake.GroupMinSessionTimeout(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ func TestKafkaAbortedTransactionsAreNotJudged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	h := newKafkaHarness(t)
 	txn, err := kgo.NewClient(kgo.SeedBrokers(h.brokers...), kgo.TransactionalID("agent-1"),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DefaultProduceTopic(h.topic))

@@ -336,6 +336,7 @@ func TestProcessLogdirCorruptPositions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	os.MkdirAll(logs, 0o755)
@@ -403,6 +404,7 @@ func TestRunLogdirPreallocatedTail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	os.MkdirAll(logs, 0o755)

@@ -26,6 +26,7 @@ import (
 // first message after it. The only finding is the planted gap of a stream
 // published after the reconnect.
 func TestNATSOutageLongerThanIdleTimeout(t *testing.T) {
+	t.Parallel() // waits more than it computes: main_test.go
 	srv, port, url, listen, findings, cmd := natsOutageRun(t)
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
@@ -73,6 +74,7 @@ func TestNATSHoldEndsWithTheRunThatHeld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +135,7 @@ outputs:
 // none the stream was e2a.missing_final one idle timeout after the
 // reconnect: a stream touched by a loss gets no missing_final (RULES.md).
 func TestNATSOutageThenSilenceIsNoMissingFinal(t *testing.T) {
+	t.Parallel() // waits more than it computes: main_test.go
 	srv, port, url, listen, findings, cmd := natsOutageRun(t)
 	nc, err := nats.Connect(url)
 	if err != nil {

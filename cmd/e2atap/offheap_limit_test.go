@@ -24,6 +24,7 @@ func TestValidateUnderMemoryLimits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("child processes with 300000 streams")
 	}
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
 	// 300000 streams with 200-byte ids take about 75 MB of tables.
 	// Without the tables' ceiling nothing is evicted (and the peak RSS,
 	// logged, is about 116 MiB where it is about 63 MiB with it on an idle

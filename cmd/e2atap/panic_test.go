@@ -29,6 +29,7 @@ func TestEnginePanicCostsOneRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	upstream := requestServer(t, func(c *websocket.Conn, id string, _ []byte) bool {
 		var msgs []string
 		switch id {

@@ -154,6 +154,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, upConns := echoUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -240,6 +241,7 @@ func TestReloadOnFileChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, upConns := echoUpstream(t)
 	listen, wsListen, ws2 := freeAddr(t), freeAddr(t), freeAddr(t)
@@ -351,6 +353,7 @@ func TestReloadWaitsForAFileWrittenInPlace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, _ := echoUpstream(t)
 	listen, wsListen, ws2 := freeAddr(t), freeAddr(t), freeAddr(t)

@@ -133,6 +133,7 @@ func TestRestartMidFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	os.MkdirAll(logs, 0o755)

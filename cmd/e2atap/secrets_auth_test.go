@@ -37,6 +37,7 @@ const (
 // record log. `run --check` with a password file missing names the key and
 // the file.
 func TestBrokerCredentialsNeverPrinted(t *testing.T) {
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	pki, err := tlsfiles.WriteTestPKI(dir)
 	if err != nil {

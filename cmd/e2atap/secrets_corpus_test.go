@@ -504,6 +504,7 @@ func corpusProcess(t *testing.T, stdin []byte, env []string, args ...string) (st
 // print none of the planted values, and the same mark for an id as the
 // sidecar would.
 func TestCorpusOffline(t *testing.T) {
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	capture := filepath.Join(dir, "corpus.jsonl")
 	if err := os.WriteFile(capture, []byte(strings.Join(corpusLines(), "\n")+"\n"), 0o644); err != nil {
@@ -709,6 +710,7 @@ func answeringAgentServer(t *testing.T, byID map[string][]string) *httptest.Serv
 // record log, the findings log, stderr (logs at debug level), /metrics and
 // the spans an in-process OTLP receiver got.
 func TestCorpusRun(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
 	// content mask (the default) masks deltas whole; keep keeps them and
 	// masks only what the detector finds, secrets split across two chunks
 	// included.

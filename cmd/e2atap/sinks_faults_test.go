@@ -40,6 +40,7 @@ func TestOutputsThatFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, _ := echoUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -152,6 +153,7 @@ func TestStopBoundedWithStdoutNobodyReads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream, _ := echoUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -175,13 +177,16 @@ outputs:
 	c := dialWS(t, wsListen)
 	n := 0
 	// A finding a round trip, until the pipe is full and the engine
-	// behind it: the tap drops its copies (queue_full).
+	// behind it: the tap drops its copies (queue_full). Both are asked:
+	// on a loaded machine a starved engine drops copies before the pipe
+	// is full, and the drain at SIGTERM then ends in time (seen with a
+	// machine at load 12).
 	pollUntil(t, "the engine stuck behind the full pipe", 60*time.Second, func() bool {
 		for range 50 {
 			n++
 			roundTrip(t, c, e2aStream(fmt.Sprintf("s-%d", n), 1, 1, false, true)[0])
 		}
-		return sumMetric(scrape(t, listen), "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
+		return pipeNearlyFull(pr) && sumMetric(scrape(t, listen), "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
 	})
 	c.Close()
 	start := time.Now()
@@ -211,6 +216,7 @@ func TestAbortedDrainKeepsConnectionEnds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream := streamUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -343,6 +349,7 @@ func TestSilentCollectorLosesSpansCounted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ func TestHTTPListenerTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	cf, kf := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	if _, err := tlsfiles.WriteSelfSigned(cf, kf, 1); err != nil {

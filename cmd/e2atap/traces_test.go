@@ -79,6 +79,7 @@ func spanAttr(s *tracepb.Span, key string) (string, bool) {
 // failed stream says the failed record's code in error.type; a call that is
 // no agent invocation keeps its method as the span name.
 func TestTraceConventionsRun(t *testing.T) {
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	if err := os.MkdirAll(logs, 0o755); err != nil {

@@ -141,6 +141,7 @@ func TestWSPeerNotReadingIsNoMissingFinal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	idle := behindIdle()
 	cmd, wsListen, listen, findings := behindSidecar(t, bigStreamUpstream(t, 128, 64<<10), idle)
 

@@ -119,6 +119,7 @@ func TestTapCutStreamsAreNoMissingFinal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	dir := t.TempDir()
 	upstream := streamUpstream(t)
 	listen, wsListen := freeAddr(t), freeAddr(t)
@@ -217,6 +218,7 @@ func TestTextWithByteOrderMarkIsE2ADecode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	var marked []string
 	for _, l := range e2aStream("bom-log", 0, 4, true, true, 2) {
 		marked = append(marked, "\ufeff"+l)
@@ -282,6 +284,7 @@ func TestHungAgentServerIsDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
+	t.Parallel() // waits more than it computes: main_test.go
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

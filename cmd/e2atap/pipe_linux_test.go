@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipeNearlyFull reports whether the pipe whose read end is r holds so
+// much unread that a writer of lines up to 4 KiB long is blocked: its
+// unread bytes (FIONREAD, TIOCINQ) are within 4 KiB of its capacity
+// (F_GETPIPE_SZ).
+func pipeNearlyFull(r *os.File) bool {
+	fd := int(r.Fd())
+	unread, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	if err != nil {
+		return false
+	}
+	size, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		return false
+	}
+	return unread >= size-4096
+}
