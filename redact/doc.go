@@ -32,6 +32,11 @@
 // spells a shape with \u00XX escapes of its own (JSON text held in JSON
 // text) or is URL-encoded twice ("%2540") is masked decoded once
 // (Masker.Text, UnescapeASCII).
+// Credentials labelled in Chinese, Japanese or Korean (密码, 密钥, 令牌,
+// パスワード, 비밀번호…) before ':', '=', a full-width '：' or '＝', or a
+// copula (是, 为, は: "数据库密码是 <pw>"), and an ASCII credential key
+// before a full-width separator, are found too (cjk.go); a JSON key that
+// ends in such a label is a credential name.
 // Credentials written with no key=value separator are found too: a
 // command's short flag (mysql's -p<pw>, sshpass -p, docker login -p,
 // redis-cli -a), a password in prose or netrc ("the password is <pw>",

@@ -56,6 +56,9 @@ var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "req
 
 func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]
+	if len(k) >= 6 && k[len(k)-1] >= 0x80 && cjkLabelAt(s, from, to) {
+		return KeyCredential // "密码", "数据库密码", "API密钥" (cjk.go)
+	}
 	if len(k) < 3 || !mayBeSpecial(k) {
 		return KeyPlain
 	}

@@ -12,9 +12,9 @@ import (
 // every string of every record, and almost none holds a credential. Find
 // stops at every digit, '@' and '+' (phone numbers, ID numbers, e-mail,
 // random tokens: personal data or masked-only kinds), which fill
-// timestamps and ids; a credential is only ever revealed at one of eight
-// bytes. MayHoldCredentialText stops only there and runs the detector's
-// own check (prefixed, scheme), or, for key=value pairs, the first gate
+// timestamps and ids; a credential is only ever revealed at one of a few
+// bytes (for CJK labels, 0xEF, 0xAF and 0xBA: cjk.go).
+// MayHoldCredentialText stops only there and runs the detector's own check (prefixed, scheme), or, for key=value pairs, the first gate
 // of the key's classification, so that it cannot disagree with Find as
 // the detectors change: a new token prefix is added to prefixed, a new
 // credential key word to specialWords, and both are seen here. A new
@@ -28,11 +28,12 @@ import (
 // case only: a base64 run that holds an encoded token prefix is decoded at
 // a digit or '+' inside it (b64state.check), and a token found in it is a
 // credential of its kind; and aAt for an Oracle connect string
-// (user/password@…). Otherwise aDigit and aAt reveal personal data and
-// high-entropy tokens, which are not credentials.
+// (user/password@…); aCJK for a CJK label's separator (cjkPair).
+// Otherwise aDigit and aAt reveal personal data and high-entropy tokens,
+// which are not credentials.
 var credAnchor = func() (t [256]uint8) {
 	for c := range t {
-		if anchor[c]&(aPrefix|aScheme|aSep|aDigit|aAt) != 0 {
+		if anchor[c]&(aPrefix|aScheme|aSep|aDigit|aAt|aCJK) != 0 {
 			t[c] = 1
 		}
 	}
@@ -332,7 +333,7 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := prefixed(s, 0, i)
 		return ok
 	case a&aScheme != 0:
-		if i > 0 && is(s[i-1], cUpper|cLower) && !escLetter(s, i-1) {
+		if i > 0 && is(s[i-1], cUpper|cLower) && !escLetter(s, i-1) && !encodedEqBefore(s, i) {
 			return false
 		}
 		if i+1 < len(s) && s[i+1]|0x20 == 'y' {
@@ -341,7 +342,15 @@ func mayRevealCredential(s []byte, i int) bool {
 		}
 		_, ok := scheme(s, i)
 		return ok
+	case a&aCJK != 0:
+		_, ok := cjkPair(s, 0, i)
+		return ok
 	case a&aSep != 0:
+		if afterMultiByte(s, 0, i) {
+			if _, ok := cjkPair(s, 0, i); ok {
+				return true
+			}
+		}
 		if s[i] == ':' {
 			// A URL's "://" (also JSON's ":\/\/"): sep takes nothing
 			// there but a webhook's path or the userinfo (neither looks

@@ -315,8 +315,17 @@ func mayProbe(win []byte) bool {
 	}
 	hasAt := 0 // 0: not looked for yet, 1: no '@' in win, 2: one at least
 	for i := bytes.IndexByte(win, '='); i >= 0; i = nextByte(win, i, '=') {
-		if keyBefore(win, i) || namedBefore(win, i) {
+		if keyBefore(win, i) || namedBefore(win, i) || afterMultiByte(win, 0, i) && cjkKeyed(win, i) {
 			return true
+		}
+	}
+	// A CJK label's separator (cjk.go): the full-width '：', '＝' and the
+	// copulas, found at their anchor bytes.
+	for _, c := range [...]byte{0xEF, 0xAF, 0xBA} {
+		for i := bytes.IndexByte(win, c); i >= 0; i = nextByte(win, i, c) {
+			if cjkKeyed(win, i) {
+				return true
+			}
 		}
 	}
 	for i := bytes.IndexByte(win, ':'); i >= 0; i = nextByte(win, i, ':') {
@@ -325,7 +334,7 @@ func mayProbe(win []byte) bool {
 		// pre-check's gate of sep: keyBefore, namedBefore), or a URL,
 		// a broker's userinfo or a .pgpass line it may be part of. A
 		// plain key's ("path": "C:\\tmp" in a code block) is none.
-		if keyBefore(win, i) || namedBefore(win, i) {
+		if keyBefore(win, i) || namedBefore(win, i) || afterMultiByte(win, 0, i) && cjkKeyed(win, i) {
 			return true
 		}
 		if hasAt == 0 {
@@ -353,7 +362,17 @@ func mayProbe(win []byte) bool {
 			return true
 		}
 	}
-	return keyWordEnds(win) || stmtProbeStart(win)
+	return keyWordEnds(win) || stmtProbeStart(win) || cjkLabelEnds(win)
+}
+
+// cjkLabelEnds reports whether win ends in a CJK label (past white space
+// and closers): its separator and value may come next.
+func cjkLabelEnds(win []byte) bool {
+	e := len(win)
+	for e > 0 && isTailEnd(win[e-1]) {
+		e--
+	}
+	return cjkLabelAt(win, 0, e)
 }
 
 // keyWordEnds is mayProbe's look at the end of win: the word before its

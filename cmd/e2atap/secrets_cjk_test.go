@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/e2atap/e2atap/internal/secretaudit"
+)
+
+// TestCJKLabelledCredentialsOffline: credentials labelled in Chinese,
+// Japanese and Korean, and an ASCII key before a full-width colon, each
+// printed by every output before (a CJK label held no byte the redactor
+// stopped at), through validate as the reference sends them (json.dumps'
+// ensure_ascii: \uXXXX escapes) and as UTF-8: in a delta, in a tool
+// result's JSON text (also under a CJK key), split across two chunks,
+// and in an error message. Every stream is an e2a.secret finding; no
+// value shows in the findings, stderr or the record log (content kept).
+func TestCJKLabelledCredentialsOffline(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	fams := []secretaudit.Family{
+		{Name: "zh_colon", Value: "数据库密码：Qm7vT2xLp9ZtRk4sWn8cHy3b", Cores: []string{"Qm7vT2xLp9ZtRk4sWn8cHy3b"}},
+		{Name: "zh_ascii_colon", Value: "API密钥: Vd3kP8wZq1LmXr6tNs9bJc2f", Cores: []string{"Vd3kP8wZq1LmXr6tNs9bJc2f"}},
+		{Name: "zh_copula", Value: "访问令牌为 Ht5nB2qWz8KcLp4xMv7sRd1g", Cores: []string{"Ht5nB2qWz8KcLp4xMv7sRd1g"}},
+		{Name: "zh_trad", Value: "密碼＝Gw2rN6yTq9BvLk3zXc8mPs5h", Cores: []string{"Gw2rN6yTq9BvLk3zXc8mPs5h"}},
+		{Name: "ja", Value: "パスワードは Kx4tM9pRw2ZnQv7cLb3sHd8f です", Cores: []string{"Kx4tM9pRw2ZnQv7cLb3sHd8f"}},
+		{Name: "ko", Value: "비밀번호: Fz8qL3mTx6WpNc1vRk9bYs4d", Cores: []string{"Fz8qL3mTx6WpNc1vRk9bYs4d"}},
+		{Name: "fullwidth_key", Value: "db_password：Rj6wK1nZv4TqLm8xPc2sBh7g", Cores: []string{"Rj6wK1nZv4TqLm8xPc2sBh7g"}},
+	}
+	ts := "2026-12-07T00:00:00Z"
+	var b bytes.Buffer
+	for n, a := range fams {
+		rid := fmt.Sprintf("cjk-%02d", n)
+		resp := func(seq int, final bool, status, kind string, body map[string]any) map[string]any {
+			return map[string]any{"protocol_version": "1.0", "response_id": rid, "request_id": rid,
+				"sequence": seq, "is_final": final, "status": status, "response_kind": kind, "timestamp": ts,
+				"provenance": map[string]any{"source_protocol": "e2a"}, "body": body}
+		}
+		args, _ := json.Marshal(map[string]any{"command": "cat config.txt", "stdout": "第一行\n" + a.Value + "\n", "数据库密码": a.Cores[0]})
+		half := len(a.Value) / 2 // inside the value: every label is shorter than it
+		for k, r := range []map[string]any{
+			resp(0, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": "好的，" + a.Value + "\n请妥善保管。"}),
+			resp(1, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "tool", "delta": string(args)}),
+			resp(2, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": "split " + a.Value[:half]}),
+			resp(3, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": a.Value[half:] + " end"}),
+			resp(4, true, "failed", "e2a.error", map[string]any{"code": "upstream", "message": "连接失败（" + a.Value + "）"}),
+		} {
+			var line []byte
+			if (n+k)%2 == 0 {
+				line, _ = json.Marshal(r) // UTF-8, as json.dumps(ensure_ascii=False)
+			} else {
+				line = asciiJSON(t, r)
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+	}
+	capture := filepath.Join(t.TempDir(), "cjk.jsonl")
+	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, recs := validateKeep(t, fams, capture)
+	secretStreams(t, fams, stdout, "cjk-%02d")
+	if n := bytes.Count(recs, []byte("******(fp:")); n < 5*len(fams) {
+		t.Errorf("the record log has %d masks, want %d at least", n, 5*len(fams))
+	}
+}
+
+// asciiJSON is v as Python's json.dumps writes it by default
+// (ensure_ascii): every non-ASCII character a \uXXXX escape (UTF-16).
+func asciiJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	for _, r := range string(raw) {
+		switch {
+		case r < 0x80:
+			out.WriteRune(r)
+		case r >= 0x10000:
+			r -= 0x10000
+			fmt.Fprintf(&out, `\u%04x\u%04x`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		default:
+			fmt.Fprintf(&out, `\u%04x`, r)
+		}
+	}
+	return out.Bytes()
+}

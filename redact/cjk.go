@@ -1,0 +1,217 @@
+package redact
+
+import "bytes"
+
+// Credentials labelled in Chinese, Japanese or Korean: "数据库密码：<pw>",
+// "API密钥=<key>", "访问令牌为 <token>", "パスワードは <pw>", "비밀번호: <pw>",
+// and an ASCII credential key before a full-width colon ("password：<pw>",
+// as an input method writes it). The label is one of cjkLabels, ending
+// right before the separator (past up to three spaces): "密码学：" and
+// "密码长度：12" name no password. The value is the ASCII run after the
+// separator (or the text in its quotes, ASCII or CJK, holding an ASCII
+// letter or digit); a value that starts with a CJK character
+// ("密码：请输入") is none.
+//
+// Separators: ':', '=', the full-width '：' and '＝' (a key=value pair: a
+// credential, KindKeyValue, as keyValue's) and the copulas 是, 为, 為 and
+// は ("the password is": a credential where the value reads as generated,
+// strongValue, else masked as KindHighEntropy, as proseValue's).
+//
+// Anchors (aCJK): the full-width separators' lead byte 0xEF and the last
+// bytes of the copulas, 0xAF (是 E6 98 AF, は E3 81 AF) and 0xBA (为 E4 B8
+// BA, 為 E7 82 BA); an ASCII ':' or '=' is sep's anchor, which calls
+// cjkPair when a byte of a multi-byte character precedes it. In Chinese
+// text about one byte in forty is one of them, each turned away by a look
+// at the two bytes beside it.
+
+// cjkLabels are the labels, in UTF-8: password (Simplified and
+// Traditional Chinese, Japanese, Korean), passphrase, secret key, private
+// key, token.
+var cjkLabels = [][]byte{
+	[]byte("密码"), []byte("密碼"), []byte("口令"), []byte("密钥"), []byte("秘钥"), []byte("私钥"),
+	[]byte("密鑰"), []byte("金鑰"), []byte("私鑰"), []byte("令牌"), []byte("パスワード"), []byte("비밀번호"),
+}
+
+// cjkNeedles are cjkLabels for MayHoldCredential (exact: no case).
+func cjkNeedles() []string {
+	out := make([]string, len(cjkLabels))
+	for k, l := range cjkLabels {
+		out[k] = string(l)
+	}
+	return out
+}
+
+// cjkSep returns the separator whose anchor byte is s[i]: [ss, se), and
+// whether it is a copula (prose) rather than a key=value separator.
+func cjkSep(s []byte, i int) (ss, se int, copula, ok bool) {
+	switch s[i] {
+	case 0xEF: // '：' EF BC 9A, '＝' EF BC 9D
+		if i+2 < len(s) && s[i+1] == 0xBC && (s[i+2] == 0x9A || s[i+2] == 0x9D) {
+			return i, i + 3, false, true
+		}
+	case 0xAF: // 是 E6 98 AF, は E3 81 AF
+		if i >= 2 && (s[i-2] == 0xE6 && s[i-1] == 0x98 || s[i-2] == 0xE3 && s[i-1] == 0x81) {
+			return i - 2, i + 1, true, true
+		}
+	case 0xBA: // 为 E4 B8 BA, 為 E7 82 BA
+		if i >= 2 && (s[i-2] == 0xE4 && s[i-1] == 0xB8 || s[i-2] == 0xE7 && s[i-1] == 0x82) {
+			return i - 2, i + 1, true, true
+		}
+	case ':', '=':
+		return i, i + 1, false, true
+	}
+	return 0, 0, false, false
+}
+
+// afterMultiByte reports whether the byte before s[i], past up to three
+// spaces and a closing quote (escaped or not), ends a multi-byte
+// character: the gate of sep's call of cjkPair.
+func afterMultiByte(s []byte, from, i int) bool {
+	j := i
+	for j > from && i-j < 3 && s[j-1] == ' ' {
+		j--
+	}
+	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+		for n := 0; n < 7 && j > from && s[j-1] == '\\'; n++ {
+			j--
+		}
+	}
+	return j > from && s[j-1] >= 0x80
+}
+
+// cjkKeyed is cjkPair's look before the separator whose anchor is s[i],
+// without its value: mayProbe's gate for a tail whose value the next
+// text may hold.
+func cjkKeyed(s []byte, i int) bool {
+	_, _, ok := cjkKey(s, 0, i)
+	return ok
+}
+
+// cjkKey looks before the separator whose anchor byte is s[i] for a CJK
+// label, or a credential key before a full-width separator, at or after
+// from. se is where the separator ends.
+func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
+	ss, se, copula, ok := cjkSep(s, i)
+	if !ok || ss < from {
+		return 0, false, false
+	}
+	ke := ss
+	for ke > from && ss-ke < 3 && s[ke-1] == ' ' {
+		ke--
+	}
+	if !copula && ke > from && (s[ke-1] == '"' || s[ke-1] == '\'') {
+		// A quoted key: "数据库密码": "…", also in JSON text held in a
+		// string (\"数据库密码\":\"…\").
+		ke--
+		for n := 0; n < 7 && ke > from && s[ke-1] == '\\'; n++ {
+			ke--
+		}
+	}
+	if cjkLabelAt(s, from, ke) {
+		return se, copula, true
+	}
+	if copula || s[ss] != 0xEF {
+		return 0, false, false // an ASCII key before ':' or '=' is keyValue's
+	}
+	ks := ke
+	for ks > from && ke-ks < 64 && is(s[ks-1], word|cKey) {
+		ks--
+	}
+	return se, false, ks < ke && classifyWords(s, ks, ke).Credential()
+}
+
+// cjkPair matches the value of a CJK-labelled credential whose separator
+// has its anchor byte at s[i] (see cjkLabels).
+func cjkPair(s []byte, from, i int) (Match, bool) {
+	se, copula, ok := cjkKey(s, from, i)
+	if !ok {
+		return Match{}, false
+	}
+	va, ve, ok := cjkValue(s, se)
+	if !ok {
+		return Match{}, false
+	}
+	v := s[va:ve]
+	least := 4
+	if copula {
+		least = 6
+	}
+	if len(v) < least || isMask(s, va) || holdsMask(v) || v[0] == '<' || !hasAlnum(v) {
+		return Match{}, false
+	}
+	if copula && !strongValue(v) {
+		return Match{va, ve, KindHighEntropy}, true
+	}
+	return Match{va, ve, KindKeyValue}, true
+}
+
+// hasAlnum reports whether v holds an ASCII letter or digit: a quoted
+// value written in CJK characters ("密码：“未设置”", not set) is none.
+func hasAlnum(v []byte) bool {
+	for _, c := range v {
+		if is(c, alnum) {
+			return true
+		}
+	}
+	return false
+}
+
+// cjkLabelAt reports whether one of cjkLabels ends at s[ke] (and starts at
+// or after from).
+func cjkLabelAt(s []byte, from, ke int) bool {
+	if ke-from < 6 || s[ke-1] < 0x80 {
+		return false
+	}
+	for _, l := range cjkLabels {
+		if ke-len(l) >= from && bytes.Equal(s[ke-len(l):ke], l) {
+			return true
+		}
+	}
+	return false
+}
+
+// cjkValue is the value after a separator that ends at s[p]: past up to
+// three spaces, the text in quotes (ASCII, “…”, ‘…’, 「…」, 『…』; on one
+// line, at most 256 bytes), or else the run of printable ASCII up to a
+// space, a quote, a backslash (an escape in JSON text) or a multi-byte
+// character, less a closing '.', ',', ';' or ')'.
+func cjkValue(s []byte, p int) (va, ve int, ok bool) {
+	n := len(s)
+	for k := 0; k < 3 && p < n && (s[p] == ' ' || s[p] == '\t'); k++ {
+		p++
+	}
+	if p >= n {
+		return 0, 0, false
+	}
+	var closing []byte
+	switch c := s[p]; {
+	case c == '"' || c == '\'' || c == '`':
+		closing = s[p : p+1]
+		p++
+	case c == '\\' && p+1 < n && s[p+1] == '"': // JSON text held in a string
+		closing = s[p : p+2]
+		p += 2
+	case c == 0xE2 && p+2 < n && s[p+1] == 0x80 && (s[p+2] == 0x9C || s[p+2] == 0x98): // “ ‘
+		closing = []byte{0xE2, 0x80, s[p+2] + 1}
+		p += 3
+	case c == 0xE3 && p+2 < n && s[p+1] == 0x80 && (s[p+2] == 0x8C || s[p+2] == 0x8E): // 「 『
+		closing = []byte{0xE3, 0x80, s[p+2] + 1}
+		p += 3
+	}
+	if closing != nil {
+		k := bytes.Index(s[p:min(n, p+256)], closing)
+		if k <= 0 || bytes.IndexByte(s[p:p+k], '\n') >= 0 {
+			return 0, 0, false
+		}
+		return p, p + k, true
+	}
+	e := p
+	for e < n && e-p < 256 && s[e] > ' ' && s[e] < 0x7f && s[e] != '"' && s[e] != '\'' && s[e] != '`' && s[e] != '\\' {
+		e++
+	}
+	for e > p && (s[e-1] == '.' || s[e-1] == ',' || s[e-1] == ';' || s[e-1] == ')') {
+		e--
+	}
+	return p, e, e > p
+}
