@@ -2725,11 +2725,19 @@ const (
 // token. next > i is where the scan goes on (after the token) when the
 // token was looked at.
 func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
-	if i < b64.word && (b64.nested || i < b64.end) {
+	if (i < b64.word || i == b64.word && s[i] == '+') && (b64.nested || i < b64.end) {
 		// Inside a word judged already and a run checked already (or text
 		// decoded from base64): b64.check and the judgement below both
 		// decline, wherever the word starts. Each digit of a long word (a
 		// UUID, a hash, base64) walked back to its start before.
+		//
+		// At a '+' that ends the word judged last (base64's words are
+		// runs between '+' and '/'), the judgement would be that word's
+		// again, from the same start (the walk back from the '+' passes
+		// the digit it was judged at): what the '+' adds is only a token
+		// glued after it inside the word, and one the scan did not reach
+		// and return before the '+' is none (a token prefix is no digit,
+		// so no digit run the scan skips holds one). So it declines too.
 		return Match{}, false, 0
 	}
 	a := i
