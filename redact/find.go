@@ -2840,23 +2840,9 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 		plus, slash = plus || h.lastPlus >= y, slash || h.lastSlash >= y
 		fwd, y = *h, h.fwdY
 	} else {
-		plain := true
-		for y < len(s) {
-			if c := s[y]; is(c, b64alpha) {
-				if c == '+' {
-					fwd.lastPlus = y
-				} else if c == '/' {
-					fwd.lastSlash = y
-				}
-				y++
-			} else if atFold(s, y, "%2b") || atFold(s, y, "%2f") {
-				y += 3
-				plain = false
-			} else {
-				break
-			}
-			plus, slash = plus || s[y-1] == '+' || s[y-1]|0x20 == 'b' && s[y-3] == '%', slash || s[y-1] == '/' || s[y-1]|0x20 == 'f' && s[y-3] == '%'
-		}
+		var p, sl, plain bool
+		y, fwd.lastPlus, fwd.lastSlash, p, sl, plain = runAfter(s, y)
+		plus, slash = plus || p, slash || sl
 		if fwd.fwdY = y; !plain {
 			fwd.fwdY = 0
 		}
@@ -2897,6 +2883,38 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 		return m
 	}
 	return Match{x, e, KindHighEntropy}
+}
+
+// runAfter walks the base64 run on from s[y] for b64Run, whose word ends
+// there (s[y-2] and s[y-1] are no '%'): its end, the last '+' and '/'
+// of its plain stretches (-1 if none), whether it holds a '+' or '/',
+// also URL-encoded ("%2B", "%2F"), and whether all of it is plain. The
+// plain stretches go a run at a time (runLong), their last '+' and '/'
+// looked for from their ends: the walk a byte, which judged each byte's
+// '+' and '/' and the encoded forms' "%" two bytes back, was most of
+// b64Run's instructions. (A plain byte never has a '%' two bytes before
+// it: not at the word's end, and an encoded byte's "%2" is followed by
+// its letter.)
+func runAfter(s []byte, y int) (end, lastPlus, lastSlash int, plus, slash, plain bool) {
+	lastPlus, lastSlash, plain = -1, -1, true
+	for y < len(s) {
+		if z := runLong(s, y, b64alpha); z > y {
+			if k := bytes.LastIndexByte(s[y:z], '+'); k >= 0 {
+				lastPlus, plus = y+k, true
+			}
+			if k := bytes.LastIndexByte(s[y:z], '/'); k >= 0 {
+				lastSlash, slash = y+k, true
+			}
+			y = z
+		}
+		if !atFold(s, y, "%2b") && !atFold(s, y, "%2f") {
+			break
+		}
+		y += 3
+		plain = false
+		plus, slash = plus || s[y-1]|0x20 == 'b', slash || s[y-1]|0x20 == 'f'
+	}
+	return y, lastPlus, lastSlash, plus, slash, plain
 }
 
 // wordToken judges the word s[a:b] around the digit (or '+') at s[i], the
