@@ -357,6 +357,12 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 	k := KindNone
 	switch s[i] {
 	case 'A':
+		if i+1 >= len(s) || !afterA[s[i+1]] {
+			// Every shape below holds one of these after its 'A': in a
+			// base64 run 7 'A's in 8 are followed by none, and were tried
+			// against each shape in turn.
+			return Match{}, false
+		}
 		st = i
 		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
 			// 16 key characters at least; a longer run is masked whole
@@ -538,6 +544,18 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{st, e, k}, true
 }
+
+// afterA marks the bytes that follow the 'A' of a shape prefixed looks
+// for at an 'A': AKIA, AKID (K), ASIA (S), ABIA (B), ACCA (C), AIza and
+// LTAI (I), Telegram's ":AA" and X's 21 'A's (A), ATATT3 and ATCTT3 (T),
+// Redis's AUTH (U). A new shape at an 'A' adds its second byte here
+// (TestAfterA checks the shapes' examples).
+var afterA = func() (t [256]bool) {
+	for _, c := range []byte("KSBCIATU") {
+		t[c] = true
+	}
+	return t
+}()
 
 // flyMacaroons is the end of a Fly.io token whose first macaroon ends at
 // s[e]: its base64 may end in '=' padding, and a token is one macaroon or
