@@ -81,7 +81,7 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 	for x > from && is(s[x-1], b64alpha) {
 		x--
 	}
-	y := run(s, i, b64alpha)
+	y := runLong(s, i, b64alpha)
 	b.end = y
 	if y-x < minB64 || y-x > maxB64 {
 		return Match{}, false

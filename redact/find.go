@@ -312,6 +312,42 @@ func run(s []byte, i int, cl uint8) int {
 	return i
 }
 
+// runLong is run for a run that is often long (a base64 run, a word that
+// holds a digit: base64 images, hashes, ids): eight bytes a step while
+// eight are left, one bounds check and one loop test for the eight. (run
+// stays the short loop that is inlined: most digit runs are a byte or
+// three.)
+func runLong(s []byte, i int, cl uint8) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8 : i+8]
+		if class[w[0]]&cl == 0 {
+			return i
+		}
+		if class[w[1]]&cl == 0 {
+			return i + 1
+		}
+		if class[w[2]]&cl == 0 {
+			return i + 2
+		}
+		if class[w[3]]&cl == 0 {
+			return i + 3
+		}
+		if class[w[4]]&cl == 0 {
+			return i + 4
+		}
+		if class[w[5]]&cl == 0 {
+			return i + 5
+		}
+		if class[w[6]]&cl == 0 {
+			return i + 6
+		}
+		if class[w[7]]&cl == 0 {
+			return i + 7
+		}
+	}
+	return run(s, i, cl)
+}
+
 // token matches prefix p at i followed by at least min bytes of class cl.
 func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 	if !at(s, i, p) {
@@ -336,6 +372,12 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 	k := KindNone
 	switch s[i] {
 	case 'A':
+		if i+1 >= len(s) || !afterA[s[i+1]] {
+			// Every shape below holds one of these after its 'A': in a
+			// base64 run 7 'A's in 8 are followed by none, and were tried
+			// against each shape in turn.
+			return Match{}, false
+		}
 		st = i
 		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
 			// 16 key characters at least; a longer run is masked whole
@@ -517,6 +559,18 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{st, e, k}, true
 }
+
+// afterA marks the bytes that follow the 'A' of a shape prefixed looks
+// for at an 'A': AKIA, AKID (K), ASIA (S), ABIA (B), ACCA (C), AIza and
+// LTAI (I), Telegram's ":AA" and X's 21 'A's (A), ATATT3 and ATCTT3 (T),
+// Redis's AUTH (U). A new shape at an 'A' adds its second byte here
+// (TestAfterA checks the shapes' examples).
+var afterA = func() (t [256]bool) {
+	for _, c := range []byte("KSBCIATU") {
+		t[c] = true
+	}
+	return t
+}()
 
 // flyMacaroons is the end of a Fly.io token whose first macaroon ends at
 // s[e]: its base64 may end in '=' padding, and a token is one macaroon or
@@ -2745,11 +2799,19 @@ const (
 // token. next > i is where the scan goes on (after the token) when the
 // token was looked at.
 func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
-	if i < b64.word && (b64.nested || i < b64.end) {
+	if (i < b64.word || i == b64.word && s[i] == '+') && (b64.nested || i < b64.end) {
 		// Inside a word judged already and a run checked already (or text
 		// decoded from base64): b64.check and the judgement below both
 		// decline, wherever the word starts. Each digit of a long word (a
 		// UUID, a hash, base64) walked back to its start before.
+		//
+		// At a '+' that ends the word judged last (base64's words are
+		// runs between '+' and '/'), the judgement would be that word's
+		// again, from the same start (the walk back from the '+' passes
+		// the digit it was judged at): what the '+' adds is only a token
+		// glued after it inside the word, and one the scan did not reach
+		// and return before the '+' is none (a token prefix is no digit,
+		// so no digit run the scan skips holds one). So it declines too.
 		return Match{}, false, 0
 	}
 	a := i
@@ -2775,7 +2837,7 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 	if i < b64.word {
 		return Match{}, false, 0
 	}
-	b := run(s, i, word)
+	b := runLong(s, i, word)
 	// The word is judged once; when it is no token, the scan goes on
 	// inside it (a token glued after an id: "run1_ghp_…", "a1-sk-…").
 	b64.word = b
@@ -2816,23 +2878,9 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 		plus, slash = plus || h.lastPlus >= y, slash || h.lastSlash >= y
 		fwd, y = *h, h.fwdY
 	} else {
-		plain := true
-		for y < len(s) {
-			if c := s[y]; is(c, b64alpha) {
-				if c == '+' {
-					fwd.lastPlus = y
-				} else if c == '/' {
-					fwd.lastSlash = y
-				}
-				y++
-			} else if atFold(s, y, "%2b") || atFold(s, y, "%2f") {
-				y += 3
-				plain = false
-			} else {
-				break
-			}
-			plus, slash = plus || s[y-1] == '+' || s[y-1]|0x20 == 'b' && s[y-3] == '%', slash || s[y-1] == '/' || s[y-1]|0x20 == 'f' && s[y-3] == '%'
-		}
+		var p, sl, plain bool
+		y, fwd.lastPlus, fwd.lastSlash, p, sl, plain = runAfter(s, y)
+		plus, slash = plus || p, slash || sl
 		if fwd.fwdY = y; !plain {
 			fwd.fwdY = 0
 		}
@@ -2875,6 +2923,38 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 	return Match{x, e, KindHighEntropy}
 }
 
+// runAfter walks the base64 run on from s[y] for b64Run, whose word ends
+// there (s[y-2] and s[y-1] are no '%'): its end, the last '+' and '/'
+// of its plain stretches (-1 if none), whether it holds a '+' or '/',
+// also URL-encoded ("%2B", "%2F"), and whether all of it is plain. The
+// plain stretches go a run at a time (runLong), their last '+' and '/'
+// looked for from their ends: the walk a byte, which judged each byte's
+// '+' and '/' and the encoded forms' "%" two bytes back, was most of
+// b64Run's instructions. (A plain byte never has a '%' two bytes before
+// it: not at the word's end, and an encoded byte's "%2" is followed by
+// its letter.)
+func runAfter(s []byte, y int) (end, lastPlus, lastSlash int, plus, slash, plain bool) {
+	lastPlus, lastSlash, plain = -1, -1, true
+	for y < len(s) {
+		if z := runLong(s, y, b64alpha); z > y {
+			if k := bytes.LastIndexByte(s[y:z], '+'); k >= 0 {
+				lastPlus, plus = y+k, true
+			}
+			if k := bytes.LastIndexByte(s[y:z], '/'); k >= 0 {
+				lastSlash, slash = y+k, true
+			}
+			y = z
+		}
+		if !atFold(s, y, "%2b") && !atFold(s, y, "%2f") {
+			break
+		}
+		y += 3
+		plain = false
+		plus, slash = plus || s[y-1]|0x20 == 'b', slash || s[y-1]|0x20 == 'f'
+	}
+	return y, lastPlus, lastSlash, plus, slash, plain
+}
+
 // wordToken judges the word s[a:b] around the digit (or '+') at s[i], the
 // first of the word: a token of a known shape with digits (digitToken),
 // else a random one.
@@ -2908,15 +2988,17 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 	}
 	var seen uint8
 	var counts [128]uint16
+	var present [2]uint64 // the bytes counted, a bit each (word bytes are ASCII)
 	for k := a; k < b; k++ {
 		c := s[k]
 		seen |= class[c] & alnum
 		counts[c]++
+		present[c>>6&1] |= 1 << (c & 63)
 	}
 	if seen != alnum || isMask(s, a) {
 		return Match{}, false
 	}
-	if entropy(&counts, b-a) < minEntropy || identifier(s[a:b]) {
+	if entropy(&counts, &present, b-a) < minEntropy || identifier(s[a:b]) {
 		return Match{}, false
 	}
 	if gluedOK && glued.Start <= a {
@@ -2928,29 +3010,33 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 }
 
 // entropy is the Shannon entropy, in bits a byte, of a word of n bytes
-// whose bytes are counted in counts. p·log2(p) of a count under four is
-// worked out at its first use and used again: a random word (a base64
-// image's, 32 to hundreds of bytes) holds most of its bytes once or twice,
-// and math.Log2 a byte was a twentieth of the instructions of such text.
-// The terms and the order of the sum are the same.
-func entropy(counts *[128]uint16, n int) float64 {
+// whose bytes are counted in counts, present the bytes whose count is not
+// 0 (a bit each): only those are visited, in the order of their values, as
+// the walk of all 128 counts took them (a word of 32 to 64 bytes holds 20
+// to 40 distinct ones; the walk of the empty slots was half of the
+// function's instructions). p·log2(p) of a count under four is worked out
+// at its first use and used again: a random word (a base64 image's, 32 to
+// hundreds of bytes) holds most of its bytes once or twice, and math.Log2
+// a byte was a twentieth of the instructions of such text. The terms and
+// the order of the sum are the same.
+func entropy(counts *[128]uint16, present *[2]uint64, n int) float64 {
 	fn := float64(n)
 	h := 0.0
 	var few [4]float64 // the term of count c, once known (never 0: c < n)
-	for _, c := range counts {
-		if c == 0 {
-			continue
-		}
-		if c < uint16(len(few)) {
-			if few[c] == 0 {
-				p := float64(c) / fn
-				few[c] = p * math.Log2(p)
+	for w, m := range present {
+		for ; m != 0; m &= m - 1 {
+			c := counts[w<<6|bits.TrailingZeros64(m)]
+			if c < uint16(len(few)) {
+				if few[c] == 0 {
+					p := float64(c) / fn
+					few[c] = p * math.Log2(p)
+				}
+				h -= few[c]
+				continue
 			}
-			h -= few[c]
-			continue
+			p := float64(c) / fn
+			h -= p * math.Log2(p)
 		}
-		p := float64(c) / fn
-		h -= p * math.Log2(p)
 	}
 	return h
 }

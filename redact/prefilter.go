@@ -236,7 +236,7 @@ func b64Candidate(s []byte, i int) (start, end int, hex, ok bool) {
 	for x > 0 && is(s[x-1], b64alpha) {
 		x--
 	}
-	y := run(s, i, b64alpha)
+	y := runLong(s, i, b64alpha)
 	if y-x < minB64 {
 		return x, y, false, false
 	}

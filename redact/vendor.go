@@ -505,7 +505,7 @@ func digitCandidate(s []byte, i int) (end int, ok bool) {
 	if a > 0 && escLetter(s, a) {
 		a++
 	}
-	b := run(s, i, word)
+	b := runLong(s, i, word)
 	if b-a < minDigitToken {
 		return b, false
 	}
