@@ -397,7 +397,14 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"lftp",           // lftp -u user,<pw> (toolFlag)
 	"mosquitto",      // mosquitto_passwd -b <file> <user> <pw> (htpasswd)
 	"-hp",            // RAR's -hp<pw> (shortFlag)
-	"sudo -s"}        // echo <pw> | sudo -S (echoStdin)
+	"sudo -s",        // echo <pw> | sudo -S (echoStdin)
+	"sudo+-s",        // the same URL-encoded (echoStdinEncoded)
+	"freerdp",        // xfreerdp /p:<pw> (colonArg)
+	"alias set",      // mc alias set NAME URL AK SK (mcAlias)
+	"host add",       // mc config host add NAME URL AK SK (mcAlias)
+	"new pdo",        // new PDO(dsn, user, pw) (callArg)
+	"getconnection",  // DriverManager.getConnection(url, user, pw) (callArg)
+	"private-lines"}  // a PuTTY key's Private-Lines: (ppkPrivate)
 
 // (needleTable is in tables_gen.go.)
 

@@ -353,7 +353,17 @@ func mayProbe(win []byte) bool {
 			return true
 		}
 	}
-	return keyWordEnds(win) || stmtProbeStart(win)
+	return keyWordEnds(win) || stmtProbeStart(win) || cmdProbeStart(win)
+}
+
+// cmdProbeStart is mayProbe's look at the commands of command.go: a probe
+// after win is cmdArg's value (or the rest of one that win's last word
+// starts: "auth 5 5}" | "x1…") only where the white space before it
+// follows the words that name it ("auth ", "auth default ", "wandb
+// login ").
+func cmdProbeStart(win []byte) bool {
+	e := bytes.LastIndexAny(win, " \t")
+	return e > 0 && cmdWords(win, 0, e+1)
 }
 
 // keyWordEnds is mayProbe's look at the end of win: the word before its
