@@ -27,6 +27,12 @@ import "bytes"
 // comment says. next is where the value ends: no later digit before it
 // is a new argument.
 func cmdArg(s []byte, from, i int) (m Match, ok bool, next int) {
+	return cmdArgAt(s, from, i, true)
+}
+
+// cmdArgAt is cmdArg; form: a value in URL-encoded text is looked for in
+// it decoded (cmdArgForm).
+func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	va := i
 	for va > from && i-va < 128 && !proseEndT[s[va-1]] {
 		va--
@@ -36,6 +42,11 @@ func cmdArg(s []byte, from, i int) (m Match, ok bool, next int) {
 		ve++
 	}
 	next = ve
+	if form && (bytes.IndexByte(s[va:ve], '+') >= 0 || bytes.IndexByte(s[va:ve], '%') >= 0) {
+		if m, ok := cmdArgForm(s, from, va, ve); ok {
+			return m, true, next
+		}
+	}
 	if va <= from || va < 2 {
 		return Match{}, false, next
 	}
@@ -83,7 +94,11 @@ func cmdArg(s []byte, from, i int) (m Match, ok bool, next int) {
 		}
 	case b < pre:
 		if cmdWords(s, 0, b) {
-			return Match{va, e, KindKeyValue}, true, next
+			k := KindKeyValue
+			if e-va >= 26 && at(s, va, "s.") {
+				k = KindVendorToken // a Vault service token (vault login s.…)
+			}
+			return Match{va, e, k}, true, next
 		}
 	}
 	return Match{}, false, next
@@ -123,16 +138,19 @@ func cmdWord(s []byte, from, e int) (w, we int, first, ok bool) {
 			k--
 		}
 		if k >= from && s[k] == q && k < e-2 {
-			return k, e, k == from || cmdBreak(s, from, k-1) || s[k-1] == '"', true
+			if k > from && s[k-1] == '\\' {
+				k-- // \"…\" in JSON text
+			}
+			return k, e, k == from || cmdBreak(s, from, k-1) || s[k-1] == '"' || s[k-1] == '(' || s[k-1] == '`', true
 		}
 	}
-	for w > from && e-w < 96 && s[w-1] != ' ' && s[w-1] != '\t' && s[w-1] != '"' && !cmdBreak(s, from, w-1) {
+	for w > from && e-w < 96 && s[w-1] != ' ' && s[w-1] != '\t' && s[w-1] != '"' && s[w-1] != '(' && s[w-1] != '`' && !cmdBreak(s, from, w-1) {
 		w--
 	}
 	if w == e {
 		return 0, 0, false, false
 	}
-	return w, e, w == from || cmdBreak(s, from, w-1) || s[w-1] == '"', true
+	return w, e, w == from || cmdBreak(s, from, w-1) || s[w-1] == '"' || s[w-1] == '(' || s[w-1] == '`', true
 }
 
 // cmdBreak: s[p] ends a command's words (a line end, also escaped in JSON
@@ -388,12 +406,12 @@ func callArg(s []byte, from, p int) bool {
 // colonArg matches the value after the ':' at s[i] of xfreerdp's /p:,
 // netsh's "Key Content : …" and a chpasswd line's "user:password".
 func colonArg(s []byte, from, i int) (Match, bool) {
-	if i < 2 || i+1 >= len(s) {
+	if i < 1 || i+1 >= len(s) {
 		return Match{}, false
 	}
 	switch c := s[i-1]; {
 	case c == 'p' || c == 'P':
-		if s[i-2] == '/' && i >= 3 && (s[i-3] == ' ' || s[i-3] == '\t' || s[i-3] == '\'' || s[i-3] == '"') && lineHolds(s, 0, i-2, "xfreerdp") {
+		if i >= 3 && s[i-2] == '/' && (s[i-3] == ' ' || s[i-3] == '\t' || s[i-3] == '\'' || s[i-3] == '"' || s[i-3] == '\\') && lineHolds(s, 0, i-2, "xfreerdp") {
 			return argAfter(s, from, i+1)
 		}
 	case c == 's':
@@ -452,7 +470,7 @@ func argAfter(s []byte, from, v int) (Match, bool) {
 // [sudo] chpasswd", or the line after "chpasswd <<EOF".
 func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	u := i - 1
-	for u > 0 && i-u < 32 && is(s[u-1], cLower|cDigit|cUnder|cDash) {
+	for u > 0 && i-u < 32 && is(s[u-1], cLower|cDigit|cUnder|cDash) && !escLetter(s, u-1) {
 		u--
 	}
 	if !is(s[u], cLower|cUnder) || i+1 >= len(s) {
@@ -468,8 +486,7 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	}
 	ok := false
 	switch {
-	case u == 0:
-	case s[u-1] == '\'' || s[u-1] == '"' || s[u-1] == ' ':
+	case u == 0 || s[u-1] == '\'' || s[u-1] == '"' || s[u-1] == ' ':
 		// echo 'bob:<pw>' | chpasswd
 		p := e
 		if p < len(s) && (s[p] == '\'' || s[p] == '"') {
@@ -592,4 +609,61 @@ func echoStdinEncoded(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{a[0], a[1], KindKeyValue}, true
+}
+
+// cmdFormBack and cmdFormWin bound the URL-encoded text cmdArgForm decodes:
+// from cmdFormBack bytes before the value's run to its end.
+const (
+	cmdFormBack = 256
+	cmdFormWin  = cmdFormBack + 384
+)
+
+// cmdArgForm looks for cmdArg's and colonArg's values in the run s[va:ve]
+// of URL-encoded text ("state=127.0.0.1%3A6379%3E+auth+<pw>"), decoded
+// ('+' a space, "%XX" its byte, a raw '&', '=' or '?' a line end) with
+// what comes before it: the first one
+// at or after from, in s's coordinates.
+func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
+	var buf [cmdFormWin]byte
+	var pos [cmdFormWin + 1]int32
+	for ve < len(s) && ve-va < cmdFormWin-cmdFormBack-8 && !proseEndT[s[ve]] {
+		ve++ // (the value found may run on past the run cmdArg judged)
+	}
+	n := 0
+	for p := max(0, va-cmdFormBack); p < ve && n < len(buf); {
+		pos[n] = int32(p)
+		switch c := s[p]; {
+		case c == '+':
+			buf[n], p = ' ', p+1
+		case c == '&' || c == '=' || c == '?':
+			buf[n], p = '\n', p+1 // (a pair's bounds: the value is a text of its own)
+		case c == '%' && p+2 < len(s) && hexVal(s[p+1]) >= 0 && hexVal(s[p+2]) >= 0:
+			buf[n], p = byte(hexVal(s[p+1])<<4|hexVal(s[p+2])), p+3
+		default:
+			buf[n], p = c, p+1
+		}
+		n++
+	}
+	if n == len(buf) {
+		return Match{}, false
+	}
+	pos[n] = int32(ve)
+	d := buf[:n]
+	done := 0
+	for k := 0; k < n; k++ {
+		var m Match
+		var ok bool
+		switch c := d[k]; {
+		case c >= '0' && c <= '9' && k >= done:
+			m, ok, done = cmdArgAt(d, 0, k, false)
+		case c == ':' && int(pos[k]) >= va:
+			m, ok = colonArg(d, 0, k)
+		default:
+			continue
+		}
+		if ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va {
+			return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
+		}
+	}
+	return Match{}, false
 }

@@ -205,6 +205,14 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 			if i >= cmdDone && s[i] != '+' {
 				m, ok, next := cmdArg(s, from, i)
 				if ok {
+					if m.Start > i {
+						// A value in URL-encoded text, decoded: what
+						// comes before it is searched first (a match
+						// there is the first).
+						if m2, ok := scanState(s[:m.Start], from, i, b64); ok {
+							return m2, true
+						}
+					}
 					return m, true
 				}
 				cmdDone = next

@@ -38,7 +38,7 @@ func TestSweep11Commands(t *testing.T) {
 		{"mc config host add s3 https://s3.amazonaws.com admin " + pw, pw, false},
 		{`{"command":"set -gx DB_PASSWORD ` + pw + `"}`, pw, false},
 		{`{"command":"redis-cli\n127.0.0.1:6379> auth ` + pw + `"}`, pw, false},
-	}, false, []string{
+	}, true, []string{
 		"auth failed for user bob",
 		"127.0.0.1:6379> auth $REDIS_PASSWORD",
 		"127.0.0.1:6379> auth <password>",
@@ -78,7 +78,7 @@ func TestSweep11Calls(t *testing.T) {
 		{"define( 'AUTH_KEY', 'x;Q3|p~v@L9+Zk!b^Tq0' );", "x;Q3|p~v@L9+Zk!b^Tq0", false},
 		{`$conn = mysqli_connect("db", "app", "` + pw + `", "shop");`, pw, false},
 		{`{"code":"s.login(\"bob\", \"` + pw + `\")"}`, pw, false},
-	}, false, []string{
+	}, true, []string{
 		"server.login(user, password)",
 		"server.login(user, os.environ['SMTP_PASSWORD'])",
 		"$pdo = new PDO($dsn, $user, $pass);",
@@ -108,7 +108,7 @@ func TestSweep11Colon(t *testing.T) {
 		{"chpasswd <<EOF\nbob:" + pw + "\nEOF", pw, false},
 		{`{"cmd":"echo 'deploy:` + nd + `' | sudo chpasswd -c SHA512"}`, nd, false},
 		{"PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: rsa-key\nPublic-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQABAAAAgQ\nPrivate-Lines: 2\n" + ppk + "\nAAAAQQDk3x9q0vz7m2p5r8t1w4y6b0n3c5d7f\nPrivate-MAC: 0123456789abcdef0123456789abcdef01234567\n", ppk, false},
-	}, false, []string{
+	}, true, []string{
 		"xfreerdp /u:admin /p:$RDP_PASSWORD /v:host",
 		"xfreerdp /u:admin /v:host /cert:ignore",
 		"rdp /p:korvelstabumix",
