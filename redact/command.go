@@ -33,16 +33,27 @@ func cmdArg(s []byte, from, i int) (m Match, ok bool, next int) {
 // cmdArgAt is cmdArg; form: a value in URL-encoded text is looked for in
 // it decoded (cmdArgForm).
 func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
+	// (A value's first digit is among its first 32 bytes: a random one
+	// of 32 letters has none once in 300.)
 	va := i
-	for va > from && i-va < 128 && !proseEndT[s[va-1]] {
-		va--
+	var enc uint8 // cmdRunT's 2: a '+' or '%' in the run
+	for lo := max(from, i-32); va > lo; va-- {
+		t := cmdRunT[s[va-1]]
+		if t == 1 {
+			break
+		}
+		enc |= t
 	}
 	ve := i + 1
-	for ve < len(s) && ve-va < 256 && !proseEndT[s[ve]] {
-		ve++
+	for hi := min(len(s), va+256); ve < hi; ve++ {
+		t := cmdRunT[s[ve]]
+		if t == 1 {
+			break
+		}
+		enc |= t
 	}
 	next = ve
-	if form && (bytes.IndexByte(s[va:ve], '+') >= 0 || bytes.IndexByte(s[va:ve], '%') >= 0) {
+	if form && enc != 0 {
 		if m, ok := cmdArgForm(s, from, va, ve); ok {
 			return m, true, next
 		}
@@ -74,7 +85,7 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 			e--
 		}
 	}
-	if e-va < 4 || !cmdValue(s[va:e]) || isMask(s, va) {
+	if e-va < 6 || !cmdValue(s[va:e]) || isMask(s, va) {
 		return Match{}, false, next
 	}
 	// The words or the call before the value are read before from too
@@ -104,11 +115,46 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	return Match{}, false, next
 }
 
+// cmdRunT is proseEndT as cmdArgAt walks a value's run: 1 ends it, 2 is
+// a '+' or '%' (the run may be URL-encoded), 0 any other byte.
+var cmdRunT = func() (t [256]uint8) {
+	for c := range t {
+		if proseEndT[c] {
+			t[c] = 1
+		}
+	}
+	t['+'], t['%'] = 2, 2
+	return t
+}()
+
+// cmdWordT says which bytes end a word for cmdWord walking back: 1 white
+// space, '"', '(', '`', a line end or a shell operator; 2 a letter that
+// ends one after a backslash (JSON text's "\\n": escLetter says).
+var cmdWordT = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\"(`\n\r|;&") {
+		t[c] = 1
+	}
+	for _, c := range []byte("ntrbf") {
+		t[c] = 2
+	}
+	return t
+}()
+
+// cmdLastT marks the last bytes of the words cmdWords looks at before
+// the last one: "login" (and wandb's flags after it), "auth", "setx",
+// fish's set flags, "set", and a URL's port, '/' or ".com".
+var cmdLastT = func() (t [256]bool) {
+	for _, c := range []byte("nNhHxXgGuUlLtTmM/0123456789") {
+		t[c] = true
+	}
+	return t
+}()
+
 // cmdValue reports an argument that may be a secret: not a variable, a
 // placeholder, a flag or a number.
 func cmdValue(v []byte) bool {
 	switch v[0] {
-	case '$', '%', '{', '-', '*', '<', '@', '?', '}', ']', '[', '(', ')', ',', ';', ':', '=':
+	case '$', '%', '{', '-', '*', '<', '@', '?', '}', ']', '[', '(', ')', ',', ';', ':', '=', '/':
 		return false
 	}
 	for _, c := range v {
@@ -144,7 +190,10 @@ func cmdWord(s []byte, from, e int) (w, we int, first, ok bool) {
 			return k, e, k == from || cmdBreak(s, from, k-1) || s[k-1] == '"' || s[k-1] == '(' || s[k-1] == '`', true
 		}
 	}
-	for w > from && e-w < 96 && s[w-1] != ' ' && s[w-1] != '\t' && s[w-1] != '"' && s[w-1] != '(' && s[w-1] != '`' && !cmdBreak(s, from, w-1) {
+	for w > from && e-w < 96 {
+		if t := cmdWordT[s[w-1]]; t == 1 || t == 2 && w-1 > from && escLetter(s, w-1) {
+			break
+		}
 		w--
 	}
 	if w == e {
@@ -189,7 +238,16 @@ func cmdWords(s []byte, from, b int) bool {
 		}
 	}
 	// The word before the last: "login" before a token (after flags),
-	// "auth" before a user, setx's or set's variable, user-secrets' key.
+	// "auth" before a user, setx's or set's variable, user-secrets' key,
+	// mc's URL (one that ends in a port, '/' or ".com"). Only where its
+	// last byte may end one of them (after "login", any).
+	l := w0
+	for l > from && w0-l < 8 && (s[l-1] == ' ' || s[l-1] == '\t') {
+		l--
+	}
+	if l == w0 || l == from || !cmdLastT[s[l-1]] && !(e0-w0 == 5 && eqFold(s[w0:e0], "login")) {
+		return false
+	}
 	w1, e1, first1, ok := cmdWord(s, from, w0)
 	if !ok {
 		return false

@@ -223,8 +223,17 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 			}
 			i = max(next, i+1) - 1 // never stay in place
 		case a&aProse != 0:
-			if m, ok := proseWord(s, from, i); ok {
-				return m, true
+			if s[i] == 'q' {
+				if m, ok := requirepassWord(s, from, i); ok {
+					return m, true
+				}
+			} else if i >= 4 && s[i-1]|0x20 == 's' && s[i-2]|0x20 == 's' {
+				if m, ok := prosePassword(s, from, i); ok {
+					return m, true
+				}
+				if m, ok := sqlPasswordWord(s, from, i); ok {
+					return m, true
+				}
 			}
 		}
 	}

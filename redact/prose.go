@@ -101,21 +101,10 @@ func englishWord(v []byte) bool {
 	return false
 }
 
-// proseWord is the check at an aProse anchor: "password is <word>" at a
-// 'w', SQL's "PASSWORD '<word>'" at its 'w' or 'W', Redis's "requirepass
-// <word>" at its 'q'. Their values with no digit are masked and never a
-// credential, as prosePassword's (a value with a digit is proseValue's).
-func proseWord(s []byte, from, i int) (Match, bool) {
-	if s[i] == 'q' {
-		return requirepassWord(s, from, i)
-	}
-	if s[i] == 'w' {
-		if m, ok := prosePassword(s, from, i); ok {
-			return m, true
-		}
-	}
-	return sqlPasswordWord(s, from, i)
-}
+// At the other aProse anchors (scanState): SQL's "PASSWORD '<word>'" at
+// its 'w' or 'W', Redis's "requirepass <word>" at its 'q'. Their values
+// with no digit are masked and never a credential, as prosePassword's (a
+// value with a digit is proseValue's).
 
 // sqlPasswordWord matches the quoted value of SQL's "PASSWORD '<pw>'"
 // (CREATE ROLE … PASSWORD, ALTER USER … WITH PASSWORD) whose 'w' or 'W'
@@ -124,7 +113,7 @@ func proseWord(s []byte, from, i int) (Match, bool) {
 // ')' or a space).
 func sqlPasswordWord(s []byte, from, i int) (Match, bool) {
 	kw := i - 4
-	if kw <= from || i+5 >= len(s) || !atFold(s, kw, "password") || !wordStart(s, kw) || s[i+4] != ' ' || s[kw-1] != ' ' {
+	if kw <= from || i+5 >= len(s) || s[i-1]|0x20 != 's' || s[i+4] != ' ' || !atFold(s, kw, "password") || !wordStart(s, kw) || s[i+4] != ' ' || s[kw-1] != ' ' {
 		return Match{}, false
 	}
 	if q := s[i+5]; q != '\'' && q != '"' && q != '\\' {
