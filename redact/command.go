@@ -8,20 +8,22 @@ import "bytes"
 // client's "bindpw <pw>", "wandb login", "cargo login" and "vault login"
 // with a token, nmcli's "wifi-sec.psk <psk>" and "... password <pw>",
 // Windows' "setx NAME <v>" and fish's "set -gx NAME <v>" of a
-// credential-named variable, "dotnet user-secrets set <key> <v>", and
-// the password argument of smtplib's and ftplib's .login(user, pw), PHP's
-// new PDO(dsn, user, pw) and mysqli(host, user, pw), JDBC's
-// DriverManager.getConnection(url, user, pw), Go's smtp.PlainAuth("",
-// user, pw, host) and PHP's define('DB_PASSWORD', pw). Each is found at a
-// digit of the value (an anchor of Find and of the pre-check: a value
-// with no digit is left, as proseValue leaves one), and judged once a
-// value (cmdArg's next). A variable, a placeholder or a mask is none.
+// credential-named variable, "dotnet user-secrets set <key> <v>", the
+// secret key of MinIO's "mc alias set NAME URL ACCESSKEY SECRETKEY" (a
+// URL that ends in a port, '/' or ".com"), and the password argument of
+// smtplib's and ftplib's .login(user, pw), PHP's new PDO(dsn, user, pw)
+// and mysqli(host, user, pw), JDBC's DriverManager.getConnection(url,
+// user, pw), Go's smtp.PlainAuth("", user, pw, host) and PHP's
+// define('DB_PASSWORD', pw). Each is found at a digit of the value (an
+// anchor of Find and of the pre-check: a value with no digit is left, as
+// proseValue leaves one), and judged once a value (cmdArg's next); in
+// URL-encoded text, decoded (cmdArgForm). A variable, a placeholder or a
+// mask is none.
 //
 // At a ':' (sep): xfreerdp's /p:<pw>, the "Key Content : <psk>" line of
 // netsh wlan show profile key=clear, a "user:password" line fed to
 // chpasswd (echo 'bob:<pw>' | chpasswd, or the line after "chpasswd
-// <<EOF"), and MinIO's "mc alias set NAME URL ACCESSKEY SECRETKEY" (at
-// the URL's "://"); these need no digit.
+// <<EOF") and a PuTTY key's Private-Lines block; these need no digit.
 
 // cmdArg matches the argument whose digit is s[i], as the package
 // comment says. next is where the value ends: no later digit before it
