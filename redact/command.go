@@ -533,8 +533,8 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	for u > 0 && i-u < 32 && is(s[u-1], cLower|cDigit|cUnder|cDash) && !escLetter(s, u-1) {
 		u--
 	}
-	if !is(s[u], cLower|cUnder) || i+1 >= len(s) {
-		return Match{}, false
+	if !is(s[u], cLower|cUnder) || i+1 >= len(s) || u > 0 && s[u-1] != '\'' && s[u-1] != '"' && s[u-1] != ' ' && s[u-1] != '\n' && !escLetter(s, u-1) {
+		return Match{}, false // (the user starts a line or a quoted or echoed word)
 	}
 	v := i + 1
 	e := v
