@@ -36,6 +36,9 @@ func TestSweep11Commands(t *testing.T) {
 		{"mc alias set myminio http://minio:9000 AKIAEXAMPLEKEYABCDEF wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", false},
 		{"mc alias set local http://127.0.0.1:9000 minioadmin " + pw, pw, false},
 		{"mc config host add s3 https://s3.amazonaws.com admin " + pw, pw, false},
+		{"//registry.npmjs.org/:_authToken=3f2a9c1e-4b5d-4e6f-8a7b-9c0d1e2f3a4b", "3f2a9c1e-4b5d-4e6f-8a7b-9c0d1e2f3a4b", false},
+		{`npmAuthToken: "` + pw + `"`, pw, false},
+		{"vault login hvs.CAESIJk3x9q0vz7m2p5r8t1w4y6b0n3c5d7fGh4KHGh2cy5abcdefgh", "CAESIJk3x9q0vz7m2p5r8t1w4y6b0n3c5d7fGh4KHGh2cy5abcdefgh", false},
 		{`{"command":"set -gx DB_PASSWORD ` + pw + `"}`, pw, false},
 		{`{"command":"redis-cli\n127.0.0.1:6379> auth ` + pw + `"}`, pw, false},
 	}, true, []string{
