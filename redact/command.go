@@ -153,8 +153,12 @@ var cmdLastT = func() (t [256]bool) {
 }()
 
 // cmdValue reports an argument that may be a secret: not a variable, a
-// placeholder, a flag or a number.
+// placeholder, a flag, a number, nor one that holds a mask (masked
+// already: "+******(fp:…)" is read again at a digit of its fingerprint).
 func cmdValue(v []byte) bool {
+	if holdsMask(v) {
+		return false
+	}
 	switch v[0] {
 	case '$', '%', '{', '-', '*', '<', '@', '?', '}', ']', '[', '(', ')', ',', ';', ':', '=', '/':
 		return false
@@ -273,7 +277,7 @@ func cmdWords(s []byte, from, b int) bool {
 		return e1-w1 > 8 && mcAlias(s, from, w1, e1)
 	}
 	if e1-w1 == 4 && eqFold(s[w1:e1], "setx") || s[w1] == '-' && fishSetFlag(s[w1:e1]) {
-		if s[w0] == '"' || s[w0] == '\'' {
+		if e0-w0 >= 2 && (s[w0] == '"' || s[w0] == '\'') && s[e0-1] == s[w0] {
 			w0, e0 = w0+1, e0-1
 		}
 		if !classifyWords(s, w0, e0).Credential() {
@@ -686,8 +690,9 @@ const (
 func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 	var buf [cmdFormWin]byte
 	var pos [cmdFormWin + 1]int32
+	ve0 := ve // a value found starts in the run cmdArg judged
 	for ve < len(s) && ve-va < cmdFormWin-cmdFormBack-8 && !proseEndT[s[ve]] {
-		ve++ // (the value found may run on past the run cmdArg judged)
+		ve++ // (and may run on past it)
 	}
 	n := 0
 	for p := max(0, va-cmdFormBack); p < ve && n < len(buf); {
@@ -721,7 +726,7 @@ func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 		default:
 			continue
 		}
-		if ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va {
+		if ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
 			return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
 		}
 	}

@@ -769,9 +769,12 @@ func setPasswordForEncoded(s []byte, from, i int) (Match, bool) {
 	if atFold(s, v, "password%28") {
 		v += len("password%28")
 	}
-	st, end, ok := stmtValue(s, v, true)
-	if !ok || st == v {
+	if !atFold(s, v, "%27") && !atFold(s, v, "%22") && !atFold(s, v, "%5c%22") {
 		return Match{}, false // (quoted: encoded quotes)
+	}
+	st, end, ok := stmtValue(s, v, true)
+	if !ok {
+		return Match{}, false
 	}
 	return Match{st, end, KindKeyValue}, true
 }

@@ -362,8 +362,31 @@ func mayProbe(win []byte) bool {
 // follows the words that name it ("auth ", "auth default ", "wandb
 // login ").
 func cmdProbeStart(win []byte) bool {
-	e := bytes.LastIndexAny(win, " \t")
-	return e > 0 && cmdWords(win, 0, e+1)
+	if e := bytes.LastIndexAny(win, " \t"); e > 0 && cmdWords(win, 0, e+1) {
+		return true
+	}
+	if !bytes.ContainsAny(win, "+%&=?") {
+		return false
+	}
+	// URL-encoded ("Auth+0+" | "x1…", or a probe's "%3D…" after "=Auth
+	// 0 "): as cmdArgForm reads it, decoded.
+	var buf [tailWindow]byte
+	n := 0
+	for p := max(0, len(win)-len(buf)); p < len(win); n++ {
+		switch c := win[p]; {
+		case c == '+':
+			buf[n], p = ' ', p+1
+		case c == '&' || c == '=' || c == '?':
+			buf[n], p = '\n', p+1
+		case c == '%' && p+2 < len(win) && hexVal(win[p+1]) >= 0 && hexVal(win[p+2]) >= 0:
+			buf[n], p = byte(hexVal(win[p+1])<<4|hexVal(win[p+2])), p+3
+		default:
+			buf[n], p = c, p+1
+		}
+	}
+	d := buf[:n]
+	e := bytes.LastIndexAny(d, " \t")
+	return e > 0 && cmdWords(d, 0, e+1)
 }
 
 // keyWordEnds is mayProbe's look at the end of win: the word before its
