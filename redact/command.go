@@ -102,11 +102,11 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	}
 	switch c := s[b-1]; {
 	case c == ',' || c == '(':
-		if quoted && callArg(s, 0, b-1) {
+		if quoted && callArg(s, 0, b-1) && !holdsMask(s[va:e]) {
 			return Match{va, e, KindKeyValue}, true, next
 		}
 	case b < pre:
-		if cmdWords(s, 0, b) {
+		if cmdWords(s, 0, b) && !holdsMask(s[va:e]) {
 			k := KindKeyValue
 			if e-va >= 26 && at(s, va, "s.") {
 				k = KindVendorToken // a Vault service token (vault login s.…)
@@ -153,12 +153,10 @@ var cmdLastT = func() (t [256]bool) {
 }()
 
 // cmdValue reports an argument that may be a secret: not a variable, a
-// placeholder, a flag, a number, nor one that holds a mask (masked
-// already: "+******(fp:…)" is read again at a digit of its fingerprint).
+// placeholder, a flag or a number. (Nor one that holds a mask, masked
+// already: "+******(fp:…)" is read again at a digit of its fingerprint;
+// its callers ask holdsMask once the rest holds.)
 func cmdValue(v []byte) bool {
-	if holdsMask(v) {
-		return false
-	}
 	switch v[0] {
 	case '$', '%', '{', '-', '*', '<', '@', '?', '}', ']', '[', '(', ')', ',', ';', ':', '=', '/':
 		return false
@@ -499,7 +497,7 @@ func colonArg(s []byte, from, i int) (Match, bool) {
 			for e > v && s[e-1] == ' ' {
 				e--
 			}
-			if v >= from && e-v >= 8 && !isMask(s, v) && cmdValue(s[v:e]) {
+			if v >= from && e-v >= 8 && cmdValue(s[v:e]) && !holdsMask(s[v:e]) {
 				return Match{v, e, KindKeyValue}, true
 			}
 		}
@@ -523,7 +521,7 @@ func argAfter(s []byte, from, v int) (Match, bool) {
 	for e < len(s) && e-v < 256 && s[e] != '\n' && s[e] != '\r' && s[e] != '\\' && (q != 0 && s[e] != q || q == 0 && s[e] != ' ' && s[e] != '\t' && s[e] != '"' && s[e] != '\'') {
 		e++
 	}
-	if e-v < 4 || !cmdValue(s[v:e]) || isMask(s, v) {
+	if e-v < 4 || !cmdValue(s[v:e]) || holdsMask(s[v:e]) {
 		return Match{}, false
 	}
 	return Match{v, e, KindKeyValue}, true
@@ -545,7 +543,7 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	for e < len(s) && e-v < 128 && s[e] != ' ' && s[e] != '\t' && s[e] != '\n' && s[e] != '\r' && s[e] != '\'' && s[e] != '"' && s[e] != '\\' {
 		e++
 	}
-	if e-v < 4 || v < from || !cmdValue(s[v:e]) || isMask(s, v) {
+	if e-v < 4 || v < from || !cmdValue(s[v:e]) || holdsMask(s[v:e]) {
 		return Match{}, false
 	}
 	ok := false

@@ -365,7 +365,14 @@ func cmdProbeStart(win []byte) bool {
 	if e := bytes.LastIndexAny(win, " \t"); e > 0 && cmdWords(win, 0, e+1) {
 		return true
 	}
-	if !bytes.ContainsAny(win, "+%&=?") {
+	enc := false
+	for _, c := range win {
+		if c == '+' || c == '%' || c == '&' || c == '=' || c == '?' {
+			enc = true
+			break
+		}
+	}
+	if !enc {
 		return false
 	}
 	// URL-encoded ("Auth+0+" | "x1…", or a probe's "%3D…" after "=Auth
