@@ -80,7 +80,17 @@
 // Pwd={…}, a quote doubled inside a quoted value (ADO.NET's
 // Password="a"";b"), SQL*Plus's "SQL> conn user/<pw>@alias", GitHub
 // Actions' ::add-mask::<secret>, "echo <pw> | docker login
-// --password-stdin". An unquoted value
+// --password-stdin". Also (command.go): a password or token a command
+// or a call takes as a plain argument, seen at a digit of it (Redis's
+// lower-case auth, bindpw, wandb/cargo/vault login, nmcli's psk and
+// password, setx and fish's set -gx of a credential-named variable,
+// dotnet user-secrets set, mc alias set's secret key, .login(user, pw),
+// new PDO, mysqli_connect, getConnection, smtp.PlainAuth,
+// define('DB_PASSWORD', …)), and at a ':' xfreerdp's /p:, netsh's "Key
+// Content : …", a chpasswd line and a PuTTY key's Private-Lines; echo
+// <pw> | sudo -S and SET PASSWORD FOR URL-encoded; SQL's PASSWORD '…'
+// and requirepass with no digit in the value (masked, no finding, as
+// prose passwords). An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.

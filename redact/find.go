@@ -121,6 +121,8 @@ var anchor = func() (t [256]uint8) {
 	t[0xEF] |= aCJK
 	t[0xAF] |= aCJK
 	t[0xBA] |= aCJK
+	t['W'] |= aProse // SQL's PASSWORD '<pw>' (sqlPasswordWord)
+	t['q'] |= aProse // Redis's requirepass <pw> (requirepassWord)
 	return t
 }()
 
@@ -170,6 +172,7 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 	n := len(s)
 	t := &anchor
 	c := anchorCursor{tb: &anchorBits, w: start}
+	cmdDone := 0 // cmdArg judged the value up to here
 	for i := start; i < n; i++ {
 		if i = c.next(s, i); i >= n {
 			break
@@ -203,14 +206,38 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				return m, true
 			}
 		case a&aDigit != 0:
+			if i >= cmdDone && s[i] != '+' {
+				m, ok, next := cmdArg(s, from, i)
+				if ok {
+					if m.Start > i {
+						// A value in URL-encoded text, decoded: what
+						// comes before it is searched first (a match
+						// there is the first).
+						if m2, ok := scanState(s[:m.Start], from, i, b64); ok {
+							return m2, true
+						}
+					}
+					return m, true
+				}
+				cmdDone = next
+			}
 			m, ok, next := number(s, from, i, &b64)
 			if ok {
 				return m, true
 			}
 			i = max(next, i+1) - 1 // never stay in place
 		case a&aProse != 0:
-			if m, ok := prosePassword(s, from, i); ok {
-				return m, true
+			if s[i] == 'q' {
+				if m, ok := requirepassWord(s, from, i); ok {
+					return m, true
+				}
+			} else if i >= 4 && s[i-1]|0x20 == 's' && s[i-2]|0x20 == 's' {
+				if m, ok := prosePassword(s, from, i); ok {
+					return m, true
+				}
+				if m, ok := sqlPasswordWord(s, from, i); ok {
+					return m, true
+				}
 			}
 		case a&aCJK != 0:
 			if m, ok := cjkPair(s, from, i); ok {
@@ -456,6 +483,11 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == ' ' && (i+2 == len(s) || s[i+2] == ' ') && at(s, i-5, "sudo") && wordStart(s, i-5) {
 			if m, ok := echoStdin(s, from, i); ok {
 				return m, true // echo <pw> | sudo -S <command>
+			}
+		}
+		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == '+' && (i+2 == len(s) || s[i+2] == '+' || s[i+2] == '&') && at(s, i-5, "sudo") {
+			if m, ok := echoStdinEncoded(s, from, i); ok {
+				return m, true // echo+<pw>+%7C+sudo+-S+<command>
 			}
 		}
 		if i+1 < len(s) && (s[i+1] == '-' || s[i+1] == 'u') && (i == 0 || s[i-1] != '-') {
@@ -847,6 +879,9 @@ func sep(s []byte, from, i int) (Match, bool) {
 			if m, ok := addMask(s, from, i); ok {
 				return m, true // GitHub Actions' "::add-mask::<secret>"
 			}
+		}
+		if m, ok := colonArg(s, from, i); ok {
+			return m, true // xfreerdp /p:, netsh's Key Content, chpasswd
 		}
 	}
 	if s[i] == '=' && i > from && s[i-1] == ' ' && mayValueAfterEq(s, i) {
@@ -2693,6 +2728,11 @@ func numberAt(s []byte, from, i int, b64 *b64state) (m Match, ok bool, next int)
 			}
 			if m, ok := goDSNEncoded(s, from, i); ok {
 				return m, true, 0 // "app%3A<pw>%40tcp%28db%3A3306%29"
+			}
+		}
+		if s[i+1]|0x20 == 'd' && i >= 2 && s[i-2] == '+' {
+			if m, ok := setPasswordForEncoded(s, from, i-1); ok {
+				return m, true, 0 // SET+PASSWORD+FOR+…+%3D+%27<pw>%27
 			}
 		}
 		if s[i+1]|0x20 == 'a' && atFold(s, i+2, "%2f%2f") {

@@ -265,7 +265,13 @@ func FuzzFind(f *testing.F) {
 		// h-secrets4's forms
 		"nats://u:p#w@h:1", "x%3A%2F%2Fa%40b%3Ap%23w%40h", "Authorization%3A%20Basic%20dXNlcjpwdw%3D%3D", "Basic+dXNlcjpwdw%2B%2F",
 		"localhost%3A5432%3Ad%3Au%3Apw", "%2A%3A%2A%3A%2A%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus+u%2Fpw%40db", "-----BEGIN%20PRIVATE%20KEY-----%0Ax",
-		"k%3D%5C%22pw%5C%22", "x%3A%5C%2F%5C%2Fu%3Ap%40h", "a\\u0073k-12345678", "u%253A%252F%252Fa%253Ap%2540h", "EAAA" + strings.Repeat("x1", 30) + "+/"} {
+		"k%3D%5C%22pw%5C%22", "x%3A%5C%2F%5C%2Fu%3Ap%40h", "a\\u0073k-12345678", "u%253A%252F%252Fa%253Ap%2540h", "EAAA" + strings.Repeat("x1", 30) + "+/",
+		// h-secrets11's forms
+		"6379> auth pw1xyz", "auth default pw1xyz\r\n", "bindpw pw1xyz", "wandb login --x a1b2c3d4", "set -gx API_KEY pw1xyz", "setx TOKEN pw1xyz",
+		"dotnet user-secrets set K pw1xyz", "mc alias set m http://h:9 AK pw1xyz", `s.login(u, "pw1xyz")`, "new PDO(d, 'u', 'pw1xyz')",
+		"define('DB_PASSWORD', 'pw1xyz')", "xfreerdp /p:pwxyzw", "Key Content : pwxyzwv", "echo 'u:pw1xyz' | chpasswd", "chpasswd <<E\nu:pw1xyz",
+		"Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQAB", "q=6379%3E+auth+pw1xyz", "q=echo+pw1xyz+%7C+sudo+-S+id", "SET+PASSWORD+FOR+u+%3D+%27pw1x%27",
+		"PASSWORD 'pwxyzwv'", "requirepass pwxyzwv"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))

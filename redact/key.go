@@ -400,7 +400,20 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"lftp",           // lftp -u user,<pw> (toolFlag)
 	"mosquitto",      // mosquitto_passwd -b <file> <user> <pw> (htpasswd)
 	"-hp",            // RAR's -hp<pw> (shortFlag)
-	"sudo -s"}        // echo <pw> | sudo -S (echoStdin)
+	"sudo -s",        // echo <pw> | sudo -S (echoStdin)
+	"sudo+-s",        // the same URL-encoded (echoStdinEncoded)
+	// command.go's (most of its words hold a credential word already:
+	// auth, pw, psk, secret, pass, key, login):
+	"freerdp",       // xfreerdp /p:<pw> (colonArg)
+	"alias set",     // mc alias set NAME URL AK SK (mcAlias)
+	"new pdo",       // new PDO(dsn, user, pw) (callArg)
+	"getconnection", // DriverManager.getConnection(url, user, pw) (callArg)
+	"private-lines", // a PuTTY key's Private-Lines: (ppkPrivate)
+	// a tail cut inside the words before the value is kept:
+	"smtp.",   // smtp.Pl | ainAuth("", user, "<pw>", host)
+	"define(", // define( 'D | B_PASSWORD', '<pw>')
+	"set -gx", // set -gx OPENAI_ | API_KEY <key>
+	"vault l"} // vault log | in s.…
 
 // (needleTable is in tables_gen.go.)
 

@@ -110,13 +110,21 @@ func MayHoldCredentialText[T Text](s T) bool {
 	}
 	b64End, wordEnd := 0, 0 // the runs checked already
 	var prose proseState
-	hasAt := 0 // 0: not looked for yet, 1: no '@' in b, 2: one at least
+	hasAt := 0   // 0: not looked for yet, 1: no '@' in b, 2: one at least
+	cmdDone := 0 // cmdArg judged the value up to here
 	c := anchorCursor{tb: &credAnchorBits}
 	for i := 0; i < n; i++ {
 		if i = c.next(b, i); i >= n {
 			break
 		}
 		if anchor[b[i]]&aDigit != 0 {
+			if i >= cmdDone && b[i] != '+' {
+				if m, ok, next := cmdArg(b, 0, i); ok && m.Kind.Credential() {
+					return true
+				} else {
+					cmdDone = next
+				}
+			}
 			if i >= 5 && b[i] != '+' && (i >= prose.done || b[i-1] == '%' || b[i-1] == 'u') {
 				if m, ok := proseValue(b, 0, i, &prose); ok && m.Kind.Credential() {
 					return true
@@ -371,12 +379,18 @@ func mayRevealCredential(s []byte, i int) bool {
 		}
 		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
 			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i) ||
-				i >= 11 && s[i-1] == ':' && mayAddMask(s, i))
+				i >= 11 && s[i-1] == ':' && mayAddMask(s, i) || mayColonArg(s, i))
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
 	}
 	return false
+}
+
+// mayColonArg is colonArg for the pre-check (any start).
+func mayColonArg(s []byte, i int) bool {
+	_, ok := colonArg(s, 0, i)
+	return ok
 }
 
 // mayAddMask is addMask for the pre-check (any start).
@@ -590,6 +604,11 @@ func encodedSep(s []byte, i int) bool {
 			return true
 		}
 		if _, ok := goDSNEncoded(s, 0, i); ok {
+			return true
+		}
+	}
+	if s[i+1]|0x20 == 'd' && i >= 2 && s[i-2] == '+' {
+		if _, ok := setPasswordForEncoded(s, 0, i-1); ok {
 			return true
 		}
 	}

@@ -26,9 +26,11 @@ var credentialExamples = map[Kind][]string{
 	KindSlack:      {slackBot, "t=" + slackUser, "app " + slackApp, "xoxa-1234567890", "xoxr-1234567890", "xoxs-1234567890", "xoxo-1234567890"},
 	KindStripe:     {stripeSK, stripeTK, stripeRK, "rk_test_4eC39HqLyjWDarjtT1zdp7dc"},
 	KindGoogle:     {googleKey, "maps?key=" + googleKey},
-	KindPrivateKey: {pemKey, "here " + pemKey + " there", strings.ReplaceAll(pemKey, "\n", `\n`)},
+	KindPrivateKey: {"Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQABAAAB", pemKey, "here " + pemKey + " there", strings.ReplaceAll(pemKey, "\n", `\n`)},
 	KindCookie:     {"Cookie: sid=31d4d96e407aad42; lang=en", "Set-Cookie: id=a3fWa; Secure", "cookies=a"},
-	KindKeyValue: {"数据库密码：Zq7mK2pLx9Vw", "访问令牌为 t0kZ9pQm3Lx8", "비밀번호: Zq7mK2pL", "password：Zq7mK2pL", "password=hunter2", "q=password%3Dhunter2%26x", "token%3Dabc", `{\\\"api_key\\\":\\\"v\\\"}`, "api_key: AbC123", "pwd = 'x y'", `{\"password\":\"p@ss w0rd\"}`, "token=abc",
+	KindKeyValue: {"6379> auth Kqz9pwmvt", "wandb login a1b2c3d4e5f6", "set -gx API_KEY Kqz9pwmvt", `server.login(u, "Kqz9pwmvt")`,
+		"xfreerdp /p:Kqzpwmvt", "echo 'bob:Kqz9pwmvt' | chpasswd", "q=6379%3E+auth+Kqz9pwmvt", "q=echo+Kqz9pwmvt+%7C+sudo+-S+id",
+		"数据库密码：Zq7mK2pLx9Vw", "访问令牌为 t0kZ9pQm3Lx8", "비밀번호: Zq7mK2pL", "password：Zq7mK2pL", "password=hunter2", "q=password%3Dhunter2%26x", "token%3Dabc", `{\\\"api_key\\\":\\\"v\\\"}`, "api_key: AbC123", "pwd = 'x y'", `{\"password\":\"p@ss w0rd\"}`, "token=abc",
 		"/cb#access_token=tok-123&state=1", "aws_secret_access_key=" + "wJalrXUtnFEMI", "AccountKey=Zm9v==", "api_key_ref=vault://k",
 		"x@b.secretary_sig=v", "my.passphrase: v", "client_secret='v'", "auth=v", "sig=v", "credentials: v", "CSRFToken=v",
 		"1private_key: hunter2verysecret", "x9password=v", "oauth2token=v", "2fa_secret9: v"},
@@ -349,7 +351,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 		"db.x:5432:d:u:pw", "s/p@//h", "rman t/p@db", "ldapsearch -w pw", "dp.pt." + strings.Repeat("aB3", 11),
 		"path: v", "x_pat: v", "github_path_pat=v", "mykey=v", "a.signature=v", "pathtoken: v", "xapi_key: v", "keypath: v",
 		`"path": "p", "token": "t"`, "user_pass: v", "%22key%22%3A%22v%22",
-		"localhost%3A5432%3Ad%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus%20u%2Fpw%40db", "k%3D%5C%22pw%5C%22", "Basic%20dXNlcjpwdw%3D%3D", "%2540"} {
+		"localhost%3A5432%3Ad%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus%20u%2Fpw%40db", "k%3D%5C%22pw%5C%22", "Basic%20dXNlcjpwdw%3D%3D", "%2540",
+		"6379> auth pw1xyz", "set -gx API_KEY pw1xyz", "mc alias set m http://h:9 AK pw1xyz", `s.login(u, "pw1xyz")`, "xfreerdp /p:pwxyzw",
+		"echo 'u:pw1xyz' | chpasswd", "Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQAB", "q=6379%3E+auth+pw1xyz", "q=echo+pw1xyz+%7C+sudo+-S+id"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

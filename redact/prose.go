@@ -100,3 +100,64 @@ func englishWord(v []byte) bool {
 	}
 	return false
 }
+
+// At the other aProse anchors (scanState): SQL's "PASSWORD '<word>'" at
+// its 'w' or 'W', Redis's "requirepass <word>" at its 'q'. Their values
+// with no digit are masked and never a credential, as prosePassword's (a
+// value with a digit is proseValue's).
+
+// sqlPasswordWord matches the quoted value of SQL's "PASSWORD '<pw>'"
+// (CREATE ROLE … PASSWORD, ALTER USER … WITH PASSWORD) whose 'w' or 'W'
+// is s[i]: a quoted value after one space, in a statement (the word is
+// not the first of the text, and the value is followed by the end, ';',
+// ')' or a space).
+func sqlPasswordWord(s []byte, from, i int) (Match, bool) {
+	kw := i - 4
+	if kw <= from || i+5 >= len(s) || s[i-1]|0x20 != 's' || s[i+4] != ' ' || !atFold(s, kw, "password") || !wordStart(s, kw) || s[i+4] != ' ' || s[kw-1] != ' ' {
+		return Match{}, false
+	}
+	if q := s[i+5]; q != '\'' && q != '"' && q != '\\' {
+		return Match{}, false
+	}
+	st, end, ok := stmtValue(s, i+5, false)
+	if !ok || st == i+5 || end-st < 6 {
+		return Match{}, false
+	}
+	return proseDigitless(s, st, end)
+}
+
+// requirepassWord matches the value of Redis's "requirepass <pw>" (its
+// config file, CONFIG SET requirepass <pw>) whose 'q' is s[i].
+func requirepassWord(s []byte, from, i int) (Match, bool) {
+	kw := i - 2
+	if kw < from || i+10 >= len(s) || !at(s, kw, "requirepass") || !wordStart(s, kw) {
+		return Match{}, false
+	}
+	v := kw + 11
+	if s[v] != ' ' && s[v] != '\t' {
+		return Match{}, false
+	}
+	for v < len(s) && v-kw < 16 && (s[v] == ' ' || s[v] == '\t') {
+		v++
+	}
+	st, end, ok := stmtValue(s, v, false)
+	if !ok || end-st < 6 || st == v && englishWord(s[st:end]) {
+		return Match{}, false // ("the requirepass directive")
+	}
+	return proseDigitless(s, st, end)
+}
+
+// proseDigitless is the value s[st:end] as a word with no digit, masked
+// as high_entropy; one with a digit is left to proseValue, which sees it
+// at the digit (and judges whether it is a credential).
+func proseDigitless(s []byte, st, end int) (Match, bool) {
+	for _, c := range s[st:end] {
+		if is(c, cDigit) {
+			return Match{}, false
+		}
+	}
+	if isMask(s, st) || sqlNonValue(s[st:end]) || eqFoldAny(s[st:end], "null", "password") {
+		return Match{}, false
+	}
+	return Match{st, end, KindHighEntropy}, true
+}

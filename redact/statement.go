@@ -735,3 +735,46 @@ func setPasswordFor(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{st, end, KindKeyValue}, true
 }
+
+// setPasswordForEncoded is setPasswordFor URL-encoded ("SET+PASSWORD+FOR+
+// %27bob%27%40%27%25%27+%3D+%27<pw>%27"), whose "%3D" starts at s[i].
+func setPasswordForEncoded(s []byte, from, i int) (Match, bool) {
+	j := i
+	for j > from && i-j < 4 && s[j-1] == '+' {
+		j--
+	}
+	if j == i {
+		return Match{}, false
+	}
+	u := j
+	for u > from && j-u < 128 && s[u-1] != '+' && s[u-1] != '&' && s[u-1] != '=' {
+		u--
+	}
+	if u == j || u-from < 13 {
+		return Match{}, false
+	}
+	f, fe, ok := stmtWordBefore(s, from, u, true)
+	if !ok || fe-f != 3 || !eqFold(s[f:fe], "for") {
+		return Match{}, false
+	}
+	if p, pe, ok := stmtWordBefore(s, from, f, true); !ok || !eqFold(s[p:pe], "password") {
+		return Match{}, false
+	} else if w, we, ok := stmtWordBefore(s, from, p, true); !ok || !eqFold(s[w:we], "set") {
+		return Match{}, false
+	}
+	v := i + 3
+	for v < len(s) && v-i < 8 && s[v] == '+' {
+		v++
+	}
+	if atFold(s, v, "password%28") {
+		v += len("password%28")
+	}
+	if !atFold(s, v, "%27") && !atFold(s, v, "%22") && !atFold(s, v, "%5c%22") {
+		return Match{}, false // (quoted: encoded quotes)
+	}
+	st, end, ok := stmtValue(s, v, true)
+	if !ok {
+		return Match{}, false
+	}
+	return Match{st, end, KindKeyValue}, true
+}

@@ -362,7 +362,7 @@ func mayProbe(win []byte) bool {
 			return true
 		}
 	}
-	return keyWordEnds(win) || stmtProbeStart(win) || cjkLabelEnds(win)
+	return keyWordEnds(win) || stmtProbeStart(win) || cmdProbeStart(win) || cjkLabelEnds(win)
 }
 
 // cjkLabelEnds reports whether win ends in a CJK label (past white space
@@ -373,6 +373,46 @@ func cjkLabelEnds(win []byte) bool {
 		e--
 	}
 	return cjkLabelAt(win, 0, e)
+}
+
+// cmdProbeStart is mayProbe's look at the commands of command.go: a probe
+// after win is cmdArg's value (or the rest of one that win's last word
+// starts: "auth 5 5}" | "x1…") only where the white space before it
+// follows the words that name it ("auth ", "auth default ", "wandb
+// login ").
+func cmdProbeStart(win []byte) bool {
+	if e := bytes.LastIndexAny(win, " \t"); e > 0 && cmdWords(win, 0, e+1) {
+		return true
+	}
+	enc := false
+	for _, c := range win {
+		if c == '+' || c == '%' || c == '&' || c == '=' || c == '?' {
+			enc = true
+			break
+		}
+	}
+	if !enc {
+		return false
+	}
+	// URL-encoded ("Auth+0+" | "x1…", or a probe's "%3D…" after "=Auth
+	// 0 "): as cmdArgForm reads it, decoded.
+	var buf [tailWindow]byte
+	n := 0
+	for p := max(0, len(win)-len(buf)); p < len(win); n++ {
+		switch c := win[p]; {
+		case c == '+':
+			buf[n], p = ' ', p+1
+		case c == '&' || c == '=' || c == '?':
+			buf[n], p = '\n', p+1
+		case c == '%' && p+2 < len(win) && hexVal(win[p+1]) >= 0 && hexVal(win[p+2]) >= 0:
+			buf[n], p = byte(hexVal(win[p+1])<<4|hexVal(win[p+2])), p+3
+		default:
+			buf[n], p = c, p+1
+		}
+	}
+	d := buf[:n]
+	e := bytes.LastIndexAny(d, " \t")
+	return e > 0 && cmdWords(d, 0, e+1)
 }
 
 // keyWordEnds is mayProbe's look at the end of win: the word before its

@@ -1,0 +1,732 @@
+package redact
+
+import "bytes"
+
+// Passwords and tokens that a command line or a call takes as a plain
+// argument, named by the command or the call and not by a key: Redis's
+// lower-case "auth [<user>] <pw>" (redis-cli, RESP inline), an LDAP
+// client's "bindpw <pw>", "wandb login", "cargo login" and "vault login"
+// with a token, nmcli's "wifi-sec.psk <psk>" and "... password <pw>",
+// Windows' "setx NAME <v>" and fish's "set -gx NAME <v>" of a
+// credential-named variable, "dotnet user-secrets set <key> <v>", the
+// secret key of MinIO's "mc alias set NAME URL ACCESSKEY SECRETKEY" (a
+// URL that ends in a port, '/' or ".com"), and the password argument of
+// smtplib's and ftplib's .login(user, pw), PHP's new PDO(dsn, user, pw)
+// and mysqli(host, user, pw), JDBC's DriverManager.getConnection(url,
+// user, pw), Go's smtp.PlainAuth("", user, pw, host) and PHP's
+// define('DB_PASSWORD', pw). Each is found at a digit of the value (an
+// anchor of Find and of the pre-check: a value with no digit is left, as
+// proseValue leaves one), and judged once a value (cmdArg's next); in
+// URL-encoded text, decoded (cmdArgForm). A variable, a placeholder or a
+// mask is none.
+//
+// At a ':' (sep): xfreerdp's /p:<pw>, the "Key Content : <psk>" line of
+// netsh wlan show profile key=clear, a "user:password" line fed to
+// chpasswd (echo 'bob:<pw>' | chpasswd, or the line after "chpasswd
+// <<EOF") and a PuTTY key's Private-Lines block; these need no digit.
+
+// cmdArg matches the argument whose digit is s[i], as the package
+// comment says. next is where the value ends: no later digit before it
+// is a new argument.
+func cmdArg(s []byte, from, i int) (m Match, ok bool, next int) {
+	return cmdArgAt(s, from, i, true)
+}
+
+// cmdArgAt is cmdArg; form: a value in URL-encoded text is looked for in
+// it decoded (cmdArgForm).
+func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
+	// (A value's first digit is among its first 32 bytes: a random one
+	// of 32 letters has none once in 300.)
+	va := i
+	var enc uint8 // cmdRunT's 2: a '+' or '%' in the run
+	for lo := max(from, i-32); va > lo; va-- {
+		t := cmdRunT[s[va-1]]
+		if t == 1 {
+			break
+		}
+		enc |= t
+	}
+	ve := i + 1
+	for hi := min(len(s), va+256); ve < hi; ve++ {
+		t := cmdRunT[s[ve]]
+		if t == 1 {
+			break
+		}
+		enc |= t
+	}
+	next = ve
+	if form && enc != 0 {
+		if m, ok := cmdArgForm(s, from, va, ve); ok {
+			return m, true, next
+		}
+	}
+	if va <= from || va < 2 {
+		return Match{}, false, next
+	}
+	pre := va // where the argument starts, with its opening quote
+	quoted := false
+	switch c := s[va-1]; c {
+	case ' ', '\t':
+	case '\'', '"', '`':
+		if ve >= len(s) || s[ve] != c && !(c == '"' && at(s, ve, `\"`)) {
+			return Match{}, false, next
+		}
+		pre, quoted = va-1, true
+		if c == '"' && s[va-2] == '\\' {
+			if s[ve] != '\\' {
+				return Match{}, false, next
+			}
+			pre-- // in JSON text: \"<pw>\"
+		}
+	default:
+		return Match{}, false, next
+	}
+	e := ve
+	if !quoted {
+		for e > va && (s[e-1] == ';' || s[e-1] == ',' || s[e-1] == ')') {
+			e--
+		}
+	}
+	if e-va < 6 || !cmdValue(s[va:e]) || isMask(s, va) {
+		return Match{}, false, next
+	}
+	// The words or the call before the value are read before from too
+	// (the value is after it): a user masked as an e-mail address, an
+	// access key as an AWS one, ends a search there.
+	b := pre
+	for b > 0 && pre-b < 8 && (s[b-1] == ' ' || s[b-1] == '\t') {
+		b--
+	}
+	if b == 0 {
+		return Match{}, false, next
+	}
+	switch c := s[b-1]; {
+	case c == ',' || c == '(':
+		if quoted && callArg(s, 0, b-1) && !holdsMask(s[va:e]) {
+			return Match{va, e, KindKeyValue}, true, next
+		}
+	case b < pre:
+		if cmdWords(s, 0, b) && !holdsMask(s[va:e]) {
+			k := KindKeyValue
+			if e-va >= 26 && at(s, va, "s.") {
+				k = KindVendorToken // a Vault service token (vault login s.…)
+			}
+			return Match{va, e, k}, true, next
+		}
+	}
+	return Match{}, false, next
+}
+
+// cmdRunT is proseEndT as cmdArgAt walks a value's run: 1 ends it, 2 is
+// a '+' or '%' (the run may be URL-encoded), 0 any other byte.
+var cmdRunT = func() (t [256]uint8) {
+	for c := range t {
+		if proseEndT[c] {
+			t[c] = 1
+		}
+	}
+	t['+'], t['%'] = 2, 2
+	return t
+}()
+
+// cmdWordT says which bytes end a word for cmdWord walking back: 1 white
+// space, '"', '(', '`', a line end or a shell operator; 2 a letter that
+// ends one after a backslash (JSON text's "\\n": escLetter says).
+var cmdWordT = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\"(`\n\r|;&") {
+		t[c] = 1
+	}
+	for _, c := range []byte("ntrbf") {
+		t[c] = 2
+	}
+	return t
+}()
+
+// cmdLastT marks the last bytes of the words cmdWords looks at before
+// the last one: "login" (and wandb's flags after it), "auth", "setx",
+// fish's set flags, "set", and a URL's port, '/' or ".com".
+var cmdLastT = func() (t [256]bool) {
+	for _, c := range []byte("nNhHxXgGuUlLtTmM/0123456789") {
+		t[c] = true
+	}
+	return t
+}()
+
+// cmdValue reports an argument that may be a secret: not a variable, a
+// placeholder, a flag or a number. (Nor one that holds a mask, masked
+// already: "+******(fp:…)" is read again at a digit of its fingerprint;
+// its callers ask holdsMask once the rest holds.)
+func cmdValue(v []byte) bool {
+	switch v[0] {
+	case '$', '%', '{', '-', '*', '<', '@', '?', '}', ']', '[', '(', ')', ',', ';', ':', '=', '/':
+		return false
+	}
+	for _, c := range v {
+		if !is(c, cDigit) {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdWord is the word (bytes other than white space) that ends at s[e]
+// after white space, walking back from e: [w, we); ok is false at a line
+// end, a shell operator or from. first says that the word starts its
+// line (or its command: after '|', ';', '&', a JSON string's quote).
+func cmdWord(s []byte, from, e int) (w, we int, first, ok bool) {
+	for e > from && (s[e-1] == ' ' || s[e-1] == '\t') {
+		e--
+	}
+	if e == from || cmdBreak(s, from, e-1) {
+		return 0, 0, false, false
+	}
+	w = e
+	if q := s[e-1]; q == '"' || q == '\'' {
+		// A quoted word ("Stripe:SecretKey"): to its opening quote.
+		k := e - 2
+		for k >= from && e-k < 96 && s[k] != q && s[k] != '\n' {
+			k--
+		}
+		if k >= from && s[k] == q && k < e-2 {
+			if k > from && s[k-1] == '\\' {
+				k-- // \"…\" in JSON text
+			}
+			return k, e, k == from || cmdBreak(s, from, k-1) || s[k-1] == '"' || s[k-1] == '(' || s[k-1] == '`', true
+		}
+	}
+	for w > from && e-w < 96 {
+		if t := cmdWordT[s[w-1]]; t == 1 || t == 2 && w-1 > from && escLetter(s, w-1) {
+			break
+		}
+		w--
+	}
+	if w == e {
+		return 0, 0, false, false
+	}
+	return w, e, w == from || cmdBreak(s, from, w-1) || s[w-1] == '"' || s[w-1] == '(' || s[w-1] == '`', true
+}
+
+// cmdBreak: s[p] ends a command's words (a line end, also escaped in JSON
+// text, or a shell operator).
+func cmdBreak(s []byte, from, p int) bool {
+	switch s[p] {
+	case '\n', '\r', '|', ';', '&':
+		return true
+	}
+	return p > from && s[p-1] == '\\' && escLetterAfter(s, p)
+}
+
+// cmdWords reports that the words before s[b] (the argument's start
+// after white space) name it a secret.
+func cmdWords(s []byte, from, b int) bool {
+	w0, e0, first0, ok := cmdWord(s, from, b)
+	if !ok {
+		return false
+	}
+	switch s[e0-1] | 0x20 {
+	case 'h': // auth <pw>, after a prompt ("127.0.0.1:6379> auth …") or first
+		if e0-w0 == 4 && eqFold(s[w0:e0], "auth") {
+			return first0 || redisPrompt(s, from, w0)
+		}
+	case 'w': // bindpw <pw>
+		if e0-w0 >= 6 && eqFold(s[e0-6:e0], "bindpw") && (e0-w0 == 6 || s[e0-7] == '-') {
+			return true
+		}
+	case 'k': // nmcli … wifi-sec.psk <psk>
+		if e0-w0 > 4 && eqFold(s[e0-4:e0], ".psk") {
+			return true
+		}
+	case 'd': // nmcli dev wifi connect <ssid> password <pw>
+		if e0-w0 == 8 && eqFold(s[w0:e0], "password") {
+			return lineHolds(s, from, w0, "nmcli")
+		}
+	}
+	// The word before the last: "login" before a token (after flags),
+	// "auth" before a user, setx's or set's variable, user-secrets' key,
+	// mc's URL (one that ends in a port, '/' or ".com"). Only where its
+	// last byte may end one of them (after "login", any).
+	l := w0
+	for l > from && w0-l < 8 && (s[l-1] == ' ' || s[l-1] == '\t') {
+		l--
+	}
+	if l == w0 || l == from || !cmdLastT[s[l-1]] && !(e0-w0 == 5 && eqFold(s[w0:e0], "login")) {
+		return false
+	}
+	w1, e1, first1, ok := cmdWord(s, from, w0)
+	if !ok {
+		return false
+	}
+	// (wandb login --relogin <key>)
+	if s[w0] == '-' && e1-w1 == 5 && eqFold(s[w1:e1], "login") {
+		w0, e0, first0 = w1, e1, first1
+		if w1, e1, first1, ok = cmdWord(s, from, w0); !ok {
+			return false
+		}
+	}
+	switch {
+	case e0-w0 == 5 && eqFold(s[w0:e0], "login"):
+		return eqFoldAny(s[w1:e1], "wandb", "cargo", "vault")
+	case e1-w1 == 4 && eqFold(s[w1:e1], "auth"):
+		return is(s[w0], word) && (first1 || redisPrompt(s, from, w1))
+	}
+	switch s[e1-1] | 0x20 {
+	case 'x', 'g', 'u', 'l', 't':
+	default:
+		return e1-w1 > 8 && mcAlias(s, from, w1, e1)
+	}
+	if e1-w1 == 4 && eqFold(s[w1:e1], "setx") || s[w1] == '-' && fishSetFlag(s[w1:e1]) {
+		if e0-w0 >= 2 && (s[w0] == '"' || s[w0] == '\'') && s[e0-1] == s[w0] {
+			w0, e0 = w0+1, e0-1
+		}
+		if !classifyWords(s, w0, e0).Credential() {
+			return false
+		}
+		if s[w1] != '-' {
+			return true
+		}
+		// set [-flags…] NAME <value>
+		for k := 0; k < 3; k++ {
+			w2, e2, _, ok := cmdWord(s, from, w1)
+			if !ok {
+				return false
+			}
+			if e2-w2 == 3 && at(s, w2, "set") {
+				return true
+			}
+			if s[w2] != '-' || !fishSetFlag(s[w2:e2]) {
+				return false
+			}
+			w1 = w2
+		}
+		return false
+	}
+	if e1-w1 == 3 && eqFold(s[w1:e1], "set") {
+		w2, e2, _, ok := cmdWord(s, from, w1)
+		return ok && e2-w2 == 12 && at(s, w2, "user-secrets")
+	}
+	return false
+}
+
+// mcAlias: s[w1:e1] is the URL of MinIO's "mc alias set NAME URL
+// ACCESSKEY SECRETKEY" (or the older "mc config host add …"), the
+// argument after the access key its secret key.
+func mcAlias(s []byte, from, w1, e1 int) bool {
+	if !bytes.Contains(s[w1:e1], []byte("://")) {
+		return false
+	}
+	var w [4][2]int // NAME, set/add, alias/host, mc/config
+	p := w1
+	for k := range w {
+		a, e, _, ok := cmdWord(s, from, p)
+		if !ok {
+			return false
+		}
+		w[k], p = [2]int{a, e}, a
+	}
+	word := func(k int) []byte { return s[w[k][0]:w[k][1]] }
+	switch {
+	case string(word(1)) == "set" && string(word(2)) == "alias":
+		return string(word(3)) == "mc" || bytes.HasSuffix(word(3), []byte("/mc"))
+	case string(word(1)) == "add" && string(word(2)) == "host" && string(word(3)) == "config":
+		return true
+	}
+	return false
+}
+
+// fishSetFlag: f is a flag of fish's set that makes a variable global,
+// universal or exported (-gx, -Ux, -x, --export, --global, --universal).
+func fishSetFlag(f []byte) bool {
+	if len(f) >= 3 && f[1] == '-' {
+		return eqFoldAny(f, "--export", "--global", "--universal")
+	}
+	if len(f) < 2 || len(f) > 4 {
+		return false
+	}
+	for _, c := range f[1:] {
+		switch c {
+		case 'g', 'U', 'x', 'u', 'l':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// redisPrompt: the word before s[w] is redis-cli's prompt ("127.0.0.1:6379>",
+// "redis:6379[2]>").
+func redisPrompt(s []byte, from, w int) bool {
+	p, pe, first, ok := cmdWord(s, from, w)
+	return ok && s[pe-1] == '>' && (pe-p >= 2 && s[pe-2] != '-' && s[pe-2] != '=' || pe-p == 1 && first)
+}
+
+// lineHolds: the line of s[w] holds the word cmd before w (within 256
+// bytes).
+func lineHolds(s []byte, from, w int, cmd string) bool {
+	b := w
+	for b > from && w-b < 256 && s[b-1] != '\n' && s[b-1] != '\r' && !escLetter(s, b-1) {
+		b--
+	}
+	for k := b; k+len(cmd) <= w; k++ {
+		if s[k] == cmd[0] && at(s, k, cmd) && (k == b || !is(s[k-1], word)) && (k+len(cmd) == w || !is(s[k+len(cmd)], word)) {
+			return true
+		}
+	}
+	return false
+}
+
+// callArg reports that the ',' or '(' at s[p] (before a quoted argument)
+// makes it the password argument of a call that takes one: .login(user,
+// pw), new PDO(dsn, user, pw), mysqli_connect / new mysqli(host, user, pw),
+// DriverManager.getConnection(url, user, pw), smtp.PlainAuth(id, user, pw,
+// host), define('DB_PASSWORD', pw).
+func callArg(s []byte, from, p int) bool {
+	n := 1 // the argument's place
+	first := -1
+	for s[p] == ',' {
+		// Back over the argument before: a quoted string or an
+		// expression with no ',' or parentheses.
+		q := p
+		for q > from && (s[q-1] == ' ' || s[q-1] == '\t') {
+			q--
+		}
+		if q == from {
+			return false
+		}
+		if c := s[q-1]; c == '\'' || c == '"' {
+			k := q - 2
+			for k >= from && q-k < 256 && s[k] != c && s[k] != '\n' {
+				k--
+			}
+			if k < from || s[k] != c {
+				return false
+			}
+			if k > from && s[k-1] == '\\' {
+				k-- // \"…\" in JSON text
+			}
+			first, q = k, k
+		} else {
+			k := q
+			for k > from && q-k < 128 && s[k-1] != ',' && s[k-1] != '(' && s[k-1] != ')' && s[k-1] != '\n' && s[k-1] != ';' {
+				k--
+			}
+			if k == q {
+				return false
+			}
+			first, q = -1, k
+		}
+		for q > from && (s[q-1] == ' ' || s[q-1] == '\t') {
+			q--
+		}
+		if q == from {
+			return false
+		}
+		p = q - 1
+		if n++; n > 4 {
+			return false
+		}
+	}
+	if s[p] != '(' || n < 2 {
+		return false
+	}
+	ne := p
+	nb := ne
+	for nb > from && ne-nb < 64 && (is(s[nb-1], word) || s[nb-1] == '.') {
+		nb--
+	}
+	name := s[nb:ne]
+	has := func(suffix string) bool {
+		return len(name) >= len(suffix) && string(name[len(name)-len(suffix):]) == suffix &&
+			(len(name) == len(suffix) || name[len(name)-len(suffix)-1] == '.' || name[len(name)-len(suffix)-1] == '_')
+	}
+	switch n {
+	case 2:
+		switch {
+		case has("login"):
+			return len(name) > 5 // a method: server.login(user, pw)
+		case string(name) == "define":
+			if first < 0 {
+				return false
+			}
+			k := first + 1
+			if s[first] == '\\' {
+				k++
+			}
+			ke := run(s, k, word)
+			return ke > k && classifyWords(s, k, ke).Credential()
+		}
+	case 3:
+		switch {
+		case string(name) == "PDO", string(name) == "mysqli":
+			return nb-from >= 4 && at(s, nb-4, "new ")
+		case has("getConnection"), has("PlainAuth"), has("mysqli_connect"):
+			return true
+		}
+	}
+	return false
+}
+
+// colonArg matches the value after the ':' at s[i] of xfreerdp's /p:,
+// netsh's "Key Content : …" and a chpasswd line's "user:password".
+func colonArg(s []byte, from, i int) (Match, bool) {
+	if i < 1 || i+1 >= len(s) {
+		return Match{}, false
+	}
+	switch c := s[i-1]; {
+	case c == 'p' || c == 'P':
+		if i >= 3 && s[i-2] == '/' && (s[i-3] == ' ' || s[i-3] == '\t' || s[i-3] == '\'' || s[i-3] == '"' || s[i-3] == '\\') && lineHolds(s, 0, i-2, "xfreerdp") {
+			return argAfter(s, from, i+1)
+		}
+	case c == 's':
+		if i >= 13 && at(s, i-13, "Private-Lines") {
+			return ppkPrivate(s, from, i)
+		}
+	case c == ' ' || c == '\t':
+		j := i - 1
+		for j > 0 && i-j < 40 && (s[j-1] == ' ' || s[j-1] == '\t') {
+			j--
+		}
+		if j >= 11 && atFold(s, j-11, "key content") && (j == 11 || !is(s[j-12], word)) {
+			v := i + 1
+			for v < len(s) && v-i < 8 && s[v] == ' ' {
+				v++
+			}
+			e := v
+			for e < len(s) && e-v < 64 && s[e] != '\n' && s[e] != '\r' && s[e] != '"' && !(s[e] == '\\' && e+1 < len(s) && (s[e+1] == 'n' || s[e+1] == 'r' || s[e+1] == '"')) {
+				e++
+			}
+			for e > v && s[e-1] == ' ' {
+				e--
+			}
+			if v >= from && e-v >= 8 && cmdValue(s[v:e]) && !holdsMask(s[v:e]) {
+				return Match{v, e, KindKeyValue}, true
+			}
+		}
+	case is(c, cLower|cDigit|cUnder):
+		return chpasswdLine(s, from, i)
+	}
+	return Match{}, false
+}
+
+// argAfter is the argument that starts at s[v] (bare, to white space or a
+// quote; or quoted), as a credential.
+func argAfter(s []byte, from, v int) (Match, bool) {
+	if v < from || v >= len(s) {
+		return Match{}, false
+	}
+	var q byte
+	if s[v] == '"' || s[v] == '\'' {
+		q, v = s[v], v+1
+	}
+	e := v
+	for e < len(s) && e-v < 256 && s[e] != '\n' && s[e] != '\r' && s[e] != '\\' && (q != 0 && s[e] != q || q == 0 && s[e] != ' ' && s[e] != '\t' && s[e] != '"' && s[e] != '\'') {
+		e++
+	}
+	if e-v < 4 || !cmdValue(s[v:e]) || holdsMask(s[v:e]) {
+		return Match{}, false
+	}
+	return Match{v, e, KindKeyValue}, true
+}
+
+// chpasswdLine matches the password of a "user:password" line fed to
+// chpasswd, whose ':' is s[i]: on the line of an "echo '<user>:<pw>' |
+// [sudo] chpasswd", or the line after "chpasswd <<EOF".
+func chpasswdLine(s []byte, from, i int) (Match, bool) {
+	u := i - 1
+	for u > 0 && i-u < 32 && is(s[u-1], cLower|cDigit|cUnder|cDash) && !escLetter(s, u-1) {
+		u--
+	}
+	if !is(s[u], cLower|cUnder) || i+1 >= len(s) || u > 0 && s[u-1] != '\'' && s[u-1] != '"' && s[u-1] != ' ' && s[u-1] != '\n' && !escLetter(s, u-1) {
+		return Match{}, false // (the user starts a line or a quoted or echoed word)
+	}
+	v := i + 1
+	e := v
+	for e < len(s) && e-v < 128 && s[e] != ' ' && s[e] != '\t' && s[e] != '\n' && s[e] != '\r' && s[e] != '\'' && s[e] != '"' && s[e] != '\\' {
+		e++
+	}
+	if e-v < 4 || v < from || !cmdValue(s[v:e]) || holdsMask(s[v:e]) {
+		return Match{}, false
+	}
+	ok := false
+	switch {
+	case u == 0 || s[u-1] == '\'' || s[u-1] == '"' || s[u-1] == ' ':
+		// echo 'bob:<pw>' | chpasswd
+		p := e
+		if p < len(s) && (s[p] == '\'' || s[p] == '"') {
+			p++
+		} else if at(s, p, `\"`) {
+			p += 2
+		}
+		for p < len(s) && s[p] == ' ' {
+			p++
+		}
+		if p < len(s) && s[p] == '|' {
+			k := p + 1
+			for k < len(s) && k-p < 64 && s[k] != '\n' && s[k] != '|' && s[k] != ';' {
+				if s[k] == 'c' && at(s, k, "chpasswd") {
+					ok = true
+					break
+				}
+				k++
+			}
+		}
+	case s[u-1] == '\n' || escLetter(s, u-1) && s[u-1] == 'n':
+		// chpasswd <<EOF, then the line.
+		b := u - 1
+		if s[u-1] == 'n' {
+			b = u - 2
+		}
+		ok = lineHolds(s, 0, b, "chpasswd")
+	}
+	if !ok {
+		return Match{}, false
+	}
+	return Match{v, e, KindKeyValue}, true
+}
+
+// ppkPrivate matches the private lines of a PuTTY key file (.ppk) whose
+// "Private-Lines:" ':' is s[i]: the count's lines after it, base64, as a
+// private key (up to the text's end when it ends inside them).
+func ppkPrivate(s []byte, from, i int) (Match, bool) {
+	p := i + 1
+	if p < len(s) && s[p] == ' ' {
+		p++
+	}
+	ne := run(s, p, cDigit)
+	if ne == p || ne-p > 3 {
+		return Match{}, false
+	}
+	n := 0
+	for _, c := range s[p:ne] {
+		n = n*10 + int(c-'0')
+	}
+	st := ne + lineEndAt(s, ne)
+	if st == ne || st < from || st >= len(s) || n == 0 {
+		return Match{}, false
+	}
+	e := st
+	for k := 0; k < n && e < len(s); k++ {
+		x := run(s, e, b64alpha)
+		for x < len(s) && s[x] == '=' {
+			x++
+		}
+		if x == e {
+			break
+		}
+		e = x
+		if k+1 < n {
+			l := lineEndAt(s, e)
+			if l == 0 || !is(s[min(e+l, len(s)-1)], b64alpha) {
+				break
+			}
+			e += l
+		}
+	}
+	if e-st < 16 {
+		return Match{}, false
+	}
+	return Match{st, e, KindPrivateKey}, true
+}
+
+// echoStdinEncoded is echoStdin URL-encoded ("echo+<pw>+%7C+sudo+-S+…",
+// '+' or "%20" a space, "%27"/"%22" quotes), whose '-' is s[i].
+func echoStdinEncoded(s []byte, from, i int) (Match, bool) {
+	p := i
+	for p-3 >= from && i-p < 256 && !atFold(s, p-3, "%7c") && s[p-1] != '&' && s[p-1] != '=' && !atFold(s, p-3, "%0a") && !atFold(s, p-3, "%3b") {
+		p--
+	}
+	if p-3 < from || !atFold(s, p-3, "%7c") {
+		return Match{}, false
+	}
+	e := p - 3
+	for e > from && s[e-1] == '+' {
+		e--
+	}
+	b := -1
+	for q := e - 5; q >= from && e-q < 256 && s[q] != '&' && s[q] != '='; q-- {
+		if atFold(s, q, "echo+") && (q == from || s[q-1] == '+' || s[q-1] == '=' || s[q-1] == '%' || q >= 3 && atFold(s, q-3, "%22")) {
+			b = q
+			break
+		}
+	}
+	if b < 0 {
+		return Match{}, false
+	}
+	args, na := lastArgs(b+5, e, func(p int) int {
+		if s[p] == '+' {
+			return 1
+		}
+		return 0
+	})
+	if na == 0 {
+		return Match{}, false
+	}
+	a := args[na-1]
+	if na >= 2 && s[args[na-2][0]] != '-' || a[1]-a[0] < 2 {
+		return Match{}, false // more than one word: prose
+	}
+	if a[1]-a[0] > 6 && (atFold(s, a[0], "%27") || atFold(s, a[0], "%22")) && atFold(s, a[1]-3, string(s[a[0]:a[0]+3])) {
+		a = [2]int{a[0] + 3, a[1] - 3}
+	}
+	if s[a[0]] == '-' || atFold(s, a[0], "%24") || atFold(s, a[0], "%60") || isMask(s, a[0]) || a[0] < from {
+		return Match{}, false
+	}
+	return Match{a[0], a[1], KindKeyValue}, true
+}
+
+// cmdFormBack and cmdFormWin bound the URL-encoded text cmdArgForm decodes:
+// from cmdFormBack bytes before the value's run to its end.
+const (
+	cmdFormBack = 256
+	cmdFormWin  = cmdFormBack + 384
+)
+
+// cmdArgForm looks for cmdArg's and colonArg's values in the run s[va:ve]
+// of URL-encoded text ("state=127.0.0.1%3A6379%3E+auth+<pw>"), decoded
+// ('+' a space, "%XX" its byte, a raw '&', '=' or '?' a line end) with
+// what comes before it: the first one
+// at or after from, in s's coordinates.
+func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
+	var buf [cmdFormWin]byte
+	var pos [cmdFormWin + 1]int32
+	ve0 := ve // a value found starts in the run cmdArg judged
+	for ve < len(s) && ve-va < cmdFormWin-cmdFormBack-8 && !proseEndT[s[ve]] {
+		ve++ // (and may run on past it)
+	}
+	n := 0
+	for p := max(0, va-cmdFormBack); p < ve && n < len(buf); {
+		pos[n] = int32(p)
+		switch c := s[p]; {
+		case c == '+':
+			buf[n], p = ' ', p+1
+		case c == '&' || c == '=' || c == '?':
+			buf[n], p = '\n', p+1 // (a pair's bounds: the value is a text of its own)
+		case c == '%' && p+2 < len(s) && hexVal(s[p+1]) >= 0 && hexVal(s[p+2]) >= 0:
+			buf[n], p = byte(hexVal(s[p+1])<<4|hexVal(s[p+2])), p+3
+		default:
+			buf[n], p = c, p+1
+		}
+		n++
+	}
+	if n == len(buf) {
+		return Match{}, false
+	}
+	pos[n] = int32(ve)
+	d := buf[:n]
+	done := 0
+	for k := 0; k < n; k++ {
+		var m Match
+		var ok bool
+		switch c := d[k]; {
+		case c >= '0' && c <= '9' && k >= done:
+			m, ok, done = cmdArgAt(d, 0, k, false)
+		case c == ':' && int(pos[k]) >= va:
+			m, ok = colonArg(d, 0, k)
+		default:
+			continue
+		}
+		if ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
+			return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
+		}
+	}
+	return Match{}, false
+}
