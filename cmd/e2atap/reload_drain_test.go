@@ -1,0 +1,196 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// readRest reads records 1..3 of a stream of heldUpstream (its first chunk
+// was read by openStream) and requires each.
+func readRest(t *testing.T, c *websocket.Conn, id string) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for seq := 1; seq <= 3; seq++ {
+		_, b, err := c.ReadMessage()
+		if err != nil || !strings.Contains(string(b), fmt.Sprintf(`"sequence":%d`, seq)) || !strings.Contains(string(b), `"request_id":"`+id+`"`) {
+			t.Fatalf("record %d of %s after the reload: %q, %v", seq, id, b, err)
+		}
+	}
+}
+
+// closeNormally closes c as a Gateway done with it does, and requires the
+// AgentServer's 1000 back (relayed, not e2atap's 1001).
+func closeNormally(t *testing.T, c *websocket.Conn) {
+	t.Helper()
+	c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(5*time.Second))
+	if code := closedWith(t, c); code != websocket.CloseNormalClosure {
+		t.Fatalf("the close went back as %d, want the AgentServer's 1000", code)
+	}
+	c.Close()
+}
+
+// TestReloadDrainsTheReplacedListener: with the real binary, real signals
+// and real WebSocket peers, a SIGHUP reload that changes a ws tap's
+// settings is a drain, not a cut. Moving the tap to another address: the
+// new address accepts, the old one refuses, and the stream open on a
+// connection through the old address is relayed to its final after the
+// reload and judged (no finding; the connection ends with the peers'
+// 1000). Changing its upstream on the same address: the new tap takes
+// over the socket, so that a Gateway dialling throughout is never
+// refused, and the connection open then goes on. A reload whose new
+// address is taken is rejected with nothing changed: the old address
+// still relays. Before, such a reload stopped the tap and closed every
+// connection with 1001 (a Gateway's streams cut mid-answer at each
+// configuration change).
+func TestReloadDrainsTheReplacedListener(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	release := make(chan struct{})
+	upstream := heldUpstream(t, release)
+	listen, wsA, wsB := freeAddr(t), freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	findings := filepath.Join(dir, "findings.jsonl")
+	config := func(wsListen, upstream string) []byte {
+		return []byte(fmt.Sprintf(`profile: jiuwenswarm
+listen: %s
+streams: {join_window: 0s}
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+outputs:
+  findings: {path: %q}
+`, listen, wsListen, upstream, findings))
+	}
+	os.WriteFile(cfgPath, config(wsA, upstream), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	reloads := 0
+	reload := func(b []byte, want string) {
+		t.Helper()
+		os.WriteFile(cfgPath, b, 0o644)
+		reloads++
+		n := reloads
+		cmd.Process.Signal(syscall.SIGHUP)
+		outcome := func(log string) int {
+			return strings.Count(log, `"msg":"configuration reloaded"`) + strings.Count(log, `"msg":"configuration not fully applied"`) +
+				strings.Count(log, `"msg":"configuration rejected`)
+		}
+		pollUntil(t, fmt.Sprintf("reload %d to be logged", n), 20*time.Second, func() bool { return outcome(stderr.String()) >= n })
+		log := stderr.String()
+		last := log[:strings.LastIndex(log, `"trigger":"SIGHUP"`)]
+		last = log[strings.LastIndexByte(last, '\n')+1:]
+		if outcome(log) != n || !strings.HasPrefix(last[:strings.IndexByte(last, '\n')+1], "{") || !strings.Contains(last[:strings.IndexByte(last, '\n')], want) {
+			t.Fatalf("reload %d: want %s: %s", n, want, tail([]byte(log), 3000))
+		}
+	}
+	waitReady(t, listen)
+
+	// 1. Another address.
+	c1 := dialWS(t, wsA)
+	openStream(t, c1, "moved", false)
+	reload(config(wsB, upstream), `"msg":"configuration reloaded"`)
+	if !strings.Contains(stderr.String(), `"msg":"tap replaced: its previous listener stopped accepting`) {
+		t.Errorf("no log of the retired listener: %s", tail([]byte(stderr.String()), 2000))
+	}
+	pollUntil(t, "the old address to refuse", 20*time.Second, func() bool {
+		nc, err := net.DialTimeout("tcp", wsA, time.Second)
+		if err == nil {
+			nc.Close()
+		}
+		return err != nil
+	})
+	c2 := dialWS(t, wsB)
+	openStream(t, c2, "new-address", false)
+	if n := sumMetric(scrapeQuiet(listen), "e2atap_tap_connections{", `tap="agent-ws"`); n != 2 {
+		t.Errorf("e2atap_tap_connections %v while the old listener's connection drains, want 2 (one each)", n)
+	}
+
+	// 2. The same address, another upstream: the socket is handed over.
+	var dials, refused atomic.Int64
+	stopDials := make(chan struct{})
+	dialsDone := make(chan struct{})
+	go func() {
+		defer close(dialsDone)
+		for i := 0; i < 2000; i++ { // bounded: the reload is logged long before
+			select {
+			case <-stopDials:
+				return
+			default:
+			}
+			d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
+			c, _, err := d.Dial("ws://"+wsB+"/", nil)
+			dials.Add(1)
+			if err != nil {
+				refused.Add(1)
+				continue
+			}
+			c.Close()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	pollUntil(t, "dials under way", 20*time.Second, func() bool { return dials.Load() >= 5 })
+	reload(config(wsB, upstream+"/v2"), `"msg":"configuration reloaded"`)
+	before := dials.Load()
+	pollUntil(t, "dials after the handover", 20*time.Second, func() bool {
+		select {
+		case <-dialsDone:
+			return true
+		default:
+			return dials.Load() >= before+5
+		}
+	})
+	close(stopDials)
+	<-dialsDone
+	if dials.Load() < before+5 {
+		t.Errorf("%d WebSocket dials after the reload, want 5 or more", dials.Load()-before)
+	}
+	if n := refused.Load(); n > 0 {
+		t.Errorf("%d of %d WebSocket dials to %s failed across a reload that kept the address", n, dials.Load(), wsB)
+	}
+	t.Logf("dials across the same-address reload: %d, failed %d", dials.Load(), refused.Load())
+
+	// 3. A new address that is taken: rejected, the old tap untouched.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	reload(config(taken.Addr().String(), upstream), `"msg":"configuration not fully applied"`)
+	if got := metric(t, listen, "e2atap_config_last_reload_successful"); !strings.HasSuffix(got, " 0") {
+		t.Errorf("after a reload whose address is taken: %s", got)
+	}
+	c3 := dialWS(t, wsB)
+	openStream(t, c3, "after-rejected", false)
+
+	// The streams open across the reloads end as their peers end them.
+	close(release)
+	for _, s := range []struct {
+		c  *websocket.Conn
+		id string
+	}{{c1, "moved"}, {c2, "new-address"}, {c3, "after-rejected"}} {
+		readRest(t, s.c, s.id)
+		closeNormally(t, s.c)
+	}
+	pollUntil(t, "the retired listeners' connections to end", 20*time.Second, func() bool {
+		return strings.Count(stderr.String(), `"msg":"the replaced tap's connections were closed by their peers"`) >= 2
+	})
+	pollUntil(t, "no connection left", 20*time.Second, func() bool {
+		return sumMetric(scrapeQuiet(listen), "e2atap_tap_connections{", `tap="agent-ws"`) == 0
+	})
+	stopProcess(t, cmd)
+	if fs := readFindings(t, findings); len(fs) > 0 {
+		t.Errorf("findings %+v, want none: every stream was relayed whole", fs)
+	}
+	if strings.Contains(stderr.String(), `"msg":"drain_timeout reached`) {
+		t.Errorf("a drain was cut: %s", tail([]byte(stderr.String()), 2000))
+	}
+}
