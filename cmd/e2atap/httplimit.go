@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,21 @@ const maxHTTPConns = 64
 // sends its request at once, as a probe or a scraper does, is never closed
 // for it; one in a handler (a scrape, an /observe stream) never is.
 const httpShedMinWait = 250 * time.Millisecond
+
+// httpShedReadWait: past maxHTTPConns, a connection with no request in
+// progress whose read has waited for its client that long is closed for a
+// new one, however recent. The connections waiting in the listen backlog
+// are let in only as fast as slots are freed, and the one idle longest
+// could be closed only httpShedMinWait after its accept: with 1000
+// slowloris clients that reconnect at once, 64 slots let in 256 a second,
+// a probe waited behind the backlog for some 4 s, and 2 probes in 6 (1 s
+// timeout) went unanswered. A client that waited in the backlog has sent
+// its request head by the time it is accepted (a probe, a scraper: the
+// first read returns it whole); one whose server waits in a read has sent
+// a part or nothing. So the backlog now moves at 64 per httpShedReadWait.
+// A TLS client's handshake waits one round trip in such a read: well
+// under this on a cluster's network.
+const httpShedReadWait = 20 * time.Millisecond
 
 // httpIdleTimeout closes a keep-alive connection with no request for
 // that long (it was kept for ever: IdleTimeout falls back to ReadTimeout,
@@ -107,29 +123,42 @@ func (l *limitListener) take() error {
 }
 
 // idlest returns the connection to close for a new one (nil: none yet),
-// or how long until one may be closed (0: none is idle: wait for a slot).
+// or how long until one may be closed (0: none is idle: wait for a slot):
+// the one idle longest, once it has been for httpShedMinWait, or else one
+// whose read has waited for its client for httpShedReadWait.
 func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var next time.Duration // until one may be closed (0: none is idle)
+	soonest := func(d time.Duration) {
+		if next == 0 || d < next {
+			next = d
+		}
+	}
 	for e := l.conns.Front(); e != nil; e = e.Next() {
 		c := e.Value.(*limitConn)
 		if c.busy {
 			continue
 		}
-		if wait := c.since.Add(httpShedMinWait).Sub(now); wait > 0 {
-			return nil, wait
+		wait := c.since.Add(httpShedMinWait).Sub(now)
+		if r := c.reading.Load(); r != 0 {
+			wait = min(wait, time.Duration(r+int64(httpShedReadWait)-now.UnixNano()))
+		}
+		if wait > 0 {
+			soonest(wait)
+			continue
 		}
 		l.conns.Remove(e)
 		c.elem = nil
 		l.shedTotal++
 		if l.shedLogged.IsZero() || now.Sub(l.shedLogged) >= time.Minute {
-			l.log.Warn("the HTTP listener is full: the connection without a request for longest closed (logged at most once a minute)",
-				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String())
+			l.log.Warn("the HTTP listener is full: a connection without a request closed (logged at most once a minute)",
+				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String(), "read_wait", httpShedReadWait.String())
 			l.shedLogged, l.shedTotal = now, 0
 		}
 		return c, 0
 	}
-	return nil, 0
+	return nil, next
 }
 
 // ConnState is the http.Server's hook: a connection in a request (its
@@ -247,6 +276,16 @@ type limitConn struct {
 	elem  *list.Element
 	busy  bool
 	since time.Time
+	// reading: when the read under way began (unix ns; 0: none), the
+	// server waiting for the client.
+	reading atomic.Int64
+}
+
+func (c *limitConn) Read(b []byte) (int, error) {
+	c.reading.Store(time.Now().UnixNano())
+	n, err := c.Conn.Read(b)
+	c.reading.Store(0)
+	return n, err
 }
 
 func (c *limitConn) Close() error {

@@ -62,6 +62,101 @@ func TestHTTPSlowlorisCannotTakeTheProbes(t *testing.T) {
 	}
 }
 
+// TestHTTPSlowlorisBacklogCannotHoldTheProbes: slowloris clients that
+// reconnect as soon as they are closed keep the listen backlog full, and a
+// probe waits in it behind them. The connection idle longest could be
+// closed only httpShedMinWait (250 ms) after its accept, so the backlog
+// moved at slots/250 ms: with the binary's 64 slots and 1000 such clients
+// a probe waited some 4 s, and 2 probes in 6 (1 s timeout) got no answer.
+// A connection whose read waits for its client, with no request in
+// progress, is now closed after httpShedReadWait. Here 8 slots and 200
+// clients: a probe waited 6 s before (192 ahead × 250 ms / 8) and about
+// 0.5 s now (192 × 20 ms / 8); each of 6 probes must be answered within
+// 5 s, ten times that.
+func TestHTTPSlowlorisBacklogCannotHoldTheProbes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 connections")
+	}
+	const slots, clients, probes = 8, 200, 6
+	url, hc := serveLimited(t, slots, false, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	}))
+	addr := strings.TrimPrefix(url, "http://")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var opened sync.WaitGroup // each client's first connection
+	opened.Add(clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := true
+			for {
+				select {
+				case <-stop:
+					if first {
+						opened.Done()
+					}
+					return
+				default:
+				}
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				c.Write([]byte("GET /metrics HTTP/1.1\r\nHost: e2atap\r\nX-a: "))
+				if first {
+					first = false
+					opened.Done()
+				}
+				// Closed by the listener (a read returns) or at the end.
+				done := make(chan struct{})
+				go func() {
+					io.Copy(io.Discard, c)
+					close(done)
+				}()
+				select {
+				case <-done:
+				case <-stop:
+				}
+				c.Close()
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	allOpen := make(chan struct{})
+	go func() {
+		opened.Wait()
+		close(allOpen)
+	}()
+	select {
+	case <-allOpen:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatalf("the %d clients did not all connect", clients)
+	}
+	hc.Timeout = 5 * time.Second
+	var lat []time.Duration
+	for i := range probes {
+		start := time.Now()
+		resp, err := hc.Get(url + "/healthz")
+		if err != nil {
+			t.Fatalf("probe %d of %d behind %d reconnecting slowloris clients on %d slots: %v (answered before it: %v)", i+1, probes, clients, slots, err, lat)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("probe %d: %s", i+1, resp.Status)
+		}
+		lat = append(lat, time.Since(start).Round(time.Millisecond))
+		hc.CloseIdleConnections() // each probe a new connection, as the kubelet's
+	}
+	t.Logf("%d probes answered behind %d slowloris clients on %d slots, in %v", probes, clients, slots, lat)
+}
+
 // TestHTTPSlowBodyCannotTakeTheProbes: clients that send a request with a
 // declared body a byte every few seconds: net/http read the rest of the
 // body before it answered, the connections stayed in a request (never
