@@ -30,7 +30,8 @@ const maxHTTPConns = 64
 // /metrics and /healthz, queued behind them in the backlog, were not
 // answered at all (the kubelet then restarts the sidecar). A client that
 // sends its request at once, as a probe or a scraper does, is never closed
-// for it; one in a handler (a scrape, an /observe stream) never is.
+// for it; one in a handler (a scrape, an /observe stream) is only while
+// its response waits for a client that does not read (httpShedWriteWait).
 const httpShedMinWait = 250 * time.Millisecond
 
 // httpShedReadWait: past maxHTTPConns, a connection with no request in
@@ -45,8 +46,20 @@ const httpShedMinWait = 250 * time.Millisecond
 // first read returns it whole); one whose server waits in a read has sent
 // a part or nothing. So the backlog now moves at 64 per httpShedReadWait.
 // A TLS client's handshake waits one round trip in such a read: well
-// under this on a cluster's network.
+// under this on a cluster's network, but a loaded machine's scheduler
+// can make it longer: under TLS a read closes no connection before
+// httpShedMinWait.
 const httpShedReadWait = 20 * time.Millisecond
+
+// httpShedWriteWait: past maxHTTPConns, a connection in a request whose
+// response write has waited that long for its client to read is closed
+// for a new one: 80 clients that each sent a few hundred requests for
+// /metrics at once and read none of the answers (their receive windows
+// closed) held every slot in a handler, blocked in a write for
+// httpWriteTimeout (30 s), and no probe was answered. A client that reads
+// its answers (a scraper, a probe, an /observe watcher) does not leave a
+// write waiting that long while it is full.
+const httpShedWriteWait = 50 * time.Millisecond
 
 // httpIdleTimeout closes a keep-alive connection with no request for
 // that long (it was kept for ever: IdleTimeout falls back to ReadTimeout,
@@ -125,7 +138,8 @@ func (l *limitListener) take() error {
 // idlest returns the connection to close for a new one (nil: none yet),
 // or how long until one may be closed (0: none is idle: wait for a slot):
 // the one idle longest, once it has been for httpShedMinWait, or else one
-// whose read has waited for its client for httpShedReadWait.
+// whose read (no request in progress) has waited for its client for
+// httpShedReadWait, or whose response write has for httpShedWriteWait.
 func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -137,12 +151,22 @@ func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
 	}
 	for e := l.conns.Front(); e != nil; e = e.Next() {
 		c := e.Value.(*limitConn)
-		if c.busy {
+		var wait time.Duration
+		switch w := c.writing.Load(); {
+		case c.busy && w == 0:
+			// In a handler: looked at again, it may come to wait
+			// in a write.
+			soonest(httpShedWriteWait)
 			continue
-		}
-		wait := c.since.Add(httpShedMinWait).Sub(now)
-		if r := c.reading.Load(); r != 0 {
-			wait = min(wait, time.Duration(r+int64(httpShedReadWait)-now.UnixNano()))
+		case c.busy:
+			wait = time.Duration(w + int64(httpShedWriteWait) - now.UnixNano())
+		default:
+			wait = c.since.Add(httpShedMinWait).Sub(now)
+			// (Not under TLS: its handshake's reads wait for the
+			// client's round trips, not for a slow client.)
+			if r := c.reading.Load(); r != 0 && !c.tls {
+				wait = min(wait, time.Duration(r+int64(httpShedReadWait)-now.UnixNano()))
+			}
 		}
 		if wait > 0 {
 			soonest(wait)
@@ -152,8 +176,9 @@ func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
 		c.elem = nil
 		l.shedTotal++
 		if l.shedLogged.IsZero() || now.Sub(l.shedLogged) >= time.Minute {
-			l.log.Warn("the HTTP listener is full: a connection without a request closed (logged at most once a minute)",
-				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String(), "read_wait", httpShedReadWait.String())
+			l.log.Warn("the HTTP listener is full: a connection waiting for its client closed (logged at most once a minute)",
+				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String(),
+				"read_wait", httpShedReadWait.String(), "write_wait", httpShedWriteWait.String())
 			l.shedLogged, l.shedTotal = now, 0
 		}
 		return c, 0
@@ -165,7 +190,8 @@ func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
 // head read, or hijacked) is not closed for a new one; one that waits for
 // a request goes to the back of the line.
 func (l *limitListener) ConnState(nc net.Conn, st http.ConnState) {
-	if tc, ok := nc.(*tls.Conn); ok {
+	tc, isTLS := nc.(*tls.Conn)
+	if isTLS {
 		nc = tc.NetConn()
 	}
 	c, ok := nc.(*limitConn)
@@ -177,6 +203,7 @@ func (l *limitListener) ConnState(nc net.Conn, st http.ConnState) {
 	if c.elem == nil { // closed, or closed for a new one
 		return
 	}
+	c.tls = c.tls || isTLS
 	switch st {
 	case http.StateActive, http.StateHijacked:
 		c.busy = true
@@ -272,13 +299,22 @@ type limitConn struct {
 	release func()
 	// Guarded by the listener's mu. elem: c's place among its open
 	// connections (nil once closed); busy: in a request; since: when it
-	// last began to wait for one.
+	// last began to wait for one; tls: served over TLS (seen by
+	// ConnState before any read).
 	elem  *list.Element
 	busy  bool
 	since time.Time
-	// reading: when the read under way began (unix ns; 0: none), the
-	// server waiting for the client.
-	reading atomic.Int64
+	tls   bool
+	// reading and writing: when the read or write under way began (unix
+	// ns; 0: none), the server waiting for the client.
+	reading, writing atomic.Int64
+}
+
+func (c *limitConn) Write(b []byte) (int, error) {
+	c.writing.Store(time.Now().UnixNano())
+	n, err := c.Conn.Write(b)
+	c.writing.Store(0)
+	return n, err
 }
 
 func (c *limitConn) Read(b []byte) (int, error) {

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -155,6 +158,109 @@ func TestHTTPSlowlorisBacklogCannotHoldTheProbes(t *testing.T) {
 		hc.CloseIdleConnections() // each probe a new connection, as the kubelet's
 	}
 	t.Logf("%d probes answered behind %d slowloris clients on %d slots, in %v", probes, clients, slots, lat)
+}
+
+// TestHTTPClientsNotReadingCannotTakeTheProbes: clients that send many
+// requests at once (pipelined) and read none of the answers keep their
+// connections in a handler, blocked in a write once the socket buffers
+// are full: closed for none, they held every slot for httpWriteTimeout
+// (30 s; here none is set: for ever), and with 80 of them on the binary
+// no /healthz probe in 8 (1 s timeout) was answered. A response write
+// that waits httpShedWriteWait for its client now lets the connection be
+// closed for a new one. Here 8 slots and 40 such clients that reconnect
+// and do it again: before, no probe was ever answered; now each of 6 is
+// within 15 s (0.25 s expected, 32 ahead × 50 ms / 8; the first took up
+// to 2 s under -race on a machine at load 14).
+func TestHTTPClientsNotReadingCannotTakeTheProbes(t *testing.T) {
+	const slots, clients, probes = 8, 40, 6
+	body := strings.Repeat("metric 1\n", 32<<10) // 288 KiB: more than the socket buffers take
+	url, hc := serveLimited(t, slots, false, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, body)
+	}))
+	addr := strings.TrimPrefix(url, "http://")
+	pipelined := []byte(strings.Repeat("GET /metrics HTTP/1.1\r\nHost: e2atap\r\n\r\n", 50))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var opened sync.WaitGroup
+	opened.Add(clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			first := true
+			defer func() {
+				if first {
+					opened.Done()
+				}
+			}()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+					return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+				}}
+				c, err := d.Dial("tcp", addr)
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				c.Write(pipelined)
+				if first {
+					first = false
+					opened.Done()
+				}
+				// Reads nothing; closed by the listener (a write fails)
+				// or at the end.
+				c.SetReadDeadline(time.Now())
+				for {
+					select {
+					case <-stop:
+						c.Close()
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+					var b [1]byte
+					c.SetReadDeadline(time.Now())
+					if _, err := c.Read(b[:]); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+						break // closed by the listener: again
+					}
+					// (a byte read leaves the window shut all the same)
+				}
+				c.Close()
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	allOpen := make(chan struct{})
+	go func() {
+		opened.Wait()
+		close(allOpen)
+	}()
+	select {
+	case <-allOpen:
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatalf("the %d clients did not all connect", clients)
+	}
+	hc.Timeout = 15 * time.Second
+	var lat []time.Duration
+	for i := range probes {
+		start := time.Now()
+		resp, err := hc.Get(url + "/healthz")
+		if err != nil {
+			t.Fatalf("probe %d of %d behind %d clients not reading on %d slots: %v (answered before it: %v)", i+1, probes, clients, slots, err, lat)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat = append(lat, time.Since(start).Round(time.Millisecond))
+		hc.CloseIdleConnections()
+	}
+	t.Logf("%d probes answered behind %d clients not reading on %d slots, in %v", probes, clients, slots, lat)
 }
 
 // TestHTTPSlowBodyCannotTakeTheProbes: clients that send a request with a
