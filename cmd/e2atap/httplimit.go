@@ -61,6 +61,15 @@ const httpShedReadWait = 20 * time.Millisecond
 // write waiting that long while it is full.
 const httpShedWriteWait = 50 * time.Millisecond
 
+// maxScrapesInFlight bounds the /metrics requests answered at once; more
+// get 503 at once. Gathering the metrics is the port's one costly answer:
+// 80 clients that sent a few hundred requests each for /metrics at once
+// (and read no answer) had 64 gathers run at once, again and again, on a
+// machine's every core, and no /healthz probe was answered (117 goroutines
+// runnable, the handlers in Gather, not in a write). A Prometheus, its HA
+// twin and a person with curl need a few.
+const maxScrapesInFlight = 4
+
 // httpIdleTimeout closes a keep-alive connection with no request for
 // that long (it was kept for ever: IdleTimeout falls back to ReadTimeout,
 // which is unset), so that idle ones give their slot back.

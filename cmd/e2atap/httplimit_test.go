@@ -8,11 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // serveLimited serves h on a limitListener of n slots, as run does (under
@@ -72,15 +76,17 @@ func TestHTTPSlowlorisCannotTakeTheProbes(t *testing.T) {
 // moved at slots/250 ms: with the binary's 64 slots and 1000 such clients
 // a probe waited some 4 s, and 2 probes in 6 (1 s timeout) got no answer.
 // A connection whose read waits for its client, with no request in
-// progress, is now closed after httpShedReadWait. Here 8 slots and 200
-// clients: a probe waited 6 s before (192 ahead × 250 ms / 8) and about
-// 0.5 s now (192 × 20 ms / 8); each of 6 probes must be answered within
-// 5 s, ten times that.
+// progress, is now closed after httpShedReadWait. Here 8 slots and 300
+// clients: a probe waited at least 9 s before (292 ahead × 250 ms / 8, a
+// floor: a loaded machine is only slower) and about 0.75 s now (292 ×
+// 20 ms / 8; up to 3 s under -race at load 14); each of 6 probes must be
+// answered within 8 s. (TestHTTPShedRules checks the rules themselves,
+// without timing.)
 func TestHTTPSlowlorisBacklogCannotHoldTheProbes(t *testing.T) {
 	if testing.Short() {
-		t.Skip("200 connections")
+		t.Skip("300 connections")
 	}
-	const slots, clients, probes = 8, 200, 6
+	const slots, clients, probes = 8, 300, 6
 	url, hc := serveLimited(t, slots, false, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
 	}))
@@ -141,7 +147,7 @@ func TestHTTPSlowlorisBacklogCannotHoldTheProbes(t *testing.T) {
 	case <-time.After(time.Minute): // a hang guard
 		t.Fatalf("the %d clients did not all connect", clients)
 	}
-	hc.Timeout = 5 * time.Second
+	hc.Timeout = 8 * time.Second
 	var lat []time.Duration
 	for i := range probes {
 		start := time.Now()
@@ -328,6 +334,143 @@ func TestHTTPRequestsInProgressNotClosed(t *testing.T) {
 				if err := <-errs; err != nil {
 					t.Errorf("a request: %v", err)
 				}
+			}
+		})
+	}
+}
+
+// blockingCollector is a metrics collector whose Collect waits for
+// release: a scrape in progress, held.
+type blockingCollector struct {
+	desc    *prometheus.Desc
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (c *blockingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *blockingCollector) Collect(ch chan<- prometheus.Metric) {
+	select {
+	case c.entered <- struct{}{}:
+	case <-c.release: // a gather the test does not wait for
+	}
+	<-c.release
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1)
+}
+
+// TestMetricsScrapesInFlightBounded: at most maxScrapesInFlight /metrics
+// requests are gathered at once, the next gets 503 at once, and /healthz
+// is answered meanwhile. Without the bound, 80 clients that sent a few
+// hundred /metrics requests each and read no answer had 64 gathers run
+// at once, again and again, on every core of the machine: no /healthz
+// probe in 8 (1 s timeout) was answered on the binary.
+func TestMetricsScrapesInFlightBounded(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Listen = freeAddr(t)
+	cfg.Taps = []TapConfig{{Name: "agent-logs", Type: "logdir", Paths: []string{filepath.Join(dir, "*.jsonl")},
+		Positions: filepath.Join(dir, "pos.json")}}
+	sc, _ := startSidecar(t, cfg)
+	bc := &blockingCollector{desc: prometheus.NewDesc("e2atap_test_held", "A scrape held.", nil, nil),
+		entered: make(chan struct{}), release: make(chan struct{})}
+	sc.reg.MustRegister(bc)
+	waitReady(t, cfg.Listen)
+	hc := &http.Client{Timeout: 20 * time.Second}
+	results := make(chan int, maxScrapesInFlight)
+	for range maxScrapesInFlight {
+		go func() {
+			resp, err := hc.Get("http://" + cfg.Listen + "/metrics")
+			if err != nil {
+				results <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			results <- resp.StatusCode
+		}()
+	}
+	for range maxScrapesInFlight {
+		select {
+		case <-bc.entered:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the held scrapes did not start")
+		}
+	}
+	resp, err := hc.Get("http://" + cfg.Listen + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("scrape %d while %d are gathered: %s, want 503", maxScrapesInFlight+1, maxScrapesInFlight, resp.Status)
+	}
+	resp, err = hc.Get("http://" + cfg.Listen + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz while the scrapes are held: %s", resp.Status)
+	}
+	close(bc.release)
+	for range maxScrapesInFlight {
+		if code := <-results; code != http.StatusOK {
+			t.Errorf("a held scrape ended with %d, want 200", code)
+		}
+	}
+}
+
+// TestHTTPShedRules: which connection a full listener closes for a new
+// one, at a given time (no timing): one idle for httpShedMinWait; one
+// accepted just now whose read has waited httpShedReadWait for its client
+// (not under TLS, whose handshake reads wait for round trips); one in a
+// handler whose response write has waited httpShedWriteWait; never one in
+// a handler that is not waiting for its client, and the wait until one
+// may be closed otherwise.
+func TestHTTPShedRules(t *testing.T) {
+	now := time.Now()
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	type conn struct {
+		busy, tls          bool
+		since, read, write time.Duration // ago; 0: not reading/writing
+	}
+	for _, c := range []struct {
+		name   string
+		conns  []conn
+		victim int // index closed, -1: none
+		wait   time.Duration
+	}{
+		{"idle long enough", []conn{{since: httpShedMinWait}}, 0, 0},
+		{"new, not reading yet", []conn{{since: ms(30)}}, -1, httpShedMinWait - ms(30)},
+		{"new, read waiting", []conn{{since: ms(30), read: httpShedReadWait + ms(5)}}, 0, 0},
+		{"new, read waiting briefly", []conn{{since: ms(30), read: ms(5)}}, -1, httpShedReadWait - ms(5)},
+		{"new, TLS read waiting", []conn{{since: ms(30), read: httpShedReadWait + ms(5), tls: true}}, -1, httpShedMinWait - ms(30)},
+		{"in a handler", []conn{{busy: true, since: time.Second}}, -1, httpShedWriteWait},
+		{"in a handler, write waiting", []conn{{busy: true, since: ms(10), write: httpShedWriteWait + ms(5)}}, 0, 0},
+		{"the first that may go", []conn{{busy: true}, {since: ms(1)}, {since: ms(30), read: httpShedReadWait * 2}}, 2, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := newLimitListener(nil, 4, slog.New(slog.DiscardHandler))
+			var lcs []*limitConn
+			for _, cc := range c.conns {
+				lc := &limitConn{busy: cc.busy, tls: cc.tls, since: now.Add(-cc.since)}
+				if cc.read > 0 {
+					lc.reading.Store(now.Add(-cc.read).UnixNano())
+				}
+				if cc.write > 0 {
+					lc.writing.Store(now.Add(-cc.write).UnixNano())
+				}
+				lc.elem = l.conns.PushBack(lc)
+				lcs = append(lcs, lc)
+			}
+			victim, wait := l.idlest(now)
+			switch {
+			case c.victim < 0 && victim != nil:
+				t.Errorf("closed connection %d, want none", slices.Index(lcs, victim))
+			case c.victim >= 0 && victim != lcs[c.victim]:
+				t.Errorf("closed connection %d, want %d", slices.Index(lcs, victim), c.victim)
+			case c.victim < 0 && (wait < c.wait-time.Microsecond || wait > c.wait+time.Microsecond):
+				t.Errorf("wait %v, want %v", wait, c.wait)
 			}
 		})
 	}

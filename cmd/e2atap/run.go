@@ -1044,7 +1044,7 @@ func (s *sidecar) openedOutputs(o *outputs) error {
 
 func (s *sidecar) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", writeDeadline(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg})))
+	mux.Handle("/metrics", writeDeadline(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg, MaxRequestsInFlight: maxScrapesInFlight})))
 	mux.Handle("/observe", s.observe)
 	mux.Handle("/healthz", writeDeadline(http.HandlerFunc(s.serveHealth)))
 	mux.Handle("/readyz", writeDeadline(http.HandlerFunc(s.serveReady)))
