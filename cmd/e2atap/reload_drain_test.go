@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/e2atap/e2atap/tap/tlsfiles"
 )
 
 // readRest reads records 1..3 of a stream of heldUpstream (its first chunk
@@ -193,4 +196,107 @@ outputs:
 	if strings.Contains(stderr.String(), `"msg":"drain_timeout reached`) {
 		t.Errorf("a drain was cut: %s", tail([]byte(stderr.String()), 2000))
 	}
+}
+
+// TestReloadHandsOverATLSListener: a ws tap served over TLS whose
+// certificate files change at a reload (same address) hands its socket
+// over: the connection open goes on under the old certificate, a new one
+// gets the new certificate, and a Gateway dialling throughout is never
+// refused.
+func TestReloadHandsOverATLSListener(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	var certs [2][2]string
+	for i := range certs {
+		certs[i] = [2]string{filepath.Join(dir, fmt.Sprintf("tls%d.crt", i)), filepath.Join(dir, fmt.Sprintf("tls%d.key", i))}
+		if _, err := tlsfiles.WriteSelfSigned(certs[i][0], certs[i][1], int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upstream, upConns := echoUpstream(t)
+	listen, wsListen := freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	config := func(i int) []byte {
+		return []byte(fmt.Sprintf(`listen: %s
+taps:
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q, tls: {cert_file: %q, key_file: %q}}
+`, listen, wsListen, upstream, certs[i][0], certs[i][1]))
+	}
+	os.WriteFile(cfgPath, config(0), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second, TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	dial := func() (*websocket.Conn, int64, error) {
+		c, _, err := d.Dial("wss://"+wsListen+"/", nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		tc, ok := c.UnderlyingConn().(*tls.Conn)
+		if !ok {
+			c.Close()
+			return nil, 0, fmt.Errorf("not TLS: %T", c.UnderlyingConn())
+		}
+		return c, tc.ConnectionState().PeerCertificates[0].SerialNumber.Int64(), nil
+	}
+	old, serial, err := dial()
+	if err != nil || serial != 1 {
+		t.Fatalf("first dial: serial %d, %v", serial, err)
+	}
+	defer old.Close()
+	roundTrip(t, old, "before")
+
+	var dials, failed atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 2000; i++ { // bounded: the reload is logged long before
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, _, err := dial()
+			dials.Add(1)
+			if err != nil {
+				failed.Add(1)
+				continue
+			}
+			c.Close()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	pollUntil(t, "dials under way", 20*time.Second, func() bool { return dials.Load() >= 5 })
+	os.WriteFile(cfgPath, config(1), 0o644)
+	cmd.Process.Signal(syscall.SIGHUP)
+	pollUntil(t, "the reload", 20*time.Second, func() bool {
+		return strings.Contains(stderr.String(), `"msg":"configuration reloaded"`)
+	})
+	before := dials.Load()
+	pollUntil(t, "dials after the reload", 20*time.Second, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+			return dials.Load() >= before+5
+		}
+	})
+	close(stop)
+	<-done
+	if n := failed.Load(); n > 0 {
+		t.Errorf("%d of %d wss dials failed across a reload that kept the address", n, dials.Load())
+	}
+	roundTrip(t, old, "after") // the old connection, on the old certificate
+	c, serial, err := dial()
+	if err != nil || serial != 2 {
+		t.Fatalf("a dial after the reload: serial %d, %v, want the new certificate's 2", serial, err)
+	}
+	roundTrip(t, c, "new")
+	c.Close()
+	old.Close()
+	if n := upConns.Load(); n < 3 {
+		t.Errorf("the upstream saw %d connections", n)
+	}
+	stopProcess(t, cmd)
 }
