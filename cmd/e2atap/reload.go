@@ -382,24 +382,44 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 // whose settings change to another ws tap's: applyTaps starts it and then
 // retires its predecessor (retireTap), whose connections are not cut. A
 // successor on the same address takes over its predecessor's socket
-// (ws.Proxy.Inherit). An error (an address in use) discards them all.
+// (ws.Proxy.Inherit), as does one on the address of a ws tap this
+// reload removes or moves. An error (an address in use) discards them all.
 func (s *sidecar) buildSuccessors(after []TapConfig) (map[string]*tapRun, error) {
 	succ := map[string]*tapRun{}
 	running := map[string]*tapRun{}
 	for _, tr := range s.tapList() {
 		running[tr.name] = tr
 	}
+	// The ws listeners this reload frees (their tap removed, or moved to
+	// another address), by address: a successor takes its socket over
+	// too (two taps that swap their addresses).
+	next := map[string]TapConfig{}
+	for _, t := range after {
+		next[t.Name] = t
+	}
+	freed := map[string]*tapRun{}
+	for _, tr := range running {
+		if t, ok := next[tr.name]; tr.typ == "ws" && !anyPort(tr.cfg.Listen) && (!ok || t.Type != "ws" || t.Listen != tr.cfg.Listen) {
+			freed[tr.cfg.Listen] = tr
+		}
+	}
 	for _, t := range after {
 		prev := running[t.Name]
 		if prev == nil || prev.typ != "ws" || t.Type != "ws" || sameTap(t, prev.cfg) {
 			continue
 		}
+		holder := freed[t.Listen]
+		if t.Listen == prev.cfg.Listen {
+			holder = prev
+		}
 		var ln net.Listener
-		if p, ok := prev.sup.source().(*ws.Proxy); ok && t.Listen == prev.cfg.Listen && !anyPort(t.Listen) {
-			var err error
-			if ln, err = p.Inherit(); err != nil {
-				discardTaps(succ)
-				return nil, fmt.Errorf("tap %s: taking over its listener: %w", t.Name, err)
+		if holder != nil && !anyPort(t.Listen) {
+			if p, ok := holder.sup.source().(*ws.Proxy); ok {
+				var err error
+				if ln, err = p.Inherit(); err != nil {
+					discardTaps(succ)
+					return nil, fmt.Errorf("tap %s: taking over the listener of %s: %w", t.Name, t.Listen, err)
+				}
 			}
 		}
 		// The stats go on: the tap's counters do not start again, and

@@ -300,3 +300,55 @@ taps:
 	}
 	stopProcess(t, cmd)
 }
+
+// TestReloadSwapsTwoTapsAddresses: two ws taps that swap their addresses
+// in one reload each take the other's socket over (neither address can
+// be bound anew while the other tap holds it): the reload is applied,
+// both addresses accept, and the connections open on either go on.
+// Before, the first new listener could not be bound and the reload was
+// rejected.
+func TestReloadSwapsTwoTapsAddresses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	dir := t.TempDir()
+	upA, connsA := echoUpstream(t)
+	upB, connsB := echoUpstream(t)
+	listen, x, y := freeAddr(t), freeAddr(t), freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	config := func(addrA, addrB string) []byte {
+		return []byte(fmt.Sprintf(`listen: %s
+taps:
+  - {name: a, type: ws, listen: %s, upstream: %q}
+  - {name: b, type: ws, listen: %s, upstream: %q}
+`, listen, addrA, upA, addrB, upB))
+	}
+	os.WriteFile(cfgPath, config(x, y), 0o644)
+	cmd, stderr := startProcessArgs(t, cfgPath, "--reload-interval", "0")
+	waitReady(t, listen)
+	onX, onY := dialWS(t, x), dialWS(t, y)
+	roundTrip(t, onX, "x before")
+	roundTrip(t, onY, "y before")
+	os.WriteFile(cfgPath, config(y, x), 0o644)
+	cmd.Process.Signal(syscall.SIGHUP)
+	pollUntil(t, "the reload's outcome", 20*time.Second, func() bool {
+		log := stderr.String()
+		return strings.Contains(log, `"msg":"configuration reloaded"`) || strings.Contains(log, `"msg":"configuration not fully applied"`)
+	})
+	if log := stderr.String(); !strings.Contains(log, `"msg":"configuration reloaded"`) {
+		t.Fatalf("the swap was not applied: %s", tail([]byte(log), 2000))
+	}
+	roundTrip(t, onX, "x after") // tap a's old connection, to a's upstream
+	roundTrip(t, onY, "y after")
+	// New connections: x is tap b's now, y tap a's.
+	nx, ny := dialWS(t, x), dialWS(t, y)
+	roundTrip(t, nx, "new x")
+	roundTrip(t, ny, "new y")
+	if a, b := connsA.Load(), connsB.Load(); a != 2 || b != 2 {
+		t.Errorf("upstream connections a %d, b %d, want 2 each (the old one and the swapped new one)", a, b)
+	}
+	for _, c := range []*websocket.Conn{onX, onY, nx, ny} {
+		c.Close()
+	}
+	stopProcess(t, cmd)
+}
