@@ -19,7 +19,8 @@ import (
 // scan) took a descriptor each until the process had none: the ws tap
 // could then accept no Gateway, the relay was down and /readyz with it.
 // Past the bound, a connection waits in the kernel's listen backlog,
-// holding no descriptor of the process.
+// holding no descriptor of the process (but the one accepted, waiting
+// for room: take).
 const maxHTTPConns = 64
 
 // Past maxHTTPConns, a connection with no request in progress (one that
@@ -104,9 +105,12 @@ func newLimitListener(l net.Listener, n int, logger *slog.Logger) *limitListener
 	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{}), log: logger}
 }
 
-// take waits for a slot: at once if one is free; else it closes the
-// connection idle longest once it has been so for httpShedMinWait; while
-// every connection is in a request, until one ends.
+// take waits for a slot for a connection just accepted: at once if one
+// is free; else it closes one that waits for its client (idlest); while
+// none does, until one does or ends. It ran before the accept and closed
+// a connection whose request head was 20 ms late though no other was
+// waiting; now a connection is closed only for one that is here (at most
+// maxHTTPConns+1 descriptors: the one waiting for room).
 func (l *limitListener) take() error {
 	for {
 		select {
@@ -237,9 +241,6 @@ func (l *limitListener) forget(c *limitConn) {
 const maxAcceptDelay = time.Second
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	if err := l.take(); err != nil {
-		return nil, err
-	}
 	var (
 		failures int
 		since    time.Time
@@ -250,6 +251,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err == nil {
 			if failures > 0 {
 				l.log.Info("the HTTP listener accepts again", "failed_accepts", failures, "for", time.Since(since).Round(time.Millisecond).String())
+			}
+			// Room for it once it is here: a connection is closed
+			// only for one that exists (take).
+			if err := l.take(); err != nil {
+				c.Close()
+				return nil, err
 			}
 			lc := &limitConn{Conn: c, since: time.Now()}
 			lc.release = func() {
@@ -267,7 +274,6 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		default:
 		}
 		if errors.Is(err, net.ErrClosed) || !retryAccept(err) {
-			<-l.slots
 			return nil, err
 		}
 		if failures++; failures == 1 {
@@ -280,7 +286,6 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		case <-t.C:
 		case <-l.done:
 			t.Stop()
-			<-l.slots
 			return nil, net.ErrClosed
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"log/slog"
@@ -473,5 +474,41 @@ func TestHTTPShedRules(t *testing.T) {
 				t.Errorf("wait %v, want %v", wait, c.wait)
 			}
 		})
+	}
+}
+
+// TestHTTPFullListenerClosesNoneForNobody: a full listener closes a
+// connection only for a new one that is there. It made room before its
+// accept: with every slot taken by clients whose request heads came late
+// (a loaded client), it closed one of them although no other was waiting
+// (20 ms after, by the read rule). Here 4 slots, 4 clients that send
+// their requests 300 ms after connecting: all 4 are answered.
+func TestHTTPFullListenerClosesNoneForNobody(t *testing.T) {
+	url, _ := serveLimited(t, 4, false, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	}))
+	addr := strings.TrimPrefix(url, "http://")
+	var conns []net.Conn
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	// Not a synchronisation: the window in which a listener that closed
+	// connections for nobody would (past httpShedMinWait).
+	time.Sleep(httpShedMinWait + 50*time.Millisecond)
+	for i, c := range conns {
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := c.Write([]byte("GET /healthz HTTP/1.1\r\nHost: e2atap\r\n\r\n")); err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("client %d of 4 on 4 slots, no other waiting: %v (closed for nobody)", i, err)
+		}
+		resp.Body.Close()
 	}
 }
