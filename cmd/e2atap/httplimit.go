@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,7 +19,8 @@ import (
 // scan) took a descriptor each until the process had none: the ws tap
 // could then accept no Gateway, the relay was down and /readyz with it.
 // Past the bound, a connection waits in the kernel's listen backlog,
-// holding no descriptor of the process.
+// holding no descriptor of the process (but the one accepted, waiting
+// for room: take).
 const maxHTTPConns = 64
 
 // Past maxHTTPConns, a connection with no request in progress (one that
@@ -29,8 +31,45 @@ const maxHTTPConns = 64
 // /metrics and /healthz, queued behind them in the backlog, were not
 // answered at all (the kubelet then restarts the sidecar). A client that
 // sends its request at once, as a probe or a scraper does, is never closed
-// for it; one in a handler (a scrape, an /observe stream) never is.
+// for it; one in a handler (a scrape, an /observe stream) is only while
+// its response waits for a client that does not read (httpShedWriteWait).
 const httpShedMinWait = 250 * time.Millisecond
+
+// httpShedReadWait: past maxHTTPConns, a connection with no request in
+// progress whose read has waited for its client that long is closed for a
+// new one, however recent. The connections waiting in the listen backlog
+// are let in only as fast as slots are freed, and the one idle longest
+// could be closed only httpShedMinWait after its accept: with 1000
+// slowloris clients that reconnect at once, 64 slots let in 256 a second,
+// a probe waited behind the backlog for some 4 s, and 2 probes in 6 (1 s
+// timeout) went unanswered. A client that waited in the backlog has sent
+// its request head by the time it is accepted (a probe, a scraper: the
+// first read returns it whole); one whose server waits in a read has sent
+// a part or nothing. So the backlog now moves at 64 per httpShedReadWait.
+// A TLS client's handshake waits one round trip in such a read: well
+// under this on a cluster's network, but a loaded machine's scheduler
+// can make it longer: under TLS a read closes no connection before
+// httpShedMinWait.
+const httpShedReadWait = 20 * time.Millisecond
+
+// httpShedWriteWait: past maxHTTPConns, a connection in a request whose
+// response write has waited that long for its client to read is closed
+// for a new one: 80 clients that each sent a few hundred requests for
+// /metrics at once and read none of the answers (their receive windows
+// closed) held every slot in a handler, blocked in a write for
+// httpWriteTimeout (30 s), and no probe was answered. A client that reads
+// its answers (a scraper, a probe, an /observe watcher) does not leave a
+// write waiting that long while it is full.
+const httpShedWriteWait = 50 * time.Millisecond
+
+// maxScrapesInFlight bounds the /metrics requests answered at once; more
+// get 503 at once. Gathering the metrics is the port's one costly answer:
+// 80 clients that sent a few hundred requests each for /metrics at once
+// (and read no answer) had 64 gathers run at once, again and again, on a
+// machine's every core, and no /healthz probe was answered (117 goroutines
+// runnable, the handlers in Gather, not in a write). A Prometheus, its HA
+// twin and a person with curl need a few.
+const maxScrapesInFlight = 4
 
 // httpIdleTimeout closes a keep-alive connection with no request for
 // that long (it was kept for ever: IdleTimeout falls back to ReadTimeout,
@@ -66,9 +105,12 @@ func newLimitListener(l net.Listener, n int, logger *slog.Logger) *limitListener
 	return &limitListener{Listener: l, slots: make(chan struct{}, n), done: make(chan struct{}), log: logger}
 }
 
-// take waits for a slot: at once if one is free; else it closes the
-// connection idle longest once it has been so for httpShedMinWait; while
-// every connection is in a request, until one ends.
+// take waits for a slot for a connection just accepted: at once if one
+// is free; else it closes one that waits for its client (idlest); while
+// none does, until one does or ends. It ran before the accept and closed
+// a connection whose request head was 20 ms late though no other was
+// waiting; now a connection is closed only for one that is here (at most
+// maxHTTPConns+1 descriptors: the one waiting for room).
 func (l *limitListener) take() error {
 	for {
 		select {
@@ -107,36 +149,62 @@ func (l *limitListener) take() error {
 }
 
 // idlest returns the connection to close for a new one (nil: none yet),
-// or how long until one may be closed (0: none is idle: wait for a slot).
+// or how long until one may be closed (0: none is idle: wait for a slot):
+// the one idle longest, once it has been for httpShedMinWait, or else one
+// whose read (no request in progress) has waited for its client for
+// httpShedReadWait, or whose response write has for httpShedWriteWait.
 func (l *limitListener) idlest(now time.Time) (*limitConn, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var next time.Duration // until one may be closed (0: none is idle)
+	soonest := func(d time.Duration) {
+		if next == 0 || d < next {
+			next = d
+		}
+	}
 	for e := l.conns.Front(); e != nil; e = e.Next() {
 		c := e.Value.(*limitConn)
-		if c.busy {
+		var wait time.Duration
+		switch w := c.writing.Load(); {
+		case c.busy && w == 0:
+			// In a handler: looked at again, it may come to wait
+			// in a write.
+			soonest(httpShedWriteWait)
 			continue
+		case c.busy:
+			wait = time.Duration(w + int64(httpShedWriteWait) - now.UnixNano())
+		default:
+			wait = c.since.Add(httpShedMinWait).Sub(now)
+			// (Not under TLS: its handshake's reads wait for the
+			// client's round trips, not for a slow client.)
+			if r := c.reading.Load(); r != 0 && !c.tls {
+				wait = min(wait, time.Duration(r+int64(httpShedReadWait)-now.UnixNano()))
+			}
 		}
-		if wait := c.since.Add(httpShedMinWait).Sub(now); wait > 0 {
-			return nil, wait
+		if wait > 0 {
+			soonest(wait)
+			continue
 		}
 		l.conns.Remove(e)
 		c.elem = nil
 		l.shedTotal++
 		if l.shedLogged.IsZero() || now.Sub(l.shedLogged) >= time.Minute {
-			l.log.Warn("the HTTP listener is full: the connection without a request for longest closed (logged at most once a minute)",
-				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String())
+			l.log.Warn("the HTTP listener is full: a connection waiting for its client closed (logged at most once a minute)",
+				"closed", l.shedTotal, "max_conns", cap(l.slots), "min_wait", httpShedMinWait.String(),
+				"read_wait", httpShedReadWait.String(), "write_wait", httpShedWriteWait.String())
 			l.shedLogged, l.shedTotal = now, 0
 		}
 		return c, 0
 	}
-	return nil, 0
+	return nil, next
 }
 
 // ConnState is the http.Server's hook: a connection in a request (its
 // head read, or hijacked) is not closed for a new one; one that waits for
 // a request goes to the back of the line.
 func (l *limitListener) ConnState(nc net.Conn, st http.ConnState) {
-	if tc, ok := nc.(*tls.Conn); ok {
+	tc, isTLS := nc.(*tls.Conn)
+	if isTLS {
 		nc = tc.NetConn()
 	}
 	c, ok := nc.(*limitConn)
@@ -148,6 +216,7 @@ func (l *limitListener) ConnState(nc net.Conn, st http.ConnState) {
 	if c.elem == nil { // closed, or closed for a new one
 		return
 	}
+	c.tls = c.tls || isTLS
 	switch st {
 	case http.StateActive, http.StateHijacked:
 		c.busy = true
@@ -172,9 +241,6 @@ func (l *limitListener) forget(c *limitConn) {
 const maxAcceptDelay = time.Second
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	if err := l.take(); err != nil {
-		return nil, err
-	}
 	var (
 		failures int
 		since    time.Time
@@ -185,6 +251,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err == nil {
 			if failures > 0 {
 				l.log.Info("the HTTP listener accepts again", "failed_accepts", failures, "for", time.Since(since).Round(time.Millisecond).String())
+			}
+			// Room for it once it is here: a connection is closed
+			// only for one that exists (take).
+			if err := l.take(); err != nil {
+				c.Close()
+				return nil, err
 			}
 			lc := &limitConn{Conn: c, since: time.Now()}
 			lc.release = func() {
@@ -202,7 +274,6 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		default:
 		}
 		if errors.Is(err, net.ErrClosed) || !retryAccept(err) {
-			<-l.slots
 			return nil, err
 		}
 		if failures++; failures == 1 {
@@ -215,7 +286,6 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		case <-t.C:
 		case <-l.done:
 			t.Stop()
-			<-l.slots
 			return nil, net.ErrClosed
 		}
 	}
@@ -243,10 +313,29 @@ type limitConn struct {
 	release func()
 	// Guarded by the listener's mu. elem: c's place among its open
 	// connections (nil once closed); busy: in a request; since: when it
-	// last began to wait for one.
+	// last began to wait for one; tls: served over TLS (seen by
+	// ConnState before any read).
 	elem  *list.Element
 	busy  bool
 	since time.Time
+	tls   bool
+	// reading and writing: when the read or write under way began (unix
+	// ns; 0: none), the server waiting for the client.
+	reading, writing atomic.Int64
+}
+
+func (c *limitConn) Write(b []byte) (int, error) {
+	c.writing.Store(time.Now().UnixNano())
+	n, err := c.Conn.Write(b)
+	c.writing.Store(0)
+	return n, err
+}
+
+func (c *limitConn) Read(b []byte) (int, error) {
+	c.reading.Store(time.Now().UnixNano())
+	n, err := c.Conn.Read(b)
+	c.reading.Store(0)
+	return n, err
 }
 
 func (c *limitConn) Close() error {

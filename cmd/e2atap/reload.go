@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"reflect"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/e2atap/e2atap/exporters/jsonlog"
+	"github.com/e2atap/e2atap/tap/ws"
 	"github.com/e2atap/e2atap/validate"
 )
 
@@ -31,7 +33,9 @@ import (
 //     changed;
 //   - taps: a tap whose settings did not change keeps running (a ws tap
 //     keeps its connections); removed and changed taps stop, new and
-//     changed taps start;
+//     changed taps start. A changed ws tap is a drain, not a cut: its
+//     successor listens first, then the old one stops accepting and
+//     relays its open connections to their end (retireTap);
 //   - listen and streams take effect at the next start (said in the log).
 //
 // The file is polled by content hash, not watched: Kubernetes updates a
@@ -312,11 +316,18 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 		cfg.Streams = old.Streams
 	}
 
-	// Outputs first: opening them is what can fail.
+	// The successors of changed ws taps first, listening: one that cannot
+	// (its new address taken) rejects the reload with nothing changed,
+	// the running tap still accepting. Then the outputs: opening them is
+	// what else can fail.
+	succ, err := s.buildSuccessors(cfg.Taps)
+	if err != nil {
+		return err
+	}
 	var next *outputs
 	if !reflect.DeepEqual(cfg.Outputs, old.Outputs) {
-		var err error
 		if next, err = openOutputs(cfg.Outputs, s.stdout); err != nil {
+			discardTaps(succ)
 			return err
 		}
 	}
@@ -327,6 +338,7 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 			if next != nil {
 				next.close()
 			}
+			discardTaps(succ)
 			return err
 		}
 		log.Info("profile and severities applied", "profile", cfg.Profile)
@@ -336,6 +348,7 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 			// A record log from now on: interrupts in their order first.
 			if err := s.live.SetOrdered(ctx, true); err != nil {
 				next.close()
+				discardTaps(succ)
 				return err
 			}
 		}
@@ -355,13 +368,122 @@ func (s *sidecar) apply(ctx context.Context, cfg Config, log interface {
 			err = s.live.SetOrdered(ctx, false)
 		}
 		if err != nil {
+			discardTaps(succ)
 			return err
 		}
 		log.Info("outputs reopened")
 	}
 	s.cfg = cfg
 	s.shutdownTimeout.Store(int64(cfg.ShutdownTimeout))
-	return s.applyTaps(cfg.Taps, log)
+	return s.applyTaps(cfg.Taps, succ, log)
+}
+
+// buildSuccessors builds, listening, a successor for every running ws tap
+// whose settings change to another ws tap's: applyTaps starts it and then
+// retires its predecessor (retireTap), whose connections are not cut. A
+// successor on the same address takes over its predecessor's socket
+// (ws.Proxy.Inherit), as does one on the address of a ws tap this
+// reload removes or moves. An error (an address in use) discards them all.
+func (s *sidecar) buildSuccessors(after []TapConfig) (map[string]*tapRun, error) {
+	succ := map[string]*tapRun{}
+	running := map[string]*tapRun{}
+	for _, tr := range s.tapList() {
+		running[tr.name] = tr
+	}
+	// The ws listeners this reload frees (their tap removed, or moved to
+	// another address), by address: a successor takes its socket over
+	// too (two taps that swap their addresses).
+	next := map[string]TapConfig{}
+	for _, t := range after {
+		next[t.Name] = t
+	}
+	freed := map[string]*tapRun{}
+	for _, tr := range running {
+		if t, ok := next[tr.name]; tr.typ == "ws" && !anyPort(tr.cfg.Listen) && (!ok || t.Type != "ws" || t.Listen != tr.cfg.Listen) {
+			freed[tr.cfg.Listen] = tr
+		}
+	}
+	for _, t := range after {
+		prev := running[t.Name]
+		if prev == nil || prev.typ != "ws" || t.Type != "ws" || sameTap(t, prev.cfg) {
+			continue
+		}
+		holder := freed[t.Listen]
+		if t.Listen == prev.cfg.Listen {
+			holder = prev
+		}
+		var ln net.Listener
+		if holder != nil && !anyPort(t.Listen) {
+			if p, ok := holder.sup.source().(*ws.Proxy); ok {
+				var err error
+				if ln, err = p.Inherit(); err != nil {
+					discardTaps(succ)
+					return nil, fmt.Errorf("tap %s: taking over the listener of %s: %w", t.Name, t.Listen, err)
+				}
+			}
+		}
+		// The stats go on: the tap's counters do not start again, and
+		// its connections gauge counts those of both while one drains.
+		tr := s.newTapRunOn(s.runCtx, t, prev.stats, ln)
+		if tr.firstErr != nil {
+			discardTaps(succ)
+			return nil, fmt.Errorf("tap %s: the new listener: %w (the tap runs on with its settings as they were)", t.Name, tr.firstErr)
+		}
+		succ[t.Name] = tr
+	}
+	return succ, nil
+}
+
+// discardTaps closes the listeners of successors never started.
+func discardTaps(succ map[string]*tapRun) {
+	for _, tr := range succ {
+		if p, ok := tr.src.(*ws.Proxy); ok {
+			p.Discard()
+		}
+	}
+}
+
+// retireTap ends a ws tap replaced by its successor (running under the
+// same name by now) as a drain: its listener stops accepting and the
+// connections open go on relaying and being judged until their peers
+// close them, or for the tap's drain_timeout when it has one, or until
+// the process stops (then closed with 1001, as at any stop).
+func (s *sidecar) retireTap(prev *tapRun, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) {
+	p, ok := prev.sup.source().(*ws.Proxy)
+	if !ok {
+		// Between two attempts: nothing relays.
+		prev.stop()
+		<-prev.done
+		log.Info("tap stopped", "tap", prev.name)
+		return
+	}
+	p.StopAccepting()
+	bound := time.Duration(prev.drainTimeout.Load())
+	log.Info("tap replaced: its previous listener stopped accepting; its open connections are relayed to their end",
+		"tap", prev.name, "listen", prev.cfg.Listen, "drain_timeout", bound.String())
+	s.retiring.Add(1)
+	go func() {
+		defer s.retiring.Done()
+		var timeout <-chan time.Time
+		if bound > 0 {
+			t := time.NewTimer(bound)
+			defer t.Stop()
+			timeout = t.C
+		}
+		start := time.Now()
+		select {
+		case <-p.Idle():
+			s.logger.Info("the replaced tap's connections were closed by their peers", "tap", prev.name, "took", time.Since(start).Round(time.Millisecond).String())
+		case <-timeout:
+			s.logger.Info("drain_timeout reached: closing the replaced tap's connections left with 1001", "tap", prev.name)
+		case <-prev.done:
+		}
+		prev.stop()
+		<-prev.done
+	}()
 }
 
 // sameTap reports whether two tap settings are the same (where they are
@@ -376,7 +498,7 @@ func sameTap(a, b TapConfig) bool {
 // applyTaps stops the running taps that are gone from after or changed,
 // and starts the new and changed ones (and any that failed to start at an
 // earlier reload); the others keep running untouched.
-func (s *sidecar) applyTaps(after []TapConfig, log interface {
+func (s *sidecar) applyTaps(after []TapConfig, succ map[string]*tapRun, log interface {
 	Info(string, ...any)
 	Warn(string, ...any)
 }) error {
@@ -391,12 +513,25 @@ func (s *sidecar) applyTaps(after []TapConfig, log interface {
 			tr.drainTimeout.Store(int64(t.DrainTimeout))
 			continue
 		}
+		if succ[tr.name] != nil {
+			continue // retired once its successor runs
+		}
 		s.stopTap(tr.name)
 		log.Info("tap stopped", "tap", tr.name)
 	}
 	var errs []error
 	for _, t := range after {
 		if running[t.Name] {
+			continue
+		}
+		if tr := succ[t.Name]; tr != nil {
+			// Accepting before its predecessor stops: the Gateways'
+			// connections open now are not cut.
+			prev := s.startTap(tr)
+			log.Info("tap started", "tap", t.Name, "type", t.Type, "listen", t.Listen)
+			if prev != nil {
+				s.retireTap(prev, log)
+			}
 			continue
 		}
 		// A tap that cannot be built is started all the same: its

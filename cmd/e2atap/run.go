@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,6 +276,7 @@ type sidecar struct {
 
 	runCtx    context.Context // of the taps, set by Run
 	tapsWG    sync.WaitGroup
+	retiring  sync.WaitGroup // retireTap's goroutines
 	reloading sync.WaitGroup
 	// Reload (reload.go): the file, the hash of what runs, of what was
 	// rejected last, the signal and the poll interval.
@@ -474,7 +476,13 @@ func (s *sidecar) tapSnapshots() []metrics.TapSnapshot {
 
 // newTapRun prepares a tap and its supervisor, and builds it a first time.
 func (s *sidecar) newTapRun(ctx context.Context, t TapConfig) *tapRun {
-	stats := &tap.Stats{}
+	return s.newTapRunOn(ctx, t, &tap.Stats{}, nil)
+}
+
+// newTapRunOn is newTapRun with the tap's stats given and, for a ws tap,
+// the listener of its first build (nil: it binds its address; the
+// retries always bind).
+func (s *sidecar) newTapRunOn(ctx context.Context, t TapConfig, stats *tap.Stats, ln net.Listener) *tapRun {
 	// Every tap adds its own "tap" attribute to the logger it is given.
 	log := s.logger.With("type", t.Type)
 	lag := metrics.LagMessages // ws mirror queue, Kafka and JetStream pending
@@ -493,15 +501,30 @@ func (s *sidecar) newTapRun(ctx context.Context, t TapConfig) *tapRun {
 			s.ready.Store(name, struct{}{})
 			_ = s.live.Connected(ctx, name, time.Now())
 		},
-		stopped: func() { s.ready.Delete(name) },
+		stopped: func() {
+			// A tap retired by a reload (its successor runs under the
+			// same name) leaves the name's readiness to the successor.
+			if s.isCurrent(tr) {
+				s.ready.Delete(name)
+			}
+		},
 	}
-	tr.src, tr.firstErr = tr.sup.build()
+	if ln != nil {
+		tr.src, tr.firstErr = s.buildSourceOn(ctx, t, stats, log, ln)
+	} else {
+		tr.src, tr.firstErr = tr.sup.build()
+	}
 	return tr
 }
 
 // buildSource makes the source of a tap. Every call makes a new one
 // (sharing stats), so that a failed tap can be built again.
 func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats, log *slog.Logger) (tap.Source, error) {
+	return s.buildSourceOn(ctx, t, stats, log, nil)
+}
+
+// buildSourceOn is buildSource on a ws listener already bound (ws.NewOn).
+func (s *sidecar) buildSourceOn(ctx context.Context, t TapConfig, stats *tap.Stats, log *slog.Logger, ln net.Listener) (tap.Source, error) {
 	var src tap.Source
 	var err error
 	switch t.Type {
@@ -528,7 +551,7 @@ func (s *sidecar) buildSource(ctx context.Context, t TapConfig, stats *tap.Stats
 		c.Budget = s.budget
 		c.TLS = t.TLS
 		var p *ws.Proxy
-		if p, err = ws.New(c, stats, log); err == nil {
+		if p, err = ws.NewOn(c, ln, stats, log); err == nil {
 			// The address it got: with port 0 in the configuration, the
 			// only place a user learns it.
 			log.Info("ws: listening", "tap", t.Name, "addr", p.Addr().String(), "upstream", tap.RedactURL(t.Upstream))
@@ -778,6 +801,7 @@ func (s *sidecar) run(ctx context.Context) error {
 	stopBy := time.Now().Add(bound - min(time.Second, bound/5))
 	s.reloading.Wait() // no reload starts or stops taps from here on
 	s.tapsWG.Wait()
+	s.retiring.Wait()
 	<-flushDone
 	s.logger.Info("taps stopped; draining the engine")
 	stopEngine()
@@ -914,7 +938,17 @@ func (s *sidecar) tlsListener(l net.Listener) (net.Listener, error) {
 
 // startTap runs a tap under its supervisor until it is stopped or the run
 // ends: a tap that fails is retried, never the end of the run.
-func (s *sidecar) startTap(t *tapRun) {
+// isCurrent reports whether t is the running tap of its name (not one
+// stopped or retired by a reload).
+func (s *sidecar) isCurrent(t *tapRun) bool {
+	s.tapsMu.Lock()
+	defer s.tapsMu.Unlock()
+	return slices.Contains(s.taps, t)
+}
+
+// startTap runs t, in place of the tap of its name if there is one, and
+// returns that one (still running: stopping it is the caller's).
+func (s *sidecar) startTap(t *tapRun) (replaced *tapRun) {
 	ctx, stop := context.WithCancel(s.runCtx)
 	t.stop, t.done = stop, make(chan struct{})
 	s.tapsWG.Add(1)
@@ -927,14 +961,15 @@ func (s *sidecar) startTap(t *tapRun) {
 	defer s.tapsMu.Unlock()
 	for i, o := range s.taps {
 		if o == t {
-			return // a tap of the configuration at start
+			return nil // a tap of the configuration at start
 		}
 		if o.name == t.name {
 			s.taps[i] = t
-			return
+			return o
 		}
 	}
 	s.taps = append(s.taps, t)
+	return nil
 }
 
 // stopTap stops a tap and waits until it has returned.
@@ -1009,7 +1044,7 @@ func (s *sidecar) openedOutputs(o *outputs) error {
 
 func (s *sidecar) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", writeDeadline(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg})))
+	mux.Handle("/metrics", writeDeadline(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{EnableOpenMetrics: true, Registry: s.reg, MaxRequestsInFlight: maxScrapesInFlight})))
 	mux.Handle("/observe", s.observe)
 	mux.Handle("/healthz", writeDeadline(http.HandlerFunc(s.serveHealth)))
 	mux.Handle("/readyz", writeDeadline(http.HandlerFunc(s.serveReady)))

@@ -72,7 +72,8 @@ type tapSupervisor struct {
 	// stopped is called each time an attempt ends (failed or stopped).
 	stopped func()
 
-	running atomic.Bool // an attempt is running: built, Run entered, not returned
+	running atomic.Bool                // an attempt is running: built, Run entered, not returned
+	cur     atomic.Pointer[tap.Source] // the running attempt's source (nil between attempts)
 
 	mu           sync.Mutex
 	failures     int       // consecutive failed attempts (0: healthy)
@@ -137,6 +138,7 @@ func (s *tapSupervisor) run(ctx context.Context, first tap.Source, firstErr erro
 // attempt recovered (ran for Settle or reported Up) before it ended.
 func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered bool, err error) {
 	s.running.Store(true)
+	s.cur.Store(&src)
 	if s.started != nil {
 		s.started(ctx)
 	}
@@ -155,6 +157,7 @@ func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered 
 	}()
 	defer func() {
 		s.running.Store(false)
+		s.cur.Store(nil)
 		if s.stopped != nil {
 			s.stopped()
 		}
@@ -179,6 +182,14 @@ func (s *tapSupervisor) runOnce(ctx context.Context, src tap.Source) (recovered 
 			}
 		}
 	}
+}
+
+// source is the source of the attempt running now (nil: none runs).
+func (s *tapSupervisor) source() tap.Source {
+	if p := s.cur.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // failed records a failed attempt: down, counted, logged (rate-limited).

@@ -108,7 +108,8 @@ func closedWith(t *testing.T, c *websocket.Conn) int {
 // Gateway and an AgentServer while E2A streams are open. Where a peer ends
 // the connection (the AgentServer hangs up), the open stream is
 // e2a.missing_final, as RULES.md says. Where e2atap ends it itself (a
-// SIGHUP reload that changes the tap restarts it; SIGTERM drains), both
+// SIGHUP reload that changes the tap retires it, and its drain_timeout
+// ends the drain of its connections; SIGTERM drains), both
 // peers get 1001 from e2atap and the streams it cut are no finding: their
 // peers broke nothing (before, every rollout of the sidecar reported a
 // missing_final for each stream open on a ws connection, whatever
@@ -131,7 +132,7 @@ func TestTapCutStreamsAreNoMissingFinal(t *testing.T) {
 listen: %s
 streams: {join_window: 0s}
 taps:
-  - {name: agent-ws, type: ws, listen: %s, upstream: %q}
+  - {name: agent-ws, type: ws, listen: %s, upstream: %q, drain_timeout: 1s}
 outputs:
   findings: {path: %q}
   log: {path: %q}
@@ -153,8 +154,8 @@ outputs:
 		return strings.Contains(string(b), `"stream":"peer-cut"`)
 	})
 
-	// A reload that changes the tap (its upstream's path) restarts it:
-	// e2atap closes the connection.
+	// A reload that changes the tap (its upstream's path) retires it:
+	// once its drain_timeout is up, e2atap closes the connection.
 	c1 := dialWS(t, wsListen)
 	openStream(t, c1, "reload-cut", false)
 	os.WriteFile(cfgPath, config(upstream+"/v2"), 0o644)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type Proxy struct {
 	stats  *tap.Stats
 	log    *slog.Logger
 	ln     net.Listener
+	raw    net.Listener // ln before its TLS (what a successor inherits)
 	health *health
 	// queue is the mirror queue: at most cfg.QueueSize copies, whose bytes
 	// are charged to cfg.Budget; a relay that finds it full drops its copy
@@ -40,6 +42,10 @@ type Proxy struct {
 	started atomic.Bool
 	ctx     context.Context // Run's; dials stop with it
 	abort   chan struct{}   // closed CloseTimeout after Run's ctx ends: stop waiting for anyone
+	// retire is closed by StopAccepting; idle once, after it, the last
+	// connection has ended (Idle).
+	retire, idle chan struct{}
+	retireOnce   sync.Once
 
 	mu      sync.Mutex
 	closing bool
@@ -71,6 +77,22 @@ var connSeq atomic.Uint64
 // logger may be nil (discarded). Run must be called once: it owns the
 // listener.
 func New(cfg Config, stats *tap.Stats, logger *slog.Logger) (*Proxy, error) {
+	return NewOn(cfg, nil, stats, logger)
+}
+
+// NewOn is New on a listener already bound (nil: New binds cfg.Listen):
+// a reload's successor takes over its predecessor's socket (Inherit), so
+// that the address never refuses a connection in between. The proxy owns
+// ln from then on, also when NewOn fails.
+func NewOn(cfg Config, ln net.Listener, stats *tap.Stats, logger *slog.Logger) (*Proxy, error) {
+	p, err := newProxy(cfg, ln, stats, logger)
+	if err != nil && ln != nil {
+		ln.Close()
+	}
+	return p, err
+}
+
+func newProxy(cfg Config, ln net.Listener, stats *tap.Stats, logger *slog.Logger) (*Proxy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -94,10 +116,13 @@ func New(cfg Config, stats *tap.Stats, logger *slog.Logger) (*Proxy, error) {
 			return nil, fmt.Errorf("ws: tls: %w", err)
 		}
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("ws: listen: %w", err)
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("ws: listen: %w", err)
+		}
 	}
+	raw := ln
 	if tlsConf != nil {
 		// The relay reads and writes the decrypted stream; the handshake
 		// happens on the first read, in the connection's own goroutine.
@@ -109,12 +134,53 @@ func New(cfg Config, stats *tap.Stats, logger *slog.Logger) (*Proxy, error) {
 		stats:  stats,
 		log:    log,
 		ln:     ln,
+		raw:    raw,
 		health: newHealth(stats, log, up, cfg),
 		queue:  make(chan tap.Message, cfg.QueueSize),
 		abort:  make(chan struct{}),
+		retire: make(chan struct{}),
+		idle:   make(chan struct{}),
 		conns:  make(map[*conn]struct{}),
 	}, nil
 }
+
+// Inherit is a listener on the proxy's own socket, for a successor (a
+// reload that changes the tap's other settings, NewOn): both accept from
+// the one backlog until this proxy's StopAccepting, so that no client is
+// refused or reset in between. The socket stays open until both are
+// closed.
+func (p *Proxy) Inherit() (net.Listener, error) {
+	fl, ok := p.raw.(interface{ File() (*os.File, error) })
+	if !ok {
+		return nil, fmt.Errorf("ws: a listener of type %T cannot be handed over", p.raw)
+	}
+	f, err := fl.File()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return net.FileListener(f)
+}
+
+// Discard closes the listener of a proxy whose Run was never called (a
+// reload that built it and was then rejected).
+func (p *Proxy) Discard() {
+	if !p.started.Load() {
+		p.ln.Close()
+	}
+}
+
+// StopAccepting is how a reload retires the proxy (its successor is
+// accepting by then, on another address or on this socket, Inherit): the
+// listener closes and the connections open go on relaying and being
+// mirrored to their natural end, or until Run's ctx ends (then closed
+// with 1001, as at any stop). Stats.Up, shared with the successor, is
+// left to it. Idle is closed once the last connection has ended.
+func (p *Proxy) StopAccepting() { p.retireOnce.Do(func() { close(p.retire) }) }
+
+// Idle is closed once StopAccepting was called and every connection
+// accepted before has ended.
+func (p *Proxy) Idle() <-chan struct{} { return p.idle }
 
 // Addr is the address the proxy listens on.
 func (p *Proxy) Addr() net.Addr { return p.ln.Addr() }
@@ -169,18 +235,32 @@ func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 	p.stats.Up.Store(true)
 	go func() { accepted <- p.accept() }()
 	var err error
+	retired := false
 	select {
 	case <-ctx.Done():
+	case <-p.retire:
+		retired = true
 	case err = <-accepted:
 		err = fmt.Errorf("ws: accept: %w", err)
 		accepted <- nil
 	}
-	p.stats.Up.Store(false)
+	if !retired {
+		p.stats.Up.Store(false)
+	}
 	p.mu.Lock()
 	p.closing = true
 	p.mu.Unlock()
 	p.ln.Close()
 	<-accepted
+	if retired {
+		// The successor probes the upstream and says whether it is up.
+		healthCancel()
+		go func() {
+			p.wg.Wait()
+			close(p.idle)
+		}()
+		<-ctx.Done()
+	}
 
 	abortTimer := time.AfterFunc(p.cfg.CloseTimeout, func() {
 		close(p.abort)
