@@ -207,7 +207,7 @@ func TestHTTPClientsNotReadingCannotTakeTheProbes(t *testing.T) {
 				default:
 				}
 				d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-					return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+					return rc.Control(func(fd uintptr) { setRcvBuf(fd, 4096) })
 				}}
 				c, err := d.Dial("tcp", addr)
 				if err != nil {
