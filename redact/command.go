@@ -87,7 +87,7 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 			e--
 		}
 	}
-	if e-va < 6 || !cmdValue(s[va:e]) || isMask(s, va) {
+	if e-va < 6 || !cmdValue(s[va:e]) || isMask(s, va) || innerEq(s[va:e]) {
 		return Match{}, false, next
 	}
 	// The words or the call before the value are read before from too
@@ -161,6 +161,24 @@ var cmdLastT = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// innerEq reports a '=' in v before its end's run of them (base64's
+// padding): v is a key=value pair, keyValue's, not a command's argument
+// ("user=u-5", "latency_ms=155" of a log line: each cost a walk back over
+// the words before it, a third of the whole process's instructions on
+// log deltas).
+func innerEq(v []byte) bool {
+	k := bytes.IndexByte(v, '=')
+	if k < 0 {
+		return false
+	}
+	for _, c := range v[k:] {
+		if c != '=' {
+			return true
+		}
+	}
+	return false
+}
 
 // cmdValue reports an argument that may be a secret: not a variable, a
 // placeholder, a flag or a number. (Nor one that holds a mask, masked

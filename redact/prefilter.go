@@ -163,6 +163,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				for ; j < b64End; j++ {
 					c := b[j]
 					if anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
+						j >= cmdDone && is(c, cDigit) || // a value cmdArg has not judged ("auth+Kqz9…}=…": its run began at the '+')
 						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && j >= 2 && is(b[j-2], cUpper|cLower) || c == '-' && j+1 < n && b[j+1] == '-') {
 						break
 					}
