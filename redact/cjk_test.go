@@ -76,3 +76,19 @@ func TestCJKKeys(t *testing.T) {
 		t.Error("MayHoldCredential passes over a CJK credential key")
 	}
 }
+
+// TestCJKTails: a delta that ends in a CJK label, or a label and its
+// separator, is kept for the next one (its value may come there), though
+// it holds no printable ASCII; CJK prose is not.
+func TestCJKTails(t *testing.T) {
+	for _, s := range []string{"数据库密码：", "数据库密码", "好的，访问令牌为 ", "パスワードは ", "密码＝", "你的密码是", "OK，数据库密码：", "db 密码: "} {
+		if !MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"好的，谢谢。", "密码学", "这是一个测试", "密码长度：", "结果为 ", ""} {
+		if MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = true", s)
+		}
+	}
+}

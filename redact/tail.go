@@ -47,13 +47,35 @@ import (
 //
 // Every case above needs a printable ASCII byte (0x21-0x7E) in the tail:
 // a tail without one (CJK text, white space; most deltas of a model that
-// writes no Latin script) is passed over eight bytes at a time.
+// writes no Latin script) is passed over eight bytes at a time, and only
+// its end is looked at: a CJK label, or a label and its separator
+// (cjkTailStart).
 func MayStartCredential[T Text](tail T) bool {
 	b := view(tail)
 	if !hasPrintableASCII(b) {
+		return cjkTailStart(b)
+	}
+	return mayStartCredential(b) || cjkTailStart(b)
+}
+
+// cjkTailStart reports a tail that ends in a CJK label, or in a label and
+// its separator ("数据库密码：" | "<pw>"): the
+// next text may hold its value (cjk.go). It looks at the tail's last
+// bytes only.
+func cjkTailStart(b []byte) bool {
+	e := len(b)
+	for e > 0 && (b[e-1] == ' ' || b[e-1] == '\t' || b[e-1] == '\n') {
+		e--
+	}
+	if e < 6 {
 		return false
 	}
-	return mayStartCredential(b)
+	if cjkLabelAt(b, 0, e) {
+		return true
+	}
+	// A separator's anchor: the full-width one's first byte, a copula's
+	// last.
+	return e >= 3 && b[e-3] == 0xEF && cjkKeyed(b, e-3) || cjkKeyed(b, e-1)
 }
 
 // oracleUserStart reports a last word "user/pass…" of b (one '/', the

@@ -153,7 +153,7 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 	var tail []byte
 	last := 0 // where in tail the delta's own bytes start
 	keepOpen := false
-	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw)) {
+	if hasDelta && !final && (!esc || e2a.PrintableAfterUnescape(raw) || escCJKEnd(raw)) {
 		if text != nil {
 			tail = text[max(0, len(text)-splitTail):] // as unquoteTail makes it
 		} else {
@@ -580,4 +580,38 @@ func (e *Engine) dropConnTails(in *Input) {
 			e.split.drop([]byte(k))
 		}
 	}
+}
+
+// cjkEnds are the \uXXXX escapes (lower-case hex) of the characters that
+// end a CJK label or its separator (redact's cjk.go): 码 碼 令 钥 鑰 牌
+// ド 호, and ： ＝ 是 为 為 は.
+var cjkEnds = [...]string{"7801", "78bc", "4ee4", "94a5", "9470", "724c", "30c9", "d638",
+	"ff1a", "ff1d", "662f", "4e3a", "70ba", "306f"}
+
+// escCJKEnd reports an escaped delta with no printable ASCII (Python's
+// ensure_ascii text of a CJK script) whose last character, past white
+// space, ends a CJK label or its separator: "\u5bc6\u7801\uff1a"
+// (密码：) | "<pw>". Its tail is then judged as a UTF-8 one would be.
+func escCJKEnd(raw []byte) bool {
+	e := len(raw)
+	for e >= 1 && raw[e-1] == ' ' || e >= 2 && raw[e-2] == '\\' && (raw[e-1] == 'n' || raw[e-1] == 't') {
+		if raw[e-1] == ' ' {
+			e--
+		} else {
+			e -= 2
+		}
+	}
+	if e < 6 || raw[e-6] != '\\' || raw[e-5] != 'u' {
+		return false
+	}
+	var h [4]byte
+	for k := range h {
+		h[k] = raw[e-4+k] | 0x20
+	}
+	for _, c := range cjkEnds {
+		if string(h[:]) == c {
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/e2atap/e2atap/internal/secretaudit"
@@ -16,8 +17,9 @@ import (
 // printed by every output before (a CJK label held no byte the redactor
 // stopped at), through validate as the reference sends them (json.dumps'
 // ensure_ascii: \uXXXX escapes) and as UTF-8: in a delta, in a tool
-// result's JSON text (also under a CJK key), split across two chunks,
-// and in an error message. Every stream is an e2a.secret finding; no
+// result's JSON text (also under a CJK key), split across two chunks
+// (inside the value, and between the label and the value), and in an
+// error message. Every stream is an e2a.secret finding; no
 // value shows in the findings, stderr or the record log (content kept).
 func TestCJKLabelledCredentialsOffline(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
@@ -58,12 +60,30 @@ func TestCJKLabelledCredentialsOffline(t *testing.T) {
 			b.WriteByte('\n')
 		}
 	}
+	// Split between the label and its value: the first delta holds no
+	// printable ASCII, or only before the label ("数据库密码：" | "<pw>").
+	for n, a := range fams {
+		rid := fmt.Sprintf("cjkcut-%02d", n)
+		cut := strings.Index(a.Value, a.Cores[0])
+		for k, r := range []map[string]any{
+			{"delta_kind": "text", "delta": "好的，" + a.Value[:cut]},
+			{"delta_kind": "text", "delta": a.Value[cut:]},
+		} {
+			b.Write(asciiJSON(t, map[string]any{"protocol_version": "1.0", "response_id": rid, "request_id": rid, "sequence": k,
+				"is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": ts, "provenance": map[string]any{}, "body": r}))
+			b.WriteByte('\n')
+		}
+		b.Write(asciiJSON(t, map[string]any{"protocol_version": "1.0", "response_id": rid, "request_id": rid, "sequence": 2,
+			"is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "timestamp": ts, "provenance": map[string]any{}, "body": map[string]any{"result": map[string]any{}}}))
+		b.WriteByte('\n')
+	}
 	capture := filepath.Join(t.TempDir(), "cjk.jsonl")
 	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	stdout, recs := validateKeep(t, fams, capture)
 	secretStreams(t, fams, stdout, "cjk-%02d")
+	secretStreams(t, fams, stdout, "cjkcut-%02d")
 	if n := bytes.Count(recs, []byte("******(fp:")); n < 5*len(fams) {
 		t.Errorf("the record log has %d masks, want %d at least", n, 5*len(fams))
 	}
