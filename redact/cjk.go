@@ -32,6 +32,15 @@ var cjkLabels = [][]byte{
 	[]byte("密鑰"), []byte("金鑰"), []byte("私鑰"), []byte("令牌"), []byte("パスワード"), []byte("비밀번호"),
 }
 
+// cjkLabelLast marks the last bytes of cjkLabels: a text that ends in
+// none of them (7 in 8 of CJK text) ends in no label.
+var cjkLabelLast = func() (t [256]bool) {
+	for _, l := range cjkLabels {
+		t[l[len(l)-1]] = true
+	}
+	return t
+}()
+
 // cjkNeedles are cjkLabels for MayHoldCredential (exact: no case).
 func cjkNeedles() []string {
 	out := make([]string, len(cjkLabels))
@@ -160,7 +169,7 @@ func hasAlnum(v []byte) bool {
 // cjkLabelAt reports whether one of cjkLabels ends at s[ke] (and starts at
 // or after from).
 func cjkLabelAt(s []byte, from, ke int) bool {
-	if ke-from < 6 || s[ke-1] < 0x80 {
+	if ke-from < 6 || !cjkLabelLast[s[ke-1]] {
 		return false
 	}
 	for _, l := range cjkLabels {

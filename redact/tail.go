@@ -70,8 +70,11 @@ func cjkTailStart(b []byte) bool {
 	if e < 6 {
 		return false
 	}
-	if cjkLabelAt(b, 0, e) {
-		return true
+	switch c := b[e-1]; {
+	case cjkLabelLast[c]:
+		return cjkLabelAt(b, 0, e)
+	case c != 0x9A && c != 0x9D && c != 0xAF && c != 0xBA && c != ':' && c != '=': // no separator's last byte
+		return false
 	}
 	// A separator's anchor: the full-width one's first byte, a copula's
 	// last.

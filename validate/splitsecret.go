@@ -582,12 +582,6 @@ func (e *Engine) dropConnTails(in *Input) {
 	}
 }
 
-// cjkEnds are the \uXXXX escapes (lower-case hex) of the characters that
-// end a CJK label or its separator (redact's cjk.go): 码 碼 令 钥 鑰 牌
-// ド 호, and ： ＝ 是 为 為 は.
-var cjkEnds = [...]string{"7801", "78bc", "4ee4", "94a5", "9470", "724c", "30c9", "d638",
-	"ff1a", "ff1d", "662f", "4e3a", "70ba", "306f"}
-
 // escCJKEnd reports an escaped delta with no printable ASCII (Python's
 // ensure_ascii text of a CJK script) whose last character, past white
 // space, ends a CJK label or its separator: "\u5bc6\u7801\uff1a"
@@ -604,14 +598,20 @@ func escCJKEnd(raw []byte) bool {
 	if e < 6 || raw[e-6] != '\\' || raw[e-5] != 'u' {
 		return false
 	}
-	var h [4]byte
-	for k := range h {
-		h[k] = raw[e-4+k] | 0x20
-	}
-	for _, c := range cjkEnds {
-		if string(h[:]) == c {
-			return true
+	r := 0
+	for _, c := range raw[e-4 : e] {
+		d := int(c|0x20) - '0'
+		if d > 9 {
+			d -= 'a' - '0' - 10
 		}
+		r = r<<4 | d&15
+	}
+	// The characters that end a CJK label or its separator (redact's
+	// cjk.go): 码 碼 令 钥 鑰 牌 ド 호, and ： ＝ 是 为 為 は.
+	switch r {
+	case 0x7801, 0x78bc, 0x4ee4, 0x94a5, 0x9470, 0x724c, 0x30c9, 0xd638,
+		0xff1a, 0xff1d, 0x662f, 0x4e3a, 0x70ba, 0x306f:
+		return true
 	}
 	return false
 }
