@@ -1,6 +1,10 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+	"unicode/utf8"
+)
 
 // Credentials labelled in Chinese, Japanese or Korean: "数据库密码：<pw>",
 // "API密钥=<key>", "访问令牌为 <token>", "パスワードは <pw>", "비밀번호: <pw>",
@@ -41,6 +45,23 @@ var cjkLabelLast = func() (t [256]bool) {
 	return t
 }()
 
+// cjkEnds are the last characters of cjkLabels and the separators after
+// them.
+var cjkEnds = func() (rs []rune) {
+	for _, l := range cjkLabels {
+		if r, _ := utf8.DecodeLastRune(l); !slices.Contains(rs, r) {
+			rs = append(rs, r)
+		}
+	}
+	return append(rs, '：', '＝', '是', '为', '為', 'は')
+}()
+
+// EndsCJKLabel reports whether r ends a CJK label or its separator: a
+// text that ends in it may hold the label of a value the next text holds
+// (the split check asks it of the last \uXXXX escape of Python's
+// ensure_ascii text).
+func EndsCJKLabel(r rune) bool { return slices.Contains(cjkEnds, r) }
+
 // cjkNeedles are cjkLabels for MayHoldCredential (exact: no case).
 func cjkNeedles() []string {
 	out := make([]string, len(cjkLabels))
@@ -76,17 +97,24 @@ func cjkSep(s []byte, i int) (ss, se int, copula, ok bool) {
 // spaces and a closing quote (escaped or not), ends a multi-byte
 // character: the gate of sep's call of cjkPair.
 func afterMultiByte(s []byte, from, i int) bool {
-	j := i
-	for j > from && i-j < 3 && s[j-1] == ' ' {
+	j := cjkKeyEnd(s, from, i, true)
+	return j > from && s[j-1] >= 0x80
+}
+
+// cjkKeyEnd is where a key before s[j] ends: past up to three spaces and,
+// if quoted may be, a closing quote ("数据库密码": "…", also in JSON text
+// held in a string: \"数据库密码\":\"…\").
+func cjkKeyEnd(s []byte, from, j int, quoted bool) int {
+	for k := 0; k < 3 && j > from && s[j-1] == ' '; k++ {
 		j--
 	}
-	if j > from && (s[j-1] == '"' || s[j-1] == '\'') {
+	if quoted && j > from && (s[j-1] == '"' || s[j-1] == '\'') {
 		j--
 		for n := 0; n < 7 && j > from && s[j-1] == '\\'; n++ {
 			j--
 		}
 	}
-	return j > from && s[j-1] >= 0x80
+	return j
 }
 
 // cjkKeyed is cjkPair's look before the separator whose anchor is s[i],
@@ -105,18 +133,7 @@ func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
 	if !ok || ss < from {
 		return 0, false, false
 	}
-	ke := ss
-	for ke > from && ss-ke < 3 && s[ke-1] == ' ' {
-		ke--
-	}
-	if !copula && ke > from && (s[ke-1] == '"' || s[ke-1] == '\'') {
-		// A quoted key: "数据库密码": "…", also in JSON text held in a
-		// string (\"数据库密码\":\"…\").
-		ke--
-		for n := 0; n < 7 && ke > from && s[ke-1] == '\\'; n++ {
-			ke--
-		}
-	}
+	ke := cjkKeyEnd(s, from, ss, !copula)
 	if cjkLabelAt(s, from, ke) {
 		return se, copula, true
 	}

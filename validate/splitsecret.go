@@ -606,12 +606,5 @@ func escCJKEnd(raw []byte) bool {
 		}
 		r = r<<4 | d&15
 	}
-	// The characters that end a CJK label or its separator (redact's
-	// cjk.go): 码 碼 令 钥 鑰 牌 ド 호, and ： ＝ 是 为 為 は.
-	switch r {
-	case 0x7801, 0x78bc, 0x4ee4, 0x94a5, 0x9470, 0x724c, 0x30c9, 0xd638,
-		0xff1a, 0xff1d, 0x662f, 0x4e3a, 0x70ba, 0x306f:
-		return true
-	}
-	return false
+	return redact.EndsCJKLabel(rune(r))
 }

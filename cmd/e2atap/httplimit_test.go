@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -138,32 +139,8 @@ func TestHTTPSlowlorisBacklogCannotHoldTheProbes(t *testing.T) {
 		close(stop)
 		wg.Wait()
 	}()
-	allOpen := make(chan struct{})
-	go func() {
-		opened.Wait()
-		close(allOpen)
-	}()
-	select {
-	case <-allOpen:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatalf("the %d clients did not all connect", clients)
-	}
-	hc.Timeout = 8 * time.Second
-	var lat []time.Duration
-	for i := range probes {
-		start := time.Now()
-		resp, err := hc.Get(url + "/healthz")
-		if err != nil {
-			t.Fatalf("probe %d of %d behind %d reconnecting slowloris clients on %d slots: %v (answered before it: %v)", i+1, probes, clients, slots, err, lat)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("probe %d: %s", i+1, resp.Status)
-		}
-		lat = append(lat, time.Since(start).Round(time.Millisecond))
-		hc.CloseIdleConnections() // each probe a new connection, as the kubelet's
-	}
+	awaitOpened(t, &opened, clients)
+	lat := probeHealthz(t, hc, url, probes, 8*time.Second, fmt.Sprintf("%d reconnecting slowloris clients on %d slots", clients, slots), true)
 	t.Logf("%d probes answered behind %d slowloris clients on %d slots, in %v", probes, clients, slots, lat)
 }
 
@@ -244,29 +221,8 @@ func TestHTTPClientsNotReadingCannotTakeTheProbes(t *testing.T) {
 		close(stop)
 		wg.Wait()
 	}()
-	allOpen := make(chan struct{})
-	go func() {
-		opened.Wait()
-		close(allOpen)
-	}()
-	select {
-	case <-allOpen:
-	case <-time.After(time.Minute): // a hang guard
-		t.Fatalf("the %d clients did not all connect", clients)
-	}
-	hc.Timeout = 15 * time.Second
-	var lat []time.Duration
-	for i := range probes {
-		start := time.Now()
-		resp, err := hc.Get(url + "/healthz")
-		if err != nil {
-			t.Fatalf("probe %d of %d behind %d clients not reading on %d slots: %v (answered before it: %v)", i+1, probes, clients, slots, err, lat)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		lat = append(lat, time.Since(start).Round(time.Millisecond))
-		hc.CloseIdleConnections()
-	}
+	awaitOpened(t, &opened, clients)
+	lat := probeHealthz(t, hc, url, probes, 15*time.Second, fmt.Sprintf("%d clients not reading on %d slots", clients, slots), false)
 	t.Logf("%d probes answered behind %d clients not reading on %d slots, in %v", probes, clients, slots, lat)
 }
 
@@ -511,4 +467,45 @@ func TestHTTPFullListenerClosesNoneForNobody(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+}
+
+// awaitOpened waits until each of the clients has connected once (opened
+// done for each), at most a minute: a hang guard.
+func awaitOpened(t *testing.T, opened *sync.WaitGroup, clients int) {
+	t.Helper()
+	allOpen := make(chan struct{})
+	go func() {
+		opened.Wait()
+		close(allOpen)
+	}()
+	select {
+	case <-allOpen:
+	case <-time.After(time.Minute):
+		t.Fatalf("the %d clients did not all connect", clients)
+	}
+}
+
+// probeHealthz sends probes GETs of /healthz one after the other, each on
+// a new connection (as the kubelet's) and within timeout, and returns
+// their latencies; behind says what they wait behind, in a failure.
+// checkStatus: an answer other than 200 fails too.
+func probeHealthz(t *testing.T, hc *http.Client, url string, probes int, timeout time.Duration, behind string, checkStatus bool) []time.Duration {
+	t.Helper()
+	hc.Timeout = timeout
+	var lat []time.Duration
+	for i := range probes {
+		start := time.Now()
+		resp, err := hc.Get(url + "/healthz")
+		if err != nil {
+			t.Fatalf("probe %d of %d behind %s: %v (answered before it: %v)", i+1, probes, behind, err, lat)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if checkStatus && resp.StatusCode != http.StatusOK {
+			t.Fatalf("probe %d: %s", i+1, resp.Status)
+		}
+		lat = append(lat, time.Since(start).Round(time.Millisecond))
+		hc.CloseIdleConnections()
+	}
+	return lat
 }
