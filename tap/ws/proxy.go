@@ -49,6 +49,11 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	closing bool
+	// retired: closing because of StopAccepting, not Run's end. A
+	// connection Accept had taken from the kernel when the listener
+	// closed is then still served (register): the successor never saw
+	// it, and its client dialled an address that never stopped accepting.
+	retired bool
 	conns   map[*conn]struct{}
 	wg      sync.WaitGroup // every connection, from register to its ConnClosed
 	// late: the Lost and ConnClosed controls that found the queue full
@@ -248,7 +253,7 @@ func (p *Proxy) Run(ctx context.Context, emit tap.EmitFunc) error {
 		p.stats.Up.Store(false)
 	}
 	p.mu.Lock()
-	p.closing = true
+	p.closing, p.retired = true, retired
 	p.mu.Unlock()
 	p.ln.Close()
 	<-accepted
@@ -477,7 +482,7 @@ func (p *Proxy) aside() bool {
 func (p *Proxy) register(nc net.Conn) *conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closing {
+	if p.closing && !p.retired {
 		return nil
 	}
 	c := &conn{p: p, client: nc}

@@ -120,3 +120,108 @@ func TestStopAcceptingDrainsAndInheritHandsOver(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// heldAccept is a listener whose Accept, once it has a connection from the
+// kernel, holds it until release is closed, whatever Close does meanwhile:
+// the moment a reload's StopAccepting can land in, between the kernel's
+// accept and the proxy's registration of the connection.
+type heldAccept struct {
+	net.Listener
+	taken, closed, release chan struct{}
+}
+
+func (l *heldAccept) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	close(l.taken)
+	<-l.release
+	return nc, nil
+}
+
+func (l *heldAccept) Close() error {
+	err := l.Listener.Close()
+	close(l.closed)
+	return err
+}
+
+// TestStopAcceptingServesTheConnectionAlreadyTaken: a connection the
+// listener took from the kernel just before a reload retired the proxy is
+// served by it to its end. Before, the proxy, closing by then, closed it
+// unserved: a Gateway dialling an address that never stopped accepting
+// got its connection reset (1 dial in 14 across a same-address reload,
+// TestReloadDrainsTheReplacedListener in CI).
+func TestStopAcceptingServesTheConnectionAlreadyTaken(t *testing.T) {
+	up := goServer(t, nil, echo)
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &heldAccept{Listener: raw, taken: make(chan struct{}), closed: make(chan struct{}), release: make(chan struct{})}
+	cfg := DefaultConfig()
+	cfg.Name = "test-ws"
+	cfg.Listen = raw.Addr().String()
+	cfg.Upstream = up
+	cfg.CloseTimeout = 2 * time.Second
+	p, err := NewOn(cfg, ln, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx, func(context.Context, tap.Message) error { return nil }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	type dialed struct {
+		c   *websocket.Conn
+		err error
+	}
+	got := make(chan dialed, 1)
+	go func() {
+		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer dcancel()
+		c, _, err := websocket.Dial(dctx, "ws://"+cfg.Listen+"/held", nil)
+		got <- dialed{c, err}
+	}()
+	select {
+	case <-ln.taken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dial never reached Accept")
+	}
+	p.StopAccepting()
+	select {
+	case <-ln.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopAccepting did not close the listener")
+	}
+	close(ln.release)
+	d := <-got
+	if d.err != nil {
+		t.Fatalf("the connection taken before the retirement: %v (want it served by the retired proxy)", d.err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer rcancel()
+	if err := d.c.Write(rctx, websocket.MessageText, []byte("held")); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := d.c.Read(rctx); err != nil || string(b) != "held" {
+		t.Fatalf("relay through the retired proxy: %q, %v", b, err)
+	}
+	select {
+	case <-p.Idle():
+		t.Fatal("Idle with the connection open")
+	default:
+	}
+	d.c.Close(websocket.StatusNormalClosure, "")
+	select {
+	case <-p.Idle():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Idle not closed after the connection ended")
+	}
+}
