@@ -469,3 +469,50 @@ func TestFrameCacheSetsInRange(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameCacheEqualNames: a chunk whose tap and connection names are
+// equal to its cached stream's but other strings (a reader that builds
+// them for each message) still uses the entry; one of another tap does
+// not.
+func TestFrameCacheEqualNames(t *testing.T) {
+	e := NewEngine(DefaultConfig(), &verdicts{noRecords: true})
+	var f frame.Frame
+	chunk := func(tap string, seq int32) {
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, seq, []frame.Attr{{Name: "sid", Value: "s-1"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, _ = frame.Decode(b)
+		e.ObserveFrame(&Input{Tap: strings.Clone(tap), Conn: strings.Clone("conn"), Data: b}, &f)
+	}
+	chunk("tap", 0)
+	chunk("tap", 1)
+	// The entry names the stream (sectionStream: nextChunk's way).
+	en, hit := e.frameEntry(&f)
+	if st := e.sectionStream(&Input{Tap: strings.Clone("tap"), Conn: strings.Clone("conn")}, en); !hit || st == nil {
+		t.Fatalf("the section's entry (hit %v) does not name its stream for equal names in other strings", hit)
+	}
+	if st := e.sectionStream(&Input{Tap: "tap", Conn: "conn2"}, en); st != nil {
+		t.Fatal("the section's entry names its stream on another connection")
+	}
+	e.key = append(e.key[:0], "poison"...)
+	chunk("tap", 2)
+	if string(e.key) != "poison" {
+		t.Fatal("a chunk of equal tap and connection names in other strings built its key again: no cache hit")
+	}
+	chunk("tap2", 0)
+	if string(e.key) == "poison" {
+		t.Fatal("a chunk of another tap used the entry of the sid's stream on the first")
+	}
+	st := e.fc.streamEntry([]byte("s-1"))
+	if st == nil || st.tap != "tap2" {
+		t.Fatalf("the sid's entry is not tap2's stream: %+v", st)
+	}
+	chunk("tap", 3)
+	if got := e.Stats().Records; got != 5 {
+		t.Fatalf("%d records judged, want 5", got)
+	}
+	if v := e.sink.(*verdicts); len(v.findings) != 0 {
+		t.Fatalf("findings %+v, want none (each stream in sequence)", v.findings)
+	}
+}
