@@ -152,6 +152,12 @@ func sameString(a, b string) bool {
 	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
+// sameData reports whether a and b are the same string, not only equal
+// ones (a reader's tap and connection names, frame after frame).
+func sameData(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
 // holds reports whether the entry is sid's.
 func (st *fcStream) holds(sid []byte) bool {
 	return int(st.sidLen) == len(sid) && string(st.sid[:len(sid)]) == string(sid)
@@ -194,12 +200,10 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 		return nil, false
 	}
 	fc := e.fc
-	if fc == nil {
-		fc = e.startFrameCache()
-	}
-	if fc.tick++; fc.tick&(fcGrowEvery-1) == 0 {
-		e.resize()
-		fc = e.fc
+	if fc == nil || (fc.tick+1)&(fcGrowEvery-1) == 0 {
+		fc = e.turnFrameCache()
+	} else {
+		fc.tick++
 	}
 	h := fcHash(a)
 	at := fc.set(h)
@@ -215,18 +219,28 @@ func (e *Engine) frameEntry(f *frame.Frame) (en *fcAttrs, hit bool) {
 	return fc.take(tags, at, h), false
 }
 
-// startFrameCache is the engine's first frame cache (apart: the hot path
-// of frameEntry does not carry its code).
+// turnFrameCache counts a lookup of the engine's frame cache when it has
+// none yet (it starts one) or when the lookup is the one that resizes it
+// (every fcGrowEvery); it returns the cache to look in. Apart, in one call:
+// the hot path of frameEntry neither carries this code nor keeps its
+// registers aside for it (two calls cost it 5 instructions a frame).
 //
 //go:noinline
-func (e *Engine) startFrameCache() *frameCache {
-	e.fc = newFrameCache(fcMinBits)
+func (e *Engine) turnFrameCache() *frameCache {
+	if e.fc == nil {
+		e.fc = newFrameCache(fcMinBits)
+		e.fc.tick++
+		return e.fc
+	}
+	if e.fc.tick++; e.fc.tick&(fcGrowEvery-1) == 0 {
+		e.resize()
+	}
 	return e.fc
 }
 
 // take gives the way of tags (the set at at) used least recently to a
 // section of hash h, empty (frameAttrs fills it). Apart, as
-// startFrameCache.
+// turnFrameCache.
 //
 //go:noinline
 func (fc *frameCache) take(tags *[fcWays]fcTag, at int, h uint64) *fcAttrs {
@@ -297,16 +311,37 @@ func (e *Engine) sectionStream(in *Input, en *fcAttrs) *fcStream {
 	}
 	fc := e.fc
 	st := &fc.streams[en.stream]
-	if st.gen != en.gen || st.keyLen == 0 || !sameString(st.tap, in.Tap) || !sameString(st.conn, in.Conn) || len(e.forget) > 0 || e.sweep {
+	if st.gen != en.gen || st.keyLen == 0 || len(e.forget) > 0 || e.sweep {
 		return nil
 	}
+	if !sameData(st.tap, in.Tap) || !sameData(st.conn, in.Conn) {
+		return e.namedStream(in, en, st)
+	}
+	return e.sectionState(en, st)
+}
+
+// namedStream is the end of sectionStream for an entry whose tap and
+// connection are not in's very strings (apart, so that sectionStream makes
+// no call it must keep registers aside for).
+//
+//go:noinline
+func (e *Engine) namedStream(in *Input, en *fcAttrs, st *fcStream) *fcStream {
+	if st.tap != in.Tap || st.conn != in.Conn {
+		return nil
+	}
+	return e.sectionState(en, st)
+}
+
+// sectionState is the end of sectionStream: st, of en's sid on in's tap and
+// connection, if it still names its stream, its partition made current.
+func (e *Engine) sectionState(en *fcAttrs, st *fcStream) *fcStream {
 	if pt := &e.parts[st.part]; pt != e.cur {
 		e.useAgain(pt)
 	}
 	if t := e.tab; int(st.idx) >= t.len() || t.removes != st.removes {
 		return nil
 	}
-	fc.streamTags[en.stream].used = fc.tick
+	e.fc.streamTags[en.stream].used = e.fc.tick
 	return st
 }
 

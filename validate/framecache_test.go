@@ -19,7 +19,12 @@ type verdicts struct {
 	starts   []StreamInfo
 	ends     []StreamInfo
 	records  []string
+	// noRecords: the sink ignores records (RecordsIgnored), as validate
+	// --quiet's does: the engine's hot path for chunks (nextChunk).
+	noRecords bool
 }
+
+func (v *verdicts) RecordsIgnored() bool { return v.noRecords }
 
 func (v *verdicts) Record(r *RecordInfo) {
 	v.records = append(v.records, fmt.Sprintf("%s/%s/%s", r.Kind, r.Status, r.Stream))
@@ -96,10 +101,10 @@ func (w *cacheWalk) next() (hot int, tap, conn string, ok bool) {
 // it has slots), long ones it does not keep, chunks out of order, after the
 // done chunk, a table small enough to evict, connections closed, gaps and
 // idle expiry in between.
-func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
+func frameCacheRun(t *testing.T, seed uint64, off, noRecords bool) *verdicts {
 	defer func(was bool) { frameCacheOff = was }(frameCacheOff)
 	frameCacheOff = off
-	v := &verdicts{}
+	v := &verdicts{noRecords: noRecords}
 	w := newCacheWalk(t, v, seed, 1, 600)
 	e, r := w.e, w.r
 	const nsid = 600
@@ -184,7 +189,10 @@ func frameCacheRun(t *testing.T, seed uint64, off bool) *verdicts {
 // stream start and end is the same with it and without it.
 func TestFrameCacheSameVerdicts(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		with, without := frameCacheRun(t, seed, false), frameCacheRun(t, seed, true)
+		// Without records (noRecords: seeds 4-6), most chunks of a
+		// cached stream take nextChunk.
+		noRecords := seed > 3
+		with, without := frameCacheRun(t, seed, false, noRecords), frameCacheRun(t, seed, true, noRecords)
 		if len(without.findings) == 0 || len(without.ends) == 0 {
 			t.Fatalf("seed %d: the run judged nothing (%d findings, %d ends)", seed, len(without.findings), len(without.ends))
 		}
@@ -315,7 +323,9 @@ func fuzzJudge(t *testing.T, data []byte, off bool) *verdicts {
 	cfg := DefaultConfig()
 	cfg.MaxStreams = 4 // exercise eviction
 	cfg.Tombstones = 2
-	v := &verdicts{}
+	// An input of odd length is judged without records: the chunks of a
+	// cached stream then take nextChunk.
+	v := &verdicts{noRecords: len(data)&1 == 1}
 	e := NewEngine(cfg, v)
 	for i := 0; len(data) > 0; i++ {
 		fr, rest, err := frame.Decode(data)
@@ -457,5 +467,52 @@ func TestFrameCacheSetsInRange(t *testing.T) {
 				t.Fatalf("bits %d: ways at %d is not the set's tags", b, at)
 			}
 		}
+	}
+}
+
+// TestFrameCacheEqualNames: a chunk whose tap and connection names are
+// equal to its cached stream's but other strings (a reader that builds
+// them for each message) still uses the entry; one of another tap does
+// not.
+func TestFrameCacheEqualNames(t *testing.T) {
+	e := NewEngine(DefaultConfig(), &verdicts{noRecords: true})
+	var f frame.Frame
+	chunk := func(tap string, seq int32) {
+		b, err := frame.AppendFrame(nil, frame.TypeStreamChunk, 0, seq, []frame.Attr{{Name: "sid", Value: "s-1"}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _, _ = frame.Decode(b)
+		e.ObserveFrame(&Input{Tap: strings.Clone(tap), Conn: strings.Clone("conn"), Data: b}, &f)
+	}
+	chunk("tap", 0)
+	chunk("tap", 1)
+	// The entry names the stream (sectionStream: nextChunk's way).
+	en, hit := e.frameEntry(&f)
+	if st := e.sectionStream(&Input{Tap: strings.Clone("tap"), Conn: strings.Clone("conn")}, en); !hit || st == nil {
+		t.Fatalf("the section's entry (hit %v) does not name its stream for equal names in other strings", hit)
+	}
+	if st := e.sectionStream(&Input{Tap: "tap", Conn: "conn2"}, en); st != nil {
+		t.Fatal("the section's entry names its stream on another connection")
+	}
+	e.key = append(e.key[:0], "poison"...)
+	chunk("tap", 2)
+	if string(e.key) != "poison" {
+		t.Fatal("a chunk of equal tap and connection names in other strings built its key again: no cache hit")
+	}
+	chunk("tap2", 0)
+	if string(e.key) == "poison" {
+		t.Fatal("a chunk of another tap used the entry of the sid's stream on the first")
+	}
+	st := e.fc.streamEntry([]byte("s-1"))
+	if st == nil || st.tap != "tap2" {
+		t.Fatalf("the sid's entry is not tap2's stream: %+v", st)
+	}
+	chunk("tap", 3)
+	if got := e.Stats().Records; got != 5 {
+		t.Fatalf("%d records judged, want 5", got)
+	}
+	if v := e.sink.(*verdicts); len(v.findings) != 0 {
+		t.Fatalf("findings %+v, want none (each stream in sequence)", v.findings)
 	}
 }

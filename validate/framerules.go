@@ -32,11 +32,42 @@ func (e *Engine) ObserveFrame(in *Input, f *frame.Frame) {
 	var hit bool
 	if f.MsgType == frame.TypeStreamChunk {
 		if en, hit = e.frameEntry(f); hit && en.plain && f.Flags&frame.FlagReserved == 0 {
-			e.observeChunk(in, f, en)
+			if !e.nextChunk(in, f, en) {
+				e.observeChunk(in, f, en)
+			}
 			return
 		}
 	}
 	e.observeFrame(in, f, en, hit)
+}
+
+// nextChunk is observeChunk for most chunks of a frame file: read offline
+// (no capture time), no record log, flags that agree with the cached
+// attributes, of a stream the cache names (sectionStream), started, whose
+// seq is the next one, not done. It reports false, having changed nothing
+// (sectionStream's making the stream's partition current, and its use of
+// the cache entry, are what observeChunk does first), for any other
+// chunk. Its checks take the place of observeChunk's and chunkStream's
+// calls and what they keep aside across them (1 M chunks of 200 bytes,
+// one shard: 788 -> 712 instructions a chunk, whole process).
+func (e *Engine) nextChunk(in *Input, f *frame.Frame, en *fcAttrs) bool {
+	if !in.Time.IsZero() || !e.noRecords || f.Flags&frame.FlagDone != 0 ||
+		f.HasError() != (en.found&faErr != 0) || f.HasMeta() != (en.found&faMeta != 0) {
+		return false
+	}
+	st := e.sectionStream(in, en)
+	if st == nil {
+		return false
+	}
+	s := st.state
+	if seq := f.Seq; s.flags&(fSeq|fResync|fStarted) != fSeq|fStarted || seq <= 0 || uint32(seq) != s.last+1 {
+		return false
+	}
+	e.stats.Records++
+	s.flags |= fResponded
+	s.records++
+	s.last = uint32(f.Seq)
+	return true
 }
 
 // observeFrame is ObserveFrame but for observeChunk (en, hit: frameEntry's

@@ -133,7 +133,7 @@ func TestTablesWithoutMemory(t *testing.T) {
 	fails := TableAllocFailures()
 	more := 60_000
 	if raceEnabled {
-		more = 16_000 // still past what the tables hold once mapping stops: both checked below
+		more = 30_000 // still past what the tables hold once mapping stops: both checked below
 	}
 	n += cleanTraffic(e, 10_000, more, longID)
 	if TableAllocFailures() == fails {

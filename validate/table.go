@@ -487,7 +487,7 @@ func (t *table) removeAt(p int, i int32) {
 removed:
 	s := t.at(i)
 	t.uncountSess(s.sess)
-	t.dead += t.keyBytes(i)
+	t.dropKey(i)
 	if s.last == lastBig {
 		delete(t.big, s.keyRef)
 	}
@@ -512,6 +512,24 @@ removed:
 			t.deadRetry = t.dead + arenaChunk
 		}
 	}
+}
+
+// dropKey gives back the arena bytes of dense index i's key, which is
+// being removed: the arena's tail if the key ends it (the latest key
+// stored, as a stream that ends before any later one of its partition
+// starts: a frame file's interleaved streams, a few at a time over many
+// partitions), for the next key to take, else dead bytes that a compaction
+// reclaims. A key that stayed dead until 1 MiB of them were had cost its
+// pages once each (20 000 streams of 1 M frames: 1.2 MB of keys, some 300
+// page faults).
+func (t *table) dropKey(i int32) {
+	ref := t.at(i).keyRef
+	n := t.keyBytes(i)
+	if c := len(t.arena) - 1; int(ref>>16) == c && int(ref&0xffff)+n == len(t.arena[c]) {
+		t.arena[c] = t.arena[c][:ref&0xffff]
+		return
+	}
+	t.dead += n
 }
 
 func (t *table) liveBytes() int {

@@ -98,3 +98,42 @@ func TestTableGrowsToHint(t *testing.T) {
 		t.Fatalf("slot array sizes %v, want %v", sizes, want)
 	}
 }
+
+// TestTableGivesBackTheTailKey: a key removed while it ends the arena (the
+// latest stored) gives its bytes back to the next key, as a frame file's
+// streams do that end one after another in a partition; one removed from
+// before the tail stays dead until a compaction.
+func TestTableGivesBackTheTailKey(t *testing.T) {
+	tab := newTable(0)
+	key := func(i int) []byte {
+		return fmt.Appendf(nil, "tap\x00conn\x00agent-7:%08d-0000-4000-8000-000000000000", i)
+	}
+	keep := key(-1)
+	tab.insert(keep, tab.hash(keep))
+	for i := 0; i < 100_000; i++ {
+		k := key(i)
+		j := tab.insert(k, tab.hash(k))
+		if got := tab.find(k, tab.hash(k)); got != j || string(tab.key(j)) != string(k) {
+			t.Fatalf("key %d: inserted at %d, found at %d (%q)", i, j, got, tab.key(got))
+		}
+		tab.remove(j)
+	}
+	if len(tab.arena) != 1 || len(tab.arena[0]) != 1+len(keep) || tab.dead != 0 {
+		t.Fatalf("arena after 100 000 streams one at a time: %d chunks, %d bytes in the last, %d dead; want 1, %d, 0",
+			len(tab.arena), len(tab.arena[len(tab.arena)-1]), tab.dead, 1+len(keep))
+	}
+	if j := tab.find(keep, tab.hash(keep)); j < 0 || string(tab.key(j)) != string(keep) {
+		t.Fatalf("the first key lost: %d", j)
+	}
+	// Not the tail: dead bytes, the tail stays.
+	a, b := key(1), key(2)
+	tab.insert(a, tab.hash(a))
+	tab.insert(b, tab.hash(b))
+	tab.remove(tab.find(a, tab.hash(a)))
+	if tab.dead != 1+len(a) || len(tab.arena[0]) != 3+len(keep)+len(a)+len(b) {
+		t.Fatalf("a key before the tail removed: %d dead, arena %d bytes", tab.dead, len(tab.arena[0]))
+	}
+	if j := tab.find(b, tab.hash(b)); j < 0 || string(tab.key(j)) != string(b) {
+		t.Fatalf("the tail key lost: %d", j)
+	}
+}
