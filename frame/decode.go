@@ -2,7 +2,6 @@ package frame
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"strconv"
 	"unsafe"
 )
@@ -244,8 +243,11 @@ func (d *Decoder) fits(b []byte) bool {
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	for i, want := range d.lens[:d.n] {
 		at := unsafe.Add(p, d.pos[i])
-		nl := bits.ReverseBytes16(*(*uint16)(at))
-		vl := bits.ReverseBytes32(*(*uint32)(unsafe.Add(at, 2+want>>32)))
+		// binary.BigEndian on a fixed-length view: one load and a byte
+		// swap on a little-endian machine, a plain load on a big-endian
+		// one (a native load reversed was right on little-endian only).
+		nl := binary.BigEndian.Uint16(unsafe.Slice((*byte)(at), 2))
+		vl := binary.BigEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(at, 2+want>>32)), 4))
 		if uint64(nl)<<32|uint64(vl) != want {
 			return false
 		}

@@ -63,7 +63,7 @@ func (s *frameSkim) skim(b []byte) (size, attrsEnd int, key []byte, ok bool) {
 			return s.walk(b)
 		}
 	}
-	dataLen := int32(bits.ReverseBytes32(*(*uint32)(unsafe.Add(base, 10))))
+	dataLen := int32(binary.BigEndian.Uint32((*[4]byte)(unsafe.Add(base, 10))[:]))
 	if dataLen < 0 || dataLen > frame.MaxDataBytes || int(dataLen) > len(b)-p {
 		return 0, 0, nil, false
 	}
@@ -73,7 +73,7 @@ func (s *frameSkim) skim(b []byte) (size, attrsEnd int, key []byte, ok bool) {
 	if *(*byte)(unsafe.Add(base, 2)) == frame.TypeEvent {
 		for m := s.id; m != 0; m &^= 1 << (7 - bits.LeadingZeros8(m)) {
 			a := &s.attrs[7-bits.LeadingZeros8(m)]
-			if *(*uint16)(unsafe.Add(base, a.at+2)) == uint16('i')|uint16('d')<<8 {
+			if *(*[2]byte)(unsafe.Add(base, a.at+2)) == [2]byte{'i', 'd'} {
 				return p + int(dataLen), p, unsafe.Slice((*byte)(unsafe.Add(base, a.val+4)), a.vl), true
 			}
 		}
@@ -81,7 +81,7 @@ func (s *frameSkim) skim(b []byte) (size, attrsEnd int, key []byte, ok bool) {
 	}
 	for m := s.sid; m != 0; m &^= 1 << (7 - bits.LeadingZeros8(m)) {
 		a := &s.attrs[7-bits.LeadingZeros8(m)]
-		if *(*uint32)(unsafe.Add(base, a.at+2))&0xffffff == uint32('s')|uint32('i')<<8|uint32('d')<<16 {
+		if *(*[3]byte)(unsafe.Add(base, a.at+2)) == [3]byte{'s', 'i', 'd'} {
 			return p + int(dataLen), p, unsafe.Slice((*byte)(unsafe.Add(base, a.val+4)), a.vl), true
 		}
 	}
