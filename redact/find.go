@@ -1001,6 +1001,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 			} else if s[c] != ':' {
 				continue
 			}
+			if !form && at(s, p, "//") || form && atFold(s, p, "%2f%2f") {
+				break // a URL as the user ("az login -u http://app -p …"): no password
+			}
 			if p < end && c > v && !isMask(s, p) && !inFingerprint(s, p) {
 				// (An empty user, "-u :…", is curl's for Negotiate or
 				// NTLM auth, and no pair the pre-check passes. The ':'
@@ -1229,11 +1232,13 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 	default:
 		return Match{}, false
 	}
-	v, end, ok := argSpan(s, v, form, true)
-	if !ok {
+	a, end, ok := argSpan(s, v, form, true)
+	if !ok || s[a] == '$' && (a == v || s[v] == '"') {
+		// (A shell variable, "-p $PW" or "-p \"$PW\"", is no password; in
+		// single quotes, '$…' is a literal.)
 		return Match{}, false
 	}
-	return Match{v, end, KindKeyValue}, true
+	return Match{a, end, KindKeyValue}, true
 }
 
 // keyValue is the value after a credential-named key: the key ends before
@@ -1507,6 +1512,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
+	open := false // inside an escaped quote paramQuote took
 	for e < len(s) && e-v < 1<<16 {
 		if quote == '\\' && s[e] == '\\' {
 			// A value in escaped quotes (JSON held in a JSON string) ends
@@ -1526,6 +1532,16 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 			e = b
 			continue
+		}
+		if whole && quote == 0 && s[e] == '\\' {
+			// An escaped quote of a parameter (JSON text held in a
+			// string: "Digest username=\\"bob\\", response=\\"…\\""), opened
+			// after its '=' and closed before a ',', is part of the
+			// value; any other ends it.
+			if b, ok := paramQuote(s, v, e, open); ok {
+				e, open = b, !open
+				continue
+			}
 		}
 		if quote != '\\' && s[e] == '\\' {
 			// JSON's escaped slash ("\/", "\\\/" a level deeper) is
@@ -2213,6 +2229,36 @@ func strongValue(v []byte) bool {
 		}
 	}
 	return seen == alnum || seen&cDigit != 0 && seen&(cUpper|cLower) != 0 && sym
+}
+
+// paramQuote reports an escaped quote at s[e] (an odd run of
+// backslashes, then '"') that opens an auth parameter's value (after its
+// '=', open false) or closes one (before a ',', open true), and the byte
+// after it.
+func paramQuote(s []byte, v, e int, open bool) (int, bool) {
+	b := e
+	for b < len(s) && b-e < 8 && s[b] == '\\' {
+		b++
+	}
+	if b >= len(s) || s[b] != '"' || (b-e)%2 == 0 {
+		return 0, false
+	}
+	if open && b+1 < len(s) && s[b+1] == ',' {
+		return b + 1, true
+	}
+	if open || e == v || s[e-1] != '=' {
+		return 0, false
+	}
+	// The parameter's name: a short word of letters (not a token's
+	// base64 padding, "Bearer eyJ…=\\"").
+	n := e - 1
+	for n > v && e-n < 26 && is(s[n-1], cUpper|cLower|cUnder|cDash) {
+		n--
+	}
+	if n == e-1 || e-n >= 26 || n > v && s[n-1] != ' ' && s[n-1] != ',' {
+		return 0, false
+	}
+	return b + 1, true
 }
 
 // isValueEnd says where a key's value ends: at its closing quote, or

@@ -1,0 +1,124 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSweep12UserURL: a URL given as the user of -u ("az login
+// --service-principal -u http://app -p <pw>", the service principal's
+// name as the Azure CLI's older docs print it) is no curl user:password:
+// "//app" was masked as the password, and the real password after -p was
+// printed with no finding (the search went on after "//app").
+func TestSweep12UserURL(t *testing.T) {
+	const pw = "Kqz9pw!mvtlrbx"
+	checkSweep7(t, []sweep7Form{
+		{"az login --service-principal -u http://app -p " + pw + " --tenant t1", pw, false},
+		{"az login --service-principal -u https://contoso.onmicrosoft.com/app -p '" + pw + "' --tenant t1", pw, false},
+		{"az login --service-principal --username http://app --password " + pw + " --tenant t1", pw, false},
+		{"curl -u bob:" + pw + " https://api.example.com", pw, false},
+	}, true, []string{
+		"az login --service-principal -u http://app -p $AZ_PASSWORD --tenant t1",
+		"curl -u http://proxy:8080 https://example.com",
+		"wget -u https://mirror.example.com/pkg",
+	})
+	checkSweep7(t, []sweep7Form{
+		{`{"command":"az login --service-principal -u http://app -p ` + pw + ` --tenant t1"}`, pw, false},
+	}, false, []string{
+		`az login --service-principal -u http://app -p "$AZ_PASSWORD" --tenant t1`,
+		"docker login -u bob -p $DOCKER_PASSWORD ghcr.io",
+		"sshpass -p $SSHPASS ssh root@host",
+	})
+	// In single quotes a '$' is a literal: a password.
+	if _, ok := credentialKind("sshpass -p '$ecretPa55Zq' ssh root@host"); !ok {
+		t.Error("a single-quoted password that starts with '$' is none")
+	}
+	// The URL is no password: nothing of it is masked.
+	if out := MaskText("curl -u http://proxy.internal:8080 https://example.com"); strings.Contains(out, Mask) {
+		t.Errorf("a URL after -u masked: %s", out)
+	}
+}
+
+// TestSweep12VendorAfterEscape: a provider's prefixed token after a
+// URL-encoded separator ("%20", "%3D", "%22", encoded twice "%2520"): the
+// escape's hex digits were read as the start of the word, so that
+// "20shpat_…" began no token, and the Shopify, Postman, New Relic,
+// Pulumi tokens in a URL-encoded text were printed.
+func TestSweep12VendorAfterEscape(t *testing.T) {
+	const shp = "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"
+	const pm = "PMAK-0123456789abcdef01234567-0123456789abcdef0123456789abcdef01"
+	const nr = "NRAK-ABCDEFGHIJ0123456789KLMNOPQ"
+	const pul = "pul-0123456789abcdef0123456789abcdef01234567"
+	var forms []sweep7Form
+	for _, tok := range []string{shp, pm, nr, pul} {
+		for _, pre := range []string{"q=token%20", "q=key%3D", "body=%7B%22token%22%3A%22", "m=run%2520", "x%0A"} {
+			forms = append(forms, sweep7Form{"GET /log?" + pre + tok + "%22&y=1", tok, false})
+		}
+	}
+	checkSweep7(t, forms, false, []string{
+		"GET /log?q=%41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", // "%41" is 'A': "Ashpat_…" starts no token
+		"GET /img?src=icon%2Fpul-small.png",
+		"GET /log?q=token%20shpat_short",
+		"q=%20NRAK-short",
+	})
+}
+
+// TestSweep12DigestInJSONText: an Authorization header whose scheme takes
+// quoted parameters (Digest), in JSON text held in a string (its quotes
+// escaped, once or twice): the value ended at the first escaped quote,
+// "username=\"", and the response, nonce and the rest were printed.
+func TestSweep12DigestInJSONText(t *testing.T) {
+	const resp = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+	const h = `Authorization: Digest username=\"bob\", realm=\"api\", nonce=\"dcd98b7102dd2f0e8b11d0f600bfb0c093\", uri=\"/v1\", response=\"` + resp + `\"`
+	checkSweep7(t, []sweep7Form{
+		{`{"headers": "` + h + `"}`, resp, false},
+		{`{"out": "{\"h\": \"` + strings.ReplaceAll(h, `\"`, `\\\"`) + `\"}"}`, resp, false},
+		{`{"h": "Authorization: Digest username=\"bob\", response=\"` + resp + `\", qop=auth"}`, resp, false},
+	}, false, nil)
+	// A token that ends in base64's '=' before the closing escaped quote
+	// opens no parameter: the next pair is not masked with it.
+	s := `{"h": "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9Kqz9pwmvtlrbx=", "path": "/v1/models"}`
+	s = strings.ReplaceAll(s, `"`, `\"`)
+	if out := MaskText(s); !strings.Contains(out, `/v1/models`) || strings.Contains(out, "Kqz9pwmvtlrbx") {
+		t.Errorf("a bearer token in JSON text: %s", out)
+	}
+}
+
+// TestSweep12NetrcDigitless: a .netrc password with no digit (on one line
+// or on several, also in JSON text at any depth) was printed: neither a
+// key=value check nor proseValue (at a digit) sees it. It is masked as
+// prose passwords are, never a credential (words may be prose).
+func TestSweep12NetrcDigitless(t *testing.T) {
+	const pw = "korvelstabumix"
+	for _, s := range []string{
+		"machine api.example.com login bob password " + pw,
+		"machine api.example.com login bob password " + pw + "\n",
+		"machine api.example.com\n  login deploy\n  password " + pw + "\n",
+		"default login anonymous password " + pw,
+		`{"stdout":"machine git.example.com\n\tlogin bob\n\tpassword ` + pw + `\n"}`,
+		`{"out":"{\"stdout\":\"machine h\\n  login bob\\n  password ` + pw + `\\n\"}"}`,
+		"cat ~/.netrc\nmachine h login u password " + pw,
+	} {
+		out := MaskText(s)
+		if strings.Contains(out, pw[:10]) || !strings.Contains(out, Mask) {
+			t.Errorf("not masked: %s", mask6(out, pw))
+		}
+		if k, ok := credentialKind(s); ok {
+			t.Errorf("a credential (%v), words may be prose: %s", k, mask6(s, pw))
+		}
+	}
+	for _, s := range []string{
+		"machine api.example.com login bob password $NETRC_PASSWORD",
+		"machine api.example.com login bob password ${NETRC_PW}",
+		"machine api.example.com login bob password <password>",
+		"machine api.example.com login bob password ********",
+		"machine api.example.com login bob password incorrect",
+		"Please enter your login and password korvelstabumix",
+		"the machine login password korvelstabumix",
+		"machine h login bob\npassword reset requested",
+	} {
+		if out := MaskText(s); out != s {
+			t.Errorf("a near-miss masked: %s", out)
+		}
+	}
+}
