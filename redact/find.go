@@ -1278,6 +1278,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
+	if kc == KeyPlain && ke-j == 3 && spacedKey(s, from, j) {
+		kc = KeyCredential // "API key: …", "Secret access key: …"
+	}
 	// A plain key that makes its value a credential by its place or its
 	// value, by its length (one test for most keys, which are none).
 	queryKey, bareKey, barePass := false, false, false

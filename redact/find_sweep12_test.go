@@ -122,3 +122,31 @@ func TestSweep12NetrcDigitless(t *testing.T) {
 		}
 	}
 }
+
+// TestSweep12SpacedKeyLabel: "key" after a word that makes it a secret's
+// label ("API key: …", "Secret key: …", "Secret access key: …", as
+// consoles, CLIs and people print them) was no key: "key" alone names
+// anything. Its value was printed with no finding.
+func TestSweep12SpacedKeyLabel(t *testing.T) {
+	const pw = "Kqz9pwm!vtlrbx"
+	const aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Kq3x"
+	checkSweep7(t, []sweep7Form{
+		{"API key: " + pw, pw, true},
+		{"Your API Key: " + pw + "\n", pw, true},
+		{"Secret key: " + pw, pw, true},
+		{"Access key ID: AKIAZQ9LM2KQZ9PWMVTL\nSecret access key: " + aws, aws, true},
+		{"Subscription key: " + pw, pw, true},
+		{"  Private key:   " + pw, pw, true},
+		{`{"out":"Name: app\nAPI key: ` + pw + `\n"}`, pw, true},
+		{`{"msg": "API key: ` + pw + `"}`, pw, true},
+	}, true, []string{
+		"Primary key: user_id",
+		"Sort key: ts",
+		"Public key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+		"API key: <your-api-key>",
+		"API key: ********",
+		"monkey: Kqz9pwm!vtlrbx",
+		"turnkey: Kqz9pwm!vtlrbx",
+		"the door key: Kqz9pwm!vtlrbx",
+	})
+}

@@ -441,6 +441,9 @@ func keyBefore(s []byte, i int) bool {
 		}
 		most = max(most, letters)
 	}
+	if ke-j == 3 && spacedKey(s, 0, j) {
+		return true
+	}
 	if ke-j < 3 || most < minSpecialLetters {
 		return false
 	}
