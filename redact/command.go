@@ -530,7 +530,10 @@ func colonArg(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	case is(c, cLower|cDigit|cUnder):
-		return chpasswdLine(s, from, i)
+		if m, ok := chpasswdLine(s, from, i); ok {
+			return m, true
+		}
+		return generatedPassword(s, from, i)
 	}
 	return Match{}, false
 }
