@@ -206,6 +206,11 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				return m, true
 			}
 		case a&aDigit != 0:
+			if mayEscCJK(s, i) {
+				if m, ok := escCJKPair(s, from, i); ok {
+					return m, true // "\u5bc6\u7801\uff1a<pw>"
+				}
+			}
 			if i >= cmdDone && s[i] != '+' {
 				m, ok, next := cmdArg(s, from, i)
 				if ok {

@@ -179,3 +179,43 @@ func TestSweep12GeneratedPasswords(t *testing.T) {
 		"commit to proceed to installation:\n\n1c4a1d34a0ae4c56a1f5e3b0c2d6b8e9d34a0ae4",
 	})
 }
+
+// TestSweep12EscapedCJKLabels: a CJK label spelled with JSON \uXXXX
+// escapes (Python's json.dumps by default), in JSON text held in a string
+// (a tool's result), once or twice escaped, lower- or upper-case hex: the
+// escapes held no label cjkPair sees, and the value was printed with no
+// finding.
+func TestSweep12EscapedCJKLabels(t *testing.T) {
+	const pw = "Kqz9pwm!vtlr"
+	const strong = "Kqz9pwmAvtlr9Q"
+	checkSweep7(t, []sweep7Form{
+		{`{"stdout": "\u6570\u636e\u5e93\u5bc6\u7801\uff1a` + pw + `"}`, pw, false},
+		{`{"r": "{\"stdout\": \"\\u6570\\u636e\\u5e93\\u5bc6\\u7801\\uff1a` + pw + `\"}"}`, pw, false},
+		{`{"stdout": "\u30d1\u30b9\u30ef\u30fc\u30c9: ` + pw + `"}`, pw, false},
+		{`{"stdout": "\uBE44\uBC00\uBC88\uD638 = ` + pw + `"}`, pw, false},
+		{`{"stdout": "\u5bc6\u7801\u662f` + strong + `"}`, strong, false},
+		{`{"stdout": "API\u5bc6\u94a5\uff1d` + pw + `"}`, pw, false},
+		{`{"\u6570\u636e\u5e93\u5bc6\u7801": "` + pw + `"}`, pw, false},
+		{`{"r": "{\"\\u5bc6\\u7801\": \"` + pw + `\"}"}`, pw, false},
+	}, false, []string{
+		`{"stdout": "\u5bc6\u7801\u5b66\uff1a` + pw + `"}`,       // 密码学：(cryptography)
+		`{"stdout": "\u5bc6\u7801\u957f\u5ea6\uff1a12"}`,         // 密码长度：12
+		`{"stdout": "\u5bc6\u7801\uff1a\u8bf7\u8f93\u5165"}`,     // 密码：请输入
+		`{"stdout": "\u5bc6\u7801\uff1a<\u8bf7\u8f93\u5165>"}`,   // 密码：<请输入>
+		`{"stdout": "\u5bc6\u7801\uff1a******"}`,                 // a mask
+		`{"stdout": "\u6570\u636e\u5e93\uff1a` + pw + `"}`,       // 数据库：(no label)
+		`{"stdout": "\u5bc6\u7801\u662fcorrecthorsebattery"}`,    // after a copula, a word: masked, no credential
+		`{"path": "C:\\u5bc6\\u7801\\notes.txt", "id": "u7801"}`, // no escape
+	})
+	// After a copula, a word is masked as prose passwords are.
+	if out := MaskText(`{"stdout": "\u5bc6\u7801\u662fkorvelstabumix"}`); strings.Contains(out, "korvelstab") {
+		t.Errorf("not masked: %s", out)
+	}
+	// The raw record's pre-check passes the escapes (once and twice).
+	for _, raw := range []string{`{"delta":"{\"stdout\": \"\\u5bc6\\u7801\\uff1a` + pw + `\"}"}`, `{"delta":"\u5BC6\u7801: ` + pw + `"}`} {
+		if !MayHoldCredential(raw) {
+			t.Errorf("MayHoldCredential passes over %s", mask6(raw, pw))
+		}
+	}
+}
+

@@ -118,6 +118,11 @@ func MayHoldCredentialText[T Text](s T) bool {
 			break
 		}
 		if anchor[b[i]]&aDigit != 0 {
+			if mayEscCJK(b, i) {
+				if _, ok := escCJKPair(b, 0, i); ok {
+					return true
+				}
+			}
 			if i >= cmdDone && b[i] != '+' {
 				if m, ok, next := cmdArg(b, 0, i); ok && m.Kind.Credential() {
 					return true
