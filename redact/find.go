@@ -93,7 +93,7 @@ type Text interface{ ~string | ~[]byte }
 const (
 	aPrefix = 1 << iota // a byte inside a token prefix: A (AKIA, AIza), J (eyJ), '-', '_'
 	aScheme             // b, B: Bearer, Basic
-	aSep                // '=' or ':': key=value, key: value, scheme://
+	aSep                // '=', ':' or '|': key=value, key: value, scheme://, | key | value |
 	aAt                 // '@': e-mail
 	aDigit              // a digit or '+': phone, CN ID
 	aProse              // 'w': "password is <words>" (prosePassword)
@@ -112,6 +112,7 @@ var anchor = func() (t [256]uint8) {
 	t['B'] |= aScheme
 	t['='] |= aSep
 	t[':'] |= aSep
+	t['|'] |= aSep // a table's cell (tableCell)
 	t['@'] |= aAt
 	for c := '0'; c <= '9'; c++ {
 		t[c] |= aDigit
@@ -856,6 +857,9 @@ func pemHeader(s []byte, i int) int {
 // value of a credential-named key ("password=…", "api_key: …",
 // `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
 func sep(s []byte, from, i int) (Match, bool) {
+	if s[i] == '|' {
+		return tableCell(s, from, i)
+	}
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
 			if m, ok := webhook(s, i+3, "/"); ok {

@@ -50,7 +50,7 @@ func mysqlTemporary(s []byte, from, i int) (Match, bool) {
 // line before it names the user whose password was reset).
 func elasticNewValue(s []byte, from, i int) (Match, bool) {
 	k := i - 9
-	if !wordStart(s, k) || !bytes.Contains(s[max(from, k-160):k], []byte("successfully reset")) {
+	if !wordStart(s, k) && !(k >= 2 && s[k-2] == '\\' && s[k-1] == 'n') || !bytes.Contains(s[max(from, k-160):k], []byte("successfully reset")) {
 		return Match{}, false
 	}
 	return lineValue(s, from, i+2)

@@ -360,6 +360,10 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := cjkPair(s, 0, i)
 		return ok
 	case a&aSep != 0:
+		if s[i] == '|' {
+			m, ok := tableCell(s, 0, i)
+			return ok && m.Kind.Credential()
+		}
 		if afterMultiByte(s, 0, i) {
 			if _, ok := cjkPair(s, 0, i); ok {
 				return true
