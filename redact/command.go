@@ -745,6 +745,9 @@ func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 	d := buf[:n]
 	done := 0
 	for k := 0; k < n; k++ {
+		if m, ok := formShapes(d, k); ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
+			return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
+		}
 		var m Match
 		var ok bool
 		switch c := d[k]; {

@@ -1525,6 +1525,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
 	open := false // inside an escaped quote paramQuote took
+	encParams := encoded && whole && encodedParamAt(s, v)
 	for e < len(s) && e-v < 1<<16 {
 		if quote == '\\' && s[e] == '\\' {
 			// A value in escaped quotes (JSON held in a JSON string) ends
@@ -1543,6 +1544,18 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 				break
 			}
 			e = b
+			continue
+		}
+		if encParams {
+			// Auth parameters URL-encoded ("Digest+username%3D%5C%22bob%5C%22%2C+…"):
+			// to the end of the pair, a line or an unescaped quote.
+			// (A quote opens a value after its "%3D" or closes one before
+			// its "%2C"; escaped, "%5C%22", it is JSON text's.)
+			if s[e] == '&' || atFold(s, e, "%0a") || atFold(s, e, "%0d") ||
+				atFold(s, e, "%22") && !(e-3 >= v && (atFold(s, e-3, "%5c") || atFold(s, e-3, "%3d")) || atFold(s, e+3, "%2c")) {
+				break
+			}
+			e++
 			continue
 		}
 		if whole && quote == 0 && s[e] == '\\' {
@@ -2271,6 +2284,13 @@ func paramQuote(s []byte, v, e int, open bool) (int, bool) {
 		return 0, false
 	}
 	return b + 1, true
+}
+
+// encodedParamAt reports an auth parameter's name and its URL-encoded '='
+// at s[v] ("username%3D…", Digest's first).
+func encodedParamAt(s []byte, v int) bool {
+	e := run(s, v, cUpper|cLower|cUnder)
+	return e > v && e-v <= 24 && atFold(s, e, "%3d")
 }
 
 // isValueEnd says where a key's value ends: at its closing quote, or

@@ -24,7 +24,7 @@ func generatedPassword(s []byte, from, i int) (Match, bool) {
 		}
 		return mysqlTemporary(s, from, i)
 	case '\n', '\r', '\\':
-		if s[i-1] == 'n' && i >= 23 && at(s, i-23, "proceed to installation") {
+		if s[i-1] == 'n' && i >= 15 && at(s, i-15, "to installation") {
 			return jenkinsInitial(s, from, i)
 		}
 	}
@@ -50,14 +50,15 @@ func mysqlTemporary(s []byte, from, i int) (Match, bool) {
 // line before it names the user whose password was reset).
 func elasticNewValue(s []byte, from, i int) (Match, bool) {
 	k := i - 9
-	if !wordStart(s, k) && !(k >= 2 && s[k-2] == '\\' && s[k-1] == 'n') || !bytes.Contains(s[max(from, k-160):k], []byte("successfully reset")) {
+	if !wordStart(s, k) && !(k >= 2 && s[k-2] == '\\' && s[k-1] == 'n') || !bytes.Contains(s[max(from, k-160):k], []byte("reset")) {
 		return Match{}, false
 	}
 	return lineValue(s, from, i+2)
 }
 
 // jenkinsInitial: the 32 hex digits on a line of their own after
-// "proceed to installation:" (blank lines between, also JSON text's "\n").
+// "proceed to installation:" (blank lines between, also JSON text's "\n";
+// "to installation:" is looked for, a delta may start inside the line).
 func jenkinsInitial(s []byte, from, i int) (Match, bool) {
 	v := i + 1
 	for v < len(s) && v-i < 24 {

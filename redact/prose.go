@@ -203,7 +203,11 @@ func netrcBefore(s []byte, from, kw int) bool {
 			return eqFold(s[w[1][0]:w[1][1]], "login")
 		}
 	}
-	return eqFold(s[w[1][0]:w[1][1]], "login") && eqFold(s[w[3][0]:w[3][1]], "machine")
+	m := w[3]
+	if m[1]-m[0] > 7 && !is(s[m[1]-8], cUpper|cLower) {
+		m[0] = m[1] - 7 // "(machine", "`machine": a word of the text before it
+	}
+	return eqFold(s[w[1][0]:w[1][1]], "login") && eqFold(s[m[0]:m[1]], "machine")
 }
 
 // netrcPassword is the password after netrcBefore's "password" and the

@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // A credential in a row of a table that names it in the cell before it:
 // a Markdown table in a model's answer ("| Password | <pw> |", "|
 // **API key** | `<key>` |"), the AWS CLI's --output table ("|
@@ -94,4 +96,157 @@ func hasDigitAndLetter(v []byte) bool {
 		seen |= class[c]
 	}
 	return seen&cDigit != 0 && seen&(cUpper|cLower) != 0
+}
+
+// formShapes are the shapes cmdArgForm looks for in URL-encoded text
+// decoded, besides cmdArg's and colonArg's, at d[k]: a table's cell
+// ("%7C+Password+%7C+<pw>+%7C") and a CJK label spelled with escapes
+// ("%5Cu5bc6%5Cu7801%5Cuff1a<pw>").
+func formShapes(d []byte, k int) (Match, bool) {
+	switch c := d[k]; {
+	case c == '|':
+		return tableCell(d, 0, k)
+	case c >= '0' && c <= '9' && mayEscCJK(d, k):
+		return escCJKPair(d, 0, k)
+	}
+	return Match{}, false
+}
+
+// shapeTailStart reports a tail that ends where one of h-secrets12's
+// shapes takes its value, or in a part of it: after a table's key cell
+// ("| Password | " | "<pw> |"), elasticsearch's "New value: ", Jenkins'
+// "to installation:" and its blank lines, a CJK label spelled with
+// escapes and its separator, a Digest parameter's opening escaped quote:
+// the next delta holds the value (MayStartCredential keeps the tail). It
+// looks at the last word and the byte before it first: most tails end in
+// prose, a letter before a space.
+func shapeTailStart(b []byte) bool {
+	n := len(b)
+	w := n // the last word: the part of a value in progress
+	for w > 0 && n-w < 64 && b[w-1] != ' ' && b[w-1] != '\n' && b[w-1] != '|' && b[w-1] != '`' && b[w-1] != '"' {
+		w--
+	}
+	p := w
+	for p > 0 && w-p < 8 && (b[p-1] == ' ' || b[p-1] == '`' || b[p-1] == '*') {
+		p--
+	}
+	if p == 0 {
+		return false
+	}
+	switch c := b[p-1]; {
+	case c == '|':
+		_, _, ok := tableKeyBefore(b, p-1)
+		return ok
+	case c == ':':
+		if p-1 >= 9 && atFold(b, p-10, "new value") {
+			return bytes.Contains(b[max(0, p-170):p], []byte("reset"))
+		}
+		return escLabelBefore(b, 0, escKeyEnd(b, p-1)) || escSepBefore(b, p-1)
+	case c == '=':
+		return escLabelBefore(b, 0, escKeyEnd(b, p-1))
+	case c == '"':
+		// An escaped quote after a parameter's '=' (Digest in JSON
+		// text), on a line that holds "Digest <name>=".
+		q := p - 1
+		for q > 0 && b[q-1] == '\\' {
+			q--
+		}
+		if q == 0 || b[q-1] != '=' {
+			// A value's opening quote after a key spelled with escapes
+			// and its ':' or '=' ("{\"\u5bc6\u7801\": \"…").
+			e := q
+			for k := 0; k < 3 && e > 0 && b[e-1] == ' '; k++ {
+				e--
+			}
+			return e > 0 && (b[e-1] == ':' || b[e-1] == '=') && escLabelBefore(b, 0, escKeyEnd(b, e-1))
+		}
+		if q == p-1 {
+			return false // a quote after '=' not escaped: keyValue's
+		}
+		l := q
+		for l > 0 && q-l < 512 && b[l-1] != '\n' {
+			l--
+		}
+		k := bytes.Index(b[l:q], []byte("Digest "))
+		return k >= 0 && paramAt(b, l+k+7) // "Digest username=…"
+	case c == '\n' || c == 'n' && p >= 2 && b[p-2] == '\\':
+		// Blank lines after "to installation:".
+		e := p
+		for e > 0 && p-e < 24 && (b[e-1] == '\n' || b[e-1] == '\r' || b[e-1] == '\\' || (b[e-1] == 'n' || b[e-1] == 'r') && e >= 2 && b[e-2] == '\\') {
+			e--
+		}
+		return e >= 16 && at(b, e-16, "to installation:")
+	}
+	return escSepBefore(b, p)
+}
+
+// tableKeyBefore is tableCell's key cell before the '|' at b[i]: its
+// bounds and whether it names a credential.
+func tableKeyBefore(b []byte, i int) (ks, ke int, ok bool) {
+	if i < 2 || b[i-1] != ' ' {
+		return 0, 0, false
+	}
+	ke = i - 1
+	for ke > 0 && i-ke < 32 && (b[ke-1] == ' ' || b[ke-1] == '*' || b[ke-1] == '`') {
+		ke--
+	}
+	ks = ke
+	for ks > 0 && ke-ks < 48 && b[ks-1] != '|' && b[ks-1] != '\n' && b[ks-1] != '*' && b[ks-1] != '`' {
+		ks--
+	}
+	x := ks
+	for x > 0 && ks-x < 4 && (b[x-1] == '*' || b[x-1] == '`' || b[x-1] == ' ') {
+		x--
+	}
+	if x == 0 || b[x-1] != '|' || ke-ks < 3 {
+		return 0, 0, false
+	}
+	return ks, ke, tableKey(b, 0, ks, ke)
+}
+
+// escKeyEnd is where a key spelled with escapes ends before the
+// separator at b[i]: past up to three spaces and a closing quote (also
+// escaped).
+func escKeyEnd(b []byte, i int) int {
+	e := i
+	for k := 0; k < 3 && e > 0 && b[e-1] == ' '; k++ {
+		e--
+	}
+	if e > 0 && b[e-1] == '"' {
+		e--
+		for e > 0 && b[e-1] == '\\' {
+			e--
+		}
+	}
+	return e
+}
+
+// escSepBefore reports a separator escape ('：', '＝', a copula) that
+// ends at b[e] (past up to three spaces) after a label's escapes.
+func escSepBefore(b []byte, e int) bool {
+	for k := 0; k < 3 && e > 0 && b[e-1] == ' '; k++ {
+		e--
+	}
+	u := e - 5
+	if u < 1 || b[u] != 'u' || b[u-1] != '\\' {
+		return false
+	}
+	r, _, ok := escRuneAt(b, u)
+	if sep, _ := escSep(r); !ok || !sep {
+		return false
+	}
+	p := u - 1
+	for p > 0 && b[p-1] == '\\' {
+		p--
+	}
+	for k := 0; k < 3 && p > 0 && b[p-1] == ' '; k++ {
+		p--
+	}
+	return escLabelBefore(b, 0, p)
+}
+
+// paramAt reports an auth parameter's name and its '=' at b[v].
+func paramAt(b []byte, v int) bool {
+	e := run(b, v, cUpper|cLower|cUnder)
+	return e > v && e < len(b) && b[e] == '='
 }
