@@ -174,16 +174,19 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 	return cjkJudge(s, va, ve, copula)
 }
 
-// mayEscCJK is escCJKPair's gate at the digit s[i]: an escape's 'u' is at
-// most three hex letters before it.
+// mayEscCJK is escCJKPair's gate at the digit s[i]: the first digit of
+// an escape of a label's last character or of a separator, which is the
+// escape's first hex digit ("\u7801", "\u30c9", "\u662f"), or its second
+// after a 'd' ("\ud638") or third after "ff" ("\uff1a", "\uff1d"). Three
+// compares at most at a digit of any other text.
 func mayEscCJK(s []byte, i int) bool {
-	for k := i - 1; k >= 1 && i-k <= 4; k-- {
-		switch c := s[k]; {
-		case c == 'u':
-			return s[k-1] == '\\'
-		case c|0x20 < 'a' || c|0x20 > 'f':
-			return false
-		}
+	switch {
+	case i >= 2 && s[i-1] == 'u':
+		return s[i-2] == '\\'
+	case i >= 3 && s[i-2] == 'u':
+		return s[i-1]|0x20 == 'd' && s[i-3] == '\\'
+	case i >= 4 && s[i-3] == 'u':
+		return s[i-2]|0x20 == 'f' && s[i-1]|0x20 == 'f' && s[i-4] == '\\'
 	}
 	return false
 }

@@ -594,6 +594,8 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		if k == KindVendorToken && s[st] == 'f' && s[st+1] == 'm' {
 			e = flyMacaroons(s, e)
 		}
+	} else {
+		e = awsSecretAfter(s, e) // an SDK's (id, secret) pair: masked with its id
 	}
 	return Match{st, e, k}, true
 }
@@ -1061,7 +1063,7 @@ func echoStdin(s []byte, from, i int) (Match, bool) {
 	// The echo before the pipe, in its segment.
 	b := -1
 	for q := e - 5; q >= from && e-q < 256 && s[q] != '\n' && s[q] != '\r' && s[q] != ';' && s[q] != '|'; q-- {
-		if at(s, q, "echo ") && (q == from || s[q-1] == ' ' || s[q-1] == '\t' || s[q-1] == '"' || s[q-1] == '&' || escLetter(s, q-1)) {
+		if at(s, q, "echo ") && (q == from || s[q-1] == ' ' || s[q-1] == '\t' || s[q-1] == '"' || s[q-1] == '&' || s[q-1] == '\n' || s[q-1] == '=' || escLetter(s, q-1)) {
 			b = q
 			break
 		}

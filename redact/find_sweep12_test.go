@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -291,5 +292,59 @@ func TestSweep12Tails(t *testing.T) {
 		if MayStartCredential(s) {
 			t.Errorf("a tail kept: %q", s)
 		}
+	}
+}
+
+// TestSweep12AWSPair: an AWS secret access key right after its access key
+// ID, as SDK constructors, CSV lines and commands take the pair, named by
+// nothing of its own: it was printed (a '/' or '+' in it leaves no word
+// long enough to read as random). It is masked with the ID.
+func TestSweep12AWSPair(t *testing.T) {
+	const sk = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9Lm2Kq3x"
+	checkSweep7(t, []sweep7Form{
+		{`creds := credentials.NewStaticCredentials("AKIAZQ9LM2KQZ9PWMVTL", "` + sk + `", "")`, sk, false},
+		{`const c = new AWS.Credentials('AKIAZQ9LM2KQZ9PWMVTL', '` + sk + `');`, sk, false},
+		{`new BasicAWSCredentials("AKIAZQ9LM2KQZ9PWMVTL", "` + sk + `")`, sk, false},
+		{`{"code":"c := credentials.NewStaticCredentials(\"ASIAZQ9LM2KQZ9PWMVTL\", \"` + sk + `\", token)"}`, sk, false},
+		{"User name,Password,Access key ID,Secret access key\nbob,,AKIAZQ9LM2KQZ9PWMVTL," + sk + "\n", sk, false},
+		{"mc alias set s3 https://s3.amazonaws.com AKIAZQ9LM2KQZ9PWMVTL " + sk + " --api S3v4", sk, false},
+	}, true, nil)
+	// Nothing after the ID but prose, or a run that is no secret, is left.
+	for _, s := range []string{
+		"AKIAZQ9LM2KQZ9PWMVTL, the key of user bob, was rotated",
+		"AKIAZQ9LM2KQZ9PWMVTL 0123456789012345678901234567890123456789",
+		"AKIAZQ9LM2KQZ9PWMVTL abcdefghijklmnopqrstuvwxyzabcdefghijklmn",
+	} {
+		if out := MaskText(s); !strings.Contains(out, s[20:]) {
+			t.Errorf("masked past the ID: %s", out)
+		}
+	}
+}
+
+// TestSweep12EncodedCommandsPct20: echo <pw> | sudo -S and SET PASSWORD
+// FOR … = '<pw>' URL-encoded with "%20" for a space (encodeURIComponent,
+// Python's quote), once or twice: only '+' was read as a space there.
+func TestSweep12EncodedCommandsPct20(t *testing.T) {
+	const pw = "Kqz9pwm!vtlr"
+	for _, c := range []string{"echo '" + pw + "' | sudo -S apt update", "SET PASSWORD FOR 'app'@'%' = '" + pw + "';"} {
+		once := url.PathEscape(c)
+		once = strings.ReplaceAll(strings.ReplaceAll(once, "'", "%27"), "=", "%3D")
+		for _, s := range []string{"GET /run?cmd=" + once, "GET /run?cmd=" + strings.ReplaceAll(once, "%", "%25"), "state=" + url.QueryEscape("GET /run?cmd="+once)} {
+			out := MaskText(s)
+			if strings.Contains(out, "Kqz9pwm") || !strings.Contains(out, Mask) {
+				t.Errorf("not masked: %s", out)
+			}
+			if _, ok := credentialKind(string(unescapeASCII(nil, []byte(s)))); !ok {
+				t.Errorf("no credential: %s", s)
+			}
+		}
+	}
+	for _, tail := range []string{"GET /run?cmd=echo%20%27", "GET /run?cmd=echo%20%27Kqz9", "q=echo+", "q=echo+%22Kqz9pw"} {
+		if !MayStartCredential(tail) {
+			t.Errorf("a tail not kept: %s", tail)
+		}
+	}
+	if out := MaskText("GET /run?cmd=echo%20%24SUDO_PW%20%7C%20sudo%20-S%20whoami"); strings.Contains(out, Mask) {
+		t.Errorf("a variable masked: %s", out)
 	}
 }

@@ -22,7 +22,9 @@ func generatedPassword(s []byte, from, i int) (Match, bool) {
 		if s[i-1] == 'e' && i >= 9 && atFold(s, i-9, "new value") {
 			return elasticNewValue(s, from, i)
 		}
-		return mysqlTemporary(s, from, i)
+		if s[i-1] == 't' && i >= 14 && at(s, i-14, "root@localhost") {
+			return mysqlTemporary(s, from, i) // (the password is always root's)
+		}
 	case '\n', '\r', '\\':
 		if s[i-1] == 'n' && i >= 15 && at(s, i-15, "to installation") {
 			return jenkinsInitial(s, from, i)

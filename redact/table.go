@@ -98,16 +98,43 @@ func hasDigitAndLetter(v []byte) bool {
 	return seen&cDigit != 0 && seen&(cUpper|cLower) != 0
 }
 
+// formShapeT marks the bytes formShapes looks at.
+var formShapeT = func() (t [256]bool) {
+	for _, c := range []byte("|\\-=") {
+		t[c] = true
+	}
+	return t
+}()
+
 // formShapes are the shapes cmdArgForm looks for in URL-encoded text
 // decoded, besides cmdArg's and colonArg's, at d[k]: a table's cell
-// ("%7C+Password+%7C+<pw>+%7C") and a CJK label spelled with escapes
-// ("%5Cu5bc6%5Cu7801%5Cuff1a<pw>").
+// ("%7C+Password+%7C+<pw>+%7C"), a CJK label spelled with escapes
+// ("%5Cu5bc6%5Cu7801%5Cuff1a<pw>"), and the command lines that
+// echoStdinEncoded and setPasswordForEncoded see only with '+' for a
+// space: "echo%20<pw>%20%7C%20sudo%20-S" (encodeURIComponent, Python's
+// quote; also encoded twice, "%2520", which the masker decodes once) and
+// "SET%20PASSWORD%20FOR%20…%20%3D%20'<pw>'".
 func formShapes(d []byte, k int) (Match, bool) {
+	if !formShapeT[d[k]] {
+		return Match{}, false
+	}
 	switch c := d[k]; {
 	case c == '|':
 		return tableCell(d, 0, k)
-	case c >= '0' && c <= '9' && mayEscCJK(d, k):
-		return escCJKPair(d, 0, k)
+	case c == '\\':
+		// An escape: at its first digit that mayEscCJK takes.
+		for j := k + 2; j < len(d) && j < k+5; j++ {
+			if is(d[j], cDigit) {
+				if d[k+1] == 'u' && mayEscCJK(d, j) {
+					return escCJKPair(d, 0, j)
+				}
+				break
+			}
+		}
+	case c == '-' && k >= 5 && k+1 < len(d) && d[k+1] == 'S' && d[k-1] == ' ' && (k+2 == len(d) || d[k+2] == ' ') && at(d, k-5, "sudo"):
+		return echoStdin(d, 0, k)
+	case c == '=' && k > 0 && d[k-1] == ' ':
+		return setPasswordFor(d, 0, k)
 	}
 	return Match{}, false
 }
@@ -122,8 +149,11 @@ func formShapes(d []byte, k int) (Match, bool) {
 // prose, a letter before a space.
 func shapeTailStart(b []byte) bool {
 	n := len(b)
+	if n >= 5 && (b[n-1] == '+' || b[n-1] == '0' || b[n-1] == '7' || b[n-1] == '2' || is(b[n-1], alnum)) && encodedEchoEnd(b) {
+		return true
+	}
 	w := n // the last word: the part of a value in progress
-	for w > 0 && n-w < 64 && b[w-1] != ' ' && b[w-1] != '\n' && b[w-1] != '|' && b[w-1] != '`' && b[w-1] != '"' {
+	for w > 0 && n-w < 40 && b[w-1] != ' ' && b[w-1] != '\n' && b[w-1] != '|' && b[w-1] != '`' && b[w-1] != '"' {
 		w--
 	}
 	p := w
@@ -249,4 +279,84 @@ func escSepBefore(b []byte, e int) bool {
 func paramAt(b []byte, v int) bool {
 	e := run(b, v, cUpper|cLower|cUnder)
 	return e > v && e < len(b) && b[e] == '='
+}
+
+// awsSecretAfter is the end of the secret access key right after an
+// access key ID that ends at s[e], as an SDK's constructor, a CSV line or
+// a command takes the pair: NewStaticCredentials("AKIA…", "<secret>", ""),
+// new AWS.Credentials('AKIA…', '<secret>'), "AKIA…,<secret>", "AKIA…
+// <secret>" (also URL-encoded: "%22%2C+%22", '/' as "%2F"): past the
+// ID's closing quote (also escaped), a ',' or white space and the
+// secret's opening quote, 40 bytes of the secret's alphabet with upper-
+// and lower-case letters and a digit, ending there. The secret carries no
+// name of its own there, and it was printed (a '/' or '+' in it leaves it
+// no word long enough to read as random). Else e.
+func awsSecretAfter(s []byte, e int) int {
+	p := e
+	skip := func(quotes, seps bool) int {
+		n := 0
+		for p < len(s) && n < 4 {
+			switch c := s[p]; {
+			case quotes && (c == '"' || c == '\'' || c == '\\'):
+				p++
+			case quotes && (atFold(s, p, "%22") || atFold(s, p, "%27") || atFold(s, p, "%5c")):
+				p += 3
+			case seps && (c == ',' || c == ' ' || c == '\t' || c == '+'):
+				p++
+			case seps && (atFold(s, p, "%2c") || atFold(s, p, "%20")):
+				p += 3
+			default:
+				return n
+			}
+			n++
+		}
+		return n
+	}
+	skip(true, false)
+	if skip(false, true) == 0 {
+		return e
+	}
+	skip(true, false)
+	var seen uint8
+	n := 0 // the secret's bytes, decoded
+	for p < len(s) && n <= 40 {
+		if c := s[p]; is(c, alnum) || c == '/' {
+			seen |= class[c]
+			p++
+		} else if atFold(s, p, "%2f") || atFold(s, p, "%2b") {
+			p += 3
+		} else if c == '+' && p+1 < len(s) && is(s[p+1], alnum|cSlash) && (p == 0 || is(s[p-1], alnum|cSlash)) {
+			p++ // ('+' inside the run; one at its ends is a form's space)
+		} else {
+			break
+		}
+		n++
+	}
+	if n != 40 || seen&alnum != alnum || p < len(s) && (is(s[p], word) || s[p] == '=' || atFold(s, p, "%3d")) {
+		return e
+	}
+	return p
+}
+
+// encodedEchoEnd reports a tail that ends in a URL-encoded "echo " and
+// the opening quote of its argument, or in a part of the argument
+// ("cmd=echo%20%27Kqz9" | "pw…%27%20%7C%20sudo%20-S"): echoStdin's value
+// in progress.
+func encodedEchoEnd(b []byte) bool {
+	e := len(b)
+	for e > 0 && len(b)-e < 40 && is(b[e-1], alnum) && !(e >= 3 && b[e-3] == '%') {
+		e-- // (not into an escape's hex digits)
+	}
+	if e >= 3 && (atFold(b, e-3, "%27") || atFold(b, e-3, "%22")) {
+		e -= 3
+	}
+	switch {
+	case e >= 5 && b[e-1] == '+':
+		e--
+	case e >= 7 && at(b, e-3, "%20"):
+		e -= 3
+	default:
+		return false
+	}
+	return atFold(b, e-4, "echo")
 }
