@@ -64,6 +64,12 @@ p = pw(); add("cjk_escaped_key", json.dumps({"host": "db.internal.example.com", 
 p = pw(); add("markdown_table_password", "Here are the connection details:\n\n| Setting | Value |\n|---|---|\n| Host | db.internal.example.com |\n| Port | 5432 |\n| Database | orders |\n| Username | admin |\n| Password | " + p + " |\n", p)
 p = pw(); add("markdown_table_bold", "Your integration is ready. Keep these values somewhere safe:\n\n| Name | Value |\n|------|-------|\n| **Project** | `billing-prod` |\n| **API key** | `" + p + "` |", p)
 k = g(40, A + "/+"); add("aws_cli_table_secret", "$ aws iam create-access-key --user-name deploy --output table\n-------------------------------------------------\n|                CreateAccessKey                |\n+-----------------------------------------------+\n||                  AccessKey                  ||\n|+------------------+--------------------------+|\n|  AccessKeyId     |  AKIA" + g(16, string.ascii_uppercase + "234567") + "   |\n|  SecretAccessKey |  " + k + "  |\n", k)
+# (9) an AWS secret right after its key ID (an SDK's constructor, a CSV
+# line), named by nothing of its own
+k = g(40, A + "/+"); add("aws_pair_sdk_call", 'sess := session.Must(session.NewSession(&aws.Config{\n\tRegion: aws.String("eu-west-1"),\n\tCredentials: credentials.NewStaticCredentials("AKIA' + g(16, string.ascii_uppercase + "234567") + '", "' + k + '", ""),\n}))', k)
+k = g(40, A + "/+"); add("aws_pair_csv", "User name,Password,Access key ID,Secret access key,Console login link\ndeploy,,AKIA" + g(16, string.ascii_uppercase + "234567") + "," + k + ",https://123456789012.signin.aws.amazon.com/console\n", k)
+# (10) echo <pw> | sudo -S and SET PASSWORD FOR URL-encoded with %20
+p = g(14); add("sudo_s_pct20", "GET /api/exec?cmd=echo%20%27" + p + "%27%20%7C%20sudo%20-S%20systemctl%20restart%20nginx HTTP/1.1", p)
 # (8)
 p = nd(); add("netrc_password_no_digit", "$ cat ~/.netrc\n# credentials for the deploy user of the CI runner\nmachine api.example.com\n  login deploy\n  password " + p + "\n", p,
               accept="masked as high_entropy, no e2a.secret finding: a word with no digit may be prose, as after \"password is\"")
@@ -83,6 +89,7 @@ near("near_table_variable", "| Password | `$DB_PASSWORD` |")
 near("near_table_policy", "| Password policy | 12 chars |")
 near("near_table_name", "| Name | web2-prod |")
 near("near_netrc_var", "machine api.example.com login bob password $NETRC_PASSWORD")
+near("near_sudo_s_pct20_var", "GET /api/exec?cmd=echo%20%24SUDO_PW%20%7C%20sudo%20-S%20whoami")
 near("near_netrc_prose", "machine h login bob\npassword reset requested")
 
 with open("families.jsonl", "w") as f:
