@@ -12,7 +12,9 @@
 # password); (6) a CJK label spelled with \uXXXX escapes (Python's
 # json.dumps default) in JSON text; (7) a credential in a table's cell
 # (Markdown, the AWS CLI's --output table); (8) a .netrc password with no
-# digit (masked, no finding: "accept"). Each is also cut across two
+# digit (masked, no finding: "accept"); (9) an AWS secret right after its
+# key ID (an SDK's constructor, a CSV export); (10) echo <pw> | sudo -S
+# URL-encoded with "%20". Each is also cut across two
 # deltas at every offset sweep6CutAt takes (none is marked nocut or
 # cut_accept: the tail before each value is kept, shapeTailStart). Values
 # carry the lines real tools print before them, so that the audit's
