@@ -10,12 +10,11 @@ import (
 // "\u6570\u636e\u5e93\u5bc6\u7801\uff1a<pw>", and a tool's result that
 // is such JSON text, held in a string of the record, still holds the
 // escapes once the record is decoded (the ASCII value stays as it is).
-// The pair is revealed at the first digit of an escape (a digit anchor):
-// of the separator's escape ("\uff1a" '：', "\uff1d" '＝', a copula "\u662f"
-// 是, "\u4e3a" 为, "\u70ba" 為, "\u306f" は) after the label's escapes, or
-// of the label's last escape before an ASCII ':' or '=' (also after the
-// escaped quote that closes a JSON key). The value is judged as cjkPair
-// judges it.
+// The pair is revealed at the first digit of the label's last escape (a
+// digit anchor), before an ASCII ':' or '=' (also after the escaped quote
+// that closes a JSON key) or the separator's escape ("\uff1a" '：',
+// "\uff1d" '＝', a copula "\u662f" 是, "\u4e3a" 为, "\u70ba" 為, "\u306f"
+// は). The value is judged as cjkPair judges it.
 
 // cjkRunes are cjkLabels as runes; cjkLastRune marks their last runes.
 var cjkRunes, cjkLastRune = func() (ls [][]rune, last map[rune]bool) {
@@ -160,10 +159,29 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 		for k := 0; k < 3 && q < len(s) && s[q] == ' '; k++ {
 			q++
 		}
-		if q >= len(s) || s[q] != ':' && s[q] != '=' {
+		switch {
+		case q >= len(s):
+			return Match{}, false
+		case s[q] == ':' || s[q] == '=':
+			se = q + 1
+		case s[q] == '\\':
+			// The separator's escape ("\uff1a", a copula's "\u662f").
+			u := q
+			for u < len(s) && u-q < 8 && s[u] == '\\' {
+				u++
+			}
+			if u >= len(s) || s[u] != 'u' {
+				return Match{}, false
+			}
+			r2, e2, ok := escRuneAt(s, u)
+			sep, cop := escSep(r2)
+			if !ok || !sep {
+				return Match{}, false
+			}
+			se, copula = e2, cop
+		default:
 			return Match{}, false
 		}
-		se = q + 1
 	default:
 		return Match{}, false
 	}
@@ -175,18 +193,14 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 }
 
 // mayEscCJK is escCJKPair's gate at the digit s[i]: the first digit of
-// an escape of a label's last character or of a separator, which is the
-// escape's first hex digit ("\u7801", "\u30c9", "\u662f"), or its second
-// after a 'd' ("\ud638") or third after "ff" ("\uff1a", "\uff1d"). Three
-// compares at most at a digit of any other text.
+// an escape of a label's last character, which is the escape's first hex
+// digit ("\u7801", "\u30c9") or its second after a 'd' ("\ud638"). Its
+// callers look at s[i-1] first, inline (a call at every digit of a base64
+// run cost 3 % of the whole process's instructions, and a look at three
+// bytes before each 1 %).
 func mayEscCJK(s []byte, i int) bool {
-	switch {
-	case i >= 2 && s[i-1] == 'u':
-		return s[i-2] == '\\'
-	case i >= 3 && s[i-2] == 'u':
-		return s[i-1]|0x20 == 'd' && s[i-3] == '\\'
-	case i >= 4 && s[i-3] == 'u':
-		return s[i-2]|0x20 == 'f' && s[i-1]|0x20 == 'f' && s[i-4] == '\\'
+	if s[i-1] == 'u' {
+		return i >= 2 && s[i-2] == '\\'
 	}
-	return false
+	return i >= 3 && s[i-1]|0x20 == 'd' && s[i-2] == 'u' && s[i-3] == '\\'
 }

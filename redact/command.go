@@ -533,7 +533,9 @@ func colonArg(s []byte, from, i int) (Match, bool) {
 		if m, ok := chpasswdLine(s, from, i); ok {
 			return m, true
 		}
-		return generatedPassword(s, from, i)
+		if c == 'e' || c == 't' || c == 'n' {
+			return generatedPassword(s, from, i) // "New value:", "root@localhost:", "to installation:"
+		}
 	}
 	return Match{}, false
 }
@@ -745,8 +747,10 @@ func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 	d := buf[:n]
 	done := 0
 	for k := 0; k < n; k++ {
-		if m, ok := formShapes(d, k); ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
-			return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
+		if formShapeT[d[k]] {
+			if m, ok := formShapes(d, k); ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
+				return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
+			}
 		}
 		var m Match
 		var ok bool

@@ -118,11 +118,6 @@ func MayHoldCredentialText[T Text](s T) bool {
 			break
 		}
 		if anchor[b[i]]&aDigit != 0 {
-			if mayEscCJK(b, i) {
-				if _, ok := escCJKPair(b, 0, i); ok {
-					return true
-				}
-			}
 			if i >= cmdDone && b[i] != '+' {
 				if m, ok, next := cmdArg(b, 0, i); ok && m.Kind.Credential() {
 					return true
@@ -150,6 +145,13 @@ func MayHoldCredentialText[T Text](s T) bool {
 			}
 			short, hexRun := false, false
 			if i >= b64End {
+				// (An escape's first digit is the first of its run, "u7801":
+				// a CJK label spelled with escapes is looked for once a run.)
+				if i >= 2 && (b[i-1] == 'u' || b[i-1]|0x20 == 'd') && mayEscCJK(b, i) {
+					if _, ok := escCJKPair(b, 0, i); ok {
+						return true
+					}
+				}
 				x, y, hex, ok := b64Candidate(b, i)
 				if ok {
 					return true
@@ -450,7 +452,7 @@ func keyBefore(s []byte, i int) bool {
 		}
 		most = max(most, letters)
 	}
-	if ke-j == 3 && spacedKey(s, 0, j) {
+	if ke-j == 3 && s[j]|0x20 == 'k' && spacedKey(s, 0, j) {
 		return true
 	}
 	if ke-j < 3 || most < minSpecialLetters {

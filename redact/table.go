@@ -98,7 +98,7 @@ func hasDigitAndLetter(v []byte) bool {
 	return seen&cDigit != 0 && seen&(cUpper|cLower) != 0
 }
 
-// formShapeT marks the bytes formShapes looks at.
+// formShapeT marks the bytes formShapes looks at (its caller asks).
 var formShapeT = func() (t [256]bool) {
 	for _, c := range []byte("|\\-=") {
 		t[c] = true
@@ -115,9 +115,6 @@ var formShapeT = func() (t [256]bool) {
 // quote; also encoded twice, "%2520", which the masker decodes once) and
 // "SET%20PASSWORD%20FOR%20…%20%3D%20'<pw>'".
 func formShapes(d []byte, k int) (Match, bool) {
-	if !formShapeT[d[k]] {
-		return Match{}, false
-	}
 	switch c := d[k]; {
 	case c == '|':
 		return tableCell(d, 0, k)
