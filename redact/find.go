@@ -2031,6 +2031,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	} else if escQuoted {
 		p -= 2 // in JSON text: requirepass \"x1…\"
 	}
+	copula := false // an "is" or "was" before the value
 	if c != '>' {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
@@ -2049,14 +2050,19 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			return Match{}, false
 		}
 		if p-3 >= from && s[p-1] == 's' && s[p-2] == 'i' && s[p-3] == sp {
-			p -= 3
+			p, copula = p-3, true
 		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
-			p -= 4
+			p, copula = p-4, true
 		}
 	}
 	k := p
 	for k > from && p-k < 32 && is(s[k-1], word) {
 		k--
+	}
+	if copula && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
+		if pk, pe, ok := passwordFor(s, from, p, sp); ok {
+			k, p = pk, pe // "the password for admin is <pw>"
+		}
 	}
 	encStart := false
 	if sp == '+' && k-1 > from && s[k-1] == '%' && p-k > 2 {

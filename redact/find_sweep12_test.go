@@ -348,3 +348,39 @@ func TestSweep12EncodedCommandsPct20(t *testing.T) {
 		t.Errorf("a variable masked: %s", out)
 	}
 }
+
+// TestSweep12PasswordFor: "the password for <who> is <pw>" ("for" or
+// "of", one to three words for who): only "the password is <pw>" was read,
+// and the value was printed. A value is judged as proseValue judges one
+// after "the password is".
+func TestSweep12PasswordFor(t *testing.T) {
+	const pw = "Kqz9pwm!vtlr"
+	checkSweep7(t, []sweep7Form{
+		{"The password for admin is " + pw, pw, false},
+		{"The password for user admin is " + pw + ".", pw, false},
+		{"The password of the admin account is " + pw + "\n", pw, false},
+		{"the passphrase for the key was '" + pw + "'", pw, false},
+		{`{"answer":"Done. The password for deploy is ` + pw + `\nKeep it safe."}`, pw, false},
+	}, true, []string{
+		"the password for admin is 12 characters",
+		"the password for the database is stored in vault",
+		"The password for admin was reset 3 times",
+		"password of type string is 64 bytes",
+		"the password for admin is $ADMIN_PASSWORD",
+		"the password for admin is <password>",
+		"the password for admin is ********",
+	})
+	for _, tail := range []string{"The password for admin is ", "The password for admin is Kqz9", "the password of the admin account was "} {
+		if !MayStartCredential(tail) {
+			t.Errorf("a tail not kept: %s", tail)
+		}
+	}
+	// A weak value with a digit is masked, not reported.
+	s := "The password for admin is abc123def"
+	if out := MaskText(s); strings.Contains(out, "abc123def") {
+		t.Errorf("not masked: %s", out)
+	}
+	if k, ok := credentialKind(s); ok {
+		t.Errorf("a credential (%v): %s", k, s)
+	}
+}

@@ -249,3 +249,36 @@ func netrcEnd(s []byte, e int) bool {
 	w := run(s, e, cLower)
 	return wordStart(s, e) && (w == len(s) || !is(s[w], word)) && eqFoldAny(s[e:w], "machine", "login", "account", "macdef", "default")
 }
+
+// passwordFor reports "password for <who>" (or "of", "passphrase",
+// "passwd") ending at s[e] before proseValue's "is" or "was": <who> is one
+// to three words on the line ("admin", "the admin account",
+// "bob@example.com"), sp between them (' ', or '+' URL-encoded). It
+// returns the key word's bounds.
+func passwordFor(s []byte, from, e int, sp byte) (k, ke int, ok bool) {
+	w := e
+	for n := 0; n < 3; n++ {
+		b := w
+		for b > from && w-b < 64 && (is(s[b-1], word) || s[b-1] == '@' || s[b-1] == '.' || s[b-1] == '-') {
+			b--
+		}
+		if b == w || b-1 <= from || s[b-1] != sp {
+			return 0, 0, false
+		}
+		for _, f := range [...]string{"for", "of"} {
+			q := b - 1 - len(f)
+			if q-1 > from && atFold(s, q, f) && s[q-1] == sp {
+				ke = q - 1
+				k = ke
+				for k > from && ke-k < 12 && is(s[k-1], cUpper|cLower) {
+					k--
+				}
+				if eqFoldAny(s[k:ke], "password", "passwd", "passphrase") && wordStart(s, k) {
+					return k, ke, true
+				}
+			}
+		}
+		w = b - 1
+	}
+	return 0, 0, false
+}

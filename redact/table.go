@@ -140,7 +140,8 @@ func formShapes(d []byte, k int) (Match, bool) {
 // shapes takes its value, or in a part of it: after a table's key cell
 // ("| Password | " | "<pw> |"), elasticsearch's "New value: ", Jenkins'
 // "to installation:" and its blank lines, a CJK label spelled with
-// escapes and its separator, a Digest parameter's opening escaped quote:
+// escapes and its separator, a Digest parameter's opening escaped quote,
+// "the password for <who> is ":
 // the next delta holds the value (MayStartCredential keeps the tail). It
 // looks at the last word and the byte before it first: most tails end in
 // prose, a letter before a space.
@@ -203,6 +204,13 @@ func shapeTailStart(b []byte) bool {
 			e--
 		}
 		return e >= 16 && at(b, e-16, "to installation:")
+	}
+	if c := b[p-1]; c == 's' && p >= 3 && b[p-2] == 'i' && b[p-3] == ' ' {
+		_, _, ok := passwordFor(b, 0, p-3, ' ') // "the password for admin is " | "<pw>"
+		return ok
+	} else if c == 's' && p >= 4 && at(b, p-4, " was") {
+		_, _, ok := passwordFor(b, 0, p-4, ' ')
+		return ok
 	}
 	return escSepBefore(b, p)
 }
