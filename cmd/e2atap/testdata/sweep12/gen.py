@@ -14,9 +14,10 @@
 # (Markdown, the AWS CLI's --output table); (8) a .netrc password with no
 # digit (masked, no finding: "accept"); (9) an AWS secret right after its
 # key ID (an SDK's constructor, a CSV export); (10) echo <pw> | sudo -S
-# URL-encoded with "%20". Each is also cut across two
-# deltas at every offset sweep6CutAt takes (none is marked nocut or
-# cut_accept: the tail before each value is kept, shapeTailStart). Values
+# URL-encoded with "%20"; (11) "the password for <who> is <pw>". Each is
+# also cut across two deltas at every offset sweep6CutAt takes (none is
+# marked nocut or cut_accept: the tail before each value is kept,
+# shapeTailStart). Values
 # carry the lines real tools print before them, so that the audit's
 # split at half the value falls before the phrase that names the secret
 # (a delta that starts past it, "…ord: " | "<pw>", is a leak left in
@@ -72,6 +73,8 @@ k = g(40, A + "/+"); add("aws_pair_sdk_call", 'sess := session.Must(session.NewS
 k = g(40, A + "/+"); add("aws_pair_csv", "User name,Password,Access key ID,Secret access key,Console login link\ndeploy,,AKIA" + g(16, string.ascii_uppercase + "234567") + "," + k + ",https://123456789012.signin.aws.amazon.com/console\n", k)
 # (10) echo <pw> | sudo -S and SET PASSWORD FOR URL-encoded with %20
 p = g(14); add("sudo_s_pct20", "GET /api/exec?cmd=echo%20%27" + p + "%27%20%7C%20sudo%20-S%20systemctl%20restart%20nginx HTTP/1.1", p)
+# (11) "the password for <who> is <pw>" in a model's answer
+p = pw(); add("password_for_user_prose", "Done! I created the database user and granted it read access.\n\nThe password for app_rw is " + p + "\n", p)
 # (8)
 p = nd(); add("netrc_password_no_digit", "$ cat ~/.netrc\n# credentials for the deploy user of the CI runner\nmachine api.example.com\n  login deploy\n  password " + p + "\n", p,
               accept="masked as high_entropy, no e2a.secret finding: a word with no digit may be prose, as after \"password is\"")
@@ -92,6 +95,7 @@ near("near_table_policy", "| Password policy | 12 chars |")
 near("near_table_name", "| Name | web2-prod |")
 near("near_netrc_var", "machine api.example.com login bob password $NETRC_PASSWORD")
 near("near_sudo_s_pct20_var", "GET /api/exec?cmd=echo%20%24SUDO_PW%20%7C%20sudo%20-S%20whoami")
+near("near_password_for_length", "The password for app_rw is 16 characters long and was rotated on 2026-12-01")
 near("near_netrc_prose", "machine h login bob\npassword reset requested")
 
 with open("families.jsonl", "w") as f:
