@@ -158,6 +158,13 @@ func cjkPair(s []byte, from, i int) (Match, bool) {
 	if !ok {
 		return Match{}, false
 	}
+	return cjkJudge(s, va, ve, copula)
+}
+
+// cjkJudge judges the value s[va:ve] after a CJK label and its separator:
+// none (too short, a mask, a placeholder, CJK words), a credential, or
+// after a copula a word masked as prose is.
+func cjkJudge(s []byte, va, ve int, copula bool) (Match, bool) {
 	v := s[va:ve]
 	least := 4
 	if copula {

@@ -530,7 +530,12 @@ func colonArg(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	case is(c, cLower|cDigit|cUnder):
-		return chpasswdLine(s, from, i)
+		if m, ok := chpasswdLine(s, from, i); ok {
+			return m, true
+		}
+		if c == 'e' || c == 't' || c == 'n' {
+			return generatedPassword(s, from, i) // "New value:", "root@localhost:", "to installation:"
+		}
 	}
 	return Match{}, false
 }
@@ -742,6 +747,11 @@ func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 	d := buf[:n]
 	done := 0
 	for k := 0; k < n; k++ {
+		if formShapeT[d[k]] {
+			if m, ok := formShapes(d, k); ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
+				return Match{int(pos[m.Start]), int(pos[m.End]), m.Kind}, true
+			}
+		}
 		var m Match
 		var ok bool
 		switch c := d[k]; {

@@ -93,7 +93,7 @@ type Text interface{ ~string | ~[]byte }
 const (
 	aPrefix = 1 << iota // a byte inside a token prefix: A (AKIA, AIza), J (eyJ), '-', '_'
 	aScheme             // b, B: Bearer, Basic
-	aSep                // '=' or ':': key=value, key: value, scheme://
+	aSep                // '=', ':' or '|': key=value, key: value, scheme://, | key | value |
 	aAt                 // '@': e-mail
 	aDigit              // a digit or '+': phone, CN ID
 	aProse              // 'w': "password is <words>" (prosePassword)
@@ -112,6 +112,7 @@ var anchor = func() (t [256]uint8) {
 	t['B'] |= aScheme
 	t['='] |= aSep
 	t[':'] |= aSep
+	t['|'] |= aSep // a table's cell (tableCell)
 	t['@'] |= aAt
 	for c := '0'; c <= '9'; c++ {
 		t[c] |= aDigit
@@ -206,6 +207,11 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				return m, true
 			}
 		case a&aDigit != 0:
+			if i >= 2 && (s[i-1] == 'u' || s[i-1]|0x20 == 'd') && mayEscCJK(s, i) {
+				if m, ok := escCJKPair(s, from, i); ok {
+					return m, true // "\u5bc6\u7801\uff1a<pw>"
+				}
+			}
 			if i >= cmdDone && s[i] != '+' {
 				m, ok, next := cmdArg(s, from, i)
 				if ok {
@@ -588,6 +594,8 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		if k == KindVendorToken && s[st] == 'f' && s[st+1] == 'm' {
 			e = flyMacaroons(s, e)
 		}
+	} else {
+		e = awsSecretAfter(s, e) // an SDK's (id, secret) pair: masked with its id
 	}
 	return Match{st, e, k}, true
 }
@@ -851,6 +859,9 @@ func pemHeader(s []byte, i int) int {
 // value of a credential-named key ("password=…", "api_key: …",
 // `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
 func sep(s []byte, from, i int) (Match, bool) {
+	if s[i] == '|' {
+		return tableCell(s, from, i)
+	}
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
 			if m, ok := webhook(s, i+3, "/"); ok {
@@ -1001,6 +1012,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 			} else if s[c] != ':' {
 				continue
 			}
+			if !form && at(s, p, "//") || form && atFold(s, p, "%2f%2f") {
+				break // a URL as the user ("az login -u http://app -p …"): no password
+			}
 			if p < end && c > v && !isMask(s, p) && !inFingerprint(s, p) {
 				// (An empty user, "-u :…", is curl's for Negotiate or
 				// NTLM auth, and no pair the pre-check passes. The ':'
@@ -1049,7 +1063,7 @@ func echoStdin(s []byte, from, i int) (Match, bool) {
 	// The echo before the pipe, in its segment.
 	b := -1
 	for q := e - 5; q >= from && e-q < 256 && s[q] != '\n' && s[q] != '\r' && s[q] != ';' && s[q] != '|'; q-- {
-		if at(s, q, "echo ") && (q == from || s[q-1] == ' ' || s[q-1] == '\t' || s[q-1] == '"' || s[q-1] == '&' || escLetter(s, q-1)) {
+		if at(s, q, "echo ") && (q == from || s[q-1] == ' ' || s[q-1] == '\t' || s[q-1] == '"' || s[q-1] == '&' || s[q-1] == '\n' || s[q-1] == '=' || escLetter(s, q-1)) {
 			b = q
 			break
 		}
@@ -1229,11 +1243,13 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 	default:
 		return Match{}, false
 	}
-	v, end, ok := argSpan(s, v, form, true)
-	if !ok {
+	a, end, ok := argSpan(s, v, form, true)
+	if !ok || s[a] == '$' && (a == v || s[v] == '"') {
+		// (A shell variable, "-p $PW" or "-p \"$PW\"", is no password; in
+		// single quotes, '$…' is a literal.)
 		return Match{}, false
 	}
-	return Match{v, end, KindKeyValue}, true
+	return Match{a, end, KindKeyValue}, true
 }
 
 // keyValue is the value after a credential-named key: the key ends before
@@ -1273,6 +1289,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
+	if kc == KeyPlain && ke-j == 3 && spacedKey(s, from, j) {
+		kc = KeyCredential // "API key: …", "Secret access key: …"
+	}
 	// A plain key that makes its value a credential by its place or its
 	// value, by its length (one test for most keys, which are none).
 	queryKey, bareKey, barePass := false, false, false
@@ -1507,6 +1526,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
+	open := false // inside an escaped quote paramQuote took
+	encParams := encoded && whole && encodedParamAt(s, v)
 	for e < len(s) && e-v < 1<<16 {
 		if quote == '\\' && s[e] == '\\' {
 			// A value in escaped quotes (JSON held in a JSON string) ends
@@ -1526,6 +1547,28 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			}
 			e = b
 			continue
+		}
+		if encParams {
+			// Auth parameters URL-encoded ("Digest+username%3D%5C%22bob%5C%22%2C+…"):
+			// to the end of the pair, a line or an unescaped quote.
+			// (A quote opens a value after its "%3D" or closes one before
+			// its "%2C"; escaped, "%5C%22", it is JSON text's.)
+			if s[e] == '&' || atFold(s, e, "%0a") || atFold(s, e, "%0d") ||
+				atFold(s, e, "%22") && !(e-3 >= v && (atFold(s, e-3, "%5c") || atFold(s, e-3, "%3d")) || atFold(s, e+3, "%2c")) {
+				break
+			}
+			e++
+			continue
+		}
+		if whole && quote == 0 && s[e] == '\\' {
+			// An escaped quote of a parameter (JSON text held in a
+			// string: "Digest username=\\"bob\\", response=\\"…\\""), opened
+			// after its '=' and closed before a ',', is part of the
+			// value; any other ends it.
+			if b, ok := paramQuote(s, v, e, open); ok {
+				e, open = b, !open
+				continue
+			}
 		}
 		if quote != '\\' && s[e] == '\\' {
 			// JSON's escaped slash ("\/", "\\\/" a level deeper) is
@@ -1988,6 +2031,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	} else if escQuoted {
 		p -= 2 // in JSON text: requirepass \"x1…\"
 	}
+	copula := false // an "is" or "was" before the value
 	if c != '>' {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
@@ -2006,14 +2050,19 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			return Match{}, false
 		}
 		if p-3 >= from && s[p-1] == 's' && s[p-2] == 'i' && s[p-3] == sp {
-			p -= 3
+			p, copula = p-3, true
 		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
-			p -= 4
+			p, copula = p-4, true
 		}
 	}
 	k := p
 	for k > from && p-k < 32 && is(s[k-1], word) {
 		k--
+	}
+	if copula && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
+		if pk, pe, ok := passwordFor(s, from, p, sp); ok {
+			k, p = pk, pe // "the password for admin is <pw>"
+		}
 	}
 	encStart := false
 	if sp == '+' && k-1 > from && s[k-1] == '%' && p-k > 2 {
@@ -2213,6 +2262,43 @@ func strongValue(v []byte) bool {
 		}
 	}
 	return seen == alnum || seen&cDigit != 0 && seen&(cUpper|cLower) != 0 && sym
+}
+
+// paramQuote reports an escaped quote at s[e] (an odd run of
+// backslashes, then '"') that opens an auth parameter's value (after its
+// '=', open false) or closes one (before a ',', open true), and the byte
+// after it.
+func paramQuote(s []byte, v, e int, open bool) (int, bool) {
+	b := e
+	for b < len(s) && b-e < 8 && s[b] == '\\' {
+		b++
+	}
+	if b >= len(s) || s[b] != '"' || (b-e)%2 == 0 {
+		return 0, false
+	}
+	if open && b+1 < len(s) && s[b+1] == ',' {
+		return b + 1, true
+	}
+	if open || e == v || s[e-1] != '=' {
+		return 0, false
+	}
+	// The parameter's name: a short word of letters (not a token's
+	// base64 padding, "Bearer eyJ…=\\"").
+	n := e - 1
+	for n > v && e-n < 26 && is(s[n-1], cUpper|cLower|cUnder|cDash) {
+		n--
+	}
+	if n == e-1 || e-n >= 26 || n > v && s[n-1] != ' ' && s[n-1] != ',' {
+		return 0, false
+	}
+	return b + 1, true
+}
+
+// encodedParamAt reports an auth parameter's name and its URL-encoded '='
+// at s[v] ("username%3D…", Digest's first).
+func encodedParamAt(s []byte, v int) bool {
+	e := run(s, v, cUpper|cLower|cUnder)
+	return e > v && e-v <= 24 && atFold(s, e, "%3d")
 }
 
 // isValueEnd says where a key's value ends: at its closing quote, or

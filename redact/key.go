@@ -564,3 +564,33 @@ func mayHostUserinfo(b []byte) bool {
 	}
 	return false
 }
+
+// keyLabels are the words before " key" that make it a secret's label in
+// prose and in the tables tools print ("API key: …", "Secret access key:
+// …", "Subscription key: …"): "key" alone names anything ("Primary key:
+// id", "Sort key: ts", "Public key: ssh-ed25519 …").
+var keyLabels = []string{"api", "secret", "private", "access", "signing", "encryption", "master", "app",
+	"application", "subscription", "storage", "account", "shared", "license", "licence", "session", "admin"}
+
+// spacedKey reports whether the key "key" at s[j] (its run of key bytes)
+// follows one space (or a '+', URL-encoded) and a word of keyLabels, as a
+// label of its own: the word starts the text or follows a byte that is no
+// letter or digit, a JSON escape ("\nAPI key: …", also URL-encoded) or
+// a URL-encoded byte ("%22API+key%3A…").
+func spacedKey(s []byte, from, j int) bool {
+	if j-2 < from || s[j-1] != ' ' && s[j-1] != '+' || !atFold(s, j, "key") {
+		return false
+	}
+	for _, l := range keyLabels {
+		w := j - 1 - len(l)
+		if w < from || !atFold(s, w, l) {
+			continue
+		}
+		if w == from || !is(s[w-1], alnum) || escLetter(s, w-1) || w-3 >= from && s[w-3] == '%' && hexVal(s[w-2]) >= 0 && hexVal(s[w-1]) >= 0 ||
+			w-4 >= from && atFold(s, w-4, "%5c") && (s[w-1] == 'n' || s[w-1] == 't' || s[w-1] == 'r') {
+			// ("%5Cn": JSON text's "\n", URL-encoded.)
+			return true
+		}
+	}
+	return false
+}

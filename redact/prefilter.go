@@ -145,6 +145,13 @@ func MayHoldCredentialText[T Text](s T) bool {
 			}
 			short, hexRun := false, false
 			if i >= b64End {
+				// (An escape's first digit is the first of its run, "u7801":
+				// a CJK label spelled with escapes is looked for once a run.)
+				if i >= 2 && (b[i-1] == 'u' || b[i-1]|0x20 == 'd') && mayEscCJK(b, i) {
+					if _, ok := escCJKPair(b, 0, i); ok {
+						return true
+					}
+				}
 				x, y, hex, ok := b64Candidate(b, i)
 				if ok {
 					return true
@@ -355,6 +362,10 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := cjkPair(s, 0, i)
 		return ok
 	case a&aSep != 0:
+		if s[i] == '|' {
+			m, ok := tableCell(s, 0, i)
+			return ok && m.Kind.Credential()
+		}
 		if afterMultiByte(s, 0, i) {
 			if _, ok := cjkPair(s, 0, i); ok {
 				return true
@@ -440,6 +451,9 @@ func keyBefore(s []byte, i int) bool {
 			letters = 0
 		}
 		most = max(most, letters)
+	}
+	if ke-j == 3 && s[j]|0x20 == 'k' && spacedKey(s, 0, j) {
+		return true
 	}
 	if ke-j < 3 || most < minSpecialLetters {
 		return false

@@ -26,6 +26,8 @@ func prosePassword(s []byte, from, i int) (Match, bool) {
 		va += 4
 	case atFold(s, va, " was "):
 		va += 5
+	case va < len(s) && (s[va] == ' ' || s[va] == '\t') && netrcBefore(s, from, kw):
+		return netrcPassword(s, va)
 	default:
 		return Match{}, false
 	}
@@ -160,4 +162,123 @@ func proseDigitless(s []byte, st, end int) (Match, bool) {
 		return Match{}, false
 	}
 	return Match{st, end, KindHighEntropy}, true
+}
+
+// A .netrc entry ("machine <host> login <user> password <pw>", on one line
+// or on several; "default login <user> password <pw>"): its password with
+// no digit, which neither a key=value check nor proseValue (at a digit)
+// sees, is masked as prosePassword's are (a word may be a password or
+// prose: never a credential). One with a digit is proseValue's.
+
+// netrcBefore reports whether the word "password" at s[kw] follows "login
+// <user>" after "machine <host>" or "default", separated by white space
+// (also JSON text's "\n" and "\t", at any depth).
+func netrcBefore(s []byte, from, kw int) bool {
+	var w [4][2]int // the words before s[kw], the nearest first
+	p := kw
+	for n := range w {
+		q := p
+		for q > from && p-q < 16 {
+			if c := s[q-1]; c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				q--
+			} else if (c == 'n' || c == 't' || c == 'r') && q-2 > from && s[q-2] == '\\' {
+				for q -= 2; q > from && s[q-1] == '\\'; q-- {
+				} // "\n", "\\n" a level deeper
+			} else {
+				break
+			}
+		}
+		if q == p || q == from {
+			return false
+		}
+		e := q
+		for q > from && e-q < 256 && !proseEndT[s[q-1]] && !(q-2 >= from && s[q-2] == '\\' && (s[q-1] == 'n' || s[q-1] == 't' || s[q-1] == 'r')) {
+			q--
+		}
+		if q == e {
+			return false
+		}
+		w[n], p = [2]int{q, e}, q
+		if n == 2 && eqFold(s[q:e], "default") {
+			return eqFold(s[w[1][0]:w[1][1]], "login")
+		}
+	}
+	m := w[3]
+	if m[1]-m[0] > 7 && !is(s[m[1]-8], cUpper|cLower) {
+		m[0] = m[1] - 7 // "(machine", "`machine": a word of the text before it
+	}
+	return eqFold(s[w[1][0]:w[1][1]], "login") && eqFold(s[m[0]:m[1]], "machine")
+}
+
+// netrcPassword is the password after netrcBefore's "password" and the
+// white space at s[va]: a word with no digit, not a variable or a
+// placeholder ("$NETRC_PASSWORD", "<password>", "${PW}").
+func netrcPassword(s []byte, va int) (Match, bool) {
+	for va < len(s) && (s[va] == ' ' || s[va] == '\t') {
+		va++
+	}
+	e := va
+	for e < len(s) && !proseEndT[s[e]] {
+		e++
+	}
+	if e-va < 6 || s[va] == '$' || s[va] == '{' || s[va] == '%' || englishWord(s[va:e]) || !netrcEnd(s, e) {
+		return Match{}, false
+	}
+	return proseDigitless(s, va, e)
+}
+
+// netrcEnd reports whether the password that ends at s[e] ends its entry:
+// the text's or the line's end (also JSON text's "\n", at any depth, and
+// the string's closing quote), or the next token of a .netrc ("machine",
+// "login", "account", "macdef", "default") after white space: not a word
+// of prose ("password reset requested").
+func netrcEnd(s []byte, e int) bool {
+	for e < len(s) && (s[e] == ' ' || s[e] == '\t') {
+		e++
+	}
+	if e == len(s) || s[e] == '\n' || s[e] == '\r' || s[e] == '"' {
+		return true
+	}
+	if s[e] == '\\' {
+		b := e
+		for b < len(s) && s[b] == '\\' {
+			b++
+		}
+		return b == len(s) || s[b] == 'n' || s[b] == 'r' || s[b] == '"'
+	}
+	w := run(s, e, cLower)
+	return wordStart(s, e) && (w == len(s) || !is(s[w], word)) && eqFoldAny(s[e:w], "machine", "login", "account", "macdef", "default")
+}
+
+// passwordFor reports "password for <who>" (or "of", "passphrase",
+// "passwd") ending at s[e] before proseValue's "is" or "was": <who> is one
+// to three words on the line ("admin", "the admin account",
+// "bob@example.com"), sp between them (' ', or '+' URL-encoded). It
+// returns the key word's bounds.
+func passwordFor(s []byte, from, e int, sp byte) (k, ke int, ok bool) {
+	w := e
+	for n := 0; n < 3; n++ {
+		b := w
+		for b > from && w-b < 64 && (is(s[b-1], word) || s[b-1] == '@' || s[b-1] == '.' || s[b-1] == '-') {
+			b--
+		}
+		if b == w || b-1 <= from || s[b-1] != sp {
+			return 0, 0, false
+		}
+		for _, f := range [...]string{"for", "of"} {
+			q := b - 1 - len(f)
+			if q-1 > from && atFold(s, q, f) && s[q-1] == sp {
+				ke = q - 1
+				k = ke
+				for k > from && ke-k < 12 && is(s[k-1], cUpper|cLower) {
+					k--
+				}
+				if eqFoldAny(s[k:ke], "password", "passwd", "passphrase") && wordStart(s, k) {
+					return k, ke, true
+				}
+			}
+		}
+		w = b - 1
+	}
+	return 0, 0, false
 }

@@ -139,10 +139,13 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 	for w > 0 && i-w < 16 && is(s[w-1], alnum) {
 		w--
 	}
+	pct := false
 	if w < i && escLetter(s, w) {
 		w++ // "\\nhf_…"
+	} else if p := pctSepEnd(s, w, i); p > w {
+		w, pct = p, true // "%20shpat_…", "%253Dshpat_…"
 	}
-	if w == i || i-w >= 16 || !wordStart(s, w) {
+	if w == i || i-w >= 16 || !pct && !wordStart(s, w) {
 		return 0, 0, false
 	}
 	for _, v := range vendorPrefixes[c][i-w] {
@@ -160,6 +163,26 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// pctSepEnd is the end of the URL-encoded separator whose hex digits
+// start the word s[w:i] (the '%' is s[w-1]): "%20", "%3D", "%22", also
+// encoded twice ("%2520": "%25" is the '%'). It is w where there is none,
+// or the escape spells a letter or a digit (a word goes on through it).
+func pctSepEnd(s []byte, w, i int) int {
+	if w < 1 || s[w-1] != '%' || i-w < 3 {
+		return w
+	}
+	h, l := hexVal(s[w]), hexVal(s[w+1])
+	p := w + 2
+	if h == 2 && l == 5 && i-w >= 5 && hexVal(s[p]) >= 0 && hexVal(s[p+1]) >= 0 {
+		h, l = hexVal(s[p]), hexVal(s[p+1])
+		p += 2
+	}
+	if h < 0 || l < 0 || is(byte(h<<4|l), alnum) {
+		return w
+	}
+	return p
 }
 
 // mixedRun reports a digit in t, and each case of letter that cl holds.

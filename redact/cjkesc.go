@@ -1,0 +1,206 @@
+package redact
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// CJK labels spelled as JSON \uXXXX escapes: Python's json.dumps (its
+// default, ensure_ascii) writes "数据库密码：<pw>" as
+// "\u6570\u636e\u5e93\u5bc6\u7801\uff1a<pw>", and a tool's result that
+// is such JSON text, held in a string of the record, still holds the
+// escapes once the record is decoded (the ASCII value stays as it is).
+// The pair is revealed at the first digit of the label's last escape (a
+// digit anchor), before an ASCII ':' or '=' (also after the escaped quote
+// that closes a JSON key) or the separator's escape ("\uff1a" '：',
+// "\uff1d" '＝', a copula "\u662f" 是, "\u4e3a" 为, "\u70ba" 為, "\u306f"
+// は). The value is judged as cjkPair judges it.
+
+// cjkRunes are cjkLabels as runes; cjkLastRune marks their last runes.
+var cjkRunes, cjkLastRune = func() (ls [][]rune, last map[rune]bool) {
+	last = map[rune]bool{}
+	for _, l := range cjkLabels {
+		var rs []rune
+		for b := l; len(b) > 0; {
+			r, n := utf8.DecodeRune(b)
+			rs = append(rs, r)
+			b = b[n:]
+		}
+		ls = append(ls, rs)
+		last[rs[len(rs)-1]] = true
+	}
+	return ls, last
+}()
+
+// escSep says whether r is a separator after a CJK label, and whether it
+// is a copula.
+func escSep(r rune) (sep, copula bool) {
+	switch r {
+	case '：', '＝':
+		return true, false
+	case '是', '为', '為', 'は':
+		return true, true
+	}
+	return false, false
+}
+
+// cjkEscNeedles are the last escapes of cjkLabels ("u7801" of 码, lower-
+// and upper-case hex), for MayHoldCredential: a raw record that holds
+// them escaped (once or twice) holds none of cjkNeedles.
+func cjkEscNeedles() []string {
+	var out []string
+	for _, l := range cjkRunes {
+		r := l[len(l)-1]
+		out = append(out, fmt.Sprintf("u%04x", r), fmt.Sprintf("u%04X", r))
+	}
+	return out
+}
+
+// escFirstDigit returns the first backslash of the escape "\uXXXX" whose
+// first digit is s[i] (the hex before it in the escape are letters): each
+// escape is judged once, at one of its digits.
+func escFirstDigit(s []byte, from, i int) (int, bool) {
+	u := i - 1
+	for u > from && i-u <= 3 && (s[u]|0x20 >= 'a' && s[u]|0x20 <= 'f') {
+		u--
+	}
+	if u-1 < from || s[u] != 'u' || s[u-1] != '\\' || u+5 > len(s) {
+		return 0, false
+	}
+	p := u - 1
+	for p > from && s[p-1] == '\\' {
+		p--
+	}
+	return p, true
+}
+
+// escRuneAt decodes the escape whose 'u' is s[u]: its rune and end.
+func escRuneAt(s []byte, u int) (rune, int, bool) {
+	if u+5 > len(s) {
+		return 0, 0, false
+	}
+	var r rune
+	for _, c := range s[u+1 : u+5] {
+		h := hexVal(c)
+		if h < 0 {
+			return 0, 0, false
+		}
+		r = r<<4 | rune(h)
+	}
+	return r, u + 5, true
+}
+
+// escLabelBefore reports whether the escapes that end at s[e] spell one
+// of cjkLabels.
+func escLabelBefore(s []byte, from, e int) bool {
+	for _, l := range cjkRunes {
+		p, k := e, len(l)-1
+		for ; k >= 0; k-- {
+			u := p - 5
+			if u-1 < from || s[u] != 'u' || s[u-1] != '\\' {
+				break
+			}
+			if r, _, ok := escRuneAt(s, u); !ok || r != l[k] {
+				break
+			}
+			for p = u - 1; p > from && s[p-1] == '\\'; p-- {
+			}
+		}
+		if k < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// escCJKPair matches the value of a CJK-labelled credential spelled with
+// escapes, at the digit s[i] (see above).
+func escCJKPair(s []byte, from, i int) (Match, bool) {
+	p, ok := escFirstDigit(s, from, i)
+	if !ok {
+		return Match{}, false
+	}
+	u := p
+	for s[u] == '\\' {
+		u++
+	}
+	r, e, ok := escRuneAt(s, u)
+	if !ok {
+		return Match{}, false
+	}
+	se := 0
+	sep, copula := escSep(r)
+	switch {
+	case sep:
+		le := p
+		for k := 0; k < 3 && le > from && s[le-1] == ' '; k++ {
+			le--
+		}
+		if !escLabelBefore(s, from, le) {
+			return Match{}, false
+		}
+		se = e
+	case cjkLastRune[r]:
+		if !escLabelBefore(s, from, e) {
+			return Match{}, false
+		}
+		q := e
+		if q < len(s) && s[q] == '"' {
+			q++ // the quote that closes a key
+		} else if q < len(s) && s[q] == '\\' {
+			b := q
+			for b < len(s) && b-q < 8 && s[b] == '\\' {
+				b++
+			}
+			if b < len(s) && s[b] == '"' {
+				q = b + 1 // escaped, in JSON text held in a string
+			}
+		}
+		for k := 0; k < 3 && q < len(s) && s[q] == ' '; k++ {
+			q++
+		}
+		switch {
+		case q >= len(s):
+			return Match{}, false
+		case s[q] == ':' || s[q] == '=':
+			se = q + 1
+		case s[q] == '\\':
+			// The separator's escape ("\uff1a", a copula's "\u662f").
+			u := q
+			for u < len(s) && u-q < 8 && s[u] == '\\' {
+				u++
+			}
+			if u >= len(s) || s[u] != 'u' {
+				return Match{}, false
+			}
+			r2, e2, ok := escRuneAt(s, u)
+			sep, cop := escSep(r2)
+			if !ok || !sep {
+				return Match{}, false
+			}
+			se, copula = e2, cop
+		default:
+			return Match{}, false
+		}
+	default:
+		return Match{}, false
+	}
+	va, ve, ok := cjkValue(s, se)
+	if !ok {
+		return Match{}, false
+	}
+	return cjkJudge(s, va, ve, copula)
+}
+
+// mayEscCJK is escCJKPair's gate at the digit s[i]: the first digit of
+// an escape of a label's last character, which is the escape's first hex
+// digit ("\u7801", "\u30c9") or its second after a 'd' ("\ud638"). Its
+// callers look at s[i-1] first, inline (a call at every digit of a base64
+// run cost 3 % of the whole process's instructions, and a look at three
+// bytes before each 1 %).
+func mayEscCJK(s []byte, i int) bool {
+	if s[i-1] == 'u' {
+		return i >= 2 && s[i-2] == '\\'
+	}
+	return i >= 3 && s[i-1]|0x20 == 'd' && s[i-2] == 'u' && s[i-3] == '\\'
+}
