@@ -25,6 +25,86 @@ import "bytes"
 // chpasswd (echo 'bob:<pw>' | chpasswd, or the line after "chpasswd
 // <<EOF") and a PuTTY key's Private-Lines block; these need no digit.
 
+// cmdFolded and cmdExact are the words (any case; as spelled) one of
+// which a text holds wherever cmdArg takes a value in it, unless it holds
+// a '%' (a URL-encoded value is looked for decoded: any byte of a word may
+// be encoded): "auth" (Redis, PlainAuth), "bindpw", ".psk", "login"
+// (wandb, cargo, vault, .login(…)), "setx", "content" (netsh's "Key
+// Content", when a run with a '+' and a '=' is read as URL-encoded);
+// nmcli's "nmcli" (its "password" is taken only on a line with it),
+// fish's "set", "user-secrets", mc's "alias" and "config", "define",
+// "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines",
+// "chpasswd". A new command cmdArg or colonArg takes a value after adds
+// its word here (TestCmdMay fails for an example without one).
+var (
+	cmdFolded = []string{"auth", "bindpw", ".psk", "login", "setx", "content"}
+	cmdExact  = []string{"nmcli", "set", "user-secrets", "alias", "config", "define", "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines", "chpasswd"}
+)
+
+// (cmdTable is in tables_gen.go.)
+
+// cmdPairs are cmdTable's pairs (anyWordPairs).
+var cmdPairs = wordPairs(cmdTable)
+
+// cmdMay reports whether cmdArg may take a value anywhere in s (any from,
+// any digit): s holds a '%' or one of the words of cmdTable. Where it
+// does not, the scans call cmdArg at no digit of s: a text dense with
+// digits (log lines, a tool's JSON, base64) walked each digit's run and
+// the words before it for a command it does not hold (a tenth of the
+// whole process's instructions on log deltas).
+func cmdMay(s []byte) bool {
+	return bytes.IndexByte(s, '%') >= 0 || anyWordPairs(cmdTable, cmdPairs, s)
+}
+
+// cmdState is what a scan knows of cmdMay of its text, worked out once,
+// at its first digit (cmdJudge): 0 not yet, 1 false, 2 true (or not
+// looked for).
+type cmdState int8
+
+// cmdJudge is the cmdState of s: cmdArg is called in s where cmdMay(s)
+// holds, or where s does not start as words do (no space in its first
+// 64 bytes), where it is not worked out. cmdMay's pass costs about two
+// instructions a byte; in a text of long runs (base64, ids, paths)
+// cmdArg walks each run once (its next skips the run's other digits), at
+// about that cost: on base64 deltas the pass saved no instruction, and
+// looking for a space in all of the text cost more than it saved. In text
+// with spaces cmdArg walks each word that holds a digit, back to its start
+// and on to its end, and judges it.
+func cmdJudge(s []byte) cmdState {
+	if bytes.IndexByte(s[:min(len(s), 64)], ' ') >= 0 && !cmdMay(s) {
+		return 1
+	}
+	return 2
+}
+
+// may reports whether cmdArg is to be called in s, the text of c
+// (cmdJudge). Apart: with c a variable of MayHoldCredentialText's loop
+// (or its cmdDone -1 until judged, as in scanState), the loop's other
+// variables lost their registers: 0.1-0.2 % more instructions of the
+// whole process on base64 deltas than this call.
+//
+//go:noinline
+func (c *cmdState) may(s []byte) bool {
+	if *c == 0 {
+		*c = cmdJudge(s)
+	}
+	return *c == 2
+}
+
+// start is where a scan of a text of n bytes starts its cmdDone (the end
+// of what cmdArg judged) with c known: n where cmdArg takes no value in
+// it, 0 where it may, -1 where cmdJudge is yet to say which (at the first
+// digit: a check the scans make there anyway, not one more).
+func (c cmdState) start(n int) int {
+	switch c {
+	case 1:
+		return n
+	case 2:
+		return 0
+	}
+	return -1
+}
+
 // cmdArg matches the argument whose digit is s[i], as the package
 // comment says. next is where the value ends: no later digit before it
 // is a new argument.

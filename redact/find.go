@@ -172,7 +172,7 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 	n := len(s)
 	t := &anchor
 	c := anchorCursor{tb: &anchorBits, w: start}
-	cmdDone := 0 // cmdArg judged the value up to here
+	cmdDone := b64.cmd.start(n) // cmdArg judged the value up to here
 	for i := start; i < n; i++ {
 		if i = c.next(s, i); i >= n {
 			break
@@ -207,8 +207,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 			}
 		case a&aDigit != 0:
 			if i >= cmdDone && s[i] != '+' {
-				m, ok, next := cmdArg(s, from, i)
-				if ok {
+				if cmdDone < 0 && b64.judgeCmd(s) == 1 {
+					cmdDone = n // no digit of s is a command's value
+				} else if m, ok, next := cmdArg(s, from, i); ok {
 					if m.Start > i {
 						// A value in URL-encoded text, decoded: what
 						// comes before it is searched first (a match
@@ -218,8 +219,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 						}
 					}
 					return m, true
+				} else {
+					cmdDone = next
 				}
-				cmdDone = next
 			}
 			m, ok, next := number(s, from, i, &b64)
 			if ok {
@@ -2946,6 +2948,7 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 			// s[from:] holds no value proseValue takes: s[m.End:e] none either.
 			rest.prose = proseNone(e)
 		}
+		rest.cmd = b64.cmd // (s[:e] holds a command's word only if s does)
 		if n, ok := scanState(s[:e], m.End, m.End, rest); ok && (n.Kind != KindHighEntropy || n.End < e) {
 			e = n.Start
 			if n.Kind == KindHighEntropy {
