@@ -674,8 +674,7 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	}
 	v := i + 1
 	e := v
-	for e < len(s) && e-v < 128 && s[e] != ' ' && s[e] != '\t' && s[e] != '\n' && s[e] != '\r' && s[e] != '\'' && s[e] != '"' && s[e] != '\\' {
-		e++
+	for hi := min(len(s), v+128); e < hi && !chpasswdEndT[s[e]]; e++ {
 	}
 	if e-v < 4 || v < from || !cmdValue(s[v:e]) || holdsMask(s[v:e]) {
 		return Match{}, false
@@ -716,6 +715,15 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{v, e, KindKeyValue}, true
 }
+
+// chpasswdEndT marks the bytes that end a chpasswd line's password: white
+// space, a quote, a backslash.
+var chpasswdEndT = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r'\"\\") {
+		t[c] = true
+	}
+	return t
+}()
 
 // ppkPrivate matches the private lines of a PuTTY key file (.ppk) whose
 // "Private-Lines:" ':' is s[i]: the count's lines after it, base64, as a

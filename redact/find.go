@@ -731,7 +731,11 @@ func inFingerprint(s []byte, i int) bool {
 // holdsMask reports a mask anywhere in s.
 func holdsMask(s []byte) bool {
 	for k := 0; k+len(Mask) <= len(s); k++ {
-		if s[k] == '*' && isMask(s, k) {
+		j := bytes.IndexByte(s[k:len(s)-len(Mask)+1], '*') // (from one '*' to the next: most values hold none)
+		if j < 0 {
+			return false
+		}
+		if k += j; isMask(s, k) {
 			return true
 		}
 	}
