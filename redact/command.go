@@ -27,8 +27,8 @@ import "bytes"
 
 // cmdFolded and cmdExact are the words (any case; as spelled) one of
 // which a text holds wherever cmdArg takes a value in it, unless it holds
-// a '%' (a URL-encoded value is looked for decoded: any byte of a word may
-// be encoded): "auth" (Redis, PlainAuth), "bindpw", ".psk", "login"
+// a "%XX" of a byte of one (a URL-encoded value is looked for decoded:
+// cmdPctWord): "auth" (Redis, PlainAuth), "bindpw", ".psk", "login"
 // (wandb, cargo, vault, .login(…)), "setx", "content" (netsh's "Key
 // Content", when a run with a '+' and a '=' is read as URL-encoded);
 // nmcli's "nmcli" (its "password" is taken only on a line with it),
@@ -47,14 +47,46 @@ var (
 var cmdPairs = wordPairs(cmdTable)
 
 // cmdMay reports whether cmdArg may take a value anywhere in s (any from,
-// any digit): s holds a '%' or one of the words of cmdTable. Where it
+// any digit): s holds one of the words of cmdTable, or a "%XX" that may
+// decode into one (cmdPctWord). Where it
 // does not, the scans call cmdArg at no digit of s: a text dense with
 // digits (log lines, a tool's JSON, base64) walked each digit's run and
 // the words before it for a command it does not hold (a tenth of the
 // whole process's instructions on log deltas).
 func cmdMay(s []byte) bool {
-	return bytes.IndexByte(s, '%') >= 0 || anyWordPairs(cmdTable, cmdPairs, s)
+	return anyWordPairs(cmdTable, cmdPairs, s) || cmdPctWord(s)
 }
+
+// cmdPctWord reports a "%XX" in s that decodes to a byte of a word of
+// cmdTable (a letter, '.', '-'), as cmdArgForm decodes it: only such a
+// byte, decoded, can make a word there that s does not hold (a query's
+// "%3D", "%3A", "%2F" and "%20" make none).
+func cmdPctWord(s []byte) bool {
+	for k := 0; ; {
+		j := bytes.IndexByte(s[k:], '%')
+		if j < 0 {
+			return false
+		}
+		if k += j + 1; k+1 < len(s) {
+			if h, l := hexVal(s[k]), hexVal(s[k+1]); h >= 0 && l >= 0 && cmdWordByte[h<<4|l] {
+				return true
+			}
+		}
+	}
+}
+
+// cmdWordByte marks the bytes of the words of cmdTable, in either case.
+var cmdWordByte = func() (t [256]bool) {
+	for _, w := range append(append([]string(nil), cmdFolded...), cmdExact...) {
+		for _, c := range []byte(w) {
+			t[c], t[lower(c)] = true, true
+			if c >= 'a' && c <= 'z' {
+				t[c-'a'+'A'] = true
+			}
+		}
+	}
+	return t
+}()
 
 // cmdState is what a scan knows of cmdMay of its text, worked out once,
 // at its first digit (cmdJudge): 0 not yet, 1 false, 2 true (or not
@@ -154,7 +186,11 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 		enc |= t
 	}
 	next = ve
-	if form && cmdForm(enc) {
+	// (cmdArgForm looks for a value only in the text it decodes, which holds
+	// a command's word only where the text does, or a '%': the tails
+	// MayStartCredential probes, a base64 run with a '+' and a probe's '=',
+	// were decoded and searched at each digit.)
+	if form && cmdForm(enc) && cmdMay(s[max(0, va-cmdFormBack):max(ve, min(len(s), va+cmdFormWin-cmdFormBack-8))]) {
 		if m, ok := cmdArgForm(s, from, va, ve); ok {
 			return m, true, next
 		}
@@ -816,7 +852,9 @@ func echoStdinEncoded(s []byte, from, i int) (Match, bool) {
 }
 
 // cmdFormBack and cmdFormWin bound the URL-encoded text cmdArgForm decodes:
-// from cmdFormBack bytes before the value's run to its end.
+// from cmdFormBack bytes before the value's run to its end (at most
+// cmdFormWin-cmdFormBack-8 bytes after the run's start; cmdArgAt asks
+// cmdMay of that text before it).
 const (
 	cmdFormBack = 256
 	cmdFormWin  = cmdFormBack + 384

@@ -39,6 +39,8 @@ var cmdForms = []string{
 	"q=bindpw+Kqz9pwmvtlrbx&x=1", "q=xfreerdp+/p:Kqz9pwmvtlrbx&x=1", "q=Key+Content+:+Kqz9pwmvtlrbx&x=1",
 	"q=echo+bob:Kqz9pwmvtlrbx+|+chpasswd&x=1", "q=Private-Lines:+1&AAAAB3NzaC1yc2EAAAADAQAB&x=1",
 	"q=" + url.QueryEscape("127.0.0.1:6379> auth Kqz9pwmvtlrbx") + "&x=1",
+	// A word's byte URL-encoded.
+	"q=%61uth+Kqz9pwmvtlrbx&x=1", "q=bindp%77+Kqz9pwmvtlrbx&x=1", "q=wifi%2Dsec%2Epsk+Kqz9pwmvtlrbx&x=1", "q=echo+bob:Kqz9pwmvtlrbx+|+chpass%77d&x=1",
 }
 
 // TestCmdMay: cmdMay holds for every text in which cmdArg takes a value
@@ -47,7 +49,7 @@ var cmdForms = []string{
 func TestCmdMay(t *testing.T) {
 	for _, s := range cmdForms {
 		if !cmdArgAt0([]byte(s)) {
-			t.Errorf("cmdArg takes no value in %q (not an example)", s)
+			t.Errorf("cmdArg takes no value in %q (not an example, or cmdMay held its decoded text to be none)", s)
 			continue
 		}
 		if !cmdMay([]byte(s)) {
@@ -58,6 +60,8 @@ func TestCmdMay(t *testing.T) {
 		"2026-03-29 12:00:00,005 INFO [worker-0] request_id=ef2d127d-e37b user=u-5 latency_ms=155 status=200",
 		"data:image/png;base64,VqLuHBHTN6c3CJAefxAN07UWMZkPM0eIno1L1IL8JImuXdDI9Xacxbso+AW14iRTtfjLfQkF7ybM25=",
 		`{"path": "/srv/app/mod5.py", "size": 39595, "sha256": "56a2ee1c11d337a73708901e7f100dd3b5"}`,
+		"n9nHVQRDHcRLS0zhkAwPatWfn7pbbVAL+mviceZArINwXRulvNZY31xi/5MGSl5L%3DAbCdEfGhIjKlMnOpQrStUv",
+		"q=%7B%22a%22%3A+1%2C+%22b%22%3A+%5B2%5D%7D",
 	} {
 		if cmdMay([]byte(s)) {
 			t.Errorf("cmdMay(%q) is true: it holds no command's word", s)
