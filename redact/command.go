@@ -34,11 +34,16 @@ import "bytes"
 // nmcli's "nmcli" (its "password" is taken only on a line with it),
 // fish's "set", "user-secrets", mc's "alias" and "config", "define",
 // "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines",
-// "chpasswd". A new command cmdArg or colonArg takes a value after adds
-// its word here (TestCmdMay fails for an example without one).
+// "chpasswd". Each is given by a part of it whose first three bytes are
+// rare in text (anyWordPairs compares words only where their first pairs
+// are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
+// bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
+// "tConnection", "e-Lines", "hpasswd". A new command cmdArg or colonArg
+// takes a value after adds its word here (TestCmdMay fails for an example
+// without one).
 var (
-	cmdFolded = []string{"auth", "bindpw", ".psk", "login", "setx", "content"}
-	cmdExact  = []string{"nmcli", "set", "user-secrets", "alias", "config", "define", "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines", "chpasswd"}
+	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
+	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd"}
 )
 
 // (cmdTable is in tables_gen.go.)
