@@ -131,7 +131,8 @@ func (c *cmdState) may(s []byte) bool {
 // start is where a scan of a text of n bytes starts its cmdDone (the end
 // of what cmdArg judged) with c known: n where cmdArg takes no value in
 // it, 0 where it may, -1 where cmdJudge is yet to say which (at the first
-// digit: a check the scans make there anyway, not one more).
+// digit: a check the scans make there anyway, not one more; only in a scan
+// from the text's start).
 func (c cmdState) start(n int) int {
 	switch c {
 	case 1:

@@ -173,6 +173,13 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 	t := &anchor
 	c := anchorCursor{tb: &anchorBits, w: start}
 	cmdDone := b64.cmd.start(n) // cmdArg judged the value up to here
+	if cmdDone < 0 && start > 0 {
+		// A search from a later start (the next match's, as Masker.Text
+		// and the secret rule search a text) does not judge the whole text
+		// again: cmdArg is called as it was (judged at each start, a text
+		// with nine matches was read nine times).
+		cmdDone = 0
+	}
 	for i := start; i < n; i++ {
 		if i = c.next(s, i); i >= n {
 			break
