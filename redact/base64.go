@@ -31,6 +31,16 @@ type b64state struct {
 	word   int        // the end of the last word highEntropy judged: not judged again
 	prose  proseState // what proseValue judged already
 	hint   runHint    // what the scan this one searches the rest of a run for knew of it
+	cmd    cmdState   // whether cmdArg may take a value in the text
+}
+
+// judgeCmd works out b.cmd for s, the text (apart: the scan's loop does
+// not carry its code).
+//
+//go:noinline
+func (b *b64state) judgeCmd(s []byte) cmdState {
+	b.cmd = cmdJudge(s)
+	return b.cmd
 }
 
 // runHint is what a scan knew of a base64 run when b64Run searches the

@@ -25,6 +25,124 @@ import "bytes"
 // chpasswd (echo 'bob:<pw>' | chpasswd, or the line after "chpasswd
 // <<EOF") and a PuTTY key's Private-Lines block; these need no digit.
 
+// cmdFolded and cmdExact are the words (any case; as spelled) one of
+// which a text holds wherever cmdArg takes a value in it, unless it holds
+// a "%XX" of a byte of one (a URL-encoded value is looked for decoded:
+// cmdPctWord): "auth" (Redis, PlainAuth), "bindpw", ".psk", "login"
+// (wandb, cargo, vault, .login(…)), "setx", "content" (netsh's "Key
+// Content", when a run with a '+' and a '=' is read as URL-encoded);
+// nmcli's "nmcli" (its "password" is taken only on a line with it),
+// fish's "set", "user-secrets", mc's "alias" and "config", "define",
+// "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines",
+// "chpasswd". Each is given by a part of it whose first three bytes are
+// rare in text (anyWordPairs compares words only where their first pairs
+// are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
+// bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
+// "tConnection", "e-Lines", "hpasswd". A new command cmdArg or colonArg
+// takes a value after adds its word here (TestCmdMay fails for an example
+// without one).
+var (
+	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
+	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd"}
+)
+
+// (cmdTable is in tables_gen.go.)
+
+// cmdPairs are cmdTable's pairs (anyWordPairs).
+var cmdPairs = wordPairs(cmdTable)
+
+// cmdMay reports whether cmdArg may take a value anywhere in s (any from,
+// any digit): s holds one of the words of cmdTable, or a "%XX" that may
+// decode into one (cmdPctWord). Where it
+// does not, the scans call cmdArg at no digit of s: a text dense with
+// digits (log lines, a tool's JSON, base64) walked each digit's run and
+// the words before it for a command it does not hold (a tenth of the
+// whole process's instructions on log deltas).
+func cmdMay(s []byte) bool {
+	return anyWordPairs(cmdTable, cmdPairs, s) || cmdPctWord(s)
+}
+
+// cmdPctWord reports a "%XX" in s that decodes to a byte of a word of
+// cmdTable (a letter, '.', '-'), as cmdArgForm decodes it: only such a
+// byte, decoded, can make a word there that s does not hold (a query's
+// "%3D", "%3A", "%2F" and "%20" make none).
+func cmdPctWord(s []byte) bool {
+	for k := 0; ; {
+		j := bytes.IndexByte(s[k:], '%')
+		if j < 0 {
+			return false
+		}
+		if k += j + 1; k+1 < len(s) {
+			if h, l := hexVal(s[k]), hexVal(s[k+1]); h >= 0 && l >= 0 && cmdWordByte[h<<4|l] {
+				return true
+			}
+		}
+	}
+}
+
+// cmdWordByte marks the bytes of the words of cmdTable, in either case.
+var cmdWordByte = func() (t [256]bool) {
+	for _, w := range append(append([]string(nil), cmdFolded...), cmdExact...) {
+		for _, c := range []byte(w) {
+			t[c], t[lower(c)] = true, true
+			if c >= 'a' && c <= 'z' {
+				t[c-'a'+'A'] = true
+			}
+		}
+	}
+	return t
+}()
+
+// cmdState is what a scan knows of cmdMay of its text, worked out once,
+// at its first digit (cmdJudge): 0 not yet, 1 false, 2 true (or not
+// looked for).
+type cmdState int8
+
+// cmdJudge is the cmdState of s: cmdArg is called in s where cmdMay(s)
+// holds, or where s does not start as words do (no space in its first
+// 64 bytes), where it is not worked out. cmdMay's pass costs about two
+// instructions a byte; in a text of long runs (base64, ids, paths)
+// cmdArg walks each run once (its next skips the run's other digits), at
+// about that cost: on base64 deltas the pass saved no instruction, and
+// looking for a space in all of the text cost more than it saved. In text
+// with spaces cmdArg walks each word that holds a digit, back to its start
+// and on to its end, and judges it.
+func cmdJudge(s []byte) cmdState {
+	if bytes.IndexByte(s[:min(len(s), 64)], ' ') >= 0 && !cmdMay(s) {
+		return 1
+	}
+	return 2
+}
+
+// may reports whether cmdArg is to be called in s, the text of c
+// (cmdJudge). Apart: with c a variable of MayHoldCredentialText's loop
+// (or its cmdDone -1 until judged, as in scanState), the loop's other
+// variables lost their registers: 0.1-0.2 % more instructions of the
+// whole process on base64 deltas than this call.
+//
+//go:noinline
+func (c *cmdState) may(s []byte) bool {
+	if *c == 0 {
+		*c = cmdJudge(s)
+	}
+	return *c == 2
+}
+
+// start is where a scan of a text of n bytes starts its cmdDone (the end
+// of what cmdArg judged) with c known: n where cmdArg takes no value in
+// it, 0 where it may, -1 where cmdJudge is yet to say which (at the first
+// digit: a check the scans make there anyway, not one more; only in a scan
+// from the text's start).
+func (c cmdState) start(n int) int {
+	switch c {
+	case 1:
+		return n
+	case 2:
+		return 0
+	}
+	return -1
+}
+
 // cmdArg matches the argument whose digit is s[i], as the package
 // comment says. next is where the value ends: no later digit before it
 // is a new argument.
@@ -37,9 +155,20 @@ func cmdArg(s []byte, from, i int) (m Match, ok bool, next int) {
 func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	// (A value's first digit is among its first 32 bytes: a random one
 	// of 32 letters has none once in 300.)
+	// The run is walked eight bytes at a time (cmdRun8), then to the byte
+	// that ends it: a run of base64 (most of a base64 delta, walked once
+	// each 224 bytes) cost 7 instructions a byte.
 	va := i
 	var enc uint8 // cmdRunT's bits of the run's bytes
-	for lo := max(from, i-32); va > lo; va-- {
+	lo := max(from, i-32)
+	for ; va-8 >= lo; va -= 8 {
+		t := cmdRun8(s[va-8 : va : va])
+		if t&1 != 0 {
+			break
+		}
+		enc |= t
+	}
+	for ; va > lo; va-- {
 		t := cmdRunT[s[va-1]]
 		if t == 1 {
 			break
@@ -47,7 +176,15 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 		enc |= t
 	}
 	ve := i + 1
-	for hi := min(len(s), va+256); ve < hi; ve++ {
+	hi := min(len(s), va+256)
+	for ; ve+8 <= hi; ve += 8 {
+		t := cmdRun8(s[ve : ve+8 : ve+8])
+		if t&1 != 0 {
+			break
+		}
+		enc |= t
+	}
+	for ; ve < hi; ve++ {
 		t := cmdRunT[s[ve]]
 		if t == 1 {
 			break
@@ -55,7 +192,11 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 		enc |= t
 	}
 	next = ve
-	if form && cmdForm(enc) {
+	// (cmdArgForm looks for a value only in the text it decodes, which holds
+	// a command's word only where the text does, or a '%': the tails
+	// MayStartCredential probes, a base64 run with a '+' and a probe's '=',
+	// were decoded and searched at each digit.)
+	if form && cmdForm(enc) && cmdMay(s[max(0, va-cmdFormBack):max(ve, min(len(s), va+cmdFormWin-cmdFormBack-8))]) {
 		if m, ok := cmdArgForm(s, from, va, ve); ok {
 			return m, true, next
 		}
@@ -134,6 +275,13 @@ var cmdRunT = func() (t [256]uint8) {
 	t['%'] = 8
 	return t
 }()
+
+// cmdRun8 is the cmdRunT bits of the eight bytes of b, or'd: bit 1 set
+// where one of them ends a run.
+func cmdRun8(b []byte) uint8 {
+	_ = b[7]
+	return cmdRunT[b[0]] | cmdRunT[b[1]] | cmdRunT[b[2]] | cmdRunT[b[3]] | cmdRunT[b[4]] | cmdRunT[b[5]] | cmdRunT[b[6]] | cmdRunT[b[7]]
+}
 
 // cmdForm reports whether a run whose cmdRunT bits are enc may be
 // URL-encoded text (cmdRunT).
@@ -573,8 +721,7 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	}
 	v := i + 1
 	e := v
-	for e < len(s) && e-v < 128 && s[e] != ' ' && s[e] != '\t' && s[e] != '\n' && s[e] != '\r' && s[e] != '\'' && s[e] != '"' && s[e] != '\\' {
-		e++
+	for hi := min(len(s), v+128); e < hi && !chpasswdEndT[s[e]]; e++ {
 	}
 	if e-v < 4 || v < from || !cmdValue(s[v:e]) || holdsMask(s[v:e]) {
 		return Match{}, false
@@ -615,6 +762,15 @@ func chpasswdLine(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{v, e, KindKeyValue}, true
 }
+
+// chpasswdEndT marks the bytes that end a chpasswd line's password: white
+// space, a quote, a backslash.
+var chpasswdEndT = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r'\"\\") {
+		t[c] = true
+	}
+	return t
+}()
 
 // ppkPrivate matches the private lines of a PuTTY key file (.ppk) whose
 // "Private-Lines:" ':' is s[i]: the count's lines after it, base64, as a
@@ -707,7 +863,9 @@ func echoStdinEncoded(s []byte, from, i int) (Match, bool) {
 }
 
 // cmdFormBack and cmdFormWin bound the URL-encoded text cmdArgForm decodes:
-// from cmdFormBack bytes before the value's run to its end.
+// from cmdFormBack bytes before the value's run to its end (at most
+// cmdFormWin-cmdFormBack-8 bytes after the run's start; cmdArgAt asks
+// cmdMay of that text before it).
 const (
 	cmdFormBack = 256
 	cmdFormWin  = cmdFormBack + 384

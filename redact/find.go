@@ -173,7 +173,14 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 	n := len(s)
 	t := &anchor
 	c := anchorCursor{tb: &anchorBits, w: start}
-	cmdDone := 0 // cmdArg judged the value up to here
+	cmdDone := b64.cmd.start(n) // cmdArg judged the value up to here
+	if cmdDone < 0 && start > 0 {
+		// A search from a later start (the next match's, as Masker.Text
+		// and the secret rule search a text) does not judge the whole text
+		// again: cmdArg is called as it was (judged at each start, a text
+		// with nine matches was read nine times).
+		cmdDone = 0
+	}
 	for i := start; i < n; i++ {
 		if i = c.next(s, i); i >= n {
 			break
@@ -213,8 +220,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				}
 			}
 			if i >= cmdDone && s[i] != '+' {
-				m, ok, next := cmdArg(s, from, i)
-				if ok {
+				if cmdDone < 0 && b64.judgeCmd(s) == 1 {
+					cmdDone = n // no digit of s is a command's value
+				} else if m, ok, next := cmdArg(s, from, i); ok {
 					if m.Start > i {
 						// A value in URL-encoded text, decoded: what
 						// comes before it is searched first (a match
@@ -224,8 +232,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 						}
 					}
 					return m, true
+				} else {
+					cmdDone = next
 				}
-				cmdDone = next
 			}
 			m, ok, next := number(s, from, i, &b64)
 			if ok {
@@ -737,7 +746,11 @@ func inFingerprint(s []byte, i int) bool {
 // holdsMask reports a mask anywhere in s.
 func holdsMask(s []byte) bool {
 	for k := 0; k+len(Mask) <= len(s); k++ {
-		if s[k] == '*' && isMask(s, k) {
+		j := bytes.IndexByte(s[k:len(s)-len(Mask)+1], '*') // (from one '*' to the next: most values hold none)
+		if j < 0 {
+			return false
+		}
+		if k += j; isMask(s, k) {
 			return true
 		}
 	}
@@ -3032,6 +3045,7 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 			// s[from:] holds no value proseValue takes: s[m.End:e] none either.
 			rest.prose = proseNone(e)
 		}
+		rest.cmd = b64.cmd // (s[:e] holds a command's word only if s does)
 		if n, ok := scanState(s[:e], m.End, m.End, rest); ok && (n.Kind != KindHighEntropy || n.End < e) {
 			e = n.Start
 			if n.Kind == KindHighEntropy {

@@ -112,6 +112,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 	var prose proseState
 	hasAt := 0   // 0: not looked for yet, 1: no '@' in b, 2: one at least
 	cmdDone := 0 // cmdArg judged the value up to here
+	var cmd cmdState
 	c := anchorCursor{tb: &credAnchorBits}
 	for i := 0; i < n; i++ {
 		if i = c.next(b, i); i >= n {
@@ -119,7 +120,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 		}
 		if anchor[b[i]]&aDigit != 0 {
 			if i >= cmdDone && b[i] != '+' {
-				if m, ok, next := cmdArg(b, 0, i); ok && m.Kind.Credential() {
+				if !cmd.may(b) {
+					cmdDone = n // no digit of b is a command's value
+				} else if m, ok, next := cmdArg(b, 0, i); ok && m.Kind.Credential() {
 					return true
 				} else {
 					cmdDone = next

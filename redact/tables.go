@@ -27,6 +27,7 @@ func builtTables() (tables []namedTable, encoded []string) {
 		{"b64Table", newExactTable(encoded), "the encoded token prefixes (b64state.check)"},
 		{"tokenTable", makePairTable(append(append(append(tok, vendor...), cmdNeedles...), oracleNeedles...), append(append(append([]string(nil), encoded...), digitNeedles...), dsnNeedles...)), "MayStartCredential's token needles"},
 		{"keyTable", newPairTable(credWords), "MayStartCredential's key words"},
+		{"cmdTable", makePairTable(cmdFolded, cmdExact), "the words of the commands cmdArg takes a value after (cmdMay)"},
 	}, encoded
 }
 

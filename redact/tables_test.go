@@ -28,7 +28,7 @@ func TestTablesGenerated(t *testing.T) {
 	if !bytes.Equal(old, src) {
 		t.Fatal("tables_gen.go is not what the word lists make: E2ATAP_GENERATE=1 go test -run TestTablesGenerated ./redact/")
 	}
-	live := map[string]*pairTable{"specialTable": specialTable, "needleTable": needleTable, "b64Table": b64Table, "tokenTable": tokenTable, "keyTable": keyTable}
+	live := map[string]*pairTable{"specialTable": specialTable, "needleTable": needleTable, "b64Table": b64Table, "tokenTable": tokenTable, "keyTable": keyTable, "cmdTable": cmdTable}
 	for _, nt := range tables {
 		if !reflect.DeepEqual(live[nt.name], nt.t) {
 			t.Errorf("%s differs from the table its words make", nt.name)
