@@ -53,7 +53,8 @@ var cmdPairs = wordPairs(cmdTable)
 
 // cmdMay reports whether cmdArg may take a value anywhere in s (any from,
 // any digit): s holds one of the words of cmdTable, or a "%XX" that may
-// decode into one (cmdPctWord). Where it
+// decode into one or into a byte cmdArgForm's shapes look at
+// (cmdPctWord). Where it
 // does not, the scans call cmdArg at no digit of s: a text dense with
 // digits (log lines, a tool's JSON, base64) walked each digit's run and
 // the words before it for a command it does not hold (a tenth of the
@@ -73,12 +74,32 @@ func cmdPctWord(s []byte) bool {
 			return false
 		}
 		if k += j + 1; k+1 < len(s) {
-			if h, l := hexVal(s[k]), hexVal(s[k+1]); h >= 0 && l >= 0 && cmdWordByte[h<<4|l] {
-				return true
+			if h, l := hexVal(s[k]), hexVal(s[k+1]); h >= 0 && l >= 0 {
+				switch c := byte(h<<4 | l); {
+				case cmdWordByte[c] || formPctByte[c]:
+					return true
+				case c == '=' && (k >= 4 && s[k-4] == '%' && s[k-3] == '2' && s[k-2] == '0' || k >= 2 && s[k-2] == '+'):
+					return true // setPasswordFor's " = " (formShapes)
+				}
 			}
 		}
 	}
 }
+
+// formPctByte marks the bytes, other than cmdWordByte's, that cmdArgForm
+// looks at in the text it decodes: formShapes' '|' (a table's cell) and
+// '\\' (a CJK label spelled with escapes), colonArg's ':' and the '@'
+// before it (generatedPassword: "root%40localhost%3A+<pw>",
+// "New+value%3A+<pw>"). A "%XX" of one of them may make a value
+// cmdArgForm takes where the text holds no command's word. An encoded '='
+// is one only after an encoded space (cmdPctWord): "%3D" ends every
+// URL-encoded base64 value.
+var formPctByte = func() (t [256]bool) {
+	for _, c := range []byte("|\\:@") {
+		t[c] = true
+	}
+	return t
+}()
 
 // cmdWordByte marks the bytes of the words of cmdTable, in either case.
 var cmdWordByte = func() (t [256]bool) {

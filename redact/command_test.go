@@ -41,6 +41,13 @@ var cmdForms = []string{
 	"q=" + url.QueryEscape("127.0.0.1:6379> auth Kqz9pwmvtlrbx") + "&x=1",
 	// A word's byte URL-encoded.
 	"q=%61uth+Kqz9pwmvtlrbx&x=1", "q=bindp%77+Kqz9pwmvtlrbx&x=1", "q=wifi%2Dsec%2Epsk+Kqz9pwmvtlrbx&x=1", "q=echo+bob:Kqz9pwmvtlrbx+|+chpass%77d&x=1",
+	// formShapes and generatedPassword in URL-encoded text, where it holds
+	// no command's word: a "%XX" of '|', '\\', ':' or '@' (sweep12).
+	"q=" + url.QueryEscape("A temporary password is generated for root@localhost: 15AYKo6!8yVDgW") + "&x=1",
+	"q=" + url.QueryEscape(`{"\\u7528\\u6237": "app", "\\u5bc6\\u7801": "VS35lNj!0VY9Xd"}`) + "&x=1",
+	"q=" + url.QueryEscape("| Username | admin |\n| Password | VPi1DYP#VqfgW7 |\n") + "&x=1",
+	"q=" + url.QueryEscape("| **API key** | `a2JdtQr*6Kj5ci` |") + "&x=1",
+	"GET /api/exec?cmd=echo%20%27DaVhH9fitfGabS%27%20%7C%20sudo%20-S%20systemctl%20restart%20nginx HTTP/1.1",
 }
 
 // TestCmdMay: cmdMay holds for every text in which cmdArg takes a value
@@ -61,7 +68,9 @@ func TestCmdMay(t *testing.T) {
 		"data:image/png;base64,VqLuHBHTN6c3CJAefxAN07UWMZkPM0eIno1L1IL8JImuXdDI9Xacxbso+AW14iRTtfjLfQkF7ybM25=",
 		`{"path": "/srv/app/mod5.py", "size": 39595, "sha256": "56a2ee1c11d337a73708901e7f100dd3b5"}`,
 		"n9nHVQRDHcRLS0zhkAwPatWfn7pbbVAL+mviceZArINwXRulvNZY31xi/5MGSl5L%3DAbCdEfGhIjKlMnOpQrStUv",
-		"q=%7B%22a%22%3A+1%2C+%22b%22%3A+%5B2%5D%7D",
+		// (An encoded ':' may make a generatedPassword's value: a
+		// query holding one is looked at.)
+		"q=%7B%22a%22%2C+%22b%22%2C+%5B2%5D%7D&page=2",
 	} {
 		if cmdMay([]byte(s)) {
 			t.Errorf("cmdMay(%q) is true: it holds no command's word", s)
