@@ -246,8 +246,8 @@ func (d *Decoder) fits(b []byte) bool {
 		// binary.BigEndian on a fixed-length view: one load and a byte
 		// swap on a little-endian machine, a plain load on a big-endian
 		// one (a native load reversed was right on little-endian only).
-		nl := binary.BigEndian.Uint16(unsafe.Slice((*byte)(at), 2))
-		vl := binary.BigEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(at, 2+want>>32)), 4))
+		nl := binary.BigEndian.Uint16((*[2]byte)(at)[:])
+		vl := binary.BigEndian.Uint32((*[4]byte)(unsafe.Add(at, 2+want>>32))[:])
 		if uint64(nl)<<32|uint64(vl) != want {
 			return false
 		}
