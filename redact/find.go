@@ -2227,8 +2227,9 @@ func passOrCopula(t []byte, copula bool) bool {
 	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	i, last := 0, uint64(0) // last: t[i-1] is an 's'
 	for ; i+8 <= len(t); i += 8 {
-		v := binary.LittleEndian.Uint64(t[i:]) | 0x20*ones ^ 's'*ones // 0 where 's' or 'S'
-		z := ^((v&lows + lows) | v) & highs                           // 0x80 there
+		x := binary.LittleEndian.Uint64(t[i:])
+		v := x | 0x20*ones ^ 's'*ones       // 0 where 's' or 'S'
+		z := ^((v&lows + lows) | v) & highs // 0x80 there
 		if z == 0 {
 			last = 0
 			continue
@@ -2242,8 +2243,13 @@ func passOrCopula(t []byte, copula bool) bool {
 			}
 		}
 		if copula {
-			for zz := z; zz != 0; zz &= zz - 1 {
-				if labelCopula(t, i+bits.TrailingZeros64(zz)/8) {
+			// The 's' bytes before a ' ' or '+' (and "!\"#()*", which
+			// x|0x0B also makes '+'), or at the word's end: a copula's
+			// last letter, rare in text that is no English prose.
+			w := x | 0x0b*ones ^ '+'*ones
+			sep := ^((w&lows + lows) | w) & highs
+			for c := z & (sep>>8 | 0x80<<56); c != 0; c &= c - 1 {
+				if labelCopula(t, i+bits.TrailingZeros64(c)/8) {
 					return true
 				}
 			}
