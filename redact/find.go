@@ -1611,10 +1611,14 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		e++
 	}
 	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) ||
-		(bareKey || barePass) && holdsMask(s[v:e]) {
+		(bareKey || barePass || encoded) && holdsMask(s[v:e]) {
 		// (A bare key's value that holds a mask was judged by its
 		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
-		// changes nothing.)
+		// changes nothing. So was a URL-encoded value's: the userinfo
+		// of "sig%3A%2F%2Fu%3Ap%40h", encodedUserinfo's at the "%3A"
+		// before keyValue is asked, masked "sig%3A%2F%2F******(fp:…)"
+		// and a second pass took the value around the mask; found by
+		// FuzzFind.)
 		return Match{}, false
 	}
 	if blockIndent[1] > blockIndent[0] {
@@ -1971,6 +1975,9 @@ func randomValue(v []byte) bool {
 // credential (rule e2a.secret) only where it reads as a generated one
 // (strongValue: "the password is 2FA-protected" is masked, no finding);
 // shorter than 6 bytes it is no value ("the password is 8 characters").
+// After a token label and a copula ("the API key is <v>", "your new
+// token was <v>": proseLabel) a value is taken only where it reads as a
+// token (tokenValue), a credential; a word or a number is none.
 // st remembers what was judged already (each value is judged once).
 func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if !is(s[i], cDigit) {
@@ -1991,7 +1998,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if i < st.done || i-from < 5 {
 		return Match{}, false
 	}
-	if st.delims != 2 && !proseMay(s[from:], st) {
+	if st.delims != 2 && !proseMay(s[max(from-proseBack, 0):], st) {
 		st.done = len(s) // no later digit either (the callers' gate)
 		return Match{}, false
 	}
@@ -2072,9 +2079,14 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	for k > from && p-k < 32 && is(s[k-1], word) {
 		k--
 	}
+	token := false // a token label's: a value only where it reads as one
 	if copula && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
-		if pk, pe, ok := passwordFor(s, from, p, sp); ok {
+		// (From before from: an e-mail address as <who> is matched, and
+		// the search goes on past it, "password for bob@example.com is …".)
+		if pk, pe, ok := passwordFor(s, max(from-proseBack, 0), p, sp); ok {
 			k, p = pk, pe // "the password for admin is <pw>"
+		} else {
+			token = k < p && proseLabel(s, from, k, p, sp)
 		}
 	}
 	encStart := false
@@ -2086,7 +2098,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
+	} else if !token && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2120,10 +2132,72 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	if ve-va < 6 {
 		return Match{}, false
 	}
+	if token {
+		if !tokenValue(s[va:ve]) {
+			return Match{}, false // "the API key is v2-rotated-2024"
+		}
+		return Match{va, ve, KindKeyValue}, true
+	}
 	if strongValue(s[va:ve]) && !sqlNonValue(s[va:ve]) {
 		return Match{va, ve, KindKeyValue}, true
 	}
 	return Match{va, ve, KindHighEntropy}, true
+}
+
+// proseBack is how far before its from proseValue looks for "password
+// for <who>": <who> an e-mail address matched before the value.
+const proseBack = 96
+
+// proseLabel reports a token label whose last word is s[k:p], before
+// proseValue's "is" or "was": "token" (access token, auth token, bearer
+// token, "your new token"), "api key", "secret key", "access key" (also
+// "secret access key"), "private key", "client secret", or one word
+// naming one ("api_key", "access-token"). Not "key" alone ("the key is
+// the id").
+func proseLabel(s []byte, from, k, p int, sp byte) bool {
+	w := s[k:p]
+	switch {
+	case eqFold(w, "token"):
+		return true
+	case eqFold(w, "key"), eqFold(w, "secret"):
+		q := k - 1
+		if q <= from || s[q] != sp {
+			return false
+		}
+		j := q
+		for j > from && q-j < 8 && is(s[j-1], cUpper|cLower) {
+			j--
+		}
+		if !wordStart(s, j) {
+			return false
+		}
+		if eqFold(w, "key") {
+			return eqFoldAny(s[j:q], "api", "secret", "access", "private")
+		}
+		return eqFold(s[j:q], "client")
+	}
+	return eqFoldAny(w, "api_key", "api-key", "apikey", "secret_key", "access_key", "secret_access_key", "private_key",
+		"access_token", "access-token", "auth_token", "bearer_token", "client_secret", "client-secret")
+}
+
+// tokenValue reports a value after a token label that reads as one:
+// strongValue, randomValue, or 16 hex digits or more with a letter and
+// a digit ("3f9a8c7e5b2d4a1c…").
+func tokenValue(v []byte) bool {
+	if strongValue(v) || randomValue(v) {
+		return true
+	}
+	if len(v) < 16 {
+		return false
+	}
+	var seen uint8
+	for _, c := range v {
+		if !is(c, cDigit) && (c|0x20 < 'a' || c|0x20 > 'f') {
+			return false
+		}
+		seen |= class[c] & alnum
+	}
+	return seen&cDigit != 0 && seen&(cUpper|cLower) != 0
 }
 
 // proseRest is where the value proseValue turned away at its digit s[i]
@@ -2141,12 +2215,21 @@ func proseRest(s []byte, i int) int {
 // compares: ASCII letters only), the start of every word proseValue takes
 // a value after. It looks for a doubled 's' eight bytes at a time, with
 // "pa" before it.
-func holdsPass(t []byte) bool {
+func holdsPass(t []byte) bool { return passOrCopula(t, false) }
+
+// proseKeys is proseValue's gate of a text with no '>': holdsPass, or a
+// token label's last letters before a copula ("…key is ", "…token was ",
+// "…secret is ", also '+'-delimited: labelCopula), found in the same walk
+// of t's 's' bytes.
+func proseKeys(t []byte) bool { return passOrCopula(t, true) }
+
+func passOrCopula(t []byte, copula bool) bool {
 	const ones, highs, lows = 0x0101010101010101, 0x8080808080808080, 0x7f7f7f7f7f7f7f7f
 	i, last := 0, uint64(0) // last: t[i-1] is an 's'
 	for ; i+8 <= len(t); i += 8 {
-		v := binary.LittleEndian.Uint64(t[i:]) | 0x20*ones ^ 's'*ones // 0 where 's' or 'S'
-		z := ^((v&lows + lows) | v) & highs                           // 0x80 there
+		x := binary.LittleEndian.Uint64(t[i:])
+		v := x | 0x20*ones ^ 's'*ones       // 0 where 's' or 'S'
+		z := ^((v&lows + lows) | v) & highs // 0x80 there
 		if z == 0 {
 			last = 0
 			continue
@@ -2159,7 +2242,26 @@ func holdsPass(t []byte) bool {
 				return true
 			}
 		}
+		if copula {
+			// The 's' bytes before a ' ' or '+' (and "!\"#()*", which
+			// x|0x0B also makes '+'), or at the word's end: a copula's
+			// last letter, rare in text that is no English prose.
+			w := x | 0x0b*ones ^ '+'*ones
+			sep := ^((w&lows + lows) | w) & highs
+			for c := z & (sep>>8 | 0x80<<56); c != 0; c &= c - 1 {
+				if labelCopula(t, i+bits.TrailingZeros64(c)/8) {
+					return true
+				}
+			}
+		}
 		last = z >> 63
+	}
+	if copula {
+		for k := i; k < len(t); k++ {
+			if t[k]|0x20 == 's' && labelCopula(t, k) {
+				return true
+			}
+		}
 	}
 	for i = max(i-3, 0); i+4 <= len(t); i++ {
 		if atFold(t, i, "pass") {
@@ -2169,24 +2271,46 @@ func holdsPass(t []byte) bool {
 	return false
 }
 
+// labelCopula reports whether the 's' at t[k] ends the copula of a token
+// label: "key is ", "ken was ", "ret is " (api key, access token, client
+// secret; proseLabel judges the label), ' ' or '+' around the copula.
+func labelCopula(t []byte, k int) bool {
+	if k < 5 || k+1 >= len(t) || t[k+1] != ' ' && t[k+1] != '+' {
+		return false
+	}
+	le := k - 2 // "is"
+	if t[k-1]|0x20 == 'a' && t[k-2]|0x20 == 'w' {
+		le = k - 3 // "was"
+	} else if t[k-1]|0x20 != 'i' {
+		return false
+	}
+	if le < 3 || t[le] != ' ' && t[le] != '+' {
+		return false
+	}
+	a, b, c := t[le-3]|0x20, t[le-2]|0x20, t[le-1]|0x20
+	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't'
+}
+
 // proseSeed is what proseValue judges of s from its first digit on, for
 // the searches of s from any start: that s holds no value it takes
-// (proseNone) when s has no '>' and no "pass" after a ' ' or '+' (as
+// (proseNone) when s has no '>', no "pass" and no token label's copula
+// (proseKeys) after a ' ' or '+' (as
 // proseValue looks for them in s[from:], which holds no more than s),
 // else nothing yet.
 // proseMay says whether proseValue may take a value anywhere in s (its
 // from on), worked out once (st.delims); where it may not, st.done is then
 // past every digit. A value is delimited by ' ', '>' or '+' (URL-encoded):
 // a text with none of them (an id, a timestamp without an offset) holds
-// none. Nor does a text with no '>' and no "pass" in any case: a value is
-// only ever taken after an XML element's '>' or after "password", "passwd"
-// or "passphrase", and a text dense with digits (a tool's JSON result, a
+// none. Nor does a text with no '>', no "pass" in any case and no
+// "key", "token" or "secret" before "is" or "was" (proseKeys): a value is
+// only ever taken after an XML element's '>', after "password", "passwd"
+// or "passphrase", or after a token label's copula (proseLabel), and a text dense with digits (a tool's JSON result, a
 // hash, base64, log lines) looked back from the first digit of each word
 // for a key it cannot hold. The pre-check calls it too.
 func proseMay(s []byte, st *proseState) bool {
 	if st.delims == 0 {
 		st.delims = 1
-		if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && holdsPass(s) {
+		if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && proseKeys(s) {
 			st.delims = 2
 		}
 	}
@@ -2198,7 +2322,7 @@ func proseMay(s []byte, st *proseState) bool {
 }
 
 func proseSeed(s []byte) proseState {
-	if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && holdsPass(s) {
+	if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && proseKeys(s) {
 		return proseState{}
 	}
 	return proseNone(len(s))

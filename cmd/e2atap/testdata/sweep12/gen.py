@@ -14,7 +14,9 @@
 # (Markdown, the AWS CLI's --output table); (8) a .netrc password with no
 # digit (masked, no finding: "accept"); (9) an AWS secret right after its
 # key ID (an SDK's constructor, a CSV export); (10) echo <pw> | sudo -S
-# URL-encoded with "%20"; (11) "the password for <who> is <pw>". Each is
+# URL-encoded with "%20"; (11) "the password for <who> is <pw>"; (12) a
+# token label in a sentence ("The API key is …", "your new token is …",
+# "Your AWS secret access key is …") and "password for <e-mail> is". Each is
 # also cut across two deltas at every offset sweep6CutAt takes (none is
 # marked nocut or cut_accept: the tail before each value is kept,
 # shapeTailStart). Values
@@ -78,6 +80,12 @@ p = pw(); add("password_for_user_prose", "Done! I created the database user and 
 # (8)
 p = nd(); add("netrc_password_no_digit", "$ cat ~/.netrc\n# credentials for the deploy user of the CI runner\nmachine api.example.com\n  login deploy\n  password " + p + "\n", p,
               accept="masked as high_entropy, no e2a.secret finding: a word with no digit may be prose, as after \"password is\"")
+# (12) a token label in a sentence, its value after "is" or "was"; a
+# password for an e-mail address (written by h-secrets13, after the rest)
+k = g(40, A + "/+"); add("aws_secret_prose", "I created the access key for the deploy user. Your AWS secret access key is " + k + "\nStore it now: it is shown once.\n", k)
+x = g(32, H); add("api_key_prose_hex", "I generated a new key for the staging project. The API key is " + x + ".\n", x)
+t = g(32); add("token_prose", "Logged in as deploy. Your new token is " + t + "\n", t)
+p = g(4) + "#" + g(3); add("password_for_email_prose", "Account created. Temporary password for bob@example.com is " + p + "\n", p)
 
 near("near_az_login_var", "az login --service-principal -u http://app -p $AZ_PASSWORD --tenant t1")
 near("near_docker_login_var", "docker login -u bob -p $DOCKER_PASSWORD ghcr.io")
@@ -97,6 +105,10 @@ near("near_netrc_var", "machine api.example.com login bob password $NETRC_PASSWO
 near("near_sudo_s_pct20_var", "GET /api/exec?cmd=echo%20%24SUDO_PW%20%7C%20sudo%20-S%20whoami")
 near("near_password_for_length", "The password for app_rw is 16 characters long and was rotated on 2026-12-01")
 near("near_netrc_prose", "machine h login bob\npassword reset requested")
+near("near_api_key_vault", "The API key is stored in the vault under ci/staging since 2026-12-01.")
+near("near_token_missing", "Your access token is missing: run login again (attempt 2 of 3).")
+near("near_key_is_id", "the key is the id 42, not the name")
+near("near_api_key_variable", "The API key is ${API_KEY} in build 1234.")
 
 with open("families.jsonl", "w") as f:
     for o in S:
