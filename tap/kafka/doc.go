@@ -105,7 +105,10 @@
 // after a handover are judged silently up to the commit's judged mark;
 // what the old owner judged after its last commit (a replica killed
 // between two commits) is judged again by the new one: a finding can then
-// be reported twice, never lost.
+// be reported twice, never lost. A tap that gets back a partition it lost
+// (its session expired while the process was stalled: no commit was
+// possible) or had revoked judges silently what it emitted of it before,
+// as below a judged mark: it reported those findings itself.
 // When Run returns it commits, then hands every partition it held over
 // the same way (not counted as a loss): whoever reads them next, another
 // replica or this tap run again by a reload or its supervisor, reads their

@@ -88,6 +88,18 @@ type run struct {
 	// had judged: the records below it are read again only to rebuild
 	// the open streams' state (tap.Message.Reread).
 	judged map[topicPartition]int64
+	// emitted is, per partition this run lost (its session expired) or
+	// had revoked, the offset after the last record it emitted of it:
+	// what the engine judged and reported. Assigned that partition again,
+	// the run reads again from the group's commit, which may be below it
+	// (no commit is possible once the session expired; an open stream
+	// holds commits back): the records below it are judged for their
+	// streams' state only, as below a commit's judged mark, so that a
+	// sidecar stalled past its session timeout (CPU throttling, a long
+	// pause) reports none of its findings twice. The mark is this
+	// process's own: another replica that owned the partition meanwhile
+	// commits past it, or carries its own mark.
+	emitted map[topicPartition]int64
 	// committed is, per assigned partition not read from yet, the group's
 	// commit it starts from: records below the log start of its first
 	// fetch were removed (retention) before anyone read them.
@@ -129,7 +141,7 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 	r := &run{Tap: t, lag: map[topicPartition]int64{}, next: map[topicPartition]kgo.EpochOffset{},
 		assignedAt: map[topicPartition]time.Time{}, outages: map[string]*tap.Outage{}, lastCommit: time.Now(),
 		end: map[topicPartition]int64{}, behind: map[topicPartition]bool{}, judged: map[topicPartition]int64{},
-		committed: map[topicPartition]int64{}}
+		committed: map[topicPartition]int64{}, emitted: map[topicPartition]int64{}}
 	start := kgo.NewOffset().AtEnd()
 	if t.cfg.Start == "earliest" {
 		start = kgo.NewOffset().AtStart()
@@ -554,7 +566,7 @@ func (r *run) loadMarks(ctx context.Context, cl *kgo.Client, assigned map[string
 	defer r.mu.Unlock()
 	for tp, j := range marks {
 		if _, mine := r.assignedAt[tp]; mine {
-			r.judged[tp] = j
+			r.judged[tp] = max(r.judged[tp], j) // (assign may have set this run's own)
 		}
 	}
 	for tp, c := range committed {
@@ -618,6 +630,7 @@ func (r *run) handOverAll(ctx context.Context, emit tap.EmitFunc) {
 	clear(r.behind)
 	clear(r.judged)
 	clear(r.committed)
+	clear(r.emitted)
 	r.mu.Unlock()
 	now := time.Now()
 	for _, tp := range parts {
@@ -690,7 +703,12 @@ func (r *run) assign(parts map[string][]int32) {
 	defer r.mu.Unlock()
 	for topic, ps := range parts {
 		for _, p := range ps {
-			r.assignedAt[topicPartition{topic, p}] = now
+			tp := topicPartition{topic, p}
+			r.assignedAt[tp] = now
+			if e, ok := r.emitted[tp]; ok {
+				r.judged[tp] = max(r.judged[tp], e)
+				delete(r.emitted, tp)
+			}
 		}
 	}
 }
@@ -898,6 +916,9 @@ func (r *run) lose(parts map[string][]int32, how string) {
 			tp := topicPartition{topic, p}
 			r.stats.Lag.Add(-r.lag[tp])
 			delete(r.lag, tp)
+			if n, ok := r.next[tp]; ok {
+				r.emitted[tp] = max(r.emitted[tp], n.Offset)
+			}
 			delete(r.next, tp)
 			delete(r.assignedAt, tp)
 			delete(r.end, tp)
