@@ -4,9 +4,7 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,18 +28,9 @@ func TestKafkaStalledSidecarReportsNothingTwice(t *testing.T) {
 	h := newKafkaHarness(t)
 	recs, planted, streams := kafkaTraffic(t, h.topic, 400)
 	single := h.start("single", "e2atap-single", false, 0)
-	listen := freeAddr(t)
-	findings := filepath.Join(h.dir, "stalled.jsonl")
-	cfg := filepath.Join(h.dir, "stalled.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`profile: jiuwenswarm
-listen: %s
-streams: {idle_timeout: 10m, join_window: 30s}
-taps:
-  - {name: mesh, type: kafka, brokers: [%q], topics: [%s], group: e2atap-stalled, start: earliest, session_timeout: 1s, commit_interval: 1h}
-outputs:
-  findings: {path: %q}
-`, listen, h.brokers[0], h.topic, findings)), 0o644)
-	cmd, stderr := startProcessArgs(t, cfg)
+	stalled := h.configure("stalled", "e2atap-stalled", false, 0, "1h")
+	cmd, stderr := startProcessArgs(t, stalled.config)
+	listen, findings := stalled.listen, stalled.findings
 	waitReady(t, single.listen)
 	waitReady(t, listen)
 
@@ -91,10 +80,7 @@ outputs:
 	if len(want) < len(planted) {
 		t.Errorf("the single instance found %d of %d planted violations", len(want), len(planted))
 	}
-	reread := 0.0
-	if stopped := stderr.lines("e2atap stopped"); len(stopped) == 1 {
-		reread, _ = stopped[0]["reread_skipped"].(float64)
-	}
+	reread := rereadSkipped(stderr)
 	if reread == 0 {
 		t.Error("the resumed run recognised no record read again: the silent path was not taken")
 	}

@@ -376,6 +376,14 @@ type kafkaProc struct {
 // start runs e2atap with a kafka tap in group (and, with recordLog, a
 // record log of its own), on shards shards (0: the default).
 func (h *kafkaHarness) start(name, group string, recordLog bool, shards int) *kafkaProc {
+	p := h.configure(name, group, recordLog, shards, "100ms")
+	p.cmd = startProcess(h.t, p.config)
+	return p
+}
+
+// configure writes the configuration of start's process, committing every
+// commitInterval, and returns it not started.
+func (h *kafkaHarness) configure(name, group string, recordLog bool, shards int, commitInterval string) *kafkaProc {
 	p := &kafkaProc{name: name, listen: freeAddr(h.t), findings: filepath.Join(h.dir, name+".jsonl"), config: filepath.Join(h.dir, name+".yaml")}
 	log := ""
 	if recordLog {
@@ -389,12 +397,22 @@ func (h *kafkaHarness) start(name, group string, recordLog bool, shards int) *ka
 listen: %s
 streams: {idle_timeout: 10m, join_window: 30s%s}
 taps:
-  - {name: mesh, type: kafka, brokers: [%q], topics: [%s], group: %s, start: earliest, session_timeout: 1s, commit_interval: 100ms}
+  - {name: mesh, type: kafka, brokers: [%q], topics: [%s], group: %s, start: earliest, session_timeout: 1s, commit_interval: %s}
 outputs:
   findings: {path: %q}%s
-`, p.listen, sh, h.brokers[0], h.topic, group, p.findings, log)), 0o644)
-	p.cmd = startProcess(h.t, p.config)
+`, p.listen, sh, h.brokers[0], h.topic, group, commitInterval, p.findings, log)), 0o644)
 	return p
+}
+
+// rereadSkipped is the records a run judged silently as read again, from
+// its "e2atap stopped" line (0 when it logged none, or more than one).
+func rereadSkipped(stderr *lockedBuffer) float64 {
+	stopped := stderr.lines("e2atap stopped")
+	if len(stopped) != 1 {
+		return 0
+	}
+	n, _ := stopped[0]["reread_skipped"].(float64)
+	return n
 }
 
 // kafkaTraffic makes E2A traffic of n streams up front, every message
@@ -524,11 +542,7 @@ func testKafkaCrashRestart(t *testing.T, recordLog bool) {
 	if len(falses) > 0 {
 		t.Errorf("%d false findings across the crash: %v", len(falses), falses[:min(5, len(falses))])
 	}
-	stopped := stderr.lines("e2atap stopped")
-	reread := 0.0
-	if len(stopped) == 1 {
-		reread, _ = stopped[0]["reread_skipped"].(float64)
-	}
+	reread := rereadSkipped(stderr)
 	if reread == 0 {
 		t.Error("the restarted run recognised no record read again: the silent path was not taken")
 	}
