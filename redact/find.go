@@ -1537,6 +1537,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			return Match{v, m.End, k}, true
 		}
 	}
+	if quote == 0 && blockIndent[1] == 0 && !encoded && k == KindKeyValue && v < len(s) && codeExprT[s[v]] && codeExpr(s, v) {
+		return Match{}, false // creds := credentials.NewStaticCredentials(…): code, no value
+	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
 	open := false // inside an escaped quote paramQuote took
