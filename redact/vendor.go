@@ -271,7 +271,7 @@ func telegram(s []byte, i int) (st, e int, ok bool) {
 func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
 	if st, ok := twilioSID(s, a, b); ok {
-		return st, st + 34, true
+		return st, twilioSecretAfter(s, st), true
 	}
 	switch {
 	case n >= 36 && n <= 40 && at(s, a, "dapi") && hexRun(s, a+4) >= a+36:
@@ -704,4 +704,45 @@ func encodedValueEnd(s []byte, e int) bool {
 		return true
 	}
 	return false
+}
+
+// twilioSecretAfter is the end of the Twilio SID at s[st:st+34] and of the
+// secret given right after it, as awsSecretAfter's pair: an account SID
+// (AC…) and its auth token (32 hex digits), an API key SID (SK…) and its
+// secret (32 letters and digits), as a client's constructor takes them,
+// Client('AC…', '<token>') (Python), new Twilio("AC…", "<token>") or
+// twilio('AC…', '<token>') (Node): the SID alone was masked, the token
+// printed. Between them: a quote (or JSON text's escaped one), a ',' or
+// a ':', two spaces at most and a quote.
+func twilioSecretAfter(s []byte, st int) int {
+	e := st + 34
+	quote := func(p int) int {
+		if p < len(s) && (s[p] == '"' || s[p] == '\'') {
+			return p + 1
+		}
+		if at(s, p, `\"`) {
+			return p + 2 // in JSON text
+		}
+		return p
+	}
+	p := quote(e)
+	if p >= len(s) || s[p] != ',' && s[p] != ':' {
+		return e
+	}
+	p++
+	for n := 0; p < len(s) && n < 2 && s[p] == ' '; n++ {
+		p++
+	}
+	p = quote(p)
+	if s[st] == 'A' {
+		if hexRun(s, p) != p+32 || p+32 < len(s) && is(s[p+32], word) {
+			return e
+		}
+		return p + 32
+	}
+	x := run(s, p, alnum)
+	if x-p != 32 || x < len(s) && is(s[x], word) || !mixedRun(s[p:x], cUpper|cLower) {
+		return e
+	}
+	return x
 }
