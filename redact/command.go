@@ -38,12 +38,16 @@ import "bytes"
 // rare in text (anyWordPairs compares words only where their first pairs
 // are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
 // bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
-// "tConnection", "e-Lines", "hpasswd". A new command cmdArg or colonArg
+// "tConnection", "e-Lines", "hpasswd". And passwd.go's, which cmdArgForm
+// reads URL-encoded (formShapes): "swd" of passwd (openssl passwd,
+// mkpasswd, "| passwd"), a crypt hash's "$6$" (usermod -p), "l-pass" and
+// "l-admin" of Argo CD's initial-password and initial-admin-secret. A new command cmdArg or colonArg
 // takes a value after adds its word here (TestCmdMay fails for an example
 // without one).
 var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
-	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd"}
+	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
+		"swd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass", "l-admin"}
 )
 
 // (cmdTable is in tables_gen.go.)
@@ -80,6 +84,10 @@ func cmdPctWord(s []byte) bool {
 					return true
 				case c == '=' && (k >= 4 && s[k-4] == '%' && s[k-3] == '2' && s[k-2] == '0' || k >= 2 && s[k-2] == '+'):
 					return true // setPasswordFor's " = " (formShapes)
+				case c == ' ' && k+3 < len(s) && s[k+2] == '-' && is(s[k+3], cLower|cUpper|cDash):
+					return true // a flag after an encoded space, "%20-p" (pctFlag)
+				case cjkLabelLast[c] && k >= 4 && s[k-4] == '%' && k+2 < len(s) && (s[k+2] == '%' || s[k+2] == '+'):
+					return true // a CJK label's last byte before its separator (formCJK)
 				}
 			}
 		}

@@ -253,6 +253,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				if m, ok := sqlPasswordWord(s, from, i); ok {
 					return m, true
 				}
+				if m, ok := expectGlob(s, from, i); ok {
+					return m, true // expect "*assword*" / send "<pw>\r"
+				}
 			}
 		case a&aCJK != 0:
 			if m, ok := cjkPair(s, from, i); ok {
@@ -494,6 +497,10 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			if m, ok := ngrokAuthtoken(s, from, i); ok {
 				return m, true // ngrok config add-authtoken <token>
 			}
+		} else if i >= 14 && s[i-1] == 'l' && i+9 < len(s) && at(s, i-7, "initial") {
+			if m, ok := initialPassword(s, from, i); ok {
+				return m, true // argocd admin initial-password, then <pw>
+			}
 		}
 		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == ' ' && (i+2 == len(s) || s[i+2] == ' ') && at(s, i-5, "sudo") && wordStart(s, i-5) {
 			if m, ok := echoStdin(s, from, i); ok {
@@ -513,8 +520,18 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			if m, ok := shortFlag(s, from, i); ok {
 				return m, true
 			}
+			if s[i+1] == 'p' {
+				if m, ok := userHash(s, from, i); ok {
+					return m, true // usermod -p '<crypt hash>' <user>
+				}
+			}
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+			if i >= 7 && s[i-2] == 'd' && at(s, i-7, "passwd") {
+				if m, ok := passwdArg(s, from, i); ok {
+					return m, true // openssl passwd -6 <pw>, mkpasswd -m sha-512 <pw>
+				}
+			}
 			switch s[i+1] {
 			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'u', 'b', 'c', 'B', 'N':
 				if m, ok := toolFlag(s, from, i); ok {
@@ -873,7 +890,10 @@ func pemHeader(s []byte, i int) int {
 // `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
 func sep(s []byte, from, i int) (Match, bool) {
 	if s[i] == '|' {
-		return tableCell(s, from, i)
+		if m, ok := tableCell(s, from, i); ok {
+			return m, true
+		}
+		return pipeFeed(s, from, i) // echo -e '<pw>\n<pw>' | passwd
 	}
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
@@ -1040,7 +1060,9 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		}
 		return Match{}, false
 	}
-	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) {
+	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) &&
+		!(e-k == 4 && at(s, k, "pass") && s[v] != '$' && lineNames(s, from, i, form, []string{"redis-cli", "valkey-cli", "keydb-cli"})) {
+		// (redis-cli --pass <pw>: "pass" alone names no credential.)
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
@@ -1650,6 +1672,9 @@ func expectSend(s []byte, p int) (Match, bool) {
 		p++
 	}
 	n := lineEndAt(s, p)
+	if n == 0 && p < len(s) && s[p] == ';' {
+		n = 1 // Tcl's commands on one line: expect -c '…; expect "password:"; send "<pw>\r"'
+	}
 	if n == 0 {
 		return Match{}, false
 	}
@@ -2030,7 +2055,9 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		st.clean, st.done = e, e
 		return Match{}, false
 	}
-	if plus >= 0 && (va == from || s[va-1] != ' ') {
+	if plus >= 0 && (va == from || s[va-1] != ' ' || bytes.IndexByte(s[va:plus], '?') >= 0 || bytes.IndexByte(s[va:plus], '&') >= 0) {
+		// (After a raw space, a query's: "GET /s?q=the+password+is+…
+		// HTTP/1.1", a request line.)
 		va, sp = plus+1, '+'
 	}
 	// From here on, a "no" holds for every later digit of the value too:

@@ -273,6 +273,12 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	if st, ok := twilioSID(s, a, b); ok {
 		return st, twilioSecretAfter(s, st), true
 	}
+	if a > 0 && s[a-1] == '%' && n >= 36 {
+		// After an escape's hex digits, URL-encoded: "%27AC…%27".
+		if st, ok := twilioSID(s, a+2, b); ok {
+			return st, twilioSecretAfter(s, st), true
+		}
+	}
 	switch {
 	case n >= 36 && n <= 40 && at(s, a, "dapi") && hexRun(s, a+4) >= a+36:
 		return a, b, true
@@ -713,25 +719,39 @@ func encodedValueEnd(s []byte, e int) bool {
 // Client('AC…', '<token>') (Python), new Twilio("AC…", "<token>") or
 // twilio('AC…', '<token>') (Node): the SID alone was masked, the token
 // printed. Between them: a quote (or JSON text's escaped one), a ',' or
-// a ':', two spaces at most and a quote.
+// a ':', two spaces at most and a quote, also URL-encoded ("%27%2C+%27").
 func twilioSecretAfter(s []byte, st int) int {
 	e := st + 34
 	quote := func(p int) int {
-		if p < len(s) && (s[p] == '"' || s[p] == '\'') {
+		switch {
+		case p < len(s) && (s[p] == '"' || s[p] == '\''):
 			return p + 1
-		}
-		if at(s, p, `\"`) {
+		case at(s, p, `\"`):
 			return p + 2 // in JSON text
+		case atFold(s, p, "%22") || atFold(s, p, "%27"):
+			return p + 3 // URL-encoded
+		case atFold(s, p, "%5c%22"):
+			return p + 6 // JSON text's, URL-encoded
 		}
 		return p
 	}
 	p := quote(e)
-	if p >= len(s) || s[p] != ',' && s[p] != ':' {
+	switch {
+	case p < len(s) && (s[p] == ',' || s[p] == ':'):
+		p++
+	case atFold(s, p, "%2c") || atFold(s, p, "%3a"):
+		p += 3
+	default:
 		return e
 	}
-	p++
-	for n := 0; p < len(s) && n < 2 && s[p] == ' '; n++ {
-		p++
+	for n := 0; p < len(s) && n < 2; n++ {
+		if s[p] == ' ' || s[p] == '+' {
+			p++
+		} else if at(s, p, "%20") {
+			p += 3
+		} else {
+			break
+		}
 	}
 	p = quote(p)
 	if s[st] == 'A' {
