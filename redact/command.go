@@ -39,15 +39,18 @@ import "bytes"
 // are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
 // bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
 // "tConnection", "e-Lines", "hpasswd". And passwd.go's, which cmdArgForm
-// reads URL-encoded (formShapes): "swd" of passwd (openssl passwd,
-// mkpasswd, "| passwd"), a crypt hash's "$6$" (usermod -p), "l-pass" and
-// "l-admin" of Argo CD's initial-password and initial-admin-secret. A new command cmdArg or colonArg
+// reads URL-encoded (formShapes): "mkpasswd", "openssl+passwd"'s
+// "l+passwd" ("| passwd" has its "%7C", a "%20" space before a flag is
+// cmdPctWord's), a crypt hash's "$6$" (usermod -p), "l-pass" of Argo CD's
+// initial-password (its initial-admin-secret is piped: "%7C"). Both of a
+// word's first two pairs are looked up (anyWordPairs): "kpasswd" or
+// "l-admin" would have added "pa" and "-a", which fill log lines. A new command cmdArg or colonArg
 // takes a value after adds its word here (TestCmdMay fails for an example
 // without one).
 var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
 	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
-		"swd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass", "l-admin"}
+		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass"}
 )
 
 // (cmdTable is in tables_gen.go.)

@@ -488,18 +488,27 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	case '-':
-		if i >= 9 && s[i-1]|0x20 == 'o' && i+13 < len(s) && s[i+1]|0x20 == 's' && i-9 >= from {
-			if m, ok := secureString(s, i); ok {
-				return m, true // PowerShell's ConvertTo-SecureString '<pw>'
-			}
-		}
-		if i >= 3 && s[i-1] == 'd' && i+10 < len(s) && s[i+1] == 'a' {
-			if m, ok := ngrokAuthtoken(s, from, i); ok {
-				return m, true // ngrok config add-authtoken <token>
-			}
-		} else if i >= 14 && s[i-1] == 'l' && i+9 < len(s) && at(s, i-7, "initial") {
-			if m, ok := initialPassword(s, from, i); ok {
-				return m, true // argocd admin initial-password, then <pw>
+		if i >= 3 {
+			// (One look at the byte before the '-' for the three.)
+			switch s[i-1] {
+			case 'o', 'O':
+				if i >= 9 && i+13 < len(s) && s[i+1]|0x20 == 's' && i-9 >= from {
+					if m, ok := secureString(s, i); ok {
+						return m, true // PowerShell's ConvertTo-SecureString '<pw>'
+					}
+				}
+			case 'd':
+				if i+10 < len(s) && s[i+1] == 'a' {
+					if m, ok := ngrokAuthtoken(s, from, i); ok {
+						return m, true // ngrok config add-authtoken <token>
+					}
+				}
+			case 'l':
+				if i >= 14 && i+9 < len(s) && at(s, i-7, "initial") {
+					if m, ok := initialPassword(s, from, i); ok {
+						return m, true // argocd admin initial-password, then <pw>
+					}
+				}
 			}
 		}
 		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == ' ' && (i+2 == len(s) || s[i+2] == ' ') && at(s, i-5, "sudo") && wordStart(s, i-5) {

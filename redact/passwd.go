@@ -326,57 +326,68 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 // passwdTailStart reports a tail that ends where one of this file's
 // shapes takes its value, or inside it (the next text holds the rest;
 // MayStartCredential keeps the tail): after "usermod -p '" (useradd),
-// after the line of "argocd admin initial-password" or of "…
-// argocd-initial-admin-secret … | base64 -d", inside the quoted argument
-// of an echo or printf ("printf \"<pw…", what a pipe to passwd may
-// follow), and inside expect's send after a password prompt ("expect
-// \"password:\"; send \"<pw…"). It looks at the tail's last line only.
+// inside the argument of an echo or printf ("printf \"<pw…", "echo ",
+// what a pipe to passwd may follow), inside expect's send after a
+// password prompt ("expect \"password:\"; send \"<pw…"). It reads the
+// tail's last two words back from its end. (A tail after the line of
+// Argo CD's initial-password or initial-admin-secret is kept by
+// tailNeedles.)
 func passwdTailStart(b []byte) bool {
 	n := len(b)
-	l := n // the last line's start
-	for l > 0 && n-l < 256 && b[l-1] != '\n' && !(b[l-1] == 'n' && l >= 2 && b[l-2] == '\\') {
-		l--
+	e := n // the value in progress: its last word
+	for e > 0 && n-e < 32 && !passwdTailT[b[e-1]] {
+		e--
 	}
-	if l == n {
-		// The tail ends a line: the one before it.
-		e := l - 1
-		if b[e] == 'n' {
-			e-- // "\n" of JSON text
+	p, quoted := e, false
+	if p > 0 && (b[p-1] == '"' || b[p-1] == '\'') {
+		p, quoted = p-1, true
+		for p > 0 && e-p < 4 && b[p-1] == '\\' {
+			p-- // \" in JSON text
 		}
-		p := e
-		for p > 0 && e-p < 256 && b[p-1] != '\n' {
-			p--
-		}
-		line := b[p:e]
-		return bytes.Contains(line, []byte("argocd admin initial-password")) ||
-			bytes.Contains(line, []byte("argocd-initial-admin-secret")) && bytes.Contains(line, []byte("base64"))
 	}
-	line := b[l:]
-	if k := bytes.LastIndex(line, []byte("echo ")); k >= 0 && k+5 < len(line) && bytes.IndexByte(line[k+5:], ' ') < 0 || bytes.HasSuffix(line, []byte("echo ")) {
-		return true // "echo <pw…" (| passwd --stdin)
+	s0 := p
+	for p > 0 && s0-p < 4 && b[p-1] == ' ' {
+		p--
 	}
-	if q := bytes.LastIndexAny(line, `"'`); q >= 0 {
-		// Inside a quoted argument (or right after its opening quote).
-		if bytes.IndexByte(line[q+1:], ' ') < 0 {
-			o := q
-			for o > 0 && (line[o-1] == '\\' || line[o-1] == ' ' || line[o-1] == '-') {
-				o--
-			}
-			for _, w := range []string{"echo", "printf", "send", "-p", "-e", "-n", "-ne", "-en"} {
-				if o >= len(w) && string(line[o-len(w):o]) == w {
-					switch w {
-					case "send":
-						return bytes.Contains(line[:o], []byte("assword"))
-					case "-p":
-						return lineNames(line, 0, o-2, false, []string{"usermod", "useradd"})
-					}
-					return true
-				}
-			}
+	if p == s0 || p == 0 {
+		return false
+	}
+	w := p
+	for w > 0 && p-w < 8 && (is(b[w-1], cLower) || b[w-1] == '-') {
+		w--
+	}
+	switch x := b[w:p]; {
+	case len(x) >= 2 && len(x) <= 3 && x[0] == '-':
+		if quoted && eqFold(x, "-p") {
+			return lineNames(b, 0, w, false, []string{"usermod", "useradd"})
 		}
+		// echo's flag: "echo -e '…"
+		q := w
+		for q > 0 && w-q < 4 && b[q-1] == ' ' {
+			q--
+		}
+		return q >= 4 && q < w && at(b, q-4, "echo") && (q == 4 || !is(b[q-5], word))
+	case eqFold(x, "echo") || eqFold(x, "printf"):
+		return w == 0 || !is(b[w-1], word) || escLetter(b, w-1)
+	case quoted && eqFold(x, "send"):
+		return bytes.Contains(b[max(0, w-128):w], []byte("assword"))
 	}
 	return false
 }
+
+// passwdTailT marks the bytes that end a value's last word, read back from
+// a tail's end (passwdTailStart).
+var passwdTailT = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\"'") {
+		t[c] = true
+	}
+	return t
+}()
+
+// tailNeedles are words MayStartCredential's tokenTable keeps a tail for
+// (a value follows on a later line): Argo CD's "initial-password" and
+// "initial-admin-secret" ("l-" pairs are rare in text).
+var tailNeedles = []string{"l-password", "l-admin-secret"}
 
 // twilioTailStart reports a tail that ends after a Twilio SID and the
 // separator before its secret, or inside the secret ("Client('AC…', '" |
@@ -396,26 +407,33 @@ func twilioTailStart(b []byte) bool {
 }
 
 // pctCJKTailStart reports a tail that ends in a CJK label URL-encoded and
-// its separator ("%E5%AF%86%E7%A0%81%3A", "…%EF%BC%9A", "…%3D+"): formCJK's
-// value is in the next text.
+// its separator ("%E5%AF%86%E7%A0%81%3A", "…%EF%BC%9A", "…%3D+"), or in
+// the first letters and digits of the value after it: formCJK's value is
+// in the next text. It reads the tail back from its end: the last run of
+// letters and digits (24 bytes at most) must end an escape's '%'.
 func pctCJKTailStart(b []byte) bool {
 	e := len(b)
-	// Inside the value: after the separator's escape, a run of letters
-	// and digits ("%3DKWP8").
-	lo := max(0, e-64)
-	if p := bytes.LastIndexByte(b[lo:], '%'); p >= 0 && lo+p+3 < e && run(b, lo+p+3, alnum) == e {
-		e = lo + p + 3
+	for e > 0 && b[e-1] == '+' {
+		e--
 	}
-	for e > 0 && (b[e-1] == '+' || e >= 3 && at(b, e-3, "%20")) {
-		e -= 1 + 2*btoi(b[e-1] != '+')
+	x := e
+	for x > 0 && e-x < 24 && is(b[x-1], alnum) {
+		x--
 	}
+	if x == 0 || b[x-1] != '%' || e-x < 2 {
+		return false
+	}
+	p := x - 1
 	switch {
-	case e >= 9 && (atFold(b, e-9, "%ef%bc%9a") || atFold(b, e-9, "%ef%bc%9d")):
-		e -= 9
-	case e >= 3 && (atFold(b, e-3, "%3a") || atFold(b, e-3, "%3d")):
-		e -= 3
+	case atFold(b, p, "%3a") || atFold(b, p, "%3d"):
+		e = p
+	case (atFold(b, p, "%9a") || atFold(b, p, "%9d")) && p >= 6 && atFold(b, p-6, "%ef%bc"):
+		e = p - 6
 	default:
 		return false
+	}
+	for e > 0 && b[e-1] == '+' {
+		e--
 	}
 	var d [16]byte
 	n := len(d)

@@ -273,8 +273,9 @@ func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	if st, ok := twilioSID(s, a, b); ok {
 		return st, twilioSecretAfter(s, st), true
 	}
-	if a > 0 && s[a-1] == '%' && n >= 36 {
-		// After an escape's hex digits, URL-encoded: "%27AC…%27".
+	if n == 36 && a > 0 && s[a-1] == '%' {
+		// After an escape's hex digits, URL-encoded: "%27AC…%27" (the
+		// run ends at the next escape's '%').
 		if st, ok := twilioSID(s, a+2, b); ok {
 			return st, twilioSecretAfter(s, st), true
 		}
