@@ -1070,7 +1070,8 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) &&
-		!(e-k == 4 && at(s, k, "pass") && s[v] != '$' && lineNames(s, from, i, form, []string{"redis-cli", "valkey-cli", "keydb-cli"})) {
+		!(e-k == 4 && at(s, k, "pass") && s[v] != '$' && lineNames(s, from, i, form, []string{"redis-cli", "valkey-cli", "keydb-cli"})) &&
+		!(e-k == 5 && at(s, k, "value") && s[v] != '$' && keyvaultSecretSet(s, from, i)) {
 		// (redis-cli --pass <pw>: "pass" alone names no credential.)
 		return Match{}, false
 	}
@@ -1238,7 +1239,7 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		}
 		return p, e
 	}
-	glued, nextArg, rar := false, false, false
+	glued, nextArg, rar, mongo := false, false, false, false
 	for w, we := next(b); w < i; w, we = next(we) {
 		c := we // the command is the word's last run of name bytes: /usr/bin/mysql, [mysql, ?q=mysql
 		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
@@ -1256,6 +1257,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 			glued, rar = true, true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
+		case s[i+1] == 'p' && eqFoldAny(cmd, mongoTools...):
+			nextArg, mongo = true, true // MongoDB's shells and tools: -u <user> -p <pw> (-p alone prompts)
 		case eqFold(cmd, "az"):
 			a, ae := next(we) // Azure's CLI: az login --service-principal -u <app> -p <secret>
 			nextArg = s[i+1] == 'p' && ae-a == 5 && at(s, a, "login")
@@ -1266,6 +1269,11 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		if glued || nextArg {
 			break
 		}
+	}
+	if !glued && !nextArg && s[i+1] == 'p' && lineNames(s, from, i, form, mongoTools) {
+		// After a quoted argument shortFlag's walk stops at: mongosh
+		// "mongodb://db:27017" -u admin -p <pw>.
+		nextArg, mongo = true, true
 	}
 	v := i + 2
 	if s[i+1] == 'h' {
@@ -1288,7 +1296,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	a, end, ok := argSpan(s, v, form, true)
-	if !ok || s[a] == '$' && (a == v || s[v] == '"') {
+	if !ok || s[a] == '$' && (a == v || s[v] == '"') || mongo && !cmdValue(s[a:end]) {
+		// (mongodump -p 27017: a port given as the password is none.)
 		// (A shell variable, "-p $PW" or "-p \"$PW\"", is no password; in
 		// single quotes, '$…' is a literal.)
 		return Match{}, false
@@ -1644,7 +1653,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) ||
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
 		(bareKey || barePass || encoded) && holdsMask(s[v:e]) {
 		// (A bare key's value that holds a mask was judged by its
 		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice

@@ -221,6 +221,8 @@ func TestSweep14Tails(t *testing.T) {
 		"q=%EB%B9%84%EB%B0%80%EB%B2%88%ED%98%B8%3DKWP8",
 		"body=%E3%83%91%E3%82%B9%E3%83%AF%E3%83%BC%E3%83%89%EF%BC%9A",
 		"q=%E5%AF%86%E7%A0%81%3A+",
+		"az keyvault secret set --vault-name kv --name db --value ",
+		"az keyvault secret set --vault-name kv --name db --value Sunny",
 	} {
 		if !MayStartCredential(tail) {
 			t.Errorf("not kept: %q", tail)
@@ -236,4 +238,29 @@ func TestSweep14Tails(t *testing.T) {
 			t.Errorf("kept: %q", tail)
 		}
 	}
+}
+
+// TestSweep14Audit: the fresh-eyes audit's leaks (JDBC/ODBC, PGPASSWORD,
+// helm --set, vault login, rabbitmqctl, az, gcloud, Ansible and .pgpass
+// were masked and found already): MongoDB's shells' "-p <pw>" (also after
+// a quoted URL), Azure Key Vault's "secret set … --value <secret>", and a
+// bare "pass" key of kubectl's --from-literal with a value that reads as
+// a word.
+func TestSweep14Audit(t *testing.T) {
+	const pw = "SunnyMeadowBrook"
+	checkSweep7(t, []sweep7Form{
+		{"mongosh --host db -u admin -p " + pw + " --authenticationDatabase admin", pw, false},
+		{`mongosh "mongodb://db:27017" -u admin -p ` + pw, pw, false},
+		{"mongodump --uri mongodb://db:27017 -u backup -p '" + pw + "' --out /srv/dump", pw, false},
+		{"az keyvault secret set --vault-name kv-prod --name db-password --value " + pw, pw, false},
+		{"kubectl create secret generic db --from-literal=username=app --from-literal=pass=" + pw, pw, false},
+	}, true, []string{
+		"mongodump -p 27017",
+		"mongosh -p --port 27017",
+		`mongosh -u admin -p "$MONGO_PW"`,
+		"az keyvault secret set --vault-name kv --name db --value $VAL",
+		"az keyvault secret show --vault-name kv --name db --query value",
+		"kubectl create secret generic db --from-literal=pass=$P",
+		"ssh -p 22 deploy@web1",
+	})
 }

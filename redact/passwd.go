@@ -328,7 +328,8 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 // MayStartCredential keeps the tail): after "usermod -p '" (useradd),
 // inside the argument of an echo or printf ("printf \"<pw…", "echo ",
 // what a pipe to passwd may follow), inside expect's send after a
-// password prompt ("expect \"password:\"; send \"<pw…"). It reads the
+// password prompt ("expect \"password:\"; send \"<pw…"), after az
+// keyvault secret set's "--value ". It reads the
 // tail's last two words back from its end. (A tail after the line of
 // Argo CD's initial-password or initial-admin-secret is kept by
 // tailNeedles.)
@@ -371,6 +372,8 @@ func passwdTailStart(b []byte) bool {
 		return w == 0 || !is(b[w-1], word) || escLetter(b, w-1)
 	case quoted && eqFold(x, "send"):
 		return bytes.Contains(b[max(0, w-128):w], []byte("assword"))
+	case eqFold(x, "--value"):
+		return keyvaultSecretSet(b, 0, w) // az keyvault secret set … --value <secret…
 	}
 	return false
 }
@@ -444,3 +447,27 @@ func pctCJKTailStart(b []byte) bool {
 	}
 	return cjkLabelAt(d[:], n, len(d))
 }
+
+// keyvaultSecretSet reports whether the line before the flag at s[i]
+// holds "keyvault secret set " (Azure's CLI: "az keyvault secret set
+// --vault-name <kv> --name <n> --value <secret>", also with '+' for a
+// space), as ghSecretSet does for gh's --body.
+func keyvaultSecretSet(s []byte, from, i int) bool {
+	b := i
+	for b > from && i-b < 256 && s[b-1] != '\n' && s[b-1] != '\r' && s[b-1] != ';' && s[b-1] != '|' && !escLetter(s, b-1) {
+		b--
+	}
+	return bytes.Contains(s[b:i], []byte("keyvault secret set ")) || bytes.Contains(s[b:i], []byte("keyvault+secret+set+"))
+}
+
+// fromLiteral reports a key at s[j] given to kubectl's
+// "--from-literal=<key>=<value>" (a Secret's entry; also URL-encoded,
+// "--from-literal%3Dpass%3D…"): a bare "pass" key
+// there names a password whatever its value reads as.
+func fromLiteral(s []byte, from, j int) bool {
+	return j-15 >= from && at(s, j-15, "--from-literal=") || j-17 >= from && atFold(s, j-17, "--from-literal%3d")
+}
+
+// mongoTools are MongoDB's shells and tools, whose "-p <pw>" follows
+// "-u <user>" (shortFlag; "-p" alone prompts).
+var mongoTools = []string{"mongosh", "mongo", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop", "mongofiles"}

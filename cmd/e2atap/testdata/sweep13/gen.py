@@ -12,7 +12,9 @@
 # initial password printed on the line after its command; (3) a Twilio
 # auth token right after its account SID in a client's constructor; (4)
 # "the password for <e-mail> is <pw>" with the address URL-encoded, and
-# CJK labels URL-encoded (密码, パスワード, 비밀번호) before a value. Near-misses
+# CJK labels URL-encoded (密码, パスワード, 비밀번호) before a value; (6) the
+# audit's: mongosh -p, az keyvault secret set --value, kubectl
+# --from-literal=pass=<word>. Near-misses
 # ("near": true) must give no e2a.secret finding: code after a
 # credential key's "=" or ":=" (the over-mask fixed here), ports and
 # flags of other tools, variables, placeholders, errors.
@@ -90,6 +92,14 @@ p = g(14); add("cjk_pct_ko", prelog("GET /q?s=%EB%B9%84%EB%B0%80%EB%B2%88%ED%98%
 # (5) expect's send after a glob prompt ("*assword*") is masked, no
 # finding (redact's TestSweep14ExpectGlob): URL-encoded in a place's
 # "state=" it is not read, so it is not a family here.
+# (6) the fresh-eyes audit's leaks: MongoDB's shells' -p (after a quoted
+# URL, redact's TestSweep14Audit: in JSON text held in a string the
+# quoted URL ends the walk back to the command), az keyvault secret set --value, kubectl's --from-literal
+# with a bare "pass" key and a value that reads as a word (appended last:
+# the values above keep their seed's draws)
+p = words(); add("mongosh_u_p", pre("$ mongosh --host db.internal --port 27017 -u admin -p " + p + " --authenticationDatabase admin"), p)
+p = words(); add("az_keyvault_secret_value", pre("az keyvault secret set --vault-name kv-prod --name db-password --value " + p + " --output none"), p)
+p = words(); add("kubectl_from_literal_pass", pre("kubectl -n prod create secret generic db --from-literal=user=app --from-literal=pass=" + p), p)
 
 near("near_creds_static_call", 'creds := credentials.NewStaticCredentials(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), "")')
 near("near_getpass_call", 'password = getpass.getpass("Password: ")')
@@ -108,6 +118,9 @@ near("near_usermod_lock", "usermod -L deploy && usermod -p '!' deploy")
 near("near_openssl_stdin", "openssl passwd -6 -stdin < pw.txt")
 near("near_argocd_error", "$ argocd admin initial-password -n argocd\nFATA[0000] secrets \"argocd-initial-admin-secret\" not found")
 near("near_cjk_pct_crypto", "GET /wiki?t=%E5%AF%86%E7%A0%81%E5%AD%A6%3A" + g(12) + " HTTP/1.1")
+near("near_mongodump_port", "mongodump -p 27017 --out /srv/dump")
+near("near_keyvault_value_var", "az keyvault secret set --vault-name kv --name db --value $DB_PASSWORD")
+near("near_from_literal_var", "kubectl create secret generic db --from-literal=pass=$DB_PASS")
 near("near_password_for_email_expired", "GET /search?q=the+password+for+ops%40example.com+is+expired HTTP/1.1")
 
 with open("families.jsonl", "w") as f:
