@@ -51,10 +51,26 @@ func pipeFeed(s []byte, from, i int) (Match, bool) {
 	} else if !stdin {
 		return Match{}, false // passwd reads the password twice
 	}
-	if len(first) < 4 || !cmdValue(first) || first[0] == '`' || bytes.IndexByte(first, '%') >= 0 || holdsMask(s[a:e]) {
+	if len(first) < 4 || !cmdValue(first) || first[0] == '`' || printfVerb(first) || holdsMask(s[a:e]) {
 		return Match{}, false // ($PW, $(cat f), printf '%s\n' …)
 	}
 	return Match{a, e, KindKeyValue}, true
+}
+
+// printfVerb reports a printf verb in v ("%s", "%b", "%d"): a format, not
+// a password.
+func printfVerb(v []byte) bool {
+	for k := bytes.IndexByte(v, '%'); k >= 0 && k+1 < len(v); {
+		if c := v[k+1]; c == 's' || c == 'b' || c == 'd' {
+			return true
+		}
+		n := bytes.IndexByte(v[k+1:], '%')
+		if n < 0 {
+			break
+		}
+		k += 1 + n
+	}
+	return false
 }
 
 // fedArg is the argument of the echo or printf whose output is piped at
