@@ -260,7 +260,9 @@ func placeholder(v []byte) bool {
 		return true
 	}
 	switch v[0] {
-	case '$', '(', '<', '{', '[', '%':
+	case '$':
+		return !redact.IsCryptHash(v) // "$6$<salt>$<hash>" is no variable
+	case '(', '<', '{', '[', '%':
 		return true
 	}
 	for _, p := range []string{"your", "xxxx", "changeme", "replace", "placeholder", "insert"} {

@@ -71,6 +71,25 @@ func cjkNeedles() []string {
 	return out
 }
 
+// cjkPctNeedles are the last characters of cjkLabels URL-encoded
+// ("%e7%a0%81" of 码; MayHoldCredential compares them in any case): a
+// raw record that holds a label so (a query's "%E5%AF%86%E7%A0%81%3A…",
+// formCJK's) holds none of cjkNeedles.
+func cjkPctNeedles() []string {
+	var out []string
+	for _, l := range cjkLabels {
+		_, n := utf8.DecodeLastRune(l)
+		var b []byte
+		for _, c := range l[len(l)-n:] {
+			b = append(b, '%', "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		}
+		if !slices.Contains(out, string(b)) {
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
 // cjkSep returns the separator whose anchor byte is s[i]: [ss, se), and
 // whether it is a copula (prose) rather than a key=value separator.
 func cjkSep(s []byte, i int) (ss, se int, copula, ok bool) {

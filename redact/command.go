@@ -38,12 +38,19 @@ import "bytes"
 // rare in text (anyWordPairs compares words only where their first pairs
 // are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
 // bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
-// "tConnection", "e-Lines", "hpasswd". A new command cmdArg or colonArg
+// "tConnection", "e-Lines", "hpasswd". And passwd.go's, which cmdArgForm
+// reads URL-encoded (formShapes): "mkpasswd", "openssl+passwd"'s
+// "l+passwd" ("| passwd" has its "%7C", a "%20" space before a flag is
+// cmdPctWord's), a crypt hash's "$6$" (usermod -p), "l-pass" of Argo CD's
+// initial-password (its initial-admin-secret is piped: "%7C"). Both of a
+// word's first two pairs are looked up (anyWordPairs): "kpasswd" or
+// "l-admin" would have added "pa" and "-a", which fill log lines. A new command cmdArg or colonArg
 // takes a value after adds its word here (TestCmdMay fails for an example
 // without one).
 var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
-	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd"}
+	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
+		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass"}
 )
 
 // (cmdTable is in tables_gen.go.)
@@ -80,6 +87,10 @@ func cmdPctWord(s []byte) bool {
 					return true
 				case c == '=' && (k >= 4 && s[k-4] == '%' && s[k-3] == '2' && s[k-2] == '0' || k >= 2 && s[k-2] == '+'):
 					return true // setPasswordFor's " = " (formShapes)
+				case c == ' ' && k+3 < len(s) && s[k+2] == '-' && is(s[k+3], cLower|cUpper|cDash):
+					return true // a flag after an encoded space, "%20-p" (pctFlag)
+				case cjkLabelLast[c] && k >= 4 && s[k-4] == '%' && k+2 < len(s) && (s[k+2] == '%' || s[k+2] == '+'):
+					return true // a CJK label's last byte before its separator (formCJK)
 				}
 			}
 		}

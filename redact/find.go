@@ -253,6 +253,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				if m, ok := sqlPasswordWord(s, from, i); ok {
 					return m, true
 				}
+				if m, ok := expectGlob(s, from, i); ok {
+					return m, true // expect "*assword*" / send "<pw>\r"
+				}
 			}
 		case a&aCJK != 0:
 			if m, ok := cjkPair(s, from, i); ok {
@@ -485,14 +488,27 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			}
 		}
 	case '-':
-		if i >= 9 && s[i-1]|0x20 == 'o' && i+13 < len(s) && s[i+1]|0x20 == 's' && i-9 >= from {
-			if m, ok := secureString(s, i); ok {
-				return m, true // PowerShell's ConvertTo-SecureString '<pw>'
-			}
-		}
-		if i >= 3 && s[i-1] == 'd' && i+10 < len(s) && s[i+1] == 'a' {
-			if m, ok := ngrokAuthtoken(s, from, i); ok {
-				return m, true // ngrok config add-authtoken <token>
+		if i >= 3 {
+			// (One look at the byte before the '-' for the three.)
+			switch s[i-1] {
+			case 'o', 'O':
+				if i >= 9 && i+13 < len(s) && s[i+1]|0x20 == 's' && i-9 >= from {
+					if m, ok := secureString(s, i); ok {
+						return m, true // PowerShell's ConvertTo-SecureString '<pw>'
+					}
+				}
+			case 'd':
+				if i+10 < len(s) && s[i+1] == 'a' {
+					if m, ok := ngrokAuthtoken(s, from, i); ok {
+						return m, true // ngrok config add-authtoken <token>
+					}
+				}
+			case 'l':
+				if i >= 14 && i+9 < len(s) && at(s, i-7, "initial") {
+					if m, ok := initialPassword(s, from, i); ok {
+						return m, true // argocd admin initial-password, then <pw>
+					}
+				}
 			}
 		}
 		if i >= from+5 && i+1 < len(s) && s[i+1] == 'S' && s[i-1] == ' ' && (i+2 == len(s) || s[i+2] == ' ') && at(s, i-5, "sudo") && wordStart(s, i-5) {
@@ -513,8 +529,18 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 			if m, ok := shortFlag(s, from, i); ok {
 				return m, true
 			}
+			if s[i+1] == 'p' {
+				if m, ok := userHash(s, from, i); ok {
+					return m, true // usermod -p '<crypt hash>' <user>
+				}
+			}
 		}
 		if i+2 < len(s) && i > from && (s[i-1] == ' ' || s[i-1] == '+') {
+			if i >= 7 && s[i-2] == 'd' && at(s, i-7, "passwd") {
+				if m, ok := passwdArg(s, from, i); ok {
+					return m, true // openssl passwd -6 <pw>, mkpasswd -m sha-512 <pw>
+				}
+			}
 			switch s[i+1] {
 			case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'u', 'b', 'c', 'B', 'N':
 				if m, ok := toolFlag(s, from, i); ok {
@@ -873,7 +899,10 @@ func pemHeader(s []byte, i int) int {
 // `"private_key": "…"`, "Authorization: Basic …", "Cookie: …").
 func sep(s []byte, from, i int) (Match, bool) {
 	if s[i] == '|' {
-		return tableCell(s, from, i)
+		if m, ok := tableCell(s, from, i); ok {
+			return m, true
+		}
+		return pipeFeed(s, from, i) // echo -e '<pw>\n<pw>' | passwd
 	}
 	if s[i] == ':' {
 		if at(s, i+1, "//") {
@@ -1040,7 +1069,10 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		}
 		return Match{}, false
 	}
-	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) {
+	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) &&
+		!(e-k == 4 && at(s, k, "pass") && s[v] != '$' && lineNames(s, from, i, form, []string{"redis-cli", "valkey-cli", "keydb-cli"})) &&
+		!(e-k == 5 && at(s, k, "value") && s[v] != '$' && keyvaultSecretSet(s, from, i)) {
+		// (redis-cli --pass <pw>: "pass" alone names no credential.)
 		return Match{}, false
 	}
 	return Match{v, end, KindKeyValue}, true
@@ -1207,7 +1239,7 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		}
 		return p, e
 	}
-	glued, nextArg, rar := false, false, false
+	glued, nextArg, rar, mongo := false, false, false, false
 	for w, we := next(b); w < i; w, we = next(we) {
 		c := we // the command is the word's last run of name bytes: /usr/bin/mysql, [mysql, ?q=mysql
 		for c > w && (is(s[c-1], word) || s[c-1] == '.') {
@@ -1225,6 +1257,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 			glued, rar = true, true
 		case eqFold(cmd, "sshpass"):
 			glued, nextArg = true, true
+		case s[i+1] == 'p' && eqFoldAny(cmd, mongoTools...):
+			nextArg, mongo = true, true // MongoDB's shells and tools: -u <user> -p <pw> (-p alone prompts)
 		case eqFold(cmd, "az"):
 			a, ae := next(we) // Azure's CLI: az login --service-principal -u <app> -p <secret>
 			nextArg = s[i+1] == 'p' && ae-a == 5 && at(s, a, "login")
@@ -1235,6 +1269,11 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		if glued || nextArg {
 			break
 		}
+	}
+	if !glued && !nextArg && s[i+1] == 'p' && lineNames(s, from, i, form, mongoTools) {
+		// After a quoted argument shortFlag's walk stops at: mongosh
+		// "mongodb://db:27017" -u admin -p <pw>.
+		nextArg, mongo = true, true
 	}
 	v := i + 2
 	if s[i+1] == 'h' {
@@ -1257,7 +1296,8 @@ func shortFlag(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	a, end, ok := argSpan(s, v, form, true)
-	if !ok || s[a] == '$' && (a == v || s[v] == '"') {
+	if !ok || s[a] == '$' && (a == v || s[v] == '"') || mongo && !cmdValue(s[a:end]) {
+		// (mongodump -p 27017: a port given as the password is none.)
 		// (A shell variable, "-p $PW" or "-p \"$PW\"", is no password; in
 		// single quotes, '$…' is a literal.)
 		return Match{}, false
@@ -1537,6 +1577,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			return Match{v, m.End, k}, true
 		}
 	}
+	if quote == 0 && blockIndent[1] == 0 && !encoded && k == KindKeyValue && v < len(s) && codeExprT[s[v]] && codeExpr(s, v) {
+		return Match{}, false // creds := credentials.NewStaticCredentials(…): code, no value
+	}
 	whole := k == KindAuthorization || k == KindCookie
 	e := v
 	open := false // inside an escaped quote paramQuote took
@@ -1610,7 +1653,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) ||
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
 		(bareKey || barePass || encoded) && holdsMask(s[v:e]) {
 		// (A bare key's value that holds a mask was judged by its
 		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
@@ -1647,6 +1690,9 @@ func expectSend(s []byte, p int) (Match, bool) {
 		p++
 	}
 	n := lineEndAt(s, p)
+	if n == 0 && p < len(s) && s[p] == ';' {
+		n = 1 // Tcl's commands on one line: expect -c '…; expect "password:"; send "<pw>\r"'
+	}
 	if n == 0 {
 		return Match{}, false
 	}
@@ -2027,7 +2073,9 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		st.clean, st.done = e, e
 		return Match{}, false
 	}
-	if plus >= 0 && (va == from || s[va-1] != ' ') {
+	if plus >= 0 && (va == from || s[va-1] != ' ' || bytes.IndexByte(s[va:plus], '?') >= 0 || bytes.IndexByte(s[va:plus], '&') >= 0) {
+		// (After a raw space, a query's: "GET /s?q=the+password+is+…
+		// HTTP/1.1", a request line.)
 		va, sp = plus+1, '+'
 	}
 	// From here on, a "no" holds for every later digit of the value too:

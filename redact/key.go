@@ -413,7 +413,9 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"smtp.",   // smtp.Pl | ainAuth("", user, "<pw>", host)
 	"define(", // define( 'D | B_PASSWORD', '<pw>')
 	"set -gx", // set -gx OPENAI_ | API_KEY <key>
-	"vault l"} // vault log | in s.…
+	"vault l", // vault log | in s.…
+	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
+	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
 
 // (needleTable is in tables_gen.go.)
 

@@ -366,8 +366,11 @@ func mayRevealCredential(s []byte, i int) bool {
 		return ok
 	case a&aSep != 0:
 		if s[i] == '|' {
-			m, ok := tableCell(s, 0, i)
-			return ok && m.Kind.Credential()
+			if m, ok := tableCell(s, 0, i); ok {
+				return m.Kind.Credential()
+			}
+			_, ok := pipeFeed(s, 0, i)
+			return ok
 		}
 		if afterMultiByte(s, 0, i) {
 			if _, ok := cjkPair(s, 0, i); ok {

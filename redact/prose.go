@@ -253,13 +253,14 @@ func netrcEnd(s []byte, e int) bool {
 // passwordFor reports "password for <who>" (or "of", "passphrase",
 // "passwd") ending at s[e] before proseValue's "is" or "was": <who> is one
 // to three words on the line ("admin", "the admin account",
-// "bob@example.com"), sp between them (' ', or '+' URL-encoded). It
+// "bob@example.com", URL-encoded "bob%40example.com"), sp between them
+// (' ', or '+' URL-encoded). It
 // returns the key word's bounds.
 func passwordFor(s []byte, from, e int, sp byte) (k, ke int, ok bool) {
 	w := e
 	for n := 0; n < 3; n++ {
 		b := w
-		for b > from && w-b < 64 && (is(s[b-1], word) || s[b-1] == '@' || s[b-1] == '.' || s[b-1] == '-') {
+		for b > from && w-b < 64 && (is(s[b-1], word) || s[b-1] == '@' || s[b-1] == '.' || s[b-1] == '-' || sp == '+' && s[b-1] == '%') {
 			b--
 		}
 		if b == w || b-1 <= from || s[b-1] != sp {

@@ -778,3 +778,56 @@ func setPasswordForEncoded(s []byte, from, i int) (Match, bool) {
 	}
 	return Match{st, end, KindKeyValue}, true
 }
+
+// codeExprT marks the bytes an expression codeExpr takes starts with: a
+// letter, '_' or '$'.
+var codeExprT = func() (t [256]bool) {
+	for c := range t {
+		t[c] = is(byte(c), cUpper|cLower|cUnder) || c == '$'
+	}
+	return t
+}()
+
+// codeExpr reports an unquoted value at s[v] that is code, not a
+// literal: a call or an index of a name ("credentials.NewStaticCredentials(id,
+// …)", "getpass.getpass()", "os.environ[\"PW\"]", "new AWS.Credentials(…)",
+// "load_key(cfg)"), the right-hand side of an assignment in Go, Python or
+// JavaScript whose variable a credential key names ("creds := …"). A name
+// is code where it holds a '.' or a '_', follows "new " or "await ", or
+// where its '(' or '[' is followed by a name, a quote, '&', '*' or the
+// closing bracket: "Summer(2024)" and "abcDEF(12)" read as passwords still.
+func codeExpr(s []byte, v int) bool {
+	p, kw := v, false
+	for _, w := range []string{"new ", "await "} {
+		if at(s, p, w) {
+			p, kw = p+len(w), true
+			break
+		}
+	}
+	b, dot := p, false
+	for p < len(s) && p-b < 128 {
+		c := s[p]
+		switch {
+		case is(c, alnum|cUnder) || c == '$':
+			dot = dot || c == '_'
+			p++
+			continue
+		case c == '.' && p > b && p+1 < len(s) && codeExprT[s[p+1]]:
+			dot = true
+			p++
+			continue
+		}
+		break
+	}
+	if p == b || p+1 >= len(s) || s[p] != '(' && s[p] != '[' || !codeExprT[s[b]] {
+		return false
+	}
+	if kw || dot {
+		return true
+	}
+	switch c := s[p+1]; {
+	case c == ')' || c == ']' || c == '"' || c == '\'' || c == '&' || c == '*' || codeExprT[c]:
+		return true
+	}
+	return false
+}

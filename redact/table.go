@@ -100,8 +100,13 @@ func hasDigitAndLetter(v []byte) bool {
 
 // formShapeT marks the bytes formShapes looks at (its caller asks).
 var formShapeT = func() (t [256]bool) {
-	for _, c := range []byte("|\\-=") {
+	for _, c := range []byte("|\\-=:") {
 		t[c] = true
+	}
+	for c := range t {
+		if anchor[c]&aCJK != 0 {
+			t[c] = true // (formCJK)
+		}
 	}
 	return t
 }()
@@ -117,7 +122,10 @@ var formShapeT = func() (t [256]bool) {
 func formShapes(d []byte, k int) (Match, bool) {
 	switch c := d[k]; {
 	case c == '|':
-		return tableCell(d, 0, k)
+		if m, ok := tableCell(d, 0, k); ok {
+			return m, true
+		}
+		return pipeFeed(d, 0, k) // echo+-e+%27<pw>%5Cn<pw>%27+%7C+passwd
 	case c == '\\':
 		// An escape: at its first digit that mayEscCJK takes.
 		for j := k + 2; j < len(d) && j < k+5; j++ {
@@ -132,6 +140,77 @@ func formShapes(d []byte, k int) (Match, bool) {
 		return echoStdin(d, 0, k)
 	case c == '=' && k > 0 && d[k-1] == ' ':
 		return setPasswordFor(d, 0, k)
+	case c == '-' && k > 0 && k+2 < len(d):
+		return formDash(d, k)
+	case c >= 0x80 || k > 0 && d[k-1] >= 0x80 || k > 1 && d[k-1] == ' ' && d[k-2] >= 0x80:
+		return formCJK(d, k)
+	case c == ':' && k >= 9 && k+1 < len(d) && d[k+1] == '"' && d[k-9] == '"' && atFold(d, k-8, "password"):
+		// expect "password:" and the send after it: keyValue's prompt
+		// (expectSend), which the text URL-encoded does not show.
+		return keyValue(d, 0, k, k+1, false)
+	}
+	return Match{}, false
+}
+
+// formCJK is a CJK label and its value in URL-encoded text decoded
+// ("%E5%AF%86%E7%A0%81%3A<pw>", "%E3%83%91…%89%3D+<pw>", "%EB%B9%84…%B8%EF%BC%9A<pw>"):
+// cjkPair at its separator's anchor, a full-width one's (aCJK) or an
+// ASCII ':' or '=' after the label. cmdPctWord's gate holds for the
+// escape of a label's last byte before an escape or a '+'.
+func formCJK(d []byte, k int) (Match, bool) {
+	if c := d[k]; anchor[c]&aCJK != 0 || (c == ':' || c == '=') && afterMultiByte(d, 0, k) {
+		return cjkPair(d, 0, k)
+	}
+	return Match{}, false
+}
+
+// formDash is what prefixed reads at a '-' of the decoded text d:
+// pctFlag's flags after a space, and passwd.go's shapes (usermod -p,
+// openssl passwd, mkpasswd, Argo CD's initial password), URL-encoded
+// with '+' or "%20" for a space ("sudo+usermod+-p+%27%246%24…%27").
+func formDash(d []byte, k int) (Match, bool) {
+	switch d[k-1] {
+	case ' ':
+		if m, ok := pctFlag(d, k); ok {
+			return m, true
+		}
+		if d[k+1] == 'p' {
+			if m, ok := userHash(d, 0, k); ok {
+				return m, true
+			}
+		}
+		if k >= 7 && at(d, k-7, "passwd") {
+			return passwdArg(d, 0, k)
+		}
+	case 'l':
+		if k >= 14 && k+9 < len(d) && at(d, k-7, "initial") {
+			return initialPassword(d, 0, k)
+		}
+	}
+	return Match{}, false
+}
+
+// pctFlag is a command line's password flag in URL-encoded text with
+// "%20" for a space, decoded (d[k] the flag's '-' after a space): the
+// shapes prefixed reads at a '-' after a space or a '+' (flagValue's
+// "--password <pw>" and "-u user:pw", shortFlag's "mysql -p<pw>",
+// "sshpass -p <pw>", "docker login -p <pw>", "redis-cli -a <pw>",
+// toolFlag's "htpasswd -b f u <pw>"). With '+' for a space they are read
+// in the text as it is; with "%20" the flag followed no space there and
+// the value, often with no digit, was printed.
+func pctFlag(d []byte, k int) (Match, bool) {
+	if d[k+1] == '-' || d[k+1] == 'u' {
+		if m, ok := flagValue(d, 0, k); ok {
+			return m, true
+		}
+	} else if d[k+1] == 'p' || d[k+1] == 'a' || d[k+1] == 'h' && d[k+2] == 'p' {
+		if m, ok := shortFlag(d, 0, k); ok {
+			return m, true
+		}
+	}
+	switch d[k+1] {
+	case 'w', 'P', 'p', 's', 'k', 'd', 'n', 'a', 'U', 'u', 'b', 'c', 'B', 'N':
+		return toolFlag(d, 0, k)
 	}
 	return Match{}, false
 }

@@ -170,7 +170,8 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win)) {
 		return true
 	}
-	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) || shapeTailStart(b) {
+	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) || shapeTailStart(b) || passwdTailStart(b) ||
+		twilioTailStart(b) || pctCJKTailStart(b) {
 		return true
 	}
 	w := len(b)

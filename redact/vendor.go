@@ -271,7 +271,14 @@ func telegram(s []byte, i int) (st, e int, ok bool) {
 func digitToken(s []byte, from, a, b int) (st, e int, ok bool) {
 	n := b - a
 	if st, ok := twilioSID(s, a, b); ok {
-		return st, st + 34, true
+		return st, twilioSecretAfter(s, st), true
+	}
+	if n == 36 && a > 0 && s[a-1] == '%' {
+		// After an escape's hex digits, URL-encoded: "%27AC…%27" (the
+		// run ends at the next escape's '%').
+		if st, ok := twilioSID(s, a+2, b); ok {
+			return st, twilioSecretAfter(s, st), true
+		}
 	}
 	switch {
 	case n >= 36 && n <= 40 && at(s, a, "dapi") && hexRun(s, a+4) >= a+36:
@@ -704,4 +711,59 @@ func encodedValueEnd(s []byte, e int) bool {
 		return true
 	}
 	return false
+}
+
+// twilioSecretAfter is the end of the Twilio SID at s[st:st+34] and of the
+// secret given right after it, as awsSecretAfter's pair: an account SID
+// (AC…) and its auth token (32 hex digits), an API key SID (SK…) and its
+// secret (32 letters and digits), as a client's constructor takes them,
+// Client('AC…', '<token>') (Python), new Twilio("AC…", "<token>") or
+// twilio('AC…', '<token>') (Node): the SID alone was masked, the token
+// printed. Between them: a quote (or JSON text's escaped one), a ',' or
+// a ':', two spaces at most and a quote, also URL-encoded ("%27%2C+%27").
+func twilioSecretAfter(s []byte, st int) int {
+	e := st + 34
+	quote := func(p int) int {
+		switch {
+		case p < len(s) && (s[p] == '"' || s[p] == '\''):
+			return p + 1
+		case at(s, p, `\"`):
+			return p + 2 // in JSON text
+		case atFold(s, p, "%22") || atFold(s, p, "%27"):
+			return p + 3 // URL-encoded
+		case atFold(s, p, "%5c%22"):
+			return p + 6 // JSON text's, URL-encoded
+		}
+		return p
+	}
+	p := quote(e)
+	switch {
+	case p < len(s) && (s[p] == ',' || s[p] == ':'):
+		p++
+	case atFold(s, p, "%2c") || atFold(s, p, "%3a"):
+		p += 3
+	default:
+		return e
+	}
+	for n := 0; p < len(s) && n < 2; n++ {
+		if s[p] == ' ' || s[p] == '+' {
+			p++
+		} else if at(s, p, "%20") {
+			p += 3
+		} else {
+			break
+		}
+	}
+	p = quote(p)
+	if s[st] == 'A' {
+		if hexRun(s, p) != p+32 || p+32 < len(s) && is(s[p+32], word) {
+			return e
+		}
+		return p + 32
+	}
+	x := run(s, p, alnum)
+	if x-p != 32 || x < len(s) && is(s[x], word) || !mixedRun(s[p:x], cUpper|cLower) {
+		return e
+	}
+	return x
 }
