@@ -72,12 +72,20 @@ type anchorCursor struct {
 // ever move i forward.
 func (c *anchorCursor) next(s []byte, i int) int {
 	n := len(s)
-	if d := i - c.w; d < 8 && c.m>>d != 0 {
-		return i + bits.TrailingZeros8(c.m>>d)
+	if d := i - c.w; d < 8 && c.m != 0 {
+		if c.m>>d != 0 {
+			return i + bits.TrailingZeros8(c.m>>d)
+		}
+		// The rest of the window holds no anchor: the look goes on after
+		// it, not from i (a window from i read again the bytes known to
+		// hold none; in base64, an anchor every four bytes, each byte was
+		// looked up four times).
+		i = c.w + 8
 	}
 	tb := c.tb
 	for ; i+8 <= n; i += 8 {
-		if m := tb[0][s[i]] | tb[1][s[i+1]] | tb[2][s[i+2]] | tb[3][s[i+3]] | tb[4][s[i+4]] | tb[5][s[i+5]] | tb[6][s[i+6]] | tb[7][s[i+7]]; m != 0 {
+		w := s[i : i+8 : i+8] // (one bounds check for the eight bytes)
+		if m := tb[0][w[0]] | tb[1][w[1]] | tb[2][w[2]] | tb[3][w[3]] | tb[4][w[4]] | tb[5][w[5]] | tb[6][w[6]] | tb[7][w[7]]; m != 0 {
 			c.w, c.m = i, m
 			return i + bits.TrailingZeros8(m)
 		}
