@@ -332,18 +332,33 @@ var hexFreeB64 = func() bool {
 	return true
 }()
 
+// allHex reports whether b is made only of hex digits and '-', eight
+// bytes a step (the tables' values and'ed: one test a step; a tool's
+// SHA-256 hashes and a log's UUIDs are looked at whole at their first
+// digit).
 func allHex(b []byte) bool {
-	for _, c := range b {
-		if !hexOrDash[c] {
+	if len(b) == 0 || hexOrDash[b[0]] == 0 {
+		return len(b) == 0 // (most runs of base64 or of a word end here)
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := b[i : i+8 : i+8]
+		if hexOrDash[w[0]]&hexOrDash[w[1]]&hexOrDash[w[2]]&hexOrDash[w[3]]&hexOrDash[w[4]]&hexOrDash[w[5]]&hexOrDash[w[6]]&hexOrDash[w[7]] == 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if hexOrDash[b[i]] == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-var hexOrDash = func() (t [256]bool) {
+// hexOrDash is 1 for the hex digits (either case) and '-', else 0.
+var hexOrDash = func() (t [256]uint8) {
 	for _, c := range []byte("0123456789abcdefABCDEF-") {
-		t[c] = true
+		t[c] = 1
 	}
 	return t
 }()

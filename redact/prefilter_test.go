@@ -433,3 +433,36 @@ func TestHexFreeB64(t *testing.T) {
 		t.Fatalf("b64Candidate(%q) passes over an encoded token prefix", s)
 	}
 }
+
+// TestAllHex holds allHex, eight bytes a step, to a byte at a time, on
+// texts of every length up to 40 made of hex digits and '-' with one
+// byte of another kind (or none) at every place.
+func TestAllHex(t *testing.T) {
+	const hexDash = "0123456789abcdefABCDEF-"
+	rng := rand.New(rand.NewPCG(16, 16))
+	seen := [2]int{}
+	for n := 0; n <= 40; n++ {
+		for bad := -1; bad < n; bad++ {
+			for _, c := range []byte("gG_+/xZ \x00\xff") {
+				b := make([]byte, n)
+				for k := range b {
+					b[k] = hexDash[rng.IntN(len(hexDash))]
+				}
+				if bad >= 0 {
+					b[bad] = c
+				}
+				want := true
+				for _, x := range b {
+					want = want && strings.IndexByte(hexDash, x) >= 0
+				}
+				if got := allHex(b); got != want {
+					t.Fatalf("allHex(%q) = %v, want %v", b, got, want)
+				}
+				seen[btoi(want)]++
+			}
+		}
+	}
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Fatalf("answers seen %v: both are wanted", seen)
+	}
+}
