@@ -470,18 +470,13 @@ func keyBefore(s []byte, i int) bool {
 		}
 	}
 	ke := j
-	letters, most := 0, 0 // the longest run of letters in the key
 	for j > 0 && ke-j < 64 && is(s[j-1], word|cKey) {
 		j--
-		if letters++; !is(s[j], cUpper|cLower) {
-			letters = 0
-		}
-		most = max(most, letters)
 	}
 	if ke-j == 3 && s[j]|0x20 == 'k' && spacedKey(s, 0, j) {
 		return true
 	}
-	if ke-j < 3 || most < minSpecialLetters {
+	if ke-j < 3 || !lettersInRow(s[j:ke], minSpecialLetters) {
 		return false
 	}
 	if s[i] != ':' && bareOrQueryKey(s, j, ke) {
@@ -495,6 +490,26 @@ func keyBefore(s []byte, i int) bool {
 		return true
 	}
 	plainKeys.add(k)
+	return false
+}
+
+// lettersInRow reports whether k holds n letters in a row (n <= 0: true).
+// keyBefore looks for them once the key is found, from its start, not
+// counting the longest run at each byte of its walk back: a tool's JSON
+// and log lines hold a key before each ':' and '=', and the count was
+// half of keyBefore's instructions there.
+func lettersInRow(k []byte, n int) bool {
+	if n <= 0 {
+		return true
+	}
+	row := 0
+	for _, c := range k {
+		if !is(c, cUpper|cLower) {
+			row = 0
+		} else if row++; row >= n {
+			return true
+		}
+	}
 	return false
 }
 

@@ -466,3 +466,35 @@ func TestAllHex(t *testing.T) {
 		t.Fatalf("answers seen %v: both are wanted", seen)
 	}
 }
+
+// TestLettersInRow holds lettersInRow, keyBefore's test of a key for
+// minSpecialLetters letters in a row, to the longest run of letters the
+// key's walk counted: on random keys of letters, digits, '_', '-' and
+// '.', for every n up to 6.
+func TestLettersInRow(t *testing.T) {
+	const keyBytes = "aZ0_-.kEy9"
+	rng := rand.New(rand.NewPCG(17, 17))
+	seen := [2]int{}
+	for k := 0; k < 5000; k++ {
+		b := make([]byte, rng.IntN(20))
+		for x := range b {
+			b[x] = keyBytes[rng.IntN(len(keyBytes))]
+		}
+		most, row := 0, 0
+		for _, c := range b {
+			if row++; !is(c, cUpper|cLower) {
+				row = 0
+			}
+			most = max(most, row)
+		}
+		for n := 0; n <= 6; n++ {
+			if got, want := lettersInRow(b, n), most >= n; got != want {
+				t.Fatalf("lettersInRow(%q, %d) = %v, want %v", b, n, got, want)
+			}
+			seen[btoi(most >= n)]++
+		}
+	}
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Fatalf("answers seen %v: both are wanted", seen)
+	}
+}
