@@ -172,6 +172,22 @@ func MayHoldCredentialText[T Text](s T) bool {
 					wordEnd = y // its word runs are shorter still
 				}
 				hexRun = hex && !short && hexSkip
+				if !short && !hexRun && !runRestOff {
+					// This digit's word as below, then the rest of the run
+					// (mayRunRest): its anchors one by one, without the
+					// looks for a run's start.
+					var ok bool
+					if i > wordEnd || i == wordEnd && is(b[i], word) {
+						if wordEnd, ok = digitCandidate(b, i); ok {
+							return true
+						}
+					}
+					if cmdDone, wordEnd, ok = mayRunRest(b, max(i+1, run(b, i, cDigit)), b64End, cmdDone, wordEnd, &prose, &cmd); ok {
+						return true
+					}
+					i = b64End - 1
+					continue
+				}
 			}
 			if short {
 				// A run too short for a digit token: the rest of it matters
@@ -246,6 +262,71 @@ func MayHoldCredentialText[T Text](s T) bool {
 		}
 	}
 	return false
+}
+
+// runRestOff turns mayRunRest off: the loop walks the rest of each run
+// (TestMayRunRest and FuzzMayHoldCredentialText compare the two).
+var runRestOff = false
+
+// mayRunRest is MayHoldCredentialText's loop over s[j:y], the rest of a
+// run of the base64 alphabets (minDigitToken long or more, not all hex)
+// that b64Candidate judged at a digit before j: the checks the loop makes
+// at each anchor of the run, in the same order with the same state
+// (cmdDone, wordEnd, prose, cmd; returned or updated), without what it
+// looks at for a run's start or for bytes no run holds (b64Candidate, the
+// short run's walk, the escaped CJK label, ':'). In base64 (an anchor
+// every four bytes, most of a base64 delta's) the loop's cursor and its
+// tests for those cost more than the checks. A check added to the loop's
+// digits or its prefix and scheme anchors must be added here too
+// (TestMayRunRest and FuzzMayHoldCredentialText compare the two).
+func mayRunRest(s []byte, j, y, cmdDone, wordEnd int, prose *proseState, cmd *cmdState) (int, int, bool) {
+	for ; j < y; j++ {
+		c := s[j]
+		if credAnchor[c] == 0 {
+			continue
+		}
+		if anchor[c]&aDigit == 0 {
+			// A prefix's or a scheme's anchor ('A', 'J', '-', '_', 'b',
+			// 'B'): no ':' is in a run.
+			if mayRevealCredential(s, j) {
+				return cmdDone, wordEnd, true
+			}
+			continue
+		}
+		if c != '+' {
+			if j >= cmdDone {
+				if !cmd.may(s) {
+					cmdDone = len(s)
+				} else if m, ok, next := cmdArg(s, 0, j); ok && m.Kind.Credential() {
+					return cmdDone, wordEnd, true
+				} else {
+					cmdDone = next
+				}
+			}
+			if j >= 5 && (j >= prose.done || s[j-1] == '%' || s[j-1] == 'u') {
+				if m, ok := proseValue(s, 0, j, prose); ok && m.Kind.Credential() {
+					return cmdDone, wordEnd, true
+				}
+			}
+		}
+		if mayDigitShape(s, j) {
+			if _, _, ok := digitShape(s, 0, j); ok {
+				return cmdDone, wordEnd, true
+			}
+		}
+		// (No '%' or "\u" is before a digit after the run's first: the
+		// loop's checks of them, mayEncoded's and the escaped '=''s, find
+		// nothing here.)
+		if j > wordEnd || j == wordEnd && c != '+' {
+			var ok bool
+			if wordEnd, ok = digitCandidate(s, j); ok {
+				return cmdDone, wordEnd, true
+			}
+		}
+		// Only the digits are skipped, as the loop skips them.
+		j = max(j, run(s, j, cDigit)-1)
+	}
+	return cmdDone, wordEnd, false
 }
 
 // b64Candidate is the gate of b64state.check for the digit or '+' at
