@@ -72,12 +72,20 @@ type anchorCursor struct {
 // ever move i forward.
 func (c *anchorCursor) next(s []byte, i int) int {
 	n := len(s)
-	if d := i - c.w; d < 8 && c.m>>d != 0 {
-		return i + bits.TrailingZeros8(c.m>>d)
+	if d := i - c.w; d < 8 && c.m != 0 {
+		if c.m>>d != 0 {
+			return i + bits.TrailingZeros8(c.m>>d)
+		}
+		// The rest of the window holds no anchor: the look goes on after
+		// it, not from i (a window from i read again the bytes known to
+		// hold none; in base64, an anchor every four bytes, each byte was
+		// looked up four times).
+		i = c.w + 8
 	}
 	tb := c.tb
 	for ; i+8 <= n; i += 8 {
-		if m := tb[0][s[i]] | tb[1][s[i+1]] | tb[2][s[i+2]] | tb[3][s[i+3]] | tb[4][s[i+4]] | tb[5][s[i+5]] | tb[6][s[i+6]] | tb[7][s[i+7]]; m != 0 {
+		w := s[i : i+8 : i+8] // (one bounds check for the eight bytes)
+		if m := tb[0][w[0]] | tb[1][w[1]] | tb[2][w[2]] | tb[3][w[3]] | tb[4][w[4]] | tb[5][w[5]] | tb[6][w[6]] | tb[7][w[7]]; m != 0 {
 			c.w, c.m = i, m
 			return i + bits.TrailingZeros8(m)
 		}
@@ -164,6 +172,22 @@ func MayHoldCredentialText[T Text](s T) bool {
 					wordEnd = y // its word runs are shorter still
 				}
 				hexRun = hex && !short && hexSkip
+				if !short && !hexRun && !runRestOff {
+					// This digit's word as below, then the rest of the run
+					// (mayRunRest): its anchors one by one, without the
+					// looks for a run's start.
+					var ok bool
+					if i > wordEnd || i == wordEnd && is(b[i], word) {
+						if wordEnd, ok = digitCandidate(b, i); ok {
+							return true
+						}
+					}
+					if cmdDone, wordEnd, ok = mayRunRest(b, max(i+1, run(b, i, cDigit)), b64End, cmdDone, wordEnd, &prose, &cmd); ok {
+						return true
+					}
+					i = b64End - 1
+					continue
+				}
 			}
 			if short {
 				// A run too short for a digit token: the rest of it matters
@@ -238,6 +262,71 @@ func MayHoldCredentialText[T Text](s T) bool {
 		}
 	}
 	return false
+}
+
+// runRestOff turns mayRunRest off: the loop walks the rest of each run
+// (TestMayRunRest and FuzzMayHoldCredentialText compare the two).
+var runRestOff = false
+
+// mayRunRest is MayHoldCredentialText's loop over s[j:y], the rest of a
+// run of the base64 alphabets (minDigitToken long or more, not all hex)
+// that b64Candidate judged at a digit before j: the checks the loop makes
+// at each anchor of the run, in the same order with the same state
+// (cmdDone, wordEnd, prose, cmd; returned or updated), without what it
+// looks at for a run's start or for bytes no run holds (b64Candidate, the
+// short run's walk, the escaped CJK label, ':'). In base64 (an anchor
+// every four bytes, most of a base64 delta's) the loop's cursor and its
+// tests for those cost more than the checks. A check added to the loop's
+// digits or its prefix and scheme anchors must be added here too
+// (TestMayRunRest and FuzzMayHoldCredentialText compare the two).
+func mayRunRest(s []byte, j, y, cmdDone, wordEnd int, prose *proseState, cmd *cmdState) (int, int, bool) {
+	for ; j < y; j++ {
+		c := s[j]
+		if credAnchor[c] == 0 {
+			continue
+		}
+		if anchor[c]&aDigit == 0 {
+			// A prefix's or a scheme's anchor ('A', 'J', '-', '_', 'b',
+			// 'B'): no ':' is in a run.
+			if mayRevealCredential(s, j) {
+				return cmdDone, wordEnd, true
+			}
+			continue
+		}
+		if c != '+' {
+			if j >= cmdDone {
+				if !cmd.may(s) {
+					cmdDone = len(s)
+				} else if m, ok, next := cmdArg(s, 0, j); ok && m.Kind.Credential() {
+					return cmdDone, wordEnd, true
+				} else {
+					cmdDone = next
+				}
+			}
+			if j >= 5 && (j >= prose.done || s[j-1] == '%' || s[j-1] == 'u') {
+				if m, ok := proseValue(s, 0, j, prose); ok && m.Kind.Credential() {
+					return cmdDone, wordEnd, true
+				}
+			}
+		}
+		if mayDigitShape(s, j) {
+			if _, _, ok := digitShape(s, 0, j); ok {
+				return cmdDone, wordEnd, true
+			}
+		}
+		// (No '%' or "\u" is before a digit after the run's first: the
+		// loop's checks of them, mayEncoded's and the escaped '=''s, find
+		// nothing here.)
+		if j > wordEnd || j == wordEnd && c != '+' {
+			var ok bool
+			if wordEnd, ok = digitCandidate(s, j); ok {
+				return cmdDone, wordEnd, true
+			}
+		}
+		// Only the digits are skipped, as the loop skips them.
+		j = max(j, run(s, j, cDigit)-1)
+	}
+	return cmdDone, wordEnd, false
 }
 
 // b64Candidate is the gate of b64state.check for the digit or '+' at
@@ -324,18 +413,33 @@ var hexFreeB64 = func() bool {
 	return true
 }()
 
+// allHex reports whether b is made only of hex digits and '-', eight
+// bytes a step (the tables' values and'ed: one test a step; a tool's
+// SHA-256 hashes and a log's UUIDs are looked at whole at their first
+// digit).
 func allHex(b []byte) bool {
-	for _, c := range b {
-		if !hexOrDash[c] {
+	if len(b) == 0 || hexOrDash[b[0]] == 0 {
+		return len(b) == 0 // (most runs of base64 or of a word end here)
+	}
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := b[i : i+8 : i+8]
+		if hexOrDash[w[0]]&hexOrDash[w[1]]&hexOrDash[w[2]]&hexOrDash[w[3]]&hexOrDash[w[4]]&hexOrDash[w[5]]&hexOrDash[w[6]]&hexOrDash[w[7]] == 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if hexOrDash[b[i]] == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-var hexOrDash = func() (t [256]bool) {
+// hexOrDash is 1 for the hex digits (either case) and '-', else 0.
+var hexOrDash = func() (t [256]uint8) {
 	for _, c := range []byte("0123456789abcdefABCDEF-") {
-		t[c] = true
+		t[c] = 1
 	}
 	return t
 }()
@@ -450,18 +554,13 @@ func keyBefore(s []byte, i int) bool {
 		}
 	}
 	ke := j
-	letters, most := 0, 0 // the longest run of letters in the key
 	for j > 0 && ke-j < 64 && is(s[j-1], word|cKey) {
 		j--
-		if letters++; !is(s[j], cUpper|cLower) {
-			letters = 0
-		}
-		most = max(most, letters)
 	}
 	if ke-j == 3 && s[j]|0x20 == 'k' && spacedKey(s, 0, j) {
 		return true
 	}
-	if ke-j < 3 || most < minSpecialLetters {
+	if ke-j < 3 || !lettersInRow(s[j:ke], minSpecialLetters) {
 		return false
 	}
 	if s[i] != ':' && bareOrQueryKey(s, j, ke) {
@@ -475,6 +574,26 @@ func keyBefore(s []byte, i int) bool {
 		return true
 	}
 	plainKeys.add(k)
+	return false
+}
+
+// lettersInRow reports whether k holds n letters in a row (n <= 0: true).
+// keyBefore looks for them once the key is found, from its start, not
+// counting the longest run at each byte of its walk back: a tool's JSON
+// and log lines hold a key before each ':' and '=', and the count was
+// half of keyBefore's instructions there.
+func lettersInRow(k []byte, n int) bool {
+	if n <= 0 {
+		return true
+	}
+	row := 0
+	for _, c := range k {
+		if !is(c, cUpper|cLower) {
+			row = 0
+		} else if row++; row >= n {
+			return true
+		}
+	}
 	return false
 }
 

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -357,6 +358,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := MayHoldCredentialText(s), mayHoldByLoop([]byte(s)); got != want {
+			t.Fatalf("MayHoldCredentialText(%q): %v, by the loop alone %v", s, got, want)
+		}
 		m, ok := firstCredential([]byte(s))
 		if !ok {
 			return
@@ -432,4 +436,123 @@ func TestHexFreeB64(t *testing.T) {
 	if _, _, _, ok := b64Candidate(s, 3); !ok {
 		t.Fatalf("b64Candidate(%q) passes over an encoded token prefix", s)
 	}
+}
+
+// TestAllHex holds allHex, eight bytes a step, to a byte at a time, on
+// texts of every length up to 40 made of hex digits and '-' with one
+// byte of another kind (or none) at every place.
+func TestAllHex(t *testing.T) {
+	const hexDash = "0123456789abcdefABCDEF-"
+	rng := rand.New(rand.NewPCG(16, 16))
+	seen := [2]int{}
+	for n := 0; n <= 40; n++ {
+		for bad := -1; bad < n; bad++ {
+			for _, c := range []byte("gG_+/xZ \x00\xff") {
+				b := make([]byte, n)
+				for k := range b {
+					b[k] = hexDash[rng.IntN(len(hexDash))]
+				}
+				if bad >= 0 {
+					b[bad] = c
+				}
+				want := true
+				for _, x := range b {
+					want = want && strings.IndexByte(hexDash, x) >= 0
+				}
+				if got := allHex(b); got != want {
+					t.Fatalf("allHex(%q) = %v, want %v", b, got, want)
+				}
+				seen[btoi(want)]++
+			}
+		}
+	}
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Fatalf("answers seen %v: both are wanted", seen)
+	}
+}
+
+// TestLettersInRow holds lettersInRow, keyBefore's test of a key for
+// minSpecialLetters letters in a row, to the longest run of letters the
+// key's walk counted: on random keys of letters, digits, '_', '-' and
+// '.', for every n up to 6.
+func TestLettersInRow(t *testing.T) {
+	const keyBytes = "aZ0_-.kEy9"
+	rng := rand.New(rand.NewPCG(17, 17))
+	seen := [2]int{}
+	for k := 0; k < 5000; k++ {
+		b := make([]byte, rng.IntN(20))
+		for x := range b {
+			b[x] = keyBytes[rng.IntN(len(keyBytes))]
+		}
+		most, row := 0, 0
+		for _, c := range b {
+			if row++; !is(c, cUpper|cLower) {
+				row = 0
+			}
+			most = max(most, row)
+		}
+		for n := 0; n <= 6; n++ {
+			if got, want := lettersInRow(b, n), most >= n; got != want {
+				t.Fatalf("lettersInRow(%q, %d) = %v, want %v", b, n, got, want)
+			}
+			seen[btoi(most >= n)]++
+		}
+	}
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Fatalf("answers seen %v: both are wanted", seen)
+	}
+}
+
+// TestMayRunRest holds mayRunRest, the pre-check's walk of the rest of a
+// base64 run judged at its first digit, to the loop it stands for: on
+// base64 runs (both alphabets, with and without '+', of many lengths)
+// with the credential examples and the words of the checks it repeats
+// (a command's, a prose key's, a digit token's shapes) glued inside them
+// or around them, the answer is the loop's.
+func TestMayRunRest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 14))
+	var inserts []string
+	for _, ex := range credentialExamples {
+		inserts = append(inserts, ex...)
+	}
+	inserts = append(inserts, "auth ", "6379> auth ", " passwd ", "password is ", "the API key is ", "%3D", "\\u003d", "u7801", "4/0A", "1//0", "ya29.",
+		"AKIA", "AIza", "eyJ", "sk-", "ghp_", "glpat-", "xoxb-", "SG.", "AC", "SK", "bearer", "Basic ", "-----BEGIN", "+", "/", "=", ":", "@", " ", "\"", "'")
+	enc := []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding}
+	runs, passed := 0, 0
+	for n := 0; n < 6000; n++ {
+		raw := make([]byte, 12+rng.IntN(300))
+		for k := range raw {
+			raw[k] = byte(rng.UintN(256))
+		}
+		b := []byte(enc[n%2].EncodeToString(raw))
+		for k := rng.IntN(4); k > 0; k-- {
+			w := inserts[rng.IntN(len(inserts))]
+			at := rng.IntN(len(b) + 1)
+			b = append(b[:at:at], append([]byte(w), b[at:]...)...)
+		}
+		if n%3 == 0 {
+			b = append([]byte("data:image/png;base64,"), b...)
+		}
+		got, want := MayHoldCredentialText(b), mayHoldByLoop(b)
+		if got != want {
+			t.Fatalf("MayHoldCredentialText(%q): %v, by the loop alone %v", b, got, want)
+		}
+		runs++
+		if want {
+			passed++
+		}
+	}
+	// Both answers were seen (the texts reach the checks of a run's rest).
+	if passed == 0 || passed == runs {
+		t.Fatalf("%d of %d texts pass: the examples do not test both answers", passed, runs)
+	}
+}
+
+// mayHoldByLoop is MayHoldCredentialText with the rest of each base64 run
+// walked by its loop, not by mayRunRest. (No test of the package runs in
+// parallel with another.)
+func mayHoldByLoop(b []byte) bool {
+	runRestOff = true
+	defer func() { runRestOff = false }()
+	return MayHoldCredentialText(b)
 }
