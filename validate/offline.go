@@ -376,6 +376,7 @@ func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h 
 	rd := newFileReader(f)
 	left := size - pos
 	s := &frameBuf{buf: make([]byte, 0, frameReadBuf), base: pos}
+	prefault(s.buf[:frameReadBuf]) // the first read writes all of it
 	s.fill = func(s *frameBuf) error {
 		s.compact()
 		switch {
