@@ -83,7 +83,7 @@ const utf8BOM = "\xef\xbb\xbf"
 // I/O error (a corrupt gzip stream is one, and so is a file cut shorter
 // while it is read); bad content becomes findings. A regular file (r an
 // *os.File) is read for a handler that judges each record before its call
-// returns (an Engine, one inline shard) by read(2) into one reused buffer
+// returns (an Engine, one inline shard) by pread(2) into one reused buffer
 // (readFramesFile, readLinesFile); for several shards, by a split
 // (framesplit.go, splitwalk.go: each shard reads by pread(2) and skims or
 // scans the chunks it takes, and judges its partitions' records of all),
@@ -95,7 +95,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 		opts.MaxLineBytes = 8 << 20
 	}
 	if f, ok := r.(*os.File); ok {
-		// A regular file is read by read(2) into one reused buffer for a
+		// A regular file is read by pread(2) into one reused buffer for a
 		// handler that judges each record before the next is read; for
 		// several shards by a split (framesplit.go, splitwalk.go), JSON
 		// lines for an ordered sink through a mapping (no copy out of
