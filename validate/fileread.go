@@ -6,8 +6,8 @@ import (
 	"syscall"
 )
 
-// fileReader reads a regular file by offset for a reader that has one
-// goroutine (readFramesFile, readLinesFile): what the page cache holds is
+// fileReader reads a regular file by offset, for one goroutine at a time
+// (readFramesFile, readLinesFile, a split's chunk slot): what the page cache holds is
 // read by a raw preadv2(RWF_NOWAIT) (fileread_linux.go), which the Go
 // scheduler does not see as a system call, and anything else (a page not
 // cached, which would wait for the disk; a kernel or file system without
@@ -36,7 +36,7 @@ type fileReader struct {
 	off   int64
 	n     int
 	errno syscall.Errno
-	call  func(fd uintptr) bool
+	call  func(fd uintptr)
 	// raws and waits count the reads made raw and by ReadAt (tests).
 	raws, waits int
 }
@@ -75,8 +75,11 @@ func (r *fileReader) read(b []byte, off int64) (int, error) {
 // cached makes one raw read; ok is false when it read nothing because it
 // would have waited (or cannot be made: then never again for this file).
 func (r *fileReader) cached(b []byte, off int64) (n int, ok bool) {
+	// Control, not Read: it holds a reference to the descriptor as
+	// ReadAt does, not its read lock, so that the readers of a split
+	// (one each) read the file at once.
 	r.b, r.off = b, off
-	err := r.raw.Read(r.call)
+	err := r.raw.Control(r.call)
 	r.b = nil
 	if err != nil {
 		r.raw = nil

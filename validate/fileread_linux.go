@@ -17,7 +17,7 @@ const rawReads = true
 
 // rawRead is the raw connection's callback: one preadv2 of r.b at r.off
 // that fails with EAGAIN rather than wait for the disk.
-func (r *fileReader) rawRead(fd uintptr) bool {
+func (r *fileReader) rawRead(fd uintptr) {
 	iov := unix.Iovec{Base: unsafe.SliceData(r.b)}
 	iov.SetLen(len(r.b))
 	lo, hi := uintptr(r.off), uintptr(uint64(r.off)>>(bits.UintSize-1)>>1)
@@ -27,6 +27,6 @@ func (r *fileReader) rawRead(fd uintptr) bool {
 			continue
 		}
 		r.n, r.errno = int(n), e
-		return true
+		return
 	}
 }
