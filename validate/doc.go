@@ -31,7 +31,7 @@
 //   - Live: the entrance for taps (any goroutine may Submit); it opens join
 //     windows, runs idle timeouts and drains at shutdown.
 //   - Read: offline readers for JSON-lines and frame files (gzip-compressed or
-//     not; a regular file is read by read(2) into a reused buffer with one
+//     not; a regular file is read by pread(2) into a reused buffer with one
 //     shard, and in pread(2) chunks split over the shards with several:
 //     splitwalk.go, framesplit.go; JSON lines for a record log, which needs
 //     the hand-off's order, through a mapping: walk.go), shared by `e2atap

@@ -17,7 +17,7 @@ import (
 
 // A sharded run reads a frame file by a split: the file is cut into
 // chunks of splitChunk bytes, and each chunk is read (pread(2) into a
-// buffer of its own) and skimmed by whichever shard takes it next (one
+// buffer of its own, by fileReader) and skimmed by whichever shard takes it next (one
 // whose core is shared with other processes takes fewer); every shard
 // then judges the frames of the partitions it owns, chunk after chunk, in
 // file order, wherever they were read (asking for its frames' cache
@@ -112,6 +112,7 @@ type chunkSlot struct {
 	lists       [][]chunkFrame // per shard, in file order
 	stop        string         // the frame.decode message of the frame at end, or ""
 	err         error          // reading it failed
+	rd          *fileReader    // reads the file for it (the shard that holds it)
 }
 
 const (
@@ -189,6 +190,7 @@ func (s *Sharded) readFramesSplit(f *os.File, name string, format Format, opts R
 	for i := range r.slots {
 		r.slots[i].lists = make([][]chunkFrame, r.n)
 		r.slots[i].chunk = -1
+		r.slots[i].rd = newFileReader(f)
 	}
 	r.ins = make([]splitIn, r.n)
 	for k, sh := range s.shards {
@@ -219,6 +221,9 @@ func (s *Sharded) readFramesSplit(f *os.File, name string, format Format, opts R
 	s.last.Store(last)
 	s.walking.Store(false)
 	s.splitBytes += r.read.Load()
+	for i := range r.slots {
+		s.splitRaws += r.slots[i].rd.raws
+	}
 	return last, err, true
 }
 
@@ -375,7 +380,7 @@ func (sl *chunkSlot) read(r *chunkSplit, start int64, want int) error {
 		sl.buf = make([]byte, max(want, splitChunk+splitSlack))
 	}
 	sl.base, sl.buf = start, sl.buf[:want]
-	return r.readAt(sl.buf, start)
+	return r.readAt(sl.rd, sl.buf, start)
 }
 
 // grow reads more of the file into sl, so that it holds at least need
@@ -393,17 +398,23 @@ func (sl *chunkSlot) grow(r *chunkSplit, at int64, need int) error {
 		sl.buf = nb
 	}
 	sl.buf = sl.buf[:n]
-	if err := r.readAt(sl.buf[have-sl.base:], have); err != nil {
+	if err := r.readAt(sl.rd, sl.buf[have-sl.base:], have); err != nil {
 		sl.buf = sl.buf[:have-sl.base] // nothing past what was read before
 		return err
 	}
 	return nil
 }
 
-// readAt reads b whole from the file at off: a short read is the file
-// shrinking while it was read.
-func (r *chunkSplit) readAt(b []byte, off int64) error {
-	n, err := r.f.ReadAt(b, off)
+// readAt reads b whole from the file at off by rd: a short read is the
+// file shrinking while it was read.
+func (r *chunkSplit) readAt(rd *fileReader, b []byte, off int64) error {
+	n := 0
+	var err error
+	for n < len(b) && err == nil {
+		var m int
+		m, err = rd.read(b[n:], off+int64(n))
+		n += m
+	}
 	r.read.Add(int64(n))
 	if n == len(b) {
 		return nil

@@ -100,7 +100,8 @@ func TestShardedSplitFramesSameAsOneShard(t *testing.T) {
 
 // TestShardedSplitFileOffset: a split leaves the file's offset where the
 // frames stopped (the undecodable frame, or the end), as a reader does,
-// and starts where the offset was.
+// and starts where the offset was; it reads the cached file by raw reads
+// where the kernel has them.
 func TestShardedSplitFileOffset(t *testing.T) {
 	defer func(c int) { splitChunk = c }(splitChunk)
 	splitChunk = 16 << 10
@@ -129,6 +130,9 @@ func TestShardedSplitFileOffset(t *testing.T) {
 	}
 	if s.mappedReads != 1 {
 		t.Fatalf("%d files split", s.mappedReads)
+	}
+	if s.splitRaws == 0 && rawReadable(t, f) {
+		t.Error("no read of the split was made raw (fileReader)")
 	}
 	at, _ := f.Seek(0, 1)
 	if at != bad {

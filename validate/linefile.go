@@ -10,7 +10,7 @@ import (
 	"github.com/e2atap/e2atap/frame"
 )
 
-// lineReadBuf is the size of the buffer a JSON-lines file is read into by read(2) for
+// lineReadBuf is the size of the buffer a JSON-lines file is read into for
 // a handler that judges each record before its call returns (the frame
 // reader's size, frameReadBuf, for the same reason: it stays in the L2
 // cache between the kernel's copy and the scan).
@@ -22,7 +22,8 @@ var lineReadBuf = 256 << 10
 const lineDecide = 256 << 10
 
 // readLinesFile reads the JSON lines of f, a regular file, from its offset
-// into one reused buffer by read(2), for a handler that judges each record
+// into one reused buffer by pread(2) (a raw one for what the page cache
+// holds: fileReader), for a handler that judges each record
 // before its call returns (an Engine, a run of one inline shard), with
 // readJSONL's rules (those of a mapped read: walker.lines). A line cut by
 // the buffer's end is moved to its front and read on; a longer one grows
@@ -45,6 +46,7 @@ func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h H
 	}
 	limit := opts.MaxLineBytes
 	buf := make([]byte, max(lineReadBuf, lineDecide))
+	prefault(buf) // the first read writes all of it
 	n, err := f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
 	if n == 0 || err != nil && !errors.Is(err, io.EOF) {
 		return 0, nil, false // read as before, which reports it
@@ -59,7 +61,10 @@ func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h H
 	if !mapsLines(b, true, limit) || left > 0 && !decidedIn(b, limit) {
 		return 0, nil, false
 	}
-	r := &lineFile{f: f, buf: buf, b: b, base: pos, left: left, name: name, opts: opts, h: h, idx: opts.Index}
+	// The file's offset stays where it was until the read ends (the
+	// deferred Seek): everything is read at an offset (fileReader), the
+	// next read at base+len(b).
+	r := &lineFile{rd: newFileReader(f), buf: buf, b: b, base: pos, left: left, name: name, opts: opts, h: h, idx: opts.Index}
 	skip := 0
 	if bytes.HasPrefix(b, []byte(utf8BOM)) {
 		skip = len(utf8BOM)
@@ -67,14 +72,8 @@ func readLinesFile(f *os.File, name string, format Format, opts ReadOptions, h H
 	if len(buf) > lineReadBuf {
 		// A test's small buffer: nothing of it read yet, the BOM skipped.
 		r.buf, r.b, r.base, r.left = make([]byte, lineReadBuf), nil, pos+int64(skip), size-pos-int64(skip)
-		if _, err := f.Seek(int64(skip), io.SeekCurrent); err != nil {
-			return opts.Index, err, true
-		}
 	} else {
 		r.off = skip
-		if _, err := f.Seek(int64(n), io.SeekCurrent); err != nil {
-			return opts.Index, err, true
-		}
 	}
 	if s, ok := h.(*Sharded); ok {
 		s.mappedReads++
@@ -117,7 +116,7 @@ func decidedIn(b []byte, limit int) bool {
 // from offset base, read up to off; left is what is still to be read of
 // the size the file had.
 type lineFile struct {
-	f    *os.File
+	rd   *fileReader
 	buf  []byte
 	b    []byte
 	base int64
@@ -151,7 +150,7 @@ func (r *lineFile) fill(want int) error {
 	r.base += int64(r.off)
 	r.off = 0
 	r.b = r.buf[:rest]
-	n, err := r.f.Read(r.buf[rest:cap(r.buf)][:min(int64(cap(r.buf)-rest), r.left)])
+	n, err := r.rd.read(r.buf[rest:cap(r.buf)][:min(int64(cap(r.buf)-rest), r.left)], r.base+int64(rest))
 	r.b = r.buf[:rest+n]
 	r.left -= int64(n)
 	switch {

@@ -83,7 +83,7 @@ const utf8BOM = "\xef\xbb\xbf"
 // I/O error (a corrupt gzip stream is one, and so is a file cut shorter
 // while it is read); bad content becomes findings. A regular file (r an
 // *os.File) is read for a handler that judges each record before its call
-// returns (an Engine, one inline shard) by read(2) into one reused buffer
+// returns (an Engine, one inline shard) by pread(2) into one reused buffer
 // (readFramesFile, readLinesFile); for several shards, by a split
 // (framesplit.go, splitwalk.go: each shard reads by pread(2) and skims or
 // scans the chunks it takes, and judges its partitions' records of all),
@@ -95,7 +95,7 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 		opts.MaxLineBytes = 8 << 20
 	}
 	if f, ok := r.(*os.File); ok {
-		// A regular file is read by read(2) into one reused buffer for a
+		// A regular file is read by pread(2) into one reused buffer for a
 		// handler that judges each record before the next is read; for
 		// several shards by a split (framesplit.go, splitwalk.go), JSON
 		// lines for an ordered sink through a mapping (no copy out of
@@ -342,14 +342,15 @@ func regularAt(f *os.File) (pos, size int64, there bool) {
 	return pos, st.Size(), true
 }
 
-// frameReadBuf is the buffer a frame file is read into by read(2) (it
+// frameReadBuf is the buffer a frame file is read into (it
 // grows for a larger frame, up to maxFrameBuffer, and shrinks back): it
 // stays in the CPU's L2 cache between the kernel's copy and the decoding.
 const frameReadBuf = 256 << 10
 
 // readFramesFile reads the frames of f, a regular file, from its offset
-// into one reused buffer by read(2), for a handler that judges each frame
-// before its call returns (an Engine, a run of one inline shard): ok is
+// into one reused buffer by pread(2) (a raw one for what the page cache
+// holds: fileReader), for a handler that judges each frame before its
+// call returns (an Engine, a run of one inline shard): ok is
 // false when f is not a regular file that holds frames there (format and
 // the first byte decide, as for a mapping), and nothing was read then.
 //
@@ -366,20 +367,16 @@ func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h 
 		return 0, nil, false
 	}
 	var head [len(utf8BOM)]byte
-	n, err := f.ReadAt(head[:min(int64(len(head)), size-pos)], pos)
+	n, _ := f.ReadAt(head[:min(int64(len(head)), size-pos)], pos)
 	if n == 0 || head[0] != frame.Magic || format != FormatFrames && bytes.HasPrefix(head[:n], []byte(utf8BOM)) {
 		return 0, nil, false
 	}
-	buf := make([]byte, frameReadBuf)
-	n, err = f.ReadAt(buf[:min(int64(len(buf)), size-pos)], pos)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return opts.Index, err, true
-	}
-	left := size - pos - int64(n)
-	s := &frameBuf{buf: buf[:n], base: pos, eof: left == 0}
-	if _, err := f.Seek(int64(n), io.SeekCurrent); err != nil {
-		return opts.Index, err, true
-	}
+	// The file's offset stays where it was until the read ends (the
+	// deferred Seek): everything is read at an offset (fileReader).
+	rd := newFileReader(f)
+	left := size - pos
+	s := &frameBuf{buf: make([]byte, 0, frameReadBuf), base: pos}
+	prefault(s.buf[:frameReadBuf]) // the first read writes all of it
 	s.fill = func(s *frameBuf) error {
 		s.compact()
 		switch {
@@ -393,7 +390,7 @@ func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h 
 			copy(nb, s.buf)
 			s.buf = nb
 		}
-		n, err := f.Read(s.buf[len(s.buf):cap(s.buf)][:min(int64(cap(s.buf)-len(s.buf)), left)])
+		n, err := rd.read(s.buf[len(s.buf):cap(s.buf)][:min(int64(cap(s.buf)-len(s.buf)), left)], s.base+int64(len(s.buf)))
 		s.buf = s.buf[:len(s.buf)+n]
 		left -= int64(n)
 		switch {
@@ -404,6 +401,9 @@ func readFramesFile(f *os.File, name string, format Format, opts ReadOptions, h 
 			return fmt.Errorf("%s: the file shrank while it was read (%d bytes short)", name, left)
 		}
 		return err
+	}
+	if err := s.fill(s); err != nil {
+		return opts.Index, err, true
 	}
 	defer func() {
 		_, _ = f.Seek(s.base+int64(s.off), io.SeekStart)

@@ -155,6 +155,7 @@ type Sharded struct {
 	splitHeld   int   // the most e2a.Records a split walk kept at once (their slots' pools)
 	splitFixes  int   // chunks of frame splits skimmed again (a wrong guess at their first frame)
 	splitBytes  int64 // bytes frame splits read
+	splitRaws   int   // reads of splits (frames, lines) made raw (fileReader)
 	mappedReads int   // files read in place (walk.go)
 	// tail: batches hold shardBatchItems>>tail items, fewer near the end
 	// of a mapped file (walker.nearEnd), so that little is left queued to

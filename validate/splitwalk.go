@@ -141,6 +141,7 @@ type splitWalk struct {
 	late   []e2a.Record   // per shard: where it scans a record its slot does not keep
 	heads  []splitHeadBuf // per shard: a headKey's buffers
 	counts [][]byte       // per shard: where it reads past a giant line's head
+	rds    []*fileReader  // per shard: how it reads the file
 	maxRec int            // Config.MaxRecordBytes
 	// The lines from pos to size: every line starts at pos or after a
 	// '\n'.
@@ -205,7 +206,7 @@ func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts Re
 	sw := &splitWalk{s: s, f: f, name: name, opts: opts, who: make([]uint8, s.parts),
 		slots: make([]splitSlot, splitRing), wake: newSpinWake(k),
 		caches: make([]e2a.Record, k), late: make([]e2a.Record, k), heads: make([]splitHeadBuf, k),
-		counts: make([][]byte, k), maxRec: s.shards[0].eng.cfg.MaxRecordBytes, pos: pos, size: size, cut: pos,
+		counts: make([][]byte, k), rds: make([]*fileReader, k), maxRec: s.shards[0].eng.cfg.MaxRecordBytes, pos: pos, size: size, cut: pos,
 		lines: make([]int64, k), idxTotal: make([]int64, k)}
 	sw.chunks.Store(-1)
 	// The first part read says how long the lines are.
@@ -248,6 +249,11 @@ func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts Re
 		sh.eng.hint = partHint{}
 	}
 	s.splitHeld = max(s.splitHeld, held)
+	for _, rd := range sw.rds {
+		if rd != nil {
+			s.splitRaws += rd.raws
+		}
+	}
 	last = opts.Index + uint64(sw.idxTotal[0])
 	// The file's offset is then past what was read, as after a mapped
 	// read.
@@ -339,7 +345,7 @@ func (sw *splitWalk) claim() (c, from, to int64, ok bool) {
 }
 
 // read fills sl.buf with n bytes of the file from off.
-func (sw *splitWalk) read(sl *splitSlot, off int64, n int) error {
+func (sw *splitWalk) read(k int, sl *splitSlot, off int64, n int) error {
 	if cap(sl.buf) > 4*(splitChunkBytes+splitLineSlack) {
 		sl.buf = nil // a long line has passed: give its buffer back
 	}
@@ -347,12 +353,12 @@ func (sw *splitWalk) read(sl *splitSlot, off int64, n int) error {
 		sl.buf = make([]byte, max(n, splitChunkBytes+splitLineSlack))
 	}
 	sl.base, sl.buf = off, sl.buf[:n]
-	return sw.readAt(sl.buf, off)
+	return sw.readAt(k, sl.buf, off)
 }
 
 // grow reads more of the file into sl.buf (no record of it scanned yet):
 // up to n more bytes, fewer at the end of the file.
-func (sw *splitWalk) grow(sl *splitSlot, n int) error {
+func (sw *splitWalk) grow(k int, sl *splitSlot, n int) error {
 	have := len(sl.buf)
 	n = int(min(int64(n), sw.size-sl.base-int64(have)))
 	if have+n > cap(sl.buf) {
@@ -361,17 +367,26 @@ func (sw *splitWalk) grow(sl *splitSlot, n int) error {
 		sl.buf = nb
 	}
 	sl.buf = sl.buf[:have+n]
-	if err := sw.readAt(sl.buf[have:], sl.base+int64(have)); err != nil {
+	if err := sw.readAt(k, sl.buf[have:], sl.base+int64(have)); err != nil {
 		sl.buf = sl.buf[:have]
 		return err
 	}
 	return nil
 }
 
-// readAt reads b whole from the file at off: a short read is the file
-// shrinking while it was read.
-func (sw *splitWalk) readAt(b []byte, off int64) error {
-	n, err := sw.f.ReadAt(b, off)
+// readAt reads b whole from the file at off, by shard k's fileReader: a
+// short read is the file shrinking while it was read.
+func (sw *splitWalk) readAt(k int, b []byte, off int64) error {
+	if sw.rds[k] == nil {
+		sw.rds[k] = newFileReader(sw.f)
+	}
+	n := 0
+	var err error
+	for n < len(b) && err == nil {
+		var m int
+		m, err = sw.rds[k].read(b[n:], off+int64(n))
+		n += m
+	}
 	if n == len(b) {
 		return nil
 	}
@@ -392,7 +407,7 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		lead = 0
 	}
 	at := from - lead
-	if sl.err = sw.read(sl, at, int(min(sw.size, to+splitLineSlack)-at)); sl.err != nil {
+	if sl.err = sw.read(k, sl, at, int(min(sw.size, to+splitLineSlack)-at)); sl.err != nil {
 		return
 	}
 	buf := sl.buf
@@ -426,7 +441,7 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 				giant = have - off + int(n)
 				break
 			}
-			if sl.err = sw.grow(sl, min(max(have-off, splitLineSlack), lineMax-(have-off))); sl.err != nil {
+			if sl.err = sw.grow(k, sl, min(max(have-off, splitLineSlack), lineMax-(have-off))); sl.err != nil {
 				return
 			}
 			buf = sl.buf
@@ -535,7 +550,7 @@ func (sw *splitWalk) skipLine(k int, off int64) (int64, error) {
 	var n int64
 	for off < sw.size {
 		piece := b[:min(int64(len(b)), sw.size-off)]
-		if err := sw.readAt(piece, off); err != nil {
+		if err := sw.readAt(k, piece, off); err != nil {
 			return n, err
 		}
 		if nl := bytes.IndexByte(piece, '\n'); nl >= 0 {

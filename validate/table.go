@@ -233,6 +233,7 @@ func (t *table) newSlots(n int) []uint32 {
 	if b == nil {
 		return nil
 	}
+	prefault(b) // probed at once, and filled at a load of 3/5 or more
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
 }
 
@@ -368,6 +369,7 @@ func (t *table) room(i int32) bool {
 		if b == nil {
 			return false
 		}
+		prefault(b[:1]) // its first state is written now
 		t.segs = append(t.segs, unsafe.Slice((*stream)(unsafe.Pointer(&b[0])), segSize)[:0])
 	}
 	if sg := t.segs[seg]; off >= len(sg) {
@@ -393,6 +395,8 @@ func (t *table) store(key []byte) (uint32, bool) {
 			b, t.spare = t.spare[n-1], t.spare[:n-1]
 		} else if b = t.mem.alloc(arenaChunk, false); b == nil {
 			return 0, false
+		} else {
+			prefault(b[:1]) // key is stored there now
 		}
 		t.arena = append(t.arena, b[:0])
 		c++

@@ -46,8 +46,16 @@ func newTombSet(n int) tombSet {
 	if b := bits.Len(uint(n)); b < 32 {
 		m = 1<<b - 1
 	}
-	return tombSet{ring: make([]uint64, n), idx: make([]uint32, minTombs), placeMask: m}
+	t := tombSet{ring: make([]uint64, n), idx: make([]uint32, minTombs), placeMask: m}
+	// The ring is written from its start, place after place.
+	k := min(n, tombPrefault)
+	prefault(asBytes(t.ring[:k:k]))
+	return t
 }
+
+// tombPrefault is how much of a tombstone ring is prefaulted when it is
+// made (64 KiB): the default's (1 << 16 over 61 partitions) whole.
+const tombPrefault = 8 << 10
 
 // tag is the tag of hash h in an index entry.
 func (t *tombSet) tag(h uint64) uint32 { return uint32(h>>32) &^ t.placeMask }
@@ -94,6 +102,9 @@ func (t *tombSet) place(h uint64, r int) {
 	if t.live*2 > len(t.idx) {
 		old := t.idx
 		t.idx = make([]uint32, 2*len(old))
+		if len(t.idx) >= 512 {
+			prefault(asBytes(t.idx)) // its own pages: written all over now
+		}
 		for _, v := range old {
 			if v != 0 {
 				q := t.home(t.ring[t.at(v)])

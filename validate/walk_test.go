@@ -896,7 +896,8 @@ func FuzzSplitWalk(f *testing.F) {
 // TestSplitWalkHoldsFewRecords: a split walk keeps at most splitChunkLines
 // scanned records a chunk, however short the lines (a chunk of 32 kB of
 // lines of 30 bytes would keep a thousand records of 1.7 kB each), and
-// judges them as one shard does.
+// judges them as one shard does; it reads the cached file by raw reads
+// where the kernel has them (fileReader).
 func TestSplitWalkHoldsFewRecords(t *testing.T) {
 	vc := smallPartitions(t, 512)
 	var b bytes.Buffer
@@ -919,10 +920,14 @@ func TestSplitWalkHoldsFewRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = Read(f, "short.jsonl", FormatAuto, opts, s)
+		raw := rawReadable(t, f)
 		f.Close()
 		s.Finish(ReasonEOF, &Input{})
 		if err != nil || s.splitReads != 1 {
 			t.Fatalf("%d shards: %v, %d split walks", n, err, s.splitReads)
+		}
+		if s.splitRaws == 0 && raw {
+			t.Errorf("%d shards: no read of the split walk was made raw (fileReader)", n)
 		}
 		if max := splitRing * splitChunkLines; s.splitHeld == 0 || s.splitHeld > max {
 			t.Errorf("%d shards: %d records held at once, want 1 to %d", n, s.splitHeld, max)
