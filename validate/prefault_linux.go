@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 var (
@@ -16,6 +14,11 @@ var (
 	// noPrefault: the kernel has no MADV_POPULATE_WRITE (before 5.14).
 	noPrefault atomic.Bool
 )
+
+// madvPopulateWrite is madvise's MADV_POPULATE_WRITE (Linux 5.14), which
+// the standard library's syscall tables predate; the package takes the
+// standard library alone (internal/layers).
+const madvPopulateWrite = 23
 
 // prefault backs the pages b spans (whole pages: b's own, and of its
 // first and last page the rest) at once, in one system call, where they
@@ -35,7 +38,7 @@ func prefault(b []byte) {
 	}
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	start, end := p&^(pageSize-1), (p+uintptr(len(b))+pageSize-1)&^(pageSize-1)
-	if _, _, e := syscall.RawSyscall(syscall.SYS_MADVISE, start, end-start, unix.MADV_POPULATE_WRITE); e == syscall.EINVAL {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_MADVISE, start, end-start, madvPopulateWrite); e == syscall.EINVAL {
 		noPrefault.Store(true)
 	}
 }
