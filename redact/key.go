@@ -395,6 +395,7 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"ygen",           // ssh-keygen -N '<passphrase>' (toolFlag; "ke" pairs fill text)
 	"hpass",          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
 	"7z",             // 7-Zip's 7z a -p<pw> (shortFlag)
+	"mongo",          // MongoDB's shells and tools: mongosh -u <user> -p <pw> (shortFlag; mongoTools)
 	"add-mask",       // GitHub Actions' ::add-mask::<secret> (addMask)
 	"openssl",        // openssl enc -k <pw> (toolFlag)
 	"lftp",           // lftp -u user,<pw> (toolFlag)

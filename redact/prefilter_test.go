@@ -30,7 +30,7 @@ var credentialExamples = map[Kind][]string{
 	KindPrivateKey: {"Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQABAAAB", pemKey, "here " + pemKey + " there", strings.ReplaceAll(pemKey, "\n", `\n`)},
 	KindCookie:     {"Cookie: sid=31d4d96e407aad42; lang=en", "Set-Cookie: id=a3fWa; Secure", "cookies=a"},
 	KindKeyValue: {"6379> auth Kqz9pwmvt", "wandb login a1b2c3d4e5f6", "set -gx API_KEY Kqz9pwmvt", `server.login(u, "Kqz9pwmvt")`,
-		"xfreerdp /p:Kqzpwmvt", "echo 'bob:Kqz9pwmvt' | chpasswd", "q=6379%3E+auth+Kqz9pwmvt", "q=echo+Kqz9pwmvt+%7C+sudo+-S+id",
+		"xfreerdp /p:Kqzpwmvt", "echo 'bob:Kqz9pwmvt' | chpasswd", "mongosh -p Kqz9pwmvt", "mongo -p A0", "q=6379%3E+auth+Kqz9pwmvt", "q=echo+Kqz9pwmvt+%7C+sudo+-S+id",
 		"数据库密码：Zq7mK2pLx9Vw", "访问令牌为 t0kZ9pQm3Lx8", "비밀번호: Zq7mK2pL", "password：Zq7mK2pL", "auth+Kqz9pwmvt}=AbCdEfGhIjKlMnOpQrStUv", "password=hunter2", "q=password%3Dhunter2%26x", "token%3Dabc", `{\\\"api_key\\\":\\\"v\\\"}`, "api_key: AbC123", "pwd = 'x y'", `{\"password\":\"p@ss w0rd\"}`, "token=abc",
 		"/cb#access_token=tok-123&state=1", "aws_secret_access_key=" + "wJalrXUtnFEMI", "AccountKey=Zm9v==", "api_key_ref=vault://k",
 		"x@b.secretary_sig=v", "my.passphrase: v", "client_secret='v'", "auth=v", "sig=v", "credentials: v", "CSRFToken=v",
