@@ -16,7 +16,7 @@ import (
 )
 
 // TestNATSOutageLongerThanIdleTimeout: e2atap run taps a nats-server that
-// is shut down for 3 s, three idle timeouts, while an E2A stream is open,
+// is shut down for three idle timeouts (6 s), while an E2A stream is open,
 // and comes back on the same port; the stream's publisher goes on after
 // it. Before, the stream went idle during the outage (e2a.missing_final)
 // and each of its records read after the reconnect was e2a.after_final:
@@ -27,7 +27,11 @@ import (
 // published after the reconnect.
 func TestNATSOutageLongerThanIdleTimeout(t *testing.T) {
 	t.Parallel() // waits more than it computes: main_test.go
-	srv, port, url, listen, findings, cmd := natsOutageRun(t)
+	// An idle timeout of 2 s, not less: the stream must not go idle
+	// between its first records being judged and the broker's shutdown
+	// (on a loaded machine the poll's scrape took more than 1 s).
+	const idle = 2 * time.Second
+	srv, port, url, listen, findings, cmd := natsOutageRun(t, idle)
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +54,7 @@ func TestNATSOutageLongerThanIdleTimeout(t *testing.T) {
 	})
 	srv.Shutdown()
 	srv.WaitForShutdown()
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * idle)
 	srv = startNATS(t, port)
 	pollUntil(t, "the tap's subscription again", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
 	pollUntil(t, "the publisher's reconnect", 20*time.Second, nc.IsConnected)
@@ -136,7 +140,12 @@ outputs:
 // reconnect: a stream touched by a loss gets no missing_final (RULES.md).
 func TestNATSOutageThenSilenceIsNoMissingFinal(t *testing.T) {
 	t.Parallel() // waits more than it computes: main_test.go
-	srv, port, url, listen, findings, cmd := natsOutageRun(t)
+	// An idle timeout of 3 s: the stream must not go idle between its
+	// records being judged and the broker's shutdown, which on a loaded
+	// machine (the poll's scrape) took more than 1 s (the stream was then
+	// rightly e2a.missing_final before any outage).
+	const idle = 3 * time.Second
+	srv, port, url, listen, findings, cmd := natsOutageRun(t, idle)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +166,7 @@ func TestNATSOutageThenSilenceIsNoMissingFinal(t *testing.T) {
 	srv.WaitForShutdown()
 	srv = startNATS(t, port)
 	pollUntil(t, "the tap's subscription again", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
-	time.Sleep(4 * time.Second) // idle_timeout after the hold's extra one, and more
+	time.Sleep(2*idle + 2*time.Second) // idle_timeout after the hold's extra one, and more
 	stopProcess(t, cmd)
 	if got := findingSet(t, findings); len(got) != 0 {
 		t.Errorf("findings %v, want none: the stream's rest was lost in the outage", got)
@@ -165,9 +174,9 @@ func TestNATSOutageThenSilenceIsNoMissingFinal(t *testing.T) {
 }
 
 // natsOutageRun starts a nats-server on a port it can be started on again
-// and e2atap run tapping it (idle_timeout 1s, no join window), and waits
+// and e2atap run tapping it (idle_timeout idle, no join window), and waits
 // for the tap's subscription.
-func natsOutageRun(t *testing.T) (srv *server.Server, port int, url, listen, findings string, cmd *exec.Cmd) {
+func natsOutageRun(t *testing.T, idle time.Duration) (srv *server.Server, port int, url, listen, findings string, cmd *exec.Cmd) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("process-level test")
@@ -186,12 +195,12 @@ func natsOutageRun(t *testing.T) (srv *server.Server, port int, url, listen, fin
 	cfgPath := filepath.Join(dir, "e2atap.yaml")
 	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`profile: jiuwenswarm
 listen: %s
-streams: {idle_timeout: 1s, join_window: 0s}
+streams: {idle_timeout: %s, join_window: 0s}
 taps:
   - {name: mesh, type: nats, url: %q, subjects: ["e2a.>"]}
 outputs:
   findings: {path: %q}
-`, listen, url, findings)), 0o644)
+`, listen, idle, url, findings)), 0o644)
 	cmd = startProcess(t, cfgPath)
 	waitReady(t, listen)
 	pollUntil(t, "the tap's subscription", 20*time.Second, func() bool { return subscribed(srv, "e2a.>") })
