@@ -382,7 +382,7 @@ func b64MayDecode(r []byte) bool {
 			continue
 		}
 		for _, w := range t.groups[g-1] {
-			if !at(r, p, w.w) {
+			if w.exact && !at(r, p, w.w) || !w.exact && !atFold(r, p, w.w) {
 				continue
 			}
 			if len(w.w) > 3 || b64DecodesAt(r, p) {
