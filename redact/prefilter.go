@@ -353,8 +353,111 @@ func b64Candidate(s []byte, i int) (start, end int, hex, ok bool) {
 	if hex = allHex(s[x:y]); hex && hexFreeB64 {
 		return x, y, true, false // a hash, a UUID, a hex id: no encoded prefix fits
 	}
-	return x, y, hex, anyB64Word(s[x:y])
+	return x, y, hex, anyB64Word(s[x:y]) && b64MayDecode(s[x:y])
 }
+
+// b64MayDecode is the gate of b64Candidate after anyB64Word: whether the
+// run r of the base64 alphabets may hold an encoded token. A word of
+// b64Table longer than three characters passes; one of three ("V5S",
+// "leU", "NrL", "zay": "eyJ" and "sk-" one or two bytes into a group),
+// which random base64 holds about once in 80 runs of 800 characters
+// (194 of 16,444 base64 deltas, each then searched whole by Find, which
+// decoded the run at its four alignments and scanned each), passes only
+// where the run decoded around it, at one of the four alignments, holds a
+// token prefix followed by b64Follow bytes of text (decodedPrefix). Every
+// match of a tokenKind that b64state.check reports holds its prefix and
+// goes on past it in such bytes (a JWT's header, a key's body, a PEM
+// block's label), and its encoded prefix holds a word of b64Table at the
+// group where the prefix starts or the next one; a decoding from a later
+// start in the run (find from a later from) is a part of one of the four
+// from a group's start on.
+func b64MayDecode(r []byte) bool {
+	t := b64Table
+	for p := 0; p+1 < len(r); p++ {
+		if !t.first[r[p]] {
+			continue
+		}
+		g := t.pair[r[p]][r[p+1]]
+		if g == 0 {
+			continue
+		}
+		for _, w := range t.groups[g-1] {
+			if w.exact && !at(r, p, w.w) || !w.exact && !atFold(r, p, w.w) {
+				continue
+			}
+			if len(w.w) > 3 || b64DecodesAt(r, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// b64DecodesAt reports whether r, decoded at one of the four alignments
+// from the group before the one that holds r[p] (or from that group when
+// there is none before it), over b64Window characters or to the run's
+// end, holds a token prefix followed by b64Follow bytes of text.
+func b64DecodesAt(r []byte, p int) bool {
+	var buf [maxB64 / 4 * 3]byte
+	for g := p - 3; g <= p; g++ {
+		if g < 0 {
+			continue
+		}
+		x := g
+		if g >= 4 {
+			x = g - 4
+		}
+		n := decodeB64(&buf, r[x:min(len(r), x+b64Window)])
+		if decodedPrefix(buf[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+// b64Window is how many characters b64DecodesAt decodes: a group before
+// the needle's, and room for the longest token prefix and b64Follow
+// bytes after it.
+const b64Window = 32
+
+// b64Follow is how many bytes after a token prefix b64MayDecode wants
+// (printable ASCII or white space): every token shape has more than this
+// after its prefix.
+const b64Follow = 3
+
+// decodedPrefix reports a token prefix in d followed by b64Follow bytes
+// that are printable ASCII or white space.
+func decodedPrefix(d []byte) bool {
+	for i := 0; i+b64Follow < len(d); i++ {
+		if !tokenPrefixFirst[d[i]] {
+			continue
+		}
+		for _, p := range tokenPrefixes {
+			if at(d, i, p) && i+len(p)+b64Follow <= len(d) && textBytes(d[i+len(p):i+len(p)+b64Follow]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// textBytes reports whether b holds only printable ASCII and white space.
+func textBytes(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' || c == '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenPrefixFirst marks the first bytes of tokenPrefixes.
+var tokenPrefixFirst = func() (t [256]bool) {
+	for _, p := range tokenPrefixes {
+		t[p[0]] = true
+	}
+	return t
+}()
 
 // hexRunRest is where MayHoldCredentialText goes on in the run s[x:y]
 // of the base64 alphabets, made only of hex digits and '-', after the
