@@ -1315,6 +1315,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	for j > from && j > i-4 && (s[j-1] == ' ' || encoded && s[j-1] == '+') {
 		j--
 	}
+	if encoded && j == i && j-3 >= from && at(s, j-3, "%20") {
+		j -= 3 // "API%20key%20%3A%20…"
+	}
 	if j-2 > from && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') && s[i] == '=' && i+1 < len(s) && s[i+1] == '>' {
 		j-- // PHP's var_dump: ["password"]=>
 	} else if encoded && v == i+6 && j-6 >= from && atFold(s, j-3, "%5d") && (atFold(s, j-6, "%22") || atFold(s, j-6, "%27")) {
@@ -1404,6 +1407,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	// quote, or (unquoted) to a delimiter.
 	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t' || encoded && s[v] == '+') {
 		v++
+	}
+	if encoded && v-i <= 3 && at(s, v, "%20") {
+		v += 3 // "API%20key%3A%20<key>"
 	}
 	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
 		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"

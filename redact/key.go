@@ -580,11 +580,18 @@ var keyLabels = []string{"api", "secret", "private", "access", "signing", "encry
 // letter or digit, a JSON escape ("\nAPI key: …", also URL-encoded) or
 // a URL-encoded byte ("%22API+key%3A…").
 func spacedKey(s []byte, from, j int) bool {
-	if j-2 < from || s[j-1] != ' ' && s[j-1] != '+' || !atFold(s, j, "key") {
+	if j-2 < from || !atFold(s, j, "key") {
 		return false
 	}
+	sp := 1
+	if s[j-1] != ' ' && s[j-1] != '+' {
+		if j-4 < from || !at(s, j-3, "%20") {
+			return false
+		}
+		sp = 3 // "API%20key%3A%20…" (encodeURIComponent, Python's quote)
+	}
 	for _, l := range keyLabels {
-		w := j - 1 - len(l)
+		w := j - sp - len(l)
 		if w < from || !atFold(s, w, l) {
 			continue
 		}

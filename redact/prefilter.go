@@ -542,6 +542,9 @@ func keyBefore(s []byte, i int) bool {
 	for j > 0 && j > i-4 && (s[j-1] == ' ' || s[j-1] == '+') {
 		j--
 	}
+	if j == i && j >= 3 && s[j-3] == '%' && s[j-2] == '2' && s[j-1] == '0' {
+		j -= 3 // "API%20key%20%3A" (keyValue)
+	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
 		j--
 		for n := 0; n < 7 && j > 0 && s[j-1] == '\\'; n++ {
@@ -559,6 +562,9 @@ func keyBefore(s []byte, i int) bool {
 	}
 	if ke-j == 3 && s[j]|0x20 == 'k' && spacedKey(s, 0, j) {
 		return true
+	}
+	if ke-j >= 5 && ke-6 >= 0 && s[ke-6] == '%' && s[ke-3]|0x20 == 'k' && spacedKey(s, 0, ke-3) {
+		return true // "API%20key%3A" (the run holds the escape's "20")
 	}
 	if ke-j < 3 || !lettersInRow(s[j:ke], minSpecialLetters) {
 		return false
