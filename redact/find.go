@@ -256,6 +256,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				if m, ok := expectGlob(s, from, i); ok {
 					return m, true // expect "*assword*" / send "<pw>\r"
 				}
+				if m, ok := passwdWord(s, from, i); ok {
+					return m, true // openssl passwd <pw>, mkpasswd <pw>
+				}
 			}
 		case a&aCJK != 0:
 			if m, ok := cjkPair(s, from, i); ok {
@@ -1692,15 +1695,17 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 // also in braces), "child.sendline('<pw>')" (pexpect), without its
 // "\r" or "\n"; a variable ("$pw") is none.
 func expectSend(s []byte, p int) (Match, bool) {
+	brace := false
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t' || s[p] == '{' || s[p] == ')') {
+		brace = brace || s[p] == '{'
 		p++
 	}
 	n := lineEndAt(s, p)
 	if n == 0 && p < len(s) && s[p] == ';' {
 		n = 1 // Tcl's commands on one line: expect -c '…; expect "password:"; send "<pw>\r"'
 	}
-	if n == 0 {
-		return Match{}, false
+	if n == 0 && !brace {
+		return Match{}, false // (a pattern's action in braces: "{ send … }" on its line)
 	}
 	p += n
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
@@ -1736,8 +1741,8 @@ func expectSend(s []byte, p int) (Match, bool) {
 		return Match{}, false
 	}
 	for _, end := range []string{`\\r`, `\\n`, `\r`, `\n`} {
-		if e-len(end) > a && at(s, e-len(end), end) {
-			e -= len(end)
+		if e-len(end) >= a && at(s, e-len(end), end) {
+			e -= len(end) // (send "\r" alone sends no password: none)
 			break
 		}
 	}

@@ -27,3 +27,57 @@ func TestSweep15PctProse(t *testing.T) {
 		"state=q%3Dthe%2Bpassword%2Bis%2Bexpired&x=1",
 	})
 }
+
+// TestSweep15PasswdNoFlag: "openssl passwd <pw>" and "mkpasswd <pw>" with
+// no flag before the password, and "useradd -p <pw>" / "usermod -p <pw>"
+// with a password given as it is (no crypt hash): printed, or masked
+// with no finding where nothing else in the record passed the pre-check.
+func TestSweep15PasswdNoFlag(t *testing.T) {
+	const pw = "SunnyMeadowBrook"
+	checkSweep7(t, []sweep7Form{
+		{"openssl passwd " + pw, pw, false},
+		{"$ openssl passwd '" + pw + "'\n$1$abc", pw, false},
+		{"mkpasswd " + pw, pw, false},
+		{"mkpasswd '" + pw + "' Xq3v9LmT", pw, false},
+		{"sudo useradd -m -p " + pw + " deploy", pw, false},
+		{"usermod -p '" + pw + "' bob", pw, false},
+		{`{"cmd": "useradd -p \"` + pw + `\" ci"}`, pw, false},
+	}, true, []string{
+		"openssl passwd",
+		"openssl passwd $PW",
+		"mkpasswd $PW",
+		"openssl passwd < pw.txt",
+		"mkpasswd | tee out",
+		"usermod -p \"$HASH\" bob",
+		"usermod -p '!' bob",
+		"usermod -p '*' bob",
+		"useradd -p x bob",
+		"man mkpasswd",
+		"openssl passwd -help",
+	})
+}
+
+// TestSweep15ExpectGlob: what an expect script sends after a prompt
+// given as a glob ("*assword*") was masked with no finding (Find's 'w'
+// anchor only; the pre-check has it now), and in expect's brace form
+// (`expect { "*assword*" { send "<pw>\r" } }`, on one line or several)
+// it was printed.
+func TestSweep15ExpectGlob(t *testing.T) {
+	const pw = "SunnyMeadowBrook"
+	checkSweep7(t, []sweep7Form{
+		{"spawn passwd bob\nexpect \"*assword*\"\nsend \"" + pw + "\\r\"\nexpect eof", pw, false},
+		{"expect \"Password*\"\nsend -- \"" + pw + "\\r\"", pw, false},
+		{"expect -re \"assword\"\nsend \"" + pw + "\\r\"", pw, false},
+		{`{"script": "spawn ssh bob@web1\nexpect \"*assword*\"\nsend \"` + pw + `\\r\"\ninteract"}`, pw, false},
+		{"expect { \"*assword*\" { send \"" + pw + "\\r\" } }", pw, false},
+		{"spawn ssh bob@web1\nexpect {\n    \"*assword*\" { send \"" + pw + "\\r\"; exp_continue }\n    eof\n}", pw, false},
+		{"expect {\n  -re \"assword\" {\n    send \"" + pw + "\\r\"\n  }\n}", pw, false},
+	}, false, []string{
+		"expect \"*assword*\"\nsend \"$pw\\r\"",
+		"expect \"*assword*\"\ninteract",
+		"expect { \"*assword*\" { send \"$env(PW)\\r\" } }",
+		"expect { \"*assword*\" { exit 1 } }",
+		"expect { \"*assword*\" { send \"\\r\" } }",
+		"the password was sent as \"*assword*\" in the log",
+	})
+}

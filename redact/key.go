@@ -417,6 +417,11 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
 	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
 
+// holdNeedles are MayHoldCredential's needles of shapes no other needle
+// names and no tail needs kept for: expect's glob prompt ("*assword*",
+// then send "<pw>\r": expectGlob; no "pass" in it).
+var holdNeedles = []string{"assword"}
+
 // (needleTable is in tables_gen.go.)
 
 // vendorNeedles are the prefixes of KindVendorToken (compared

@@ -160,7 +160,7 @@ var needleTable = &pairTable{
 		{{"user", false}},
 		{{"honeycomb", false}},
 		{{"akia", false}, {"akid", false}, {"AKCp", true}},
-		{{"asia", false}},
+		{{"asia", false}, {"assword", false}},
 		{{"abia", false}},
 		{{"acca", false}, {"AC0", true}, {"AC1", true}, {"AC2", true}, {"AC3", true}, {"AC4", true}, {"AC5", true}, {"AC6", true}, {"AC7", true}, {"AC8", true}, {"AC9", true}, {"ACa", true}, {"ACb", true}, {"ACc", true}, {"ACd", true}, {"ACe", true}, {"ACf", true}},
 		{{"aiza", false}, {"aio_", false}},
