@@ -81,3 +81,22 @@ func TestSweep15ExpectGlob(t *testing.T) {
 		"the password was sent as \"*assword*\" in the log",
 	})
 }
+
+// TestSweep15MongoshJSON: MongoDB's shells' "-p <pw>" after a quoted URL
+// in JSON text ("mongosh \"mongodb://…\" -u admin -p <pw>"), and in JSON
+// text held in a string: the walk back to the command stopped at the
+// escaped quote, and the password was printed.
+func TestSweep15MongoshJSON(t *testing.T) {
+	const pw = "SunnyMeadowBrook"
+	checkSweep7(t, []sweep7Form{
+		{`{"cmd":"mongosh \"mongodb://db:27017\" -u admin -p ` + pw + `"}`, pw, false},
+		{`{"out":"{\"cmd\":\"mongosh \\\"mongodb://db:27017/app\\\" -u admin -p ` + pw + `\"}"}`, pw, false},
+		{`{"cmd":"mongodump --uri \"mongodb://db:27017\" --out \"/srv/dump\" -u backup -p '` + pw + `'"}`, pw, false},
+	}, false, []string{
+		`{"cmd":"mongosh \"mongodb://db:27017\" -p 27017"}`,
+		`{"cmd":"mongosh \"mongodb://db:27017\" -u admin -p \"$MONGO_PW\""}`,
+		`{"cmd":"echo \"mongodb://db\" && docker run -p 8080:80 nginx"}`,
+		`{"msg":"run \"mongosh\" then -p ` + pw + `"}`,
+		`{"cmd":"ssh \"deploy@web1\" -p 2222"}`,
+	})
+}
