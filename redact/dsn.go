@@ -407,7 +407,7 @@ func lineNames(s []byte, _, i int, form bool, tools []string) bool {
 			}
 			q := s[b-1-nb : b]
 			if o := bytes.LastIndex(s[from:b-1-nb], q); o > 0 && (s[from+o-1] == ' ' || s[from+o-1] == '\t' || form && s[from+o-1] == '+') &&
-				bytes.IndexByte(s[from+o:b-1-nb], '\n') < 0 && bytes.Index(s[from+o+len(q):b-1-nb], []byte(`\n`)) < 0 && i-(from+o) < 256 {
+				bytes.IndexByte(s[from+o:b-1-nb], '\n') < 0 && !bytes.Contains(s[from+o+len(q):b-1-nb], []byte(`\n`)) && i-(from+o) < 256 {
 				b = from + o
 				continue
 			}
