@@ -89,6 +89,8 @@ func cmdPctWord(s []byte) bool {
 					return true // setPasswordFor's " = " (formShapes)
 				case c == ' ' && k+3 < len(s) && s[k+2] == '-' && is(s[k+3], cLower|cUpper|cDash):
 					return true // a flag after an encoded space, "%20-p" (pctFlag)
+				case (c == '"' || c == '*') && (atFold(s, k+2, "assword") || atFold(s, k+2, "password")):
+					return true // expect's prompt, "%22%2Aassword%2A%22" (formShapes' 'w': expectGlob)
 				case (c == ' ' || c == '+') && (atFold(s, k+2, "is%2") || atFold(s, k+2, "was%2")):
 					// A copula between encoded spaces, "password%20is%20<pw>"
 					// or encoded twice, "password%2Bis%2B<pw>" (proseValue,

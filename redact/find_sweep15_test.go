@@ -42,6 +42,9 @@ func TestSweep15PasswdNoFlag(t *testing.T) {
 		{"sudo useradd -m -p " + pw + " deploy", pw, false},
 		{"usermod -p '" + pw + "' bob", pw, false},
 		{`{"cmd": "useradd -p \"` + pw + `\" ci"}`, pw, false},
+		{"$ uptime\nmkpasswd " + pw, pw, false},
+		{"$ id\nopenssl passwd " + pw, pw, false},
+		{"GET /api/exec?cmd=sudo+usermod+-p+%27" + pw + "%27+bob HTTP/1.1", pw, false},
 	}, true, []string{
 		"openssl passwd",
 		"openssl passwd $PW",
@@ -72,7 +75,7 @@ func TestSweep15ExpectGlob(t *testing.T) {
 		{"expect { \"*assword*\" { send \"" + pw + "\\r\" } }", pw, false},
 		{"spawn ssh bob@web1\nexpect {\n    \"*assword*\" { send \"" + pw + "\\r\"; exp_continue }\n    eof\n}", pw, false},
 		{"expect {\n  -re \"assword\" {\n    send \"" + pw + "\\r\"\n  }\n}", pw, false},
-	}, false, []string{
+	}, true, []string{
 		"expect \"*assword*\"\nsend \"$pw\\r\"",
 		"expect \"*assword*\"\ninteract",
 		"expect { \"*assword*\" { send \"$env(PW)\\r\" } }",
@@ -99,4 +102,30 @@ func TestSweep15MongoshJSON(t *testing.T) {
 		`{"msg":"run \"mongosh\" then -p ` + pw + `"}`,
 		`{"cmd":"ssh \"deploy@web1\" -p 2222"}`,
 	})
+}
+
+// TestSweep15Tails: a delta that ends after usermod's "-p" URL-encoded
+// and an encoded quote (also encoded twice), or inside the value after
+// it, is kept (MayStartCredential): the next delta, the password, was
+// printed with no finding.
+func TestSweep15Tails(t *testing.T) {
+	for _, tail := range []string{
+		"GET /api/exec?cmd=sudo+usermod+-p+%27",
+		"GET /api/exec?cmd=sudo+usermod+-p+%27VerNe",
+		"state=cmd%3Dsudo%2Busermod%2B-p%2B%2527",
+		"state=cmd%3Dsudo%2Buseradd%2B-p%2B%2527VerNeRi",
+	} {
+		if !MayStartCredential(tail) {
+			t.Errorf("not kept: %q", tail)
+		}
+	}
+	for _, tail := range []string{
+		"GET /api/exec?cmd=ssh+-p+%27",
+		"GET /api/exec?cmd=sudo+usermod+-p+%27VerNe%27+bob",
+		"q=usermod+-L+bob",
+	} {
+		if MayStartCredential(tail) {
+			t.Errorf("kept: %q", tail)
+		}
+	}
 }

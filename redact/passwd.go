@@ -228,9 +228,9 @@ func passwdWord(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	switch {
-	case k >= 8 && (at(s, k-8, "openssl ") || form && at(s, k-8, "openssl+")) && wordStart(s, k-8):
+	case k >= 8 && (at(s, k-8, "openssl ") || form && at(s, k-8, "openssl+")) && (wordStart(s, k-8) || form && afterPct(s, k-8)):
 		k -= 8
-	case at(s, k-2, "mk") && wordStart(s, k-2):
+	case at(s, k-2, "mk") && (wordStart(s, k-2) || form && afterPct(s, k-2)):
 		k -= 2
 	default:
 		return Match{}, false
@@ -243,6 +243,12 @@ func passwdWord(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return passwdArgs(s, from, p, form)
+}
+
+// afterPct reports a "%XX" escape right before s[p] (URL-encoded text's
+// "%0Amkpasswd": a word starts after it).
+func afterPct(s []byte, p int) bool {
+	return p >= 3 && s[p-3] == '%' && hexVal(s[p-2]) >= 0 && hexVal(s[p-1]) >= 0
 }
 
 // cmdLead reports that the command whose name starts at s[k] starts its
@@ -449,6 +455,9 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 // Argo CD's initial-password or initial-admin-secret is kept by
 // tailNeedles.)
 func passwdTailStart(b []byte) bool {
+	if userTailEncoded(b) {
+		return true
+	}
 	n := len(b)
 	e := n // the value in progress: its last word
 	for e > 0 && n-e < 32 && !passwdTailT[b[e-1]] {
@@ -506,6 +515,29 @@ var passwdTailT = func() (t [256]bool) {
 // (a value follows on a later line): Argo CD's "initial-password" and
 // "initial-admin-secret" ("l-" pairs are rare in text).
 var tailNeedles = []string{"l-password", "l-admin-secret"}
+
+// userTailEncoded reports a tail that ends after usermod's or useradd's
+// "-p" URL-encoded and an encoded quote, or inside the value after it:
+// "usermod+-p+%27", "usermod%2B-p%2B%2527Ver" (encoded twice).
+func userTailEncoded(b []byte) bool {
+	lo := max(0, len(b)-48)
+	for _, q := range []string{"%27", "%22", "%2527", "%2522"} {
+		x := bytes.LastIndex(b[lo:], []byte(q))
+		if x < 0 {
+			continue
+		}
+		y := x + lo
+		if bytes.ContainsAny(b[y+len(q):], "+&% ") {
+			continue
+		}
+		if !(y >= 3 && at(b, y-3, "-p+") || y >= 5 && atFold(b, y-5, "-p%2b")) {
+			continue
+		}
+		w := b[max(0, y-256):y]
+		return bytes.Contains(w, []byte("usermod")) || bytes.Contains(w, []byte("useradd"))
+	}
+	return false
+}
 
 // twilioTailStart reports a tail that ends after a Twilio SID and the
 // separator before its secret, or inside the secret ("Client('AC…', '" |
