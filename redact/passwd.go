@@ -520,23 +520,28 @@ var tailNeedles = []string{"l-password", "l-admin-secret"}
 // "-p" URL-encoded and an encoded quote, or inside the value after it:
 // "usermod+-p+%27", "usermod%2B-p%2B%2527Ver" (encoded twice).
 func userTailEncoded(b []byte) bool {
-	lo := max(0, len(b)-48)
-	for _, q := range []string{"%27", "%22", "%2527", "%2522"} {
-		x := bytes.LastIndex(b[lo:], []byte(q))
-		if x < 0 {
-			continue
-		}
-		y := x + lo
-		if bytes.ContainsAny(b[y+len(q):], "+&% ") {
-			continue
-		}
-		if !(y >= 3 && at(b, y-3, "-p+") || y >= 5 && atFold(b, y-5, "-p%2b")) {
-			continue
-		}
-		w := b[max(0, y-256):y]
-		return bytes.Contains(w, []byte("usermod")) || bytes.Contains(w, []byte("useradd"))
+	// Back over the value in progress to the '%' of its encoded quote:
+	// most tails (a base64 run, a word) stop at a byte no value holds or
+	// run past 32 bytes.
+	e := len(b)
+	if bytes.IndexByte(b[max(0, e-36):], '%') < 0 {
+		return false
 	}
-	return false
+	for e > 0 && len(b)-e < 36 && b[e-1] != '%' {
+		if c := b[e-1]; c == '+' || c == '&' || c == ' ' || c == '\n' || c == '"' {
+			return false
+		}
+		e--
+	}
+	q := e - 1
+	if q < 3 || b[q] != '%' || !(at(b, q, "%27") || at(b, q, "%22") || at(b, q, "%2527") || at(b, q, "%2522")) {
+		return false
+	}
+	if !(at(b, q-3, "-p+") || q >= 5 && atFold(b, q-5, "-p%2b")) {
+		return false
+	}
+	w := b[max(0, q-256):q]
+	return bytes.Contains(w, []byte("usermod")) || bytes.Contains(w, []byte("useradd"))
 }
 
 // twilioTailStart reports a tail that ends after a Twilio SID and the

@@ -508,19 +508,20 @@ func mayRevealCredential(s []byte, i int) bool {
 		_, ok := oracle(s, 0, i, true)
 		return ok
 	case s[i] == 'w':
-		// "passwd"'s and "assword"'s 'w': openssl passwd <pw>, mkpasswd
-		// <pw> (passwdWord), what expect sends after a glob prompt
-		// (expectGlob).
-		if i < 4 || s[i-1]|0x20 != 's' || s[i-2]|0x20 != 's' {
-			return false
-		}
-		if _, ok := expectGlob(s, 0, i); ok {
-			return true
-		}
-		_, ok := passwdWord(s, 0, i)
-		return ok
+		return i >= 4 && s[i-1]|0x20 == 's' && s[i-2]|0x20 == 's' && proseCredential(s, i)
 	}
 	return false
+}
+
+// proseCredential is mayRevealCredential at the 'w' of "passwd" or
+// "assword" (aProse's anchor, s[i]): openssl passwd <pw>, mkpasswd <pw>
+// (passwdWord), what expect sends after a glob prompt (expectGlob).
+func proseCredential(s []byte, i int) bool {
+	if _, ok := expectGlob(s, 0, i); ok {
+		return true
+	}
+	_, ok := passwdWord(s, 0, i)
+	return ok
 }
 
 // mayColonArg is colonArg for the pre-check (any start).
