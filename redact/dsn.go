@@ -393,6 +393,9 @@ func lineNames(s []byte, _, i int, form bool, tools []string) bool {
 	// an earlier match (inside a quoted argument: `zip -P "pw"x -P pw`)
 	// must read the line as a start before it does, or masking a text
 	// twice masks more (FuzzFind, 7bb9d4c209dd1b55).
+	if i <= 0 {
+		return false // no word before the flag ("--pass 0", FuzzFind)
+	}
 	from := max(0, i-256)
 	b := i - 1
 	for b > from && i-b < 256 {

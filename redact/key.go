@@ -419,8 +419,10 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 
 // holdNeedles are MayHoldCredential's needles of shapes no other needle
 // names and no tail needs kept for: expect's glob prompt ("*assword*",
-// then send "<pw>\r": expectGlob; no "pass" in it).
-var holdNeedles = []string{"assword"}
+// then send "<pw>\r": expectGlob; no "pass" in it), MongoDB's shells and
+// tools ("mongosh -u admin -p <pw>": shortFlag; FuzzMayHoldCredentialText,
+// "mongo -p A").
+var holdNeedles = []string{"assword", "mongo"}
 
 // (needleTable is in tables_gen.go.)
 

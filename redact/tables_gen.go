@@ -154,7 +154,7 @@ var needleTable = &pairTable{
 		{{"cred", false}},
 		{{"bearer", false}, {"bearer", false}},
 		{{"mail", false}, {"mariadb", false}},
-		{{"mobile", false}, {"mosquitto", false}},
+		{{"mobile", false}, {"mosquitto", false}, {"mongo", false}},
 		{{"msisdn", false}},
 		{{"ref", false}, {"registry", false}},
 		{{"user", false}},
