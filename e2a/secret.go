@@ -275,7 +275,10 @@ func placeholder(v []byte) bool {
 
 // code reports whether v is an expression that reads a credential: it
 // ends in an opening bracket (`os.environ[`, `getenv(`) or is a call
-// (`get_key()`, `vault.read("db")`).
+// (`get_key()`, `vault.read("db")`). A call is one as redact's codeExpr
+// reads it (so that a value masked is reported): its name holds a '.' or
+// a '_', or its '(' is followed by a name, a quote, '&', '*' or a closing
+// bracket; "Summer(2024" and "abcDEF(12)" read as passwords.
 func code(v []byte) bool {
 	switch v[len(v)-1] {
 	case '(', '[':
@@ -285,7 +288,7 @@ func code(v []byte) bool {
 		}
 	}
 	for i := 1; i < len(v); i++ {
-		if v[i] == '(' && (isAlnum(v[i-1]) || v[i-1] == '_') {
+		if v[i] == '(' && (isAlnum(v[i-1]) || v[i-1] == '_') && callArgs(v, i) {
 			return true
 		}
 		// An index into a map of them: `params[:password]`, `st.secrets["db"]`.
@@ -298,6 +301,29 @@ func code(v []byte) bool {
 		return true
 	}
 	return reference(v)
+}
+
+// callArgs reports whether the '(' at v[i], after a name, opens a call's
+// arguments as code writes them: the name holds a '.' or a '_'
+// (`vault.read(`, `load_key(`), or the next byte is a name's, a quote,
+// '&', '*' or a closing bracket (`getpass()`, `getpass("Password: ")`,
+// `load(cfg)`), not a digit or other punctuation ("Summer(2024").
+func callArgs(v []byte, i int) bool {
+	for k := i - 1; k >= 0 && (isAlnum(v[k]) || v[k] == '_' || v[k] == '.' || v[k] == '$'); k-- {
+		if v[k] == '.' || v[k] == '_' {
+			return true
+		}
+	}
+	if i+1 >= len(v) {
+		return true
+	}
+	switch c := v[i+1]; {
+	case c == ')' || c == ']' || c == '"' || c == '\'' || c == '&' || c == '*' || c == '_' || c == '$':
+		return true
+	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		return true
+	}
+	return false
 }
 
 // reference reports whether v names where a credential is kept rather

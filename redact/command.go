@@ -89,6 +89,13 @@ func cmdPctWord(s []byte) bool {
 					return true // setPasswordFor's " = " (formShapes)
 				case c == ' ' && k+3 < len(s) && s[k+2] == '-' && is(s[k+3], cLower|cUpper|cDash):
 					return true // a flag after an encoded space, "%20-p" (pctFlag)
+				case (c == '"' || c == '*') && (atFold(s, k+2, "assword") || atFold(s, k+2, "password")):
+					return true // expect's prompt, "%22%2Aassword%2A%22" (formShapes' 'w': expectGlob)
+				case (c == ' ' || c == '+') && (atFold(s, k+2, "is%2") || atFold(s, k+2, "was%2")):
+					// A copula between encoded spaces, "password%20is%20<pw>"
+					// or encoded twice, "password%2Bis%2B<pw>" (proseValue,
+					// in the text decoded: cmdArgForm).
+					return true
 				case cjkLabelLast[c] && k >= 4 && s[k-4] == '%' && k+2 < len(s) && (s[k+2] == '%' || s[k+2] == '+'):
 					return true // a CJK label's last byte before its separator (formCJK)
 				}
@@ -936,6 +943,7 @@ func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 	pos[n] = int32(ve)
 	d := buf[:n]
 	done := 0
+	var prose proseState
 	for k := 0; k < n; k++ {
 		if formShapeT[d[k]] {
 			if m, ok := formShapes(d, k); ok && int(pos[m.Start]) >= from && int(pos[m.Start]) >= va && int(pos[m.Start]) < ve0 {
@@ -945,8 +953,16 @@ func cmdArgForm(s []byte, from, va, ve int) (Match, bool) {
 		var m Match
 		var ok bool
 		switch c := d[k]; {
-		case c >= '0' && c <= '9' && k >= done:
-			m, ok, done = cmdArgAt(d, 0, k, false)
+		case c >= '0' && c <= '9' && (k >= done || k >= prose.done && k >= 5):
+			if k >= done {
+				m, ok, done = cmdArgAt(d, 0, k, false)
+			}
+			if !ok && k >= prose.done && k >= 5 {
+				// Prose whose spaces were encoded: "the%20password%20is%20<pw>",
+				// "the%2Bpassword%2Bis%2B<pw>" (a '+'-encoded text encoded
+				// again), "the password is <pw>" or "the+password+is+<pw>" here.
+				m, ok = proseValue(d, 0, k, &prose)
+			}
 		case c == ':' && int(pos[k]) >= va:
 			m, ok = colonArg(d, 0, k)
 		default:

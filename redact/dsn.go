@@ -393,13 +393,28 @@ func lineNames(s []byte, _, i int, form bool, tools []string) bool {
 	// an earlier match (inside a quoted argument: `zip -P "pw"x -P pw`)
 	// must read the line as a start before it does, or masking a text
 	// twice masks more (FuzzFind, 7bb9d4c209dd1b55).
-	if i < 1 {
-		return false // a flag that starts the text has no command before it ("--pass 0": FuzzFind)
+	if i <= 0 {
+		return false // no word before the flag ("--pass 0", FuzzFind)
 	}
 	from := max(0, i-256)
 	b := i - 1
 	for b > from && i-b < 256 {
 		c := s[b-1]
+		if c == '"' && b-2 > from && s[b-2] == '\\' {
+			// An escaped quoted argument in JSON text (`\"mongodb://…\"`,
+			// `\\\"…\\\"` in JSON text held in a string) is passed over
+			// too: its opening escaped quote after white space.
+			nb := 1
+			for b-2-nb > from && s[b-2-nb] == '\\' {
+				nb++
+			}
+			q := s[b-1-nb : b]
+			if o := bytes.LastIndex(s[from:b-1-nb], q); o > 0 && (s[from+o-1] == ' ' || s[from+o-1] == '\t' || form && s[from+o-1] == '+') &&
+				bytes.IndexByte(s[from+o:b-1-nb], '\n') < 0 && !bytes.Contains(s[from+o+len(q):b-1-nb], []byte(`\n`)) && i-(from+o) < 256 {
+				b = from + o
+				continue
+			}
+		}
 		if (c == '"' || c == '\'') && b-1 > from {
 			// A quoted argument before the flag ("ldapsearch -D
 			// 'cn=admin,dc=example,dc=com' -w …") is passed over: its

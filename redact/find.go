@@ -256,6 +256,9 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				if m, ok := expectGlob(s, from, i); ok {
 					return m, true // expect "*assword*" / send "<pw>\r"
 				}
+				if m, ok := passwdWord(s, from, i); ok {
+					return m, true // openssl passwd <pw>, mkpasswd <pw>
+				}
 			}
 		case a&aCJK != 0:
 			if m, ok := cjkPair(s, from, i); ok {
@@ -1315,6 +1318,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	for j > from && j > i-4 && (s[j-1] == ' ' || encoded && s[j-1] == '+') {
 		j--
 	}
+	if encoded && j == i && j-3 >= from && at(s, j-3, "%20") {
+		j -= 3 // "API%20key%20%3A%20…"
+	}
 	if j-2 > from && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') && s[i] == '=' && i+1 < len(s) && s[i+1] == '>' {
 		j-- // PHP's var_dump: ["password"]=>
 	} else if encoded && v == i+6 && j-6 >= from && atFold(s, j-3, "%5d") && (atFold(s, j-6, "%22") || atFold(s, j-6, "%27")) {
@@ -1404,6 +1410,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	// quote, or (unquoted) to a delimiter.
 	for v < len(s) && v-i < 8 && (s[v] == ' ' || s[v] == '\t' || encoded && s[v] == '+') {
 		v++
+	}
+	if encoded && v-i <= 3 && at(s, v, "%20") {
+		v += 3 // "API%20key%3A%20<key>"
 	}
 	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
 		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
@@ -1686,15 +1695,17 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 // also in braces), "child.sendline('<pw>')" (pexpect), without its
 // "\r" or "\n"; a variable ("$pw") is none.
 func expectSend(s []byte, p int) (Match, bool) {
+	brace := false
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t' || s[p] == '{' || s[p] == ')') {
+		brace = brace || s[p] == '{'
 		p++
 	}
 	n := lineEndAt(s, p)
 	if n == 0 && p < len(s) && s[p] == ';' {
 		n = 1 // Tcl's commands on one line: expect -c '…; expect "password:"; send "<pw>\r"'
 	}
-	if n == 0 {
-		return Match{}, false
+	if n == 0 && !brace {
+		return Match{}, false // (a pattern's action in braces: "{ send … }" on its line)
 	}
 	p += n
 	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
@@ -1730,8 +1741,8 @@ func expectSend(s []byte, p int) (Match, bool) {
 		return Match{}, false
 	}
 	for _, end := range []string{`\\r`, `\\n`, `\r`, `\n`} {
-		if e-len(end) > a && at(s, e-len(end), end) {
-			e -= len(end)
+		if e-len(end) >= a && at(s, e-len(end), end) {
+			e -= len(end) // (send "\r" alone sends no password: none)
 			break
 		}
 	}

@@ -395,7 +395,6 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"ygen",           // ssh-keygen -N '<passphrase>' (toolFlag; "ke" pairs fill text)
 	"hpass",          // sshpass -p <pw> (shortFlag; its tail after "-p " is kept; "ss" pairs fill text)
 	"7z",             // 7-Zip's 7z a -p<pw> (shortFlag)
-	"mongo",          // MongoDB's shells and tools: mongosh -u <user> -p <pw> (shortFlag; mongoTools)
 	"add-mask",       // GitHub Actions' ::add-mask::<secret> (addMask)
 	"openssl",        // openssl enc -k <pw> (toolFlag)
 	"lftp",           // lftp -u user,<pw> (toolFlag)
@@ -417,6 +416,13 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"vault l", // vault log | in s.…
 	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
 	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
+
+// holdNeedles are MayHoldCredential's needles of shapes no other needle
+// names and no tail needs kept for: expect's glob prompt ("*assword*",
+// then send "<pw>\r": expectGlob; no "pass" in it), MongoDB's shells and
+// tools ("mongosh -u admin -p <pw>": shortFlag; FuzzMayHoldCredentialText,
+// "mongo -p A").
+var holdNeedles = []string{"assword", "mongo"}
 
 // (needleTable is in tables_gen.go.)
 
@@ -581,11 +587,18 @@ var keyLabels = []string{"api", "secret", "private", "access", "signing", "encry
 // letter or digit, a JSON escape ("\nAPI key: …", also URL-encoded) or
 // a URL-encoded byte ("%22API+key%3A…").
 func spacedKey(s []byte, from, j int) bool {
-	if j-2 < from || s[j-1] != ' ' && s[j-1] != '+' || !atFold(s, j, "key") {
+	if j-2 < from || !atFold(s, j, "key") {
 		return false
 	}
+	sp := 1
+	if s[j-1] != ' ' && s[j-1] != '+' {
+		if j-4 < from || !at(s, j-3, "%20") {
+			return false
+		}
+		sp = 3 // "API%20key%3A%20…" (encodeURIComponent, Python's quote)
+	}
 	for _, l := range keyLabels {
-		w := j - 1 - len(l)
+		w := j - sp - len(l)
 		if w < from || !atFold(s, w, l) {
 			continue
 		}

@@ -159,6 +159,12 @@ func userHash(s []byte, from, i int) (Match, bool) {
 		v++
 	}
 	a, end, ok := argSpan(s, v, form, !esc)
+	if form && (at(s, v, "%27") || at(s, v, "%22")) {
+		// URL-encoded in its quotes: "usermod+-p+%27<pw>%27+bob".
+		a = v + 3
+		c := bytes.Index(s[a:min(len(s), a+256)], s[v:v+3])
+		end, ok = a+c, c > 0 && bytes.IndexByte(s[a:a+max(c, 0)], '+') < 0 && bytes.IndexByte(s[a:a+max(c, 0)], '&') < 0
+	}
 	if ok && esc && end > a && s[end-1] == '\\' {
 		end--
 	}
@@ -204,8 +210,78 @@ func passwdArg(s []byte, from, i int) (Match, bool) {
 	if !(k >= 8 && (at(s, k-8, "openssl ") || form && at(s, k-8, "openssl+")) && wordStart(s, k-8) || k >= 2 && at(s, k-2, "mk") && wordStart(s, k-2)) {
 		return Match{}, false
 	}
+	return passwdArgs(s, from, i, form)
+}
+
+// passwdWord matches the password of "openssl passwd <pw>" and "mkpasswd
+// <pw>" given with no flag before it, whose "passwd"'s 'w' is s[i] (an
+// anchor of Find's prose and of the pre-check; a flag's '-' is
+// passwdArg's): the command starts its line or command (cmdLead), so
+// that prose about the tool ("run mkpasswd with …") is none.
+func passwdWord(s []byte, from, i int) (Match, bool) {
+	k := i - 4
+	if k < 2 || i+2 >= len(s) || !at(s, k, "passwd") {
+		return Match{}, false
+	}
+	form := s[i+2] == '+'
+	if s[i+2] != ' ' && s[i+2] != '\t' && !form {
+		return Match{}, false
+	}
+	switch {
+	case k >= 8 && (at(s, k-8, "openssl ") || form && at(s, k-8, "openssl+")) && (wordStart(s, k-8) || form && afterPct(s, k-8)):
+		k -= 8
+	case at(s, k-2, "mk") && (wordStart(s, k-2) || form && afterPct(s, k-2)):
+		k -= 2
+	default:
+		return Match{}, false
+	}
+	p := i + 2
+	for p < len(s) && p-i < 16 && (s[p] == ' ' || s[p] == '\t' || form && s[p] == '+') {
+		p++
+	}
+	if p >= len(s) || s[p] == '-' || k < from || !cmdLead(s, k, form) {
+		return Match{}, false
+	}
+	return passwdArgs(s, from, p, form)
+}
+
+// afterPct reports a "%XX" escape right before s[p] (URL-encoded text's
+// "%0Amkpasswd": a word starts after it).
+func afterPct(s []byte, p int) bool {
+	return p >= 3 && s[p-3] == '%' && hexVal(s[p-2]) >= 0 && hexVal(s[p-1]) >= 0
+}
+
+// cmdLead reports that the command whose name starts at s[k] starts its
+// line or its command: after a line end (also JSON text's "\n"), a
+// prompt ("$ ", "# "), a shell operator, a quote or a backtick, "sudo",
+// or in a URL-encoded form a field's '=' or an encoded line end or '$'.
+func cmdLead(s []byte, k int, form bool) bool {
+	b := k
+	for b > 0 && k-b < 16 && (s[b-1] == ' ' || s[b-1] == '\t' || form && s[b-1] == '+') {
+		b--
+	}
+	if b >= 4 && at(s, b-4, "sudo") && (b == 4 || !is(s[b-5], word)) && b < k {
+		for b -= 4; b > 0 && k-b < 24 && (s[b-1] == ' ' || s[b-1] == '\t' || form && s[b-1] == '+'); b-- {
+		}
+	}
+	if b == 0 || escLetter(s, b-1) {
+		return true
+	}
+	switch s[b-1] {
+	case '\n', '\r', ';', '|', '&', '(', '`', '"', '\'', '$', '#', '{':
+		return true
+	case '=':
+		return form
+	}
+	return form && b >= 3 && (atFold(s, b-3, "%24") || atFold(s, b-3, "%0a") || atFold(s, b-3, "%3b") || atFold(s, b-3, "%7c") || atFold(s, b-3, "%22") || atFold(s, b-3, "%60"))
+}
+
+// passwdArgs is passwdArg's and passwdWord's walk from s[p], the first
+// argument after "passwd": flags and their values, then the password
+// (in a URL-encoded form also in encoded quotes, "%27<pw>%27").
+func passwdArgs(s []byte, from, p int, form bool) (Match, bool) {
+	i := p
 	sp := func(c byte) bool { return c == ' ' || c == '\t' || form && c == '+' }
-	p := i
 	for n := 0; n < 8; n++ {
 		for p < len(s) && p-i < 256 && sp(s[p]) {
 			p++
@@ -214,6 +290,15 @@ func passwdArg(s []byte, from, i int) (Match, bool) {
 			return Match{}, false
 		}
 		if s[p] != '-' {
+			if form && (at(s, p, "%27") || at(s, p, "%22")) {
+				// "%27<pw>%27": the inside of the encoded quotes.
+				a := p + 3
+				c := bytes.Index(s[a:min(len(s), a+256)], s[p:p+3])
+				if c < 4 || a < from || bytes.IndexByte(s[a:a+c], '+') >= 0 || bytes.IndexByte(s[a:a+c], '&') >= 0 || !cmdValue(s[a:a+c]) || holdsMask(s[a:a+c]) {
+					return Match{}, false
+				}
+				return Match{a, a + c, KindKeyValue}, true
+			}
 			a, end, ok := argSpan(s, p, form, true)
 			if !ok || a < from || end-a < 4 || s[a] == '$' && s[p] != '\'' || !cmdValue(s[a:end]) || holdsMask(s[a:end]) {
 				return Match{}, false
@@ -283,9 +368,10 @@ func initialPassword(s []byte, from, i int) (Match, bool) {
 // expectGlob matches what an expect script sends after a prompt given as
 // a glob or a pattern with no ':' ("*assword*", "Password*", -re
 // "assword"), whose "assword"'s 'w' is s[i]: expectSend's value on the
-// next line (or after a ';'). Revealed at an anchor of Find only (the
-// pre-check has no 'w'), it is masked as prose is, no credential: a
-// prompt with a ':' ("password:") is keyValue's, a credential.
+// next line (or after a ';'), also in expect's brace form ("expect {
+// \"*assword*\" { send \"<pw>\\r\" } }", one line or several). A
+// credential, as after "password:" (keyValue's prompt): the pre-check
+// stops at this 'w' too (mayRevealCredential).
 func expectGlob(s []byte, from, i int) (Match, bool) {
 	k := i - 3
 	if k-1 <= from || !at(s, k, "assword") {
@@ -312,6 +398,25 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 		for w -= 3; w > from && s[w-1] == ' '; w-- {
 		}
 	}
+	brace := false
+	for w0 := w; w > from && w0-w < 64 && (s[w-1] == ' ' || s[w-1] == '\t' || s[w-1] == '\n' || s[w-1] == '\r' || !brace && s[w-1] == '{' || escLetter(s, w-1)); w-- {
+		// expect's brace form, "expect { \"*assword*\" { send … } }", its
+		// patterns on lines of their own (also in JSON text, "\n").
+		brace = brace || s[w-1] == '{'
+		if escLetter(s, w-1) {
+			w--
+		}
+	}
+	if !brace {
+		w = b
+		for w > from && b-w < 8 && s[w-1] == ' ' {
+			w--
+		}
+		if w-4 > from && (at(s, w-3, "-re") || at(s, w-3, "-ex") || at(s, w-3, "-gl")) {
+			for w -= 3; w > from && s[w-1] == ' '; w-- {
+			}
+		}
+	}
 	if w-6 < from || !at(s, w-6, "expect") || !wordStart(s, w-6) {
 		return Match{}, false
 	}
@@ -336,7 +441,7 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 	if !ok || m.Start < from {
 		return Match{}, false
 	}
-	return Match{m.Start, m.End, KindHighEntropy}, true
+	return m, true
 }
 
 // passwdTailStart reports a tail that ends where one of this file's
@@ -350,6 +455,9 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 // Argo CD's initial-password or initial-admin-secret is kept by
 // tailNeedles.)
 func passwdTailStart(b []byte) bool {
+	if userTailEncoded(b) {
+		return true
+	}
 	n := len(b)
 	e := n // the value in progress: its last word
 	for e > 0 && n-e < 32 && !passwdTailT[b[e-1]] {
@@ -407,6 +515,34 @@ var passwdTailT = func() (t [256]bool) {
 // (a value follows on a later line): Argo CD's "initial-password" and
 // "initial-admin-secret" ("l-" pairs are rare in text).
 var tailNeedles = []string{"l-password", "l-admin-secret"}
+
+// userTailEncoded reports a tail that ends after usermod's or useradd's
+// "-p" URL-encoded and an encoded quote, or inside the value after it:
+// "usermod+-p+%27", "usermod%2B-p%2B%2527Ver" (encoded twice).
+func userTailEncoded(b []byte) bool {
+	// Back over the value in progress to the '%' of its encoded quote:
+	// most tails (a base64 run, a word) stop at a byte no value holds or
+	// run past 32 bytes.
+	e := len(b)
+	if bytes.IndexByte(b[max(0, e-36):], '%') < 0 {
+		return false
+	}
+	for e > 0 && len(b)-e < 36 && b[e-1] != '%' {
+		if c := b[e-1]; c == '+' || c == '&' || c == ' ' || c == '\n' || c == '"' {
+			return false
+		}
+		e--
+	}
+	q := e - 1
+	if q < 3 || b[q] != '%' || !(at(b, q, "%27") || at(b, q, "%22") || at(b, q, "%2527") || at(b, q, "%2522")) {
+		return false
+	}
+	if !(at(b, q-3, "-p+") || q >= 5 && atFold(b, q-5, "-p%2b")) {
+		return false
+	}
+	w := b[max(0, q-256):q]
+	return bytes.Contains(w, []byte("usermod")) || bytes.Contains(w, []byte("useradd"))
+}
 
 // twilioTailStart reports a tail that ends after a Twilio SID and the
 // separator before its secret, or inside the secret ("Client('AC…', '" |

@@ -28,7 +28,8 @@ import (
 // case only: a base64 run that holds an encoded token prefix is decoded at
 // a digit or '+' inside it (b64state.check), and a token found in it is a
 // credential of its kind; and aAt for an Oracle connect string
-// (user/password@…); aCJK for a CJK label's separator (cjkPair).
+// (user/password@…); aCJK for a CJK label's separator (cjkPair); and of
+// aProse the 'w' of "passwd" and "assword" (passwdWord, expectGlob).
 // Otherwise aDigit and aAt reveal personal data and high-entropy tokens,
 // which are not credentials.
 var credAnchor = func() (t [256]uint8) {
@@ -37,6 +38,7 @@ var credAnchor = func() (t [256]uint8) {
 			t[c] = 1
 		}
 	}
+	t['w'] = 1 // (passwdWord, expectGlob: a credential at aProse's 'w')
 	return t
 }()
 
@@ -196,7 +198,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				j := i + 1
 				for ; j < b64End; j++ {
 					c := b[j]
-					if anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
+					if anchor[c]&(aPrefix|aScheme) != 0 && !(c == '-' || c == '_') || c == 'w' || anchor[c]&aDigit != 0 && mayDigitShape(b, j) ||
 						j >= cmdDone && is(c, cDigit) || // a value cmdArg has not judged ("auth+Kqz9…}=…": its run began at the '+')
 						(c == '-' || c == '_') && (!is(b[j-1], cDigit) || c == '_' && j >= 2 && is(b[j-2], cUpper|cLower) || c == '-' && j+1 < n && b[j+1] == '-') {
 						break
@@ -608,8 +610,21 @@ func mayRevealCredential(s []byte, i int) bool {
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
+	case s[i] == 'w':
+		return i >= 4 && s[i-1]|0x20 == 's' && s[i-2]|0x20 == 's' && proseCredential(s, i)
 	}
 	return false
+}
+
+// proseCredential is mayRevealCredential at the 'w' of "passwd" or
+// "assword" (aProse's anchor, s[i]): openssl passwd <pw>, mkpasswd <pw>
+// (passwdWord), what expect sends after a glob prompt (expectGlob).
+func proseCredential(s []byte, i int) bool {
+	if _, ok := expectGlob(s, 0, i); ok {
+		return true
+	}
+	_, ok := passwdWord(s, 0, i)
+	return ok
 }
 
 // mayColonArg is colonArg for the pre-check (any start).
@@ -856,7 +871,21 @@ func encodedSep(s []byte, i int) bool {
 		}
 	}
 	return s[i+1]|0x20 == 'a' && (atFold(s, i+2, "%2f%2f") || atFold(s, i+2, "%5c%2f%5c%2f")) || keyBefore(s, i-1) || namedBefore(s, i-1) ||
-		atFold(s, i+2, "%3e") && encodedBracketKey(s, i-1)
+		atFold(s, i+2, "%3e") && encodedBracketKey(s, i-1) || pctSpaceKey(s, i-1)
+}
+
+// pctSpaceKey is keyBefore for a key spelled with "%20" for a space
+// before the encoded separator at s[p] ('%'), as keyValue takes it:
+// "API%20key%3A" (spacedKey), "password%20%3D".
+func pctSpaceKey(s []byte, p int) bool {
+	j := p
+	if j >= 3 && at(s, j-3, "%20") {
+		j -= 3
+	}
+	if j >= 6 && atFold(s, j-3, "key") && at(s, j-6, "%20") && spacedKey(s, 0, j-3) {
+		return true
+	}
+	return j < p && keyBefore(s, j)
 }
 
 // encodedBracketKey is bracketKeyBefore URL-encoded, before the "%3D%3E"

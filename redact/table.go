@@ -100,8 +100,8 @@ func hasDigitAndLetter(v []byte) bool {
 
 // formShapeT marks the bytes formShapes looks at (its caller asks).
 var formShapeT = func() (t [256]bool) {
-	for _, c := range []byte("|\\-=:") {
-		t[c] = true
+	for _, c := range []byte("|\\-=:w") {
+		t[c] = true // ('w': "*assword*", expectGlob)
 	}
 	for c := range t {
 		if anchor[c]&aCJK != 0 {
@@ -144,6 +144,12 @@ func formShapes(d []byte, k int) (Match, bool) {
 		return formDash(d, k)
 	case c >= 0x80 || k > 0 && d[k-1] >= 0x80 || k > 1 && d[k-1] == ' ' && d[k-2] >= 0x80:
 		return formCJK(d, k)
+	case c == 'w':
+		// expect's glob prompt and the send after it ("%22%2Aassword%2A%22%0Asend+%22<pw>…"),
+		// a credential as after "password:" below.
+		if k >= 4 && d[k-1]|0x20 == 's' && d[k-2]|0x20 == 's' {
+			return expectGlob(d, 0, k)
+		}
 	case c == ':' && k >= 9 && k+1 < len(d) && d[k+1] == '"' && d[k-9] == '"' && atFold(d, k-8, "password"):
 		// expect "password:" and the send after it: keyValue's prompt
 		// (expectSend), which the text URL-encoded does not show.
@@ -170,6 +176,12 @@ func formCJK(d []byte, k int) (Match, bool) {
 // with '+' or "%20" for a space ("sudo+usermod+-p+%27%246%24…%27").
 func formDash(d []byte, k int) (Match, bool) {
 	switch d[k-1] {
+	case '+':
+		// '+'-encoded text encoded again ("usermod%2B-p%2B%2527<pw>%2527"),
+		// decoded once: userHash reads the '+' form.
+		if d[k+1] == 'p' {
+			return userHash(d, 0, k)
+		}
 	case ' ':
 		if m, ok := pctFlag(d, k); ok {
 			return m, true

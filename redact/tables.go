@@ -22,7 +22,7 @@ func builtTables() (tables []namedTable, encoded []string) {
 	}
 	return []namedTable{
 		{"specialTable", newPairTable(specialWords), "the special words of keys (mayBeSpecial)"},
-		{"needleTable", makePairTable(append(append(append(append(append(append([]string(nil), specialWords...), credNeedles...), vendor...), cmdNeedles...), oracleNeedles...), cjkPctNeedles()...),
+		{"needleTable", makePairTable(append(append(append(append(append(append(append([]string(nil), specialWords...), credNeedles...), vendor...), cmdNeedles...), oracleNeedles...), cjkPctNeedles()...), holdNeedles...),
 			append(append(append(append(append([]string(nil), encoded...), exactVendorNeedles()...), dsnNeedles...), cjkNeedles()...), cjkEscNeedles()...)), "MayHoldCredential's needles"},
 		{"b64Table", newExactTable(encoded), "the encoded token prefixes (b64state.check)"},
 		{"tokenTable", makePairTable(append(append(append(append(tok, vendor...), cmdNeedles...), oracleNeedles...), tailNeedles...), append(append(append([]string(nil), encoded...), digitNeedles...), dsnNeedles...)), "MayStartCredential's token needles"},

@@ -123,6 +123,34 @@ near("near_keyvault_value_var", "az keyvault secret set --vault-name kv --name d
 near("near_from_literal_var", "kubectl create secret generic db --from-literal=pass=$DB_PASS")
 near("near_password_for_email_expired", "GET /search?q=the+password+for+ops%40example.com+is+expired HTTP/1.1")
 
+near("near_pct20_prose_expired", "GET /notes?text=the%20password%20is%20expired HTTP/1.1")
+near("near_pct20_build_is", "GET /notes?text=the%20build%20is%20" + g(14) + " HTTP/1.1")
+near("near_mkpasswd_prose", "run mkpasswd with the --method flag to pick a hash")
+near("near_openssl_passwd_stdin_noflag", "openssl passwd < pw.txt")
+near("near_expect_glob_var", "expect \"*assword*\"\nsend \"$pw\\r\"")
+near("near_expect_brace_cr", "expect { \"*assword*\" { send \"\\r\" } }")
+near("near_mongosh_quoted_port", "mongosh \"mongodb://db.internal\" -p 27017")
+near("near_api_key_call", "api_key=load_key(cfg)")
+
+# h-secrets15's (appended: the values above keep their seed's draws):
+# (7) prose URL-encoded with "%20" for a space and '+'-encoded prose
+# encoded again ("%2B"); (8) openssl passwd and mkpasswd with no flag
+# before the password, usermod -p in encoded quotes; (9) expect's send
+# after a glob prompt (a finding now), also in its brace form; (10)
+# mongosh -p after a quoted URL (in JSON text, and JSON text held in a
+# string, as the places put it); (11) a password that only looks like a
+# call after a credential key ("Summer(2024").
+p = g(14); add("pct20_prose", prelog("GET /notes?text=the%20password%20is%20" + p + "&lang=en HTTP/1.1"), p)
+p = g(24); add("pct20_api_key", prelog("POST /memo body=api%20key%3A%20" + p + "%0A"), p)
+p = g(14); add("pct2b_state_prose", prelog("GET /cb?state=q%3Dthe%2Bpassword%2Bis%2B" + p + "&code=4f2a HTTP/1.1"), p)
+p = words(); add("openssl_passwd_noflag", pre("$ openssl passwd '" + p + "'\n$1$" + g(8) + "$" + g(22, A + "./")), p)
+p = words(); add("mkpasswd_noflag", pre("mkpasswd " + p), p)
+p = words(); add("usermod_p_pct27", prelog("GET /api/exec?cmd=sudo+usermod+-p+%27" + p + "%27+deploy HTTP/1.1"), p)
+p = pw(); add("expect_glob", pre("spawn passwd deploy\nexpect \"*assword*\"\nsend \"" + p + "\\r\"\nexpect eof"), p)
+p = pw(); add("expect_brace", pre("spawn ssh deploy@web1\nexpect {\n    \"*assword*\" { send \"" + p + "\\r\"; exp_continue }\n    eof\n}"), p)
+p = words(); add("mongosh_quoted_url", pre("$ mongosh \"mongodb://db.internal:27017/app\" -u admin -p " + p + " --quiet"), p)
+p = words(2) + "(" + str(r.randrange(1990, 2030)); add("password_call_like", pre("export DB_PASSWORD=" + p + "\n"), p)
+
 with open("families.jsonl", "w") as f:
     for o in S:
         f.write(json.dumps(o, ensure_ascii=False) + "\n")
