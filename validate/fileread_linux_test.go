@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -32,24 +31,13 @@ func rawReadable(t *testing.T, f *os.File) bool {
 // pages evicted is read whole too, those pages by ReadAt, and the raw
 // reads go on after them. Past the end is io.EOF.
 func TestFileReaderCached(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
 	const size = 8<<20 + 12345
 	want := make([]byte, size)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range want {
 		want[i] = byte(rng.Uint32())
 	}
-	if err := os.WriteFile(p, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil { // clean pages, which fadvise may drop
-		t.Fatal(err)
-	}
+	f := syncedFile(t, want)
 	readAll := func(r *fileReader) []byte {
 		t.Helper()
 		var got []byte
@@ -87,16 +75,7 @@ func TestFileReaderCached(t *testing.T) {
 	// A run of pages in the middle evicted (2 MiB, aligned: the kernel
 	// drops only whole folios): the raw read stops short of it (or is
 	// refused), ReadAt reads it, raw reads go on.
-	if err := unix.Fadvise(int(f.Fd()), 2<<20, 2<<20, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
-	}
-	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := residentAll(t, m)
-	_ = unix.Munmap(m)
-	if all {
+	if dropPages(t, f, 2<<20, 2<<20, size) {
 		t.Skip("the kernel kept the pages fadvise was asked to drop")
 	}
 	r = newFileReader(f)

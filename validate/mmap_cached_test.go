@@ -5,26 +5,54 @@ package validate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // residentAll is the exact question cachedSample samples: every page of
-// b in the page cache (mincore of all of them).
+// b in the page cache (mincore of all of them: residentPages).
 func residentAll(t *testing.T, b []byte) bool {
 	t.Helper()
-	vec := make([]byte, (len(b)+os.Getpagesize()-1)/os.Getpagesize())
-	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
-		t.Fatal(errno)
+	return !slices.Contains(residentPages(t, b), false)
+}
+
+// syncedFile writes data to a new file and opens it, its pages written
+// back: clean pages, which fadvise may drop.
+func syncedFile(t *testing.T, data []byte) *os.File {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for _, v := range vec {
-		if v&1 == 0 {
-			return false
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// dropPages asks the kernel to drop n bytes of f's cached pages at off
+// (n 0: none; n < 0: to the end) and reports whether all size bytes of f
+// are still in the page cache (it kept what it was asked to drop).
+func dropPages(t *testing.T, f *os.File, off, n int64, size int) (allResident bool) {
+	t.Helper()
+	if n != 0 {
+		if err := unix.Fadvise(int(f.Fd()), off, max(n, 0), unix.FADV_DONTNEED); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return true
+	m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	return residentAll(t, m)
 }
 
 // TestMappedCachedSample: a window is taken for cached (its page table
@@ -32,19 +60,8 @@ func residentAll(t *testing.T, b []byte) bool {
 // and not when it is not, or when a run of its pages in the middle or at
 // its end was evicted: the sample of its pages finds them.
 func TestMappedCachedSample(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
 	const size = 8<<20 + 12345
-	if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil { // clean pages, which fadvise may drop
-		t.Fatal(err)
-	}
+	f := syncedFile(t, make([]byte, size))
 	load := func() {
 		if _, err := f.ReadAt(make([]byte, size), 0); err != nil {
 			t.Fatal(err)
@@ -62,19 +79,8 @@ func TestMappedCachedSample(t *testing.T) {
 		{"the first page", 0, 4096, false},
 	} {
 		load()
-		if c.n != 0 {
-			if err := unix.Fadvise(int(f.Fd()), c.off, max(c.n, 0), unix.FADV_DONTNEED); err != nil {
-				t.Fatal(err)
-			}
-		}
 		// Asked before openMapped, which fills the first chunk's pages.
-		b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all := residentAll(t, b)
-		_ = unix.Munmap(b)
-		if all != c.wantCache {
+		if all := dropPages(t, f, c.off, c.n, size); all != c.wantCache {
 			t.Logf("%s: the kernel did not keep or drop the pages as asked; skipped", c.name)
 			continue
 		}
