@@ -5,6 +5,7 @@ BIN       := bin/e2atap
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
+FUZZMINIMIZE ?= 10x
 
 .PHONY: all build test test-short test-bigendian lint vet fmt staticcheck bench bench-system fuzz demo image clean
 
@@ -71,11 +72,16 @@ BENCH_ARGS ?=
 bench-system:
 	$(GO) run ./internal/benchsys $(BENCH_ARGS)
 
-# Every fuzz target for FUZZTIME each.
+# Every fuzz target for FUZZTIME each. FUZZMINIMIZE bounds the minimisation
+# of each new input (go test -fuzzminimizetime): at Go's default (60s) the
+# split fuzzers (FuzzFrameSplit, FuzzSplitWalk: two whole runs an input)
+# spent their whole time minimising and ran a few dozen inputs in 30 s; at
+# 10x they run thousands. A failing input is still written out, minimised
+# less (FUZZMINIMIZE=60s to minimise it further).
 fuzz:
 	@for pkg in $$($(GO) list $(PKGS)); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$t"; E2ATAP_OFFHEAP_POISON=1 $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "== $$pkg $$t"; E2ATAP_OFFHEAP_POISON=1 $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
 	  done; \
 	done
 
