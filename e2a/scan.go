@@ -1637,7 +1637,8 @@ func (s *scanner) skipString(i int) int {
 	// With the bitmaps, an escaped string's pre-check gate
 	// (anchorAfterUnescape) is worked out on the way instead of in a
 	// second pass: anch, a credential anchor in a plain run (from p to
-	// the next stop) or a \u escape of an ASCII character.
+	// the next stop) or a \u escape of an ASCII character or of a CJK
+	// label's separator.
 	p, anch := start, false
 	track := s.m != nil && !s.secretMaybe
 	for {
@@ -1669,8 +1670,9 @@ func (s *scanner) skipString(i int) int {
 			// Runs of \uXXXX: ensure_ascii output writes every non-ASCII
 			// character so (a Chinese model output is nothing else).
 			for i+6 <= n && data[i+1] == 'u' && isHex[data[i+2]]&isHex[data[i+3]]&isHex[data[i+4]]&isHex[data[i+5]] != 0 {
-				// (\u0000-\u007f: hex digits at or above '8' are 8-f.)
-				anch = anch || track && data[i+2] == '0' && data[i+3] == '0' && data[i+4] < '8'
+				// (\u0000-\u007f: hex digits at or above '8' are 8-f;
+				// and a CJK label's separator, "\uff1a".)
+				anch = anch || track && (data[i+2] == '0' && data[i+3] == '0' && data[i+4] < '8' || cjkSepEscape(data, i))
 				i += 6
 				if i >= n || data[i] != '\\' {
 					break

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/redact"
 )
@@ -689,10 +690,16 @@ func findCredential(s []byte, esc, pct bool) (kind string, ok bool) {
 // (Python's default, \uXXXX for every non-ASCII character) is then passed
 // over in one look-up a byte. Only a literal anchor byte or a \u escape
 // below U+0080 can be one (\" \\ \/ \b \f \n \r \t are not); the body
-// must be one str accepted.
+// must be one str accepted. A \u escape at or above U+0080 is one only
+// for a CJK label's separator (redact.IsCJKSeparator: "密码\uff1a…",
+// Python's ensure_ascii of "密码：…"), which the pre-check of the
+// unescaped text stops at.
 func anchorAfterUnescape(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		for i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' && (raw[i+2] != '0' || raw[i+3] != '0' || raw[i+4] >= '8') {
+			if cjkSepEscape(raw, i) {
+				return true
+			}
 			i += 6 // as in PrintableAfterUnescape
 		}
 		if i >= len(raw) {
@@ -715,6 +722,69 @@ func anchorAfterUnescape(raw []byte) bool {
 		i++
 	}
 	return false
+}
+
+// cjkSepEscape reports whether the \uXXXX escape at raw[i] (its four
+// hex digits valid) is one of a CJK label's separator
+// (redact.IsCJKSeparator: ff1a ：, ff1d ＝, 662f 是, 4e3a 为, 70ba 為,
+// 306f は) right after what may be a key (cjkKeyBefore): all six are
+// common in Chinese or Japanese text, almost never after a key. The four
+// digits, in either case, are compared at once, little-endian
+// (TestCJKSepEscape checks every escape against IsCJKSeparator).
+func cjkSepEscape(raw []byte, i int) bool {
+	if !cjkSepLast[raw[i+5]] {
+		return false
+	}
+	return cjkSepAt(raw, i)
+}
+
+// cjkSepLast marks the last hex digits of the six separators' escapes:
+// cjkSepEscape's first look, inlined, turns away 13 escapes in 16.
+var cjkSepLast = [256]bool{'a': true, 'A': true, 'd': true, 'D': true, 'f': true, 'F': true}
+
+// cjkSepAt is cjkSepEscape past its first look.
+func cjkSepAt(raw []byte, i int) bool {
+	switch binary.LittleEndian.Uint32(raw[i+2:]) | 0x20202020 { // ('0'-'9' have 0x20 set)
+	case 0x61316666, 0x64316666: // ff1a ff1d
+		return cjkKeyBefore(raw, i, true)
+	case 0x66323636, 0x61336534, 0x61623037, 0x66363033: // 662f 4e3a 70ba 306f
+		return cjkKeyBefore(raw, i, false)
+	}
+	return false
+}
+
+// cjkKeyBefore reports whether what ends right before raw[i] may be the
+// key of a CJK separator there, as redact's cjkKey reads one: past up to
+// three spaces and, before a full-width ':' or '=' (fullWidth), a closing
+// quote (escaped or not), the last character of a CJK label
+// (redact.IsCJKLabelEnd), as a \uXXXX escape or in UTF-8, or before a
+// full-width separator an ASCII key's last byte (a letter, a digit, '-',
+// '_' or '.': "password：…"). (A "\\u…" that is an escaped backslash and
+// text is read as an escape: one decoding more, never one less.)
+func cjkKeyBefore(raw []byte, i int, fullWidth bool) bool {
+	j := i
+	for k := 0; k < 3 && j > 0 && raw[j-1] == ' '; k++ {
+		j--
+	}
+	if fullWidth && j > 0 && (raw[j-1] == '"' || raw[j-1] == '\'') {
+		j--
+		for k := 0; k < 7 && j > 0 && raw[j-1] == '\\'; k++ {
+			j--
+		}
+	}
+	if j == 0 {
+		return false
+	}
+	var r rune
+	switch c := raw[j-1]; {
+	case j >= 6 && raw[j-6] == '\\' && raw[j-5] == 'u' && isHex[raw[j-4]]&isHex[raw[j-3]]&isHex[raw[j-2]]&isHex[c] != 0:
+		r = rune(hexVal(raw[j-4])<<12 | hexVal(raw[j-3])<<8 | hexVal(raw[j-2])<<4 | hexVal(c))
+	case c >= 0x80:
+		r, _ = utf8.DecodeLastRune(raw[:j])
+	default:
+		return fullWidth && (isAlnum(c) || c == '-' || c == '_' || c == '.')
+	}
+	return redact.IsCJKLabelEnd(r)
 }
 
 // PrintableAfterUnescape reports whether the body of a JSON string (as

@@ -733,10 +733,18 @@ func TestCleanTextsRemembered(t *testing.T) {
 func checkPrintable(t *testing.T, body string) {
 	t.Helper()
 	if !anchorAfterUnescape([]byte(body)) {
-		for _, c := range AppendUnquoted(nil, []byte(body)) {
-			if redact.IsCredentialAnchor(c) {
-				t.Fatalf("anchorAfterUnescape(%q) = false, unescaped it holds %q", body, c)
+		// No ASCII anchor and no CJK label's separator (the only
+		// characters above U+007F whose anchor bytes reveal one: the
+		// others' are turned away), and so no credential.
+		u := AppendUnquoted(nil, []byte(body))
+		rs := []rune(string(u))
+		for k, r := range rs {
+			if r < 0x80 && redact.IsCredentialAnchor(byte(r)) || redact.IsCJKSeparator(r) && keyBefore(rs, k) {
+				t.Fatalf("anchorAfterUnescape(%q) = false, unescaped it holds %q", body, r)
 			}
+		}
+		if a, b, k, ok := FindCredential(u); ok {
+			t.Fatalf("anchorAfterUnescape(%q) = false, unescaped it holds a credential (%s) %q", body, k, u[a:b])
 		}
 	}
 	if PrintableAfterUnescape([]byte(body)) {
@@ -783,10 +791,26 @@ func TestPrintableAfterUnescape(t *testing.T) {
 			t.Errorf("PrintableAfterUnescape(%q) = false", s)
 		}
 	}
+	// A CJK label's separator escaped (ensure_ascii's "密码：…"): an anchor,
+	// in either case of hex digit; its neighbours and U+FFFD (a lone
+	// surrogate's, whose UTF-8 also starts with 0xEF) are not.
+	for _, r := range []rune{'：', '＝', '是', '为', '為', 'は'} {
+		for _, f := range []string{`\u5bc6\u7801\u%04x`, `\u5bc6\u7801\u%04X`} {
+			if s := fmt.Sprintf(f, r); !anchorAfterUnescape([]byte(s)) {
+				t.Errorf("anchorAfterUnescape(%q) = false", s)
+			}
+		}
+	}
+	for _, s := range []string{`\u5bc6\u7801\uff1b`, `\u5bc6\u7801\uff0a`, `\u5bc6\u7801\ufffd`, `\ud800`, `\u662e\u4e3b`, `\u8fd9\u662f\u4e00`, `\u6210\u4e3a`} {
+		checkPrintable(t, s)
+		if anchorAfterUnescape([]byte(s)) {
+			t.Errorf("anchorAfterUnescape(%q) = true", s)
+		}
+	}
 }
 
 func FuzzPrintableAfterUnescape(f *testing.F) {
-	for _, s := range []string{"一个流式回答", "sk-proj- 流", "\u00e9\n\t\"\\/", "😀x"} {
+	for _, s := range []string{"一个流式回答", "sk-proj- 流", "\u00e9\n\t\"\\/", "😀x", "密码：Kqzmpxtrlv", "\xe4"} {
 		f.Add(s, true)
 	}
 	f.Fuzz(func(t *testing.T, s string, ascii bool) {
@@ -819,5 +843,73 @@ func BenchmarkPrintableAfterUnescape(b *testing.B) {
 		if PrintableAfterUnescape(raw) || anchorAfterUnescape(raw) {
 			b.Fatal("printable")
 		}
+	}
+}
+
+// keyBefore reports whether rs[k-1], past up to three spaces and (before
+// a full-width ':' or '=') a closing quote and its backslashes, may end a
+// CJK label, or before a full-width one an ASCII key (as redact's cjkKey
+// reads a key).
+func keyBefore(rs []rune, k int) bool {
+	fullWidth := rs[k] == '：' || rs[k] == '＝'
+	j := k
+	for n := 0; n < 3 && j > 0 && rs[j-1] == ' '; n++ {
+		j--
+	}
+	if fullWidth && j > 0 && (rs[j-1] == '"' || rs[j-1] == '\'') {
+		j--
+		for n := 0; n < 7 && j > 0 && rs[j-1] == '\\'; n++ {
+			j--
+		}
+	}
+	if j == 0 {
+		return false
+	}
+	if c := rs[j-1]; c < 0x80 {
+		return fullWidth && (isAlnum(byte(c)) || c == '-' || c == '_' || c == '.')
+	}
+	return redact.IsCJKLabelEnd(rs[j-1])
+}
+
+// TestCJKSepEscape: cjkSepEscape is redact.IsCJKSeparator on every \uXXXX
+// escape after a label's last character (escaped, in UTF-8, past spaces,
+// and for a full-width ':' or '=' past a closing quote), its hex digits
+// in lower and in upper case; after an ASCII key only the full-width
+// ones are; after anything else, none.
+func TestCJKSepEscape(t *testing.T) {
+	n := 0
+	for r := 0; r <= 0xFFFF; r++ {
+		fullWidth := r == '：' || r == '＝'
+		for _, f := range []string{`\u%04x`, `\u%04X`} {
+			esc := fmt.Sprintf(f, r)
+			for _, c := range []struct {
+				before string
+				want   bool
+			}{
+				{`\u7801`, redact.IsCJKSeparator(rune(r))},
+				{`\u5BC6\u7801  `, redact.IsCJKSeparator(rune(r))},
+				{"密码", redact.IsCJKSeparator(rune(r))},
+				{"パスワード ", redact.IsCJKSeparator(rune(r))},
+				{`\"\u5bc6\u7801\"`, fullWidth},
+				{"db_password", fullWidth},
+				{"password ", fullWidth},
+				{`\u4e00`, false},
+				{"", false},
+				{"一", false},
+				{`\u7801    `, false},
+				{"(", false},
+			} {
+				e := []byte(c.before + esc)
+				if got := cjkSepEscape(e, len(c.before)); got != c.want {
+					t.Errorf("cjkSepEscape(%s) = %v, want %v", e, got, c.want)
+				}
+			}
+		}
+		if redact.IsCJKSeparator(rune(r)) {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d separators, want 6", n)
 	}
 }

@@ -53,8 +53,37 @@ var cjkEnds = func() (rs []rune) {
 			rs = append(rs, r)
 		}
 	}
-	return append(rs, '：', '＝', '是', '为', '為', 'は')
+	return append(rs, cjkSeps...)
 }()
+
+// cjkSeps are the separators cjkSep reads after a label, as runes: the
+// full-width ':' and '=' and the copulas.
+var cjkSeps = []rune{'：', '＝', '是', '为', '為', 'は'}
+
+// IsCJKLabelEnd reports whether r is the last character of a CJK label
+// (cjkLabels), one switch (TestIsCJKLabelEnd holds it to the labels).
+func IsCJKLabelEnd(r rune) bool {
+	switch r {
+	case '码', '碼', '令', '钥', '鑰', '牌', 'ド', '호':
+		return true
+	}
+	return false
+}
+
+// IsCJKSeparator reports whether r is a separator a CJK label's value
+// follows (cjkSeps): the only characters at or above U+0080 whose UTF-8
+// holds an anchor byte at which a credential can be revealed (cjkSep
+// turns the others away), a copula only after a label (IsCJKLabelEnd). A
+// \uXXXX escape of one where it may follow a label (Python's ensure_ascii
+// "密码\uff1a…") must be unescaped before the pre-check; an escape of any
+// other non-ASCII character cannot reveal one.
+func IsCJKSeparator(r rune) bool {
+	switch r {
+	case '：', '＝', '是', '为', '為', 'は':
+		return true
+	}
+	return false
+}
 
 // EndsCJKLabel reports whether r ends a CJK label or its separator: a
 // text that ends in it may hold the label of a value the next text holds

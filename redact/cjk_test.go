@@ -3,6 +3,7 @@ package redact
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestCJKLabels: credentials labelled in Chinese, Japanese and Korean, and
@@ -89,6 +90,54 @@ func TestCJKTails(t *testing.T) {
 	for _, s := range []string{"好的，谢谢。", "密码学", "这是一个测试", "密码长度：", "结果为 ", ""} {
 		if MayStartCredential(s) {
 			t.Errorf("MayStartCredential(%q) = true", s)
+		}
+	}
+}
+
+// TestIsCJKSeparatorIsCjkSep: IsCJKSeparator holds for exactly the
+// characters at or above U+0080 at whose anchor bytes (aCJK) cjkSep reads a
+// separator, over every character: the scan skips \uXXXX escapes of all
+// the others before the pre-check (e2a's anchorAfterUnescape).
+func TestIsCJKSeparatorIsCjkSep(t *testing.T) {
+	n := 0
+	for r := rune(0x80); r <= utf8.MaxRune; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		s := utf8.AppendRune([]byte("密码"), r)
+		s = append(s, "Kqzmpxtrlv"...)
+		sep := false
+		for k := len("密码"); k < len(s)-len("Kqzmpxtrlv"); k++ {
+			if anchor[s[k]]&aCJK == 0 {
+				continue
+			}
+			if _, _, _, ok := cjkSep(s, k); ok {
+				sep = true
+			}
+		}
+		if sep != IsCJKSeparator(r) {
+			t.Errorf("%U %q: cjkSep finds a separator %v, IsCJKSeparator %v", r, r, sep, IsCJKSeparator(r))
+		}
+		if sep {
+			n++
+		}
+	}
+	if n != len(cjkSeps) {
+		t.Errorf("%d separators, want %d (cjkSeps)", n, len(cjkSeps))
+	}
+}
+
+// TestIsCJKLabelEnd: IsCJKLabelEnd holds for exactly the last characters
+// of cjkLabels.
+func TestIsCJKLabelEnd(t *testing.T) {
+	want := map[rune]bool{}
+	for _, l := range cjkLabels {
+		r, _ := utf8.DecodeLastRune(l)
+		want[r] = true
+	}
+	for r := rune(0); r <= utf8.MaxRune; r++ {
+		if IsCJKLabelEnd(r) != want[r] {
+			t.Errorf("IsCJKLabelEnd(%q) = %v", r, !want[r])
 		}
 	}
 }

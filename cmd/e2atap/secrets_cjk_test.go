@@ -111,3 +111,47 @@ func asciiJSON(t *testing.T, v any) []byte {
 	}
 	return out.Bytes()
 }
+
+// TestCJKSeparatorEscapedValueWithoutAnchor: a CJK-labelled credential
+// whose value holds no byte the redactor stops at (lower-case letters
+// only: no digit, '-', '_', 'w', no change of case inside) written by json.dumps' default, ensure_ascii, so
+// that the label and its separator are \uXXXX escapes ("\u5bc6\u7801
+// \uff1aKqzmpx…"). The record log masked it, but the scan's gate for an
+// escaped string skipped every escape at or above U+0080, the separator's
+// too, and no e2a.secret finding was made: five of these six streams had
+// none (in UTF-8, all six had one). Each stream, one record, is a finding
+// now; no value shows in any output.
+func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	fams := []secretaudit.Family{
+		{Name: "zh_fullwidth_colon", Value: "密码：Kqzmpxtrlv", Cores: []string{"Kqzmpxtrlv"}},
+		{Name: "zh_db_fullwidth_colon", Value: "数据库密码：pzqkrtnvlx", Cores: []string{"pzqkrtnvlx"}},
+		{Name: "zh_trad_fullwidth_equals", Value: "密碼＝htqznvkrpl", Cores: []string{"htqznvkrpl"}},
+		{Name: "ja_fullwidth_colon", Value: "パスワード：zkqtrmnvpl", Cores: []string{"zkqtrmnvpl"}},
+		{Name: "ko_fullwidth_colon", Value: "비밀번호：mqzkrtnvxl", Cores: []string{"mqzkrtnvxl"}},
+		{Name: "ascii_key_fullwidth_colon", Value: "password：nvkqzrtmpl", Cores: []string{"nvkqzrtmpl"}},
+	}
+	ts := "2026-12-07T00:00:00Z"
+	var b bytes.Buffer
+	for n, a := range fams {
+		rid := fmt.Sprintf("cjkesc-%02d", n)
+		for _, r := range []map[string]any{
+			{"sequence": 0, "is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "body": map[string]any{"delta_kind": "text", "delta": a.Value}},
+			{"sequence": 1, "is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "body": map[string]any{"result": map[string]any{}}},
+		} {
+			r["protocol_version"], r["response_id"], r["request_id"], r["timestamp"] = "1.0", rid, rid, ts
+			r["provenance"] = map[string]any{"source_protocol": "e2a"}
+			b.Write(asciiJSON(t, r))
+			b.WriteByte('\n')
+		}
+	}
+	capture := filepath.Join(t.TempDir(), "cjkesc.jsonl")
+	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, recs := validateKeep(t, fams, capture)
+	secretStreams(t, fams, stdout, "cjkesc-%02d")
+	if n := bytes.Count(recs, []byte("******(fp:")); n < len(fams) {
+		t.Errorf("the record log has %d masks, want %d", n, len(fams))
+	}
+}
