@@ -756,11 +756,12 @@ func cjkSepAt(raw []byte, i int) bool {
 // cjkKeyBefore reports whether what ends right before raw[i] may be the
 // key of a CJK separator there, as redact's cjkKey reads one: past up to
 // three spaces and, before a full-width ':' or '=' (fullWidth), a closing
-// quote (escaped or not), the last character of a CJK label
-// (redact.IsCJKLabelEnd), as a \uXXXX escape or in UTF-8, or before a
-// full-width separator an ASCII key's last byte (a letter, a digit, '-',
-// '_' or '.': "password：…"). (A "\\u…" that is an escaped backslash and
-// text is read as an escape: one decoding more, never one less.)
+// quote (escaped or not) or a copula ("密码为：…"), the last character of a
+// CJK label (redact.IsCJKLabelEnd), as a \uXXXX escape or in UTF-8, or
+// before a full-width separator an ASCII key's last byte (a letter, a
+// digit, '-', '_' or '.': "password：…"). (A "\\u…" that is an escaped
+// backslash and text is read as an escape: one decoding more, never one
+// less.)
 func cjkKeyBefore(raw []byte, i int, fullWidth bool) bool {
 	j := i
 	for k := 0; k < 3 && j > 0 && raw[j-1] == ' '; k++ {
@@ -772,19 +773,32 @@ func cjkKeyBefore(raw []byte, i int, fullWidth bool) bool {
 			j--
 		}
 	}
-	if j == 0 {
-		return false
+	r, n := lastRune(raw[:j])
+	if n == 0 {
+		return fullWidth && j > 0 && (isAlnum(raw[j-1]) || raw[j-1] == '-' || raw[j-1] == '_' || raw[j-1] == '.')
 	}
-	var r rune
-	switch c := raw[j-1]; {
-	case j >= 6 && raw[j-6] == '\\' && raw[j-5] == 'u' && isHex[raw[j-4]]&isHex[raw[j-3]]&isHex[raw[j-2]]&isHex[c] != 0:
-		r = rune(hexVal(raw[j-4])<<12 | hexVal(raw[j-3])<<8 | hexVal(raw[j-2])<<4 | hexVal(c))
-	case c >= 0x80:
-		r, _ = utf8.DecodeLastRune(raw[:j])
-	default:
-		return fullWidth && (isAlnum(c) || c == '-' || c == '_' || c == '.')
+	if fullWidth && redact.IsCJKSeparator(r) && r != '：' && r != '＝' {
+		j -= n // a copula before the colon
+		for k := 0; k < 3 && j > 0 && raw[j-1] == ' '; k++ {
+			j--
+		}
+		r, _ = lastRune(raw[:j])
 	}
 	return redact.IsCJKLabelEnd(r)
+}
+
+// lastRune is the character at or above U+0080 that b ends in, as a
+// \uXXXX escape or in UTF-8, and its length in b; n is 0 where b ends in
+// an ASCII byte (or nothing).
+func lastRune(b []byte) (r rune, n int) {
+	j := len(b)
+	switch {
+	case j >= 6 && b[j-6] == '\\' && b[j-5] == 'u' && isHex[b[j-4]]&isHex[b[j-3]]&isHex[b[j-2]]&isHex[b[j-1]] != 0:
+		return rune(hexVal(b[j-4])<<12 | hexVal(b[j-3])<<8 | hexVal(b[j-2])<<4 | hexVal(b[j-1])), 6
+	case j > 0 && b[j-1] >= 0x80:
+		return utf8.DecodeLastRune(b)
+	}
+	return 0, 0
 }
 
 // PrintableAfterUnescape reports whether the body of a JSON string (as

@@ -440,7 +440,11 @@ func refScanSecrets(data []byte) (string, string, bool) {
 			continue
 		case string:
 			if len(st) > 0 && st[len(st)-1].obj {
-				if k := SecretKeyKind([]byte(st[len(st)-1].key)); k != "" && v != "" && !strings.Contains(v, "******") {
+				// (Not another redactor's mark, "***", "{", "[REDACTED]",
+				// nor a plain word under a key that only names a
+				// credential: a62ffc0.)
+				if k := SecretKeyKind([]byte(st[len(st)-1].key)); k != "" && v != "" && !strings.Contains(v, "******") &&
+					!redactedMark([]byte(v)) && !(k == KeyCredential && plainWord([]byte(v))) {
 					return path(false), k, true
 				}
 			}
@@ -848,8 +852,8 @@ func BenchmarkPrintableAfterUnescape(b *testing.B) {
 
 // keyBefore reports whether rs[k-1], past up to three spaces and (before
 // a full-width ':' or '=') a closing quote and its backslashes, may end a
-// CJK label, or before a full-width one an ASCII key (as redact's cjkKey
-// reads a key).
+// CJK label (also past a copula before a full-width one), or before a
+// full-width one an ASCII key (as redact's cjkKey reads a key).
 func keyBefore(rs []rune, k int) bool {
 	fullWidth := rs[k] == '：' || rs[k] == '＝'
 	j := k
@@ -867,6 +871,15 @@ func keyBefore(rs []rune, k int) bool {
 	}
 	if c := rs[j-1]; c < 0x80 {
 		return fullWidth && (isAlnum(byte(c)) || c == '-' || c == '_' || c == '.')
+	}
+	if fullWidth && redact.IsCJKSeparator(rs[j-1]) && rs[j-1] != '：' && rs[j-1] != '＝' {
+		j-- // a copula before the colon: "密码为：…"
+		for n := 0; n < 3 && j > 0 && rs[j-1] == ' '; n++ {
+			j--
+		}
+		if j == 0 {
+			return false
+		}
 	}
 	return redact.IsCJKLabelEnd(rs[j-1])
 }
@@ -893,6 +906,11 @@ func TestCJKSepEscape(t *testing.T) {
 				{`\"\u5bc6\u7801\"`, fullWidth},
 				{"db_password", fullWidth},
 				{"password ", fullWidth},
+				{`\u5bc6\u7801\u4e3a`, fullWidth},
+				{"密码为 ", fullWidth},
+				{`\u5bc6\u7801 \u662F `, fullWidth},
+				{`\u8fd9\u662f`, false},
+				{"这是", false},
 				{`\u4e00`, false},
 				{"", false},
 				{"一", false},

@@ -141,6 +141,16 @@ func cjkSep(s []byte, i int) (ss, se int, copula, ok bool) {
 	return 0, 0, false, false
 }
 
+// cjkCopulaAt reports whether s[k:k+3] is one of the copulas (是 E6 98 AF,
+// は E3 81 AF, 为 E4 B8 BA, 為 E7 82 BA), as cjkSep reads them.
+func cjkCopulaAt(s []byte, k int) bool {
+	if k < 0 || k+3 > len(s) {
+		return false
+	}
+	_, _, copula, ok := cjkSep(s, k+2)
+	return ok && copula
+}
+
 // afterMultiByte reports whether the byte before s[i], past up to three
 // spaces and a closing quote (escaped or not), ends a multi-byte
 // character: the gate of sep's call of cjkPair.
@@ -182,6 +192,13 @@ func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
 		return 0, false, false
 	}
 	ke := cjkKeyEnd(s, from, ss, !copula)
+	if !copula && ke-3 >= from && cjkCopulaAt(s, ke-3) {
+		// A colon after the copula: "您的密码为：<pw>", "初始密码是: <pw>"
+		// (the password is: …), a key=value pair as "密码：" is.
+		if k := cjkKeyEnd(s, from, ke-3, false); cjkLabelAt(s, from, k) {
+			return se, false, true
+		}
+	}
 	if cjkLabelAt(s, from, ke) {
 		return se, copula, true
 	}

@@ -141,3 +141,36 @@ func TestIsCJKLabelEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestCJKCopulaColon: a colon after the copula ("您的密码为：<pw>", your
+// password is: …), full-width or ASCII, in UTF-8 and as \uXXXX escapes
+// in text (JSON text held in a string), is a key=value pair: its value is
+// masked as a credential (each was printed). A copula and colon after a
+// word that is no label, and a value in CJK, are left alone.
+func TestCJKCopulaColon(t *testing.T) {
+	for _, c := range []struct{ s, v string }{
+		{"您的密码为：Xk9mP2qLw7", "Xk9mP2qLw7"},
+		{"密码为：kzqmtrvnpx。", "kzqmtrvnpx"},
+		{"初始密码是: Rt4vN8kQz2", "Rt4vN8kQz2"},
+		{"密码 为 ： Rt4vN8kQz2", "Rt4vN8kQz2"},
+		{"パスワードは：Zq7mK2pLx9", "Zq7mK2pLx9"},
+		{"密钥為＝Zq7mK2pLx9", "Zq7mK2pLx9"},
+		{`{"out": "\u5bc6\u7801\u4e3a\uff1aXk9mP2qLw7"}`, "Xk9mP2qLw7"},
+		{`\u60a8\u7684\u5bc6\u7801\u4e3a\uff1akzqmtrvnpx`, "kzqmtrvnpx"},
+		{`\u5bc6\u7801\u662f: Rt4vN8kQz2`, "Rt4vN8kQz2"},
+		{`\\u5bc6\\u7801\\u4e3a\\uff1aXk9mP2qLw7`, "Xk9mP2qLw7"},
+	} {
+		m, ok := Find([]byte(c.s), 0)
+		if !ok || c.s[m.Start:m.End] != c.v || !m.Kind.Credential() {
+			t.Errorf("Find(%q) = %v %q, want the credential %q", c.s, m.Kind, c.s[m.Start:m.End], c.v)
+		}
+		if !MayHoldCredentialText([]byte(c.s)) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.s)
+		}
+	}
+	for _, s := range []string{"这是：一个例子", "结果为：12345678", "密码为：请输入", "答案是: Rt4vN8kQz2 吗", `\u8fd9\u662f\uff1aXk9mP2qLw7`, "密码为：", "长度为：Rt4vN8kQz2"} {
+		if m, ok := Find([]byte(s), 0); ok && m.Kind.Credential() {
+			t.Errorf("Find(%q) = %v %q, want no credential", s, m.Kind, s[m.Start:m.End])
+		}
+	}
+}

@@ -136,7 +136,7 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 		for k := 0; k < 3 && le > from && s[le-1] == ' '; k++ {
 			le--
 		}
-		if !escLabelBefore(s, from, le) {
+		if !escLabelBefore(s, from, le) && (copula || !escLabelBefore(s, from, escCopulaBefore(s, from, le))) {
 			return Match{}, false
 		}
 		se = e
@@ -179,6 +179,13 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 				return Match{}, false
 			}
 			se, copula = e2, cop
+			if cop {
+				// A colon after the copula ("\u5bc6\u7801\u4e3a\uff1a<pw>",
+				// the password is: …): a key=value pair.
+				if ce, ok := escColonAfter(s, e2); ok {
+					se, copula = ce, false
+				}
+			}
 		default:
 			return Match{}, false
 		}
@@ -190,6 +197,54 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 		return Match{}, false
 	}
 	return cjkJudge(s, va, ve, copula)
+}
+
+// escCopulaBefore is where the key ends before a separator at s[le] that
+// follows a copula's escape ("\u5bc6\u7801\u4e3a\uff1a": past the
+// \u4e3a and up to three spaces before it), or le where none is there.
+func escCopulaBefore(s []byte, from, le int) int {
+	u := le - 5
+	if u-1 < from || s[u] != 'u' || s[u-1] != '\\' {
+		return le
+	}
+	r, _, ok := escRuneAt(s, u)
+	if _, copula := escSep(r); !ok || !copula {
+		return le
+	}
+	b := u - 1
+	for b > from && s[b-1] == '\\' {
+		b--
+	}
+	for k := 0; k < 3 && b > from && s[b-1] == ' '; k++ {
+		b--
+	}
+	return b
+}
+
+// escColonAfter reports an ASCII ':' or '=', or the escape of a
+// full-width one, at s[p] past up to three spaces, and where it ends.
+func escColonAfter(s []byte, p int) (int, bool) {
+	for k := 0; k < 3 && p < len(s) && s[p] == ' '; k++ {
+		p++
+	}
+	switch {
+	case p >= len(s):
+	case s[p] == ':' || s[p] == '=':
+		return p + 1, true
+	case s[p] == '\\':
+		u := p
+		for u < len(s) && u-p < 8 && s[u] == '\\' {
+			u++
+		}
+		if u < len(s) && s[u] == 'u' {
+			if r, e, ok := escRuneAt(s, u); ok {
+				if sep, copula := escSep(r); sep && !copula {
+					return e, true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 // mayEscCJK is escCJKPair's gate at the digit s[i]: the first digit of

@@ -118,9 +118,11 @@ func asciiJSON(t *testing.T, v any) []byte {
 // that the label and its separator are \uXXXX escapes ("\u5bc6\u7801
 // \uff1aKqzmpx…"). The record log masked it, but the scan's gate for an
 // escaped string skipped every escape at or above U+0080, the separator's
-// too, and no e2a.secret finding was made: five of these six streams had
-// none (in UTF-8, all six had one). Each stream, one record, is a finding
-// now; no value shows in any output.
+// too, and no e2a.secret finding was made: five of the first six streams
+// had none (in UTF-8, all six had one). A colon after the copula ("您的密码
+// 为：<pw>", your password is: …) was not read at all, in either form.
+// Each stream, one record, is a finding now, ensure_ascii and UTF-8; no
+// value shows in any output.
 func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
 	fams := []secretaudit.Family{
@@ -130,6 +132,11 @@ func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
 		{Name: "ja_fullwidth_colon", Value: "パスワード：zkqtrmnvpl", Cores: []string{"zkqtrmnvpl"}},
 		{Name: "ko_fullwidth_colon", Value: "비밀번호：mqzkrtnvxl", Cores: []string{"mqzkrtnvxl"}},
 		{Name: "ascii_key_fullwidth_colon", Value: "password：nvkqzrtmpl", Cores: []string{"nvkqzrtmpl"}},
+		// A colon after the copula ("your password is: …"): printed in
+		// UTF-8 too before, by every output.
+		{Name: "zh_copula_fullwidth_colon", Value: "您的密码为：Xk9mP2qLw7", Cores: []string{"Xk9mP2qLw7"}},
+		{Name: "zh_copula_ascii_colon", Value: "初始密码是: Rt4vN8kQz2", Cores: []string{"Rt4vN8kQz2"}},
+		{Name: "zh_copula_colon_letters", Value: "密码为：kzqmtrvnpx", Cores: []string{"kzqmtrvnpx"}},
 	}
 	ts := "2026-12-07T00:00:00Z"
 	var b bytes.Buffer
@@ -143,6 +150,10 @@ func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
 			r["provenance"] = map[string]any{"source_protocol": "e2a"}
 			b.Write(asciiJSON(t, r))
 			b.WriteByte('\n')
+			r["response_id"], r["request_id"] = "utf8-"+rid, "utf8-"+rid
+			line, _ := json.Marshal(r) // the same in UTF-8
+			b.Write(line)
+			b.WriteByte('\n')
 		}
 	}
 	capture := filepath.Join(t.TempDir(), "cjkesc.jsonl")
@@ -151,7 +162,8 @@ func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
 	}
 	stdout, recs := validateKeep(t, fams, capture)
 	secretStreams(t, fams, stdout, "cjkesc-%02d")
-	if n := bytes.Count(recs, []byte("******(fp:")); n < len(fams) {
-		t.Errorf("the record log has %d masks, want %d", n, len(fams))
+	secretStreams(t, fams, stdout, "utf8-cjkesc-%02d")
+	if n := bytes.Count(recs, []byte("******(fp:")); n < 2*len(fams) {
+		t.Errorf("the record log has %d masks, want %d", n, 2*len(fams))
 	}
 }
