@@ -77,11 +77,24 @@ bench-system:
 # split fuzzers (FuzzFrameSplit, FuzzSplitWalk: two whole runs an input)
 # spent their whole time minimising and ran a few dozen inputs in 30 s; at
 # 10x they run thousands. A failing input is still written out, minimised
-# less (FUZZMINIMIZE=60s to minimise it further).
+# less (FUZZMINIMIZE=60s to minimise it further). A target that fails with
+# "context deadline exceeded" and writes no failing input hit Go's fuzzing
+# coordinator at its -fuzztime deadline (golang/go#75804, fixed in Go 1.27),
+# not a defect of ours: it is named and the run goes on; any other failure
+# stops it.
 fuzz:
-	@for pkg in $$($(GO) list $(PKGS)); do \
+	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
+	for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$t"; E2ATAP_OFFHEAP_POISON=1 $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
+	    echo "== $$pkg $$t"; \
+	    before=$$(ls $$dir/testdata/fuzz/$$t 2>/dev/null | wc -l); \
+	    if E2ATAP_OFFHEAP_POISON=1 $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg >$$out 2>&1; then tail -n 3 $$out; continue; fi; \
+	    cat $$out; \
+	    after=$$(ls $$dir/testdata/fuzz/$$t 2>/dev/null | wc -l); \
+	    if [ "$$after" -eq "$$before" ] && grep -q '^    context deadline exceeded$$' $$out; then \
+	      echo "== $$t: no failing input written: Go's fuzzing coordinator at its deadline (golang/go#75804), not a finding"; \
+	    else exit 1; fi; \
 	  done; \
 	done
 
