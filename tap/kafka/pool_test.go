@@ -57,9 +57,10 @@ func TestPoolClasses(t *testing.T) {
 func sizeOf(class int) int { return (class%8 + 8) << (class/8 + poolMinShift - 3) }
 
 // TestPoolReusesBuffers: a buffer put back is the one got next for a
-// batch of its class, with room for the snappy batch's decoded size.
+// batch of its class, with room for the snappy batch's decoded size; so
+// is a slice of records for a batch's count.
 func TestPoolReusesBuffers(t *testing.T) {
-	var p decompressPool
+	var p fetchPool
 	src := s2.EncodeSnappy(nil, make([]byte, 900_000))
 	reused := false
 	// sync.Pool may drop what is put (a collection; at random under the
@@ -77,6 +78,27 @@ func TestPoolReusesBuffers(t *testing.T) {
 	}
 	if !reused {
 		t.Error("a buffer put back was never got again")
+	}
+	for _, n := range []int{0, 1, 64, 65, 1140, 1 << 16} {
+		rs := p.GetRecords(n)
+		if len(rs) != 0 || cap(rs) < n || cap(rs) > max(2*n, 64) {
+			t.Errorf("GetRecords(%d): len %d cap %d", n, len(rs), cap(rs))
+		}
+	}
+	if rs := p.GetRecords(1<<16 + 1); rs != nil {
+		t.Errorf("GetRecords(65537): a pooled slice of cap %d", cap(rs))
+	}
+	reused = false
+	for range 100 {
+		rs := p.GetRecords(1140)
+		p.PutRecords(rs[:cap(rs)])
+		if rs2 := p.GetRecords(1100); &rs2[:1][0] == &rs[:1][0] {
+			reused = true
+			break
+		}
+	}
+	if !reused {
+		t.Error("a record slice put back was never got again")
 	}
 }
 

@@ -188,9 +188,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			r.lose(lost, "lost")
 		}),
 		kgo.WithHooks(brokerHooks{r}),
-		// Batches are decompressed into pooled buffers, each taken back
-		// once its records are recycled (poll, tap.Message.Recycle).
-		kgo.WithPools(new(decompressPool)),
+		// Batches are decompressed, and their records decoded, into
+		// pooled memory, taken back once the batch's records are all
+		// recycled (poll, tap.Message.Recycle).
+		kgo.WithPools(new(fetchPool)),
 	}
 	if t.cfg.Regex {
 		opts = append(opts, kgo.ConsumeRegex())
