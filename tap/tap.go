@@ -148,7 +148,17 @@ type Message struct {
 	// reported and logged no second time (RULES.md: a record read again
 	// after a crash is judged once).
 	Reread bool
+	// Recycle, when set, owns Data's memory: a buffer the tap's client
+	// takes back and reuses (the Kafka tap's decompressed batches).
+	// Whoever takes the message calls Recycle once, when nothing reads
+	// Data any more (the engine judged the record, or copied it), and
+	// never reads Data after. A taker that never calls it costs the pool
+	// a buffer, nothing else: the collector frees it.
+	Recycle Recycler
 }
+
+// Recycler takes back the memory of a message's Data (Message.Recycle).
+type Recycler interface{ Recycle() }
 
 // EmitFunc hands a message to the engine. A blocking emit is backpressure;
 // taps that must never block (the WebSocket relay) put a bounded queue in

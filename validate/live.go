@@ -71,7 +71,11 @@ type liveItem struct {
 	prof  *Profile                  // liveProfile
 	order bool                      // liveOrder: the sinks need the order across shards
 	open  *map[KafkaPartition]int64 // liveSync of SyncOpen: filled at the barrier
+	owner Recycler                  // liveObserve of SubmitOwned: in.Data's, recycled once handled
 }
+
+// Recycler takes back the memory of an input's Data (SubmitOwned).
+type Recycler interface{ Recycle() }
 
 // Live feeds a Sharded run from many taps: Submit may be called from any
 // goroutine; Run is the one goroutine that owns the Sharded run.
@@ -175,14 +179,14 @@ func (q *liveQueue) push(ctx context.Context, it *liveItem) error {
 // pushInput queues a record (liveObserve) written into the queue in
 // place: no liveItem is built and copied on the way (Submit and push
 // copied its Input twice more).
-func (q *liveQueue) pushInput(ctx context.Context, in *Input) error {
+func (q *liveQueue) pushInput(ctx context.Context, in *Input, owner Recycler) error {
 	woken, err := q.waitRoom(ctx)
 	if err != nil {
 		return err
 	}
 	q.items = append(q.items, liveItem{})
 	it := &q.items[len(q.items)-1]
-	it.kind, it.in = liveObserve, *in
+	it.kind, it.in, it.owner = liveObserve, *in, owner
 	q.added(woken)
 	return nil
 }
@@ -241,7 +245,17 @@ func (q *liveQueue) len() int {
 // Submit hands one message to the engine; it blocks while the queue is
 // full (or until ctx is done). The Live owns in.Data afterwards.
 func (l *Live) Submit(ctx context.Context, in Input) error {
-	return l.q.pushInput(ctx, &in)
+	return l.q.pushInput(ctx, &in, nil)
+}
+
+// SubmitOwned is Submit for a record whose Data belongs to owner (a
+// buffer its tap's client reuses): Run calls owner.Recycle once the record
+// is handled (judged by the inline shard, or copied into another shard's
+// batch: the engine keeps no Data past either), and nothing reads Data
+// after that. Submit's error means the Live did not take it: owner is the
+// caller's again.
+func (l *Live) SubmitOwned(ctx context.Context, in Input, owner Recycler) error {
+	return l.q.pushInput(ctx, &in, owner)
 }
 
 // ConnClosed ends the streams of a connection (reason disconnect).
@@ -373,6 +387,9 @@ func (l *Live) handleAll(items []liveItem) {
 	if l.run.onPanic == nil {
 		for i := range items {
 			l.handle(&items[i])
+			if o := items[i].owner; o != nil {
+				o.Recycle()
+			}
 		}
 		return
 	}
@@ -397,6 +414,11 @@ func (l *Live) handleFrom(items []liveItem, i int) (next int) {
 	}()
 	for ; i < len(items); i++ {
 		l.handle(&items[i])
+		// (One that panicked is not recycled: its buffer is left to
+		// the collector, whatever the engine made of it.)
+		if o := items[i].owner; o != nil {
+			o.Recycle()
+		}
 	}
 	return i
 }
@@ -512,6 +534,9 @@ func (l *Live) stop() Stats {
 		}
 		for i := range items {
 			l.handle(&items[i])
+			if o := items[i].owner; o != nil {
+				o.Recycle()
+			}
 		}
 		clear(items)
 	}

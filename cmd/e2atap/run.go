@@ -701,7 +701,12 @@ func (s *sidecar) emit(name string) tap.EmitFunc {
 			charged = len(in.Data)
 			in.Charged = charged
 		}
-		err := s.live.Submit(ctx, in)
+		var err error
+		if m.Recycle != nil {
+			err = s.live.SubmitOwned(ctx, in, m.Recycle)
+		} else {
+			err = s.live.Submit(ctx, in)
+		}
 		if err != nil && charged > 0 {
 			s.budget.Release(charged)
 		}

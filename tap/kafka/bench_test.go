@@ -19,8 +19,9 @@ import (
 
 // BenchmarkCatchUp reads b.N stored 920-byte records of a 4-partition
 // topic from the start: a bare franz-go group consumer (PollRecords loop)
-// against the tap (a byte budget charged and released, no-op emit), on the
-// same kfake cluster. Each sub-benchmark has its own topic.
+// against the tap (a byte budget charged and released, each record recycled
+// at once), on the same kfake cluster. Each sub-benchmark has its own
+// topic.
 func BenchmarkCatchUp(b *testing.B) {
 	value := []byte(`{"jsonrpc":"2.0","result":{"request_id":"r","sequence":1,"body":"` + strings.Repeat("x", 850) + `"}}`)
 	var round atomic.Int64
@@ -70,6 +71,9 @@ func BenchmarkCatchUp(b *testing.B) {
 		all := make(chan struct{})
 		emit := func(_ context.Context, m tap.Message) error {
 			budget.Release(m.Charged)
+			if m.Recycle != nil {
+				m.Recycle.Recycle() // done with it, as the engine is once judged
+			}
 			if !m.Lost && !m.Reconnected && !m.Progress && received.Add(1) == int64(b.N) {
 				close(all)
 			}
@@ -111,7 +115,8 @@ func cpuTime() time.Duration {
 // records (~920 bytes, snappy-compressed as a producer sends them) through
 // the tap into an engine stand-in on its own goroutine: a queue of 4096
 // messages (validate.LiveConfig.Queue's default) and ~1 µs of work a
-// record (FNV-1a over its bytes), the budget released once it is done.
+// record (FNV-1a over its bytes), the budget released and the record
+// recycled once it is done.
 // poll=1000 is the bounded poll of before, poll=fetch the whole buffered
 // fetch: whether the client's fetch and decompression overlap the
 // engine's work shows in msgs/s, from the first record judged to the last
@@ -163,6 +168,9 @@ func BenchmarkCatchUpBehindAnEngine(b *testing.B) {
 						}
 						sink += h
 						budget.Release(m.Charged)
+						if m.Recycle != nil {
+							m.Recycle.Recycle()
+						}
 						if judged++; judged == n {
 							judgedFor += time.Since(first)
 							cpu += cpuTime() - c0

@@ -56,6 +56,15 @@
 // emitted; Config.FetchMaxBytes (by default a 128th of the budget, 1 to
 // 16 MiB of compressed records) bounds them.
 //
+// The client decompresses a batch, and decodes its records, into memory
+// the tap pools (fetchPool): every record emitted carries itself as
+// tap.Message.Recycle, whoever takes it calls Recycle once done with Data
+// (the engine: once judged, or copied for another shard), and the batch's
+// memory goes back to the pool after its last record. The tap reads
+// nothing of a record after emitting it, and recycles itself the records
+// it does not emit (transaction markers, tombstones, records read twice).
+// A taker that never recycles leaves the memory to the collector.
+//
 // The tap commits itself (no autocommit): every Config.CommitInterval
 // between polls, when partitions are revoked, and at shutdown. Before a
 // commit it calls Config.BeforeCommit, which returns once what was emitted

@@ -188,6 +188,10 @@ func (t *Tap) Run(ctx context.Context, emit tap.EmitFunc) error {
 			r.lose(lost, "lost")
 		}),
 		kgo.WithHooks(brokerHooks{r}),
+		// Batches are decompressed, and their records decoded, into
+		// pooled memory, taken back once the batch's records are all
+		// recycled (poll, tap.Message.Recycle).
+		kgo.WithPools(new(fetchPool)),
 	}
 	if t.cfg.Regex {
 		opts = append(opts, kgo.ConsumeRegex())
@@ -361,18 +365,25 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				break
 			}
 			if seen && rec.Offset < next.Offset {
+				rec.Recycle()
 				continue // emitted already in this assignment
 			}
+			// rec is the engine's once emitted (it recycles it: its
+			// batch's buffer goes back to the pool and rec is zeroed),
+			// so what is read of it after emit is read before.
+			after := kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}
 			if rec.Attrs.IsControl() || len(rec.Value) == 0 {
 				// A transaction marker, or a record with no value (a
 				// tombstone: a compacted topic's delete of its key): no
 				// record to judge (it was an e2a.decode finding no
 				// producer had caused), read past.
-				next, seen = kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}, true
+				rec.Recycle()
+				next, seen = after, true
 				continue
 			}
-			rest -= len(rec.Value)
-			if err = cr.take(ctx, len(rec.Value), rest); err != nil {
+			n := len(rec.Value)
+			rest -= n
+			if err = cr.take(ctx, n, rest); err != nil {
 				return
 			}
 			err = emit(ctx, tap.Message{
@@ -380,15 +391,16 @@ func (r *run) poll(ctx context.Context, cl *kgo.Client, fetches kgo.Fetches, emi
 				Pos:     tap.Position{Kind: tap.PosKafka, Name: rec.Topic, Partition: rec.Partition, Offset: rec.Offset},
 				Time:    now,
 				Data:    rec.Value,
-				Charged: len(rec.Value),
+				Charged: n,
 				Joined:  joined,
 				Reread:  rec.Offset < mark,
+				Recycle: rec,
 			})
 			if err != nil {
-				r.cfg.Budget.Release(len(rec.Value))
+				r.cfg.Budget.Release(n)
 				break
 			}
-			next, seen = kgo.EpochOffset{Epoch: rec.LeaderEpoch, Offset: rec.Offset + 1}, true
+			next, seen = after, true
 		}
 		if seen {
 			r.mu.Lock()
