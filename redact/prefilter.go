@@ -173,7 +173,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still
 				}
-				hexRun = hex && !short && hexSkip
+				hexRun = hex && !short
 				if !short && !hexRun && !runRestOff {
 					// This digit's word as below, then the rest of the run
 					// (mayRunRest): its anchors one by one, without the
@@ -478,27 +478,37 @@ var tokenPrefixFirst = func() (t [256]bool) {
 //   - '-': after a digit it starts no prefix but a PEM's "-----BEGIN"
 //     (a 'G'); after a hex digit or '-', the flags want a space or a quote
 //     before them, sk-, glpat-, xox…- and xapp- a letter that is no hex
-//     digit, and no vendor prefix with '-' is made of hex digits before
-//     it (hexSkip, worked out from the table).
+//     digit; a vendor prefix with '-' made of hex digits before it
+//     (Firecrawl's "fc-": hexDashPrefixes, worked out from the table) ends
+//     the skip at its '-', the first one after s[i].
 func hexRunRest(s []byte, i, y int) int {
+	e := y
 	if k := bytes.IndexByte(s[i+1:y], 'A'); k >= 0 {
-		return i + 1 + k
+		e = i + 1 + k
 	}
-	return y
+	for _, p := range hexDashPrefixes {
+		// (Its '-' after s[i]: the prefix may start at s[i] or before.)
+		a := max(i+2-len(p), 0)
+		if k := bytes.Index(s[a:min(e+len(p)-1, y)], []byte(p)); k >= 0 {
+			e = a + k + len(p) - 1
+		}
+	}
+	return e
 }
 
-// hexSkip: no vendor prefix whose first separator is '-' has only hex
-// digits before it (vendor would take such a prefix inside a UUID-like
-// run); a new one that has turns hexRunRest's shortcut off.
-var hexSkip = func() bool {
+// hexDashPrefixes are the vendor prefixes whose first separator is '-'
+// with only hex digits before it ("fc-"), through that '-': vendor takes
+// one inside a run of hex digits and '-' (after a '-' there, or after an
+// escape's hex digits, "%3Dfc-…"), which hexRunRest would skip.
+var hexDashPrefixes = func() (ps []string) {
 	for _, vs := range vendorPrefixes[1] {
 		for _, v := range vs {
 			if allHex([]byte(v.p[:v.sep])) {
-				return false
+				ps = append(ps, v.p[:v.sep+1])
 			}
 		}
 	}
-	return true
+	return ps
 }()
 
 // hexFreeB64: no word of b64Table is made only of hex digits and '-' (in

@@ -137,8 +137,8 @@ func TestMayHoldCredentialTextURLs(t *testing.T) {
 // vendor prefixes with '-', prose keys), and Find's first credential in
 // each passes the pre-check. (Fails when hexRunRest goes past an 'A'.)
 func TestHexRunRest(t *testing.T) {
-	if !hexSkip {
-		t.Fatal("a vendor prefix with '-' is made of hex digits: hexRunRest is off")
+	if len(hexDashPrefixes) == 0 {
+		t.Fatal("no vendor prefix with '-' is made of hex digits: fc- is not tried")
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	hex := func(n int, digits string) string {
@@ -160,7 +160,7 @@ func TestHexRunRest(t *testing.T) {
 		func() string { return "-----BEGIN" },
 		func() string { return "--" }, func() string { return "-u" }, func() string { return "-" },
 		func() string { return "bearer" }, func() string { return "Basic" }, func() string { return "ya29." },
-		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "sk-" }, func() string { return "xoxb-" },
+		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "fc-" }, func() string { return "-fc-" }, func() string { return "sk-" }, func() string { return "xoxb-" },
 		func() string { return " " }, func() string { return "=" }, func() string { return ":" }, func() string { return "." },
 		func() string { return "password " }, func() string { return ">" }, func() string { return "%" }, func() string { return `\` },
 		func() string { return "/" }, func() string { return "+" }, func() string { return "Q~" }, func() string { return "\"" },
