@@ -68,7 +68,7 @@ func TestSweep16AgentTools(t *testing.T) {
 	checkSweep7(t, forms, true, nil)
 	nears := []string{
 		"fc-layer-1 fc-layer-2 .fc-grid", "fc-" + sweep16Run(s16Hex, 20, 3), "fc-" + strings.Repeat("7", 32),
-		"abfc-" + sweep16Run(s16Hex, 32, 3),
+		"abfc-" + sweep16Run(s16Hex, 32, 3), "req-fc-" + sweep16Run(s16Hex, 32, 3), "8e03978e-40d5-43e8-bc93-6894a57f9324-fc-" + sweep16Run(s16Hex, 32, 3),
 		"e2b_sandbox_id=sbx_1", "e2b_" + sweep16Run(s16Hex, 30, 4),
 		"bkua_" + sweep16Run(s16Hex, 16, 5),
 		"tvly-client tvly-dev-server", "tvly-" + sweep16Run(s16Lower, 16, 6),

@@ -173,7 +173,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still
 				}
-				hexRun = hex && !short
+				hexRun = hex && !short && hexSkip && !pctHexPrefix(b, x)
 				if !short && !hexRun && !runRestOff {
 					// This digit's word as below, then the rest of the run
 					// (mayRunRest): its anchors one by one, without the
@@ -478,37 +478,59 @@ var tokenPrefixFirst = func() (t [256]bool) {
 //   - '-': after a digit it starts no prefix but a PEM's "-----BEGIN"
 //     (a 'G'); after a hex digit or '-', the flags want a space or a quote
 //     before them, sk-, glpat-, xox…- and xapp- a letter that is no hex
-//     digit; a vendor prefix with '-' made of hex digits before it
-//     (Firecrawl's "fc-": hexDashPrefixes, worked out from the table) ends
-//     the skip at its '-', the first one after s[i].
+//     digit, and a vendor prefix with '-' made of hex digits before it
+//     ("fc-") must start a word that no '-' or hex digit precedes but a
+//     URL escape's, a run's start (vendorPrefix.bare; hexSkip, worked out
+//     from the table; pctHexPrefix).
 func hexRunRest(s []byte, i, y int) int {
-	e := y
 	if k := bytes.IndexByte(s[i+1:y], 'A'); k >= 0 {
-		e = i + 1 + k
+		return i + 1 + k
 	}
-	for _, p := range hexDashPrefixes {
-		// (Its '-' after s[i]: the prefix may start at s[i] or before.)
-		a := max(i+2-len(p), 0)
-		if k := bytes.Index(s[a:min(e+len(p)-1, y)], []byte(p)); k >= 0 {
-			e = a + k + len(p) - 1
-		}
-	}
-	return e
+	return y
 }
 
-// hexDashPrefixes are the vendor prefixes whose first separator is '-'
-// with only hex digits before it ("fc-"), through that '-': vendor takes
-// one inside a run of hex digits and '-' (after a '-' there, or after an
-// escape's hex digits, "%3Dfc-…"), which hexRunRest would skip.
+// pctHexPrefix reports a bare vendor prefix made of hex digits (Firecrawl's
+// "fc-") right after the URL escape that starts the run at s[x] (after
+// its '%': "%3Dfc-…", "%22fc-…", encoded twice "%253Dfc-…"), where vendor
+// takes it (pctSepEnd): such a run is not skipped (hexRunRest).
+func pctHexPrefix(s []byte, x int) bool {
+	if x < 1 || s[x-1] != '%' {
+		return false
+	}
+	for _, p := range hexDashPrefixes {
+		if at(s, x+2, p) || at(s, x+4, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hexDashPrefixes are the bare vendor prefixes made of hex digits before
+// their first separator, a '-', through it ("fc-"): pctHexPrefix's.
 var hexDashPrefixes = func() (ps []string) {
 	for _, vs := range vendorPrefixes[1] {
 		for _, v := range vs {
-			if allHex([]byte(v.p[:v.sep])) {
+			if allHex([]byte(v.p[:v.sep])) && v.bare {
 				ps = append(ps, v.p[:v.sep+1])
 			}
 		}
 	}
 	return ps
+}()
+
+// hexSkip: no vendor prefix whose first separator is '-' has only hex
+// digits before it, unless it is bare (vendor would take such a prefix
+// inside a UUID-like run); a new one that has turns hexRunRest's shortcut
+// off.
+var hexSkip = func() bool {
+	for _, vs := range vendorPrefixes[1] {
+		for _, v := range vs {
+			if allHex([]byte(v.p[:v.sep])) && !v.bare {
+				return false
+			}
+		}
+	}
+	return true
 }()
 
 // hexFreeB64: no word of b64Table is made only of hex digits and '-' (in

@@ -137,8 +137,8 @@ func TestMayHoldCredentialTextURLs(t *testing.T) {
 // vendor prefixes with '-', prose keys), and Find's first credential in
 // each passes the pre-check. (Fails when hexRunRest goes past an 'A'.)
 func TestHexRunRest(t *testing.T) {
-	if len(hexDashPrefixes) == 0 {
-		t.Fatal("no vendor prefix with '-' is made of hex digits: fc- is not tried")
+	if !hexSkip {
+		t.Fatal("a vendor prefix with '-' is made of hex digits and not bare: hexRunRest is off")
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	hex := func(n int, digits string) string {
@@ -160,7 +160,7 @@ func TestHexRunRest(t *testing.T) {
 		func() string { return "-----BEGIN" },
 		func() string { return "--" }, func() string { return "-u" }, func() string { return "-" },
 		func() string { return "bearer" }, func() string { return "Basic" }, func() string { return "ya29." },
-		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "fc-" }, func() string { return "-fc-" }, func() string { return "sk-" }, func() string { return "xoxb-" },
+		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "fc-" }, func() string { return "-fc-" }, func() string { return "%3D" }, func() string { return "%253D" }, func() string { return "sk-" }, func() string { return "xoxb-" },
 		func() string { return " " }, func() string { return "=" }, func() string { return ":" }, func() string { return "." },
 		func() string { return "password " }, func() string { return ">" }, func() string { return "%" }, func() string { return `\` },
 		func() string { return "/" }, func() string { return "+" }, func() string { return "Q~" }, func() string { return "\"" },

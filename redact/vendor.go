@@ -25,6 +25,12 @@ type vendorPrefix struct {
 	// letters where cl has both): a short prefix common in words and
 	// file names ("favicon.ico-<hex>.png", "API-VERSION…").
 	rnd bool
+	// bare: the prefix starts a word that neither '-' nor a hex digit
+	// precedes (a URL escape's "%3D" aside; no "\\f" before it): a prefix
+	// made of hex digits ("fc-") inside a run of hex digits and '-' (a
+	// UUID) is none, so that the pre-check passes over such runs at one
+	// look (hexRunRest, hexSkip; pctHexPrefix for the escape).
+	bare bool
 	// pair: the token is <id>_<secret>, a run of class cl, one '_' and
 	// min bytes of class cl after it: a short prefix glued to names
 	// ("re_compile_all").
@@ -99,7 +105,7 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "dnkey-", min: 79, cl: cLower | cDigit | cDash | cUnder}, // Defined Networking: <26>-<52>
 		{p: "API-", min: 26, cl: cUpper | cDigit, rnd: true},         // Octopus Deploy
 		// The tools AI agents call: search, scraping, sandboxes, inference.
-		{p: "fc-", min: 32, rnd: true},                        // Firecrawl: fc-<32 hex> ("fc-layer-…": no hex run)
+		{p: "fc-", min: 32, rnd: true, bare: true},            // Firecrawl: fc-<32 hex> ("fc-layer-…": no hex run)
 		{p: "e2b_", min: 40},                                  // E2B sandboxes: e2b_<40 hex>
 		{p: "bkua_", min: 40},                                 // Buildkite user API token: bkua_<40 hex>
 		{p: "tvly-", min: 32, cl: alnum, rnd: true},           // Tavily
@@ -171,7 +177,7 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 		return 0, 0, false
 	}
 	for _, v := range vendorPrefixes[c][i-w] {
-		if !at(s, w, v.p) {
+		if !at(s, w, v.p) || v.bare && w > 0 && !pct && (s[w-1] == '-' || hexVal(s[w-1]) >= 0) {
 			continue
 		}
 		b := w + len(v.p)
