@@ -88,3 +88,74 @@ func TestSweep16AgentTools(t *testing.T) {
 	}
 }
 
+// TestSweep16VendorKeys: "<vendor>_KEY" (env, YAML, JSON keys, CLI flags)
+// with a plain hex value was printed: the key classifier knew only
+// api/secret/license… before "key", and hex-only values read as hashes.
+// A known vendor before "key" is a credential (a finding, as API_KEY);
+// an unknown word is KeyNamedKey, its value masked (high_entropy, no
+// finding) where it reads as a key; a data-structure word, a public key,
+// a key id or a hash is printed as it is.
+func TestSweep16VendorKeys(t *testing.T) {
+	h32, h40, h64 := sweep16Run(s16Hex, 32, 21), sweep16Run(s16Hex, 40, 22), sweep16Run(s16Hex, 64, 23)
+	rnd := sweep16Run(s16Alnum, 32, 24)
+	checkSweep7(t, []sweep7Form{
+		{"STRIPE_KEY=" + h32, h32, false},
+		{"ELEVENLABS_KEY=" + h32, h32, false},
+		{"DEEPGRAM_KEY=" + h40 + "\nWANDB_MODE=online", h40, false},
+		{"export WANDB_KEY=" + h40, h40, false},
+		{"SERPAPI_KEY=\"" + h64 + "\"", h64, false},
+		{"search:\n  serper_key: " + h40 + "\n  gl: us", h40, false},
+		{`{"serpapiKey": "` + h64 + `", "engine": "google"}`, h64, false},
+		{`"Env": ["PATH=/usr/bin", "ASSEMBLYAI_KEY=` + h32 + `"]`, h32, false},
+		{"Environment:\n      DEEPGRAM_KEY:  " + h40 + "\n      LOG_LEVEL: info", h40, false},
+		{"python agent.py --tavily-key " + rnd + " --max-results 5", rnd, false},
+		{"serpapi --serpapi-key=" + h64 + " -q coffee", h64, false},
+		{"MISTRAL_KEY=" + rnd, rnd, false},
+		{"AzureSpeechKey=" + h32, h32, false},
+	}, true, []string{
+		"STRIPE_KEY=pk_live_" + rnd,
+		"STRIPE_KEY=pk_test_" + rnd,
+		"STRIPE_KEY=",
+	})
+	named := []string{
+		"ACME_KEY=" + h32,
+		"export ZYTE_KEY=" + h64,
+		`{"bigmodelKey": "` + h40 + `"}`,
+		"run --acme-key " + h40 + " --fast",
+		"FOO_KEY=" + rnd,
+	}
+	for _, s := range named {
+		m, ok := Find(s, 0)
+		if !ok || m.Kind != KindHighEntropy || !keyLikeValue([]byte(s[m.Start:m.End])) {
+			t.Errorf("not masked as a named key's value (%v %v): %s", ok, m.Kind, s)
+		}
+		if k, ok := credentialKind(s); ok {
+			t.Errorf("a credential (%v): %s", k, s)
+		}
+	}
+	for k, want := range map[string]KeyClass{
+		"STRIPE_KEY": KeyCredential, "serpapiKey": KeyCredential, "deepgram-key": KeyCredential, "MY_WANDB_KEY": KeyCredential,
+		"ACME_KEY": KeyNamedKey, "zyteKey": KeyNamedKey, "CACHE_KEY": KeyPlain, "S3_KEY": KeyPlain, "sha256Key": KeyPlain,
+		"IDEMPOTENCY_KEY": KeyPlain, "PUBLIC_STRIPE_KEY": KeyPlain, "STRIPE_PUBLISHABLE_KEY": KeyPlain, "KEY_ID": KeyPlain,
+		"api2Key": KeyPlain, "x_key": KeyPlain, "workspace_key": KeyPlain, "kafka_key": KeyPlain, "stripe_key_hint": KeyPlain,
+	} {
+		if got := ClassifyKey(k); got != want {
+			t.Errorf("ClassifyKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+	uuid := "8e03978e-40d5-43e8-bc93-6894a57f9324"
+	for _, s := range []string{
+		"CACHE_KEY=" + h64, "IDEMPOTENCY_KEY=" + uuid, "Idempotency-Key: " + rnd, "IDEMPOTENCY_KEY=" + rnd,
+		"PARTITION_KEY=user_id", "ROUTING_KEY=orders.created", "SORT_KEY=created_at", "PRIMARY_KEY=id", "PARTITION_KEY=" + h32,
+		"OBJECT_KEY=uploads/2026/12/a.png", "S3_KEY=backups/db.sql.gz", "S3_KEY=" + h40, "PUBLIC_KEY=" + rnd,
+		"KEY_ID=" + h32, "GIT_COMMIT_SHA=" + h40, "CONTENT_HASH=" + h64, "IMAGE_DIGEST=sha256:" + h64, `{"cacheKey": "` + h64 + `"}`,
+		`{"dedupKey": "` + rnd + `", "rowKey": "` + h32 + `"}`, "--cache-key " + h64, "--partition-key " + rnd,
+		"GPG_KEY=" + h40, "sha256_key: " + h64, "STRIPE_PUBLIC_KEY=" + rnd, "SSH_KEY=~/.ssh/id_ed25519", "ACME_KEY=ctrl+shift+k",
+		"ACME_KEY=abc123", "ACME_KEY=" + uuid, "ACME_KEY=" + h32[:16], "ACME_KEY=" + strings.Repeat("7", 32),
+		"monkey=" + h32, "turnkey: " + h32,
+	} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("masked (%v): %q in %s", m.Kind, s[m.Start:m.End], s)
+		}
+	}
+}

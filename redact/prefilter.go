@@ -775,7 +775,9 @@ func credentialSuffix(k []byte) bool {
 			return false // nor does any shorter suffix hold a special word
 		}
 		switch classifySpecial(k[x:]) {
-		case KeyPlain, KeyEmail, KeyPhone, KeyUserID:
+		case KeyPlain, KeyEmail, KeyPhone, KeyUserID, KeyNamedKey:
+			// (KeyNamedKey's value is masked, never a credential: a suffix
+			// of most "<word>_key" runs is one, "dempotency_key".)
 		default:
 			return true
 		}
