@@ -173,7 +173,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still
 				}
-				hexRun = hex && !short && hexSkip && !pctHexPrefix(b, x)
+				hexRun = hex && !short && hexSkip && !(x > 0 && b[x-1] == '%' && pctHexPrefix(b, x))
 				if !short && !hexRun && !runRestOff {
 					// This digit's word as below, then the rest of the run
 					// (mayRunRest): its anchors one by one, without the
@@ -492,11 +492,9 @@ func hexRunRest(s []byte, i, y int) int {
 // pctHexPrefix reports a bare vendor prefix made of hex digits (Firecrawl's
 // "fc-") right after the URL escape that starts the run at s[x] (after
 // its '%': "%3Dfc-…", "%22fc-…", encoded twice "%253Dfc-…"), where vendor
-// takes it (pctSepEnd): such a run is not skipped (hexRunRest).
+// takes it (pctSepEnd): such a run is not skipped (hexRunRest). The
+// caller has seen the '%'.
 func pctHexPrefix(s []byte, x int) bool {
-	if x < 1 || s[x-1] != '%' {
-		return false
-	}
 	for _, p := range hexDashPrefixes {
 		if at(s, x+2, p) || at(s, x+4, p) {
 			return true
