@@ -24,7 +24,15 @@
 // Typeform tfp_, SettleMint sm_pat_, ReadMe rdme_, Defined Networking
 // dnkey-, Octopus Deploy API-, EasyPost EZAK, ClickHouse Cloud 4b1d,
 // JFrog reference tokens cmVmd, MaxMind …_mmk, Microsoft Teams webhook
-// URLs) are KindVendorToken, a credential. Shapes are also found in JSON
+// URLs; the tools AI agents call: Firecrawl fc-, E2B e2b_, Buildkite
+// bkua_, Tavily tvly-, Jina jina_, NVIDIA nvapi-, Cerebras csk-,
+// LlamaCloud llx-, Fly.io fo1_, PostHog phx_, RunPod rpa_, Together
+// tgp_v1_, Fireworks fw_, Resend re_…_…, Browserbase bb_live_) are
+// KindVendorToken, a credential. "<vendor>_KEY" (STRIPE_KEY, serpapiKey,
+// --deepgram-key) of a known vendor is a credential key; of any other
+// word but a data structure's (CACHE_KEY, PARTITION_KEY, PUBLIC_KEY) it
+// is KeyNamedKey, its value masked as KindHighEntropy where it reads as a
+// key (KeyLikeValue). Shapes are also found in JSON
 // text read as text (after a "\n" or "\t" escape, a "\u0026" before a
 // key, "\u003d" as '=', a value in escaped quotes) and in URL-encoded text
 // (a key=value pair, also after escaped quotes, "%3A%2F%2F" userinfo, an

@@ -1072,7 +1072,19 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 		}
 		return Match{}, false
 	}
-	if k-i != 2 || !classifyWords(s, k, e).Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) &&
+	kc := KeyPlain
+	if k-i == 2 {
+		kc = classifyWords(s, k, e)
+	}
+	if kc == KeyNamedKey {
+		// --<tool>-key <value> of an unknown tool: masked where the value
+		// reads as a key (keyValue's KeyNamedKey).
+		if keyLikeValue(s[v:end]) {
+			return Match{v, end, KindHighEntropy}, true
+		}
+		return Match{}, false
+	}
+	if k-i != 2 || !kc.Credential() && !(e-k == 4 && atFold(s, k, "body") && s[v] != '$' && ghSecretSet(s, from, i)) &&
 		!(e-k == 4 && at(s, k, "pass") && s[v] != '$' && lineNames(s, from, i, form, []string{"redis-cli", "valkey-cli", "keydb-cli"})) &&
 		!(e-k == 5 && at(s, k, "value") && s[v] != '$' && keyvaultSecretSet(s, from, i)) {
 		// (redis-cli --pass <pw>: "pass" alone names no credential.)
@@ -1403,6 +1415,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		k = KindPhone
 	case KeyUserID:
 		k = KindUserID
+	case KeyNamedKey:
+		k = KindHighEntropy // an unknown tool's FOO_KEY: masked where its value reads as a key
 	default:
 		return Match{}, false
 	}
@@ -1662,7 +1676,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
+	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || kc == KeyNamedKey && (!keyLikeValue(s[v:e]) || holdsMask(s[v:e])) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
 		(bareKey || barePass || encoded) && holdsMask(s[v:e]) {
 		// (A bare key's value that holds a mask was judged by its
 		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
@@ -1680,6 +1694,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// A cookie cleared ("Set-Cookie: session=; Path=/; Max-Age=0",
 		// a logout) holds no value: its attributes are no credential.
 		return Match{}, false
+	}
+	if k == KindKeyValue && e-v > 8 && (at(s, v, "pk_live_") || at(s, v, "pk_test_")) {
+		// A Stripe publishable key (Laravel's STRIPE_KEY, a checkout
+		// page's config) is meant to be public: masked, no credential.
+		return Match{v, e, KindHighEntropy}, true
 	}
 	if queryKey {
 		// A token of a known shape keeps its kind ("?key=AIza…" is google).

@@ -271,7 +271,11 @@ func FuzzFind(f *testing.F) {
 		"dotnet user-secrets set K pw1xyz", "mc alias set m http://h:9 AK pw1xyz", `s.login(u, "pw1xyz")`, "new PDO(d, 'u', 'pw1xyz')",
 		"define('DB_PASSWORD', 'pw1xyz')", "xfreerdp /p:pwxyzw", "Key Content : pwxyzwv", "echo 'u:pw1xyz' | chpasswd", "chpasswd <<E\nu:pw1xyz",
 		"Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQAB", "q=6379%3E+auth+pw1xyz", "q=echo+pw1xyz+%7C+sudo+-S+id", "SET+PASSWORD+FOR+u+%3D+%27pw1x%27",
-		"PASSWORD 'pwxyzwv'", "requirepass pwxyzwv"} {
+		"PASSWORD 'pwxyzwv'", "requirepass pwxyzwv",
+		// h-secrets16's forms
+		"STRIPE_KEY=0123456789abcdef0123456789abcdef", "acme_key: 0123456789abcdef01234567", "--zyte-key 0123456789abcdef01234567",
+		"x-fc-0123456789abcdef0123456789abcdef", "%3Dfc-0123456789abcdef0123456789abcdef", "re_ab12CD34_" + strings.Repeat("aB3", 8),
+		"STRIPE_KEY=pk_live_x1Y2z3"} {
 		f.Add(s)
 	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))

@@ -30,6 +30,13 @@ const (
 	// KeyUserID: user_id, userid (masked in text, as the reference does;
 	// the record log keeps it, the rules read it).
 	KeyUserID
+	// KeyNamedKey: the last word is "key" after a word that names neither
+	// a known vendor (stripe_key, serpapiKey: KeyCredential) nor a data
+	// structure (cache_key, partition_key, public_key: plain), as an
+	// unknown tool's FOO_KEY: a value that reads as a key (keyLikeValue:
+	// random, or a long run of hex digits) is masked, as high_entropy, no
+	// credential (not Credential).
+	KeyNamedKey
 )
 
 // Credential reports a class whose string values are credentials.
@@ -109,6 +116,7 @@ func classifySpecial(k []byte) KeyClass {
 			}
 		}
 	}
+	var ws [8][]byte // the first words (namedKey)
 	start := -1
 	for i := 0; i <= n; i++ {
 		sep := i == n || k[i] == '_' || k[i] == '-' || k[i] == '.' || k[i] == ' '
@@ -122,6 +130,9 @@ func classifySpecial(k []byte) KeyClass {
 			boundary = is(k[i], cDigit) != is(k[i-1], cDigit) && is(k[i-1], cUpper|cLower|cDigit) && is(k[i], cUpper|cLower|cDigit)
 		}
 		if (sep || boundary) && start >= 0 {
+			if words < len(ws) {
+				ws[words] = k[start:i]
+			}
 			flush(k[start:i])
 			start = -1
 		}
@@ -166,6 +177,9 @@ func classifySpecial(k []byte) KeyClass {
 			"identity", "registry"): // .docker/config.json's "identitytoken", "registrytoken"
 		return KeyToken
 	}
+	if words > 1 && eqFold(last, "key") {
+		return namedKey(ws[:min(words, len(ws))-1], penult)
+	}
 	switch {
 	case eqFoldAny(k, "email", "e_mail", "e-mail", "email_address", "emailAddress", "mail"):
 		return KeyEmail
@@ -173,6 +187,94 @@ func classifySpecial(k []byte) KeyClass {
 		return KeyPhone
 	}
 	return KeyPlain
+}
+
+// namedKey classifies a key of two words or more whose last word is
+// "key" and which classifySpecial found plain (api_key, secret_key,
+// license_key are credentials' before it): ws are the words before the
+// last (the first seven), penult the one right before it. A
+// data-structure word among them makes it plain (CACHE_KEY,
+// IDEMPOTENCY_KEY, OBJECT_KEY, STRIPE_PUBLIC_KEY); a known vendor right
+// before "key" a credential's (STRIPE_KEY, DEEPGRAM_KEY, serpapiKey); any
+// other word KeyNamedKey, masked where its value reads as a key.
+func namedKey(ws [][]byte, penult []byte) KeyClass {
+	if len(penult) < 2 || is(penult[0], cDigit) {
+		return KeyPlain // "api2Key", "x_key": a digit or a letter names no tool
+	}
+	for x, w := range ws {
+		if eqFoldAny(w, keyDataWords...) {
+			return KeyPlain
+		}
+		if x+1 < len(ws) && is(ws[x+1][0], cDigit) && cap(ws[x+1]) == cap(w)-len(w) {
+			// A word glued to its digits ("S3", "sha256"): split at the
+			// digit, compared whole.
+			for _, d := range keyDataWords {
+				if len(d) == len(w)+len(ws[x+1]) && eqFold(w, d[:len(w)]) && eqFold(ws[x+1], d[len(w):]) {
+					return KeyPlain
+				}
+			}
+		}
+	}
+	if eqFoldAny(penult, keyVendors...) {
+		return KeyCredential
+	}
+	return KeyNamedKey
+}
+
+// keyDataWords are the words that make a "<word>_key" a data structure's
+// key, a name or a public key, not a credential (their values are often
+// hashes or random ids: a cache key's SHA-256, an idempotency key's
+// random token, a partition key's UUID); keyVendors the vendors whose
+// "<vendor>_key" is their API key (many are plain hex: Deepgram, W&B,
+// SerpAPI, Serper, AssemblyAI, ElevenLabs, Azure's services).
+var (
+	keyDataWords = []string{"cache", "caching", "primary", "foreign", "sort", "sorting", "partition", "partitioning", "range", "hash", "hashed",
+		"cluster", "clustering", "composite", "surrogate", "natural", "candidate", "alternate", "unique", "lookup", "map", "dict", "idempotency",
+		"idempotent", "idempotence", "dedup", "dedupe", "deduplication", "routing", "route", "binding", "row", "column", "shard", "sharding",
+		"index", "object", "s3", "gcs", "blob", "bucket", "file", "path", "folder", "dir", "message", "msg", "group", "stream", "event",
+		"correlation", "trace", "span", "request", "cursor", "page", "pagination", "sequence", "seq", "order", "ordering", "lock", "mutex",
+		"record", "entity", "join", "hot", "short", "shortcut", "modifier", "toggle", "public", "pub", "publishable", "gpg", "pgp", "kms",
+		"etag", "commit", "revision", "checksum", "digest", "thumbprint", "sha", "sha1", "sha256", "md5", "uuid", "guid",
+		"table", "schema", "config", "translation", "locale", "label", "tag", "metric", "metrics", "field", "attribute", "attr",
+		"property", "prop", "param", "state", "store", "redis", "memcache", "memcached", "queue", "topic", "job", "task", "nonce", "react",
+		"list", "item", "node", "child", "parent", "workspace", "kafka", "signin", "keyboard", "press", "enter", "escape", "menu", "hotkey"}
+	keyVendors = []string{"stripe", "openai", "anthropic", "claude", "elevenlabs", "eleven", "deepgram", "wandb", "serpapi", "serper",
+		"assemblyai", "cohere", "mistral", "groq", "tavily", "firecrawl", "brave", "exa", "jina", "voyage", "voyageai", "replicate",
+		"together", "fireworks", "pinecone", "sendgrid", "mailgun", "twilio", "algolia", "datadog", "openrouter", "perplexity", "pplx",
+		"gemini", "deepseek", "xai", "cerebras", "nvidia", "ngc", "huggingface", "runpod", "browserbase", "resend", "postmark",
+		"mailchimp", "mailjet", "brevo", "sendinblue", "vonage", "nexmo", "plivo", "telnyx", "azure", "cognitive", "speech", "translator",
+		"newrelic", "dynatrace", "pagerduty", "opsgenie", "cloudflare", "fastly", "vercel", "netlify", "heroku", "linode", "vultr",
+		"hetzner", "digitalocean", "shodan", "virustotal", "censys", "ipinfo", "ipstack", "openweather", "openweathermap", "weatherapi",
+		"newsapi", "alphavantage", "finnhub", "coinmarketcap", "etherscan", "infura", "moralis", "youtube", "stability", "ideogram",
+		"heygen", "cartesia", "gladia", "speechmatics", "lmnt", "playht", "weaviate", "qdrant", "zilliz", "upstash", "llamacloud",
+		"llamaparse", "langsmith", "langfuse", "helicone", "portkey", "scrapingbee", "scraperapi", "zenrows", "apify", "brightdata",
+		"diffbot", "zerobounce", "bing", "kagi", "searchapi", "valueserp", "scaleserp", "jigsawstack", "baseten", "anyscale", "deepinfra",
+		"octoai", "lepton", "novita", "hyperbolic", "sambanova", "nlpcloud"}
+)
+
+// KeyLikeValue reports whether v, the value of a KeyNamedKey key, is
+// masked (keyLikeValue).
+func KeyLikeValue[T Text](v T) bool { return keyLikeValue(view(v)) }
+
+// keyLikeValue reports a value that reads as a key: random (randomValue)
+// or 24 hex digits or more, a digit and a letter among them (the plain
+// hex keys of many vendors; a git commit or a hash is one too, which is
+// why KeyNamedKey's values are only masked).
+func keyLikeValue(v []byte) bool {
+	if randomValue(v) {
+		return true
+	}
+	if len(v) < 24 {
+		return false
+	}
+	var seen uint8
+	for _, c := range v {
+		if hexVal(c) < 0 {
+			return false
+		}
+		seen |= class[c] & (cDigit | cUpper | cLower)
+	}
+	return seen&cDigit != 0 && seen != cDigit
 }
 
 // passOwners are the words before a last "pass" or "pw" that make the key

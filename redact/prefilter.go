@@ -173,7 +173,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still
 				}
-				hexRun = hex && !short && hexSkip
+				hexRun = hex && !short && hexSkip && !(x > 0 && b[x-1] == '%' && pctHexPrefix(b, x))
 				if !short && !hexRun && !runRestOff {
 					// This digit's word as below, then the rest of the run
 					// (mayRunRest): its anchors one by one, without the
@@ -478,8 +478,10 @@ var tokenPrefixFirst = func() (t [256]bool) {
 //   - '-': after a digit it starts no prefix but a PEM's "-----BEGIN"
 //     (a 'G'); after a hex digit or '-', the flags want a space or a quote
 //     before them, sk-, glpat-, xox…- and xapp- a letter that is no hex
-//     digit, and no vendor prefix with '-' is made of hex digits before
-//     it (hexSkip, worked out from the table).
+//     digit, and a vendor prefix with '-' made of hex digits before it
+//     ("fc-") must start a word that no '-' or hex digit precedes but a
+//     URL escape's, a run's start (vendorPrefix.bare; hexSkip, worked out
+//     from the table; pctHexPrefix).
 func hexRunRest(s []byte, i, y int) int {
 	if k := bytes.IndexByte(s[i+1:y], 'A'); k >= 0 {
 		return i + 1 + k
@@ -487,13 +489,41 @@ func hexRunRest(s []byte, i, y int) int {
 	return y
 }
 
+// pctHexPrefix reports a bare vendor prefix made of hex digits (Firecrawl's
+// "fc-") right after the URL escape that starts the run at s[x] (after
+// its '%': "%3Dfc-…", "%22fc-…", encoded twice "%253Dfc-…"), where vendor
+// takes it (pctSepEnd): such a run is not skipped (hexRunRest). The
+// caller has seen the '%'.
+func pctHexPrefix(s []byte, x int) bool {
+	for _, p := range hexDashPrefixes {
+		if at(s, x+2, p) || at(s, x+4, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hexDashPrefixes are the bare vendor prefixes made of hex digits before
+// their first separator, a '-', through it ("fc-"): pctHexPrefix's.
+var hexDashPrefixes = func() (ps []string) {
+	for _, vs := range vendorPrefixes[1] {
+		for _, v := range vs {
+			if allHex([]byte(v.p[:v.sep])) && v.bare {
+				ps = append(ps, v.p[:v.sep+1])
+			}
+		}
+	}
+	return ps
+}()
+
 // hexSkip: no vendor prefix whose first separator is '-' has only hex
-// digits before it (vendor would take such a prefix inside a UUID-like
-// run); a new one that has turns hexRunRest's shortcut off.
+// digits before it, unless it is bare (vendor would take such a prefix
+// inside a UUID-like run); a new one that has turns hexRunRest's shortcut
+// off.
 var hexSkip = func() bool {
 	for _, vs := range vendorPrefixes[1] {
 		for _, v := range vs {
-			if allHex([]byte(v.p[:v.sep])) {
+			if allHex([]byte(v.p[:v.sep])) && !v.bare {
 				return false
 			}
 		}
@@ -743,7 +773,9 @@ func credentialSuffix(k []byte) bool {
 			return false // nor does any shorter suffix hold a special word
 		}
 		switch classifySpecial(k[x:]) {
-		case KeyPlain, KeyEmail, KeyPhone, KeyUserID:
+		case KeyPlain, KeyEmail, KeyPhone, KeyUserID, KeyNamedKey:
+			// (KeyNamedKey's value is masked, never a credential: a suffix
+			// of most "<word>_key" runs is one, "dempotency_key".)
 		default:
 			return true
 		}

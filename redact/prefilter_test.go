@@ -138,7 +138,7 @@ func TestMayHoldCredentialTextURLs(t *testing.T) {
 // each passes the pre-check. (Fails when hexRunRest goes past an 'A'.)
 func TestHexRunRest(t *testing.T) {
 	if !hexSkip {
-		t.Fatal("a vendor prefix with '-' is made of hex digits: hexRunRest is off")
+		t.Fatal("a vendor prefix with '-' is made of hex digits and not bare: hexRunRest is off")
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	hex := func(n int, digits string) string {
@@ -160,7 +160,7 @@ func TestHexRunRest(t *testing.T) {
 		func() string { return "-----BEGIN" },
 		func() string { return "--" }, func() string { return "-u" }, func() string { return "-" },
 		func() string { return "bearer" }, func() string { return "Basic" }, func() string { return "ya29." },
-		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "sk-" }, func() string { return "xoxb-" },
+		func() string { return "ico-" }, func() string { return "API-" }, func() string { return "fc-" }, func() string { return "-fc-" }, func() string { return "%3D" }, func() string { return "%253D" }, func() string { return "sk-" }, func() string { return "xoxb-" },
 		func() string { return " " }, func() string { return "=" }, func() string { return ":" }, func() string { return "." },
 		func() string { return "password " }, func() string { return ">" }, func() string { return "%" }, func() string { return `\` },
 		func() string { return "/" }, func() string { return "+" }, func() string { return "Q~" }, func() string { return "\"" },
@@ -354,7 +354,8 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 		`"path": "p", "token": "t"`, "user_pass: v", "%22key%22%3A%22v%22",
 		"localhost%3A5432%3Ad%3Au%3Apw", "s%2Fpw%40%2F%2Fh", "sqlplus%20u%2Fpw%40db", "k%3D%5C%22pw%5C%22", "Basic%20dXNlcjpwdw%3D%3D", "%2540",
 		"6379> auth pw1xyz", "set -gx API_KEY pw1xyz", "mc alias set m http://h:9 AK pw1xyz", `s.login(u, "pw1xyz")`, "xfreerdp /p:pwxyzw",
-		"echo 'u:pw1xyz' | chpasswd", "Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQAB", "q=6379%3E+auth+pw1xyz", "q=echo+pw1xyz+%7C+sudo+-S+id"} {
+		"echo 'u:pw1xyz' | chpasswd", "Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQAB", "q=6379%3E+auth+pw1xyz", "q=echo+pw1xyz+%7C+sudo+-S+id",
+		"STRIPE_KEY=0123456789abcdef0123456789abcdef", "dempotency_key=0123456789abcdef01234567", "1-fc-0123456789abcdef0123456789abcdef"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -25,6 +25,16 @@ type vendorPrefix struct {
 	// letters where cl has both): a short prefix common in words and
 	// file names ("favicon.ico-<hex>.png", "API-VERSION…").
 	rnd bool
+	// bare: the prefix starts a word that neither '-' nor a hex digit
+	// precedes (a URL escape's "%3D" aside; no "\\f" before it): a prefix
+	// made of hex digits ("fc-") inside a run of hex digits and '-' (a
+	// UUID) is none, so that the pre-check passes over such runs at one
+	// look (hexRunRest, hexSkip; pctHexPrefix for the escape).
+	bare bool
+	// pair: the token is <id>_<secret>, a run of class cl, one '_' and
+	// min bytes of class cl after it: a short prefix glued to names
+	// ("re_compile_all").
+	pair bool
 }
 
 var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
@@ -94,6 +104,24 @@ var vendorPrefixes = func() (t [2][16][]vendorPrefix) {
 		{p: "rdme_", min: 70, cl: cLower | cDigit},                   // ReadMe
 		{p: "dnkey-", min: 79, cl: cLower | cDigit | cDash | cUnder}, // Defined Networking: <26>-<52>
 		{p: "API-", min: 26, cl: cUpper | cDigit, rnd: true},         // Octopus Deploy
+		// The tools AI agents call: search, scraping, sandboxes, inference.
+		{p: "fc-", min: 32, rnd: true, bare: true},            // Firecrawl: fc-<32 hex> ("fc-layer-…": no hex run)
+		{p: "e2b_", min: 40},                                  // E2B sandboxes: e2b_<40 hex>
+		{p: "bkua_", min: 40},                                 // Buildkite user API token: bkua_<40 hex>
+		{p: "tvly-", min: 32, cl: alnum, rnd: true},           // Tavily
+		{p: "tvly-dev-", min: 32, cl: alnum, rnd: true},       // Tavily (development key)
+		{p: "tvly-prod-", min: 32, cl: alnum, rnd: true},      // Tavily (production key)
+		{p: "jina_", min: 48, cl: alnum, rnd: true},           // Jina AI ("jina_embeddings_v3": no run)
+		{p: "nvapi-", min: 64, cl: word},                      // NVIDIA NIM / build.nvidia.com
+		{p: "csk-", min: 40, cl: cLower | cDigit, rnd: true},  // Cerebras
+		{p: "llx-", min: 40, cl: alnum, rnd: true},            // LlamaCloud (LlamaParse, LlamaIndex)
+		{p: "fo1_", min: 43, cl: word},                        // Fly.io access token
+		{p: "phx_", min: 40, cl: alnum, rnd: true},            // PostHog personal API key (phc_ is a public project key)
+		{p: "rpa_", min: 40, cl: alnum},                       // RunPod API key
+		{p: "tgp_v1_", min: 40, cl: word},                     // Together AI
+		{p: "fw_", min: 24, cl: alnum, rnd: true},             // Fireworks AI ("fw_update", "fw_version": no run)
+		{p: "re_", min: 20, cl: alnum, rnd: true, pair: true}, // Resend: re_<id>_<secret> ("re_compile", "re_match_all")
+		{p: "bb_live_", min: 24, cl: word, rnd: true},         // Browserbase
 	} {
 		for k := 0; k < len(v.p); k++ {
 			if v.p[k] == '_' || v.p[k] == '-' {
@@ -149,16 +177,24 @@ func vendor(s []byte, i int) (st, e int, ok bool) {
 		return 0, 0, false
 	}
 	for _, v := range vendorPrefixes[c][i-w] {
-		if !at(s, w, v.p) {
+		if !at(s, w, v.p) || v.bare && w > 0 && !pct && (s[w-1] == '-' || hexVal(s[w-1]) >= 0) {
 			continue
 		}
 		b := w + len(v.p)
+		if v.pair {
+			// (The id's run, its '_', then the secret's: b is the secret's start.)
+			if x := run(s, b, v.cl); x-b >= 4 && x-b <= 16 && x+1 < len(s) && s[x] == '_' {
+				b = x + 1
+			} else {
+				continue
+			}
+		}
 		if v.cl == 0 {
 			e = hexRun(s, b)
 		} else {
 			e = run(s, b, v.cl)
 		}
-		if e-b >= v.min && (!v.rnd || mixedRun(s[b:e], v.cl)) {
+		if e-b >= v.min && (!v.rnd || mixedRun(s[w+len(v.p):e], v.cl)) {
 			return w, e, true
 		}
 	}
@@ -192,6 +228,9 @@ func mixedRun(t []byte, cl uint8) bool {
 		has |= class[c]
 	}
 	need := cDigit | cl&(cUpper|cLower)
+	if cl == 0 {
+		need = cDigit | cLower // hex: a digit and a letter
+	}
 	return has&need == need
 }
 

@@ -24,6 +24,9 @@ const (
 	// keyEmail, keyPhone: the value is personal data whatever its shape.
 	keyEmail
 	keyPhone
+	// keyNamed: "<tool>_key" of a tool the classifier does not know
+	// (redact.KeyNamedKey): a string that reads as a key is masked.
+	keyNamed
 )
 
 // classifyKey is redact.ClassifyKey as the record log's policy reads it:
@@ -41,6 +44,8 @@ func classifyKey(k []byte) keyKind {
 		return keyEmail
 	case redact.KeyPhone:
 		return keyPhone
+	case redact.KeyNamedKey:
+		return keyNamed
 	}
 	return keyPlain
 }

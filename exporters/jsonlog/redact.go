@@ -294,6 +294,7 @@ const (
 	actContent                  // content policy
 	actContentStr               // content policy for strings; containers walked as plain
 	actDrop                     // leave the member out
+	actNamedKey                 // mask a string that reads as a key (redact.KeyLikeValue), else scan it
 )
 
 // mode is what to do with one value.
@@ -357,6 +358,8 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 		return mode{act: actPII, rule: RuleEmail}
 	case keyPhone:
 		return mode{act: actPII, rule: RulePhone}
+	case keyNamed:
+		return mode{act: actNamedKey, rule: RuleHighEntropy}
 	}
 	k := string(key)
 	switch c {
@@ -763,6 +766,16 @@ func (st *state) strValue(raw, s []byte, m mode) {
 		st.hit(m.rule)
 	case actPII:
 		st.out = append(st.out, `"`+mask+`"`...)
+		st.hit(m.rule)
+	case actNamedKey:
+		if !redact.KeyLikeValue(s) {
+			st.scanString(raw, s, m.ident)
+			break
+		}
+		st.out = append(st.out, '"')
+		st.out = append(st.out, mask+"(fp:"...)
+		st.out = st.appendFP(st.out, s)
+		st.out = append(st.out, ')', '"')
 		st.hit(m.rule)
 	case actContent, actContentStr:
 		switch st.r.content {
