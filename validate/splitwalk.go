@@ -60,6 +60,25 @@ import (
 // is an I/O error (the file shrank), and the lines before the chunk that
 // could not be read are judged.
 //
+// What a second shard costs (gen-200M, perf cpu-clock, 4 runs of each,
+// load 7-10 on 2 cores): 400 -> 481 ms of CPU a run. Of the 81 ms, the
+// waiters' polls were 41 (spinPause, spinWake.wait: before spinMiss),
+// wake-ups 16 (pvm_irq_enable, the hypervisor's interrupt path) and 6 the
+// futex and other system calls; the chunk's line loop 12 (scan: half of it
+// the first store into a slot's record, a cache miss), and the judge
+// reading records the other core scanned some 10 (judgeJSON, Classify,
+// startMemo.mayStart). Every wait there was for a full ring (one shard a
+// ring ahead of the other, not running). Tried and dropped (user+sys,
+// 12-16 interleaved rounds against the same code without it): routing
+// each line (routeJSON) and having its judge scan it, so that only the
+// line crosses cores: 6-19 % more CPU (routing was 6 % of the samples;
+// what the records cost did not go away visibly); a ring of 32 chunks:
+// 3 % more; rings of 32 and 64 with the records taken from the chunks
+// judged last (a shared stack): 30 % and 41 % more (the records in flight
+// are what the caches must hold); a ring of 4: 2.5 times the context
+// switches and 40 % more CPU; one vector-pass buffer for a shard's records (e2a.block): no
+// change beyond the noise.
+//
 // A sink that depends on the order of calls across shards (a record log:
 // Sharded.Unordered not called) needs the hand-off's barriers at each
 // interrupt: it keeps readLinesMapped.
