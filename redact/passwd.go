@@ -384,7 +384,8 @@ func expectGlob(s []byte, from, i int) (Match, bool) {
 		k--
 	}
 	b := k - 1 // the opening quote
-	if s[b] != '"' && s[b] != '{' {
+	if b < from || s[b] != '"' && s[b] != '{' {
+		// (b < from: "*password" at the start, found by FuzzMayProbe.)
 		return Match{}, false
 	}
 	if s[b] == '"' && b > from && s[b-1] == '\\' {
