@@ -195,6 +195,9 @@ func FuzzScanMemo(f *testing.F) {
 		f.Add([]byte(p[0]), []byte(p[1]))
 		f.Add([]byte(p[0]+strings.Repeat(" ", keyMemoLen)), []byte(p[1]+strings.Repeat(" ", keyMemoLen)))
 	}
+	for _, p := range longPairs() {
+		f.Add([]byte(p[0]), []byte(p[1]))
+	}
 	for _, rec := range genRecords {
 		f.Add(rec.data, rec.data)
 	}
@@ -282,5 +285,95 @@ func TestUnknownKeyMemos(t *testing.T) {
 	}
 	if !skipped || !top {
 		t.Errorf("unknown-key memos filled in skipped objects %t, at the top level %t: the test does not test them", skipped, top)
+	}
+}
+
+// longPairs are records whose clean string values do not fit in a key
+// memo's bytes with their key (keyMemo.lv): the same value, one that
+// differs in its last byte or goes on past it, an escape or a non-ASCII
+// byte in it, a credential, the input cut inside it, values of
+// longValueLen bytes and one more, at the top level (a field, a skipped
+// member), in body and in an object skipContainer reads.
+func longPairs() [][2]string {
+	conv := "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"
+	tok := "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789"
+	fit := strings.Repeat("a", longValueLen-2)
+	over := strings.Repeat("b", longValueLen-1)
+	var pairs [][2]string
+	for _, w := range []string{
+		`{"status": "a", "response_kind": "%s", "x": 1}`,
+		`{"status": "a", "x_converter_name": "%s", "x": 1}`,
+		`{"body": {"delta_kind": "text", "source_chunk_type": "%s", "x": 1}}`,
+		`{"provenance": {"source_protocol": "e2a", "converter": "%s", "x": 1}}`,
+		`{"provenance": {"source_protocol": "e2a", "details": {"kind": "%s"}}}`,
+	} {
+		for _, p := range [][2]string{
+			{conv, conv},
+			{conv, conv[:len(conv)-1] + "X"},
+			{conv, conv + "_and_more"},
+			{conv + "_and_more", conv},
+			{conv, conv[:20] + `\u0041` + conv[26:]},
+			{conv, conv[:20] + "é" + conv[22:]},
+			{conv, conv[:30] + " password=hunter2hunter2 " + conv[30:]},
+			{conv + " " + tok, conv + " " + tok},
+			{conv, tok + conv[len(tok):]},
+			{fit, fit},
+			{over, over},
+			{fit, over},
+		} {
+			pairs = append(pairs, [2]string{fmt.Sprintf(w, p[0]), fmt.Sprintf(w, p[1])})
+		}
+		cut := fmt.Sprintf(w, conv)
+		pairs = append(pairs, [2]string{fmt.Sprintf(w, conv), cut[:strings.Index(cut, conv)+len(conv)-3]})
+		pairs = append(pairs, [2]string{fmt.Sprintf(w, conv), cut[:strings.Index(cut, conv)+len(conv)]})
+	}
+	return pairs
+}
+
+// TestLongValueMemo: a Scan primed with records holding long clean
+// strings says what a fresh one says (checkPrimed, both paths), and the
+// long values are really remembered (lv) and taken (the record's Str
+// aliases the input where the memo matched).
+func TestLongValueMemo(t *testing.T) {
+	defer func(v bool) { vectorScan = v }(vectorScan)
+	for _, v := range []bool{false, haveKernel} {
+		vectorScan = v
+		for _, p := range longPairs() {
+			for _, pad := range []string{"", strings.Repeat(" ", keyMemoLen)} {
+				a, b := []byte(p[0]+pad), []byte(p[1]+pad)
+				checkPrimed(t, a, b)
+				checkPrimed(t, b, a)
+				checkPrimed(t, b, b)
+			}
+		}
+	}
+	// Used: a top-level field, a skipped member, a member of an object
+	// skipContainer reads.
+	conv := "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"
+	rec := []byte(`{"response_kind": "` + conv + `", "body": {"source_chunk_type": "llm_output_of_a_long_kind"}, "provenance": {"converter": "` + conv + `"}, "x": 1}`)
+	r := new(Record)
+	for range 3 {
+		if err := Scan(rec, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var top, skip bool
+	for p := range r.memo.e {
+		for w := range r.memo.e[p] {
+			if e := &r.memo.e[p][w]; e.lv != 0 {
+				top = top || e.act.kind == aField
+				skip = skip || e.act.kind == aSkip
+			}
+		}
+	}
+	nested := false
+	for p := range r.memo.s {
+		nested = nested || r.memo.s[p].lv != 0
+	}
+	if !top || !skip || !nested {
+		t.Errorf("long values remembered: top-level field %t, skipped member %t, skipped object %t", top, skip, nested)
+	}
+	if got := string(r.Fields[FResponseKind].Str); got != conv {
+		t.Errorf("response_kind %q, want %q", got, conv)
 	}
 }

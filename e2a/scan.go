@@ -503,11 +503,26 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				fill = false
 				break
 			}
+			if e != nil && e.longAt(data, i) && i == ks+int(e.m) {
+				// The long clean string of last time (keyMemo.lv).
+				e.vmiss = 0
+				j := i + int(e.lv)
+				s.r.Fields[act.arg] = Value{Type: String, Str: data[i+1 : j-1 : j-1]}
+				i = j
+				fill = false
+				break
+			}
 			i = s.readString(i, &s.r.Fields[act.arg])
 		case c == '"' && act.kind == aSkip:
 			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
 				e.vmiss = 0
 				i += int(e.v)
+				fill = false
+				break
+			}
+			if e != nil && e.longAt(data, i) && i == ks+int(e.m) {
+				e.vmiss = 0
+				i += int(e.lv)
 				fill = false
 				break
 			}
@@ -533,12 +548,12 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			if i >= n {
 				return s.eof()
 			}
-			if fill && !s.secretMaybe && vs == ks+int(e.m) && ve-ks <= keyMemoLen {
-				e.fillValue(data, ks, vs, ve, i)
+			if fill && !s.secretMaybe {
+				e.fillAfter(data, ks, vs, ve, i)
 			}
 		case '}':
-			if fill && !s.secretMaybe && vs == ks+int(e.m) && ve-ks <= keyMemoLen {
-				e.fillValue(data, ks, vs, ve, i+1)
+			if fill && !s.secretMaybe {
+				e.fillAfter(data, ks, vs, ve, i+1)
 			}
 			return i + 1
 		default:
@@ -684,6 +699,14 @@ type keyMemo struct {
 	// noValue: the memo remembers no value (a secret key's, or one
 	// memoSettable says no to).
 	noValue bool
+	// lv: the bytes of a clean string value that followed the key right
+	// after its m bytes last time but did not fit in w with them (a
+	// converter's name, a long kind), kept in long, or 0 (fillLong): it
+	// is taken as v's are, compared at once (runtime memequal) instead of
+	// read and pre-checked again. long is the memo's own buffer, kept
+	// when the memo is filled again (put swaps it with the older way's).
+	lv   uint8
+	long *[longValueLen]byte
 	// h: the key's knownKeys slot, or an unknown key's unknownKeyMemo.
 	h      uint16
 	k      objKind
@@ -712,7 +735,12 @@ const (
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
 const keyMemoLen = 32
 
-// keyMemos are a record's key memos (Record.memo), 62 KiB (and its spans).
+// longValueLen: the longest value a keyMemo keeps apart from its key
+// (keyMemo.lv), quotes included.
+const longValueLen = 128
+
+// keyMemos are a record's key memos (Record.memo), 70 KiB (and its spans
+// and long values).
 type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
 	// object's first key, an unknownKeyMemo after an unknown key that
@@ -762,8 +790,10 @@ func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint, 
 // put remembers data[start:end] (at most keyMemoLen bytes), the key of
 // slot h in an object of kind k, whose value is act's, after prev.
 func put(ways *[2]keyMemo, data []byte, start, end int, k objKind, h uint, act action, secret bool) {
-	// The newer memo is way 0.
+	// The newer memo is way 0; each keeps a long value buffer of its own.
+	long := ways[1].long
 	ways[1] = ways[0]
+	ways[0].long = long
 	ways[0].fill(data, start, end, k, h, act, secret)
 }
 
@@ -782,7 +812,7 @@ func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act actio
 		}
 	}
 	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint16(h), k, act, 0, 0, 0, 0, false, setNone
-	e.span = 0
+	e.span, e.lv = 0, 0
 	e.secret = secret
 	e.noValue = e.secret || !memoSettable(k, act)
 }
@@ -813,7 +843,7 @@ func (e *keyMemo) matchN(d *[keyMemoLen]byte, mask *[keyMemoLen / 8]uint64) bool
 // fits as well (keyMemo.whole). A member memoSettable says no to keeps
 // nothing.
 func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
-	e.v, e.sep, e.whole, e.last, e.set = 0, 0, 0, false, setNone
+	e.v, e.sep, e.whole, e.last, e.set, e.lv = 0, 0, 0, false, setNone, 0
 	if ve <= vs {
 		return
 	}
@@ -884,6 +914,45 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 	}
 }
 
+// fillAfter is fillValue, or fillLong for a value that does not fit
+// in keyMemoLen with the key, where its caller read the value data[vs:ve]
+// right after e's m bytes at ks (and white space and a separator up to
+// end) and its credential pre-check passed.
+func (e *keyMemo) fillAfter(data []byte, ks, vs, ve, end int) {
+	if vs != ks+int(e.m) {
+		return
+	}
+	if ve-ks <= keyMemoLen {
+		e.fillValue(data, ks, vs, ve, end)
+	} else if ve-vs <= longValueLen && data[vs] == '"' {
+		e.fillLong(data[vs:ve])
+	}
+}
+
+// fillLong remembers the string v (quotes included) that followed e's
+// key and does not fit in w with it, when it is printable ASCII with no
+// escape (which readString keeps as written, and skipString reads as
+// such); else e remembers no value.
+func (e *keyMemo) fillLong(v []byte) {
+	e.v, e.sep, e.whole, e.last, e.set, e.lv = 0, 0, 0, false, setNone, 0
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return
+		}
+	}
+	if e.long == nil {
+		e.long = new([longValueLen]byte)
+	}
+	e.lv = uint8(copy(e.long[:], v))
+}
+
+// longAt reports whether data[i:] starts with e's long value (lv != 0):
+// a whole clean string, so the string at data[i] is it.
+func (e *keyMemo) longAt(data []byte, i int) bool {
+	n := int(e.lv)
+	return n != 0 && n <= len(data)-i && string(data[i:i+n]) == string(e.long[:n])
+}
+
 // bumpMiss counts a member whose key e matched but not its value
 // (vmiss), and reports whether e is to remember the new value: when it
 // has none, or the one it has was missed 2, 4, 8, ... times in a row (a
@@ -895,7 +964,7 @@ func (e *keyMemo) bumpMiss() bool {
 	} else {
 		e.vmiss = 128
 	}
-	return e.v == 0 || e.vmiss >= 2 && e.vmiss&(e.vmiss-1) == 0
+	return e.v == 0 && e.lv == 0 || e.vmiss >= 2 && e.vmiss&(e.vmiss-1) == 0
 }
 
 // memoSettable: memoSet can do what member does with the value of a
@@ -1241,6 +1310,14 @@ key:
 			goto key
 		}
 		if e.match(d) {
+			if e.longAt(data, i+int(e.m)) {
+				// The long clean string of last time (keyMemo.lv):
+				// not a secret key's (noValue).
+				prev = uint16(e.h)
+				e.vmiss = 0
+				i += int(e.m) + int(e.lv)
+				goto next
+			}
 			secretKey = e.secret && !s.secretMaybe
 			prev = uint16(e.h)
 			if !e.noValue && !s.secretMaybe && e.bumpMiss() {
@@ -1346,8 +1423,8 @@ next:
 			return s.eof()
 		}
 		if fe != nil {
-			if !s.secretMaybe && vs == ks+int(fe.m) && ve-ks <= keyMemoLen {
-				fe.fillValue(data, ks, vs, ve, i)
+			if !s.secretMaybe {
+				fe.fillAfter(data, ks, vs, ve, i)
 			}
 			fe = nil
 		}
@@ -1361,8 +1438,8 @@ next:
 			return s.fail(i, "after object key:value pair")
 		}
 		if fe != nil {
-			if !s.secretMaybe && vs == ks+int(fe.m) && ve-ks <= keyMemoLen {
-				fe.fillValue(data, ks, vs, ve, i+1)
+			if !s.secretMaybe {
+				fe.fillAfter(data, ks, vs, ve, i+1)
 			}
 			fe = nil
 		}
