@@ -156,6 +156,25 @@ var memoPairs = [][2]string{
 	{`{"status": "a", "is_final": true, "sequence": 1}`, `{"status": "a", "is_final": true, "sequence": 1 `},
 	{`{"body": {"delta_kind": "text", "event_type": "e", "delta": "x"}, "x": 1}`, `{"body": {"delta_kind": "text", "event_type": "f", "delta": "x"}, "x": 1}`},
 	{`{"error": {"code": 1, "message": "m"}, "status": "a", "is_final": true}`, `{"error": {"code": 1, "message": "m"}, "status": "a", "is_final": true}`},
+	// The last members, within keyMemoLen bytes of the input's end
+	// (memoAt): as before, cut inside the key, the value or before the
+	// closing brace, a brace too many, white space after it, a byte
+	// changed in the last place a memo compares.
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_met`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}}}`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}} `},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}]`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": []}`},
+	{`{"status": "a", "user_id": "u-1"}`, `{"status": "a", "user_id": "u-1\u0000"}`},
+	{`{"status": "a", "user_id": "u-1"}`, `{"status": "a", "user_id": "u-1" }`},
+	{`{"status": "a", "user_id": "u-1"}`, `{"status": "a", "user_id": "u-"}`},
+	{`{"status": "a", "user_id": "u-1"}`, "{\"status\": \"a\", \"user_id\": \"u-1\"\x00"},
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_complete": false}`},
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_complete": fals`},
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_complete": false}}}`},
 }
 
 func TestKeyMemo(t *testing.T) {
@@ -375,5 +394,48 @@ func TestLongValueMemo(t *testing.T) {
 	}
 	if got := string(r.Fields[FResponseKind].Str); got != conv {
 		t.Errorf("response_kind %q, want %q", got, conv)
+	}
+}
+
+// TestTailMemo: the members within keyMemoLen bytes of a record's end
+// are remembered and taken as the others (memoAt): a gen record's last
+// member is a whole member at the top level, and the run of members
+// before it ends in a span that closes the record.
+func TestTailMemo(t *testing.T) {
+	defer func(v bool) { vectorScan = v }(vectorScan)
+	for _, v := range []bool{false, haveKernel} {
+		vectorScan = v
+		for _, rec := range genRecords {
+			if !bytes.HasSuffix(rec.data, []byte(`"acp_meta": {}}`)) {
+				continue
+			}
+			// (The members after the key memos' first Scan, their values'
+			// second, spans of at most spanLen bytes from the third.)
+			r := new(Record)
+			for range 5 {
+				if err := Scan(rec.data, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			whole := false
+			for p := range r.memo.e {
+				for w := range r.memo.e[p] {
+					if e := &r.memo.e[p][w]; e.k == kTop && e.last && e.whole != 0 {
+						whole = true
+					}
+				}
+			}
+			closing := false
+			if r.memo.spans != nil {
+				for _, p := range r.memo.spans.s {
+					for _, sp := range p.s {
+						closing = closing || sp.n != 0 && sp.k == kTop && sp.last
+					}
+				}
+			}
+			if !whole || !closing {
+				t.Errorf("%s: the last member remembered whole %t, in a span that closes the record %t", rec.data, whole, closing)
+			}
+		}
 	}
 }

@@ -368,6 +368,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	// remembered as a span (putSpan) when it ends, which the first of
 	// them then looks for (memo.span).
 	run, runStart, runPrev := 0, 0, uint16(0)
+	var pad [keyMemoLen]byte
 	for {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
@@ -380,8 +381,10 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		var e *keyMemo
 		ks := i // the key's start, where e's bytes are
 		ways := &memo.e[prev]
-		if i+keyMemoLen <= n {
-			d := (*[keyMemoLen]byte)(data[i:])
+		// d: the bytes a memo compares (memoAt: also the last member's,
+		// the record's closing brace within keyMemoLen bytes of its key).
+		d := memoAt(data, i, &pad)
+		{
 			if e = &ways[0]; e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
 				if e = &ways[1]; e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
 					e = nil
@@ -493,7 +496,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			i += 5
 		case c == '"' && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
 			s.r.fieldsSet |= 1 << act.arg
-			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
+			if e != nil && e.v != 0 && e.matchValue(d) {
 				// The clean string that followed the key last time
 				// (keyMemo.v): what readString would say.
 				e.vmiss = 0
@@ -514,7 +517,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			}
 			i = s.readString(i, &s.r.Fields[act.arg])
 		case c == '"' && act.kind == aSkip:
-			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
+			if e != nil && e.v != 0 && e.matchValue(d) {
 				e.vmiss = 0
 				i += int(e.v)
 				fill = false
@@ -799,22 +802,42 @@ func put(ways *[2]keyMemo, data []byte, start, end int, k objKind, h uint, act a
 
 func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act action, secret bool) {
 	m := end - start
-	if start+keyMemoLen <= len(data) {
-		mask := &memoMasks[m]
-		for j := range e.w {
-			e.w[j] = binary.LittleEndian.Uint64(data[start+8*j:]) & mask[j]
-		}
-	} else {
-		var pad [keyMemoLen]byte
-		copy(pad[:], data[start:end])
-		for j := range e.w {
-			e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
-		}
-	}
+	e.load(data, start, end)
 	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint16(h), k, act, 0, 0, 0, 0, false, setNone
 	e.span, e.lv = 0, 0
 	e.secret = secret
 	e.noValue = e.secret || !memoSettable(k, act)
+}
+
+// load sets e's bytes to data[start:end] (at most keyMemoLen bytes),
+// zero past them.
+func (e *keyMemo) load(data []byte, start, end int) {
+	if start+keyMemoLen <= len(data) {
+		mask := &memoMasks[end-start]
+		for j := range e.w {
+			e.w[j] = binary.LittleEndian.Uint64(data[start+8*j:]) & mask[j]
+		}
+		return
+	}
+	var pad [keyMemoLen]byte
+	copy(pad[:], data[start:end])
+	for j := range e.w {
+		e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
+	}
+}
+
+// memoAt is the keyMemoLen bytes a memo compares at data[i]: data's own,
+// or, within keyMemoLen bytes of its end, a copy in pad that is zero past
+// it. A memo holds the bytes of valid JSON text, none of them zero, and
+// zero past them: the bytes past data's end match none of them, and a
+// match says that the bytes it compared are data's.
+func memoAt(data []byte, i int, pad *[keyMemoLen]byte) *[keyMemoLen]byte {
+	if i+keyMemoLen <= len(data) {
+		return (*[keyMemoLen]byte)(data[i:])
+	}
+	*pad = [keyMemoLen]byte{}
+	copy(pad[:], data[i:])
+	return pad
 }
 
 // match reports whether d starts with e's m bytes (the key).
@@ -879,10 +902,7 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 	if end-ks <= keyMemoLen {
 		m = end
 	}
-	mask := &memoMasks[m-ks]
-	for j := range e.w {
-		e.w[j] = binary.LittleEndian.Uint64(data[ks+8*j:]) & mask[j]
-	}
+	e.load(data, ks, m)
 	e.v = uint8(ve - vs)
 	if m == end {
 		e.sep, e.whole, e.last = uint8(end-ve), uint8(end-ks), data[end-1] == '}'
@@ -1260,6 +1280,7 @@ func (s *scanner) skipContainer(i, depth int) int {
 	// ks; ve: the value's end.
 	var fe *keyMemo
 	var ks, vs, ve int
+	var pad [keyMemoLen]byte
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -1293,8 +1314,8 @@ key:
 	// The key that followed the key before last time (keyMemo), as in
 	// object; skipped objects have their own memos.
 	fe = nil
-	if e := &s.r.memo.s[prev]; e.m != 0 && i+keyMemoLen <= n {
-		d := (*[keyMemoLen]byte)(data[i:])
+	if e := &s.r.memo.s[prev]; e.m != 0 {
+		d := memoAt(data, i, &pad)
 		if e.whole != 0 && e.matchN(d, &memoMasks[e.whole]) {
 			// The whole member as it was last time (keyMemo.whole): a
 			// string or a scalar, and what follows it.

@@ -104,9 +104,10 @@ func (t *keyMemos) putSpan(data []byte, k objKind, prev uint16, start, end int) 
 	var head *keyMemo
 	members := 0
 	p, j := prev, start
+	var pad [keyMemoLen]byte
 members:
-	for j < end && j+keyMemoLen <= len(data) {
-		d := (*[keyMemoLen]byte)(data[j:])
+	for j < end {
+		d := memoAt(data, j, &pad)
 		ways := &t.e[p]
 		e := &ways[0]
 		if e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
