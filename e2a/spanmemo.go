@@ -189,8 +189,13 @@ func (s *scanner) applySpan(sp *spanMemo, i int) {
 	r := s.r
 	r.fieldsSet |= sp.marks
 	r.subsSet |= sp.subs
-	for m := sp.forgets; m != 0; m &= m - 1 {
-		s.forget(objKind(bits.TrailingZeros16(m)))
+	if f := sp.forgets; s.forgot&f == 0 {
+		// forget's first occurrences, at once: nothing to drop.
+		s.forgot |= f
+	} else {
+		for m := f; m != 0; m &= m - 1 {
+			s.forget(objKind(bits.TrailingZeros16(m)))
+		}
 	}
 	for j := range sp.plain[:sp.np] {
 		a := &sp.plain[j]
