@@ -1555,15 +1555,27 @@ func (s *scanner) secretText(text []byte) bool {
 // status, a request id that response_id repeats), and comparing one costs
 // less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
-	if len(text) < cleanMin || len(text) > cleanMax || looksDateTime(text) {
-		// (A date-time is new each record, and MayHoldCredentialText
-		// passes it at once: it would only evict a text that repeats.)
+	if len(text) < cleanMin || len(text) > cleanMax {
 		return redact.MayHoldCredentialText(text)
 	}
 	c := s.r.clean
 	if c == nil {
 		c = new(cleanTexts)
 		s.r.clean = c
+	}
+	if looksDateTime(text) {
+		// A date-time is new each record, and MayHoldCredentialText
+		// passes it at once: in the table it would only evict a text
+		// that repeats. The last one that passed is kept apart: a
+		// record repeats its timestamp (converted_at).
+		if int(c.dtn) == len(text) && string(c.dt[:len(text)]) == string(text) {
+			return false
+		}
+		if redact.MayHoldCredentialText(text) {
+			return true
+		}
+		c.dtn = uint8(copy(c.dt[:], text))
+		return false
 	}
 	a, b := wordsCap(text)
 	h := cleanHash(a, b, len(text))
@@ -1587,8 +1599,11 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 
 // looksDateTime: text may be an RFC 3339 date-time ("2026-03-29T12:…").
 func looksDateTime(text []byte) bool {
-	return len(text) >= 20 && len(text) <= 35 && text[4] == '-' && text[10] == 'T' && text[13] == ':'
+	return len(text) >= 20 && len(text) <= maxDateTimeLen && text[4] == '-' && text[10] == 'T' && text[13] == ':'
 }
+
+// maxDateTimeLen: the longest text looksDateTime takes.
+const maxDateTimeLen = 35
 
 // cleanTexts holds copies of texts that passed no credential pre-check:
 // a two-way set-associative table, a text's set chosen by cleanHash.
@@ -1599,6 +1614,9 @@ type cleanTexts struct {
 	// texts: ids, statuses, kinds), compared without a call.
 	w [cleanSlots][2]uint64
 	b [cleanSlots][cleanMax]byte
+	// dt: the date-time that passed last (looksDateTime), dtn bytes.
+	dt  [maxDateTimeLen]byte
+	dtn uint8
 }
 
 const (

@@ -688,7 +688,10 @@ func TestCleanTextsRemembered(t *testing.T) {
 		cred = cred[:len(conv)]
 	}
 	cred += conv[len(cred):] // same length, one credential
+	// (A text shaped as a date-time with a credential, after and before
+	// a clean date-time: the last date-time that passed is kept apart.)
 	texts := []string{conv, conv, cred, conv, "2026-03-29T12:00:00.003000+00:00", "2026-03-29T12:00:00.003000+00:00",
+		"2026-03-29T12:password=hunter2", "2026-03-29T12:password=hunter2", "2026-03-29T12:00:00.003000+00:00",
 		"password=hunter2-0123456789", strings.Repeat("a", cleanMax), strings.Repeat("a", cleanMax+1),
 		"Bearer abc123def456ghi", "short", conv}
 	for k := 0; k < 2*cleanSlots; k++ {
@@ -724,6 +727,9 @@ func TestCleanTextsRemembered(t *testing.T) {
 	}
 	if reused.clean.has([]byte(cred)) {
 		t.Error("a text with a credential is remembered as clean")
+	}
+	if dt := string(reused.clean.dt[:reused.clean.dtn]); dt != "2026-03-29T12:00:00.003000+00:00" {
+		t.Errorf("the last clean date-time kept is %q", dt)
 	}
 	data := []byte(`{"provenance": {"converter": "` + conv + `"}}`)
 	if n := testing.AllocsPerRun(100, func() { _ = Scan(data, &reused) }); n != 0 {
