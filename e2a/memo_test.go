@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // checkPrimed holds a Scan into a record whose key memos (keyMemo) and
@@ -437,5 +438,15 @@ func TestTailMemo(t *testing.T) {
 				t.Errorf("%s: the last member remembered whole %t, in a span that closes the record %t", rec.data, whole, closing)
 			}
 		}
+	}
+}
+
+// TestKeyMemoSize: a key memo is a cache line, so that the compare of its
+// bytes and the look at its fields touch one (object reads two ways of a
+// key before each member). A long value's buffer is out of it
+// (keyMemos.longs).
+func TestKeyMemoSize(t *testing.T) {
+	if n := unsafe.Sizeof(keyMemo{}); n != 64 {
+		t.Errorf("a keyMemo is %d bytes, want 64", n)
 	}
 }

@@ -506,7 +506,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				fill = false
 				break
 			}
-			if e != nil && e.longAt(data, i) && i == ks+int(e.m) {
+			if e != nil && e.lv != 0 && e.longAt(memo, data, i) && i == ks+int(e.m) {
 				// The long clean string of last time (keyMemo.lv).
 				e.vmiss = 0
 				j := i + int(e.lv)
@@ -523,7 +523,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				fill = false
 				break
 			}
-			if e != nil && e.longAt(data, i) && i == ks+int(e.m) {
+			if e != nil && e.lv != 0 && e.longAt(memo, data, i) && i == ks+int(e.m) {
 				e.vmiss = 0
 				i += int(e.lv)
 				fill = false
@@ -552,11 +552,11 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				return s.eof()
 			}
 			if fill && !s.secretMaybe {
-				e.fillAfter(data, ks, vs, ve, i)
+				e.fillAfter(memo, data, ks, vs, ve, i)
 			}
 		case '}':
 			if fill && !s.secretMaybe {
-				e.fillAfter(data, ks, vs, ve, i+1)
+				e.fillAfter(memo, data, ks, vs, ve, i+1)
 			}
 			return i + 1
 		default:
@@ -704,12 +704,14 @@ type keyMemo struct {
 	noValue bool
 	// lv: the bytes of a clean string value that followed the key right
 	// after its m bytes last time but did not fit in w with them (a
-	// converter's name, a long kind), kept in long, or 0 (fillLong): it
-	// is taken as v's are, compared at once (runtime memequal) instead of
-	// read and pre-checked again. long is the memo's own buffer, kept
-	// when the memo is filled again (put swaps it with the older way's).
-	lv   uint8
-	long *[longValueLen]byte
+	// converter's name, a long kind), kept in its long value buffer, or 0
+	// (fillLong): it is taken as v's are, compared at once (runtime
+	// memequal) instead of read and pre-checked again. lb: 1 + the index
+	// of the memo's own buffer in keyMemos.longs, or 0 (none yet), kept
+	// when the memo is filled again (put swaps it with the older way's);
+	// an index, not a pointer, so that a keyMemo is 64 bytes, a cache
+	// line (the fields are in the order that makes it so).
+	lb uint16
 	// h: the key's knownKeys slot, or an unknown key's unknownKeyMemo.
 	h      uint16
 	k      objKind
@@ -719,6 +721,7 @@ type keyMemo struct {
 	// whole member started last, or 0; only then does object look for
 	// one.
 	span uint8
+	lv   uint8
 	// sig: what the whole member sets and how it is written, but not its
 	// value's bytes (the key, the lengths, the value's type and where its
 	// Str is): a span that starts with a member of the same sig does
@@ -742,7 +745,7 @@ const keyMemoLen = 32
 // (keyMemo.lv), quotes included.
 const longValueLen = 128
 
-// keyMemos are a record's key memos (Record.memo), 70 KiB (and its spans
+// keyMemos are a record's key memos (Record.memo), 62 KiB (and its spans
 // and long values).
 type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
@@ -758,6 +761,9 @@ type keyMemos struct {
 	// spans: runs of members that matched whole (spanmemo.go), made on
 	// the first run.
 	spans *spanMemos
+	// longs: the memos' long value buffers (keyMemo.lb), one a memo at
+	// most, made when the memo first keeps a long value.
+	longs [][longValueLen]byte
 }
 
 const afterUnknown = knownKeySlots + uint16(kEntry) + 1
@@ -794,9 +800,9 @@ func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint, 
 // slot h in an object of kind k, whose value is act's, after prev.
 func put(ways *[2]keyMemo, data []byte, start, end int, k objKind, h uint, act action, secret bool) {
 	// The newer memo is way 0; each keeps a long value buffer of its own.
-	long := ways[1].long
+	lb := ways[1].lb
 	ways[1] = ways[0]
-	ways[0].long = long
+	ways[0].lb = lb
 	ways[0].fill(data, start, end, k, h, act, secret)
 }
 
@@ -938,14 +944,15 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 // in keyMemoLen with the key, where its caller read the value data[vs:ve]
 // right after e's m bytes at ks (and white space and a separator up to
 // end) and its credential pre-check passed.
-func (e *keyMemo) fillAfter(data []byte, ks, vs, ve, end int) {
+// t holds e.
+func (e *keyMemo) fillAfter(t *keyMemos, data []byte, ks, vs, ve, end int) {
 	if vs != ks+int(e.m) {
 		return
 	}
 	if ve-ks <= keyMemoLen {
 		e.fillValue(data, ks, vs, ve, end)
 	} else if ve-vs <= longValueLen && data[vs] == '"' {
-		e.fillLong(data[vs:ve])
+		e.fillLong(t, data[vs:ve])
 	}
 }
 
@@ -953,24 +960,26 @@ func (e *keyMemo) fillAfter(data []byte, ks, vs, ve, end int) {
 // key and does not fit in w with it, when it is printable ASCII with no
 // escape (which readString keeps as written, and skipString reads as
 // such); else e remembers no value.
-func (e *keyMemo) fillLong(v []byte) {
+// t holds e.
+func (e *keyMemo) fillLong(t *keyMemos, v []byte) {
 	e.v, e.sep, e.whole, e.last, e.set, e.lv = 0, 0, 0, false, setNone, 0
 	for _, c := range v[1 : len(v)-1] {
 		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return
 		}
 	}
-	if e.long == nil {
-		e.long = new([longValueLen]byte)
+	if e.lb == 0 {
+		t.longs = append(t.longs, [longValueLen]byte{})
+		e.lb = uint16(len(t.longs))
 	}
-	e.lv = uint8(copy(e.long[:], v))
+	e.lv = uint8(copy(t.longs[e.lb-1][:], v))
 }
 
 // longAt reports whether data[i:] starts with e's long value (lv != 0):
-// a whole clean string, so the string at data[i] is it.
-func (e *keyMemo) longAt(data []byte, i int) bool {
+// a whole clean string, so the string at data[i] is it. t holds e.
+func (e *keyMemo) longAt(t *keyMemos, data []byte, i int) bool {
 	n := int(e.lv)
-	return n != 0 && n <= len(data)-i && string(data[i:i+n]) == string(e.long[:n])
+	return n != 0 && n <= len(data)-i && string(data[i:i+n]) == string(t.longs[e.lb-1][:n])
 }
 
 // bumpMiss counts a member whose key e matched but not its value
@@ -1331,7 +1340,7 @@ key:
 			goto key
 		}
 		if e.match(d) {
-			if e.longAt(data, i+int(e.m)) {
+			if e.lv != 0 && e.longAt(s.r.memo, data, i+int(e.m)) {
 				// The long clean string of last time (keyMemo.lv):
 				// not a secret key's (noValue).
 				prev = uint16(e.h)
@@ -1445,7 +1454,7 @@ next:
 		}
 		if fe != nil {
 			if !s.secretMaybe {
-				fe.fillAfter(data, ks, vs, ve, i)
+				fe.fillAfter(s.r.memo, data, ks, vs, ve, i)
 			}
 			fe = nil
 		}
@@ -1460,7 +1469,7 @@ next:
 		}
 		if fe != nil {
 			if !s.secretMaybe {
-				fe.fillAfter(data, ks, vs, ve, i+1)
+				fe.fillAfter(s.r.memo, data, ks, vs, ve, i+1)
 			}
 			fe = nil
 		}
