@@ -178,6 +178,14 @@ func (s *scanner) skipWS(i int) int {
 	return s.skipWSRun(i)
 }
 
+// skipWSIn is skipWS with s.data in a register (data).
+func (s *scanner) skipWSIn(data []byte, i int) int {
+	if i < len(data) && data[i] > ' ' {
+		return i
+	}
+	return s.skipWSRun(i)
+}
+
 // skipWSRun is skipWS past the byte at i.
 func (s *scanner) skipWSRun(i int) int {
 	if s.m != nil {
@@ -354,7 +362,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = s.skipWS(i + 1)
+	i = s.skipWSIn(data, i+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -400,7 +408,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 						if sp.last {
 							return i
 						}
-						if i = s.skipWS(i); i >= n {
+						if i = s.skipWSIn(data, i); i >= n {
 							return s.eof()
 						}
 						continue
@@ -436,7 +444,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 					}
 					return i
 				}
-				if i = s.skipWS(i); i >= n {
+				if i = s.skipWSIn(data, i); i >= n {
 					return s.eof()
 				}
 				continue
@@ -465,7 +473,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			}
 		}
 		s.keyBefore = prev
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
@@ -537,7 +545,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			return i
 		}
 		ve := i
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
@@ -547,7 +555,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			if i < n && data[i] == ' ' {
 				i++ // json.dumps' ", " and ": "
 			}
-			i = s.skipWS(i)
+			i = s.skipWSIn(data, i)
 			if i >= n {
 				return s.eof()
 			}
@@ -635,7 +643,7 @@ func (s *scanner) key(i int, k objKind, prev *uint16, ways *[2]keyMemo) (next in
 		}
 	}
 	s.r.scratch = s.r.scratch[:mark]
-	i = s.skipWS(end + 1)
+	i = s.skipWSIn(data, end+1)
 	if i >= n {
 		return s.eof(), act, false
 	}
@@ -1095,7 +1103,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = s.skipWS(i + 1)
+	i = s.skipWSIn(data, i+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -1119,7 +1127,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 				return i
 			}
 		}
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
@@ -1129,7 +1137,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 			if i < n && data[i] == ' ' {
 				i++ // json.dumps' ", " and ": "
 			}
-			i = s.skipWS(i)
+			i = s.skipWSIn(data, i)
 			if i >= n {
 				return s.eof()
 			}
@@ -1300,7 +1308,7 @@ open:
 		stack &^= 1 << lvl
 	}
 	lvl++
-	i = s.skipWS(i + 1)
+	i = s.skipWSIn(data, i+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -1334,7 +1342,7 @@ key:
 			if e.last {
 				goto closed
 			}
-			if i = s.skipWS(i); i >= n {
+			if i = s.skipWSIn(data, i); i >= n {
 				return s.eof()
 			}
 			goto key
@@ -1353,7 +1361,7 @@ key:
 			if !e.noValue && !s.secretMaybe && e.bumpMiss() {
 				fe, ks = e, i
 			}
-			i = s.skipWS(i + int(e.m))
+			i = s.skipWSIn(data, i+int(e.m))
 			if i >= n {
 				return s.eof()
 			}
@@ -1387,7 +1395,7 @@ key:
 			}
 		}
 	}
-	i = s.skipWS(keyEnd + 1)
+	i = s.skipWSIn(data, keyEnd+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -1405,7 +1413,7 @@ key:
 	if keySlot >= 0 {
 		prev = uint16(keySlot)
 	}
-	i = s.skipWS(i)
+	i = s.skipWSIn(data, i)
 	if i >= n {
 		return s.eof()
 	}
@@ -1438,7 +1446,7 @@ value:
 	}
 next:
 	ve = i
-	i = s.skipWS(i)
+	i = s.skipWSIn(data, i)
 	if i >= n {
 		return s.eof()
 	}
@@ -1448,7 +1456,7 @@ next:
 		if i < n && data[i] == ' ' {
 			i++ // json.dumps' ", " and ": "
 		}
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
