@@ -130,8 +130,9 @@ type scanner struct {
 	// once set, no more secret checks are made.
 	secretMaybe bool
 	// inDelta: the string skipString reads is body.delta's (its
-	// unescaped text is kept: Record.DeltaText).
-	inDelta bool
+	// unescaped text is kept: Record.DeltaText); deltaEsc: it holds an
+	// escape (Record.RawDelta's esc), set by skipString then.
+	inDelta, deltaEsc bool
 	// keyBefore: the knownKeys slot of the key object read last (or
 	// afterUnknown), where skipContainer starts its keyMemo chain.
 	keyBefore uint16
@@ -1073,7 +1074,7 @@ func (s *scanner) member(i, depth int, act action) int {
 				if Sub(act.arg) == SBodyDelta {
 					r := s.r
 					r.deltaRaw = s.data[i+1 : j-1]
-					r.deltaEsc = bytes.IndexByte(r.deltaRaw, '\\') >= 0
+					r.deltaEsc = s.deltaEsc
 					r.deltaSeen = true
 				}
 			}
@@ -1784,6 +1785,9 @@ func (s *scanner) skipString(i int) int {
 		}
 		switch c := data[i]; {
 		case c == '"':
+			if s.inDelta {
+				s.deltaEsc = esc
+			}
 			if !s.secretMaybe {
 				if esc && s.m != nil {
 					if anch || s.anyAnchor(p, i) {
