@@ -396,6 +396,27 @@ func TestLongValueMemo(t *testing.T) {
 	if got := string(r.Fields[FResponseKind].Str); got != conv {
 		t.Errorf("response_kind %q, want %q", got, conv)
 	}
+	// A date-time, new each record, is not kept (its compare would fail).
+	ts := []byte(`{"status": "a", "timestamp": "2026-03-29T12:00:00.003000+00:00", "x": 1}`)
+	for range 3 {
+		if err := Scan(ts, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := false
+	for p := range r.memo.e {
+		for w := range r.memo.e[p] {
+			if e := &r.memo.e[p][w]; e.m != 0 && e.act == (action{aField, uint8(FTimestamp)}) {
+				seen = true
+				if e.lv != 0 {
+					t.Errorf("the timestamp's memo keeps a long value of %d bytes", e.lv)
+				}
+			}
+		}
+	}
+	if !seen {
+		t.Error("no memo of the timestamp's key")
+	}
 }
 
 // TestTailMemo: the members within keyMemoLen bytes of a record's end

@@ -972,6 +972,9 @@ func (e *keyMemo) fillAfter(t *keyMemos, data []byte, ks, vs, ve, end int) {
 // t holds e.
 func (e *keyMemo) fillLong(t *keyMemos, v []byte) {
 	e.v, e.sep, e.whole, e.last, e.set, e.lv = 0, 0, 0, false, setNone, 0
+	if looksDateTime(v[1 : len(v)-1]) {
+		return // (new each record: a compare that fails)
+	}
 	for _, c := range v[1 : len(v)-1] {
 		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return
