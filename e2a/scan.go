@@ -1290,6 +1290,7 @@ func (s *scanner) number(i int) int {
 func (s *scanner) skipContainer(i, depth int) int {
 	data := s.data
 	n := len(data)
+	memo := s.r.memo
 	var stack uint64
 	lvl := 0
 	var c byte
@@ -1335,7 +1336,7 @@ key:
 	// The key that followed the key before last time (keyMemo), as in
 	// object; skipped objects have their own memos.
 	fe = nil
-	if e := &s.r.memo.s[prev]; e.m != 0 {
+	if e := &memo.s[prev]; e.m != 0 {
 		d := memoAt(data, i, &pad)
 		if e.whole != 0 && e.matchN(d, &memoMasks[e.whole]) {
 			// The whole member as it was last time (keyMemo.whole): a
@@ -1352,7 +1353,7 @@ key:
 			goto key
 		}
 		if e.match(d) {
-			if e.lv != 0 && e.longAt(s.r.memo, data, i+int(e.m)) {
+			if e.lv != 0 && e.longAt(memo, data, i+int(e.m)) {
 				// The long clean string of last time (keyMemo.lv):
 				// not a secret key's (noValue).
 				prev = uint16(e.h)
@@ -1411,7 +1412,7 @@ key:
 		i++ // json.dumps' ", " and ": "
 	}
 	if keySlot >= 0 && i-keyStart <= keyMemoLen {
-		s.r.memo.putSkipped(prev, data, keyStart, i, uint(keySlot), secretKey)
+		memo.putSkipped(prev, data, keyStart, i, uint(keySlot), secretKey)
 	}
 	prev = afterUnknown
 	if keySlot >= 0 {
@@ -1466,7 +1467,7 @@ next:
 		}
 		if fe != nil {
 			if !s.secretMaybe {
-				fe.fillAfter(s.r.memo, data, ks, vs, ve, i)
+				fe.fillAfter(memo, data, ks, vs, ve, i)
 			}
 			fe = nil
 		}
@@ -1481,7 +1482,7 @@ next:
 		}
 		if fe != nil {
 			if !s.secretMaybe {
-				fe.fillAfter(s.r.memo, data, ks, vs, ve, i+1)
+				fe.fillAfter(memo, data, ks, vs, ve, i+1)
 			}
 			fe = nil
 		}
