@@ -5,7 +5,8 @@
 // For each 64-byte block of p, writes a block (see masks.go): one bit a
 // byte for JSON whitespace, credential anchors, stop bytes ('"', '\\',
 // bytes < 0x20) and stop bytes or bytes >= 0x80. Two 32-byte halves a
-// block; the second half's bits are the high 32 of each mask.
+// block; the second half's bits are the high 32 of each mask, stored as
+// the high half of its little-endian word (4 bytes on).
 TEXT ·classifyAVX2(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), SI
 	MOVQ nblocks+8(FP), CX
@@ -23,11 +24,12 @@ TEXT ·classifyAVX2(SB), NOSPLIT, $0-32
 	JEQ     done
 
 loop:
-	// First half into R8 (ws), R9 (anchor), R10 (stop), R11 (stopHigh).
+	// First half: the low 32 bits of ws, anchor, stop and stopHigh.
 	VMOVDQU   0(SI), Y0
 	VPSHUFB   Y0, Y11, Y4
 	VPCMPEQB  Y4, Y0, Y4
 	VPMOVMSKB Y4, R8
+	MOVL      R8, 0(DI)
 	VPAND     Y0, Y14, Y5
 	VPSRLW    $4, Y0, Y6
 	VPAND     Y6, Y14, Y6
@@ -37,6 +39,7 @@ loop:
 	VPCMPEQB  Y5, Y15, Y5
 	VPMOVMSKB Y5, R9
 	NOTL      R9
+	MOVL      R9, 8(DI)
 	VPCMPEQB  Y0, Y8, Y1
 	VPCMPEQB  Y0, Y9, Y2
 	VPMINUB   Y0, Y10, Y3
@@ -44,16 +47,17 @@ loop:
 	VPOR      Y1, Y2, Y1
 	VPOR      Y1, Y3, Y1
 	VPMOVMSKB Y1, R10
+	MOVL      R10, 16(DI)
 	VPOR      Y1, Y0, Y1
 	VPMOVMSKB Y1, R11
+	MOVL      R11, 24(DI)
 
-	// Second half, shifted into the high 32 bits.
+	// Second half: the high 32 bits.
 	VMOVDQU   32(SI), Y0
 	VPSHUFB   Y0, Y11, Y4
 	VPCMPEQB  Y4, Y0, Y4
-	VPMOVMSKB Y4, DX
-	SHLQ      $32, DX
-	ORQ       DX, R8
+	VPMOVMSKB Y4, R8
+	MOVL      R8, 4(DI)
 	VPAND     Y0, Y14, Y5
 	VPSRLW    $4, Y0, Y6
 	VPAND     Y6, Y14, Y6
@@ -61,28 +65,20 @@ loop:
 	VPSHUFB   Y6, Y13, Y6
 	VPAND     Y5, Y6, Y5
 	VPCMPEQB  Y5, Y15, Y5
-	VPMOVMSKB Y5, DX
-	NOTL      DX
-	SHLQ      $32, DX
-	ORQ       DX, R9
+	VPMOVMSKB Y5, R9
+	NOTL      R9
+	MOVL      R9, 12(DI)
 	VPCMPEQB  Y0, Y8, Y1
 	VPCMPEQB  Y0, Y9, Y2
 	VPMINUB   Y0, Y10, Y3
 	VPCMPEQB  Y3, Y0, Y3
 	VPOR      Y1, Y2, Y1
 	VPOR      Y1, Y3, Y1
-	VPMOVMSKB Y1, DX
-	SHLQ      $32, DX
-	ORQ       DX, R10
+	VPMOVMSKB Y1, R10
+	MOVL      R10, 20(DI)
 	VPOR      Y1, Y0, Y1
-	VPMOVMSKB Y1, DX
-	SHLQ      $32, DX
-	ORQ       DX, R11
-
-	MOVQ R8, 0(DI)
-	MOVQ R9, 8(DI)
-	MOVQ R10, 16(DI)
-	MOVQ R11, 24(DI)
+	VPMOVMSKB Y1, R11
+	MOVL      R11, 28(DI)
 
 	ADDQ $64, SI
 	ADDQ $32, DI

@@ -56,3 +56,34 @@ func TestDeltaText(t *testing.T) {
 		checkDeltaText(t, []byte(c), &s)
 	}
 }
+
+// TestRawDeltaEsc: RawDelta's esc says whether the delta as written holds
+// a backslash (skipString's, not a search of its own), also in a record
+// reused after one whose delta was escaped, or plain, or not a string, on
+// both paths.
+func TestRawDeltaEsc(t *testing.T) {
+	defer func(v bool) { vectorScan = v }(vectorScan)
+	recs := []string{
+		`{"response_kind": "e2a.chunk", "body": {"delta_kind": "text", "delta": "a \"quoted\" word and a long enough tail"}}`,
+		`{"response_kind": "e2a.chunk", "body": {"delta_kind": "text", "delta": "plain text, long enough for the vector pass"}}`,
+		`{"response_kind": "e2a.chunk", "body": {"delta_kind": "text", "delta": "ends in an escape, long enough \u4e2d"}}`,
+		`{"response_kind": "e2a.chunk", "body": {"delta_kind": "text", "delta": {"event_type": "keepalive"}}}`,
+		`{"response_kind": "e2a.chunk", "body": {"delta": "\\", "delta": "x"}}`,
+		`{"response_kind": "e2a.chunk", "body": {"delta": "x", "delta": "\n"}}`,
+	}
+	for _, v := range []bool{false, haveKernel} {
+		vectorScan = v
+		r := new(Record)
+		for range 2 {
+			for _, rec := range recs {
+				if err := Scan([]byte(rec), r); err != nil {
+					t.Fatalf("%s: %v", rec, err)
+				}
+				raw, esc, ok := r.RawDelta()
+				if want := bytes.IndexByte(raw, '\\') >= 0; ok && esc != want {
+					t.Errorf("vector %v, %s: RawDelta %q esc %v, want %v", v, rec, raw, esc, want)
+				}
+			}
+		}
+	}
+}

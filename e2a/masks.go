@@ -152,13 +152,33 @@ func classify(data []byte, blocks []block) []block {
 	if full > 0 {
 		classifyAVX2(&data[0], full, &blocks[0], &tables)
 	}
-	if rest := data[full*64:]; len(rest) > 0 {
+	rest := len(data) - full*64
+	switch {
+	case rest == 0:
+	case full > 0:
+		// The last 64 bytes, shifted down to the rest's, and the bits
+		// past the end as the padding's (spaces): no copy of the rest.
+		var last block
+		classifyAVX2(&data[len(data)-64], 1, &last, &tables)
+		sh, past := uint(64-rest), ^uint64(0)<<uint(rest)
+		b := &blocks[full]
+		b.ws = last.ws>>sh | past
+		b.anchor = last.anchor >> sh
+		if spaceAnchor {
+			b.anchor |= past
+		}
+		b.stop = last.stop >> sh
+		b.stopHigh = last.stopHigh >> sh
+	default:
 		var pad [64]byte
-		copy(pad[copy(pad[:], rest):], spaces[:])
+		copy(pad[copy(pad[:], data):], spaces[:])
 		classifyAVX2(&pad[0], 1, &blocks[full], &tables)
 	}
 	return blocks
 }
+
+// spaceAnchor: a space, the kernel's padding, is a credential anchor.
+var spaceAnchor = redact.IsCredentialAnchor(' ')
 
 var spaces = [64]byte{' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '}
 

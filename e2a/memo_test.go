@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // checkPrimed holds a Scan into a record whose key memos (keyMemo) and
@@ -156,6 +157,25 @@ var memoPairs = [][2]string{
 	{`{"status": "a", "is_final": true, "sequence": 1}`, `{"status": "a", "is_final": true, "sequence": 1 `},
 	{`{"body": {"delta_kind": "text", "event_type": "e", "delta": "x"}, "x": 1}`, `{"body": {"delta_kind": "text", "event_type": "f", "delta": "x"}, "x": 1}`},
 	{`{"error": {"code": 1, "message": "m"}, "status": "a", "is_final": true}`, `{"error": {"code": 1, "message": "m"}, "status": "a", "is_final": true}`},
+	// The last members, within keyMemoLen bytes of the input's end
+	// (memoAt): as before, cut inside the key, the value or before the
+	// closing brace, a brace too many, white space after it, a byte
+	// changed in the last place a memo compares.
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_met`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}}}`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}} `},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": {}]`},
+	{`{"status": "a", "a2a_metadata": {}, "acp_meta": {}}`, `{"status": "a", "a2a_metadata": {}, "acp_meta": []}`},
+	{`{"status": "a", "user_id": "u-1"}`, `{"status": "a", "user_id": "u-1\u0000"}`},
+	{`{"status": "a", "user_id": "u-1"}`, `{"status": "a", "user_id": "u-1" }`},
+	{`{"status": "a", "user_id": "u-1"}`, `{"status": "a", "user_id": "u-"}`},
+	{`{"status": "a", "user_id": "u-1"}`, "{\"status\": \"a\", \"user_id\": \"u-1\"\x00"},
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_complete": false}`},
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_complete": fals`},
+	{`{"provenance": {"kind": "a", "is_complete": false}}`, `{"provenance": {"kind": "a", "is_complete": false}}}`},
 }
 
 func TestKeyMemo(t *testing.T) {
@@ -194,6 +214,9 @@ func FuzzScanMemo(f *testing.F) {
 	for _, p := range memoPairs {
 		f.Add([]byte(p[0]), []byte(p[1]))
 		f.Add([]byte(p[0]+strings.Repeat(" ", keyMemoLen)), []byte(p[1]+strings.Repeat(" ", keyMemoLen)))
+	}
+	for _, p := range longPairs() {
+		f.Add([]byte(p[0]), []byte(p[1]))
 	}
 	for _, rec := range genRecords {
 		f.Add(rec.data, rec.data)
@@ -282,5 +305,169 @@ func TestUnknownKeyMemos(t *testing.T) {
 	}
 	if !skipped || !top {
 		t.Errorf("unknown-key memos filled in skipped objects %t, at the top level %t: the test does not test them", skipped, top)
+	}
+}
+
+// longPairs are records whose clean string values do not fit in a key
+// memo's bytes with their key (keyMemo.lv): the same value, one that
+// differs in its last byte or goes on past it, an escape or a non-ASCII
+// byte in it, a credential, the input cut inside it, values of
+// longValueLen bytes and one more, at the top level (a field, a skipped
+// member), in body and in an object skipContainer reads.
+func longPairs() [][2]string {
+	conv := "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"
+	tok := "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789"
+	fit := strings.Repeat("a", longValueLen-2)
+	over := strings.Repeat("b", longValueLen-1)
+	var pairs [][2]string
+	for _, w := range []string{
+		`{"status": "a", "response_kind": "%s", "x": 1}`,
+		`{"status": "a", "x_converter_name": "%s", "x": 1}`,
+		`{"body": {"delta_kind": "text", "source_chunk_type": "%s", "x": 1}}`,
+		`{"provenance": {"source_protocol": "e2a", "converter": "%s", "x": 1}}`,
+		`{"provenance": {"source_protocol": "e2a", "details": {"kind": "%s"}}}`,
+	} {
+		for _, p := range [][2]string{
+			{conv, conv},
+			{conv, conv[:len(conv)-1] + "X"},
+			{conv, conv + "_and_more"},
+			{conv + "_and_more", conv},
+			{conv, conv[:20] + `\u0041` + conv[26:]},
+			{conv, conv[:20] + "é" + conv[22:]},
+			{conv, conv[:30] + " password=hunter2hunter2 " + conv[30:]},
+			{conv + " " + tok, conv + " " + tok},
+			{conv, tok + conv[len(tok):]},
+			{fit, fit},
+			{over, over},
+			{fit, over},
+		} {
+			pairs = append(pairs, [2]string{fmt.Sprintf(w, p[0]), fmt.Sprintf(w, p[1])})
+		}
+		cut := fmt.Sprintf(w, conv)
+		pairs = append(pairs, [2]string{fmt.Sprintf(w, conv), cut[:strings.Index(cut, conv)+len(conv)-3]})
+		pairs = append(pairs, [2]string{fmt.Sprintf(w, conv), cut[:strings.Index(cut, conv)+len(conv)]})
+	}
+	return pairs
+}
+
+// TestLongValueMemo: a Scan primed with records holding long clean
+// strings says what a fresh one says (checkPrimed, both paths), and the
+// long values are really remembered (lv) and taken (the record's Str
+// aliases the input where the memo matched).
+func TestLongValueMemo(t *testing.T) {
+	defer func(v bool) { vectorScan = v }(vectorScan)
+	for _, v := range []bool{false, haveKernel} {
+		vectorScan = v
+		for _, p := range longPairs() {
+			for _, pad := range []string{"", strings.Repeat(" ", keyMemoLen)} {
+				a, b := []byte(p[0]+pad), []byte(p[1]+pad)
+				checkPrimed(t, a, b)
+				checkPrimed(t, b, a)
+				checkPrimed(t, b, b)
+			}
+		}
+	}
+	// Used: a top-level field, a skipped member, a member of an object
+	// skipContainer reads.
+	conv := "jiuwenswarm.common.e2a.gateway_normalize:e2a_response_from_agent_chunk"
+	rec := []byte(`{"response_kind": "` + conv + `", "body": {"source_chunk_type": "llm_output_of_a_long_kind"}, "provenance": {"converter": "` + conv + `"}, "x": 1}`)
+	r := new(Record)
+	for range 3 {
+		if err := Scan(rec, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var top, skip bool
+	for p := range r.memo.e {
+		for w := range r.memo.e[p] {
+			if e := &r.memo.e[p][w]; e.lv != 0 {
+				top = top || e.act.kind == aField
+				skip = skip || e.act.kind == aSkip
+			}
+		}
+	}
+	nested := false
+	for p := range r.memo.s {
+		nested = nested || r.memo.s[p].lv != 0
+	}
+	if !top || !skip || !nested {
+		t.Errorf("long values remembered: top-level field %t, skipped member %t, skipped object %t", top, skip, nested)
+	}
+	if got := string(r.Fields[FResponseKind].Str); got != conv {
+		t.Errorf("response_kind %q, want %q", got, conv)
+	}
+	// A date-time, new each record, is not kept (its compare would fail).
+	ts := []byte(`{"status": "a", "timestamp": "2026-03-29T12:00:00.003000+00:00", "x": 1}`)
+	for range 3 {
+		if err := Scan(ts, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := false
+	for p := range r.memo.e {
+		for w := range r.memo.e[p] {
+			if e := &r.memo.e[p][w]; e.m != 0 && e.act == (action{aField, uint8(FTimestamp)}) {
+				seen = true
+				if e.lv != 0 {
+					t.Errorf("the timestamp's memo keeps a long value of %d bytes", e.lv)
+				}
+			}
+		}
+	}
+	if !seen {
+		t.Error("no memo of the timestamp's key")
+	}
+}
+
+// TestTailMemo: the members within keyMemoLen bytes of a record's end
+// are remembered and taken as the others (memoAt): a gen record's last
+// member is a whole member at the top level, and the run of members
+// before it ends in a span that closes the record.
+func TestTailMemo(t *testing.T) {
+	defer func(v bool) { vectorScan = v }(vectorScan)
+	for _, v := range []bool{false, haveKernel} {
+		vectorScan = v
+		for _, rec := range genRecords {
+			if !bytes.HasSuffix(rec.data, []byte(`"acp_meta": {}}`)) {
+				continue
+			}
+			// (The members after the key memos' first Scan, their values'
+			// second, spans of at most spanLen bytes from the third.)
+			r := new(Record)
+			for range 5 {
+				if err := Scan(rec.data, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			whole := false
+			for p := range r.memo.e {
+				for w := range r.memo.e[p] {
+					if e := &r.memo.e[p][w]; e.k == kTop && e.last && e.whole != 0 {
+						whole = true
+					}
+				}
+			}
+			closing := false
+			if r.memo.spans != nil {
+				for _, p := range r.memo.spans.s {
+					for _, sp := range p.s {
+						closing = closing || sp.n != 0 && sp.k == kTop && sp.last
+					}
+				}
+			}
+			if !whole || !closing {
+				t.Errorf("%s: the last member remembered whole %t, in a span that closes the record %t", rec.data, whole, closing)
+			}
+		}
+	}
+}
+
+// TestKeyMemoSize: a key memo is a cache line, so that the compare of its
+// bytes and the look at its fields touch one (object reads two ways of a
+// key before each member). A long value's buffer is out of it
+// (keyMemos.longs).
+func TestKeyMemoSize(t *testing.T) {
+	if n := unsafe.Sizeof(keyMemo{}); n != 64 {
+		t.Errorf("a keyMemo is %d bytes, want 64", n)
 	}
 }

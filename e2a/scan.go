@@ -130,8 +130,9 @@ type scanner struct {
 	// once set, no more secret checks are made.
 	secretMaybe bool
 	// inDelta: the string skipString reads is body.delta's (its
-	// unescaped text is kept: Record.DeltaText).
-	inDelta bool
+	// unescaped text is kept: Record.DeltaText); deltaEsc: it holds an
+	// escape (Record.RawDelta's esc), set by skipString then.
+	inDelta, deltaEsc bool
 	// keyBefore: the knownKeys slot of the key object read last (or
 	// afterUnknown), where skipContainer starts its keyMemo chain.
 	keyBefore uint16
@@ -173,6 +174,14 @@ func quoteByte(c byte) string {
 // whitespace, or len(s.data).
 func (s *scanner) skipWS(i int) int {
 	if i < len(s.data) && s.data[i] > ' ' {
+		return i
+	}
+	return s.skipWSRun(i)
+}
+
+// skipWSIn is skipWS with s.data in a register (data).
+func (s *scanner) skipWSIn(data []byte, i int) int {
+	if i < len(data) && data[i] > ' ' {
 		return i
 	}
 	return s.skipWSRun(i)
@@ -354,7 +363,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = s.skipWS(i + 1)
+	i = s.skipWSIn(data, i+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -368,6 +377,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 	// remembered as a span (putSpan) when it ends, which the first of
 	// them then looks for (memo.span).
 	run, runStart, runPrev := 0, 0, uint16(0)
+	var pad [keyMemoLen]byte
 	for {
 		if data[i] != '"' {
 			return s.fail(i, "looking for beginning of object key string")
@@ -380,8 +390,10 @@ func (s *scanner) object(i, depth int, k objKind) int {
 		var e *keyMemo
 		ks := i // the key's start, where e's bytes are
 		ways := &memo.e[prev]
-		if i+keyMemoLen <= n {
-			d := (*[keyMemoLen]byte)(data[i:])
+		// d: the bytes a memo compares (memoAt: also the last member's,
+		// the record's closing brace within keyMemoLen bytes of its key).
+		d := memoAt(data, i, &pad)
+		{
 			if e = &ways[0]; e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
 				if e = &ways[1]; e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
 					e = nil
@@ -397,7 +409,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 						if sp.last {
 							return i
 						}
-						if i = s.skipWS(i); i >= n {
+						if i = s.skipWSIn(data, i); i >= n {
 							return s.eof()
 						}
 						continue
@@ -433,7 +445,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 					}
 					return i
 				}
-				if i = s.skipWS(i); i >= n {
+				if i = s.skipWSIn(data, i); i >= n {
 					return s.eof()
 				}
 				continue
@@ -462,7 +474,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			}
 		}
 		s.keyBefore = prev
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
@@ -493,7 +505,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			i += 5
 		case c == '"' && act.kind == aField && nestedKind(Field(act.arg)) == kTop:
 			s.r.fieldsSet |= 1 << act.arg
-			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
+			if e != nil && e.v != 0 && e.matchValue(d) {
 				// The clean string that followed the key last time
 				// (keyMemo.v): what readString would say.
 				e.vmiss = 0
@@ -503,11 +515,26 @@ func (s *scanner) object(i, depth int, k objKind) int {
 				fill = false
 				break
 			}
+			if e != nil && e.lv != 0 && e.longAt(memo, data, i) && i == ks+int(e.m) {
+				// The long clean string of last time (keyMemo.lv).
+				e.vmiss = 0
+				j := i + int(e.lv)
+				s.r.Fields[act.arg] = Value{Type: String, Str: data[i+1 : j-1 : j-1]}
+				i = j
+				fill = false
+				break
+			}
 			i = s.readString(i, &s.r.Fields[act.arg])
 		case c == '"' && act.kind == aSkip:
-			if e != nil && e.v != 0 && e.matchValue((*[keyMemoLen]byte)(data[ks:])) {
+			if e != nil && e.v != 0 && e.matchValue(d) {
 				e.vmiss = 0
 				i += int(e.v)
+				fill = false
+				break
+			}
+			if e != nil && e.lv != 0 && e.longAt(memo, data, i) && i == ks+int(e.m) {
+				e.vmiss = 0
+				i += int(e.lv)
 				fill = false
 				break
 			}
@@ -519,7 +546,7 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			return i
 		}
 		ve := i
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
@@ -529,16 +556,16 @@ func (s *scanner) object(i, depth int, k objKind) int {
 			if i < n && data[i] == ' ' {
 				i++ // json.dumps' ", " and ": "
 			}
-			i = s.skipWS(i)
+			i = s.skipWSIn(data, i)
 			if i >= n {
 				return s.eof()
 			}
-			if fill && !s.secretMaybe && vs == ks+int(e.m) && ve-ks <= keyMemoLen {
-				e.fillValue(data, ks, vs, ve, i)
+			if fill && !s.secretMaybe {
+				e.fillAfter(memo, data, ks, vs, ve, i)
 			}
 		case '}':
-			if fill && !s.secretMaybe && vs == ks+int(e.m) && ve-ks <= keyMemoLen {
-				e.fillValue(data, ks, vs, ve, i+1)
+			if fill && !s.secretMaybe {
+				e.fillAfter(memo, data, ks, vs, ve, i+1)
 			}
 			return i + 1
 		default:
@@ -617,7 +644,7 @@ func (s *scanner) key(i int, k objKind, prev *uint16, ways *[2]keyMemo) (next in
 		}
 	}
 	s.r.scratch = s.r.scratch[:mark]
-	i = s.skipWS(end + 1)
+	i = s.skipWSIn(data, end+1)
 	if i >= n {
 		return s.eof(), act, false
 	}
@@ -684,6 +711,16 @@ type keyMemo struct {
 	// noValue: the memo remembers no value (a secret key's, or one
 	// memoSettable says no to).
 	noValue bool
+	// lv: the bytes of a clean string value that followed the key right
+	// after its m bytes last time but did not fit in w with them (a
+	// converter's name, a long kind), kept in its long value buffer, or 0
+	// (fillLong): it is taken as v's are, compared at once (runtime
+	// memequal) instead of read and pre-checked again. lb: 1 + the index
+	// of the memo's own buffer in keyMemos.longs, or 0 (none yet), kept
+	// when the memo is filled again (put swaps it with the older way's);
+	// an index, not a pointer, so that a keyMemo is 64 bytes, a cache
+	// line (the fields are in the order that makes it so).
+	lb uint16
 	// h: the key's knownKeys slot, or an unknown key's unknownKeyMemo.
 	h      uint16
 	k      objKind
@@ -693,6 +730,7 @@ type keyMemo struct {
 	// whole member started last, or 0; only then does object look for
 	// one.
 	span uint8
+	lv   uint8
 	// sig: what the whole member sets and how it is written, but not its
 	// value's bytes (the key, the lengths, the value's type and where its
 	// Str is): a span that starts with a member of the same sig does
@@ -712,7 +750,12 @@ const (
 // keyMemoLen: the bytes a keyMemo compares, so keys of up to 28 bytes.
 const keyMemoLen = 32
 
-// keyMemos are a record's key memos (Record.memo), 62 KiB (and its spans).
+// longValueLen: the longest value a keyMemo keeps apart from its key
+// (keyMemo.lv), quotes included.
+const longValueLen = 128
+
+// keyMemos are a record's key memos (Record.memo), 62 KiB (and its spans
+// and long values).
 type keyMemos struct {
 	// e[p]: after the key in slot p; p is knownKeySlots+kind for an
 	// object's first key, an unknownKeyMemo after an unknown key that
@@ -727,6 +770,9 @@ type keyMemos struct {
 	// spans: runs of members that matched whole (spanmemo.go), made on
 	// the first run.
 	spans *spanMemos
+	// longs: the memos' long value buffers (keyMemo.lb), one a memo at
+	// most, made when the memo first keeps a long value.
+	longs [][longValueLen]byte
 }
 
 const afterUnknown = knownKeySlots + uint16(kEntry) + 1
@@ -762,29 +808,51 @@ func (t *keyMemos) putSkipped(prev uint16, data []byte, start, end int, h uint, 
 // put remembers data[start:end] (at most keyMemoLen bytes), the key of
 // slot h in an object of kind k, whose value is act's, after prev.
 func put(ways *[2]keyMemo, data []byte, start, end int, k objKind, h uint, act action, secret bool) {
-	// The newer memo is way 0.
+	// The newer memo is way 0; each keeps a long value buffer of its own.
+	lb := ways[1].lb
 	ways[1] = ways[0]
+	ways[0].lb = lb
 	ways[0].fill(data, start, end, k, h, act, secret)
 }
 
 func (e *keyMemo) fill(data []byte, start, end int, k objKind, h uint, act action, secret bool) {
 	m := end - start
+	e.load(data, start, end)
+	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint16(h), k, act, 0, 0, 0, 0, false, setNone
+	e.span, e.lv = 0, 0
+	e.secret = secret
+	e.noValue = e.secret || !memoSettable(k, act)
+}
+
+// load sets e's bytes to data[start:end] (at most keyMemoLen bytes),
+// zero past them.
+func (e *keyMemo) load(data []byte, start, end int) {
 	if start+keyMemoLen <= len(data) {
-		mask := &memoMasks[m]
+		mask := &memoMasks[end-start]
 		for j := range e.w {
 			e.w[j] = binary.LittleEndian.Uint64(data[start+8*j:]) & mask[j]
 		}
-	} else {
-		var pad [keyMemoLen]byte
-		copy(pad[:], data[start:end])
-		for j := range e.w {
-			e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
-		}
+		return
 	}
-	e.m, e.h, e.k, e.act, e.v, e.vmiss, e.sep, e.whole, e.last, e.set = uint8(m), uint16(h), k, act, 0, 0, 0, 0, false, setNone
-	e.span = 0
-	e.secret = secret
-	e.noValue = e.secret || !memoSettable(k, act)
+	var pad [keyMemoLen]byte
+	copy(pad[:], data[start:end])
+	for j := range e.w {
+		e.w[j] = binary.LittleEndian.Uint64(pad[8*j:])
+	}
+}
+
+// memoAt is the keyMemoLen bytes a memo compares at data[i]: data's own,
+// or, within keyMemoLen bytes of its end, a copy in pad that is zero past
+// it. A memo holds the bytes of valid JSON text, none of them zero, and
+// zero past them: the bytes past data's end match none of them, and a
+// match says that the bytes it compared are data's.
+func memoAt(data []byte, i int, pad *[keyMemoLen]byte) *[keyMemoLen]byte {
+	if i+keyMemoLen <= len(data) {
+		return (*[keyMemoLen]byte)(data[i:])
+	}
+	*pad = [keyMemoLen]byte{}
+	copy(pad[:], data[i:])
+	return pad
 }
 
 // match reports whether d starts with e's m bytes (the key).
@@ -813,7 +881,7 @@ func (e *keyMemo) matchN(d *[keyMemoLen]byte, mask *[keyMemoLen / 8]uint64) bool
 // fits as well (keyMemo.whole). A member memoSettable says no to keeps
 // nothing.
 func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
-	e.v, e.sep, e.whole, e.last, e.set = 0, 0, 0, false, setNone
+	e.v, e.sep, e.whole, e.last, e.set, e.lv = 0, 0, 0, false, setNone, 0
 	if ve <= vs {
 		return
 	}
@@ -849,10 +917,7 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 	if end-ks <= keyMemoLen {
 		m = end
 	}
-	mask := &memoMasks[m-ks]
-	for j := range e.w {
-		e.w[j] = binary.LittleEndian.Uint64(data[ks+8*j:]) & mask[j]
-	}
+	e.load(data, ks, m)
 	e.v = uint8(ve - vs)
 	if m == end {
 		e.sep, e.whole, e.last = uint8(end-ve), uint8(end-ks), data[end-1] == '}'
@@ -884,6 +949,51 @@ func (e *keyMemo) fillValue(data []byte, ks, vs, ve, end int) {
 	}
 }
 
+// fillAfter is fillValue, or fillLong for a value that does not fit
+// in keyMemoLen with the key, where its caller read the value data[vs:ve]
+// right after e's m bytes at ks (and white space and a separator up to
+// end) and its credential pre-check passed.
+// t holds e.
+func (e *keyMemo) fillAfter(t *keyMemos, data []byte, ks, vs, ve, end int) {
+	if vs != ks+int(e.m) {
+		return
+	}
+	if ve-ks <= keyMemoLen {
+		e.fillValue(data, ks, vs, ve, end)
+	} else if ve-vs <= longValueLen && data[vs] == '"' {
+		e.fillLong(t, data[vs:ve])
+	}
+}
+
+// fillLong remembers the string v (quotes included) that followed e's
+// key and does not fit in w with it, when it is printable ASCII with no
+// escape (which readString keeps as written, and skipString reads as
+// such); else e remembers no value.
+// t holds e.
+func (e *keyMemo) fillLong(t *keyMemos, v []byte) {
+	e.v, e.sep, e.whole, e.last, e.set, e.lv = 0, 0, 0, false, setNone, 0
+	if looksDateTime(v[1 : len(v)-1]) {
+		return // (new each record: a compare that fails)
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return
+		}
+	}
+	if e.lb == 0 {
+		t.longs = append(t.longs, [longValueLen]byte{})
+		e.lb = uint16(len(t.longs))
+	}
+	e.lv = uint8(copy(t.longs[e.lb-1][:], v))
+}
+
+// longAt reports whether data[i:] starts with e's long value (lv != 0):
+// a whole clean string, so the string at data[i] is it. t holds e.
+func (e *keyMemo) longAt(t *keyMemos, data []byte, i int) bool {
+	n := int(e.lv)
+	return n != 0 && n <= len(data)-i && string(data[i:i+n]) == string(t.longs[e.lb-1][:n])
+}
+
 // bumpMiss counts a member whose key e matched but not its value
 // (vmiss), and reports whether e is to remember the new value: when it
 // has none, or the one it has was missed 2, 4, 8, ... times in a row (a
@@ -895,7 +1005,7 @@ func (e *keyMemo) bumpMiss() bool {
 	} else {
 		e.vmiss = 128
 	}
-	return e.v == 0 || e.vmiss >= 2 && e.vmiss&(e.vmiss-1) == 0
+	return e.v == 0 && e.lv == 0 || e.vmiss >= 2 && e.vmiss&(e.vmiss-1) == 0
 }
 
 // memoSettable: memoSet can do what member does with the value of a
@@ -967,7 +1077,7 @@ func (s *scanner) member(i, depth int, act action) int {
 				if Sub(act.arg) == SBodyDelta {
 					r := s.r
 					r.deltaRaw = s.data[i+1 : j-1]
-					r.deltaEsc = bytes.IndexByte(r.deltaRaw, '\\') >= 0
+					r.deltaEsc = s.deltaEsc
 					r.deltaSeen = true
 				}
 			}
@@ -997,7 +1107,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 	data := s.data
 	n := len(data)
 	depth++
-	i = s.skipWS(i + 1)
+	i = s.skipWSIn(data, i+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -1021,7 +1131,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 				return i
 			}
 		}
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
@@ -1031,7 +1141,7 @@ func (s *scanner) entries(i, depth int, which uint8) int {
 			if i < n && data[i] == ' ' {
 				i++ // json.dumps' ", " and ": "
 			}
-			i = s.skipWS(i)
+			i = s.skipWSIn(data, i)
 			if i >= n {
 				return s.eof()
 			}
@@ -1180,6 +1290,7 @@ func (s *scanner) number(i int) int {
 func (s *scanner) skipContainer(i, depth int) int {
 	data := s.data
 	n := len(data)
+	memo := s.r.memo
 	var stack uint64
 	lvl := 0
 	var c byte
@@ -1191,6 +1302,7 @@ func (s *scanner) skipContainer(i, depth int) int {
 	// ks; ve: the value's end.
 	var fe *keyMemo
 	var ks, vs, ve int
+	var pad [keyMemoLen]byte
 open:
 	if depth+lvl >= MaxDepth {
 		return s.fail(i, "exceeding the maximum nesting depth")
@@ -1201,7 +1313,7 @@ open:
 		stack &^= 1 << lvl
 	}
 	lvl++
-	i = s.skipWS(i + 1)
+	i = s.skipWSIn(data, i+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -1224,8 +1336,8 @@ key:
 	// The key that followed the key before last time (keyMemo), as in
 	// object; skipped objects have their own memos.
 	fe = nil
-	if e := &s.r.memo.s[prev]; e.m != 0 && i+keyMemoLen <= n {
-		d := (*[keyMemoLen]byte)(data[i:])
+	if e := &memo.s[prev]; e.m != 0 {
+		d := memoAt(data, i, &pad)
 		if e.whole != 0 && e.matchN(d, &memoMasks[e.whole]) {
 			// The whole member as it was last time (keyMemo.whole): a
 			// string or a scalar, and what follows it.
@@ -1235,18 +1347,26 @@ key:
 			if e.last {
 				goto closed
 			}
-			if i = s.skipWS(i); i >= n {
+			if i = s.skipWSIn(data, i); i >= n {
 				return s.eof()
 			}
 			goto key
 		}
 		if e.match(d) {
+			if e.lv != 0 && e.longAt(memo, data, i+int(e.m)) {
+				// The long clean string of last time (keyMemo.lv):
+				// not a secret key's (noValue).
+				prev = uint16(e.h)
+				e.vmiss = 0
+				i += int(e.m) + int(e.lv)
+				goto next
+			}
 			secretKey = e.secret && !s.secretMaybe
 			prev = uint16(e.h)
 			if !e.noValue && !s.secretMaybe && e.bumpMiss() {
 				fe, ks = e, i
 			}
-			i = s.skipWS(i + int(e.m))
+			i = s.skipWSIn(data, i+int(e.m))
 			if i >= n {
 				return s.eof()
 			}
@@ -1280,7 +1400,7 @@ key:
 			}
 		}
 	}
-	i = s.skipWS(keyEnd + 1)
+	i = s.skipWSIn(data, keyEnd+1)
 	if i >= n {
 		return s.eof()
 	}
@@ -1292,13 +1412,13 @@ key:
 		i++ // json.dumps' ", " and ": "
 	}
 	if keySlot >= 0 && i-keyStart <= keyMemoLen {
-		s.r.memo.putSkipped(prev, data, keyStart, i, uint(keySlot), secretKey)
+		memo.putSkipped(prev, data, keyStart, i, uint(keySlot), secretKey)
 	}
 	prev = afterUnknown
 	if keySlot >= 0 {
 		prev = uint16(keySlot)
 	}
-	i = s.skipWS(i)
+	i = s.skipWSIn(data, i)
 	if i >= n {
 		return s.eof()
 	}
@@ -1331,7 +1451,7 @@ value:
 	}
 next:
 	ve = i
-	i = s.skipWS(i)
+	i = s.skipWSIn(data, i)
 	if i >= n {
 		return s.eof()
 	}
@@ -1341,13 +1461,13 @@ next:
 		if i < n && data[i] == ' ' {
 			i++ // json.dumps' ", " and ": "
 		}
-		i = s.skipWS(i)
+		i = s.skipWSIn(data, i)
 		if i >= n {
 			return s.eof()
 		}
 		if fe != nil {
-			if !s.secretMaybe && vs == ks+int(fe.m) && ve-ks <= keyMemoLen {
-				fe.fillValue(data, ks, vs, ve, i)
+			if !s.secretMaybe {
+				fe.fillAfter(memo, data, ks, vs, ve, i)
 			}
 			fe = nil
 		}
@@ -1361,8 +1481,8 @@ next:
 			return s.fail(i, "after object key:value pair")
 		}
 		if fe != nil {
-			if !s.secretMaybe && vs == ks+int(fe.m) && ve-ks <= keyMemoLen {
-				fe.fillValue(data, ks, vs, ve, i+1)
+			if !s.secretMaybe {
+				fe.fillAfter(memo, data, ks, vs, ve, i+1)
 			}
 			fe = nil
 		}
@@ -1457,15 +1577,27 @@ func (s *scanner) secretText(text []byte) bool {
 // status, a request id that response_id repeats), and comparing one costs
 // less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
-	if len(text) < cleanMin || len(text) > cleanMax || looksDateTime(text) {
-		// (A date-time is new each record, and MayHoldCredentialText
-		// passes it at once: it would only evict a text that repeats.)
+	if len(text) < cleanMin || len(text) > cleanMax {
 		return redact.MayHoldCredentialText(text)
 	}
 	c := s.r.clean
 	if c == nil {
 		c = new(cleanTexts)
 		s.r.clean = c
+	}
+	if looksDateTime(text) {
+		// A date-time is new each record, and MayHoldCredentialText
+		// passes it at once: in the table it would only evict a text
+		// that repeats. The last one that passed is kept apart: a
+		// record repeats its timestamp (converted_at).
+		if int(c.dtn) == len(text) && string(c.dt[:len(text)]) == string(text) {
+			return false
+		}
+		if redact.MayHoldCredentialText(text) {
+			return true
+		}
+		c.dtn = uint8(copy(c.dt[:], text))
+		return false
 	}
 	a, b := wordsCap(text)
 	h := cleanHash(a, b, len(text))
@@ -1489,8 +1621,11 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 
 // looksDateTime: text may be an RFC 3339 date-time ("2026-03-29T12:…").
 func looksDateTime(text []byte) bool {
-	return len(text) >= 20 && len(text) <= 35 && text[4] == '-' && text[10] == 'T' && text[13] == ':'
+	return len(text) >= 20 && len(text) <= maxDateTimeLen && text[4] == '-' && text[10] == 'T' && text[13] == ':'
 }
+
+// maxDateTimeLen: the longest text looksDateTime takes.
+const maxDateTimeLen = 35
 
 // cleanTexts holds copies of texts that passed no credential pre-check:
 // a two-way set-associative table, a text's set chosen by cleanHash.
@@ -1501,6 +1636,9 @@ type cleanTexts struct {
 	// texts: ids, statuses, kinds), compared without a call.
 	w [cleanSlots][2]uint64
 	b [cleanSlots][cleanMax]byte
+	// dt: the date-time that passed last (looksDateTime), dtn bytes.
+	dt  [maxDateTimeLen]byte
+	dtn uint8
 }
 
 const (
@@ -1652,6 +1790,9 @@ func (s *scanner) skipString(i int) int {
 		}
 		switch c := data[i]; {
 		case c == '"':
+			if s.inDelta {
+				s.deltaEsc = esc
+			}
 			if !s.secretMaybe {
 				if esc && s.m != nil {
 					if anch || s.anyAnchor(p, i) {

@@ -692,7 +692,10 @@ func TestCleanTextsRemembered(t *testing.T) {
 		cred = cred[:len(conv)]
 	}
 	cred += conv[len(cred):] // same length, one credential
+	// (A text shaped as a date-time with a credential, after and before
+	// a clean date-time: the last date-time that passed is kept apart.)
 	texts := []string{conv, conv, cred, conv, "2026-03-29T12:00:00.003000+00:00", "2026-03-29T12:00:00.003000+00:00",
+		"2026-03-29T12:password=hunter2", "2026-03-29T12:password=hunter2", "2026-03-29T12:00:00.003000+00:00",
 		"password=hunter2-0123456789", strings.Repeat("a", cleanMax), strings.Repeat("a", cleanMax+1),
 		"Bearer abc123def456ghi", "short", conv}
 	for k := 0; k < 2*cleanSlots; k++ {
@@ -705,7 +708,11 @@ func TestCleanTextsRemembered(t *testing.T) {
 	var reused Record
 	for _, key := range []string{"converter", "note"} {
 		for _, x := range texts {
-			data := []byte(`{"provenance": {"` + key + `": "` + x + `"}, "status": "` + x + `"}`)
+			// Two spaces after each colon: a key memo keeps no value
+			// there (keyMemo.v and lv, which would take the texts that
+			// repeat before the clean texts do), so that every text is
+			// pre-checked through them.
+			data := []byte(`{"provenance": {"` + key + `":  "` + x + `"}, "status":  "` + x + `"}`)
 			var fresh Record
 			if err := Scan(data, &fresh); err != nil {
 				t.Fatal(err)
@@ -724,6 +731,9 @@ func TestCleanTextsRemembered(t *testing.T) {
 	}
 	if reused.clean.has([]byte(cred)) {
 		t.Error("a text with a credential is remembered as clean")
+	}
+	if dt := string(reused.clean.dt[:reused.clean.dtn]); dt != "2026-03-29T12:00:00.003000+00:00" {
+		t.Errorf("the last clean date-time kept is %q", dt)
 	}
 	data := []byte(`{"provenance": {"converter": "` + conv + `"}}`)
 	if n := testing.AllocsPerRun(100, func() { _ = Scan(data, &reused) }); n != 0 {

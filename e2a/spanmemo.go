@@ -104,9 +104,10 @@ func (t *keyMemos) putSpan(data []byte, k objKind, prev uint16, start, end int) 
 	var head *keyMemo
 	members := 0
 	p, j := prev, start
+	var pad [keyMemoLen]byte
 members:
-	for j < end && j+keyMemoLen <= len(data) {
-		d := (*[keyMemoLen]byte)(data[j:])
+	for j < end {
+		d := memoAt(data, j, &pad)
 		ways := &t.e[p]
 		e := &ways[0]
 		if e.whole == 0 || e.k != k || !e.matchN(d, &memoMasks[e.whole]) {
@@ -188,8 +189,13 @@ func (s *scanner) applySpan(sp *spanMemo, i int) {
 	r := s.r
 	r.fieldsSet |= sp.marks
 	r.subsSet |= sp.subs
-	for m := sp.forgets; m != 0; m &= m - 1 {
-		s.forget(objKind(bits.TrailingZeros16(m)))
+	if f := sp.forgets; s.forgot&f == 0 {
+		// forget's first occurrences, at once: nothing to drop.
+		s.forgot |= f
+	} else {
+		for m := f; m != 0; m &= m - 1 {
+			s.forget(objKind(bits.TrailingZeros16(m)))
+		}
 	}
 	for j := range sp.plain[:sp.np] {
 		a := &sp.plain[j]
