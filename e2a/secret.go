@@ -756,7 +756,7 @@ func cjkSepAt(raw []byte, i int) bool {
 // cjkKeyBefore reports whether what ends right before raw[i] may be the
 // key of a CJK separator there, as redact's cjkKey reads one: past up to
 // three spaces and, before a full-width ':' or '=' (fullWidth), a closing
-// quote (escaped or not) or a copula ("密码为：…"), the last character of a
+// quote (escaped or not) or a copula ("密码为：…", "Token为：…"), the last character of a
 // CJK label (redact.IsCJKLabelEnd), as a \uXXXX escape or in UTF-8, or
 // before a full-width separator an ASCII key's last byte (a letter, a
 // digit, '-', '_' or '.': "password：…"). (A "\\u…" that is an escaped
@@ -773,16 +773,21 @@ func cjkKeyBefore(raw []byte, i int, fullWidth bool) bool {
 			j--
 		}
 	}
+	asciiKey := func(j int) bool {
+		return j > 0 && (isAlnum(raw[j-1]) || raw[j-1] == '-' || raw[j-1] == '_' || raw[j-1] == '.')
+	}
 	r, n := lastRune(raw[:j])
 	if n == 0 {
-		return fullWidth && j > 0 && (isAlnum(raw[j-1]) || raw[j-1] == '-' || raw[j-1] == '_' || raw[j-1] == '.')
+		return fullWidth && asciiKey(j)
 	}
 	if fullWidth && redact.IsCJKSeparator(r) && r != '：' && r != '＝' {
-		j -= n // a copula before the colon
+		j -= n // a copula before the colon ("Token为：…" too)
 		for k := 0; k < 3 && j > 0 && raw[j-1] == ' '; k++ {
 			j--
 		}
-		r, _ = lastRune(raw[:j])
+		if r, n = lastRune(raw[:j]); n == 0 {
+			return asciiKey(j)
+		}
 	}
 	return redact.IsCJKLabelEnd(r)
 }

@@ -883,12 +883,15 @@ func keyBefore(rs []rune, k int) bool {
 		return fullWidth && (isAlnum(byte(c)) || c == '-' || c == '_' || c == '.')
 	}
 	if fullWidth && redact.IsCJKSeparator(rs[j-1]) && rs[j-1] != '：' && rs[j-1] != '＝' {
-		j-- // a copula before the colon: "密码为：…"
+		j-- // a copula before the colon: "密码为：…", "Token为：…"
 		for n := 0; n < 3 && j > 0 && rs[j-1] == ' '; n++ {
 			j--
 		}
 		if j == 0 {
 			return false
+		}
+		if c := rs[j-1]; c < 0x80 {
+			return isAlnum(byte(c)) || c == '-' || c == '_' || c == '.'
 		}
 	}
 	return redact.IsCJKLabelEnd(rs[j-1])
@@ -921,6 +924,9 @@ func TestCJKSepEscape(t *testing.T) {
 				{`\u5bc6\u7801 \u662F `, fullWidth},
 				{`\u8fd9\u662f`, false},
 				{"这是", false},
+				{`Token\u4e3a`, fullWidth},
+				{"api_key是 ", fullWidth},
+				{`(\u662f`, false},
 				{`\u4e00`, false},
 				{"", false},
 				{"一", false},

@@ -195,7 +195,8 @@ func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
 	if !copula && ke-3 >= from && cjkCopulaAt(s, ke-3) {
 		// A colon after the copula: "您的密码为：<pw>", "初始密码是: <pw>"
 		// (the password is: …), a key=value pair as "密码：" is.
-		if k := cjkKeyEnd(s, from, ke-3, false); cjkLabelAt(s, from, k) {
+		// Also after an ASCII credential key: "Token为：<pw>", "api_key是: <pw>".
+		if k := cjkKeyEnd(s, from, ke-3, false); cjkLabelAt(s, from, k) || asciiCredKey(s, from, k) {
 			return se, false, true
 		}
 	}
@@ -205,11 +206,17 @@ func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
 	if copula || s[ss] != 0xEF {
 		return 0, false, false // an ASCII key before ':' or '=' is keyValue's
 	}
+	return se, false, asciiCredKey(s, from, ke)
+}
+
+// asciiCredKey reports whether an ASCII credential key ends at s[ke]
+// (classifyWords of its word and '.' run, at or after from).
+func asciiCredKey(s []byte, from, ke int) bool {
 	ks := ke
 	for ks > from && ke-ks < 64 && is(s[ks-1], word|cKey) {
 		ks--
 	}
-	return se, false, ks < ke && classifyWords(s, ks, ke).Credential()
+	return ks < ke && classifyWords(s, ks, ke).Credential()
 }
 
 // cjkPair matches the value of a CJK-labelled credential whose separator

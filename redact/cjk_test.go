@@ -159,6 +159,9 @@ func TestCJKCopulaColon(t *testing.T) {
 		{`\u60a8\u7684\u5bc6\u7801\u4e3a\uff1akzqmtrvnpx`, "kzqmtrvnpx"},
 		{`\u5bc6\u7801\u662f: Rt4vN8kQz2`, "Rt4vN8kQz2"},
 		{`\\u5bc6\\u7801\\u4e3a\\uff1aXk9mP2qLw7`, "Xk9mP2qLw7"},
+		{"您的Token为：Xk9mP2qLw7", "Xk9mP2qLw7"},
+		{"db_password是: kzqmtrvnpx", "kzqmtrvnpx"},
+		{"api_key为＝Rt4vN8kQz2", "Rt4vN8kQz2"},
 	} {
 		m, ok := Find([]byte(c.s), 0)
 		if !ok || c.s[m.Start:m.End] != c.v || !m.Kind.Credential() {
@@ -168,7 +171,7 @@ func TestCJKCopulaColon(t *testing.T) {
 			t.Errorf("MayHoldCredentialText(%q) = false", c.s)
 		}
 	}
-	for _, s := range []string{"这是：一个例子", "结果为：12345678", "密码为：请输入", "答案是: Rt4vN8kQz2 吗", `\u8fd9\u662f\uff1aXk9mP2qLw7`, "密码为：", "长度为：Rt4vN8kQz2"} {
+	for _, s := range []string{"这是：一个例子", "结果为：12345678", "密码为：请输入", "答案是: Rt4vN8kQz2 吗", `\u8fd9\u662f\uff1aXk9mP2qLw7`, "密码为：", "长度为：Rt4vN8kQz2", "version为：Rt4vN8kQz2", "id是: Rt4vN8kQz2"} {
 		if m, ok := Find([]byte(s), 0); ok && m.Kind.Credential() {
 			t.Errorf("Find(%q) = %v %q, want no credential", s, m.Kind, s[m.Start:m.End])
 		}

@@ -137,6 +137,7 @@ func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
 		{Name: "zh_copula_fullwidth_colon", Value: "您的密码为：Xk9mP2qLw7", Cores: []string{"Xk9mP2qLw7"}},
 		{Name: "zh_copula_ascii_colon", Value: "初始密码是: Rt4vN8kQz2", Cores: []string{"Rt4vN8kQz2"}},
 		{Name: "zh_copula_colon_letters", Value: "密码为：kzqmtrvnpx", Cores: []string{"kzqmtrvnpx"}},
+		{Name: "ascii_key_copula_colon", Value: "您的Token为：qzkvtrmnpx", Cores: []string{"qzkvtrmnpx"}},
 	}
 	ts := "2026-12-07T00:00:00Z"
 	var b bytes.Buffer
