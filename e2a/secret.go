@@ -799,7 +799,7 @@ func lastRune(b []byte) (r rune, n int) {
 	j := len(b)
 	switch {
 	case j >= 6 && b[j-6] == '\\' && b[j-5] == 'u' && isHex[b[j-4]]&isHex[b[j-3]]&isHex[b[j-2]]&isHex[b[j-1]] != 0:
-		return rune(hexVal(b[j-4])<<12 | hexVal(b[j-3])<<8 | hexVal(b[j-2])<<4 | hexVal(b[j-1])), 6
+		return hex4(b[j-4:]), 6
 	case j > 0 && b[j-1] >= 0x80:
 		return utf8.DecodeLastRune(b)
 	}
