@@ -2,6 +2,17 @@ package redact
 
 import "math/bits"
 
+// The vector kernel only finds the bytes of a set faster than a loop
+// would; each stage judges the bytes it finds exactly as before, and its
+// plain loop stays (the fallback, and the tests' reference). The sets are
+// built at start from the tables the stages read (class, cmdRunT), so a
+// byte added to one of them is seen by the kernel too. A new stage that
+// walks a long run calls runLong (not run), and one that looks for a
+// byte in a whole text may take a set of its own (newByteSet, and a case
+// in TestByteSets and TestVecPaths). Where a set grows past eight groups
+// of high nibbles, newByteSet says so, vecRuns turns the kernel off
+// (the plain loops: slower, never wrong) and TestByteSets fails.
+
 // A byteSet is a set of bytes as the vector kernels test it (setMask64):
 // c is in the set where lo[c&15]&hi[c>>4] != 0. The high nibbles whose
 // sets of low nibbles are equal share one of eight bits, so that a set
@@ -64,13 +75,21 @@ var classSets, classSetOK = func() (t [256]byteSet, ok [256]bool) {
 	return t, ok
 }()
 
+// cmdEndSet and cmdEncSet are cmdRunT's bytes that end a run (1) and
+// those it or's into enc (2, 4, 8): cmdArgAt's walk of a run.
+var (
+	cmdEndSet, cmdEndSetOK = newByteSet(func(c byte) bool { return cmdRunT[c] == 1 })
+	cmdEncSet, cmdEncSetOK = newByteSet(func(c byte) bool { return cmdRunT[c] > 1 })
+)
+
 // sSet is 's' and 'S' (passOrCopula).
 var sSet, sSetOK = newByteSet(func(c byte) bool { return c|0x20 == 's' })
 
-// vecRuns turns the kernel on in runLong and passOrCopula where the CPU has
+// vecRuns turns the kernel on in runLong, passOrCopula and cmdArgAt
+// where the CPU has
 // it (haveVec) and the sets fit; TestVecRuns and FuzzVecRuns compare
 // both paths, which a test may switch with it.
-var vecRuns = haveVec && classSetOK[word] && classSetOK[b64alpha] && sSetOK
+var vecRuns = haveVec && classSetOK[word] && classSetOK[b64alpha] && sSetOK && cmdEndSetOK && cmdEncSetOK
 
 // runVec is runLong(s, i, cl) by the kernel over the 64-byte blocks from
 // i on, t being cl's set: the end of the run and ok, or where fewer than

@@ -9,6 +9,11 @@ var haveVec = hasAVX2()
 //go:noescape
 func setMask64(p *byte, t *byteSet) uint64
 
+// setMasks64 is setMask64(p, a), setMask64(p, b) in one call.
+//
+//go:noescape
+func setMasks64(p *byte, a, b *byteSet) (ma, mb uint64)
+
 //go:noescape
 func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 

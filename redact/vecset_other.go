@@ -18,3 +18,8 @@ func setMask64(p *byte, t *byteSet) uint64 {
 	}
 	return m
 }
+
+// setMasks64 is setMask64(p, a), setMask64(p, b).
+func setMasks64(p *byte, a, b *byteSet) (ma, mb uint64) {
+	return setMask64(p, a), setMask64(p, b)
+}

@@ -6,11 +6,12 @@ import (
 )
 
 // TestByteSets holds the kernel's sets to the tables they are built from:
-// every byte, in the set by has exactly where the class (or for sSet,
-// 's' and 'S') says, and setMask64 to has at each of 64 positions.
+// every byte, in the set by has exactly where the class, cmdRunT (or
+// for sSet, 's' and 'S') say, and setMask64 and setMasks64 to has at
+// each of 64 positions.
 func TestByteSets(t *testing.T) {
-	if !classSetOK[word] || !classSetOK[b64alpha] || !sSetOK {
-		t.Fatal("a set the kernel walks does not fit its nibble tables ")
+	if !classSetOK[word] || !classSetOK[b64alpha] || !sSetOK || !cmdEndSetOK || !cmdEncSetOK {
+		t.Fatal("a set the kernel walks does not fit its nibble tables")
 	}
 	for c := range 256 {
 		for _, cl := range []uint8{word, b64alpha} {
@@ -20,6 +21,12 @@ func TestByteSets(t *testing.T) {
 		}
 		if got, want := sSet.has(byte(c)), c == 's' || c == 'S'; got != want {
 			t.Errorf("sSet: has(%#x) = %v, want %v", c, got, want)
+		}
+		if got, want := cmdEndSet.has(byte(c)), cmdRunT[c] == 1; got != want {
+			t.Errorf("cmdEndSet: has(%#x) = %v, want %v", c, got, want)
+		}
+		if got, want := cmdEncSet.has(byte(c)), cmdRunT[c] > 1; got != want {
+			t.Errorf("cmdEncSet: has(%#x) = %v, want %v", c, got, want)
 		}
 
 	}
@@ -32,11 +39,11 @@ func TestByteSets(t *testing.T) {
 		for k := range buf {
 			buf[k] = byte(r.UintN(256))
 			if n%2 == 0 {
-				buf[k] = "aZ09+/-_AJbBwWq=:|@\"% .\xef\xaf\xbasS"[r.UintN(28)]
+				buf[k] = "aZ09+/-_AJbBwWq=:|@\"% .\xef\xaf\xbasS&?<\t"[r.UintN(32)]
 			}
 		}
 		off := n % 8
-		for _, set := range []*byteSet{&classSets[word], &classSets[b64alpha], &sSet} {
+		for _, set := range []*byteSet{&classSets[word], &classSets[b64alpha], &sSet, &cmdEndSet} {
 			var want uint64
 			for k := range 64 {
 				if set.has(buf[off+k]) {
@@ -45,6 +52,9 @@ func TestByteSets(t *testing.T) {
 			}
 			if got := setMask64(&buf[off], set); got != want {
 				t.Fatalf("setMask64(%q) = %#x, want %#x", buf[off:off+64], got, want)
+			}
+			if ga, gb := setMasks64(&buf[off], set, &cmdEncSet); ga != want || gb != setMask64(&buf[off], &cmdEncSet) {
+				t.Fatalf("setMasks64(%q) = %#x, %#x, want %#x, %#x", buf[off:off+64], ga, gb, want, setMask64(&buf[off], &cmdEncSet))
 			}
 		}
 	}
@@ -168,8 +178,7 @@ func vecPaths(s []byte, vec bool) ([]Match, bool) {
 }
 
 // TestVecPaths holds Find and MayHoldCredentialText with the kernel
-// (runLong, passOrCopula) to the same without it, on base64
-// runs and log lines longer than 64 bytes that hold credentials and
+// (runLong, passOrCopula, cmdArgAt) to the same without it, on base64 runs and log lines longer than 64 bytes that hold credentials and
 // near-misses at every offset.
 func TestVecPaths(t *testing.T) {
 	if !haveVec {
@@ -236,4 +245,57 @@ func FuzzVecPaths(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCmdArgVec holds cmdArgAt (the kernel's walk of a run past 64 bytes)
+// to the same without it: what it returns (the match, next) at each digit
+// of runs of base64, URL-encoded text and words, with and without form,
+// ended by each of cmdRunT's delimiters or by the text's end.
+func TestCmdArgVec(t *testing.T) {
+	if !haveVec {
+		t.Skip("no AVX2 here: the kernel is not run")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	const alpha = "ABCxyz0189+/-_=&?%2Fauth pw"
+	defer func(v bool) { vecRuns = v }(vecRuns)
+	calls := 0
+	for n := range 2000 {
+		s := []byte("redis-cli auth default ")
+		for range 60 + r.IntN(500) {
+			s = append(s, alpha[r.IntN(len(alpha)-8)])
+		}
+		for range r.IntN(3) {
+			s[23+r.IntN(len(s)-23)] = " \t\n\"'`<>\\&%+"[r.IntN(12)]
+		}
+		if n%3 == 0 {
+			s = append(s, " rest"...)
+		}
+		if n%4 == 1 {
+			// '+'-encoded with no '=' before the run's end, one after it
+			// in the same 64 bytes: enc must not see it (cmdForm false).
+			s = []byte("q auth+default+Pw1")
+			for range 40 + r.IntN(100) {
+				s = append(s, "aB3x9Q"[r.IntN(6)])
+			}
+			s = append(s, " x=y"...)
+		}
+		for i := range s {
+			if !is(s[i], cDigit) {
+				continue
+			}
+			for _, form := range []bool{false, true} {
+				vecRuns = true
+				vm, vok, vnext := cmdArgAt(s, 0, i, form)
+				vecRuns = false
+				pm, pok, pnext := cmdArgAt(s, 0, i, form)
+				if vm != pm || vok != pok || vnext != pnext {
+					t.Fatalf("cmdArgAt(%q, 0, %d, %v): kernel %v %v %d, plain %v %v %d", s, i, form, vm, vok, vnext, pm, pok, pnext)
+				}
+				calls++
+			}
+		}
+	}
+	if calls < 10000 {
+		t.Fatalf("%d calls, want 10000 at least", calls)
+	}
 }
