@@ -172,7 +172,7 @@ func scanProse(s []byte, from, start int, nested bool, prose proseState) (Match,
 func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 	n := len(s)
 	t := &anchor
-	c := anchorCursor{tb: &anchorBits, w: start}
+	c := newAnchorCursor(&anchorBits, anchorSet, start, n)
 	cmdDone := b64.cmd.start(n) // cmdArg judged the value up to here
 	if cmdDone < 0 && start > 0 {
 		// A search from a later start (the next match's, as Masker.Text

@@ -75,6 +75,18 @@ var classSets, classSetOK = func() (t [256]byteSet, ok [256]bool) {
 	return t, ok
 }()
 
+// credAnchorSet and anchorSet are credAnchor's and anchor's bytes for
+// anchorCursor, nil where they do not fit the kernel's tables.
+var credAnchorSet, anchorSet = setOf(&credAnchor), setOf(&anchor)
+
+func setOf(t *[256]uint8) *byteSet {
+	b, ok := newByteSet(func(c byte) bool { return t[c] != 0 })
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
 // cmdEndSet and cmdEncSet are cmdRunT's bytes that end a run (1) and
 // those it or's into enc (2, 4, 8): cmdArgAt's walk of a run.
 var (
@@ -85,8 +97,8 @@ var (
 // sSet is 's' and 'S' (passOrCopula).
 var sSet, sSetOK = newByteSet(func(c byte) bool { return c|0x20 == 's' })
 
-// vecRuns turns the kernel on in runLong, passOrCopula and cmdArgAt
-// where the CPU has
+// vecRuns turns the kernel on in runLong, passOrCopula, cmdArgAt and
+// anchorCursor where the CPU has
 // it (haveVec) and the sets fit; TestVecRuns and FuzzVecRuns compare
 // both paths, which a test may switch with it.
 var vecRuns = haveVec && classSetOK[word] && classSetOK[b64alpha] && sSetOK && cmdEndSetOK && cmdEncSetOK

@@ -6,11 +6,11 @@ import (
 )
 
 // TestByteSets holds the kernel's sets to the tables they are built from:
-// every byte, in the set by has exactly where the class, cmdRunT (or
-// for sSet, 's' and 'S') say, and setMask64 and setMasks64 to has at
+// every byte, in the set by has exactly where the class, cmdRunT,
+// credAnchor, anchor (or for sSet, 's' and 'S') say, and setMask64 and setMasks64 to has at
 // each of 64 positions.
 func TestByteSets(t *testing.T) {
-	if !classSetOK[word] || !classSetOK[b64alpha] || !sSetOK || !cmdEndSetOK || !cmdEncSetOK {
+	if !classSetOK[word] || !classSetOK[b64alpha] || !sSetOK || !cmdEndSetOK || !cmdEncSetOK || credAnchorSet == nil || anchorSet == nil {
 		t.Fatal("a set the kernel walks does not fit its nibble tables")
 	}
 	for c := range 256 {
@@ -21,6 +21,12 @@ func TestByteSets(t *testing.T) {
 		}
 		if got, want := sSet.has(byte(c)), c == 's' || c == 'S'; got != want {
 			t.Errorf("sSet: has(%#x) = %v, want %v", c, got, want)
+		}
+		if got, want := credAnchorSet.has(byte(c)), credAnchor[c] != 0; got != want {
+			t.Errorf("credAnchorSet: has(%#x) = %v, want %v", c, got, want)
+		}
+		if got, want := anchorSet.has(byte(c)), anchor[c] != 0; got != want {
+			t.Errorf("anchorSet: has(%#x) = %v, want %v", c, got, want)
 		}
 		if got, want := cmdEndSet.has(byte(c)), cmdRunT[c] == 1; got != want {
 			t.Errorf("cmdEndSet: has(%#x) = %v, want %v", c, got, want)
@@ -43,7 +49,7 @@ func TestByteSets(t *testing.T) {
 			}
 		}
 		off := n % 8
-		for _, set := range []*byteSet{&classSets[word], &classSets[b64alpha], &sSet, &cmdEndSet} {
+		for _, set := range []*byteSet{&classSets[word], &classSets[b64alpha], &sSet, &cmdEndSet, credAnchorSet, anchorSet} {
 			var want uint64
 			for k := range 64 {
 				if set.has(buf[off+k]) {
@@ -178,7 +184,8 @@ func vecPaths(s []byte, vec bool) ([]Match, bool) {
 }
 
 // TestVecPaths holds Find and MayHoldCredentialText with the kernel
-// (runLong, passOrCopula, cmdArgAt) to the same without it, on base64 runs and log lines longer than 64 bytes that hold credentials and
+// (runLong, passOrCopula, cmdArgAt, anchorCursor) to the same without
+// it, on base64 runs and log lines longer than 64 bytes that hold credentials and
 // near-misses at every offset.
 func TestVecPaths(t *testing.T) {
 	if !haveVec {
