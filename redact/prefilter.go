@@ -311,7 +311,11 @@ func mayRunRest(s []byte, j, y, cmdDone, wordEnd int, prose *proseState, cmd *cm
 		}
 		if anchor[c]&aDigit == 0 {
 			// A prefix's or a scheme's anchor ('A', 'J', '-', '_', 'b',
-			// 'B'): no ':' is in a run.
+			// 'B'): no ':' is in a run. (mayRevealAway turns most of
+			// those of a base64 run away without the call.)
+			if mayRevealAway(s, j) {
+				continue
+			}
 			if mayRevealCredential(s, j) {
 				return cmdDone, wordEnd, true
 			}
@@ -351,6 +355,25 @@ func mayRunRest(s []byte, j, y, cmdDone, wordEnd int, prose *proseState, cmd *cm
 		j = max(j, run(s, j, cDigit)-1)
 	}
 	return cmdDone, wordEnd, false
+}
+
+// mayRevealAway reports that mayRevealCredential(s, i) is false by the
+// first test of its case for the byte s[i]: an 'A' that prefixed turns
+// away by the byte after it (afterA), a 'b' or 'B' after a letter with no
+// escape or "%3D" before it (no scheme there), a 'w' after no 's'. In a
+// base64 run most 'A', 'b' and 'B' bytes are such, and the calls cost
+// more than the tests (mayRunRest). TestMayRevealAway holds it to
+// mayRevealCredential.
+func mayRevealAway(s []byte, i int) bool {
+	switch s[i] {
+	case 'A':
+		return i+1 >= len(s) || !afterA[s[i+1]]
+	case 'b', 'B':
+		return i >= 3 && is(s[i-1], cUpper|cLower) && s[i-2] != '\\' && s[i-3] != '%'
+	case 'w':
+		return i < 4 || s[i-1]|0x20 != 's'
+	}
+	return false
 }
 
 // b64Candidate is the gate of b64state.check for the digit or '+' at
