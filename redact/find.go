@@ -372,7 +372,6 @@ func run(s []byte, i int, cl uint8) int {
 // looked at first, so that a short run (a timestamp's digits, a word of
 // a log line) costs no call.
 func runLong(s []byte, i int, cl uint8) int {
-	vec := vecRuns && classSetOK[cl]
 	for ; i+8 <= len(s); i += 8 {
 		w := s[i : i+8 : i+8]
 		if class[w[0]]&cl == 0 {
@@ -399,12 +398,12 @@ func runLong(s []byte, i int, cl uint8) int {
 		if class[w[7]]&cl == 0 {
 			return i + 7
 		}
-		if vec && i+8+64 <= len(s) {
+		if i+8+64 <= len(s) && vecRuns && classSetOK[cl] {
 			e, ok := runVec(s, i+8, &classSets[cl])
 			if ok {
 				return e
 			}
-			i, vec = e-8, false // (fewer than 64 bytes left from e)
+			i = e - 8 // (fewer than 64 bytes left from e: the test fails from now on)
 		}
 	}
 	return run(s, i, cl)
