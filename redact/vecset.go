@@ -79,6 +79,15 @@ var classSets, classSetOK = func() (t [256]byteSet, ok [256]bool) {
 // anchorCursor, nil where they do not fit the kernel's tables.
 var credAnchorSet, anchorSet = setOf(&credAnchor), setOf(&anchor)
 
+// credAnchorMask is credAnchorSet's value (mayRunRest, which runs the
+// kernel only with vecRuns, itself only where every set fits: TestByteSets).
+var credAnchorMask = func() byteSet {
+	if credAnchorSet == nil {
+		return byteSet{}
+	}
+	return *credAnchorSet
+}()
+
 func setOf(t *[256]uint8) *byteSet {
 	b, ok := newByteSet(func(c byte) bool { return t[c] != 0 })
 	if !ok {
@@ -101,7 +110,7 @@ var sSet, sSetOK = newByteSet(func(c byte) bool { return c|0x20 == 's' })
 // anchorCursor where the CPU has
 // it (haveVec) and the sets fit; TestVecRuns and FuzzVecRuns compare
 // both paths, which a test may switch with it.
-var vecRuns = haveVec && classSetOK[word] && classSetOK[b64alpha] && sSetOK && cmdEndSetOK && cmdEncSetOK
+var vecRuns = haveVec && classSetOK[word] && classSetOK[b64alpha] && sSetOK && cmdEndSetOK && cmdEncSetOK && credAnchorSet != nil
 
 // runVec is runLong(s, i, cl) by the kernel over the 64-byte blocks from
 // i on, t being cl's set: the end of the run and ok, or where fewer than
