@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"math/bits"
+)
 
 // Passwords and tokens that a command line or a call takes as a plain
 // argument, named by the command or the call and not by a key: Redis's
@@ -216,6 +219,25 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	}
 	ve := i + 1
 	hi := min(len(s), va+256)
+	// Where 64 bytes are left before hi, the kernel finds the run's end
+	// and the bytes it or's into enc 64 at a time (a base64 run has
+	// neither but its '+' bytes: each digit cmdArg is called at walked up
+	// to 256 bytes of it at ~3 instructions a byte); the loops below go on
+	// from where it stops, at once where it stopped at the run's end.
+	for vecRuns && ve+64 <= hi {
+		end, x := setMasks64(&s[ve], &cmdEndSet, &cmdEncSet)
+		if end != 0 {
+			x &= end&-end - 1 // (the bytes before the end)
+		}
+		for ; x != 0; x &= x - 1 {
+			enc |= cmdRunT[s[ve+bits.TrailingZeros64(x)]]
+		}
+		if end != 0 {
+			ve += bits.TrailingZeros64(end)
+			break
+		}
+		ve += 64
+	}
 	for ; ve+8 <= hi; ve += 8 {
 		t := cmdRun8(s[ve : ve+8 : ve+8])
 		if t&1 != 0 {

@@ -1,0 +1,113 @@
+#include "textflag.h"
+
+// func setMask64(p *byte, t *byteSet) uint64
+TEXT ·setMask64(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), SI
+	MOVQ t+8(FP), AX
+	VMOVDQU 0(AX), Y1  // lo
+	VMOVDQU 32(AX), Y2 // hi
+	MOVL    $0x0f0f0f0f, CX
+	MOVL    CX, X3
+	VPBROADCASTD X3, Y3
+	VPXOR   Y7, Y7, Y7
+
+	VMOVDQU  0(SI), Y0
+	VPAND    Y0, Y3, Y4
+	VPSRLW   $4, Y0, Y5
+	VPAND    Y5, Y3, Y5
+	VPSHUFB  Y4, Y1, Y4
+	VPSHUFB  Y5, Y2, Y5
+	VPAND    Y4, Y5, Y4
+	VPCMPEQB Y4, Y7, Y4
+	VPMOVMSKB Y4, R8
+
+	VMOVDQU  32(SI), Y0
+	VPAND    Y0, Y3, Y4
+	VPSRLW   $4, Y0, Y5
+	VPAND    Y5, Y3, Y5
+	VPSHUFB  Y4, Y1, Y4
+	VPSHUFB  Y5, Y2, Y5
+	VPAND    Y4, Y5, Y4
+	VPCMPEQB Y4, Y7, Y4
+	VPMOVMSKB Y4, R9
+
+	SHLQ $32, R9
+	ORQ  R9, R8
+	NOTQ R8
+	VZEROUPPER
+	MOVQ R8, ret+16(FP)
+	RET
+
+// func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
+	MOVL sub+4(FP), CX
+	CPUID
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
+	RET
+
+// func xgetbv0() (eax, edx uint32)
+TEXT ·xgetbv0(SB), NOSPLIT, $0-8
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, eax+0(FP)
+	MOVL DX, edx+4(FP)
+	RET
+
+// func setMasks64(p *byte, a, b *byteSet) (ma, mb uint64)
+TEXT ·setMasks64(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), SI
+	MOVQ a+8(FP), AX
+	MOVQ b+16(FP), BX
+	VMOVDQU 0(AX), Y1  // a's lo
+	VMOVDQU 32(AX), Y2 // a's hi
+	VMOVDQU 0(BX), Y8  // b's lo
+	VMOVDQU 32(BX), Y9 // b's hi
+	MOVL    $0x0f0f0f0f, CX
+	MOVL    CX, X3
+	VPBROADCASTD X3, Y3
+	VPXOR   Y7, Y7, Y7
+
+	VMOVDQU  0(SI), Y0
+	VPAND    Y0, Y3, Y4
+	VPSRLW   $4, Y0, Y5
+	VPAND    Y5, Y3, Y5
+	VPSHUFB  Y4, Y1, Y10
+	VPSHUFB  Y5, Y2, Y11
+	VPAND    Y10, Y11, Y10
+	VPCMPEQB Y10, Y7, Y10
+	VPMOVMSKB Y10, R8
+	VPSHUFB  Y4, Y8, Y10
+	VPSHUFB  Y5, Y9, Y11
+	VPAND    Y10, Y11, Y10
+	VPCMPEQB Y10, Y7, Y10
+	VPMOVMSKB Y10, R10
+
+	VMOVDQU  32(SI), Y0
+	VPAND    Y0, Y3, Y4
+	VPSRLW   $4, Y0, Y5
+	VPAND    Y5, Y3, Y5
+	VPSHUFB  Y4, Y1, Y10
+	VPSHUFB  Y5, Y2, Y11
+	VPAND    Y10, Y11, Y10
+	VPCMPEQB Y10, Y7, Y10
+	VPMOVMSKB Y10, R9
+	VPSHUFB  Y4, Y8, Y10
+	VPSHUFB  Y5, Y9, Y11
+	VPAND    Y10, Y11, Y10
+	VPCMPEQB Y10, Y7, Y10
+	VPMOVMSKB Y10, R11
+
+	SHLQ $32, R9
+	ORQ  R9, R8
+	NOTQ R8
+	SHLQ $32, R11
+	ORQ  R11, R10
+	NOTQ R10
+	VZEROUPPER
+	MOVQ R8, ma+24(FP)
+	MOVQ R10, mb+32(FP)
+	RET
