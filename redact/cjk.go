@@ -203,10 +203,35 @@ func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
 	if cjkLabelAt(s, from, ke) {
 		return se, copula, true
 	}
+	if copula && asciiPassWord(s, from, ke, se) {
+		return se, true, true // "password是<pw>", "我的pwd为<pw>": prose
+	}
 	if copula || s[ss] != 0xEF {
 		return 0, false, false // an ASCII key before ':' or '=' is keyValue's
 	}
 	return se, false, asciiCredKey(s, from, ke)
+}
+
+// asciiPassWord reports whether one of the words that name a password in
+// English prose (proseValue's "password", "passwd", "passphrase", "pwd")
+// ends at s[ke], before a CJK copula that ends at s[se]: "password是<pw>"
+// is "the password is <pw>". After "pwd" a path is no value ("pwd是
+// /home/x", the shell's command's output).
+func asciiPassWord(s []byte, from, ke, se int) bool {
+	ks := ke
+	for ks > from && ke-ks < 11 && is(s[ks-1], cUpper|cLower) {
+		ks--
+	}
+	if ks == ke || !wordStart(s, ks) {
+		return false
+	}
+	if eqFold(s[ks:ke], "pwd") {
+		for se < len(s) && s[se] == ' ' {
+			se++
+		}
+		return !pathValue(s, se)
+	}
+	return eqFoldAny(s[ks:ke], "password", "passwd", "passphrase")
 }
 
 // asciiCredKey reports whether an ASCII credential key ends at s[ke]

@@ -246,6 +246,10 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				if m, ok := requirepassWord(s, from, i); ok {
 					return m, true
 				}
+			} else if i >= 1 && s[i-1]|0x20 == 'p' {
+				if m, ok := prosePassword(s, from, i); ok {
+					return m, true // "my pwd is <pw>" (prosePwd)
+				}
 			} else if i >= 4 && s[i-1]|0x20 == 's' && s[i-2]|0x20 == 's' {
 				if m, ok := prosePassword(s, from, i); ok {
 					return m, true
@@ -2158,7 +2162,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		k--
 	}
 	token := false // a token label's: a value only where it reads as one
-	if copula && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
+	pwd := copula && eqFold(s[k:p], "pwd") && !pathValue(s, va)
+	if copula && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
 		// (From before from: an e-mail address as <who> is matched, and
 		// the search goes on past it, "password for bob@example.com is …".)
 		if pk, pe, ok := passwordFor(s, max(from-proseBack, 0), p, sp); ok {
@@ -2176,7 +2181,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !token && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
+	} else if !token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2220,6 +2225,23 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		return Match{va, ve, KindKeyValue}, true
 	}
 	return Match{va, ve, KindHighEntropy}, true
+}
+
+// pathValue reports a value at s[va] that reads as a path ("pwd is
+// /home/x", "pwd was ~/src", "pwd is C:\work", "$HOME/x", "./build"):
+// after "pwd", the shell's command that prints the working directory, a
+// path is the directory, not a password.
+func pathValue(s []byte, va int) bool {
+	if va >= len(s) {
+		return false
+	}
+	switch c := s[va]; {
+	case c == '/', c == '~', c == '.', c == '$':
+		return true // (also "$HOME/x", "./build")
+	case is(c, cUpper|cLower) && va+2 < len(s) && s[va+1] == ':' && (s[va+2] == '\\' || s[va+2] == '/'):
+		return true
+	}
+	return false
 }
 
 // proseBack is how far before its from proseValue looks for "password
@@ -2351,7 +2373,8 @@ func passOrCopula(t []byte, copula bool) bool {
 
 // labelCopula reports whether the 's' at t[k] ends the copula of a token
 // label: "key is ", "ken was ", "ret is " (api key, access token, client
-// secret; proseLabel judges the label), ' ' or '+' around the copula.
+// secret; proseLabel judges the label), "pwd is " (a password's short
+// name), ' ' or '+' around the copula.
 func labelCopula(t []byte, k int) bool {
 	if k < 5 || k+1 >= len(t) || t[k+1] != ' ' && t[k+1] != '+' {
 		return false
@@ -2366,7 +2389,8 @@ func labelCopula(t []byte, k int) bool {
 		return false
 	}
 	a, b, c := t[le-3]|0x20, t[le-2]|0x20, t[le-1]|0x20
-	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't'
+	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't' ||
+		a == 'p' && b == 'w' && c == 'd'
 }
 
 // proseSeed is what proseValue judges of s from its first digit on, for

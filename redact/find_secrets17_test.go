@@ -1,0 +1,79 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// s17Case is a text and what Find does with it: the secret it masks (""
+// for a near-miss, which stays as it is) and whether it is a credential
+// (a finding of rule e2a.secret) or only masked.
+type s17Case struct {
+	s, secret string
+	cred      bool
+}
+
+// checkS17 holds each case to its promise: the secret masked (by
+// Masker.Text, whose output a second pass leaves as it is), a credential
+// where cred is set (and the pre-check passes the text), none otherwise;
+// a near-miss unchanged.
+func checkS17(t *testing.T, cases []s17Case) {
+	t.Helper()
+	m := New([]byte("s17-key"))
+	for _, c := range cases {
+		out := m.Text(c.s)
+		if again := m.Text(out); again != out {
+			t.Errorf("%q: not idempotent: %q -> %q", c.s, out, again)
+		}
+		_, cred := firstCredential([]byte(c.s))
+		if c.secret == "" {
+			if out != c.s || cred {
+				t.Errorf("near-miss %q: masked %q (credential %v)", c.s, out, cred)
+			}
+			continue
+		}
+		if strings.Contains(out, c.secret) || !strings.Contains(out, "******") {
+			t.Errorf("%q: secret left: %q", c.s, out)
+		}
+		if cred != c.cred {
+			t.Errorf("%q: credential %v, want %v", c.s, cred, c.cred)
+		}
+		if cred && (!MayHoldCredentialText(c.s) || !MayHoldCredential(c.s)) {
+			t.Errorf("%q: a credential the pre-check turns away", c.s)
+		}
+	}
+}
+
+// TestProsePwd: "pwd", a password's short name, in prose as "password"
+// is: a value with a digit masked (a credential where it reads as a
+// generated one), a word of 8 letters or more ending the sentence
+// masked, no finding; after a CJK copula too. A path after "pwd" is the
+// working directory (the shell's pwd prints it): not masked.
+func TestProsePwd(t *testing.T) {
+	checkS17(t, []s17Case{
+		{"my pwd is hunter2", "hunter2", false},
+		{"my pwd is Xk9fL2mQpZ", "Xk9fL2mQpZ", true},
+		{"The PWD was s3cr3t-Pass!", "s3cr3t-Pass", true},
+		{"my pwd is correcthorse.", "correcthorse", false},
+		{"ok, the pwd is 'tr0ub4dor&3'", "tr0ub4dor&3", true},
+		{"the+pwd+is+hunter22&x=1", "hunter22", false},
+		{"我的pwd是Xk9fL2mQpZ", "Xk9fL2mQpZ", true},
+		{"pwd为hunter22", "hunter22", false},
+		{"password是hunter22。", "hunter22", false},
+		{"passphrase为correcthorse", "correcthorse", false},
+		{"我的password是Xk9fL2mQpZ", "Xk9fL2mQpZ", true},
+		// Near-misses: paths, the command, words.
+		{"pwd is /home/agent2", "", false},
+		{"the pwd is ~/src/app2", "", false},
+		{"pwd is ./build2", "", false},
+		{`pwd is C:\work2`, "", false},
+		{"$ pwd\n/workspace/app2\n", "", false},
+		{"pwd is $HOME/x2", "", false},
+		{"pwd是/home/x2", "", false},
+		{"the pwd is unknown.", "", false},
+		{"pwd hunter2", "", false},
+		{"cwd is /home/x2", "", false},
+		{"password是什么", "", false},
+		{"mypassword是hunter22", "", false},
+	})
+}
