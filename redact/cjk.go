@@ -235,13 +235,19 @@ func asciiPassWord(s []byte, from, ke, se int) bool {
 }
 
 // asciiCredKey reports whether an ASCII credential key ends at s[ke]
-// (classifyWords of its word and '.' run, at or after from).
+// (classifyWords of its word and '.' run, at or after from), also a
+// label of two words whose last is "key" ("API Key：…", "Secret Key为：…",
+// spacedKey's, as keyValue reads them before an ASCII ':').
 func asciiCredKey(s []byte, from, ke int) bool {
 	ks := ke
 	for ks > from && ke-ks < 64 && is(s[ks-1], word|cKey) {
 		ks--
 	}
-	return ks < ke && classifyWords(s, ks, ke).Credential()
+	if ks == ke {
+		return false
+	}
+	kc := classifyWords(s, ks, ke)
+	return kc.Credential() || kc == KeyPlain && ke-ks == 3 && spacedKey(s, from, ks)
 }
 
 // cjkPair matches the value of a CJK-labelled credential whose separator

@@ -77,3 +77,24 @@ func TestProsePwd(t *testing.T) {
 		{"mypassword是hunter22", "", false},
 	})
 }
+
+// TestCJKSeparatorSpacedKey: a label of two words whose last is "key"
+// ("API Key", "Secret Key", spacedKey's) before a full-width colon, a
+// copula and a colon, as before an ASCII ':'. "Primary Key", "Public
+// Key", "Sort Key" name no secret.
+func TestCJKSeparatorSpacedKey(t *testing.T) {
+	checkS17(t, []s17Case{
+		{"API Key为：sk9fL2mQpZaB1c", "sk9fL2mQpZaB1c", true},
+		{"API Key：hunter22", "hunter22", true},
+		{"Secret Key：hunter22", "hunter22", true},
+		{"SECRET KEY： hunter22", "hunter22", true},
+		{"Private Key是：hunter22", "hunter22", true},
+		{"Access Key＝hunter22", "hunter22", true},
+		{"配置 API Key为：“Xk9fL2mQpZaB1c”", "Xk9fL2mQpZaB1c", true},
+		{"Primary Key：id12345", "", false},
+		{"Public Key：ssh-ed25519", "", false},
+		{"Sort Key为：ts12345", "", false},
+		{"monkey：hunter22", "", false},
+		{"API Key是hunter22", "", false},
+	})
+}
