@@ -1070,6 +1070,17 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 				// of a mask's "(fp:" in the user, "-u 0/******(fp:…)@db"
 				// masked by an earlier pass, is no pair: masking twice
 				// changes nothing.)
+				for a := v + 1; a < c; a++ {
+					if s[a] == '@' {
+						if m, ok := oracle(s, from, a, false); ok {
+							// An Oracle connect string as the user
+							// ("sqlplus -u scott/<pw>@db:…"): its
+							// password first, as a second pass, which
+							// finds no pair past the mask, reads it.
+							return m, true
+						}
+					}
+				}
 				return userPassword(s, v, c, p, end), true
 			}
 			break

@@ -98,3 +98,17 @@ func TestCJKSeparatorSpacedKey(t *testing.T) {
 		{"API Key是hunter22", "", false},
 	})
 }
+
+// TestOracleUserOfCurlFlag: an Oracle connect string given under "-u"
+// ("sqlplus -u user/<pw>@db:…") was read as curl's -u user:password
+// first (its "password" the bytes after the ':'), and the connect
+// string's password only by a second pass, which finds no pair past the
+// mask: Find(Find(x)) != Find(x). Both passes read the connect string.
+func TestOracleUserOfCurlFlag(t *testing.T) {
+	checkS17(t, []s17Case{
+		{"sqlplus -u 0/0@0\xc3\x15:\xeb", "0/0@", true},
+		{"sqlplus -u scott/tiger9@db:1521", "tiger9", true},
+		{"curl -u admin:hunter22 https://x", "hunter22", true},
+		{"curl -u ops/eu@corp:hunter22 https://x", "hunter22", true},
+	})
+}
