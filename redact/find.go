@@ -1375,6 +1375,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
+	if kc != KeyPlain && sourceLine(s, j, ke, v) {
+		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
+	}
 	if kc == KeyPlain && ke-j == 3 && spacedKey(s, from, j) {
 		kc = KeyCredential // "API key: …", "Secret access key: …"
 	}
@@ -1944,6 +1947,39 @@ func parentKeyEnd(s []byte, from, j int) int {
 		q--
 	}
 	return q
+}
+
+// sourceExts are the extensions of the source files a stack trace or a
+// compiler's message names with a line number ("passwd.go:123",
+// "auth/token.py:88", "secret_key.rs:12:5").
+var sourceExts = []string{"go", "py", "js", "ts", "jsx", "tsx", "mjs", "cjs", "rs", "java", "kt", "rb", "php", "c", "h", "cc", "cpp", "hpp", "cs",
+	"swift", "scala", "ex", "exs", "sh"}
+
+// sourceLine reports a key s[j:ke] that is a source file's name (a
+// word, '.', one of sourceExts) before a line number at s[v] (digits,
+// then the text's end or a byte that is no letter or digit): a source
+// location, which a credential word in the file's name makes no pair
+// ("redact/passwd.go:123"). "passwd:hunter2" and "passwd.go:hunter2" stay
+// pairs.
+func sourceLine(s []byte, j, ke, v int) bool {
+	if v >= len(s) || !is(s[v], cDigit) {
+		return false
+	}
+	e := run(s, v, cDigit)
+	if e < len(s) && (is(s[e], cUpper|cLower) || s[e] == '_' || s[e] == '.' && e+1 < len(s) && is(s[e+1], cDigit)) {
+		return false
+	}
+	d := bytes.LastIndexByte(s[j:ke], '.')
+	if d <= 0 || d == ke-j-1 {
+		return false
+	}
+	ext := s[j+d+1 : ke]
+	for _, x := range sourceExts {
+		if eqFold(ext, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // namedCredential reports a "value" key at s[j] whose entry is named by

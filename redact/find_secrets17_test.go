@@ -112,3 +112,22 @@ func TestOracleUserOfCurlFlag(t *testing.T) {
 		{"curl -u ops/eu@corp:hunter22 https://x", "hunter22", true},
 	})
 }
+
+// TestSourceLocationNoPair: a source file's name and line ("passwd.go:123",
+// a stack trace's) is no key:value pair, though the name holds a
+// credential word; the pair with a value that is no line number stays.
+func TestSourceLocationNoPair(t *testing.T) {
+	checkS17(t, []s17Case{
+		{"passwd:hunter2", "hunter2", true},
+		{"passwd.go:hunter22", "hunter22", true},
+		{"passwd.txt:12345678", "12345678", true},
+		{"db.password:12345678", "12345678", true},
+		{"password.go:1234x5678", "1234x5678", true},
+		{"goroutine 7 [running]:\n\t/src/redact/passwd.go:123 +0x1c", "", false},
+		{"redact/passwd.go:123", "", false},
+		{"at Object.<anonymous> (/app/passwd.js:88:12)", "", false},
+		{"/app/secret_key.rs:12:5: error[E0308]", "", false},
+		{"api_key.py:42: in test_login", "", false},
+		{"src/main/java/Password.java:57)", "", false},
+	})
+}
