@@ -131,3 +131,24 @@ func TestSourceLocationNoPair(t *testing.T) {
 		{"src/main/java/Password.java:57)", "", false},
 	})
 }
+
+// TestVendorGluedKey: a known vendor glued to "key" (no separator, no
+// case change: "stripekey", "OPENAIKEY") is that vendor's key, as
+// STRIPE_KEY is; words that end in "key" are not ("monkey", "turnkey",
+// "hotkey", "whiskey", "passkey": a WebAuthn passkey's id is public).
+func TestVendorGluedKey(t *testing.T) {
+	const h40 = "5f1d3c9a7e2b4f6a8c0d1e3f5a7b9c2d4e6f8a0b"
+	checkS17(t, []s17Case{
+		{"stripekey=" + h40, h40, true},
+		{"OPENAIKEY: " + h40, h40, true},
+		{`{"serpapikey": "` + h40 + `"}`, h40, true},
+		{"export DEEPGRAMKEY=" + h40, h40, true},
+		{"apikey=" + h40, h40, true},
+		{"monkey=" + h40, "", false},
+		{"turnkey: " + h40, "", false},
+		{`{"hotkey": "` + h40 + `"}`, "", false},
+		{"whiskey=" + h40, "", false},
+		{"passkey=" + h40, "", false},
+		{"acmekey=" + h40, "", false},
+	})
+}
