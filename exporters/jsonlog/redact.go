@@ -280,7 +280,8 @@ const (
 	ctxFiles       // params.files, params.attachments
 	ctxFileEntry
 	ctxAuth
-	ctxCred // every scalar is a credential
+	ctxCred  // every scalar is a credential
+	ctxNamed // under an unknown tool's key (keyNamed): every string judged as its value (actNamedKey)
 )
 
 type action uint8
@@ -359,7 +360,12 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 	case keyPhone:
 		return mode{act: actPII, rule: RulePhone}
 	case keyNamed:
-		return mode{act: actNamedKey, rule: RuleHighEntropy}
+		return mode{act: actNamedKey, rule: RuleHighEntropy, child: ctxNamed}
+	}
+	if c == ctxNamed {
+		// A member of an object under an unknown tool's key
+		// ({"acmeKey": {"live": "<hex>"}}): judged as the key's value.
+		return mode{act: actNamedKey, rule: rule, child: ctxNamed}
 	}
 	k := string(key)
 	switch c {
@@ -447,6 +453,9 @@ func elem(m mode) mode {
 		return mode{act: actCred, rule: m.rule, child: ctxCred}
 	case actPII, actRef:
 		return mode{act: m.act, rule: m.rule}
+	case actNamedKey:
+		// {"acmeKey": ["<hex>"]}: each element as the key's value.
+		return mode{act: actNamedKey, rule: m.rule, child: ctxNamed}
 	}
 	switch m.child {
 	case ctxCred:
