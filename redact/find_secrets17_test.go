@@ -152,3 +152,32 @@ func TestVendorGluedKey(t *testing.T) {
 		{"acmekey=" + h40, "", false},
 	})
 }
+
+// TestProseWordTail: a tail that ends inside a word after "password is "
+// or "pwd was " may start a credential (MayStartCredential): the live
+// view (observe --records) keeps it and masks the next delta, whose rest
+// of the word ("…the pwd is correc" | "thorsebattery.") it showed, as
+// Straddle masks the joined value. A word after another copula is not
+// kept.
+func TestProseWordTail(t *testing.T) {
+	const v = "ok, the %s is correcthorsebattery."
+	for _, key := range []string{"pwd", "password", "passwd", "PWD", "Password"} {
+		s := strings.Replace(v, "%s", key, 1)
+		if key == "passwd" {
+			s = strings.Replace(s, " is ", " was ", 1)
+		}
+		for c := strings.Index(s, "correct") + 1; c < len(s)-4; c++ {
+			if !MayStartCredential(s[:c]) {
+				t.Errorf("%q | %q: MayStartCredential false", s[:c], s[c:])
+			}
+			if _, m, ok := Straddle(nil, []byte(s[:c]), []byte(s[c:])); !ok || m.End <= c {
+				t.Errorf("%q | %q: no straddle (%v)", s[:c], s[c:], m)
+			}
+		}
+	}
+	for _, tail := range []string{"ok, the answer is correc", "the pwdx is correc", "the passphrase is correc", "the password is 'correc"} {
+		if MayStartCredential(tail) {
+			t.Errorf("%q: MayStartCredential true", tail)
+		}
+	}
+}

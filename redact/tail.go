@@ -167,7 +167,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(tokenTable, win) || HasPEMDash(b) {
 		return true
 	}
-	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win)) {
+	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win) || proseWordTail(win)) {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) || shapeTailStart(b) || passwdTailStart(b) ||
@@ -213,6 +213,36 @@ func mayStartCredential(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// proseWordTail reports a tail that ends inside a word after "password
+// is ", "passwd was ", "pwd is " (prosePassword's and prosePwd's value,
+// which a word of letters may be: "the pwd is correc" | "thorsebattery.").
+// The probes, no word of letters, do not complete it. (After "passphrase
+// is " a word is not masked at all: no anchor byte reveals it.)
+func proseWordTail(win []byte) bool {
+	e := len(win)
+	k := e
+	for k > 0 && e-k < 64 && is(win[k-1], cUpper|cLower) {
+		k--
+	}
+	if k == e || k < 5 || win[k-1] != ' ' {
+		return false
+	}
+	c := k - 1 // the copula's end
+	switch {
+	case atFold(win, c-2, "is") && win[c-3] == ' ':
+		c -= 3
+	case c >= 4 && atFold(win, c-3, "was") && win[c-4] == ' ':
+		c -= 4
+	default:
+		return false
+	}
+	w := c
+	for w > 0 && c-w < 10 && is(win[w-1], cUpper|cLower) {
+		w--
+	}
+	return wordStart(win, w) && eqFoldAny(win[w:c], "password", "passwd", "pwd")
 }
 
 // longTokenTail reports whether the last word of b (its last maxNeedle
