@@ -157,12 +157,15 @@ func TestVendorGluedKey(t *testing.T) {
 // or "pwd was " may start a credential (MayStartCredential): the live
 // view (observe --records) keeps it and masks the next delta, whose rest
 // of the word ("…the pwd is correc" | "thorsebattery.") it showed, as
-// Straddle masks the joined value. A word after another copula is not
-// kept.
+// Straddle masks the joined value; also in quotes. A word after another
+// copula or key, or after two quotes, is not kept.
 func TestProseWordTail(t *testing.T) {
 	const v = "ok, the %s is correcthorsebattery."
-	for _, key := range []string{"pwd", "password", "passwd", "PWD", "Password"} {
+	for _, key := range []string{"pwd", "password", "passwd", "PWD", "Password", "pwd'"} {
 		s := strings.Replace(v, "%s", key, 1)
+		if key == "pwd'" {
+			s = "ok, the pwd is 'correcthorsebattery'" // quoted
+		}
 		if key == "passwd" {
 			s = strings.Replace(s, " is ", " was ", 1)
 		}
@@ -175,7 +178,7 @@ func TestProseWordTail(t *testing.T) {
 			}
 		}
 	}
-	for _, tail := range []string{"ok, the answer is correc", "the pwdx is correc", "the passphrase is correc", "the password is 'correc"} {
+	for _, tail := range []string{"ok, the answer is correc", "the pwdx is correc", "the passphrase is correc", "the password is \"\"correc"} {
 		if MayStartCredential(tail) {
 			t.Errorf("%q: MayStartCredential true", tail)
 		}

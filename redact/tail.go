@@ -226,6 +226,9 @@ func proseWordTail(win []byte) bool {
 	for k > 0 && e-k < 64 && is(win[k-1], cUpper|cLower) {
 		k--
 	}
+	if k > 0 && k < e && (win[k-1] == '\'' || win[k-1] == '"' || win[k-1] == '`') {
+		k-- // "the password is 'correc" | "thorse'"
+	}
 	if k == e || k < 5 || win[k-1] != ' ' {
 		return false
 	}
