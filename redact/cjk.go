@@ -222,7 +222,16 @@ func asciiPassWord(s []byte, from, ke, se int) bool {
 	for ks > from && ke-ks < 11 && is(s[ks-1], cUpper|cLower) {
 		ks--
 	}
-	if ks == ke || !wordStart(s, ks) {
+	esc := false
+	for k := ks; k < ke && k-ks < 4; k++ {
+		// After an escape ("\u7684pwd\u662f…", ensure_ascii's "的pwd是";
+		// "\u4e3apwd": the escape's last hex letters in the run).
+		if k-6 >= from && s[k-6] == '\\' && s[k-5] == 'u' && hexVal(s[k-4]) >= 0 && hexVal(s[k-3]) >= 0 && hexVal(s[k-2]) >= 0 && hexVal(s[k-1]) >= 0 {
+			ks, esc = k, true
+			break
+		}
+	}
+	if ks == ke || !esc && !wordStart(s, ks) {
 		return false
 	}
 	if eqFold(s[ks:ke], "pwd") {

@@ -136,10 +136,21 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 		for k := 0; k < 3 && le > from && s[le-1] == ' '; k++ {
 			le--
 		}
-		if !escLabelBefore(s, from, le) && (copula || !escLabelBefore(s, from, escCopulaBefore(s, from, le))) {
-			return Match{}, false
-		}
 		se = e
+		if !escLabelBefore(s, from, le) && (copula || !escLabelBefore(s, from, escCopulaBefore(s, from, le))) {
+			// An ASCII key before the escape, as cjkKey reads one in
+			// UTF-8: a credential key before a copula and a colon
+			// ("api_key\u4e3a\uff1a<v>", "API Key\u662f: <v>"), a
+			// password word before a copula ("password\u662f<pw>").
+			if !copula {
+				return Match{}, false
+			}
+			if ce, ok := escColonAfter(s, e); ok && asciiCredKey(s, from, le) {
+				se, copula = ce, false
+			} else if !asciiPassWord(s, from, le, e) {
+				return Match{}, false
+			}
+		}
 	case cjkLastRune[r]:
 		if !escLabelBefore(s, from, e) {
 			return Match{}, false

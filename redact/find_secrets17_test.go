@@ -184,3 +184,24 @@ func TestProseWordTail(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedCopulaAfterASCIIKey: JSON text held in a string, written by
+// Python's json.dumps (ensure_ascii), spells "api_key为：<v>" as
+// "api_key\u4e3a\uff1a<v>": an ASCII credential key before an escaped
+// copula and colon, and an English password word before an escaped
+// copula, are read as in UTF-8.
+func TestEscapedCopulaAfterASCIIKey(t *testing.T) {
+	checkS17(t, []s17Case{
+		{`{"msg": "api_key\u4e3a\uff1aXk9fL2mQpZaB1cW5"}`, "Xk9fL2mQpZaB1cW5", true},
+		{`{"msg": "API Key\u4e3a\uff1a Xk9fL2mQpZaB1cW4"}`, "Xk9fL2mQpZaB1cW4", true},
+		{`{"msg": "Secret Key\u662f: hunter22"}`, "hunter22", true},
+		{`{"msg": "password\u662fXk9fL2mQpZaB1cW6"}`, "Xk9fL2mQpZaB1cW6", true},
+		{`{"msg": "\u6211\u7684pwd\u662fhunter22"}`, "hunter22", false},
+		{`{"msg": "\\"api_key\\u4e3a\\uff1aXk9fL2mQpZaB1cW5\\""}`, "Xk9fL2mQpZaB1cW5", true},
+		// Near-misses.
+		{`{"msg": "version\u4e3a\uff1a2.3.1"}`, "", false},
+		{`{"msg": "api_key\u662f\u4ec0\u4e48"}`, "", false},
+		{`{"msg": "pwd\u662f/home/agent2"}`, "", false},
+		{`{"msg": "Primary Key\u4e3a\uff1aid12345"}`, "", false},
+	})
+}
