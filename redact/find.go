@@ -214,7 +214,7 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				return m, true
 			}
 		case a&aDigit != 0:
-			if i >= 2 && (s[i-1] == 'u' || s[i-1]|0x20 == 'd') && mayEscCJK(s, i) {
+			if i >= 2 && (s[i-1] == 'u' || s[i-1]|0x20 == 'd' || s[i-1]|0x20 == 'f' && s[i] == '1') && mayEscCJK(s, i) {
 				if m, ok := escCJKPair(s, from, i); ok {
 					return m, true // "\u5bc6\u7801\uff1a<pw>"
 				}

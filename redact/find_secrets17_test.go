@@ -205,3 +205,18 @@ func TestEscapedCopulaAfterASCIIKey(t *testing.T) {
 		{`{"msg": "Primary Key\u4e3a\uff1aid12345"}`, "", false},
 	})
 }
+
+// TestEscapedFullWidthAfterASCIIKey: "API Key\uff1a<v>", "api_key\uff1d<v>"
+// (ensure_ascii's "API Key：<v>"): a credential key before an escaped
+// full-width separator, revealed at the '1' of its escape.
+func TestEscapedFullWidthAfterASCIIKey(t *testing.T) {
+	checkS17(t, []s17Case{
+		{`{"msg": "API Key\uff1aXk9fL2mQpZaB1cW3"}`, "Xk9fL2mQpZaB1cW3", true},
+		{`{"msg": "api_key\uFF1D hunter22"}`, "hunter22", true},
+		{`{"msg": "Secret Key \uff1a\"hunter22\""}`, "hunter22", true},
+		{`{"msg": "password\\uff1ahunter22"}`, "hunter22", true},
+		{`{"msg": "version\uff1a2.3.1", "ts\uff1a": "2026\uff1a01"}`, "", false},
+		{`{"msg": "Primary Key\uff1aid12345"}`, "", false},
+		{`{"msg": "\uff1a12345678 \\uff1d"}`, "", false},
+	})
+}
