@@ -220,3 +220,34 @@ func TestEscapedFullWidthAfterASCIIKey(t *testing.T) {
 		{`{"msg": "\uff1a12345678 \\uff1d"}`, "", false},
 	})
 }
+
+// TestEscCJKTailStart: a delta that ends inside a CJK label or its
+// separator spelled as escapes (ensure_ascii JSON text held in a string:
+// "\u5bc6\u78" | "01\uff1a<pw>") may start a credential
+// (MayStartCredential), so that the split secret is judged on the two
+// deltas joined (validate's split finding; the live view masks both). A
+// tail in other escaped text is not kept.
+func TestEscCJKTailStart(t *testing.T) {
+	for _, s := range []string{
+		`{"m": "\u6570\u636e\u5e93\u5bc6\u7801\uff1aXk9fL2mQpZaB"}`,
+		`{"m": "\u4ee4\u724c\u4e3a Xk9fL2mQpZaB"}`,
+		`{"m": "\u30d1\u30b9\u30ef\u30fc\u30c9\u306fXk9fL2mQpZaB"}`,
+		`{"m": "\u5BC6\u78BC\uFF1DXk9fL2mQpZaB"}`,
+	} {
+		v := strings.Index(s, "Xk9f")
+		for c := strings.Index(s, `\u`) + 1; c < v; c++ {
+			_, m, ok := Straddle(nil, []byte(s[:c]), []byte(s[c:]))
+			if !ok || m.End <= c {
+				continue // the label whole in the second part
+			}
+			if !MayStartCredential(s[:c]) {
+				t.Errorf("%q | %q: MayStartCredential false", s[:c], s[c:])
+			}
+		}
+	}
+	for _, tail := range []string{`{"m": "\u4f60\u597d\u4e16\u754c `, `C:\\Users\\agent`, `{"m": "\u4e16\u75`} {
+		if MayStartCredential(tail) {
+			t.Errorf("%q: MayStartCredential true", tail)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 )
 
 // MayStartCredential reports whether the end of a text (tail: a stream's
@@ -55,8 +56,77 @@ func MayStartCredential[T Text](tail T) bool {
 	if !hasPrintableASCII(b) {
 		return cjkTailStart(b)
 	}
-	return mayStartCredential(b) || cjkTailStart(b)
+	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b)
 }
+
+// escCJKTailStart reports a tail that ends inside a CJK label or its
+// separator spelled as \uXXXX escapes (JSON text written by Python's
+// json.dumps, held in a string): its last escapes, the last one whole or
+// cut ("\u5bc6\u78" | "01\uff1a<pw>", "\u7801\" | "uff1a<pw>"), hold a
+// character of a label or a separator (escCJKPair reads the pair in the
+// text joined).
+func escCJKTailStart(b []byte) bool {
+	e := len(b)
+	if e < 6 || bytes.IndexByte(b[e-6:], '\\') < 0 {
+		return false
+	}
+	// A cut escape at the end: "\", "\u", "\u7", "\u78", "\u780".
+	for k := e - 1; k >= e-5; k-- {
+		if b[k] != '\\' {
+			continue
+		}
+		cut := true
+		var h [3]byte
+		for j := k + 1; j < e; j++ {
+			if j == k+1 && b[j] != 'u' || j > k+1 && hexVal(b[j]) < 0 {
+				cut = false
+			} else if j > k+1 {
+				h[j-k-2] = lower(b[j])
+			}
+		}
+		if !cut {
+			break
+		}
+		if d := e - k - 2; d > 0 && cjkTailHex[string(h[:d])] {
+			return true // the first digits of a label's character ("\u5b" | "c6…")
+		} else if d <= 0 {
+			return true // "\" or "\u": the next character is cut ("\" | "u5bc6\u7801：…")
+		}
+		e = k
+		break
+	}
+	for n := 0; n < 8 && e >= 6 && b[e-6] == '\\' && b[e-5] == 'u'; n++ {
+		r, _, ok := escRuneAt(b, e-5)
+		if !ok {
+			return false
+		}
+		if cjkTailRune[r] {
+			return true
+		}
+		e -= 6
+	}
+	return false
+}
+
+// cjkTailRune marks the characters of cjkLabels and the separators after
+// one (escSep); cjkTailHex the first one to three hex digits of their
+// escapes (lower case).
+var cjkTailRune, cjkTailHex = func() (map[rune]bool, map[string]bool) {
+	m := map[rune]bool{'：': true, '＝': true, '是': true, '为': true, '為': true, 'は': true}
+	for _, l := range cjkRunes {
+		for _, r := range l {
+			m[r] = true
+		}
+	}
+	h := map[string]bool{}
+	for r := range m {
+		x := fmt.Sprintf("%04x", r)
+		for n := 1; n < 4; n++ {
+			h[x[:n]] = true
+		}
+	}
+	return m, h
+}()
 
 // cjkTailStart reports a tail that ends in a CJK label, or in a label and
 // its separator ("数据库密码：" | "<pw>"): the
