@@ -251,3 +251,32 @@ func TestEscCJKTailStart(t *testing.T) {
 		}
 	}
 }
+
+// TestUsermodEncodedTail: usermod's "-p" URL-encoded with a value that
+// holds escapes of its own ("%27VerN%25eRiCon%2FRiDow%27"), streamed in
+// two deltas: a tail that ends after an escape in the value, inside an
+// escape, before the quote's escape or after the command's name may
+// start the credential (MayStartCredential keeps it; Straddle joins it).
+// Other encoded text is not kept.
+func TestUsermodEncodedTail(t *testing.T) {
+	for _, s := range []string{
+		"GET /api/exec?cmd=sudo+usermod+-p+%27VerN%25eRiCon%2FRiDow%27+deploy HTTP/1.1",
+		"q=useradd+-m+-p+%22Ab%2Bcd%25ef%3Dgh%22+bob&x=1",
+	} {
+		// (A cut inside the command's name is not seen: tail.go.)
+		for c := strings.Index(s, "user") + 7; c < len(s); c++ {
+			_, m, ok := Straddle(nil, []byte(s[:c]), []byte(s[c:]))
+			if !ok || m.End <= c {
+				continue
+			}
+			if !MayStartCredential(s[:c]) {
+				t.Errorf("%q | %q: MayStartCredential false", s[:c], s[c:])
+			}
+		}
+	}
+	for _, tail := range []string{"GET /x?q=usermods", "GET /x?q=50%25+off", "x=1%2"} {
+		if MayStartCredential(tail) {
+			t.Errorf("%q: MayStartCredential true", tail)
+		}
+	}
+}

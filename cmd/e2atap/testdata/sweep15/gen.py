@@ -8,7 +8,9 @@
 # label ending in "Key" before a full-width colon or a copula and a
 # colon ("API Key为：<v>", "Secret Key：<v>"); (3) a known vendor glued
 # to "key" ("stripekey", "OPENAIKEY"); (4) an Oracle connect string under
-# "-u" ("sqlplus -u scott/<pw>@db:1521", read as curl's user:password).
+# "-u" ("sqlplus -u scott/<pw>@db:1521", read as curl's user:password);
+# (5) usermod's and useradd's -p URL-encoded, with escapes in the value,
+# cut across two deltas.
 # Values carry the lines real tools print before them, so that the
 # audit's split at half the value falls before the name of the secret.
 # Near-misses ("near": true) must give no e2a.secret finding: "pwd" and
@@ -63,6 +65,10 @@ k = g(48, H); add("json_openaikey_glued", pre('$ cat ~/.tool.json\n{"OPENAIKEY":
 k = g(64, H); add("yaml_serpapikey_glued", pre("$ cat search.yaml\nengine: google\nserpapikey: " + k + "\n"), k)
 # (4)
 k = g(14); add("sqlplus_u_connect_port", pre("$ sqlplus -u scott/" + k + "@db.internal:1521/ORCL @report.sql"), k)
+# (5) usermod's -p URL-encoded, its value holding escapes of its own, cut
+# across two deltas (a tail after "%25" in the value was not kept).
+k = g(7) + "%25" + g(7) + "%2F" + g(7); add("usermod_p_pct27_escaped_value", pre("GET /api/exec?cmd=sudo+usermod+-p+%27" + k + "%27+deploy HTTP/1.1"), k)
+k = g(8) + "%2B" + g(8) + "%3D"; add("useradd_p_pct22_escaped_value", pre("POST /run body: cmd=useradd+-m+-p+%22" + k + "%22+bob&dry=0"), k)
 
 near("near_pwd_path", "$ pwd\n/workspace/app2\nthe pwd is /home/agent/src2 and the cwd is ~/tmp3")
 near("near_pwd_cjk_path", "当前pwd是/srv/app2，日志在./logs3")
