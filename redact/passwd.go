@@ -558,6 +558,9 @@ func userTailEncoded(b []byte) bool {
 	if e >= 3 && at(b, e-3, "-p+") || e >= 5 && atFold(b, e-5, "-p%2b") {
 		return userCommandBefore(b, e) // "-p+" | "%27…"
 	}
+	if !bytes.Contains(b[max(0, e-72):e], []byte("-p")) {
+		return false // (most tails with a '%': URL-encoded logs)
+	}
 	for n := len(b); e > 0 && n-e < 64; e-- {
 		c := b[e-1]
 		if c == '+' || c == '&' || c == ' ' || c == '\n' || c == '"' {

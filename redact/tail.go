@@ -67,7 +67,7 @@ func MayStartCredential[T Text](tail T) bool {
 // text joined).
 func escCJKTailStart(b []byte) bool {
 	e := len(b)
-	if e < 6 || bytes.IndexByte(b[e-6:], '\\') < 0 {
+	if e < 6 || b[e-1] != '\\' && b[e-2] != '\\' && b[e-3] != '\\' && b[e-4] != '\\' && b[e-5] != '\\' && b[e-6] != '\\' {
 		return false
 	}
 	// A cut escape at the end: "\", "\u", "\u7", "\u78", "\u780".
