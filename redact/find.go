@@ -1378,6 +1378,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if kc != KeyPlain && sourceLine(s, j, ke, v) {
 		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
 	}
+	if ke-j == 3 && kc == KeyCredential && eqFold(s[j:ke], "pwd") && pwdPath(s, v) {
+		return Match{}, false // PWD=/workspace/app: the shell's working directory (env, docker inspect)
+	}
 	if kc == KeyPlain && ke-j == 3 && spacedKey(s, from, j) {
 		kc = KeyCredential // "API key: …", "Secret access key: …"
 	}
@@ -2272,6 +2275,16 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		return Match{va, ve, KindKeyValue}, true
 	}
 	return Match{va, ve, KindHighEntropy}, true
+}
+
+// pwdPath reports a path as the value at s[v] of a key "PWD" (past
+// spaces and an opening quote, escaped or not): the shell's variable
+// that names the working directory, in every env dump.
+func pwdPath(s []byte, v int) bool {
+	for v < len(s) && (s[v] == ' ' || s[v] == '"' || s[v] == '\'' || s[v] == '\\') {
+		v++
+	}
+	return pathValue(s, v)
 }
 
 // pathValue reports a value at s[va] that reads as a path ("pwd is

@@ -280,3 +280,22 @@ func TestUsermodEncodedTail(t *testing.T) {
 		}
 	}
 }
+
+// TestPWDPathNoPair: the shell's PWD (every env dump: "PWD=/workspace/app",
+// docker inspect's Env, "export PWD=…") names the working directory: a
+// path after the key "PWD" is no credential. A value that is no path,
+// and a path after another password key (DB_PWD), stay masked.
+func TestPWDPathNoPair(t *testing.T) {
+	checkS17(t, []s17Case{
+		{"PWD=hunter22", "hunter22", true},
+		{"pwd: Xk9fL2mQpZ", "Xk9fL2mQpZ", true},
+		{"DB_PWD=/x/y2", "/x/y2", true},
+		{`{"pwd": "hunter22"}`, "hunter22", true},
+		{"$ env | sort\nHOME=/home/agent\nPWD=/workspace/app\nSHLVL=1", "", false},
+		{"export PWD=/home/agent2", "", false},
+		{`["PATH=/usr/bin","PWD=/srv/app","TERM=xterm"]`, "", false},
+		{"pwd: ~/src", "", false},
+		{`{\"PWD\": \"C:\\work\"}`, "", false},
+		{"OLDPWD=/home/agent PWD=$HOME/app", "", false},
+	})
+}
