@@ -16,7 +16,8 @@
 # Near-misses ("near": true) must give no e2a.secret finding: "pwd" and
 # its path (the shell's command), stack traces whose file names hold a
 # credential word ("passwd.go:123"), words that end in "key" (monkey,
-# turnkey, hotkey, whiskey, passkey), "Primary Key：" and "Public Key：".
+# turnkey, hotkey, whiskey, passkey), "Primary Key：" and "Public Key：",
+# an env dump's PWD=<path>.
 # Random characters from a fixed seed.
 import json, random, string
 r = random.Random(20261217)
@@ -78,6 +79,7 @@ near("near_py_traceback", "Traceback (most recent call last):\n  File \"/app/aut
 near("near_words_ending_in_key", "monkey=" + g(40, H) + "\nturnkey: " + g(40, H) + "\nhotkey=" + g(40, H) + "\nwhiskey=" + g(40, H) + "\npasskey=" + g(40, H))
 near("near_primary_public_key_cjk", "Primary Key：id12345\nPublic Key：ssh-ed25519 AAAAC3NzaC1lZDI1NTE5\nSort Key为：created_at")
 near("near_curl_user_with_slash", "curl -s -u ops/eu@corp https://api.example.com/v1/health")
+near("near_env_pwd_path", "$ env | sort\nHOME=/home/agent\nOLDPWD=/home/agent\nPWD=/workspace/app2\nSHLVL=1\n$ docker inspect app --format '{{json .Config.Env}}'\n[\"PWD=/srv/app3\",\"PATH=/usr/bin\"]")
 
 with open("families.jsonl", "w") as f:
     for o in S:
