@@ -2277,6 +2277,11 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	return Match{va, ve, KindHighEntropy}, true
 }
 
+// PWDPath reports whether key is "PWD" (any case) and v, its value, a
+// path: the shell's working directory ({"PWD": "/srv/app"} of an
+// environment), no credential, though "pwd" names a password.
+func PWDPath(key, v []byte) bool { return len(key) == 3 && eqFold(key, "pwd") && pathValue(v, 0) }
+
 // pwdPath reports a path as the value at s[v] of a key "PWD" (past
 // spaces and an opening quote, escaped or not): the shell's variable
 // that names the working directory, in every env dump.

@@ -67,3 +67,27 @@ func TestNamedKeyContainers(t *testing.T) {
 		}
 	}
 }
+
+// TestPWDPathMember: {"PWD": "/srv/app"} (an environment's working
+// directory, also as a Kubernetes env entry) is no credential: the path
+// is kept (scanned as text). Any other value under "PWD", and a path
+// under another password key, stay masked.
+func TestPWDPathMember(t *testing.T) {
+	r := NewRedactor(ContentMask, 0, testKey)
+	cases := []struct{ in, want string }{
+		{`{"params":{"env":{"PWD":"/srv/app","HOME":"/root","pwd":"~/src"}}}`, `{"params":{"env":{"PWD":"/srv/app","HOME":"/root","pwd":"~/src"}}}`},
+		{`{"params":{"env":[{"name":"PWD","value":"/workspace/app"}]}}`, `{"params":{"env":[{"name":"PWD","value":"/workspace/app"}]}}`},
+		{`{"params":{"env":{"PWD":"hunter22","DB_PWD":"/x/y2"}}}`,
+			`{"params":{"env":{"PWD":"******(fp:` + fp(r, "hunter22") + `)","DB_PWD":"******(fp:` + fp(r, "/x/y2") + `)"}}}`},
+	}
+	for _, c := range cases {
+		out, _, err := r.Redact(nil, []byte(c.in))
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if string(out) != c.want {
+			t.Errorf("in   %s\ngot  %s\nwant %s", c.in, out, c.want)
+		}
+	}
+}

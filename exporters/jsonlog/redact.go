@@ -311,7 +311,14 @@ type mode struct {
 	// delta: body.delta, whose text continues in the stream's next chunk
 	// (the Writer's carry checks the boundary).
 	delta bool
+	// pwd: the key is "PWD" (any case): a path under it is the working
+	// directory (redact.PWDPath), scanned as text.
+	pwd bool
 }
+
+// pwdName is the key redact.PWDPath is asked about for a member whose key
+// decide found to be "PWD" (mode.pwd).
+var pwdName = []byte("pwd")
 
 var contentKeys = [...]string{"delta", "text", "content", "prompt", "query", "content_blocks", "parts", "rawInput", "rawOutput", "thought", "reasoning"}
 
@@ -350,7 +357,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 	}
 	switch classifyKey(key) {
 	case keyCredential:
-		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred}
+		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred, pwd: len(key) == 3 && eqFold(key, "pwd")}
 	case keyToken:
 		return mode{act: actCredStr, rule: RuleCredentialKey, child: ctxCred}
 	case keyRef:
@@ -760,6 +767,10 @@ func (st *state) strValue(raw, s []byte, m mode) {
 	}
 	if isMaskToken(s) {
 		st.copyString(raw, s)
+		return
+	}
+	if m.pwd && m.act == actCred && redact.PWDPath(pwdName, s) {
+		st.scanString(raw, s, m.ident) // {"PWD": "/srv/app"}
 		return
 	}
 	switch m.act {
