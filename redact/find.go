@@ -1954,9 +1954,10 @@ func parentKeyEnd(s []byte, from, j int) int {
 
 // sourceExts are the extensions of the source files a stack trace or a
 // compiler's message names with a line number ("passwd.go:123",
-// "auth/token.py:88", "secret_key.rs:12:5").
+// "auth/token.py:88", "secret_key.rs:12:5"), and of the record logs whose
+// lines e2atap names as a finding's source ("pwd.jsonl:1").
 var sourceExts = []string{"go", "py", "js", "ts", "jsx", "tsx", "mjs", "cjs", "rs", "java", "kt", "rb", "php", "c", "h", "cc", "cpp", "hpp", "cs",
-	"swift", "scala", "ex", "exs", "sh"}
+	"swift", "scala", "ex", "exs", "sh", "jsonl", "ndjson", "log"}
 
 // sourceLine reports a key s[j:ke] that is a source file's name (a
 // word, '.', one of sourceExts) before a line number at s[v] (digits,

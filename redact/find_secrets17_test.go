@@ -129,6 +129,8 @@ func TestSourceLocationNoPair(t *testing.T) {
 		{"/app/secret_key.rs:12:5: error[E0308]", "", false},
 		{"api_key.py:42: in test_login", "", false},
 		{"src/main/java/Password.java:57)", "", false},
+		{"source: /var/log/agent/pwd.jsonl:1", "", false},
+		{`"source":"passwords.log:4211"`, "", false},
 	})
 }
 
