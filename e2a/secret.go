@@ -552,11 +552,16 @@ type pathFrame struct {
 }
 
 type secretWalker struct {
-	data []byte
-	i    int
-	buf  *unquoteBuf
-	pct  bool // data holds "%25" or "%5Cu00" (findCredential)
+	data   []byte
+	i      int
+	buf    *unquoteBuf
+	pct    bool // data holds "%25" or "%5Cu00" (findCredential)
+	pwdKey bool // the last key is "PWD": a path under it is the working directory (redact.PWDPath)
 }
+
+// pwdName is the key redact.PWDPath is asked about for a key the walker
+// found to be "PWD" (any case).
+var pwdName = []byte("pwd")
 
 // str reads the string at w.data[w.i] ('"') and returns its raw body and
 // whether it has escapes; ok is false on malformed input. Control bytes
@@ -891,7 +896,7 @@ func (w *secretWalker) walk() (string, string, bool) {
 				return "", "", false
 			}
 			if secretKey != "" {
-				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) && !redactedMark(v) && !(secretKey == KeyCredential && plainWord(v)) {
+				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) && !redactedMark(v) && !(secretKey == KeyCredential && (plainWord(v) || w.pwdKey && redact.PWDPath(pwdName, v))) {
 					return framePath(w.data, frames, false), secretKey, true
 				}
 			}
@@ -952,6 +957,7 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 		return "", "", false, true
 	}
 	frames[len(frames)-1].keyStart, frames[len(frames)-1].keyEnd = w.i-1-len(raw), w.i-1
+	w.pwdKey = len(raw) == 3 && raw[0]|0x20 == 'p' && raw[1]|0x20 == 'w' && raw[2]|0x20 == 'd' // ("PWD": "/srv/app" is no credential)
 	if k, known := knownKeys.lookup(raw); known && !esc {
 		*secretKey = k
 	} else {

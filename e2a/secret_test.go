@@ -947,3 +947,23 @@ func TestCJKSepEscape(t *testing.T) {
 		t.Errorf("%d separators, want 6", n)
 	}
 }
+
+// TestScanSecretsPWDPath: a path under the key "PWD" (an environment's
+// working directory) is no secret value; any other value under it, and a
+// path under another password key, are.
+func TestScanSecretsPWDPath(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{`{"params":{"env":{"PWD":"/srv/app","HOME":"/root"}}}`, false},
+		{`{"params":{"env":{"pwd":"~/src","Pwd":"C:\\work"}}}`, false},
+		{`{"params":{"env":{"PWD":"hunter22"}}}`, true},
+		{`{"params":{"env":{"DB_PWD":"/x/y2"}}}`, true},
+		{`{"params":{"env":{"PWD":"/srv/app","password":"hunter22"}}}`, true},
+	} {
+		if _, _, found := ScanSecrets([]byte(c.in)); found != c.want {
+			t.Errorf("ScanSecrets(%s): found %v, want %v", c.in, found, c.want)
+		}
+	}
+}

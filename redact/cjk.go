@@ -203,20 +203,60 @@ func cjkKey(s []byte, from, i int) (se int, copula, ok bool) {
 	if cjkLabelAt(s, from, ke) {
 		return se, copula, true
 	}
+	if copula && asciiPassWord(s, from, ke, se) {
+		return se, true, true // "password是<pw>", "我的pwd为<pw>": prose
+	}
 	if copula || s[ss] != 0xEF {
 		return 0, false, false // an ASCII key before ':' or '=' is keyValue's
 	}
 	return se, false, asciiCredKey(s, from, ke)
 }
 
+// asciiPassWord reports whether one of the words that name a password in
+// English prose (proseValue's "password", "passwd", "passphrase", "pwd")
+// ends at s[ke], before a CJK copula that ends at s[se]: "password是<pw>"
+// is "the password is <pw>". After "pwd" a path is no value ("pwd是
+// /home/x", the shell's command's output).
+func asciiPassWord(s []byte, from, ke, se int) bool {
+	ks := ke
+	for ks > from && ke-ks < 11 && is(s[ks-1], cUpper|cLower) {
+		ks--
+	}
+	esc := false
+	for k := ks; k < ke && k-ks < 4; k++ {
+		// After an escape ("\u7684pwd\u662f…", ensure_ascii's "的pwd是";
+		// "\u4e3apwd": the escape's last hex letters in the run).
+		if k-6 >= from && s[k-6] == '\\' && s[k-5] == 'u' && hexVal(s[k-4]) >= 0 && hexVal(s[k-3]) >= 0 && hexVal(s[k-2]) >= 0 && hexVal(s[k-1]) >= 0 {
+			ks, esc = k, true
+			break
+		}
+	}
+	if ks == ke || !esc && !wordStart(s, ks) {
+		return false
+	}
+	if eqFold(s[ks:ke], "pwd") {
+		for se < len(s) && s[se] == ' ' {
+			se++
+		}
+		return !pathValue(s, se)
+	}
+	return eqFoldAny(s[ks:ke], "password", "passwd", "passphrase")
+}
+
 // asciiCredKey reports whether an ASCII credential key ends at s[ke]
-// (classifyWords of its word and '.' run, at or after from).
+// (classifyWords of its word and '.' run, at or after from), also a
+// label of two words whose last is "key" ("API Key：…", "Secret Key为：…",
+// spacedKey's, as keyValue reads them before an ASCII ':').
 func asciiCredKey(s []byte, from, ke int) bool {
 	ks := ke
 	for ks > from && ke-ks < 64 && is(s[ks-1], word|cKey) {
 		ks--
 	}
-	return ks < ke && classifyWords(s, ks, ke).Credential()
+	if ks == ke {
+		return false
+	}
+	kc := classifyWords(s, ks, ke)
+	return kc.Credential() || kc == KeyPlain && ke-ks == 3 && spacedKey(s, from, ks)
 }
 
 // cjkPair matches the value of a CJK-labelled credential whose separator

@@ -136,10 +136,24 @@ func escCJKPair(s []byte, from, i int) (Match, bool) {
 		for k := 0; k < 3 && le > from && s[le-1] == ' '; k++ {
 			le--
 		}
-		if !escLabelBefore(s, from, le) && (copula || !escLabelBefore(s, from, escCopulaBefore(s, from, le))) {
-			return Match{}, false
-		}
 		se = e
+		if !escLabelBefore(s, from, le) && (copula || !escLabelBefore(s, from, escCopulaBefore(s, from, le))) {
+			// An ASCII key before the escape, as cjkKey reads one in
+			// UTF-8: a credential key before a copula and a colon
+			// ("api_key\u4e3a\uff1a<v>", "API Key\u662f: <v>"), a
+			// password word before a copula ("password\u662f<pw>").
+			if !copula {
+				// "API Key\uff1a<v>", "token\uff1d<v>" (at the '1' of
+				// the escape: mayEscCJK).
+				if !asciiCredKey(s, from, le) {
+					return Match{}, false
+				}
+			} else if ce, ok := escColonAfter(s, e); ok && asciiCredKey(s, from, le) {
+				se, copula = ce, false
+			} else if !asciiPassWord(s, from, le, e) {
+				return Match{}, false
+			}
+		}
 	case cjkLastRune[r]:
 		if !escLabelBefore(s, from, e) {
 			return Match{}, false
@@ -249,13 +263,19 @@ func escColonAfter(s []byte, p int) (int, bool) {
 
 // mayEscCJK is escCJKPair's gate at the digit s[i]: the first digit of
 // an escape of a label's last character, which is the escape's first hex
-// digit ("\u7801", "\u30c9") or its second after a 'd' ("\ud638"). Its
+// digit ("\u7801", "\u30c9") or its second after a 'd' ("\ud638"), or
+// the '1' of a full-width separator's ("\uff1a"). Its
 // callers look at s[i-1] first, inline (a call at every digit of a base64
 // run cost 3 % of the whole process's instructions, and a look at three
 // bytes before each 1 %).
 func mayEscCJK(s []byte, i int) bool {
-	if s[i-1] == 'u' {
-		return i >= 2 && s[i-2] == '\\'
+	switch s[i-1] | 0x20 {
+	case 'u':
+		return s[i-1] == 'u' && i >= 2 && s[i-2] == '\\'
+	case 'd':
+		return i >= 3 && s[i-2] == 'u' && s[i-3] == '\\'
 	}
-	return i >= 3 && s[i-1]|0x20 == 'd' && s[i-2] == 'u' && s[i-3] == '\\'
+	// The full-width colon's and equals sign's "\uff1a", "\uff1d", at
+	// their '1': after an ASCII key, which no label's escape reveals.
+	return s[i] == '1' && i >= 4 && s[i-1]|0x20 == 'f' && s[i-2]|0x20 == 'f' && s[i-3] == 'u' && s[i-4] == '\\'
 }

@@ -214,7 +214,7 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 				return m, true
 			}
 		case a&aDigit != 0:
-			if i >= 2 && (s[i-1] == 'u' || s[i-1]|0x20 == 'd') && mayEscCJK(s, i) {
+			if i >= 2 && (s[i-1] == 'u' || s[i-1]|0x20 == 'd' || s[i-1]|0x20 == 'f' && s[i] == '1') && mayEscCJK(s, i) {
 				if m, ok := escCJKPair(s, from, i); ok {
 					return m, true // "\u5bc6\u7801\uff1a<pw>"
 				}
@@ -245,6 +245,10 @@ func scanState(s []byte, from, start int, b64 b64state) (Match, bool) {
 			if s[i] == 'q' {
 				if m, ok := requirepassWord(s, from, i); ok {
 					return m, true
+				}
+			} else if i >= 1 && s[i-1]|0x20 == 'p' {
+				if m, ok := prosePassword(s, from, i); ok {
+					return m, true // "my pwd is <pw>" (prosePwd)
 				}
 			} else if i >= 4 && s[i-1]|0x20 == 's' && s[i-2]|0x20 == 's' {
 				if m, ok := prosePassword(s, from, i); ok {
@@ -1112,6 +1116,17 @@ func flagValue(s []byte, from, i int) (Match, bool) {
 				// of a mask's "(fp:" in the user, "-u 0/******(fp:…)@db"
 				// masked by an earlier pass, is no pair: masking twice
 				// changes nothing.)
+				for a := v + 1; a < c; a++ {
+					if s[a] == '@' {
+						if m, ok := oracle(s, from, a, false); ok {
+							// An Oracle connect string as the user
+							// ("sqlplus -u scott/<pw>@db:…"): its
+							// password first, as a second pass, which
+							// finds no pair past the mask, reads it.
+							return m, true
+						}
+					}
+				}
 				return userPassword(s, v, c, p, end), true
 			}
 			break
@@ -1406,6 +1421,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false
 	}
 	kc := classifyWords(s, j, ke)
+	if kc != KeyPlain && sourceLine(s, j, ke, v) {
+		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
+	}
+	if ke-j == 3 && kc == KeyCredential && eqFold(s[j:ke], "pwd") && pwdPath(s, v) {
+		return Match{}, false // PWD=/workspace/app: the shell's working directory (env, docker inspect)
+	}
 	if kc == KeyPlain && ke-j == 3 && spacedKey(s, from, j) {
 		kc = KeyCredential // "API key: …", "Secret access key: …"
 	}
@@ -1977,6 +1998,40 @@ func parentKeyEnd(s []byte, from, j int) int {
 	return q
 }
 
+// sourceExts are the extensions of the source files a stack trace or a
+// compiler's message names with a line number ("passwd.go:123",
+// "auth/token.py:88", "secret_key.rs:12:5"), and of the record logs whose
+// lines e2atap names as a finding's source ("pwd.jsonl:1").
+var sourceExts = []string{"go", "py", "js", "ts", "jsx", "tsx", "mjs", "cjs", "rs", "java", "kt", "rb", "php", "c", "h", "cc", "cpp", "hpp", "cs",
+	"swift", "scala", "ex", "exs", "sh", "jsonl", "ndjson", "log"}
+
+// sourceLine reports a key s[j:ke] that is a source file's name (a
+// word, '.', one of sourceExts) before a line number at s[v] (digits,
+// then the text's end or a byte that is no letter or digit): a source
+// location, which a credential word in the file's name makes no pair
+// ("redact/passwd.go:123"). "passwd:hunter2" and "passwd.go:hunter2" stay
+// pairs.
+func sourceLine(s []byte, j, ke, v int) bool {
+	if v >= len(s) || !is(s[v], cDigit) {
+		return false
+	}
+	e := run(s, v, cDigit)
+	if e < len(s) && (is(s[e], cUpper|cLower) || s[e] == '_' || s[e] == '.' && e+1 < len(s) && is(s[e+1], cDigit)) {
+		return false
+	}
+	d := bytes.LastIndexByte(s[j:ke], '.')
+	if d <= 0 || d == ke-j-1 {
+		return false
+	}
+	ext := s[j+d+1 : ke]
+	for _, x := range sourceExts {
+		if eqFold(ext, x) {
+			return true
+		}
+	}
+	return false
+}
+
 // namedCredential reports a "value" key at s[j] whose entry is named by
 // the pair before it: a "name" or "key" whose value is a credential name
 // ("- name: DB_PASSWORD\n  value: …", `key="ApiKey" value="…"`,
@@ -2204,7 +2259,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		k--
 	}
 	token := false // a token label's: a value only where it reads as one
-	if copula && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
+	pwd := copula && eqFold(s[k:p], "pwd") && !pathValue(s, va)
+	if copula && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
 		// (From before from: an e-mail address as <who> is matched, and
 		// the search goes on past it, "password for bob@example.com is …".)
 		if pk, pe, ok := passwordFor(s, max(from-proseBack, 0), p, sp); ok {
@@ -2222,7 +2278,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !token && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
+	} else if !token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2266,6 +2322,38 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		return Match{va, ve, KindKeyValue}, true
 	}
 	return Match{va, ve, KindHighEntropy}, true
+}
+
+// PWDPath reports whether key is "PWD" (any case) and v, its value, a
+// path: the shell's working directory ({"PWD": "/srv/app"} of an
+// environment), no credential, though "pwd" names a password.
+func PWDPath(key, v []byte) bool { return len(key) == 3 && eqFold(key, "pwd") && pathValue(v, 0) }
+
+// pwdPath reports a path as the value at s[v] of a key "PWD" (past
+// spaces and an opening quote, escaped or not): the shell's variable
+// that names the working directory, in every env dump.
+func pwdPath(s []byte, v int) bool {
+	for v < len(s) && (s[v] == ' ' || s[v] == '"' || s[v] == '\'' || s[v] == '\\') {
+		v++
+	}
+	return pathValue(s, v)
+}
+
+// pathValue reports a value at s[va] that reads as a path ("pwd is
+// /home/x", "pwd was ~/src", "pwd is C:\work", "$HOME/x", "./build"):
+// after "pwd", the shell's command that prints the working directory, a
+// path is the directory, not a password.
+func pathValue(s []byte, va int) bool {
+	if va >= len(s) {
+		return false
+	}
+	switch c := s[va]; {
+	case c == '/', c == '~', c == '.', c == '$':
+		return true // (also "$HOME/x", "./build")
+	case is(c, cUpper|cLower) && va+2 < len(s) && s[va+1] == ':' && (s[va+2] == '\\' || s[va+2] == '/'):
+		return true
+	}
+	return false
 }
 
 // proseBack is how far before its from proseValue looks for "password
@@ -2427,7 +2515,8 @@ func passOrCopula(t []byte, copula bool) bool {
 
 // labelCopula reports whether the 's' at t[k] ends the copula of a token
 // label: "key is ", "ken was ", "ret is " (api key, access token, client
-// secret; proseLabel judges the label), ' ' or '+' around the copula.
+// secret; proseLabel judges the label), "pwd is " (a password's short
+// name), ' ' or '+' around the copula.
 func labelCopula(t []byte, k int) bool {
 	if k < 5 || k+1 >= len(t) || t[k+1] != ' ' && t[k+1] != '+' {
 		return false
@@ -2442,7 +2531,8 @@ func labelCopula(t []byte, k int) bool {
 		return false
 	}
 	a, b, c := t[le-3]|0x20, t[le-2]|0x20, t[le-1]|0x20
-	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't'
+	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't' ||
+		a == 'p' && b == 'w' && c == 'd'
 }
 
 // proseSeed is what proseValue judges of s from its first digit on, for

@@ -68,7 +68,7 @@ func proseKeysRef(b []byte) bool {
 	if containsFold(b, "pass") {
 		return true
 	}
-	for _, l := range []string{"key", "ken", "ret"} {
+	for _, l := range []string{"key", "ken", "ret", "pwd"} {
 		for _, c := range []string{"is", "was"} {
 			for _, a := range []string{" ", "+"} {
 				for _, z := range []string{" ", "+"} {
@@ -86,7 +86,7 @@ func proseKeysRef(b []byte) bool {
 // "token was+", "secret is " at each offset of texts of their letters
 // (across the eight-byte words), with one byte of each changed.
 func TestProseKeys(t *testing.T) {
-	fill := "kensiwa yrt+sKEY"
+	fill := "kensiwa yrt+sKEYpwd"
 	for n := 0; n <= 24; n++ {
 		b := make([]byte, n)
 		for k := range b {
@@ -95,7 +95,7 @@ func TestProseKeys(t *testing.T) {
 		if got, want := proseKeys(b), proseKeysRef(b); got != want {
 			t.Errorf("proseKeys(%q) = %v, want %v", b, got, want)
 		}
-		for _, p := range []string{"key is ", "KEN was+", "ret+is ", "Key+Was+"} {
+		for _, p := range []string{"key is ", "KEN was+", "ret+is ", "Key+Was+", "pwd is ", "PWD+was "} {
 			for at := 0; at+len(p) <= n; at++ {
 				x := append([]byte(nil), b...)
 				copy(x[at:], p)

@@ -180,6 +180,12 @@ func classifySpecial(k []byte) KeyClass {
 	if words > 1 && eqFold(last, "key") {
 		return namedKey(ws[:min(words, len(ws))-1], penult)
 	}
+	if len(last) > 5 && eqFold(last[len(last)-3:], "key") && eqFoldAny(last[:len(last)-3], keyVendors...) {
+		// A known vendor glued to "key" ("stripekey", "OPENAIKEY",
+		// "serpapikey"), as STRIPE_KEY. Only a vendor: "monkey",
+		// "turnkey", "whiskey", "passkey" are words.
+		return KeyCredential
+	}
 	switch {
 	case eqFoldAny(k, "email", "e_mail", "e-mail", "email_address", "emailAddress", "mail"):
 		return KeyEmail

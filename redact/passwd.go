@@ -518,29 +518,71 @@ var passwdTailT = func() (t [256]bool) {
 var tailNeedles = []string{"l-password", "l-admin-secret"}
 
 // userTailEncoded reports a tail that ends after usermod's or useradd's
-// "-p" URL-encoded and an encoded quote, or inside the value after it:
-// "usermod+-p+%27", "usermod%2B-p%2B%2527Ver" (encoded twice).
+// "-p" URL-encoded and an encoded quote, or inside the value after it
+// (also after an escape of its own: "%27VerN%25eR" | "iCon…"), or inside
+// that quote's escape, or after the command's name: "usermod+-p+%27",
+// "usermod%2B-p%2B%2527Ver" (encoded twice), "usermod+-p+%2" | "7…",
+// "sudo+usermod" | "+-p+%27…".
 func userTailEncoded(b []byte) bool {
 	// Back over the value in progress to the '%' of its encoded quote:
 	// most tails (a base64 run, a word) stop at a byte no value holds or
-	// run past 32 bytes.
+	// run past 64 bytes.
 	e := len(b)
-	if bytes.IndexByte(b[max(0, e-36):], '%') < 0 {
+	if k := e - 1; k >= 0 && (b[k] == '+' || b[k] == ' ') {
+		e = k
+	}
+	if e >= 7 && (at(b, e-7, "usermod") || at(b, e-7, "useradd")) {
+		return true // "sudo+usermod" | "+-p+%27…": its flag in the next text
+	}
+	if e >= 3 && b[e-2] == '-' && is(b[e-1], cLower) && (b[e-3] == '+' || b[e-3] == ' ') {
+		// After another flag of the command: "useradd+-m" | "+-p+%27…".
+		w := b[max(0, e-64):e]
+		if bytes.IndexByte(w, '\n') < 0 && bytes.IndexByte(w, '&') < 0 && userCommandBefore(b, e) {
+			return true
+		}
+	}
+	e = len(b)
+	if bytes.IndexByte(b[max(0, e-64):], '%') < 0 && !(e >= 3 && at(b, e-3, "-p+")) {
 		return false
 	}
-	for e > 0 && len(b)-e < 36 && b[e-1] != '%' {
-		if c := b[e-1]; c == '+' || c == '&' || c == ' ' || c == '\n' || c == '"' {
+	// An escape cut at the end: "%", "%2", "%25", "%252" (the quote's,
+	// or one in the value).
+	for k := e - 1; k >= max(0, e-4); k-- {
+		if b[k] == '%' {
+			if x := string(b[k:e]); e-k == 1 || e-k == 2 && hexVal(b[k+1]) >= 0 || x == "%25" || x == "%252" {
+				e = k
+			}
+			break
+		}
+	}
+	if e >= 3 && at(b, e-3, "-p+") || e >= 5 && atFold(b, e-5, "-p%2b") {
+		return userCommandBefore(b, e) // "-p+" | "%27…"
+	}
+	if !bytes.Contains(b[max(0, e-72):e], []byte("-p")) {
+		return false // (most tails with a '%': URL-encoded logs)
+	}
+	for n := len(b); e > 0 && n-e < 64; e-- {
+		c := b[e-1]
+		if c == '+' || c == '&' || c == ' ' || c == '\n' || c == '"' {
 			return false
 		}
-		e--
+		if c != '%' {
+			continue
+		}
+		q := e - 1
+		if q < 3 || !(at(b, q, "%27") || at(b, q, "%22") || at(b, q, "%2527") || at(b, q, "%2522")) {
+			continue // an escape in the value ("%25", "%2F")
+		}
+		if at(b, q-3, "-p+") || q >= 5 && atFold(b, q-5, "-p%2b") {
+			return userCommandBefore(b, q)
+		}
 	}
-	q := e - 1
-	if q < 3 || b[q] != '%' || !(at(b, q, "%27") || at(b, q, "%22") || at(b, q, "%2527") || at(b, q, "%2522")) {
-		return false
-	}
-	if !(at(b, q-3, "-p+") || q >= 5 && atFold(b, q-5, "-p%2b")) {
-		return false
-	}
+	return false
+}
+
+// userCommandBefore reports "usermod" or "useradd" in the 256 bytes
+// before b[q].
+func userCommandBefore(b []byte, q int) bool {
 	w := b[max(0, q-256):q]
 	return bytes.Contains(w, []byte("usermod")) || bytes.Contains(w, []byte("useradd"))
 }

@@ -182,7 +182,7 @@ func MayHoldCredentialText[T Text](s T) bool {
 			if i >= b64End {
 				// (An escape's first digit is the first of its run, "u7801":
 				// a CJK label spelled with escapes is looked for once a run.)
-				if i >= 2 && (b[i-1] == 'u' || b[i-1]|0x20 == 'd') && mayEscCJK(b, i) {
+				if i >= 2 && (b[i-1] == 'u' || b[i-1]|0x20 == 'd' || b[i-1]|0x20 == 'f' && b[i] == '1') && mayEscCJK(b, i) {
 					if _, ok := escCJKPair(b, 0, i); ok {
 						return true
 					}

@@ -12,6 +12,9 @@ package redact
 // prosePassword matches the value after "password is " or "passwd was
 // " whose key word's 'w' is s[i].
 func prosePassword(s []byte, from, i int) (Match, bool) {
+	if s[i-1]|0x20 == 'p' {
+		return prosePwd(s, from, i)
+	}
 	kw := i - 4
 	if kw < from || s[i-1] != 's' || s[i-2] != 's' || s[i-3] != 'a' || s[kw]|0x20 != 'p' || !wordStart(s, kw) {
 		return Match{}, false
@@ -29,6 +32,30 @@ func prosePassword(s []byte, from, i int) (Match, bool) {
 	case va < len(s) && (s[va] == ' ' || s[va] == '\t') && netrcBefore(s, from, kw):
 		return netrcPassword(s, va)
 	default:
+		return Match{}, false
+	}
+	return proseWordValue(s, va)
+}
+
+// prosePwd matches the value after "pwd is " or "pwd was " whose 'w' is
+// s[i] (a password's short name: "my pwd is <pw>"), judged as
+// prosePassword's; a path is none (pwd, the shell's command, prints the
+// working directory: proseWordValue takes no value with a '/').
+func prosePwd(s []byte, from, i int) (Match, bool) {
+	kw := i - 1
+	if kw < from || i+5 >= len(s) || s[i+1]|0x20 != 'd' || !wordStart(s, kw) {
+		return Match{}, false
+	}
+	va := i + 2
+	switch {
+	case atFold(s, va, " is "):
+		va += 4
+	case atFold(s, va, " was "):
+		va += 5
+	default:
+		return Match{}, false
+	}
+	if pathValue(s, va) {
 		return Match{}, false
 	}
 	return proseWordValue(s, va)

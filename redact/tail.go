@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 )
 
 // MayStartCredential reports whether the end of a text (tail: a stream's
@@ -55,8 +56,77 @@ func MayStartCredential[T Text](tail T) bool {
 	if !hasPrintableASCII(b) {
 		return cjkTailStart(b)
 	}
-	return mayStartCredential(b) || cjkTailStart(b)
+	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b)
 }
+
+// escCJKTailStart reports a tail that ends inside a CJK label or its
+// separator spelled as \uXXXX escapes (JSON text written by Python's
+// json.dumps, held in a string): its last escapes, the last one whole or
+// cut ("\u5bc6\u78" | "01\uff1a<pw>", "\u7801\" | "uff1a<pw>"), hold a
+// character of a label or a separator (escCJKPair reads the pair in the
+// text joined).
+func escCJKTailStart(b []byte) bool {
+	e := len(b)
+	if e < 6 || b[e-1] != '\\' && b[e-2] != '\\' && b[e-3] != '\\' && b[e-4] != '\\' && b[e-5] != '\\' && b[e-6] != '\\' {
+		return false
+	}
+	// A cut escape at the end: "\", "\u", "\u7", "\u78", "\u780".
+	for k := e - 1; k >= e-5; k-- {
+		if b[k] != '\\' {
+			continue
+		}
+		cut := true
+		var h [3]byte
+		for j := k + 1; j < e; j++ {
+			if j == k+1 && b[j] != 'u' || j > k+1 && hexVal(b[j]) < 0 {
+				cut = false
+			} else if j > k+1 {
+				h[j-k-2] = lower(b[j])
+			}
+		}
+		if !cut {
+			break
+		}
+		if d := e - k - 2; d > 0 && cjkTailHex[string(h[:d])] {
+			return true // the first digits of a label's character ("\u5b" | "c6…")
+		} else if d <= 0 {
+			return true // "\" or "\u": the next character is cut ("\" | "u5bc6\u7801：…")
+		}
+		e = k
+		break
+	}
+	for n := 0; n < 8 && e >= 6 && b[e-6] == '\\' && b[e-5] == 'u'; n++ {
+		r, _, ok := escRuneAt(b, e-5)
+		if !ok {
+			return false
+		}
+		if cjkTailRune[r] {
+			return true
+		}
+		e -= 6
+	}
+	return false
+}
+
+// cjkTailRune marks the characters of cjkLabels and the separators after
+// one (escSep); cjkTailHex the first one to three hex digits of their
+// escapes (lower case).
+var cjkTailRune, cjkTailHex = func() (map[rune]bool, map[string]bool) {
+	m := map[rune]bool{'：': true, '＝': true, '是': true, '为': true, '為': true, 'は': true}
+	for _, l := range cjkRunes {
+		for _, r := range l {
+			m[r] = true
+		}
+	}
+	h := map[string]bool{}
+	for r := range m {
+		x := fmt.Sprintf("%04x", r)
+		for n := 1; n < 4; n++ {
+			h[x[:n]] = true
+		}
+	}
+	return m, h
+}()
 
 // cjkTailStart reports a tail that ends in a CJK label, or in a label and
 // its separator ("数据库密码：" | "<pw>"): the
@@ -167,7 +237,7 @@ func mayStartCredential(b []byte) bool {
 	if anyWord(tokenTable, win) || HasPEMDash(b) {
 		return true
 	}
-	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win)) {
+	if anyWord(keyTable, win) && (mayProbe(win) && probed(win) || namesEntry(win) || passinEnds(win) || phpDumpTail(win) || proseWordTail(win)) {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) || shapeTailStart(b) || passwdTailStart(b) ||
@@ -213,6 +283,39 @@ func mayStartCredential(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// proseWordTail reports a tail that ends inside a word after "password
+// is ", "passwd was ", "pwd is " (prosePassword's and prosePwd's value,
+// which a word of letters may be: "the pwd is correc" | "thorsebattery.").
+// The probes, no word of letters, do not complete it. (After "passphrase
+// is " a word is not masked at all: no anchor byte reveals it.)
+func proseWordTail(win []byte) bool {
+	e := len(win)
+	k := e
+	for k > 0 && e-k < 64 && is(win[k-1], cUpper|cLower) {
+		k--
+	}
+	if k > 0 && k < e && (win[k-1] == '\'' || win[k-1] == '"' || win[k-1] == '`') {
+		k-- // "the password is 'correc" | "thorse'"
+	}
+	if k == e || k < 5 || win[k-1] != ' ' {
+		return false
+	}
+	c := k - 1 // the copula's end
+	switch {
+	case atFold(win, c-2, "is") && win[c-3] == ' ':
+		c -= 3
+	case c >= 4 && atFold(win, c-3, "was") && win[c-4] == ' ':
+		c -= 4
+	default:
+		return false
+	}
+	w := c
+	for w > 0 && c-w < 10 && is(win[w-1], cUpper|cLower) {
+		w--
+	}
+	return wordStart(win, w) && eqFoldAny(win[w:c], "password", "passwd", "pwd")
 }
 
 // longTokenTail reports whether the last word of b (its last maxNeedle

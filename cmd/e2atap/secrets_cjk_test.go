@@ -168,3 +168,60 @@ func TestCJKSeparatorEscapedValueWithoutAnchor(t *testing.T) {
 		t.Errorf("the record log has %d masks, want %d", n, 2*len(fams))
 	}
 }
+
+// TestCJKEscapedLabelCutInside: JSON text held in a delta and written by
+// json.dumps' default (ensure_ascii), so that a CJK label and its
+// separator are \uXXXX escapes in the delta's text ("\u5bc6\u7801\uff1a
+// <pw>"), streamed in two deltas cut at every byte of the label's and the
+// separator's escapes. The record log masked each, but a cut inside the
+// escapes left no tail for the split check (the first delta ended in no
+// credential's start) and no e2a.secret finding was made. Each stream is a
+// finding now; no value shows in any output. Also an ASCII key before the
+// escaped separator ("API Key\uff1a<v>", "api_key\u4e3a\uff1a<v>").
+func TestCJKEscapedLabelCutInside(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	texts := []struct{ name, label, value string }{
+		{"zh_db_password", "数据库密码：", "Kqzmpxtrlv7W"},
+		{"zh_token_copula", "令牌为 ", "Ht5nB2qWz8Kc"},
+		{"ja_password", "パスワード＝", "zkqtrmnvpl3Q"},
+		{"api_key_fullwidth", "API Key：", "Vd3kP8wZq1Lm"},
+		{"api_key_copula_colon", "api_key为：", "Rj6wK1nZv4Tq"},
+	}
+	var fams []secretaudit.Family
+	var cuts [][2]string
+	for _, x := range texts {
+		raw, _ := json.Marshal(map[string]any{"note": "配置如下", "line": x.label + x.value})
+		text := string(asciiJSON(t, json.RawMessage(raw))) // the delta's text: {"line": "\u5bc6…\uff1aKqzm…", …}
+		v := strings.Index(text, x.value)
+		line := strings.Index(text, `"line":"`) + len(`"line":"`)
+		first := line + strings.Index(text[line:], `\u`) // (a cut in an ASCII key's first letters is not seen: redact's tail.go)
+		for c := first + 1; c < v; c++ {
+			fams = append(fams, secretaudit.Family{Name: fmt.Sprintf("%s_cut%d", x.name, c-first), Value: text, Cores: []string{x.value}})
+			cuts = append(cuts, [2]string{text[:c], text[c:]})
+		}
+	}
+	ts := "2026-12-07T00:00:00Z"
+	var b bytes.Buffer
+	for n, c := range cuts {
+		rid := fmt.Sprintf("esccut-%03d", n)
+		for k, r := range []map[string]any{
+			{"delta_kind": "tool", "delta": c[0]},
+			{"delta_kind": "tool", "delta": c[1]},
+		} {
+			line, _ := json.Marshal(map[string]any{"protocol_version": "1.0", "response_id": rid, "request_id": rid, "sequence": k,
+				"is_final": false, "status": "in_progress", "response_kind": "e2a.chunk", "timestamp": ts, "provenance": map[string]any{}, "body": r})
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		line, _ := json.Marshal(map[string]any{"protocol_version": "1.0", "response_id": rid, "request_id": rid, "sequence": 2,
+			"is_final": true, "status": "succeeded", "response_kind": "e2a.complete", "timestamp": ts, "provenance": map[string]any{}, "body": map[string]any{"result": map[string]any{}}})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	capture := filepath.Join(t.TempDir(), "esccut.jsonl")
+	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ := validateKeep(t, fams, capture)
+	secretStreams(t, fams, stdout, "esccut-%03d")
+}

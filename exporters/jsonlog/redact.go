@@ -280,7 +280,8 @@ const (
 	ctxFiles       // params.files, params.attachments
 	ctxFileEntry
 	ctxAuth
-	ctxCred // every scalar is a credential
+	ctxCred  // every scalar is a credential
+	ctxNamed // under an unknown tool's key (keyNamed): every string judged as its value (actNamedKey)
 )
 
 type action uint8
@@ -310,7 +311,14 @@ type mode struct {
 	// delta: body.delta, whose text continues in the stream's next chunk
 	// (the Writer's carry checks the boundary).
 	delta bool
+	// pwd: the key is "PWD" (any case): a path under it is the working
+	// directory (redact.PWDPath), scanned as text.
+	pwd bool
 }
+
+// pwdName is the key redact.PWDPath is asked about for a member whose key
+// decide found to be "PWD" (mode.pwd).
+var pwdName = []byte("pwd")
 
 var contentKeys = [...]string{"delta", "text", "content", "prompt", "query", "content_blocks", "parts", "rawInput", "rawOutput", "thought", "reasoning"}
 
@@ -349,7 +357,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 	}
 	switch classifyKey(key) {
 	case keyCredential:
-		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred}
+		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred, pwd: len(key) == 3 && eqFold(key, "pwd")}
 	case keyToken:
 		return mode{act: actCredStr, rule: RuleCredentialKey, child: ctxCred}
 	case keyRef:
@@ -359,7 +367,12 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 	case keyPhone:
 		return mode{act: actPII, rule: RulePhone}
 	case keyNamed:
-		return mode{act: actNamedKey, rule: RuleHighEntropy}
+		return mode{act: actNamedKey, rule: RuleHighEntropy, child: ctxNamed}
+	}
+	if c == ctxNamed {
+		// A member of an object under an unknown tool's key
+		// ({"acmeKey": {"live": "<hex>"}}): judged as the key's value.
+		return mode{act: actNamedKey, rule: rule, child: ctxNamed}
 	}
 	k := string(key)
 	switch c {
@@ -447,6 +460,9 @@ func elem(m mode) mode {
 		return mode{act: actCred, rule: m.rule, child: ctxCred}
 	case actPII, actRef:
 		return mode{act: m.act, rule: m.rule}
+	case actNamedKey:
+		// {"acmeKey": ["<hex>"]}: each element as the key's value.
+		return mode{act: actNamedKey, rule: m.rule, child: ctxNamed}
 	}
 	switch m.child {
 	case ctxCred:
@@ -751,6 +767,10 @@ func (st *state) strValue(raw, s []byte, m mode) {
 	}
 	if isMaskToken(s) {
 		st.copyString(raw, s)
+		return
+	}
+	if m.pwd && m.act == actCred && redact.PWDPath(pwdName, s) {
+		st.scanString(raw, s, m.ident) // {"PWD": "/srv/app"}
 		return
 	}
 	switch m.act {
