@@ -1,0 +1,47 @@
+package redact
+
+import "testing"
+
+// TestSetterCall: a credential passed as the one quoted argument of a
+// setter or a builder's method of a credential-named field (Java's
+// HikariConfig.setPassword, Spring's DataSourceBuilder.password, an SDK's
+// setApiKey) is masked, the value only, and no call that reads, looks up
+// or checks one, nor a function of its own name, is.
+func TestSetterCall(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{`config.setPassword("01%sjuQUy^DFvT");`, `01%sjuQUy^DFvT`},
+		{`ds.setPassword('ZE1^fka1#7*v3X')`, `ZE1^fka1#7*v3X`},
+		{`DataSourceBuilder.create().username("sa").password("OIZaK3iF#29yK9").build();`, `OIZaK3iF#29yK9`},
+		{`MongoCredential.builder().withPassword("Wq7ZkP2vLm9x").build()`, `Wq7ZkP2vLm9x`},
+		{`mail.setSmtpPassword("h8Gt2kLq0pZr")`, `h8Gt2kLq0pZr`},
+		{`client.setApiKey("4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU");`, `4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU`},
+		{`builder.clientSecret("Zx81Kq0LmP3vRt7");`, `Zx81Kq0LmP3vRt7`},
+		{`props.set_password("k2Jd8sLq1Xz0")`, `k2Jd8sLq1Xz0`},
+		{`{"code": "cfg.setPassword(\"Pz4Rk2Lm9Qx1\");"}`, `Pz4Rk2Lm9Qx1`},
+		{`b.password("OIZaK3iF#29yK9")`, `OIZaK3iF#29yK9`},
+		{`.token("Vb7Kq2Lz9Xc4Mn8Pw1Rt")`, `Vb7Kq2Lz9Xc4Mn8Pw1Rt`},
+	} {
+		m, ok := Find(c.text, 0)
+		if !ok || c.text[m.Start:m.End] != c.secret {
+			t.Errorf("%s: %v %v (%q), want %q", c.text, m, ok, c.text[m.Start:m.End], c.secret)
+		}
+		if !MayHoldCredentialText([]byte(c.text)) {
+			t.Errorf("%s: the pre-check passes it over", c.text)
+		}
+	}
+	for _, s := range []string{
+		`vault.getSecret("prod-db-1")`,
+		`if (!encoder.verifyPassword("hunter2x9")) {`,
+		`hash_password("Tr0ub4dor3")`,
+		`new Secret("name-2")`,
+		`ds.setPassword(System.getenv("DB_PASSWORD2"));`,
+		`ds.setPassword("${DB_PASSWORD_2}");`,
+		`ds.setUsername("admin2024");`,
+		`cfg.setPasswordFile("/run/secrets/db2");`,
+		`ds.setPassword("");`,
+	} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("%s: %v (%q)", s, m, s[m.Start:m.End])
+		}
+	}
+}
