@@ -45,3 +45,32 @@ func TestSetterCall(t *testing.T) {
 		}
 	}
 }
+
+// TestHelperNameKeys: a credential-named key whose last word is "store"
+// or "helper" names a credential helper (Docker's config.json
+// "credsStore": "desktop", git's credential.helper): its value is the
+// helper's name, not a credential. A credential under such a parent
+// object is still one.
+func TestHelperNameKeys(t *testing.T) {
+	for _, s := range []string{
+		"{\n  \"auths\": {\n    \"ghcr.io\": {}\n  },\n  \"credsStore\": \"desktop\",\n  \"currentContext\": \"default\"\n}",
+		`"credsStore": "osxkeychain"`,
+		"[credential]\n\thelper = store\n",
+		"credential.helper=manager-core2",
+		"secretStore: vault-prod-2",
+		"secret_store: aws-secrets-manager-2",
+	} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("%q: %v (%q)", s, m, s[m.Start:m.End])
+		}
+	}
+	for _, c := range []struct{ text, secret string }{
+		{`{"auths": {"https://index.docker.io/v1/": {"auth": "Ym9iOlF6OXB3bXZ0bHJieDI="}}, "credsStore": "desktop"}`, `Ym9iOlF6OXB3bXZ0bHJieDI=`},
+		{"secret_store_password: Kqz9pwmv2tlrbx", "Kqz9pwmv2tlrbx"},
+	} {
+		m, ok := Find(c.text, 0)
+		if !ok || c.text[m.Start:m.End] != c.secret {
+			t.Errorf("%s: %v %v, want %q", c.text, m, ok, c.secret)
+		}
+	}
+}

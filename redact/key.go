@@ -59,7 +59,8 @@ var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "req
 	"names", "len", "length", "count", "policy", "scheme", "mode", "expires", "expiry", "ttl", "header",
 	"field", "path", "file", "id", "ids", "kind", "version", "source", "set", "present", "rotated",
 	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength",
-	"stdin", "fd"} // (docker login --password-stdin <registry>: the password is read from stdin)
+	"stdin", "fd", // (docker login --password-stdin <registry>: the password is read from stdin)
+	"store", "helper"} // (Docker's "credsStore": "desktop", git's credential.helper store: a helper's name)
 
 func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]
