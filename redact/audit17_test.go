@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestSetterCall: a credential passed as the one quoted argument of a
 // setter or a builder's method of a credential-named field (Java's
@@ -71,6 +74,32 @@ func TestHelperNameKeys(t *testing.T) {
 		m, ok := Find(c.text, 0)
 		if !ok || c.text[m.Start:m.End] != c.secret {
 			t.Errorf("%s: %v %v, want %q", c.text, m, ok, c.secret)
+		}
+	}
+}
+
+// TestSetterCallCut: a setter's value cut across two texts, after the
+// call's opening quote or inside the value, is kept as a tail
+// (MayStartCredential: the "sword(" of cmdNeedles) and found by Straddle.
+func TestSetterCallCut(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{"HikariConfig config = new HikariConfig();\nconfig.setPassword(\"Qz7kLp2Xw9Rv4M\");\n", "Qz7kLp2Xw9Rv4M"},
+		{"DataSourceBuilder.create().username(\"sa\").password(\"Tb8Nq3Vx6Lm1Zc\").build();", "Tb8Nq3Vx6Lm1Zc"},
+		{"client.setApiKey(\"4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU\");", "4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU"},
+		{"val a = OAuthClient.builder().clientSecret(\"Zx81Kq0LmP3vRt7Hw\").build()", "Zx81Kq0LmP3vRt7Hw"},
+		{"gh = GitHubClient.builder().token(\"Vb7Kq2Lz9Xc4Mn8Pw1RtYu5\").build();", "Vb7Kq2Lz9Xc4Mn8Pw1RtYu5"},
+	} {
+		v := strings.Index(c.text, c.secret)
+		for _, cut := range []int{v, v + len(c.secret)/3, v + 2*len(c.secret)/3} {
+			tail, head := []byte(c.text[:cut]), []byte(c.text[cut:])
+			if !MayStartCredential(tail) {
+				t.Errorf("%q | %q: the tail is not kept", tail, head)
+				continue
+			}
+			j, m, ok := Straddle(nil, tail, head)
+			if !ok || string(j[m.Start:m.End]) != c.secret {
+				t.Errorf("%q | %q: %v %v", tail, head, m, ok)
+			}
 		}
 	}
 }

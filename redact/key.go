@@ -517,6 +517,8 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"define(", // define( 'D | B_PASSWORD', '<pw>')
 	"set -gx", // set -gx OPENAI_ | API_KEY <key>
 	"vault l", // vault log | in s.…
+	// a setter's or a builder's call (setterCall): .setPassword(" | <pw>
+	"sword(", "oken(", "cret(", "key(",
 	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
 	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
 
