@@ -18,11 +18,12 @@ func TestSetterCall(t *testing.T) {
 		{`MongoCredential.builder().withPassword("Wq7ZkP2vLm9x").build()`, `Wq7ZkP2vLm9x`},
 		{`mail.setSmtpPassword("h8Gt2kLq0pZr")`, `h8Gt2kLq0pZr`},
 		{`client.setApiKey("4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU");`, `4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU`},
-		{`builder.clientSecret("Zx81Kq0LmP3vRt7");`, `Zx81Kq0LmP3vRt7`},
+		{`builder.apiKey("Zx81Kq0LmP3vRt7");`, `Zx81Kq0LmP3vRt7`},
+		{`cfg.setClientSecret("Zx81Kq0LmP3vRt7");`, `Zx81Kq0LmP3vRt7`},
 		{`props.set_password("k2Jd8sLq1Xz0")`, `k2Jd8sLq1Xz0`},
 		{`{"code": "cfg.setPassword(\"Pz4Rk2Lm9Qx1\");"}`, `Pz4Rk2Lm9Qx1`},
 		{`b.password("OIZaK3iF#29yK9")`, `OIZaK3iF#29yK9`},
-		{`.token("Vb7Kq2Lz9Xc4Mn8Pw1Rt")`, `Vb7Kq2Lz9Xc4Mn8Pw1Rt`},
+		{`gh.setOAuthToken("Vb7Kq2Lz9Xc4Mn8Pw1Rt")`, `Vb7Kq2Lz9Xc4Mn8Pw1Rt`},
 	} {
 		m, ok := Find(c.text, 0)
 		if !ok || c.text[m.Start:m.End] != c.secret {
@@ -86,8 +87,8 @@ func TestSetterCallCut(t *testing.T) {
 		{"HikariConfig config = new HikariConfig();\nconfig.setPassword(\"Qz7kLp2Xw9Rv4M\");\n", "Qz7kLp2Xw9Rv4M"},
 		{"DataSourceBuilder.create().username(\"sa\").password(\"Tb8Nq3Vx6Lm1Zc\").build();", "Tb8Nq3Vx6Lm1Zc"},
 		{"client.setApiKey(\"4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU\");", "4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU"},
-		{"val a = OAuthClient.builder().clientSecret(\"Zx81Kq0LmP3vRt7Hw\").build()", "Zx81Kq0LmP3vRt7Hw"},
-		{"gh = GitHubClient.builder().token(\"Vb7Kq2Lz9Xc4Mn8Pw1RtYu5\").build();", "Vb7Kq2Lz9Xc4Mn8Pw1RtYu5"},
+		{"val a = OAuthClient.builder().apiKey(\"Zx81Kq0LmP3vRt7Hw\").build()", "Zx81Kq0LmP3vRt7Hw"},
+		{"gh = GitHubClient.create().setOAuthToken(\"Vb7Kq2Lz9Xc4Mn8Pw1RtYu5\");", "Vb7Kq2Lz9Xc4Mn8Pw1RtYu5"},
 	} {
 		v := strings.Index(c.text, c.secret)
 		for _, cut := range []int{v, v + len(c.secret)/3, v + 2*len(c.secret)/3} {

@@ -36,8 +36,9 @@ import "bytes"
 // nmcli's "nmcli" (its "password" is taken only on a line with it),
 // fish's "set", "user-secrets", mc's "alias" and "config", "define",
 // "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines",
-// "chpasswd"; a setter's or a builder's (setterCall) "sword(", "oken(",
-// "cret(", "Key(", "_key(". Each is given by a part of it whose first three bytes are
+// "chpasswd"; a builder's (setterCall) "rd(" (password) and "ey(" (key;
+// "oken(" and "cret(" would have added "ke" and "re", which fill text; a
+// setter's "set" is there). Each is given by a part of it whose first three bytes are
 // rare in text (anyWordPairs compares words only where their first pairs
 // are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
 // bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
@@ -54,7 +55,7 @@ var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
 	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
 		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass",
-		"sword(", "oken(", "cret(", "Key(", "_key("}
+		"rd(", "ey("}
 )
 
 // (cmdTable is in tables_gen.go.)
@@ -697,10 +698,10 @@ func callArg(s []byte, from, p int) bool {
 func setterCall(name []byte) bool {
 	d := bytes.LastIndexByte(name, '.')
 	seg := name[d+1:]
-	set := false
+	set, setter := false, false
 	for _, p := range [...]string{"set", "with", "use"} {
 		if len(seg) > len(p)+1 && string(seg[:len(p)]) == p && (isUpper(seg[len(p)]) || seg[len(p)] == '_') {
-			seg, set = seg[len(p):], true
+			seg, set, setter = seg[len(p):], true, p == "set"
 			if seg[0] == '_' {
 				seg = seg[1:]
 			}
@@ -709,6 +710,12 @@ func setterCall(name []byte) bool {
 	}
 	if !set && d < 0 {
 		return false // a function of its own name: hash_password("…"), input("Password: ")
+	}
+	if !setter && !bytes.HasSuffix(seg, []byte("rd")) && !bytes.HasSuffix(seg, []byte("ey")) {
+		// A builder's or a with/use method other than a password's or a
+		// key's (.token("…"), .withSecret("…")): cmdMay's words are
+		// "set", "rd(" and "ey(".
+		return false
 	}
 	if len(seg) < 3 || !isLowerByte(seg[0]) && !set {
 		return false // a class: .Secret("…") (a type's constructor), Password("…")

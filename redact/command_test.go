@@ -36,7 +36,7 @@ var cmdForms = []string{
 	`c = DriverManager.getConnection(url, "app", "Kqz9pwmvtlrbx");`, `auth := smtp.PlainAuth("", "bob", "Kqz9pwmvtlrbx", "h")`,
 	"define('DB_PASSWORD', 'Kqz9pwmvtlrbx');", `$conn = mysqli_connect("db", "app", "Kqz9pwmvtlrbx", "shop");`,
 	// A setter's or a builder's one argument (setterCall).
-	`b.password("Kqz9pwmvtlrbx")`, `.token("Kqz9pwmvtlrbx")`, `c.setApiKey("Kqz9pwmvtlrbx")`, `builder.clientSecret("Kqz9pwmvtlrbx")`,
+	`b.password("Kqz9pwmvtlrbx")`, `c.setToken("Kqz9pwmvtlrbx")`, `c.setApiKey("Kqz9pwmvtlrbx")`, `builder.apiKey("Kqz9pwmvtlrbx")`,
 	`cfg.set_api_key("Kqz9pwmvtlrbx")`,
 	// URL-encoded ('+' for a space, no '%'): read decoded, colonArg's too.
 	"q=bindpw+Kqz9pwmvtlrbx&x=1", "q=xfreerdp+/p:Kqz9pwmvtlrbx&x=1", "q=Key+Content+:+Kqz9pwmvtlrbx&x=1",

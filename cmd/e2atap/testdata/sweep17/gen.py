@@ -6,8 +6,8 @@
 # argument of a setter or a builder's method of a credential-named field,
 # as code an agent reads or writes carries it: Java's
 # HikariConfig.setPassword, Spring's DataSourceBuilder.password, the
-# MongoDB driver's withPassword, an SDK's setApiKey, Kotlin's
-# clientSecret, Python's set_api_key, in a file listing, a diff and a
+# MongoDB driver's withPassword, an SDK's setApiKey and setOAuthToken,
+# Kotlin's apiKey, Python's set_api_key, in a file listing, a diff and a
 # grep; findings now (they were printed in the clear).
 # Near-misses ("near": true) must give no e2a.secret finding: a getter or
 # a lookup by name (getSecret, get_secret), a check (verifyPassword), a
@@ -52,9 +52,9 @@ p = gp(14); add("java_setpassword_single_quotes", pre("ds.setPassword('" + p + "
 p = gp(16); add("spring_datasourcebuilder_password", pre('$ grep -n password src/main/java/app/Config.java\n42:        return DataSourceBuilder.create().url(url).username("sa").password("' + p + '").build();'), p)
 p = gp(18); add("mongo_withpassword", pre('MongoCredential cred = MongoCredential.builder()\n    .withUser("app")\n    .withPassword("' + p + '")\n    .build();'), p)
 k = g(40); add("sdk_setapikey", pre('$ git diff\n+        client.setApiKey("' + k + '");\n-        client.setApiKey(System.getenv("API_KEY"));'), k)
-k = g(32); add("kotlin_builder_clientsecret", pre('val auth = OAuthClient.builder()\n    .clientId("web-app")\n    .clientSecret("' + k + '")\n    .build()'), k)
+k = g(32); add("kotlin_builder_apikey", pre('val client = SearchClient.builder()\n    .region("eu")\n    .apiKey("' + k + '")\n    .build()'), k)
 k = g(36); add("python_set_api_key", pre('$ sed -n 10,12p agent.py\nsdk = Client()\nsdk.set_api_key("' + k + '")\nsdk.connect()'), k)
-k = g(40); add("builder_token", pre('GitHubClient gh = GitHubClient.builder().token("' + k + '").build();'), k)
+k = g(40); add("setter_oauth_token", pre('GitHubClient gh = new GitHubClient();\ngh.setOAuthToken("' + k + '");'), k)
 # (2) and the setters' near-misses
 near("near_getsecret_by_name", 'String pw = vault.getSecret("prod-db-2");\nsecret = client.get_secret("db-password-3")')
 near("near_verify_password", 'if (!encoder.verifyPassword("hunter2x9")) { throw new AuthException(); }')
