@@ -104,3 +104,74 @@ func TestSetterCallCut(t *testing.T) {
 		}
 	}
 }
+
+// TestUserPasswordCall: the password argument of a call that takes a user
+// and its password (requests' HTTPBasicAuth, aiohttp's BasicAuth, .NET's
+// NetworkCredential, JavaMail's PasswordAuthentication, Apache
+// HttpClient's and Spring Security's UsernamePassword…) is masked, the
+// value only; a variable, an environment read, an empty string and the
+// user argument alone are none.
+func TestUserPasswordCall(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{`r = requests.get(url, auth=HTTPBasicAuth('admin', 'yd*4#LmXsWRVf%'))`, `yd*4#LmXsWRVf%`},
+		{`auth = requests.auth.HTTPDigestAuth("svc", "Qz7kLp2Xw9Rv4M")`, `Qz7kLp2Xw9Rv4M`},
+		{`async with aiohttp.ClientSession(auth=aiohttp.BasicAuth("bot", "Tb8Nq3Vx6Lm1Zc")) as s:`, `Tb8Nq3Vx6Lm1Zc`},
+		{`client.Credentials = new NetworkCredential("admin", "x0sT*2ubI9ciUY");`, `x0sT*2ubI9ciUY`},
+		{`return new PasswordAuthentication("mailer@x.io", "h8Gt2kLq0pZr");`, `h8Gt2kLq0pZr`},
+		{`new UsernamePasswordCredentials("admin", "Wq7ZkP2vLm9x")`, `Wq7ZkP2vLm9x`},
+		{`new UsernamePasswordAuthenticationToken("alice", "P4ssw0rd!2026")`, `P4ssw0rd!2026`},
+		{`{"code": "auth = HTTPBasicAuth(\"admin\", \"k2Jd8sLq1Xz0\")"}`, `k2Jd8sLq1Xz0`},
+	} {
+		found := false
+		for from := 0; !found; {
+			m, ok := Find(c.text, from)
+			if !ok {
+				break
+			}
+			found, from = c.text[m.Start:m.End] == c.secret, m.End
+		}
+		if !found {
+			t.Errorf("%s: no match is %q", c.text, c.secret)
+		}
+		if !MayHoldCredentialText([]byte(c.text)) {
+			t.Errorf("%s: the pre-check passes it over", c.text)
+		}
+	}
+	for _, s := range []string{
+		`auth = HTTPBasicAuth(user, password)`,
+		`auth = HTTPBasicAuth("admin2", os.environ["API_PASSWORD"])`,
+		`new NetworkCredential("admin2024", "")`,
+		`new NetworkCredential("admin2024", password2)`,
+		`HTTPBasicAuth("user2024")`,
+	} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("%s: %v (%q)", s, m, s[m.Start:m.End])
+		}
+	}
+}
+
+// TestUserPasswordCallCut: the password of HTTPBasicAuth and its kin cut
+// across two texts after its opening quote, or inside it, is kept as a
+// tail (the calls' names among cmdNeedles) and found by Straddle.
+func TestUserPasswordCallCut(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{"r = requests.get(URL, auth=HTTPBasicAuth('admin', 'Qz7kLp2Xw9Rv4M'))", "Qz7kLp2Xw9Rv4M"},
+		{`session = aiohttp.ClientSession(auth=aiohttp.BasicAuth("bot", "Tb8Nq3Vx6Lm1Zc"))`, "Tb8Nq3Vx6Lm1Zc"},
+		{`client.Credentials = new NetworkCredential("mailer", "x0sT2ubI9ciUYq");`, "x0sT2ubI9ciUYq"},
+		{`return new PasswordAuthentication("alerts", "h8Gt2kLq0pZrW");`, "h8Gt2kLq0pZrW"},
+		{`new UsernamePasswordCredentials("svc", "Wq7ZkP2vLm9xY")`, "Wq7ZkP2vLm9xY"},
+	} {
+		v := strings.Index(c.text, c.secret)
+		for _, cut := range []int{v, v + len(c.secret)/3, v + 2*len(c.secret)/3} {
+			tail, head := []byte(c.text[:cut]), []byte(c.text[cut:])
+			if !MayStartCredential(tail) {
+				t.Errorf("%q | %q: the tail is not kept", tail, head)
+				continue
+			}
+			j, m, ok := Straddle(nil, tail, head)
+			if !ok || string(j[m.Start:m.End]) != c.secret {
+				t.Errorf("%q | %q: %v %v", tail, head, m, ok)
+			}
+		}
+	}
+}

@@ -38,7 +38,9 @@ import "bytes"
 // "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines",
 // "chpasswd"; a builder's (setterCall) "rd(" (password) and "ey(" (key;
 // "oken(" and "cret(" would have added "ke" and "re", which fill text; a
-// setter's "set" is there). Each is given by a part of it whose first three bytes are
+// setter's "set" is there); NetworkCredential's "kCredential",
+// UsernamePasswordCredentials' "dCredentials" (the other calls of a user
+// and a password hold "auth"). Each is given by a part of it whose first three bytes are
 // rare in text (anyWordPairs compares words only where their first pairs
 // are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
 // bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
@@ -55,7 +57,7 @@ var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
 	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
 		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass",
-		"rd(", "ey("}
+		"rd(", "ey(", "kCredential", "dCredentials"}
 )
 
 // (cmdTable is in tables_gen.go.)
@@ -598,7 +600,8 @@ func lineHolds(s []byte, from, w int, cmd string) bool {
 // makes it the password argument of a call that takes one: .login(user,
 // pw), new PDO(dsn, user, pw), mysqli_connect / new mysqli(host, user, pw),
 // DriverManager.getConnection(url, user, pw), smtp.PlainAuth(id, user, pw,
-// host), define('DB_PASSWORD', pw); or its one argument, of a setter or a
+// host), define('DB_PASSWORD', pw), HTTPBasicAuth(user, pw) and its kin
+// (NetworkCredential, PasswordAuthentication, UsernamePassword…); or its one argument, of a setter or a
 // builder's method of a credential-named field (setterCall).
 func callArg(s []byte, from, p int) bool {
 	n := 1 // the argument's place
@@ -666,6 +669,13 @@ func callArg(s []byte, from, p int) bool {
 		switch {
 		case has("login"):
 			return len(name) > 5 // a method: server.login(user, pw)
+		case has("HTTPBasicAuth"), has("HTTPDigestAuth"), has("BasicAuth"), has("NetworkCredential"), has("PasswordAuthentication"),
+			has("UsernamePasswordCredentials"), has("UsernamePasswordAuthenticationToken"):
+			// A user and its password: requests' HTTPBasicAuth(user, pw),
+			// aiohttp's BasicAuth, .NET's NetworkCredential, JavaMail's
+			// PasswordAuthentication, Apache HttpClient's and Spring
+			// Security's UsernamePassword….
+			return true
 		case string(name) == "define":
 			if first < 0 {
 				return false

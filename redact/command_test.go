@@ -38,6 +38,9 @@ var cmdForms = []string{
 	// A setter's or a builder's one argument (setterCall).
 	`b.password("Kqz9pwmvtlrbx")`, `c.setToken("Kqz9pwmvtlrbx")`, `c.setApiKey("Kqz9pwmvtlrbx")`, `builder.apiKey("Kqz9pwmvtlrbx")`,
 	`cfg.set_api_key("Kqz9pwmvtlrbx")`,
+	// A user and its password (callArg).
+	`auth = HTTPBasicAuth("admin", "Kqz9pwmvtlrbx")`, `var c = new NetworkCredential("admin", "Kqz9pwmvtlrbx", "CORP");`,
+	`new UsernamePasswordCredentials("admin", "Kqz9pwmvtlrbx")`,
 	// URL-encoded ('+' for a space, no '%'): read decoded, colonArg's too.
 	"q=bindpw+Kqz9pwmvtlrbx&x=1", "q=xfreerdp+/p:Kqz9pwmvtlrbx&x=1", "q=Key+Content+:+Kqz9pwmvtlrbx&x=1",
 	"q=echo+bob:Kqz9pwmvtlrbx+|+chpasswd&x=1", "q=Private-Lines:+1&AAAAB3NzaC1yc2EAAAADAQAB&x=1",

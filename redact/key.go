@@ -519,6 +519,8 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"vault l", // vault log | in s.…
 	// a setter's or a builder's call (setterCall): .setPassword(" | <pw>
 	"sword(", "oken(", "cret(", "key(",
+	// a user and its password (callArg): HTTPBasicAuth('admin', ' | <pw>
+	"basicauth(", "digestauth(", "kcredential(", "authentication(", "dcredentials(", "authenticationtoken(",
 	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
 	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
 

@@ -15,8 +15,13 @@
 # name (hash_password), a setter of a plain field; (2) the name of a
 # credential helper under a credential-named key (Docker's config.json
 # "credsStore": "desktop", git's credential.helper, a secret store's
-# name), which was an e2a.secret finding. Random characters from a fixed
-# seed.
+# name), which was an e2a.secret finding; (3) the password argument of a
+# call that takes a user and its password (requests' HTTPBasicAuth,
+# aiohttp's BasicAuth, .NET's NetworkCredential, JavaMail's
+# PasswordAuthentication, Apache HttpClient's UsernamePasswordCredentials),
+# printed in the clear before; variables, an environment read, an empty
+# password and the user alone as a near-miss. Random characters from a
+# fixed seed.
 import json, random, string
 r = random.Random(20261217)
 A = string.ascii_letters + string.digits
@@ -55,12 +60,19 @@ k = g(40); add("sdk_setapikey", pre('$ git diff\n+        client.setApiKey("' + 
 k = g(32); add("kotlin_builder_apikey", pre('val client = SearchClient.builder()\n    .region("eu")\n    .apiKey("' + k + '")\n    .build()'), k)
 k = g(36); add("python_set_api_key", pre('$ sed -n 10,12p agent.py\nsdk = Client()\nsdk.set_api_key("' + k + '")\nsdk.connect()'), k)
 k = g(40); add("setter_oauth_token", pre('GitHubClient gh = new GitHubClient();\ngh.setOAuthToken("' + k + '");'), k)
+# (3)
+p = gp(14); add("python_httpbasicauth", pre("$ sed -n 1,6p sync.py\nimport requests\nfrom requests.auth import HTTPBasicAuth\nr = requests.get(URL, auth=HTTPBasicAuth('admin', '" + p + "'))"), p)
+p = gp(14); add("aiohttp_basicauth", pre('session = aiohttp.ClientSession(auth=aiohttp.BasicAuth("bot", "' + p + '"))'), p)
+p = gp(16); add("dotnet_networkcredential", pre('$ grep -rn Credential src/\nsrc/Mailer.cs:18:        client.Credentials = new NetworkCredential("mailer", "' + p + '");'), p)
+p = gp(14); add("javamail_passwordauthentication", pre('protected PasswordAuthentication getPasswordAuthentication() {\n    return new PasswordAuthentication("alerts", "' + p + '");\n}'), p)
+p = gp(14); add("httpclient_usernamepasswordcredentials", pre('provider.setCredentials(AuthScope.ANY, new UsernamePasswordCredentials("svc", "' + p + '"));'), p)
 # (2) and the setters' near-misses
 near("near_getsecret_by_name", 'String pw = vault.getSecret("prod-db-2");\nsecret = client.get_secret("db-password-3")')
 near("near_verify_password", 'if (!encoder.verifyPassword("hunter2x9")) { throw new AuthException(); }')
 near("near_setpassword_variable", "ds.setPassword(password);\nds.setPassword(System.getenv(\"DB_PASSWORD2\"));\nds.setPassword(\"${DB_PASSWORD_2}\");")
 near("near_hash_password_function", 'digest = hash_password("Tr0ub4dor3")')
 near("near_setter_plain_field", 'ds.setUsername("admin2024");\nds.setMaximumPoolSize(10);\ncfg.setPasswordFile("/run/secrets/db2");')
+near("near_basicauth_variables", 'auth = HTTPBasicAuth(user, password)\nauth = HTTPBasicAuth("admin2", os.environ["API_PASSWORD"])\nc = new NetworkCredential("admin2024", "");\nHTTPBasicAuth("user2024")')
 near("near_docker_credsstore", '$ cat ~/.docker/config.json\n{\n  "auths": {\n    "ghcr.io": {}\n  },\n  "credsStore": "desktop",\n  "currentContext": "default"\n}')
 near("near_credsstore_osxkeychain", '{"credsStore": "osxkeychain", "credHelpers": {"gcr.io": "gcloud"}}')
 near("near_git_credential_helper", "$ git config --list | grep cred\ncredential.helper=manager-core2\ncredential.https://github.com.helper=store")
