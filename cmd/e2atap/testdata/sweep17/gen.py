@@ -20,8 +20,11 @@
 # aiohttp's BasicAuth, .NET's NetworkCredential, JavaMail's
 # PasswordAuthentication, Apache HttpClient's UsernamePasswordCredentials),
 # printed in the clear before; variables, an environment read, an empty
-# password and the user alone as a near-miss. Random characters from a
-# fixed seed.
+# password and the user alone as a near-miss; (4) a token with a dotted
+# prefix whose random part holds a '_' as a credential key's value
+# (Vault's "Token: hvs.…"), masked with no finding before (its value read
+# as a dotted path of names, code); dotted names after a key as a
+# near-miss. Random characters from a fixed seed.
 import json, random, string
 r = random.Random(20261217)
 A = string.ascii_letters + string.digits
@@ -66,6 +69,9 @@ p = gp(14); add("aiohttp_basicauth", pre('session = aiohttp.ClientSession(auth=a
 p = gp(16); add("dotnet_networkcredential", pre('$ grep -rn Credential src/\nsrc/Mailer.cs:18:        client.Credentials = new NetworkCredential("mailer", "' + p + '");'), p)
 p = gp(14); add("javamail_passwordauthentication", pre('protected PasswordAuthentication getPasswordAuthentication() {\n    return new PasswordAuthentication("alerts", "' + p + '");\n}'), p)
 p = gp(14); add("httpclient_usernamepasswordcredentials", pre('provider.setCredentials(AuthScope.ANY, new UsernamePasswordCredentials("svc", "' + p + '"));'), p)
+# (4)
+k = "hvs." + g(30) + "_" + g(60, A + "-"); add("vault_login_token_key_value", pre("$ vault login -method=userpass username=ops\nSuccess! You are now authenticated.\nToken: " + k + "\nPolicies: [default ops]"), k)
+k = "hvs." + g(40) + "_" + g(50); add("vault_token_json", pre('$ vault token create -format=json | jq .auth\n{"client_token": "' + k + '", "renewable": true}'), k)
 # (2) and the setters' near-misses
 near("near_getsecret_by_name", 'String pw = vault.getSecret("prod-db-2");\nsecret = client.get_secret("db-password-3")')
 near("near_verify_password", 'if (!encoder.verifyPassword("hunter2x9")) { throw new AuthException(); }')
@@ -73,6 +79,7 @@ near("near_setpassword_variable", "ds.setPassword(password);\nds.setPassword(Sys
 near("near_hash_password_function", 'digest = hash_password("Tr0ub4dor3")')
 near("near_setter_plain_field", 'ds.setUsername("admin2024");\nds.setMaximumPoolSize(10);\ncfg.setPasswordFile("/run/secrets/db2");')
 near("near_basicauth_variables", 'auth = HTTPBasicAuth(user, password)\nauth = HTTPBasicAuth("admin2", os.environ["API_PASSWORD"])\nc = new NetworkCredential("admin2024", "");\nHTTPBasicAuth("user2024")')
+near("near_dotted_names_after_key", "password: config.oauth2ClientSecret\ntoken: self.accessTokenV2\napi_key: settings.OPENAI_API_KEY_V2")
 near("near_docker_credsstore", '$ cat ~/.docker/config.json\n{\n  "auths": {\n    "ghcr.io": {}\n  },\n  "credsStore": "desktop",\n  "currentContext": "default"\n}')
 near("near_credsstore_osxkeychain", '{"credsStore": "osxkeychain", "credHelpers": {"gcr.io": "gcloud"}}')
 near("near_git_credential_helper", "$ git config --list | grep cred\ncredential.helper=manager-core2\ncredential.https://github.com.helper=store")
