@@ -31,3 +31,24 @@ func TestDottedTokenAfterKey(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownBoldLabelFinding: a credential after a Markdown bold label
+// ("**Password:** <pw>") is an e2a.secret finding; a mask, a placeholder
+// or nothing after one is none.
+func TestMarkdownBoldLabelFinding(t *testing.T) {
+	for _, s := range []string{
+		"Your database is ready:\n\n- **Host:** db.internal\n- **User:** app\n- **Password:** Kq7#zP2vLm9xWd\n",
+		"**API Key:** 4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU",
+	} {
+		if _, _, _, ok := FindCredential([]byte(s)); !ok {
+			t.Errorf("%q: no finding", s)
+		}
+	}
+	// ("Password: see below" and "Password: `${DB_PASSWORD}`" are findings
+	// without the bold too: left, listed in h-audit17's report.)
+	for _, s := range []string{"**Password:** (not set)", "**Password:** ********", "**Password:** <your password>", "**Password:**"} {
+		if st, e, k, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: a finding %s %q", s, k, s[st:e])
+		}
+	}
+}

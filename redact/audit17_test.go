@@ -175,3 +175,74 @@ func TestUserPasswordCallCut(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownBoldLabel: a credential after a Markdown bold label with
+// its colon inside the bold ("**Password:** <pw>", as a model's reply
+// lists credentials) is masked, the value only (the closing "**" was
+// taken for the value, and the credential printed); also cut across two
+// texts after the label. A label with no value, a mask or a placeholder
+// after it is none.
+func TestMarkdownBoldLabel(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{"**Password:** Kq7#zP2vLm9xWd", "Kq7#zP2vLm9xWd"},
+		{"Here are the credentials:\n\n- **Username:** admin\n- **Password:** Kq7#zP2vLm9xWd\n", "Kq7#zP2vLm9xWd"},
+		{"* **Password:**Tb8Nq3Vx6Lm1Zc", "Tb8Nq3Vx6Lm1Zc"},
+		{"**API Key:** 4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU", "4fQz9WbK2mXc7RtY1pLs8HvN3dJe6GaU"},
+		{"**DB_PASSWORD:** Wq7ZkP2vLm9xY", "Wq7ZkP2vLm9xY"},
+		{`{"delta": "| **Client secret:** h8Gt2kLq0pZrW"}`, "h8Gt2kLq0pZrW"},
+	} {
+		m, ok := Find(c.text, 0)
+		for ok && m.Kind == KindEmail {
+			m, ok = Find(c.text, m.End)
+		}
+		if !ok || c.text[m.Start:m.End] != c.secret {
+			t.Errorf("%q: %v %v, want %q", c.text, m, ok, c.secret)
+		}
+		if !MayHoldCredentialText([]byte(c.text)) {
+			t.Errorf("%q: the pre-check passes it over", c.text)
+		}
+		v := strings.Index(c.text, c.secret)
+		for _, cut := range []int{v, v + len(c.secret)/2} {
+			tail, head := []byte(c.text[:cut]), []byte(c.text[cut:])
+			if !MayStartCredential(tail) {
+				t.Errorf("%q | %q: the tail is not kept", tail, head)
+				continue
+			}
+			if j, m, ok := Straddle(nil, tail, head); !ok || string(j[m.Start:m.End]) != c.secret {
+				t.Errorf("%q | %q: %v %v", tail, head, m, ok)
+			}
+		}
+	}
+	// ("**Password:** see below" is masked as "Password: see below" is,
+	// with no e2a.secret finding: TestMarkdownBoldLabelFinding.)
+	for _, s := range []string{"**Password:**", "**Password:** ", "**Password:** ********", "**Password:** <your password>",
+		"**Username:** admin2024"} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("%q: %v (%q)", s, m, s[m.Start:m.End])
+		}
+	}
+}
+
+// TestMarkdownBoldLabelEncoded: the bold label URL-encoded (a reply put in
+// a query or a form body) is read as the text is (a key of one word).
+func TestMarkdownBoldLabelEncoded(t *testing.T) {
+	for _, c := range []struct{ text, secret string }{
+		{"q=-+%2A%2APassword%3A%2A%2A+Kq7%23zP2vLm9xWd%0A&x=1", "Kq7%23zP2vLm9xWd"},
+		{"q=%2A%2AToken%3A%2A%2A%20Vb7Kq2Lz9Xc4Mn8Pw1RtYu5&x=1", "Vb7Kq2Lz9Xc4Mn8Pw1RtYu5"},
+	} {
+		found := false
+		for from := 0; !found; {
+			m, ok := Find(c.text, from)
+			if !ok {
+				break
+			}
+			found, from = c.text[m.Start:m.End] == c.secret, m.End
+		}
+		if !found {
+			t.Errorf("%q: no match is %q", c.text, c.secret)
+		}
+	}
+	if m, ok := Find("q=%2A%2APassword%3A%2A%2A&x=1", 0); ok {
+		t.Errorf("an empty label: %v", m)
+	}
+}

@@ -24,7 +24,11 @@
 # prefix whose random part holds a '_' as a credential key's value
 # (Vault's "Token: hvs.…"), masked with no finding before (its value read
 # as a dotted path of names, code); dotted names after a key as a
-# near-miss. Random characters from a fixed seed.
+# near-miss; (5) a credential after a Markdown bold label whose colon is
+# inside the bold ("**Password:** <pw>", as a model's reply lists
+# credentials): the closing "**" was masked as the value and the
+# credential printed; a mask, a placeholder or nothing after the label
+# as a near-miss. Random characters from a fixed seed.
 import json, random, string
 r = random.Random(20261217)
 A = string.ascii_letters + string.digits
@@ -72,6 +76,10 @@ p = gp(14); add("httpclient_usernamepasswordcredentials", pre('provider.setCrede
 # (4)
 k = "hvs." + g(30) + "_" + g(60, A + "-"); add("vault_login_token_key_value", pre("$ vault login -method=userpass username=ops\nSuccess! You are now authenticated.\nToken: " + k + "\nPolicies: [default ops]"), k)
 k = "hvs." + g(40) + "_" + g(50); add("vault_token_json", pre('$ vault token create -format=json | jq .auth\n{"client_token": "' + k + '", "renewable": true}'), k)
+# (5)
+p = gp(14); add("markdown_bold_password", pre("Your database is ready:\n\n- **Host:** db.internal\n- **User:** app\n- **Password:** " + p + "\n\nKeep it somewhere safe."), p)
+k = g(40); add("markdown_bold_api_key", pre("| Setting | Value |\n|---|---|\n\n**API Key:** " + k + "\n**Region:** eu-west-1"), k)
+p = gp(16); add("markdown_bold_no_space", pre("* **Admin password:**" + p + "\n* **Admin user:** root"), p)
 # (2) and the setters' near-misses
 near("near_getsecret_by_name", 'String pw = vault.getSecret("prod-db-2");\nsecret = client.get_secret("db-password-3")')
 near("near_verify_password", 'if (!encoder.verifyPassword("hunter2x9")) { throw new AuthException(); }')
@@ -80,6 +88,7 @@ near("near_hash_password_function", 'digest = hash_password("Tr0ub4dor3")')
 near("near_setter_plain_field", 'ds.setUsername("admin2024");\nds.setMaximumPoolSize(10);\ncfg.setPasswordFile("/run/secrets/db2");')
 near("near_basicauth_variables", 'auth = HTTPBasicAuth(user, password)\nauth = HTTPBasicAuth("admin2", os.environ["API_PASSWORD"])\nc = new NetworkCredential("admin2024", "");\nHTTPBasicAuth("user2024")')
 near("near_dotted_names_after_key", "password: config.oauth2ClientSecret\ntoken: self.accessTokenV2\napi_key: settings.OPENAI_API_KEY_V2")
+near("near_markdown_bold_no_value", "- **Password:** ********\n- **Password:** <your password>\n- **Password:** (not set)\n- **Username:** admin2024\n**Password:**")
 near("near_docker_credsstore", '$ cat ~/.docker/config.json\n{\n  "auths": {\n    "ghcr.io": {}\n  },\n  "credsStore": "desktop",\n  "currentContext": "default"\n}')
 near("near_credsstore_osxkeychain", '{"credsStore": "osxkeychain", "credHelpers": {"gcr.io": "gcloud"}}')
 near("near_git_credential_helper", "$ git config --list | grep cred\ncredential.helper=manager-core2\ncredential.https://github.com.helper=store")
