@@ -374,7 +374,7 @@ func identPath(v []byte, dotted bool) bool {
 		codeLike = true
 	}
 	for _, p := range parts {
-		if !ident(p) {
+		if !ident(p) || randomName(p) {
 			return false
 		}
 		if bytes.IndexByte(p, '_') >= 0 || redact.ClassifyKey(p) != redact.KeyPlain {
@@ -382,6 +382,39 @@ func identPath(v []byte, dotted bool) bool {
 		}
 	}
 	return codeLike
+}
+
+// randomName reports whether p, a part of a dotted path, reads as random
+// rather than as a name: 16 bytes or more, two digits at least, and a
+// change between digit, capital and lower-case letter at every third
+// byte or more (a token after its dotted prefix, Vault's
+// "hvs.CWwVt3apfB_mexoTG…"; a camelCase name, "oauth2ClientSecret",
+// changes once a word).
+func randomName(p []byte) bool {
+	if len(p) < 16 {
+		return false
+	}
+	cls := func(c byte) int {
+		switch {
+		case c >= '0' && c <= '9':
+			return 1
+		case c >= 'A' && c <= 'Z':
+			return 2
+		case c >= 'a' && c <= 'z':
+			return 3
+		}
+		return 0
+	}
+	digits, changes := 0, 0
+	for i, c := range p {
+		if cls(c) == 1 {
+			digits++
+		}
+		if i > 0 && cls(c) != cls(p[i-1]) {
+			changes++
+		}
+	}
+	return digits >= 2 && changes*3 >= len(p)
 }
 
 // ident reports whether p is an identifier: a letter, '_' or '$', then

@@ -16,8 +16,10 @@ import (
 // URL that ends in a port, '/' or ".com"), and the password argument of
 // smtplib's and ftplib's .login(user, pw), PHP's new PDO(dsn, user, pw)
 // and mysqli(host, user, pw), JDBC's DriverManager.getConnection(url,
-// user, pw), Go's smtp.PlainAuth("", user, pw, host) and PHP's
-// define('DB_PASSWORD', pw). Each is found at a digit of the value (an
+// user, pw), Go's smtp.PlainAuth("", user, pw, host), PHP's
+// define('DB_PASSWORD', pw) and the one argument of a setter or a
+// builder's method of a credential-named field (.setPassword(pw),
+// .password(pw), .setApiKey(key): setterCall). Each is found at a digit of the value (an
 // anchor of Find and of the pre-check: a value with no digit is left, as
 // proseValue leaves one), and judged once a value (cmdArg's next); in
 // URL-encoded text, decoded (cmdArgForm). A variable, a placeholder or a
@@ -37,7 +39,11 @@ import (
 // nmcli's "nmcli" (its "password" is taken only on a line with it),
 // fish's "set", "user-secrets", mc's "alias" and "config", "define",
 // "PDO", "mysqli", "getConnection", "xfreerdp", "Private-Lines",
-// "chpasswd". Each is given by a part of it whose first three bytes are
+// "chpasswd"; a builder's (setterCall) "rd(" (password) and "ey(" (key;
+// "oken(" and "cret(" would have added "ke" and "re", which fill text; a
+// setter's "set" is there); NetworkCredential's "kCredential",
+// UsernamePasswordCredentials' "dCredentials" (the other calls of a user
+// and a password hold "auth"). Each is given by a part of it whose first three bytes are
 // rare in text (anyWordPairs compares words only where their first pairs
 // are: "in", "on", "se", "de", "li" fill log lines and prose): "dpw" for
 // bindpw, "ogin", "etx", "r-secrets", "lias", "nfig", "efine", "sqli",
@@ -53,7 +59,8 @@ import (
 var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
 	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
-		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass"}
+		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass",
+		"rd(", "ey(", "kCredential", "dCredentials"}
 )
 
 // (cmdTable is in tables_gen.go.)
@@ -615,7 +622,9 @@ func lineHolds(s []byte, from, w int, cmd string) bool {
 // makes it the password argument of a call that takes one: .login(user,
 // pw), new PDO(dsn, user, pw), mysqli_connect / new mysqli(host, user, pw),
 // DriverManager.getConnection(url, user, pw), smtp.PlainAuth(id, user, pw,
-// host), define('DB_PASSWORD', pw).
+// host), define('DB_PASSWORD', pw), HTTPBasicAuth(user, pw) and its kin
+// (NetworkCredential, PasswordAuthentication, UsernamePassword…); or its one argument, of a setter or a
+// builder's method of a credential-named field (setterCall).
 func callArg(s []byte, from, p int) bool {
 	n := 1 // the argument's place
 	first := -1
@@ -662,7 +671,7 @@ func callArg(s []byte, from, p int) bool {
 			return false
 		}
 	}
-	if s[p] != '(' || n < 2 {
+	if s[p] != '(' {
 		return false
 	}
 	ne := p
@@ -676,10 +685,19 @@ func callArg(s []byte, from, p int) bool {
 			(len(name) == len(suffix) || name[len(name)-len(suffix)-1] == '.' || name[len(name)-len(suffix)-1] == '_')
 	}
 	switch n {
+	case 1:
+		return setterCall(name)
 	case 2:
 		switch {
 		case has("login"):
 			return len(name) > 5 // a method: server.login(user, pw)
+		case has("HTTPBasicAuth"), has("HTTPDigestAuth"), has("BasicAuth"), has("NetworkCredential"), has("PasswordAuthentication"),
+			has("UsernamePasswordCredentials"), has("UsernamePasswordAuthenticationToken"):
+			// A user and its password: requests' HTTPBasicAuth(user, pw),
+			// aiohttp's BasicAuth, .NET's NetworkCredential, JavaMail's
+			// PasswordAuthentication, Apache HttpClient's and Spring
+			// Security's UsernamePassword….
+			return true
 		case string(name) == "define":
 			if first < 0 {
 				return false
@@ -700,6 +718,49 @@ func callArg(s []byte, from, p int) bool {
 		}
 	}
 	return false
+}
+
+// setterCall reports that name, a call's name before its one quoted
+// argument, sets a credential: a setter or a builder's method of a
+// credential-named field, config.setPassword("<pw>"), .setApiKey(…),
+// .withPassword(…), DataSourceBuilder's .password(…), Kotlin's
+// .clientSecret(…). A method that reads, looks up or checks a credential
+// (getSecret("prod-db-1"), verifyPassword(…)) takes a name or an input,
+// not the secret it holds: none.
+func setterCall(name []byte) bool {
+	d := bytes.LastIndexByte(name, '.')
+	seg := name[d+1:]
+	set, setter := false, false
+	for _, p := range [...]string{"set", "with", "use"} {
+		if len(seg) > len(p)+1 && string(seg[:len(p)]) == p && (isUpper(seg[len(p)]) || seg[len(p)] == '_') {
+			seg, set, setter = seg[len(p):], true, p == "set"
+			if seg[0] == '_' {
+				seg = seg[1:]
+			}
+			break
+		}
+	}
+	if !set && d < 0 {
+		return false // a function of its own name: hash_password("…"), input("Password: ")
+	}
+	if !setter && !bytes.HasSuffix(seg, []byte("rd")) && !bytes.HasSuffix(seg, []byte("ey")) {
+		// A builder's or a with/use method other than a password's or a
+		// key's (.token("…"), .withSecret("…")): cmdMay's words are
+		// "set", "rd(" and "ey(".
+		return false
+	}
+	if len(seg) < 3 || !isLowerByte(seg[0]) && !set {
+		return false // a class: .Secret("…") (a type's constructor), Password("…")
+	}
+	w := 0
+	for w < len(seg) && (isLowerByte(seg[w]) || w == 0 && isUpper(seg[w])) {
+		w++
+	}
+	if w < len(seg) && eqFoldAny(seg[:w], "get", "fetch", "read", "load", "find", "lookup", "delete", "remove", "has", "is",
+		"check", "verify", "validate", "compare", "create", "generate", "rotate", "revoke", "describe", "list", "hash", "reset", "encode", "decode") {
+		return false
+	}
+	return classifyWords(seg, 0, len(seg)).Credential()
 }
 
 // colonArg matches the value after the ':' at s[i] of xfreerdp's /p:,

@@ -35,6 +35,12 @@ var cmdForms = []string{
 	"server.login('bob@example.com', 'Kqz9pwmvtlrbx')", "$pdo = new PDO($dsn, 'app', 'Kqz9pwmvtlrbx');",
 	`c = DriverManager.getConnection(url, "app", "Kqz9pwmvtlrbx");`, `auth := smtp.PlainAuth("", "bob", "Kqz9pwmvtlrbx", "h")`,
 	"define('DB_PASSWORD', 'Kqz9pwmvtlrbx');", `$conn = mysqli_connect("db", "app", "Kqz9pwmvtlrbx", "shop");`,
+	// A setter's or a builder's one argument (setterCall).
+	`b.password("Kqz9pwmvtlrbx")`, `c.setToken("Kqz9pwmvtlrbx")`, `c.setApiKey("Kqz9pwmvtlrbx")`, `builder.apiKey("Kqz9pwmvtlrbx")`,
+	`cfg.set_api_key("Kqz9pwmvtlrbx")`,
+	// A user and its password (callArg).
+	`auth = HTTPBasicAuth("admin", "Kqz9pwmvtlrbx")`, `var c = new NetworkCredential("admin", "Kqz9pwmvtlrbx", "CORP");`,
+	`new UsernamePasswordCredentials("admin", "Kqz9pwmvtlrbx")`,
 	// URL-encoded ('+' for a space, no '%'): read decoded, colonArg's too.
 	"q=bindpw+Kqz9pwmvtlrbx&x=1", "q=xfreerdp+/p:Kqz9pwmvtlrbx&x=1", "q=Key+Content+:+Kqz9pwmvtlrbx&x=1",
 	"q=echo+bob:Kqz9pwmvtlrbx+|+chpasswd&x=1", "q=Private-Lines:+1&AAAAB3NzaC1yc2EAAAADAQAB&x=1",

@@ -1495,6 +1495,23 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if encoded && v-i <= 3 && at(s, v, "%20") {
 		v += 3 // "API%20key%3A%20<key>"
 	}
+	if v == i+1 && s[i] == ':' && !encoded && at(s, v, "**") && boldLabel(s, from, j, false) ||
+		encoded && v-i <= 3 && atFold(s, v, "%2a%2a") && boldLabel(s, from, j, true) {
+		// A Markdown bold label, "**Password:** <pw>", "**API Key:** <key>"
+		// (a model's reply lists credentials so), also URL-encoded
+		// ("%2A%2APassword%3A%2A%2A+<pw>"): the value is after the closing
+		// "**".
+		b := v
+		if v += 2; encoded {
+			v += 4
+		}
+		for v < len(s) && v-b < 10 && (s[v] == ' ' || s[v] == '\t' || encoded && s[v] == '+') {
+			v++
+		}
+		if encoded && v-b <= 6 && at(s, v, "%20") {
+			v += 3
+		}
+	}
 	if s[i] == '=' && v == i+2 && s[i+1] == '>' {
 		v = phpDumpValue(s, v) // ["password"]=>\n  string(14) "…"
 	} else if encoded && v == i+6 && (atFold(s, v, "%0a") || atFold(s, v, "%5cn")) {
@@ -1871,6 +1888,21 @@ func yamlBlockEnd(s []byte, e int, indent []byte) int {
 		e = x
 	}
 	return e
+}
+
+// boldLabel reports that the key starting at s[j] opens with a Markdown
+// bold's "**": right before it, or before the words of a spaced key
+// ("**API Key:"); encoded: URL-encoded, "%2A%2APassword" (a key of one
+// word: the escape's hex digits read as a word's bytes).
+func boldLabel(s []byte, from, j int, encoded bool) bool {
+	if encoded {
+		return j-6 >= from && atFold(s, j-6, "%2a%2a")
+	}
+	k := j
+	for k > from && j-k < 32 && (is(s[k-1], word) || s[k-1] == ' ') {
+		k--
+	}
+	return k-2 >= from && s[k-1] == '*' && s[k-2] == '*'
 }
 
 // credPair is the second string of a pair in parentheses or brackets at

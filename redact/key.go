@@ -59,7 +59,8 @@ var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "req
 	"names", "len", "length", "count", "policy", "scheme", "mode", "expires", "expiry", "ttl", "header",
 	"field", "path", "file", "id", "ids", "kind", "version", "source", "set", "present", "rotated",
 	"updated", "created", "at", "hash", "format", "prompt", "label", "description", "env", "strength",
-	"stdin", "fd"} // (docker login --password-stdin <registry>: the password is read from stdin)
+	"stdin", "fd", // (docker login --password-stdin <registry>: the password is read from stdin)
+	"store", "helper"} // (Docker's "credsStore": "desktop", git's credential.helper store: a helper's name)
 
 func classifyWords(s []byte, from, to int) KeyClass {
 	k := s[from:to]
@@ -522,6 +523,10 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	"define(", // define( 'D | B_PASSWORD', '<pw>')
 	"set -gx", // set -gx OPENAI_ | API_KEY <key>
 	"vault l", // vault log | in s.…
+	// a setter's or a builder's call (setterCall): .setPassword(" | <pw>
+	"sword(", "oken(", "cret(", "key(",
+	// a user and its password (callArg): HTTPBasicAuth('admin', ' | <pw>
+	"basicauth(", "digestauth(", "kcredential(", "authentication(", "dcredentials(", "authenticationtoken(",
 	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
 	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
 

@@ -59,18 +59,23 @@ var sweep6Cut = map[string]sweep6Family{}
 // value in env dumps, docker inspect, kubectl describe, YAML, JSON and
 // CLI flags, an unknown tool's "<word>_KEY" masked with no finding, the
 // tokens of the tools agents call; data-structure keys, hashes and
-// publishable keys as near-misses) and the fifteenth's (testdata/sweep15:
+// publishable keys as near-misses), the fifteenth's (testdata/sweep15:
 // h-secrets17's — "my pwd is <pw>" and "password是<pw>", "API Key为：<v>"
 // and "Secret Key：<v>", "stripekey=<hex>", an Oracle connect string under
 // "-u"; "pwd" and its path, stack traces' "passwd.go:123" and words that
-// end in "key" as near-misses), which join this test rather than
+// end in "key" as near-misses) and the seventeenth's
+// (testdata/sweep17: h-audit17's — a credential as the one argument of a
+// setter or a builder's method, setPassword("…"), .password("…"),
+// .setApiKey("…"; getters, checks and variables as near-misses), and a
+// credential helper's name under a credential-named key, Docker's
+// "credsStore", as a near-miss), which join this test rather than
 // starting processes of their own.
 func loadSweep6(t *testing.T) (fams, nears []secretaudit.Family) {
 	t.Helper()
 	for _, c := range []struct {
 		dir         string
 		fams, nears int // at least
-	}{{"sweep6", 50, 20}, {"sweep8", 40, 15}, {"sweep9", 30, 15}, {"sweep11", 20, 12}, {"sweep12", 18, 12}, {"sweep13", 34, 29}, {"sweep14", 28, 13}, {"sweep15", 16, 9}} {
+	}{{"sweep6", 50, 20}, {"sweep8", 40, 15}, {"sweep9", 30, 15}, {"sweep11", 20, 12}, {"sweep12", 18, 12}, {"sweep13", 34, 29}, {"sweep14", 28, 13}, {"sweep15", 16, 9}, {"sweep17", 18, 12}} {
 		dir := c.dir
 		f, err := os.Open(filepath.Join("testdata", dir, "families.jsonl"))
 		if err != nil {
