@@ -13,7 +13,7 @@ import (
 func TestKeyMemoTwoWays(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		m := &keyMemo{seed: maphash.MakeSeed()}
-		sets := len(m.slots) / 2
+		sets := len(m.sets)
 		bySet := map[uint64][]string{}
 		var same []string
 		for i := 0; len(same) < 3; i++ {

@@ -874,7 +874,7 @@ var plainKeys keyMemo
 
 type keyMemo struct {
 	seed  maphash.Seed
-	slots [2 << 9]atomic.Pointer[string] // set i: slots 2i and 2i+1
+	sets [1 << 9][2]atomic.Pointer[string]
 }
 
 func init() { plainKeys.seed = maphash.MakeSeed() }
@@ -885,8 +885,7 @@ const keyMemoMax = 32 // longer runs are classified each time
 // are taken (a bit of the hash the set's index does not use).
 func (m *keyMemo) set(k []byte) (w *[2]atomic.Pointer[string], evict int) {
 	h := maphash.Bytes(m.seed, k)
-	i := h & (uint64(len(m.slots))/2 - 1)
-	return (*[2]atomic.Pointer[string])(m.slots[2*i : 2*i+2]), int(h>>63) & 1
+	return &m.sets[h&(uint64(len(m.sets))-1)], int(h>>63) & 1
 }
 
 func (m *keyMemo) has(k []byte) bool {
