@@ -104,7 +104,7 @@ func CredentialMatch(s []byte, m redact.Match) bool {
 func credentialValue(k redact.Kind, v []byte) bool {
 	switch k {
 	case redact.KindKeyValue:
-		if placeholder(v) || code(v) || redactedMark(v) || nonValue(v) || typeExpr(v) {
+		if placeholder(v) || code(v) || redactedMark(v) || nonValue(v) || typeExpr(v) || proseLead(v) {
 			return false
 		}
 		digits := true
@@ -257,6 +257,9 @@ func typeExpr(v []byte) bool {
 // one: it opens like a template, a variable or a prompt, or it is a
 // documentation stand-in ("your-key-here", "xxxxxxxx", "changeme").
 func placeholder(v []byte) bool {
+	if len(v) > 1 && (v[0] == '`' || v[0] == '"' || v[0] == '\'') {
+		v = v[1:] // quoted in Markdown or code: "`${DB_PASSWORD}`", "'<token>'"
+	}
 	if len(v) == 0 {
 		return true
 	}
@@ -454,6 +457,24 @@ func namesItsKey(s []byte, start, end int) bool {
 		return false
 	}
 	return j == n || !(isAlnum(s[j-n-1]) || s[j-n-1] == '_')
+}
+
+// proseLead reports whether v, the first word after a credential label in
+// text ("Password: see below", "API key: ask the admin", "Password: reset
+// by the user"), is a word that opens a sentence about the credential or
+// says what became of it, not the credential: the mask stays, but it is
+// no e2a.secret finding (an error a user's alert fires on). A value with
+// a digit, a capital after its first letter or a sign is none of these.
+func proseLead(v []byte) bool {
+	switch strings.ToLower(string(v)) {
+	case "see", "ask", "check", "contact", "refer", "use", "same", "sent", "stored", "provided", "available",
+		"below", "above", "shown", "hidden", "redacted", "unchanged", "blank", "unknown", "omitted",
+		"not", "in", "from", "at", "via", "per", "is", "was", "will", "the", "a", "an", "as",
+		"set", "saved", "generated", "configured", "managed", "rotated", "encrypted", "masked",
+		"removed", "reset", "expired", "changed", "updated", "given", "supplied", "attached", "pending":
+		return true
+	}
+	return false
 }
 
 // plainWord reports whether v, the value of a credential-named key that is

@@ -1,0 +1,44 @@
+package e2a
+
+import (
+	"testing"
+
+	"github.com/e2atap/e2atap/redact"
+)
+
+// TestProseLeadNoFinding: a label followed by a sentence about the
+// credential, or by a quoted placeholder, is masked as before but is no
+// e2a.secret finding (each was one); a credential after the same labels
+// still is.
+func TestProseLeadNoFinding(t *testing.T) {
+	for _, s := range []string{
+		"Password: see below",
+		"Password: see the vault entry",
+		"Password: ask the admin",
+		"API key: check the dashboard",
+		"password: same as above",
+		"Password: reset by the user",
+		"Password: `${DB_PASSWORD}`",
+		"password: '${DB_PASSWORD}'",
+		"token: `<your token>`",
+	} {
+		if _, ok := redact.Find([]byte(s), 0); !ok {
+			t.Errorf("%q: not masked (the mask stays)", s)
+		}
+		if _, _, k, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: e2a.secret finding (%s), want none: the value is prose or a placeholder", s, k)
+		}
+	}
+	for _, s := range []string{
+		"Password: hunter2",
+		"Password: Tr0ub4dor&3",
+		"Password: seeyou2024",
+		"Password: Check123!",
+		"password: `hunter2`",
+		"API key: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+	} {
+		if _, _, _, ok := FindCredential([]byte(s)); !ok {
+			t.Errorf("%q: no e2a.secret finding, want one", s)
+		}
+	}
+}
