@@ -873,7 +873,7 @@ func bareOrQueryKey(s []byte, j, ke int) bool {
 var plainKeys keyMemo
 
 type keyMemo struct {
-	seed  maphash.Seed
+	seed maphash.Seed
 	sets [1 << 9][2]atomic.Pointer[string]
 }
 
