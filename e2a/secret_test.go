@@ -499,7 +499,12 @@ func checkScanSecrets(t testing.TB, data []byte) {
 	checkMayHoldSecret(t, data, &warm.r, err)
 	warm.Unlock()
 	p1, k1, ok1 := ScanSecrets(data)
-	if !json.Valid(data) {
+	// The reference reads values through encoding/json, which turns each
+	// invalid UTF-8 byte into U+FFFD (three bytes): a value's length, which
+	// redactedMark's short-mask test reads, is not the raw one ScanSecrets
+	// judges ({"auth":"\xce}"}: 2 bytes raw, a mask; 4 decoded, a
+	// credential). Such input is compared with the reference no further.
+	if !json.Valid(data) || !utf8.Valid(data) {
 		return
 	}
 	p2, k2, ok2 := refScanSecrets(data)
