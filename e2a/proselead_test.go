@@ -42,3 +42,27 @@ func TestProseLeadNoFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestEmphasisKeyFinding: a credential after a key in a Markdown emphasis
+// or code span ("**Password**: <pw>") is an e2a.secret finding, as after
+// "Password: "; a placeholder or prose after it is none.
+func TestEmphasisKeyFinding(t *testing.T) {
+	for _, s := range []string{
+		"Your account:\n- **Username**: admin\n- **Password**: Xk9#mQ2vL8",
+		"*Password*: Tr0ub4dor&3",
+		"`api_key`: a8f3k2m9x7q1w5e4r6t8y0u2",
+	} {
+		if _, _, _, ok := FindCredential([]byte(s)); !ok {
+			t.Errorf("%q: no e2a.secret finding, want one", s)
+		}
+	}
+	for _, s := range []string{
+		"**Password**: see below",
+		"**Password**: `${DB_PASSWORD}`",
+		"**Password**: <your password>",
+	} {
+		if _, _, k, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: e2a.secret finding (%s), want none", s, k)
+		}
+	}
+}

@@ -1394,6 +1394,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if encoded && j == i && j-3 >= from && at(s, j-3, "%20") {
 		j -= 3 // "API%20key%20%3A%20…"
 	}
+	if !encoded && j > from && (s[j-1] == '*' || s[j-1] == '`') {
+		j = emphasisKeyEnd(s, from, j) // "**Password**: <pw>"
+	}
 	if j-2 > from && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') && s[i] == '=' && i+1 < len(s) && s[i+1] == '>' {
 		j-- // PHP's var_dump: ["password"]=>
 	} else if encoded && v == i+6 && j-6 >= from && atFold(s, j-3, "%5d") && (atFold(s, j-6, "%22") || atFold(s, j-6, "%27")) {
@@ -1888,6 +1891,35 @@ func yamlBlockEnd(s []byte, e int, indent []byte) int {
 		e = x
 	}
 	return e
+}
+
+// emphasisKeyEnd returns where a key ends that a Markdown emphasis or code
+// span closed at s[j-1] holds ("**Password**: <pw>", "*Password*: <pw>",
+// "`api_key`: <key>", "**API Key**: <key>", as models' replies list
+// credentials): before its closing marks, when as many of the same marks
+// open it right before its words; else j.
+func emphasisKeyEnd(s []byte, from, j int) int {
+	mk, n := s[j-1], 1
+	if j-2 >= from && s[j-2] == mk {
+		n = 2
+	}
+	ke := j - n
+	k := ke
+	for k > from && ke-k < 64 && (is(s[k-1], word|cKey) || s[k-1] == ' ') {
+		k--
+	}
+	if k == ke || k-n < from || s[k] == ' ' || s[ke-1] == ' ' {
+		return j
+	}
+	for x := k - n; x < k; x++ {
+		if s[x] != mk {
+			return j
+		}
+	}
+	if k-n > from && s[k-n-1] == mk {
+		return j // more marks open it than close it
+	}
+	return ke
 }
 
 // boldLabel reports that the key starting at s[j] opens with a Markdown

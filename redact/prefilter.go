@@ -758,6 +758,12 @@ func keyBefore(s []byte, i int) bool {
 	for j > 0 && j > i-4 && (s[j-1] == ' ' || s[j-1] == '+') {
 		j--
 	}
+	if j > 0 && (s[j-1] == '*' || s[j-1] == '`') {
+		j-- // a Markdown emphasis or code span's close: "**Password**: " (keyValue's emphasisKeyEnd)
+		if j > 0 && s[j-1] == s[j] {
+			j--
+		}
+	}
 	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
 		j--
 		for n := 0; n < 7 && j > 0 && s[j-1] == '\\'; n++ {
