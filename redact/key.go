@@ -92,11 +92,13 @@ func classifySpecial(k []byte) KeyClass {
 			return
 		}
 		switch lower(w[0]) {
-		case 'p', 's', 'a', 'c', 'b', 'k', 'u', 'i':
+		case 'p', 's', 'a', 'c', 'b', 'k', 'u', 'i', 'w', 'l', 'h', 'j', 'g':
 		default:
 			return
 		}
 		switch {
+		case eqFoldAny(w, passWordsForeign...):
+			kind = KeyCredential
 		case eqFold(w, "authorization") || eqFold(w, "authorisation"):
 			if kind == KeyPlain {
 				kind = KeyAuthorization
@@ -304,8 +306,17 @@ var (
 
 // specialWords are the substrings one of which every key that is not
 // plain holds (case-insensitively).
-var specialWords = []string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key", "pat",
-	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user", "honeycomb"}
+var specialWords = append([]string{"pass", "pw", "psk", "phone", "secret", "sig", "token", "tel", "auth", "key", "pat",
+	"cookie", "cred", "bearer", "mail", "mobile", "msisdn", "ref", "user", "honeycomb"}, passWordsForeign...)
+
+// passWordsForeign are "password" in other languages, spelled in ASCII as
+// config keys and labels are ("senha: <pw>", "Kennwort=<pw>",
+// "contrasena", "wachtwoord", "haslo" for hasło, "sifre" for şifre): a key
+// of one of them is a credential's, as "password" is. (Spellings with
+// letters beyond ASCII, "contraseña", "пароль", are not read.) "parola"
+// is not one: it is Italian for "word".
+var passWordsForeign = []string{"senha", "kennwort", "contrasena", "wachtwoord", "passord", "losenord", "haslo", "heslo",
+	"salasana", "sifre", "adgangskode", "lozinka", "jelszo", "geslo"}
 
 // pairTable indexes words by their first two bytes: a word starting with
 // ab is in group pair(a, b)-1. A word is compared ASCII

@@ -351,7 +351,8 @@ const (
 
 // credWords are the key words and schemes of credentials (specialWords
 // without those of personal data).
-var credWords = []string{"pass", "pw", "psk", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref", "pat", "honeycomb"}
+var credWords = append([]string{"pass", "pw", "psk", "secret", "sig", "token", "auth", "key", "cookie", "cred", "bearer", "basic", "ref", "pat", "honeycomb"},
+	passWordsForeign...)
 
 // keyWordsWhole are credential key words that hold one of credWords: a
 // tail ending in a proper prefix of one ("pass", "Authorizatio") may be a
