@@ -27,7 +27,7 @@ build:
 # at a time (cmd/e2atap/main_test.go); no other package has parallel tests.
 TEST_FIRST := ./cmd/e2atap ./validate
 test:
-	E2ATAP_OFFHEAP_POISON=1 $(GO) test -race -count=1 -parallel 4 -timeout 9m $(TEST_FIRST) $(PKGS)
+	E2ATAP_OFFHEAP_POISON=1 $(GO) test -race -count=1 -parallel 4 -timeout 12m $(TEST_FIRST) $(PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)

@@ -181,7 +181,7 @@ outputs:
 	// on a loaded machine a starved engine drops copies before the pipe
 	// is full, and the drain at SIGTERM then ends in time (seen with a
 	// machine at load 12).
-	pollUntil(t, "the engine stuck behind the full pipe", 60*time.Second, func() bool {
+	pollUntil(t, "the engine stuck behind the full pipe", 180*time.Second, func() bool {
 		for range 50 {
 			n++
 			roundTrip(t, c, e2aStream(fmt.Sprintf("s-%d", n), 1, 1, false, true)[0])
