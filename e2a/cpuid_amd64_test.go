@@ -3,17 +3,16 @@ package e2a
 import (
 	"testing"
 
-	"golang.org/x/sys/cpu"
+	"github.com/e2atap/e2atap/redact"
 )
 
-// TestHasAVX2 checks the package's own CPUID probe against x/sys/cpu's
-// (which the package itself may not import: it uses only the standard
-// library).
+// TestHasAVX2: e2a takes redact's CPU probe (redact's TestHasAVX2 holds it
+// to x/sys/cpu), and its kernel runs only with AVX2.
 func TestHasAVX2(t *testing.T) {
-	if got, want := hasAVX2(), cpu.X86.HasAVX2; got != want {
-		t.Fatalf("hasAVX2() = %v, x/sys/cpu says %v", got, want)
+	if HasAVX2() != redact.HasAVX2() {
+		t.Fatalf("e2a.HasAVX2() = %v, redact.HasAVX2() = %v", HasAVX2(), redact.HasAVX2())
 	}
-	if haveKernel && !hasAVX2() {
+	if haveKernel && !redact.HasAVX2() {
 		t.Fatal("the AVX2 kernel is on without AVX2")
 	}
 }

@@ -413,39 +413,6 @@ func runLong(s []byte, i int, cl uint8) int {
 	return run(s, i, cl)
 }
 
-// runLongPlain is runLong without the kernel: eight bytes a step, then a
-// byte at a time (TestVecRuns holds runLong to it).
-func runLongPlain(s []byte, i int, cl uint8) int {
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8 : i+8]
-		if class[w[0]]&cl == 0 {
-			return i
-		}
-		if class[w[1]]&cl == 0 {
-			return i + 1
-		}
-		if class[w[2]]&cl == 0 {
-			return i + 2
-		}
-		if class[w[3]]&cl == 0 {
-			return i + 3
-		}
-		if class[w[4]]&cl == 0 {
-			return i + 4
-		}
-		if class[w[5]]&cl == 0 {
-			return i + 5
-		}
-		if class[w[6]]&cl == 0 {
-			return i + 6
-		}
-		if class[w[7]]&cl == 0 {
-			return i + 7
-		}
-	}
-	return run(s, i, cl)
-}
-
 // token matches prefix p at i followed by at least min bytes of class cl.
 func token(s []byte, i int, p string, min int, cl uint8) (int, bool) {
 	if !at(s, i, p) {

@@ -3,6 +3,10 @@ package redact
 // haveVec: the CPU has AVX2 and the OS saves its registers (hasAVX2).
 var haveVec = hasAVX2()
 
+// HasAVX2 reports whether AVX2 code may run here: e2a's classifier and
+// validate's routing kernels ask it, so that one package probes the CPU.
+func HasAVX2() bool { return haveVec }
+
 // setMask64 returns the 64 bytes at p as a bit mask, bit k set where p[k]
 // is in t (AVX2: two 32-byte halves, each table looked up by nibble).
 //
@@ -21,8 +25,10 @@ func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 func xgetbv0() (eax, edx uint32)
 
 // hasAVX2 reports whether the CPU has AVX2 and the OS saves the YMM
-// registers across context switches (as e2a's hasAVX2, which redact
-// cannot import: e2a imports redact).
+// registers across context switches (CPUID leaf 1: AVX and OSXSAVE; XCR0:
+// the SSE and AVX state; leaf 7: AVX2), as the Intel manual prescribes.
+// It is here, not golang.org/x/sys/cpu, so that redact imports only the
+// standard library.
 func hasAVX2() bool {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {

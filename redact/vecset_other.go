@@ -6,6 +6,9 @@ import "unsafe"
 
 const haveVec = false
 
+// HasAVX2 reports whether AVX2 code may run here: never off amd64.
+func HasAVX2() bool { return false }
+
 // setMask64 is the kernel's result a byte at a time: never called where
 // haveVec is false but by the tests that hold the kernel to has.
 func setMask64(p *byte, t *byteSet) uint64 {

@@ -67,11 +67,12 @@ func TestByteSets(t *testing.T) {
 }
 
 // TestVecRuns holds runLong (the kernel past a run's first eight bytes)
-// to runLongPlain: runs of every length up to 300 ending in every kind of
-// byte, from every start in the first 70 bytes.
+// to run, the byte loop it must agree with: runs of every length up to
+// 300 ending in every kind of byte, from every start in the first 70
+// bytes.
 func TestVecRuns(t *testing.T) {
 	if !vecRuns {
-		t.Skip("no AVX2 here: runLong is runLongPlain")
+		t.Skip("no AVX2 here: runLong takes no kernel")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	const alpha = "ABCXYZabcxyz0189+/-_"
@@ -85,15 +86,15 @@ func TestVecRuns(t *testing.T) {
 		}
 		for i := 0; i < len(s) && i < 70; i++ {
 			for _, cl := range []uint8{word, b64alpha} {
-				if got, want := runLong(s, i, cl), runLongPlain(s, i, cl); got != want {
-					t.Fatalf("runLong(%q, %d, %#x) = %d, runLongPlain %d", s, i, cl, got, want)
+				if got, want := runLong(s, i, cl), run(s, i, cl); got != want {
+					t.Fatalf("runLong(%q, %d, %#x) = %d, run %d", s, i, cl, got, want)
 				}
 			}
 		}
 	}
 }
 
-// FuzzVecRuns compares runLong with runLongPlain on any text.
+// FuzzVecRuns compares runLong with run on any text.
 func FuzzVecRuns(f *testing.F) {
 	f.Add([]byte("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="), uint8(5))
 	f.Fuzz(func(t *testing.T, s []byte, i uint8) {
@@ -101,8 +102,8 @@ func FuzzVecRuns(f *testing.F) {
 			return
 		}
 		for _, cl := range []uint8{word, b64alpha} {
-			if got, want := runLong(s, int(i), cl), runLongPlain(s, int(i), cl); got != want {
-				t.Fatalf("runLong(%q, %d, %#x) = %d, runLongPlain %d", s, i, cl, got, want)
+			if got, want := runLong(s, int(i), cl), run(s, int(i), cl); got != want {
+				t.Fatalf("runLong(%q, %d, %#x) = %d, run %d", s, i, cl, got, want)
 			}
 		}
 	})
