@@ -122,11 +122,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		err := lc.Validate()
 		var lw *jsonlog.Writer
 		if err == nil {
-			// An output file of this run: start it afresh (the sidecar's
-			// writer appends, which is right across restarts, not here).
-			if err = os.Truncate(vf.logPath, 0); errors.Is(err, os.ErrNotExist) {
-				err = nil
-			}
+			err = truncateOutput(vf.logPath)
 		}
 		if err == nil {
 			lw, err = jsonlog.NewWriter(lc)
@@ -515,4 +511,26 @@ func (r redactingWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// truncateOutput starts an output file of this run afresh (the sidecar's
+// writer appends, which is right across restarts, not here). Only a
+// regular file is cut: /dev/stdout, /dev/null, a FIFO or a terminal has
+// nothing to cut and is written as it is (truncate(2) refuses them with
+// EINVAL, which used to end the run with a usage error). "-" is standard
+// output, and a path that does not exist yet is created by the writer.
+func truncateOutput(path string) error {
+	if path == "-" {
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return nil
+	}
+	return os.Truncate(path, 0)
 }
