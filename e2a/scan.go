@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -1987,19 +1988,11 @@ func hex4(b []byte) rune {
 	return rune(hexDigit[b[0]])<<12 | rune(hexDigit[b[1]])<<8 | rune(hexDigit[b[2]])<<4 | rune(hexDigit[b[3]])
 }
 
-// AppendUnquoted appends the unescaped form of a validated JSON string
-// body (the bytes between the quotes), replacing invalid UTF-8 and unpaired
-// surrogates with U+FFFD the way encoding/json does. The redactor uses it
-// too, so that it reads strings exactly as the rules do.
 // plainRunEnd is the index of the first '\\' or byte >= 0x80 at or after
 // i in b, or len(b): eight bytes at a time, then one at a time.
 func plainRunEnd(b []byte, i int) int {
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		t := w ^ (ones * '\\')
-		// The lowest bit set is at the first byte that is '\\' (a zero
-		// byte of t; borrows only mark bytes above it) or >= 0x80.
-		if m := ((t-ones)&^t | w) & highs; m != 0 {
+		if m := plainStop8(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -2009,69 +2002,128 @@ func plainRunEnd(b []byte, i int) int {
 	return i
 }
 
+// plainStop8 has the high bit set in the byte of w that is the first
+// '\\' or byte >= 0x80 (and maybe in bytes above it: callers use only the
+// lowest): XOR with '\\' makes a backslash a zero byte, and the borrow of
+// t-ones marks only bytes above a zero one.
+func plainStop8(w uint64) uint64 {
+	t := w ^ (ones * '\\')
+	return ((t-ones)&^t | w) & highs
+}
+
+// unquoteSlack is what AppendUnquoted keeps free past the bytes it has
+// written, so that it can store a short plain run as two whole words
+// (sixteen bytes read from the body) and count only the run's bytes.
+const unquoteSlack = 16
+
+// AppendUnquoted appends the unescaped form of a validated JSON string
+// body (the bytes between the quotes), replacing invalid UTF-8 and unpaired
+// surrogates with U+FFFD the way encoding/json does. The redactor uses it
+// too, so that it reads strings exactly as the rules do.
+//
+// Text with escapes every few bytes (code and JSON held in a string:
+// \n, \", \\) is the common case, so the plain runs between them are
+// copied a word at a time into room made once, not appended run by run:
+// the unescaped body is never longer than the body, except where an
+// invalid byte becomes the three of U+FFFD (room is made again there).
+// Unlike append, it may write into dst's spare capacity past the bytes
+// it returns (up to unquoteSlack of them).
 func AppendUnquoted(dst, b []byte) []byte {
+	n := len(dst)
+	d := dst
+	if cap(d)-n < len(b)+unquoteSlack {
+		d = slices.Grow(d, len(b)+unquoteSlack)
+	}
+	d = d[:cap(d)]
 	for i := 0; i < len(b); {
+		// Invariant: n+(len(b)-i)+unquoteSlack <= len(d).
 		c := b[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, "\uFFFD"...)
-			} else {
-				dst = append(dst, b[i:i+size]...)
+		if c == '\\' {
+			e := b[i+1]
+			if v := unescapeT[e]; v != 0 {
+				d[n] = v
+				i, n = i+2, n+1
+				continue
 			}
-			i += size
-			continue
-		}
-		if c != '\\' {
-			j := plainRunEnd(b, i+1)
-			dst = append(dst, b[i:j]...)
-			i = j
-			continue
-		}
-		switch e := b[i+1]; e {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
+			// \uXXXX: six bytes become at most three (utf8.AppendRune's
+			// cases, inline: a \u escape is most of ASCII-escaped text).
 			r := hex4(b[i+2:])
 			i += 6
-			// utf8.AppendRune's cases, inline: a \u escape is most of
-			// ASCII-escaped text.
 			switch {
 			case r < 0x80:
-				dst = append(dst, byte(r))
+				d[n] = byte(r)
+				n++
 				continue
 			case r < 0x800:
-				dst = append(dst, 0xc0|byte(r>>6), 0x80|byte(r)&0x3f)
+				d[n], d[n+1] = 0xc0|byte(r>>6), 0x80|byte(r)&0x3f
+				n += 2
 				continue
 			case !utf16.IsSurrogate(r):
-				dst = append(dst, 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f)
+				d[n], d[n+1], d[n+2] = 0xe0|byte(r>>12), 0x80|byte(r>>6)&0x3f, 0x80|byte(r)&0x3f
+				n += 3
 				continue
 			}
-			// A surrogate: the first of a pair, or U+FFFD.
+			// A surrogate: the first of a pair (twelve bytes become
+			// four), or U+FFFD.
 			if i+6 <= len(b) && b[i] == '\\' && b[i+1] == 'u' {
-				if d := utf16.DecodeRune(r, hex4(b[i+2:])); d != utf8.RuneError {
-					dst = utf8.AppendRune(dst, d)
+				if r := utf16.DecodeRune(r, hex4(b[i+2:])); r != utf8.RuneError {
+					n += utf8.EncodeRune(d[n:], r)
 					i += 6
 					continue
 				}
 			}
-			dst = append(dst, "\uFFFD"...)
+			n += copy(d[n:], "\uFFFD")
 			continue
-		default: // '"', '\\', '/'
-			dst = append(dst, e)
 		}
-		i += 2
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				// One byte becomes three: make room for the rest again.
+				if n+3+(len(b)-i-1)+unquoteSlack > len(d) {
+					d = slices.Grow(d[:n], 3+len(b)-i-1+unquoteSlack)
+					d = d[:cap(d)]
+				}
+				n += copy(d[n:], "\uFFFD")
+			} else {
+				n += copy(d[n:], b[i:i+size])
+			}
+			i += size
+			continue
+		}
+		// A plain run. A short one (most, in code or JSON held in a
+		// string) is stored as one or two whole words, into the room
+		// kept past n, and counted up to its end; a longer one is
+		// copied past them.
+		if i+16 > len(b) {
+			for ; i < len(b) && b[i] < utf8.RuneSelf && b[i] != '\\'; i, n = i+1, n+1 {
+				d[n] = b[i]
+			}
+			continue
+		}
+		w := binary.LittleEndian.Uint64(b[i:])
+		binary.LittleEndian.PutUint64(d[n:], w)
+		if m := plainStop8(w); m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			i, n = i+k, n+k
+			continue
+		}
+		w = binary.LittleEndian.Uint64(b[i+8:])
+		binary.LittleEndian.PutUint64(d[n+8:], w)
+		if m := plainStop8(w); m != 0 {
+			k := 8 + bits.TrailingZeros64(m)/8
+			i, n = i+k, n+k
+			continue
+		}
+		j := plainRunEnd(b, i+16)
+		copy(d[n+16:], b[i+16:j])
+		i, n = j, n+j-i
 	}
-	return dst
+	return d[:n]
 }
+
+// unescapeT is the byte each one-letter JSON escape stands for (0: none;
+// 'u' starts a \uXXXX).
+var unescapeT = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // strPlain marks the bytes that need no attention inside a JSON string.
 var strPlain = func() (t [256]bool) {
