@@ -1572,14 +1572,25 @@ func (s *scanner) secretText(text []byte) bool {
 		(bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, '%') >= 0) && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
 }
 
-// mayHoldCredential is redact.MayHoldCredentialText(text), remembering
+// mayHoldText is redact.MayHoldCredentialText(text), or the same of text
+// with its URL-encoded escapes decoded when it holds one: a string without
+// JSON escapes may spell a shape with URL-encoded ones ("ghp%5Cu005f…",
+// "%2522password%2522%253A…"), which ScanSecrets decodes (its pct) and
+// the test of the bytes as they are does not see. (A string with JSON
+// escapes: secretText's second test.)
+func mayHoldText(text []byte) bool {
+	return redact.MayHoldCredentialText(text) ||
+		bytes.IndexByte(text, '%') >= 0 && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
+}
+
+// mayHoldCredential is mayHoldText(text), remembering
 // texts that passed it (Record.clean): records repeat them (a converter's
 // name, the timestamp that converted_at repeats, a model's, an agent's, a
 // status, a request id that response_id repeats), and comparing one costs
 // less than checking it.
 func (s *scanner) mayHoldCredential(text []byte) bool {
 	if len(text) < cleanMin || len(text) > cleanMax {
-		return redact.MayHoldCredentialText(text)
+		return mayHoldText(text)
 	}
 	c := s.r.clean
 	if c == nil {
@@ -1594,7 +1605,7 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 		if int(c.dtn) == len(text) && string(c.dt[:len(text)]) == string(text) {
 			return false
 		}
-		if redact.MayHoldCredentialText(text) {
+		if mayHoldText(text) {
 			return true
 		}
 		c.dtn = uint8(copy(c.dt[:], text))
@@ -1605,7 +1616,7 @@ func (s *scanner) mayHoldCredential(text []byte) bool {
 	if c.hasAt(h, a, b, text) || c.hasAt(h^1, a, b, text) {
 		return false
 	}
-	if redact.MayHoldCredentialText(text) {
+	if mayHoldText(text) {
 		return true
 	}
 	// Two ways a set: the text replaces the one of its pair not used

@@ -972,3 +972,27 @@ func TestScanSecretsPWDPath(t *testing.T) {
 		}
 	}
 }
+
+// TestMayHoldSecretURLEncodedEscape: a string without JSON escapes that
+// spells a credential with URL-encoded ones ("ghp%5Cu005f…": a JSON escape
+// of '_', URL-encoded; "%2522password%2522…": a quote encoded twice) is
+// found by ScanSecrets, which decodes them, so Scan must not call its
+// record free of secrets. It did, with every key of the record known: rule
+// e2a.secret then skipped the record, and a replay of the record log (which
+// said the credential was there) reported what the live run had not.
+func TestMayHoldSecretURLEncodedEscape(t *testing.T) {
+	for _, d := range []string{
+		`{"request_id":"r","params":{"query":"state=token%20ghp%5Cu005fUtkD9bMbNon36ouKgiYIVraKA9OczXjH4XKO"}}`,
+		`{"request_id":"r","body":{"delta":"see ghp%5Cu005fUtkD9bMbNon36ouKgiYIVraKA9OczXjH4XKO"}}`,
+		`{"request_id":"r","body":{"delta":"q=%2522password%2522%253A%2522hunter2xyz%2522"}}`,
+	} {
+		if _, _, found := ScanSecrets([]byte(d)); !found {
+			t.Fatalf("ScanSecrets finds nothing in %s", d)
+		}
+		var r Record
+		checkScanSecrets(t, []byte(d))
+		if err := Scan([]byte(d), &r); err != nil || !r.MayHoldSecret() {
+			t.Errorf("%s: MayHoldSecret false (%v)", d, err)
+		}
+	}
+}
