@@ -227,6 +227,11 @@ type RecordInfo struct {
 	SplitSecret string
 	Heartbeat   bool // a jiuwenswarm keepalive chunk
 	ServerPush  bool // a jiuwenswarm server-push frame
+	// SecretFree: the scan of JSON found nothing rule e2a.secret could
+	// report (e2a.Record.MayHoldSecret false, read before any rule
+	// scanned into JSON again), so In.Secret() would find nothing and the
+	// engine does not call it. false says nothing.
+	SecretFree bool
 }
 
 // StreamInfo describes a stream at its start or end.

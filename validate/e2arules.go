@@ -55,6 +55,7 @@ func (e *Engine) judgeJSON(in *Input, r *e2a.Record) {
 	class := e2a.Classify(r)
 	info := &e.info
 	info.reset(in, ProtoE2A, class, r)
+	info.SecretFree = !maySecret
 	if in.FromLog && in.Logged == nil && class == e2a.ClassResponse && e.on(RuleE2ASecret) {
 		info.SplitSecret = e.splitSecret(in, r)
 	}
@@ -117,7 +118,7 @@ func (ri *RecordInfo) reset(in *Input, proto string, class e2a.Class, r *e2a.Rec
 	ri.In, ri.Protocol, ri.Class, ri.JSON = in, proto, class, r
 	ri.Kind, ri.Status, ri.SplitSecret = "", "", ""
 	ri.Frame, ri.Stream = nil, nil
-	ri.Heartbeat, ri.ServerPush = false, false
+	ri.Heartbeat, ri.ServerPush, ri.SecretFree = false, false, false
 }
 
 func strOrNil(v *e2a.Value) []byte {

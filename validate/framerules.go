@@ -350,7 +350,7 @@ func (e *Engine) recordFrame(in *Input, f *frame.Frame, kind, status string, key
 	e.frm = *f
 	ri := &e.info
 	ri.In, ri.Protocol, ri.Class, ri.Kind, ri.Status = in, ProtoEventMesh, 0, kind, status
-	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush = nil, &e.frm, key, false, false
+	ri.JSON, ri.Frame, ri.Stream, ri.Heartbeat, ri.ServerPush, ri.SecretFree = nil, &e.frm, key, false, false, false
 	ri.SplitSecret = ""
 	e.sink.Record(ri)
 }

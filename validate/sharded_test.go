@@ -403,7 +403,7 @@ func TestShardedEvictionSameForAnyShards(t *testing.T) {
 // literal copied per frame); a field added to RecordInfo must be set there
 // too, or a frame would carry the previous JSON record's value.
 func TestRecordInfoFields(t *testing.T) {
-	if n := reflect.TypeOf(RecordInfo{}).NumField(); n != 11 {
+	if n := reflect.TypeOf(RecordInfo{}).NumField(); n != 12 {
 		t.Fatalf("RecordInfo has %d fields; set the new ones in ObserveFrame (framerules.go) and update this count", n)
 	}
 }

@@ -1,6 +1,8 @@
 package jsonlog
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -9,14 +11,34 @@ import (
 // 10000, invalid UTF-8 inside strings allowed.
 
 // str checks the string starting at st.in[i] == '"' and returns the index
-// after its closing quote and whether it holds escapes.
+// after its closing quote and whether it holds escapes. The plain bytes go
+// eight at a time; a string of ASCII only is remembered (st.ascii), so that
+// copyString need not look at it again for invalid UTF-8.
 func (st *state) str(i int) (int, bool, error) {
 	in := st.in
 	esc := false
-	for j := i + 1; j < len(in); j++ {
-		c := in[j]
-		switch {
+	var hi uint64 // the high bits of the bytes read: 0 while all are ASCII
+	j := i + 1
+	for {
+		for ; j+8 <= len(in); j += 8 {
+			w := binary.LittleEndian.Uint64(in[j:])
+			if m := stop8(w); m != 0 {
+				k := bits.TrailingZeros64(m) / 8
+				hi |= w & (1<<(8*k) - 1)
+				j += k
+				break
+			}
+			hi |= w
+		}
+		if j >= len(in) {
+			break
+		}
+		switch c := in[j]; {
 		case c == '"':
+			st.ascii = nil
+			if hi&highs == 0 {
+				st.ascii = in[i+1 : j]
+			}
 			return j + 1, esc, nil
 		case c == '\\':
 			esc = true
@@ -36,9 +58,28 @@ func (st *state) str(i int) (int, bool, error) {
 			}
 		case c < 0x20:
 			return 0, false, &SyntaxError{j, "control character in string"}
+		default:
+			hi |= uint64(c)
 		}
+		j++
 	}
 	return 0, false, &SyntaxError{len(in), "unterminated string"}
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// stop8 has the high bit set in the byte of w that is the first '"', '\\'
+// or control character (and maybe in bytes above it: str uses only the
+// lowest). XOR makes the byte sought a zero one, and the borrow of x-ones
+// marks only bytes above a zero byte; a byte below 0x20 borrows itself.
+// Bytes of 0x80 and more are never marked (&^ w): they are plain.
+func stop8(w uint64) uint64 {
+	q := w ^ (ones * '"')
+	b := w ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (w-ones*0x20)&^w) & highs
 }
 
 func isHex4(b []byte) bool {

@@ -149,7 +149,7 @@ func (r *Redactor) get() *state {
 }
 
 func (r *Redactor) put(st *state) {
-	st.out, st.in = nil, nil
+	st.out, st.in, st.ascii = nil, nil, nil
 	if cap(st.dec) > 1<<20 || cap(st.udec) > 1<<20 || cap(st.enc) > 1<<20 || cap(st.alt) > 1<<20 || cap(st.line) > 1<<20 || cap(st.delta) > 1<<20 {
 		return // do not pin huge buffers
 	}
@@ -184,6 +184,12 @@ type state struct {
 	// its unescaped text; deltaEnd == 0 when the record has none.
 	deltaAt, deltaEnd int
 	delta             []byte
+	// keys: each key's class (classifyKey + 1); clean: strings mayMask
+	// found nothing in (memo.go). Made at first use, kept with the state.
+	keys, clean *memo
+	// ascii: the body of the last string str read, when it was all
+	// ASCII (nil otherwise); in st.in.
+	ascii []byte
 }
 
 // tspan is a value that may be masked to make the record fit.
@@ -209,7 +215,7 @@ var minimumKeys = [...]string{"request_id", "response_id", "sequence", "is_final
 // brace) so that the caller can append keys. With response set, the §12.7
 // minimum keys the record lacks are appended as null.
 func (st *state) record(in []byte, response bool) error {
-	st.in = in
+	st.in, st.ascii = in, nil
 	st.pct = redact.MayHoldEncodedEscape(in)
 	base := len(st.out)
 	max := st.r.maxBytes
@@ -341,7 +347,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 		if string(key) == "method_id" {
 			return mode{}
 		}
-		if classifyKey(key) == keyRef {
+		if st.classifyKey(key) == keyRef {
 			return mode{act: actRef, rule: RuleRef}
 		}
 		return mode{act: actCred, rule: RuleAuth, child: ctxCred}
@@ -355,7 +361,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 	if string(key) == "auth" {
 		return mode{act: actCred, rule: RuleAuth, child: ctxAuth}
 	}
-	switch classifyKey(key) {
+	switch st.classifyKey(key) {
 	case keyCredential:
 		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred, pwd: len(key) == 3 && eqFold(key, "pwd")}
 	case keyToken:
@@ -836,7 +842,8 @@ func (st *state) copyString(raw, s []byte) {
 	switch {
 	case raw == nil:
 		st.out = appendEscaped(st.out, s)
-	case utf8.Valid(raw):
+	case len(raw) == len(st.ascii) && len(raw) > 0 && &raw[0] == &st.ascii[0], utf8.Valid(raw):
+		// (the string str read last, all ASCII, needs no look)
 		st.out = append(st.out, raw...)
 	default:
 		// Strict readers reject invalid UTF-8: write U+FFFD for each bad
@@ -931,19 +938,47 @@ func (st *state) scanString(raw, s []byte, ident bool) {
 	st.copyString(raw, s)
 }
 
-// mayMask reports whether maskSpans would change s.
+// mayMask reports whether maskSpans would change s. A short string it
+// found nothing in is remembered (st.clean): records repeat most of their
+// strings (a converter's name, kinds, statuses, a stream's ids), and
+// comparing one costs less than the detectors' look at it.
 func (st *state) mayMask(s []byte) bool {
 	if len(s) < 6 {
 		return false
+	}
+	if len(s) <= memoMaxLen {
+		if st.clean == nil {
+			st.clean = newMemo()
+		} else if _, ok := st.clean.get(s); ok {
+			return false
+		}
 	}
 	if _, ok := st.find(s, 0); ok {
 		return true
 	}
 	if st.r.content != ContentKeep {
-		_, ok := findDataURL(s, 0)
-		return ok
+		if _, ok := findDataURL(s, 0); ok {
+			return true
+		}
 	}
+	st.clean.put(s, 1)
 	return false
+}
+
+// classifyKey is classifyKey(k), remembered for short keys (st.keys):
+// a record log sees the same few dozen keys in every record.
+func (st *state) classifyKey(k []byte) keyKind {
+	if len(k) > memoMaxLen {
+		return classifyKey(k)
+	}
+	if st.keys == nil {
+		st.keys = newMemo()
+	} else if v, ok := st.keys.get(k); ok {
+		return keyKind(v)
+	}
+	kind := classifyKey(k)
+	st.keys.put(k, uint8(kind))
+	return kind
 }
 
 // redactText appends s to st.out as JSON string content, masks applied,

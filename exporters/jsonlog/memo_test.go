@@ -1,0 +1,142 @@
+package jsonlog
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestMemoSameLines: the memos a state keeps across records (a key's class,
+// the strings found clean) and the ASCII note str leaves for copyString
+// change no line. Every record of the sweep corpora, the conformance
+// vectors and the test records is redacted by one Redactor, in order and
+// then again (every short string and key now remembered), and each time by
+// a new Redactor: the lines are the same.
+func TestMemoSameLines(t *testing.T) {
+	var recs [][]byte
+	files, _ := filepath.Glob("../../cmd/e2atap/testdata/sweep*/*.jsonl")
+	more, _ := filepath.Glob("../../e2a/testdata/vectors/*.jsonl")
+	files = append(files, more...)
+	files = append(files, "../../validate/testdata/vectors/e2a_streams.jsonl", "../../cmd/e2atap/testdata/generated-clean.jsonl")
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 8<<20)
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				recs = append(recs, bytes.Clone(line))
+			}
+		}
+		f.Close()
+	}
+	for _, r := range secretRecords() {
+		recs = append(recs, []byte(r))
+	}
+	for _, r := range benchRecords {
+		recs = append(recs, []byte(r))
+	}
+	if len(recs) < 1000 {
+		t.Fatalf("only %d records", len(recs))
+	}
+	for _, content := range []Content{ContentMask, ContentKeep} {
+		warm := NewRedactor(content, 65536, testKey)
+		for round := range 2 {
+			for n, rec := range recs {
+				got, gp, gerr := warm.Redact(nil, rec)
+				want, wp, werr := NewRedactor(content, 65536, testKey).Redact(nil, rec)
+				if !bytes.Equal(got, want) || strings.Join(gp, ",") != strings.Join(wp, ",") || (gerr == nil) != (werr == nil) {
+					t.Fatalf("%v, round %d, record %d %.200s:\nwarm  %s %v\nfresh %s %v", content, round, n, rec, got, gp, want, wp)
+				}
+			}
+		}
+		st := warm.get()
+		if st.clean == nil || st.keys == nil {
+			t.Fatalf("%v: the state kept no memo", content)
+		}
+		warm.put(st)
+	}
+}
+
+// TestMemoNeverHidesASecret: a string found to hold something to mask is
+// never remembered as clean, nor is a string that differs from a clean one
+// only past its first and last words (the memo compares whole strings).
+func TestMemoNeverHidesASecret(t *testing.T) {
+	r := NewRedactor(ContentKeep, 65536, testKey)
+	clean := `{"request_id":"q","metadata":{"note":"the build on main is green again"}}`
+	dirty := `{"request_id":"q","metadata":{"note":"password=hunter2xyz and main is green again"}}`
+	same := `{"request_id":"q","metadata":{"note":"the build ghp_16C7e42F292c6912E7710c838347Ae178B4a green again"}}`
+	for range 3 {
+		for _, rec := range []string{clean, dirty, same} {
+			out, _, err := r.Redact(nil, []byte(rec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(out, []byte("hunter2xyz")) || bytes.Contains(out, []byte("ghp_16C7e42F")) {
+				t.Fatalf("a secret survived after the memo saw its neighbours: %s", out)
+			}
+			if rec == clean && !bytes.Contains(out, []byte("the build on main is green again")) {
+				t.Fatalf("clean text changed: %s", out)
+			}
+		}
+	}
+}
+
+// TestWriterSecretFree: the record log's "secret" (what a replay reports
+// as e2a.secret) follows the engine's own test: a record the engine's scan
+// found free of anything e2a.secret reports (RecordInfo.SecretFree) is not
+// walked again, and one it did not is.
+func TestWriterSecretFree(t *testing.T) {
+	rec := []byte(`{"request_id":"q","metadata":{"note":"password=hunter2xyz"}}`)
+	for _, free := range []bool{false, true} {
+		var buf bytes.Buffer
+		w := NewWriterTo(&buf, NewRedactor(ContentMask, 65536, testKey))
+		ri := jsonInfo(rec)
+		ri.In.FromLog = true
+		ri.SecretFree = free
+		w.Record(ri)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(buf.Bytes(), []byte(`"secret":{"kind":`)); got == free {
+			t.Fatalf("SecretFree %v: secret in the line %v: %s", free, got, buf.Bytes())
+		}
+	}
+}
+
+// TestStrASCIINote: str notes a string of ASCII only, and copyString then
+// copies it without looking for invalid UTF-8; a string with a byte of
+// 0x80 or more, before, inside or after a run of eight plain bytes, is
+// still written with each invalid byte as U+FFFD, and valid UTF-8 as it is.
+func TestStrASCIINote(t *testing.T) {
+	r := NewRedactor(ContentKeep, 65536, testKey)
+	for _, v := range []string{"\xff", "ab\xff", "abcdefgh\xff", "\xffabcdefghijklmnop", "abcdefghijklmno\xfe", "abcdefgh\xc3", "é中文 abcdefghij"} {
+		rec := `{"request_id":"q","metadata":{"plain":"abcdefghijklmnop","v":"` + v + `","` + v + `":1}}`
+		out, _, err := r.Redact(nil, []byte(rec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.Valid(out) {
+			t.Fatalf("%q: invalid UTF-8 written: %q", v, out)
+		}
+		var want string // each invalid byte as the escape \ufffd
+		for i := 0; i < len(v); {
+			r, n := utf8.DecodeRuneInString(v[i:])
+			if r == utf8.RuneError && n == 1 {
+				want += `\ufffd`
+			} else {
+				want += v[i : i+n]
+			}
+			i += n
+		}
+		if !bytes.Contains(out, []byte(`"v":"`+want+`"`)) {
+			t.Fatalf("%q: want the value as %q in %s", v, want, out)
+		}
+	}
+}
