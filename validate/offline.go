@@ -204,6 +204,12 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 	}
 	for {
 		b, err := br.ReadSlice('\n')
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			// A line the read failed in (an I/O error, validate
+			// interrupted) did not end there: not judged as one, the
+			// cut record would be an e2a.decode that no producer wrote.
+			return idx, err
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A line longer than the reader's buffer: collect it up to the
 			// limit, then discard the rest.
@@ -215,6 +221,9 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 				if len(long)+len(b) <= opts.MaxLineBytes+1 {
 					long = append(long, b...)
 				}
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return idx, err // cut, as above
 			}
 			line++
 			idx++
