@@ -207,10 +207,7 @@ func (r *lineFile) lines() error {
 		n := len(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
 			r.idx++
-			content := n
-			if nl >= 0 {
-				content--
-			}
+			content := len(trimEOL(raw)) // without its CR LF, as a shorter line
 			if content > limit {
 				r.decodeError(lineHead(raw), content)
 			} else {

@@ -215,10 +215,14 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			// limit, then discard the rest.
 			long = append(long[:0], b...)
 			n := len(b)
+			cr := false // the line's last byte was a CR
 			for errors.Is(err, bufio.ErrBufferFull) {
+				if len(b) > 0 {
+					cr = b[len(b)-1] == '\r'
+				}
 				b, err = br.ReadSlice('\n')
 				n += len(b)
-				if len(long)+len(b) <= opts.MaxLineBytes+1 {
+				if len(long)+len(b) <= opts.MaxLineBytes+2 { // content, CR, LF
 					long = append(long, b...)
 				}
 			}
@@ -229,7 +233,15 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			idx++
 			content := n
 			if err == nil {
-				content-- // the newline
+				// The newline, and a CR before it (trimEOL): a CRLF
+				// line is as long as its LF twin.
+				content--
+				if len(b) >= 2 {
+					cr = b[len(b)-2] == '\r'
+				}
+				if cr {
+					content--
+				}
 			}
 			if content > opts.MaxLineBytes {
 				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(long)}

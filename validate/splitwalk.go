@@ -482,10 +482,7 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		n := len(raw)
 		t := trimEOL(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
-			content := n
-			if nl >= 0 {
-				content--
-			}
+			content := len(t) // without its CR LF, as a shorter line
 			sl.idx++
 			if content > limit {
 				sw.lineOver(k, sl, lineHead(raw), content)

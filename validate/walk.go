@@ -543,10 +543,7 @@ func (w *walker) lines() error {
 		n := len(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
 			w.idx++
-			content := n
-			if nl >= 0 {
-				content--
-			}
+			content := len(trimEOL(raw)) // without its CR LF, as a shorter line
 			if content > limit {
 				w.decodeError(lineHead(raw), content)
 			} else {
@@ -756,13 +753,8 @@ func mapsLines(b []byte, eof bool, limit int) bool {
 			raw = b[:nl+1]
 		}
 		b = b[len(raw):]
-		n := len(raw)
 		t := trimEOL(raw)
-		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
-			if content := n - min(1, nl+1); content > limit {
-				continue
-			}
-		} else if len(t) > limit {
+		if len(t) > limit {
 			continue
 		}
 		if !isBlank(t) {
