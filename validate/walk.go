@@ -623,13 +623,23 @@ func (w *walker) giant() error {
 	off := int(w.pos - w.m.at)
 	head := bytes.Clone(lineHead(w.m.win[off:])) // the window moves on
 	n := int64(0)
+	prev := byte(0) // the byte before win
 	for {
 		off := int(w.pos - w.m.at)
 		win := w.m.win[off:]
 		if nl := bytes.IndexByte(win, '\n'); nl >= 0 {
 			w.pos += int64(nl + 1)
 			n += int64(nl)
+			if nl > 0 {
+				prev = win[nl-1]
+			}
+			if prev == '\r' {
+				n-- // the CR of its CR LF: not content (trimEOL)
+			}
 			break
+		}
+		if len(win) > 0 {
+			prev = win[len(win)-1]
 		}
 		w.pos += int64(len(win))
 		n += int64(len(win))
