@@ -321,13 +321,17 @@ func (e *Engine) DecodeError(in *Input, proto, msg string) {
 		r = RuleFrameDecode
 	}
 	e.info = RecordInfo{In: in, Protocol: proto, Kind: "invalid"}
+	// The stream the record's head names is gapped below; the sinks get
+	// it too (the record log keeps it, so that a replay gaps it as well).
+	var stream []byte
+	if proto == ProtoE2A && len(in.Data) > 0 {
+		stream, e.headBuf = headKey(lineHead(in.Data), &e.head, e.headBuf)
+		if len(stream) > 0 {
+			e.info.Stream = stream
+		}
+	}
 	e.sink.Record(&e.info)
 	e.report(r, Off, in, nil, proto, msg)
-	if proto != ProtoE2A || len(in.Data) == 0 {
-		return
-	}
-	var stream []byte
-	stream, e.headBuf = headKey(lineHead(in.Data), &e.head, e.headBuf)
 	if len(stream) == 0 {
 		return
 	}

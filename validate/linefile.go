@@ -207,10 +207,7 @@ func (r *lineFile) lines() error {
 		n := len(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
 			r.idx++
-			content := n
-			if nl >= 0 {
-				content--
-			}
+			content := len(trimEOL(raw)) // without its CR LF, as a shorter line
 			if content > limit {
 				r.decodeError(lineHead(raw), content)
 			} else {
@@ -245,12 +242,22 @@ func poisonLine(b []byte) {
 func (r *lineFile) giant() error {
 	head := bytes.Clone(lineHead(r.b[r.off:])) // the buffer is read over
 	n := int64(0)
+	prev := byte(0) // the byte before b
 	for {
 		b := r.b[r.off:]
 		if nl := bytes.IndexByte(b, '\n'); nl >= 0 {
 			r.off += nl + 1
 			n += int64(nl)
+			if nl > 0 {
+				prev = b[nl-1]
+			}
+			if prev == '\r' {
+				n-- // the CR of its CR LF: not content (trimEOL)
+			}
 			break
+		}
+		if len(b) > 0 {
+			prev = b[len(b)-1]
 		}
 		r.off += len(b)
 		n += int64(len(b))

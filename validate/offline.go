@@ -204,23 +204,44 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 	}
 	for {
 		b, err := br.ReadSlice('\n')
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			// A line the read failed in (an I/O error, validate
+			// interrupted) did not end there: not judged as one, the
+			// cut record would be an e2a.decode that no producer wrote.
+			return idx, err
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			// A line longer than the reader's buffer: collect it up to the
 			// limit, then discard the rest.
 			long = append(long[:0], b...)
 			n := len(b)
+			cr := false // the line's last byte was a CR
 			for errors.Is(err, bufio.ErrBufferFull) {
+				if len(b) > 0 {
+					cr = b[len(b)-1] == '\r'
+				}
 				b, err = br.ReadSlice('\n')
 				n += len(b)
-				if len(long)+len(b) <= opts.MaxLineBytes+1 {
+				if len(long)+len(b) <= opts.MaxLineBytes+2 { // content, CR, LF
 					long = append(long, b...)
 				}
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return idx, err // cut, as above
 			}
 			line++
 			idx++
 			content := n
 			if err == nil {
-				content-- // the newline
+				// The newline, and a CR before it (trimEOL): a CRLF
+				// line is as long as its LF twin.
+				content--
+				if len(b) >= 2 {
+					cr = b[len(b)-2] == '\r'
+				}
+				if cr {
+					content--
+				}
 			}
 			if content > opts.MaxLineBytes {
 				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(long)}

@@ -452,7 +452,7 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		for nl < 0 && sl.base+int64(len(buf)) < sw.size {
 			have := len(buf)
 			if have-off >= lineMax {
-				n, err := sw.skipLine(k, sl.base+int64(have))
+				n, err := sw.skipLine(k, sl.base+int64(have), buf[have-1])
 				if err != nil {
 					sl.err = err
 					return
@@ -482,10 +482,7 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		n := len(raw)
 		t := trimEOL(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
-			content := n
-			if nl >= 0 {
-				content--
-			}
+			content := len(t) // without its CR LF, as a shorter line
 			sl.idx++
 			if content > limit {
 				sw.lineOver(k, sl, lineHead(raw), content)
@@ -561,7 +558,7 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 // skipLine reads on from file offset off to the end of a line too long to
 // hold (or of the file), by shard k: how many bytes it has there, without
 // its '\n'.
-func (sw *splitWalk) skipLine(k int, off int64) (int64, error) {
+func (sw *splitWalk) skipLine(k int, off int64, prev byte) (int64, error) {
 	if sw.counts[k] == nil {
 		sw.counts[k] = make([]byte, 64<<10)
 	}
@@ -573,8 +570,15 @@ func (sw *splitWalk) skipLine(k int, off int64) (int64, error) {
 			return n, err
 		}
 		if nl := bytes.IndexByte(piece, '\n'); nl >= 0 {
+			if nl > 0 {
+				prev = piece[nl-1]
+			}
+			if prev == '\r' {
+				n-- // the CR of its CR LF: not content (trimEOL)
+			}
 			return n + int64(nl), nil
 		}
+		prev = piece[len(piece)-1]
 		n += int64(len(piece))
 		off += int64(len(piece))
 	}

@@ -543,10 +543,7 @@ func (w *walker) lines() error {
 		n := len(raw)
 		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
 			w.idx++
-			content := n
-			if nl >= 0 {
-				content--
-			}
+			content := len(trimEOL(raw)) // without its CR LF, as a shorter line
 			if content > limit {
 				w.decodeError(lineHead(raw), content)
 			} else {
@@ -626,13 +623,23 @@ func (w *walker) giant() error {
 	off := int(w.pos - w.m.at)
 	head := bytes.Clone(lineHead(w.m.win[off:])) // the window moves on
 	n := int64(0)
+	prev := byte(0) // the byte before win
 	for {
 		off := int(w.pos - w.m.at)
 		win := w.m.win[off:]
 		if nl := bytes.IndexByte(win, '\n'); nl >= 0 {
 			w.pos += int64(nl + 1)
 			n += int64(nl)
+			if nl > 0 {
+				prev = win[nl-1]
+			}
+			if prev == '\r' {
+				n-- // the CR of its CR LF: not content (trimEOL)
+			}
 			break
+		}
+		if len(win) > 0 {
+			prev = win[len(win)-1]
 		}
 		w.pos += int64(len(win))
 		n += int64(len(win))
@@ -756,13 +763,8 @@ func mapsLines(b []byte, eof bool, limit int) bool {
 			raw = b[:nl+1]
 		}
 		b = b[len(raw):]
-		n := len(raw)
 		t := trimEOL(raw)
-		if n > bufferedLine || (nl < 0 && n >= bufferedLine) {
-			if content := n - min(1, nl+1); content > limit {
-				continue
-			}
-		} else if len(t) > limit {
+		if len(t) > limit {
 			continue
 		}
 		if !isBlank(t) {

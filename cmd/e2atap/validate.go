@@ -31,7 +31,12 @@ the rule catalogue, with the verdicts the live sidecar gives. FILE "-" is
 standard input; a gzip-compressed FILE is read decompressed. Several files
 are one capture, read in order.
 
-Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage or I/O error.
+Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage or I/O error
+(a --log that could not be written is one), or interrupted: on SIGINT or
+SIGTERM, standard input is read no further and the files after the one
+being read are skipped; the findings so far and the summary are printed,
+and the streams still open are not judged (no missing_final: their input
+was cut, not ended).
 
 Flags:
 `
@@ -44,7 +49,7 @@ type validateFlags struct {
 	logPath, logContent             string
 }
 
-func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	// One policy for everything this command prints (findings in both
 	// formats, errors), keyed as the --log writer and the sidecar are, so
 	// that a value shows the same fingerprint here and in their outputs.
@@ -133,7 +138,10 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		}
 		defer func() {
 			if err := lw.Close(); err != nil {
+				// The log asked for is incomplete (a full disk, a file
+				// size limit): an I/O error, whatever the findings.
 				fmt.Fprintf(stderr, "e2atap validate: --log: %v\n", err)
+				code = max(code, exitUsage)
 			}
 		}()
 		handler = validate.MultiSink{sink, lw}
@@ -189,6 +197,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var replayed validate.Replayed // re-reads across rotated files too
 	ioFailed := false
 	opened := 0
+	interrupted := false
 	current := ""
 	// judgeFiles reads and judges every file. A panic on this goroutine
 	// (the reader judges shard 0's records itself: Inline) cannot skip one
@@ -198,6 +207,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	judgeFiles := func() {
 		for _, name := range files {
 			if ctx.Err() != nil {
+				interrupted = true
 				break
 			}
 			current = name
@@ -209,23 +219,37 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			}
 			opened++
 			label := name
+			var in io.Reader = rc // a file stays an *os.File: Read's fast paths
 			if name == "-" {
 				label = "stdin"
+				in = newInterruptible(ctx, rc)
 			}
 			if looksLikeConfig(name) {
 				fmt.Fprintf(stderr, "e2atap validate: %s looks like a configuration file; to check one, run: e2atap run --config %s --check\n", name, name)
 			}
-			idx, err = validate.Read(rc, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
+			idx, err = validate.Read(in, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
 			rc.Close()
 			var internal *validate.InternalError
 			if errors.As(err, &internal) {
 				// A walk of the file stopped at a defect: as a panic here.
 				panic(internalAbort{internal})
 			}
+			if ctx.Err() != nil {
+				// The input was cut here (an EOF too may be the signal's:
+				// the producer of a pipe killed by the same Ctrl-C).
+				interrupted = true
+				break
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "e2atap validate: reading %s: %v\n", name, err)
 				ioFailed = true
 			}
+		}
+		if interrupted {
+			// What was read is judged; the open streams are not ended:
+			// no missing_final for a stream whose input was cut.
+			run.Close()
+			return
 		}
 		run.Finish(validate.ReasonEOF, &validate.Input{Pos: validate.Position{Name: strings.Join(files, ",")}})
 	}
@@ -279,6 +303,14 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if n := panics.Load(); n > 0 {
 		fmt.Fprintf(stderr, "e2atap validate: %d records skipped for an internal error (see above): the verdicts are incomplete\n", n)
 		return exitInternal
+	}
+	if interrupted {
+		where := current
+		if where == "-" {
+			where = "standard input"
+		}
+		fmt.Fprintf(stderr, "e2atap validate: interrupted in %s after %d records: the input was not read to its end, and the streams still open were not judged\n", where, stats.Records)
+		return exitUsage
 	}
 	if ioFailed {
 		return exitUsage

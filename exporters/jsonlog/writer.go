@@ -557,9 +557,19 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 		}
 	}
 	if invalid {
-		// Nothing of the content, not even the masks of a half-read record.
+		// Nothing of the content, not even the masks of a half-read record;
+		// only the stream key the engine read in its head (an oversize
+		// line's, a record broken after it), as a record's request_id is
+		// logged: the engine did not judge that stream across the record,
+		// and a replay of the log must not either (a seq_start or seq_gap
+		// at its next record, where the live run had none).
 		st.reset()
 		st.out = append(st.out, '{')
+		if len(ri.Stream) > 0 && ri.Protocol == validate.ProtoE2A {
+			st.out = append(st.out, `"request_id":"`...)
+			st.redactText(ri.Stream, true)
+			st.out = append(st.out, '"')
+		}
 	}
 	if st.out[len(st.out)-1] != '{' {
 		st.out = append(st.out, ',')

@@ -286,7 +286,7 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			continue
 		}
 		tf.clean = tf.w - tf.r
-		if pending := tf.w - tf.r; pending > t.cfg.MaxLineBytes {
+		if pendingContent(tf) > t.cfg.MaxLineBytes {
 			// Over the limit with no newline yet: stop holding it, keeping
 			// only its head for OnOversize.
 			start := tf.r
@@ -344,6 +344,22 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 // line the engine still has.
 //
 // Long unfinished lines are bounded across files: a buffer beyond
+// pendingContent is how much of the partial line in tf's buffer is
+// content: not a byte order mark that opens the file, nor a CR that may
+// be its line's end (its LF not read yet). A line of MaxLineBytes that
+// ends with CR LF, read up to its CR, is not over the limit.
+func pendingContent(tf *tracked) int {
+	start := tf.r
+	if tf.commitOff == 0 && bytes.HasPrefix(tf.buf[start:tf.w], utf8BOM) {
+		start += len(utf8BOM)
+	}
+	n := tf.w - start
+	if n > 0 && tf.buf[tf.w-1] == '\r' {
+		n--
+	}
+	return n
+}
+
 // readSize reserves MaxLineBytes of partialLimit (2 × MaxLineBytes), and a
 // file that cannot reserve waits (false) until a long line of another file
 // is handed over or dropped, so that many files each in the middle of a
