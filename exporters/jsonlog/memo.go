@@ -1,17 +1,22 @@
 package jsonlog
 
-import "hash/maphash"
+import "encoding/binary"
 
 // memo remembers, for short byte strings that a record log sees record
 // after record (keys, a converter's name, a status, a stream's id), the
 // result of a pure function of them: a key's class, or that a string holds
 // nothing to mask. It belongs to one state (one Redact call at a time), so
 // it needs no lock. A hit returns what the function returned for the same
-// bytes; a miss costs a hash. Two ways a set; a full set loses the way a
-// bit of the hash picks.
+// bytes; a miss costs a hash. Two ways a set; a full set loses the way not
+// used last, so that a string seen once evicts nothing the next record
+// needs.
+//
+// The hash reads the length and the first and last eight bytes only: it
+// is a few instructions. It is not seeded: a producer that made its
+// strings collide would only make the memo miss.
 type memo struct {
-	seed maphash.Seed
 	sets [memoSets][2]memoEntry
+	last [memoSets]uint8 // the way of each set used last
 }
 
 type memoEntry struct {
@@ -21,15 +26,28 @@ type memoEntry struct {
 }
 
 const (
-	memoSets   = 128
+	memoSets   = 256
 	memoMaxLen = 78 // an entry is 80 bytes; a converter's name is ~70
 )
 
-func newMemo() *memo { return &memo{seed: maphash.MakeSeed()} }
+func newMemo() *memo { return new(memo) }
 
-func (m *memo) set(s []byte) (*[2]memoEntry, int) {
-	h := maphash.Bytes(m.seed, s)
-	return &m.sets[h%memoSets], int(h>>63) & 1
+// memoHash mixes len(s) and its first and last eight bytes (fewer when s
+// is shorter).
+func memoHash(s []byte) uint64 {
+	var a, b uint64
+	switch n := len(s); {
+	case n >= 8:
+		a, b = binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[n-8:])
+	case n >= 4:
+		a, b = uint64(binary.LittleEndian.Uint32(s)), uint64(binary.LittleEndian.Uint32(s[n-4:]))
+	default:
+		for i, c := range s {
+			a |= uint64(c) << (8 * i)
+		}
+	}
+	h := (a*0x9e3779b97f4a7c15^b)*0xc2b2ae3d27d4eb4f ^ uint64(len(s))
+	return h ^ h>>29
 }
 
 // get returns the value put for s, if it is still held.
@@ -37,9 +55,11 @@ func (m *memo) get(s []byte) (uint8, bool) {
 	if m == nil || len(s) > memoMaxLen {
 		return 0, false
 	}
-	set, _ := m.set(s)
+	h := memoHash(s) % memoSets
+	set := &m.sets[h]
 	for w := range set {
 		if e := &set[w]; int(e.n) == len(s)+1 && string(e.b[:len(s)]) == string(s) {
+			m.last[h] = uint8(w)
 			return e.v, true
 		}
 	}
@@ -51,14 +71,14 @@ func (m *memo) put(s []byte, v uint8) {
 	if m == nil || len(s) > memoMaxLen {
 		return
 	}
-	set, victim := m.set(s)
-	w := victim
+	h := memoHash(s) % memoSets
+	set := &m.sets[h]
+	w := 1 - m.last[h]
 	if set[0].n == 0 {
 		w = 0
-	} else if set[1].n == 0 {
-		w = 1
 	}
 	e := &set[w]
 	e.n, e.v = uint8(len(s)+1), v
 	copy(e.b[:], s)
+	m.last[h] = w
 }

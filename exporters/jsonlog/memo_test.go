@@ -3,6 +3,7 @@ package jsonlog
 import (
 	"bufio"
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +138,52 @@ func TestStrASCIINote(t *testing.T) {
 		}
 		if !bytes.Contains(out, []byte(`"v":"`+want+`"`)) {
 			t.Fatalf("%q: want the value as %q in %s", v, want, out)
+		}
+	}
+}
+
+// TestDateTimeNothingToMask: mayMask takes a date-time (isDateTime) as
+// clean without searching it; every detector must agree. Random digits in
+// every place, fractions of 0 to 9 digits, "Z" and offsets; and what is
+// not a date-time (a letter, a missing part, ten fraction digits) is not
+// taken for one.
+func TestDateTimeNothingToMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	d := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		return string(b)
+	}
+	st := NewRedactor(ContentMask, 65536, testKey).get()
+	for range 200000 {
+		s := d(4) + "-" + d(2) + "-" + d(2) + "T" + d(2) + ":" + d(2) + ":" + d(2)
+		if f := rng.IntN(10); f > 0 {
+			s += "." + d(f)
+		}
+		switch rng.IntN(3) {
+		case 0:
+			s += "Z"
+		case 1:
+			s += "+" + d(2) + ":" + d(2)
+		default:
+			s += "-" + d(2) + ":" + d(2)
+		}
+		if !isDateTime([]byte(s)) {
+			t.Fatalf("%q: not a date-time", s)
+		}
+		if m, ok := st.find([]byte(s), 0); ok {
+			t.Fatalf("%q: Find masks %q (%v)", s, s[m.start:m.end], m.rule)
+		}
+		if _, ok := findDataURL([]byte(s), 0); ok {
+			t.Fatalf("%q: a data: URL", s)
+		}
+	}
+	for _, s := range []string{"2026-03-29T12:00:00", "2026-03-29T12:00:00.0123456789Z", "2026-03-29T12:00:00+0800", "2026-03-29 12:00:00Z",
+		"2026-03-29T12:00:00.Z", "2026-03-29T12:00:0aZ", "13912345678-29T12:00:00Z", "2026-03-29T12:00:00Z password=hunter2"} {
+		if isDateTime([]byte(s)) {
+			t.Errorf("%q taken for a date-time", s)
 		}
 	}
 }

@@ -943,7 +943,7 @@ func (st *state) scanString(raw, s []byte, ident bool) {
 // strings (a converter's name, kinds, statuses, a stream's ids), and
 // comparing one costs less than the detectors' look at it.
 func (st *state) mayMask(s []byte) bool {
-	if len(s) < 6 {
+	if len(s) < 6 || isDateTime(s) {
 		return false
 	}
 	if len(s) <= memoMaxLen {
@@ -962,6 +962,41 @@ func (st *state) mayMask(s []byte) bool {
 		}
 	}
 	st.clean.put(s, 1)
+	return false
+}
+
+// isDateTime: s is an RFC 3339 date-time as producers write timestamps,
+// "2026-03-29T12:00:00", a fraction of 1 to 9 digits, and "Z" or an
+// offset ("+08:00"). It holds nothing to mask (its digit runs are too short
+// for a phone, card or ID number, and it has no letters but T and Z:
+// TestDateTimeNothingToMask holds Find to that), and one is new in each
+// record, so mayMask neither searches nor remembers it.
+func isDateTime(s []byte) bool {
+	if len(s) < 20 || len(s) > 35 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return false
+	}
+	for _, k := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		if !isDigit(s[k]) {
+			return false
+		}
+	}
+	i := 19
+	if s[i] == '.' {
+		j := i + 1
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j == i+1 || j-i-1 > 9 {
+			return false
+		}
+		i = j
+	}
+	switch {
+	case i == len(s)-1:
+		return s[i] == 'Z'
+	case i == len(s)-6:
+		return (s[i] == '+' || s[i] == '-') && isDigit(s[i+1]) && isDigit(s[i+2]) && s[i+3] == ':' && isDigit(s[i+4]) && isDigit(s[i+5])
+	}
 	return false
 }
 
