@@ -1386,11 +1386,24 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	for j > from && ke-j < 64 && is(s[j-1], word|cKey) {
 		j--
 	}
-	j = keyStart(s, from, j, ke)
+	foreign := false
+	if mayForeignKey(s, from, j, ke) {
+		// "contraseña: <pw>", "пароль: <pw>", "mot de passe : <pw>"
+		// (foreign.go): a label beyond ASCII.
+		if p, ok := foreignLabel(s, from, ke); ok {
+			j, foreign = p, true
+		}
+	}
+	if !foreign {
+		j = keyStart(s, from, j, ke)
+	}
 	if j == ke {
 		return Match{}, false
 	}
-	kc := classifyWords(s, j, ke)
+	kc := KeyCredential
+	if !foreign {
+		kc = classifyWords(s, j, ke)
+	}
 	if kc != KeyPlain && sourceLine(s, j, ke, v) {
 		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
 	}
@@ -1730,7 +1743,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || kc == KeyNamedKey && (!keyLikeValue(s[v:e]) || holdsMask(s[v:e])) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
+	if e == v || isMask(s, v) || s[v] == '$' && envRef(s, v, e) || s[v] == '(' && terraformHidden(s, v) || e-v <= 9 && k == KindKeyValue && hashMethod(s[v:e]) || bareKey && !randomValue(s[v:e]) || kc == KeyNamedKey && (!keyLikeValue(s[v:e]) || holdsMask(s[v:e])) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
 		(bareKey || barePass || encoded) && holdsMask(s[v:e]) {
 		// (A bare key's value that holds a mask was judged by its
 		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
@@ -1761,6 +1774,35 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// envRef reports whether the value s[v:e] is a reference to a variable
+// in braces, "${DB_PASSWORD}" (a shell's, Compose's, a template's), its
+// '}' at s[e] (an unquoted value ends there) or the value's last byte:
+// a placeholder, no secret. With a default ("${DB_PASSWORD:-<pw>}") the
+// default may be one.
+func envRef(s []byte, v, e int) bool {
+	if v+2 >= e || s[v+1] != '{' {
+		return false
+	}
+	w := run(s, v+2, word|cKey)
+	return w > v+2 && (w == e && e < len(s) && s[e] == '}' && (e+1 == len(s) || !is(s[e+1], b64token)) || w+1 == e && s[w] == '}')
+}
+
+// hashMethod reports a password hashing method's name as the value
+// ("--pwd=sha-512", "password_scheme: bcrypt"): how a password is
+// stored, no password. (mkpasswd's value after such a flag is masked at
+// the command's word, the flag then passed over; a second pass read the
+// flag as a key and masked its method: FuzzFind, 2bfd0a08433331a7.)
+func hashMethod(v []byte) bool {
+	return eqFoldAny(v, "sha-512", "sha-256", "sha512", "sha256", "md5", "bcrypt", "yescrypt", "scrypt", "argon2", "argon2id", "sha512crypt", "sha256crypt", "md5crypt", "des")
+}
+
+// terraformHidden reports Terraform's "(sensitive value)" (also
+// "(sensitive)", "(known after apply)") at s[v]: what a plan prints in
+// place of a value it hides or does not know, no secret.
+func terraformHidden(s []byte, v int) bool {
+	return at(s, v, "(sensitive value)") || at(s, v, "(sensitive)") || at(s, v, "(known after apply)")
 }
 
 // expectSend is the string an expect script sends on the line after a

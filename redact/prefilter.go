@@ -779,6 +779,11 @@ func keyBefore(s []byte, i int) bool {
 	for j > 0 && ke-j < 64 && is(s[j-1], word|cKey) {
 		j--
 	}
+	if mayForeignKey(s, 0, j, ke) {
+		if _, ok := foreignLabel(s, 0, ke); ok {
+			return true // "contraseña: <pw>" (keyValue)
+		}
+	}
 	if ke-j == 3 && s[j]|0x20 == 'k' && spacedKey(s, 0, j) {
 		return true
 	}

@@ -1,0 +1,98 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// mask18 is every match Find reports in s, as MaskText masks them,
+// with "#" for each: what a text looks like in every output.
+func mask18(s string) string {
+	var b strings.Builder
+	from := 0
+	for from < len(s) {
+		m, ok := Find(s, from)
+		if !ok {
+			break
+		}
+		b.WriteString(s[from:m.Start])
+		b.WriteString("#")
+		from = m.End
+	}
+	b.WriteString(s[from:])
+	return b.String()
+}
+
+// TestSecrets18Masked: the shapes h-secrets18 fixed, each printed whole
+// before (or, for the placeholders, masked in part): the value is
+// masked, as a credential, and the pre-check passes the text.
+func TestSecrets18Masked(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		// (1) a password's label beyond ASCII, in UTF-8 and escaped
+		{"contraseña: Xq7vLm2pR9tz", "contraseña: #"},
+		{"Su contraseña: Xq7vLm2pR9tz", "Su contraseña: #"},
+		{"пароль: Xq7vLm2pR9tz", "пароль: #"},
+		{"Пароль: hunter2x", "Пароль: #"},
+		{"ваш пароль: Xq7vLm2pR9tz", "ваш пароль: #"},
+		{`{"пароль": "Xq7vLm2pR9tz"}`, `{"пароль": "#"}`},
+		{"hasło=Xq7vLm2pR9tz", "hasło=#"},
+		{"Lösenord: Xq7vLm2pR9tz", "Lösenord: #"},
+		{"şifre: Xq7vLm2pR9tz", "şifre: #"},
+		{"ŞİFRE: Xq7vLm2pR9tz", "ŞİFRE: #"},
+		{"Jelszó: Xq7vLm2pR9tz", "Jelszó: #"},
+		{"mot de passe : Xq7vLm2pR9tz", "mot de passe : #"},
+		{"Mot de passe: Xq7vLm2pR9tz", "Mot de passe: #"},
+		{`contrase\u00f1a: Xq7vLm2pR9tz`, `contrase\u00f1a: #`},
+		{`{"\u043f\u0430\u0440\u043e\u043b\u044c": "Xq7vLm2pR9tz"}`, `{"\u043f\u0430\u0440\u043e\u043b\u044c": "#"}`},
+		{`has\u0142o: Xq7vLm2pR9tz`, `has\u0142o: #`},
+		{`\u015fifre: Xq7vLm2pR9tz`, `\u015fifre: #`},
+		// (3) WordPress's keys and salts
+		{"define('AUTH_KEY', 'p$Xz!9w`Kq[4h)L_8#mN|tR2@vB^yE&c');", "define('AUTH_KEY', '#');"},
+		{"define( 'SECURE_AUTH_SALT', 'Jd8(2q&Bv!z]Lw.P%kT~r^0xM+yGc}sN' );", "define( 'SECURE_AUTH_SALT', '#' );"},
+		{"define('LOGGED_IN_KEY',    'a<b>c d9e`f g!h?JkL;2mn,op');", "define('LOGGED_IN_KEY',    '#');"},
+		{"define('NONCE_SALT', 'O-x`:1 Rf+]nQ,z|w8>K h%T.6?sE3^Uj~LpWq5!c(Yv');", "define('NONCE_SALT', '#');"},
+		// (4) a builder's token and client secret, withCredentials
+		{`  c = Client.builder().token("Xq7vLm2pR9tzK3wA").build()`, `  c = Client.builder().token("#").build()`},
+		{`  c = Client.builder().clientSecret('Xq7vLm2pR9tzK3wA').build()`, `  c = Client.builder().clientSecret('#').build()`},
+		{`  client.withCredentials("admin", "Xq7vLm2pR9tz").connect()`, `  client.withCredentials("admin", "#").connect()`},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		m, ok := Find(c.in, 0)
+		if !ok || !m.Kind.Credential() {
+			t.Errorf("Find(%q): %v %v, want a credential", c.in, m.Kind, ok)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false: the pre-check turns away a text Find masks", c.in)
+		}
+	}
+	for _, k := range []string{"contraseña", "DB_ПАРОЛЬ", "Hasło", `contrase\u00f1a`} {
+		if c := ClassifyKey(k); c != KeyCredential {
+			t.Errorf("ClassifyKey(%q) = %v, want credential", k, c)
+		}
+	}
+}
+
+// TestSecrets18Plain: near-misses, and the over-masks h-secrets18 fixed
+// (a placeholder, Terraform's "(sensitive value)", a hash method), stay
+// as they are.
+func TestSecrets18Plain(t *testing.T) {
+	for _, s := range []string{
+		"паролька: Xq7vLm2pR9tz", "испароль: Xq7vLm2pR9tz", "contraseñas: Xq7vLm2pR9tz", "impasse : Xq7vLm2pR9tz",
+		"de passe : Xq7vLm2pR9tz", "contraseña: <tu contraseña>", "Mot de passe : ********", "Nueva contraseña: ",
+		"password=${DB_PASSWORD}", "password: ${DB_PASSWORD} more", `"password": "${DB_PASSWORD}"`,
+		"      - POSTGRES_PASSWORD=${POSTGRES_PASSWORD}", "пароль: ${DB_PASS}",
+		"db_password = (sensitive value)", "  + password = (sensitive)", "  ~ api_token = (known after apply)",
+		"pwd=sha-512", "password_scheme: bcrypt",
+		"define('NONCE_KEY',        'put your unique phrase here');", "define('WP_DEBUG', 'x<b>c d9e`f g!h?JkL;2mn,op');",
+		`  o = Opts.builder().withSecret("db-secret-2").build()`, `  x = withCredentials(user, password)`,
+	} {
+		if got := mask18(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
+		}
+	}
+	if c := ClassifyKey("contraseñas"); c == KeyCredential {
+		t.Errorf("ClassifyKey(contraseñas) = credential, want plain")
+	}
+}

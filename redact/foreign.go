@@ -1,0 +1,109 @@
+package redact
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Labels of a password spelled with letters beyond ASCII ("contraseña:
+// <pw>", "пароль: <pw>", "hasło=<pw>", "Lösenord: <pw>", "Şifre: <pw>"),
+// in UTF-8 or as JSON \uXXXX escapes (Python's ensure_ascii:
+// "contrase\u00f1a: <pw>"), and French's "mot de passe : <pw>" (a space
+// before the colon, as French writes it). A key run of ASCII bytes ends
+// in them or is empty (the label's last letter is not ASCII), so keyValue
+// and the pre-check's keyBefore ask foreignLabel only where the run is
+// empty or a byte beyond ASCII, an escape's "\u" or (for "passe") a space
+// comes before it. Their ASCII spellings (contrasena, haslo, losenord,
+// sifre) are passWordsForeign.
+var foreignLabels = func() (ls [][]rune) {
+	for _, l := range []string{"contraseña", "hasło", "lösenord", "şifre", "пароль", "парола", "jelszó", "mot de passe"} {
+		ls = append(ls, []rune(l))
+	}
+	return ls
+}()
+
+// mayForeignKey is foreignLabel's gate in keyValue and keyBefore: the
+// ASCII key run s[j:ke] (j at or after from) is empty after a byte beyond
+// ASCII, or comes after one, after an escape's "\u", or is five bytes
+// after a space ("mot de passe").
+func mayForeignKey(s []byte, from, j, ke int) bool {
+	if j == ke {
+		return ke > from && s[ke-1] >= 0x80
+	}
+	if j <= from {
+		return false
+	}
+	c := s[j-1]
+	return c >= 0x80 || c == '\\' && s[j] == 'u' || c == ' ' && ke-j == 5 && s[j]|0x20 == 'p'
+}
+
+// foreignLabel returns where one of foreignLabels ends at s[ke] starts
+// (at or after from), its letters in any case, each in UTF-8 or a \uXXXX
+// escape; the label starts a word.
+func foreignLabel(s []byte, from, ke int) (int, bool) {
+	for _, l := range foreignLabels {
+		if p, ok := runesBefore(s, from, ke, l); ok && (p <= from || labelBoundary(s, p)) {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// runesBefore reports whether the runes of l (lower case) end at s[e], in
+// any case, each in UTF-8 or as a \uXXXX escape, and where they start.
+func runesBefore(s []byte, from, e int, l []rune) (int, bool) {
+	p := e
+	for k := len(l) - 1; k >= 0; k-- {
+		if p <= from {
+			return 0, false
+		}
+		want := l[k]
+		if c := s[p-1]; c < 0x80 {
+			if p-6 >= from && s[p-6] == '\\' && s[p-5] == 'u' {
+				if r, _, ok := escRuneAt(s, p-5); ok && r >= 0x80 {
+					if unicode.ToLower(r) != want {
+						return 0, false
+					}
+					p -= 6
+					for p > from && s[p-1] == '\\' {
+						p-- // escaped again (JSON text held in a string)
+					}
+					continue
+				}
+			}
+			if rune(lower(c)) != want {
+				return 0, false
+			}
+			p--
+			continue
+		}
+		r, n := utf8.DecodeLastRune(s[from:p])
+		if r == utf8.RuneError || unicode.ToLower(r) != want {
+			return 0, false
+		}
+		p -= n
+	}
+	return p, true
+}
+
+// labelBoundary reports whether a label starting at s[p] (p > from)
+// starts a word: no letter, digit or character beyond ASCII is right
+// before it (an escape's last hex digit is a letter or digit; the letter
+// of "\n" is none).
+func labelBoundary(s []byte, p int) bool {
+	c := s[p-1]
+	return c < 0x80 && (!is(c, alnum) || escLetter(s, p-1))
+}
+
+// foreignKey reports whether the key k (a JSON object's, a header's)
+// ends in one of foreignLabels: it holds a byte beyond ASCII or an
+// escape's backslash first (keys in ASCII, nearly all, are passed over).
+func foreignKey(k []byte) bool {
+	for _, c := range k {
+		if c >= 0x80 || c == '\\' {
+			_, ok := foreignLabel(k, 0, len(k))
+			return ok
+		}
+	}
+	return false
+}
