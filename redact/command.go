@@ -278,10 +278,11 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	if va <= from || va < 2 {
 		return Match{}, false, next
 	}
-	if odd := s[va-1] != ' ' && s[va-1] != '\t' && (ve >= len(s) || s[ve] != s[va-1]); odd && cmdOddT[s[va-1]] || ve < len(s) && cmdOddT[s[ve]] && s[ve] != s[va-1] {
+	if odd := s[va-1] != ' ' && s[va-1] != '\t' && (ve >= len(s) || s[ve] != s[va-1]); odd && cmdOddT[s[va-1]] || ve < len(s) && cmdOddT[s[ve]] && s[ve] != s[va-1] ||
+		s[va-1] == '\\' && s[va] == 'u' {
 		// The run is not the whole of a quoted argument: a value with
-		// quotes' and brackets' kin in it, a WordPress salt in
-		// define('AUTH_KEY', '…').
+		// quotes' and brackets' kin in it (or a "\u003c" for a '<' in
+		// JSON text), a WordPress salt in define('AUTH_KEY', '…').
 		if m, ok := defineArg(s, from, va, ve); ok {
 			return m, true, max(next, m.End)
 		}

@@ -96,3 +96,20 @@ func TestSecrets18Plain(t *testing.T) {
 		t.Errorf("ClassifyKey(contraseñas) = credential, want plain")
 	}
 }
+
+// TestSecrets18Encoded: a label beyond ASCII URL-encoded (a form's
+// field, the record log's encoded place) is read as in UTF-8.
+func TestSecrets18Encoded(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"q=Contrase%C3%B1a%3A+Xq7vLm2pR9tz", "q=Contrase%C3%B1a%3A+#"},
+		{"q=%0A%D0%BF%D0%B0%D1%80%D0%BE%D0%BB%D1%8C%3A+Xq7vLm2pR9tz", "q=%0A%D0%BF%D0%B0%D1%80%D0%BE%D0%BB%D1%8C%3A+#"},
+		{"q=Mot+de+passe+%3A+Xq7vLm2pR9tz", "q=Mot+de+passe+%3A+#"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.in)
+		}
+	}
+}

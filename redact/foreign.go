@@ -34,7 +34,7 @@ func mayForeignKey(s []byte, from, j, ke int) bool {
 		return false
 	}
 	c := s[j-1]
-	return c >= 0x80 || c == '\\' && s[j] == 'u' || c == ' ' && ke-j == 5 && s[j]|0x20 == 'p'
+	return c >= 0x80 || c == '\\' && s[j] == 'u' || c == '%' && hexVal(s[j]) >= 0 || (c == ' ' || c == '+') && ke-j == 5 && s[j]|0x20 == 'p'
 }
 
 // foreignLabel returns where one of foreignLabels ends at s[ke] starts
@@ -58,6 +58,16 @@ func runesBefore(s []byte, from, e int, l []rune) (int, bool) {
 			return 0, false
 		}
 		want := l[k]
+		if want == ' ' && (s[p-1] == '+' || p-3 >= from && at(s, p-3, "%20")) {
+			p -= 1 + 2*btoi(s[p-1] != '+') // URL-encoded
+			continue
+		}
+		if want >= 0x80 && p-6 >= from && s[p-3] == '%' {
+			if q, ok := pctRuneBefore(s, from, p, want); ok {
+				p = q // URL-encoded: "Contrase%C3%B1a"
+				continue
+			}
+		}
 		if c := s[p-1]; c < 0x80 {
 			if p-6 >= from && s[p-6] == '\\' && s[p-5] == 'u' {
 				if r, _, ok := escRuneAt(s, p-5); ok && r >= 0x80 {
@@ -92,7 +102,34 @@ func runesBefore(s []byte, from, e int, l []rune) (int, bool) {
 // of "\n" is none).
 func labelBoundary(s []byte, p int) bool {
 	c := s[p-1]
+	if p >= 3 && s[p-3] == '%' && hexVal(s[p-2]) >= 0 && hexVal(c) >= 0 {
+		c = byte(hexVal(s[p-2])<<4 | hexVal(c)) // URL-encoded: "%0AContrase%C3%B1a"
+	}
 	return c < 0x80 && (!is(c, alnum) || escLetter(s, p-1))
+}
+
+// pctRuneBefore reports whether r (or its upper case) in UTF-8, each
+// byte URL-encoded ("%C3%B1"), ends at s[p], and where it starts.
+func pctRuneBefore(s []byte, from, p int, r rune) (int, bool) {
+	for _, c := range [2]rune{r, unicode.ToUpper(r)} {
+		var b [4]byte
+		n := utf8.EncodeRune(b[:], c)
+		q := p - 3*n
+		if q < from {
+			continue
+		}
+		k := 0
+		for ; k < n; k++ {
+			x := q + 3*k
+			if s[x] != '%' || hexVal(s[x+1]) < 0 || hexVal(s[x+2]) < 0 || byte(hexVal(s[x+1])<<4|hexVal(s[x+2])) != b[k] {
+				break
+			}
+		}
+		if k == n {
+			return q, true
+		}
+	}
+	return 0, false
 }
 
 // foreignKey reports whether the key k (a JSON object's, a header's)

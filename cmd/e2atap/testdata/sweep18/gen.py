@@ -1,0 +1,84 @@
+# Generates families.jsonl (python3 gen.py, from this directory): an
+# eighteenth corpus, written by h-secrets18 with its own seed, read with
+# the sixth's (TestSweep6Offline, TestSweep6Run: every place, two-delta
+# cuts, the partial-leak checker). Its families are the leaks h-secrets18
+# fixed: (1) a password's label spelled beyond ASCII (Spanish contraseña,
+# Russian пароль, Polish hasło, Swedish lösenord, Turkish şifre, Hungarian
+# jelszó, in any case) and French's "mot de passe :" (a space before the
+# colon), not cut (the split check does not read such a label yet; the
+# \u-escaped forms and WordPress's salts are in redact's
+# TestSecrets18Masked only: URL-encoded, or with '<' as \u003c, they are
+# not read yet); (3) a builder's .token("…") and .clientSecret("…"), and
+# withCredentials(user, password). Each was printed in every output.
+# Near-misses ("near": true) must give no e2a.secret finding: a word
+# that holds a label (паролька, contraseñas), "impasse :", a placeholder
+# after a label, a variable's reference in braces as a credential's value
+# (${DB_PASSWORD}, also no mask now), Terraform's "(sensitive value)", a
+# hash method's name after a password flag, WordPress's default phrase
+# and another constant, .withSecret("<name>") and withCredentials of
+# variables. Random characters from a fixed seed.
+import json, random, string
+r = random.Random(20261218)
+A = string.ascii_letters + string.digits
+H = "0123456789abcdef"
+P = A + "!#%^*"
+def g(n, al=A):
+    while True:
+        s = "".join(r.choice(al) for _ in range(n))
+        if any(c.isdigit() for c in s) and any(c.isupper() for c in s) and any(c.islower() for c in s):
+            return s
+def gp(n):
+    # a password: letters, digits and symbols, its first byte a letter
+    return r.choice(string.ascii_letters) + g(n - 1, P)
+LINES = ["$ uptime", " 11:02:03 up 3 days,  2:14,  1 user,  load average: 0.08, 0.12, 0.10", "$ git status --short",
+         " M src/main/java/app/Db.java", "?? notes.md", "$ whoami", "agent", "$ pwd", "/workspace/app"]
+def pre(v, sep="\n"):
+    out = ""
+    k = 0
+    while len(out) <= len(v) + 8:
+        out += LINES[k % len(LINES)] + sep
+        k += 1
+    return out + v
+S = []
+def add(name, value, *cores, accept=None, cut_accept=None, nocut=None):
+    S.append({"name": name, "value": value, "cores": list(cores), "near": False, **({"accept": accept} if accept else {}),
+              **({"cut_accept": cut_accept} if cut_accept else {}), **({"nocut": nocut} if nocut else {})})
+def near(name, value, accept=None):
+    S.append({"name": name, "value": value, "cores": [], "near": True, **({"accept": accept} if accept else {})})
+
+
+def esc(s):
+    return "".join(c if ord(c) < 128 else "\\u%04x" % ord(c) for c in s)
+WP = A + "!@#$%^&*()-_[]{}<>~`+=,.;:/?| "
+def salt(n=64):
+    while True:
+        v = "".join(r.choice(WP) for _ in range(n))
+        if v[0] not in " <" and v[-1] != " " and any(c.isdigit() for c in v[:24]) and any(c in "`<> " for c in v):
+            return v
+# (1)
+p = gp(14); add("spanish_contrasena_label", pre("Datos de acceso:\nUsuario: admin\nContraseña: " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("russian_parol_label", pre("Данные для входа:\nЛогин: admin\nпароль: " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(16); add("russian_parol_json_key", pre('$ cat config.json\n{"логин": "admin", "пароль": "' + p + '"}'), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("polish_haslo_eq", pre("$ cat .env\nUZYTKOWNIK=admin\nhasło=" + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("swedish_losenord_label", pre("Användare: admin\nLösenord: " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("turkish_sifre_label", pre("kullanıcı: admin\nşifre: " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("hungarian_jelszo_label", pre("Felhasználó: admin\nJelszó: " + p), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("french_mot_de_passe_space_colon", pre("Identifiant : admin\nMot de passe : " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+# (2) WordPress's salts: not here yet (a salt URL-encoded or in JSON text
+# with '<' as \u003c is not read whole; redact's TestSecrets18Masked holds the plain form)
+# (3)
+k = g(32); add("builder_token", pre('    Client client = Client.builder()\n        .endpoint("https://api.example.com")\n        .token("' + k + '")\n        .build();'), k)
+k = g(40); add("builder_client_secret", pre("val app = ConfidentialClientApplication.builder(CLIENT_ID)\n    .clientSecret('" + k + "')\n    .build()"), k)
+p = gp(14); add("with_credentials_user_password", pre('  conn = Connection.open(url).withCredentials("svc_deploy", "' + p + '")'), p)
+# near-misses
+near("near_label_inside_word", "паролька: Xq7vLm2pR9tz2\ncontraseñas: 3 guardadas\nimpasse : Xq7vLm2pR9tz2")
+near("near_label_placeholder", "Contraseña: <tu contraseña>\nпароль: ********\nMot de passe : (non défini)")
+near("near_env_reference_braces", "      - POSTGRES_PASSWORD=${POSTGRES_PASSWORD}\n      - API_TOKEN=${API_TOKEN_2}\npassword: '${DB_PASSWORD}'")
+near("near_terraform_sensitive", "  + resource \"aws_db_instance\" \"main\" {\n      + password = (sensitive value)\n      + api_token = (known after apply)\n    }")
+near("near_hash_method", "mkpasswd --method=sha-512 --pwd=sha-512\npassword_scheme: bcrypt")
+near("near_wp_default_phrase", "define('NONCE_KEY',        'put your unique phrase here');\ndefine('WP_DEBUG_LOG', 'wp-content/debug-2.log');")
+near("near_withsecret_name", '  o = Opts.builder().withSecret("db-secret-2").build()\n  c = client.withCredentials(user, password)')
+
+with open("families.jsonl", "w") as f:
+    for o in S:
+        f.write(json.dumps(o, ensure_ascii=False) + "\n")
