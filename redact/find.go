@@ -1387,7 +1387,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		j--
 	}
 	foreign := false
-	if mayForeignKey(s, from, j, ke) {
+	if j > from && (foreignBefore[s[j-1]] || ke-j == 5) && mayForeignKey(s, from, j, ke) {
 		// "contraseña: <pw>", "пароль: <pw>", "mot de passe : <pw>"
 		// (foreign.go): a label beyond ASCII.
 		if p, ok := foreignLabel(s, from, ke); ok {

@@ -113,3 +113,20 @@ func TestSecrets18Encoded(t *testing.T) {
 		}
 	}
 }
+
+// TestSecrets18PrecheckMemo: the pre-check remembers plain keys; a key
+// run that ends a foreign label ("passe", "senord", "FRE") seen alone
+// first must not hide the label seen after.
+func TestSecrets18PrecheckMemo(t *testing.T) {
+	for _, c := range [][2]string{
+		{"de passe : Xq7vLm2pR9tz", "mot de passe : Xq7vLm2pR9tz"},
+		{"senord: Xq7vLm2pR9tz", "lösenord: Xq7vLm2pR9tz"},
+		{"FRE: Xq7vLm2pR9tz", "ŞİFRE: Xq7vLm2pR9tz"},
+		{"ifre: Xq7vLm2pR9tz", "şifre: Xq7vLm2pR9tz"},
+	} {
+		MayHoldCredentialText(c[0])
+		if !MayHoldCredentialText(c[1]) {
+			t.Errorf("MayHoldCredentialText(%q) = false after %q", c[1], c[0])
+		}
+	}
+}

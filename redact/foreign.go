@@ -37,6 +37,17 @@ func mayForeignKey(s []byte, from, j, ke int) bool {
 	return c >= 0x80 || c == '\\' && s[j] == 'u' || c == '%' && hexVal(s[j]) >= 0 || (c == ' ' || c == '+') && ke-j == 5 && s[j]|0x20 == 'p'
 }
 
+// foreignBefore marks the bytes before a key run at which mayForeignKey
+// may say yes (the "passe" of "mot de passe" is asked by its length):
+// its callers look them up inline, most keys follow none.
+var foreignBefore = func() (t [256]bool) {
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['\\'], t['%'] = true, true
+	return t
+}()
+
 // foreignLabel returns where one of foreignLabels ends at s[ke] starts
 // (at or after from), its letters in any case, each in UTF-8 or a \uXXXX
 // escape; the label starts a word.
@@ -143,4 +154,13 @@ func foreignKey(k []byte) bool {
 		}
 	}
 	return false
+}
+
+// foreignTail reports a key run of three letters or more that ends one
+// of foreignLabels after its last letter beyond ASCII ("lösenord",
+// "şifre", "ŞİFRE", "mot de passe"): keyBefore does not remember it as
+// plain, as the same run after other bytes is.
+func foreignTail(k []byte) bool {
+	n := len(k)
+	return n <= 6 && (k[n-1]|0x20 == 'e' || k[n-1]|0x20 == 'd') && eqFoldAny(k, "senord", "ifre", "fre", "passe")
 }
