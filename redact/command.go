@@ -362,23 +362,37 @@ func defineArg(s []byte, from, va, ve int) (Match, bool) {
 	for q >= from && va-q < 128 && s[q] != '\'' && s[q] != '"' && s[q] != '\n' {
 		q--
 	}
-	if q < from+2 || va-q >= 128 || s[q] == '\n' || s[q-1] == '\\' {
+	if q < from+2 || va-q >= 128 || s[q] == '\n' {
 		return Match{}, false
 	}
 	c := s[q]
+	esc := s[q-1] == '\\' // in JSON text: define(\"LOGGED_IN_KEY\", \"…\")
+	if esc && (c != '"' || q-2 < from || s[q-2] == '\\') {
+		return Match{}, false
+	}
 	hi := min(len(s), q+256)
 	if ve > hi {
 		return Match{}, false
 	}
 	e := bytes.IndexByte(s[ve:hi], c)
-	if e < 0 {
+	switch {
+	case e >= 0:
+		e += ve
+		if esc {
+			if s[e-1] != '\\' {
+				return Match{}, false
+			}
+			e--
+		}
+	case hi == len(s):
+		e = len(s) // the text ends inside the value (a delta cut in a salt)
+	default:
 		return Match{}, false
 	}
-	e += ve
 	if e-q-1 < 8 || bytes.IndexByte(s[q+1:e], '\n') >= 0 || holdsMask(s[q+1:e]) {
 		return Match{}, false
 	}
-	b := q
+	b := q - btoi(esc)
 	for b > from && (s[b-1] == ' ' || s[b-1] == '\t') {
 		b--
 	}
@@ -740,6 +754,9 @@ func callArg(s []byte, from, p int) bool {
 	nb := ne
 	for nb > from && ne-nb < 64 && (is(s[nb-1], word) || s[nb-1] == '.') {
 		nb--
+	}
+	if nb < ne && escLetter(s, nb) {
+		nb++ // the letter of an escape before the name: "\\ndefine(" in JSON text
 	}
 	name := s[nb:ne]
 	has := func(suffix string) bool {

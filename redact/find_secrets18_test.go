@@ -51,6 +51,9 @@ func TestSecrets18Masked(t *testing.T) {
 		{"define( 'SECURE_AUTH_SALT', 'Jd8(2q&Bv!z]Lw.P%kT~r^0xM+yGc}sN' );", "define( 'SECURE_AUTH_SALT', '#' );"},
 		{"define('LOGGED_IN_KEY',    'a<b>c d9e`f g!h?JkL;2mn,op');", "define('LOGGED_IN_KEY',    '#');"},
 		{"define('NONCE_SALT', 'O-x`:1 Rf+]nQ,z|w8>K h%T.6?sE3^Uj~LpWq5!c(Yv');", "define('NONCE_SALT', '#');"},
+		// in JSON text held in a string ('<' escaped as \u003c by Go's encoder)
+		{`x\ndefine('AUTH_KEY', ',73vpNtgcm7i,6\u003e6B#5K_p*BD4@#]Y0,iZY');`, `x\ndefine('AUTH_KEY', '#');`},
+		{`x\ndefine(\"LOGGED_IN_KEY\", \"OJeI!b\u003c(ftLv\u0026\u003c8ej.D0~v%k(a[a|1X\");`, `x\ndefine(\"LOGGED_IN_KEY\", \"#\");`},
 		// (4) a builder's token and client secret, withCredentials
 		{`  c = Client.builder().token("Xq7vLm2pR9tzK3wA").build()`, `  c = Client.builder().token("#").build()`},
 		{`  c = Client.builder().clientSecret('Xq7vLm2pR9tzK3wA').build()`, `  c = Client.builder().clientSecret('#').build()`},
@@ -104,6 +107,8 @@ func TestSecrets18Encoded(t *testing.T) {
 		{"q=Contrase%C3%B1a%3A+Xq7vLm2pR9tz", "q=Contrase%C3%B1a%3A+#"},
 		{"q=%0A%D0%BF%D0%B0%D1%80%D0%BE%D0%BB%D1%8C%3A+Xq7vLm2pR9tz", "q=%0A%D0%BF%D0%B0%D1%80%D0%BE%D0%BB%D1%8C%3A+#"},
 		{"q=Mot+de+passe+%3A+Xq7vLm2pR9tz", "q=Mot+de+passe+%3A+#"},
+		{"q=%22contrase%5Cu00f1a%22%3A+%22Xq7vLm2pR9tz%22", "q=%22contrase%5Cu00f1a%22%3A+%22#%22"},
+		{"q=%22%5Cu043f%5Cu0430%5Cu0440%5Cu043e%5Cu043b%5Cu044c%3A+Xq7vLm2pR9tz", "q=%22%5Cu043f%5Cu0430%5Cu0440%5Cu043e%5Cu043b%5Cu044c%3A+#"},
 	} {
 		if got := mask18(c.in); got != c.want {
 			t.Errorf("%q masked %q, want %q", c.in, got, c.want)

@@ -80,6 +80,14 @@ func runesBefore(s []byte, from, e int, l []rune) (int, bool) {
 			}
 		}
 		if c := s[p-1]; c < 0x80 {
+			if want >= 0x80 && p-8 >= from && s[p-8] == '%' && s[p-7] == '5' && s[p-6]|0x20 == 'c' && s[p-5] == 'u' {
+				// An escape URL-encoded: "contrase%5Cu00f1a".
+				if r, _, ok := escRuneAt(s, p-5); ok && unicode.ToLower(r) == want {
+					p -= 8
+					continue
+				}
+				return 0, false
+			}
 			if p-6 >= from && s[p-6] == '\\' && s[p-5] == 'u' {
 				if r, _, ok := escRuneAt(s, p-5); ok && r >= 0x80 {
 					if unicode.ToLower(r) != want {

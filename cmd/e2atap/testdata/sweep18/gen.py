@@ -5,10 +5,13 @@
 # fixed: (1) a password's label spelled beyond ASCII (Spanish contraseña,
 # Russian пароль, Polish hasło, Swedish lösenord, Turkish şifre, Hungarian
 # jelszó, in any case) and French's "mot de passe :" (a space before the
-# colon), not cut (the split check does not read such a label yet; the
-# \u-escaped forms and WordPress's salts are in redact's
-# TestSecrets18Masked only: URL-encoded, or with '<' as \u003c, they are
-# not read yet); (3) a builder's .token("…") and .clientSecret("…"), and
+# colon), also as Python's ensure_ascii \u escapes in a tool's JSON
+# text, not cut (the split check does not read such a label yet);
+# (2) WordPress's keys and salts in wp-config.php's define('AUTH_KEY',
+# '…'), whose values hold quotes' kin ('`', '<', '>', spaces; not cut:
+# the live view shows the rest of a salt a cut leaves in the next delta,
+# and a cut deep in one is no finding); (3) a builder's
+# .token("…") and .clientSecret("…"), and
 # withCredentials(user, password). Each was printed in every output.
 # Near-misses ("near": true) must give no e2a.secret finding: a word
 # that holds a label (паролька, contraseñas), "impasse :", a placeholder
@@ -64,8 +67,12 @@ p = gp(14); add("swedish_losenord_label", pre("Användare: admin\nLösenord: " +
 p = gp(14); add("turkish_sifre_label", pre("kullanıcı: admin\nşifre: " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
 p = gp(14); add("hungarian_jelszo_label", pre("Felhasználó: admin\nJelszó: " + p), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
 p = gp(14); add("french_mot_de_passe_space_colon", pre("Identifiant : admin\nMot de passe : " + p + "\n"), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
-# (2) WordPress's salts: not here yet (a salt URL-encoded or in JSON text
-# with '<' as \u003c is not read whole; redact's TestSecrets18Masked holds the plain form)
+# (2)
+ks = salt(); ss = salt(); add("wp_config_auth_key_salt", pre("$ sed -n 49,52p wp-config.php\ndefine('AUTH_KEY',         '" + ks + "');\ndefine('SECURE_AUTH_SALT', '" + ss + "');"), ks, ss, nocut="observe --records shows the rest of a salt a cut leaves in the next delta (punctuation, no token's shape)")
+ks = salt(); add("wp_config_nonce_salt_spaced", pre("define( 'NONCE_SALT', '" + ks + "' );"), ks, nocut="a cut two thirds into a salt is no finding yet: the split check keeps no tail that far from define(")
+ks = salt(); add("wp_config_logged_in_key_dq", pre('define("LOGGED_IN_KEY", "' + ks.replace('"', "x") + '");'), ks.replace('"', "x"), nocut="a cut two thirds into a salt is no finding yet: the split check keeps no tail that far from define(")
+p = gp(14); add("escaped_contrasena_json_text", pre('$ python3 -c "import json; print(json.dumps(cfg))"\n' + esc('{"usuario": "admin", "contraseña": "') + p + '"}'), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
+p = gp(14); add("escaped_parol_label", pre("$ cat out.json\n" + esc('{"note": "пароль: ') + p + '"}'), p, nocut="a cut a third into the value is no finding yet: the split check (MayStartCredential) does not read a label beyond ASCII")
 # (3)
 k = g(32); add("builder_token", pre('    Client client = Client.builder()\n        .endpoint("https://api.example.com")\n        .token("' + k + '")\n        .build();'), k)
 k = g(40); add("builder_client_secret", pre("val app = ConfidentialClientApplication.builder(CLIENT_ID)\n    .clientSecret('" + k + "')\n    .build()"), k)
