@@ -3587,7 +3587,38 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 		// the word's start): it keeps its kind.
 		return glued, true
 	}
+	if a > from && cryptByte(s[a-1]) || b < len(s) && cryptByte(s[b]) {
+		if f, g, ok := cryptField(s, from, a, b); ok {
+			return Match{f, g, KindHighEntropy}, true // the whole hash, not a word of it
+		}
+	}
 	return Match{a, b, KindHighEntropy}, true
+}
+
+// cryptByte reports a byte of a crypt(3) hash's alphabet that ends a
+// word: '.', '/', '$'.
+func cryptByte(c byte) bool { return c == '.' || c == '/' || c == '$' }
+
+// cryptField returns the crypt(3) hash (cryptHash) that holds the word
+// s[a:b], a field of its line (an /etc/shadow line: "root:$6$<salt>$<hash>:19000:…"),
+// at or after from: a word of it masked alone left the rest of the hash
+// printed around the mask.
+func cryptField(s []byte, from, a, b int) (int, int, bool) {
+	f := a
+	for f > from && a-f < 256 && (is(s[f-1], alnum) || cryptByte(s[f-1]) || s[f-1] == '=' || s[f-1] == ',') {
+		f--
+	}
+	for f < a && s[f] != '$' {
+		f++ // the hash starts at its '$' (a user before it is "user:$6$…" only past a ':')
+	}
+	g := b
+	for g < len(s) && g-b < 256 && (is(s[g], alnum) || cryptByte(s[g]) || s[g] == '=' || s[g] == ',') {
+		g++
+	}
+	if f >= a || !cryptHash(s[f:g]) || f > from && is(s[f-1], alnum) {
+		return 0, 0, false
+	}
+	return f, g, true
 }
 
 // entropy is the Shannon entropy, in bits a byte, of a word of n bytes

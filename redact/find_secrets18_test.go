@@ -135,3 +135,38 @@ func TestSecrets18PrecheckMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestSecrets18LoneBackslash: a tail that ends in a lone backslash after
+// a word ("\\n" of JSON text cut in two, a Windows path) may start no
+// escaped CJK label, and the live view masked the delta's last word for
+// it; after a quote, white space or another escape one may start.
+func TestSecrets18LoneBackslash(t *testing.T) {
+	for _, s := range []string{`{"log": "build finished\`, `copied to \\server\share\`, `line one\`} {
+		if MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = true, want false", s)
+		}
+	}
+	for _, s := range []string{`{"data": {"\`, `{"note": "\u6570\u636e\u5e93\`, `line one\n\`, `{"a": 1, "b": \`} {
+		if !MayStartCredential(s) {
+			t.Errorf("MayStartCredential(%q) = false, want true: an escaped label may follow", s)
+		}
+	}
+}
+
+// TestSecrets18ShadowWhole: a word of an /etc/shadow hash that reads as
+// random was masked alone, the rest of the hash printed around the mask;
+// the whole hash field is masked (no finding: a hash is no credential).
+func TestSecrets18ShadowWhole(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"root:$6$Kq7v.Lm2$Xq7vLm2pR9tz.Kq7vLm2/pR9tz0123456789abcdefABCDEF0123456789abcdefABCDEF0123456789ab:19000:0:99999:7:::", "root:#:19000:0:99999:7:::"},
+		{"bob:$y$j9T$F5Jx5fEx.1$X3DX6M94c7o.9agCG9G3/17fhZg9SqC5i5rdRhAtQ7x8Kd2PqLmN4vB:19000:0:99999:7:::", "bob:#:19000:0:99999:7:::"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+	}
+	// A random word after a path's '/' is masked alone, as before.
+	if got := mask18("see /srv/cache/pR9tz0123456789abcdefABCDEF0123456789ab for it"); got != "see /srv/cache/# for it" {
+		t.Errorf("masked %q", got)
+	}
+}
