@@ -1767,6 +1767,22 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// page's config) is meant to be public: masked, no credential.
 		return Match{v, e, KindHighEntropy}, true
 	}
+	if k == KindKeyValue && quote == 0 && at(s, e, " / ") && ke-j >= 5 && eqFoldAny(s[j:ke], "credentials", "creds", "credential") {
+		// "Credentials: admin / <pw>": a user, then its password.
+		if isMask(s, e+3) {
+			return Match{}, false // masked once: the user is no secret
+		}
+		pe := e + 3
+		for pe < len(s) && pe-e < 256 && s[pe] > ' ' && s[pe] < 0x7f && s[pe] != '"' && s[pe] != '\'' && s[pe] != '\\' {
+			pe++
+		}
+		for pe > e+3 && (s[pe-1] == '.' || s[pe-1] == ',' || s[pe-1] == ';' || s[pe-1] == ')') {
+			pe--
+		}
+		if pe-(e+3) >= 4 && is(s[e+3], alnum) && !isMask(s, e+3) && !holdsMask(s[e+3:pe]) {
+			return Match{e + 3, pe, k}, true
+		}
+	}
 	if queryKey {
 		// A token of a known shape keeps its kind ("?key=AIza…" is google).
 		if x, ok := find(s[:e], v); ok && x.Start == v && x.Kind.Credential() {
@@ -2304,7 +2320,18 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		p -= 2 // in JSON text: requirepass \"x1…\"
 	}
 	copula := false // an "is" or "was" before the value
-	if c != '>' {
+	forKey, changedTo := false, false
+	if c != '>' && c == sp && p-1 > from {
+		switch s[p-1] | 0x20 {
+		case ':':
+			// "password for admin: <pw>" (the user named, a colon).
+			forKey = p-2 > from && s[p-2] != ' '
+		case 'o':
+			// "Password changed to <pw>", "password reset to <pw>".
+			changedTo = p-3 > from && s[p-3] == sp && s[p-2]|0x20 == 't'
+		}
+	}
+	if c != '>' && !forKey && !changedTo {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
 		if l := s[p-1] | 0x20; l != 's' && l != 'd' && l != 'e' {
@@ -2325,6 +2352,18 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			p, copula = p-3, true
 		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
 			p, copula = p-4, true
+		}
+	}
+	if forKey || changedTo {
+		var ok bool
+		if forKey {
+			p, ok = passwordForColon(s, from, p-1, sp)
+		} else {
+			p, ok = passwordChangedTo(s, from, p-3, sp)
+		}
+		if !ok {
+			st.done = proseRest(s, i)
+			return Match{}, false
 		}
 	}
 	k := p

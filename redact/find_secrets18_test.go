@@ -170,3 +170,61 @@ func TestSecrets18ShadowWhole(t *testing.T) {
 		t.Errorf("masked %q", got)
 	}
 }
+
+// TestSecrets18MarkdownSplit: "**Password**: <pw>" cut before its colon
+// or inside its marks ("**Password" | "**: <pw>"): the tail is kept
+// (MayStartCredential) and Straddle finds the value in the head, as the
+// record log and the split check (validate) read two deltas.
+func TestSecrets18MarkdownSplit(t *testing.T) {
+	const text = "Your login:\n- **Username**: admin\n- **Password**: Xq7vLm2pR9tz\n"
+	v := strings.Index(text, "Xq7v")
+	for _, cut := range []string{"**Password**", "**Password*", "**Password", "**Password**:"} {
+		k := strings.Index(text, cut) + len(cut)
+		tail, head := text[:k], text[k:]
+		if !MayStartCredential(tail) {
+			t.Errorf("MayStartCredential(…%q) = false", cut)
+		}
+		_, m, ok := Straddle(nil, []byte(tail), []byte(head))
+		if !ok || m.Start != v || m.End != v+len("Xq7vLm2pR9tz") || !m.Kind.Credential() {
+			t.Errorf("Straddle(…%q | %q) = %v %v, want the password", cut, head, m, ok)
+		}
+	}
+}
+
+// TestSecrets18Prose: a password in prose after "password for <who>:"
+// and after "changed/set/reset/updated to", and the password after
+// "Credentials: <user> / " (the user was masked, the password printed),
+// masked as credentials; twice masked as once.
+func TestSecrets18Prose(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"password for admin: Xq7vLm2pR9tz", "password for admin: #"},
+		{"The password for the admin user: Xq7vLm2pR9tz", "The password for the admin user: #"},
+		{"Password changed to Xq7vLm2pR9tz", "Password changed to #"},
+		{"Your password has been changed to Xq7vLm2pR9tz", "Your password has been changed to #"},
+		{"Password successfully reset to Xq7vLm2pR9tz", "Password successfully reset to #"},
+		{"root password updated to Xq7vLm2pR9tz", "root password updated to #"},
+		{"Credentials: admin / Xq7vLm2pR9tz", "Credentials: admin / #"},
+		{"credentials: admin / P@ss!w0rd#2024.", "credentials: admin / #."},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		m, ok := Find(c.in, 0)
+		if !ok || !m.Kind.Credential() {
+			t.Errorf("Find(%q): %v %v, want a credential", c.in, m.Kind, ok)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.in)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+	for _, s := range []string{"password for admin: see below 2", "Password changed to 12 characters", "password length set to 16",
+		"the password was changed to meet the policy 3", "timeout set to 30s", "ratio for admin: 12345678"} {
+		if got := mask18(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
+		}
+	}
+}
