@@ -3643,6 +3643,9 @@ func cryptByte(c byte) bool { return c == '.' || c == '/' || c == '$' }
 // at or after from: a word of it masked alone left the rest of the hash
 // printed around the mask.
 func cryptField(s []byte, from, a, b int) (int, int, bool) {
+	if bytes.IndexByte(s[max(from, a-120):a], '$') < 0 {
+		return 0, 0, false // (a base64 run's words, most of them: no '$')
+	}
 	f := a
 	for f > from && a-f < 256 && (is(s[f-1], alnum) || cryptByte(s[f-1]) || s[f-1] == '=' || s[f-1] == ',') {
 		f--
