@@ -1407,6 +1407,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if kc != KeyPlain && sourceLine(s, j, ke, v) {
 		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
 	}
+	if kc != KeyPlain && j > from && s[j-1] == ':' && s[i] == ':' && arnService(s, from, j-1) {
+		return Match{}, false // arn:aws:secretsmanager:<region>:…: a resource's name, no key
+	}
 	if ke-j == 3 && kc == KeyCredential && eqFold(s[j:ke], "pwd") && pwdPath(s, v) {
 		return Match{}, false // PWD=/workspace/app: the shell's working directory (env, docker inspect)
 	}
@@ -1783,6 +1786,13 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			return Match{e + 3, pe, k}, true
 		}
 	}
+	if kc == KeyNamedKey && at(s, v, "eyJ") {
+		// An unknown tool's key whose value is a JWT
+		// (SUPABASE_SERVICE_ROLE_KEY=eyJ…): the token keeps its kind.
+		if x, ok := find(s[:e], v); ok && x.Start == v && x.Kind.Credential() {
+			return x, true
+		}
+	}
 	if queryKey {
 		// A token of a known shape keeps its kind ("?key=AIza…" is google).
 		if x, ok := find(s[:e], v); ok && x.Start == v && x.Kind.Credential() {
@@ -1790,6 +1800,19 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// arnService reports an Amazon Resource Name's "arn:<partition>:" in
+// the word that holds the ':' s[c] before a key
+// ("arn:aws:secretsmanager:…", "…:123456789012:secret:prod/db-AbC",
+// "arn:aws-us-gov:kms:…"): a service's or a resource type's name, no
+// credential's key; what follows names a resource.
+func arnService(s []byte, from, c int) bool {
+	b := c
+	for b > from && c-b < 128 && s[b-1] > ' ' && s[b-1] != '"' && s[b-1] != '\'' && s[b-1] != '`' {
+		b--
+	}
+	return c-b >= 7 && atFold(s, b, "arn:aws")
 }
 
 // envRef reports whether the value s[v:e] is a reference to a variable

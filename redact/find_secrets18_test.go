@@ -228,3 +228,34 @@ func TestSecrets18Prose(t *testing.T) {
 		}
 	}
 }
+
+// TestSecrets18Audit: from h-secrets18's audit. An Amazon Resource Name
+// of Secrets Manager ("arn:aws:secretsmanager:…:secret:<name>") was
+// masked, and an e2a.secret finding, from "secretsmanager:" read as a
+// credential's key: a resource's name is none (a key after it in the
+// same word as "arn:aws" is none either). A JWT under an unknown tool's
+// key (SUPABASE_SERVICE_ROLE_KEY=eyJ…) was masked as high entropy, no
+// credential: it keeps the JWT's kind.
+func TestSecrets18Audit(t *testing.T) {
+	for _, s := range []string{
+		"arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf",
+		`"ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:app-2Xk9"`,
+		"arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:ci-token-Zx81",
+	} {
+		if got := mask18(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"secretsmanager: Xq7vLm2pR9tzKq7v", "secretsmanager: #"},
+		{"arn=arn:aws:iam::123456789012:user/ci password: Xq7vLm2pR9tz", "arn=arn:aws:iam::123456789012:user/ci password: #"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+	}
+	jwt := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+	if m, ok := Find("SUPABASE_SERVICE_ROLE_KEY="+jwt, 0); !ok || m.Kind != KindJWT {
+		t.Errorf("SUPABASE_SERVICE_ROLE_KEY=<jwt>: %v %v, want a JWT", m.Kind, ok)
+	}
+}
