@@ -1770,20 +1770,23 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// page's config) is meant to be public: masked, no credential.
 		return Match{v, e, KindHighEntropy}, true
 	}
-	if k == KindKeyValue && quote == 0 && at(s, e, " / ") && ke-j >= 5 && eqFoldAny(s[j:ke], "credentials", "creds", "credential") {
-		// "Credentials: admin / <pw>": a user, then its password.
-		if isMask(s, e+3) {
+	if sl := slashSep(s, e); k == KindKeyValue && quote == 0 && sl > 0 && ke-j >= 5 && eqFoldAny(s[j:ke], "credentials", "creds", "credential") {
+		// "Credentials: admin / <pw>": a user, then its password (the
+		// slash escaped in JSON text: " \\/ ").
+		u := e + sl
+		if isMask(s, u) {
 			return Match{}, false // masked once: the user is no secret
 		}
-		pe := e + 3
-		for pe < len(s) && pe-e < 256 && s[pe] > ' ' && s[pe] < 0x7f && s[pe] != '"' && s[pe] != '\'' && s[pe] != '\\' {
+		pe := u
+		for pe < len(s) && pe-u < 256 && s[pe] > ' ' && s[pe] < 0x7f && s[pe] != '"' && s[pe] != '\'' && s[pe] != '\\' &&
+			!(sl == 5 && (s[pe] == '+' || s[pe] == '&' || atFold(s, pe, "%0a") || atFold(s, pe, "%0d"))) {
 			pe++
 		}
-		for pe > e+3 && (s[pe-1] == '.' || s[pe-1] == ',' || s[pe-1] == ';' || s[pe-1] == ')') {
+		for pe > u && (s[pe-1] == '.' || s[pe-1] == ',' || s[pe-1] == ';' || s[pe-1] == ')') {
 			pe--
 		}
-		if pe-(e+3) >= 4 && is(s[e+3], alnum) && !isMask(s, e+3) && !holdsMask(s[e+3:pe]) {
-			return Match{e + 3, pe, k}, true
+		if pe-u >= 4 && is(s[u], alnum) && !holdsMask(s[u:pe]) {
+			return Match{u, pe, k}, true
 		}
 	}
 	if kc == KeyNamedKey && at(s, v, "eyJ") {
@@ -1800,6 +1803,20 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// slashSep is the length of " / " (or " \\/ ", JSON's escaped slash, or
+// "+%2F+", URL-encoded) at s[e], or 0.
+func slashSep(s []byte, e int) int {
+	switch {
+	case at(s, e, " / "):
+		return 3
+	case at(s, e, ` \/ `):
+		return 4
+	case atFold(s, e, "+%2f+"):
+		return 5
+	}
+	return 0
 }
 
 // arnService reports an Amazon Resource Name's "arn:<partition>:" in
@@ -2390,8 +2407,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		}
 	}
 	k := p
-	for k > from && p-k < 32 && is(s[k-1], word) {
-		k--
+	for k > from && p-k < 32 && is(s[k-1], word) && !escLetter(s, k-1) {
+		k-- // (not into JSON text's "\\n" before a line's first word)
 	}
 	token := false // a token label's: a value only where it reads as one
 	pwd := copula && eqFold(s[k:p], "pwd") && !pathValue(s, va)

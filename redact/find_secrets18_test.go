@@ -205,6 +205,10 @@ func TestSecrets18Prose(t *testing.T) {
 		{"root password updated to Xq7vLm2pR9tz", "root password updated to #"},
 		{"Credentials: admin / Xq7vLm2pR9tz", "Credentials: admin / #"},
 		{"credentials: admin / P@ss!w0rd#2024.", "credentials: admin / #."},
+		// in JSON text held in a string, and URL-encoded
+		{`ok\nPassword changed to Xq7vLm2pR9tz\nDone.`, `ok\nPassword changed to #\nDone.`},
+		{`ok\nCredentials: admin \/ Xq7vLm2pR9tz\n`, `ok\nCredentials: admin \/ #\n`},
+		{"q=Credentials%3A+admin+%2F+Xq7vLm2pR9tz%0Abye", "q=Credentials%3A+admin+%2F+#%0Abye"},
 	} {
 		if got := mask18(c.in); got != c.want {
 			t.Errorf("%q masked %q, want %q", c.in, got, c.want)

@@ -326,7 +326,7 @@ func passwordForColon(s []byte, from, e int, sp byte) (int, bool) {
 func passwordChangedTo(s []byte, from, e int, sp byte) (int, bool) {
 	w := e
 	b := w
-	for b > from && w-b < 12 && is(s[b-1], cUpper|cLower) {
+	for b > from && w-b < 12 && is(s[b-1], cUpper|cLower) && !escLetter(s, b-1) {
 		b--
 	}
 	if !eqFoldAny(s[b:w], "changed", "set", "reset", "updated") {
@@ -338,7 +338,7 @@ func passwordChangedTo(s []byte, from, e int, sp byte) (int, bool) {
 		}
 		w = b - 1
 		b = w
-		for b > from && w-b < 12 && is(s[b-1], cUpper|cLower) {
+		for b > from && w-b < 12 && is(s[b-1], cUpper|cLower) && !escLetter(s, b-1) {
 			b--
 		}
 		if eqFoldAny(s[b:w], "password", "passwd", "passphrase") && wordStart(s, b) {

@@ -12,7 +12,10 @@
 # the live view shows the rest of a salt a cut leaves in the next delta,
 # and a cut deep in one is no finding); (3) a builder's
 # .token("…") and .clientSecret("…"), and
-# withCredentials(user, password). Each was printed in every output.
+# withCredentials(user, password); (4) a password in prose after
+# "password for <who>:" or "changed/reset to", "Credentials: <user> /
+# <pw>", and a JWT under an unknown tool's key (a finding now). Each was
+# printed in every output (or masked with no finding).
 # Near-misses ("near": true) must give no e2a.secret finding: a word
 # that holds a label (паролька, contraseñas), "impasse :", a placeholder
 # after a label, a variable's reference in braces as a credential's value
@@ -77,6 +80,15 @@ p = gp(14); add("escaped_parol_label", pre("$ cat out.json\n" + esc('{"note": "�
 k = g(32); add("builder_token", pre('    Client client = Client.builder()\n        .endpoint("https://api.example.com")\n        .token("' + k + '")\n        .build();'), k)
 k = g(40); add("builder_client_secret", pre("val app = ConfidentialClientApplication.builder(CLIENT_ID)\n    .clientSecret('" + k + "')\n    .build()"), k)
 p = gp(14); add("with_credentials_user_password", pre('  conn = Connection.open(url).withCredentials("svc_deploy", "' + p + '")'), p)
+# (4) prose and the audit's
+p = gp(14); add("prose_password_for_user_colon", pre("I created the database user for you.\nThe password for app_rw: " + p + "\nStore it in the vault."), p, nocut="a cut inside the value of prose is no finding yet, and the live view shows the rest: the split check keeps no tail after \"to\" or \"for <who>:\"")
+p = gp(14); add("prose_password_changed_to", pre("$ ./rotate.sh db-prod\nPassword changed to " + p + "\nDone."), p, nocut="a cut inside the value of prose is no finding yet, and the live view shows the rest: the split check keeps no tail after \"to\" or \"for <who>:\"")
+p = gp(16); add("prose_password_reset_to", pre("Your password has been reset to " + p + " - please change it after logging in."), p, nocut="a cut inside the value of prose is no finding yet, and the live view shows the rest: the split check keeps no tail after \"to\" or \"for <who>:\"")
+p = gp(14); add("credentials_user_slash_password", pre("Test account created.\nCredentials: qa_user / " + p + "\n"), p)
+k = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIiwiaXNzIjoic3VwYWJhc2UifQ." + g(43, A + "-_")
+add("supabase_service_role_jwt_env", pre("$ cat .env.local\nNEXT_PUBLIC_SUPABASE_URL=https://xyzcompany.supabase.co\nSUPABASE_SERVICE_ROLE_KEY=" + k + "\n"), k)
+near("near_secretsmanager_arn", '$ aws secretsmanager describe-secret --secret-id prod/db\n{"ARN": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-Ab12Cd", "Name": "prod/db"}')
+near("near_shadow_locked", "root:*:19700:0:99999:7:::\ndaemon:!:19700::::::")
 # near-misses
 near("near_label_inside_word", "паролька: Xq7vLm2pR9tz2\ncontraseñas: 3 guardadas\nimpasse : Xq7vLm2pR9tz2")
 near("near_label_placeholder", "Contraseña: <tu contraseña>\nпароль: ********\nMot de passe : (non défini)")
