@@ -146,7 +146,8 @@ func TestSecrets18LoneBackslash(t *testing.T) {
 			t.Errorf("MayStartCredential(%q) = true, want false", s)
 		}
 	}
-	for _, s := range []string{`{"data": {"\`, `{"note": "\u6570\u636e\u5e93\`, `line one\n\`, `{"a": 1, "b": \`} {
+	for _, s := range []string{`{"data": {"\`, `{"note": "\u6570\u636e\u5e93\`, `line one\n\`, `{"a": 1, "b": \`,
+		`{"note": "API Key\`, `{"note": "api_key\`, `{"note": "the password\`} {
 		if !MayStartCredential(s) {
 			t.Errorf("MayStartCredential(%q) = false, want true: an escaped label may follow", s)
 		}

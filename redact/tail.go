@@ -60,15 +60,19 @@ func MayStartCredential[T Text](tail T) bool {
 }
 
 // escLabelMayFollow reports whether an escape of a CJK label's first
-// character may start at the backslash b[k] (the tail's last one or two
-// bytes): at the text's start, after a byte that is no letter or digit,
-// after an escape ("\u6570\u636e\u5e93\" | "u5bc6…", a label inside a
-// longer word) or an escaped line end ("\n\" | "u5bc6…").
+// character, or of a separator after an ASCII key, may start at the
+// backslash b[k] (the tail's last one or two bytes): at the text's
+// start, after a byte that is no letter or digit, after an escape
+// ("\u6570\u636e\u5e93\" | "u5bc6…", a label inside a longer word), an
+// escaped line end ("\n\" | "u5bc6…") or a credential key.
 func escLabelMayFollow(b []byte, k int) bool {
 	if k == 0 || !is(b[k-1], alnum) {
 		return true
 	}
-	return k >= 6 && b[k-6] == '\\' && b[k-5] == 'u' || escLetter(b, k-1)
+	// After an escape, an escaped line end, or a credential key whose
+	// separator may be an escape ("API Key\" | "uff1a<v>", "api_key\" |
+	// "u4e3a\uff1a<v>", "password\" | "u662f<pw>").
+	return k >= 6 && b[k-6] == '\\' && b[k-5] == 'u' || escLetter(b, k-1) || asciiCredKey(b, 0, k)
 }
 
 // escCJKTailStart reports a tail that ends inside a CJK label or its
