@@ -284,6 +284,9 @@ func placeholder(v []byte) bool {
 // a '_', or its '(' is followed by a name, a quote, '&', '*' or a closing
 // bracket; "Summer(2024" and "abcDEF(12)" read as passwords.
 func code(v []byte) bool {
+	if len(v) >= 32 && manySymbols(v) {
+		return false // a generated secret: a WordPress salt, "Hs(y}>`4&7v|…"
+	}
 	switch v[len(v)-1] {
 	case '(', '[':
 		// After a name: "!@$%^&*(" (a password cut at its ')') is none.
@@ -305,6 +308,27 @@ func code(v []byte) bool {
 		return true
 	}
 	return reference(v)
+}
+
+// manySymbols reports whether v holds eight kinds of ASCII punctuation
+// or more: a generated secret drawn from them all (WordPress's salts),
+// which code's reading of "x(y" as a call took for an expression; code
+// that reads a credential uses a few ('.', '(', ')', '"', '[', ']').
+func manySymbols(v []byte) bool {
+	var seen [2]uint64
+	n := 0
+	for _, c := range v {
+		if c <= ' ' || c >= 0x7f || isAlnum(c) || c == '_' {
+			continue
+		}
+		if bit := uint64(1) << (c & 63); seen[c>>6]&bit == 0 {
+			seen[c>>6] |= bit
+			if n++; n >= 8 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // callArgs reports whether the '(' at v[i], after a name, opens a call's

@@ -60,7 +60,8 @@ var (
 	cmdFolded = []string{"auth", "dpw", "psk", "ogin", "etx", "content"}
 	cmdExact  = []string{"nmcli", "set", "r-secrets", "lias", "nfig", "efine", "PDO", "sqli", "tConnection", "xfreerdp", "e-Lines", "hpasswd",
 		"mkpasswd", "l+passwd", "$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$", "l-pass",
-		"rd(", "ey(", "kCredential", "dCredentials"}
+		"rd(", "ey(", "kCredential", "dCredentials",
+		"hCredentials", `en("`, `en('`, `et("`, `et('`} // withCredentials(user, pw); .token("…"), .clientSecret("…")
 )
 
 // (cmdTable is in tables_gen.go.)
@@ -95,6 +96,8 @@ func cmdPctWord(s []byte) bool {
 				switch c := byte(h<<4 | l); {
 				case cmdWordByte[c] || formPctByte[c]:
 					return true
+				case (c == '"' || c == '\'') && k >= 2 && s[k-2] == '(':
+					return true // `.token("`'s quote (cmdExact)
 				case c == '=' && (k >= 4 && s[k-4] == '%' && s[k-3] == '2' && s[k-2] == '0' || k >= 2 && s[k-2] == '+'):
 					return true // setPasswordFor's " = " (formShapes)
 				case c == ' ' && k+3 < len(s) && s[k+2] == '-' && is(s[k+3], cLower|cUpper|cDash):
@@ -133,6 +136,9 @@ var formPctByte = func() (t [256]bool) {
 var cmdWordByte = func() (t [256]bool) {
 	for _, w := range append(append([]string(nil), cmdFolded...), cmdExact...) {
 		for _, c := range []byte(w) {
+			if c == '"' || c == '\'' {
+				continue // (a quote after a '(': cmdPctWord; "%22" fills queries)
+			}
 			t[c], t[lower(c)] = true, true
 			if c >= 'a' && c <= 'z' {
 				t[c-'a'+'A'] = true
@@ -272,6 +278,15 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 	if va <= from || va < 2 {
 		return Match{}, false, next
 	}
+	if odd := s[va-1] != ' ' && s[va-1] != '\t' && (ve >= len(s) || s[ve] != s[va-1]); odd && cmdOddT[s[va-1]] || ve < len(s) && cmdOddT[s[ve]] && s[ve] != s[va-1] ||
+		s[va-1] == '\\' && s[va] == 'u' {
+		// The run is not the whole of a quoted argument: a value with
+		// quotes' and brackets' kin in it (or a "\u003c" for a '<' in
+		// JSON text), a WordPress salt in define('AUTH_KEY', '…').
+		if m, ok := defineArg(s, from, va, ve); ok {
+			return m, true, max(next, m.End)
+		}
+	}
 	pre := va // where the argument starts, with its opening quote
 	quoted := false
 	switch c := s[va-1]; c {
@@ -324,6 +339,67 @@ func cmdArgAt(s []byte, from, i int, form bool) (m Match, ok bool, next int) {
 		}
 	}
 	return Match{}, false, next
+}
+
+// cmdOddT marks the bytes that end a value's run (proseEndT) that may be
+// inside a quoted value: its quotes and '`', '<', '>' and white space
+// (a WordPress salt holds them all but its quote).
+var cmdOddT = func() (t [256]bool) {
+	for _, c := range []byte("'\"`<> ") {
+		t[c] = true
+	}
+	return t
+}()
+
+// defineArg matches the value of PHP's define('<NAME>', '<value>') of a
+// credential-named constant (callArg: WordPress's AUTH_KEY,
+// SECURE_AUTH_SALT, DB_PASSWORD) whose run of a digit, s[va:ve], is not
+// the whole of its quoted value: a salt holds '`', '<', '>' and spaces
+// (but no quote). The value is from its opening quote (within 128 bytes
+// before, on the line) to the closing one.
+func defineArg(s []byte, from, va, ve int) (Match, bool) {
+	q := va - 1
+	for q >= from && va-q < 128 && s[q] != '\'' && s[q] != '"' && s[q] != '\n' {
+		q--
+	}
+	if q < from+2 || va-q >= 128 || s[q] == '\n' {
+		return Match{}, false
+	}
+	c := s[q]
+	esc := s[q-1] == '\\' // in JSON text: define(\"LOGGED_IN_KEY\", \"…\")
+	if esc && (c != '"' || q-2 < from || s[q-2] == '\\') {
+		return Match{}, false
+	}
+	hi := min(len(s), q+256)
+	if ve > hi {
+		return Match{}, false
+	}
+	e := bytes.IndexByte(s[ve:hi], c)
+	switch {
+	case e >= 0:
+		e += ve
+		if esc {
+			if s[e-1] != '\\' {
+				return Match{}, false
+			}
+			e--
+		}
+	case hi == len(s):
+		e = len(s) // the text ends inside the value (a delta cut in a salt)
+	default:
+		return Match{}, false
+	}
+	if e-q-1 < 8 || bytes.IndexByte(s[q+1:e], '\n') >= 0 || holdsMask(s[q+1:e]) {
+		return Match{}, false
+	}
+	b := q - btoi(esc)
+	for b > from && (s[b-1] == ' ' || s[b-1] == '\t') {
+		b--
+	}
+	if b <= from || s[b-1] != ',' || !callArg(s, from, b-1) {
+		return Match{}, false
+	}
+	return Match{q + 1, e, KindKeyValue}, true
 }
 
 // cmdRunT is proseEndT as cmdArgAt walks a value's run: 1 ends it, 2 is
@@ -679,6 +755,9 @@ func callArg(s []byte, from, p int) bool {
 	for nb > from && ne-nb < 64 && (is(s[nb-1], word) || s[nb-1] == '.') {
 		nb--
 	}
+	if nb < ne && escLetter(s, nb) {
+		nb++ // the letter of an escape before the name: "\\ndefine(" in JSON text
+	}
 	name := s[nb:ne]
 	has := func(suffix string) bool {
 		return len(name) >= len(suffix) && string(name[len(name)-len(suffix):]) == suffix &&
@@ -691,7 +770,7 @@ func callArg(s []byte, from, p int) bool {
 		switch {
 		case has("login"):
 			return len(name) > 5 // a method: server.login(user, pw)
-		case has("HTTPBasicAuth"), has("HTTPDigestAuth"), has("BasicAuth"), has("NetworkCredential"), has("PasswordAuthentication"),
+		case has("HTTPBasicAuth"), has("HTTPDigestAuth"), has("BasicAuth"), has("NetworkCredential"), has("PasswordAuthentication"), has("withCredentials"),
 			has("UsernamePasswordCredentials"), has("UsernamePasswordAuthenticationToken"):
 			// A user and its password: requests' HTTPBasicAuth(user, pw),
 			// aiohttp's BasicAuth, .NET's NetworkCredential, JavaMail's
@@ -707,13 +786,26 @@ func callArg(s []byte, from, p int) bool {
 				k++
 			}
 			ke := run(s, k, word)
-			return ke > k && classifyWords(s, k, ke).Credential()
+			return ke > k && (classifyWords(s, k, ke).Credential() || wpSalt(s[k:ke]))
 		}
 	case 3:
 		switch {
 		case string(name) == "PDO", string(name) == "mysqli":
 			return nb-from >= 4 && at(s, nb-4, "new ")
 		case has("getConnection"), has("PlainAuth"), has("mysqli_connect"):
+			return true
+		}
+	}
+	return false
+}
+
+// wpSalt reports one of WordPress's eight keys and salts of wp-config.php
+// (AUTH_KEY, SECURE_AUTH_KEY, LOGGED_IN_KEY, NONCE_KEY and their _SALT):
+// secrets its cookies are signed with, not all named as credentials are.
+func wpSalt(name []byte) bool {
+	n := string(name)
+	for _, p := range [...]string{"AUTH_", "SECURE_AUTH_", "LOGGED_IN_", "NONCE_"} {
+		if len(n) > len(p) && n[:len(p)] == p && (n[len(p):] == "KEY" || n[len(p):] == "SALT") {
 			return true
 		}
 	}
@@ -743,10 +835,12 @@ func setterCall(name []byte) bool {
 	if !set && d < 0 {
 		return false // a function of its own name: hash_password("…"), input("Password: ")
 	}
-	if !setter && !bytes.HasSuffix(seg, []byte("rd")) && !bytes.HasSuffix(seg, []byte("ey")) {
-		// A builder's or a with/use method other than a password's or a
-		// key's (.token("…"), .withSecret("…")): cmdMay's words are
-		// "set", "rd(" and "ey(".
+	if !setter && !bytes.HasSuffix(seg, []byte("rd")) && !bytes.HasSuffix(seg, []byte("ey")) &&
+		!bytes.HasSuffix(seg, []byte("oken")) && !(len(seg) > 6 && bytes.HasSuffix(seg, []byte("Secret"))) {
+		// A builder's or a with/use method other than a password's, a
+		// key's, a token's or a client's secret (.token("…"),
+		// .clientSecret("…"); .withSecret("…") names a stored secret):
+		// cmdMay's words are "set", "rd(", "ey(", "oken(" and "cret(".
 		return false
 	}
 	if len(seg) < 3 || !isLowerByte(seg[0]) && !set {

@@ -396,9 +396,14 @@ func lineNames(s []byte, _, i int, form bool, tools []string) bool {
 	if i <= 0 {
 		return false // no word before the flag ("--pass 0", FuzzFind)
 	}
-	from := max(0, i-256)
+	// The line is read up to 256 bytes back, its quoted arguments
+	// passed over whole within 4 KiB: a long one (a value masked once is
+	// short) must not hide the tool's name in the first pass only, or
+	// masking a text twice masks more (FuzzFind, 1c79351084c16a91).
+	from := max(0, i-4096)
 	b := i - 1
-	for b > from && i-b < 256 {
+	quotedLen := 0 // bytes of the quoted arguments passed over
+	for b > from && i-b-quotedLen < 256 {
 		c := s[b-1]
 		if c == '"' && b-2 > from && s[b-2] == '\\' {
 			// An escaped quoted argument in JSON text (`\"mongodb://…\"`,
@@ -410,7 +415,8 @@ func lineNames(s []byte, _, i int, form bool, tools []string) bool {
 			}
 			q := s[b-1-nb : b]
 			if o := bytes.LastIndex(s[from:b-1-nb], q); o > 0 && (s[from+o-1] == ' ' || s[from+o-1] == '\t' || form && s[from+o-1] == '+') &&
-				bytes.IndexByte(s[from+o:b-1-nb], '\n') < 0 && !bytes.Contains(s[from+o+len(q):b-1-nb], []byte(`\n`)) && i-(from+o) < 256 {
+				bytes.IndexByte(s[from+o:b-1-nb], '\n') < 0 && !bytes.Contains(s[from+o+len(q):b-1-nb], []byte(`\n`)) {
+				quotedLen += b - (from + o)
 				b = from + o
 				continue
 			}
@@ -422,7 +428,8 @@ func lineNames(s []byte, _, i int, form bool, tools []string) bool {
 			// quote with none is where the text the line is in starts
 			// (a JSON string, a shell's "…").
 			if o := bytes.LastIndexByte(s[from:b-1], c); o > 0 && from+o > from && (s[from+o-1] == ' ' || s[from+o-1] == '\t' || form && s[from+o-1] == '+') &&
-				bytes.IndexByte(s[from+o:b-1], '\n') < 0 && i-(from+o) < 256 {
+				bytes.IndexByte(s[from+o:b-1], '\n') < 0 {
+				quotedLen += b - (from + o)
 				b = from + o
 				continue
 			}

@@ -1386,13 +1386,36 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	for j > from && ke-j < 64 && is(s[j-1], word|cKey) {
 		j--
 	}
-	j = keyStart(s, from, j, ke)
+	foreign := false
+	if j > from && (foreignBefore[s[j-1]] || ke-j == 5) && mayForeignKey(s, from, j, ke) {
+		// "contraseña: <pw>", "пароль: <pw>", "mot de passe : <pw>"
+		// (foreign.go): a label beyond ASCII.
+		if p, ok := foreignLabel(s, from, ke); ok {
+			j, foreign = p, true
+		}
+	}
+	if !foreign {
+		j = keyStart(s, from, j, ke)
+	}
 	if j == ke {
 		return Match{}, false
 	}
-	kc := classifyWords(s, j, ke)
+	kc := KeyCredential
+	if !foreign {
+		kc = classifyWords(s, j, ke)
+	}
 	if kc != KeyPlain && sourceLine(s, j, ke, v) {
 		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
+	}
+	if kc != KeyPlain && at(s, j, "--") && lineHolds(s, from, j, "mkpasswd") {
+		// A flag of mkpasswd's line, "--x=<y>": passwdWord masks the
+		// password after it and passes over the flag; read alone once
+		// that is masked, a second pass masked more (FuzzFind,
+		// 1e7f62c410718cf9).
+		return Match{}, false
+	}
+	if kc != KeyPlain && j > from && s[j-1] == ':' && s[i] == ':' && arnService(s, from, j-1) {
+		return Match{}, false // arn:aws:secretsmanager:<region>:…: a resource's name, no key
 	}
 	if ke-j == 3 && kc == KeyCredential && eqFold(s[j:ke], "pwd") && pwdPath(s, v) {
 		return Match{}, false // PWD=/workspace/app: the shell's working directory (env, docker inspect)
@@ -1730,7 +1753,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 		e++
 	}
-	if e == v || isMask(s, v) || bareKey && !randomValue(s[v:e]) || kc == KeyNamedKey && (!keyLikeValue(s[v:e]) || holdsMask(s[v:e])) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
+	if e == v || isMask(s, v) || s[v] == '$' && envRef(s, v, e) || s[v] == '(' && terraformHidden(s, v) || e-v <= 9 && k == KindKeyValue && hashMethod(s[v:e]) || bareKey && !randomValue(s[v:e]) || kc == KeyNamedKey && (!keyLikeValue(s[v:e]) || holdsMask(s[v:e])) || barePass && !strongValue(s[v:e]) && !randomValue(s[v:e]) && !(s[v] != '$' && fromLiteral(s, from, j)) ||
 		(bareKey || barePass || encoded) && holdsMask(s[v:e]) {
 		// (A bare key's value that holds a mask was judged by its
 		// inner pair already, "pass=DB.PW:******(fp:…)": masking twice
@@ -1754,6 +1777,32 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// page's config) is meant to be public: masked, no credential.
 		return Match{v, e, KindHighEntropy}, true
 	}
+	if sl := slashSep(s, e); k == KindKeyValue && quote == 0 && sl > 0 && ke-j >= 5 && eqFoldAny(s[j:ke], "credentials", "creds", "credential") {
+		// "Credentials: admin / <pw>": a user, then its password (the
+		// slash escaped in JSON text: " \\/ ").
+		u := e + sl
+		if isMask(s, u) {
+			return Match{}, false // masked once: the user is no secret
+		}
+		pe := u
+		for pe < len(s) && pe-u < 256 && s[pe] > ' ' && s[pe] < 0x7f && s[pe] != '"' && s[pe] != '\'' && s[pe] != '\\' &&
+			!(sl == 5 && (s[pe] == '+' || s[pe] == '&' || atFold(s, pe, "%0a") || atFold(s, pe, "%0d"))) {
+			pe++
+		}
+		for pe > u && (s[pe-1] == '.' || s[pe-1] == ',' || s[pe-1] == ';' || s[pe-1] == ')') {
+			pe--
+		}
+		if pe-u >= 4 && is(s[u], alnum) && !holdsMask(s[u:pe]) {
+			return Match{u, pe, k}, true
+		}
+	}
+	if kc == KeyNamedKey && at(s, v, "eyJ") {
+		// An unknown tool's key whose value is a JWT
+		// (SUPABASE_SERVICE_ROLE_KEY=eyJ…): the token keeps its kind.
+		if x, ok := find(s[:e], v); ok && x.Start == v && x.Kind.Credential() {
+			return x, true
+		}
+	}
 	if queryKey {
 		// A token of a known shape keeps its kind ("?key=AIza…" is google).
 		if x, ok := find(s[:e], v); ok && x.Start == v && x.Kind.Credential() {
@@ -1761,6 +1810,62 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		}
 	}
 	return Match{v, e, k}, true
+}
+
+// slashSep is the length of " / " (or " \\/ ", JSON's escaped slash, or
+// "+%2F+", URL-encoded) at s[e], or 0.
+func slashSep(s []byte, e int) int {
+	switch {
+	case at(s, e, " / "):
+		return 3
+	case at(s, e, ` \/ `):
+		return 4
+	case atFold(s, e, "+%2f+"):
+		return 5
+	}
+	return 0
+}
+
+// arnService reports an Amazon Resource Name's "arn:<partition>:" in
+// the word that holds the ':' s[c] before a key
+// ("arn:aws:secretsmanager:…", "…:123456789012:secret:prod/db-AbC",
+// "arn:aws-us-gov:kms:…"): a service's or a resource type's name, no
+// credential's key; what follows names a resource.
+func arnService(s []byte, from, c int) bool {
+	b := c
+	for b > from && c-b < 128 && s[b-1] > ' ' && s[b-1] != '"' && s[b-1] != '\'' && s[b-1] != '`' {
+		b--
+	}
+	return c-b >= 7 && atFold(s, b, "arn:aws")
+}
+
+// envRef reports whether the value s[v:e] is a reference to a variable
+// in braces, "${DB_PASSWORD}" (a shell's, Compose's, a template's), its
+// '}' at s[e] (an unquoted value ends there) or the value's last byte:
+// a placeholder, no secret. With a default ("${DB_PASSWORD:-<pw>}") the
+// default may be one.
+func envRef(s []byte, v, e int) bool {
+	if v+2 >= e || s[v+1] != '{' {
+		return false
+	}
+	w := run(s, v+2, word|cKey)
+	return w > v+2 && (w == e && e < len(s) && s[e] == '}' && (e+1 == len(s) || !is(s[e+1], b64token)) || w+1 == e && s[w] == '}')
+}
+
+// hashMethod reports a password hashing method's name as the value
+// ("--pwd=sha-512", "password_scheme: bcrypt"): how a password is
+// stored, no password. (mkpasswd's value after such a flag is masked at
+// the command's word, the flag then passed over; a second pass read the
+// flag as a key and masked its method: FuzzFind, 2bfd0a08433331a7.)
+func hashMethod(v []byte) bool {
+	return eqFoldAny(v, "sha-512", "sha-256", "sha512", "sha256", "md5", "bcrypt", "yescrypt", "scrypt", "argon2", "argon2id", "sha512crypt", "sha256crypt", "md5crypt", "des")
+}
+
+// terraformHidden reports Terraform's "(sensitive value)" (also
+// "(sensitive)", "(known after apply)") at s[v]: what a plan prints in
+// place of a value it hides or does not know, no secret.
+func terraformHidden(s []byte, v int) bool {
+	return at(s, v, "(sensitive value)") || at(s, v, "(sensitive)") || at(s, v, "(known after apply)")
 }
 
 // expectSend is the string an expect script sends on the line after a
@@ -2262,7 +2367,18 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		p -= 2 // in JSON text: requirepass \"x1…\"
 	}
 	copula := false // an "is" or "was" before the value
-	if c != '>' {
+	forKey, changedTo := false, false
+	if c != '>' && c == sp && p-1 > from {
+		switch s[p-1] | 0x20 {
+		case ':':
+			// "password for admin: <pw>" (the user named, a colon).
+			forKey = p-2 > from && s[p-2] != ' '
+		case 'o':
+			// "Password changed to <pw>", "password reset to <pw>".
+			changedTo = p-3 > from && s[p-3] == sp && s[p-2]|0x20 == 't'
+		}
+	}
+	if c != '>' && !forKey && !changedTo {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
 		if l := s[p-1] | 0x20; l != 's' && l != 'd' && l != 'e' {
@@ -2285,9 +2401,21 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			p, copula = p-4, true
 		}
 	}
+	if forKey || changedTo {
+		var ok bool
+		if forKey {
+			p, ok = passwordForColon(s, from, p-1, sp)
+		} else {
+			p, ok = passwordChangedTo(s, from, p-3, sp)
+		}
+		if !ok {
+			st.done = proseRest(s, i)
+			return Match{}, false
+		}
+	}
 	k := p
-	for k > from && p-k < 32 && is(s[k-1], word) {
-		k--
+	for k > from && p-k < 32 && is(s[k-1], word) && !escLetter(s, k-1) {
+		k-- // (not into JSON text's "\\n" before a line's first word)
 	}
 	token := false // a token label's: a value only where it reads as one
 	pwd := copula && eqFold(s[k:p], "pwd") && !pathValue(s, va)
@@ -3545,7 +3673,41 @@ func wordToken(s []byte, from, a, i, b int) (Match, bool) {
 		// the word's start): it keeps its kind.
 		return glued, true
 	}
+	if a > from && cryptByte(s[a-1]) || b < len(s) && cryptByte(s[b]) {
+		if f, g, ok := cryptField(s, from, a, b); ok {
+			return Match{f, g, KindHighEntropy}, true // the whole hash, not a word of it
+		}
+	}
 	return Match{a, b, KindHighEntropy}, true
+}
+
+// cryptByte reports a byte of a crypt(3) hash's alphabet that ends a
+// word: '.', '/', '$'.
+func cryptByte(c byte) bool { return c == '.' || c == '/' || c == '$' }
+
+// cryptField returns the crypt(3) hash (cryptHash) that holds the word
+// s[a:b], a field of its line (an /etc/shadow line: "root:$6$<salt>$<hash>:19000:…"),
+// at or after from: a word of it masked alone left the rest of the hash
+// printed around the mask.
+func cryptField(s []byte, from, a, b int) (int, int, bool) {
+	if bytes.IndexByte(s[max(from, a-120):a], '$') < 0 {
+		return 0, 0, false // (a base64 run's words, most of them: no '$')
+	}
+	f := a
+	for f > from && a-f < 256 && (is(s[f-1], alnum) || cryptByte(s[f-1]) || s[f-1] == '=' || s[f-1] == ',') {
+		f--
+	}
+	for f < a && s[f] != '$' {
+		f++ // the hash starts at its '$' (a user before it is "user:$6$…" only past a ':')
+	}
+	g := b
+	for g < len(s) && g-b < 256 && (is(s[g], alnum) || cryptByte(s[g]) || s[g] == '=' || s[g] == ',') {
+		g++
+	}
+	if f >= a || !cryptHash(s[f:g]) || f > from && is(s[f-1], alnum) {
+		return 0, 0, false
+	}
+	return f, g, true
 }
 
 // entropy is the Shannon entropy, in bits a byte, of a word of n bytes

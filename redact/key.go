@@ -52,7 +52,14 @@ func (c KeyClass) Credential() bool {
 // "db_password"; not "secretary"). A key whose last word describes the credential rather
 // than holding it ("password_hint", "secret_name", "authorization_url")
 // is plain.
-func ClassifyKey[T Text](k T) KeyClass { return classifyWords(view(k), 0, len(k)) }
+func ClassifyKey[T Text](k T) KeyClass {
+	b := view(k)
+	c := classifyWords(b, 0, len(b))
+	if c == KeyPlain && len(b) >= 5 && foreignKey(b) {
+		return KeyCredential // {"contraseña": "<pw>"}, "DB_ПАРОЛЬ" (foreign.go)
+	}
+	return c
+}
 
 // stopLast are last words that make a credential-named key plain.
 var stopLast = []string{"url", "uri", "endpoint", "hint", "type", "method", "required", "enabled", "name",
@@ -537,7 +544,7 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 	// a setter's or a builder's call (setterCall): .setPassword(" | <pw>
 	"sword(", "oken(", "cret(", "key(",
 	// a user and its password (callArg): HTTPBasicAuth('admin', ' | <pw>
-	"basicauth(", "digestauth(", "kcredential(", "authentication(", "dcredentials(", "authenticationtoken(",
+	"basicauth(", "digestauth(", "kcredential(", "authentication(", "dcredentials(", "authenticationtoken(", "hcredentials(",
 	// a crypt hash, usermod -p '<hash>' (userHash; "us" of "usermod" fills text):
 	"$1$", "$5$", "$6$", "$y$", "$2b$", "$2y$"}
 

@@ -783,7 +783,9 @@ func keyBefore(s []byte, i int) bool {
 		return true
 	}
 	if ke-j < 3 || !lettersInRow(s[j:ke], minSpecialLetters) {
-		return false
+		// "contraseña: <pw>", "пароль: <pw>", "has\u0142o: <pw>"
+		// (keyValue; an empty run ends before a byte beyond ASCII)
+		return j > 0 && foreignBefore[s[j-1]] && foreignKeyBefore(s, j, ke)
 	}
 	if s[i] != ':' && bareOrQueryKey(s, j, ke) {
 		return true
@@ -795,8 +797,26 @@ func keyBefore(s []byte, i int) bool {
 	if mayBeSpecial(k) && credentialSuffix(k) {
 		return true
 	}
+	if j > 0 && (foreignBefore[s[j-1]] || ke-j == 5) && foreignKeyBefore(s, j, ke) {
+		return true // "lösenord: <pw>", "mot de passe : <pw>" (keyValue)
+	}
+	if foreignTail(k) {
+		return false // (not remembered: "lösenord" holds it, foreignKeyBefore)
+	}
 	plainKeys.add(k)
 	return false
+}
+
+// foreignKeyBefore is keyBefore's look for a label of foreignLabels
+// ending at s[ke], its ASCII key run s[j:ke] (keyValue's).
+//
+//go:noinline
+func foreignKeyBefore(s []byte, j, ke int) bool {
+	if !mayForeignKey(s, 0, j, ke) {
+		return false
+	}
+	_, ok := foreignLabel(s, 0, ke)
+	return ok
 }
 
 // lettersInRow reports whether k holds n letters in a row (n <= 0: true).

@@ -310,3 +310,43 @@ func passwordFor(s []byte, from, e int, sp byte) (k, ke int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// passwordForColon reports "password for <who>" ending at s[e], before
+// the colon at s[e] ("password for admin: <pw>", "Password for
+// bob@example.com: <pw>"), and where its password word ends.
+func passwordForColon(s []byte, from, e int, sp byte) (int, bool) {
+	_, ke, ok := passwordFor(s, max(from-proseBack, 0), e, sp)
+	return ke, ok
+}
+
+// passwordChangedTo reports a password word, then a verb that gives it a
+// new value ("changed", "set", "reset", "updated"; up to two words such
+// as "has been" between), ending at s[e] before " to <pw>", and where
+// the password word ends.
+func passwordChangedTo(s []byte, from, e int, sp byte) (int, bool) {
+	w := e
+	b := w
+	for b > from && w-b < 12 && is(s[b-1], cUpper|cLower) && !escLetter(s, b-1) {
+		b--
+	}
+	if !eqFoldAny(s[b:w], "changed", "set", "reset", "updated") {
+		return 0, false
+	}
+	for n := 0; n < 3; n++ {
+		if b-1 <= from || s[b-1] != sp {
+			return 0, false
+		}
+		w = b - 1
+		b = w
+		for b > from && w-b < 12 && is(s[b-1], cUpper|cLower) && !escLetter(s, b-1) {
+			b--
+		}
+		if eqFoldAny(s[b:w], "password", "passwd", "passphrase") && wordStart(s, b) {
+			return w, true
+		}
+		if !eqFoldAny(s[b:w], "has", "have", "been", "was", "is", "successfully") {
+			return 0, false
+		}
+	}
+	return 0, false
+}

@@ -59,6 +59,22 @@ func MayStartCredential[T Text](tail T) bool {
 	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b)
 }
 
+// escLabelMayFollow reports whether an escape of a CJK label's first
+// character, or of a separator after an ASCII key, may start at the
+// backslash b[k] (the tail's last one or two bytes): at the text's
+// start, after a byte that is no letter or digit, after an escape
+// ("\u6570\u636e\u5e93\" | "u5bc6…", a label inside a longer word), an
+// escaped line end ("\n\" | "u5bc6…") or a credential key.
+func escLabelMayFollow(b []byte, k int) bool {
+	if k == 0 || !is(b[k-1], alnum) {
+		return true
+	}
+	// After an escape, an escaped line end, or a credential key whose
+	// separator may be an escape ("API Key\" | "uff1a<v>", "api_key\" |
+	// "u4e3a\uff1a<v>", "password\" | "u662f<pw>").
+	return k >= 6 && b[k-6] == '\\' && b[k-5] == 'u' || escLetter(b, k-1) || asciiCredKey(b, 0, k)
+}
+
 // escCJKTailStart reports a tail that ends inside a CJK label or its
 // separator spelled as \uXXXX escapes (JSON text written by Python's
 // json.dumps, held in a string): its last escapes, the last one whole or
@@ -90,7 +106,12 @@ func escCJKTailStart(b []byte) bool {
 		if d := e - k - 2; d > 0 && cjkTailHex[string(h[:d])] {
 			return true // the first digits of a label's character ("\u5b" | "c6…")
 		} else if d <= 0 {
-			return true // "\" or "\u": the next character is cut ("\" | "u5bc6\u7801：…")
+			// "\" or "\u": the next character is cut ("\" | "u5bc6\u7801：…"),
+			// where a label may start: after a quote, a separator, white
+			// space or another escape. After a word's letter or digit
+			// ("C:\Users\bob\", JSON text cut inside "\n": "foo\" | "nbar")
+			// none does, and the live view masked the delta's last word.
+			return escLabelMayFollow(b, k)
 		}
 		e = k
 		break
