@@ -63,7 +63,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 
 # Whole-process benchmarks: the real binary beside jq, a Python loop and
-# plain Go programs on the same files, interleaved, by CPU and wall time.
+# plain Go programs on the same files, interleaved, by CPU and wall time;
+# -only recordlog: validate --log beside jq -c . and a Python rewrite loop.
 # BENCH_ARGS passes flags (e.g. BENCH_ARGS='-size 200M -rounds 5'). The live
 # part (-only live) drives e2atap run's taps against a real nats-server, kfake
 # and a log writer at stepped rates beside each transport's bare client

@@ -79,7 +79,7 @@ func main() {
 		e2atap = *binFlag
 	}
 
-	parts := map[string]bool{"single": true, "shards": true, "memory": true, "live": true}
+	parts := map[string]bool{"single": true, "shards": true, "recordlog": true, "memory": true, "live": true}
 	if *only != "" {
 		parts = map[string]bool{}
 		for _, p := range strings.Split(*only, ",") {
@@ -89,7 +89,7 @@ func main() {
 	fmt.Printf("e2atap bench-system: %d rounds, interleaved; CPU = user+sys of the child (rusage); %s\n", *rounds, time.Now().Format(time.RFC3339))
 	fmt.Printf("load before: %s\n\n", loadavg())
 
-	if parts["single"] || parts["shards"] {
+	if parts["single"] || parts["shards"] || parts["recordlog"] {
 		// The memory part writes its own files: -only memory skips these.
 		json := jsonCorpora(e2atap)
 		fr := frameCorpus()
@@ -99,6 +99,9 @@ func main() {
 		if parts["shards"] {
 			shards(e2atap, []corpus{json[0], fr})
 		}
+	}
+	if parts["recordlog"] {
+		recordLog(e2atap, jsonCorpora(e2atap)[0])
 	}
 	if parts["memory"] && *open > 0 {
 		memory(e2atap)
@@ -184,6 +187,49 @@ func single(e2atap, bin string, json []corpus, fr corpus) {
 	fmt.Println("CPU per byte of each JSON shape relative to the cheapest (goal: none above 1.5×):")
 	for _, p := range perByte {
 		fmt.Printf("  %-12s %.2f×\n", p.name, p.nsB/cheapest)
+	}
+	fmt.Println()
+}
+
+// recordLog is validate with the redacted record log written (as the
+// sidecar's shipped configuration writes records.jsonl) beside validate
+// alone and beside programs that rewrite every record as compact JSON
+// with no redaction: jq -c . and Python's json.loads and json.dumps. The
+// log goes to /dev/null, so that the disk is not measured.
+func recordLog(e2atap string, c corpus) {
+	py := filepath.Join(*repoRoot, "internal", "benchsys", "rewrite.py")
+	tools := []tool{
+		{"e2atap --log", func(f string) []string {
+			return []string{e2atap, "validate", "--quiet", "--shards", "1", "--fail-on", "never", "--log", os.DevNull, f}
+		}},
+		{"e2atap (no log)", func(f string) []string {
+			return []string{e2atap, "validate", "--quiet", "--shards", "1", "--fail-on", "never", f}
+		}},
+		{"python-rewrite", func(f string) []string { return []string{"python3", py, f} }},
+	}
+	if _, err := exec.LookPath("jq"); err == nil {
+		tools = append(tools, tool{"jq -c .", func(f string) []string { return []string{"jq", "-c", ".", f} }})
+	}
+	fmt.Println("## The redacted record log, one core: validate --log beside rewriting each record as JSON")
+	fmt.Println("Ratio = other CPU / e2atap --log CPU (and wall), per round; median [min–max] over rounds.")
+	res := map[string][]sample{}
+	warm(c.file)
+	for r := 0; r < *rounds; r++ {
+		for _, t := range tools {
+			res[t.name] = append(res[t.name], runPinned(t.args(c.file)))
+		}
+	}
+	e := res[tools[0].name]
+	fmt.Printf("### %s: %d records, %.0f MB\n", c.name, c.records, float64(c.bytes)/1e6)
+	fmt.Printf("  e2atap --log: %s records per CPU-s, %s per wall-s, %.1f ns CPU per byte\n",
+		fmtRate(rates(c.records, e, func(s sample) time.Duration { return s.cpu })),
+		fmtRate(rates(c.records, e, func(s sample) time.Duration { return s.wall })), median(nsPerByte(c.bytes, e)))
+	for _, t := range tools[1:] {
+		b := res[t.name]
+		fmt.Printf("  ÷ %-18s CPU %s   wall %s   (%s: %s records per CPU-s)\n", t.name+":",
+			fmtRatio(ratios(b, e, func(s sample) time.Duration { return s.cpu })),
+			fmtRatio(ratios(b, e, func(s sample) time.Duration { return s.wall })),
+			t.name, fmtRate(rates(c.records, b, func(s sample) time.Duration { return s.cpu })))
 	}
 	fmt.Println()
 }
