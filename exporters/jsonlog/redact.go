@@ -380,10 +380,9 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 		// ({"acmeKey": {"live": "<hex>"}}): judged as the key's value.
 		return mode{act: actNamedKey, rule: rule, child: ctxNamed}
 	}
-	k := string(key)
 	switch c {
 	case ctxTop:
-		switch k {
+		switch string(key) {
 		case "body":
 			return mode{child: ctxBody, keep: true}
 		case "params":
@@ -407,7 +406,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 			}
 		}
 		for n, name := range minimumKeys {
-			if k == name {
+			if string(key) == name {
 				st.topSeen |= 1 << n
 			}
 		}
@@ -417,7 +416,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 			return mode{keep: true, ident: true}
 		}
 	case ctxBody:
-		switch k {
+		switch string(key) {
 		case "delta":
 			return mode{act: actContent, rule: RuleContent, delta: true}
 		case "result":
@@ -426,7 +425,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 			return mode{keep: true, ident: true}
 		}
 	case ctxParams:
-		switch k {
+		switch string(key) {
 		case "intent":
 			return mode{keep: true, ident: true}
 		case "files", "attachments":
@@ -435,24 +434,24 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 			return mode{child: ctxTraceHolder, keep: true}
 		}
 	case ctxFileEntry:
-		if k == "uri" {
+		if string(key) == "uri" {
 			return mode{keep: true}
 		}
 	case ctxTraceHolder:
-		if k == "traceparent" {
+		if string(key) == "traceparent" {
 			return mode{keep: true, ident: true}
 		}
 	case ctxMeta:
-		if k == "_jiuwenswarm_server_push" {
+		if string(key) == "_jiuwenswarm_server_push" {
 			return mode{keep: true}
 		}
 	case ctxError:
-		if k == "code" || k == "message" {
+		if string(key) == "code" || string(key) == "message" {
 			return mode{keep: true, ident: true}
 		}
 	}
 	for _, ck := range contentKeys {
-		if k == ck {
+		if string(key) == ck {
 			return mode{act: actContent, rule: RuleContent}
 		}
 	}
