@@ -483,10 +483,12 @@ func checkMarks(t *testing.T, outputs map[string][]byte) {
 	}
 }
 
-// corpusProcess runs this test binary as e2atap with args and env.
+// corpusProcess runs e2atap built without the race detector
+// (plainE2atap: it computes on a corpus, and only what it prints is
+// checked) with args and env.
 func corpusProcess(t *testing.T, stdin []byte, env []string, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := exec.Command(plainE2atap(t), args...)
 	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1", "E2ATAP_FINGERPRINT_KEY="+corpusFPKey), env...)
 	var o, e bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &o, &e
