@@ -78,7 +78,6 @@ func TestCrashKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
-	t.Parallel() // its sidecars are children, and it waits on them: main_test.go
 	// Without logdir's BeforeSave a position may be saved ahead of what
 	// reached the record log, and a crash then loses those records from
 	// the log (their streams then have gaps on replay): only whole lines,

@@ -29,9 +29,6 @@ func TestObserveARunningSidecar(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process-level test")
 	}
-	// Its sidecar is a child and observe touches no process-wide state:
-	// the child's judging fills the other tests' waits (main_test.go).
-	t.Parallel()
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "agent")
 	os.MkdirAll(logs, 0o755)
