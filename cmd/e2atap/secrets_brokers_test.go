@@ -86,7 +86,6 @@ func brokerPlant(name string) string {
 // planted may show in the record log, the findings, stderr, /metrics or the
 // spans; ids show as the one mark the policy gives them.
 func TestCorpusBrokers(t *testing.T) {
-	t.Parallel() // a child, and brokers it waits on, as TestCorpusRun: main_test.go
 	for _, p := range brokerPlants {
 		if m := corpusMark(p.value); m == p.value || !strings.Contains(m, "(fp:") {
 			t.Fatalf("plant %s: the policy prints %q as %q: it would prove nothing", p.name, p.value, m)
