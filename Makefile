@@ -24,7 +24,10 @@ build:
 # under -race) start together and the short ones fill in beside them, instead
 # of the second-longest starting last, behind all the short ones.
 # -parallel 4: cmd/e2atap's process-level tests that mostly wait run four
-# at a time (cmd/e2atap/main_test.go); no other package has parallel tests.
+# at a time (cmd/e2atap/main_test.go), and so do validate's long tests that
+# touch no package state (validate/main_test.go), which use both cores once
+# validate runs alone. cmd/e2atap's tests build e2atap once without -race
+# for the children that only compute on a corpus (main_test.go: plain).
 TEST_FIRST := ./cmd/e2atap ./validate
 test:
 	E2ATAP_OFFHEAP_POISON=1 $(GO) test -race -count=1 -parallel 4 -timeout 12m $(TEST_FIRST) $(PKGS)

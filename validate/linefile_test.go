@@ -71,6 +71,7 @@ func readLines(t *testing.T, r io.Reader, sharded bool, opts ReadOptions) string
 // same verdicts say that nothing judged later (a split secret's tail, a
 // stream's pending state) refers into the buffer.
 func TestLinesFileRead(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	const limit = 600 << 10
 	data := linesAround(limit)
 	p := writeTemp(t, "around.jsonl", data)

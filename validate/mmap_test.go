@@ -162,6 +162,7 @@ func TestMappedFileShrinks(t *testing.T) {
 // (whose first byte is the frame magic) means JSON lines (read in place
 // after the mark), a gzip stream is read decompressed, as through read(2).
 func TestMappedOnlyForPlainFrames(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	var jl bytes.Buffer
 	jl.WriteString(utf8BOM)
 	for i := 0; jl.Len() < 2<<20; i++ {

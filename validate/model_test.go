@@ -144,6 +144,7 @@ func asModel(fs []Finding) []model.Finding {
 // independent model's findings: rule, stream and source, under both
 // profiles.
 func TestModelE2A(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	seeds := seedsFor(12)
 	seen, cancelled := map[string]bool{}, 0
 	for _, profile := range []string{model.Jiuwenswarm, model.Spec} {

@@ -23,6 +23,7 @@ import (
 // single engine on generated traffic with every fault, interrupts
 // included (they must reach every shard).
 func TestShardedMatchesEngine(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	cfg := gen.DefaultConfig()
 	cfg.Seed, cfg.FaultRate, cfg.InterruptRate = 3, 0.2, 0.1
 	g := gen.New(cfg)
@@ -439,6 +440,7 @@ func (w *watermarkSink) Finding(f *Finding) {
 // come (it moves once a batch, not once a record), and it reaches the last
 // record at the end.
 func TestWatermarkBelowUnjudged(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	cfg := gen.DefaultConfig()
 	cfg.Seed, cfg.FaultRate, cfg.InterruptRate = 5, 0.3, 0.05
 	g := gen.New(cfg)

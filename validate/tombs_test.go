@@ -12,6 +12,7 @@ import (
 // unless it was dropped since; forgotEvicted is set once such an end of
 // an evicted stream leaves the window.
 func TestTombSetAgainstLog(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	for _, size := range []int{1, 2, 7, 64, 300} {
 		rnd := rand.New(rand.NewPCG(uint64(size), 9))
 		ts := newTombSet(size)

@@ -147,6 +147,7 @@ func TestByteOrderMarkBeforeJSONLines(t *testing.T) {
 // A gzip-compressed capture, JSON lines or frames, gets the verdicts of
 // the same bytes uncompressed; a corrupt one is an I/O error, not findings.
 func TestGzipInput(t *testing.T) {
+	t.Parallel() // sets no package state, reads none that a parallel test sets: main_test.go
 	gz := func(b []byte) []byte {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)

@@ -423,7 +423,7 @@ outputs:
   findings: {path: "`+dir+`/missing/findings.jsonl"}
 `), 0o644)
 	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL=json", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=PLANTEDtoken99"}
-	stdout, stderr, code := corpusProcess(t, nil, env, "run", "--config", bad, "--check")
+	stdout, stderr, code := binaryProcess(t, os.Args[0], nil, env, "run", "--config", bad, "--check")
 	if code != exitUsage {
 		t.Errorf("exit %d, want %d", code, exitUsage)
 	}
@@ -452,7 +452,7 @@ outputs:
 		t.Error("--check created the output directory")
 	}
 	// A start meets the same list before it starts anything.
-	_, stderr, code = corpusProcess(t, nil, env, "run", "--config", bad)
+	_, stderr, code = binaryProcess(t, os.Args[0], nil, env, "run", "--config", bad)
 	if code != exitUsage || !strings.Contains(string(stderr), bad+":9: outputs.findings.path:") || !strings.Contains(string(stderr), ": 7 problems:") {
 		t.Errorf("start: exit %d: %s", code, stderr)
 	}
@@ -465,7 +465,7 @@ outputs:
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte(fmt.Sprintf("listen: %q\ntaps:\n  - {name: w, type: ws, listen: %q, upstream: \"ws://127.0.0.1:1\"}\noutputs:\n  findings: {path: %q}\n",
 		busy.Addr().String(), freeAddr(t), filepath.Join(dir, "findings.jsonl"))), 0o644)
-	stdout, stderr, code = corpusProcess(t, nil, nil, "run", "--config", good, "--check")
+	stdout, stderr, code = binaryProcess(t, os.Args[0], nil, nil, "run", "--config", good, "--check")
 	if code != exitOK || string(stdout) != "configuration "+good+" is valid: 1 taps\n" {
 		t.Errorf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}

@@ -22,7 +22,7 @@ func TestDeltaStartingWithStarPasswordIsJudged(t *testing.T) {
 	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, stderr, code := corpusProcess(t, nil, nil, "validate", "--fail-on", "never", "--output", "json", capture)
+	_, stderr, code := binaryProcess(t, os.Args[0], nil, nil, "validate", "--fail-on", "never", "--output", "json", capture)
 	if code != 0 || bytes.Contains(stderr, []byte("internal error")) || bytes.Contains(stderr, []byte("skipped")) {
 		t.Fatalf("validate: exit %d\n%s", code, stderr)
 	}

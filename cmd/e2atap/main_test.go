@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/e2atap/e2atap/validate"
@@ -35,7 +40,86 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(contextWithSignals(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	flag.Parse()
+	if !testing.Short() && flag.Lookup("test.run").Value.String() == "" {
+		plain.start() // the whole suite: it builds beside the first tests
+	}
+	code := m.Run()
+	plain.cleanup()
+	os.Exit(code)
+}
+
+// plain is this package built as the e2atap command without the race
+// detector (go build, once per package run). The children that only
+// compute on a corpus whose output the test checks (validate, decode and
+// run over the secret corpora, the model's captures) run it: under -race
+// such a child took three to four times the CPU (the twelve heaviest tests:
+// 124 s against 34 s), and these tests assert what the child prints, not
+// how its goroutines meet: the same code runs under -race in process in
+// this package's and validate's tests. The children whose concurrency is
+// the point (signals, restarts, drains, reloads, taps against brokers)
+// still run this race-built test binary (os.Args[0]).
+var plain plainBuild
+
+type plainBuild struct {
+	once   sync.Once
+	cancel context.CancelFunc
+	done   chan struct{} // closed once the build has ended
+	dir    string
+	path   string
+	err    error
+}
+
+// start runs go build in the background, once; the go command is on
+// PATH (go test puts it there), and this test binary's flags (-race) are
+// not passed on.
+func (b *plainBuild) start() {
+	b.once.Do(func() {
+		b.done = make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		b.cancel = cancel
+		go func() {
+			defer close(b.done)
+			dir, err := os.MkdirTemp("", "e2atap-plain-")
+			if err != nil {
+				b.err = err
+				return
+			}
+			b.dir = dir
+			path := filepath.Join(dir, "e2atap")
+			cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-o", path, ".")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.err = fmt.Errorf("go build of e2atap without -race: %v\n%s", err, out)
+				return
+			}
+			b.path = path
+		}()
+	})
+}
+
+// cleanup stops a build still running (a run of a few tests that needed
+// none) and removes the binary.
+func (b *plainBuild) cleanup() {
+	if b.done == nil {
+		return
+	}
+	b.cancel()
+	<-b.done
+	if b.dir != "" {
+		os.RemoveAll(b.dir)
+	}
+}
+
+// plainE2atap is the path of the e2atap command built without the race
+// detector, waiting for the build; a failed build fails the test.
+func plainE2atap(t *testing.T) string {
+	t.Helper()
+	plain.start()
+	<-plain.done
+	if plain.err != nil {
+		t.Fatal(plain.err)
+	}
+	return plain.path
 }
 
 func contextWithSignals() context.Context {

@@ -118,7 +118,7 @@ func TestModelBinary(t *testing.T) {
 				// interrupts (no split): the same findings.
 				args = append(args, "--log", filepath.Join(dir, "records.log"))
 			}
-			cmd := exec.Command(os.Args[0], append(args, files...)...)
+			cmd := exec.Command(plainE2atap(t), append(args, files...)...) // computes: main_test.go
 			cmd.Env = append(os.Environ(), "E2ATAP_BE_MAIN=1")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

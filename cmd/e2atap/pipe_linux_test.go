@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -21,4 +22,12 @@ func pipeNearlyFull(r *os.File) bool {
 		return false
 	}
 	return unread >= size-4096
+}
+
+// pipeState is what pipeNearlyFull looks at, for a failure's message.
+func pipeState(r *os.File) string {
+	fd := int(r.Fd())
+	unread, err := unix.IoctlGetInt(fd, unix.TIOCINQ)
+	size, err2 := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0)
+	return fmt.Sprintf("%d bytes unread of %d (%v, %v)", unread, size, err, err2)
 }

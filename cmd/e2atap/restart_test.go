@@ -24,7 +24,14 @@ import (
 // end of the test if it is still running.
 func startE2atap(t *testing.T, env []string, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	return startBinary(t, os.Args[0], env, args...)
+}
+
+// startBinary is startE2atap with the program to start: os.Args[0], or
+// plainE2atap's build without the race detector.
+func startBinary(t *testing.T, bin string, env []string, args ...string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1"), env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr

@@ -291,7 +291,9 @@ outputs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd, stderr := startE2atap(t, []string{"E2ATAP_FINGERPRINT_KEY=" + corpusFPKey}, "run", "--log-level", "debug", "--config", cfgPath)
+	// Built without the race detector (plainE2atap): the sidecar reads a
+	// corpus, and only what it prints is checked.
+	cmd, stderr := startBinary(t, plainE2atap(t), []string{"E2ATAP_FINGERPRINT_KEY=" + corpusFPKey}, "run", "--log-level", "debug", "--config", cfgPath)
 	waitReady(t, listen)
 	// e2atap observe --records follows the sidecar while it reads.
 	ctx, cancel := context.WithCancel(context.Background())

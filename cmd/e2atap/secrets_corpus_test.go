@@ -483,10 +483,20 @@ func checkMarks(t *testing.T, outputs map[string][]byte) {
 	}
 }
 
-// corpusProcess runs this test binary as e2atap with args and env.
+// corpusProcess runs e2atap built without the race detector
+// (plainE2atap: it computes on a corpus, and only what it prints is
+// checked) with args and env.
 func corpusProcess(t *testing.T, stdin []byte, env []string, args ...string) (stdout, stderr []byte, code int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	return binaryProcess(t, plainE2atap(t), stdin, env, args...)
+}
+
+// binaryProcess is corpusProcess with the program to run: os.Args[0] for
+// the tests that run before plainE2atap's build is likely done and need
+// no speed (a config check), so that they do not wait for it.
+func binaryProcess(t *testing.T, bin string, stdin []byte, env []string, args ...string) (stdout, stderr []byte, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append(os.Environ(), "E2ATAP_BE_MAIN=1", "E2ATAP_FINGERPRINT_KEY="+corpusFPKey), env...)
 	var o, e bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &o, &e

@@ -181,12 +181,21 @@ outputs:
 	// on a loaded machine a starved engine drops copies before the pipe
 	// is full, and the drain at SIGTERM then ends in time (seen with a
 	// machine at load 12).
+	var last string // what the last poll saw, shown if the wait times out
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("after %d round trips the last poll saw: %s", n, last)
+		}
+	})
 	pollUntil(t, "the engine stuck behind the full pipe", 180*time.Second, func() bool {
 		for range 50 {
 			n++
 			roundTrip(t, c, e2aStream(fmt.Sprintf("s-%d", n), 1, 1, false, true)[0])
 		}
-		return pipeNearlyFull(pr) && sumMetric(scrape(t, listen), "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
+		m := scrape(t, listen)
+		full := pipeNearlyFull(pr)
+		last = fmt.Sprintf("pipe nearly full %t (%s); %s", full, pipeState(pr), metricLines(m, "dropped", "queue", "output_lines", "findings_total", "records_total"))
+		return full && sumMetric(m, "e2atap_tap_dropped_total{", `reason="queue_full"`) > 0
 	})
 	c.Close()
 	start := time.Now()
@@ -409,4 +418,21 @@ taps:
 	if cut := stderr.lines("trace export cut short by the stop: the spans not exported yet are lost"); len(cut) != 1 {
 		t.Errorf("%d log lines of the spans lost at the stop, want 1", len(cut))
 	}
+}
+
+// metricLines is the samples of metrics whose line holds one of words.
+func metricLines(metrics string, words ...string) string {
+	var out []string
+	for _, l := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
