@@ -50,6 +50,7 @@ var (
 	liveMax      = flag.Int("live-max-records", 2_000_000, "live part: records generated at most (~920 bytes each, held in memory); a step that sends more repeats them")
 	liveOnly     = flag.String("live-only", "nats,burst,logdir,jetstream,kafka", "live part: which of its parts to run")
 	liveProfile  = flag.String("live-cpuprofile", "", "live part: write a CPU profile of each e2atap run to this directory (go tool pprof)")
+	liveRecLog   = flag.Bool("live-record-log", false, "live part: e2atap run also writes the redacted record log (outputs.log, content mask, as the shipped Kubernetes configuration does) to a file in its run directory")
 	liveAlso     = flag.String("live-also", "", "live part: more e2atap binaries (comma-separated) measured in the catch-up parts beside -e2atap's, interleaved (an A/B on a loaded machine)")
 	liveShards   = flag.String("live-shards", "", "live part: streams.shards of e2atap run (comma-separated: the catch-up parts run every binary with each; empty: the binary's default)")
 )
@@ -167,6 +168,9 @@ func liveBench(bin, e2atap string) {
 	defer stopBrokers()
 
 	fmt.Printf("## Live taps: e2atap run beside the bare client, same machine, same run, interleaved (%d round(s))\n", *liveRounds)
+	if *liveRecLog {
+		fmt.Println("e2atap run writes the redacted record log too (-live-record-log: outputs.log, content mask, to disk)")
+	}
 	fmt.Printf("Records: e2atap gen (seed 7, no faults), %d records, %.0f bytes each on average; profile jiuwenswarm.\n",
 		l.records(), float64(len(l.data)-l.records())/float64(l.records()))
 	fmt.Printf("Held = zero loss (judged or received = sent, no drop counted) and caught up within %v + 10%% of the step after the producer stops.\n", drainSlack)
@@ -640,7 +644,7 @@ listen: %s
   - %s
 outputs:
   findings: {path: %q}
-`, addr, streams, tapYAML, filepath.Join(run, "findings.jsonl"))), 0o644))
+%s`, addr, streams, tapYAML, filepath.Join(run, "findings.jsonl"), recordLogYAML(run))), 0o644))
 	args := []string{"run", "--config", cfg}
 	if *liveProfile != "" {
 		must(os.MkdirAll(*liveProfile, 0o755))
@@ -1033,4 +1037,13 @@ func freePort() string {
 	must(err)
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// recordLogYAML is the outputs.log line of a run with -live-record-log:
+// the shipped configuration's record log, in the run's directory.
+func recordLogYAML(run string) string {
+	if !*liveRecLog {
+		return ""
+	}
+	return fmt.Sprintf("  log: {path: %q, content: mask, max_record_bytes: 65536, rotate_bytes: 104857600}\n", filepath.Join(run, "records.jsonl"))
 }
