@@ -21,13 +21,13 @@ type memo struct {
 
 type memoEntry struct {
 	n uint8 // the string's length + 1; 0: empty
-	v uint8
 	b [memoMaxLen]byte
+	v uint64
 }
 
 const (
 	memoSets   = 256
-	memoMaxLen = 78 // an entry is 80 bytes; a converter's name is ~70
+	memoMaxLen = 79 // an entry is 88 bytes; a converter's name is ~70
 )
 
 func newMemo() *memo { return new(memo) }
@@ -51,7 +51,7 @@ func memoHash(s []byte) uint64 {
 }
 
 // get returns the value put for s, if it is still held.
-func (m *memo) get(s []byte) (uint8, bool) {
+func (m *memo) get(s []byte) (uint64, bool) {
 	if m == nil || len(s) > memoMaxLen {
 		return 0, false
 	}
@@ -67,7 +67,7 @@ func (m *memo) get(s []byte) (uint8, bool) {
 }
 
 // put remembers v for s (nothing when s is too long to hold).
-func (m *memo) put(s []byte, v uint8) {
+func (m *memo) put(s []byte, v uint64) {
 	if m == nil || len(s) > memoMaxLen {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -51,9 +52,15 @@ func TestMemoSameLines(t *testing.T) {
 		for round := range 2 {
 			for n, rec := range recs {
 				got, gp, gerr := warm.Redact(nil, rec)
-				want, wp, werr := NewRedactor(content, 65536, testKey).Redact(nil, rec)
+				fresh := NewRedactor(content, 65536, testKey)
+				want, wp, werr := fresh.Redact(nil, rec)
 				if !bytes.Equal(got, want) || strings.Join(gp, ",") != strings.Join(wp, ",") || (gerr == nil) != (werr == nil) {
 					t.Fatalf("%v, round %d, record %d %.200s:\nwarm  %s %v\nfresh %s %v", content, round, n, rec, got, gp, want, wp)
+				}
+				// And the same redactions counted, rule by rule (the
+				// metric e2atap_redactions_total).
+				if gc, wc := ruleCounts(warm, rec), ruleCounts(fresh, rec); gc != wc {
+					t.Fatalf("%v, round %d, record %d %.200s: counts %v warm, %v fresh", content, round, n, rec, gc, wc)
 				}
 			}
 		}
@@ -184,6 +191,49 @@ func TestDateTimeNothingToMask(t *testing.T) {
 		"2026-03-29T12:00:00.Z", "2026-03-29T12:00:0aZ", "13912345678-29T12:00:00Z", "2026-03-29T12:00:00Z password=hunter2"} {
 		if isDateTime([]byte(s)) {
 			t.Errorf("%q taken for a date-time", s)
+		}
+	}
+}
+
+// TestPackMode: a mode survives the memo's packing, every field of it.
+func TestPackMode(t *testing.T) {
+	if n := reflect.TypeOf(mode{}).NumField(); n != 7 {
+		t.Fatalf("mode has %d fields: pack the new ones (packMode, unpackMode) and update this count", n)
+	}
+	for _, m := range []mode{{}, {act: actCred, rule: RuleAuth, child: ctxCred}, {keep: true}, {ident: true}, {delta: true}, {pwd: true},
+		{act: 255, rule: 255, child: 255, keep: true, ident: true, delta: true, pwd: true}} {
+		if got := unpackMode(packMode(m)); got != m {
+			t.Errorf("%+v -> %+v", m, got)
+		}
+	}
+}
+
+// ruleCounts is what redacting rec counts, rule by rule.
+func ruleCounts(r *Redactor, rec []byte) [NumRules]uint32 {
+	st := r.get()
+	defer r.put(st)
+	st.out = nil
+	st.record(rec, false)
+	return st.counts
+}
+
+// TestMemoKeepsRules: under a credential, an auth object or an unknown
+// tool's key a member's mode carries its parent's rule, so the same key
+// there is counted under different rules by its parents; the modes memo
+// must not answer for it from another parent.
+func TestMemoKeepsRules(t *testing.T) {
+	recs := []string{
+		`{"request_id":"q","auth":{"headers":{"x":"v1-secret"}}}`,
+		`{"request_id":"q","metadata":{"password":{"x":"v2-secret"}}}`,
+		`{"request_id":"q","metadata":{"acmeKey":{"x":"0123456789abcdef0123456789abcdef01234567"}}}`,
+	}
+	for _, order := range [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}} {
+		warm := NewRedactor(ContentMask, 65536, testKey)
+		for _, i := range order {
+			rec := []byte(recs[i])
+			if gc, wc := ruleCounts(warm, rec), ruleCounts(NewRedactor(ContentMask, 65536, testKey), rec); gc != wc {
+				t.Fatalf("order %v, %s: counts %v after the others, %v alone", order, rec, gc, wc)
+			}
 		}
 	}
 }

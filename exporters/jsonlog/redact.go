@@ -184,9 +184,12 @@ type state struct {
 	// its unescaped text; deltaEnd == 0 when the record has none.
 	deltaAt, deltaEnd int
 	delta             []byte
-	// keys: each key's class (classifyKey + 1); clean: strings mayMask
-	// found nothing in (memo.go). Made at first use, kept with the state.
-	keys, clean *memo
+	// keys: each key's class (classifyKey); clean: strings mayMask found
+	// nothing in; modes: decide's answer for a context and key (dkey: the
+	// context's byte and the key). memo.go; made at first use, kept with
+	// the state.
+	keys, clean, modes *memo
+	dkey               []byte
 	// ascii: the body of the last string str read, when it was all
 	// ASCII (nil otherwise); in st.in.
 	ascii []byte
@@ -337,6 +340,51 @@ var fieldKeySet = func() map[string]bool {
 }()
 
 func isFieldKey(k []byte) bool { return fieldKeySet[string(k)] }
+
+// decideMemo is decide, remembered by context and key (st.modes) where
+// its answer depends on nothing else: not under a credential, an auth
+// object or an unknown tool's key (their modes carry the parent's rule),
+// nor for a CloudEvent's data (st.ce). A top-level key of the §12.7
+// minimum is still marked seen (decide's one side effect).
+func (st *state) decideMemo(c ctx, rule Rule, key []byte) mode {
+	switch c {
+	case ctxCred, ctxAuth, ctxNamed:
+		return st.decide(c, rule, key)
+	}
+	if len(key)+1 > memoMaxLen || c == ctxTop && (string(key) == "data" || string(key) == "data_base64") {
+		return st.decide(c, rule, key)
+	}
+	st.dkey = append(append(st.dkey[:0], byte(c)), key...)
+	if st.modes == nil {
+		st.modes = newMemo()
+	} else if v, ok := st.modes.get(st.dkey); ok {
+		st.topSeen |= uint8(v >> 56)
+		return unpackMode(v)
+	}
+	seen := st.topSeen
+	st.topSeen = 0
+	m := st.decide(c, rule, key)
+	v := packMode(m) | uint64(st.topSeen)<<56 // what decide marked seen
+	st.topSeen |= seen
+	st.modes.put(st.dkey, v)
+	return m
+}
+
+// packMode and unpackMode keep a mode in the low bytes of a memo value.
+func packMode(m mode) uint64 {
+	v := uint64(m.act) | uint64(m.rule)<<8 | uint64(m.child)<<16
+	for k, b := range [...]bool{m.keep, m.ident, m.delta, m.pwd} {
+		if b {
+			v |= 1 << (24 + k)
+		}
+	}
+	return v
+}
+
+func unpackMode(v uint64) mode {
+	return mode{act: action(v), rule: Rule(v >> 8), child: ctx(v >> 16),
+		keep: v&(1<<24) != 0, ident: v&(1<<25) != 0, delta: v&(1<<26) != 0, pwd: v&(1<<27) != 0}
+}
 
 // decide is the redaction policy for the member key of a container c.
 func (st *state) decide(c ctx, rule Rule, key []byte) mode {
@@ -524,7 +572,7 @@ func (st *state) object(i int, c ctx, rule Rule, closeIt bool) (int, error) {
 			named = credentialName(in, i)
 			m = st.decide(c, rule, key)
 		default:
-			m = st.decide(c, rule, key)
+			m = st.decideMemo(c, rule, key)
 		}
 		if m.act == actDrop {
 			if i, err = st.skip(i); err != nil {
@@ -1011,7 +1059,7 @@ func (st *state) classifyKey(k []byte) keyKind {
 		return keyKind(v)
 	}
 	kind := classifyKey(k)
-	st.keys.put(k, uint8(kind))
+	st.keys.put(k, uint64(kind))
 	return kind
 }
 
