@@ -1567,9 +1567,9 @@ func (s *scanner) secretUnescaped(raw []byte) {
 func (s *scanner) secretText(text []byte) bool {
 	return s.mayHoldCredential(text) ||
 		// JSON text held in the string, spelling a shape with \u00XX
-		// escapes, also URL-encoded ("%5Cu0041": findCredential searches
-		// it unescaped).
-		(bytes.IndexByte(text, '\\') >= 0 || bytes.IndexByte(text, '%') >= 0) && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
+		// escapes (findCredential searches it unescaped; URL-encoded ones,
+		// "%5Cu0041": mayHoldText, in mayHoldCredential).
+		bytes.IndexByte(text, '\\') >= 0 && mayHoldDecoded(text)
 }
 
 // mayHoldText is redact.MayHoldCredentialText(text), or the same of text
@@ -1579,8 +1579,13 @@ func (s *scanner) secretText(text []byte) bool {
 // the test of the bytes as they are does not see. (A string with JSON
 // escapes: secretText's second test.)
 func mayHoldText(text []byte) bool {
-	return redact.MayHoldCredentialText(text) ||
-		bytes.IndexByte(text, '%') >= 0 && redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
+	return redact.MayHoldCredentialText(text) || bytes.IndexByte(text, '%') >= 0 && mayHoldDecoded(text)
+}
+
+// mayHoldDecoded is the pre-check of text with its \u00XX escapes and
+// "%25"s decoded (redact.UnescapeASCII), when it holds any.
+func mayHoldDecoded(text []byte) bool {
+	return redact.HasASCIIEscape(text) && redact.MayHoldCredentialText(redact.UnescapeASCII(nil, text))
 }
 
 // mayHoldCredential is mayHoldText(text), remembering

@@ -1060,6 +1060,11 @@ const maxDateTime = len("2006-01-02T15:04:05.999999999+07:00")
 // it, no '@' in the text (hostUserinfo) and at most one letter in the key
 // before it (keyBefore wants minSpecialLetters). TestDateTimeNoCredential
 // holds Find to that on random date-times.
+// IsDateTime reports whether b is an RFC 3339 date-time as producers
+// write timestamps: "2006-01-02T15:04:05", a fraction of 1 to 9 digits,
+// and "Z" or "±hh:mm".
+func IsDateTime(b []byte) bool { return isDateTime(b) }
+
 func isDateTime(b []byte) bool {
 	const layout = "dddd-dd-ddTdd:dd:dd"
 	n := len(b)

@@ -4,7 +4,7 @@ import "encoding/binary"
 
 // memo remembers, for short byte strings that a record log sees record
 // after record (keys, a converter's name, a status, a stream's id), the
-// result of a pure function of them: a key's class, or that a string holds
+// result of a pure function of them: a key's mode, or that a string holds
 // nothing to mask. It belongs to one state (one Redact call at a time), so
 // it needs no lock. A hit returns what the function returned for the same
 // bytes; a miss costs a hash. Two ways a set; a full set loses the way not

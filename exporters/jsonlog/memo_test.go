@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/e2atap/e2atap/redact"
 )
 
-// TestMemoSameLines: the memos a state keeps across records (a key's class,
-// the strings found clean) and the ASCII note str leaves for copyString
+// TestMemoSameLines: the memos a state keeps across records (the strings
+// found clean, each key's mode) and the ASCII note str leaves for copyString
 // change no line. Every record of the sweep corpora, the conformance
 // vectors and the test records is redacted by one Redactor, in order and
 // then again (every short string and key now remembered), and each time by
@@ -65,14 +67,14 @@ func TestMemoSameLines(t *testing.T) {
 			}
 		}
 		// The memos were there to be used: one state (not one from the
-		// pool, which may drop it, under -race at random) fills all three.
+		// pool, which may drop it, under -race at random) fills both.
 		st := &state{r: warm}
 		for _, rec := range recs {
 			st.reset()
 			st.out = st.out[:0]
 			st.record(rec, false)
 		}
-		if st.clean == nil || st.keys == nil || st.modes == nil {
+		if st.clean == nil || st.modes == nil {
 			t.Fatalf("%v: a state made no memo", content)
 		}
 	}
@@ -155,7 +157,7 @@ func TestStrASCIINote(t *testing.T) {
 	}
 }
 
-// TestDateTimeNothingToMask: mayMask takes a date-time (isDateTime) as
+// TestDateTimeNothingToMask: mayMask takes a date-time (redact.IsDateTime) as
 // clean without searching it; every detector must agree. Random digits in
 // every place, fractions of 0 to 9 digits, "Z" and offsets; and what is
 // not a date-time (a letter, a missing part, ten fraction digits) is not
@@ -183,7 +185,7 @@ func TestDateTimeNothingToMask(t *testing.T) {
 		default:
 			s += "-" + d(2) + ":" + d(2)
 		}
-		if !isDateTime([]byte(s)) {
+		if !redact.IsDateTime([]byte(s)) {
 			t.Fatalf("%q: not a date-time", s)
 		}
 		if m, ok := st.find([]byte(s), 0); ok {
@@ -195,7 +197,7 @@ func TestDateTimeNothingToMask(t *testing.T) {
 	}
 	for _, s := range []string{"2026-03-29T12:00:00", "2026-03-29T12:00:00.0123456789Z", "2026-03-29T12:00:00+0800", "2026-03-29 12:00:00Z",
 		"2026-03-29T12:00:00.Z", "2026-03-29T12:00:0aZ", "13912345678-29T12:00:00Z", "2026-03-29T12:00:00Z password=hunter2"} {
-		if isDateTime([]byte(s)) {
+		if redact.IsDateTime([]byte(s)) {
 			t.Errorf("%q taken for a date-time", s)
 		}
 	}

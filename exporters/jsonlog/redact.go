@@ -184,12 +184,11 @@ type state struct {
 	// its unescaped text; deltaEnd == 0 when the record has none.
 	deltaAt, deltaEnd int
 	delta             []byte
-	// keys: each key's class (classifyKey); clean: strings mayMask found
-	// nothing in; modes: decide's answer for a context and key (dkey: the
-	// context's byte and the key). memo.go; made at first use, kept with
-	// the state.
-	keys, clean, modes *memo
-	dkey               []byte
+	// clean: strings mayMask found nothing in; modes: decide's answer for
+	// a context and key (dkey: the context's byte and the key). memo.go;
+	// made at first use, kept with the state.
+	clean, modes *memo
+	dkey         []byte
 	// ascii: the body of the last string str read, when it was all
 	// ASCII (nil otherwise); in st.in.
 	ascii []byte
@@ -395,7 +394,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 		if string(key) == "method_id" {
 			return mode{}
 		}
-		if st.classifyKey(key) == keyRef {
+		if classifyKey(key) == keyRef {
 			return mode{act: actRef, rule: RuleRef}
 		}
 		return mode{act: actCred, rule: RuleAuth, child: ctxCred}
@@ -409,7 +408,7 @@ func (st *state) decide(c ctx, rule Rule, key []byte) mode {
 	if string(key) == "auth" {
 		return mode{act: actCred, rule: RuleAuth, child: ctxAuth}
 	}
-	switch st.classifyKey(key) {
+	switch classifyKey(key) {
 	case keyCredential:
 		return mode{act: actCred, rule: RuleCredentialKey, child: ctxCred, pwd: len(key) == 3 && eqFold(key, "pwd")}
 	case keyToken:
@@ -990,7 +989,11 @@ func (st *state) scanString(raw, s []byte, ident bool) {
 // strings (a converter's name, kinds, statuses, a stream's ids), and
 // comparing one costs less than the detectors' look at it.
 func (st *state) mayMask(s []byte) bool {
-	if len(s) < 6 || isDateTime(s) {
+	// A timestamp (redact.IsDateTime) holds nothing to mask: its digit
+	// runs are too short for a phone, card or ID number, and it has no
+	// letters but T and Z (TestDateTimeNothingToMask holds Find to that);
+	// new in each record, it is neither searched nor remembered.
+	if len(s) < 6 || redact.IsDateTime(s) {
 		return false
 	}
 	if len(s) <= memoMaxLen {
@@ -1010,57 +1013,6 @@ func (st *state) mayMask(s []byte) bool {
 	}
 	st.clean.put(s, 1)
 	return false
-}
-
-// isDateTime: s is an RFC 3339 date-time as producers write timestamps,
-// "2026-03-29T12:00:00", a fraction of 1 to 9 digits, and "Z" or an
-// offset ("+08:00"). It holds nothing to mask (its digit runs are too short
-// for a phone, card or ID number, and it has no letters but T and Z:
-// TestDateTimeNothingToMask holds Find to that), and one is new in each
-// record, so mayMask neither searches nor remembers it.
-func isDateTime(s []byte) bool {
-	if len(s) < 20 || len(s) > 35 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
-		return false
-	}
-	for _, k := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
-		if !isDigit(s[k]) {
-			return false
-		}
-	}
-	i := 19
-	if s[i] == '.' {
-		j := i + 1
-		for j < len(s) && isDigit(s[j]) {
-			j++
-		}
-		if j == i+1 || j-i-1 > 9 {
-			return false
-		}
-		i = j
-	}
-	switch {
-	case i == len(s)-1:
-		return s[i] == 'Z'
-	case i == len(s)-6:
-		return (s[i] == '+' || s[i] == '-') && isDigit(s[i+1]) && isDigit(s[i+2]) && s[i+3] == ':' && isDigit(s[i+4]) && isDigit(s[i+5])
-	}
-	return false
-}
-
-// classifyKey is classifyKey(k), remembered for short keys (st.keys):
-// a record log sees the same few dozen keys in every record.
-func (st *state) classifyKey(k []byte) keyKind {
-	if len(k) > memoMaxLen {
-		return classifyKey(k)
-	}
-	if st.keys == nil {
-		st.keys = newMemo()
-	} else if v, ok := st.keys.get(k); ok {
-		return keyKind(v)
-	}
-	kind := classifyKey(k)
-	st.keys.put(k, uint64(kind))
-	return kind
 }
 
 // redactText appends s to st.out as JSON string content, masks applied,
