@@ -7,7 +7,7 @@ TEXT ·setMask64(SB), NOSPLIT, $0-24
 	VMOVDQU 0(AX), Y1  // lo
 	VMOVDQU 32(AX), Y2 // hi
 	MOVL    $0x0f0f0f0f, CX
-	MOVL    CX, X3
+	VMOVD   CX, X3
 	VPBROADCASTD X3, Y3
 	VPXOR   Y7, Y7, Y7
 
@@ -67,7 +67,7 @@ TEXT ·setMasks64(SB), NOSPLIT, $0-40
 	VMOVDQU 0(BX), Y8  // b's lo
 	VMOVDQU 32(BX), Y9 // b's hi
 	MOVL    $0x0f0f0f0f, CX
-	MOVL    CX, X3
+	VMOVD   CX, X3
 	VPBROADCASTD X3, Y3
 	VPXOR   Y7, Y7, Y7
 

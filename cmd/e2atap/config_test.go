@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -519,6 +520,11 @@ outputs:
 			if err := dec.Decode(&want); err != nil {
 				t.Fatal(err)
 			}
+			if !regexp.MustCompile(`(?m)^[^#\n]*\bshards:`).MatchString(in) {
+				// Left out, its default follows outputs.log.path
+				// (TestConfigShardsDefault).
+				want.Streams.Shards = defaultShards(want.Outputs.Log.Path != "")
+			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(Config{}, TapConfig{})); diff != "" {
 				t.Errorf("(-yaml +ParseConfig):\n%s", diff)
 			}
@@ -710,4 +716,29 @@ taps:
 		c.Close()
 	}
 	stopProcess(t, cmd)
+}
+
+// TestConfigShardsDefault: streams.shards left out is half the CPUs, or
+// every CPU with a record log (its redaction runs on the shards); one
+// set in the file is kept whatever else is set.
+func TestConfigShardsDefault(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	half := max(1, procs/2)
+	for _, tc := range []struct {
+		name, yaml string
+		want       int
+	}{
+		{"no log", "profile: jiuwenswarm\n", half},
+		{"record log", "outputs:\n  log:\n    path: /tmp/records.jsonl\n", procs},
+		{"record log, shards set", "streams:\n  shards: 3\noutputs:\n  log:\n    path: /tmp/records.jsonl\n", 3},
+		{"no log, shards set", "streams:\n  shards: 5\n", 5},
+	} {
+		cfg, err := ParseConfig([]byte(tc.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if cfg.Streams.Shards != tc.want {
+			t.Errorf("%s: streams.shards %d, want %d (GOMAXPROCS %d)", tc.name, cfg.Streams.Shards, tc.want, procs)
+		}
+	}
 }
