@@ -59,6 +59,31 @@ type Position struct {
 	Line      int64
 }
 
+// AppendString appends p.String() to dst.
+func (p Position) AppendString(dst []byte) []byte {
+	dst = append(dst, p.Name...)
+	switch p.Kind {
+	case PosLine:
+		dst = append(dst, ':')
+		return strconv.AppendInt(dst, p.Line, 10)
+	case PosByte:
+		dst = append(dst, '@')
+		return strconv.AppendInt(dst, p.Offset, 10)
+	case PosSubject, PosConn:
+		if p.Kind == PosSubject && p.Offset <= 0 {
+			return dst
+		}
+		dst = append(dst, '#')
+		return strconv.AppendInt(dst, p.Offset, 10)
+	case PosKafka:
+		dst = append(dst, '/')
+		dst = strconv.AppendInt(dst, int64(p.Partition), 10)
+		dst = append(dst, '/')
+		return strconv.AppendInt(dst, p.Offset, 10)
+	}
+	return dst
+}
+
 func (p Position) String() string {
 	switch p.Kind {
 	case PosLine:
@@ -144,6 +169,31 @@ func (in *Input) Source() string {
 		return in.Tap
 	}
 	return in.Tap + ":" + p
+}
+
+// AppendSource appends in.Source() to dst, without making the string.
+func (in *Input) AppendSource(dst []byte) []byte {
+	if in.Tap == "" {
+		return in.Pos.AppendString(dst)
+	}
+	dst = append(append(dst, in.Tap...), ':')
+	n := len(dst)
+	if dst = in.Pos.AppendString(dst); len(dst) == n {
+		dst = dst[:n-1] // no position: the tap alone
+	}
+	return dst
+}
+
+// Numbered reports whether Pos.String() holds a number that changes from
+// record to record (a line, an offset, a sequence).
+func (p Position) Numbered() bool {
+	switch p.Kind {
+	case PosLine, PosByte, PosKafka, PosConn:
+		return true
+	case PosSubject:
+		return p.Offset > 0
+	}
+	return false
 }
 
 // Finding is one violation. It is a value, never an error.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/e2atap/e2atap/redact"
+	"github.com/e2atap/e2atap/validate"
 )
 
 // TestMemoSameLines: the memos a state keeps across records (the strings
@@ -241,6 +242,50 @@ func TestMemoKeepsRules(t *testing.T) {
 			rec := []byte(recs[i])
 			if gc, wc := ruleCounts(warm, rec), ruleCounts(NewRedactor(ContentMask, 65536, testKey), rec); gc != wc {
 				t.Fatalf("order %v, %s: counts %v after the others, %v alone", order, rec, gc, wc)
+			}
+		}
+	}
+}
+
+// TestSourceMemo: a source with no number (a core NATS subject) that
+// needed no mask is remembered and written as it is; one with a
+// credential in it is masked every time, never remembered; a numbered one
+// is not remembered. Each output is the one a state with no memo writes.
+func TestSourceMemo(t *testing.T) {
+	r := NewRedactor(ContentMask, 65536, testKey)
+	secret := "agent.sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789.out"
+	ins := []*validate.Input{
+		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "agent.a1.out"}},
+		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: secret}},
+		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "agent.a1.out", Offset: 12}},
+		{Tap: "logs", Pos: validate.Position{Kind: validate.PosLine, Name: "/var/log/a.jsonl", Line: 13800138000}},
+		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "user.alice@example.com"}},
+	}
+	warm := r.get()
+	defer r.put(warm)
+	for round := 0; round < 3; round++ {
+		for i, in := range ins {
+			fresh := r.get()
+			fresh.sources = nil
+			fresh.out = fresh.out[:0]
+			fresh.source(in)
+			want := string(fresh.out)
+			r.put(fresh)
+
+			hit := false
+			if warm.sources != nil {
+				_, hit = warm.sources.get(in.AppendSource(nil))
+			}
+			warm.out = warm.out[:0]
+			warm.source(in)
+			if got := string(warm.out); got != want {
+				t.Errorf("round %d, source %d: %q, a state with no memo wrote %q", round, i, got, want)
+			}
+			if strings.Contains(string(warm.out), "sk-proj-") || strings.Contains(string(warm.out), "alice@") {
+				t.Errorf("round %d, source %d: written unmasked: %q", round, i, warm.out)
+			}
+			if wantHit := round > 0 && i == 0; hit != wantHit {
+				t.Errorf("round %d, source %d: remembered %v, want %v", round, i, hit, wantHit)
 			}
 		}
 	}

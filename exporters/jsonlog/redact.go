@@ -189,6 +189,10 @@ type state struct {
 	// made at first use, kept with the state.
 	clean, modes *memo
 	dkey         []byte
+	// sources: the sources with no number in them (a core NATS subject,
+	// a tap's name) that redactText left as they were; src is scratch.
+	sources *memo
+	src     []byte
 	// ascii: the body of the last string str read, when it was all
 	// ASCII (nil otherwise); in st.in.
 	ascii []byte

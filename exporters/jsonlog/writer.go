@@ -590,7 +590,7 @@ func (st *state) appendLine(ri *validate.RecordInfo) {
 			st.out = append(st.out, '"')
 		}
 		st.out = append(st.out, `,"source":"`...)
-		st.redactText([]byte(in.Source()), true)
+		st.source(in)
 		st.out = append(st.out, '"')
 		if in.Conn != "" {
 			st.out = append(st.out, `,"conn":"`...)
@@ -772,3 +772,24 @@ func (fw *FindingWriter) Close() error { return fw.out.close() }
 
 // Cut is how many bytes of a torn last line were cut at open.
 func (fw *FindingWriter) Cut() int64 { return fw.out.cut.Load() }
+
+// source appends in's source (Input.Source) to st.out as JSON string
+// content, masks applied. A source with no number (core NATS: the tap and
+// the subject) is the same record after record: one that needed no mask
+// is remembered (st.sources), and appended escaped without the detectors'
+// look. A numbered one (a line, an offset) is new each time and is not.
+func (st *state) source(in *validate.Input) {
+	st.src = in.AppendSource(st.src[:0])
+	remember := !in.Pos.Numbered() && len(st.src) <= memoMaxLen
+	if remember {
+		if st.sources == nil {
+			st.sources = newMemo()
+		} else if _, ok := st.sources.get(st.src); ok {
+			st.out = appendEscaped(st.out, st.src)
+			return
+		}
+	}
+	if !st.redactText(st.src, true) && remember {
+		st.sources.put(st.src, 1)
+	}
+}
