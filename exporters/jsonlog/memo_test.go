@@ -247,44 +247,60 @@ func TestMemoKeepsRules(t *testing.T) {
 	}
 }
 
-// TestSourceMemo: a source with no number (a core NATS subject) that
-// needed no mask is remembered and written as it is; one with a
-// credential in it is masked every time, never remembered; a numbered one
-// is not remembered. Each output is the one a state with no memo writes.
+// TestSourceMemo: the text of a source before its number (all of it for
+// a core NATS subject) that needed no mask is remembered and written as
+// it is; one with a credential or an e-mail address in it is masked every
+// time, never remembered; the number is written as it is (an 11-digit
+// line number is not a phone number). Each output is the one a state with
+// no memo writes.
 func TestSourceMemo(t *testing.T) {
 	r := NewRedactor(ContentMask, 65536, testKey)
 	secret := "agent.sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789.out"
-	ins := []*validate.Input{
-		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "agent.a1.out"}},
-		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: secret}},
-		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "agent.a1.out", Offset: 12}},
-		{Tap: "logs", Pos: validate.Position{Kind: validate.PosLine, Name: "/var/log/a.jsonl", Line: 13800138000}},
-		{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "user.alice@example.com"}},
+	ins := []struct {
+		in       *validate.Input
+		text     string // what is redacted and remembered
+		number   string
+		remember bool
+	}{
+		{&validate.Input{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "agent.a1.out"}}, "mesh:agent.a1.out", "", true},
+		{&validate.Input{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: secret}}, "mesh:" + secret, "", false},
+		{&validate.Input{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "agent.a1.out", Offset: 12}}, "mesh:agent.a1.out#", "12", true},
+		{&validate.Input{Tap: "logs", Pos: validate.Position{Kind: validate.PosLine, Name: "/var/log/a.jsonl", Line: 13800138000}}, "logs:/var/log/a.jsonl:", "13800138000", true},
+		{&validate.Input{Tap: "k", Pos: validate.Position{Kind: validate.PosKafka, Name: "t", Partition: 3, Offset: 99}}, "k:t/3/", "99", true},
+		{&validate.Input{Tap: "mesh", Pos: validate.Position{Kind: validate.PosSubject, Name: "user.alice@example.com"}}, "mesh:user.alice@example.com", "", false},
+		{&validate.Input{Tap: "logs", Pos: validate.Position{Kind: validate.PosLine, Name: "/home/bob@example.com/a.log", Line: 7}}, "logs:/home/bob@example.com/a.log:", "7", false},
 	}
 	warm := r.get()
 	defer r.put(warm)
 	for round := 0; round < 3; round++ {
-		for i, in := range ins {
+		for i, c := range ins {
+			if got := string(c.in.AppendSource(nil)); got != c.text+c.number {
+				t.Fatalf("source %d: %q, want %q", i, got, c.text+c.number)
+			}
 			fresh := r.get()
 			fresh.sources = nil
 			fresh.out = fresh.out[:0]
-			fresh.source(in)
+			fresh.source(c.in)
 			want := string(fresh.out)
 			r.put(fresh)
 
 			hit := false
 			if warm.sources != nil {
-				_, hit = warm.sources.get(in.AppendSource(nil))
+				_, hit = warm.sources.get([]byte(c.text))
 			}
 			warm.out = warm.out[:0]
-			warm.source(in)
-			if got := string(warm.out); got != want {
+			warm.source(c.in)
+			got := string(warm.out)
+			if got != want {
 				t.Errorf("round %d, source %d: %q, a state with no memo wrote %q", round, i, got, want)
 			}
-			if strings.Contains(string(warm.out), "sk-proj-") || strings.Contains(string(warm.out), "alice@") {
-				t.Errorf("round %d, source %d: written unmasked: %q", round, i, warm.out)
+			if strings.Contains(got, "sk-proj-") || strings.Contains(got, "@example.com") {
+				t.Errorf("round %d, source %d: written unmasked: %q", round, i, got)
 			}
-			if wantHit := round > 0 && i == 0; hit != wantHit {
+			if !strings.HasSuffix(got, c.number) {
+				t.Errorf("round %d, source %d: %q does not end with its number %q", round, i, got, c.number)
+			}
+			if wantHit := round > 0 && c.remember; hit != wantHit {
 				t.Errorf("round %d, source %d: remembered %v, want %v", round, i, hit, wantHit)
 			}
 		}

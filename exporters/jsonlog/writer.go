@@ -774,22 +774,36 @@ func (fw *FindingWriter) Close() error { return fw.out.close() }
 func (fw *FindingWriter) Cut() int64 { return fw.out.cut.Load() }
 
 // source appends in's source (Input.Source) to st.out as JSON string
-// content, masks applied. A source with no number (core NATS: the tap and
-// the subject) is the same record after record: one that needed no mask
-// is remembered (st.sources), and appended escaped without the detectors'
-// look. A numbered one (a line, an offset) is new each time and is not.
+// content, masks applied. The source is the same record after record but
+// for its number (a line, an offset, a sequence): the text before the
+// number is redacted, and when it needed no mask it is remembered
+// (st.sources) and appended escaped without the detectors' look; the
+// number, digits only, is appended as it is. (Redacted with the text
+// before it, a line number of eleven digits could be masked as a phone
+// number, and each record's source was searched whole: a sixth of the
+// record log's CPU on e2atap gen's records.)
 func (st *state) source(in *validate.Input) {
 	st.src = in.AppendSource(st.src[:0])
-	remember := !in.Pos.Numbered() && len(st.src) <= memoMaxLen
+	text := st.src
+	if in.Pos.Numbered() {
+		d := len(text)
+		for d > 0 && text[d-1] >= '0' && text[d-1] <= '9' {
+			d--
+		}
+		text = text[:d]
+	}
+	remember := len(text) <= memoMaxLen
 	if remember {
 		if st.sources == nil {
 			st.sources = newMemo()
-		} else if _, ok := st.sources.get(st.src); ok {
-			st.out = appendEscaped(st.out, st.src)
+		} else if _, ok := st.sources.get(text); ok {
+			st.out = appendEscaped(st.out, text)
+			st.out = append(st.out, st.src[len(text):]...)
 			return
 		}
 	}
-	if !st.redactText(st.src, true) && remember {
-		st.sources.put(st.src, 1)
+	if !st.redactText(text, true) && remember {
+		st.sources.put(text, 1)
 	}
+	st.out = append(st.out, st.src[len(text):]...)
 }
