@@ -35,6 +35,20 @@ func (s *Sharded) survived(e *Engine, in *Input, v any) {
 	s.onPanic(in, v, stack)
 }
 
+// survivedRouted is survived for a panic on the reader's goroutine where
+// no shard runs there (not Inline): the stream's gap is queued to the
+// shards as any other (Gap), not marked on an engine another goroutine
+// runs.
+func (s *Sharded) survivedRouted(in *Input, v any) {
+	stack := debug.Stack()
+	func() {
+		defer func() { _ = recover() }()
+		s.Gap(in)
+	}()
+	s.panics.Add(1)
+	s.onPanic(in, v, stack)
+}
+
 // InternalError is a panic while judging that could not cost one message
 // alone (Config.OnPanic): the goroutines that walk a mapped file judge it
 // as they read it, and a walk stops with this error.
