@@ -1407,11 +1407,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if kc != KeyPlain && sourceLine(s, j, ke, v) {
 		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
 	}
-	if kc != KeyPlain && at(s, j, "--") && lineHolds(s, from, j, "mkpasswd") {
-		// A flag of mkpasswd's line, "--x=<y>": passwdWord masks the
-		// password after it and passes over the flag; read alone once
-		// that is masked, a second pass masked more (FuzzFind,
-		// 1e7f62c410718cf9).
+	if kc != KeyPlain && s[j] == '-' && lineHolds(s, from, j, "mkpasswd") {
+		// A flag of mkpasswd's line, "--x=<y>" or "-x=<y>": passwdWord
+		// masks the password after it and passes over the flag; read
+		// alone once that is masked, a second pass masked more
+		// (FuzzFind, 1e7f62c410718cf9; "-Pwd=0", 4158b172330d19d5).
 		return Match{}, false
 	}
 	if kc != KeyPlain && j > from && s[j-1] == ':' && s[i] == ':' && arnService(s, from, j-1) {
