@@ -552,8 +552,15 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 // names and no tail needs kept for: expect's glob prompt ("*assword*",
 // then send "<pw>\r": expectGlob; no "pass" in it), MongoDB's shells and
 // tools ("mongosh -u admin -p <pw>": shortFlag; FuzzMayHoldCredentialText,
-// "mongo -p A").
-var holdNeedles = []string{"assword", "mongo"}
+// "mongo -p A"); and the labels beyond ASCII of foreign.go
+// ("contraseña: <pw>", "пароль: <pw>", "hasło=<pw>", "şifre: <pw>",
+// "Jelszó: <pw>", "lösenord: <pw>"; "mot de passe" holds "pass"), in
+// UTF-8 (its capitals as their own needles: the comparison folds ASCII
+// only), as JSON escapes and URL-encoded.
+var holdNeedles = []string{"assword", "mongo",
+	"contrase", "пароль", "Пароль", "ПАРОЛЬ", "парола", "Парола", "ПАРОЛА", "hasł", "hasŁ", "şifre", "Şifre", "Şİfre", "jelsz", "senord",
+	`u043f\u0430\u0440`, `u041f\u0430\u0440`, `u041f\u0410\u0420`, "%d0%bf%d0%b0%d1%80", "%d0%9f%d0%b0%d1%80", "%d0%9f%d0%90%d0%a0",
+	`has\u0142`, `has\u0141`, `u015fifre`, `u015eif`, "%c5%9fifre", "%c5%9ei"}
 
 // (needleTable is in tables_gen.go.)
 
