@@ -217,7 +217,18 @@ func namedKey(ws [][]byte, penult []byte) KeyClass {
 	if len(penult) < 2 || is(penult[0], cDigit) {
 		return KeyPlain // "api2Key", "x_key": a digit or a letter names no tool
 	}
+	if len(ws) == 1 && eqFold(penult, "routing") {
+		// PagerDuty's routing_key (its Events API's integration key, 32
+		// hex digits): masked where its value reads as a key, a
+		// credential where it has the key's shape (keyValue's
+		// pagerDutyValue); a message broker's routing key
+		// ("orders.created") reads as none.
+		return KeyNamedKey
+	}
 	for x, w := range ws {
+		if eqFold(w, "pagerduty") {
+			return KeyCredential // PAGERDUTY_ROUTING_KEY, pagerduty_integration_key
+		}
 		if eqFoldAny(w, keyDataWords...) {
 			return KeyPlain
 		}
