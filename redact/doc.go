@@ -102,6 +102,15 @@
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
 // many texts: OpenKey says which bytes of the next one are inside it.
+// Also (login.go), seen at a digit of the password, a credential where
+// it reads as generated and masked only otherwise: "Login: admin / <pw>"
+// and "user admin / pass <pw>", "Password for <e-mail>: <pw>" (after the
+// address's own match), an OpenVPN <auth-user-pass> block's password
+// line, vault kv get's "password    <pw>" row, op read's output after
+// "op read op://…/<credential field>", and "das Passwort ist <pw>", "le
+// mot de passe est <pw>", "la contraseña es <pw>"; PagerDuty's routing_key
+// (or integration_key) with 32 hex digits is a credential, another
+// routing_key's value a broker's (masked where it reads as a key).
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

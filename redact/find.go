@@ -1407,11 +1407,11 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	if kc != KeyPlain && sourceLine(s, j, ke, v) {
 		return Match{}, false // "redact/passwd.go:123": a stack trace's file and line
 	}
-	if kc != KeyPlain && at(s, j, "--") && lineHolds(s, from, j, "mkpasswd") {
-		// A flag of mkpasswd's line, "--x=<y>": passwdWord masks the
-		// password after it and passes over the flag; read alone once
-		// that is masked, a second pass masked more (FuzzFind,
-		// 1e7f62c410718cf9).
+	if kc != KeyPlain && s[j] == '-' && lineHolds(s, from, j, "mkpasswd") {
+		// A flag of mkpasswd's line, "--x=<y>" or "-x=<y>": passwdWord
+		// masks the password after it and passes over the flag; read
+		// alone once that is masked, a second pass masked more
+		// (FuzzFind, 1e7f62c410718cf9; "-Pwd=0", 4158b172330d19d5).
 		return Match{}, false
 	}
 	if kc != KeyPlain && j > from && s[j-1] == ':' && s[i] == ':' && arnService(s, from, j-1) {
@@ -1478,6 +1478,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	case KeyNamedKey:
 		k = KindHighEntropy // an unknown tool's FOO_KEY: masked where its value reads as a key
 	default:
+		if l := s[ke-1] | 0x20; !encoded && s[i] == ':' && ke == i && (l == 'n' || l == 'r' || l == 'e') {
+			return loginPair(s, from, i) // "Login: admin / <pw>"
+		}
 		return Match{}, false
 	}
 	// The value: spaces, an optional opening quote, then to the closing
@@ -1763,6 +1766,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// and a second pass took the value around the mask; found by
 		// FuzzFind.)
 		return Match{}, false
+	}
+	if kc == KeyNamedKey && e-v == 32 && pagerDutyName(s[j:ke]) && pagerDutyValue(s[v:e]) {
+		return Match{v, e, KindKeyValue}, true // routing_key: <PagerDuty's integration key>
 	}
 	if blockIndent[1] > blockIndent[0] {
 		e = yamlBlockEnd(s, e, s[blockIndent[0]:blockIndent[1]])
@@ -2308,7 +2314,15 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			return m, true
 		}
 	}
-	if i < st.done || i-from < 5 {
+	// lo bounds the look back for the key: from, or, where the match
+	// before from ended right before a colon ("Password for
+	// bob@example.com: <pw>", the address matched first), proseBack
+	// bytes before it, as passwordFor looks.
+	lo := from
+	if from > 0 && from < len(s) && s[from] == ':' && is(s[from-1], word) {
+		lo = max(from-proseBack, 0)
+	}
+	if i < st.done || i-lo < 5 {
 		return Match{}, false
 	}
 	if st.delims != 2 && !proseMay(s[max(from-proseBack, 0):], st) {
@@ -2349,12 +2363,35 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	// each finds the same start (or, past 64 bytes, none) and the same
 	// byte before it. st.done skips them (proseRest): a hash or a base64
 	// run looked back to its start at each of its digits.
-	if va-from < 4 {
+	if va-lo < 4 {
 		st.done = proseRest(s, i)
 		return Match{}, false
 	}
 	p := va - 1
 	c := s[p]
+	if c == '\n' && sp == ' ' && namedLine(s, lo, va) {
+		// A password on a line of its own, named by the lines before it
+		// (<auth-user-pass>, op read).
+		ve := va
+		for ve < len(s) && ve-va < 256 && s[ve] != '\n' && s[ve] != '\r' {
+			ve++
+		}
+		st.done = ve
+		if ve-va < 6 || isMask(s, va) || holdsMask(s[va:ve]) || inFingerprint(s, i) {
+			return Match{}, false
+		}
+		if strongValue(s[va:ve]) {
+			return Match{va, ve, KindKeyValue}, true
+		}
+		return Match{va, ve, KindHighEntropy}, true
+	}
+	if c == ' ' && sp == ' ' && p-1 > lo && s[p-1] == ' ' {
+		// A table's columns padded with spaces (vault kv get's
+		// "password    <pw>"): the key before the run.
+		for p-1 > lo && va-p < 40 && s[p-1] == ' ' {
+			p--
+		}
+	}
 	quoted := (c == '"' || c == '\'' || c == '`') && s[p-1] == sp
 	escQuoted := c == '"' && !quoted && s[p-1] == '\\' && p-2 > from && s[p-2] == sp
 	if c != '>' && c != sp && !quoted && !escQuoted {
@@ -2368,17 +2405,20 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	}
 	copula := false // an "is" or "was" before the value
 	forKey, changedTo := false, false
-	if c != '>' && c == sp && p-1 > from {
+	if c != '>' && c == sp && p-1 >= from && p-1 > lo {
 		switch s[p-1] | 0x20 {
 		case ':':
 			// "password for admin: <pw>" (the user named, a colon).
-			forKey = p-2 > from && s[p-2] != ' '
+			forKey = p-2 > lo && s[p-2] != ' '
 		case 'o':
 			// "Password changed to <pw>", "password reset to <pw>".
 			changedTo = p-3 > from && s[p-3] == sp && s[p-2]|0x20 == 't'
 		}
 	}
-	if c != '>' && !forKey && !changedTo {
+	foreignIs := false // German's or French's copula: "das Passwort ist <pw>", "le mot de passe est <pw>"
+	if c != '>' && !forKey && !changedTo && s[p-1]|0x20 == 't' && p-4 > lo && s[p-4] == sp && (atFold(s, p-3, "ist") || atFold(s, p-3, "est")) {
+		p, foreignIs = p-4, true
+	} else if c != '>' && !forKey && !changedTo {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
 		if l := s[p-1] | 0x20; l != 's' && l != 'd' && l != 'e' {
@@ -2399,6 +2439,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			p, copula = p-3, true
 		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
 			p, copula = p-4, true
+		} else if p-4 > lo && s[p-1] == 's' && s[p-2] == 'e' && s[p-3] == sp && s[p-4]|0x20 == 'a' {
+			p, foreignIs = p-3, true // "la contraseña es <pw>"
 		}
 	}
 	if forKey || changedTo {
@@ -2414,7 +2456,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 		}
 	}
 	k := p
-	for k > from && p-k < 32 && is(s[k-1], word) && !escLetter(s, k-1) {
+	for k > lo && p-k < 32 && is(s[k-1], word) && !escLetter(s, k-1) {
 		k-- // (not into JSON text's "\\n" before a line's first word)
 	}
 	token := false // a token label's: a value only where it reads as one
@@ -2437,7 +2479,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") || !encStart && !wordStart(s, k) ||
+	} else if !token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !(p-k == 4 && eqFold(s[k:p], "pass") && userSlashPass(s, lo, k, sp)) && !(foreignIs && foreignCopulaKey(s, lo, k, p, sp)) || !encStart && !wordStart(s, k) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2683,6 +2725,10 @@ func labelCopula(t []byte, k int) bool {
 	le := k - 2 // "is"
 	if t[k-1]|0x20 == 'a' && t[k-2]|0x20 == 'w' {
 		le = k - 3 // "was"
+	} else if t[k-1]|0x20 == 'e' {
+		// Spanish's "es" after "contraseña" ('ñ' or 'Ñ' in UTF-8, then
+		// 'a'): "la contraseña es <pw>".
+		return t[le] == t[k+1] && t[le-3] == 0xc3 && (t[le-2] == 0xb1 || t[le-2] == 0x91) && t[le-1]|0x20 == 'a'
 	} else if t[k-1]|0x20 != 'i' {
 		return false
 	}

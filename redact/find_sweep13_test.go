@@ -68,6 +68,11 @@ func proseKeysRef(b []byte) bool {
 	if containsFold(b, "pass") {
 		return true
 	}
+	for _, l := range []string{"\xc3\xb1a", "\xc3\x91a"} { // "contraseña es " (Spanish)
+		if containsFold(b, l+" es ") || containsFold(b, l+"+es+") {
+			return true
+		}
+	}
 	for _, l := range []string{"key", "ken", "ret", "pwd"} {
 		for _, c := range []string{"is", "was"} {
 			for _, a := range []string{" ", "+"} {

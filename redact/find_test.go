@@ -278,6 +278,9 @@ func FuzzFind(f *testing.F) {
 		"STRIPE_KEY=pk_live_x1Y2z3"} {
 		f.Add(s)
 	}
+	for _, c := range secrets19Credentials { // h-secrets19's forms
+		f.Add(c.in)
+	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))
 	f.Fuzz(func(t *testing.T, s string) {
 		for from := 0; from < len(s); {

@@ -217,7 +217,18 @@ func namedKey(ws [][]byte, penult []byte) KeyClass {
 	if len(penult) < 2 || is(penult[0], cDigit) {
 		return KeyPlain // "api2Key", "x_key": a digit or a letter names no tool
 	}
+	if len(ws) == 1 && eqFold(penult, "routing") {
+		// PagerDuty's routing_key (its Events API's integration key, 32
+		// hex digits): masked where its value reads as a key, a
+		// credential where it has the key's shape (keyValue's
+		// pagerDutyValue); a message broker's routing key
+		// ("orders.created") reads as none.
+		return KeyNamedKey
+	}
 	for x, w := range ws {
+		if eqFold(w, "pagerduty") {
+			return KeyCredential // PAGERDUTY_ROUTING_KEY, pagerduty_integration_key
+		}
 		if eqFoldAny(w, keyDataWords...) {
 			return KeyPlain
 		}
@@ -552,8 +563,15 @@ var cmdNeedles = []string{"mysql", "mariadb", "-cli", "login", "registry", "ldap
 // names and no tail needs kept for: expect's glob prompt ("*assword*",
 // then send "<pw>\r": expectGlob; no "pass" in it), MongoDB's shells and
 // tools ("mongosh -u admin -p <pw>": shortFlag; FuzzMayHoldCredentialText,
-// "mongo -p A").
-var holdNeedles = []string{"assword", "mongo"}
+// "mongo -p A"); and the labels beyond ASCII of foreign.go
+// ("contraseña: <pw>", "пароль: <pw>", "hasło=<pw>", "şifre: <pw>",
+// "Jelszó: <pw>", "lösenord: <pw>"; "mot de passe" holds "pass"), in
+// UTF-8 (its capitals as their own needles: the comparison folds ASCII
+// only), as JSON escapes and URL-encoded.
+var holdNeedles = []string{"assword", "mongo",
+	"contrase", "пароль", "Пароль", "ПАРОЛЬ", "парола", "Парола", "ПАРОЛА", "hasł", "hasŁ", "şifre", "Şifre", "Şİfre", "jelsz", "senord",
+	`u043f\u0430\u0440`, `u041f\u0430\u0440`, `u041f\u0410\u0420`, "%d0%bf%d0%b0%d1%80", "%d0%9f%d0%b0%d1%80", "%d0%9f%d0%90%d0%a0",
+	`has\u0142`, `has\u0141`, `u015fifre`, `u015eif`, "%c5%9fifre", "%c5%9ei"}
 
 // (needleTable is in tables_gen.go.)
 

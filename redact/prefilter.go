@@ -704,7 +704,7 @@ func mayRevealCredential(s []byte, i int) bool {
 		}
 		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
 			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i) ||
-				i >= 11 && s[i-1] == ':' && mayAddMask(s, i) || mayColonArg(s, i))
+				i >= 11 && s[i-1] == ':' && mayAddMask(s, i) || mayColonArg(s, i) || mayLoginPair(s, i))
 	case a&aAt != 0:
 		_, ok := oracle(s, 0, i, true)
 		return ok
@@ -729,6 +729,13 @@ func proseCredential(s []byte, i int) bool {
 func mayColonArg(s []byte, i int) bool {
 	_, ok := colonArg(s, 0, i)
 	return ok
+}
+
+// mayLoginPair is loginPair for the pre-check (any start): "Login:
+// admin / <pw>".
+func mayLoginPair(s []byte, i int) bool {
+	m, ok := loginPair(s, 0, i)
+	return ok && m.Kind.Credential()
 }
 
 // mayAddMask is addMask for the pre-check (any start).
@@ -791,6 +798,9 @@ func keyBefore(s []byte, i int) bool {
 		return true
 	}
 	k := s[j:ke]
+	if ke-j >= 10 && k[ke-j-1]|0x20 == 'y' && pagerDutyName(k) && pagerDutyAfter(s, i) {
+		return true // routing_key: <32 hex> (keyValue; the key is KeyNamedKey, masked only, elsewhere)
+	}
 	if plainKeys.has(k) {
 		return false
 	}

@@ -358,6 +358,12 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 		"STRIPE_KEY=0123456789abcdef0123456789abcdef", "dempotency_key=0123456789abcdef01234567", "1-fc-0123456789abcdef0123456789abcdef"} {
 		f.Add(s)
 	}
+	for _, c := range secrets19Credentials {
+		f.Add(c.in)
+	}
+	for _, s := range []string{"Login: a / b1cdef", "x: admin / Xq7vLm2pR9tz", "routing_key=0123", "Passwort ist 1", "ña es 1"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := MayHoldCredentialText(s), mayHoldByLoop([]byte(s)); got != want {
 			t.Fatalf("MayHoldCredentialText(%q): %v, by the loop alone %v", s, got, want)

@@ -31,6 +31,12 @@ func prosePassword(s []byte, from, i int) (Match, bool) {
 		va += 5
 	case va < len(s) && (s[va] == ' ' || s[va] == '\t') && netrcBefore(s, from, kw):
 		return netrcPassword(s, va)
+	case at(s, va, "  ") && (kw == 0 || s[kw-1] == '\n'):
+		// A table's row, its columns padded with spaces (vault kv get's
+		// "password    <pw>"): the value ends the line.
+		for va < len(s) && s[va] == ' ' && va-ke < 40 {
+			va++
+		}
 	default:
 		return Match{}, false
 	}

@@ -40,7 +40,13 @@ import (
 //     connect string in progress;
 //   - the last word looks like a token or base64 (a digit or an inner
 //     capital) and is tailLongWord bytes or longer, or ends with a proper
-//     prefix of an encoded token prefix.
+//     prefix of an encoded token prefix;
+//   - the tail ends in "user <name> /" (and a start of "pass"), in a
+//     label beyond English and a start of its copula ("das Passwort i",
+//     "la contraseña es"), in such a label and its separator ("пароль: "),
+//     inside such a label (four bytes or more, also in Cyrillic text with
+//     no ASCII: "паро") or inside "password for <who>:"
+//     (loginTailStart, labelTailStart).
 //
 // Not seen: a key word cut in its first two letters ("to|ken=")
 // or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
@@ -54,9 +60,10 @@ import (
 func MayStartCredential[T Text](tail T) bool {
 	b := view(tail)
 	if !hasPrintableASCII(b) {
-		return cjkTailStart(b)
+		// (A Cyrillic label cut in two, "паро" | "ль: <pw>".)
+		return cjkTailStart(b) || len(b) >= 4 && (b[len(b)-1]&0xfe == 0xd0 || b[len(b)-2]&0xfe == 0xd0) && labelTailStart(b)
 	}
-	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b)
+	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b)
 }
 
 // escLabelMayFollow reports whether an escape of a CJK label's first
@@ -262,7 +269,7 @@ func mayStartCredential(b []byte) bool {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) || shapeTailStart(b) || passwdTailStart(b) ||
-		twilioTailStart(b) || pctCJKTailStart(b) {
+		twilioTailStart(b) || pctCJKTailStart(b) || loginTailStart(b) {
 		return true
 	}
 	w := len(b)
@@ -381,7 +388,10 @@ var credWords = append([]string{"pass", "pw", "psk", "secret", "sig", "token", "
 var keyWordsWhole = []string{"password", "passwd", "passphrase", "requirepass", "identified", "rabbitmqctl", "authorization", "authorisation", "credential",
 	"credentials", "apikey", "privatekey", "accesskey", "secretkey", "signingkey", "sessionkey",
 	"api_key", "private_key", "access_key", "secret_key", "signing_key", "session_key", "account_key",
-	"pgpassword"} // libpq's env, glued: a tail cut in it ("export PGPAS" | "SWORD=…") is kept
+	// libpq's env, glued: a tail cut in it ("export PGPAS" | "SWORD=…") is kept
+	"pgpassword",
+	// PagerDuty's integration key ("routing_" | "key: <32 hex>")
+	"routing_key", "routingkey", "integration_key", "integrationkey"}
 
 // tokenTable finds the needles that start or hold a token (credNeedles but
 // the schemes, and the encoded token prefixes); keyTable the key words.
