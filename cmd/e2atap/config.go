@@ -175,8 +175,8 @@ type FindingsConfig struct {
 // runs on the shard, and its redaction costs about four times the
 // engine's work per record, so the shards are then the bottleneck and the
 // default is every CPU. On 2 CPUs with the record log, core NATS held
-// 100 k msgs/s with one shard and 150 k with two (make bench-system
-// -only live -live-record-log).
+// 150 k msgs/s with one shard and 200 k with two (make bench-system
+// -only live -live-only nats -live-record-log, -live-shards 1 for one).
 func defaultShards(recordLog bool) int {
 	if recordLog {
 		return max(1, runtime.GOMAXPROCS(0))
