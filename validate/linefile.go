@@ -135,6 +135,9 @@ func (r *lineFile) eof() bool { return r.left == 0 }
 // fill moves what is left unread to the front of the buffer, grows it when
 // that is all of it (up to want bytes), and reads more after it.
 func (r *lineFile) fill(want int) error {
+	if r.opts.stopped() {
+		return ErrStopped
+	}
 	rest := len(r.b) - r.off
 	switch {
 	case rest == cap(r.buf):

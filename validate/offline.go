@@ -61,6 +61,33 @@ type ReadOptions struct {
 	// once also when the log was rotated in between (validate path.1,
 	// then path). Nil: each Read remembers its own.
 	Replayed *Replayed
+	// Stop, if set, is asked where a reader refills its buffer, window or
+	// chunk (never for each record), from the reader's goroutines, maybe
+	// several at once: once it says true the read ends early with
+	// ErrStopped (validate's SIGINT or SIGTERM). The records before that
+	// point are judged, the rest of the input is not read, and no stream
+	// is ended. Nil: the input is read to its end.
+	Stop func() bool
+}
+
+// ErrStopped is Read's error when ReadOptions.Stop ended the read before
+// the end of its input.
+var ErrStopped = errors.New("read stopped before the end of the input")
+
+// stopped says whether Stop asks the read to end.
+func (o *ReadOptions) stopped() bool { return o.Stop != nil && o.Stop() }
+
+// stopReader ends a read (ErrStopped) at the first refill after Stop.
+type stopReader struct {
+	r    io.Reader
+	opts *ReadOptions
+}
+
+func (r stopReader) Read(p []byte) (int, error) {
+	if r.opts.stopped() {
+		return 0, ErrStopped
+	}
+	return r.r.Read(p)
 }
 
 // Replayed is what replays of record logs remember across files (the
@@ -93,6 +120,9 @@ const utf8BOM = "\xef\xbb\xbf"
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
+	}
+	if opts.stopped() {
+		return opts.Index, ErrStopped
 	}
 	if f, ok := r.(*os.File); ok {
 		// A regular file is read by pread(2) into one reused buffer for a
@@ -150,6 +180,9 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 			m.close(pos)
 		}
 	}
+	if opts.Stop != nil {
+		r = stopReader{r, &opts}
+	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -157,7 +190,11 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 			return opts.Index, fmt.Errorf("%s: gzip: %w", name, err)
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 256<<10)
+		var dr io.Reader = zr
+		if opts.Stop != nil {
+			dr = stopReader{zr, &opts} // a refill of what it decompresses
+		}
+		br = bufio.NewReaderSize(dr, 256<<10)
 	}
 	if format != FormatFrames {
 		b, err := br.Peek(len(utf8BOM))
@@ -522,12 +559,18 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 	// Sharded for each one.
 	sh, _ := h.(*Sharded)
 	eng := sh.inlineEngine()
+	fill := func() error {
+		if opts.stopped() {
+			return ErrStopped
+		}
+		return s.fill(s)
+	}
 	for {
 		if s.off == len(s.buf) {
 			if s.eof {
 				return idx, nil
 			}
-			if err := s.fill(s); err != nil {
+			if err := fill(); err != nil {
 				return idx, err
 			}
 			continue
@@ -535,7 +578,7 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 		if !dec.TryDecodeTo(f, s.buf[s.off:]) {
 			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
 				// Maybe only part of the frame is here: no error built.
-				if err := s.fill(s); err != nil {
+				if err := fill(); err != nil {
 					return idx, err
 				}
 				continue

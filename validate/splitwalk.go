@@ -174,6 +174,9 @@ type splitWalk struct {
 	next   int64
 	chunks atomic.Int64
 	failed atomic.Bool
+	// stopAt: the chunk the read stopped before (opts.Stop), or 0 when it
+	// did not stop; guarded by cutMu, read once the shards are done.
+	stopAt int64
 	// The bytes and lines of the chunks scanned so far: a chunk's size is
 	// splitChunkLines lines of their mean length.
 	seenBytes, seenLines atomic.Int64
@@ -257,6 +260,9 @@ func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts Re
 	wg.Wait()
 	held := 0
 	end := size
+	if sw.stopAt > 0 {
+		err, end = ErrStopped, sw.cut
+	}
 	for i := range sw.slots {
 		sl := &sw.slots[i]
 		held += len(sl.pool)
@@ -324,6 +330,10 @@ func (sw *splitWalk) work(k int) {
 			sw.wake.notify(k)
 			continue
 		}
+		if n := sw.chunks.Load(); n >= 0 && j >= n {
+			sw.wake.notify(k) // the read stopped here (claim): the others end too
+			break
+		}
 		sw.wake.wait(k, gen)
 	}
 	sw.lines[k], sw.idxTotal[k] = line, int64(idx-sw.opts.Index)
@@ -348,7 +358,17 @@ func (sw *splitWalk) claim() (c, from, to int64, ok bool) {
 	sw.cutMu.Lock()
 	defer sw.cutMu.Unlock()
 	c, from = sw.next, sw.cut
-	if from >= sw.size || sw.failed.Load() || !sw.free(c) {
+	if from >= sw.size || sw.failed.Load() {
+		return 0, 0, 0, false
+	}
+	if c > 0 && sw.stopAt == 0 && sw.opts.stopped() {
+		// No chunk after c-1 is read: the shards judge those before it
+		// and end there (chunks), as at the end of the file.
+		sw.stopAt = c
+		sw.chunks.Store(c)
+		return 0, 0, 0, false
+	}
+	if !sw.free(c) {
 		return 0, 0, 0, false
 	}
 	n := int64(splitChunkBytes)

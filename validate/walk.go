@@ -461,6 +461,9 @@ func (w *walker) published() {
 // gen, 2 shards, go tool trace). Only a window held from before the last
 // remap is waited for.
 func (w *walker) remap() (grew bool, err error) {
+	if w.j.opts.stopped() {
+		return false, ErrStopped
+	}
 	if w.j.shared != nil {
 		w.dropped = 0
 		w.ww, grew, err = w.j.shared.remap(w.k, w.pos)
@@ -558,7 +561,9 @@ func (w *walker) lines() error {
 			}
 		}
 		w.pos += int64(n)
-		w.giveBack(off + n)
+		if w.giveBack(off + n) {
+			return ErrStopped
+		}
 	}
 }
 
@@ -566,11 +571,12 @@ func (w *walker) lines() error {
 // every shard is done with: at each dropChunk of the window read, the
 // index read so far is noted; once the watermark has passed it, the chunk
 // before it is no longer read by anyone. An inline read is done with
-// everything before off.
-func (w *walker) giveBack(off int) {
+// everything before off. At each chunk, it asks whether the read is to
+// stop (ReadOptions.Stop): a window is too long to wait for.
+func (w *walker) giveBack(off int) (stop bool) {
 	w.m.ahead(off)
 	if w.idx&63 != 0 {
-		return
+		return false
 	}
 	if w.hand != nil && w.hand.tail == 0 {
 		w.nearEnd()
@@ -582,17 +588,20 @@ func (w *walker) giveBack(off int) {
 		if off-w.dropped >= dropChunk {
 			dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
 			w.dropped += dropChunk
+			return w.j.opts.stopped()
 		}
-		return
+		return false
 	}
 	if off-w.dropped >= dropChunk*(len(w.marks)+1) {
 		w.marks = append(w.marks, w.idx)
+		stop = w.j.opts.stopped()
 	}
 	if len(w.marks) > 0 && w.hand.Watermark() >= w.marks[0] {
 		dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
 		w.dropped += dropChunk
 		w.marks = w.marks[:copy(w.marks, w.marks[1:])]
 	}
+	return stop
 }
 
 // tailBytes is how near the end of a mapped file of JSON lines its reader
@@ -709,6 +718,9 @@ func (w *walker) frames() error {
 			if off-w.dropped >= dropChunk {
 				w.dropped += dropChunk
 				w.ww.dropPassed(w.k, w.dropped)
+				if w.j.opts.stopped() {
+					return ErrStopped // a window is too long to wait for
+				}
 			}
 			continue
 		}
