@@ -279,13 +279,19 @@ func (r *lineFile) giant() error {
 
 func (r *lineFile) decodeError(head []byte, content int) {
 	in := Input{Pos: Position{Kind: PosLine, Name: r.name, Line: r.line}, Index: r.idx, FromLog: r.opts.FromLog, Data: head}
-	r.h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, r.opts.MaxLineBytes))
+	lineOver(r.h, &in, content, r.opts.MaxLineBytes)
 }
 
 // observe is observeLine's.
 func (r *lineFile) observe(data []byte) {
 	if isBlank(data) {
 		return
+	}
+	if rest, ok := residue(data); ok {
+		gapAll(r.h)
+		if data = rest; isBlank(data) {
+			return
+		}
 	}
 	in := &r.in
 	in.Pos.Line, in.Index, in.Data = r.line, r.idx, data

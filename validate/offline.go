@@ -282,7 +282,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			}
 			if content > opts.MaxLineBytes {
 				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(long)}
-				h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, opts.MaxLineBytes))
+				lineOver(h, &in, content, opts.MaxLineBytes)
 			} else {
 				observe(line, idx, trimEOL(long))
 			}
@@ -293,7 +293,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 				idx++
 				if len(t) > opts.MaxLineBytes {
 					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(t)}
-					h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", len(t), opts.MaxLineBytes))
+					lineOver(h, &in, len(t), opts.MaxLineBytes)
 				} else {
 					observe(line, idx, t)
 				}
@@ -319,8 +319,51 @@ func observeLine(h Handler, in *Input, name string, line int64, idx uint64, data
 	if isBlank(data) {
 		return
 	}
+	if rest, ok := residue(data); ok {
+		gapAll(h)
+		if data = rest; isBlank(data) {
+			return
+		}
+	}
 	*in = Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, Data: data, FromLog: fromLog}
 	h.Observe(in)
+}
+
+// residue finds a log writer's crash residue in t, a line that is not a
+// frame's: NUL bytes, which JSON never holds raw. A writer that crashed
+// leaves its lost writes as a run of NULs and appends after them on its
+// restart; the logdir tap drops the line up to its last NUL as a loss of
+// the whole tap (every open stream gapped, no finding) and reads the rest
+// as the line (tap/logdir: Losses). A reader of the same file does the
+// same (gapAll, then the rest), so that validate gives the live verdicts
+// rather than an e2a.decode and the false sequence findings of the
+// records the crash lost. It returns the rest and true, or t and false:
+// one IndexByte for a line with no NUL.
+func residue(t []byte) ([]byte, bool) {
+	i := bytes.IndexByte(t, 0)
+	if i < 0 || t[0] == frame.Magic {
+		return t, false
+	}
+	return t[i+1+bytes.LastIndexByte(t[i+1:], 0)+1:], true
+}
+
+// gapAll is the loss of a crash residue: every open stream of h.
+func gapAll(h Handler) {
+	if g, ok := h.(allGapper); ok {
+		g.GapAll()
+	}
+}
+
+// lineOver reports a line over the limit (in.Data its head) as an
+// e2a.decode, or, when its head holds a NUL (a crash residue longer than
+// a line: the logdir tap drops it whole, and the line after the NULs with
+// it), as the loss of one.
+func lineOver(h Handler, in *Input, content, limit int) {
+	if in.Data[0] != frame.Magic && bytes.IndexByte(in.Data, 0) >= 0 {
+		gapAll(h)
+		return
+	}
+	h.DecodeError(in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, limit))
 }
 
 func trimEOL(b []byte) []byte {

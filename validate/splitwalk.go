@@ -112,6 +112,7 @@ const (
 	splitRescan                    // too long, or Scan rejected it: ObserveJSON's decode error
 	splitLineOver                  // a line over MaxLineBytes: data is its head
 	splitFrame                     // starts with the frame magic: Engine.Observe
+	splitResidue                   // a crash residue's loss (residue): every shard gaps its streams
 )
 
 // A splitRec is one record of a scanned chunk.
@@ -524,6 +525,12 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		if t[0] == frame.Magic && len(t) > len(utf8BOM) && bytes.HasPrefix(t, []byte(utf8BOM)) {
 			t = t[len(utf8BOM):] // JSON behind a mark, as the first line (LineBOM)
 		}
+		if rest, ok := residue(t); ok {
+			sl.recs = append(sl.recs, splitRec{kind: splitResidue, line: sl.lines, idx: sl.idx})
+			if t = rest; isBlank(t) {
+				continue
+			}
+		}
 		sl.recs = append(sl.recs, splitRec{data: t, line: sl.lines, idx: sl.idx})
 		r := &sl.recs[len(sl.recs)-1]
 		if t[0] == frame.Magic {
@@ -608,6 +615,11 @@ func (sw *splitWalk) skipLine(k int, off int64, prev byte) (int64, error) {
 // lineOver notes a line over MaxLineBytes (head: its first bytes), judged
 // as Sharded.DecodeError would have it.
 func (sw *splitWalk) lineOver(k int, sl *splitSlot, head []byte, content int) {
+	if head[0] != frame.Magic && bytes.IndexByte(head, 0) >= 0 {
+		// A crash residue longer than a line (lineOver).
+		sl.recs = append(sl.recs, splitRec{kind: splitResidue, line: sl.lines, idx: sl.idx})
+		return
+	}
 	sl.recs = append(sl.recs, splitRec{kind: splitLineOver, data: head, line: sl.lines, idx: sl.idx,
 		content: content, who: sw.headOwner(k, head)})
 }
@@ -645,6 +657,10 @@ func (sw *splitWalk) judgeFrom(k int, e *Engine, sl *splitSlot, in *Input, line 
 	me := uint8(k)
 	for ; i < len(sl.recs); i++ {
 		r := &sl.recs[i]
+		if r.kind == splitResidue {
+			e.GapAll() // every shard, its own streams
+			continue
+		}
 		if r.who != me && !r.cancel {
 			continue
 		}

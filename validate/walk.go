@@ -667,13 +667,19 @@ func (w *walker) giant() error {
 
 func (w *walker) decodeError(head []byte, content int) {
 	in := Input{Pos: Position{Kind: PosLine, Name: w.j.name, Line: w.line}, Index: w.idx, FromLog: w.j.opts.FromLog, Data: head}
-	w.feed.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, w.j.opts.MaxLineBytes))
+	lineOver(w.feed, &in, content, w.j.opts.MaxLineBytes)
 }
 
 // observe is observeLine's.
 func (w *walker) observe(data []byte) {
 	if isBlank(data) {
 		return
+	}
+	if rest, ok := residue(data); ok {
+		gapAll(w.feed)
+		if data = rest; isBlank(data) {
+			return
+		}
 	}
 	in := &w.in
 	in.Pos.Line, in.Index, in.Data = w.line, w.idx, data
