@@ -219,7 +219,11 @@ func (r *lineFile) lines() error {
 		} else if t := trimEOL(raw); len(t) > 0 {
 			r.idx++
 			if len(t) > limit {
-				r.decodeError(lineHead(t), len(t))
+				if rest, ok := stripOver(r.h, t, limit); ok {
+					r.observe(rest)
+				} else {
+					r.decodeError(lineHead(rest), len(rest))
+				}
 			} else {
 				r.observe(t)
 			}

@@ -292,8 +292,12 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			if t := trimEOL(b); len(t) > 0 {
 				idx++
 				if len(t) > opts.MaxLineBytes {
-					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(t)}
-					lineOver(h, &in, len(t), opts.MaxLineBytes)
+					if rest, ok := stripOver(h, t, opts.MaxLineBytes); ok {
+						observe(line, idx, rest)
+					} else {
+						in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(rest)}
+						lineOver(h, &in, len(rest), opts.MaxLineBytes)
+					}
 				} else {
 					observe(line, idx, t)
 				}
@@ -352,6 +356,20 @@ func gapAll(h Handler) {
 	if g, ok := h.(allGapper); ok {
 		g.GapAll()
 	}
+}
+
+// stripOver is residue for a line over the limit, t, read whole (one of
+// up to bufferedLine bytes): the logdir tap strips a crash residue from a
+// line it holds whole before it applies its limit, so the limit applies
+// to the rest. ok says the rest is within it (a line to judge); else it
+// is over (rest is t when t holds no residue).
+func stripOver(h Handler, t []byte, limit int) (rest []byte, ok bool) {
+	rest, res := residue(t)
+	if !res {
+		return t, false
+	}
+	gapAll(h)
+	return rest, len(rest) <= limit
 }
 
 // lineOver reports a line over the limit (in.Data its head) as an

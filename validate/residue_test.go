@@ -22,8 +22,9 @@ func residueRecord(id string, seq int, final bool) string {
 // restart) are read by validate as the logdir tap reads them live: the
 // line up to its last NUL is a loss of every open stream (no sequence
 // finding across it, no missing_final), the rest is the line and judged;
-// a line of NULs alone, and one over the limit that starts with them, are
-// the loss alone. No e2a.decode: JSON holds no raw NUL, so they are never
+// a line of NULs alone is the loss alone, and so is one longer than a read
+// buffer (the tap reads only its head); the limit applies to the rest of
+// a shorter one. No e2a.decode: JSON holds no raw NUL, so they are never
 // a record a producer wrote. The same on every way a file is read (one
 // shard by read(2), in place, the split walk, the hand-off, a plain
 // reader). Before, validate reported each as an e2a.decode, and the
@@ -49,11 +50,17 @@ func TestCrashResidueIsALoss(t *testing.T) {
 		"\x00\x00\x00\x00" + residueRecord("crash-a", 2, false),
 		residueRecord("crash-a", 3, true),
 		residueRecord("crash-c", 0, false),
-		// A run of NULs alone, and one longer than a line, then c's
-		// chunk 2 (its 1 lost with them).
+		// A run of NULs alone; one longer than the limit before c's
+		// chunk 1, on a line read whole (the limit applies to what
+		// follows the NULs); and one longer than a read buffer before
+		// d's chunk 1, dropped with it as the tap drops a line it
+		// cannot hold (it reads only its head).
 		strings.Repeat("\x00", 100),
 		strings.Repeat("\x00", maxLine+100) + residueRecord("crash-c", 1, false),
 		residueRecord("crash-c", 2, false), residueRecord("crash-c", 3, true),
+		residueRecord("crash-d", 0, false),
+		strings.Repeat("\x00", 300<<10) + residueRecord("crash-d", 1, false),
+		residueRecord("crash-d", 2, false), residueRecord("crash-d", 3, true),
 	}
 	for _, l := range lines {
 		b.WriteString(l + "\n")
@@ -67,8 +74,8 @@ func TestCrashResidueIsALoss(t *testing.T) {
 			t.Errorf("one shard: %s", l)
 		}
 	}
-	if i := strings.Index(want, "\nrecords "); i < 0 || !strings.HasPrefix(want[i+1:], "records 5007 ") {
-		t.Errorf("want the 5000 records of the clean traffic and the 7 of the crashed streams that no NUL cut judged: %.60s", want[i+1:])
+	if i := strings.Index(want, "\nrecords "); i < 0 || !strings.HasPrefix(want[i+1:], "records 5011 ") {
+		t.Errorf("want the 5000 records of the clean traffic and the 11 of the crashed streams that no NUL cut judged: %.60s", want[i+1:])
 	}
 	splitWalks = 0
 	for _, v := range append(jsonVariants(), walkVariant{shards: 1, inline: true, anyWalk: true}) {

@@ -515,8 +515,15 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 			}
 			sl.idx++
 			if len(t) > limit {
-				sw.lineOver(k, sl, lineHead(t), len(t))
-				continue
+				// A crash residue stripped first (stripOver).
+				if rest, ok := residue(t); ok {
+					sl.recs = append(sl.recs, splitRec{kind: splitResidue, line: sl.lines, idx: sl.idx})
+					t = rest
+				}
+				if len(t) > limit {
+					sw.lineOver(k, sl, lineHead(t), len(t))
+					continue
+				}
 			}
 		}
 		if isBlank(t) {

@@ -555,7 +555,11 @@ func (w *walker) lines() error {
 		} else if t := trimEOL(raw); len(t) > 0 {
 			w.idx++
 			if len(t) > limit {
-				w.decodeError(lineHead(t), len(t))
+				if rest, ok := stripOver(w.feed, t, limit); ok {
+					w.observe(rest)
+				} else {
+					w.decodeError(lineHead(rest), len(rest))
+				}
 			} else {
 				w.observe(t)
 			}
