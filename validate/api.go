@@ -327,6 +327,17 @@ type Sink interface {
 // run did (no e2a.missing_final for the streams the loss cut).
 type LossMarker interface{ LossMark(in *Input) }
 
+// OpenMarker is an optional interface of a Sink: OpenLeft is told, after
+// everything judged was handed to the sinks, that a live run stopped with
+// streams still open and did not end them (LiveConfig.FinishOnShutdown
+// false: they are dropped unreported). The record log writes the mark it
+// has for lines lost to everyone, so that a replay gaps every open stream
+// there, as the live run judged none of them further: no e2a.missing_final
+// at the end of the replay for streams the live run left open, and no
+// sequence rule across the restart for those a later run appended to the
+// same log (that run knew nothing of them either).
+type OpenMarker interface{ OpenLeft() }
+
 // StreamsIgnorer is an optional interface of a Sink: StreamsIgnored true
 // says that its StreamStart and StreamEnd do nothing, so that an engine
 // neither builds their StreamInfo (the stream's key and tap as strings, a

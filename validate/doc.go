@@ -37,7 +37,10 @@
 //     the hand-off's order, through a mapping: walk.go), shared by `e2atap
 //     validate` and `e2atap decode`. The sidecar's own record log is replayed
 //     (replay.go): each record in the tap and connection scope it had live, so
-//     that it gives the live findings.
+//     that it gives the live findings. A log line holding NUL bytes is read
+//     as the logdir tap reads it (a writer's crash residue: a loss, then the
+//     rest of the line). ReadOptions.Stop ends a read at its next refill
+//     (a signal to validate or decode).
 //
 // Concurrency: an Engine is not safe for concurrent use. Sharded's and
 // Live's methods say which goroutine may call them. A Sink is called from

@@ -223,6 +223,17 @@ func (e *Engine) Open() int {
 	return n
 }
 
+// anyOpen says whether a stream is open (not ended).
+func (e *Engine) anyOpen() bool {
+	open := false
+	e.eachPart(func(p int) {
+		for i := int32(0); i < int32(e.tab.len()) && !open; i++ {
+			open = e.tab.at(i).flags&fEnded == 0
+		}
+	})
+	return open
+}
+
 // use makes partition p current, allocating its state on first use (a
 // shard only ever uses the partitions it owns).
 func (e *Engine) use(p int) {

@@ -151,10 +151,13 @@ type chunkSplit struct {
 	// judged yet.
 	final int
 	taken int // chunks taken by a shard to read and skim: [0, taken)
-	err   error
-	next  []int
-	ins   []splitIn    // per shard: the Input and Frame it judges with
-	read  atomic.Int64 // bytes read
+	// stopAt: the chunk the read stopped before (opts.Stop), or 0; the
+	// read then ends at the chunk before it (final, ErrStopped).
+	stopAt int
+	err    error
+	next   []int
+	ins    []splitIn    // per shard: the Input and Frame it judges with
+	read   atomic.Int64 // bytes read
 }
 
 type splitIn struct {
@@ -251,6 +254,12 @@ func (r *chunkSplit) walk(k int) {
 			r.mu.Unlock()
 			break
 		}
+		if c > 0 && r.opts.stopped() {
+			r.stop(c)
+			r.mu.Unlock()
+			r.wake.notify(k)
+			break
+		}
 		r.taken++
 		r.mu.Unlock()
 		sl := &r.slots[c%len(r.slots)]
@@ -298,6 +307,19 @@ func (r *chunkSplit) walk(k int) {
 			r.wait(k)
 		}
 		r.mu.Unlock()
+	}
+}
+
+// stop ends the read before chunk c, which no shard has taken (Stop):
+// at c-1 once it is verified (at once if it is, else by verify); r.mu
+// held.
+func (r *chunkSplit) stop(c int) {
+	if r.stopAt > 0 || r.final >= 0 {
+		return
+	}
+	r.stopAt = c
+	if sl := &r.slots[(c-1)%len(r.slots)]; sl.chunk == c-1 && sl.state == slotVerified {
+		r.final, r.err = c-1, ErrStopped
 	}
 }
 
@@ -379,6 +401,8 @@ func (r *chunkSplit) verify(k int, sl *chunkSlot, d int) {
 		r.final, r.err = d, sl.err
 	case sl.stop != "" || sl.end >= r.size:
 		r.final = d
+	case r.stopAt > 0 && d == r.stopAt-1:
+		r.final, r.err = d, ErrStopped
 	}
 }
 

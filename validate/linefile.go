@@ -135,6 +135,9 @@ func (r *lineFile) eof() bool { return r.left == 0 }
 // fill moves what is left unread to the front of the buffer, grows it when
 // that is all of it (up to want bytes), and reads more after it.
 func (r *lineFile) fill(want int) error {
+	if r.opts.stopped() {
+		return ErrStopped
+	}
 	rest := len(r.b) - r.off
 	switch {
 	case rest == cap(r.buf):
@@ -216,7 +219,11 @@ func (r *lineFile) lines() error {
 		} else if t := trimEOL(raw); len(t) > 0 {
 			r.idx++
 			if len(t) > limit {
-				r.decodeError(lineHead(t), len(t))
+				if rest, ok := stripOver(r.h, t, limit); ok {
+					r.observe(rest)
+				} else {
+					r.decodeError(lineHead(rest), len(rest))
+				}
 			} else {
 				r.observe(t)
 			}
@@ -276,13 +283,19 @@ func (r *lineFile) giant() error {
 
 func (r *lineFile) decodeError(head []byte, content int) {
 	in := Input{Pos: Position{Kind: PosLine, Name: r.name, Line: r.line}, Index: r.idx, FromLog: r.opts.FromLog, Data: head}
-	r.h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, r.opts.MaxLineBytes))
+	lineOver(r.h, &in, content, r.opts.MaxLineBytes)
 }
 
 // observe is observeLine's.
 func (r *lineFile) observe(data []byte) {
 	if isBlank(data) {
 		return
+	}
+	if rest, ok := residue(data); ok {
+		gapAll(r.h)
+		if data = rest; isBlank(data) {
+			return
+		}
 	}
 	in := &r.in
 	in.Pos.Line, in.Index, in.Data = r.line, r.idx, data

@@ -28,7 +28,8 @@ type LiveConfig struct {
 	// of it: see Run).
 	SweepCheck time.Duration
 	// FinishOnShutdown ends open streams at shutdown as missing_final with
-	// reason shutdown; otherwise they are dropped unreported.
+	// reason shutdown; otherwise they are dropped unreported (and an
+	// OpenMarker sink is told, if one was open).
 	FinishOnShutdown bool
 	// Now is the clock (tests inject one).
 	Now func() time.Time
@@ -104,6 +105,7 @@ type Live struct {
 	// end (marker); at most one entry per scope.
 	lost   map[lostScope]struct{}
 	marker LossMarker // the sink's, if it marks losses
+	opener OpenMarker // the sink's, if it marks open streams left
 }
 
 // lostScope is the scope of a loss: a tap and a connection ("" for the
@@ -131,6 +133,7 @@ func NewLive(cfg LiveConfig, sink Sink) *Live {
 	}
 	l := &Live{cfg: cfg, q: newLiveQueue(cfg.Queue), run: NewSharded(cfg.Shards, cfg.Engine, sink), started: map[string]time.Time{}}
 	l.marker, _ = sink.(LossMarker)
+	l.opener, _ = sink.(OpenMarker)
 	l.run.OnRelease(cfg.Release)
 	l.run.unordered = cfg.Unordered
 	// Run is also a shard: it judges the streams of shard 0's (smaller)
@@ -557,6 +560,10 @@ func (l *Live) stop() Stats {
 		l.run.Finish(ReasonShutdown, &Input{Time: l.cfg.Now()})
 	} else {
 		l.run.Close()
+		if l.opener != nil && l.run.anyOpen() {
+			// Dropped unreported: the record log says so (OpenMarker).
+			l.opener.OpenLeft()
+		}
 	}
 	return l.run.Stats()
 }

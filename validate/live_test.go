@@ -662,3 +662,70 @@ func TestLiveLossAtAConnectionsEnd(t *testing.T) {
 		t.Errorf("finding across a loss: %+v", f)
 	}
 }
+
+// openSink counts OpenLeft calls, and the records before the first.
+type openSink struct {
+	gapSink
+	left, before int
+}
+
+func (o *openSink) OpenLeft() {
+	o.mu.Lock()
+	if o.left == 0 {
+		o.before = len(o.gaps)
+	}
+	o.left++
+	o.mu.Unlock()
+}
+
+// TestLiveOpenLeftAtShutdown: a live run that does not finish its streams
+// at shutdown (FinishOnShutdown false) tells an OpenMarker sink once, after
+// every record, when it stops with a stream open, on any shard; not when
+// every stream has ended, and not when it finishes them (they are then
+// reported as missing_final, and a replay does the same).
+func TestLiveOpenLeftAtShutdown(t *testing.T) {
+	final := resp(1, "is_final", true, "status", "succeeded", "response_kind", "e2a.complete", "body", map[string]any{"result": map[string]any{}})
+	for _, c := range []struct {
+		name   string
+		finish bool
+		open   bool
+		want   int
+	}{
+		{"open left", false, true, 1},
+		{"all ended", false, false, 0},
+		{"finished", true, true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			col := &openSink{}
+			cfg := DefaultLiveConfig()
+			cfg.Shards, cfg.JoinWindow, cfg.FinishOnShutdown = 2, 0, c.finish
+			l := NewLive(cfg, col)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan Stats, 1)
+			go func() { done <- l.Run(ctx) }()
+			at := time.Unix(1000, 0)
+			bg := context.Background()
+			n := 0
+			for i := range 16 { // streams on both shards
+				tap := fmt.Sprintf("t%d", i)
+				recs := []string{resp(0), final}
+				if c.open && i == 15 {
+					recs = recs[:1]
+				}
+				for _, r := range recs {
+					if err := l.Submit(bg, Input{Tap: tap, Time: at, Data: []byte(r)}); err != nil {
+						t.Fatal(err)
+					}
+					n++
+				}
+			}
+			cancel()
+			<-done
+			col.mu.Lock()
+			defer col.mu.Unlock()
+			if col.left != c.want || c.want > 0 && col.before != n {
+				t.Errorf("OpenLeft told %d times (after %d of %d records), want %d", col.left, col.before, n, c.want)
+			}
+		})
+	}
+}

@@ -38,6 +38,15 @@ func (m MultiSink) LossMark(in *Input) {
 	}
 }
 
+// OpenLeft tells the sinks that mark open streams left (OpenMarker).
+func (m MultiSink) OpenLeft() {
+	for _, s := range m {
+		if om, ok := s.(OpenMarker); ok {
+			om.OpenLeft()
+		}
+	}
+}
+
 // RecordsIgnored says whether every sink ignores the records.
 func (m MultiSink) RecordsIgnored() bool {
 	for _, s := range m {

@@ -61,6 +61,33 @@ type ReadOptions struct {
 	// once also when the log was rotated in between (validate path.1,
 	// then path). Nil: each Read remembers its own.
 	Replayed *Replayed
+	// Stop, if set, is asked where a reader refills its buffer, window or
+	// chunk (never for each record), from the reader's goroutines, maybe
+	// several at once: once it says true the read ends early with
+	// ErrStopped (validate's SIGINT or SIGTERM). The records before that
+	// point are judged, the rest of the input is not read, and no stream
+	// is ended. Nil: the input is read to its end.
+	Stop func() bool
+}
+
+// ErrStopped is Read's error when ReadOptions.Stop ended the read before
+// the end of its input.
+var ErrStopped = errors.New("read stopped before the end of the input")
+
+// stopped says whether Stop asks the read to end.
+func (o *ReadOptions) stopped() bool { return o.Stop != nil && o.Stop() }
+
+// stopReader ends a read (ErrStopped) at the first refill after Stop.
+type stopReader struct {
+	r    io.Reader
+	opts *ReadOptions
+}
+
+func (r stopReader) Read(p []byte) (int, error) {
+	if r.opts.stopped() {
+		return 0, ErrStopped
+	}
+	return r.r.Read(p)
 }
 
 // Replayed is what replays of record logs remember across files (the
@@ -93,6 +120,9 @@ const utf8BOM = "\xef\xbb\xbf"
 func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) (last uint64, err error) {
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = 8 << 20
+	}
+	if opts.stopped() {
+		return opts.Index, ErrStopped
 	}
 	if f, ok := r.(*os.File); ok {
 		// A regular file is read by pread(2) into one reused buffer for a
@@ -150,6 +180,9 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 			m.close(pos)
 		}
 	}
+	if opts.Stop != nil {
+		r = stopReader{r, &opts}
+	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	if b, _ := br.Peek(2); len(b) == 2 && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -157,7 +190,11 @@ func Read(r io.Reader, name string, format Format, opts ReadOptions, h Handler) 
 			return opts.Index, fmt.Errorf("%s: gzip: %w", name, err)
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(zr, 256<<10)
+		var dr io.Reader = zr
+		if opts.Stop != nil {
+			dr = stopReader{zr, &opts} // a refill of what it decompresses
+		}
+		br = bufio.NewReaderSize(dr, 256<<10)
 	}
 	if format != FormatFrames {
 		b, err := br.Peek(len(utf8BOM))
@@ -245,7 +282,7 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			}
 			if content > opts.MaxLineBytes {
 				in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(long)}
-				h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, opts.MaxLineBytes))
+				lineOver(h, &in, content, opts.MaxLineBytes)
 			} else {
 				observe(line, idx, trimEOL(long))
 			}
@@ -255,8 +292,12 @@ func readJSONL(br *bufio.Reader, name string, opts ReadOptions, h Handler) (uint
 			if t := trimEOL(b); len(t) > 0 {
 				idx++
 				if len(t) > opts.MaxLineBytes {
-					in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(t)}
-					h.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", len(t), opts.MaxLineBytes))
+					if rest, ok := stripOver(h, t, opts.MaxLineBytes); ok {
+						observe(line, idx, rest)
+					} else {
+						in := Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, FromLog: opts.FromLog, Data: lineHead(rest)}
+						lineOver(h, &in, len(rest), opts.MaxLineBytes)
+					}
 				} else {
 					observe(line, idx, t)
 				}
@@ -282,8 +323,65 @@ func observeLine(h Handler, in *Input, name string, line int64, idx uint64, data
 	if isBlank(data) {
 		return
 	}
+	if rest, ok := residue(data); ok {
+		gapAll(h)
+		if data = rest; isBlank(data) {
+			return
+		}
+	}
 	*in = Input{Pos: Position{Kind: PosLine, Name: name, Line: line}, Index: idx, Data: data, FromLog: fromLog}
 	h.Observe(in)
+}
+
+// residue finds a log writer's crash residue in t, a line that is not a
+// frame's: NUL bytes, which JSON never holds raw. A writer that crashed
+// leaves its lost writes as a run of NULs and appends after them on its
+// restart; the logdir tap drops the line up to its last NUL as a loss of
+// the whole tap (every open stream gapped, no finding) and reads the rest
+// as the line (tap/logdir: Losses). A reader of the same file does the
+// same (gapAll, then the rest), so that validate gives the live verdicts
+// rather than an e2a.decode and the false sequence findings of the
+// records the crash lost. It returns the rest and true, or t and false:
+// one IndexByte for a line with no NUL.
+func residue(t []byte) ([]byte, bool) {
+	i := bytes.IndexByte(t, 0)
+	if i < 0 || t[0] == frame.Magic {
+		return t, false
+	}
+	return t[i+1+bytes.LastIndexByte(t[i+1:], 0)+1:], true
+}
+
+// gapAll is the loss of a crash residue: every open stream of h.
+func gapAll(h Handler) {
+	if g, ok := h.(allGapper); ok {
+		g.GapAll()
+	}
+}
+
+// stripOver is residue for a line over the limit, t, read whole (one of
+// up to bufferedLine bytes): the logdir tap strips a crash residue from a
+// line it holds whole before it applies its limit, so the limit applies
+// to the rest. ok says the rest is within it (a line to judge); else it
+// is over (rest is t when t holds no residue).
+func stripOver(h Handler, t []byte, limit int) (rest []byte, ok bool) {
+	rest, res := residue(t)
+	if !res {
+		return t, false
+	}
+	gapAll(h)
+	return rest, len(rest) <= limit
+}
+
+// lineOver reports a line over the limit (in.Data its head) as an
+// e2a.decode, or, when its head holds a NUL (a crash residue longer than
+// a line: the logdir tap drops it whole, and the line after the NULs with
+// it), as the loss of one.
+func lineOver(h Handler, in *Input, content, limit int) {
+	if in.Data[0] != frame.Magic && bytes.IndexByte(in.Data, 0) >= 0 {
+		gapAll(h)
+		return
+	}
+	h.DecodeError(in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, limit))
 }
 
 func trimEOL(b []byte) []byte {
@@ -522,12 +620,18 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 	// Sharded for each one.
 	sh, _ := h.(*Sharded)
 	eng := sh.inlineEngine()
+	fill := func() error {
+		if opts.stopped() {
+			return ErrStopped
+		}
+		return s.fill(s)
+	}
 	for {
 		if s.off == len(s.buf) {
 			if s.eof {
 				return idx, nil
 			}
-			if err := s.fill(s); err != nil {
+			if err := fill(); err != nil {
 				return idx, err
 			}
 			continue
@@ -535,7 +639,7 @@ func decodeFrames(s *frameBuf, name string, opts ReadOptions, h Handler) (uint64
 		if !dec.TryDecodeTo(f, s.buf[s.off:]) {
 			if !s.eof && len(s.buf)-s.off < maxFrameBuffer {
 				// Maybe only part of the frame is here: no error built.
-				if err := s.fill(s); err != nil {
+				if err := fill(); err != nil {
 					return idx, err
 				}
 				continue

@@ -880,6 +880,16 @@ func (s *Sharded) Close() {
 	}
 }
 
+// anyOpen says whether a shard holds an open stream (after Close).
+func (s *Sharded) anyOpen() bool {
+	for _, sh := range s.shards {
+		if sh.eng.anyOpen() {
+			return true
+		}
+	}
+	return false
+}
+
 // Stats adds up the shards' counters (after Finish).
 func (s *Sharded) Stats() Stats {
 	var t Stats

@@ -112,6 +112,7 @@ const (
 	splitRescan                    // too long, or Scan rejected it: ObserveJSON's decode error
 	splitLineOver                  // a line over MaxLineBytes: data is its head
 	splitFrame                     // starts with the frame magic: Engine.Observe
+	splitResidue                   // a crash residue's loss (residue): every shard gaps its streams
 )
 
 // A splitRec is one record of a scanned chunk.
@@ -174,6 +175,9 @@ type splitWalk struct {
 	next   int64
 	chunks atomic.Int64
 	failed atomic.Bool
+	// stopAt: the chunk the read stopped before (opts.Stop), or 0 when it
+	// did not stop; guarded by cutMu, read once the shards are done.
+	stopAt int64
 	// The bytes and lines of the chunks scanned so far: a chunk's size is
 	// splitChunkLines lines of their mean length.
 	seenBytes, seenLines atomic.Int64
@@ -257,6 +261,9 @@ func (s *Sharded) readLinesSplit(f *os.File, name string, format Format, opts Re
 	wg.Wait()
 	held := 0
 	end := size
+	if sw.stopAt > 0 {
+		err, end = ErrStopped, sw.cut
+	}
 	for i := range sw.slots {
 		sl := &sw.slots[i]
 		held += len(sl.pool)
@@ -324,6 +331,10 @@ func (sw *splitWalk) work(k int) {
 			sw.wake.notify(k)
 			continue
 		}
+		if n := sw.chunks.Load(); n >= 0 && j >= n {
+			sw.wake.notify(k) // the read stopped here (claim): the others end too
+			break
+		}
 		sw.wake.wait(k, gen)
 	}
 	sw.lines[k], sw.idxTotal[k] = line, int64(idx-sw.opts.Index)
@@ -348,7 +359,17 @@ func (sw *splitWalk) claim() (c, from, to int64, ok bool) {
 	sw.cutMu.Lock()
 	defer sw.cutMu.Unlock()
 	c, from = sw.next, sw.cut
-	if from >= sw.size || sw.failed.Load() || !sw.free(c) {
+	if from >= sw.size || sw.failed.Load() {
+		return 0, 0, 0, false
+	}
+	if c > 0 && sw.stopAt == 0 && sw.opts.stopped() {
+		// No chunk after c-1 is read: the shards judge those before it
+		// and end there (chunks), as at the end of the file.
+		sw.stopAt = c
+		sw.chunks.Store(c)
+		return 0, 0, 0, false
+	}
+	if !sw.free(c) {
 		return 0, 0, 0, false
 	}
 	n := int64(splitChunkBytes)
@@ -494,8 +515,15 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 			}
 			sl.idx++
 			if len(t) > limit {
-				sw.lineOver(k, sl, lineHead(t), len(t))
-				continue
+				// A crash residue stripped first (stripOver).
+				if rest, ok := residue(t); ok {
+					sl.recs = append(sl.recs, splitRec{kind: splitResidue, line: sl.lines, idx: sl.idx})
+					t = rest
+				}
+				if len(t) > limit {
+					sw.lineOver(k, sl, lineHead(t), len(t))
+					continue
+				}
 			}
 		}
 		if isBlank(t) {
@@ -503,6 +531,12 @@ func (sw *splitWalk) scan(k int, from, to int64, sl *splitSlot) {
 		}
 		if t[0] == frame.Magic && len(t) > len(utf8BOM) && bytes.HasPrefix(t, []byte(utf8BOM)) {
 			t = t[len(utf8BOM):] // JSON behind a mark, as the first line (LineBOM)
+		}
+		if rest, ok := residue(t); ok {
+			sl.recs = append(sl.recs, splitRec{kind: splitResidue, line: sl.lines, idx: sl.idx})
+			if t = rest; isBlank(t) {
+				continue
+			}
 		}
 		sl.recs = append(sl.recs, splitRec{data: t, line: sl.lines, idx: sl.idx})
 		r := &sl.recs[len(sl.recs)-1]
@@ -588,6 +622,11 @@ func (sw *splitWalk) skipLine(k int, off int64, prev byte) (int64, error) {
 // lineOver notes a line over MaxLineBytes (head: its first bytes), judged
 // as Sharded.DecodeError would have it.
 func (sw *splitWalk) lineOver(k int, sl *splitSlot, head []byte, content int) {
+	if head[0] != frame.Magic && bytes.IndexByte(head, 0) >= 0 {
+		// A crash residue longer than a line (lineOver).
+		sl.recs = append(sl.recs, splitRec{kind: splitResidue, line: sl.lines, idx: sl.idx})
+		return
+	}
 	sl.recs = append(sl.recs, splitRec{kind: splitLineOver, data: head, line: sl.lines, idx: sl.idx,
 		content: content, who: sw.headOwner(k, head)})
 }
@@ -625,6 +664,10 @@ func (sw *splitWalk) judgeFrom(k int, e *Engine, sl *splitSlot, in *Input, line 
 	me := uint8(k)
 	for ; i < len(sl.recs); i++ {
 		r := &sl.recs[i]
+		if r.kind == splitResidue {
+			e.GapAll() // every shard, its own streams
+			continue
+		}
 		if r.who != me && !r.cancel {
 			continue
 		}

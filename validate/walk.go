@@ -461,6 +461,9 @@ func (w *walker) published() {
 // gen, 2 shards, go tool trace). Only a window held from before the last
 // remap is waited for.
 func (w *walker) remap() (grew bool, err error) {
+	if w.j.opts.stopped() {
+		return false, ErrStopped
+	}
 	if w.j.shared != nil {
 		w.dropped = 0
 		w.ww, grew, err = w.j.shared.remap(w.k, w.pos)
@@ -552,13 +555,19 @@ func (w *walker) lines() error {
 		} else if t := trimEOL(raw); len(t) > 0 {
 			w.idx++
 			if len(t) > limit {
-				w.decodeError(lineHead(t), len(t))
+				if rest, ok := stripOver(w.feed, t, limit); ok {
+					w.observe(rest)
+				} else {
+					w.decodeError(lineHead(rest), len(rest))
+				}
 			} else {
 				w.observe(t)
 			}
 		}
 		w.pos += int64(n)
-		w.giveBack(off + n)
+		if w.giveBack(off + n) {
+			return ErrStopped
+		}
 	}
 }
 
@@ -566,11 +575,12 @@ func (w *walker) lines() error {
 // every shard is done with: at each dropChunk of the window read, the
 // index read so far is noted; once the watermark has passed it, the chunk
 // before it is no longer read by anyone. An inline read is done with
-// everything before off.
-func (w *walker) giveBack(off int) {
+// everything before off. At each chunk, it asks whether the read is to
+// stop (ReadOptions.Stop): a window is too long to wait for.
+func (w *walker) giveBack(off int) (stop bool) {
 	w.m.ahead(off)
 	if w.idx&63 != 0 {
-		return
+		return false
 	}
 	if w.hand != nil && w.hand.tail == 0 {
 		w.nearEnd()
@@ -582,17 +592,20 @@ func (w *walker) giveBack(off int) {
 		if off-w.dropped >= dropChunk {
 			dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
 			w.dropped += dropChunk
+			return w.j.opts.stopped()
 		}
-		return
+		return false
 	}
 	if off-w.dropped >= dropChunk*(len(w.marks)+1) {
 		w.marks = append(w.marks, w.idx)
+		stop = w.j.opts.stopped()
 	}
 	if len(w.marks) > 0 && w.hand.Watermark() >= w.marks[0] {
 		dropBehind(w.m.win[w.dropped : w.dropped+dropChunk])
 		w.dropped += dropChunk
 		w.marks = w.marks[:copy(w.marks, w.marks[1:])]
 	}
+	return stop
 }
 
 // tailBytes is how near the end of a mapped file of JSON lines its reader
@@ -658,13 +671,19 @@ func (w *walker) giant() error {
 
 func (w *walker) decodeError(head []byte, content int) {
 	in := Input{Pos: Position{Kind: PosLine, Name: w.j.name, Line: w.line}, Index: w.idx, FromLog: w.j.opts.FromLog, Data: head}
-	w.feed.DecodeError(&in, ProtoE2A, fmt.Sprintf("line of %d bytes is over the %d-byte limit", content, w.j.opts.MaxLineBytes))
+	lineOver(w.feed, &in, content, w.j.opts.MaxLineBytes)
 }
 
 // observe is observeLine's.
 func (w *walker) observe(data []byte) {
 	if isBlank(data) {
 		return
+	}
+	if rest, ok := residue(data); ok {
+		gapAll(w.feed)
+		if data = rest; isBlank(data) {
+			return
+		}
 	}
 	in := &w.in
 	in.Pos.Line, in.Index, in.Data = w.line, w.idx, data
@@ -709,6 +728,9 @@ func (w *walker) frames() error {
 			if off-w.dropped >= dropChunk {
 				w.dropped += dropChunk
 				w.ww.dropPassed(w.k, w.dropped)
+				if w.j.opts.stopped() {
+					return ErrStopped // a window is too long to wait for
+				}
 			}
 			continue
 		}

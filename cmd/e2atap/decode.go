@@ -29,7 +29,8 @@ personal data are always masked (with the fingerprints of
 E2ATAP_FINGERPRINT_KEY, or of a random key), and model output and user
 text are masked with their length unless --show-content is given.
 
-Exit status: 0, or 2 on a usage or I/O error.
+Exit status: 0, or 2 on a usage or I/O error, or interrupted: on SIGINT
+or SIGTERM the input is read no further, and what was decoded is printed.
 
 Flags:
 `
@@ -62,8 +63,10 @@ func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer rc.Close()
 	label := name
+	var in io.Reader = rc // a file stays an *os.File: Read's fast paths
 	if name == "-" {
 		label = "stdin"
+		in = newInterruptible(ctx, rc)
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	content := jsonlog.ContentMask
@@ -72,8 +75,16 @@ func cmdDecode(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	d := &dissector{enc: json.NewEncoder(w), pol: pol, red: newRecordRedactor(content, key)}
 	d.enc.SetEscapeHTML(false)
-	_, err = validate.Read(rc, label, f, validate.ReadOptions{MaxLineBytes: *maxLine}, d)
+	_, err = validate.Read(in, label, f, validate.ReadOptions{MaxLineBytes: *maxLine, Stop: func() bool { return ctx.Err() != nil }}, d)
 	w.Flush()
+	if ctx.Err() != nil {
+		where := name
+		if name == "-" {
+			where = "standard input"
+		}
+		fmt.Fprintf(stderr, "e2atap decode: interrupted in %s: the input was not read to its end\n", where)
+		return exitUsage
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "e2atap decode: reading %s: %v\n", name, err)
 		return exitUsage

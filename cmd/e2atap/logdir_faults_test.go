@@ -223,7 +223,9 @@ func TestRunLogdirOversizeLine(t *testing.T) {
 // within it, and the open streams were reported missing_final.
 //
 // The record log replays to the same verdict: the record after a loss is
-// marked "gap" there. Before, the log kept no trace of a loss of the whole
+// marked "gap" there. So does validate of the application's log itself
+// (the same bytes the tap read), which gave the e2a.decode, seq_gap and
+// missing_final findings the live run does not. Before, the log kept no trace of a loss of the whole
 // tap, and its replay reported what the live run had not judged across
 // the loss (e2a.missing_final for torn and cut).
 func TestRunLogdirCrashResidue(t *testing.T) {
@@ -279,6 +281,14 @@ func TestRunLogdirCrashResidue(t *testing.T) {
 	_, out, _ := runCLI(t, "validate", "--output", "json", "--fail-on", "never", cfg.Outputs.Log.Path)
 	if n := strings.Count(out, "\n"); n != 1 || !strings.Contains(out, `"rule":"e2a.seq_gap","severity":"error","stream":"planted"`) {
 		t.Errorf("validate of the record log: %d findings, want only the planted seq_gap:\n%s", n, out)
+	}
+	// validate of the application's log itself reads the NULs as the tap
+	// does: the same verdicts, and no e2a.decode. Before: an e2a.decode for
+	// each crash, a seq_gap for torn across the first, and missing_final
+	// for torn and cut.
+	_, out, _ = runCLI(t, "validate", "--output", "json", "--fail-on", "never", path)
+	if n := strings.Count(out, "\n"); n != 1 || !strings.Contains(out, `"rule":"e2a.seq_gap","severity":"error","stream":"planted"`) {
+		t.Errorf("validate of the application's log: %d findings, want the live run's, only the planted seq_gap:\n%s", n, out)
 	}
 }
 

@@ -136,6 +136,14 @@ func (o outputSink) LossMark(in *validate.Input) {
 	}
 }
 
+// OpenLeft marks the streams a run left open in the record log
+// (validate.OpenMarker).
+func (o outputSink) OpenLeft() {
+	if w := o.p.Load().rec; w != nil {
+		w.OpenLeft()
+	}
+}
+
 func (outputSink) StreamStart(*validate.StreamInfo) {}
 func (outputSink) StreamEnd(*validate.StreamInfo)   {}
 

@@ -33,8 +33,9 @@ are one capture, read in order.
 
 Exit status: 0 no finding at or above --fail-on, 1 some, 2 usage or I/O error
 (a --log that could not be written is one), or interrupted: on SIGINT or
-SIGTERM, standard input is read no further and the files after the one
-being read are skipped; the findings so far and the summary are printed,
+SIGTERM, the input being read (standard input or a file) is read no
+further and the files after it are skipped; the findings so far and the
+summary are printed,
 and the streams still open are not judged (no missing_final: their input
 was cut, not ended).
 
@@ -227,7 +228,7 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			if looksLikeConfig(name) {
 				fmt.Fprintf(stderr, "e2atap validate: %s looks like a configuration file; to check one, run: e2atap run --config %s --check\n", name, name)
 			}
-			idx, err = validate.Read(in, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed}, run)
+			idx, err = validate.Read(in, label, format, validate.ReadOptions{MaxLineBytes: vf.maxLine, FromLog: true, Index: idx, Replayed: &replayed, Stop: func() bool { return ctx.Err() != nil }}, run)
 			rc.Close()
 			var internal *validate.InternalError
 			if errors.As(err, &internal) {

@@ -438,6 +438,13 @@ func (w *Writer) LossMark(in *validate.Input) {
 	w.red.put(st)
 }
 
+// OpenLeft writes the mark of lines lost to everyone (logLostMark): the
+// live run stopped with streams open and judged them no further, so a
+// replay gaps every open stream there (validate.OpenMarker).
+func (w *Writer) OpenLeft() {
+	w.out.write(logLostMark)
+}
+
 // Finding does nothing: findings go to a FindingWriter.
 func (w *Writer) Finding(*validate.Finding) {}
 

@@ -1,6 +1,7 @@
 package logdir
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -54,5 +55,48 @@ func TestCRLFLineAtTheLimit(t *testing.T) {
 	}
 	if len(oversize) != 0 {
 		t.Errorf("oversize reports %v", oversize)
+	}
+}
+
+// TestOversizeLengthLFAfterCR: the length reported for a line over
+// MaxLineBytes is its content, without its CR LF or LF, as offline
+// validate counts it ("line of N bytes"), also when the tailer reads the
+// CR before the LF (a writer's two writes; a read that ends between them):
+// within the first buffer (a line of 3000 bytes) and past it (200,000
+// bytes: the CR ends a read of the discarded rest). The tailer counted
+// such a CR as content: one byte more than validate reported for the same
+// line.
+func TestOversizeLengthLFAfterCR(t *testing.T) {
+	for _, n := range []int{3000, 200000} {
+		for _, eol := range []string{"\n", "\r\n"} {
+			t.Run(fmt.Sprintf("%d bytes %q", n, eol), func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "app.jsonl")
+				cfg := testConfig(dir, "*.jsonl")
+				cfg.MaxLineBytes = 1000
+				var mu sync.Mutex
+				var oversize []int64
+				cfg.OnOversize = func(_ tap.Position, n int64, _ []byte) {
+					mu.Lock()
+					oversize = append(oversize, n)
+					mu.Unlock()
+				}
+				line := `{"pad":"` + strings.Repeat("p", n-10) + `"}`
+				// One write: the line before it, the long line and the
+				// first byte of its end of line (CR, or none).
+				appendFile(t, path, "{\"a\":1}"+eol+line+eol[:len(eol)-1])
+				var c collector
+				r := start(t, cfg, c.emit)
+				waitFor(t, 10*time.Second, "the line before", func() bool { return c.len() >= 1 })
+				appendFile(t, path, "\n{\"b\":2}"+eol)
+				waitFor(t, 10*time.Second, "the line after", func() bool { return c.len() >= 2 })
+				r.stop(t)
+				mu.Lock()
+				defer mu.Unlock()
+				if len(oversize) != 1 || oversize[0] != int64(len(line)) {
+					t.Errorf("oversize reports %v, want one of %d bytes (the line's content)", oversize, len(line))
+				}
+			})
+		}
 	}
 }

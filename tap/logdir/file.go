@@ -69,6 +69,7 @@ type tracked struct {
 	nulSeen    bool   // NUL bytes were found (crashResidue), logged
 	discarding bool   // inside an oversize line: bytes are read and dropped
 	discardLen int64  // bytes of that line seen so far
+	discardCR  bool   // the last of them is a CR: not content if an LF follows
 	head       []byte // the oversize line's first bytes, for OnOversize
 	// torn: the truncation the file is read again after lost content
 	// (counted), which may have cut a line: a writer that buffers its
@@ -200,7 +201,9 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 				// again into the line buffer (cheaper than copying here).
 				tf.readOff += int64(i + 1)
 				length := tf.discardLen + int64(i)
-				if i > 0 && t.scratch[i-1] == '\r' {
+				// The CR of a CR LF is not content (trimEOL), also when
+				// it was read before the LF (the end of the last read).
+				if i > 0 && t.scratch[i-1] == '\r' || i == 0 && tf.discardCR {
 					length--
 				}
 				t.oversize(tf, length, tf.readOff, tf.head)
@@ -210,6 +213,7 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			}
 			tf.readOff += int64(k)
 			tf.discardLen += int64(k)
+			tf.discardCR = t.scratch[k-1] == '\r'
 			n += k
 			continue
 		}
@@ -295,6 +299,7 @@ func (t *Tailer) readFile(ctx context.Context, emit tap.EmitFunc, tf *tracked, b
 			}
 			tf.head = append(make([]byte, 0, OversizeHead), tf.buf[start:min(tf.w, start+OversizeHead)]...) // completed while discarding
 			tf.discarding, tf.discardLen = true, int64(tf.w-start)
+			tf.discardCR = tf.w > start && tf.buf[tf.w-1] == '\r'
 			tf.buf, tf.r, tf.w, tf.clean = nil, 0, 0, 0 // the line is not held
 			t.release(tf)
 			continue
