@@ -223,7 +223,7 @@ func ParseConfig(b []byte) (Config, error) {
 	d := newConfigDecoder()
 	d.document(b, &cfg)
 	cfg.src = &configSource{lines: d.lines}
-	if _, set := d.lines["streams.shards"]; !set {
+	if !d.set["streams.shards"] { // left out, or null
 		cfg.Streams.Shards = defaultShards(cfg.Outputs.Log.Path != "")
 	}
 	if len(d.probs) > 0 {

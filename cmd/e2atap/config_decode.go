@@ -131,6 +131,9 @@ func parentPath(p string) string {
 type configDecoder struct {
 	probs Problems
 	lines map[string]int
+	// set: the key paths given a value that is not null (a null keeps the
+	// default: ParseConfig resolves a default left so).
+	set map[string]bool
 	// inAlias: the anchors being decoded, for an alias inside its own
 	// anchor; steps bounds the work aliases can multiply.
 	inAlias map[*yaml.Node]bool
@@ -142,7 +145,7 @@ type configDecoder struct {
 const maxDecodeSteps = 1_000_000
 
 func newConfigDecoder() *configDecoder {
-	return &configDecoder{lines: map[string]int{}, inAlias: map[*yaml.Node]bool{}}
+	return &configDecoder{lines: map[string]int{}, set: map[string]bool{}, inAlias: map[*yaml.Node]bool{}}
 }
 
 // resolve follows an alias to its anchor's node, and says false (with a
@@ -232,6 +235,7 @@ func (d *configDecoder) value(n *yaml.Node, v reflect.Value, path string) {
 		}
 		return // "key:" with no value keeps the default
 	}
+	d.set[path] = true
 	t := v.Type()
 	if reflect.PointerTo(t).Implements(unmarshaler) {
 		d.leaf(n, v, path)
