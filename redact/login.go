@@ -141,6 +141,23 @@ func pagerDutyName(k []byte) bool {
 	return false
 }
 
+// PagerDutyKeyName reports whether k, a JSON object's key, is PagerDuty's
+// name for its integration key ("routing_key", "integrationKey") where
+// Find reads it as one (KeyNamedKey: "pagerduty_routing_key" is a
+// credential's key already, "order_routing_key" a broker's): its value is
+// a credential where PagerDutyKeyValue says so, as keyValue reads
+// "routing_key: <value>" in text.
+func PagerDutyKeyName[T Text](k T) bool {
+	b := view(k)
+	return pagerDutyName(b) && ClassifyKey(b) == KeyNamedKey
+}
+
+// PagerDutyKeyValue reports whether v, the value of a key PagerDutyKeyName
+// accepts, has the shape of PagerDuty's integration key (32 hex digits, a
+// digit and a letter among them); a message broker's routing key
+// ("orders.created") has not.
+func PagerDutyKeyValue[T Text](v T) bool { return pagerDutyValue(view(v)) }
+
 // pagerDutyValue reports a value with the shape of PagerDuty's
 // integration key: 32 hex digits, a digit and a letter among them.
 func pagerDutyValue(v []byte) bool {
