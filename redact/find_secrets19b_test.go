@@ -46,3 +46,44 @@ func TestStraddleAfterAddress(t *testing.T) {
 		t.Errorf("StraddleNext after a credential = %v, want none", n)
 	}
 }
+
+// TestWordTailStart: a tail that ends in a login's name after its key, in
+// "<auth-user-pass>" from its fifth byte, in "op read" from its 'r' up to
+// the reference's scheme, or in French's "mot" after a determiner is kept
+// (MayStartCredential), and Straddle finds the value the next delta
+// holds, at every cut from there to the value (where the next delta alone
+// does not show it).
+func TestWordTailStart(t *testing.T) {
+	for _, c := range []struct{ text, value, from string }{
+		{"user admin / pass Xq7vLm2pR9tz", "Xq7vLm2pR9tz", "user a"},
+		{"Username: root / Xq7vLm2pR9tz", "Xq7vLm2pR9tz", "Username: r"},
+		{"Login: admin / Xq7vLm2pR9tz", "Xq7vLm2pR9tz", "Login: a"},
+		{"<auth-user-pass>\nalice\nXq7vLm2pR9tz\n</auth-user-pass>", "Xq7vLm2pR9tz", "<auth"},
+		{"$ op read op://prod/postgres/password\nXq7vLm2pR9tz\n", "Xq7vLm2pR9tz", "$ op r"},
+		{"le mot de passe est Xq7vLm2pR9tz", "Xq7vLm2pR9tz", "le mot"},
+		{"Votre mot de passe est Xq7vLm2pR9tz", "Xq7vLm2pR9tz", "Votre mot"},
+	} {
+		v := strings.Index(c.text, c.value)
+		for k := len(c.from); k <= v; k++ {
+			tail, head := c.text[:k], c.text[k:]
+			if m, ok := firstCredential([]byte(head)); ok && m.Start == v-k {
+				continue // the next delta alone shows it
+			}
+			if !MayStartCredential(tail) {
+				t.Errorf("MayStartCredential(%q) = false, next %q", tail, head)
+				continue
+			}
+			_, m, ok := Straddle(nil, []byte(tail), []byte(head))
+			if !ok || !m.Kind.Credential() || m.Start != v || m.End != v+len(c.value) {
+				t.Errorf("Straddle(%q | %q) = %v %v, want the value", tail, head, m, ok)
+			}
+		}
+	}
+	// (Some of these other checks keep: "<author", "stop r".)
+	for _, tail := range []string{"mot", "Mot", "le moteur", "<author", "<au", "stop r", "develop read", "op rx", "the user",
+		"cooperative", "user-facing", "admin / ", "le mot.", "user: ", "a mot"} {
+		if wordTailStart([]byte(tail)) {
+			t.Errorf("wordTailStart(%q) = true, want false", tail)
+		}
+	}
+}

@@ -333,6 +333,64 @@ func loginTailStart(b []byte) bool {
 	return false
 }
 
+// wordTailStart reports a tail that ends in a word of a shape whose
+// value the next delta holds, a word that loginTailStart and
+// labelTailStart cannot see yet: a login's name after its key ("user
+// admin" | " / pass <pw>", "Login: admin" | " / <pw>"); OpenVPN's
+// "<auth-user-pass>" from its fifth byte on ("<auth-u" | "ser-pass>…");
+// op's "op read" from its 'r' on, up to its reference's scheme ("$ op
+// read" | " op://…"); French's "mot" after a determiner ("le mot" | " de
+// passe est <pw>"). One space may follow the word.
+func wordTailStart(b []byte) bool {
+	e := len(b)
+	if e > 0 && b[e-1] == ' ' {
+		e--
+	}
+	if e < 4 || !is(b[e-1], cUpper|cLower|cDigit) && b[e-1] != '-' && b[e-1] != '.' && b[e-1] != '_' {
+		return false
+	}
+	if e == len(b) {
+		if k := bytes.LastIndexByte(b[max(0, e-15):e], '<'); k >= 0 {
+			k += max(0, e-15)
+			if e-k >= 5 && at([]byte(authUserPass), 0, string(b[k:e])) && (k == 0 || !is(b[k-1], word)) {
+				return true
+			}
+		}
+	}
+	if k := bytes.LastIndex(b[max(0, e-10):], []byte("op r")); k >= 0 {
+		k += max(0, e-10)
+		if len(b)-k <= len(opReadRef) && at([]byte(opReadRef), 0, string(b[k:])) && (k == 0 || !is(b[k-1], word)) {
+			return true
+		}
+	}
+	// The last word, then the one or two before it.
+	w := e
+	for w > 0 && e-w < 64 && (is(b[w-1], word) || b[w-1] == '.' || b[w-1] == '-') {
+		w--
+	}
+	if w < 2 || b[w-1] != ' ' {
+		return false
+	}
+	ke := w - 1
+	if b[ke-1] == ':' {
+		ke--
+	}
+	j := wordBack(b, ke)
+	if loginKey(b, j, ke) {
+		return true
+	}
+	return ke == w-1 && e-w == 3 && eqFold(b[w:e], "mot") && eqFoldAny(b[j:ke], frenchDeterminers...) && wordStart(b, j)
+}
+
+const (
+	authUserPass = "<auth-user-pass>"
+	opReadRef    = "op read op://"
+)
+
+// frenchDeterminers are the words before "mot de passe" that
+// wordTailStart takes "mot" after.
+var frenchDeterminers = []string{"le", "du", "un", "au", "ce", "mon", "ton", "son", "votre", "notre", "leur", "nouveau", "ancien"}
+
 // wordBack is the start of the run of ASCII letters that ends at b[e].
 func wordBack(b []byte, e int) int {
 	k := e

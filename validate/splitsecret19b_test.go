@@ -32,3 +32,29 @@ func TestSecretSplitAfterAddress(t *testing.T) {
 		t.Errorf("an address before prose: %d e2a.secret findings, want 0", n)
 	}
 }
+
+// TestSecretSplitWordTail: a password whose shape a delta's last word
+// starts ("user admin" | " / pass <pw>", "<auth-u" | "ser-pass>…", "$ op
+// read" | " op://…", "le mot" | " de passe est <pw>") is one e2a.secret
+// finding: the tail was dropped, and the next delta alone shows none.
+func TestSecretSplitWordTail(t *testing.T) {
+	const pw = "Xq7vLm2pR9tz"
+	for _, c := range [][2]string{
+		{"user admin", " / pass " + pw + " ok"},
+		{"Login: admin", " / " + pw + " ok"},
+		{"<auth-u", "ser-pass>\nalice\n" + pw + "\n</auth-user-pass>"},
+		{"$ op read", " op://prod/postgres/password\n" + pw + "\n"},
+		{"le mot", " de passe est " + pw},
+	} {
+		col := runCapture(t, ProfileSpec, streamLines("q1", []string{c[0], c[1]}), FormatJSONL)
+		n := 0
+		for _, f := range col.findings {
+			if f.Rule == "e2a.secret" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%q | %q: %d e2a.secret findings, want 1", c[0], c[1], n)
+		}
+	}
+}
