@@ -48,3 +48,16 @@ func TestPagerDutyKeyField(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginPairDateNoFinding: a timestamp after a login's name and slash
+// is no e2a.secret finding (it was one: key_value); a password there is.
+func TestLoginPairDateNoFinding(t *testing.T) {
+	for _, s := range []string{"Login: admin / 2024-01-01T10:00:00Z", "User: root / 2024-01-01 10:00:00.123+02:00"} {
+		if _, _, k, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: e2a.secret finding (%s), want none", s, k)
+		}
+	}
+	if _, _, _, ok := FindCredential([]byte("Login: admin / 2024-Xq7v-9")); !ok {
+		t.Errorf("a password after the slash: no finding")
+	}
+}

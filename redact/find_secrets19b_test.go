@@ -87,3 +87,33 @@ func TestWordTailStart(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginPairDate: a date, a time or an address after a login's name
+// and slash ("User: root / 2024-01-01", a breadcrumb or a log's line) is
+// no password and stays plain; a password with a digit there is still
+// masked, a credential where it reads as generated.
+func TestLoginPairDate(t *testing.T) {
+	for _, s := range []string{"User: root / 2024-01-01", "User: root / 2024-01-01 was the last login",
+		"Login: admin / 2024-01-01T10:00:00Z", "Login: admin / 2024-01-01T10:00:00.123456+02:00", "Username: bob / 10:30:00",
+		"User: root / 01/02/2024.", "Login: admin / 10.0.0.1", "Login: admin / 1.22.3-4"} {
+		if m, ok := Find([]byte(s), 0); ok {
+			t.Errorf("Find(%q) = %v %q, want nothing", s, m, s[m.Start:m.End])
+		}
+	}
+	for _, c := range []struct {
+		text, value string
+		cred        bool
+	}{
+		{"User: root / Xq7vLm2pR9tz", "Xq7vLm2pR9tz", true},
+		{"Login: admin / 2024-Xq7v-9", "2024-Xq7v-9", true},
+		{"Login: admin / 1234-5678", "1234-5678", false},
+		{"Login: admin / 20240101Z", "20240101Z", false},
+		{"Login: admin / 2024-01-01x", "2024-01-01x", false},
+		{"Login: admin / 12345678", "12345678", false},
+	} {
+		m, ok := Find([]byte(c.text), 0)
+		if v := strings.Index(c.text, c.value); !ok || m.Start != v || m.End != v+len(c.value) || m.Kind.Credential() != c.cred {
+			t.Errorf("Find(%q) = %v %v, want %q (credential %v)", c.text, m, ok, c.value, c.cred)
+		}
+	}
+}

@@ -76,13 +76,46 @@ func slashPassword(s []byte, v int, encoded bool) (Match, bool) {
 	for e > v && (s[e-1] == '.' || s[e-1] == ',' || s[e-1] == ';' || s[e-1] == ')') {
 		e--
 	}
-	if e-v < 6 || !digit || !is(s[v], alnum) || holdsMask(s[v:e]) || inFingerprint(s, v) {
+	if e-v < 6 || !digit || !is(s[v], alnum) || holdsMask(s[v:e]) || inFingerprint(s, v) || dateLike(s[v:e]) {
 		return Match{}, false
 	}
 	if strongValue(s[v:e]) {
 		return Match{v, e, KindKeyValue}, true
 	}
 	return Match{v, e, KindHighEntropy}, true
+}
+
+// dateLike reports a value that is a date, a time or a date-time
+// ("2024-01-01", "01/02/2024", "10:30:00", "2024-01-01T10:00:00Z"), or
+// an address or version of numbers ("10.0.0.1", "1.22.3"): runs of one
+// to four digits (a fraction after '.' up to nine) between two
+// separators or more of "-/:.", a 'T' between a date and a
+// time, a 'Z' or an offset at the end. A breadcrumb's date ("User: root
+// / 2024-01-01") is no password.
+func dateLike(v []byte) bool {
+	seps, run := 0, 0
+	for i, c := range v {
+		switch {
+		case is(c, cDigit):
+			run++
+			if run > 4 && !(run <= 9 && i-run >= 0 && v[i-run] == '.') {
+				return false
+			}
+			continue
+		case c == '-' || c == '/' || c == ':' || c == '.':
+			seps++
+		case c == 'T' && run > 0 && i+1 < len(v) && is(v[i+1], cDigit):
+		case c == 'Z' && i == len(v)-1 && run > 0:
+		case c == '+' && run > 0 && i+1 < len(v):
+		default:
+			return false
+		}
+		if run == 0 && c != 'Z' {
+			return false // two separators together, or one first
+		}
+		run = 0
+	}
+	return seps >= 2 && (run > 0 || v[len(v)-1] == 'Z')
 }
 
 // userSlashPass reports "user <name> / " (or "login", "username")
