@@ -61,3 +61,23 @@ func TestLoginPairDateNoFinding(t *testing.T) {
 		t.Errorf("a password after the slash: no finding")
 	}
 }
+
+// TestSpanishCopulaEncodedFinding: "la contraseña es <pw>" URL-encoded
+// is an e2a.secret finding, alone and in a record (a tool's URL).
+func TestSpanishCopulaEncodedFinding(t *testing.T) {
+	const s = "GET /search?q=la+contrase%C3%B1a+es+Xq7vLm2pR9tz&hl=es"
+	if _, _, _, ok := FindCredential([]byte(s)); !ok {
+		t.Errorf("%q: no finding", s)
+	}
+	rec := []byte(`{"params":{"query":"` + s + `"}}`)
+	if path, _, ok := ScanSecrets(rec); !ok || path != "params.query" {
+		t.Errorf("ScanSecrets(%s) = %q %v, want params.query", rec, path, ok)
+	}
+	var r Record
+	if err := Scan(rec, &r); err != nil || !r.MayHoldSecret() {
+		t.Errorf("Scan(%s): MayHoldSecret false (%v)", rec, err)
+	}
+	if _, _, _, ok := FindCredential([]byte("q=la+contrase%C3%B1a+es+obligatoria")); ok {
+		t.Errorf("a word after the copula: a finding")
+	}
+}

@@ -2728,7 +2728,9 @@ func labelCopula(t []byte, k int) bool {
 	} else if t[k-1]|0x20 == 'e' {
 		// Spanish's "es" after "contraseña" ('ñ' or 'Ñ' in UTF-8, then
 		// 'a'): "la contraseña es <pw>".
-		return t[le] == t[k+1] && t[le-3] == 0xc3 && (t[le-2] == 0xb1 || t[le-2] == 0x91) && t[le-1]|0x20 == 'a'
+		// URL-encoded: "la+contrase%C3%B1a+es+<pw>".
+		return t[le] == t[k+1] && (t[le-3] == 0xc3 && (t[le-2] == 0xb1 || t[le-2] == 0x91) && t[le-1]|0x20 == 'a' ||
+			t[le] == '+' && le >= 7 && encodedEnye(t, le-7) && t[le-1]|0x20 == 'a')
 	} else if t[k-1]|0x20 != 'i' {
 		return false
 	}
@@ -2738,6 +2740,11 @@ func labelCopula(t []byte, k int) bool {
 	a, b, c := t[le-3]|0x20, t[le-2]|0x20, t[le-1]|0x20
 	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't' ||
 		a == 'p' && b == 'w' && c == 'd'
+}
+
+// encodedEnye reports 'ñ' or 'Ñ' URL-encoded at s[i] ("%C3%B1", "%c3%91").
+func encodedEnye(s []byte, i int) bool {
+	return i+6 <= len(s) && atFold(s, i, "%c3%") && (atFold(s, i+4, "b1") || s[i+4] == '9' && s[i+5] == '1')
 }
 
 // proseSeed is what proseValue judges of s from its first digit on, for

@@ -5,6 +5,12 @@ import (
 	"testing"
 )
 
+// secrets19bForms are h-secrets19b's forms, seeds of FuzzFind and
+// FuzzMayHoldCredentialText.
+var secrets19bForms = []string{"la+contrase%C3%B1a+es+Xq7vLm2pR9tz", "msg=Contrase%C3%91a+es+Xq7vLm2pR9tz", "Espa%C3%B1a+es+Xq7vLm2pR9tz",
+	"User: root / 2024-01-01", "Login: admin / 2024-01-01T10:00:00.123456+02:00", "Login: admin / 1234-5678",
+	"Password for bob@example.com: Xq7vLm2pR9tz", "user admin / pass Xq7vLm2pR9tz", "le mot de passe est Xq7vLm2pR9tz"}
+
 // TestStraddleAfterAddress: "Password for bob@example.com: <pw>" cut in
 // the address (Straddle returns the address; StraddleNext the password
 // after it) or at the address's end (Straddle goes on past a match that
@@ -114,6 +120,38 @@ func TestLoginPairDate(t *testing.T) {
 		m, ok := Find([]byte(c.text), 0)
 		if v := strings.Index(c.text, c.value); !ok || m.Start != v || m.End != v+len(c.value) || m.Kind.Credential() != c.cred {
 			t.Errorf("Find(%q) = %v %v, want %q (credential %v)", c.text, m, ok, c.value, c.cred)
+		}
+	}
+}
+
+// TestSpanishCopulaEncoded: "la contraseña es <pw>" URL-encoded with '+'
+// for spaces (a query string, a form's body) is masked and a credential,
+// as written plainly; the pre-check passes it; a word or a number after
+// it, and "ña es" after another word, are none.
+func TestSpanishCopulaEncoded(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"la+contrase%C3%B1a+es+Xq7vLm2pR9tz", "la+contrase%C3%B1a+es+#"},
+		{"q=La+contrase%c3%b1a+es+Xq7vLm2pR9tz&lang=es", "q=La+contrase%c3%b1a+es+#&lang=es"},
+		{"msg=Contrase%C3%91a+es+Xq7vLm2pR9tz", "msg=Contrase%C3%91a+es+#"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		if _, ok := firstCredential([]byte(c.in)); !ok {
+			t.Errorf("%q: Find reports no credential", c.in)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.in)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+	for _, s := range []string{"la+contrase%C3%B1a+es+obligatoria", "la+contrase%C3%B1a+es+de+12+caracteres", "Espa%C3%B1a+es+Xq7vLm2pR9tz",
+		"peque%C3%B1a+es+Xq7vLm2pR9tz", "la+contrase%C3%B1a+est+Xq7vLm2pR9tz", "xcontrase%C3%B1a+es+Xq7vLm2pR9tz"} {
+		if m, ok := firstCredential([]byte(s)); ok {
+			t.Errorf("%q: Find reports %v at %d:%d, want no credential", s, m.Kind, m.Start, m.End)
 		}
 	}
 }

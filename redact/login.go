@@ -291,6 +291,10 @@ func foreignCopulaKey(s []byte, lo, k, p int, sp byte) bool {
 		// "contraseña" before Spanish's "es" (labelCopula passes it).
 		_, ok := runesBefore(s, lo, p, foreignLabels[0])
 		return ok && s[p] == sp
+	case p-k == 1 && s[k]|0x20 == 'a' && sp == '+' && k-14 >= lo && encodedEnye(s, k-6):
+		// URL-encoded ("la+contrase%C3%B1a+es+<pw>"; proseValue steps
+		// k past the "%B1" as past a line end's escape).
+		return atFold(s, k-14, "contrase") && (k-14 == lo || !is(s[k-15], word)) && s[p] == sp
 	}
 	return false
 }
