@@ -383,41 +383,58 @@ func wordTailStart(b []byte) bool {
 	if e > 0 && b[e-1] == ' ' {
 		e--
 	}
-	if e < 4 || !is(b[e-1], cUpper|cLower|cDigit) && b[e-1] != '-' && b[e-1] != '.' && b[e-1] != '_' {
+	if e < 4 || !is(b[e-1], word) && b[e-1] != '.' {
 		return false
 	}
-	if e == len(b) {
-		if k := bytes.LastIndexByte(b[max(0, e-15):e], '<'); k >= 0 {
-			k += max(0, e-15)
-			if e-k >= 5 && at([]byte(authUserPass), 0, string(b[k:e])) && (k == 0 || !is(b[k-1], word)) {
+	if e == len(b) && authLast[b[e-1]] {
+		// "<auth-u" (no space after it)
+		if k := bytes.LastIndexByte(b[max(0, e-len(authUserPass)+1):e], '<'); k >= 0 {
+			k += max(0, e-len(authUserPass)+1)
+			if e-k >= 5 && string(b[k:e]) == authUserPass[:e-k] && (k == 0 || !is(b[k-1], word)) {
 				return true
 			}
 		}
 	}
-	if k := bytes.LastIndex(b[max(0, e-10):], []byte("op r")); k >= 0 {
-		k += max(0, e-10)
-		if len(b)-k <= len(opReadRef) && at([]byte(opReadRef), 0, string(b[k:])) && (k == 0 || !is(b[k-1], word)) {
-			return true
-		}
-	}
-	// The last word, then the one or two before it.
-	w := e
-	for w > 0 && e-w < 64 && (is(b[w-1], word) || b[w-1] == '.' || b[w-1] == '-') {
-		w--
-	}
-	if w < 2 || b[w-1] != ' ' {
+	// The other cases end in a word after a space: found at once, its
+	// bytes checked only where what is before it names a shape.
+	lo := max(0, e-65)
+	w := bytes.LastIndexByte(b[lo:e], ' ') + lo + 1
+	if w == lo || w < 3 {
 		return false
+	}
+	if n := e - w; n <= 4 && b[w-3] == 'o' && b[w-2] == 'p' && string(b[w:e]) == "read"[:n] {
+		return w == 3 || !is(b[w-4], word) // "op r", "op read", "op read "
+	}
+	if n := e - w; n <= 2 && e == len(b) && w >= 8 && string(b[w:e]) == "op"[:n] && string(b[w-8:w]) == "op read " {
+		return w == 8 || !is(b[w-9], word) // "op read o", "op read op"
 	}
 	ke := w - 1
 	if b[ke-1] == ':' {
 		ke--
 	}
-	j := wordBack(b, ke)
-	if loginKey(b, j, ke) {
-		return true
+	if e-w == 3 && ke == w-1 && eqFold(b[w:e], "mot") {
+		j := wordBack(b, ke)
+		return eqFoldAny(b[j:ke], frenchDeterminers...) && wordStart(b, j) // "le mot"
 	}
-	return ke == w-1 && e-w == 3 && eqFold(b[w:e], "mot") && eqFoldAny(b[j:ke], frenchDeterminers...) && wordStart(b, j)
+	if l := b[ke-1] | 0x20; l != 'r' && l != 'n' && l != 'e' || !loginKey(b, wordBack(b, ke), ke) {
+		return false // (no login's key: user, username, login, logon)
+	}
+	for _, c := range b[w:e] {
+		if !is(c, word) && c != '.' {
+			return false
+		}
+	}
+	return true // "user admin", "Login: admin"
 }
+
+// authLast marks the bytes "<auth-user-pass>" may be cut after (its
+// fifth on).
+var authLast = func() (t [256]bool) {
+	for _, c := range []byte(authUserPass[4 : len(authUserPass)-1]) {
+		t[c] = true
+	}
+	return t
+}()
 
 const (
 	authUserPass = "<auth-user-pass>"
