@@ -155,3 +155,32 @@ func TestSpanishCopulaEncoded(t *testing.T) {
 		}
 	}
 }
+
+// TestOpReadWord: op read's output with no digit (a passphrase of words)
+// on the line after "op read op://…/password" is masked, never a
+// credential, as prose passwords are; prose on that line, a short word,
+// another field and a reference that op read did not print stay plain.
+func TestOpReadWord(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"$ op read op://prod/postgres/password\ncorrecthorsebattery\n", "$ op read op://prod/postgres/password\n#\n"},
+		{"$ op read op://prod/postgres/password\r\ncorrecthorsebattery", "$ op read op://prod/postgres/password\r\n#"},
+		{"op read --no-newline op://Private/db/passwd\ncorrect-horse-battery\n", "op read --no-newline op://Private/db/passwd\n#\n"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		if m, ok := firstCredential([]byte(c.in)); ok {
+			t.Errorf("%q: Find reports %v at %d:%d, want no credential", c.in, m.Kind, m.Start, m.End)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+	for _, s := range []string{"$ op read op://prod/postgres/password\nthe value was printed above\n", "see op://prod/postgres/password\ncorrecthorsebattery\n",
+		"$ op read op://prod/postgres/username\nadministrator\n", "$ op read op://prod/postgres/password\nabc\n", "$ op read op://prod/postgres/password\n\ncorrecthorsebattery\n"} {
+		if got := MaskText(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
+		}
+	}
+}
