@@ -566,6 +566,26 @@ func SecretKeyKind(key []byte) string {
 	return ""
 }
 
+// keyPagerDuty is the walker's class of PagerDuty's integration key's
+// name ("routing_key", redact.PagerDutyKeyName): its value is a
+// credential, reported as KeyCredential, only with the key's shape
+// (redact.PagerDutyKeyValue); a broker's routing key ("orders.created")
+// is none. Scan's pre-check takes it as a secret key (any string value
+// may hold one).
+const keyPagerDuty = "pagerduty_key"
+
+// walkKeyClass is the class the walker gives key: SecretKeyKind's, else
+// keyPagerDuty for PagerDuty's name, else "".
+func walkKeyClass(key []byte) string {
+	if k := SecretKeyKind(key); k != "" {
+		return k
+	}
+	if redact.PagerDutyKeyName(key) {
+		return keyPagerDuty
+	}
+	return ""
+}
+
 // IsSecretKey reports whether key is one of the keys of rule e2a.secret
 // (see SecretKeyKind): "password_hint" is not.
 func IsSecretKey(key []byte) bool { return SecretKeyKind(key) != "" }
@@ -973,7 +993,11 @@ func (w *secretWalker) walk() (string, string, bool) {
 			if !ok {
 				return "", "", false
 			}
-			if secretKey != "" {
+			if secretKey == keyPagerDuty {
+				if redact.PagerDutyKeyValue(w.decoded(raw, esc)) {
+					return framePath(w.data, frames, false), KeyCredential, true
+				}
+			} else if secretKey != "" {
 				if v := w.decoded(raw, esc); len(v) > 0 && !masked(v) && !redactedMark(v) && !(secretKey == KeyCredential && (plainWord(v) || w.pwdKey && redact.PWDPath(pwdName, v))) {
 					return framePath(w.data, frames, false), secretKey, true
 				}
@@ -1046,7 +1070,7 @@ func (w *secretWalker) key(frames []pathFrame, secretKey *string) (path, kind st
 			if kind, ok := findCredential(k, esc, w.pct); ok {
 				return framePath(w.data, frames, true), kind, true, false
 			}
-			*secretKey = SecretKeyKind(k)
+			*secretKey = walkKeyClass(k)
 			keyKinds.put(k, *secretKey)
 		}
 	}
@@ -1096,7 +1120,7 @@ var knownKeys = func() *keyClassTable {
 		for t.slot[h].n != 0 {
 			h = (h + 1) % knownKeySlots
 		}
-		t.slot[h] = knownKey{n: uint8(len(k)), a: a, b: b, key: k, kind: SecretKeyKind([]byte(k))}
+		t.slot[h] = knownKey{n: uint8(len(k)), a: a, b: b, key: k, kind: walkKeyClass([]byte(k))}
 	}
 	for f, k := range FieldKeys {
 		if h, ok := t.find([]byte(k)); ok {

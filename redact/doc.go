@@ -108,9 +108,12 @@
 // address's own match), an OpenVPN <auth-user-pass> block's password
 // line, vault kv get's "password    <pw>" row, op read's output after
 // "op read op://…/<credential field>", and "das Passwort ist <pw>", "le
-// mot de passe est <pw>", "la contraseña es <pw>"; PagerDuty's routing_key
-// (or integration_key) with 32 hex digits is a credential, another
-// routing_key's value a broker's (masked where it reads as a key).
+// mot de passe est <pw>", "la contraseña es <pw>" (also URL-encoded with
+// '+'); PagerDuty's routing_key (or integration_key) with 32 hex digits
+// is a credential, another routing_key's value a broker's (masked where
+// it reads as a key; PagerDutyKeyName and PagerDutyKeyValue judge a JSON
+// member alike). A date, a time or an address after a login's slash
+// ("User: root / 2024-01-01") is no password.
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.
@@ -148,7 +151,9 @@
 // on each decoded string. Straddle finds a secret split across two texts of a
 // stream (two chunks' deltas, two frame chunks' data), also one wholly in
 // the second text whose key or scheme ends the first ("Authorization:
-// Token " | "<token>"); MayStartCredential says whether the end of a text
+// Token " | "<token>"); StraddleNext goes on past a match of Straddle's
+// that is no credential to the one after it ("Password for bob@exam" |
+// "ple.com: <pw>"); MayStartCredential says whether the end of a text
 // is worth keeping for it (rule e2a.secret keeps a stream's tail only
 // then). MayHoldCredential passes the base64 encodings of the token
 // prefixes, so that it stays conservative for base64 runs.

@@ -2728,7 +2728,9 @@ func labelCopula(t []byte, k int) bool {
 	} else if t[k-1]|0x20 == 'e' {
 		// Spanish's "es" after "contraseña" ('ñ' or 'Ñ' in UTF-8, then
 		// 'a'): "la contraseña es <pw>".
-		return t[le] == t[k+1] && t[le-3] == 0xc3 && (t[le-2] == 0xb1 || t[le-2] == 0x91) && t[le-1]|0x20 == 'a'
+		// URL-encoded: "la+contrase%C3%B1a+es+<pw>".
+		return t[le] == t[k+1] && (t[le-3] == 0xc3 && (t[le-2] == 0xb1 || t[le-2] == 0x91) && t[le-1]|0x20 == 'a' ||
+			t[le] == '+' && le >= 7 && encodedEnye(t, le-7) && t[le-1]|0x20 == 'a')
 	} else if t[k-1]|0x20 != 'i' {
 		return false
 	}
@@ -2738,6 +2740,11 @@ func labelCopula(t []byte, k int) bool {
 	a, b, c := t[le-3]|0x20, t[le-2]|0x20, t[le-1]|0x20
 	return a == 'k' && b == 'e' && c == 'y' || a == 'k' && b == 'e' && c == 'n' || a == 'r' && b == 'e' && c == 't' ||
 		a == 'p' && b == 'w' && c == 'd'
+}
+
+// encodedEnye reports 'ñ' or 'Ñ' URL-encoded at s[i] ("%C3%B1", "%c3%91").
+func encodedEnye(s []byte, i int) bool {
+	return i+6 <= len(s) && atFold(s, i, "%c3%") && (atFold(s, i+4, "b1") || s[i+4] == '9' && s[i+5] == '1')
 }
 
 // proseSeed is what proseValue judges of s from its first digit on, for
@@ -3919,7 +3926,10 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 	// what proseValue takes a value after is judged once (each find of a
 	// base64 tail looked for it in the whole text again).
 	prose := proseSeed(joined)
-	for from := 0; from < nt; {
+	// (A match that ends where tail does is searched past too: what head
+	// starts with may be a value only tail's end makes one, "Password
+	// for bob@example.com" | ": <pw>".)
+	for from := 0; from < nt || from == nt && from > 0; {
 		x, found := scanProse(joined, from, from, false, prose)
 		if !found {
 			break
@@ -3938,6 +3948,28 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 		from = x.End
 	}
 	return joined, Match{}, false
+}
+
+// StraddleNext goes on from m, a match Straddle(joined, tail, head)
+// returned that runs from tail into head and is no credential (an e-mail
+// address or a phone number cut in two), to the next match in head that
+// head alone does not show: the password after "Password for bob@exam" |
+// "ple.com: <pw>", whose label is before the address, so that Straddle,
+// which stops at its first match, never reaches it. Its arguments and
+// results are Straddle's; ok is false where m does not end in head or
+// there is no such match.
+func StraddleNext(joined, tail, head []byte, m Match) (out []byte, n Match, ok bool) {
+	nt := len(tail)
+	if m.Start >= nt || m.End <= nt || m.End >= nt+len(head) || m.Kind.Credential() {
+		return joined, Match{}, false
+	}
+	joined = append(append(joined[:0], tail...), head...)
+	prose := proseSeed(joined)
+	x, found := scanProse(joined, m.End, m.End, false, prose)
+	if !found || x.Start < m.End || isMask(joined, x.Start) || inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential(), prose.delims == 1) {
+		return joined, Match{}, false
+	}
+	return joined, x, true
 }
 
 // inHead reports whether head alone has the match head[start:end] (and

@@ -73,6 +73,11 @@ func proseKeysRef(b []byte) bool {
 			return true
 		}
 	}
+	for _, l := range []string{"%c3%b1a", "%c3%91a"} { // the same URL-encoded
+		if containsFold(b, l+"+es+") {
+			return true
+		}
+	}
 	for _, l := range []string{"key", "ken", "ret", "pwd"} {
 		for _, c := range []string{"is", "was"} {
 			for _, a := range []string{" ", "+"} {
@@ -120,7 +125,7 @@ func TestProseKeys(t *testing.T) {
 }
 
 func FuzzProseKeys(f *testing.F) {
-	for _, s := range []string{"", "key is ", "The API key is 3f9a", "token+was+x", "secret is", "passkey is "} {
+	for _, s := range []string{"", "key is ", "The API key is 3f9a", "token+was+x", "secret is", "passkey is ", "contrase%C3%B1a+es+1", "%c3%91A+ES+"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -281,6 +281,9 @@ func FuzzFind(f *testing.F) {
 	for _, c := range secrets19Credentials { // h-secrets19's forms
 		f.Add(c.in)
 	}
+	for _, s := range secrets19bForms {
+		f.Add(s)
+	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))
 	f.Fuzz(func(t *testing.T, s string) {
 		for from := 0; from < len(s); {

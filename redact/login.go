@@ -76,13 +76,46 @@ func slashPassword(s []byte, v int, encoded bool) (Match, bool) {
 	for e > v && (s[e-1] == '.' || s[e-1] == ',' || s[e-1] == ';' || s[e-1] == ')') {
 		e--
 	}
-	if e-v < 6 || !digit || !is(s[v], alnum) || holdsMask(s[v:e]) || inFingerprint(s, v) {
+	if e-v < 6 || !digit || !is(s[v], alnum) || holdsMask(s[v:e]) || inFingerprint(s, v) || dateLike(s[v:e]) {
 		return Match{}, false
 	}
 	if strongValue(s[v:e]) {
 		return Match{v, e, KindKeyValue}, true
 	}
 	return Match{v, e, KindHighEntropy}, true
+}
+
+// dateLike reports a value that is a date, a time or a date-time
+// ("2024-01-01", "01/02/2024", "10:30:00", "2024-01-01T10:00:00Z"), or
+// an address or version of numbers ("10.0.0.1", "1.22.3"): runs of one
+// to four digits (a fraction after '.' up to nine) between two
+// separators or more of "-/:.", a 'T' between a date and a
+// time, a 'Z' or an offset at the end. A breadcrumb's date ("User: root
+// / 2024-01-01") is no password.
+func dateLike(v []byte) bool {
+	seps, run := 0, 0
+	for i, c := range v {
+		switch {
+		case is(c, cDigit):
+			run++
+			if run > 4 && !(run <= 9 && i-run >= 0 && v[i-run] == '.') {
+				return false
+			}
+			continue
+		case c == '-' || c == '/' || c == ':' || c == '.':
+			seps++
+		case c == 'T' && run > 0 && i+1 < len(v) && is(v[i+1], cDigit):
+		case c == 'Z' && i == len(v)-1 && run > 0:
+		case c == '+' && run > 0 && i+1 < len(v):
+		default:
+			return false
+		}
+		if run == 0 && c != 'Z' {
+			return false // two separators together, or one first
+		}
+		run = 0
+	}
+	return seps >= 2 && (run > 0 || v[len(v)-1] == 'Z')
 }
 
 // userSlashPass reports "user <name> / " (or "login", "username")
@@ -140,6 +173,23 @@ func pagerDutyName(k []byte) bool {
 	}
 	return false
 }
+
+// PagerDutyKeyName reports whether k, a JSON object's key, is PagerDuty's
+// name for its integration key ("routing_key", "integrationKey") where
+// Find reads it as one (KeyNamedKey: "pagerduty_routing_key" is a
+// credential's key already, "order_routing_key" a broker's): its value is
+// a credential where PagerDutyKeyValue says so, as keyValue reads
+// "routing_key: <value>" in text.
+func PagerDutyKeyName[T Text](k T) bool {
+	b := view(k)
+	return pagerDutyName(b) && ClassifyKey(b) == KeyNamedKey
+}
+
+// PagerDutyKeyValue reports whether v, the value of a key PagerDutyKeyName
+// accepts, has the shape of PagerDuty's integration key (32 hex digits, a
+// digit and a letter among them); a message broker's routing key
+// ("orders.created") has not.
+func PagerDutyKeyValue[T Text](v T) bool { return pagerDutyValue(view(v)) }
 
 // pagerDutyValue reports a value with the shape of PagerDuty's
 // integration key: 32 hex digits, a digit and a letter among them.
@@ -241,6 +291,10 @@ func foreignCopulaKey(s []byte, lo, k, p int, sp byte) bool {
 		// "contraseña" before Spanish's "es" (labelCopula passes it).
 		_, ok := runesBefore(s, lo, p, foreignLabels[0])
 		return ok && s[p] == sp
+	case p-k == 1 && s[k]|0x20 == 'a' && sp == '+' && k-14 >= lo && encodedEnye(s, k-6):
+		// URL-encoded ("la+contrase%C3%B1a+es+<pw>"; proseValue steps
+		// k past the "%B1" as past a line end's escape).
+		return atFold(s, k-14, "contrase") && (k-14 == lo || !is(s[k-15], word)) && s[p] == sp
 	}
 	return false
 }
@@ -315,6 +369,81 @@ func loginTailStart(b []byte) bool {
 	}
 	return false
 }
+
+// wordTailStart reports a tail that ends in a word of a shape whose
+// value the next delta holds, a word that loginTailStart and
+// labelTailStart cannot see yet: a login's name after its key ("user
+// admin" | " / pass <pw>", "Login: admin" | " / <pw>"); OpenVPN's
+// "<auth-user-pass>" from its fifth byte on ("<auth-u" | "ser-pass>…");
+// op's "op read" from its 'r' on, up to its reference's scheme ("$ op
+// read" | " op://…"); French's "mot" after a determiner ("le mot" | " de
+// passe est <pw>"). One space may follow the word.
+func wordTailStart(b []byte) bool {
+	e := len(b)
+	if e > 0 && b[e-1] == ' ' {
+		e--
+	}
+	if e < 4 || !is(b[e-1], word) && b[e-1] != '.' {
+		return false
+	}
+	if e == len(b) && authLast[b[e-1]] {
+		// "<auth-u" (no space after it)
+		if k := bytes.LastIndexByte(b[max(0, e-len(authUserPass)+1):e], '<'); k >= 0 {
+			k += max(0, e-len(authUserPass)+1)
+			if e-k >= 5 && string(b[k:e]) == authUserPass[:e-k] && (k == 0 || !is(b[k-1], word)) {
+				return true
+			}
+		}
+	}
+	// The other cases end in a word after a space: found at once, its
+	// bytes checked only where what is before it names a shape.
+	lo := max(0, e-65)
+	w := bytes.LastIndexByte(b[lo:e], ' ') + lo + 1
+	if w == lo || w < 3 {
+		return false
+	}
+	if n := e - w; n <= 4 && b[w-3] == 'o' && b[w-2] == 'p' && string(b[w:e]) == "read"[:n] {
+		return w == 3 || !is(b[w-4], word) // "op r", "op read", "op read "
+	}
+	if n := e - w; n <= 2 && e == len(b) && w >= 8 && string(b[w:e]) == "op"[:n] && string(b[w-8:w]) == "op read " {
+		return w == 8 || !is(b[w-9], word) // "op read o", "op read op"
+	}
+	ke := w - 1
+	if b[ke-1] == ':' {
+		ke--
+	}
+	if e-w == 3 && ke == w-1 && eqFold(b[w:e], "mot") {
+		j := wordBack(b, ke)
+		return eqFoldAny(b[j:ke], frenchDeterminers...) && wordStart(b, j) // "le mot"
+	}
+	if l := b[ke-1] | 0x20; l != 'r' && l != 'n' && l != 'e' || !loginKey(b, wordBack(b, ke), ke) {
+		return false // (no login's key: user, username, login, logon)
+	}
+	for _, c := range b[w:e] {
+		if !is(c, word) && c != '.' {
+			return false
+		}
+	}
+	return true // "user admin", "Login: admin"
+}
+
+// authLast marks the bytes "<auth-user-pass>" may be cut after (its
+// fifth on).
+var authLast = func() (t [256]bool) {
+	for _, c := range []byte(authUserPass[4 : len(authUserPass)-1]) {
+		t[c] = true
+	}
+	return t
+}()
+
+const (
+	authUserPass = "<auth-user-pass>"
+	opReadRef    = "op read op://"
+)
+
+// frenchDeterminers are the words before "mot de passe" that
+// wordTailStart takes "mot" after.
+var frenchDeterminers = []string{"le", "du", "un", "au", "ce", "mon", "ton", "son", "votre", "notre", "leur", "nouveau", "ancien"}
 
 // wordBack is the start of the run of ASCII letters that ends at b[e].
 func wordBack(b []byte, e int) int {

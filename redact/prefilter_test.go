@@ -361,6 +361,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 	for _, c := range secrets19Credentials {
 		f.Add(c.in)
 	}
+	for _, s := range secrets19bForms {
+		f.Add(s)
+	}
 	for _, s := range []string{"Login: a / b1cdef", "x: admin / Xq7vLm2pR9tz", "routing_key=0123", "Passwort ist 1", "ña es 1"} {
 		f.Add(s)
 	}

@@ -37,10 +37,39 @@ func prosePassword(s []byte, from, i int) (Match, bool) {
 		for va < len(s) && s[va] == ' ' && va-ke < 40 {
 			va++
 		}
+	case va < len(s) && (s[va] == '\n' || s[va] == '\r') && kw > from && s[kw-1] == '/':
+		return opReadWord(s, from, va)
 	default:
 		return Match{}, false
 	}
 	return proseWordValue(s, va)
+}
+
+// opReadWord matches the output of "op read op://…/password" (1Password's
+// CLI), the line after the command's, where it has no digit (proseValue
+// takes one with a digit, namedLine): a word of 6 bytes or more on a line
+// of its own, masked, never a credential, as prose passwords. s[eol] ends
+// the command's line.
+func opReadWord(s []byte, from, eol int) (Match, bool) {
+	v := eol
+	if s[v] == '\r' {
+		v++
+	}
+	if v >= len(s) || s[v] != '\n' {
+		return Match{}, false
+	}
+	v++
+	if !namedLine(s, from, v) {
+		return Match{}, false
+	}
+	e := v
+	for e < len(s) && e-v < 256 && s[e] > ' ' && s[e] < 0x7f {
+		e++
+	}
+	if e-v < 6 || e < len(s) && s[e] != '\n' && s[e] != '\r' {
+		return Match{}, false
+	}
+	return proseDigitless(s, v, e)
 }
 
 // prosePwd matches the value after "pwd is " or "pwd was " whose 'w' is

@@ -46,7 +46,11 @@ import (
 //     "la contraseña es"), in such a label and its separator ("пароль: "),
 //     inside such a label (four bytes or more, also in Cyrillic text with
 //     no ASCII: "паро") or inside "password for <who>:"
-//     (loginTailStart, labelTailStart).
+//     (loginTailStart, labelTailStart);
+//   - the last word is a login's name after its key ("user admin",
+//     "Login: admin"), "<auth-user-pass>" cut after its fifth byte, "op
+//     read" cut after its 'r' (up to "op read op:/"), or French's "mot"
+//     after a determiner ("le mot") (wordTailStart).
 //
 // Not seen: a key word cut in its first two letters ("to|ken=")
 // or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
@@ -269,7 +273,7 @@ func mayStartCredential(b []byte) bool {
 		return true
 	}
 	if digitTokenStart(b) || userinfoHostStart(b) || encodedSepStart(b) || oracleUserStart(b) || pgpassHostStart(b) || shapeTailStart(b) || passwdTailStart(b) ||
-		twilioTailStart(b) || pctCJKTailStart(b) || loginTailStart(b) {
+		twilioTailStart(b) || pctCJKTailStart(b) || loginTailStart(b) || wordTailStart(b) {
 		return true
 	}
 	w := len(b)

@@ -420,6 +420,13 @@ func (t *splitTails) straddle(kept *keptTail, cur []byte, final bool) (kind stri
 		}
 	}
 	t.joined, m, ok = redact.Straddle(t.joined, prev, head)
+	if ok && m.Start < len(prev) && m.End > len(prev) && !m.Kind.Credential() {
+		// An address cut in two after a password's label ("Password for
+		// bob@exam" | "ple.com: <pw>"): the password comes after it.
+		if j, x, found := redact.StraddleNext(t.joined, prev, head, m); found {
+			t.joined, m = j, x
+		}
+	}
 	if isOpen && endsValue(cur) && !(ok && m.Start == left.Start) && e2a.CredentialMatch(prev, left) {
 		return left.Kind.String(), false // cur does not go on with it: it ended with the kept text
 	}

@@ -280,6 +280,20 @@ func (c *carry) straddle(w *Writer, h *held, st *state, cur []byte) int {
 	if m.End <= nt {
 		return 0
 	}
+	if !m.Kind.Credential() {
+		// An address cut in two after a password's label ("Password for
+		// bob@exam" | "ple.com: <pw>"): the password after it in cur is
+		// masked too, which cur alone does not show.
+		var x redact.Match
+		if c.joined, x, ok = redact.StraddleNext(c.joined, tail, cur[:min(len(cur), carryHead)], m); ok && !isMaskToken(c.joined[x.Start:x.End]) {
+			fx := st.appendFP(nil, c.joined[x.Start:x.End])
+			w.counts[kindRule[x.Kind]].Add(1)
+			n := len(st.line)
+			st.line = st.spliceDelta(st.line, st.deltaAt, st.deltaEnd, nil, fp, cur[cut:x.Start-nt], fx, cur[x.End-nt:])
+			st.deltaEnd += len(st.line) - n
+			return x.End - nt
+		}
+	}
 	st.spliceLine(nil, fp, cur[cut:])
 	return cut
 }
