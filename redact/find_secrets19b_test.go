@@ -184,3 +184,26 @@ func TestOpReadWord(t *testing.T) {
 		}
 	}
 }
+
+// TestStraddleNextNotAfterRandom: StraddleNext does not go on past a
+// high-entropy run that crosses the boundary: base64 streamed in data:
+// URLs has one at every boundary, and the search of each head past it
+// doubled such a stream's CPU. The price: a label before a random run and
+// a value after it ("Password for <random id>" | "…: <pw>") is not read
+// across the boundary (an address there still is: TestStraddleAfterAddress).
+func TestStraddleNextNotAfterRandom(t *testing.T) {
+	b64 := strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLw", 8)
+	for _, c := range []struct{ tail, head string }{
+		{b64[:200], b64[200:260] + ": password: Xq7vLm2pR9tz"},
+		{"Password for " + b64[:40], b64[40:60] + ": Xq7vLm2pR9tz"},
+	} {
+		tail, head := []byte(c.tail), []byte(c.head)
+		j, m, ok := Straddle(nil, tail, head)
+		if !ok || m.Kind != KindHighEntropy || m.Start >= len(tail) || m.End <= len(tail) {
+			t.Fatalf("Straddle(%q | %q) = %v %v, want a high-entropy run across the boundary", tail, head, m, ok)
+		}
+		if _, n, ok := StraddleNext(j, tail, head, m); ok {
+			t.Errorf("StraddleNext(%q | %q) after a high-entropy run = %v, want none", tail, head, n)
+		}
+	}
+}
