@@ -59,7 +59,7 @@ type Position struct {
 	Line      int64
 }
 
-// AppendString appends p.String() to dst.
+// AppendString appends the position as String returns it to dst.
 func (p Position) AppendString(dst []byte) []byte {
 	dst = append(dst, p.Name...)
 	switch p.Kind {
@@ -85,22 +85,8 @@ func (p Position) AppendString(dst []byte) []byte {
 }
 
 func (p Position) String() string {
-	switch p.Kind {
-	case PosLine:
-		return p.Name + ":" + strconv.FormatInt(p.Line, 10)
-	case PosByte:
-		return p.Name + "@" + strconv.FormatInt(p.Offset, 10)
-	case PosSubject:
-		if p.Offset > 0 {
-			return p.Name + "#" + strconv.FormatInt(p.Offset, 10)
-		}
-		return p.Name
-	case PosKafka:
-		return p.Name + "/" + strconv.FormatInt(int64(p.Partition), 10) + "/" + strconv.FormatInt(p.Offset, 10)
-	case PosConn:
-		return p.Name + "#" + strconv.FormatInt(p.Offset, 10)
-	}
-	return p.Name
+	var b [64]byte
+	return string(p.AppendString(b[:0]))
 }
 
 // Input is one message for the engine, with where and when it was seen.
@@ -161,17 +147,13 @@ type Logged struct {
 // Source formats where the record came from, as findings print it:
 // "file:line" offline, "tap:position" live.
 func (in *Input) Source() string {
-	p := in.Pos.String()
-	if in.Tap == "" {
-		return p
-	}
-	if p == "" {
-		return in.Tap
-	}
-	return in.Tap + ":" + p
+	var b [96]byte
+	return string(in.AppendSource(b[:0]))
 }
 
-// AppendSource appends in.Source() to dst, without making the string.
+// AppendSource appends in's source (Source) to dst: the position, after
+// the tap's name and a colon when there is a tap (the tap alone when the
+// position is empty).
 func (in *Input) AppendSource(dst []byte) []byte {
 	if in.Tap == "" {
 		return in.Pos.AppendString(dst)
