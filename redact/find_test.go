@@ -257,7 +257,7 @@ func TestMaskText(t *testing.T) {
 }
 
 func FuzzFind(f *testing.F) {
-	for _, s := range []string{"sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460",
+	for _, s := range []string{"data:image/png;base64," + chanceB64, "data:a/b;c=d;base64,AKIAIOSFODNN7EXAMPLE==", "sk-12345678", "a+b", "user42@x.co", pemKey, "Authorization: Basic " + basicCred, "password=x", "\\u0073k-", "+8613912345678", cnIDNum, "x:\\/\\/u:p@h", "c2stcHJvai1DUlBTYjY0aW5uZXIwMTIzNDU2Nzg5", "TestNATSSlowConsumerGivesNoFalseFinding1724886460",
 		// h-secrets3's forms
 		"dp.st.dev.NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63", "x:5432:*:u:p", "(localhost:*:*:postgres:pw)", "a/b@//h:1/s", "sqlplus -s u/p@db",
 		"the password is correcthorsebattery.", "zip -P pw x.zip", "openssl enc -pass pass:pw", "keytool -storepass pw",

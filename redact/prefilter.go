@@ -140,6 +140,13 @@ func MayHoldCredentialText[T Text](s T) bool {
 	if n >= len("2006-01-02T15:04:05Z") && n <= maxDateTime && b[4] == '-' && isDateTime(b) {
 		return false
 	}
+	if n > len("data:;base64,") && b[0]|0x20 == 'd' {
+		if p, ok := dataURLText(b); ok {
+			// An image's or a file's bytes (dataurl.go): only the header
+			// is looked at.
+			return MayHoldCredentialText(b[:p])
+		}
+	}
 	b64End, wordEnd := 0, 0 // the runs checked already
 	var prose proseState
 	hasAt := 0   // 0: not looked for yet, 1: no '@' in b, 2: one at least

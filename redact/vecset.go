@@ -69,7 +69,7 @@ func (t *byteSet) has(c byte) bool { return t.lo[c&15]&t.hi[c>>4] != 0 }
 // classSets[cl] is the byteSet of the bytes of class cl (class[c]&cl != 0)
 // for the classes runLong walks with the kernel (classSetOK).
 var classSets, classSetOK = func() (t [256]byteSet, ok [256]bool) {
-	for _, cl := range []uint8{word, b64alpha} {
+	for _, cl := range []uint8{word, b64alpha, b64std} {
 		t[cl], ok[cl] = newByteSet(func(c byte) bool { return class[c]&cl != 0 })
 	}
 	return t, ok

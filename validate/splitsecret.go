@@ -159,7 +159,9 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		} else {
 			tail = t.unquoteTail(raw, esc, splitTail)
 		}
-		if !t.starts.mayStart(tail) {
+		if n, ok := redact.DataURLPayload(delta0(text, raw, esc)); ok && n >= len(tail) {
+			tail = nil // inside an image's bytes: no credential starts there
+		} else if !t.starts.mayStart(tail) {
 			tail = nil
 		}
 	}
@@ -217,6 +219,15 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		}
 	}
 	return kind
+}
+
+// delta0 is the delta unescaped where that costs nothing: text (Scan
+// unescaped it), raw without escapes, or nil.
+func delta0(text, raw []byte, esc bool) []byte {
+	if text != nil || esc {
+		return text
+	}
+	return raw
 }
 
 // unquote returns the body raw of a JSON string unescaped (in t.dec when

@@ -1,0 +1,142 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// chanceB64 is a base64 run of an image with a Google API key's shape in
+// it by chance ("AIza" and 35 word bytes), from line 39419 of make
+// bench-system's py-b64 corpus, where validate reported e2a.secret
+// (google) for a PNG data: URL.
+const chanceB64 = "U8mNLGYmymjthMqdN/OK/NpaKO/Wab1yRyKkVfayzonjCcyUAIza94Db4dPveiXaqEMz4X8WzU8w8TtFoeZhQ6XLLHva+qw0"
+
+func TestDataURLText(t *testing.T) {
+	for _, c := range []struct {
+		s string
+		p int // payload start, -1: no such text
+	}{
+		{"data:image/png;base64,iVBORw0KGgo=", 22},
+		{"data:image/png;base64,iVBORw0KGgoAA==", 22},
+		{"DATA:IMAGE/PNG;BASE64,iVBO", 22},
+		{"data:;base64,QUJD", 13},
+		{"data:image/svg+xml;charset=utf-8;base64,PHN2Zz4=", 40},
+		{"data:application/vnd.ms-excel;name=a_b.xls;base64,AAAA", 50},
+		{"data:image/png;base64,", -1},             // no payload
+		{"data:image/png;base64,iVBO rw0K", -1},    // a space in it
+		{"data:image/png;base64,iVBO=rw0K", -1},    // padding inside
+		{"data:image/png;base64,iVBO===", -1},      // three '='
+		{"data:image/png;base64,iVBO-_w0", -1},     // URL-safe alphabet
+		{"data:image/png;base64,iVBO\nrest", -1},   // a line after it
+		{"data: {\"a\":1}", -1},                    // a server-sent event
+		{"data:image/png,iVBORw0KGgo", -1},         // not base64
+		{"data:image png;base64,AAAA", -1},         // a space in the type
+		{"data:image/png;x;base64,AAAA", -1},       // a parameter with no value
+		{"data:image/png;x=;base64,AAAA", -1},      // an empty value
+		{"data:image/png;x=\"q\";base64,AAAA", -1}, // a quoted value
+		{"xdata:image/png;base64,AAAA", -1},
+		{"image/png;base64,AAAA", -1},
+	} {
+		p, ok := dataURLText([]byte(c.s))
+		if ok != (c.p >= 0) || ok && p != c.p {
+			t.Errorf("dataURLText(%q) = %d, %v; want %d", c.s, p, ok, c.p)
+		}
+		n, ok2 := DataURLPayload(c.s)
+		if ok2 != ok || ok && n != len(c.s)-c.p {
+			t.Errorf("DataURLPayload(%q) = %d, %v", c.s, n, ok2)
+		}
+	}
+}
+
+// TestDataURLNoCredential: a credential's shape that a payload holds by
+// chance is masked (high_entropy) and no credential, and the pre-check
+// says no; the same bytes anywhere else are what they were.
+func TestDataURLNoCredential(t *testing.T) {
+	payloads := []string{
+		"iVBORw0KGgo/AKIAIOSFODNN7EXAMPLE/" + strings.Repeat("Qk1", 20), // an AWS key id's shape between slashes
+		"AIza" + strings.Repeat("x7Q", 11) + "xy/AAAA",                  // at the payload's start
+		chanceB64[:46] + "/AIza" + strings.Repeat("Wq4", 11) + "zz+" + chanceB64[46:],
+	}
+	for _, pl := range payloads {
+		// Without the header the shape is a credential (the test's
+		// premise: else it proves nothing).
+		if _, ok := firstCredential([]byte("x " + pl)); !ok {
+			t.Fatalf("premise: no credential in %q", pl)
+		}
+		for _, h := range []string{"data:image/png;base64,", "data:application/octet-stream;name=f.bin;base64,", "data:;base64,"} {
+			s := h + pl
+			if m, ok := firstCredential([]byte(s)); ok {
+				t.Errorf("Find(%q) reports %v at %d:%d", s, m.Kind, m.Start, m.End)
+			}
+			if MayHoldCredentialText(s) {
+				t.Errorf("MayHoldCredentialText(%q) = true", s)
+			}
+			// It is masked all the same.
+			if _, ok := Find(s, 0); !ok {
+				t.Errorf("Find(%q): nothing masked", s)
+			}
+			// Anything after the payload: a text like any other.
+			for _, tail := range []string{" ", "\n", " and more", "\"", "-x"} {
+				if _, ok := firstCredential([]byte(s + tail)); !ok {
+					t.Errorf("Find(%q): the credential is no longer seen", s+tail)
+				}
+				if !MayHoldCredentialText(s + tail) {
+					t.Errorf("MayHoldCredentialText(%q) = false", s+tail)
+				}
+			}
+		}
+	}
+	// A credential in the header is one.
+	for _, s := range []string{
+		"data:text/plain;token=ghp_" + strings.Repeat("Ab1", 12) + ";base64,QUJD",
+		"data:text/plain;api_key=AKIAIOSFODNN7EXAMPLE;base64,QUJD",
+	} {
+		if _, ok := firstCredential([]byte(s)); !ok {
+			t.Errorf("Find(%q): the header's credential is not seen", s)
+		}
+		if !MayHoldCredentialText(s) {
+			t.Errorf("MayHoldCredentialText(%q) = false", s)
+		}
+	}
+	// A server-sent event's data line is searched.
+	s := "data: {\"api_key\": \"AKIAIOSFODNN7EXAMPLE\"}"
+	if _, ok := firstCredential([]byte(s)); !ok || !MayHoldCredentialText(s) {
+		t.Errorf("%q: the credential is not seen", s)
+	}
+}
+
+// BenchmarkDataURL: the pre-check of an 800-byte PNG data: URL, as a
+// model's image stream or a chat request's image_url carries.
+func BenchmarkDataURL(b *testing.B) {
+	s := []byte("data:image/png;base64," + strings.Repeat(chanceB64[:96], 8))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if MayHoldCredentialText(s) {
+			b.Fatal("true")
+		}
+	}
+}
+
+// TestGoogleKeyInBase64: "AIza" and more than 35 word bytes inside a base64
+// text (a '+' or '/' next to the run, or a '=' after it) is no Google API
+// key: the run of the py-b64 corpus's image was an e2a.secret finding. A
+// key of 39 bytes is one anywhere, and a longer run that starts a word
+// and is glued to text that is no base64 still is (a '+' after it is a
+// URL-encoded space).
+func TestGoogleKeyInBase64(t *testing.T) {
+	const key = "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"
+	for _, s := range []string{chanceB64, "x " + chanceB64, "AAAA/" + key + "Qx/AAAA", "AAAA+" + key + "Qx=="} {
+		if m, ok := firstCredential([]byte(s)); ok {
+			t.Errorf("Find(%q) reports %v at %d:%d", s, m.Kind, m.Start, m.End)
+		}
+	}
+	for _, s := range []string{key, "key=" + key, "AAAA/" + key + "/AAAA", "?key=" + key + "&q=1", "\"" + key + "\"", "key=" + key + "Qx", key + "_prod key", "q=" + key + "Qx+more"} {
+		if m, ok := firstCredential([]byte(s)); !ok || m.End-m.Start < 39 {
+			t.Errorf("Find(%q) = %v %v, want the key", s, m, ok)
+		}
+		if !MayHoldCredentialText(s) {
+			t.Errorf("MayHoldCredentialText(%q) = false", s)
+		}
+	}
+}
