@@ -181,6 +181,13 @@ func decodedFind(d []byte) (int, Kind) {
 			if tokenKind(m.Kind) {
 				return first, m.Kind
 			}
+			if m.Kind.Credential() {
+				// A key's value that is a token ("GITHUB_TOKEN=ghp_…" in
+				// an encoded .env file): the token's kind.
+				if v, ok := scan(d[m.Start:m.End], 0, true); ok && tokenKind(v.Kind) {
+					return first, v.Kind
+				}
+			}
 			kind = KindHighEntropy
 		}
 		from = m.End

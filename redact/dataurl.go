@@ -4,24 +4,27 @@ package redact
 // a media type and its parameters, ";base64,", then the bytes in the
 // standard base64 alphabet to the end of the text) is an image's or a
 // file's bytes: a model's image output, an image_url in a chat request, a
-// tool's attachment. No credential starts in its payload: whatever Find
-// sees there is random (a provider token is not in it as itself: its
-// base64 is another text). So Find reports no credential that starts in
-// the payload of such a text (a match of a credential's shape there, by
-// chance, is masked as high_entropy: a 100 MB corpus of PNG data: URLs
-// had a Google API key's shape, "AIza" and 35 more, in one image), and
-// MayHoldCredentialText looks at the header alone, not the payload: in
+// tool's attachment. What Find reads in the payload's characters as they
+// are is there by chance (a 100 MB corpus of PNG data: URLs had a Google
+// API key's shape, "yUAIza" and 40 more, in one image); what it finds by
+// decoding the payload (a token or a private key in the file: b64state)
+// is real. So, in such a text whose payload holds no encoded token prefix
+// (payloadMayDecode false, the pre-check's own test of a base64 run), Find
+// reports no credential that starts in the payload (a match is masked as
+// high_entropy), and MayHoldCredentialText looks at the header alone: in
 // base64 one byte in four is an anchor of its checks, and a stream of
-// images spent 45 % of its CPU there. The header is searched as any text
-// (a parameter ";token=<v>" is). A text with anything after the payload,
-// a header with a space or a quote ("data: {…}", a server-sent event),
-// or a payload in the URL-safe alphabet is no such text, and is searched
-// as any other.
+// images spent 45 % of its CPU there. Where the payload holds an encoded
+// prefix, the text is searched as any other. The header is searched as
+// any text (a parameter ";token=<v>" is). A text with anything after the
+// payload, a header with a space or a quote ("data: {…}", a server-sent
+// event), or a payload in the URL-safe alphabet is no such text.
 //
-// The same holds for the end of a delta: a delta that is such a text and
-// whose payload is longer than the tail kept for a credential cut across
-// deltas ends inside the payload, where no credential starts
-// (DataURLPayload, for the callers of MayStartCredential).
+// The end of a delta (InertDataURLTail): a delta that is such a text, whose
+// last n bytes are in the payload and hold no encoded token prefix, ends
+// where no credential starts, and keeps no tail for a credential cut
+// across deltas. The price: a token wrapped in base64 inside a data: URL
+// streamed across deltas, with its encoded prefix cut by the boundary, is
+// not found (with the prefix whole before the boundary, it is).
 
 // b64std is the standard base64 alphabet: letters, digits, '+' and '/'.
 const b64std = alnum | cSlash
@@ -86,15 +89,33 @@ func dataURLText(s []byte) (p int, ok bool) {
 	return p, e == len(s)
 }
 
-// DataURLPayload reports whether s is wholly a data: URL with a base64
-// payload, and how many bytes of the payload end it (padding included):
-// a tail of fewer bytes than that is inside the payload, where no
-// credential starts (MayStartCredential need not be asked).
-func DataURLPayload[T Text](s T) (n int, ok bool) {
-	b := view(s)
-	p, ok := dataURLText(b)
-	if !ok {
+// payloadMayDecode reports whether a data: URL's payload (the standard
+// alphabet, no padding needed) may hold an encoded token prefix: the test
+// b64Candidate makes of a base64 run, which every match Find makes by
+// decoding a run passes.
+func payloadMayDecode(r []byte) bool {
+	if allHex(r) && hexFreeB64 {
+		return false
+	}
+	return anyB64Word(r) && b64MayDecode(r)
+}
+
+// inertDataURL reports whether s is wholly a data: URL with a base64
+// payload that holds no encoded token prefix; p is where the payload
+// starts.
+func inertDataURL(s []byte) (p int, ok bool) {
+	if p, ok = dataURLText(s); !ok {
 		return 0, false
 	}
-	return len(b) - p, true
+	return p, !payloadMayDecode(s[p:])
+}
+
+// InertDataURLTail reports whether delta is wholly a data: URL with a
+// base64 payload whose last n bytes are in the payload and hold no
+// encoded token prefix: no credential starts there, and MayStartCredential
+// need not be asked of them.
+func InertDataURLTail[T Text](delta T, n int) bool {
+	b := view(delta)
+	p, ok := dataURLText(b)
+	return ok && len(b)-p >= n && !anyB64Word(b[len(b)-n:])
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -41,9 +42,8 @@ func TestDataURLText(t *testing.T) {
 		if ok != (c.p >= 0) || ok && p != c.p {
 			t.Errorf("dataURLText(%q) = %d, %v; want %d", c.s, p, ok, c.p)
 		}
-		n, ok2 := DataURLPayload(c.s)
-		if ok2 != ok || ok && n != len(c.s)-c.p {
-			t.Errorf("DataURLPayload(%q) = %d, %v", c.s, n, ok2)
+		if ok2 := InertDataURLTail(c.s, 4); ok2 != (ok && len(c.s)-c.p >= 4) {
+			t.Errorf("InertDataURLTail(%q, 4) = %v", c.s, ok2)
 		}
 	}
 }
@@ -137,6 +137,38 @@ func TestGoogleKeyInBase64(t *testing.T) {
 		}
 		if !MayHoldCredentialText(s) {
 			t.Errorf("MayHoldCredentialText(%q) = false", s)
+		}
+	}
+}
+
+// TestDataURLWrappedToken: a file in a data: URL that holds a token or a
+// private key (an attachment of a .pem or .env file) is what it was
+// before: the payload holds an encoded token prefix, so the text is
+// searched as any other, and the decoded credential is reported with its
+// kind. Its tail is no inert one where the prefix is in it.
+func TestDataURLWrappedToken(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		kind Kind
+	}{
+		{pemKey + "\n", KindPrivateKey},
+		{"GITHUB_TOKEN=" + ghp + "\n", KindGitHub},
+		{"export OPENAI_API_KEY=" + openai + "\n", KindSK},
+		{"# notes\n" + awsID + "\n", KindAWS},
+	} {
+		enc := base64.StdEncoding.EncodeToString([]byte(c.file))
+		for _, h := range []string{"data:application/x-pem-file;base64,", "data:text/plain;charset=utf-8;base64,"} {
+			s := h + enc
+			m, ok := firstCredential([]byte(s))
+			if !ok || m.Kind != c.kind {
+				t.Errorf("Find(%q) = %v %v, want %v", s, m.Kind, ok, c.kind)
+			}
+			if !MayHoldCredentialText(s) {
+				t.Errorf("MayHoldCredentialText(%q) = false", s)
+			}
+			if InertDataURLTail(s, len(enc)) {
+				t.Errorf("InertDataURLTail(%q) = true", s)
+			}
 		}
 	}
 }

@@ -125,9 +125,10 @@
 // country code other than the North American one ("020 7946 0958").
 // The payload of a data: URI is masked as high_entropy where Find sees
 // it (the record log drops it by its content policy first); it is never a
-// finding: in a text that is one data: URL with base64, no match that
-// starts in the payload is a credential, and the pre-check reads the
-// header alone (dataurl.go). A provider token wrapped in base64 is masked as high_entropy,
+// finding: in a text that is one data: URL with base64 whose payload
+// holds no encoded token prefix, no match that starts in the payload is a
+// credential, and the pre-check reads the header alone (dataurl.go); what
+// decoding a payload finds (a key or a token in an attached file) is. A provider token wrapped in base64 is masked as high_entropy,
 // not as its kind.
 //
 // It sits at the bottom of the import layers (standard library only), so

@@ -141,9 +141,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 		return false
 	}
 	if n > len("data:;base64,") && b[0]|0x20 == 'd' {
-		if p, ok := dataURLText(b); ok {
-			// An image's or a file's bytes (dataurl.go): only the header
-			// is looked at.
+		if p, ok := inertDataURL(b); ok {
+			// An image's or a file's bytes with no encoded token in them
+			// (dataurl.go): only the header is looked at.
 			return MayHoldCredentialText(b[:p])
 		}
 	}

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,27 @@ func TestDataURLDeltas(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d e2a.secret findings for the raw base64 and the split key, want 2: %v", n, col.findings)
+	}
+}
+
+// TestDataURLDeltasWrappedKey: a .env file in a data: URL streamed across
+// two deltas, its GitHub token's encoded prefix in the first delta's kept
+// tail, is found across the boundary: the tail holds an encoded token
+// prefix, so it is kept (no inert tail).
+func TestDataURLDeltasWrappedKey(t *testing.T) {
+	const ghp = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+	env := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("A=1\n", 100) + "GITHUB_TOKEN=" + ghp + "\n"))
+	col := runCapture(t, ProfileJiuwenswarm, streamLines("env", []string{"data:text/plain;base64," + env[:len(env)-40], env[len(env)-40:]}), FormatJSONL)
+	n := 0
+	for _, f := range col.findings {
+		if f.Rule == "e2a.secret" {
+			n++
+			if !strings.Contains(f.Message, "split across") {
+				t.Errorf("not found across the boundary: %s", f.Message)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d e2a.secret findings, want 1: %v", n, col.findings)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -21,7 +22,8 @@ const chanceImage = "U8mNLGYmymjthMqdN/OK/NpaKO/Wab1yRyKkVfayzonjCcyUAIza94Db4dP
 // deltas and sent in a chat request's image_url (OpenAI's shape), are no
 // e2a.secret finding through the real binary, with and without a record
 // log; the same base64 outside a data: URL still is (the test's premise),
-// and the record log masks it either way.
+// and the record log masks it either way. A .env file with a GitHub token
+// in a data: URL is a finding.
 func TestDataURLNoFalseFinding(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
 	img := "data:image/png;base64," + strings.Repeat(chanceImage, 3)
@@ -52,6 +54,11 @@ func TestDataURLNoFalseFinding(t *testing.T) {
 	resp("img-out", 4, true, map[string]any{"result": map[string]any{}})
 	resp("raw-out", 0, false, map[string]any{"delta_kind": "text", "delta": chanceImage})
 	resp("raw-out", 1, true, map[string]any{"result": map[string]any{}})
+	// A file with a token in a data: URL is one: what decoding the payload
+	// finds is no chance.
+	env := base64.StdEncoding.EncodeToString([]byte("A=1\nGITHUB_TOKEN=ghp_16C7e42F292c6912E7710c838347Ae178B4a\n"))
+	resp("env-out", 0, false, map[string]any{"delta_kind": "text", "delta": "data:text/plain;base64," + env})
+	resp("env-out", 1, true, map[string]any{"result": map[string]any{}})
 	capture := filepath.Join(t.TempDir(), "images.jsonl")
 	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -76,8 +83,8 @@ func TestDataURLNoFalseFinding(t *testing.T) {
 				secrets = append(secrets, f.Stream)
 			}
 		}
-		if len(secrets) != 1 || secrets[0] != "raw-out" {
-			t.Errorf("%v: e2a.secret on %v, want on raw-out alone\n%s", args, secrets, stdout)
+		if len(secrets) != 2 || secrets[0] != "raw-out" || secrets[1] != "env-out" {
+			t.Errorf("%v: e2a.secret on %v, want on raw-out and env-out\n%s", args, secrets, stdout)
 		}
 		if withLog {
 			recs, err := os.ReadFile(records)
@@ -86,6 +93,9 @@ func TestDataURLNoFalseFinding(t *testing.T) {
 			}
 			if bytes.Contains(recs, []byte("AIza94Db4dPveiXaqEMz")) || bytes.Contains(recs, []byte("AKIAIOSFODNN7")) {
 				t.Errorf("the record log prints the key's shape unmasked")
+			}
+			if bytes.Contains(recs, []byte(env[8:40])) {
+				t.Errorf("the record log prints the encoded token")
 			}
 			if n := bytes.Count(recs, []byte(`"data:image/png;base64,`)); n != 5 {
 				t.Errorf("the record log has %d data: URLs, want 5", n)
