@@ -186,6 +186,11 @@ type Finding struct {
 	Source   string   `json:"source"`
 	Message  string   `json:"message"`
 	Tap      string   `json:"tap,omitempty"`
+	// SourceNum is how many bytes at Source's end are the position's
+	// number (a line, an offset: digits e2atap wrote), 0 when it has none:
+	// the outputs redact Source without them (SourceText), so that an
+	// eleven-digit offset is not masked as a phone number.
+	SourceNum int `json:"-"`
 	// Time is the capture time of the record (zero offline when unknown).
 	Time time.Time `json:"-"`
 	// Index is the Input.Index of the record (end-of-stream findings: the
@@ -193,6 +198,16 @@ type Finding struct {
 	Index uint64 `json:"-"`
 	// Protocol is "e2a" or "eventmesh".
 	Protocol string `json:"-"`
+}
+
+// SourceParts splits f's Source into the text that outputs redact and
+// the position's number after it, printed as it is.
+func (f *Finding) SourceParts() (text, num string) {
+	n := f.SourceNum
+	if n <= 0 || n > len(f.Source) {
+		return f.Source, ""
+	}
+	return f.Source[:len(f.Source)-n], f.Source[len(f.Source)-n:]
 }
 
 // Outcome is how a stream ended.

@@ -275,6 +275,11 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 		Rule: RuleIDs[r], Severity: sev, Stream: string(stream), Source: in.Source(),
 		Message: msg, Tap: in.Tap, Time: in.Time, Index: in.Index, Protocol: proto,
 	}
+	if in.Pos.Numbered() {
+		for f.SourceNum < len(f.Source) && isDigitByte(f.Source[len(f.Source)-1-f.SourceNum]) {
+			f.SourceNum++
+		}
+	}
 	e.sink.Finding(&f)
 }
 
@@ -992,3 +997,5 @@ func list(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }

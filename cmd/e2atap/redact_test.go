@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/e2atap/e2atap/validate"
 )
 
 // TestPolicy: the masker's masks, then any URL userinfo the masker left;
@@ -41,5 +45,27 @@ func BenchmarkPolicy(b *testing.B) {
 				_ = p.String(c.s)
 			}
 		})
+	}
+}
+
+// TestFindingPrinterSourceNum: validate's findings (text and JSON) print
+// the number at a source's end (a Kafka offset, a line) as it is, and
+// redact the text before it; redacted whole, an eleven-digit offset was
+// masked as a phone number.
+func TestFindingPrinterSourceNum(t *testing.T) {
+	for _, output := range []string{"text", "json"} {
+		var b bytes.Buffer
+		w := bufio.NewWriter(&b)
+		p := newFindingPrinter(w, output, false, newPolicy([]byte("policy-test-key-0123456789")))
+		p.print(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "q1", Source: "agent.out/3/13800138000", SourceNum: 11, Message: "m"})
+		p.print(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "q1", Source: "u-13912345678/3/7", SourceNum: 1, Message: "m"})
+		w.Flush()
+		out := b.String()
+		if !strings.Contains(out, "agent.out/3/13800138000") {
+			t.Errorf("%s: the offset is not printed as it is:\n%s", output, out)
+		}
+		if strings.Contains(out, "13912345678") || !strings.Contains(out, "/3/7") {
+			t.Errorf("%s: the text before the number is not redacted:\n%s", output, out)
+		}
 	}
 }

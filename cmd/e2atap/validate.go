@@ -463,7 +463,8 @@ func newFindingPrinter(w *bufio.Writer, output string, quiet bool, pol *policy) 
 func (p *findingPrinter) print(f *validate.Finding) {
 	p.n++
 	red := *f
-	red.Stream, red.Source, red.Message = p.pol.String(f.Stream), p.pol.String(f.Source), p.pol.String(f.Message)
+	text, num := f.SourceParts()
+	red.Stream, red.Source, red.Message = p.pol.String(f.Stream), p.pol.String(text)+num, p.pol.String(f.Message)
 	f = &red
 	switch {
 	case p.enc != nil:

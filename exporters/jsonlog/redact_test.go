@@ -858,3 +858,36 @@ func TestRedactSpelledShapes(t *testing.T) {
 		t.Errorf("invalid: %s", out)
 	}
 }
+
+// TestFindingWriterSourceNum: the number at a finding's source's end
+// (SourceNum: a Kafka offset, a line) is printed as it is; the text before
+// it is redacted. Redacted whole, an eleven-digit offset was masked as a
+// phone number.
+func TestFindingWriterSourceNum(t *testing.T) {
+	var buf bytes.Buffer
+	fw := NewFindingWriterTo(&buf, NewRedactor(ContentMask, 0, testKey))
+	fw.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "q1", Source: "mesh:agent.out/3/13800138000", SourceNum: 11, Message: "m"})
+	fw.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "q1", Source: "mesh:u-" + sPhoneCN + "/3/7", SourceNum: 1, Message: "m"})
+	fw.Finding(&validate.Finding{Rule: "e2a.seq_gap", Severity: validate.Error, Stream: "q1", Source: "mesh:agent.out/3/13800138000", Message: "m"})
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	var srcs []string
+	for _, l := range lines {
+		var f map[string]string
+		if err := json.Unmarshal(l, &f); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		srcs = append(srcs, f["source"])
+	}
+	if srcs[0] != "mesh:agent.out/3/13800138000" {
+		t.Errorf("the offset is not printed as it is: %q", srcs[0])
+	}
+	if strings.Contains(srcs[1], sPhoneCN) || !strings.HasSuffix(srcs[1], "/3/7") {
+		t.Errorf("the text before the number is not redacted: %q", srcs[1])
+	}
+	if !strings.Contains(srcs[2], "******") {
+		t.Errorf("premise: the whole source redacted masks the offset: %q", srcs[2])
+	}
+}

@@ -735,7 +735,10 @@ func (fw *FindingWriter) Finding(f *validate.Finding) {
 	st.out = append(st.out, '"')
 	field("severity", f.Severity.String(), false)
 	field("stream", f.Stream, true)
-	field("source", f.Source, true)
+	text, num := f.SourceParts()
+	field("source", text, true)
+	st.out = append(st.out[:len(st.out)-1], num...) // (digits: no escape)
+	st.out = append(st.out, '"')
 	field("message", f.Message, true)
 	if f.Tap != "" {
 		field("tap", f.Tap, false)

@@ -223,8 +223,9 @@ func (h *Hub) putScratch(b *[]byte) {
 func (h *Hub) Finding(f *validate.Finding) {
 	buf := h.getScratch()
 	defer h.putScratch(buf)
+	text, num := f.SourceParts()
 	ev := Event{Type: TypeFinding, Time: h.at(f.Time), Tap: f.Tap, Rule: f.Rule, Severity: f.Severity.String(),
-		Stream: h.redact(buf, f.Stream), Source: h.redact(buf, f.Source), Message: h.redact(buf, f.Message)}
+		Stream: h.redact(buf, f.Stream), Source: h.redact(buf, text) + num, Message: h.redact(buf, f.Message)}
 	h.publish(&ev, f.Severity, 0, buf)
 }
 

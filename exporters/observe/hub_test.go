@@ -193,3 +193,34 @@ func TestRecordsOnlyWhileAsked(t *testing.T) {
 		t.Fatal("no record event for a watcher that asked")
 	}
 }
+
+// TestFindingSourceNum: the number at a finding's source's end is kept as
+// it is; the text before it goes through the redactor.
+func TestFindingSourceNum(t *testing.T) {
+	h := NewHub(phoneMask{}, DefaultOptions())
+	f := finding("e2a.seq_gap", validate.Error, "q1", 0)
+	f.Source, f.SourceNum = "t:SECRET/3/12345678901", 11
+	h.Finding(f)
+	w, back := h.subscribe(Filter{}, 10)
+	h.unsubscribe(w)
+	if len(back) != 1 {
+		t.Fatalf("%d events", len(back))
+	}
+	var e Event
+	if err := json.Unmarshal(back[0], &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Source != "t:******/3/12345678901" {
+		t.Errorf("source %q", e.Source)
+	}
+}
+
+// phoneMask masks "SECRET" and eleven-digit numbers, as a phone number.
+type phoneMask struct{}
+
+func (phoneMask) MaskText(dst, s []byte) []byte {
+	return append(dst, strings.ReplaceAll(strings.ReplaceAll(string(s), "SECRET", "******"), "12345678901", "******")...)
+}
+func (phoneMask) Redact(dst, rec []byte) ([]byte, []string, error) {
+	return append(dst, rec...), nil, nil
+}
