@@ -88,11 +88,16 @@ type LoggedAt struct {
 // tap resumes in (a log file, a Kafka topic/partition, a subject of a
 // JetStream stream) and off the record's place in it (byte offset, Kafka
 // offset, stream sequence). Positions that do not survive a restart (a
-// WebSocket connection, core NATS) have none: ok is false.
+// WebSocket connection, core NATS) have none: ok is false. Nor has a line
+// that validate read from a file (no tap): it is read once, and its
+// position holds no byte offset, so that every line of a file had the same
+// point and a replay of validate's record log took a line repeated as it
+// was (a duplicated record: e2a.seq_dup) for the live run's re-read of one
+// and skipped it.
 func (in *Input) ResumePoint() (src string, off int64, ok bool) {
 	p := &in.Pos
 	switch {
-	case p.Kind == PosLine && in.FromLog && p.Name != "":
+	case p.Kind == PosLine && in.FromLog && p.Name != "" && in.Tap != "":
 		return p.Name, p.Offset, true
 	case p.Kind == PosKafka:
 		return p.Name + "/" + strconv.FormatInt(int64(p.Partition), 10), p.Offset, true
