@@ -19,7 +19,7 @@ package redact
 // payload, a header with a space or a quote ("data: {…}", a server-sent
 // event), or a payload in the URL-safe alphabet is no such text.
 //
-// The end of a delta (InertDataURLTail): a delta that is such a text, whose
+// The end of a delta (InertB64Tail): a delta that is such a text, whose
 // last n bytes are in the payload and hold no encoded token prefix, ends
 // where no credential starts, and keeps no tail for a credential cut
 // across deltas. The price: a token wrapped in base64 inside a data: URL
@@ -100,22 +100,77 @@ func payloadMayDecode(r []byte) bool {
 	return anyB64Word(r) && b64MayDecode(r)
 }
 
-// inertDataURL reports whether s is wholly a data: URL with a base64
-// payload that holds no encoded token prefix; p is where the payload
-// starts.
-func inertDataURL(s []byte) (p int, ok bool) {
-	if p, ok = dataURLText(s); !ok {
-		return 0, false
+// A text that is wholly the base64 of a media file with no header (the
+// image blocks of Anthropic's and Gemini's APIs, {"data": "iVBORw0K…"},
+// OpenAI's b64_json, an audio clip) is the same: it starts with the
+// encoding of its file's magic number (mediaMagics), is minMediaB64 bytes
+// or more of the standard alphabet, and is judged as a data: URL's
+// payload whose header ends at 0.
+
+// minMediaB64 is the least length of a text read as a media file's base64.
+const minMediaB64 = 100
+
+// mediaMagics are the base64 characters that the first bytes of common
+// media files decide (PNG, JPEG, GIF, RIFF: WebP and WAV, PDF, ZIP, gzip,
+// MP3 with ID3, Ogg, FLAC, TIFF both ways, Matroska and WebM, WOFF and
+// WOFF2); an MP4 or QuickTime file ("ftyp" after its box size) is
+// mediaFtyp.
+var mediaMagics = []string{"iVBORw0KGg", "/9j/", "R0lGODdh", "R0lGODlh", "UklGR", "JVBERi", "UEsDB", "H4sI", "SUQz",
+	"T2dnU", "ZkxhQ", "SUkqA", "TU0AK", "GkXfo", "d09GM", "d09GR"}
+
+// mediaB64Text reports whether s is wholly the base64 of a media file
+// (mediaMagics), standard alphabet, up to two '=' at its end.
+func mediaB64Text(s []byte) bool {
+	if len(s) < minMediaB64 || !mediaMagic(s) {
+		return false
 	}
-	return p, !payloadMayDecode(s[p:])
+	e := runLong(s, 0, b64std)
+	for k := 0; k < 2 && e < len(s) && s[e] == '='; k++ {
+		e++
+	}
+	return e == len(s)
 }
 
-// InertDataURLTail reports whether delta is wholly a data: URL with a
-// base64 payload whose last n bytes are in the payload and hold no
-// encoded token prefix: no credential starts there, and MayStartCredential
-// need not be asked of them.
-func InertDataURLTail[T Text](delta T, n int) bool {
+func mediaMagic(s []byte) bool {
+	for _, m := range mediaMagics {
+		if len(s) >= len(m) && string(s[:len(m)]) == m {
+			return true
+		}
+	}
+	// An ISO media file: a four-byte box size, then "ftyp".
+	return len(s) >= 10 && string(s[:4]) == "AAAA" && string(s[5:10]) == "GZ0eX"
+}
+
+// inertB64 reports whether s is wholly a data: URL with a base64 payload
+// or a media file's base64 (mediaB64Text), its payload holding no encoded
+// token prefix; p is where the payload starts.
+func inertB64(s []byte) (p int, ok bool) {
+	if len(s) == 0 {
+		return 0, false
+	}
+	if s[0]|0x20 == 'd' {
+		if p, ok = dataURLText(s); ok {
+			return p, !payloadMayDecode(s[p:])
+		}
+	}
+	if mediaB64Text(s) {
+		return 0, !payloadMayDecode(s)
+	}
+	return 0, false
+}
+
+// InertB64Tail reports whether delta is wholly a data: URL with a base64
+// payload, or a media file's base64, whose last n bytes are in the
+// payload and hold no encoded token prefix: no credential starts there,
+// and MayStartCredential need not be asked of them.
+func InertB64Tail[T Text](delta T, n int) bool {
 	b := view(delta)
 	p, ok := dataURLText(b)
-	return ok && len(b)-p >= n && !anyB64Word(b[len(b)-n:])
+	if !ok {
+		if !mediaB64Text(b) {
+			return false
+		}
+		p = 0
+	}
+	return len(b)-p >= n && !anyB64Word(b[len(b)-n:])
 }

@@ -42,8 +42,8 @@ func TestDataURLText(t *testing.T) {
 		if ok != (c.p >= 0) || ok && p != c.p {
 			t.Errorf("dataURLText(%q) = %d, %v; want %d", c.s, p, ok, c.p)
 		}
-		if ok2 := InertDataURLTail(c.s, 4); ok2 != (ok && len(c.s)-c.p >= 4) {
-			t.Errorf("InertDataURLTail(%q, 4) = %v", c.s, ok2)
+		if ok2 := InertB64Tail(c.s, 4); ok2 != (ok && len(c.s)-c.p >= 4) {
+			t.Errorf("InertB64Tail(%q, 4) = %v", c.s, ok2)
 		}
 	}
 }
@@ -166,9 +166,59 @@ func TestDataURLWrappedToken(t *testing.T) {
 			if !MayHoldCredentialText(s) {
 				t.Errorf("MayHoldCredentialText(%q) = false", s)
 			}
-			if InertDataURLTail(s, len(enc)) {
-				t.Errorf("InertDataURLTail(%q) = true", s)
+			if InertB64Tail(s, len(enc)) {
+				t.Errorf("InertB64Tail(%q) = true", s)
 			}
 		}
+	}
+}
+
+// TestMediaB64: a text that is wholly a media file's base64 (a PNG, a JPEG,
+// a PDF, an MP4 … with no data: header, as Anthropic's and Gemini's image
+// blocks and OpenAI's b64_json carry it) is read as a data: URL's payload:
+// a credential's shape in its characters is none (masked), the pre-check
+// says no, its tail is inert; what decoding it finds still is one; a text
+// too short, without a magic, or with anything after the base64 is a text
+// like any other.
+func TestMediaB64(t *testing.T) {
+	body := "iVBORw0KGgo/AKIAIOSFODNN7EXAMPLE/" + strings.Repeat("Qk1", 30)
+	for _, magic := range []string{"", "/9j/4AAQSkZJRg", "R0lGODlhAQAB", "UklGRiQAAABXQVZF", "JVBERi0xLjcK", "UEsDBBQAAAAI", "H4sIAAAAAAAA", "AAAAIGZ0eXBpc29t", "GkXfo59ChoEB"} {
+		s := magic + body
+		if m, ok := firstCredential([]byte(s)); ok {
+			t.Errorf("Find(%q) reports %v", s, m.Kind)
+		}
+		if MayHoldCredentialText(s) {
+			t.Errorf("MayHoldCredentialText(%q) = true", s)
+		}
+		if _, ok := Find(s, 0); !ok {
+			t.Errorf("Find(%q): nothing masked", s)
+		}
+		if !InertB64Tail(s, 64) {
+			t.Errorf("InertB64Tail(%q) = false", s)
+		}
+	}
+	for _, s := range []string{
+		"x" + body,                              // no magic
+		"iVBORw0KGgo/AKIAIOSFODNN7EXAMPLE/AAAA", // too short
+		body + " and more",                      // something after it
+		body + "-_",                             // the URL-safe alphabet
+	} {
+		if _, ok := firstCredential([]byte(s)); !ok {
+			t.Errorf("Find(%q): the credential is no longer seen", s)
+		}
+		if !MayHoldCredentialText(s) {
+			t.Errorf("MayHoldCredentialText(%q) = false", s)
+		}
+		if InertB64Tail(s, 16) {
+			t.Errorf("InertB64Tail(%q) = true", s)
+		}
+	}
+	// A PDF's base64 with a key in its text: decoding finds it.
+	pdf := base64.StdEncoding.EncodeToString([]byte("%PDF-1.7\n" + strings.Repeat("0 0 obj\n", 10) + "(deploy key " + ghp + ") Tj\n"))
+	if m, ok := firstCredential([]byte(pdf)); !ok || m.Kind != KindGitHub {
+		t.Errorf("Find(%q) = %v %v, want ghp", pdf, m.Kind, ok)
+	}
+	if !MayHoldCredentialText(pdf) {
+		t.Errorf("MayHoldCredentialText(%q) = false", pdf)
 	}
 }

@@ -135,13 +135,13 @@ var anchorBits = shiftedBits(&anchor)
 // starts before from). "First" is in the order of the anchors that reveal
 // them, which is the order of their starts except where a key or an e-mail
 // local part reaches back. In a text that is one data: URL with a base64
-// payload that holds no encoded token prefix, no match that starts in the
-// payload is a credential (dataurl.go). It never allocates.
+// payload, or a media file's base64, that holds no encoded token prefix,
+// no match that starts in the payload is a credential (dataurl.go). It never allocates.
 func Find[T Text](s T, from int) (Match, bool) {
 	b := view(s)
 	m, ok := find(b, from)
-	if ok && m.Kind.Credential() && b[0]|0x20 == 'd' {
-		if p, inert := inertDataURL(b); inert && m.Start >= p {
+	if ok && m.Kind.Credential() {
+		if p, inert := inertB64(b); inert && m.Start >= p {
 			m.Kind = KindHighEntropy // (dataurl.go)
 		}
 	}

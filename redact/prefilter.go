@@ -140,11 +140,11 @@ func MayHoldCredentialText[T Text](s T) bool {
 	if n >= len("2006-01-02T15:04:05Z") && n <= maxDateTime && b[4] == '-' && isDateTime(b) {
 		return false
 	}
-	if n > len("data:;base64,") && b[0]|0x20 == 'd' {
-		if p, ok := inertDataURL(b); ok {
+	if n > len("data:;base64,") {
+		if p, ok := inertB64(b); ok {
 			// An image's or a file's bytes with no encoded token in them
-			// (dataurl.go): only the header is looked at.
-			return MayHoldCredentialText(b[:p])
+			// (dataurl.go): only a data: URL's header is looked at.
+			return p > 0 && MayHoldCredentialText(b[:p])
 		}
 	}
 	b64End, wordEnd := 0, 0 // the runs checked already

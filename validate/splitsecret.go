@@ -159,7 +159,7 @@ func (e *Engine) splitSecret(in *Input, r *e2a.Record) string {
 		} else {
 			tail = t.unquoteTail(raw, esc, splitTail)
 		}
-		if redact.InertDataURLTail(delta0(text, raw, esc), len(tail)) {
+		if redact.InertB64Tail(delta0(text, raw, esc), len(tail)) {
 			tail = nil // inside an image's bytes: no credential starts there
 		} else if !t.starts.mayStart(tail) {
 			tail = nil

@@ -19,7 +19,8 @@ import (
 const chanceImage = "U8mNLGYmymjthMqdN/OK/NpaKO/Wab1yRyKkVfayzonjCcyUAIza94Db4dPveiXaqEMz4X8WzU8w8TtFoeZhQ6XLLHva+qw0/AKIAIOSFODNN7EXAMPLE/AAAA"
 
 // TestDataURLNoFalseFinding: images as data: URLs, streamed in a model's
-// deltas and sent in a chat request's image_url (OpenAI's shape), are no
+// deltas and sent in a chat request's image_url (OpenAI's shape), and as
+// a PNG's bare base64 in an image block (Anthropic's shape), are no
 // e2a.secret finding through the real binary, with and without a record
 // log; the same base64 outside a data: URL still is (the test's premise),
 // and the record log masks it either way. A .env file with a GitHub token
@@ -48,6 +49,11 @@ func TestDataURLNoFalseFinding(t *testing.T) {
 	line(map[string]any{"protocol_version": "1.0", "request_id": "img-req", "session_id": "s1", "channel": "web",
 		"method": "chat.send", "timestamp": ts, "identity_origin": "user",
 		"params": map[string]any{"query": "what is in it?", "content": []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": img}}}}})
+	// Anthropic's image block: the PNG's base64 with no data: header.
+	line(map[string]any{"protocol_version": "1.0", "request_id": "img-req2", "session_id": "s1", "channel": "web",
+		"method": "chat.send", "timestamp": ts, "identity_origin": "user",
+		"params": map[string]any{"query": "and this?", "content": []any{map[string]any{"type": "image",
+			"source": map[string]any{"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo" + chanceImage}}}}})
 	for seq := range 4 {
 		resp("img-out", seq, false, map[string]any{"delta_kind": "text", "delta": img})
 	}
