@@ -28,6 +28,7 @@ const (
 	itemBehind   // Hold: the partition is behind
 	itemCaughtUp // Hold: it is not
 	itemGapAll
+	itemLeaveOpen
 )
 
 // An item is one input for a shard, kept small (it crosses from the
@@ -459,6 +460,8 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 		e.Gap(in)
 	case itemGapAll:
 		e.GapAll()
+	case itemLeaveOpen:
+		e.LeaveOpen()
 	case itemExpire:
 		e.Expire(in.Time)
 	case itemFinish:
@@ -790,6 +793,9 @@ func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
 // GapAll marks every open stream on every shard (Engine.GapAll).
 func (s *Sharded) GapAll() { s.broadcast(itemGapAll, &Input{}, "") }
 
+// LeaveOpen drops every open stream on every shard (Engine.LeaveOpen).
+func (s *Sharded) LeaveOpen() { s.broadcast(itemLeaveOpen, &Input{}, "") }
+
 // Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
 // went to another consumer, on every shard (openfrom.go).
 func (s *Sharded) Handover(in *Input) { s.broadcast(itemHandover, in, "") }
@@ -900,6 +906,7 @@ func (s *Sharded) Stats() Stats {
 		t.Evicted += st.Evicted
 		t.SplitUnchecked += st.SplitUnchecked
 		t.Untracked += st.Untracked
+		t.LeftOpen += st.LeftOpen
 		for i := range st.Findings {
 			t.Findings[i] += st.Findings[i]
 		}

@@ -66,6 +66,12 @@ type output struct {
 // loss of every scope (validate's replay gaps every open stream).
 var logLostMark = []byte(`{"_e2atap":{"tap":"","lost":true,"all":true}}` + "\n")
 
+// logOpenMark ends the record log of a run that stopped with streams open
+// and did not end them (OpenLeft): logLostMark, which a replay that knows
+// no "open" reads as before (every open stream gapped), and "open", which
+// tells a replay that the run dropped them there unreported.
+var logOpenMark = []byte(`{"_e2atap":{"tap":"","lost":true,"all":true,"open":true}}` + "\n")
+
 // outputBuffer is how much an output holds before it writes out by itself;
 // Flush and Sync write out sooner.
 const outputBuffer = 256 << 10
@@ -438,11 +444,12 @@ func (w *Writer) LossMark(in *validate.Input) {
 	w.red.put(st)
 }
 
-// OpenLeft writes the mark of lines lost to everyone (logLostMark): the
-// live run stopped with streams open and judged them no further, so a
-// replay gaps every open stream there (validate.OpenMarker).
+// OpenLeft writes the mark of streams left open (logOpenMark): the live
+// run stopped with streams open and judged them no further, so a replay
+// drops every open stream there, unreported, as the run did
+// (validate.OpenMarker).
 func (w *Writer) OpenLeft() {
-	w.out.write(logLostMark)
+	w.out.write(logOpenMark)
 }
 
 // Finding does nothing: findings go to a FindingWriter.
