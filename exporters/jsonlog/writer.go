@@ -57,6 +57,9 @@ type output struct {
 	// log must not judge across them.
 	lostMark []byte
 	lost     bool
+	// marked: the last line on disk is lostMark (markLost's), so that a
+	// failing file does not take one after each failed write.
+	marked bool
 
 	lines, failed atomic.Uint64
 	cut           atomic.Int64 // bytes of torn last lines cut at open
@@ -227,15 +230,40 @@ func (o *output) writeOutLocked() error {
 			o.size = o.disk
 		}
 		o.buf = o.buf[:0]
+		o.markLostLocked()
 		return err
 	}
 	o.disk += int64(n)
+	o.marked = false
 	if cap(o.buf) > 4*outputBuffer {
 		o.buf = nil // one huge line does not pin its buffer
 	} else {
 		o.buf = o.buf[:0]
 	}
 	return nil
+}
+
+// markLostLocked writes lostMark at once after a failed write (lost), in
+// the room its cut gave back, where it would otherwise wait for the next
+// line that gets in: on a disk that stays full until the stop, none does,
+// and a replay of the log judged the streams open at its last line whole
+// (e2a.missing_final for a stream whose final was lost, not missed). If
+// the mark does not get in either, it waits as before.
+func (o *output) markLostLocked() {
+	if !o.lost || o.marked || o.file == nil {
+		return
+	}
+	n, err := o.dst.Write(o.lostMark)
+	if err != nil || n < len(o.lostMark) {
+		if n > 0 {
+			_ = o.file.Truncate(o.disk)
+		}
+		return
+	}
+	o.disk += int64(n)
+	o.size += int64(n)
+	o.lost, o.marked = false, true
+	o.lines.Add(1) // as the mark written before a line
 }
 
 // rotateLocked renames path.i to path.i+1 (the oldest falls off), path to
@@ -340,6 +368,7 @@ func (o *output) close() error {
 	}
 	o.closed = true
 	err := o.writeOutLocked()
+	o.markLostLocked() // a mark that did not get in at the failure
 	if o.file != nil {
 		if o.syncs {
 			err = errors.Join(err, o.file.Sync())
