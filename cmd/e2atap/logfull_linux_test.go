@@ -103,3 +103,64 @@ func padded(lines []string, n int) []string {
 	}
 	return out
 }
+
+// TestProcessLogsWorkAgainOnlyWhenTheyDo: the record log's file at its
+// size limit (RLIMIT_FSIZE by prlimit(2)) loses a record whose finding the
+// findings log, with room, takes. The sidecar logged "writing the logs out
+// works again" at its next look, on the findings log's line alone, while
+// the record log took nothing. It now waits until every output that lost
+// lines has written some since: here, once the limit is lifted.
+func TestProcessLogsWorkAgainOnlyWhenTheyDo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test")
+	}
+	t.Parallel() // waits more than it computes: main_test.go
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "agent")
+	os.MkdirAll(logs, 0o755)
+	records := filepath.Join(dir, "records.jsonl")
+	findings := filepath.Join(dir, "findings.jsonl")
+	listen := freeAddr(t)
+	cfgPath := filepath.Join(dir, "e2atap.yaml")
+	os.WriteFile(cfgPath, []byte(fmt.Sprintf(`listen: %s
+taps:
+  - {name: logs, type: logdir, paths: [%q], positions: %q}
+outputs:
+  findings: {path: %q}
+  log: {path: %q}
+`, listen, filepath.Join(logs, "*.jsonl"), filepath.Join(dir, "pos.json"), findings, records)), 0o644)
+	agent := filepath.Join(logs, "agent.jsonl")
+	cmd, stderr := startE2atap(t, nil, "run", "--config", cfgPath)
+	logged := func() string { b, _ := os.ReadFile(records); return string(b) }
+	a := e2aStream("a", 0, 2, true, true)
+	appendLines(t, agent, a)
+	pollUntil(t, "stream a in the record log", 30*time.Second, func() bool { return strings.Count(logged(), "\n") == len(a) })
+	lim := unix.Rlimit{Cur: uint64(len(logged()) + 100), Max: unix.RLIM_INFINITY}
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil {
+		t.Skipf("prlimit RLIMIT_FSIZE: %v", err)
+	}
+	const failing, again = "writing the logs out failed", "writing the logs out works again"
+	appendLines(t, agent, e2aStream("b", 0, 2, true, true))
+	pollUntil(t, "the record log failing", 30*time.Second, func() bool { return strings.Contains(stderr.String(), failing) })
+	// c starts at sequence 1: e2a.seq_start, in the findings log.
+	appendLines(t, agent, e2aStream("c", 1, 2, true, true))
+	pollUntil(t, "c's finding", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(findings)
+		return strings.Contains(string(b), `"e2a.seq_start"`)
+	})
+	// Three looks (one a second) with nothing more to write.
+	time.Sleep(3 * time.Second)
+	if strings.Contains(stderr.String(), again) {
+		t.Fatalf("said to work again while the record log takes nothing:\n%s", stderr)
+	}
+	lim.Cur = unix.RLIM_INFINITY
+	if err := unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_FSIZE, &lim, nil); err != nil {
+		t.Fatal(err)
+	}
+	appendLines(t, agent, e2aStream("d", 0, 2, true, true))
+	pollUntil(t, "works again", 30*time.Second, func() bool { return strings.Contains(stderr.String(), again) })
+	stopProcess(t, cmd)
+	if n := strings.Count(stderr.String(), failing); n != 1 {
+		t.Errorf("the failure logged %d times, want once:\n%s", n, stderr)
+	}
+}
