@@ -773,14 +773,20 @@ func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
 func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
 // anyOpenIn says whether a stream of in's scope (tap and connection) is
-// open on some shard. Call it only right after a barrier, from the
-// reader's goroutine: the shards are idle then.
+// open on some shard, in any of its partitions' tables (e.tab is only the
+// one it used last; none is made current here). Call it only right after
+// a barrier, from the reader's goroutine: the shards are idle then.
 func (s *Sharded) anyOpenIn(in *Input) bool {
 	for _, sh := range s.shards {
-		e := sh.eng
-		for i := int32(0); i < int32(e.tab.len()); i++ {
-			if e.tab.at(i).flags&fEnded == 0 && inScope(e.tab.key(i), in.Tap, in.Conn) {
-				return true
+		for p := range sh.eng.parts {
+			t := sh.eng.parts[p].tab
+			if t == nil {
+				continue
+			}
+			for i := int32(0); i < int32(t.len()); i++ {
+				if t.at(i).flags&fEnded == 0 && inScope(t.key(i), in.Tap, in.Conn) {
+					return true
+				}
 			}
 		}
 	}
