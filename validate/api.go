@@ -327,12 +327,14 @@ type LossMarker interface{ LossMark(in *Input) }
 // OpenMarker is an optional interface of a Sink: OpenLeft is told, after
 // everything judged was handed to the sinks, that a live run stopped with
 // streams still open and did not end them (LiveConfig.FinishOnShutdown
-// false: they are dropped unreported). The record log writes the mark it
-// has for lines lost to everyone, so that a replay gaps every open stream
-// there, as the live run judged none of them further: no e2a.missing_final
-// at the end of the replay for streams the live run left open, and no
-// sequence rule across the restart for those a later run appended to the
-// same log (that run knew nothing of them either).
+// false: they are dropped unreported). The record log writes its mark of
+// lines lost to everyone with "open", so that a replay drops every open
+// stream there (Engine.LeaveOpen), as the live run judged none of them
+// further: no e2a.missing_final and no outcome at the end of the replay
+// for streams the live run left open (Stats.LeftOpen counts them), and a
+// stream a later run appended to the same log starts afresh, as it did
+// for that run, which knew nothing of it. A replay that knows no "open"
+// gaps them (the mark of lines lost).
 type OpenMarker interface{ OpenLeft() }
 
 // StreamsIgnorer is an optional interface of a Sink: StreamsIgnored true

@@ -101,6 +101,10 @@ type Stats struct {
 	// not as part of a stream (a loss: the stream is gapped when it is
 	// tracked again).
 	Untracked uint64
+	// LeftOpen: streams a replayed live run left open when it stopped
+	// (its record log's mark of OpenMarker): dropped unreported, as that
+	// run dropped them, with no outcome.
+	LeftOpen uint64
 }
 
 // Engine checks one sequence of records. It is a pure state machine: no
@@ -888,6 +892,37 @@ func (e *Engine) GapAll() {
 			if s := e.tab.at(i); s.flags&fEnded == 0 {
 				s.flags |= fGap | fResync
 			}
+		}
+	})
+}
+
+// LeaveOpen drops every open stream with no verdict and no outcome, as a
+// live run that stopped with them open did (streams.finish_on_shutdown
+// false: Live.stop), and counts those that had a response as LeftOpen: a
+// replay of its record log reads the mark it left there (OpenMarker). A
+// later record of one (a later run appended to the same log) starts it
+// afresh, as that run, which knew nothing of it, did.
+func (e *Engine) LeaveOpen() {
+	if e.split != nil {
+		for k := range e.split.m {
+			e.split.drop([]byte(k))
+		}
+	}
+	e.forgetPending()
+	e.eachPart(func(int) {
+		for i := int32(e.tab.len()) - 1; i >= 0; i-- {
+			if i >= int32(e.tab.len()) {
+				continue
+			}
+			s := e.tab.at(i)
+			if s.flags&fEnded != 0 {
+				continue
+			}
+			if s.flags&fResponded != 0 {
+				e.stats.LeftOpen++
+			}
+			e.closed(e.tab.key(i))
+			e.tab.remove(i)
 		}
 	})
 }

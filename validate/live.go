@@ -1,7 +1,10 @@
 package validate
 
 import (
+	"cmp"
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -557,7 +560,9 @@ func (l *Live) stop() Stats {
 		clear(items)
 	}
 	if l.cfg.FinishOnShutdown {
-		l.run.Finish(ReasonShutdown, &Input{Time: l.cfg.Now()})
+		now := l.cfg.Now()
+		l.markLost(now)
+		l.run.Finish(ReasonShutdown, &Input{Time: now})
 	} else {
 		l.run.Close()
 		if l.opener != nil && l.run.anyOpen() {
@@ -566,6 +571,30 @@ func (l *Live) stop() Stats {
 		}
 	}
 	return l.run.Stats()
+}
+
+// markLost tells the sinks, before the streams open at the stop end, of
+// the losses no record carried (lost) whose scope still holds an open
+// stream, as a connection's end does: no record of the scope followed the
+// loss, so the record log has no "gap" for it, and a replay that did not
+// gap those streams ended them as missing_final at its end of input, where
+// the live run (which gapped them) reports nothing. In a fixed order (by
+// tap and connection), as the log is written.
+func (l *Live) markLost(at time.Time) {
+	if l.marker == nil || len(l.lost) == 0 {
+		return
+	}
+	scopes := slices.SortedFunc(maps.Keys(l.lost), func(a, b lostScope) int {
+		return cmp.Or(cmp.Compare(a.tap, b.tap), cmp.Compare(a.conn, b.conn))
+	})
+	clear(l.lost)
+	l.run.barrier()
+	for _, sc := range scopes {
+		in := &Input{Tap: sc.tap, Conn: sc.conn, Time: at}
+		if l.run.anyOpenIn(in) {
+			l.marker.LossMark(in)
+		}
+	}
 }
 
 // sweepDue says whether to send the shards an Expire at now: none is

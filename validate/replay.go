@@ -47,6 +47,7 @@ type loggedMeta struct {
 	Gap       bool      `json:"gap"`
 	Lost      bool      `json:"lost"` // a loss with no record (Sink LossMarker)
 	All       bool      `json:"all"`  // with Lost: lines of the log itself were lost, anyone's
+	Open      bool      `json:"open"` // with All: the run stopped here with streams open (Sink OpenMarker)
 	Joined    bool      `json:"joined"`
 	FromLog   bool      `json:"from_log"`
 	At        *LoggedAt `json:"at"`
@@ -201,6 +202,9 @@ type gapper interface{ Gap(*Input) }
 // allGapper marks every open stream's loss (Engine and Sharded).
 type allGapper interface{ GapAll() }
 
+// openLeaver drops every open stream unreported (Engine and Sharded).
+type openLeaver interface{ LeaveOpen() }
+
 // replayLine judges one line of a record log as the live run did. A line
 // without a readable "_e2atap" object is judged as a plain record.
 // A line whose resume point was seen already in this replay is the
@@ -216,6 +220,12 @@ func replayLine(h Handler, in *Input, seen *replaySeen, name string, line int64,
 		return
 	}
 	if m.Lost && m.All {
+		if o, ok := h.(openLeaver); ok && m.Open {
+			// The live run stopped here and judged its open streams
+			// no further.
+			o.LeaveOpen()
+			return
+		}
 		// The live run wrote no line here for lines it judged: a
 		// replay cannot judge across them.
 		if g, ok := h.(allGapper); ok {

@@ -28,6 +28,7 @@ const (
 	itemBehind   // Hold: the partition is behind
 	itemCaughtUp // Hold: it is not
 	itemGapAll
+	itemLeaveOpen
 )
 
 // An item is one input for a shard, kept small (it crosses from the
@@ -459,6 +460,8 @@ func judge(e *Engine, kind itemKind, in *Input, proto, msg string, f *frame.Fram
 		e.Gap(in)
 	case itemGapAll:
 		e.GapAll()
+	case itemLeaveOpen:
+		e.LeaveOpen()
 	case itemExpire:
 		e.Expire(in.Time)
 	case itemFinish:
@@ -770,14 +773,20 @@ func (s *Sharded) broadcast(kind itemKind, in *Input, msg string) {
 func (s *Sharded) ConnClosed(in *Input) { s.broadcast(itemConnClosed, in, "") }
 
 // anyOpenIn says whether a stream of in's scope (tap and connection) is
-// open on some shard. Call it only right after a barrier, from the
-// reader's goroutine: the shards are idle then.
+// open on some shard, in any of its partitions' tables (e.tab is only the
+// one it used last; none is made current here). Call it only right after
+// a barrier, from the reader's goroutine: the shards are idle then.
 func (s *Sharded) anyOpenIn(in *Input) bool {
 	for _, sh := range s.shards {
-		e := sh.eng
-		for i := int32(0); i < int32(e.tab.len()); i++ {
-			if e.tab.at(i).flags&fEnded == 0 && inScope(e.tab.key(i), in.Tap, in.Conn) {
-				return true
+		for p := range sh.eng.parts {
+			t := sh.eng.parts[p].tab
+			if t == nil {
+				continue
+			}
+			for i := int32(0); i < int32(t.len()); i++ {
+				if t.at(i).flags&fEnded == 0 && inScope(t.key(i), in.Tap, in.Conn) {
+					return true
+				}
 			}
 		}
 	}
@@ -789,6 +798,9 @@ func (s *Sharded) Gap(in *Input) { s.broadcast(itemGap, in, "") }
 
 // GapAll marks every open stream on every shard (Engine.GapAll).
 func (s *Sharded) GapAll() { s.broadcast(itemGapAll, &Input{}, "") }
+
+// LeaveOpen drops every open stream on every shard (Engine.LeaveOpen).
+func (s *Sharded) LeaveOpen() { s.broadcast(itemLeaveOpen, &Input{}, "") }
 
 // Handover drops the streams of a Kafka partition (in.Tap, in.Pos) that
 // went to another consumer, on every shard (openfrom.go).
@@ -900,6 +912,7 @@ func (s *Sharded) Stats() Stats {
 		t.Evicted += st.Evicted
 		t.SplitUnchecked += st.SplitUnchecked
 		t.Untracked += st.Untracked
+		t.LeftOpen += st.LeftOpen
 		for i := range st.Findings {
 			t.Findings[i] += st.Findings[i]
 		}

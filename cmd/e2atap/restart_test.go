@@ -236,14 +236,14 @@ outputs:
 }
 
 // fileLines counts the lines of path; in a record log, its lines of
-// records: not its mark of lines lost to everyone, which ends the log of
-// a run stopped with streams open (validate.OpenMarker).
+// records: not its mark of lines lost to everyone, nor the one that ends
+// the log of a run stopped with streams open (validate.OpenMarker).
 func fileLines(path string) int {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
-	return strings.Count(string(b), "\n") - strings.Count(string(b), "\n"+allLostMark)
+	return strings.Count(string(b), "\n") - strings.Count(string(b), "\n"+allLostMark) - strings.Count(string(b), "\n"+openLeftMark)
 }
 
 // allLostMark is the record log's line with no record for lines lost to

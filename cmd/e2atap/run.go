@@ -865,26 +865,32 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 	// a sync has written lines out, not merely found none to write (a
 	// full disk took nothing for seconds and was said to work again);
 	// what it lost counts from the last look before it failed, so that
-	// the lines of the write that failed first are in it.
+	// the lines of the write that failed first are in it. Each output
+	// that lost lines must have written lines since its last loss: the
+	// findings log taking a line while the record log, on a full disk,
+	// lost that record's was said to work again.
 	failing := false
 	var failedBefore, lastFailed, writtenAt uint64
-	failed := func() uint64 {
-		n := uint64(0)
-		for _, v := range s.outputFailed() {
-			n += v
+	lastBy := map[string]uint64{}
+	staleAt := map[string]uint64{} // outputs that lost lines while failing: what they had written then
+	current := s.outs.Load
+	written := func() map[string]uint64 { // lines handed to each output and not lost
+		o, n := current(), map[string]uint64{}
+		if o.find != nil {
+			n["findings"] = o.find.Lines() - o.find.Failed()
+		}
+		if o.rec != nil {
+			n["records"] = o.rec.Lines() - o.rec.Failed()
 		}
 		return n
 	}
-	current := s.outs.Load
-	written := func() uint64 { // lines handed to the outputs and not lost
-		o, n := current(), uint64(0)
-		if o.find != nil {
-			n += o.find.Lines() - o.find.Failed()
+	again := func(w map[string]uint64) bool {
+		for name, at := range staleAt {
+			if w[name] == at {
+				return false
+			}
 		}
-		if o.rec != nil {
-			n += o.rec.Lines() - o.rec.Failed()
-		}
-		return n
+		return sumCounts(w) != writtenAt
 	}
 	firstErr := func() error {
 		o := current()
@@ -903,7 +909,14 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 			return
 		case <-t.C:
 			err := s.sync(ctx)
-			f := failed()
+			by, w := s.outputFailed(), written()
+			f := sumCounts(by)
+			for name, n := range by {
+				if n != lastBy[name] {
+					staleAt[name] = w[name]
+				}
+				lastBy[name] = n
+			}
 			lost := f != lastFailed
 			lastFailed = f
 			switch {
@@ -912,16 +925,27 @@ func (s *sidecar) flushLoop(ctx context.Context, done chan struct{}) {
 				if err == nil {
 					err = firstErr()
 				}
-				failing, writtenAt = true, written()
+				failing, writtenAt = true, sumCounts(w)
 				s.logger.Warn("writing the logs out failed; lines are lost until it works again (e2atap_output_lines_failed_total), logged once", "err", err)
 			case !failing:
 				failedBefore = f
-			case err == nil && !lost && written() != writtenAt:
+				clear(staleAt)
+			case err == nil && !lost && again(w):
 				failing = false
+				clear(staleAt)
 				s.logger.Info("writing the logs out works again", "lines_lost", f-failedBefore)
 			}
 		}
 	}
+}
+
+// sumCounts adds up the values of m.
+func sumCounts(m map[string]uint64) uint64 {
+	n := uint64(0)
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // tlsListener serves l over TLS from the configured files, reloaded when

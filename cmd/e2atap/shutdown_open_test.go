@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,14 +63,74 @@ outputs:
 	if liveMissing != finish {
 		t.Fatalf("live findings (finish_on_shutdown %t):\n%s", finish, live)
 	}
-	_, out, _ := runCLI(t, "validate", "--output", "json", "--fail-on", "never", records)
+	_, out, summary := runCLI(t, "validate", "--output", "json", "--fail-on", "never", records)
 	replayMissing := strings.Contains(out, `"rule":"e2a.missing_final","severity":"warning","stream":"open"`)
 	if replayMissing != liveMissing || strings.Count(out, "\n") != strings.Count(string(live), "\n") {
 		t.Errorf("replay of the record log:\n%s\nwant the live run's findings:\n%s", out, live)
 	}
-	log, _ := os.ReadFile(records)
-	mark := strings.HasSuffix(string(log), `{"_e2atap":{"tap":"","lost":true,"all":true}}`+"\n")
-	if mark == finish {
-		t.Errorf("record log ends with the mark of lines lost: %t, want %t:\n%s", mark, !finish, log)
+	// The summary's outcomes: the stream the live run left open is no
+	// missing_final there either (it was, without a finding, before
+	// "open" was marked apart).
+	want := map[string]int{"succeeded": 1, "missing_final": 1}
+	if !finish {
+		want = map[string]int{"succeeded": 1, "open": 1}
 	}
+	if got := summaryOutcomes(summary); !maps.Equal(got, want) {
+		t.Errorf("replay's stream outcomes %v, want %v:\n%s", got, want, summary)
+	}
+	log, _ := os.ReadFile(records)
+	mark := strings.HasSuffix(string(log), openLeftMark)
+	if mark == finish {
+		t.Errorf("record log ends with the mark of streams left open: %t, want %t:\n%s", mark, !finish, log)
+	}
+	if finish {
+		return
+	}
+
+	// A second run goes on reading the file: the open stream's final
+	// arrives, in its join window (no seq_start, live or replayed). It
+	// knew nothing of the stream before: neither does the replay (one
+	// stream left open by the first run, one that succeeded in the second).
+	appendLines(t, filepath.Join(logs, "agent.jsonl"), e2aStream("open", 3, 3, false, true))
+	cmd = startProcess(t, cfgPath)
+	pollUntil(t, "the final in the record log", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(records)
+		return strings.Count(string(b), "\n") >= len(lines)+2
+	})
+	stopProcess(t, cmd)
+	live, _ = os.ReadFile(findings)
+	code, out, summary := runCLI(t, "validate", "--output", "json", records)
+	if code != 0 || out != "" || len(live) != 0 {
+		t.Errorf("replay after the second run: status %d, findings:\n%s\nlive findings:\n%s", code, out, live)
+	}
+	want = map[string]int{"succeeded": 2, "open": 1}
+	if got := summaryOutcomes(summary); !maps.Equal(got, want) {
+		t.Errorf("replay's stream outcomes after the second run %v, want %v:\n%s", got, want, summary)
+	}
+}
+
+// openLeftMark is the record log's last line after a run that stopped with
+// streams open (exporters/jsonlog).
+const openLeftMark = `{"_e2atap":{"tap":"","lost":true,"all":true,"open":true}}` + "\n"
+
+// summaryOutcomes reads the stream outcome table of validate's summary.
+func summaryOutcomes(summary string) map[string]int {
+	got := map[string]int{}
+	_, table, ok := strings.Cut(summary, "stream outcome")
+	if !ok {
+		return got
+	}
+	lines := strings.Split(table, "\n")[1:]
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			break
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil {
+			break
+		}
+		got[f[0]] = n
+	}
+	return got
 }

@@ -513,12 +513,17 @@ func writeSummary(w io.Writer, st *validate.Stats, sink *offlineSink, elapsed ti
 	for _, n := range st.Outcomes {
 		streams += n
 	}
-	if streams > 0 {
+	if streams+st.LeftOpen > 0 {
 		fmt.Fprintln(tw, "\nstream outcome\tstreams\t")
 		for o, n := range st.Outcomes {
 			if n > 0 {
 				fmt.Fprintf(tw, "%s\t%d\t\n", validate.Outcome(o), n)
 			}
+		}
+		if st.LeftOpen > 0 {
+			// A replayed record log's streams its run stopped with: no
+			// outcome (the live run gave them none), no finding.
+			fmt.Fprintf(tw, "open\t%d\t(left open by the run that logged them)\n", st.LeftOpen)
 		}
 	}
 	if st.Joined > 0 || st.Evicted > 0 || st.Untracked > 0 {

@@ -41,10 +41,11 @@
 // {"_e2atap":{"tap","time","conn","lost":true}}, with no record; and lines
 // the log itself lost to a failed write, which the live run judged, are
 // followed by {"_e2atap":{"tap":"","lost":true,"all":true}}: the replay
-// gaps every open stream there; the same line ends the log of a run that
-// stopped with streams open and did not finish them (with
-// streams.finish_on_shutdown false), so that the replay reports no
-// missing_final for them either). No value the rules read is changed: types never change
+// gaps every open stream there; the same line with "open":true ends the
+// log of a run that stopped with streams open and did not finish them
+// (with streams.finish_on_shutdown false): the replay drops them there
+// with no finding and no outcome, as the run did, and counts them as
+// open). No value the rules read is changed: types never change
 // (a masked string stays a string, a masked object stays an object with
 // the single key "_masked"); sequence, is_final, status, response_kind,
 // ids, method, timestamp, protocol_version, provenance, body.delta_kind,

@@ -57,6 +57,9 @@ type output struct {
 	// log must not judge across them.
 	lostMark []byte
 	lost     bool
+	// marked: the last line on disk is lostMark (markLost's), so that a
+	// failing file does not take one after each failed write.
+	marked bool
 
 	lines, failed atomic.Uint64
 	cut           atomic.Int64 // bytes of torn last lines cut at open
@@ -65,6 +68,12 @@ type output struct {
 // logLostMark is the record log's line for lines it lost: no record, and a
 // loss of every scope (validate's replay gaps every open stream).
 var logLostMark = []byte(`{"_e2atap":{"tap":"","lost":true,"all":true}}` + "\n")
+
+// logOpenMark ends the record log of a run that stopped with streams open
+// and did not end them (OpenLeft): logLostMark, which a replay that knows
+// no "open" reads as before (every open stream gapped), and "open", which
+// tells a replay that the run dropped them there unreported.
+var logOpenMark = []byte(`{"_e2atap":{"tap":"","lost":true,"all":true,"open":true}}` + "\n")
 
 // outputBuffer is how much an output holds before it writes out by itself;
 // Flush and Sync write out sooner.
@@ -221,15 +230,40 @@ func (o *output) writeOutLocked() error {
 			o.size = o.disk
 		}
 		o.buf = o.buf[:0]
+		o.markLostLocked()
 		return err
 	}
 	o.disk += int64(n)
+	o.marked = false
 	if cap(o.buf) > 4*outputBuffer {
 		o.buf = nil // one huge line does not pin its buffer
 	} else {
 		o.buf = o.buf[:0]
 	}
 	return nil
+}
+
+// markLostLocked writes lostMark at once after a failed write (lost), in
+// the room its cut gave back, where it would otherwise wait for the next
+// line that gets in: on a disk that stays full until the stop, none does,
+// and a replay of the log judged the streams open at its last line whole
+// (e2a.missing_final for a stream whose final was lost, not missed). If
+// the mark does not get in either, it waits as before.
+func (o *output) markLostLocked() {
+	if !o.lost || o.marked || o.file == nil {
+		return
+	}
+	n, err := o.dst.Write(o.lostMark)
+	if err != nil || n < len(o.lostMark) {
+		if n > 0 {
+			_ = o.file.Truncate(o.disk)
+		}
+		return
+	}
+	o.disk += int64(n)
+	o.size += int64(n)
+	o.lost, o.marked = false, true
+	o.lines.Add(1) // as the mark written before a line
 }
 
 // rotateLocked renames path.i to path.i+1 (the oldest falls off), path to
@@ -334,6 +368,7 @@ func (o *output) close() error {
 	}
 	o.closed = true
 	err := o.writeOutLocked()
+	o.markLostLocked() // a mark that did not get in at the failure
 	if o.file != nil {
 		if o.syncs {
 			err = errors.Join(err, o.file.Sync())
@@ -438,11 +473,12 @@ func (w *Writer) LossMark(in *validate.Input) {
 	w.red.put(st)
 }
 
-// OpenLeft writes the mark of lines lost to everyone (logLostMark): the
-// live run stopped with streams open and judged them no further, so a
-// replay gaps every open stream there (validate.OpenMarker).
+// OpenLeft writes the mark of streams left open (logOpenMark): the live
+// run stopped with streams open and judged them no further, so a replay
+// drops every open stream there, unreported, as the run did
+// (validate.OpenMarker).
 func (w *Writer) OpenLeft() {
-	w.out.write(logLostMark)
+	w.out.write(logOpenMark)
 }
 
 // Finding does nothing: findings go to a FindingWriter.
