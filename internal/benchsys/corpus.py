@@ -8,11 +8,12 @@ arguments nested five levels deep in every body. And what agents stream
 as deltas besides prose: "code", a code block (quotes, backslashes, new
 lines, a file path); "toolres", a tool's result as JSON text (paths,
 sizes, SHA-256 hashes, timestamps); "b64", an image as a base64 data URL;
+"img", an image's bare base64 (as Anthropic's and Gemini's image blocks);
 "logs", log lines (timestamps, UUIDs, key=value pairs). Each is cheap to
 check for a credential only if the secret rule's pre-checks turn away
 what merely looks like one.
 
-usage: corpus.py IN OUT ensure_ascii(0|1) escaped_percent [ext|nested|code|toolres|b64|logs]
+usage: corpus.py IN OUT ensure_ascii(0|1) escaped_percent [ext|nested|code|toolres|b64|img|logs]
 """
 import base64
 import hashlib
@@ -42,6 +43,9 @@ def delta_of(kind, n):
     if kind == "b64":
         raw = b"".join(hashlib.sha256(b"%d-%d" % (n, i)).digest() for i in range(19))[:600]
         return "data:image/png;base64," + base64.b64encode(raw).decode()
+    if kind == "img":
+        raw = b"".join(hashlib.sha256(b"%d-%d" % (n, i)).digest() for i in range(19))[:592]
+        return base64.b64encode(b"\x89PNG\r\n\x1a\n" + raw).decode()
     if kind == "logs":
         return "".join("2026-03-29 12:00:%02d,%03d INFO [worker-%d] request_id=%s user=u-%d latency_ms=%d status=200 path=/v1/chat\n"
                        % (i, n % 1000, i, uuid.UUID(h[:32]), n % 99, (n * 31 + i) % 999) for i in range(4))

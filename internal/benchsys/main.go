@@ -379,7 +379,8 @@ func jsonCorpora(e2atap string) []corpus {
 		name, ascii, pct, extra string
 	}{{"py-ascii", "1", "0", ""}, {"py-utf8", "0", "0", ""}, {"py-esc8", "1", "8", ""}, {"py-esc100", "1", "100", ""},
 		{"py-ext", "1", "0", "ext"}, {"py-nested", "1", "0", "nested"},
-		{"py-code", "1", "0", "code"}, {"py-toolres", "1", "0", "toolres"}, {"py-b64", "1", "0", "b64"}, {"py-logs", "1", "0", "logs"}} {
+		{"py-code", "1", "0", "code"}, {"py-toolres", "1", "0", "toolres"}, {"py-b64", "1", "0", "b64"}, {"py-img", "1", "0", "img"},
+		{"py-logs", "1", "0", "logs"}} {
 		p := filepath.Join(*dir, v.name+"-"+*size+".jsonl")
 		if _, err := os.Stat(p); err != nil {
 			fmt.Printf("generating %s …\n", p)
