@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,9 +139,15 @@ func cmdValidate(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			return exitUsage
 		}
 		defer func() {
-			if err := lw.Close(); err != nil {
-				// The log asked for is incomplete (a full disk, a file
-				// size limit): an I/O error, whatever the findings.
+			// The log asked for is incomplete (a full disk, a file size
+			// limit): an I/O error, whatever the findings. Also where the
+			// writes after a failed one got in (the log cuts its torn
+			// line and marks the loss): Close then has nothing to say.
+			err := lw.Close()
+			if lost := lw.Failed(); lost > 0 {
+				err = fmt.Errorf("%w (%d lines lost)", cmp.Or(lw.Err(), err, errors.New("lines lost")), lost)
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "e2atap validate: --log: %v\n", err)
 				code = max(code, exitUsage)
 			}
