@@ -48,6 +48,12 @@ func TestJetStreamCatchUpNoMissingFinal(t *testing.T) {
 	pub(long[0])
 	for i := range n {
 		pub(e2aStream("s"+strconv.Itoa(i), 0, 0, false, true)[0])
+		if i%1000 == 999 {
+			// At most a thousand in flight: PublishAsync fails once 4,000
+			// wait longer than its stall time (200 ms), as they may on a
+			// busy machine (the test failed once in 0.5 s, under load).
+			<-js.PublishAsyncComplete()
+		}
 	}
 	pub(long[1])
 	<-js.PublishAsyncComplete()
