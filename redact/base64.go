@@ -92,7 +92,11 @@ func (b *b64state) check(s []byte, from, a, i int) (Match, bool) {
 		x--
 	}
 	y := runLong(s, i, b64alpha)
+	checked := b.end
 	b.end = y
+	if m, ok := derAt(s, from, x, checked); ok && !isMask(s, m.Start) {
+		return m, true // a private key's DER or OpenSSH body (der.go)
+	}
 	if y-x < minB64 || y-x > maxB64 {
 		return Match{}, false
 	}

@@ -97,6 +97,11 @@ func payloadMayDecode(r []byte) bool {
 	if allHex(r) && hexFreeB64 {
 		return false
 	}
+	if len(r) > 0 && (r[0] == 'M' || r[0] == 'b') {
+		if _, ok := derKey(r, 0, true, derMinRead); ok {
+			return true // a private key's DER (der.go)
+		}
+	}
 	return anyB64Word(r) && b64MayDecode(r)
 }
 

@@ -101,7 +101,11 @@
 // prose passwords). An unquoted value
 // goes on past ',', ';' and '&' unless a list of pairs or a shell
 // operator ends it there (listEnds). A private key block streamed across
-// many texts: OpenKey says which bytes of the next one are inside it.
+// many texts: OpenKey says which bytes of the next one are inside it. A
+// private key's base64 with no PEM armor (PKCS#8, encrypted PKCS#8,
+// PKCS#1, SEC1, an OpenSSH key's body; der.go) is KindPrivateKey, told by
+// the DER (or OpenSSH) structure its first bytes decode to, not by a
+// prefix: public keys and certificates are none.
 // Also (login.go), seen at a digit of the password, a credential where
 // it reads as generated and masked only otherwise: "Login: admin / <pw>"
 // and "user admin / pass <pw>", "Password for <e-mail>: <pw>" (after the

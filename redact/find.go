@@ -1700,6 +1700,13 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			return Match{v, m.End, k}, true
 		}
 	}
+	if v < len(s) && (s[v] == 'M' || s[v] == 'b') {
+		// A key's base64 with no armor as the value (der.go): the whole
+		// run, across its escapes and line breaks.
+		if e, ok := derKey(s, v, false, derMinRead); ok {
+			return Match{v, e, k}, true
+		}
+	}
 	if quote == 0 && blockIndent[1] == 0 && !encoded && k == KindKeyValue && v < len(s) && codeExprT[s[v]] && codeExpr(s, v) {
 		return Match{}, false // creds := credentials.NewStaticCredentials(…): code, no value
 	}

@@ -663,7 +663,7 @@ var digitNeedles = []string{"SG.", ":AA", "R1348941", "vs.", "vb.", "vr.", "a29.
 // credentials and no scheme (mayHostUserinfo).
 func MayHoldCredential[T Text](raw T) bool {
 	b := view(raw)
-	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b) || mayOkta(b) || mayAirtable(b)
+	return anyWord(needleTable, b) || hasASCIIEscape(b) || mayHostUserinfo(b) || mayOkta(b) || mayAirtable(b) || derLead(b)
 }
 
 // mayAirtable is the gate of an Airtable token (dottedToken) on raw JSON:

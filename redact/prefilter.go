@@ -198,6 +198,9 @@ func MayHoldCredentialText[T Text](s T) bool {
 				if ok {
 					return true
 				}
+				if _, ok := derAt(b, 0, x, b64End); ok {
+					return true // a private key's base64 (der.go)
+				}
 				b64End = y
 				if short = y-x < minDigitToken; short {
 					wordEnd = y // its word runs are shorter still

@@ -364,6 +364,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 	for _, s := range secrets19bForms {
 		f.Add(s)
 	}
+	for _, s := range derSeeds(f) { // h-der20's forms
+		f.Add(s)
+	}
 	for _, s := range []string{"Login: a / b1cdef", "x: admin / Xq7vLm2pR9tz", "routing_key=0123", "Passwort ist 1", "ña es 1",
 		"data:image/png;base64," + chanceB64, "data:;x=AKIAIOSFODNN7EXAMPLE;base64,AA==", "data:image/png;base64,AIza" + strings.Repeat("x7Q", 12) + " ",
 		"iVBORw0KGgo/AKIAIOSFODNN7EXAMPLE/" + strings.Repeat("Qk1", 30), "/9j/" + strings.Repeat("AKIAIOSFODNN7EXAMPLE/", 5)} {

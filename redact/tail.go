@@ -67,7 +67,7 @@ func MayStartCredential[T Text](tail T) bool {
 		// (A Cyrillic label cut in two, "паро" | "ль: <pw>".)
 		return cjkTailStart(b) || len(b) >= 4 && (b[len(b)-1]&0xfe == 0xd0 || b[len(b)-2]&0xfe == 0xd0) && labelTailStart(b)
 	}
-	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b)
+	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || derTail(b)
 }
 
 // escLabelMayFollow reports whether an escape of a CJK label's first
