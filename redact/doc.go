@@ -113,7 +113,14 @@
 // is a credential, another routing_key's value a broker's (masked where
 // it reads as a key; PagerDutyKeyName and PagerDutyKeyValue judge a JSON
 // member alike). A date, a time or an address after a login's slash
-// ("User: root / 2024-01-01") is no password.
+// ("User: root / 2024-01-01", "user admin / pass 2024-01-01") is no
+// password. A label beyond English before a dash between spaces
+// ("пароль — <pw>", "пароль - <pw>", an en dash) or Portuguese's "a senha
+// é <pw>" is read as "password is" (foreignSepKey; proseGate passes a
+// text that holds one, foreignSepIn), a date after it as none; "la
+// contraseña es" also in capitals and URL-encoded with "%20". Straddle
+// goes on past an address in head before a colon to the password after
+// it ("my pass" | "word for bob@example.com: <pw>").
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

@@ -2415,9 +2415,17 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			changedTo = p-3 > from && s[p-3] == sp && s[p-2]|0x20 == 't'
 		}
 	}
-	foreignIs := false // German's or French's copula: "das Passwort ist <pw>", "le mot de passe est <pw>"
+	foreignIs := false  // German's or French's copula: "das Passwort ist <pw>", "le mot de passe est <pw>"
+	foreignSep := false // a label beyond English, then a dash or Portuguese's "é": "пароль — <pw>", "a senha é <pw>"
 	if c != '>' && !forKey && !changedTo && s[p-1]|0x20 == 't' && p-4 > lo && s[p-4] == sp && (atFold(s, p-3, "ist") || atFold(s, p-3, "est")) {
 		p, foreignIs = p-4, true
+	} else if c == ' ' && !forKey && !changedTo && (s[p-1] >= 0x80 || s[p-1] == '-') {
+		k, ok := foreignSepKey(s, lo, p)
+		if !ok {
+			st.done = proseRest(s, i)
+			return Match{}, false
+		}
+		p, foreignSep = k, true
 	} else if c != '>' && !forKey && !changedTo {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
@@ -2439,8 +2447,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			p, copula = p-3, true
 		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
 			p, copula = p-4, true
-		} else if p-4 > lo && s[p-1] == 's' && s[p-2] == 'e' && s[p-3] == sp && s[p-4]|0x20 == 'a' {
-			p, foreignIs = p-3, true // "la contraseña es <pw>"
+		} else if p-4 > lo && s[p-1]|0x20 == 's' && s[p-2]|0x20 == 'e' && s[p-3] == sp && s[p-4]|0x20 == 'a' {
+			p, foreignIs = p-3, true // "la contraseña es <pw>", "CONTRASEÑA ES <pw>"
 		}
 	}
 	if forKey || changedTo {
@@ -2459,6 +2467,9 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	for k > lo && p-k < 32 && is(s[k-1], word) && !escLetter(s, k-1) {
 		k-- // (not into JSON text's "\\n" before a line's first word)
 	}
+	if foreignSep {
+		k = p // (foreignSepKey judged the label)
+	}
 	token := false // a token label's: a value only where it reads as one
 	pwd := copula && eqFold(s[k:p], "pwd") && !pathValue(s, va)
 	if copula && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
@@ -2470,6 +2481,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			token = k < p && proseLabel(s, from, k, p, sp)
 		}
 	}
+	slashPass := c != '>' && p-k == 4 && eqFold(s[k:p], "pass") && userSlashPass(s, lo, k, sp)
 	encStart := false
 	if sp == '+' && k-1 > from && s[k-1] == '%' && p-k > 2 {
 		k, encStart = k+2, true // URL-encoded, after a line end: "%0Arequirepass+…"
@@ -2479,7 +2491,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !(p-k == 4 && eqFold(s[k:p], "pass") && userSlashPass(s, lo, k, sp)) && !(foreignIs && foreignCopulaKey(s, lo, k, p, sp)) || !encStart && !wordStart(s, k) ||
+	} else if !foreignSep && (!token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !slashPass && !(foreignIs && foreignCopulaKey(s, lo, k, p, sp)) || !encStart && !wordStart(s, k)) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2510,7 +2522,9 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	for ve > va && (s[ve-1] == '.' || s[ve-1] == ',' || s[ve-1] == ';' || s[ve-1] == ':' || s[ve-1] == ')') {
 		ve--
 	}
-	if ve-va < 6 {
+	if ve-va < 6 || (slashPass || foreignSep) && dateLike(s[va:ve]) {
+		// (A date after "user <name> / pass" or a label and a dash is no
+		// password, as after a login's slash: slashPassword.)
 		return Match{}, false
 	}
 	if token {
@@ -2766,7 +2780,7 @@ func encodedEnye(s []byte, i int) bool {
 func proseMay(s []byte, st *proseState) bool {
 	if st.delims == 0 {
 		st.delims = 1
-		if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && proseKeys(s) {
+		if proseGate(s) {
 			st.delims = 2
 		}
 	}
@@ -2778,10 +2792,90 @@ func proseMay(s []byte, st *proseState) bool {
 }
 
 func proseSeed(s []byte) proseState {
-	if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && proseKeys(s) {
+	if proseGate(s) {
 		return proseState{}
 	}
 	return proseNone(len(s))
+}
+
+// proseGate is proseMay's judgement of s: a '>', or a ' ' or '+' and
+// proseKeys, or (foreignSepIn) a label beyond English before a dash or
+// Portuguese's "é".
+func proseGate(s []byte) bool {
+	if bytes.IndexByte(s, '>') >= 0 {
+		return true
+	}
+	if bytes.IndexByte(s, ' ') < 0 {
+		return bytes.IndexByte(s, '+') >= 0 && proseKeys(s)
+	}
+	return proseKeys(s) || foreignSepIn(s)
+}
+
+// foreignSepKey reports a label beyond English and its separator before
+// the space s[p] that ends them, where proseValue takes a password after
+// them: one of foreignLabels or Portuguese's "senha" before a dash
+// between spaces ("пароль — <pw>", "пароль - <pw>", an en dash too), or
+// "senha" before Portuguese's copula ("a senha é <pw>"). It returns the
+// label's start.
+func foreignSepKey(s []byte, lo, p int) (int, bool) {
+	e, copula := 0, false
+	switch {
+	case p-2 > lo && s[p-1] == '-' && s[p-2] == ' ':
+		e = p - 2
+	case p-4 > lo && (s[p-1] == 0x94 || s[p-1] == 0x93) && s[p-2] == 0x80 && s[p-3] == 0xe2 && s[p-4] == ' ':
+		e = p - 4 // an em dash (U+2014) or en dash (U+2013)
+	case p-3 > lo && (s[p-1] == 0xa9 || s[p-1] == 0x89) && s[p-2] == 0xc3 && s[p-3] == ' ':
+		e, copula = p-3, true // "é", "É"
+	default:
+		return 0, false
+	}
+	if k := e - 5; k >= lo && eqFold(s[k:e], "senha") && wordStart(s, k) {
+		return k, true
+	}
+	if copula {
+		return 0, false
+	}
+	return foreignLabel(s, lo, e)
+}
+
+// foreignSepIn reports whether s may hold foreignSepKey's shapes: a dash
+// between spaces or a "é" after a space, with a label before it
+// (proseGate's look, once a text: the bytes are looked for, not walked).
+func foreignSepIn(s []byte) bool {
+	for k := 0; ; {
+		j := bytes.IndexByte(s[k:], 0xe2) // an em or en dash
+		if j < 0 {
+			break
+		}
+		k += j + 1
+		if p := k + 2; p < len(s) && s[p] == ' ' && s[k] == 0x80 && (s[k+1] == 0x94 || s[k+1] == 0x93) {
+			if _, ok := foreignSepKey(s, 0, p); ok {
+				return true
+			}
+		}
+	}
+	for k := 0; ; {
+		j := bytes.IndexByte(s[k:], 0xc3) // "é" (and ñ, ö, ó of labels before a dash)
+		if j < 0 {
+			break
+		}
+		k += j + 1
+		if p := k + 1; p < len(s) && s[p] == ' ' && (s[k] == 0xa9 || s[k] == 0x89) {
+			if _, ok := foreignSepKey(s, 0, p); ok {
+				return true
+			}
+		}
+	}
+	for k := 0; ; {
+		j := bytes.Index(s[k:], []byte(" - "))
+		if j < 0 {
+			return false
+		}
+		k += j + 1
+		if _, ok := foreignSepKey(s, 0, k+1); ok {
+			return true
+		}
+	}
 }
 
 // proseNone is the state of proseValue in a text of n bytes that holds no
@@ -3937,6 +4031,15 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 		if x.Start >= nt {
 			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential(), prose.delims == 1) {
 				return joined, x, true
+			}
+			if x.Kind == KindEmail && x.End < len(joined) && joined[x.End] == ':' && x.Start-nt < proseBack {
+				// An address in head before a colon, its label in tail
+				// ("my pass" | "word for bob@example.com: <pw>"): the
+				// password after it, as StraddleNext's.
+				if y, ok := scanProse(joined, x.End, x.End, false, prose); ok && y.Start >= x.End && !isMask(joined, y.Start) &&
+					!inHead(joined[nt:], y.Start-nt, y.End-nt, y.Kind.Credential(), prose.delims == 1) {
+					return joined, y, true
+				}
 			}
 			break
 		}

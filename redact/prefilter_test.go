@@ -364,6 +364,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 	for _, s := range secrets19bForms {
 		f.Add(s)
 	}
+	for _, s := range secrets20Forms {
+		f.Add(s)
+	}
 	for _, s := range []string{"Login: a / b1cdef", "x: admin / Xq7vLm2pR9tz", "routing_key=0123", "Passwort ist 1", "ña es 1"} {
 		f.Add(s)
 	}

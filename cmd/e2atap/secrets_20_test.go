@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/e2atap/e2atap/internal/secretaudit"
+)
+
+// secrets20Stream is one stream of a capture: a request's params or a
+// response's deltas, and what must never show (the password, or cores).
+type secrets20Stream struct {
+	name   string
+	params map[string]any
+	deltas []string
+	cores  []string
+}
+
+// secrets20Capture writes streams as a capture, each stream's id
+// fmt.Sprintf(id, n), and the records of plain (a request's query each,
+// ids "<id>-plain-<n>").
+func secrets20Capture(t *testing.T, streams []secrets20Stream, id string, plain []string) string {
+	t.Helper()
+	ts := "2026-12-07T00:00:00Z"
+	var b bytes.Buffer
+	line := func(v map[string]any) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(raw)
+		b.WriteByte('\n')
+	}
+	req := func(rid string, params map[string]any) {
+		line(map[string]any{"protocol_version": "1.0", "request_id": rid, "session_id": "sess-" + rid, "channel": "web",
+			"method": "chat.send", "timestamp": ts, "identity_origin": "user", "params": params})
+	}
+	for n, s := range streams {
+		rid := fmt.Sprintf(id, n)
+		if s.params != nil {
+			req(rid, s.params)
+			continue
+		}
+		resp := func(seq int, final bool, status, kind string, body map[string]any) map[string]any {
+			return map[string]any{"protocol_version": "1.0", "response_id": rid, "request_id": rid, "sequence": seq, "is_final": final,
+				"status": status, "response_kind": kind, "timestamp": ts, "provenance": map[string]any{"source_protocol": "e2a"}, "body": body}
+		}
+		for k, d := range s.deltas {
+			line(resp(k, false, "in_progress", "e2a.chunk", map[string]any{"delta_kind": "text", "delta": d}))
+		}
+		line(resp(len(s.deltas), true, "succeeded", "e2a.complete", map[string]any{"result": map[string]any{}}))
+	}
+	for n, q := range plain {
+		req(fmt.Sprintf("%s-plain-%d", id[:len(id)-len("-%02d")], n), map[string]any{"query": q})
+	}
+	capture := filepath.Join(t.TempDir(), "s20.jsonl")
+	if err := os.WriteFile(capture, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return capture
+}
+
+// secrets20Check runs validate with a record log (content kept) on the
+// capture of streams and plain: every stream is an e2a.secret finding and
+// none of its cores shows in the findings, stderr or the record log;
+// every plain text is in the record log as it is, with no finding.
+func secrets20Check(t *testing.T, streams []secrets20Stream, id string, plain []string) {
+	t.Helper()
+	fams := make([]secretaudit.Family, len(streams))
+	for n, s := range streams {
+		fams[n] = secretaudit.Family{Name: s.name, Value: s.cores[0], Cores: s.cores}
+	}
+	capture := secrets20Capture(t, streams, id, plain)
+	stdout, recs := validateKeep(t, fams, capture)
+	secretStreams(t, fams, stdout, id)
+	for n, q := range plain {
+		if rid := fmt.Sprintf("%s-plain-%d", id[:len(id)-len("-%02d")], n); bytes.Contains(stdout, []byte(`"`+rid+`"`)) {
+			t.Errorf("a finding on the plain stream %s (%q):\n%s", rid, q, stdout)
+		}
+		if j, _ := json.Marshal(q); !bytes.Contains(recs, j) {
+			t.Errorf("%q is not in the record log as it is", q)
+		}
+	}
+}
+
+// TestSecrets20Offline: the forms h-secrets20 fixed, through validate with
+// a record log: a password after a label beyond English and a dash, after
+// Portuguese's "a senha é", after "CONTRASEÑA ES" and after "la
+// contraseña es" URL-encoded with "%20"; "my pass" | "word for
+// bob@example.com: <pw>" across two deltas. A date after "user admin /
+// pass" is printed as it is, with no finding.
+func TestSecrets20Offline(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	pw := func(n int) string { return fmt.Sprintf("Xq7vLm%02dR9tzK4", n) }
+	streams := []secrets20Stream{
+		{name: "senha", params: map[string]any{"query": "a senha é " + pw(0) + " para o banco"}},
+		{name: "parol_emdash", params: map[string]any{"query": "пароль — " + pw(1)}},
+		{name: "parol_hyphen", deltas: []string{"Ваш логин - admin, пароль - " + pw(2)}},
+		{name: "es_caps", params: map[string]any{"query": "LA CONTRASEÑA ES " + pw(3)}},
+		{name: "es_pct20", params: map[string]any{"query": "GET /s?q=la%20contrase%C3%B1a%20es%20" + pw(4) + "&hl=es"}},
+		{name: "pass_cut_address", deltas: []string{"my pass", "word for bob@example.com: " + pw(5) + " and more"}},
+	}
+	for n := range streams {
+		streams[n].cores = []string{pw(n)}
+	}
+	secrets20Check(t, streams, "s20-%02d", []string{"user admin / pass 2024-01-01", "пароль — 2024-01-01", "o café é 2024 bom"})
+}

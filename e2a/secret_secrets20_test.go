@@ -1,0 +1,35 @@
+package e2a
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestForeignSepFinding: a generated password after a label beyond
+// English and a dash ("пароль — <pw>"), after Portuguese's "a senha é",
+// after "CONTRASEÑA ES" and after "la contraseña es" URL-encoded with
+// "%20" is an e2a.secret finding, alone and in a record; the record's
+// pre-check passes it. A date after "user <name> / pass" or after a
+// label's dash is none.
+func TestForeignSepFinding(t *testing.T) {
+	for _, s := range []string{"a senha é Xq7vLm2pR9tz", "пароль — Xq7vLm2pR9tz", "Пароль - Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz",
+		"GET /s?q=la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz&hl=es"} {
+		if _, _, _, ok := FindCredential([]byte(s)); !ok {
+			t.Errorf("%q: no finding", s)
+		}
+		q, _ := json.Marshal(s)
+		rec := []byte(`{"params":{"query":` + string(q) + `}}`)
+		if path, _, ok := ScanSecrets(rec); !ok || path != "params.query" {
+			t.Errorf("ScanSecrets(%s) = %q %v, want params.query", rec, path, ok)
+		}
+		var r Record
+		if err := Scan(rec, &r); err != nil || !r.MayHoldSecret() {
+			t.Errorf("Scan(%s): MayHoldSecret false (%v)", rec, err)
+		}
+	}
+	for _, s := range []string{"user admin / pass 2024-01-01T10:00:00Z", "пароль — 2024-01-01", "o café é 2024 bom", "a senha é banco2024"} {
+		if _, _, k, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: e2a.secret finding (%s), want none", s, k)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package redact
+
+import (
+	"strings"
+	"testing"
+)
+
+// secrets20Forms are h-secrets20's forms, seeds of FuzzFind and
+// FuzzMayHoldCredentialText.
+var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9tz", "пароль — Xq7vLm2pR9tz", "Пароль – Xq7vLm2pR9tz",
+	"пароль - Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz", "user admin / pass 2024-01-01",
+	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz"}
+
+// TestForeignSepLabels: a password after a label beyond English and a
+// dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
+// "a senha é", after "CONTRASEÑA ES" in capitals, and after "la
+// contraseña es" URL-encoded with "%20" is masked, a credential where it
+// reads as generated; the pre-check passes it; masking twice changes
+// nothing. Near misses (another word before the dash or "é", a date, a
+// number too short, a word) stay plain.
+func TestForeignSepLabels(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a senha é Xq7vLm2pR9tz", "a senha é #"},
+		{"A senha é Xq7vLm2pR9tz para o banco", "A senha é # para o banco"},
+		{"A SENHA É Xq7vLm2pR9tz", "A SENHA É #"},
+		{"пароль — Xq7vLm2pR9tz", "пароль — #"},
+		{"Пароль – Xq7vLm2pR9tz.", "Пароль – #."},
+		{"ПАРОЛЬ - Xq7vLm2pR9tz", "ПАРОЛЬ - #"},
+		{"Ваш пароль - Xq7vLm2pR9tz, логин - admin", "Ваш пароль - #, логин - admin"},
+		{"hasło — Xq7vLm2pR9tz", "hasło — #"},
+		{"senha - Xq7vLm2pR9tz", "senha - #"},
+		{"CONTRASEÑA ES Xq7vLm2pR9tz", "CONTRASEÑA ES #"},
+		{"LA CONTRASEÑA ES Xq7vLm2pR9tz", "LA CONTRASEÑA ES #"},
+		{"GET /s?q=la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz&hl=es", "GET /s?q=la%20contrase%C3%B1a%20es%20#&hl=es"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		if _, ok := firstCredential([]byte(c.in)); !ok {
+			t.Errorf("%q: Find reports no credential", c.in)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.in)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+	// A value with a digit that does not read as generated: masked, no
+	// finding (the policy of prose passwords).
+	if got, want := mask18("a senha é banco2024"), "a senha é #"; got != want {
+		t.Errorf("masked %q, want %q", got, want)
+	}
+	if m, ok := firstCredential([]byte("a senha é banco2024")); ok {
+		t.Errorf("a word and a year: Find reports %v", m)
+	}
+	for _, s := range []string{"o café é 2024 bom", "a senha é forte", "x - 12345678 - y", "пароль — 12", "Пароль — 2024-01-01",
+		"a senha é 2024-01-01", "Дата - 2024-01-01", "версия — v1.2.3-rc1", "la senha é forte — 2024 foi bom", "asenha é Xq7vLm2pR9tz",
+		"contrase%C3%B1a%20est%20Xq7vLm2pR9tz", "Espa%C3%B1a%20es%20Xq7vLm2pR9tz", "user - Xq7vLm2pR9tz"} {
+		if got := MaskText(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
+		}
+	}
+}
+
+// TestUserSlashPassDate: a date or a date-time after "user <name> /
+// pass" is no password (as after "User: root /": TestLoginPairDate); a
+// password there still is.
+func TestUserSlashPassDate(t *testing.T) {
+	for _, s := range []string{"user admin / pass 2024-01-01", "user admin / pass 2024-01-01T10:00:00Z", "Username: bob / pass 10:30:00",
+		"login root / pass 01/02/2024."} {
+		if m, ok := Find(s, 0); ok {
+			t.Errorf("Find(%q) = %v %q, want nothing", s, m, s[m.Start:m.End])
+		}
+	}
+	for _, s := range []string{"user admin / pass Xq7vLm2pR9tz", "user admin / pass 2024-Xq7v-9"} {
+		if _, ok := firstCredential([]byte(s)); !ok {
+			t.Errorf("%q: Find reports no credential", s)
+		}
+	}
+}
+
+// TestStraddleAddressInHead: "my password for bob@example.com: <pw>" cut
+// inside "password" (the label in tail, the address and the value in
+// head): Straddle goes on past the address, which head alone shows, to
+// the password, which it does not; an address before no value is no
+// match across the boundary.
+func TestStraddleAddressInHead(t *testing.T) {
+	for _, text := range []string{"my password for bob@example.com: Xq7vLm2pR9tz and more", "Password for ops@db.example.org: Xq7vLm2pR9tz"} {
+		v := strings.Index(text, "Xq7v")
+		at := strings.Index(text, "@")
+		for k := strings.Index(text, "ass") + 2; k < at-3; k++ { // (from "pas": a cut in a key word's first two letters is not seen)
+			tail, head := []byte(text[:k]), []byte(text[k:])
+			if m, ok := firstCredential(head); ok && m.Start == v-k {
+				continue // the next delta alone shows it
+			}
+			if !MayStartCredential(tail) {
+				t.Errorf("MayStartCredential(%q) = false", tail)
+				continue
+			}
+			_, m, ok := Straddle(nil, tail, head)
+			if !ok || m.Start != v || m.End != v+12 || !m.Kind.Credential() {
+				t.Errorf("%q | %q: %v %v, want the password at %d", tail, head, m, ok, v)
+			}
+		}
+	}
+	tail, head := []byte("write to"), []byte(" bob@example.com: Xq7vLm2pR9tz")
+	if _, m, ok := Straddle(nil, tail, head); ok {
+		t.Errorf("Straddle(%q | %q) = %v, want none", tail, head, m)
+	}
+}
