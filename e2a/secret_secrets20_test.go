@@ -33,3 +33,30 @@ func TestForeignSepFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestPEMInsideValueFinding: a PEM private key block is an e2a.secret
+// finding as the value of SSH_KEY= (a key of no credential's name), and
+// inside a service account's JSON that is a variable's value (the pair
+// GOOGLE_CREDENTIALS='{…}' as a whole is no credential value: its
+// inside is searched); a JSON value with a placeholder or no key inside
+// is none.
+func TestPEMInsideValueFinding(t *testing.T) {
+	const block = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"
+	sa, _ := json.Marshal(map[string]string{"type": "service_account", "private_key": block, "client_email": "a@p.iam.gserviceaccount.com"})
+	for _, s := range []string{"SSH_KEY=" + block, "export GOOGLE_CREDENTIALS='" + string(sa) + "'", "GOOGLE_CREDENTIALS=" + string(sa)} {
+		if _, _, k, ok := FindCredential([]byte(s)); !ok || k != "private_key" && k != "key_value" {
+			t.Errorf("%q: finding %q %v, want the private key", s, k, ok)
+		}
+		q, _ := json.Marshal(s)
+		rec := []byte(`{"params":{"query":` + string(q) + `}}`)
+		if path, _, ok := ScanSecrets(rec); !ok || path != "params.query" {
+			t.Errorf("ScanSecrets(%s) = %q %v, want params.query", rec, path, ok)
+		}
+	}
+	for _, s := range []string{`export GOOGLE_CREDENTIALS='{"type": "service_account", "project_id": "demo-1"}'`,
+		`export DB_CONFIG='{"user": "app", "password": "${DB_PASSWORD}"}'`, "password=${DB_PASSWORD_FROM_VAULT_SECRET}"} {
+		if _, _, k, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: e2a.secret finding (%s), want none", s, k)
+		}
+	}
+}

@@ -120,7 +120,9 @@
 // text that holds one, foreignSepIn), a date after it as none; "la
 // contraseña es" also in capitals and URL-encoded with "%20". Straddle
 // goes on past an address in head before a colon to the password after
-// it ("my pass" | "word for bob@example.com: <pw>").
+// it ("my pass" | "word for bob@example.com: <pw>"). A PEM private key
+// block under a key that names a key of some tool (SSH_KEY=, whose
+// values are high_entropy) keeps its kind.
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

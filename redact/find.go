@@ -1677,6 +1677,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// URL-encoded, where the value would end at its first '+'): the
 		// whole block, not its first word.
 		if m, ok := pem(s, v); ok {
+			if !k.Credential() {
+				// Under a key of no credential's name (an unknown
+				// tool's SSH_KEY, TLS_KEY: KeyNamedKey's high_entropy),
+				// the block keeps its kind: a private key is one.
+				k = m.Kind
+			}
 			return Match{v, m.End, k}, true
 		}
 	}

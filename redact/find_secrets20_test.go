@@ -9,7 +9,8 @@ import (
 // FuzzMayHoldCredentialText.
 var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9tz", "пароль — Xq7vLm2pR9tz", "Пароль – Xq7vLm2pR9tz",
 	"пароль - Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz", "user admin / pass 2024-01-01",
-	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz"}
+	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz",
+	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE"}
 
 // TestForeignSepLabels: a password after a label beyond English and a
 // dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
@@ -108,5 +109,38 @@ func TestStraddleAddressInHead(t *testing.T) {
 	tail, head := []byte("write to"), []byte(" bob@example.com: Xq7vLm2pR9tz")
 	if _, m, ok := Straddle(nil, tail, head); ok {
 		t.Errorf("Straddle(%q | %q) = %v, want none", tail, head, m)
+	}
+}
+
+// TestPEMUnderNamedKey: a PEM private key block as the value of a key
+// that names no credential but a key of some tool (SSH_KEY=, TLS_KEY=,
+// cert_key=: KeyNamedKey, whose values are high_entropy) keeps its kind,
+// a private key, so that it is a credential; under a credential's key it
+// stays that key's. A certificate there is no private key.
+func TestPEMUnderNamedKey(t *testing.T) {
+	const block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4Bn6Cd1EfGh8Jk0LmNpQr\n-----END RSA PRIVATE KEY-----"
+	for _, c := range []struct {
+		key  string
+		kind Kind
+	}{
+		{"SSH_KEY=", KindPrivateKey}, {"TLS_KEY=", KindPrivateKey}, {"cert_key: ", KindPrivateKey}, {"export DEPLOY_KEY='", KindKeyValue},
+		{"PRIVATE_KEY=", KindKeyValue}, {"key: ", KindPrivateKey},
+	} {
+		in := c.key + block
+		m, ok := Find(in, 0)
+		if !ok || m.Start != len(c.key) || m.End != len(in) || m.Kind != c.kind {
+			t.Errorf("Find(%q) = %v %v, want the block as %v", in, m, ok, c.kind)
+		}
+		if !MayHoldCredentialText(in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", in)
+		}
+		once := MaskText(in)
+		if twice := MaskText(once); twice != once || strings.Contains(once, "MIIE") {
+			t.Errorf("%q: masked %q, twice %q", in, once, twice)
+		}
+	}
+	cert := "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4Bn6Cd1EfGh8Jk0LmNpQr\n-----END CERTIFICATE-----"
+	if m, ok := firstCredential([]byte(cert)); ok {
+		t.Errorf("a certificate: Find reports %v", m)
 	}
 }

@@ -109,3 +109,29 @@ func TestSecrets20Offline(t *testing.T) {
 	}
 	secrets20Check(t, streams, "s20-%02d", []string{"user admin / pass 2024-01-01", "пароль — 2024-01-01", "o café é 2024 bom"})
 }
+
+// TestSecrets20KeysOffline: a private key block as the value of a key of
+// no credential's name (SSH_KEY=) and inside a service account's JSON
+// held in a variable (export GOOGLE_CREDENTIALS='{…}'), through validate
+// with a record log: each an e2a.secret finding, the key printed nowhere;
+// a path to a key file under such a key is printed as it is, no finding.
+func TestSecrets20KeysOffline(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	body := func(n int) string {
+		return fmt.Sprintf("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC%02dXq7vLmR9tzK4", n)
+	}
+	block := func(n int) string { return "-----BEGIN PRIVATE KEY-----\n" + body(n) + "\n-----END PRIVATE KEY-----\n" }
+	sa, err := json.Marshal(map[string]string{"type": "service_account", "project_id": "demo-1", "private_key": block(1),
+		"client_email": "svc@demo-1.iam.gserviceaccount.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := []secrets20Stream{
+		{name: "ssh_key_env", params: map[string]any{"query": "SSH_KEY=" + block(0)}},
+		{name: "gcp_sa_export", deltas: []string{"Run this:\nexport GOOGLE_CREDENTIALS='" + string(sa) + "'\n"}},
+	}
+	for n := range streams {
+		streams[n].cores = []string{body(n)}
+	}
+	secrets20Check(t, streams, "s20k-%02d", []string{"SSH_KEY=~/.ssh/id_ed25519", "TLS_KEY=/etc/ssl/private/server.key"})
+}
