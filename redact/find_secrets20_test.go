@@ -144,3 +144,34 @@ func TestPEMUnderNamedKey(t *testing.T) {
 		t.Errorf("a certificate: Find reports %v", m)
 	}
 }
+
+// TestTailVaultTerraform: a delta that ends inside a HashiCorp Vault
+// token's prefix ("hv" | "s.…", "hvs" | ".…") or inside a Terraform Cloud
+// token's ".atlasv1." ("…Mn.atl" | "asv1.…") is kept (MayStartCredential)
+// and Straddle finds the token in the two joined; a word that only looks
+// alike is not kept.
+func TestTailVaultTerraform(t *testing.T) {
+	for _, c := range []struct{ text, from, to string }{
+		{"got hvs.CAESIJ8fQ2Xz9kLm3Qp8Rt5Vw2Yz4Bn6Cd1EfGh7Jk0LmNpQrStUvWx back", "got hv", "got hvs.CAES"},
+		{"use hvb.AAAAAQJ8fQ2Xz9kLm3Qp8Rt5Vw2Yz4Bn6Cd1EfGh7Jk0LmNpQrStUvWx", "use hv", "use hvb.AAAA"},
+		{"here: AbCdEfGhIjKlMn.atlasv1.Xq7vLm2pR9tzK4Bn6Cd1EfGh7Jk0LmNpQrStUvWxYz012345AbCdEfGhIjKlMnOp done", "here: AbCdEfGhIjKlMn.", "here: AbCdEfGhIjKlMn.atlasv1.X"},
+	} {
+		v := strings.Index(c.text, c.from[strings.LastIndexByte(c.from, ' ')+1:])
+		for k := len(c.from); k <= len(c.to); k++ {
+			tail, head := c.text[:k], c.text[k:]
+			if !MayStartCredential(tail) {
+				t.Errorf("MayStartCredential(%q) = false", tail)
+				continue
+			}
+			_, m, ok := Straddle(nil, []byte(tail), []byte(head))
+			if !ok || m.Kind != KindVendorToken || m.Start != v {
+				t.Errorf("Straddle(%q | %q) = %v %v, want the token at %d", tail, head, m, ok, v)
+			}
+		}
+	}
+	for _, tail := range []string{"MongoDB.atl", "AbCdEfGhIjKlM.atl", "AbCdEfGhIjKlMn.atx", "the hvx"} {
+		if MayStartCredential(tail) {
+			t.Errorf("MayStartCredential(%q) = true, want false", tail)
+		}
+	}
+}

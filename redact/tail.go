@@ -27,7 +27,7 @@ import (
 //   - the last word, from its start, from a '-', '_', ':' or '/' in it or
 //     from a letter after a digit,
 //     is a proper prefix of a token prefix ("s", "gh", "AKI", "xox",
-//     "nats:/"; exact case) or of a credential key word or scheme of three
+//     "hvs", "nats:/"; exact case) or of a credential key word or scheme of three
 //     letters or more ("pas", "Bea", "tok"; any case): a needle cut in two;
 //   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"),
 //     or the tail ends inside the host or port after its '@'
@@ -666,7 +666,7 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 			}
 		}
 	}
-	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi", "oauth:"), vendorPrefixStrings()...))
+	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi", "oauth:", "hvs.", "hvb.", "hvr."), vendorPrefixStrings()...))
 	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
 	add(e, encodedNeedles)
 	return t, k, e
@@ -758,8 +758,10 @@ func userinfoHostStart(b []byte) bool {
 // digitTokenStart reports a tail ending in the start of a token shape that
 // digitToken or telegram finds: Twilio's SK/AC and hex, a Discord token's
 // first segment (base64 of a decimal id) and what follows it, a Telegram
-// bot id of 8 to 10 digits and its ':' or ":A" (a bot id cut in its first
-// eight digits is not seen, nor a shape cut after its first byte).
+// bot id of 8 to 10 digits and its ':' or ":A", a Terraform Cloud token's
+// 14 letters and digits and a start of its ".atlasv1." (a bot id cut in
+// its first eight digits is not seen, nor a shape cut after its first
+// byte, nor a Terraform Cloud token cut in its first 14).
 func digitTokenStart(b []byte) bool {
 	w := len(b)
 	for w > 0 && len(b)-w < 80 && (is(b[w-1], word) || b[w-1] == '.' || b[w-1] == ':') {
@@ -775,6 +777,11 @@ func digitTokenStart(b []byte) bool {
 	if c0, c1 := last[0], last[1]; c0 >= 'M' && c0 <= 'O' && (c1 == 'D' || c1 == 'T' || c1 == 'j' || c1 == 'z') {
 		seg := last[:run(last, 0, word)]
 		return len(seg) <= 28 && discordID(seg[:len(seg)/4*4])
+	}
+	if a := run(last, 0, alnum); a == 14 && len(last) > 14 && last[14] == '.' {
+		// A Terraform Cloud token cut in its ".atlasv1." ("…Mn.atl" |
+		// "asv1.<core>"; from its last '.' on, tokenTable's needle).
+		return len(last) < 14+len(".atlasv1.") && at([]byte(".atlasv1."), 0, string(last[14:]))
 	}
 	d := run(last, 0, cDigit)
 	return d >= 8 && d <= 10 && (d == len(last) || last[d] == ':' && (d+1 == len(last) || d+2 == len(last) && last[d+1] == 'A'))

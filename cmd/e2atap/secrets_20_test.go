@@ -135,3 +135,22 @@ func TestSecrets20KeysOffline(t *testing.T) {
 	}
 	secrets20Check(t, streams, "s20k-%02d", []string{"SSH_KEY=~/.ssh/id_ed25519", "TLS_KEY=/etc/ssl/private/server.key"})
 }
+
+// TestSecrets20TailsOffline: a HashiCorp Vault token cut in its prefix
+// ("hv" | "s.…") and a Terraform Cloud token cut in its ".atlasv1." across
+// two deltas, through validate with a record log: each an e2a.secret
+// finding, the token printed nowhere.
+func TestSecrets20TailsOffline(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	core := func(n int) string {
+		return fmt.Sprintf("Xq7vLm%02dR9tzK4Bn6Cd1EfGh7Jk0LmNpQrStUvWxYz012345AbCdEfGhIjKlMnOpQrSt", n)
+	}
+	streams := []secrets20Stream{
+		{name: "vault_hvs", deltas: []string{"Done, the new one: hv", "s." + core(0) + " (keep it safe)"}},
+		{name: "tfc_atlasv1", deltas: []string{"Saved AbCdEfGhIjKlMn.atl", "asv1." + core(1) + " to the file"}},
+	}
+	for n := range streams {
+		streams[n].cores = []string{core(n)}
+	}
+	secrets20Check(t, streams, "s20t-%02d", []string{"MongoDB Atlas and vault are set up"})
+}
