@@ -122,7 +122,9 @@
 // goes on past an address in head before a colon to the password after
 // it ("my pass" | "word for bob@example.com: <pw>"). A PEM private key
 // block under a key that names a key of some tool (SSH_KEY=, whose
-// values are high_entropy) keeps its kind.
+// values are high_entropy) keeps its kind. A header line in quotes (curl
+// -H 'Cookie: …' https://…) ends its value at its quote; a session cookie
+// after curl's -b is a cookie (curlCookieKey, sessionCookie).
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

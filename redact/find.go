@@ -1461,6 +1461,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// HTTPBasicAuth(…) call): a credential only as that pair.
 		kc, pairOnly = KeyCredential, true
 	}
+	curlCookie := kc == KeyPlain && s[i] == '=' && !encoded && curlCookieKey(s, from, j)
+	if curlCookie {
+		kc = KeyCookie // curl -b 'sid=<random>': a cookie, as after "Cookie: "
+	}
 	var k Kind
 	switch kc {
 	case KeyCredential, KeyToken, KeyRef:
@@ -1690,6 +1694,16 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false // creds := credentials.NewStaticCredentials(…): code, no value
 	}
 	whole := k == KindAuthorization || k == KindCookie
+	var lineQuote byte
+	if whole && quote == 0 && !quotedKey && j > from && (s[j-1] == '\'' || s[j-1] == '"') && (j-1 == from || s[j-2] != '\\') {
+		// A header line in quotes (curl -H 'Cookie: sid=…' https://…,
+		// ["Authorization: Basic …", …]): its quote ends the value, not
+		// the line (the URL after it was masked).
+		lineQuote = s[j-1]
+	}
+	if curlCookie && lineQuote == 0 {
+		whole = false // curl -b sid=<value> https://…: to the space
+	}
 	e := v
 	open := false // inside an escaped quote paramQuote took
 	encParams := encoded && whole && encodedParamAt(s, v)
@@ -1756,7 +1770,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			e += 2
 			continue
 		}
-		if encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
+		if s[e] == lineQuote && lineQuote != 0 || encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
 			isValueEnd(s[e], quote, whole, quotedKey) && (quote != 0 || whole || !isListSep(s[e]) || listEnds(s, j, e)) {
 			break
 		}
@@ -1772,6 +1786,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// and a second pass took the value around the mask; found by
 		// FuzzFind.)
 		return Match{}, false
+	}
+	if curlCookie && !sessionCookie(s[v:e]) {
+		return Match{}, false // curl -b 'lang=en': no session's value
 	}
 	if kc == KeyNamedKey && e-v == 32 && pagerDutyName(s[j:ke]) && pagerDutyValue(s[v:e]) {
 		return Match{v, e, KindKeyValue}, true // routing_key: <PagerDuty's integration key>
@@ -1823,6 +1840,51 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	return Match{v, e, k}, true
 }
+
+// curlCookieKey reports a cookie's name at s[j] after curl's -b (in
+// quotes or not: curl -b 'sid=<value>' https://…), the flag after "curl"
+// on the same line: the pair is a cookie, its value a session's where it
+// reads as random (keyValue). (curl's --cookie is a credential's flag.)
+func curlCookieKey(s []byte, from, j int) bool {
+	q := j
+	if q > from && (s[q-1] == '\'' || s[q-1] == '"') {
+		q--
+	}
+	if q-4 < from || !at(s, q-4, " -b ") {
+		return false
+	}
+	b := q - 4
+	for b > from && q-b < 256 && s[b-1] != '\n' && s[b-1] != '\r' {
+		b--
+	}
+	c := bytes.LastIndex(s[b:q], []byte("curl "))
+	return c >= 0 && (c == 0 || !is(s[b+c-1], word))
+}
+
+// sessionCookie reports a cookie string after its first name's '='
+// ("<value>; name2=<value2>…") one value of which reads as random or
+// generated, or is 16 bytes or more with a digit and a letter: a
+// session's.
+func sessionCookie(c []byte) bool {
+	for first := true; len(c) > 0; first = false {
+		v := c
+		if k := bytes.IndexByte(c, ';'); k >= 0 {
+			v, c = c[:k], c[k+1:]
+		} else {
+			c = nil
+		}
+		if k := bytes.IndexByte(v, '='); k >= 0 && !first {
+			v = v[k+1:] // (the first value's name is before c)
+		}
+		if randomValue(v) || strongValue(v) || len(v) >= 16 && bytes.IndexFunc(v, isDigitRune) >= 0 && bytes.IndexFunc(v, isLetterRune) >= 0 {
+			return true // (PHP's session ids: 26 lower-case letters and digits)
+		}
+	}
+	return false
+}
+
+func isDigitRune(r rune) bool  { return r >= '0' && r <= '9' }
+func isLetterRune(r rune) bool { return r|0x20 >= 'a' && r|0x20 <= 'z' }
 
 // slashSep is the length of " / " (or " \\/ ", JSON's escaped slash, or
 // "+%2F+", URL-encoded) at s[e], or 0.

@@ -10,7 +10,8 @@ import (
 var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9tz", "пароль — Xq7vLm2pR9tz", "Пароль – Xq7vLm2pR9tz",
 	"пароль - Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz", "user admin / pass 2024-01-01",
 	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz",
-	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE"}
+	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE",
+	"curl -H 'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b a=1"}
 
 // TestForeignSepLabels: a password after a label beyond English and a
 // dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
@@ -172,6 +173,70 @@ func TestTailVaultTerraform(t *testing.T) {
 	for _, tail := range []string{"MongoDB.atl", "AbCdEfGhIjKlM.atl", "AbCdEfGhIjKlMn.atx", "the hvx"} {
 		if MayStartCredential(tail) {
 			t.Errorf("MayStartCredential(%q) = true, want false", tail)
+		}
+	}
+}
+
+// TestQuotedHeaderLine: a Cookie or Authorization header written as one
+// quoted argument (curl -H 'Cookie: …' https://…, a list of header lines
+// in code) ends at its quote: the URL and the arguments after it are not
+// masked with it (they were: such a value runs to the line's end). The
+// value is still masked whole, a credential.
+func TestQuotedHeaderLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"curl -H 'Cookie: session=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x.example.com/api", "curl -H 'Cookie: #' https://x.example.com/api"},
+		{`curl -H "Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6; theme=dark" https://x.example.com/api -o out.json`, `curl -H "Cookie: #" https://x.example.com/api -o out.json`},
+		{"curl -H 'Authorization: Basic dXNlcjpwYXNzd29yZDEyMw==' https://x.example.com/api", "curl -H 'Authorization: Basic #' https://x.example.com/api"},
+		{`headers = ["Authorization: Bearer VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6", "Accept: */*"]`, `headers = ["Authorization: Bearer #", "Accept: */*"]`},
+		{"Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6; a='b' c", "Cookie: #"},
+		{"'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6", "'Cookie: #"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		if _, ok := firstCredential([]byte(c.in)); !ok {
+			t.Errorf("%q: Find reports no credential", c.in)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.in)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+}
+
+// TestCurlCookie: a session cookie given to curl's -b ('name=<random>',
+// also among other cookies) is masked, a credential, as after "Cookie: ";
+// a cookie with no random value, a cookie file and another command's -b
+// stay plain.
+func TestCurlCookie(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"curl -b 'session=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x.example.com", "curl -b 'session=#' https://x.example.com"},
+		{"curl -s -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x.example.com", "curl -s -b 'lang=#' https://x.example.com"},
+		{`curl -b "connect.sid=s%3AVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6.abc" https://x.example.com`, `curl -b "connect.sid=#" https://x.example.com`},
+		{"curl -b PHPSESSID=el4ukv0kqbvoirg7nkp4dncpk3 https://x.example.com", "curl -b PHPSESSID=# https://x.example.com"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		if m, ok := firstCredential([]byte(c.in)); !ok || m.Kind != KindCookie {
+			t.Errorf("%q: Find reports %v %v, want a cookie", c.in, m, ok)
+		}
+		if !MayHoldCredentialText(c.in) {
+			t.Errorf("MayHoldCredentialText(%q) = false", c.in)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+	for _, s := range []string{"curl -b lang=en https://x.example.com", "curl -b cookies.txt -c cookies.txt https://x.example.com",
+		"curl -b 'theme=dark; lang=en' https://x.example.com", "git checkout -b feature=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6",
+		"mycurl -b 'sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6'"} {
+		if got := MaskText(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
 		}
 	}
 }

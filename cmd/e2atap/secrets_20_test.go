@@ -154,3 +154,27 @@ func TestSecrets20TailsOffline(t *testing.T) {
 	}
 	secrets20Check(t, streams, "s20t-%02d", []string{"MongoDB Atlas and vault are set up"})
 }
+
+// TestSecrets20CurlOffline: a session cookie given to curl's -b, and a
+// Cookie header given as one quoted -H argument, through validate with a
+// record log: each an e2a.secret finding, the cookie printed nowhere, the
+// URL after the header printed as it is (it was masked with the cookie).
+// A cookie with no session's value after -b is printed as it is.
+func TestSecrets20CurlOffline(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	core := func(n int) string { return fmt.Sprintf("VvVqE1Sk%02dHbn88HxjSI6bWHtP3fS2qHx6", n) }
+	streams := []secrets20Stream{
+		{name: "curl_b", params: map[string]any{"query": "curl -s -b 'session=" + core(0) + "' https://api.example.com/v1/me"}},
+		{name: "curl_h_cookie", deltas: []string{"Run:\ncurl -H 'Cookie: sid=" + core(1) + "' https://api.example.com/v1/items?page=2\n"}},
+	}
+	for n := range streams {
+		streams[n].cores = []string{core(n)}
+	}
+	secrets20Check(t, streams, "s20c-%02d", []string{"curl -b 'theme=dark; lang=en' https://x.example.com"})
+	// The URL after the quoted header: checked on its own capture's log.
+	fams := []secretaudit.Family{{Name: "curl_h_cookie", Value: core(1), Cores: []string{core(1)}}}
+	_, recs := validateKeep(t, fams, secrets20Capture(t, streams[1:], "s20u-%02d", nil))
+	if !bytes.Contains(recs, []byte("' https://api.example.com/v1/items?page=2")) {
+		t.Errorf("the URL after the Cookie header is not in the record log as it is:\n%s", recs)
+	}
+}
