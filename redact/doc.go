@@ -117,7 +117,9 @@
 // password. A label beyond English before a dash between spaces
 // ("пароль — <pw>", "пароль - <pw>", an en dash) or Portuguese's "a senha
 // é <pw>" is read as "password is" (foreignSepKey; proseGate passes a
-// text that holds one, foreignSepIn), a date after it as none; "la
+// text that holds one, foreignSepIn; MayStartCredential keeps a delta
+// that ends after the label, its dash or "é": foreignSepTailStart), a
+// date after it as none; "la
 // contraseña es" also in capitals and URL-encoded with "%20". Straddle
 // goes on past an address in head before a colon to the password after
 // it ("my pass" | "word for bob@example.com: <pw>"). A PEM private key

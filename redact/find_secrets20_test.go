@@ -3,6 +3,7 @@ package redact
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // secrets20Forms are h-secrets20's forms, seeds of FuzzFind and
@@ -237,6 +238,43 @@ func TestCurlCookie(t *testing.T) {
 		"mycurl -b 'sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6'"} {
 		if got := MaskText(s); got != s {
 			t.Errorf("%q masked %q, want it plain", s, got)
+		}
+	}
+}
+
+// TestForeignSepTail: a delta that ends after a label beyond English and
+// a dash, after "a senha é", after such a label and a space, or after
+// "CONTRASEÑA" and a start of "ES" is kept (MayStartCredential), and
+// Straddle finds the password the next delta holds, at every cut from the
+// label's end to the value; a tail that only looks alike is not kept.
+func TestForeignSepTail(t *testing.T) {
+	for _, text := range []string{"Ваш пароль — Xq7vLm2pR9tz ok", "пароль - Xq7vLm2pR9tz", "Пароль – Xq7vLm2pR9tz", "a senha é Xq7vLm2pR9tz",
+		"A SENHA É Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "hasło — Xq7vLm2pR9tz"} {
+		v := strings.Index(text, "Xq7v")
+		label := strings.IndexAny(text, " -–—é") // (the first word's end or later)
+		for _, w := range []string{"пароль", "Пароль", "senha", "SENHA", "CONTRASEÑA", "hasło"} {
+			if k := strings.Index(text, w); k >= 0 {
+				label = k + len(w)
+			}
+		}
+		for k := label; k < v; k++ {
+			tail, head := text[:k], text[k:]
+			if !utf8.ValidString(tail) {
+				continue // (inside a character: a cut in two bytes is not seen)
+			}
+			if !MayStartCredential(tail) {
+				t.Errorf("MayStartCredential(%q) = false, next %q", tail, head)
+				continue
+			}
+			_, m, ok := Straddle(nil, []byte(tail), []byte(head))
+			if !ok || !m.Kind.Credential() || m.Start != v || m.End != v+12 {
+				t.Errorf("Straddle(%q | %q) = %v %v, want the password", tail, head, m, ok)
+			}
+		}
+	}
+	for _, tail := range []string{"o café é ", "Дата - ", "версия — ", "a xsenha é ", "CONTRASEÑAS E", "ESPAÑA ES ", "the password "} {
+		if foreignSepTailStart([]byte(tail)) {
+			t.Errorf("foreignSepTailStart(%q) = true, want false", tail)
 		}
 	}
 }

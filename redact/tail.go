@@ -65,9 +65,49 @@ func MayStartCredential[T Text](tail T) bool {
 	b := view(tail)
 	if !hasPrintableASCII(b) {
 		// (A Cyrillic label cut in two, "паро" | "ль: <pw>".)
-		return cjkTailStart(b) || len(b) >= 4 && (b[len(b)-1]&0xfe == 0xd0 || b[len(b)-2]&0xfe == 0xd0) && labelTailStart(b)
+		return cjkTailStart(b) || len(b) >= 4 && (b[len(b)-1]&0xfe == 0xd0 || b[len(b)-2]&0xfe == 0xd0) && labelTailStart(b) || foreignSepTailStart(b)
 	}
-	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b)
+	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || foreignSepTailStart(b)
+}
+
+// foreignSepTailStart reports a tail that ends, before up to one space,
+// where proseValue's foreignSepKey shapes take their value or may: after
+// a label beyond English (or "senha") and a dash ("пароль — ", "пароль
+// -") or Portuguese's "é" ("a senha é "), after such a label and a space
+// (its dash next: "пароль " | "— <pw>"), or after "contraseña" and a
+// start of its copula in capitals ("CONTRASEÑA E" | "S <pw>";
+// loginTailStart reads the lower case).
+func foreignSepTailStart(b []byte) bool {
+	e := len(b)
+	if e > 0 && b[e-1] == ' ' {
+		e--
+	}
+	if e < 6 {
+		return false
+	}
+	c := b[e-1]
+	if c == '-' || c == 0x94 || c == 0x93 || c == 0xa9 || c == 0x89 {
+		_, ok := foreignSepKey(b, 0, e)
+		return ok
+	}
+	if c|0x20 == 'e' || c|0x20 == 's' {
+		p := e - 2 // the space before the copula: "… E", "… ES"
+		if c|0x20 == 's' {
+			p--
+		}
+		if p > 2 && b[p] == ' ' && (c|0x20 == 'e' || b[e-2]|0x20 == 'e') && foreignCopulaKey(b, 0, p-1, p, ' ') {
+			return true
+		}
+	}
+	if e < len(b) && (c >= 0x80 || is(c, cUpper|cLower)) {
+		// A label and a space: "пароль ", "senha ", "hasło ".
+		if k := e - 5; eqFold(b[k:e], "senha") && wordStart(b, k) {
+			return true
+		}
+		_, ok := foreignLabel(b, 0, e)
+		return ok
+	}
+	return false
 }
 
 // escLabelMayFollow reports whether an escape of a CJK label's first

@@ -91,8 +91,9 @@ func secrets20Check(t *testing.T, streams []secrets20Stream, id string, plain []
 // a record log: a password after a label beyond English and a dash, after
 // Portuguese's "a senha é", after "CONTRASEÑA ES" and after "la
 // contraseña es" URL-encoded with "%20"; "my pass" | "word for
-// bob@example.com: <pw>" across two deltas. A date after "user admin /
-// pass" is printed as it is, with no finding.
+// bob@example.com: <pw>" across two deltas, and the foreign forms cut
+// after their label or separator ("Ваш пароль —" | " <pw>"). A date after
+// "user admin / pass" is printed as it is, with no finding.
 func TestSecrets20Offline(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
 	pw := func(n int) string { return fmt.Sprintf("Xq7vLm%02dR9tzK4", n) }
@@ -103,6 +104,9 @@ func TestSecrets20Offline(t *testing.T) {
 		{name: "es_caps", params: map[string]any{"query": "LA CONTRASEÑA ES " + pw(3)}},
 		{name: "es_pct20", params: map[string]any{"query": "GET /s?q=la%20contrase%C3%B1a%20es%20" + pw(4) + "&hl=es"}},
 		{name: "pass_cut_address", deltas: []string{"my pass", "word for bob@example.com: " + pw(5) + " and more"}},
+		{name: "parol_cut_dash", deltas: []string{"Ваш пароль —", " " + pw(6)}},
+		{name: "senha_cut", deltas: []string{"a senha é ", pw(7) + " ok"}},
+		{name: "es_caps_cut", deltas: []string{"CONTRASEÑA E", "S " + pw(8)}},
 	}
 	for n := range streams {
 		streams[n].cores = []string{pw(n)}
