@@ -1582,7 +1582,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	var quote byte
 	quoteBS := 0           // the backslashes before an escaped opening quote
 	var blockIndent [2]int // a YAML block scalar's indentation, s[b:v] of its first line
-	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
+	if v < len(s) && (s[v] == '"' || s[v] == '\'' || s[v] == '`' && (k == KindAuthorization || k == KindCookie) && !encoded) {
+		// (A header's value in a template literal, JavaScript's
+		// Authorization: `Bearer ${token}`: to its closing backtick, not
+		// to the line's end.)
 		quote = s[v]
 		v++
 		if v+1 < len(s) && s[v] == quote && s[v+1] == quote {

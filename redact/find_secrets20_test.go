@@ -180,9 +180,10 @@ func TestTailVaultTerraform(t *testing.T) {
 
 // TestQuotedHeaderLine: a Cookie or Authorization header written as one
 // quoted argument (curl -H 'Cookie: …' https://…, a list of header lines
-// in code) ends at its quote: the URL and the arguments after it are not
-// masked with it (they were: such a value runs to the line's end). The
-// value is still masked whole, a credential.
+// in code) ends at its quote, and one whose value is a template literal
+// (JavaScript's Authorization: `Bearer …`) at its closing backtick: the URL
+// and the arguments after it are not masked with it (they were: such a
+// value runs to the line's end). The value is still masked, a credential.
 func TestQuotedHeaderLine(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"curl -H 'Cookie: session=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x.example.com/api", "curl -H 'Cookie: #' https://x.example.com/api"},
@@ -191,6 +192,8 @@ func TestQuotedHeaderLine(t *testing.T) {
 		{`headers = ["Authorization: Bearer VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6", "Accept: */*"]`, `headers = ["Authorization: Bearer #", "Accept: */*"]`},
 		{"Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6; a='b' c", "Cookie: #"},
 		{"'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6", "'Cookie: #"},
+		{"fetch(u, {headers: {Authorization: `Bearer VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6`, Accept: 'x'}})", "fetch(u, {headers: {Authorization: `Bearer #`, Accept: 'x'}})"},
+		{"fetch(u, {headers: {Cookie: `sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6`}, method: 'GET'})", "fetch(u, {headers: {Cookie: `#`}, method: 'GET'})"},
 	} {
 		if got := mask18(c.in); got != c.want {
 			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
@@ -205,6 +208,10 @@ func TestQuotedHeaderLine(t *testing.T) {
 		if twice := MaskText(once); twice != once {
 			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
 		}
+	}
+	// A template literal that builds the header is code, not a value.
+	if s := "fetch(u, {headers: {Authorization: `Bearer ${token}`, 'Content-Type': 'application/json'}})"; MaskText(s) != s {
+		t.Errorf("%q masked %q, want it plain", s, MaskText(s))
 	}
 }
 

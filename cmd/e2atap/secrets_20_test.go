@@ -163,7 +163,8 @@ func TestSecrets20TailsOffline(t *testing.T) {
 // Cookie header given as one quoted -H argument, through validate with a
 // record log: each an e2a.secret finding, the cookie printed nowhere, the
 // URL after the header printed as it is (it was masked with the cookie).
-// A cookie with no session's value after -b is printed as it is.
+// A cookie with no session's value after -b, and JavaScript that builds
+// an Authorization header in a template literal, are printed as they are.
 func TestSecrets20CurlOffline(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
 	core := func(n int) string { return fmt.Sprintf("VvVqE1Sk%02dHbn88HxjSI6bWHtP3fS2qHx6", n) }
@@ -174,7 +175,8 @@ func TestSecrets20CurlOffline(t *testing.T) {
 	for n := range streams {
 		streams[n].cores = []string{core(n)}
 	}
-	secrets20Check(t, streams, "s20c-%02d", []string{"curl -b 'theme=dark; lang=en' https://x.example.com"})
+	secrets20Check(t, streams, "s20c-%02d", []string{"curl -b 'theme=dark; lang=en' https://x.example.com",
+		"fetch(u, {headers: {Authorization: `Bearer ${token}`, 'Content-Type': 'application/json'}})"})
 	// The URL after the quoted header: checked on its own capture's log.
 	fams := []secretaudit.Family{{Name: "curl_h_cookie", Value: core(1), Cores: []string{core(1)}}}
 	_, recs := validateKeep(t, fams, secrets20Capture(t, streams[1:], "s20u-%02d", nil))
