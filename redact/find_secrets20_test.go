@@ -93,7 +93,7 @@ func TestStraddleAddressInHead(t *testing.T) {
 	for _, text := range []string{"my password for bob@example.com: Xq7vLm2pR9tz and more", "Password for ops@db.example.org: Xq7vLm2pR9tz"} {
 		v := strings.Index(text, "Xq7v")
 		at := strings.Index(text, "@")
-		for k := strings.Index(text, "ass") + 2; k < at-3; k++ { // (from "pas": a cut in a key word's first two letters is not seen)
+		for k := strings.Index(text, "ass") - 1; k < at-3; k++ { // (from "pa" on: TestTailTwoLetters)
 			tail, head := []byte(text[:k]), []byte(text[k:])
 			if m, ok := firstCredential(head); ok && m.Start == v-k {
 				continue // the next delta alone shows it
@@ -282,6 +282,28 @@ func TestForeignSepTail(t *testing.T) {
 	for _, tail := range []string{"o café é ", "Дата - ", "версия — ", "a xsenha é ", "CONTRASEÑAS E", "ESPAÑA ES ", "the password "} {
 		if foreignSepTailStart([]byte(tail)) {
 			t.Errorf("foreignSepTailStart(%q) = true, want false", tail)
+		}
+	}
+}
+
+// TestTailTwoLetters: a delta that ends in "pa" or "au" as a word of its
+// own (any case) is kept, and Straddle reads "Pa" | "ssword for bob:
+// <pw>" and "Au" | "thorization: Token <tok>" across the boundary; "to",
+// and "pa" or "au" inside a longer word, are not kept.
+func TestTailTwoLetters(t *testing.T) {
+	for _, c := range [][2]string{{"Pa", "ssword for bob: Xq7vLm2pR9tz"}, {"the pa", "ssword is Xq7vLm2pR9tz"}, {"PA", "SSWORD=Xq7vLm2pR9tz"},
+		{"Au", "thorization: Token Xq7vLm2pR9tzK4Bn6Cd1EfGh7Jk0"}, {"au", "th=Xq7vLm2pR9tzK4Bn6Cd1"}} {
+		if !MayStartCredential(c[0]) {
+			t.Errorf("MayStartCredential(%q) = false", c[0])
+		}
+		_, m, ok := Straddle(nil, []byte(c[0]), []byte(c[1]))
+		if !ok || !m.Kind.Credential() || m.End <= len(c[0]) {
+			t.Errorf("Straddle(%q | %q) = %v %v, want the value", c[0], c[1], m, ok)
+		}
+	}
+	for _, tail := range []string{"to", "the to", "spa", "Spa", "papa", "go to the sea, pa.", "chapeau", "Landau"} {
+		if MayStartCredential(tail) {
+			t.Errorf("MayStartCredential(%q) = true, want false", tail)
 		}
 	}
 }

@@ -52,9 +52,10 @@ import (
 //     read" cut after its 'r' (up to "op read op:/"), or French's "mot"
 //     after a determiner ("le mot") (wordTailStart).
 //
-// Not seen: a key word cut in its first two letters ("to|ken=")
-// or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
-// allocate.
+// Not seen: a key word cut in its first two letters ("to|ken="; but
+// "pa" | "ssword…" and "au" | "thorization…" are, the two letters a word
+// of their own) or inside a longer word ("the|yJ…", a JWT glued to a
+// word). It does not allocate.
 //
 // Every case above needs a printable ASCII byte (0x21-0x7E) in the tail:
 // a tail without one (CJK text, white space; most deltas of a model that
@@ -324,6 +325,12 @@ func mayStartCredential(b []byte) bool {
 		return false
 	}
 	last := b[w:]
+	if len(last) == 2 && (eqFold(last, "pa") || eqFold(last, "au")) && (w == 0 || isTailSpace(b[w-1]) || b[w-1] == '"' || b[w-1] == '\'') {
+		// "Pa" | "ssword for bob: <pw>", "Au" | "thorization: Token …":
+		// the two letters a word of its own (rare in prose, unlike "to"
+		// of "to" | "ken=", which is not kept).
+		return true
+	}
 	for k := 1; k < len(last); k++ {
 		if last[k] == ':' && is(last[k-1], word) && (k+1 == len(last) || last[k+1] != '/') {
 			// "user:" or "user:pass…": the userinfo of a broker address

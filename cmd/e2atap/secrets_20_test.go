@@ -92,7 +92,8 @@ func secrets20Check(t *testing.T, streams []secrets20Stream, id string, plain []
 // Portuguese's "a senha é", after "CONTRASEÑA ES" and after "la
 // contraseña es" URL-encoded with "%20"; "my pass" | "word for
 // bob@example.com: <pw>" across two deltas, and the foreign forms cut
-// after their label or separator ("Ваш пароль —" | " <pw>"). A date after
+// after their label or separator ("Ваш пароль —" | " <pw>"), "Pa" |
+// "ssword for bob: <pw>". A date after
 // "user admin / pass" is printed as it is, with no finding.
 func TestSecrets20Offline(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
@@ -107,6 +108,7 @@ func TestSecrets20Offline(t *testing.T) {
 		{name: "parol_cut_dash", deltas: []string{"Ваш пароль —", " " + pw(6)}},
 		{name: "senha_cut", deltas: []string{"a senha é ", pw(7) + " ok"}},
 		{name: "es_caps_cut", deltas: []string{"CONTRASEÑA E", "S " + pw(8)}},
+		{name: "pa_cut", deltas: []string{"Pa", "ssword for bob: " + pw(9)}},
 	}
 	for n := range streams {
 		streams[n].cores = []string{pw(n)}
