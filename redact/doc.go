@@ -67,7 +67,8 @@
 // scalar's first line and a TOML multi-line string under a credential
 // key; an OpenVPN static key; a base64 run with '+' (or '/' and padding)
 // one word of which reads as random, whole (a key's base64, its short
-// words too). JSON escapes URL-encoded ("%5Cu0041", once or twice) are
+// words too; a word that starts in the hex digits of an encoded '/' or
+// '+', from the run's start). JSON escapes URL-encoded ("%5Cu0041", once or twice) are
 // decoded with the others (UnescapeASCII). Passwords that a statement
 // names by a word (statement.go): SQL's IDENTIFIED BY '…' and PASSWORD
 // '…' (also URL-encoded), Redis's AUTH [<user>] <pw> and requirepass,

@@ -3740,6 +3740,14 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 	x, y := m.Start, m.End
 	plus, slash := false, false
+	inEsc := x-1 > from && s[x-1] == '%' && (atFold(s, x-1, "%2b") || atFold(s, x-1, "%2f"))
+	if inEsc {
+		// The word starts inside an encoded '+' or '/' (the hex digits
+		// of "%2F" begin a word): the run goes back past the escape,
+		// whatever it holds (a path's too: "x%2F" + "2Fabc…" masked from
+		// the '2' showed the start of a random run, an AWS secret's).
+		x--
+	}
 	for x > from {
 		if is(s[x-1], b64alpha) {
 			x--
@@ -3802,7 +3810,7 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 			y = min(y, e)
 		}
 	}
-	if !plus && !(slash && e > y) {
+	if !plus && !(slash && e > y) && !inEsc {
 		return m
 	}
 	return Match{x, e, KindHighEntropy}

@@ -12,7 +12,8 @@ var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9t
 	"пароль - Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz", "user admin / pass 2024-01-01",
 	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz",
 	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE",
-	"curl -H 'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b a=1"}
+	"curl -H 'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b a=1",
+	"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
 
 // TestForeignSepLabels: a password after a label beyond English and a
 // dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
@@ -304,6 +305,32 @@ func TestTailTwoLetters(t *testing.T) {
 	for _, tail := range []string{"to", "the to", "spa", "Spa", "papa", "go to the sea, pa.", "chapeau", "Landau"} {
 		if MayStartCredential(tail) {
 			t.Errorf("MayStartCredential(%q) = true, want false", tail)
+		}
+	}
+}
+
+// TestEncodedRunStart: a random run URL-encoded with a '/' or '+' in it
+// (an AWS secret in a query: "2qYDx2o%2Fabc…") whose word after the escape
+// reads as random is masked from the run's start: it was masked from the
+// escape's hex digits, its first characters and the '%' shown. An encoded
+// path is left alone.
+func TestEncodedRunStart(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "x=#&b=2"},
+		{"2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "#"},
+		{"k=2qYDx2o%2babc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "k=#"},
+	} {
+		if got := mask18(c.in); got != c.want {
+			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
+		}
+		once := MaskText(c.in)
+		if twice := MaskText(once); twice != once {
+			t.Errorf("%q: masked twice %q, once %q", c.in, twice, once)
+		}
+	}
+	for _, s := range []string{"q=hello%20world%2Fpath%2Fto%2Ffile2024", "GET /a%2Fb%2Fc%2Fd HTTP/1.1", "https://x.example.com/docs%2F2024%2F01"} {
+		if got := MaskText(s); got != s {
+			t.Errorf("%q masked %q, want it plain", s, got)
 		}
 	}
 }

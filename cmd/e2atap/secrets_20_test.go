@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/e2atap/e2atap/internal/secretaudit"
@@ -184,5 +185,32 @@ func TestSecrets20CurlOffline(t *testing.T) {
 	_, recs := validateKeep(t, fams, secrets20Capture(t, streams[1:], "s20u-%02d", nil))
 	if !bytes.Contains(recs, []byte("' https://api.example.com/v1/items?page=2")) {
 		t.Errorf("the URL after the Cookie header is not in the record log as it is:\n%s", recs)
+	}
+}
+
+// TestSecrets20EncodedRunOffline: a random run URL-encoded with a '/' in
+// it (an AWS secret as a query's value) is masked from its start in the
+// record log: its first characters and the escape's '%' were printed
+// before the mask. (Masked, no finding: a random run with no key or
+// prefix is high_entropy; the capture holds a finding so that validate
+// exits with findings.)
+func TestSecrets20EncodedRunOffline(t *testing.T) {
+	t.Parallel() // a child that computes, beside tests that wait: main_test.go
+	const secret = "2qYDx2o/abc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1EfGh"
+	enc := strings.ReplaceAll(secret, "/", "%2F")
+	streams := []secrets20Stream{
+		{name: "ssh_key_env", params: map[string]any{"query": "SSH_KEY=-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC77Xq7vLmR9tzK4\n-----END PRIVATE KEY-----\n"}},
+		{name: "aws_encoded", params: map[string]any{"query": "GET https://api.example.com/v1/x?a=1&x=" + enc + "&b=2"}},
+	}
+	fams := []secretaudit.Family{{Name: "ssh", Value: "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC77Xq7vLmR9tzK4", Cores: []string{"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC77Xq7vLmR9tzK4"}},
+		{Name: "aws", Value: enc, Cores: []string{enc, secret}}}
+	_, recs := validateKeep(t, fams, secrets20Capture(t, streams, "s20e-%02d", nil))
+	for _, part := range []string{secret[:7], secret[8:20]} {
+		if bytes.Contains(recs, []byte(part)) {
+			t.Errorf("the record log shows %q of the encoded secret:\n%s", part, recs)
+		}
+	}
+	if !bytes.Contains(recs, []byte("GET https://api.example.com/v1/x?a=1&x=")) {
+		t.Errorf("the URL before the value is not in the record log as it is")
 	}
 }
