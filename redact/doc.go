@@ -116,8 +116,9 @@
 // member alike). A date, a time or an address after a login's slash
 // ("User: root / 2024-01-01", "user admin / pass 2024-01-01") is no
 // password. A label beyond English before a dash between spaces
-// ("пароль — <pw>", "пароль - <pw>", an en dash) or Portuguese's "a senha
-// é <pw>" is read as "password is" (foreignSepKey; proseGate passes a
+// ("пароль — <pw>", "пароль - <pw>", an en dash), Portuguese's "a senha
+// é <pw>" or Italian's "la password è <pw>" is read as "password is"
+// (foreignSepKey; proseGate passes a
 // text that holds one, foreignSepIn; MayStartCredential keeps a delta
 // that ends after the label, its dash or "é": foreignSepTailStart), a
 // date after it as none; "la

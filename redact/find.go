@@ -2885,9 +2885,9 @@ func proseGate(s []byte) bool {
 // foreignSepKey reports a label beyond English and its separator before
 // the space s[p] that ends them, where proseValue takes a password after
 // them: one of foreignLabels or Portuguese's "senha" before a dash
-// between spaces ("пароль — <pw>", "пароль - <pw>", an en dash too), or
-// "senha" before Portuguese's copula ("a senha é <pw>"). It returns the
-// label's start.
+// between spaces ("пароль — <pw>", "пароль - <pw>", an en dash too),
+// "senha" before Portuguese's copula ("a senha é <pw>"), or "password"
+// before Italian's ("la password è <pw>"). It returns the label's start.
 func foreignSepKey(s []byte, lo, p int) (int, bool) {
 	e, copula := 0, false
 	switch {
@@ -2897,6 +2897,12 @@ func foreignSepKey(s []byte, lo, p int) (int, bool) {
 		e = p - 4 // an em dash (U+2014) or en dash (U+2013)
 	case p-3 > lo && (s[p-1] == 0xa9 || s[p-1] == 0x89) && s[p-2] == 0xc3 && s[p-3] == ' ':
 		e, copula = p-3, true // "é", "É"
+	case p-3 > lo && (s[p-1] == 0xa8 || s[p-1] == 0x88) && s[p-2] == 0xc3 && s[p-3] == ' ':
+		// Italian's "è" after the English word: "la password è <pw>".
+		if k := p - 11; k >= lo && eqFold(s[k:p-3], "password") && wordStart(s, k) {
+			return k, true
+		}
+		return 0, false
 	default:
 		return 0, false
 	}
@@ -2931,7 +2937,7 @@ func foreignSepIn(s []byte) bool {
 			break
 		}
 		k += j + 1
-		if p := k + 1; p < len(s) && s[p] == ' ' && (s[k] == 0xa9 || s[k] == 0x89) {
+		if p := k + 1; p < len(s) && s[p] == ' ' && (s[k] == 0xa9 || s[k] == 0x89 || s[k] == 0xa8 || s[k] == 0x88) {
 			if _, ok := foreignSepKey(s, 0, p); ok {
 				return true
 			}

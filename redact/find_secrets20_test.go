@@ -13,11 +13,12 @@ var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9t
 	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz",
 	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE",
 	"curl -H 'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b a=1",
-	"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
+	"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "La password è Xq7vLm2pR9tz", "il caffè è 2024", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
 
 // TestForeignSepLabels: a password after a label beyond English and a
 // dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
-// "a senha é", after "CONTRASEÑA ES" in capitals, and after "la
+// "a senha é" and Italian's "la password è", after "CONTRASEÑA ES" in
+// capitals, and after "la
 // contraseña es" URL-encoded with "%20" is masked, a credential where it
 // reads as generated; the pre-check passes it; masking twice changes
 // nothing. Near misses (another word before the dash or "é", a date, a
@@ -36,6 +37,8 @@ func TestForeignSepLabels(t *testing.T) {
 		{"CONTRASEÑA ES Xq7vLm2pR9tz", "CONTRASEÑA ES #"},
 		{"LA CONTRASEÑA ES Xq7vLm2pR9tz", "LA CONTRASEÑA ES #"},
 		{"GET /s?q=la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz&hl=es", "GET /s?q=la%20contrase%C3%B1a%20es%20#&hl=es"},
+		{"La password è Xq7vLm2pR9tz, non condividerla", "La password è #, non condividerla"},
+		{"LA PASSWORD È Xq7vLm2pR9tz", "LA PASSWORD È #"},
 	} {
 		if got := mask18(c.in); got != c.want {
 			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
@@ -61,7 +64,8 @@ func TestForeignSepLabels(t *testing.T) {
 	}
 	for _, s := range []string{"o café é 2024 bom", "a senha é forte", "x - 12345678 - y", "пароль — 12", "Пароль — 2024-01-01",
 		"a senha é 2024-01-01", "Дата - 2024-01-01", "версия — v1.2.3-rc1", "la senha é forte — 2024 foi bom", "asenha é Xq7vLm2pR9tz",
-		"contrase%C3%B1a%20est%20Xq7vLm2pR9tz", "Espa%C3%B1a%20es%20Xq7vLm2pR9tz", "user - Xq7vLm2pR9tz"} {
+		"contrase%C3%B1a%20est%20Xq7vLm2pR9tz", "Espa%C3%B1a%20es%20Xq7vLm2pR9tz", "user - Xq7vLm2pR9tz",
+		"la password è obbligatoria", "il caffè è 2024", "la passwordè Xq7vLm2pR9tz", "la xpassword è Xq7vLm2pR9tz"} {
 		if got := MaskText(s); got != s {
 			t.Errorf("%q masked %q, want it plain", s, got)
 		}
@@ -257,10 +261,10 @@ func TestCurlCookie(t *testing.T) {
 // label's end to the value; a tail that only looks alike is not kept.
 func TestForeignSepTail(t *testing.T) {
 	for _, text := range []string{"Ваш пароль — Xq7vLm2pR9tz ok", "пароль - Xq7vLm2pR9tz", "Пароль – Xq7vLm2pR9tz", "a senha é Xq7vLm2pR9tz",
-		"A SENHA É Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "hasło — Xq7vLm2pR9tz"} {
+		"A SENHA É Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz", "hasło — Xq7vLm2pR9tz", "La password è Xq7vLm2pR9tz"} {
 		v := strings.Index(text, "Xq7v")
 		label := strings.IndexAny(text, " -–—é") // (the first word's end or later)
-		for _, w := range []string{"пароль", "Пароль", "senha", "SENHA", "CONTRASEÑA", "hasło"} {
+		for _, w := range []string{"пароль", "Пароль", "senha", "SENHA", "CONTRASEÑA", "hasło", "password"} {
 			if k := strings.Index(text, w); k >= 0 {
 				label = k + len(w)
 			}

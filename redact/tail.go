@@ -74,7 +74,8 @@ func MayStartCredential[T Text](tail T) bool {
 // foreignSepTailStart reports a tail that ends, before up to one space,
 // where proseValue's foreignSepKey shapes take their value or may: after
 // a label beyond English (or "senha") and a dash ("пароль — ", "пароль
-// -") or Portuguese's "é" ("a senha é "), after such a label and a space
+// -"), Portuguese's "é" ("a senha é ") or Italian's "è" after "password"
+// ("la password è "), after such a label and a space
 // (its dash next: "пароль " | "— <pw>"), or after "contraseña" and a
 // start of its copula in capitals ("CONTRASEÑA E" | "S <pw>";
 // loginTailStart reads the lower case).
@@ -87,7 +88,7 @@ func foreignSepTailStart(b []byte) bool {
 		return false
 	}
 	c := b[e-1]
-	if c == '-' || c == 0x94 || c == 0x93 || c == 0xa9 || c == 0x89 {
+	if c == '-' || c == 0x94 || c == 0x93 || c == 0xa9 || c == 0x89 || c == 0xa8 || c == 0x88 {
 		_, ok := foreignSepKey(b, 0, e)
 		return ok
 	}

@@ -94,7 +94,8 @@ func secrets20Check(t *testing.T, streams []secrets20Stream, id string, plain []
 // contraseña es" URL-encoded with "%20"; "my pass" | "word for
 // bob@example.com: <pw>" across two deltas, and the foreign forms cut
 // after their label or separator ("Ваш пароль —" | " <pw>"), "Pa" |
-// "ssword for bob: <pw>". A date after
+// "ssword for bob: <pw>", Italian's "la password è <pw>" (also cut after
+// the copula). A date after
 // "user admin / pass" is printed as it is, with no finding.
 func TestSecrets20Offline(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
@@ -110,11 +111,14 @@ func TestSecrets20Offline(t *testing.T) {
 		{name: "senha_cut", deltas: []string{"a senha é ", pw(7) + " ok"}},
 		{name: "es_caps_cut", deltas: []string{"CONTRASEÑA E", "S " + pw(8)}},
 		{name: "pa_cut", deltas: []string{"Pa", "ssword for bob: " + pw(9)}},
+		{name: "it_password", params: map[string]any{"query": "La password è " + pw(10) + ", non condividerla"}},
+		{name: "it_password_cut", deltas: []string{"La password è", " " + pw(11)}},
 	}
 	for n := range streams {
 		streams[n].cores = []string{pw(n)}
 	}
-	secrets20Check(t, streams, "s20-%02d", []string{"user admin / pass 2024-01-01", "пароль — 2024-01-01", "o café é 2024 bom"})
+	secrets20Check(t, streams, "s20-%02d", []string{"user admin / pass 2024-01-01", "пароль — 2024-01-01", "o café é 2024 bom",
+		"la password è obbligatoria dal 2024"})
 }
 
 // TestSecrets20KeysOffline: a private key block as the value of a key of
