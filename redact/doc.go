@@ -118,7 +118,9 @@
 // password. A label beyond English before a dash between spaces
 // ("пароль — <pw>", "пароль - <pw>", an en dash), Portuguese's "a senha
 // é <pw>" or Italian's "la password è <pw>" is read as "password is"
-// (foreignSepKey; proseGate passes a
+// (foreignSepKey; also with a preposition and up to three words
+// between: "a senha do banco é", "das Passwort für den Server ist",
+// qualifiedLabel; proseGate passes a
 // text that holds one, foreignSepIn; MayStartCredential keeps a delta
 // that ends after the label, its dash or "é": foreignSepTailStart), a
 // date after it as none; "la

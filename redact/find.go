@@ -2562,7 +2562,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !foreignSep && (!token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !slashPass && !(foreignIs && foreignCopulaKey(s, lo, k, p, sp)) || !encStart && !wordStart(s, k)) ||
+	} else if !foreignSep && (!token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !slashPass && !(foreignIs && (foreignCopulaKey(s, lo, k, p, sp) || sp == ' ' && foreignCopulaQualified(s, lo, p))) || !encStart && !wordStart(s, k)) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2889,30 +2889,73 @@ func proseGate(s []byte) bool {
 // "senha" before Portuguese's copula ("a senha é <pw>"), or "password"
 // before Italian's ("la password è <pw>"). It returns the label's start.
 func foreignSepKey(s []byte, lo, p int) (int, bool) {
-	e, copula := 0, false
+	e, sep := 0, byte(0)
 	switch {
 	case p-2 > lo && s[p-1] == '-' && s[p-2] == ' ':
-		e = p - 2
+		e, sep = p-2, '-'
 	case p-4 > lo && (s[p-1] == 0x94 || s[p-1] == 0x93) && s[p-2] == 0x80 && s[p-3] == 0xe2 && s[p-4] == ' ':
-		e = p - 4 // an em dash (U+2014) or en dash (U+2013)
+		e, sep = p-4, '-' // an em dash (U+2014) or en dash (U+2013)
 	case p-3 > lo && (s[p-1] == 0xa9 || s[p-1] == 0x89) && s[p-2] == 0xc3 && s[p-3] == ' ':
-		e, copula = p-3, true // "é", "É"
+		e, sep = p-3, 'e' // "é", "É"
 	case p-3 > lo && (s[p-1] == 0xa8 || s[p-1] == 0x88) && s[p-2] == 0xc3 && s[p-3] == ' ':
-		// Italian's "è" after the English word: "la password è <pw>".
-		if k := p - 11; k >= lo && eqFold(s[k:p-3], "password") && wordStart(s, k) {
-			return k, true
-		}
-		return 0, false
+		e, sep = p-3, 'i' // Italian's "è" after the English word: "la password è <pw>"
 	default:
 		return 0, false
 	}
-	if k := e - 5; k >= lo && eqFold(s[k:e], "senha") && wordStart(s, k) {
+	label := func(e int) (int, bool) {
+		switch sep {
+		case 'i':
+			k := e - 8
+			return k, k >= lo && eqFold(s[k:e], "password") && wordStart(s, k)
+		case 'e':
+			k := e - 5
+			return k, k >= lo && eqFold(s[k:e], "senha") && wordStart(s, k)
+		}
+		if k := e - 5; k >= lo && eqFold(s[k:e], "senha") && wordStart(s, k) {
+			return k, true
+		}
+		return foreignLabel(s, lo, e)
+	}
+	if k, ok := label(e); ok {
 		return k, true
 	}
-	if copula {
-		return 0, false
+	return qualifiedLabel(s, lo, e, label)
+}
+
+// qualifiedLabel reports a label (label says where one ends) before a
+// preposition and one to three words that end at s[e]: "a senha do banco
+// é <pw>", "пароль от почты — <pw>", "la password del database è <pw>",
+// "das Passwort für den Server ist <pw>", as "the password for <who> is"
+// reads in English (passwordFor). It returns the label's start.
+func qualifiedLabel(s []byte, lo, e int, label func(int) (int, bool)) (int, bool) {
+	w := e // the end of the word looked at
+	for n := 0; n < 4 && w > lo; n++ {
+		b := bytes.LastIndexByte(s[max(lo, w-32):w], ' ')
+		if b < 0 {
+			return 0, false
+		}
+		b += max(lo, w-32) // the space before the word
+		if n > 0 && qualifierWord(s[b+1:w]) {
+			if k, ok := label(b); ok {
+				return k, true
+			}
+		}
+		w = b
 	}
-	return foreignLabel(s, lo, e)
+	return 0, false
+}
+
+// qualifierWord reports a preposition that names whose a password is
+// after its label, in the languages of foreignLabels and their copulas:
+// "do", "del", "für", "du", "для", "от"…
+func qualifierWord(w []byte) bool {
+	switch len(w) {
+	case 2, 3, 4, 5, 6, 7:
+	default:
+		return false
+	}
+	return eqFoldAny(w, "do", "da", "de", "dos", "das", "del", "della", "dello", "di", "per", "para", "des", "du", "pour", "vom", "zum", "zur") ||
+		string(w) == "für" || string(w) == "для" || string(w) == "от" || string(w) == "к"
 }
 
 // foreignSepIn reports whether s may hold foreignSepKey's shapes: a dash

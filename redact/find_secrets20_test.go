@@ -13,16 +13,19 @@ var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9t
 	"o café é 2024", "пароль — 2024-01-01", "x - 12345678", "my password for bob@example.com: Xq7vLm2pR9tz",
 	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE",
 	"curl -H 'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b a=1",
-	"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "La password è Xq7vLm2pR9tz", "il caffè è 2024", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
+	"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "La password è Xq7vLm2pR9tz", "il caffè è 2024", "A senha do banco é Xq7vLm2pR9tz",
+	"Das Passwort für den Server ist Xq7vLm2pR9tz", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
 
 // TestForeignSepLabels: a password after a label beyond English and a
 // dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
 // "a senha é" and Italian's "la password è", after "CONTRASEÑA ES" in
-// capitals, and after "la
-// contraseña es" URL-encoded with "%20" is masked, a credential where it
-// reads as generated; the pre-check passes it; masking twice changes
-// nothing. Near misses (another word before the dash or "é", a date, a
-// number too short, a word) stay plain.
+// capitals, and after "la contraseña es" URL-encoded with "%20" is
+// masked, a credential where it reads as generated; the pre-check passes
+// it; masking twice changes nothing. So is one after a label, a
+// preposition and up to three words ("a senha do banco é", "Пароль от
+// почты —", "das Passwort für den Server ist"), as "the password for
+// <who> is" is. Near misses (another word before the dash or "é", a
+// date, a number too short, a word, four words) stay plain.
 func TestForeignSepLabels(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"a senha é Xq7vLm2pR9tz", "a senha é #"},
@@ -39,6 +42,12 @@ func TestForeignSepLabels(t *testing.T) {
 		{"GET /s?q=la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz&hl=es", "GET /s?q=la%20contrase%C3%B1a%20es%20#&hl=es"},
 		{"La password è Xq7vLm2pR9tz, non condividerla", "La password è #, non condividerla"},
 		{"LA PASSWORD È Xq7vLm2pR9tz", "LA PASSWORD È #"},
+		{"A senha do banco de dados é Xq7vLm2pR9tz", "A senha do banco de dados é #"},
+		{"Пароль от почты — Xq7vLm2pR9tz", "Пароль от почты — #"},
+		{"Пароль для входа - Xq7vLm2pR9tz", "Пароль для входа - #"},
+		{"la password del database è Xq7vLm2pR9tz", "la password del database è #"},
+		{"Das Passwort für den Server ist Xq7vLm2pR9tz", "Das Passwort für den Server ist #"},
+		{"Le mot de passe du serveur est Xq7vLm2pR9tz", "Le mot de passe du serveur est #"},
 	} {
 		if got := mask18(c.in); got != c.want {
 			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
@@ -65,7 +74,9 @@ func TestForeignSepLabels(t *testing.T) {
 	for _, s := range []string{"o café é 2024 bom", "a senha é forte", "x - 12345678 - y", "пароль — 12", "Пароль — 2024-01-01",
 		"a senha é 2024-01-01", "Дата - 2024-01-01", "версия — v1.2.3-rc1", "la senha é forte — 2024 foi bom", "asenha é Xq7vLm2pR9tz",
 		"contrase%C3%B1a%20est%20Xq7vLm2pR9tz", "Espa%C3%B1a%20es%20Xq7vLm2pR9tz", "user - Xq7vLm2pR9tz",
-		"la password è obbligatoria", "il caffè è 2024", "la passwordè Xq7vLm2pR9tz", "la xpassword è Xq7vLm2pR9tz"} {
+		"la password è obbligatoria", "il caffè è 2024", "la passwordè Xq7vLm2pR9tz", "la xpassword è Xq7vLm2pR9tz",
+		"o preço do café é 2024", "контакт для связи — 89161234567", "Der Preis für den Server ist 2024", "a senha do banco é obrigatória",
+		"senha do primeiro segundo terceiro quarto é Xq7vLm2pR9tz", "a senha xx banco é Xq7vLm2pR9tz"} {
 		if got := MaskText(s); got != s {
 			t.Errorf("%q masked %q, want it plain", s, got)
 		}

@@ -95,7 +95,8 @@ func secrets20Check(t *testing.T, streams []secrets20Stream, id string, plain []
 // bob@example.com: <pw>" across two deltas, and the foreign forms cut
 // after their label or separator ("Ваш пароль —" | " <pw>"), "Pa" |
 // "ssword for bob: <pw>", Italian's "la password è <pw>" (also cut after
-// the copula). A date after
+// the copula), a label, a preposition and words before the separator ("a
+// senha do banco de dados é <pw>", "Пароль от почты — <pw>"). A date after
 // "user admin / pass" is printed as it is, with no finding.
 func TestSecrets20Offline(t *testing.T) {
 	t.Parallel() // a child that computes, beside tests that wait: main_test.go
@@ -113,12 +114,15 @@ func TestSecrets20Offline(t *testing.T) {
 		{name: "pa_cut", deltas: []string{"Pa", "ssword for bob: " + pw(9)}},
 		{name: "it_password", params: map[string]any{"query": "La password è " + pw(10) + ", non condividerla"}},
 		{name: "it_password_cut", deltas: []string{"La password è", " " + pw(11)}},
+		{name: "senha_do_banco", params: map[string]any{"query": "A senha do banco de dados é " + pw(12)}},
+		{name: "parol_ot", deltas: []string{"Пароль от почты — " + pw(13)}},
+		{name: "passwort_fuer", params: map[string]any{"query": "Das Passwort für den Server ist " + pw(14)}},
 	}
 	for n := range streams {
 		streams[n].cores = []string{pw(n)}
 	}
 	secrets20Check(t, streams, "s20-%02d", []string{"user admin / pass 2024-01-01", "пароль — 2024-01-01", "o café é 2024 bom",
-		"la password è obbligatoria dal 2024"})
+		"la password è obbligatoria dal 2024", "o preço do café é 2024", "Der Preis für den Server ist 2024"})
 }
 
 // TestSecrets20KeysOffline: a private key block as the value of a key of
