@@ -14,7 +14,8 @@ import (
 func TestForeignSepFinding(t *testing.T) {
 	for _, s := range []string{"a senha é Xq7vLm2pR9tz", "пароль — Xq7vLm2pR9tz", "Пароль - Xq7vLm2pR9tz", "CONTRASEÑA ES Xq7vLm2pR9tz",
 		"GET /s?q=la%20contrase%C3%B1a%20es%20Xq7vLm2pR9tz&hl=es", "La password è Xq7vLm2pR9tz",
-		"A senha do banco é Xq7vLm2pR9tz", "Пароль от почты — Xq7vLm2pR9tz", "Das Passwort für den Server ist Xq7vLm2pR9tz"} {
+		"A senha do banco é Xq7vLm2pR9tz", "Пароль от почты — Xq7vLm2pR9tz", "Das Passwort für den Server ist Xq7vLm2pR9tz",
+		"Пароль для входа: Xq7vLm2pR9tz"} {
 		if _, _, _, ok := FindCredential([]byte(s)); !ok {
 			t.Errorf("%q: no finding", s)
 		}

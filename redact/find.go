@@ -1392,6 +1392,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// (foreign.go): a label beyond ASCII.
 		if p, ok := foreignLabel(s, from, ke); ok {
 			j, foreign = p, true
+		} else if p, ok := foreignQualified(s, from, ke); ok {
+			j, foreign = p, true // "Пароль для входа: <pw>"
 		}
 	}
 	if !foreign {

@@ -14,7 +14,7 @@ var secrets20Forms = []string{"a senha é Xq7vLm2pR9tz", "A SENHA É Xq7vLm2pR9t
 	"SSH_KEY=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7xq9Lm3Rt5Vw2Yz4\n-----END RSA PRIVATE KEY-----", "TLS_KEY=-----BEGIN CERTIFICATE-----\nMIIE",
 	"curl -H 'Cookie: sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b 'lang=en; sid=VvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6' https://x", "curl -b a=1",
 	"x=2qYDx2o%2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef&b=2", "La password è Xq7vLm2pR9tz", "il caffè è 2024", "A senha do banco é Xq7vLm2pR9tz",
-	"Das Passwort für den Server ist Xq7vLm2pR9tz", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
+	"Das Passwort für den Server ist Xq7vLm2pR9tz", "Пароль для входа: Xq7vLm2pR9tz", "%2F2Fabc7Xk9Lm3Qp8Rt5Vw2Yz4Bn6Cd1Ef", "Pa", "au"}
 
 // TestForeignSepLabels: a password after a label beyond English and a
 // dash ("пароль — <pw>", an en dash or a hyphen too), after Portuguese's
@@ -48,6 +48,7 @@ func TestForeignSepLabels(t *testing.T) {
 		{"la password del database è Xq7vLm2pR9tz", "la password del database è #"},
 		{"Das Passwort für den Server ist Xq7vLm2pR9tz", "Das Passwort für den Server ist #"},
 		{"Le mot de passe du serveur est Xq7vLm2pR9tz", "Le mot de passe du serveur est #"},
+		{"Пароль для входа: Xq7vLm2pR9tz", "Пароль для входа: #"},
 	} {
 		if got := mask18(c.in); got != c.want {
 			t.Errorf("%q masked %q, want %q", c.in, got, c.want)
@@ -76,7 +77,8 @@ func TestForeignSepLabels(t *testing.T) {
 		"contrase%C3%B1a%20est%20Xq7vLm2pR9tz", "Espa%C3%B1a%20es%20Xq7vLm2pR9tz", "user - Xq7vLm2pR9tz",
 		"la password è obbligatoria", "il caffè è 2024", "la passwordè Xq7vLm2pR9tz", "la xpassword è Xq7vLm2pR9tz",
 		"o preço do café é 2024", "контакт для связи — 89161234567", "Der Preis für den Server ist 2024", "a senha do banco é obrigatória",
-		"senha do primeiro segundo terceiro quarto é Xq7vLm2pR9tz", "a senha xx banco é Xq7vLm2pR9tz"} {
+		"senha do primeiro segundo terceiro quarto é Xq7vLm2pR9tz", "a senha xx banco é Xq7vLm2pR9tz",
+		"Контакт для связи: 89161234567", "Ссылка для входа: https://example.com/login", "Логин для входа: admin2024"} {
 		if got := MaskText(s); got != s {
 			t.Errorf("%q masked %q, want it plain", s, got)
 		}

@@ -825,7 +825,10 @@ func foreignKeyBefore(s []byte, j, ke int) bool {
 	if !mayForeignKey(s, 0, j, ke) {
 		return false
 	}
-	_, ok := foreignLabel(s, 0, ke)
+	if _, ok := foreignLabel(s, 0, ke); ok {
+		return true
+	}
+	_, ok := foreignQualified(s, 0, ke)
 	return ok
 }
 

@@ -117,12 +117,14 @@ func TestSecrets20Offline(t *testing.T) {
 		{name: "senha_do_banco", params: map[string]any{"query": "A senha do banco de dados é " + pw(12)}},
 		{name: "parol_ot", deltas: []string{"Пароль от почты — " + pw(13)}},
 		{name: "passwort_fuer", params: map[string]any{"query": "Das Passwort für den Server ist " + pw(14)}},
+		{name: "parol_dlya_colon", params: map[string]any{"query": "Пароль для входа: " + pw(15)}},
 	}
 	for n := range streams {
 		streams[n].cores = []string{pw(n)}
 	}
 	secrets20Check(t, streams, "s20-%02d", []string{"user admin / pass 2024-01-01", "пароль — 2024-01-01", "o café é 2024 bom",
-		"la password è obbligatoria dal 2024", "o preço do café é 2024", "Der Preis für den Server ist 2024"})
+		"la password è obbligatoria dal 2024", "o preço do café é 2024", "Der Preis für den Server ist 2024",
+		"Ссылка для входа: https://example.com/login"})
 }
 
 // TestSecrets20KeysOffline: a private key block as the value of a key of
