@@ -78,6 +78,13 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 			return m.Start, m.End, m.Kind.String(), true
 		}
 		from = m.End
+		if m.Kind == redact.KindKeyValue && m.End-m.Start > 16 {
+			// A pair whose value is no credential as a whole may hold
+			// one: a service account's JSON as a variable's value
+			// (export GOOGLE_CREDENTIALS='{… "private_key": "-----BEGIN…'),
+			// code that spells one. Its inside is searched too.
+			from = m.Start + 1
+		}
 	}
 	return 0, 0, "", false
 }

@@ -109,6 +109,10 @@ func cmdPctWord(s []byte) bool {
 					// or encoded twice, "password%2Bis%2B<pw>" (proseValue,
 					// in the text decoded: cmdArgForm).
 					return true
+				case c == ' ' && k >= 8 && s[k-2]|0x20 == 'a' && atFold(s, k+2, "es%2") && encodedEnye(s, k-8):
+					// Spanish's copula after "contraseña", between
+					// encoded spaces: "contrase%C3%B1a%20es%20<pw>".
+					return true
 				case cjkLabelLast[c] && k >= 4 && s[k-4] == '%' && k+2 < len(s) && (s[k+2] == '%' || s[k+2] == '+'):
 					return true // a CJK label's last byte before its separator (formCJK)
 				}

@@ -67,7 +67,8 @@
 // scalar's first line and a TOML multi-line string under a credential
 // key; an OpenVPN static key; a base64 run with '+' (or '/' and padding)
 // one word of which reads as random, whole (a key's base64, its short
-// words too). JSON escapes URL-encoded ("%5Cu0041", once or twice) are
+// words too; a word that starts in the hex digits of an encoded '/' or
+// '+', from the run's start). JSON escapes URL-encoded ("%5Cu0041", once or twice) are
 // decoded with the others (UnescapeASCII). Passwords that a statement
 // names by a word (statement.go): SQL's IDENTIFIED BY '…' and PASSWORD
 // '…' (also URL-encoded), Redis's AUTH [<user>] <pw> and requirepass,
@@ -117,7 +118,23 @@
 // is a credential, another routing_key's value a broker's (masked where
 // it reads as a key; PagerDutyKeyName and PagerDutyKeyValue judge a JSON
 // member alike). A date, a time or an address after a login's slash
-// ("User: root / 2024-01-01") is no password.
+// ("User: root / 2024-01-01", "user admin / pass 2024-01-01") is no
+// password. A label beyond English before a dash between spaces
+// ("пароль — <pw>", "пароль - <pw>", an en dash), Portuguese's "a senha
+// é <pw>" or Italian's "la password è <pw>" is read as "password is"
+// (foreignSepKey; also with a preposition and up to three words
+// between: "a senha do banco é", "das Passwort für den Server ist",
+// qualifiedLabel; proseGate passes a
+// text that holds one, foreignSepIn; MayStartCredential keeps a delta
+// that ends after the label, its dash or "é": foreignSepTailStart), a
+// date after it as none; "la
+// contraseña es" also in capitals and URL-encoded with "%20". Straddle
+// goes on past an address in head before a colon to the password after
+// it ("my pass" | "word for bob@example.com: <pw>"). A PEM private key
+// block under a key that names a key of some tool (SSH_KEY=, whose
+// values are high_entropy) keeps its kind. A header line in quotes (curl
+// -H 'Cookie: …' https://…) ends its value at its quote; a session cookie
+// after curl's -b is a cookie (curlCookieKey, sessionCookie).
 // The audit corpus (testdata/audit) holds a fake value of every family's
 // documented shape in every position; exporters/jsonlog's TestAuditCorpus
 // and cmd/e2atap's TestAudit* hold every output to it.

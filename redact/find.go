@@ -1412,6 +1412,8 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// (foreign.go): a label beyond ASCII.
 		if p, ok := foreignLabel(s, from, ke); ok {
 			j, foreign = p, true
+		} else if p, ok := foreignQualified(s, from, ke); ok {
+			j, foreign = p, true // "Пароль для входа: <pw>"
 		}
 	}
 	if !foreign {
@@ -1480,6 +1482,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// A client's attribute, "session.auth = ('user', '<pw>')" (or an
 		// HTTPBasicAuth(…) call): a credential only as that pair.
 		kc, pairOnly = KeyCredential, true
+	}
+	curlCookie := kc == KeyPlain && s[i] == '=' && !encoded && curlCookieKey(s, from, j)
+	if curlCookie {
+		kc = KeyCookie // curl -b 'sid=<random>': a cookie, as after "Cookie: "
 	}
 	var k Kind
 	switch kc {
@@ -1598,7 +1604,10 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	var quote byte
 	quoteBS := 0           // the backslashes before an escaped opening quote
 	var blockIndent [2]int // a YAML block scalar's indentation, s[b:v] of its first line
-	if v < len(s) && (s[v] == '"' || s[v] == '\'') {
+	if v < len(s) && (s[v] == '"' || s[v] == '\'' || s[v] == '`' && (k == KindAuthorization || k == KindCookie) && !encoded) {
+		// (A header's value in a template literal, JavaScript's
+		// Authorization: `Bearer ${token}`: to its closing backtick, not
+		// to the line's end.)
 		quote = s[v]
 		v++
 		if v+1 < len(s) && s[v] == quote && s[v+1] == quote {
@@ -1697,6 +1706,12 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// URL-encoded, where the value would end at its first '+'): the
 		// whole block, not its first word.
 		if m, ok := pem(s, v); ok {
+			if !k.Credential() {
+				// Under a key of no credential's name (an unknown
+				// tool's SSH_KEY, TLS_KEY: KeyNamedKey's high_entropy),
+				// the block keeps its kind: a private key is one.
+				k = m.Kind
+			}
 			return Match{v, m.End, k}, true
 		}
 	}
@@ -1711,6 +1726,16 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		return Match{}, false // creds := credentials.NewStaticCredentials(…): code, no value
 	}
 	whole := k == KindAuthorization || k == KindCookie
+	var lineQuote byte
+	if whole && quote == 0 && !quotedKey && j > from && (s[j-1] == '\'' || s[j-1] == '"') && (j-1 == from || s[j-2] != '\\') {
+		// A header line in quotes (curl -H 'Cookie: sid=…' https://…,
+		// ["Authorization: Basic …", …]): its quote ends the value, not
+		// the line (the URL after it was masked).
+		lineQuote = s[j-1]
+	}
+	if curlCookie && lineQuote == 0 {
+		whole = false // curl -b sid=<value> https://…: to the space
+	}
 	e := v
 	open := false // inside an escaped quote paramQuote took
 	encParams := encoded && whole && encodedParamAt(s, v)
@@ -1777,7 +1802,7 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 			e += 2
 			continue
 		}
-		if encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
+		if s[e] == lineQuote && lineQuote != 0 || encoded && encodedValueEnd(s, e) && (s[e] == '&' || !encodedListSep(s, e) || encodedListEnds(s, j, e)) ||
 			isValueEnd(s[e], quote, whole, quotedKey) && (quote != 0 || whole || !isListSep(s[e]) || listEnds(s, j, e)) {
 			break
 		}
@@ -1793,6 +1818,9 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 		// and a second pass took the value around the mask; found by
 		// FuzzFind.)
 		return Match{}, false
+	}
+	if curlCookie && !sessionCookie(s[v:e]) {
+		return Match{}, false // curl -b 'lang=en': no session's value
 	}
 	if kc == KeyNamedKey && e-v == 32 && pagerDutyName(s[j:ke]) && pagerDutyValue(s[v:e]) {
 		return Match{v, e, KindKeyValue}, true // routing_key: <PagerDuty's integration key>
@@ -1844,6 +1872,51 @@ func keyValue(s []byte, from, i, v int, encoded bool) (Match, bool) {
 	}
 	return Match{v, e, k}, true
 }
+
+// curlCookieKey reports a cookie's name at s[j] after curl's -b (in
+// quotes or not: curl -b 'sid=<value>' https://…), the flag after "curl"
+// on the same line: the pair is a cookie, its value a session's where it
+// reads as random (keyValue). (curl's --cookie is a credential's flag.)
+func curlCookieKey(s []byte, from, j int) bool {
+	q := j
+	if q > from && (s[q-1] == '\'' || s[q-1] == '"') {
+		q--
+	}
+	if q-4 < from || !at(s, q-4, " -b ") {
+		return false
+	}
+	b := q - 4
+	for b > from && q-b < 256 && s[b-1] != '\n' && s[b-1] != '\r' {
+		b--
+	}
+	c := bytes.LastIndex(s[b:q], []byte("curl "))
+	return c >= 0 && (c == 0 || !is(s[b+c-1], word))
+}
+
+// sessionCookie reports a cookie string after its first name's '='
+// ("<value>; name2=<value2>…") one value of which reads as random or
+// generated, or is 16 bytes or more with a digit and a letter: a
+// session's.
+func sessionCookie(c []byte) bool {
+	for first := true; len(c) > 0; first = false {
+		v := c
+		if k := bytes.IndexByte(c, ';'); k >= 0 {
+			v, c = c[:k], c[k+1:]
+		} else {
+			c = nil
+		}
+		if k := bytes.IndexByte(v, '='); k >= 0 && !first {
+			v = v[k+1:] // (the first value's name is before c)
+		}
+		if randomValue(v) || strongValue(v) || len(v) >= 16 && bytes.IndexFunc(v, isDigitRune) >= 0 && bytes.IndexFunc(v, isLetterRune) >= 0 {
+			return true // (PHP's session ids: 26 lower-case letters and digits)
+		}
+	}
+	return false
+}
+
+func isDigitRune(r rune) bool  { return r >= '0' && r <= '9' }
+func isLetterRune(r rune) bool { return r|0x20 >= 'a' && r|0x20 <= 'z' }
 
 // slashSep is the length of " / " (or " \\/ ", JSON's escaped slash, or
 // "+%2F+", URL-encoded) at s[e], or 0.
@@ -2442,9 +2515,17 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			changedTo = p-3 > from && s[p-3] == sp && s[p-2]|0x20 == 't'
 		}
 	}
-	foreignIs := false // German's or French's copula: "das Passwort ist <pw>", "le mot de passe est <pw>"
+	foreignIs := false  // German's or French's copula: "das Passwort ist <pw>", "le mot de passe est <pw>"
+	foreignSep := false // a label beyond English, then a dash or Portuguese's "é": "пароль — <pw>", "a senha é <pw>"
 	if c != '>' && !forKey && !changedTo && s[p-1]|0x20 == 't' && p-4 > lo && s[p-4] == sp && (atFold(s, p-3, "ist") || atFold(s, p-3, "est")) {
 		p, foreignIs = p-4, true
+	} else if c == ' ' && !forKey && !changedTo && (s[p-1] >= 0x80 || s[p-1] == '-') {
+		k, ok := foreignSepKey(s, lo, p)
+		if !ok {
+			st.done = proseRest(s, i)
+			return Match{}, false
+		}
+		p, foreignSep = k, true
 	} else if c != '>' && !forKey && !changedTo {
 		// "password", "passwd", "passphrase", "is", "was" end in d, e or
 		// s: most words before a number in prose do not.
@@ -2466,8 +2547,8 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			p, copula = p-3, true
 		} else if p-4 >= from && s[p-4] == sp && at(s, p-3, "was") {
 			p, copula = p-4, true
-		} else if p-4 > lo && s[p-1] == 's' && s[p-2] == 'e' && s[p-3] == sp && s[p-4]|0x20 == 'a' {
-			p, foreignIs = p-3, true // "la contraseña es <pw>"
+		} else if p-4 > lo && s[p-1]|0x20 == 's' && s[p-2]|0x20 == 'e' && s[p-3] == sp && s[p-4]|0x20 == 'a' {
+			p, foreignIs = p-3, true // "la contraseña es <pw>", "CONTRASEÑA ES <pw>"
 		}
 	}
 	if forKey || changedTo {
@@ -2486,6 +2567,9 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	for k > lo && p-k < 32 && is(s[k-1], word) && !escLetter(s, k-1) {
 		k-- // (not into JSON text's "\\n" before a line's first word)
 	}
+	if foreignSep {
+		k = p // (foreignSepKey judged the label)
+	}
 	token := false // a token label's: a value only where it reads as one
 	pwd := copula && eqFold(s[k:p], "pwd") && !pathValue(s, va)
 	if copula && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase") {
@@ -2497,6 +2581,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			token = k < p && proseLabel(s, from, k, p, sp)
 		}
 	}
+	slashPass := c != '>' && p-k == 4 && eqFold(s[k:p], "pass") && userSlashPass(s, lo, k, sp)
 	encStart := false
 	if sp == '+' && k-1 > from && s[k-1] == '%' && p-k > 2 {
 		k, encStart = k+2, true // URL-encoded, after a line end: "%0Arequirepass+…"
@@ -2506,7 +2591,7 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 			st.done = proseRest(s, i)
 			return Match{}, false
 		}
-	} else if !token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !(p-k == 4 && eqFold(s[k:p], "pass") && userSlashPass(s, lo, k, sp)) && !(foreignIs && foreignCopulaKey(s, lo, k, p, sp)) || !encStart && !wordStart(s, k) ||
+	} else if !foreignSep && (!token && !pwd && !eqFoldAny(s[k:p], "password", "passwd", "passphrase", "requirepass") && !slashPass && !(foreignIs && (foreignCopulaKey(s, lo, k, p, sp) || sp == ' ' && foreignCopulaQualified(s, lo, p))) || !encStart && !wordStart(s, k)) ||
 		sp == '+' && k-3 >= from && (atFold(s, k-3, "%3c") || atFold(s, k-3, "%3a")) {
 		// (An element's name URL-encoded, "%3Cwsse%3APassword+Type…":
 		// its value is after the "%3E", escapedXML's.)
@@ -2537,7 +2622,9 @@ func proseValue(s []byte, from, i int, st *proseState) (Match, bool) {
 	for ve > va && (s[ve-1] == '.' || s[ve-1] == ',' || s[ve-1] == ';' || s[ve-1] == ':' || s[ve-1] == ')') {
 		ve--
 	}
-	if ve-va < 6 {
+	if ve-va < 6 || (slashPass || foreignSep) && dateLike(s[va:ve]) {
+		// (A date after "user <name> / pass" or a label and a dash is no
+		// password, as after a login's slash: slashPassword.)
 		return Match{}, false
 	}
 	if token {
@@ -2793,7 +2880,7 @@ func encodedEnye(s []byte, i int) bool {
 func proseMay(s []byte, st *proseState) bool {
 	if st.delims == 0 {
 		st.delims = 1
-		if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && proseKeys(s) {
+		if proseGate(s) {
 			st.delims = 2
 		}
 	}
@@ -2805,10 +2892,139 @@ func proseMay(s []byte, st *proseState) bool {
 }
 
 func proseSeed(s []byte) proseState {
-	if bytes.IndexByte(s, '>') >= 0 || (bytes.IndexByte(s, ' ') >= 0 || bytes.IndexByte(s, '+') >= 0) && proseKeys(s) {
+	if proseGate(s) {
 		return proseState{}
 	}
 	return proseNone(len(s))
+}
+
+// proseGate is proseMay's judgement of s: a '>', or a ' ' or '+' and
+// proseKeys, or (foreignSepIn) a label beyond English before a dash or
+// Portuguese's "é".
+func proseGate(s []byte) bool {
+	if bytes.IndexByte(s, '>') >= 0 {
+		return true
+	}
+	if bytes.IndexByte(s, ' ') < 0 {
+		return bytes.IndexByte(s, '+') >= 0 && proseKeys(s)
+	}
+	return proseKeys(s) || foreignSepIn(s)
+}
+
+// foreignSepKey reports a label beyond English and its separator before
+// the space s[p] that ends them, where proseValue takes a password after
+// them: one of foreignLabels or Portuguese's "senha" before a dash
+// between spaces ("пароль — <pw>", "пароль - <pw>", an en dash too),
+// "senha" before Portuguese's copula ("a senha é <pw>"), or "password"
+// before Italian's ("la password è <pw>"). It returns the label's start.
+func foreignSepKey(s []byte, lo, p int) (int, bool) {
+	e, sep := 0, byte(0)
+	switch {
+	case p-2 > lo && s[p-1] == '-' && s[p-2] == ' ':
+		e, sep = p-2, '-'
+	case p-4 > lo && (s[p-1] == 0x94 || s[p-1] == 0x93) && s[p-2] == 0x80 && s[p-3] == 0xe2 && s[p-4] == ' ':
+		e, sep = p-4, '-' // an em dash (U+2014) or en dash (U+2013)
+	case p-3 > lo && (s[p-1] == 0xa9 || s[p-1] == 0x89) && s[p-2] == 0xc3 && s[p-3] == ' ':
+		e, sep = p-3, 'e' // "é", "É"
+	case p-3 > lo && (s[p-1] == 0xa8 || s[p-1] == 0x88) && s[p-2] == 0xc3 && s[p-3] == ' ':
+		e, sep = p-3, 'i' // Italian's "è" after the English word: "la password è <pw>"
+	default:
+		return 0, false
+	}
+	label := func(e int) (int, bool) {
+		switch sep {
+		case 'i':
+			k := e - 8
+			return k, k >= lo && eqFold(s[k:e], "password") && wordStart(s, k)
+		case 'e':
+			k := e - 5
+			return k, k >= lo && eqFold(s[k:e], "senha") && wordStart(s, k)
+		}
+		if k := e - 5; k >= lo && eqFold(s[k:e], "senha") && wordStart(s, k) {
+			return k, true
+		}
+		return foreignLabel(s, lo, e)
+	}
+	if k, ok := label(e); ok {
+		return k, true
+	}
+	return qualifiedLabel(s, lo, e, label)
+}
+
+// qualifiedLabel reports a label (label says where one ends) before a
+// preposition and one to three words that end at s[e]: "a senha do banco
+// é <pw>", "пароль от почты — <pw>", "la password del database è <pw>",
+// "das Passwort für den Server ist <pw>", as "the password for <who> is"
+// reads in English (passwordFor). It returns the label's start.
+func qualifiedLabel(s []byte, lo, e int, label func(int) (int, bool)) (int, bool) {
+	w := e // the end of the word looked at
+	for n := 0; n < 4 && w > lo; n++ {
+		b := bytes.LastIndexByte(s[max(lo, w-32):w], ' ')
+		if b < 0 {
+			return 0, false
+		}
+		b += max(lo, w-32) // the space before the word
+		if n > 0 && qualifierWord(s[b+1:w]) {
+			if k, ok := label(b); ok {
+				return k, true
+			}
+		}
+		w = b
+	}
+	return 0, false
+}
+
+// qualifierWord reports a preposition that names whose a password is
+// after its label, in the languages of foreignLabels and their copulas:
+// "do", "del", "für", "du", "для", "от"…
+func qualifierWord(w []byte) bool {
+	switch len(w) {
+	case 2, 3, 4, 5, 6, 7:
+	default:
+		return false
+	}
+	return eqFoldAny(w, "do", "da", "de", "dos", "das", "del", "della", "dello", "di", "per", "para", "des", "du", "pour", "vom", "zum", "zur") ||
+		string(w) == "für" || string(w) == "для" || string(w) == "от" || string(w) == "к"
+}
+
+// foreignSepIn reports whether s may hold foreignSepKey's shapes: a dash
+// between spaces or a "é" after a space, with a label before it
+// (proseGate's look, once a text: the bytes are looked for, not walked).
+func foreignSepIn(s []byte) bool {
+	for k := 0; ; {
+		j := bytes.IndexByte(s[k:], 0xe2) // an em or en dash
+		if j < 0 {
+			break
+		}
+		k += j + 1
+		if p := k + 2; p < len(s) && s[p] == ' ' && s[k] == 0x80 && (s[k+1] == 0x94 || s[k+1] == 0x93) {
+			if _, ok := foreignSepKey(s, 0, p); ok {
+				return true
+			}
+		}
+	}
+	for k := 0; ; {
+		j := bytes.IndexByte(s[k:], 0xc3) // "é" (and ñ, ö, ó of labels before a dash)
+		if j < 0 {
+			break
+		}
+		k += j + 1
+		if p := k + 1; p < len(s) && s[p] == ' ' && (s[k] == 0xa9 || s[k] == 0x89 || s[k] == 0xa8 || s[k] == 0x88) {
+			if _, ok := foreignSepKey(s, 0, p); ok {
+				return true
+			}
+		}
+	}
+	for k := 0; ; {
+		j := bytes.Index(s[k:], []byte(" - "))
+		if j < 0 {
+			return false
+		}
+		k += j + 1
+		if _, ok := foreignSepKey(s, 0, k+1); ok {
+			return true
+		}
+	}
 }
 
 // proseNone is the state of proseValue in a text of n bytes that holds no
@@ -3602,6 +3818,14 @@ func highEntropy(s []byte, from, i int, b64 *b64state) (Match, bool, int) {
 func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 	x, y := m.Start, m.End
 	plus, slash := false, false
+	inEsc := x-1 > from && s[x-1] == '%' && (atFold(s, x-1, "%2b") || atFold(s, x-1, "%2f"))
+	if inEsc {
+		// The word starts inside an encoded '+' or '/' (the hex digits
+		// of "%2F" begin a word): the run goes back past the escape,
+		// whatever it holds (a path's too: "x%2F" + "2Fabc…" masked from
+		// the '2' showed the start of a random run, an AWS secret's).
+		x--
+	}
 	for x > from {
 		if is(s[x-1], b64alpha) {
 			x--
@@ -3664,7 +3888,7 @@ func b64Run(s []byte, from int, m Match, b64 *b64state) Match {
 			y = min(y, e)
 		}
 	}
-	if !plus && !(slash && e > y) {
+	if !plus && !(slash && e > y) && !inEsc {
 		return m
 	}
 	return Match{x, e, KindHighEntropy}
@@ -3964,6 +4188,15 @@ func Straddle(joined, tail, head []byte) (out []byte, m Match, ok bool) {
 		if x.Start >= nt {
 			if x.End > nt && !isMask(joined, x.Start) && !inHead(joined[nt:], x.Start-nt, x.End-nt, x.Kind.Credential(), prose.delims == 1) {
 				return joined, x, true
+			}
+			if x.Kind == KindEmail && x.End < len(joined) && joined[x.End] == ':' && x.Start-nt < proseBack {
+				// An address in head before a colon, its label in tail
+				// ("my pass" | "word for bob@example.com: <pw>"): the
+				// password after it, as StraddleNext's.
+				if y, ok := scanProse(joined, x.End, x.End, false, prose); ok && y.Start >= x.End && !isMask(joined, y.Start) &&
+					!inHead(joined[nt:], y.Start-nt, y.End-nt, y.Kind.Credential(), prose.delims == 1) {
+					return joined, y, true
+				}
 			}
 			break
 		}

@@ -287,6 +287,9 @@ func FuzzFind(f *testing.F) {
 	for _, s := range derSeeds(f) { // h-der20's forms
 		f.Add(s)
 	}
+	for _, s := range secrets20Forms {
+		f.Add(s)
+	}
 	m := New([]byte("fuzz-key-0123456789abcdef"))
 	f.Fuzz(func(t *testing.T, s string) {
 		for from := 0; from < len(s); {

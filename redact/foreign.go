@@ -172,3 +172,16 @@ func foreignTail(k []byte) bool {
 	n := len(k)
 	return n <= 6 && (k[n-1]|0x20 == 'e' || k[n-1]|0x20 == 'd') && eqFoldAny(k, "senord", "ifre", "fre", "passe")
 }
+
+// foreignQualified reports one of foreignLabels before a preposition and
+// up to three words that end at s[ke], a separator's key ("Пароль для
+// входа: <pw>"; qualifiedLabel), and where the label starts. Only where a
+// character beyond ASCII ends the key (the key run before the separator
+// is empty): an ASCII key is classified as it is ("contraseña del
+// usuario: <pw>" is not read).
+func foreignQualified(s []byte, from, ke int) (int, bool) {
+	if ke <= from || s[ke-1] < 0x80 {
+		return 0, false
+	}
+	return qualifiedLabel(s, from, ke, func(e int) (int, bool) { return foreignLabel(s, from, e) })
+}

@@ -299,6 +299,21 @@ func foreignCopulaKey(s []byte, lo, k, p int, sp byte) bool {
 	return false
 }
 
+// foreignCopulaQualified reports foreignCopulaKey's label before a
+// preposition and one to three words that end at s[p], before German's
+// "ist" or French's "est": "das Passwort für den Server ist <pw>", "le mot
+// de passe du serveur est <pw>" (qualifiedLabel).
+func foreignCopulaQualified(s []byte, lo, p int) bool {
+	_, ok := qualifiedLabel(s, lo, p, func(e int) (int, bool) {
+		k := e
+		for k > lo && e-k < 32 && is(s[k-1], cUpper|cLower) {
+			k--
+		}
+		return k, k < e && foreignCopulaKey(s, lo, k, e, ' ')
+	})
+	return ok
+}
+
 // loginTailStart reports a tail that ends where h-secrets19's prose
 // shapes take their value, or inside the word before it: after "user
 // <name> /" (and a start of "pass": "user admin / pa" | "ss <pw>"), or

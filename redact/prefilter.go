@@ -712,7 +712,7 @@ func mayRevealCredential(s []byte, i int) bool {
 				return true
 			}
 		}
-		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
+		return keyBefore(s, i) || namedBefore(s, i) || s[i] == '=' && i >= 6 && curlCookieBefore(s, i) || s[i] == '=' && i+1 < len(s) && s[i+1] == '>' && bracketKeyBefore(s, i) ||
 			s[i] == ':' && (mayPgpass(s, i) && isPgpass(s, i) || i >= 5 && (s[i-5] == '/' || s[i-5]|0x20 == 'o') && mayPositional(s, i) ||
 				i >= 11 && s[i-1] == ':' && mayAddMask(s, i) || mayColonArg(s, i) || mayLoginPair(s, i))
 	case a&aAt != 0:
@@ -835,7 +835,10 @@ func foreignKeyBefore(s []byte, j, ke int) bool {
 	if !mayForeignKey(s, 0, j, ke) {
 		return false
 	}
-	_, ok := foreignLabel(s, 0, ke)
+	if _, ok := foreignLabel(s, 0, ke); ok {
+		return true
+	}
+	_, ok := foreignQualified(s, 0, ke)
 	return ok
 }
 
@@ -1164,4 +1167,14 @@ func newDateWord(layout string) (d dateWord) {
 func (d *dateWord) match(w uint64) bool {
 	x := w ^ 0x3030303030303030
 	return ((x&0x7f7f7f7f7f7f7f7f+0x7676767676767676)|x)&d.digits == 0 && w&d.mask == d.sep
+}
+
+// curlCookieBefore reports curl's -b before the key that ends at the '='
+// s[i] (curlCookieKey: keyValue takes the value as a cookie's).
+func curlCookieBefore(s []byte, i int) bool {
+	j := i
+	for j > 0 && i-j < 64 && is(s[j-1], word|cKey) {
+		j--
+	}
+	return j < i && curlCookieKey(s, 0, j)
 }

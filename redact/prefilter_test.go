@@ -364,6 +364,9 @@ func FuzzMayHoldCredentialText(f *testing.F) {
 	for _, s := range secrets19bForms {
 		f.Add(s)
 	}
+	for _, s := range secrets20Forms {
+		f.Add(s)
+	}
 	for _, s := range derSeeds(f) { // h-der20's forms
 		f.Add(s)
 	}

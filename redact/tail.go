@@ -27,7 +27,7 @@ import (
 //   - the last word, from its start, from a '-', '_', ':' or '/' in it or
 //     from a letter after a digit,
 //     is a proper prefix of a token prefix ("s", "gh", "AKI", "xox",
-//     "nats:/"; exact case) or of a credential key word or scheme of three
+//     "hvs", "nats:/"; exact case) or of a credential key word or scheme of three
 //     letters or more ("pas", "Bea", "tok"; any case): a needle cut in two;
 //   - the last word holds a ':' after a letter or digit ("bus:", "bus:pw"),
 //     or the tail ends inside the host or port after its '@'
@@ -52,9 +52,10 @@ import (
 //     read" cut after its 'r' (up to "op read op:/"), or French's "mot"
 //     after a determiner ("le mot") (wordTailStart).
 //
-// Not seen: a key word cut in its first two letters ("to|ken=")
-// or inside a longer word ("the|yJ…", a JWT glued to a word). It does not
-// allocate.
+// Not seen: a key word cut in its first two letters ("to|ken="; but
+// "pa" | "ssword…" and "au" | "thorization…" are, the two letters a word
+// of their own) or inside a longer word ("the|yJ…", a JWT glued to a
+// word). It does not allocate.
 //
 // Every case above needs a printable ASCII byte (0x21-0x7E) in the tail:
 // a tail without one (CJK text, white space; most deltas of a model that
@@ -65,9 +66,50 @@ func MayStartCredential[T Text](tail T) bool {
 	b := view(tail)
 	if !hasPrintableASCII(b) {
 		// (A Cyrillic label cut in two, "паро" | "ль: <pw>".)
-		return cjkTailStart(b) || len(b) >= 4 && (b[len(b)-1]&0xfe == 0xd0 || b[len(b)-2]&0xfe == 0xd0) && labelTailStart(b)
+		return cjkTailStart(b) || len(b) >= 4 && (b[len(b)-1]&0xfe == 0xd0 || b[len(b)-2]&0xfe == 0xd0) && labelTailStart(b) || foreignSepTailStart(b)
 	}
-	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || derTail(b)
+	return mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || foreignSepTailStart(b) || derTail(b)
+}
+
+// foreignSepTailStart reports a tail that ends, before up to one space,
+// where proseValue's foreignSepKey shapes take their value or may: after
+// a label beyond English (or "senha") and a dash ("пароль — ", "пароль
+// -"), Portuguese's "é" ("a senha é ") or Italian's "è" after "password"
+// ("la password è "), after such a label and a space
+// (its dash next: "пароль " | "— <pw>"), or after "contraseña" and a
+// start of its copula in capitals ("CONTRASEÑA E" | "S <pw>";
+// loginTailStart reads the lower case).
+func foreignSepTailStart(b []byte) bool {
+	e := len(b)
+	if e > 0 && b[e-1] == ' ' {
+		e--
+	}
+	if e < 6 {
+		return false
+	}
+	c := b[e-1]
+	if c == '-' || c == 0x94 || c == 0x93 || c == 0xa9 || c == 0x89 || c == 0xa8 || c == 0x88 {
+		_, ok := foreignSepKey(b, 0, e)
+		return ok
+	}
+	if c|0x20 == 'e' || c|0x20 == 's' {
+		p := e - 2 // the space before the copula: "… E", "… ES"
+		if c|0x20 == 's' {
+			p--
+		}
+		if p > 2 && b[p] == ' ' && (c|0x20 == 'e' || b[e-2]|0x20 == 'e') && foreignCopulaKey(b, 0, p-1, p, ' ') {
+			return true
+		}
+	}
+	if e < len(b) && (c >= 0x80 || is(c, cUpper|cLower)) {
+		// A label and a space: "пароль ", "senha ", "hasło ".
+		if k := e - 5; eqFold(b[k:e], "senha") && wordStart(b, k) {
+			return true
+		}
+		_, ok := foreignLabel(b, 0, e)
+		return ok
+	}
+	return false
 }
 
 // escLabelMayFollow reports whether an escape of a CJK label's first
@@ -284,6 +326,12 @@ func mayStartCredential(b []byte) bool {
 		return false
 	}
 	last := b[w:]
+	if len(last) == 2 && (eqFold(last, "pa") || eqFold(last, "au")) && (w == 0 || isTailSpace(b[w-1]) || b[w-1] == '"' || b[w-1] == '\'') {
+		// "Pa" | "ssword for bob: <pw>", "Au" | "thorization: Token …":
+		// the two letters a word of its own (rare in prose, unlike "to"
+		// of "to" | "ken=", which is not kept).
+		return true
+	}
 	for k := 1; k < len(last); k++ {
 		if last[k] == ':' && is(last[k-1], word) && (k+1 == len(last) || last[k+1] != '/') {
 			// "user:" or "user:pass…": the userinfo of a broker address
@@ -666,7 +714,7 @@ var tokenPrefixStarts, keyPrefixes, b64Prefixes = func() (t, k, e map[string]boo
 			}
 		}
 	}
-	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi", "oauth:"), vendorPrefixStrings()...))
+	add(t, append(append(append([]string(nil), tokenPrefixes...), "://", "SG.", "dapi", "oauth:", "hvs.", "hvb.", "hvr."), vendorPrefixStrings()...))
 	add(k, append(append([]string(nil), credWords...), keyWordsWhole...))
 	add(e, encodedNeedles)
 	return t, k, e
@@ -758,8 +806,10 @@ func userinfoHostStart(b []byte) bool {
 // digitTokenStart reports a tail ending in the start of a token shape that
 // digitToken or telegram finds: Twilio's SK/AC and hex, a Discord token's
 // first segment (base64 of a decimal id) and what follows it, a Telegram
-// bot id of 8 to 10 digits and its ':' or ":A" (a bot id cut in its first
-// eight digits is not seen, nor a shape cut after its first byte).
+// bot id of 8 to 10 digits and its ':' or ":A", a Terraform Cloud token's
+// 14 letters and digits and a start of its ".atlasv1." (a bot id cut in
+// its first eight digits is not seen, nor a shape cut after its first
+// byte, nor a Terraform Cloud token cut in its first 14).
 func digitTokenStart(b []byte) bool {
 	w := len(b)
 	for w > 0 && len(b)-w < 80 && (is(b[w-1], word) || b[w-1] == '.' || b[w-1] == ':') {
@@ -775,6 +825,11 @@ func digitTokenStart(b []byte) bool {
 	if c0, c1 := last[0], last[1]; c0 >= 'M' && c0 <= 'O' && (c1 == 'D' || c1 == 'T' || c1 == 'j' || c1 == 'z') {
 		seg := last[:run(last, 0, word)]
 		return len(seg) <= 28 && discordID(seg[:len(seg)/4*4])
+	}
+	if a := run(last, 0, alnum); a == 14 && len(last) > 14 && last[14] == '.' {
+		// A Terraform Cloud token cut in its ".atlasv1." ("…Mn.atl" |
+		// "asv1.<core>"; from its last '.' on, tokenTable's needle).
+		return len(last) < 14+len(".atlasv1.") && at([]byte(".atlasv1."), 0, string(last[14:]))
 	}
 	d := run(last, 0, cDigit)
 	return d >= 8 && d <= 10 && (d == len(last) || last[d] == ':' && (d+1 == len(last) || d+2 == len(last) && last[d+1] == 'A'))

@@ -226,11 +226,14 @@ func FuzzMayStartNoPrintable(f *testing.F) {
 	for _, s := range gateShapes() {
 		f.Add(s)
 	}
+	for _, s := range []string{"пароль — ", "Ваш пароль", "a senha é ", "CONTRASEÑA E", "пароль -"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if b := noPrintable(s); mayStartCredential(b) {
 			t.Fatalf("mayStartCredential(%q) = true without printable ASCII", b)
 		}
-		if b := []byte(s); MayStartCredential(s) != (mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b)) {
+		if b := []byte(s); MayStartCredential(s) != (mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || foreignSepTailStart(b)) {
 			t.Fatalf("MayStartCredential(%q) differs from its checks", s)
 		}
 	})

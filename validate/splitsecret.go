@@ -603,7 +603,8 @@ func (e *Engine) dropConnTails(in *Input) {
 // escCJKEnd reports an escaped delta with no printable ASCII (Python's
 // ensure_ascii text of a CJK script) whose last character, past white
 // space, ends a CJK label or its separator: "\u5bc6\u7801\uff1a"
-// (密码：) | "<pw>". Its tail is then judged as a UTF-8 one would be.
+// (密码：) | "<pw>", or may end a Cyrillic label or a dash after it
+// (foreignLast). Its tail is then judged as a UTF-8 one would be.
 func escCJKEnd(raw []byte) bool {
 	e := len(raw)
 	for e >= 1 && raw[e-1] == ' ' || e >= 2 && raw[e-2] == '\\' && (raw[e-1] == 'n' || raw[e-1] == 't') {
@@ -624,5 +625,17 @@ func escCJKEnd(raw []byte) bool {
 		}
 		r = r<<4 | d&15
 	}
-	return redact.EndsCJKLabel(rune(r))
+	return redact.EndsCJKLabel(rune(r)) || foreignLast(rune(r))
+}
+
+// foreignLast reports a character that may end Cyrillic's "пароль" or
+// "парола" cut after its fourth letter or whole, or the dash after such a
+// label ("пароль —" | " <pw>"): a delta of Cyrillic text escaped with no
+// printable ASCII whose tail MayStartCredential may keep.
+func foreignLast(r rune) bool {
+	switch r {
+	case 'о', 'л', 'ь', 'а', 'О', 'Л', 'Ь', 'А', '\u2014', '\u2013':
+		return true
+	}
+	return false
 }
