@@ -233,7 +233,7 @@ func FuzzMayStartNoPrintable(f *testing.F) {
 		if b := noPrintable(s); mayStartCredential(b) {
 			t.Fatalf("mayStartCredential(%q) = true without printable ASCII", b)
 		}
-		if b := []byte(s); MayStartCredential(s) != (mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || foreignSepTailStart(b)) {
+		if b := []byte(s); MayStartCredential(s) != (mayStartCredential(b) || cjkTailStart(b) || escCJKTailStart(b) || labelTailStart(b) || foreignSepTailStart(b) || derTail(b)) {
 			t.Fatalf("MayStartCredential(%q) differs from its checks", s)
 		}
 	})
