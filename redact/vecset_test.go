@@ -10,11 +10,11 @@ import (
 // credAnchor, anchor (or for sSet, 's' and 'S') say, and setMask64 and setMasks64 to has at
 // each of 64 positions.
 func TestByteSets(t *testing.T) {
-	if !classSetOK[word] || !classSetOK[b64alpha] || !sSetOK || !cmdEndSetOK || !cmdEncSetOK || credAnchorSet == nil || anchorSet == nil {
+	if !classSetOK[word] || !classSetOK[b64alpha] || !classSetOK[b64std] || !sSetOK || !cmdEndSetOK || !cmdEncSetOK || credAnchorSet == nil || anchorSet == nil {
 		t.Fatal("a set the kernel walks does not fit its nibble tables")
 	}
 	for c := range 256 {
-		for _, cl := range []uint8{word, b64alpha} {
+		for _, cl := range []uint8{word, b64alpha, b64std} {
 			if got, want := classSets[cl].has(byte(c)), class[c]&cl != 0; got != want {
 				t.Errorf("class %#x: has(%#x) = %v, want %v", cl, c, got, want)
 			}
@@ -101,7 +101,7 @@ func FuzzVecRuns(f *testing.F) {
 		if int(i) >= len(s) {
 			return
 		}
-		for _, cl := range []uint8{word, b64alpha} {
+		for _, cl := range []uint8{word, b64alpha, b64std} {
 			if got, want := runLong(s, int(i), cl), run(s, int(i), cl); got != want {
 				t.Fatalf("runLong(%q, %d, %#x) = %d, run %d", s, i, cl, got, want)
 			}
