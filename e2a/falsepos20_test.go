@@ -1,0 +1,79 @@
+package e2a
+
+import "testing"
+
+// TestSecretRealTextNoFalseFinding holds forms of real text an agent
+// relays (files read from Go modules, Node's and Debian's docs, man
+// pages, ChangeLogs, Kubernetes's OpenAPI examples) that Find masks as a
+// credential's but that hold none: none is an e2a.secret finding. Each
+// is a real line's shape, and each came first among the false findings
+// of its kind on a corpus of 100 MB of such text.
+func TestSecretRealTextNoFalseFinding(t *testing.T) {
+	for _, s := range []string{
+		// A reference: JSON Schema's and OpenAPI's $ref, XML's ref=, Go's Ref field.
+		`"schema": {"$ref": "#/components/schemas/Error"}`,
+		`{\"allOf\":[{\"$ref\":\"#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time\"}]}`,
+		"schema:\n  $ref: '#/definitions/rpcStatus'\n",
+		`<sumof ref="mylist1"><field/></sumof>`,
+		"tombstones.Stone{Ref: ref, Intervals: iv}",
+		`"image": {"imageRef": "imageRefValue"}`,
+		"agent_ref=coder-7",
+		// A ChangeLog's file names.
+		"\t* src/passwd.c: Likewise when new password is encrypted.\n",
+		"\t* man/chgpasswd.8.xml: Likewise.\n",
+		"\t* man/hu/passwd.5: Fix formatting typo.\n",
+		// "basic" before a word in prose.
+		"  2. Basic Permissions.\n\n  All rights granted",
+		"you should have at least a basic smoke-test command",
+		"Fixed a basic readability/style error in the code",
+		"a pretty basic package.json file.",
+		// A URL's placeholder user:password, a redactor's mark.
+		`\fIhttp://user:pass@server:port/\fR`,
+		"git clone https://username:password@host/repo.git",
+		"nats://REDACTED:REDACTED@nats:4222",
+		// HTML's accesskey attribute, a keyboard shortcut.
+		`<a accesskey="p" href="QuickStart.html">Prev</a>`,
+		// Kubernetes's OpenAPI examples: a field's name and "Value".
+		`"gmsaCredentialSpec": "gmsaCredentialSpecValue",`,
+		// A union type in Node's API docs.
+		"* `passphrase`: {string | Buffer} The passphrase to use",
+		"  * `privateKey`: {string | Buffer | KeyObject}\n",
+	} {
+		if st, end, kind, ok := FindCredential([]byte(s)); ok {
+			t.Errorf("%q: finding %s %q, want none", s, kind, s[st:end])
+		}
+	}
+}
+
+// TestSecretRealTextTrueFormsFound: the same shapes with a credential in
+// them are still findings.
+func TestSecretRealTextTrueFormsFound(t *testing.T) {
+	const ghp = "ghp_CRPSabcdefghijklmnopqrstuvwxyz0123456789"
+	for _, c := range []struct{ s, kind, value string }{
+		{"secret_ref: " + ghp, "", ""}, // a token is found whatever its key
+		{`{"$ref": "` + ghp + `"}`, "", ""},
+		{"db.password: Kq9zPm2xLw", "key_value", "Kq9zPm2xLw"},
+		{"password=hunter2", "key_value", "hunter2"},
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "", ""},
+		{"curl -H 'Basic MToxMjM0NTY3'", "basic", "MToxMjM0NTY3"},
+		{"send Basic dXNlcjpwYXNzd29yZA.", "basic", "dXNlcjpwYXNzd29yZA."},
+		{"Basic dXNlcjpwYXNzd29yZA", "basic", "dXNlcjpwYXNzd29yZA"},
+		{"Basic Kq9zPm2xLw7vQe4RtY8uIo", "basic", "Kq9zPm2xLw7vQe4RtY8uIo"}, // a raw key: reads as one
+		{"https://user:Kq9zPm2xLw@host/x", "url_userinfo", "user:Kq9zPm2xLw"},
+		{"https://admin:pass@host/x", "url_userinfo", "admin:pass"},
+		{"https://user:s3cr3t!@host/x", "url_userinfo", "user:s3cr3t!"},
+		{`<a accesskey="Kq9zPm2xLw">`, "key_value", "Kq9zPm2xLw"},
+		{`"password": "gmsaValue"`, "key_value", "gmsaValue"},
+		{"passphrase: correct | horse", "key_value", ""},
+		{"* src/passwd.c: password=hunter2", "key_value", ""},
+	} {
+		st, end, kind, ok := FindCredential([]byte(c.s))
+		if !ok {
+			t.Errorf("%q: no finding, want one", c.s)
+			continue
+		}
+		if c.kind != "" && (kind != c.kind || c.value != "" && c.s[st:end] != c.value) {
+			t.Errorf("%q: finding %s %q, want %s %q", c.s, kind, c.s[st:end], c.kind, c.value)
+		}
+	}
+}
