@@ -38,6 +38,18 @@ func TestSecretRealTextNoFalseFinding(t *testing.T) {
 		// A union type in Node's API docs.
 		"* `passphrase`: {string | Buffer} The passphrase to use",
 		"  * `privateKey`: {string | Buffer | KeyObject}\n",
+		"* `options`: {Object}\n  * `privateKey`: {KeyObject}\n",
+		// A key after a JSON escape's letter ("\tref:" in JSON text).
+		`{"result": "&memSeries{\n\t\tlset:      lset,\n\t\tref:       id,\n"}`,
+		// "identified by" a name in backticks, in prose.
+		"Removes the directory identified by `path`.",
+		// Code that reads a header or a cookie.
+		"\tauthorization := r.Header.Get(\"Authorization\")",
+		"\t\tAuthorization:     in.Authorization,\n",
+		"xcb_get_input_focus_cookie_t cookie = xcb_get_input_focus_unchecked(c);",
+		"  const cookies = headers.getSetCookie()\n",
+		"    cookie.secure = true\n",
+		"            bad_cookie = False\n",
 	} {
 		if st, end, kind, ok := FindCredential([]byte(s)); ok {
 			t.Errorf("%q: finding %s %q, want none", s, kind, s[st:end])
@@ -66,6 +78,14 @@ func TestSecretRealTextTrueFormsFound(t *testing.T) {
 		{`"password": "gmsaValue"`, "key_value", "gmsaValue"},
 		{"passphrase: correct | horse", "key_value", ""},
 		{"* src/passwd.c: password=hunter2", "key_value", ""},
+		{`{"result": "x\n\tpassword: Kq9zPm2xLw\n"}`, "key_value", "Kq9zPm2xLw"},
+		{"CREATE USER bob IDENTIFIED BY 'Kq9zPm2xLw';", "key_value", "Kq9zPm2xLw"},
+		{"create user scott identified by tiger;", "key_value", "tiger"},
+		{"privateKey: {Kq9z+Pm2xLw/7vQe4RtY8uIo}", "", ""},
+		{"Authorization: Bearer Kq9zPm2xLw7vQe4RtY8uIo", "", ""},
+		{"Authorization: token Kq9zPm2xLw7vQe4RtY8uIo", "", ""},
+		{"Cookie: sid=31d4d96e407aad42; lang=en", "cookie", ""},
+		{"Cookie: Kq9zPm2xLw7vQe4RtY8uIo", "cookie", ""},
 	} {
 		st, end, kind, ok := FindCredential([]byte(c.s))
 		if !ok {

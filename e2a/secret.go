@@ -90,7 +90,30 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 // two chunks) judge a match by it alike.
 func CredentialMatch(s []byte, m redact.Match) bool {
 	return m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) &&
-		!(m.Kind == redact.KindKeyValue && (namesItsKey(s, m.Start, m.End) || nonCredentialPair(pairKey(s, m.Start), s[m.Start:m.End])))
+		!(m.Kind == redact.KindKeyValue && (namesItsKey(s, m.Start, m.End) || nonCredentialPair(pairKey(s, m.Start), s[m.Start:m.End]) ||
+			typeBraces(s, m.Start, m.End) || identifiedByProse(s, m.Start)))
+}
+
+// typeBraces reports whether the value s[start:end] is a type in JSDoc's
+// braces ("* `privateKey`: {KeyObject}", Node's API docs): a name or a
+// union of names between '{' and '}' (as a value that opens with '{' is a
+// template's placeholder).
+func typeBraces(s []byte, start, end int) bool {
+	if start == 0 || end >= len(s) || s[start-1] != '{' || s[end] != '}' {
+		return false
+	}
+	v := s[start:end]
+	return ident(v) || bytes.Contains(v, []byte(" | ")) && unionType(v)
+}
+
+// identifiedByProse reports whether the value at s[start] follows
+// "identified by" in prose with a name in Markdown's backticks ("the
+// directory identified by `path`."): SQL's password after IDENTIFIED BY
+// is a string in quotes (a backtick quotes a name there), Oracle's is
+// bare.
+func identifiedByProse(s []byte, start int) bool {
+	const w = "identified by "
+	return start >= len(w) && s[start] == '`' && string(s[start-len(w):start]) == w
 }
 
 // nonCredentialPair reports whether a key=value pair in text that Find
@@ -141,6 +164,9 @@ func pairKey(s []byte, start int) []byte {
 	j = end
 	for j > 0 && end-j < 128 && (isAlnum(s[j-1]) || strings.IndexByte("_-.$/", s[j-1]) >= 0) {
 		j--
+	}
+	if j > 0 && s[j-1] == '\\' && end-j > 1 && (s[j] == 'n' || s[j] == 't' || s[j] == 'r') {
+		j++ // "\tref: id" in JSON text: the key is "ref"
 	}
 	return s[j:end]
 }
@@ -204,9 +230,23 @@ func credentialValue(k redact.Kind, v []byte) bool {
 		if i := bytes.IndexByte(w, ' '); i > 0 {
 			w = w[:i]
 		}
-		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v)
+		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v) && !(k == redact.KindAuthorization && codeWord(w))
+	case redact.KindCookie:
+		// A Cookie header's value is name=value pairs; a value with no '='
+		// that is code or a plain word is a variable's ("cookie =
+		// xcb_get_input_focus_unchecked(c);", "bad_cookie = False").
+		return bytes.IndexByte(v, '=') >= 0 || !(codeWord(v) || plainWord(v) || redactedMark(v) || v[0] == '{')
 	}
 	return true
+}
+
+// codeWord reports whether w, a header's first word in text, is code
+// that reads or passes one on (`r.Header.Get(`, `in.Authorization,` of a
+// Go struct literal), as code reads it once a statement's ',' or ';' is
+// dropped.
+func codeWord(w []byte) bool {
+	w = bytes.TrimRight(w, ",;")
+	return len(w) > 0 && code(w)
 }
 
 // basicCredentials reports whether v, the value after "Basic" in text,
