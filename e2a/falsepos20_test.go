@@ -50,6 +50,12 @@ func TestSecretRealTextNoFalseFinding(t *testing.T) {
 		"  const cookies = headers.getSetCookie()\n",
 		"    cookie.secure = true\n",
 		"            bad_cookie = False\n",
+		// Go's composite literals and ":=", a template literal in JavaScript.
+		"\t\tAuthorization: &Authorization{\n\t\t\tType: \"Bearer\",\n",
+		"\t\tAuthorization: &Authorization{Credentials: c.BearerToken},\n",
+		"\t\tAuthorization: TPM2BData{\n\t\t\tBuffer: hmac,\n",
+		"\tfor _, ref := range refs {\n",
+		"    headers.authorization = `Bearer ${auth.token}`\n",
 	} {
 		if st, end, kind, ok := FindCredential([]byte(s)); ok {
 			t.Errorf("%q: finding %s %q, want none", s, kind, s[st:end])
@@ -86,6 +92,10 @@ func TestSecretRealTextTrueFormsFound(t *testing.T) {
 		{"Authorization: token Kq9zPm2xLw7vQe4RtY8uIo", "", ""},
 		{"Cookie: sid=31d4d96e407aad42; lang=en", "cookie", ""},
 		{"Cookie: Kq9zPm2xLw7vQe4RtY8uIo", "cookie", ""},
+		{"Authorization: `Bearer Kq9zPm2xLw7vQe4RtY8uIo`", "", ""},
+		{"Authorization: Kq9zPm2x{Lw7vQe4RtY8uIo", "", ""},
+		{"\ttoken := \"" + ghp + "\"\n", "", ""},
+		{"\tpassword := \"Kq9zPm2xLw\"\n", "", ""},
 	} {
 		st, end, kind, ok := FindCredential([]byte(c.s))
 		if !ok {

@@ -157,6 +157,9 @@ func pairKey(s []byte, start int) []byte {
 		return nil
 	}
 	j--
+	if j > 0 && s[j] == '=' && s[j-1] == ':' {
+		j-- // Go's "ref := range refs"
+	}
 	end := j
 	for end > 0 && start-end < 16 && (s[end-1] == ' ' || s[end-1] == '"' || s[end-1] == '\'' || s[end-1] == '\\') {
 		end--
@@ -230,7 +233,8 @@ func credentialValue(k redact.Kind, v []byte) bool {
 		if i := bytes.IndexByte(w, ' '); i > 0 {
 			w = w[:i]
 		}
-		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v) && !(k == redact.KindAuthorization && codeWord(w))
+		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v) &&
+			!(k == redact.KindAuthorization && (codeWord(w) || v[0] == '`' && bytes.Contains(v, []byte("${"))))
 	case redact.KindCookie:
 		// A Cookie header's value is name=value pairs; a value with no '='
 		// that is code or a plain word is a variable's ("cookie =
@@ -246,7 +250,27 @@ func credentialValue(k redact.Kind, v []byte) bool {
 // dropped.
 func codeWord(w []byte) bool {
 	w = bytes.TrimRight(w, ",;")
-	return len(w) > 0 && code(w)
+	return len(w) > 0 && (code(w) || compositeLit(w))
+}
+
+// compositeLit reports whether w opens a Go composite literal, a type's
+// name and '{' (`&Authorization{Credentials: c.BearerToken}`,
+// `TPM2BData{`): a name with '&' before it, or with '{' as its last byte.
+func compositeLit(w []byte) bool {
+	amp := w[0] == '&'
+	if amp {
+		w = w[1:]
+	}
+	i := bytes.IndexByte(w, '{')
+	if i <= 0 || !amp && i != len(w)-1 {
+		return false
+	}
+	for _, c := range w[:i] {
+		if !isAlnum(c) && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return !(w[0] >= '0' && w[0] <= '9')
 }
 
 // basicCredentials reports whether v, the value after "Basic" in text,

@@ -23,6 +23,7 @@ func TestRealTextNoFalseFinding(t *testing.T) {
 		"  2. Basic Permissions.\n\n  All rights granted under this License are granted for the term of copyright; a basic smoke-test command.\n",
 		`<td width="20%" align="center"><a accesskey="u" href="QuickStart.html">Up</a></td>`,
 		"* `privateKey`: {KeyObject}\nRemoves the directory identified by `path`.\n\n    cookie.secure = true\n\tauthorization := r.Header.Get(\"Authorization\")\n",
+		"\treturn &HTTPConfig{\n\t\tAuthorization: &Authorization{Credentials: c.BearerToken},\n\t}\n\tfor _, ref := range refs {\n",
 	}
 	const pw = "Kq9zPm2xLw7v"
 	ts := "2026-12-08T00:00:00Z"
