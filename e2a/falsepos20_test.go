@@ -1,6 +1,10 @@
 package e2a
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestSecretRealTextNoFalseFinding holds forms of real text an agent
 // relays (files read from Go modules, Node's and Debian's docs, man
@@ -105,5 +109,19 @@ func TestSecretRealTextTrueFormsFound(t *testing.T) {
 		if c.kind != "" && (kind != c.kind || c.value != "" && c.s[st:end] != c.value) {
 			t.Errorf("%q: finding %s %q, want %s %q", c.s, kind, c.s[st:end], c.kind, c.value)
 		}
+	}
+}
+
+// TestSecretNestedRefPairsLinear: a value whose key names no credential
+// is searched for a token once, not once per key inside it. "x_ref="
+// repeated is one pair holding the next: judged again at each level, 96
+// KB took about 9 s; scanned once, a few milliseconds. The bound is far
+// from both.
+func TestSecretNestedRefPairsLinear(t *testing.T) {
+	s := []byte(strings.Repeat("x_ref=", 16000))
+	start := time.Now()
+	FindCredential(s)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("FindCredential of %d bytes of nested ref pairs took %v", len(s), d)
 	}
 }

@@ -135,10 +135,21 @@ func nonCredentialPair(k, v []byte) bool {
 
 // heldToken reports whether v, a value that its key does not make a
 // credential, holds one of its own shape (a "secret_ref: ghp_…" is a
-// leaked token all the same).
+// leaked token all the same), or a key=value credential ("* src/passwd.c:
+// password=…"). It does not judge the keys inside v again (no recursion:
+// "a_ref=a_ref=…" costs one pass over v, not one per key).
 func heldToken(v []byte) bool {
-	_, _, _, ok := FindCredential(v)
-	return ok
+	for from := 0; from < len(v); {
+		m, ok := redact.Find(v, from)
+		if !ok {
+			return false
+		}
+		if m.Kind.Credential() && credentialValue(m.Kind, v[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(v, m.Start, m.End)) {
+			return true
+		}
+		from = max(m.End, from+1)
+	}
+	return false
 }
 
 // pairKey returns the key of the key=value pair in text whose value
