@@ -2,6 +2,7 @@ package e2a
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
@@ -95,7 +96,129 @@ func FindCredential(s []byte) (start, end int, kind string, ok bool) {
 // value names its key. FindCredential and the split check (a match across
 // two chunks) judge a match by it alike.
 func CredentialMatch(s []byte, m redact.Match) bool {
-	return m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(s, m.Start, m.End))
+	return m.Kind.Credential() && credentialValue(m.Kind, s[m.Start:m.End]) &&
+		!(m.Kind == redact.KindKeyValue && (namesItsKey(s, m.Start, m.End) || nonCredentialPair(pairKey(s, m.Start), s[m.Start:m.End]) ||
+			typeBraces(s, m.Start, m.End) || identifiedByProse(s, m.Start)))
+}
+
+// typeBraces reports whether the value s[start:end] is a type in JSDoc's
+// braces ("* `privateKey`: {KeyObject}", Node's API docs): a name or a
+// union of names between '{' and '}' (as a value that opens with '{' is a
+// template's placeholder).
+func typeBraces(s []byte, start, end int) bool {
+	if start == 0 || end >= len(s) || s[start-1] != '{' || s[end] != '}' {
+		return false
+	}
+	v := s[start:end]
+	return ident(v) || bytes.Contains(v, []byte(" | ")) && unionType(v)
+}
+
+// identifiedByProse reports whether the value at s[start] follows
+// "identified by" in prose with a name in Markdown's backticks ("the
+// directory identified by `path`."): SQL's password after IDENTIFIED BY
+// is a string in quotes (a backtick quotes a name there), Oracle's is
+// bare.
+func identifiedByProse(s []byte, start int) bool {
+	const w = "identified by "
+	return start >= len(w) && s[start] == '`' && string(s[start-len(w):start]) == w
+}
+
+// nonCredentialPair reports whether a key=value pair in text that Find
+// masked as a credential's is none for rule e2a.secret (the mask stays):
+// its key names none (nonCredentialKey) and its value holds no token's
+// shape; HTML's accesskey attribute, a keyboard shortcut of one character
+// (accesskey="p"); or an example value made of its key's name
+// ("gmsaCredentialSpec": "gmsaCredentialSpecValue", as Kubernetes's
+// OpenAPI examples fill every field).
+func nonCredentialPair(k, v []byte) bool {
+	switch {
+	case len(v) == 1 && len(k) == 9 && hasFoldPrefix(k, "accesskey"):
+		return true
+	case len(k) >= 3 && len(v) == len(k)+5 && string(v[:len(k)]) == string(k) && string(v[len(k):]) == "Value":
+		return true
+	}
+	return nonCredentialKey(k) && !heldToken(v)
+}
+
+// heldToken reports whether v, a value that its key does not make a
+// credential, holds one of its own shape (a "secret_ref: ghp_…" is a
+// leaked token all the same), or a key=value credential ("* src/passwd.c:
+// password=…"). It does not judge the keys inside v again (no recursion:
+// "a_ref=a_ref=…" costs one pass over v, not one per key).
+func heldToken(v []byte) bool {
+	for from := 0; from < len(v); {
+		m, ok := redact.Find(v, from)
+		if !ok {
+			return false
+		}
+		if m.Kind.Credential() && credentialValue(m.Kind, v[m.Start:m.End]) && !(m.Kind == redact.KindKeyValue && namesItsKey(v, m.Start, m.End)) {
+			return true
+		}
+		from = max(m.End, from+1)
+	}
+	return false
+}
+
+// pairKey returns the key of the key=value pair in text whose value
+// starts at s[start]: the run of key bytes before the '=' or ':' (and
+// the quotes, a JSON escape's '\\' and the spaces around it) that precede
+// the value; nil if there is none.
+func pairKey(s []byte, start int) []byte {
+	j := start
+	skip := func() {
+		for j > 0 && j-start > -8 && (s[j-1] == ' ' || s[j-1] == '"' || s[j-1] == '\'' || s[j-1] == '\\') {
+			j--
+		}
+	}
+	skip()
+	if j == 0 || s[j-1] != '=' && s[j-1] != ':' {
+		return nil
+	}
+	j--
+	if j > 0 && s[j] == '=' && s[j-1] == ':' {
+		j-- // Go's "ref := range refs"
+	}
+	end := j
+	for end > 0 && start-end < 16 && (s[end-1] == ' ' || s[end-1] == '"' || s[end-1] == '\'' || s[end-1] == '\\') {
+		end--
+	}
+	j = end
+	for j > 0 && end-j < 128 && (isAlnum(s[j-1]) || strings.IndexByte("_-.$/", s[j-1]) >= 0) {
+		j--
+	}
+	if j > 0 && s[j-1] == '\\' && end-j > 1 && (s[j] == 'n' || s[j] == 't' || s[j] == 'r') {
+		j++ // "\tref: id" in JSON text: the key is "ref"
+	}
+	return s[j:end]
+}
+
+// nonCredentialKey reports whether k, the key of a key=value pair that
+// Find masked as a credential's, names no credential for rule e2a.secret
+// (the mask stays):
+//   - a reference, its last word "ref" ("$ref" of JSON Schema and
+//     OpenAPI, "imageRef", "api_key_ref"), as the key of a record's JSON
+//     is (ScanSecrets: an api_key_ref names a secret, it is none);
+//   - a source or manual file's name, "src/passwd.c" or
+//     "man/chpasswd.8.xml" as a ChangeLog lists them ("* src/passwd.c:
+//     Likewise."): its extension is the file's kind, no credential's word.
+func nonCredentialKey(k []byte) bool {
+	if len(k) < 3 {
+		return false
+	}
+	if redact.ClassifyKey(bytes.TrimLeft(k, "$_-./")) == redact.KeyRef {
+		return true
+	}
+	i := bytes.LastIndexByte(k, '.')
+	if i <= 0 || i == len(k)-1 {
+		return false
+	}
+	switch ext := string(k[i+1:]); ext {
+	case "c", "h", "cc", "cpp", "cxx", "hpp", "go", "py", "js", "ts", "mjs", "rs", "java", "rb", "pl", "pm", "sh",
+		"xml", "html", "htm", "in", "am", "ac", "m4", "texi", "po", "pot", "md", "rst":
+		return true
+	default:
+		return len(ext) == 1 && ext[0] >= '1' && ext[0] <= '9' // a manual page: passwd.5
+	}
 }
 
 // credentialValue reports whether v, the value Find matched as a
@@ -119,14 +242,108 @@ func credentialValue(k redact.Kind, v []byte) bool {
 			digits = digits && c >= '0' && c <= '9'
 		}
 		return !digits || len(v) >= 8
+	case redact.KindBasic:
+		return basicCredentials(v)
+	case redact.KindURLUserinfo:
+		return !placeholderUserinfo(v)
 	case redact.KindAuthorization, redact.KindBearer:
 		w := v // the header's value runs on: judge its first word ("Bearer *** and more")
 		if i := bytes.IndexByte(w, ' '); i > 0 {
 			w = w[:i]
 		}
-		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v)
+		return !placeholder(v) && !redactedMark(w) && !schemeOnly(v) &&
+			!(k == redact.KindAuthorization && (codeWord(w) || v[0] == '`' && bytes.Contains(v, []byte("${"))))
+	case redact.KindCookie:
+		// A Cookie header's value is name=value pairs; a value with no '='
+		// that is code or a plain word is a variable's ("cookie =
+		// xcb_get_input_focus_unchecked(c);", "bad_cookie = False").
+		return bytes.IndexByte(v, '=') >= 0 || !(codeWord(v) || plainWord(v) || redactedMark(v) || v[0] == '{')
 	}
 	return true
+}
+
+// codeWord reports whether w, a header's first word in text, is code
+// that reads or passes one on (`r.Header.Get(`, `in.Authorization,` of a
+// Go struct literal), as code reads it once a statement's ',' or ';' is
+// dropped.
+func codeWord(w []byte) bool {
+	w = bytes.TrimRight(w, ",;")
+	return len(w) > 0 && (code(w) || compositeLit(w))
+}
+
+// compositeLit reports whether w opens a Go composite literal, a type's
+// name and '{' (`&Authorization{Credentials: c.BearerToken}`,
+// `TPM2BData{`): a name with '&' before it, or with '{' as its last byte.
+func compositeLit(w []byte) bool {
+	amp := w[0] == '&'
+	if amp {
+		w = w[1:]
+	}
+	i := bytes.IndexByte(w, '{')
+	if i <= 0 || !amp && i != len(w)-1 {
+		return false
+	}
+	for _, c := range w[:i] {
+		if !isAlnum(c) && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return !(w[0] >= '0' && w[0] <= '9')
+}
+
+// basicCredentials reports whether v, the value after "Basic" in text,
+// may be Basic credentials: the base64 of "user-id:password" (RFC 7617),
+// which decoded holds a ':' (a token cut at its end decodes as far as its
+// last whole group); or a value that reads as a key or holds a token's
+// shape (a raw key sent as Basic). A word after "basic" in prose ("basic
+// Permissions.", "a basic smoke-test", "basic readability/style") is
+// none: it decodes to bytes without a ':', or not at all.
+func basicCredentials(v []byte) bool {
+	if bytes.IndexByte(v, '%') >= 0 || redact.KeyLikeValue(v) || heldToken(v) {
+		return true // URL-encoded: judged as found
+	}
+	w := bytes.TrimRight(v, ".,;")
+	enc := base64.RawStdEncoding
+	if bytes.ContainsAny(w, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	w = bytes.TrimRight(w, "=")
+	if len(w)%4 == 1 {
+		w = w[:len(w)-1] // cut inside a group: decode the groups before it
+	}
+	var buf [96]byte
+	if enc.DecodedLen(len(w)) > len(buf) {
+		return true // longer than prose's words
+	}
+	n, err := enc.Decode(buf[:], w)
+	return err == nil && bytes.IndexByte(buf[:n], ':') >= 0
+}
+
+// placeholderUserinfo reports whether v, a URL's user:password, is the
+// textbook placeholder of one, each half naming itself
+// ("user:pass@host", "username:password@server" of a manual's synopsis),
+// or a redactor's mark ("REDACTED:REDACTED").
+func placeholderUserinfo(v []byte) bool {
+	i := bytes.IndexByte(v, ':')
+	if i < 0 {
+		return false
+	}
+	u, p := v[:i], v[i+1:]
+	if len(p) == 0 {
+		return false
+	}
+	if redactedMark(p) {
+		return true
+	}
+	isAny := func(w []byte, words ...string) bool {
+		for _, x := range words {
+			if len(w) == len(x) && hasFoldPrefix(w, x) {
+				return true
+			}
+		}
+		return false
+	}
+	return isAny(u, "user", "username", "usr", "login") && isAny(p, "pass", "password", "passwd", "pwd")
 }
 
 // schemeOnly reports whether v, the value of an Authorization header in
@@ -230,6 +447,9 @@ func nonValue(v []byte) bool {
 func typeExpr(v []byte) bool {
 	if hasFoldPrefix(v, "typing.") {
 		return true
+	}
+	if bytes.Contains(v, []byte(" | ")) {
+		return unionType(v)
 	}
 	name := v
 	if len(v) > 1 && v[0] == '&' { // Rust: &str, &'static str, &mut String
@@ -463,6 +683,22 @@ func ident(p []byte) bool {
 		}
 	}
 	return true
+}
+
+// unionType reports whether v is a union of types as TypeScript and
+// JSDoc write one ("string | Buffer | KeyObject", Node's API docs:
+// "* `passphrase`: {string | Buffer}"): names joined by " | ", one of
+// them a type typeExpr knows.
+func unionType(v []byte) bool {
+	known := false
+	for part := range bytes.SplitSeq(v, []byte("|")) {
+		part = bytes.TrimSpace(part)
+		if !ident(part) {
+			return false
+		}
+		known = known || typeExpr(part)
+	}
+	return known
 }
 
 // namesItsKey reports whether the value s[start:end] of a key=value pair
