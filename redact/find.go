@@ -466,9 +466,13 @@ func prefixed(s []byte, from, i int) (Match, bool) {
 		st = i
 		if at(s, i, "AKIA") || at(s, i, "ASIA") || at(s, i, "ABIA") || at(s, i, "ACCA") {
 			// 16 key characters at least; a longer run is masked whole
-			// (an id glued to one more character is still the id).
+			// (an id glued to one more character is still the id). Not
+			// inside a longer word, glued to a letter or digit before it
+			// and a lower-case letter after it: base64 of a binary
+			// ("…pCyABIARHBEADQCABLQAAQSBHDUggB…", a wasm module in an npm
+			// package, was an e2a.secret finding; h-fp20).
 			e = run(s, i+4, cUpper|cDigit)
-			if ok = e-i >= 20; ok {
+			if ok = e-i >= 20 && (wordStart(s, i) || e == len(s) || !is(s[e], cLower)); ok {
 				k = KindAWS
 			}
 		} else if e, ok = googleAPIKey(s, i); ok {
