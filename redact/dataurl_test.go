@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -220,5 +221,35 @@ func TestMediaB64(t *testing.T) {
 	}
 	if !MayHoldCredentialText(pdf) {
 		t.Errorf("MayHoldCredentialText(%q) = false", pdf)
+	}
+}
+
+// TestMediaMagic holds mediaMagic (a switch on the first byte) to the list
+// it is written from, mediaMagics and the ISO media box: every magic is
+// one, and on random texts the two agree.
+func TestMediaMagic(t *testing.T) {
+	ref := func(s []byte) bool {
+		for _, m := range mediaMagics {
+			if hasPrefix(s, m) {
+				return true
+			}
+		}
+		return len(s) >= 10 && string(s[:4]) == "AAAA" && string(s[5:10]) == "GZ0eX"
+	}
+	for _, m := range mediaMagics {
+		if s := []byte(m + "AAAA"); !mediaMagic(s) {
+			t.Errorf("mediaMagic(%q) = false", s)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const alpha = "iVBORw0KGg/9jR0lGODdhlUkEsJHT2SZxQdAAAAGZ0eXpk"
+	for range 200000 {
+		s := make([]byte, 1+r.IntN(12))
+		for i := range s {
+			s[i] = alpha[r.IntN(len(alpha))]
+		}
+		if mediaMagic(s) != ref(s) {
+			t.Fatalf("mediaMagic(%q) = %v", s, mediaMagic(s))
+		}
 	}
 }
