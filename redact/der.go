@@ -8,7 +8,8 @@ import "bytes"
 // encrypted PKCS#8 EncryptedPrivateKeyInfo, a PKCS#1 RSAPrivateKey or DSA
 // key ("MIIEowIBAAKCAQEA…"), a SEC1 ECPrivateKey ("MHcCAQEEI…"), or the
 // body of an OpenSSH private key ("b3BlbnNzaC1rZXktdjEA…", the base64 of
-// "openssh-key-v1\0"). Nothing in such a run is a token prefix, so the
+// "openssh-key-v1\0"), or a PKCS#12 key store ("MIIJ…AgEDMII…": version 3
+// and a pkcs7-data or signedData ContentInfo, pfxParse). Nothing in such a run is a token prefix, so the
 // base64 check (base64.go) has nothing to decode for, and the run was
 // masked as KindHighEntropy, no credential.
 //
@@ -279,6 +280,9 @@ func derParse(r *derReader) derVerdict {
 		ver, ok := r.byte()
 		if !ok {
 			return r.stop()
+		}
+		if ver == 3 {
+			return pfxParse(r, next, rest)
 		}
 		if ver > 1 {
 			return derNo
@@ -668,4 +672,40 @@ func derTailLead(t []byte) bool {
 		return len(t) == 2 || t[2] == 'B'
 	}
 	return false
+}
+
+// pfxParse reads the rest of a PKCS#12 file (a .p12 or .pfx: a key store,
+// its private keys encrypted with a password that is often weak or empty)
+// after its version 3: the authenticated safe, a ContentInfo of
+// pkcs7-data or signedData (OID 1.2.840.113549.1.7.1 or .2), then its
+// MacData. next and rest are derParse's.
+func pfxParse(r *derReader, next func() (byte, int, derVerdict), rest func(string, int) derVerdict) derVerdict {
+	t, l, v := next()
+	if v != derWhole {
+		return v
+	}
+	const oid = "\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x07"
+	if t != 0x30 || l < len(oid)+1+4 {
+		return derNo
+	}
+	for k := 0; k < len(oid); k++ {
+		b, ok := r.byte()
+		if !ok {
+			return r.stop()
+		}
+		if b != oid[k] {
+			return derNo
+		}
+	}
+	arc, ok := r.byte()
+	if !ok {
+		return r.stop()
+	}
+	if arc != 1 && arc != 2 {
+		return derNo
+	}
+	if !r.skip(l - len(oid) - 1) {
+		return r.stop()
+	}
+	return rest("\x30", 0)
 }

@@ -85,6 +85,30 @@ func derSamples(tb testing.TB) (keys, public []derSample) {
 			Alg  pkix.AlgorithmIdentifier
 			Data []byte
 		}{pkix.AlgorithmIdentifier{Algorithm: oid(1, 2, 840, 113549, 1, 5, 13), Parameters: asn1.RawValue{FullBytes: params}}, rnd(1232)}))
+		// A PKCS#12 key store's shape: version 3, the authenticated safe
+		// (pkcs7-data holding the encrypted bags), the MacData.
+		type contentInfo struct {
+			Type    asn1.ObjectIdentifier
+			Content asn1.RawValue `asn1:"explicit,tag:0"`
+		}
+		octets := func(b []byte) asn1.RawValue { return asn1.RawValue{FullBytes: must(asn1.Marshal(b))} }
+		type digest struct {
+			Alg    pkix.AlgorithmIdentifier
+			Digest []byte
+		}
+		type macData struct {
+			Digest digest
+			Salt   []byte
+			Iter   int
+		}
+		sha256Alg := pkix.AlgorithmIdentifier{Algorithm: oid(2, 16, 840, 1, 101, 3, 4, 2, 1), Parameters: asn1.NullRawValue}
+		pfx := must(asn1.Marshal(struct {
+			V        int
+			AuthSafe contentInfo
+			Mac      macData
+		}{3, contentInfo{oid(1, 2, 840, 113549, 1, 7, 1), octets(rnd(1500))}, macData{digest{sha256Alg, rnd(32)}, rnd(8), 2048}}))
+		// A certificates-only PKCS#7 (a .p7b): a ContentInfo of signedData.
+		p7b := must(asn1.Marshal(contentInfo{oid(1, 2, 840, 113549, 1, 7, 2), octets(rnd(900))}))
 		ssh := opensshBody(ed)
 		var wrapped strings.Builder
 		for s := enc(ssh); len(s) > 0; {
@@ -106,6 +130,7 @@ func derSamples(tb testing.TB) (keys, public []derSample) {
 			{"pkcs8_encrypted", enc(encrypted)},
 			{"openssh", enc(ssh)},
 			{"openssh_wrapped", wrapped.String()},
+			{"pkcs12", enc(pfx)},
 		}
 		tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "x"}, NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<31, 0)}
 		cert := must(x509.CreateCertificate(rand.Reader, tmpl, tmpl, e256.Public(), e256))
@@ -120,6 +145,7 @@ func derSamples(tb testing.TB) (keys, public []derSample) {
 			{"ec_spki", enc(must(x509.MarshalPKIXPublicKey(e256.Public())))},
 			{"cert", enc(cert)},
 			{"digest_info", enc(digestInfo)},
+			{"pkcs7_certs", enc(p7b)},
 			{"ssh_public", enc(sshString([]byte("ssh-ed25519"), ed.Public().(ed25519.PublicKey)))},
 		}
 	})
