@@ -170,27 +170,25 @@ func mediaMagic(s []byte) bool {
 	default:
 		return false
 	}
-	return hasPrefix(s, a) || b != "" && hasPrefix(s, b)
+	return at(s, 0, a) || b != "" && at(s, 0, b)
 }
 
-func hasPrefix(s []byte, p string) bool { return len(s) >= len(p) && string(s[:len(p)]) == p }
-
-// inertB64 reports whether s is wholly a data: URL with a base64 payload
-// or a media file's base64 (mediaB64Text), its payload holding no encoded
-// token prefix; p is where the payload starts.
-func inertB64(s []byte) (p int, ok bool) {
-	if len(s) == 0 {
-		return 0, false
-	}
-	if s[0]|0x20 == 'd' {
+// b64Payload reports whether s is wholly a data: URL with a base64
+// payload or a media file's base64 (mediaB64Text); p is where the payload
+// starts.
+func b64Payload(s []byte) (p int, ok bool) {
+	if len(s) > 0 && s[0]|0x20 == 'd' {
 		if p, ok = dataURLText(s); ok {
-			return p, !payloadMayDecode(s[p:])
+			return p, true
 		}
 	}
-	if mediaB64Text(s) {
-		return 0, !payloadMayDecode(s)
-	}
-	return 0, false
+	return 0, mediaB64Text(s)
+}
+
+// inertB64 is b64Payload for a payload that holds no encoded token prefix.
+func inertB64(s []byte) (p int, ok bool) {
+	p, ok = b64Payload(s)
+	return p, ok && !payloadMayDecode(s[p:])
 }
 
 // InertB64Tail reports whether delta is wholly a data: URL with a base64
@@ -199,12 +197,6 @@ func inertB64(s []byte) (p int, ok bool) {
 // and MayStartCredential need not be asked of them.
 func InertB64Tail[T Text](delta T, n int) bool {
 	b := view(delta)
-	p, ok := dataURLText(b)
-	if !ok {
-		if !mediaB64Text(b) {
-			return false
-		}
-		p = 0
-	}
-	return len(b)-p >= n && !anyB64Word(b[len(b)-n:])
+	p, ok := b64Payload(b)
+	return ok && len(b)-p >= n && !anyB64Word(b[len(b)-n:])
 }

@@ -230,7 +230,7 @@ func TestMediaB64(t *testing.T) {
 func TestMediaMagic(t *testing.T) {
 	ref := func(s []byte) bool {
 		for _, m := range mediaMagics {
-			if hasPrefix(s, m) {
+			if at(s, 0, m) {
 				return true
 			}
 		}

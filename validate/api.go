@@ -84,6 +84,21 @@ func (p Position) AppendString(dst []byte) []byte {
 	return dst
 }
 
+// NumberLen is how many bytes at the end of src, a source AppendSource
+// made for a record at p, are p's number (a line, an offset: digits
+// e2atap wrote), 0 when p has none: the outputs redact the text before
+// it and print the number as it is.
+func (p Position) NumberLen(src []byte) int {
+	if !p.Numbered() {
+		return 0
+	}
+	d := len(src)
+	for d > 0 && src[d-1] >= '0' && src[d-1] <= '9' {
+		d--
+	}
+	return len(src) - d
+}
+
 func (p Position) String() string {
 	var b [64]byte
 	return string(p.AppendString(b[:0]))

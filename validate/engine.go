@@ -275,14 +275,11 @@ func (e *Engine) report(r Rule, sev Severity, in *Input, stream []byte, proto, m
 		return
 	}
 	e.stats.Findings[r]++
+	var b [64]byte
+	src := in.AppendSource(b[:0])
 	f := Finding{
-		Rule: RuleIDs[r], Severity: sev, Stream: string(stream), Source: in.Source(),
+		Rule: RuleIDs[r], Severity: sev, Stream: string(stream), Source: string(src), SourceNum: in.Pos.NumberLen(src),
 		Message: msg, Tap: in.Tap, Time: in.Time, Index: in.Index, Protocol: proto,
-	}
-	if in.Pos.Numbered() {
-		for f.SourceNum < len(f.Source) && isDigitByte(f.Source[len(f.Source)-1-f.SourceNum]) {
-			f.SourceNum++
-		}
 	}
 	e.sink.Finding(&f)
 }
@@ -1032,5 +1029,3 @@ func list(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
-
-func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }

@@ -830,14 +830,7 @@ func (fw *FindingWriter) Cut() int64 { return fw.out.cut.Load() }
 // record log's CPU on e2atap gen's records.)
 func (st *state) source(in *validate.Input) {
 	st.src = in.AppendSource(st.src[:0])
-	text := st.src
-	if in.Pos.Numbered() {
-		d := len(text)
-		for d > 0 && text[d-1] >= '0' && text[d-1] <= '9' {
-			d--
-		}
-		text = text[:d]
-	}
+	text := st.src[:len(st.src)-in.Pos.NumberLen(st.src)]
 	remember := len(text) <= memoMaxLen
 	if remember {
 		if st.sources == nil {
